@@ -1,0 +1,128 @@
+import { spawn } from 'node:child_process';
+import { LineSplitter } from './line-splitter.js';
+
+export interface ProcessGroupOptions {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  /** Run with this uid/gid; supplementary groups are dropped (libuv calls setgroups(0) then). */
+  user?: { uid: number; gid: number };
+  onLine?: (stream: 'out' | 'err', line: string) => void;
+}
+
+export interface ProcessGroupExit {
+  exitCode: number | null;
+  signal: string | null;
+}
+
+/**
+ * A process started as the leader of its own process group (and session), so that one
+ * signal reaches it and everything it forked. Exists as its own piece because both the
+ * build executor (run to completion) and the instance supervisor (SIGTERM, grace, SIGKILL)
+ * need the same spawning and line handling.
+ */
+export interface ProcessGroup {
+  readonly pid: number;
+  readonly startedAt: number;
+  /** Sends a signal to the whole group; false when the group is already gone. */
+  signalGroup(signal: NodeJS.Signals): boolean;
+  /** Whether the leader has exited. */
+  exited(): boolean;
+  /** Resolves once the leader exited, the rest of the group is killed and output is drained. */
+  readonly done: Promise<ProcessGroupExit>;
+}
+
+/** Grace for output still buffered in the pipes after the group is gone. */
+const DRAIN_TIMEOUT_MS = 2000;
+
+export function describeSpawnError(argv: string[], cwd: string, err: NodeJS.ErrnoException): Error {
+  const what = JSON.stringify(argv[0]);
+  switch (err.code) {
+    case 'ENOENT':
+      return new Error(
+        `Cannot run ${what}: the program or the working directory ${JSON.stringify(cwd)} does not exist (ENOENT). ` +
+          'Check the command name and that it is on PATH of the given environment.',
+      );
+    case 'EACCES':
+      return new Error(
+        `Cannot run ${what}: permission denied (EACCES). Check the program is executable and the working directory is reachable.`,
+      );
+    default:
+      return new Error(`Cannot run ${what}: ${err.message}`);
+  }
+}
+
+/**
+ * Spawns argv directly (no shell) as a new process group leader.
+ * Rejects only when the process could not be started at all.
+ */
+export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup> {
+  if (o.argv.length === 0 || o.argv[0] === '') {
+    return Promise.reject(new Error('Cannot run an empty command: argv must hold at least the program name.'));
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn(o.argv[0]!, o.argv.slice(1), {
+      cwd: o.cwd,
+      env: o.env,
+      detached: true, // setsid(): own session and process group, pgid = pid
+      stdio: ['ignore', 'pipe', 'pipe'],
+      uid: o.user?.uid,
+      gid: o.user?.gid,
+      windowsHide: true,
+    });
+
+    const out = new LineSplitter((line) => o.onLine?.('out', line));
+    const err = new LineSplitter((line) => o.onLine?.('err', line));
+    child.stdout!.on('data', (c: Buffer) => out.push(c));
+    child.stderr!.on('data', (c: Buffer) => err.push(c));
+
+    let leaderExited = false;
+    const signalGroup = (signal: NodeJS.Signals): boolean => {
+      if (child.pid === undefined) return false;
+      try {
+        process.kill(-child.pid, signal);
+        return true;
+      } catch {
+        return false; // ESRCH: nobody left in the group
+      }
+    };
+
+    child.once('error', (e: NodeJS.ErrnoException) => {
+      if (child.pid === undefined) reject(describeSpawnError(o.argv, o.cwd, e));
+    });
+
+    // Listen for the exit before 'spawn' fires, so even an instant exit is seen.
+    const done = new Promise<ProcessGroupExit>((resolveDone) => {
+      child.once('exit', (exitCode, signal) => {
+        leaderExited = true;
+        // Whatever the leader left behind in its group would keep the pipes open (and a
+        // port bound) forever: the command is over, so its helpers are too.
+        signalGroup('SIGKILL');
+        const closed = (s: NodeJS.ReadableStream & { destroyed: boolean; readableEnded: boolean }) =>
+          new Promise((r) => (s.destroyed || s.readableEnded ? r(null) : s.once('close', r)));
+        let timer: NodeJS.Timeout | undefined;
+        // A process that left the group (setsid) may still hold the pipes: stop waiting then.
+        const drainLimit = new Promise((r) => (timer = setTimeout(r, DRAIN_TIMEOUT_MS)));
+        void Promise.race([Promise.all([closed(child.stdout!), closed(child.stderr!)]), drainLimit]).then(() => {
+          clearTimeout(timer);
+          child.stdout!.destroy();
+          child.stderr!.destroy();
+          out.end();
+          err.end();
+          resolveDone({ exitCode, signal });
+        });
+      });
+    });
+
+    child.once('spawn', () => {
+      const pid = child.pid!;
+      resolve({
+        pid,
+        startedAt: Date.now(),
+        signalGroup,
+        exited: () => leaderExited,
+        done,
+      });
+    });
+  });
+}
