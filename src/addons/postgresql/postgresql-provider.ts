@@ -1,0 +1,215 @@
+import { join } from 'node:path';
+import pg from 'pg';
+import type { AddonProvider, AddonRecord, ProvisionResult } from '../provider.js';
+import { assertAddressAssigned, bindAddresses, defaultSubnet } from '../gateway.js';
+import { randomIdentifier, randomPassword, redact } from '../secrets.js';
+import { EmbeddedCluster, type AdminTarget } from './embedded-cluster.js';
+import { assertAddonIdentifier, createDatabaseSql, createRoleSql, dropSql } from './provisioning-sql.js';
+
+export const DEFAULT_POSTGRES_PORT = 5433;
+export const DEFAULT_POSTGRES_USER = 'slipway-pg';
+
+export interface PostgresqlProviderOptions {
+  /** slipway's data folder; the embedded cluster lives in `<dataDir>/postgresql`. */
+  dataDir: string;
+  /** Address apps reach the host at (the instance bridge's); injected as POSTGRESQL_ADDON_HOST. */
+  gatewayAddress: string;
+  /** Port of the embedded cluster; 5433 so a system PostgreSQL on 5432 keeps its port. */
+  port?: number;
+  /** Subnet apps connect from; defaults to the /16 around the gateway. */
+  appSubnet?: string;
+  /** Use this server instead of the embedded one: an admin URL postgresql://user:pw@host:port/db. */
+  externalUrl?: string;
+  /** System account of the embedded server. */
+  serverUser?: string;
+}
+
+type Mode = 'embedded' | 'external';
+
+/** One database and one login role per add-on on a shared server. */
+export class PostgresqlProvider implements AddonProvider {
+  readonly name = 'postgresql';
+  readonly description = 'PostgreSQL: a database and a role of its own on the platform\'s PostgreSQL server';
+  readonly cluster: EmbeddedCluster | undefined;
+  private readonly mode: Mode;
+  private starting: Promise<AdminTarget | string> | undefined;
+  private version: string | undefined;
+
+  constructor(private readonly options: PostgresqlProviderOptions) {
+    this.mode = options.externalUrl ? 'external' : 'embedded';
+    if (options.externalUrl) parseExternalUrl(options.externalUrl); // fail at construction on a bad URL
+    this.cluster =
+      this.mode === 'embedded'
+        ? new EmbeddedCluster({
+            root: join(options.dataDir, 'postgresql'),
+            port: this.port,
+            listenAddresses: bindAddresses(options.gatewayAddress),
+            appSubnet: options.appSubnet ?? defaultSubnet(options.gatewayAddress),
+            serverUser: options.serverUser ?? DEFAULT_POSTGRES_USER,
+          })
+        : undefined;
+  }
+
+  private get port(): number {
+    return this.options.port ?? DEFAULT_POSTGRES_PORT;
+  }
+
+  start(): Promise<void> {
+    if (!this.starting) {
+      this.starting = this.bringUp().catch((err) => {
+        this.starting = undefined;
+        throw err;
+      });
+    }
+    return this.starting.then(() => undefined);
+  }
+
+  private async bringUp(): Promise<AdminTarget | string> {
+    let admin: AdminTarget | string;
+    if (this.cluster) {
+      assertAddressAssigned(this.options.gatewayAddress);
+      admin = await this.cluster.start();
+    } else {
+      admin = this.options.externalUrl!;
+    }
+    const rows = await withClient(admin, (c) => c.query<{ v: string }>(`SELECT current_setting('server_version_num') AS v`));
+    this.version = String(Math.floor(Number(rows.rows[0]!.v) / 10000));
+    return admin;
+  }
+
+  private async adminTarget(): Promise<AdminTarget | string> {
+    if (!this.starting) throw new Error('The postgresql add-on provider is not started: call start() first.');
+    return this.starting;
+  }
+
+  async provision(_addon: AddonRecord): Promise<ProvisionResult> {
+    const admin = await this.adminTarget();
+    const role = randomIdentifier('addon_');
+    const password = randomPassword();
+    try {
+      await withClient(admin, async (client) => {
+        await client.query(createRoleSql(role, password));
+        for (const statement of createDatabaseSql(role, role)) await client.query(statement);
+      });
+    } catch (err) {
+      await withClient(admin, async (client) => {
+        for (const statement of dropSql(role, role)) await client.query(statement);
+      }).catch(() => undefined);
+      throw new Error(`Could not create the PostgreSQL database and role: ${describe(err, password)}`);
+    }
+    const external = this.options.externalUrl ? parseExternalUrl(this.options.externalUrl) : undefined;
+    return {
+      config: {
+        mode: this.mode,
+        database: role,
+        role,
+        password,
+        host: external ? this.appHost(external.hostname) : this.options.gatewayAddress,
+        port: String(external ? external.port : this.port),
+        version: this.version!,
+      },
+    };
+  }
+
+  env(config: Record<string, string>): Record<string, string> {
+    // The embedded server follows the current gateway and port even if they changed since.
+    const host = config.mode === 'embedded' ? this.options.gatewayAddress : need(config, 'host');
+    const port = config.mode === 'embedded' ? String(this.port) : need(config, 'port');
+    const user = need(config, 'role');
+    const password = need(config, 'password');
+    const db = need(config, 'database');
+    return {
+      POSTGRESQL_ADDON_HOST: host,
+      POSTGRESQL_ADDON_PORT: port,
+      POSTGRESQL_ADDON_DB: db,
+      POSTGRESQL_ADDON_USER: user,
+      POSTGRESQL_ADDON_PASSWORD: password,
+      POSTGRESQL_ADDON_URI: `postgresql://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${hostForUri(host)}:${port}/${encodeURIComponent(db)}`,
+      POSTGRESQL_ADDON_VERSION: config.version ?? this.version ?? '',
+    };
+  }
+
+  /** The server is shared: nothing per add-on to bring back beyond the server itself. */
+  async resume(_addon: Pick<AddonRecord, 'id'>, config: Record<string, string>): Promise<void> {
+    this.assertSameMode(config);
+    await this.start();
+  }
+
+  async deprovision(_addon: Pick<AddonRecord, 'id'>, config: Record<string, string>): Promise<void> {
+    this.assertSameMode(config);
+    const database = need(config, 'database');
+    const role = need(config, 'role');
+    assertAddonIdentifier(database);
+    assertAddonIdentifier(role);
+    const admin = await this.adminTarget();
+    try {
+      await withClient(admin, async (client) => {
+        for (const statement of dropSql(database, role)) await client.query(statement);
+      });
+    } catch (err) {
+      throw new Error(`Could not drop the PostgreSQL database ${database} and role ${role}: ${describe(err, config.password)}`);
+    }
+  }
+
+  async stop(): Promise<void> {
+    const starting = this.starting;
+    this.starting = undefined;
+    await starting?.catch(() => undefined);
+    await this.cluster?.stop();
+  }
+
+  private assertSameMode(config: Record<string, string>): void {
+    if (config.mode !== this.mode) {
+      throw new Error(
+        `This add-on lives on the ${config.mode ?? 'unknown'} PostgreSQL server, but slipway now uses the ${this.mode} one. ` +
+          `Restore the previous PostgreSQL setting to manage it.`,
+      );
+    }
+  }
+
+  /** Apps cannot reach the host's loopback from their namespaces: give them the gateway instead. */
+  private appHost(hostname: string): string {
+    const bare = hostname.replace(/^\[|\]$/g, '');
+    return bare === 'localhost' || bare.startsWith('127.') || bare === '::1' ? this.options.gatewayAddress : bare;
+  }
+}
+
+function parseExternalUrl(url: string): { hostname: string; port: number } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error('The external PostgreSQL URL is not a valid URL; expected postgresql://admin:password@host:5432/postgres.');
+  }
+  if (parsed.protocol !== 'postgresql:' && parsed.protocol !== 'postgres:') {
+    throw new Error(`The external PostgreSQL URL must start with postgresql:// (saw ${parsed.protocol}//).`);
+  }
+  return { hostname: parsed.hostname, port: parsed.port ? Number(parsed.port) : 5432 };
+}
+
+async function withClient<T>(target: AdminTarget | string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client(
+    typeof target === 'string' ? { connectionString: target, connectionTimeoutMillis: 10_000 } : { ...target, connectionTimeoutMillis: 10_000 },
+  );
+  client.on('error', () => undefined); // a server restart must not crash the daemon; the query rejects instead
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+function need(config: Record<string, string>, key: string): string {
+  const value = config[key];
+  if (!value) throw new Error(`The stored PostgreSQL add-on configuration has no "${key}"; it may be from another provider.`);
+  return value;
+}
+
+function hostForUri(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function describe(err: unknown, ...secrets: Array<string | undefined>): string {
+  return redact(err instanceof Error ? err.message : String(err), secrets);
+}
