@@ -1,0 +1,125 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SlipwayError, ValidationError, NotFoundError } from '../core/errors.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+
+export interface RequestContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  /** Parsed JSON body (objects only); a malformed body is a 400 with the parser's message. */
+  body(): Promise<Record<string, unknown>>;
+}
+
+/** A handler returns the JSON to send, or `undefined` after writing the response itself (streams). */
+export type Handler<C> = (ctx: C) => Promise<unknown> | unknown;
+
+interface Route<C> {
+  method: Method;
+  pattern: string;
+  regex: RegExp;
+  keys: string[];
+  handler: Handler<C>;
+}
+
+const MAX_BODY = 4 * 1024 * 1024;
+
+function compile(pattern: string): { regex: RegExp; keys: string[] } {
+  const keys: string[] = [];
+  const source = pattern
+    .split('/')
+    .map((part) => {
+      if (part.startsWith(':')) {
+        keys.push(part.slice(1));
+        return '([^/]+)';
+      }
+      return part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('/');
+  return { regex: new RegExp(`^${source}$`), keys };
+}
+
+export async function readJsonBody(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY) throw new ValidationError(`Request body is larger than ${MAX_BODY} bytes.`);
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ValidationError(`Request body is not valid JSON: ${(error as Error).message}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new ValidationError('Request body must be a JSON object.');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+export function sendJson(res: ServerResponse, status: number, data: unknown): void {
+  const text = JSON.stringify(data);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, error: unknown): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  if (error instanceof SlipwayError) {
+    sendJson(res, error.status, { error: { code: error.code, message: error.message, hint: error.hint ?? null } });
+    return;
+  }
+  process.stderr.write(`API error: ${(error as Error)?.stack ?? String(error)}\n`);
+  sendJson(res, 500, { error: { code: 'internal', message: 'Internal error in the slipway daemon.', hint: 'See the daemon output for details.' } });
+}
+
+/** A small method + path router: the API stays thin, so this is all it needs. */
+export class HttpRouter<C extends RequestContext> {
+  private readonly routes: Route<C>[] = [];
+
+  add(method: Method, pattern: string, handler: Handler<C>): this {
+    this.routes.push({ method, pattern, handler, ...compile(pattern) });
+    return this;
+  }
+
+  match(method: string, path: string): { route: Route<C>; params: Record<string, string> } | 'method-not-allowed' | undefined {
+    let pathMatched = false;
+    for (const route of this.routes) {
+      const m = route.regex.exec(path);
+      if (!m) continue;
+      pathMatched = true;
+      if (route.method !== method) continue;
+      const params: Record<string, string> = {};
+      route.keys.forEach((key, i) => {
+        params[key] = decodeURIComponent(m[i + 1]!);
+      });
+      return { route, params };
+    }
+    return pathMatched ? 'method-not-allowed' : undefined;
+  }
+
+  list(): Array<{ method: Method; pattern: string }> {
+    return this.routes.map(({ method, pattern }) => ({ method, pattern }));
+  }
+
+  async dispatch(ctxBase: Omit<C, 'params'>, method: string, path: string): Promise<void> {
+    const found = this.match(method, path);
+    if (found === undefined) throw new NotFoundError(`No API endpoint ${method} ${path}.`, 'See /v1/openapi.json for the endpoints.');
+    if (found === 'method-not-allowed') {
+      throw new SlipwayError(405, 'method_not_allowed', `${method} is not allowed on ${path}.`);
+    }
+    const ctx = { ...ctxBase, params: found.params } as C;
+    const result = await found.route.handler(ctx);
+    if (result !== undefined && !ctx.res.headersSent) {
+      sendJson(ctx.res, ctx.req.method === 'POST' ? 201 : 200, result);
+    }
+  }
+}

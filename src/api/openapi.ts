@@ -1,0 +1,71 @@
+/** The OpenAPI document is built from the routes themselves, so it cannot drift from them. */
+const summaries: Record<string, string> = {
+  'GET /v1/health': 'Liveness of the daemon (no token needed)',
+  'GET /v1/openapi.json': 'This document (no token needed)',
+  'GET /v1/me': 'The authenticated user and their organisations',
+  'POST /v1/users': 'Create a user and their first API token (administrators)',
+  'GET /v1/orgs': 'Organisations the user belongs to',
+  'POST /v1/orgs': 'Create an organisation; the creator becomes its owner',
+  'GET /v1/orgs/{org}': 'One organisation (id or name) with its members',
+  'POST /v1/orgs/{org}/members': 'Add a user to an organisation',
+  'GET /v1/apps': 'Applications of the user (optionally of one organisation: ?org=)',
+  'POST /v1/apps': 'Create an application: type, name, region (par|mtl), org',
+  'GET /v1/apps/{app}': 'One application with its git URL and domain',
+  'DELETE /v1/apps/{app}': 'Delete an application, its instances and its repository',
+  'GET /v1/apps/{app}/env': "The application's own variables",
+  'PUT /v1/apps/{app}/env': 'Replace every variable at once: {"env":[{"name","value"}]}',
+  'PUT /v1/apps/{app}/env/{name}': 'Set one variable: {"value"}',
+  'DELETE /v1/apps/{app}/env/{name}': 'Remove one variable',
+  'GET /v1/ssh-keys': "The user's SSH public keys",
+  'POST /v1/ssh-keys': 'Register an SSH public key: {"public_key", "label"?}',
+  'DELETE /v1/ssh-keys/{key}': 'Remove an SSH key (id, label or fingerprint)',
+};
+
+export function summaryFor(method: string, openApiPath: string): string | undefined {
+  return summaries[`${method} ${openApiPath}`];
+}
+
+export function buildOpenApi(routes: Array<{ method: string; pattern: string }>, extraSummaries: Record<string, string> = {}) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const { method, pattern } of routes) {
+    const path = pattern.replace(/:([A-Za-z_]+)/g, '{$1}');
+    const parameters = [...pattern.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: { type: 'string' },
+    }));
+    const key = `${method} ${path}`;
+    const isPublic = path === '/v1/health' || path === '/v1/openapi.json';
+    paths[path] ??= {};
+    paths[path]![method.toLowerCase()] = {
+      summary: summaries[key] ?? extraSummaries[key] ?? key,
+      parameters,
+      ...(isPublic ? { security: [] } : {}),
+      responses: {
+        '200': { description: 'Success (JSON)' },
+        default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+      },
+    };
+  }
+  return {
+    openapi: '3.0.3',
+    info: { title: 'slipway API', version: '1' },
+    security: [{ bearer: [] }],
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        Error: {
+          type: 'object',
+          properties: {
+            error: {
+              type: 'object',
+              properties: { code: { type: 'string' }, message: { type: 'string' }, hint: { type: 'string', nullable: true } },
+            },
+          },
+        },
+      },
+    },
+    paths,
+  };
+}

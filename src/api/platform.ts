@@ -1,0 +1,45 @@
+import type { Store } from '../store/store.js';
+import type { AppRow } from '../store/apps.js';
+
+/** Where users reach this slipway: used for git URLs, domains and app URLs. */
+export interface PublicEndpoints {
+  /** Host name users put in git remotes and browsers. */
+  host: string;
+  sshPort: number;
+  routerPort: number;
+  /** Apps get `<app_id>.<domain>`. */
+  domain: string;
+}
+
+export function gitUrl(endpoints: PublicEndpoints, appId: string): string {
+  return `git+ssh://git@${endpoints.host}:${endpoints.sshPort}/${appId}.git`;
+}
+
+export function appDomain(endpoints: PublicEndpoints, appId: string): string {
+  return `${appId}.${endpoints.domain}`;
+}
+
+export function appUrl(endpoints: PublicEndpoints, appId: string): string {
+  const port = endpoints.routerPort === 80 ? '' : `:${endpoints.routerPort}`;
+  return `http://${appDomain(endpoints, appId)}${port}/`;
+}
+
+export function appView(endpoints: PublicEndpoints, app: AppRow, orgName?: string) {
+  return {
+    id: app.id,
+    name: app.name,
+    type: app.type,
+    region: app.region,
+    org_id: app.org_id,
+    org_name: orgName ?? null,
+    created_at: app.created_at,
+    git_url: gitUrl(endpoints, app.id),
+    domain: appDomain(endpoints, app.id),
+    url: appUrl(endpoints, app.id),
+  };
+}
+
+export interface ApiDependencies {
+  store: Store;
+  endpoints: PublicEndpoints;
+}

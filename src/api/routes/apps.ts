@@ -1,0 +1,31 @@
+import type { HttpRouter } from '../http-router.js';
+import type { ApiContext } from '../context.js';
+import { checkAppType, checkDisplayName, checkRegion } from '../../core/names.js';
+import { requireString } from '../body.js';
+import { appForUser, orgForUser } from '../access.js';
+import { appView } from '../platform.js';
+
+export function appRoutes(router: HttpRouter<ApiContext>): void {
+  router.add('GET', '/v1/apps', ({ user, deps, query }) => {
+    const org = query.get('org');
+    const apps = org
+      ? deps.store.apps.listForOrg(orgForUser(deps.store, user, org).id)
+      : deps.store.apps.listForUser(user.id);
+    return { apps: apps.map((a) => appView(deps.endpoints, a, deps.store.orgs.byId(a.org_id)?.name)) };
+  });
+
+  router.add('POST', '/v1/apps', async ({ user, deps, body }) => {
+    const input = await body();
+    const type = checkAppType(input.type);
+    const name = checkDisplayName('application', requireString(input, 'name', 'Give the application a name.'));
+    const region = checkRegion(input.region ?? 'par');
+    const org = orgForUser(deps.store, user, input.org);
+    const app = deps.store.apps.create({ orgId: org.id, name, type, region });
+    return { app: appView(deps.endpoints, app, org.name) };
+  });
+
+  router.add('GET', '/v1/apps/:app', ({ user, deps, params }) => {
+    const app = appForUser(deps.store, user, params.app!);
+    return { app: appView(deps.endpoints, app, deps.store.orgs.byId(app.org_id)?.name) };
+  });
+}

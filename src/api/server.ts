@@ -1,0 +1,65 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { HttpRouter, readJsonBody, sendError, sendJson, type Handler } from './http-router.js';
+import type { ApiContext } from './context.js';
+import type { ApiDependencies } from './platform.js';
+import { UnauthorizedError } from '../core/errors.js';
+import { buildOpenApi } from './openapi.js';
+import { orgRoutes } from './routes/orgs.js';
+import { userRoutes } from './routes/users.js';
+import { appRoutes } from './routes/apps.js';
+import { envRoutes } from './routes/env.js';
+import { sshKeyRoutes } from './routes/ssh-keys.js';
+
+/** Extra rooms (deployments, add-ons, console) plug their routes in here. */
+export type RouteModule = (router: HttpRouter<ApiContext>) => void;
+
+/** Requests not under /v1/ go here (the console's static files). */
+export type FallbackHandler = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
+
+export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<ApiContext> {
+  const router = new HttpRouter<ApiContext>();
+  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, ...extraModules]) module(router);
+  return router;
+}
+
+function bearerToken(req: IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  return match?.[1];
+}
+
+export function createApiServer(deps: ApiDependencies, options: { modules?: RouteModule[]; fallback?: FallbackHandler } = {}): Server {
+  const router = buildApiRouter(options.modules);
+  const openapi = buildOpenApi([
+    { method: 'GET', pattern: '/v1/health' },
+    { method: 'GET', pattern: '/v1/openapi.json' },
+    ...router.list(),
+  ]);
+
+  return createServer(async (req, res) => {
+    try {
+      const url = new URL(req.url ?? '/', 'http://api.invalid');
+      const path = url.pathname;
+      if (req.method === 'GET' && path === '/v1/health') return sendJson(res, 200, { ok: true });
+      if (req.method === 'GET' && path === '/v1/openapi.json') return sendJson(res, 200, openapi);
+      if (!path.startsWith('/v1/')) {
+        if (options.fallback && (await options.fallback(req, res))) return;
+        return sendJson(res, 404, { error: { code: 'not_found', message: `Nothing at ${path}.`, hint: 'The API lives under /v1/.' } });
+      }
+      const token = bearerToken(req);
+      const user = token ? deps.store.users.byToken(token) : undefined;
+      if (!user) throw new UnauthorizedError();
+      let bodyPromise: Promise<Record<string, unknown>> | undefined;
+      await router.dispatch(
+        { req, res, query: url.searchParams, user, deps, body: () => (bodyPromise ??= readJsonBody(req)) },
+        req.method ?? 'GET',
+        path,
+      );
+    } catch (error) {
+      sendError(res, error);
+    }
+  });
+}
+
+export type { Handler };

@@ -1,0 +1,47 @@
+import { CliError } from './errors.js';
+import type { CliConfig } from './config.js';
+
+/** The CLI talks to the daemon only through its HTTP API. */
+export class ApiClient {
+  constructor(private readonly config: CliConfig) {}
+
+  get baseUrl(): string {
+    return this.config.url;
+  }
+
+  async request<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await this.raw(method, path, body);
+    const text = await response.text();
+    let data: unknown;
+    try {
+      data = text ? JSON.parse(text) : {};
+    } catch {
+      throw new CliError(`The daemon answered ${response.status} with something that is not JSON.`, `Is ${this.config.url} a slipway API?`);
+    }
+    if (!response.ok) {
+      const error = (data as { error?: { message?: string; hint?: string | null } }).error;
+      throw new CliError(error?.message ?? `Request failed with status ${response.status}.`, error?.hint);
+    }
+    return data as T;
+  }
+
+  async raw(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {
+    try {
+      return await fetch(`${this.config.url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${this.config.token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+      });
+    } catch (error) {
+      if ((error as Error).name === 'AbortError') throw error;
+      throw new CliError(
+        `Cannot reach the slipway daemon at ${this.config.url}: ${(error as { cause?: Error }).cause?.message ?? (error as Error).message}.`,
+        'Start it with `slipway server` (or check SLIPWAY_URL / `slipway login`).',
+      );
+    }
+  }
+}

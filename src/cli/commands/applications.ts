@@ -1,0 +1,27 @@
+import type { Command } from '../command.js';
+import { printTable } from '../output.js';
+import { findLinkFile } from '../link-file.js';
+import type { AppSummary } from '../resolve-app.js';
+
+export const applications: Command = {
+  path: ['applications'],
+  summary: 'List your applications (linked ones are marked with their alias)',
+  usage: 'applications [--org <org>]',
+  options: { org: { type: 'string' } },
+  args: { min: 0, max: 0 },
+  printsData: true,
+  async run(ctx, _args, options) {
+    const query = options.org ? `?org=${encodeURIComponent(options.org as string)}` : '';
+    const { apps } = await ctx.client().request<{ apps: AppSummary[] }>('GET', `/v1/apps${query}`);
+    const link = findLinkFile(ctx.cwd)?.data;
+    const rows = apps.map((a) => ({
+      id: a.id,
+      name: a.name,
+      type: a.type,
+      region: a.region,
+      org: a.org_name ?? a.org_id,
+      alias: link?.apps.find((l) => l.app_id === a.id)?.alias ?? '',
+    }));
+    printTable(ctx, rows, ['id', 'name', 'type', 'region', 'org', 'alias'], apps);
+  },
+};

@@ -1,0 +1,63 @@
+import type { Command } from '../command.js';
+import { Daemon } from '../../daemon/daemon.js';
+import { resolveDataDir } from '../../daemon/data-dir.js';
+import { checkDomain, DEFAULT_API_PORT, DEFAULT_DOMAIN, DEFAULT_ROUTER_PORT, DEFAULT_SSH_PORT, parsePort } from '../../daemon/options.js';
+import { UsageError, CliError } from '../errors.js';
+
+export const server: Command = {
+  path: ['server'],
+  summary: 'Run the slipway daemon in the foreground',
+  usage: 'server [--data-dir <dir>] [--listen <addr>] [--api-port 4040] [--ssh-port 2222] [--router-port 8000] [--domain localhost] [--public-host <host>]',
+  options: {
+    'data-dir': { type: 'string' },
+    listen: { type: 'string' },
+    'api-port': { type: 'string' },
+    'ssh-port': { type: 'string' },
+    'router-port': { type: 'string' },
+    domain: { type: 'string' },
+    'public-host': { type: 'string' },
+  },
+  args: { min: 0, max: 0 },
+  async run(ctx, _args, o) {
+    let options;
+    try {
+      const domain = checkDomain((o.domain as string | undefined) ?? DEFAULT_DOMAIN);
+      options = {
+        dataDir: resolveDataDir(o['data-dir'] as string | undefined, ctx.env),
+        listen: (o.listen as string | undefined) ?? '127.0.0.1',
+        apiPort: parsePort('--api-port', o['api-port'] as string | undefined, DEFAULT_API_PORT),
+        sshPort: parsePort('--ssh-port', o['ssh-port'] as string | undefined, DEFAULT_SSH_PORT),
+        routerPort: parsePort('--router-port', o['router-port'] as string | undefined, DEFAULT_ROUTER_PORT),
+        domain,
+        publicHost: (o['public-host'] as string | undefined) ?? domain,
+      };
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const daemon = new Daemon(options, (line) => ctx.err(`${line}\n`));
+    try {
+      await daemon.start();
+    } catch (error) {
+      await daemon.stop();
+      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        throw new CliError(
+          `slipway could not start: ${(error as Error).message} (another program uses that port).`,
+          'Choose other ports with --api-port/--ssh-port/--router-port, or stop the other program.',
+        );
+      }
+      throw new CliError(`slipway could not start. ${(error as Error).message}`);
+    }
+    await new Promise<void>((resolve) => {
+      const onSignal = (signal: string) => {
+        ctx.err(`Received ${signal}: stopping.\n`);
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        resolve();
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+    });
+    await daemon.stop();
+    ctx.err('slipway stopped.\n');
+  },
+};

@@ -1,0 +1,14 @@
+import type { Command } from '../../command.js';
+import { printTable } from '../../output.js';
+
+export const sshKeysList: Command = {
+  path: ['ssh-keys', 'list'],
+  summary: 'List your SSH public keys',
+  usage: 'ssh-keys list',
+  args: { min: 0, max: 0 },
+  printsData: true,
+  async run(ctx) {
+    const { keys } = await ctx.client().request<{ keys: Array<Record<string, string>> }>('GET', '/v1/ssh-keys');
+    printTable(ctx, keys, ['id', 'label', 'algorithm', 'fingerprint']);
+  },
+};

@@ -1,0 +1,12 @@
+import type { Command } from '../../command.js';
+
+export const sshKeysRm: Command = {
+  path: ['ssh-keys', 'rm'],
+  summary: 'Remove one of your SSH keys (id, label or fingerprint)',
+  usage: 'ssh-keys rm <key>',
+  args: { min: 1, max: 1 },
+  async run(ctx, [key]) {
+    await ctx.client().request('DELETE', `/v1/ssh-keys/${encodeURIComponent(key!)}`);
+    ctx.err(`Removed SSH key ${key}.\n`);
+  },
+};

@@ -1,0 +1,45 @@
+import type { CommandContext } from './command.js';
+import { CliError } from './errors.js';
+import { findLinkFile } from './link-file.js';
+
+export interface AppSummary {
+  id: string;
+  name: string;
+  type: string;
+  region: string;
+  org_id: string;
+  org_name: string | null;
+  git_url: string;
+  domain: string;
+  url: string;
+}
+
+const APP_ID = /^app_[0-9a-f-]{36}$/;
+
+/**
+ * The app a command works on: `--app <id|name|alias>`, else the linked folder's default.
+ * Names are looked up among the user's apps and must be unambiguous.
+ */
+export async function resolveApp(ctx: CommandContext, ref: string | undefined): Promise<AppSummary> {
+  const link = findLinkFile(ctx.cwd);
+  let id: string | undefined;
+  if (ref === undefined) {
+    id = link?.data.default ?? undefined;
+    if (!id) {
+      throw new CliError('No application is linked to this folder.', 'Run `slipway create ...` or `slipway link <app>` here, or pass --app <id|name|alias>.');
+    }
+  } else if (APP_ID.test(ref)) {
+    id = ref;
+  } else {
+    id = link?.data.apps.find((a) => a.alias === ref)?.app_id;
+  }
+  const client = ctx.client();
+  if (id) return (await client.request<{ app: AppSummary }>('GET', `/v1/apps/${encodeURIComponent(id)}`)).app;
+  const { apps } = await client.request<{ apps: AppSummary[] }>('GET', '/v1/apps');
+  const matches = apps.filter((a) => a.name === ref);
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length > 1) {
+    throw new CliError(`Several applications are named ${JSON.stringify(ref)}: ${matches.map((a) => `${a.id} (${a.org_name})`).join(', ')}.`, 'Pass the application id instead.');
+  }
+  throw new CliError(`No application ${JSON.stringify(ref)} among yours.`, '`slipway applications` lists the applications you can reach.');
+}

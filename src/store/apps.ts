@@ -1,0 +1,64 @@
+import type { Db } from './database.js';
+import { newId } from '../core/ids.js';
+import { ConflictError } from '../core/errors.js';
+
+export interface AppRow {
+  id: string;
+  org_id: string;
+  name: string;
+  type: string;
+  region: string;
+  created_at: string;
+}
+
+export class AppRepository {
+  constructor(private readonly db: Db) {}
+
+  create(input: { orgId: string; name: string; type: string; region: string }): AppRow {
+    if (this.byName(input.orgId, input.name)) {
+      throw new ConflictError(
+        `The organisation already has an application named ${JSON.stringify(input.name)}.`,
+        'Choose another name, or link the existing one with `slipway link <name>`.',
+      );
+    }
+    const app: AppRow = {
+      id: newId('app'),
+      org_id: input.orgId,
+      name: input.name,
+      type: input.type,
+      region: input.region,
+      created_at: new Date().toISOString(),
+    };
+    this.db
+      .prepare('INSERT INTO apps (id, org_id, name, type, region, created_at) VALUES (@id, @org_id, @name, @type, @region, @created_at)')
+      .run(app);
+    return app;
+  }
+
+  byId(id: string): AppRow | undefined {
+    return this.db.prepare('SELECT * FROM apps WHERE id = ?').get(id) as AppRow | undefined;
+  }
+
+  byName(orgId: string, name: string): AppRow | undefined {
+    return this.db.prepare('SELECT * FROM apps WHERE org_id = ? AND name = ?').get(orgId, name) as AppRow | undefined;
+  }
+
+  /** Apps of every organisation the user belongs to. */
+  listForUser(userId: string): AppRow[] {
+    return this.db
+      .prepare('SELECT a.* FROM apps a JOIN memberships m ON m.org_id = a.org_id WHERE m.user_id = ? ORDER BY a.created_at')
+      .all(userId) as AppRow[];
+  }
+
+  listForOrg(orgId: string): AppRow[] {
+    return this.db.prepare('SELECT * FROM apps WHERE org_id = ? ORDER BY created_at').all(orgId) as AppRow[];
+  }
+
+  all(): AppRow[] {
+    return this.db.prepare('SELECT * FROM apps ORDER BY created_at').all() as AppRow[];
+  }
+
+  remove(id: string): void {
+    this.db.prepare('DELETE FROM apps WHERE id = ?').run(id);
+  }
+}

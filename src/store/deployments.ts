@@ -1,0 +1,105 @@
+import type { Db } from './database.js';
+import { newId } from '../core/ids.js';
+
+export type DeploymentState = 'WIP' | 'OK' | 'FAIL' | 'CANCELLED';
+/** Phases fail distinctly, so the user knows which one broke. */
+export type DeploymentPhase = 'queued' | 'receive' | 'build' | 'release' | 'run' | 'healthcheck' | 'done';
+
+export interface Deployment {
+  id: string;
+  app_id: string;
+  commit_sha: string;
+  state: DeploymentState;
+  cause: string;
+  phase: DeploymentPhase | null;
+  message: string | null;
+  user_id: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
+export interface Release {
+  app_id: string;
+  deployment_id: string;
+  release_dir: string;
+  start_json: string;
+  wanted: 'running' | 'stopped';
+}
+
+export class DeploymentRepository {
+  constructor(private readonly db: Db) {}
+
+  create(input: { appId: string; commit: string; cause: string; userId: string | null }): Deployment {
+    const row: Deployment = {
+      id: newId('deployment'),
+      app_id: input.appId,
+      commit_sha: input.commit,
+      state: 'WIP',
+      cause: input.cause,
+      phase: 'queued',
+      message: null,
+      user_id: input.userId,
+      created_at: new Date().toISOString(),
+      finished_at: null,
+    };
+    this.db
+      .prepare(
+        'INSERT INTO deployments (id, app_id, commit_sha, state, cause, phase, message, user_id, created_at, finished_at) VALUES (@id, @app_id, @commit_sha, @state, @cause, @phase, @message, @user_id, @created_at, @finished_at)',
+      )
+      .run(row);
+    return row;
+  }
+
+  byId(id: string): Deployment | undefined {
+    return this.db.prepare('SELECT * FROM deployments WHERE id = ?').get(id) as Deployment | undefined;
+  }
+
+  listForApp(appId: string, limit = 10): Deployment[] {
+    return this.db
+      .prepare('SELECT * FROM deployments WHERE app_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?')
+      .all(appId, limit) as Deployment[];
+  }
+
+  setPhase(id: string, phase: DeploymentPhase): void {
+    this.db.prepare('UPDATE deployments SET phase = ? WHERE id = ?').run(phase, id);
+  }
+
+  finish(id: string, state: Exclude<DeploymentState, 'WIP'>, message: string | null): void {
+    this.db
+      .prepare("UPDATE deployments SET state = ?, message = ?, finished_at = ? WHERE id = ? AND state = 'WIP'")
+      .run(state, message, new Date().toISOString(), id);
+  }
+
+  /** Deployments left WIP by a daemon that stopped mid-way: they cannot resume. */
+  cancelUnfinished(reason: string): number {
+    return this.db
+      .prepare("UPDATE deployments SET state = 'CANCELLED', message = ?, finished_at = ? WHERE state = 'WIP'")
+      .run(reason, new Date().toISOString()).changes;
+  }
+
+  lastOk(appId: string): Deployment | undefined {
+    return this.db
+      .prepare("SELECT * FROM deployments WHERE app_id = ? AND state = 'OK' ORDER BY created_at DESC, rowid DESC LIMIT 1")
+      .get(appId) as Deployment | undefined;
+  }
+
+  release(appId: string): Release | undefined {
+    return this.db.prepare('SELECT * FROM releases WHERE app_id = ?').get(appId) as Release | undefined;
+  }
+
+  allReleases(): Release[] {
+    return this.db.prepare('SELECT * FROM releases').all() as Release[];
+  }
+
+  setRelease(release: Release): void {
+    this.db
+      .prepare(
+        'INSERT INTO releases (app_id, deployment_id, release_dir, start_json, wanted) VALUES (@app_id, @deployment_id, @release_dir, @start_json, @wanted) ON CONFLICT (app_id) DO UPDATE SET deployment_id = excluded.deployment_id, release_dir = excluded.release_dir, start_json = excluded.start_json, wanted = excluded.wanted',
+      )
+      .run(release);
+  }
+
+  setWanted(appId: string, wanted: 'running' | 'stopped'): void {
+    this.db.prepare('UPDATE releases SET wanted = ? WHERE app_id = ?').run(wanted, appId);
+  }
+}

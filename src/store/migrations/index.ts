@@ -1,0 +1,8 @@
+import * as m001 from './001-control-plane.js';
+import * as m002 from './002-deployments.js';
+
+/** Versioned schema changes, applied in order; never edit one that has shipped, add a new one. */
+export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
+  { version: 1, name: 'control-plane', sql: m001.sql },
+  { version: 2, name: 'deployments', sql: m002.sql },
+];

@@ -1,0 +1,38 @@
+import { openDatabase, type Db } from './database.js';
+import { OrgRepository } from './orgs.js';
+import { UserRepository } from './users.js';
+import { SshKeyRepository } from './ssh-keys.js';
+import { AppRepository } from './apps.js';
+import { EnvVarRepository } from './env-vars.js';
+import { DeploymentRepository } from './deployments.js';
+
+/** The only place state lives. */
+export class Store {
+  readonly orgs: OrgRepository;
+  readonly users: UserRepository;
+  readonly sshKeys: SshKeyRepository;
+  readonly apps: AppRepository;
+  readonly env: EnvVarRepository;
+  readonly deployments: DeploymentRepository;
+
+  constructor(readonly db: Db) {
+    this.orgs = new OrgRepository(db);
+    this.users = new UserRepository(db);
+    this.sshKeys = new SshKeyRepository(db);
+    this.apps = new AppRepository(db);
+    this.env = new EnvVarRepository(db);
+    this.deployments = new DeploymentRepository(db);
+  }
+
+  static open(path: string): Store {
+    return new Store(openDatabase(path));
+  }
+
+  transaction<T>(work: () => T): T {
+    return this.db.transaction(work)();
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
