@@ -38,7 +38,7 @@ export function validateIPv4(address: unknown, what = "Upstream address"): strin
   }
   for (const part of address.split(".")) {
     if (Number(part) > 255 || (part.length > 1 && part.startsWith("0"))) {
-      throw new Error(`${what} ${shown} has an out-of-range or zero-padded number ("${part}"). Each part must be 0-255 without leading zeros.`);
+      throw new Error(`${what} ${shown} is not a valid IPv4 address: "${part}" is out of range or zero-padded. Each part must be 0-255 without leading zeros.`);
     }
   }
   return address;
