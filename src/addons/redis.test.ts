@@ -1,0 +1,179 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RedisProvider } from './redis/redis-provider.js';
+import { candidatePorts } from './redis/port-allocation.js';
+import { quoteConfigValue, redisConf } from './redis/redis-config.js';
+import { RespError, encodeCommand, parseReply, respExchange } from './redis/resp.js';
+import { pidAlive, readPidFile } from './server-process.js';
+import { createTestBridge } from './test-bridge.js';
+
+describe('redis config, ports and RESP (pure)', () => {
+  test('config values are quoted and control characters refused', () => {
+    assert.equal(quoteConfigValue('a "b" \\c'), '"a \\"b\\" \\\\c"');
+    assert.throws(() => quoteConfigValue('x\nbind 0.0.0.0'), /control characters/);
+    const conf = redisConf({ bind: ['127.0.0.1', '10.77.0.1'], port: 6401, password: 'abc', dir: '/d/redis/x' });
+    assert.match(conf, /^bind 127\.0\.0\.1 10\.77\.0\.1$/m);
+    assert.match(conf, /^requirepass "abc"$/m);
+    assert.match(conf, /^appendonly yes$/m);
+    assert.match(conf, /^enable-protected-configs no$/m);
+  });
+
+  test('candidate ports skip those already given out', () => {
+    assert.deepEqual(candidatePorts([7000, 7003], new Set([7001])), [7000, 7002, 7003]);
+    assert.throws(() => candidatePorts([80, 90], new Set()), /invalid/);
+    assert.throws(() => candidatePorts([7003, 7000], new Set()), /invalid/);
+  });
+
+  test('RESP encoding and partial replies', () => {
+    assert.equal(encodeCommand(['SET', 'k', 'é']).toString(), '*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\né\r\n');
+    assert.equal(parseReply(Buffer.from('$5\r\nhel')), undefined);
+    assert.deepEqual(parseReply(Buffer.from('*2\r\n$1\r\na\r\n:3\r\n'))?.reply, ['a', 3]);
+    assert.ok(parseReply(Buffer.from('-ERR x\r\n'))?.reply instanceof RespError);
+  });
+});
+
+describe('redis add-on provider with real redis-server processes', () => {
+  let dataDir: string;
+  let provider: RedisProvider;
+  let bridge: ReturnType<typeof createTestBridge>;
+  let blocker: Server;
+  const range: [number, number] = [17640, 17649];
+
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'slipway-redis-test-'));
+    await chmod(dataDir, 0o755);
+    bridge = createTestBridge('slwaddtest1', '10.79.1.1/24');
+    // Another program holds the first port of the range: allocation must skip it.
+    blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(range[0], '127.0.0.1', resolve));
+    provider = new RedisProvider({ dataDir, gatewayAddress: bridge.address, portRange: range });
+  });
+
+  after(async () => {
+    await provider?.stop();
+    blocker?.close();
+    bridge?.remove();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  let config: Record<string, string>;
+  let env: Record<string, string>;
+  let other: Record<string, string>;
+
+  test('provision starts a password-protected server reachable at the injected address', async () => {
+    await provider.start();
+    const began = Date.now();
+    config = (await provider.provision({ id: 'r1', name: 'cache' })).config;
+    console.log(`redis provision (process start until PONG) ${Date.now() - began} ms`);
+    env = provider.env(config);
+    assert.equal(env.REDIS_HOST, '10.79.1.1');
+    assert.equal(env.REDIS_PORT, String(range[0] + 1), 'the busy first port was skipped');
+    assert.match(env.REDIS_PASSWORD!, /^[0-9a-f]{48}$/);
+    assert.equal(env.REDIS_URL, `redis://:${env.REDIS_PASSWORD}@10.79.1.1:${env.REDIS_PORT}`);
+
+    const url = new URL(env.REDIS_URL!);
+    const replies = await respExchange(url.hostname, Number(url.port), [
+      ['AUTH', decodeURIComponent(url.password)],
+      ['SET', 'greeting', 'hello'],
+      ['GET', 'greeting'],
+    ]);
+    assert.deepEqual(replies, ['OK', 'OK', 'hello']);
+    // Also on loopback, for the host itself.
+    assert.deepEqual(await respExchange('127.0.0.1', Number(env.REDIS_PORT), [['AUTH', env.REDIS_PASSWORD!], ['GET', 'greeting']]), ['OK', 'hello']);
+  });
+
+  test('runs as an unprivileged user and keeps the password off the command line', async () => {
+    const pid = await readPidFile(join(dataDir, 'redis', 'r1', 'redis.pid'));
+    assert.ok(pid && pidAlive(pid));
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const uid = Number(/^Uid:\s+(\d+)/m.exec(status)![1]);
+    assert.notEqual(uid, 0);
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8');
+    assert.ok(!cmdline.includes(env.REDIS_PASSWORD!));
+    assert.equal((await stat(join(dataDir, 'redis', 'r1', 'redis.conf'))).mode & 0o777, 0o600);
+  });
+
+  test('without the password, or with a wrong one, commands are refused', async () => {
+    const port = Number(env.REDIS_PORT);
+    const [noAuth] = await respExchange('10.79.1.1', port, [['GET', 'greeting']]);
+    assert.ok(noAuth instanceof RespError && noAuth.message.startsWith('NOAUTH'), String(noAuth));
+    const [wrong, after] = await respExchange('10.79.1.1', port, [['AUTH', 'wrong'], ['GET', 'greeting']]);
+    assert.ok(wrong instanceof RespError && /WRONGPASS/.test(wrong.message));
+    assert.ok(after instanceof RespError && after.message.startsWith('NOAUTH'));
+  });
+
+  test('apps cannot move the data folder through CONFIG SET', async () => {
+    const [, reply] = await respExchange('127.0.0.1', Number(env.REDIS_PORT), [
+      ['AUTH', env.REDIS_PASSWORD!],
+      ['CONFIG', 'SET', 'dir', '/tmp'],
+    ]);
+    assert.ok(reply instanceof RespError, 'CONFIG SET dir must be refused');
+  });
+
+  test('two add-ons get two servers with separate data', async () => {
+    other = provider.env((await provider.provision({ id: 'r2', name: 'other' })).config);
+    assert.notEqual(other.REDIS_PORT, env.REDIS_PORT);
+    const replies = await respExchange('10.79.1.1', Number(other.REDIS_PORT), [['AUTH', other.REDIS_PASSWORD!], ['GET', 'greeting']]);
+    assert.deepEqual(replies, ['OK', null]);
+    const [crossAuth] = await respExchange('10.79.1.1', Number(other.REDIS_PORT), [['AUTH', env.REDIS_PASSWORD!]]);
+    assert.ok(crossAuth instanceof RespError);
+  });
+
+  test('data survives stop and resume (a daemon restart)', async () => {
+    const pid = await readPidFile(join(dataDir, 'redis', 'r1', 'redis.pid'));
+    await provider.stop();
+    assert.equal(pidAlive(pid!), false, 'stop ended the process');
+    await assert.rejects(respExchange('127.0.0.1', Number(env.REDIS_PORT), [['PING']]));
+
+    const restarted = new RedisProvider({ dataDir, gatewayAddress: bridge.address, portRange: range });
+    provider = restarted;
+    await restarted.start();
+    const began = Date.now();
+    await restarted.resume({ id: 'r1' }, config);
+    console.log(`redis resume ${Date.now() - began} ms`);
+    const replies = await respExchange('10.79.1.1', Number(env.REDIS_PORT), [['AUTH', env.REDIS_PASSWORD!], ['GET', 'greeting']]);
+    assert.deepEqual(replies, ['OK', 'hello']);
+  });
+
+  test('a server left running by a crashed daemon is adopted on resume', async () => {
+    const pid = await readPidFile(join(dataDir, 'redis', 'r1', 'redis.pid'));
+    const successor = new RedisProvider({ dataDir, gatewayAddress: bridge.address, portRange: range });
+    await successor.start();
+    await successor.resume({ id: 'r1' }, config);
+    assert.equal(await readPidFile(join(dataDir, 'redis', 'r1', 'redis.pid')), pid, 'same process, no second server');
+    // A new add-on must get neither r1's port nor that of r2, which is stopped and not resumed.
+    const fresh = successor.env((await successor.provision({ id: 'r3', name: 'fresh' })).config);
+    assert.notEqual(fresh.REDIS_PORT, env.REDIS_PORT);
+    assert.notEqual(fresh.REDIS_PORT, other.REDIS_PORT);
+    await successor.deprovision({ id: 'r3' }, {});
+    await successor.stop();
+    assert.equal(pidAlive(pid!), false);
+    await provider.resume({ id: 'r1' }, config); // the provider in use takes it back for the next tests
+  });
+
+  test('deprovision stops the server and removes its data', async () => {
+    const pid = await readPidFile(join(dataDir, 'redis', 'r1', 'redis.pid'));
+    await provider.deprovision({ id: 'r1' }, config);
+    assert.equal(pidAlive(pid!), false);
+    await assert.rejects(stat(join(dataDir, 'redis', 'r1')), /ENOENT/);
+    await assert.rejects(respExchange('127.0.0.1', Number(env.REDIS_PORT), [['PING']]));
+    await provider.deprovision({ id: 'r1' }, config); // idempotent
+  });
+
+  test('hostile add-on ids never reach a path', async () => {
+    await assert.rejects(provider.provision({ id: '../../etc', name: 'x' }), /cannot name a folder/);
+  });
+
+  test('no redis-server of this test is left running', async () => {
+    await provider.stop();
+    const left = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line.includes('redis-server') && line.includes(':1764'));
+    assert.deepEqual(left, []);
+  });
+});
