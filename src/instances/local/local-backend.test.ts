@@ -1,0 +1,149 @@
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { rmSync } from 'node:fs';
+import { LocalNetnsBackend } from './local-netns-backend.js';
+import { runInstanceBackendContract, contractSpec, writeContractRelease, waitFor, CONTRACT_NODE } from '../backend.contract.js';
+import { ensureAppUser } from '../../executor/app-user.js';
+import { runCommand } from '../../executor/run-command.js';
+
+// Test-only names and subnet so a daemon running on this machine (slw / 10.77.0.0/16) is untouched.
+const BRIDGE = 'slwtest0';
+const SUBNET = '10.78.0.0/16';
+const PREFIX = 'slwt';
+const APP_USER = 'slipway-test-app';
+const SYS_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
+
+async function sh(argv: string[]): Promise<{ code: number | null; out: string }> {
+  const lines: string[] = [];
+  const r = await runCommand({ argv, cwd: '/', env: SYS_ENV, onLine: (s, l) => s === 'out' && lines.push(l) });
+  return { code: r.exitCode, out: lines.join('\n') };
+}
+
+async function makeBackend() {
+  const user = await ensureAppUser(APP_USER);
+  const backend = new LocalNetnsBackend({ bridgeName: BRIDGE, subnet: SUBNET, namespacePrefix: PREFIX, user });
+  await backend.init();
+  return {
+    backend,
+    cleanup: async () => {
+      await backend.stopAll(1000);
+      await backend.removeBridge();
+    },
+  };
+}
+
+const skip = process.getuid?.() !== 0 ? 'needs root (network namespaces)' : false;
+
+if (!skip) runInstanceBackendContract('LocalNetnsBackend', makeBackend);
+
+describe('LocalNetnsBackend specifics', { skip }, () => {
+  let backend: LocalNetnsBackend;
+  let cleanup: () => Promise<void>;
+  let releaseDir: string;
+
+  before(async () => {
+    // Leftovers of a "crashed daemon" with our prefix, which init() must remove.
+    await sh(['ip', 'netns', 'add', `${PREFIX}-999`]);
+    await sh(['ip', 'link', 'add', 'name', `${PREFIX}-998h`, 'type', 'veth', 'peer', 'name', `${PREFIX}-998i`]);
+    ({ backend, cleanup } = await makeBackend());
+    releaseDir = writeContractRelease({
+      'client.cjs': `
+        const net = require('node:net');
+        const socket = net.connect(Number(process.env.TARGET_PORT), process.env.TARGET_HOST, () => socket.write('ping\\n'));
+        socket.setEncoding('utf8');
+        socket.on('data', (d) => { console.log('host said: ' + d.trim()); socket.end(); });
+        socket.on('error', (e) => console.error('connect failed: ' + e.message));
+        setInterval(() => {}, 1000);
+      `,
+    });
+  });
+
+  after(async () => {
+    await cleanup?.();
+    if (releaseDir) rmSync(releaseDir, { recursive: true, force: true });
+  });
+
+  test('init removed namespaces and veths left by a previous run with the same prefix', async () => {
+    assert.doesNotMatch((await sh(['ip', 'netns', 'list'])).out, new RegExp(`^${PREFIX}-999\\b`, 'm'));
+    assert.notEqual((await sh(['ip', 'link', 'show', 'dev', `${PREFIX}-998h`])).code, 0);
+  });
+
+  test('the bridge holds the gateway address, the first of the subnet', async () => {
+    assert.equal(backend.gatewayAddress, '10.78.0.1');
+    assert.match((await sh(['ip', '-o', '-4', 'address', 'show', 'dev', BRIDGE])).out, /inet 10\.78\.0\.1\/16 /);
+  });
+
+  test('an instance reaches a TCP server the host binds on the gateway address', async () => {
+    const server = net.createServer((socket) => {
+      socket.setEncoding('utf8');
+      socket.once('data', () => socket.end('pong from host\n'));
+    });
+    await new Promise<void>((r) => server.listen(0, backend.gatewayAddress, r));
+    const port = (server.address() as net.AddressInfo).port;
+    const s = contractSpec(releaseDir, {
+      script: 'client.cjs',
+      extraEnv: { TARGET_HOST: backend.gatewayAddress, TARGET_PORT: String(port) },
+    });
+    const inst = await backend.start(s.spec);
+    try {
+      await waitFor('the reply from the host', () => s.logs.some((l) => l.line === 'host said: pong from host'));
+    } finally {
+      await inst.stop(1000);
+      server.close();
+    }
+  });
+
+  test('kernel objects have short names, live while the instance runs and are gone after stop', async () => {
+    const s = contractSpec(releaseDir, {
+      instanceId: 'a'.repeat(150),
+      command: ['sh', '-c', 'grep -E "^(Uid|Gid|Groups|CapEff|NoNewPrivs):" /proc/self/status; ip -o -4 address show 2>/dev/null || cat /proc/net/fib_trie >/dev/null; exec sleep 60'],
+    });
+    const inst = await backend.start(s.spec);
+    const namespaces = (await sh(['ip', 'netns', 'list'])).out;
+    const ns = /^(slwt-\d+)\b/m.exec(namespaces)?.[1];
+    assert.ok(ns && ns.length <= 15, namespaces);
+    assert.match(inst.address, /^10\.78\.\d+\.\d+$/);
+    const addr = (await sh(['ip', '-n', ns!, '-o', '-4', 'address', 'show', 'dev', 'eth0'])).out;
+    assert.match(addr, new RegExp(`inet ${inst.address.replace(/\./g, '\\.')}/16 `));
+    const route = (await sh(['ip', '-n', ns!, 'route', 'show', 'default'])).out;
+    assert.match(route, /default via 10\.78\.0\.1 dev eth0/);
+    assert.match((await sh(['ip', '-n', ns!, '-o', 'link', 'show', 'dev', 'lo'])).out, /UP|UNKNOWN/);
+
+    await waitFor('the status lines', () => s.logs.some((l) => l.line.startsWith('NoNewPrivs:')));
+    const status = Object.fromEntries(
+      s.logs.filter((l) => l.stream === 'out' && /^[A-Za-z]+:/.test(l.line)).map((l) => [l.line.split(':')[0], l.line.split(':')[1]!.trim()]),
+    );
+    const uids = status.Uid!.split(/\s+/);
+    assert.equal(new Set(uids).size, 1, `real, effective, saved and fs uid differ: ${status.Uid}`);
+    assert.notEqual(uids[0], '0');
+    assert.equal(status.Groups, '');
+    assert.equal(status.CapEff, '0000000000000000');
+    assert.equal(status.NoNewPrivs, '1');
+
+    await inst.stop(1000);
+    assert.doesNotMatch((await sh(['ip', 'netns', 'list'])).out, new RegExp(`^${ns}\\b`, 'm'));
+    assert.doesNotMatch((await sh(['ip', '-o', 'link', 'show'])).out, new RegExp(`\\b${ns}h\\b`));
+  });
+
+  test('an id that is not a plain identifier is refused before any command runs', async () => {
+    for (const bad of ['', '../x', 'a b', 'x;reboot', '-n']) {
+      const s = contractSpec(releaseDir, { instanceId: bad });
+      await assert.rejects(backend.start(s.spec), /Invalid instance id/);
+    }
+    assert.deepEqual(backend.list(), []);
+  });
+
+  test('restart delays grow: the second restart waits longer than the first', async () => {
+    const s = contractSpec(releaseDir, { command: [CONTRACT_NODE, '-e', 'process.exit(1)'] });
+    const inst = await backend.start(s.spec);
+    try {
+      await waitFor('two restarts scheduled', () => s.logs.filter((l) => /restarting in/.test(l.line)).length >= 2, 10_000);
+      const delays = s.logs.filter((l) => /restarting in/.test(l.line)).map((l) => l.line);
+      assert.match(delays[0]!, /restarting in 1 s \(restart #1\)/);
+      assert.match(delays[1]!, /restarting in 2 s \(restart #2\)/);
+    } finally {
+      await inst.stop(1000);
+    }
+  });
+});

@@ -1,0 +1,184 @@
+import type { Instance, InstanceSpec, InstanceState, LogStream } from '../backend.js';
+import { spawnProcessGroup, type ProcessGroup, type ProcessGroupExit } from '../../executor/process-group.js';
+import { runCommand, describeExit } from '../../executor/run-command.js';
+import { inNamespaceAsUserArgv, type HostTools, type InstanceNetwork } from './netns-commands.js';
+import { RestartBackoff, type BackoffPolicy } from './restart-backoff.js';
+
+/** What an instance needs from the backend that owns it. */
+export interface InstanceHost {
+  tools: HostTools;
+  user: { uid: number; gid: number };
+  backoff: BackoffPolicy;
+  /** Kills every process left in the namespace (ones that escaped the process group too). */
+  killNamespaceProcesses(namespace: string): Promise<void>;
+  /** Removes the network, frees the address and forgets the instance. */
+  release(instance: LocalInstance): Promise<void>;
+}
+
+export const INSTANCE_PORT = 8080;
+const DEFAULT_GRACE_MS = 10_000;
+
+function seconds(ms: number): string {
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+/** One supervised instance: runs beforeStart then the command, restarts it after crashes. */
+export class LocalInstance implements Instance {
+  readonly id: string;
+  readonly address: string;
+  readonly port = INSTANCE_PORT;
+
+  private currentState: InstanceState = 'starting';
+  private restartCount = 0;
+  private group: ProcessGroup | undefined;
+  private launching: Promise<void> | undefined;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private stopping: Promise<void> | undefined;
+  /** Aborts a beforeStart command still running when stop() is called. */
+  private readonly stopSignal = new AbortController();
+  private readonly backoff: RestartBackoff;
+
+  constructor(
+    private readonly host: InstanceHost,
+    readonly spec: InstanceSpec,
+    readonly network: InstanceNetwork & { slot: number },
+  ) {
+    this.id = spec.instanceId;
+    this.address = network.address;
+    this.backoff = new RestartBackoff(host.backoff);
+  }
+
+  state(): InstanceState {
+    return this.currentState;
+  }
+
+  restarts(): number {
+    return this.restartCount;
+  }
+
+  /** First start: any failure is thrown to the caller (who releases the instance). */
+  async launch(): Promise<void> {
+    this.launching = this.runOnce();
+    try {
+      await this.launching;
+    } finally {
+      this.launching = undefined;
+    }
+  }
+
+  stop(graceMs = DEFAULT_GRACE_MS): Promise<void> {
+    this.stopping ??= this.stopNow(graceMs);
+    return this.stopping;
+  }
+
+  private log(stream: LogStream, line: string): void {
+    try {
+      this.spec.onLog(stream, line);
+    } catch {
+      // A failing log sink must not take supervision down with it.
+    }
+  }
+
+  private wrap(command: string[]): string[] {
+    return inNamespaceAsUserArgv(this.host.tools, this.network.namespace, this.host.user, command);
+  }
+
+  /** beforeStart commands, then the long-running command. */
+  private async runOnce(): Promise<void> {
+    this.currentState = 'starting';
+    for (const command of this.spec.beforeStart) {
+      this.log('system', `running before start: ${JSON.stringify(command)}`);
+      const r = await runCommand({
+        argv: this.wrap(command),
+        cwd: this.spec.releaseDir,
+        env: this.spec.env,
+        onLine: (stream, line) => this.log(stream, line),
+        signal: this.stopSignal.signal,
+      });
+      if (this.stopping) throw new Error('instance stopped while starting');
+      if (r.exitCode !== 0) {
+        throw new Error(
+          `Before-start command ${JSON.stringify(command)} ${describeExit(r)}; the instance was not started. See its output above in the instance log.`,
+        );
+      }
+    }
+    const group = await spawnProcessGroup({
+      argv: this.wrap(this.spec.command),
+      cwd: this.spec.releaseDir,
+      env: this.spec.env,
+      onLine: (stream, line) => this.log(stream, line),
+    });
+    this.group = group;
+    if (this.stopping) return; // stop() is waiting for launching and will end it
+    this.currentState = 'running';
+    this.log(
+      'system',
+      `started ${JSON.stringify(this.spec.command)} (pid ${group.pid}, uid ${this.host.user.uid}) in namespace ${this.network.namespace}, reachable at ${this.address}:${this.port}`,
+    );
+    void group.done.then((exit) => this.onExit(group, exit));
+  }
+
+  private onExit(group: ProcessGroup, exit: ProcessGroupExit): void {
+    if (this.stopping || group !== this.group) return;
+    const uptime = Date.now() - group.startedAt;
+    this.currentState = 'crashed';
+    this.log('system', `crashed: ${describeExit(exit)} after ${seconds(uptime)}`);
+    this.scheduleRestart(uptime);
+  }
+
+  private scheduleRestart(uptimeMs: number): void {
+    const delay = this.backoff.nextDelay(uptimeMs);
+    this.currentState = 'restarting';
+    this.log('system', `restarting in ${seconds(delay)} (restart #${this.restartCount + 1})`);
+    this.restartTimer = setTimeout(() => void this.restart(), delay);
+  }
+
+  private async restart(): Promise<void> {
+    this.restartTimer = undefined;
+    if (this.stopping) return;
+    this.restartCount++;
+    const attempt = (async () => {
+      // A helper that left the process group could still hold port 8080.
+      await this.host.killNamespaceProcesses(this.network.namespace);
+      await this.runOnce();
+    })();
+    this.launching = attempt;
+    try {
+      await attempt;
+    } catch (e) {
+      if (this.stopping) return;
+      this.currentState = 'crashed';
+      this.log('system', `restart failed: ${(e as Error).message}`);
+      this.scheduleRestart(0);
+    } finally {
+      if (this.launching === attempt) this.launching = undefined;
+    }
+  }
+
+  private async stopNow(graceMs: number): Promise<void> {
+    this.currentState = 'stopping';
+    this.log('system', `stopping: sending SIGTERM, killing after ${seconds(graceMs)}`);
+    clearTimeout(this.restartTimer);
+    this.stopSignal.abort();
+    await this.launching?.catch(() => undefined);
+
+    const group = this.group;
+    if (group && !group.exited()) {
+      group.signalGroup('SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      const graceOver = new Promise<'grace'>((r) => (timer = setTimeout(() => r('grace'), graceMs)));
+      const outcome = await Promise.race([group.done, graceOver]);
+      clearTimeout(timer);
+      if (outcome === 'grace') {
+        group.signalGroup('SIGKILL');
+        await group.done;
+        this.log('system', `killed (SIGKILL) after a grace of ${seconds(graceMs)}: the process did not exit on SIGTERM`);
+      } else {
+        this.log('system', `process ${describeExit(outcome)} after SIGTERM`);
+      }
+    }
+    await this.host.release(this);
+    this.currentState = 'stopped';
+    this.log('system', 'stopped');
+  }
+}

@@ -1,0 +1,245 @@
+import type { Instance, InstanceBackend, InstanceSpec } from '../backend.js';
+import { runCommand, describeExit } from '../../executor/run-command.js';
+import { findHostTools } from './host-tools.js';
+import {
+  bridgeAddressArgv,
+  bridgeExistsArgv,
+  createBridgeArgv,
+  deleteLinkArgv,
+  deleteNamespaceArgv,
+  linkUpArgv,
+  listAddressesArgv,
+  listLinksArgv,
+  listNamespacesArgv,
+  namespacePidsArgv,
+  setupInstanceNetworkArgvs,
+  teardownInstanceNetworkArgvs,
+  type HostTools,
+} from './netns-commands.js';
+import { namesForSlot, slotOfHostVeth, slotOfNamespace, validateBridgeName, validateInstanceId, validatePrefix } from './names.js';
+import { AddressPool, addressAt, gatewayOf, parseSubnet, subnetToString, type Subnet } from './subnet.js';
+import { DEFAULT_BACKOFF, type BackoffPolicy } from './restart-backoff.js';
+import { LocalInstance, type InstanceHost } from './local-instance.js';
+
+export interface LocalNetnsBackendOptions {
+  /** Host bridge every instance's veth joins, e.g. `slipway0`. */
+  bridgeName: string;
+  /** IPv4 network for instances, e.g. `10.77.0.0/16`; its first address goes to the bridge. */
+  subnet: string;
+  /** Prefix of namespace and veth names, 1-5 characters, e.g. `slw`. */
+  namespacePrefix: string;
+  /** Unprivileged uid/gid every instance runs as (see ensureAppUser). */
+  user: { uid: number; gid: number };
+  /** Crash restart delays; defaults to 1 s doubling to 30 s, reset after 60 s up. */
+  restartBackoff?: Partial<BackoffPolicy>;
+}
+
+const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
+const IP_TIMEOUT_MS = 30_000;
+
+/**
+ * Runs each instance in its own network namespace joined to a host bridge, so every app
+ * listens on 0.0.0.0:8080 and the host reaches it at the instance's own address. Needs root.
+ * The host never forwards instance traffic (ip_forward is left as it is): instances reach the
+ * host itself, through gatewayAddress, and each other over the bridge, nothing beyond.
+ */
+export class LocalNetnsBackend implements InstanceBackend {
+  /** Address of the host on the instance network: where instances reach host services. */
+  readonly gatewayAddress: string;
+  readonly subnet: string;
+
+  private readonly bridge: string;
+  private readonly prefix: string;
+  private readonly parsedSubnet: Subnet;
+  private readonly pool: AddressPool;
+  private readonly user: { uid: number; gid: number };
+  private readonly backoff: BackoffPolicy;
+  private readonly instances = new Map<string, LocalInstance>();
+  private tools: HostTools | undefined;
+
+  constructor(options: LocalNetnsBackendOptions) {
+    this.bridge = validateBridgeName(options.bridgeName);
+    this.prefix = validatePrefix(options.namespacePrefix);
+    this.parsedSubnet = parseSubnet(options.subnet);
+    this.subnet = subnetToString(this.parsedSubnet);
+    this.gatewayAddress = gatewayOf(this.parsedSubnet);
+    this.pool = new AddressPool(this.parsedSubnet);
+    const { uid, gid } = options.user;
+    if (!Number.isInteger(uid) || !Number.isInteger(gid) || uid <= 0 || gid <= 0) {
+      throw new Error(`The instance user must be unprivileged (uid and gid above 0); got uid ${uid} gid ${gid}. Use ensureAppUser().`);
+    }
+    this.user = { uid, gid };
+    this.backoff = { ...DEFAULT_BACKOFF, ...options.restartBackoff };
+  }
+
+  /**
+   * Prepares the host: removes namespaces and veths this prefix left behind after a crash,
+   * then creates (or reuses) the bridge holding the gateway address and brings it up.
+   */
+  async init(): Promise<void> {
+    if (process.getuid?.() !== 0) {
+      throw new Error('The local instance backend needs root (network namespaces, veth pairs, switching user). Run the daemon as root.');
+    }
+    if (this.instances.size > 0) throw new Error('init() must run before any instance is started.');
+    const tools = await findHostTools();
+    this.tools = tools;
+    await this.removeStale(tools);
+    await this.checkSubnetIsFree(tools);
+
+    const exists = await this.capture(bridgeExistsArgv(tools, this.bridge), 'look up the bridge', true);
+    if (exists === undefined) {
+      await this.run(createBridgeArgv(tools, this.bridge), `create bridge ${this.bridge}`);
+    } else {
+      const details = await this.capture([tools.ip, '-d', '-o', 'link', 'show', 'dev', this.bridge], 'inspect the bridge');
+      if (!/\bbridge\b/.test(details ?? '')) {
+        throw new Error(`Interface ${this.bridge} exists but is not a bridge. Pick another bridgeName or remove that interface.`);
+      }
+    }
+    await this.run(bridgeAddressArgv(tools, this.bridge, this.gatewayAddress, this.parsedSubnet.prefixLength), 'set the gateway address');
+    await this.run(linkUpArgv(tools, this.bridge), `bring bridge ${this.bridge} up`);
+  }
+
+  async start(spec: InstanceSpec): Promise<Instance> {
+    const tools = this.requireInit();
+    const id = validateInstanceId(spec.instanceId);
+    if (this.instances.has(id)) throw new Error(`Instance ${id} is already running; stop it first or use a new instance id.`);
+    if (spec.command.length === 0) throw new Error(`Instance ${id} has no command to run.`);
+
+    const slot = this.pool.allocate();
+    const names = namesForSlot(this.prefix, slot);
+    const network = {
+      ...names,
+      slot,
+      address: addressAt(this.parsedSubnet, slot),
+      prefixLength: this.parsedSubnet.prefixLength,
+      gateway: this.gatewayAddress,
+      bridge: this.bridge,
+    };
+    const instance = new LocalInstance(this.instanceHost(tools), spec, network);
+    this.instances.set(id, instance);
+    try {
+      for (const argv of setupInstanceNetworkArgvs(tools, network)) {
+        await this.run(argv, `set up the network of instance ${id}`);
+      }
+      await instance.launch();
+    } catch (e) {
+      await instance.stop(0).catch(() => undefined);
+      throw e;
+    }
+    return instance;
+  }
+
+  list(): Instance[] {
+    return [...this.instances.values()];
+  }
+
+  async stopAll(graceMs?: number): Promise<void> {
+    await Promise.all([...this.instances.values()].map((i) => i.stop(graceMs)));
+  }
+
+  /** Deletes the bridge (uninstall, tests). Stop the instances first. */
+  async removeBridge(): Promise<void> {
+    const tools = this.requireInit();
+    if (this.instances.size > 0) throw new Error(`Cannot remove bridge ${this.bridge}: ${this.instances.size} instance(s) still running.`);
+    await this.run(deleteLinkArgv(tools, this.bridge), `delete bridge ${this.bridge}`, true);
+  }
+
+  private instanceHost(tools: HostTools): InstanceHost {
+    return {
+      tools,
+      user: this.user,
+      backoff: this.backoff,
+      killNamespaceProcesses: (ns) => this.killNamespaceProcesses(tools, ns),
+      release: async (instance) => {
+        await this.killNamespaceProcesses(tools, instance.network.namespace);
+        for (const argv of teardownInstanceNetworkArgvs(tools, instance.network)) {
+          await this.run(argv, `remove the network of instance ${instance.id}`, true);
+        }
+        this.pool.release(instance.network.slot);
+        if (this.instances.get(instance.id) === instance) this.instances.delete(instance.id);
+      },
+    };
+  }
+
+  private requireInit(): HostTools {
+    if (!this.tools) throw new Error('LocalNetnsBackend.init() must be called (and awaited) before use.');
+    return this.tools;
+  }
+
+  private async killNamespaceProcesses(tools: HostTools, namespace: string): Promise<void> {
+    const out = await this.capture(namespacePidsArgv(tools, namespace), 'list processes of a namespace', true);
+    for (const pid of (out ?? '').split('\n').map(Number).filter((n) => Number.isInteger(n) && n > 1)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  private async removeStale(tools: HostTools): Promise<void> {
+    const namespaces = (await this.capture(listNamespacesArgv(tools), 'list namespaces')) ?? '';
+    for (const line of namespaces.split('\n')) {
+      const name = line.trim().split(/\s+/)[0] ?? '';
+      if (slotOfNamespace(this.prefix, name) === undefined) continue;
+      await this.killNamespaceProcesses(tools, name);
+      await this.run(deleteNamespaceArgv(tools, name), `remove stale namespace ${name}`, true);
+    }
+    const links = (await this.capture(listLinksArgv(tools), 'list interfaces')) ?? '';
+    for (const line of links.split('\n')) {
+      // "12: slw-5h@if2: <BROADCAST,...>"
+      const name = /^\d+:\s+([^:@\s]+)/.exec(line)?.[1] ?? '';
+      if (slotOfHostVeth(this.prefix, name) === undefined) continue;
+      await this.run(deleteLinkArgv(tools, name), `remove stale interface ${name}`, true);
+    }
+  }
+
+  /** Refuses a subnet that overlaps an address some other interface already holds. */
+  private async checkSubnetIsFree(tools: HostTools): Promise<void> {
+    const out = (await this.capture(listAddressesArgv(tools), 'list host addresses')) ?? '';
+    for (const line of out.split('\n')) {
+      // "2: eth0    inet 192.0.2.2/24 brd ... scope global eth0"
+      const m = /^\d+:\s+(\S+)\s+inet\s+(\d+\.\d+\.\d+\.\d+\/\d+)/.exec(line);
+      if (!m || m[1] === this.bridge) continue;
+      let other: Subnet;
+      try {
+        const [addr, len] = m[2]!.split('/');
+        const size = 2 ** (32 - Number(len));
+        const n = addr!.split('.').reduce((acc, p) => acc * 256 + Number(p), 0);
+        other = { network: n - (n % size), prefixLength: Number(len), size };
+      } catch {
+        continue;
+      }
+      const a = this.parsedSubnet;
+      if (a.network < other.network + other.size && other.network < a.network + a.size) {
+        throw new Error(
+          `The instance subnet ${this.subnet} overlaps ${m[2]} on interface ${m[1]}. Configure a subnet that no host interface uses.`,
+        );
+      }
+    }
+  }
+
+  /** Runs a root command; throws with its stderr unless it exits 0 (or `tolerant`). */
+  private async run(argv: string[], what: string, tolerant = false): Promise<void> {
+    await this.capture(argv, what, tolerant);
+  }
+
+  /** Runs a root command and returns its stdout; undefined when it failed and `tolerant`. */
+  private async capture(argv: string[], what: string, tolerant = false): Promise<string | undefined> {
+    const out: string[] = [];
+    const err: string[] = [];
+    const r = await runCommand({
+      argv,
+      cwd: '/',
+      env: SYSTEM_ENV,
+      timeoutMs: IP_TIMEOUT_MS,
+      onLine: (stream, line) => (stream === 'out' ? out : err).push(line),
+    });
+    if (r.exitCode === 0) return out.join('\n');
+    if (tolerant) return undefined;
+    throw new Error(
+      `Could not ${what}: \`${argv.join(' ')}\` ${describeExit(r)}: ${err.join(' ').trim() || '(no error output)'}. ` +
+        'Check that the daemon runs as root with iproute2 installed and that nothing else manages these interfaces.',
+    );
+  }
+}

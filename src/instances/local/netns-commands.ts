@@ -1,0 +1,117 @@
+/**
+ * argv arrays for every `ip` / `setpriv` call the local backend makes. Pure functions, so the
+ * exact commands are tested as data; every name in them went through names.ts first.
+ */
+import { INNER_INTERFACE, type InstanceNetNames } from './names.js';
+
+export interface HostTools {
+  /** Absolute path of `ip` (iproute2). */
+  ip: string;
+  /** Absolute path of `setpriv` (util-linux). */
+  setpriv: string;
+}
+
+export interface InstanceNetwork extends InstanceNetNames {
+  /** e.g. 10.77.0.6 */
+  address: string;
+  prefixLength: number;
+  gateway: string;
+  bridge: string;
+}
+
+export function bridgeExistsArgv(t: HostTools, bridge: string): string[] {
+  return [t.ip, '-o', 'link', 'show', 'dev', bridge];
+}
+
+export function createBridgeArgv(t: HostTools, bridge: string): string[] {
+  return [t.ip, 'link', 'add', 'name', bridge, 'type', 'bridge'];
+}
+
+/** `replace` so that running init twice is harmless. */
+export function bridgeAddressArgv(t: HostTools, bridge: string, gateway: string, prefixLength: number): string[] {
+  return [t.ip, 'address', 'replace', `${gateway}/${prefixLength}`, 'dev', bridge];
+}
+
+export function linkUpArgv(t: HostTools, dev: string): string[] {
+  return [t.ip, 'link', 'set', 'dev', dev, 'up'];
+}
+
+export function deleteLinkArgv(t: HostTools, dev: string): string[] {
+  return [t.ip, 'link', 'delete', 'dev', dev];
+}
+
+export function listNamespacesArgv(t: HostTools): string[] {
+  return [t.ip, 'netns', 'list'];
+}
+
+export function listLinksArgv(t: HostTools): string[] {
+  return [t.ip, '-o', 'link', 'show'];
+}
+
+/** Every IPv4 address on the host, to refuse a subnet that overlaps one already in use. */
+export function listAddressesArgv(t: HostTools): string[] {
+  return [t.ip, '-o', '-4', 'address', 'show'];
+}
+
+export function namespacePidsArgv(t: HostTools, namespace: string): string[] {
+  return [t.ip, 'netns', 'pids', namespace];
+}
+
+export function deleteNamespaceArgv(t: HostTools, namespace: string): string[] {
+  return [t.ip, 'netns', 'delete', namespace];
+}
+
+/** Commands that build one instance's network, in order. */
+export function setupInstanceNetworkArgvs(t: HostTools, n: InstanceNetwork): string[][] {
+  return [
+    [t.ip, 'netns', 'add', n.namespace],
+    // The inner end is created directly inside the namespace: no moment where it exists on the host.
+    [t.ip, 'link', 'add', 'name', n.hostVeth, 'type', 'veth', 'peer', 'name', INNER_INTERFACE, 'netns', n.namespace],
+    [t.ip, 'link', 'set', 'dev', n.hostVeth, 'master', n.bridge],
+    [t.ip, 'link', 'set', 'dev', n.hostVeth, 'up'],
+    [t.ip, '-n', n.namespace, 'link', 'set', 'dev', 'lo', 'up'],
+    [t.ip, '-n', n.namespace, 'address', 'add', `${n.address}/${n.prefixLength}`, 'dev', INNER_INTERFACE],
+    [t.ip, '-n', n.namespace, 'link', 'set', 'dev', INNER_INTERFACE, 'up'],
+    [t.ip, '-n', n.namespace, 'route', 'add', 'default', 'via', n.gateway, 'dev', INNER_INTERFACE],
+  ];
+}
+
+/**
+ * Commands that undo setupInstanceNetworkArgvs. Deleting the host end removes the pair;
+ * deleting the namespace would too, but only once no process holds it, so both are explicit.
+ */
+export function teardownInstanceNetworkArgvs(t: HostTools, n: InstanceNetNames): string[][] {
+  return [deleteLinkArgv(t, n.hostVeth), deleteNamespaceArgv(t, n.namespace)];
+}
+
+/**
+ * Wraps a command so it runs inside the namespace as the app user: `ip netns exec` enters the
+ * network namespace (and gives the process the namespace's own /sys), `setpriv` drops to the
+ * uid/gid with no supplementary groups and no way to regain privileges through setuid files.
+ * Both exec in place, so the pid we spawn is the app's own pid. The command itself is looked
+ * up on the PATH of the instance's environment.
+ */
+export function inNamespaceAsUserArgv(
+  t: HostTools,
+  namespace: string,
+  user: { uid: number; gid: number },
+  command: string[],
+): string[] {
+  if (command.length === 0 || command[0] === '') throw new Error('Cannot start an instance with an empty command.');
+  if (!Number.isInteger(user.uid) || !Number.isInteger(user.gid) || user.uid <= 0 || user.gid <= 0) {
+    throw new Error(`Refusing to run an instance as uid ${user.uid} gid ${user.gid}: the app user must be unprivileged.`);
+  }
+  return [
+    t.ip,
+    'netns',
+    'exec',
+    namespace,
+    t.setpriv,
+    `--reuid=${user.uid}`,
+    `--regid=${user.gid}`,
+    '--clear-groups',
+    '--no-new-privs',
+    '--',
+    ...command,
+  ];
+}

@@ -1,0 +1,26 @@
+/**
+ * Delay before restarting a crashed instance: starts at initialMs, doubles with each crash in
+ * a row up to maxMs, and starts over once an instance stayed up for resetAfterMs, so a crash
+ * loop slows down while a rare crash of a long-lived instance is retried quickly.
+ */
+export interface BackoffPolicy {
+  initialMs: number;
+  maxMs: number;
+  resetAfterMs: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000, resetAfterMs: 60_000 };
+
+export class RestartBackoff {
+  private consecutive = 0;
+
+  constructor(private readonly policy: BackoffPolicy = DEFAULT_BACKOFF) {}
+
+  /** Records a crash after `uptimeMs` of running and returns how long to wait before restarting. */
+  nextDelay(uptimeMs: number): number {
+    if (uptimeMs >= this.policy.resetAfterMs) this.consecutive = 0;
+    const delay = Math.min(this.policy.maxMs, this.policy.initialMs * 2 ** this.consecutive);
+    if (delay < this.policy.maxMs) this.consecutive++;
+    return delay;
+  }
+}
