@@ -44,6 +44,7 @@ export class Daemon {
     } else {
       this.log(`Log in with: slipway login --url ${apiUrl} --token "$(cat ${first.tokenFile})"`);
     }
+    this.log('slipway is ready.');
     return { apiUrl };
   }
 

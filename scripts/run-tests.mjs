@@ -1,0 +1,33 @@
+// Runs every test: unit tests beside the code (src/**/*.test.ts), then integration tests
+// (test/**/*.test.ts) one file at a time, because they start real daemons, servers and builds.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+const root = new URL('..', import.meta.url).pathname;
+
+function findTests(dir) {
+  const found = [];
+  for (const entry of readdirSync(dir)) {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) found.push(...findTests(path));
+    else if (entry.endsWith('.test.ts')) found.push(relative(root, path));
+  }
+  return found.sort();
+}
+
+const filter = process.argv[2];
+const pick = (files) => (filter ? files.filter((f) => f.includes(filter)) : files);
+const unit = pick(findTests(join(root, 'src')));
+const integration = pick(findTests(join(root, 'test')));
+const files = [...unit, ...integration];
+if (files.length === 0) {
+  console.error(`No test file matches ${JSON.stringify(filter)}.`);
+  process.exit(1);
+}
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
+  { cwd: root, stdio: 'inherit', env: { ...process.env, SLIPWAY_REPO: root } },
+);
+process.exit(result.status ?? 1);

@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from './free-port.js';
+import { runCli, SLIPWAY_BIN, type CliResult } from './cli.js';
+
+export interface TestDaemon {
+  dataDir: string;
+  apiUrl: string;
+  apiPort: number;
+  sshPort: number;
+  routerPort: number;
+  adminToken: string;
+  /** Output of the daemon so far. */
+  output(): string;
+  /** Runs the CLI logged in as the given token (default: admin). */
+  cli(args: string[], options?: { cwd?: string; stdin?: string; token?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<CliResult>;
+  /** Stops the daemon with SIGTERM and waits for it to exit. */
+  stop(): Promise<number | null>;
+  /** Starts it again on the same data folder and ports. */
+  restart(): Promise<void>;
+}
+
+function waitForLine(child: ChildProcess, pattern: RegExp, collected: () => string, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`daemon did not print ${pattern} within ${timeoutMs} ms:\n${collected()}`)), timeoutMs);
+    const check = () => {
+      if (pattern.test(collected())) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stderr!.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`daemon exited with ${code} before being ready:\n${collected()}`));
+    });
+    check();
+  });
+}
+
+/** Starts a real `slipway server` on free ports in a temporary data folder. */
+export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'slipway-test-'));
+  const configHome = join(dataDir, 'client-config');
+  mkdirSync(configHome);
+  const [apiPort, sshPort, routerPort] = [await freePort(), await freePort(), await freePort()];
+  let child: ChildProcess;
+  let log = '';
+  const launch = async () => {
+    log = '';
+    child = spawn(
+      process.execPath,
+      [SLIPWAY_BIN, 'server', '--data-dir', dataDir, '--api-port', String(apiPort), '--ssh-port', String(sshPort), '--router-port', String(routerPort), ...extraArgs],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child.stdout!.on('data', (d) => (log += d));
+    child.stderr!.on('data', (d) => (log += d));
+    await waitForLine(child, /slipway is ready/, () => log, 120_000);
+  };
+  await launch();
+  const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const adminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
+  const daemon: TestDaemon = {
+    dataDir,
+    apiUrl,
+    apiPort,
+    sshPort,
+    routerPort,
+    adminToken,
+    output: () => log,
+    cli: (args, options = {}) =>
+      runCli(args, {
+        cwd: options.cwd,
+        stdin: options.stdin,
+        timeoutMs: options.timeoutMs,
+        env: { ...process.env, XDG_CONFIG_HOME: configHome, SLIPWAY_URL: apiUrl, SLIPWAY_TOKEN: options.token ?? adminToken, ...options.env },
+      }),
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve(child.exitCode);
+        child.once('exit', (code) => resolve(code));
+        child.kill('SIGTERM');
+      }),
+    restart: launch,
+  };
+  return daemon;
+}
