@@ -9,7 +9,7 @@ export interface ProcessResult {
 /** Runs argv (no shell) to completion and collects its output; never throws on a non-zero exit. */
 export function runProcess(
   argv: readonly string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
 ): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
     const [command, ...args] = argv;
@@ -17,8 +17,10 @@ export function runProcess(
     const child = spawn(command, args, {
       cwd: options.cwd,
       env: options.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
+    child.stdin.on('error', () => {}); // the process may exit without reading its input
+    child.stdin.end(options.input);
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
