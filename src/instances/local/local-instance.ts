@@ -174,7 +174,7 @@ export class LocalInstance implements Instance {
         await group.done;
         this.log('system', `killed (SIGKILL) after a grace of ${seconds(graceMs)}: the process did not exit on SIGTERM`);
       } else {
-        this.log('system', `process ${describeExit(outcome)} after SIGTERM`);
+        this.log('system', `process ended after SIGTERM (${describeExit(outcome)})`);
       }
     }
     await this.host.release(this);
