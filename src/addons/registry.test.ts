@@ -1,0 +1,97 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AddonProvider } from './provider.js';
+import { addonProviderNames, isAddonProviderName, makeAddonProviders, unknownProviderMessage } from './registry.js';
+import { createTestBridge, createTestNamespace } from './test-bridge.js';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe('add-on provider registry', () => {
+  test('names and the unknown-provider message', () => {
+    assert.deepEqual([...addonProviderNames], ['postgresql', 'redis']);
+    assert.equal(isAddonProviderName('redis'), true);
+    assert.equal(isAddonProviderName('mysql'), false);
+    assert.match(unknownProviderMessage('mysql'), /Unknown add-on provider "mysql"\. Available providers: postgresql, redis/);
+    const providers = makeAddonProviders({ dataDir: '/nonexistent', gatewayAddress: '10.77.0.1' });
+    assert.deepEqual([...providers.keys()], [...addonProviderNames]);
+    for (const provider of providers.values()) assert.ok(provider.description.length > 10);
+  });
+
+  test('a bad gateway address or port range is refused at construction', () => {
+    assert.throws(() => makeAddonProviders({ dataDir: '/x', gatewayAddress: 'bridge0' }), /not an IPv4 address/);
+    assert.throws(() => makeAddonProviders({ dataDir: '/x', gatewayAddress: '10.77.0.1', redisPortRange: [7000, 6000] }), /invalid/);
+  });
+
+  test('start refuses a gateway address no interface holds', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'slipway-addons-nogw-'));
+    try {
+      const redis = makeAddonProviders({ dataDir, gatewayAddress: '10.79.254.1' }).get('redis')!;
+      await assert.rejects(redis.start(), /not assigned to any interface/);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('an app in its own network namespace reaches add-ons with the injected values', () => {
+  let dataDir: string;
+  let providers: Map<string, AddonProvider>;
+  let bridge: ReturnType<typeof createTestBridge>;
+  let app: ReturnType<typeof createTestNamespace>;
+
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'slipway-addons-netns-'));
+    await chmod(dataDir, 0o755);
+    bridge = createTestBridge('slwaddtest2', '10.79.2.1/24');
+    app = createTestNamespace('slwaddns2', 'slwaddtest2', '10.79.2.2/24', '10.79.2.1');
+    providers = makeAddonProviders({
+      dataDir,
+      gatewayAddress: bridge.address,
+      postgresPort: await freePort(),
+      redisPortRange: [17660, 17669],
+    });
+    await Promise.all([...providers.values()].map((provider) => provider.start()));
+  });
+
+  after(async () => {
+    await Promise.all([...(providers?.values() ?? [])].map((provider) => provider.stop()));
+    app?.remove();
+    bridge?.remove();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  test('PostgreSQL through POSTGRESQL_ADDON_URI, from 10.79.2.2', async () => {
+    const postgresql = providers.get('postgresql')!;
+    const config = (await postgresql.provision({ id: 'p1', name: 'db' })).config;
+    const env = postgresql.env(config);
+    const out = app.exec(['psql', env.POSTGRESQL_ADDON_URI!, '-tA', '-c', 'SELECT inet_client_addr()::text || \' \' || current_user']);
+    assert.equal(out.trim(), `10.79.2.2/32 ${env.POSTGRESQL_ADDON_USER}`);
+    await postgresql.deprovision({ id: 'p1' }, config);
+  });
+
+  test('Redis through REDIS_URL, from 10.79.2.2', async () => {
+    const redis = providers.get('redis')!;
+    const config = (await redis.provision({ id: 'r1', name: 'cache' })).config;
+    const env = redis.env(config);
+    // REDISCLI_AUTH keeps the password off redis-cli's own command line.
+    const cli = ['redis-cli', '-h', env.REDIS_HOST!, '-p', env.REDIS_PORT!];
+    const secret = { REDISCLI_AUTH: env.REDIS_PASSWORD! };
+    assert.equal(app.exec([...cli, 'SET', 'k', 'from-netns'], secret).trim(), 'OK');
+    assert.equal(app.exec([...cli, 'GET', 'k'], secret).trim(), 'from-netns');
+    assert.match(app.exec([...cli, 'GET', 'k']), /NOAUTH/);
+    await redis.deprovision({ id: 'r1' }, config);
+  });
+});
