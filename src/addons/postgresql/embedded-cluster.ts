@@ -177,7 +177,11 @@ export class EmbeddedCluster {
       await server.stop('SIGINT', 30_000);
       return false;
     }
-    process.kill(pid, 'SIGHUP'); // re-read pg_hba.conf, which was just rewritten
+    try {
+      process.kill(pid, 'SIGHUP'); // re-read pg_hba.conf, which was just rewritten
+    } catch {
+      return false; // it exited meanwhile: start a fresh one
+    }
     this.server = server;
     return true;
   }
