@@ -1,0 +1,52 @@
+/**
+ * The sbt build as one argv: `java <options> -jar <launcher> <goals>`. Pure, so every option is
+ * visible in tests and in the printed plan.
+ */
+import { PLACEHOLDER } from './placeholders.js';
+
+export interface SbtBuildPaths {
+  java: string;
+  launcher: string;
+  repositories: string;
+  /** The app's cache folder; sbt's folders go under `<it>/sbt/`. */
+  appCache: string;
+}
+
+export const PLACEHOLDER_PATHS: Omit<SbtBuildPaths, 'java'> = {
+  launcher: PLACEHOLDER.launcher,
+  repositories: PLACEHOLDER.repositories,
+  appCache: PLACEHOLDER.appCache,
+};
+
+/** sbt's own folders inside the app cache: all four must persist for a fast second build. */
+export function sbtCacheFolders(appCache: string): Record<'boot' | 'ivy' | 'coursier' | 'global', string> {
+  const base = `${appCache}/sbt`;
+  return { boot: `${base}/boot`, ivy: `${base}/ivy`, coursier: `${base}/coursier`, global: `${base}/global` };
+}
+
+/** Heap and stack sized for a 2-core machine building one app at a time; -Xss as sbt's own script sets it. */
+export const SBT_JVM_OPTIONS = ['-Xms512m', '-Xmx2g', '-Xss4m', '-XX:ReservedCodeCacheSize=256m', '-Dfile.encoding=UTF-8'];
+
+export function sbtBuildArgv(goals: string[], paths: SbtBuildPaths): string[] {
+  const cache = sbtCacheFolders(paths.appCache);
+  return [
+    paths.java,
+    ...SBT_JVM_OPTIONS,
+    // Plain, uncoloured lines for the deploy log; no interactive server.
+    '-Dsbt.log.noformat=true',
+    '-Dsbt.color=false',
+    '-Dsbt.supershell=false',
+    '-Dsbt.server.forcestart=false',
+    // Only the resolvers this machine reaches, for the launcher and the build alike.
+    `-Dsbt.repository.config=${paths.repositories}`,
+    '-Dsbt.override.build.repos=true',
+    // Every cache sbt keeps, in the app's persistent cache folder.
+    `-Dsbt.boot.directory=${cache.boot}`,
+    `-Dsbt.ivy.home=${cache.ivy}`,
+    `-Dsbt.coursier.home=${cache.coursier}`,
+    `-Dsbt.global.base=${cache.global}`,
+    '-jar',
+    paths.launcher,
+    ...goals,
+  ];
+}

@@ -1,0 +1,36 @@
+/**
+ * Makes an sbt plan runnable: fetches the launcher, writes the repositories file and fills the
+ * path tokens of the build commands. The pipeline calls it between printing the plan and
+ * running the build; after the build it calls resolveSbtBinary for the start command.
+ */
+import { mkdir } from 'node:fs/promises';
+import { ensureSbtLauncher, type Log } from '../../toolchains/sbt/launcher.js';
+import type { MavenRepository } from '../../toolchains/sbt/maven-repository.js';
+import { ensureSbtRepositoriesFile } from '../../toolchains/sbt/repositories-file.js';
+import { PlanError, type BuildPlan } from '../plan.js';
+import { sbtCacheFolders } from './build-command.js';
+import { fillPlaceholders } from './placeholders.js';
+
+export interface SbtPrepareOptions {
+  /** Shared toolchain cache (launcher jars, repositories file). */
+  toolchainCacheDir: string;
+  /** This app's cache folder, kept between its builds. */
+  appCacheDir: string;
+  log?: Log;
+  /** Use this repository instead of asking Maven (tests, or a pipeline that already asked). */
+  repository?: MavenRepository;
+}
+
+export async function prepareSbtPlan(plan: BuildPlan, options: SbtPrepareOptions): Promise<BuildPlan> {
+  const sbt = plan.toolchain.find((t) => t.name === 'sbt');
+  if (plan.provider !== 'sbt' || !sbt) throw new PlanError(`prepareSbtPlan got a ${plan.provider} plan without an sbt toolchain.`);
+  const [{ jarPath }, repositories] = await Promise.all([
+    ensureSbtLauncher(options.toolchainCacheDir, sbt.version, options.log),
+    ensureSbtRepositoriesFile(options.toolchainCacheDir, options.log, options.repository),
+  ]);
+  const folders = sbtCacheFolders(options.appCacheDir);
+  await Promise.all(Object.values(folders).map((dir) => mkdir(dir, { recursive: true })));
+  const values = { launcher: jarPath, repositories: repositories.path, appCache: options.appCacheDir };
+  const fill = <T extends { argv: string[] }>(command: T): T => ({ ...command, argv: fillPlaceholders(command.argv, values) });
+  return { ...plan, build: plan.build.map(fill), beforeStart: plan.beforeStart.map(fill) };
+}

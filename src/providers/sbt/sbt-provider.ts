@@ -1,0 +1,117 @@
+/**
+ * The `sbt` provider (SPEC §1, §2.2 "Variables for Scala", §4.4): build with the real sbt
+ * launcher, then start the script written by sbt-native-packager's `stage`.
+ */
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
+import { selectJdk } from '../../toolchains/sbt/jdks.js';
+import { PlanError, type BuildPlan, type PlanCommand, type PlanContext, type Provider } from '../plan.js';
+import { chooseSbtVersion } from './build-properties.js';
+import { PLACEHOLDER_PATHS, sbtBuildArgv } from './build-command.js';
+import { parseDeployGoal } from './deploy-goal.js';
+import { PLACEHOLDER } from './placeholders.js';
+import { inspectPackaging } from './project-checks.js';
+import { HTTP_PORT_ARGUMENT, javaOptsWithHttpPort } from './runtime.js';
+import { readTargetVariables, stageBinDir } from './target-paths.js';
+
+async function exists(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+function checkRunCommand(value: string | undefined): string | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  if (value.includes('\0')) {
+    throw new PlanError('CC_RUN_COMMAND contains a NUL character.', 'Write the command as you would type it in a shell.');
+  }
+  return value.trim();
+}
+
+function startCommand(env: Record<string, string>): PlanCommand {
+  const target = readTargetVariables(env);
+  const runCommand = checkRunCommand(env.CC_RUN_COMMAND);
+  if (runCommand) return { label: 'start (CC_RUN_COMMAND)', argv: ['sh', '-c', runCommand] };
+  if (target.bin) {
+    return { label: 'start staged binary', argv: [`./${stageBinDir(target.dir)}/${target.bin}`, HTTP_PORT_ARGUMENT] };
+  }
+  // The script's name is known only after `stage`: resolveSbtBinary replaces the token.
+  return { label: 'start staged binary', argv: [PLACEHOLDER.stagedBinary, HTTP_PORT_ARGUMENT] };
+}
+
+export async function planSbt(context: PlanContext): Promise<BuildPlan> {
+  const env = context.env;
+  const sbt = await chooseSbtVersion(context.sourceDir);
+  const jdk = await selectJdk(env.CC_JAVA_VERSION);
+  const goal = parseDeployGoal(env.SBT_DEPLOY_GOAL);
+  const target = readTargetVariables(env);
+  const start = startCommand(env);
+  const warnings: string[] = [];
+  const notes: string[] = [];
+
+  const stages = goal.goals.some((g) => /(^|\/)stage$/.test(g));
+  if (stages) {
+    const facts = await inspectPackaging(context.sourceDir);
+    if (!facts.packagerPlugin) {
+      warnings.push(
+        'project/plugins.sbt does not mention sbt-native-packager, which provides the `stage` task: add ' +
+          'addSbtPlugin("com.github.sbt" % "sbt-native-packager" % "<version>") to project/plugins.sbt.',
+      );
+    }
+    if (!facts.javaAppPackaging) {
+      warnings.push('No build file enables JavaAppPackaging: add enablePlugins(JavaAppPackaging) to build.sbt (on the module with the main class).');
+    }
+  }
+  if (target.dir !== '' && goal.source === 'default') {
+    warnings.push(
+      `CC_SBT_TARGET_DIR=${target.dir} is set but SBT_DEPLOY_GOAL is not: if the root project has no stage task, ` +
+        `set SBT_DEPLOY_GOAL=${target.dir}/stage.`,
+    );
+  }
+  if (env.CC_RUN_COMMAND?.trim() && !target.bin) {
+    warnings.push(
+      'CC_RUN_COMMAND is set without CC_SBT_TARGET_BIN: the staged binary must still exist (SPEC §2.2), so the first script in ' +
+        `${stageBinDir(target.dir)} is checked before the command runs.`,
+    );
+  }
+
+  notes.push(`sbt ${sbt.version}: ${sbt.reason}`);
+  notes.push(
+    `Java ${jdk.major} (${jdk.version}, ${jdk.javaHome}): ` +
+      (env.CC_JAVA_VERSION?.trim() ? `CC_JAVA_VERSION=${env.CC_JAVA_VERSION.trim()}` : "the machine's default java"),
+  );
+  notes.push(`goal: ${goal.goals.join(' ')} (${goal.source === 'default' ? 'default stage task' : 'SBT_DEPLOY_GOAL'})`);
+  notes.push(
+    target.bin
+      ? `start: ${stageBinDir(target.dir)}/${target.bin} (CC_SBT_TARGET_DIR/CC_SBT_TARGET_BIN)`
+      : `start: the first script in ${stageBinDir(target.dir)} (not .bat), found after the build`,
+  );
+  notes.push(`the JVM gets ${HTTP_PORT_ARGUMENT} (as an argument and in JAVA_OPTS)`);
+  notes.push("sbt's boot, ivy, coursier and global folders live in the app's cache folder and persist between builds");
+
+  return {
+    provider: 'sbt',
+    toolchain: [
+      { name: 'sbt', version: sbt.version, reason: sbt.reason },
+      { name: 'java', version: String(jdk.major), reason: env.CC_JAVA_VERSION?.trim() ? 'CC_JAVA_VERSION' : "machine's default java" },
+    ],
+    env: { JAVA_HOME: jdk.javaHome, JAVA_OPTS: javaOptsWithHttpPort(env.JAVA_OPTS) },
+    files: [],
+    build: [{ label: `sbt ${goal.goals.join(' ')}`, argv: sbtBuildArgv(goal.goals, { java: join(jdk.javaHome, 'bin', 'java'), ...PLACEHOLDER_PATHS }) }],
+    beforeStart: [],
+    start,
+    // sbt's caches are addressed through ${SLIPWAY_APP_CACHE}, outside the build folder.
+    cacheDirs: [],
+    warnings,
+    notes,
+  };
+}
+
+export const sbtProvider: Provider = {
+  name: 'sbt',
+  async detect(sourceDir: string): Promise<boolean> {
+    return (await exists(join(sourceDir, 'build.sbt'))) || (await exists(join(sourceDir, 'project', 'build.properties')));
+  },
+  plan: planSbt,
+};

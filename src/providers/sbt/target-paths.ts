@@ -1,0 +1,81 @@
+/**
+ * Where the staged binary is: `<CC_SBT_TARGET_DIR>/target/universal/stage/bin/<CC_SBT_TARGET_BIN>`.
+ * Both values come from the user, so they are checked twice: as text here (relative, no `..`),
+ * and against the real file system when the binary is looked up (no symlink out of the build).
+ */
+import { realpath } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
+import { checkRelativePath } from '../../core/names.js';
+import { PlanError } from '../plan.js';
+
+export const STAGE_BIN = 'target/universal/stage/bin';
+
+export interface TargetVariables {
+  /** Normalised CC_SBT_TARGET_DIR ('' for the build root). */
+  dir: string;
+  /** CC_SBT_TARGET_BIN when set. */
+  bin?: string;
+}
+
+export function checkTargetDir(value: string | undefined): string {
+  if (value === undefined || value.trim() === '') return '';
+  try {
+    return checkRelativePath('CC_SBT_TARGET_DIR', value.trim());
+  } catch (error) {
+    const e = error as Error & { hint?: string };
+    throw new PlanError(e.message, `${e.hint ?? ''} CC_SBT_TARGET_DIR names the module folder, e.g. "web" for web/target/universal/stage/bin.`.trim());
+  }
+}
+
+/** A file name only: the binary sits directly in the stage bin folder. */
+export function checkTargetBin(value: string | undefined): string | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const bin = value.trim();
+  if (bin === '.' || bin === '..' || bin.includes('/') || bin.includes('\\') || /[\0-\x1f]/.test(bin) || bin.length > 255) {
+    throw new PlanError(
+      `CC_SBT_TARGET_BIN=${JSON.stringify(value)} is not a file name.`,
+      'Give only the name of the script in <CC_SBT_TARGET_DIR>/target/universal/stage/bin, e.g. "web" (no "/" or "..").',
+    );
+  }
+  if (bin.toLowerCase().endsWith('.bat')) {
+    throw new PlanError(
+      `CC_SBT_TARGET_BIN=${JSON.stringify(value)} is a Windows script.`,
+      `Name the Unix script beside it: ${JSON.stringify(bin.slice(0, -4))}.`,
+    );
+  }
+  return bin;
+}
+
+export function readTargetVariables(env: Record<string, string | undefined>): TargetVariables {
+  return { dir: checkTargetDir(env.CC_SBT_TARGET_DIR), bin: checkTargetBin(env.CC_SBT_TARGET_BIN) };
+}
+
+/** The stage bin folder relative to the build folder, with `/` separators. */
+export function stageBinDir(dir: string): string {
+  return dir === '' ? STAGE_BIN : `${dir}/${STAGE_BIN}`;
+}
+
+function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && rel.split(sep)[0] !== '..');
+}
+
+/**
+ * The real path of `relPath` inside `buildDir`, or undefined when it does not exist.
+ * Refuses (PlanError) a path whose real location is outside the build folder.
+ */
+export async function realPathInside(buildDir: string, relPath: string, variable: string): Promise<string | undefined> {
+  const root = await realpath(buildDir);
+  const real = await realpath(join(root, relPath)).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
+    throw error;
+  });
+  if (real === undefined) return undefined;
+  if (!isInside(root, real)) {
+    throw new PlanError(
+      `${relPath} leads outside the build folder (a symbolic link to ${real}); refusing to use it.`,
+      `Point ${variable} at a folder that is part of the repository, without symbolic links leading out of it.`,
+    );
+  }
+  return real;
+}
