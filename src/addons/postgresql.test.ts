@@ -117,7 +117,7 @@ describe('postgresql add-on provider with a real embedded cluster', () => {
   test('provision gives working credentials through the gateway and loopback', async () => {
     firstConfig = (await provider.provision({ id: 'a1', name: 'first' })).config;
     first = provider.env(firstConfig);
-    second = provider.env((await provider.provision({ id: 'a2', name: 'second' })).config);
+    second = provider.env((await provider.provision({ id: 'a2', name: `second"; DROP ROLE slipway_admin; --` })).config);
     assert.equal(first.POSTGRESQL_ADDON_HOST, '10.79.0.1');
     assert.equal(first.POSTGRESQL_ADDON_PORT, String(port));
     assert.match(first.POSTGRESQL_ADDON_DB!, /^addon_[0-9a-f]{16}$/);
