@@ -58,6 +58,7 @@ export class LocalInstance implements Instance {
 
   /** First start: any failure is thrown to the caller (who releases the instance). */
   async launch(): Promise<void> {
+    if (this.stopping) throw new Error(`Instance ${this.id} was stopped before it started.`);
     this.launching = this.runOnce();
     try {
       await this.launching;
