@@ -184,7 +184,8 @@ describe("NginxRouter with real nginx", () => {
     await router.apply(table({ "switch.test": [a] }));
     const results: { status: number; name?: string; error?: string; startedAfterSwitch: boolean }[] = [];
     let switched = false;
-    const stopAt = Date.now() + 3000;
+    // About 1 s on A, the switch, then 1.5 s on B; bounded even if apply() were slow.
+    let stopAt = Date.now() + 20_000;
     const client = async () => {
       while (Date.now() < stopAt) {
         const startedAfterSwitch = switched;
@@ -198,8 +199,11 @@ describe("NginxRouter with real nginx", () => {
     };
     const clients = Array.from({ length: 8 }, client);
     await sleep(1000);
+    const switchStarted = Date.now();
     await router.apply(table({ "switch.test": [b] }));
     switched = true;
+    const switchMs = Date.now() - switchStarted;
+    stopAt = Math.min(stopAt, Date.now() + 1500);
     await Promise.all(clients);
 
     const failed = results.filter((r) => r.status !== 200);
@@ -208,6 +212,7 @@ describe("NginxRouter with real nginx", () => {
     const afterSwitch = results.filter((r) => r.startedAfterSwitch);
     assert.ok(before.some((r) => r.name === "A"), "A answered before the switch");
     assert.ok(afterSwitch.length > 50, `expected steady load after the switch, got ${afterSwitch.length} requests`);
+    assert.ok(switchMs < 5000, `apply() took ${switchMs} ms under load`);
     assert.deepEqual(new Set(afterSwitch.map((r) => r.name)), new Set(["B"]));
     assert.ok(results.length > 200, `expected a few hundred requests in 3 s, got ${results.length}`);
   });
@@ -307,9 +312,9 @@ describe("NginxRouter lifecycle", () => {
     try {
       await router.start();
       const pid = Number((await readFile(join(workDir, "nginx.pid"), "utf8")).trim());
-      assert.match(String(await processTitle(pid)), /nginx: master process/);
+      assert.match(String(processTitle(pid)), /nginx: master process/);
       await router.stop();
-      assert.equal(await processTitle(pid), undefined);
+      assert.equal(processTitle(pid), undefined);
       await assert.rejects(get(port, "any.test"), /ECONNREFUSED/);
       await assert.rejects(router.apply(new Map()), /not started/);
     } finally {

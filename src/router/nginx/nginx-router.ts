@@ -70,6 +70,11 @@ export class NginxRouter implements Router {
     this.paths = nginxPaths(this.workDir);
   }
 
+  /** Where the router listens, as given to the constructor. */
+  get listening(): { host: string; port: number } {
+    return { host: this.listenHost, port: this.port };
+  }
+
   /** The configuration generation nginx serves once the last apply() resolved. */
   get currentGeneration(): number {
     return this.generation;
@@ -149,7 +154,7 @@ export class NginxRouter implements Router {
     const generation = this.generation + 1;
     await this.installConfig(renderNginxConfig(this.configInput(generation, routes)));
     const masterPid = this.child!.pid!;
-    const oldWorkers = await childPids(masterPid);
+    const oldWorkers = childPids(masterPid);
     process.kill(masterPid, "SIGHUP");
     await this.waitForGeneration(generation, oldWorkers);
     this.generation = generation;
@@ -174,9 +179,9 @@ export class NginxRouter implements Router {
       );
     }
     for (const pid of oldWorkers) {
-      while (!(await workerStoppedAccepting(pid))) {
+      while (!workerStoppedAccepting(pid)) {
         if (Date.now() > deadline) {
-          throw new Error(`nginx worker ${pid} of the previous configuration still accepts connections ${this.readyTimeoutMs} ms after the reload (title: ${await processTitle(pid)}).`);
+          throw new Error(`nginx worker ${pid} of the previous configuration still accepts connections ${this.readyTimeoutMs} ms after the reload (title: ${processTitle(pid)}).`);
         }
         await sleep(5);
       }
@@ -230,7 +235,7 @@ export class NginxRouter implements Router {
     const pidText = await readFile(this.paths.pid, "utf8").catch(() => "");
     const pid = Number(pidText.trim());
     if (!Number.isInteger(pid) || pid <= 0) return;
-    const title = await processTitle(pid);
+    const title = processTitle(pid);
     if (title?.includes("nginx: master process") && title.includes(this.workDir)) {
       throw new Error(
         `An nginx master (pid ${pid}) from an earlier run still serves ${this.workDir}. ` +

@@ -1,0 +1,133 @@
+/**
+ * Router throughput: a Node hello-world upstream on loopback, measured with wrk directly
+ * and through the NginxRouter (1 thread, 32 connections, a few seconds each).
+ *
+ *   node --import tsx bench/router.ts        # table + one JSON line
+ *   SLIPWAY_BENCH_SECONDS=10 node --import tsx bench/router.ts
+ *
+ * GUIDE.md's reference: nginx with upstream keep-alive reaches 0.53-0.59 of direct.
+ */
+import { spawn, execFile, type ChildProcess } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { NginxRouter } from "../src/router/nginx/nginx-router.js";
+
+export interface WrkResult {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+export interface RouterBenchResult {
+  direct: WrkResult;
+  routed: WrkResult;
+  /** routed / direct requests per second. */
+  ratio: number;
+}
+
+const HOST = "bench.test";
+const HELLO_WORLD = `
+const http = require("node:http");
+const server = http.createServer((req, res) => { res.writeHead(200, { "content-type": "text/plain" }); res.end("hello world\\n"); });
+server.listen(0, "127.0.0.1", () => process.stdout.write(server.address().port + "\\n"));
+`;
+
+/** wrk's argv for one bounded run. */
+export function wrkArgv(url: string, seconds: number, host: string): string[] {
+  return ["wrk", "-t1", "-c32", `-d${seconds}s`, "--timeout", "5s", "--latency", "-H", `Host: ${host}`, url];
+}
+
+function toMs(value: string, unit: string): number {
+  const factor = unit === "us" ? 0.001 : unit === "ms" ? 1 : unit === "s" ? 1000 : unit === "m" ? 60_000 : NaN;
+  return Number(value) * factor;
+}
+
+/** Reads requests/s and the 50th/99th latency percentiles from wrk's --latency output. */
+export function parseWrk(output: string): WrkResult {
+  const rps = /Requests\/sec:\s+([\d.]+)/.exec(output);
+  const p50 = /^\s*50%\s+([\d.]+)(us|ms|s|m)\b/m.exec(output);
+  const p99 = /^\s*99%\s+([\d.]+)(us|ms|s|m)\b/m.exec(output);
+  if (!rps || !p50 || !p99) throw new Error(`Could not read wrk's output (expected "Requests/sec" and a latency distribution):\n${output}`);
+  const failures = /Non-2xx or 3xx responses:\s+(\d+)/.exec(output);
+  if (failures) throw new Error(`wrk saw ${failures[1]} non-2xx responses: the route is broken, the figures would be meaningless.\n${output}`);
+  const errors = /Socket errors: (.*)/.exec(output);
+  if (errors) process.stderr.write(`wrk reported socket errors: ${errors[1]}\n`);
+  return { requestsPerSecond: Number(rps[1]), p50Ms: toMs(p50[1]!, p50[2]!), p99Ms: toMs(p99[1]!, p99[2]!) };
+}
+
+function runWrk(url: string, seconds: number): Promise<WrkResult> {
+  const [file, ...args] = wrkArgv(url, seconds, HOST);
+  return new Promise((resolve, reject) => {
+    execFile(file!, args, { timeout: (seconds + 15) * 1000 }, (error, stdout, stderr) => {
+      if (error) {
+        const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
+        reject(new Error(missing ? "wrk is not installed: install the Debian package wrk (apt-get install -y wrk)." : `wrk failed: ${error.message}\n${stderr}`));
+        return;
+      }
+      try {
+        resolve(parseWrk(stdout));
+      } catch (parseError) {
+        reject(parseError);
+      }
+    });
+  });
+}
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((ok) => probe.listen(0, "127.0.0.1", ok));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((ok) => probe.close(ok));
+  return port;
+}
+
+/** The upstream runs in its own process so the bench's own event loop does not share its core. */
+function startUpstream(): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ["-e", HELLO_WORLD], { stdio: ["ignore", "pipe", "inherit"] });
+  return new Promise((resolve, reject) => {
+    child.once("error", reject);
+    child.once("exit", (code) => reject(new Error(`The hello-world upstream exited early (code ${code}).`)));
+    child.stdout!.once("data", (data: Buffer) => resolve({ child, port: Number(data.toString().trim()) }));
+  });
+}
+
+export async function benchRouter(options: { seconds?: number } = {}): Promise<RouterBenchResult> {
+  const seconds = options.seconds ?? Number(process.env.SLIPWAY_BENCH_SECONDS ?? 5);
+  const workDir = await mkdtemp(join(tmpdir(), "slipway-bench-router-"));
+  const upstream = await startUpstream();
+  const routerPort = await freePort();
+  const router = new NginxRouter({ listenHost: "127.0.0.1", port: routerPort, workDir, drainTimeoutSeconds: 5 });
+  try {
+    await router.start();
+    await router.apply(new Map([[HOST, [{ address: "127.0.0.1", port: upstream.port }]]]));
+    const directUrl = `http://127.0.0.1:${upstream.port}/`;
+    const routedUrl = `http://127.0.0.1:${routerPort}/`;
+    // Warm both paths (JIT, keep-alive pools) before measuring.
+    await runWrk(directUrl, 1);
+    const direct = await runWrk(directUrl, seconds);
+    await runWrk(routedUrl, 1);
+    const routed = await runWrk(routedUrl, seconds);
+    return { direct, routed, ratio: Number((routed.requestsPerSecond / direct.requestsPerSecond).toFixed(3)) };
+  } finally {
+    await router.stop().catch(() => undefined);
+    upstream.child.removeAllListeners("exit");
+    upstream.child.kill("SIGTERM");
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+function row(name: string, result: WrkResult): string {
+  return `${name.padEnd(8)} ${result.requestsPerSecond.toFixed(0).padStart(10)} ${result.p50Ms.toFixed(2).padStart(9)} ${result.p99Ms.toFixed(2).padStart(9)}`;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const result = await benchRouter();
+  console.log(`${"path".padEnd(8)} ${"req/s".padStart(10)} ${"p50 ms".padStart(9)} ${"p99 ms".padStart(9)}`);
+  console.log(row("direct", result.direct));
+  console.log(row("router", result.routed));
+  console.log(`ratio (router/direct): ${result.ratio}`);
+  console.log(JSON.stringify({ bench: "router", engine: "nginx", ...result }));
+}
