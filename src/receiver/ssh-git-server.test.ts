@@ -80,7 +80,7 @@ function baseEnv(): NodeJS.ProcessEnv {
   };
 }
 
-function sshOptions(key: string): string[] {
+function sshOptions(key: string, sshPort: number | null = port): string[] {
   return [
     '-i', key,
     '-o', 'IdentitiesOnly=yes',
@@ -88,12 +88,16 @@ function sshOptions(key: string): string[] {
     '-o', 'StrictHostKeyChecking=no',
     '-o', 'UserKnownHostsFile=/dev/null',
     '-o', 'LogLevel=ERROR',
-    '-p', String(port),
+    ...(sshPort === null ? [] : ['-p', String(sshPort)]),
   ];
 }
 
-function gitAs(user: keyof typeof keys, args: string[], cwd?: string): Promise<ProcessResult> {
-  return run(['git', ...args], cwd, { GIT_SSH_COMMAND: ['ssh', ...sshOptions(keys[user])].join(' ') });
+/**
+ * git with GIT_SSH_COMMAND. No `-p` by default: ssh takes the first -p it is given, so one in
+ * GIT_SSH_COMMAND would silently override the port of the URL under test.
+ */
+function gitAs(user: keyof typeof keys, args: string[], cwd?: string, sshPort: number | null = null): Promise<ProcessResult> {
+  return run(['git', ...args], cwd, { GIT_SSH_COMMAND: ['ssh', ...sshOptions(keys[user], sshPort)].join(' ') });
 }
 
 function sshAs(user: keyof typeof keys, command?: string, input?: string): Promise<ProcessResult> {
@@ -179,7 +183,7 @@ describe('git push over SSH', () => {
 
   test('the scp-like form (port from GIT_SSH_COMMAND) works', async () => {
     const third = await commitFile(dir, 'README.md', 'hello\n');
-    const push = await gitAs('alice', ['push', `git@127.0.0.1:${appId}.git`, 'master'], dir);
+    const push = await gitAs('alice', ['push', `git@127.0.0.1:${appId}.git`, 'master'], dir, port);
     assert.equal(push.code, 0, push.stderr);
     assert.deepEqual(pushes, [{ userId: 'alice', appId, before: first, after: third }]);
     first = third;
@@ -256,6 +260,42 @@ describe('git push over SSH', () => {
     const fetch = await gitAs('alice', ['fetch', '--quiet', gitPlusSshUrl(appId), 'master'], target);
     assert.equal(fetch.code, 0, fetch.stderr);
     assert.deepEqual(authorizeCalls, [`alice fetch ${appId}`, `alice fetch ${appId}`]);
+  });
+
+  test('git protocol v2 is negotiated (GIT_PROTOCOL passes through SendEnv)', async () => {
+    const listing = await run(['git', 'ls-remote', sshUrl(appId)], undefined, {
+      GIT_SSH_COMMAND: ['ssh', ...sshOptions(keys.alice, null)].join(' '),
+      GIT_TRACE_PACKET: '1',
+    });
+    assert.equal(listing.code, 0, listing.stderr);
+    assert.match(listing.stderr, /< version 2/);
+    assert.match(listing.stdout, new RegExp(`^${first}\trefs/heads/master$`, 'm'));
+  });
+
+  test('if the post-receive hook cannot report, the push still queues its deployment', async () => {
+    // A store whose repositories lack the reporting hook stands in for a hook that failed.
+    class StoreWithoutReportHook extends RepoStore {
+      override async ensure(id: string): Promise<string> {
+        const path = await super.ensure(id);
+        await rm(join(path, 'hooks', 'post-receive'));
+        return path;
+      }
+    }
+    const degraded = new GitSshServer({
+      host: '127.0.0.1', port: 0, hostKeyPath, repos: new StoreWithoutReportHook(repos.reposDir), hooks, log: () => {},
+    });
+    const started = await degraded.start();
+    try {
+      const next = await commitFile(dir, 'index.js', 'console.log("v5")\n');
+      const url = `ssh://git@127.0.0.1:${started.port}/${appId}.git`;
+      const push = await gitAs('alice', ['push', url, 'HEAD:master'], dir);
+      assert.equal(push.code, 0, push.stderr);
+      assert.deepEqual(pushes, [{ userId: 'alice', appId, before: first, after: next }]);
+      assert.match(push.stderr, /^Deployment dep_1 queued for /m, 'said on plain stderr, after git finished');
+      first = next;
+    } finally {
+      await degraded.stop();
+    }
   });
 });
 

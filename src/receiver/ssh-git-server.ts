@@ -84,7 +84,6 @@ export class GitSshServer {
     const server = new Server({ hostKeys: [hostKey.privateKey], ident: 'slipway' }, (client) =>
       this.onConnection(client),
     );
-    server.on('error', (error: Error) => this.log(`SSH server error: ${error.message}`));
     await new Promise<void>((resolve, reject) => {
       const onError = (error: NodeJS.ErrnoException) => {
         reject(
@@ -97,6 +96,7 @@ export class GitSshServer {
       server.once('error', onError);
       server.listen(this.options.port, this.options.host, () => {
         server.off('error', onError);
+        server.on('error', (error: Error) => this.log(`SSH server error: ${error.message}`));
         resolve();
       });
     });
