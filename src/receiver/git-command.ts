@@ -6,13 +6,7 @@
  * these shapes, with a path that is exactly `<app_id>.git`, is refused before any process or
  * file path is built from it.
  */
-
-/** App ids as the store assigns them: `app_` followed by a UUID. */
-export const APP_ID_PATTERN = /^app_[0-9a-f-]{36}$/;
-
-export function isAppId(value: string): boolean {
-  return APP_ID_PATTERN.test(value);
-}
+import { isAppId } from '../core/names.js';
 
 export type GitService = 'receive-pack' | 'upload-pack';
 

@@ -1,7 +1,7 @@
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import ssh2 from 'ssh2';
-import { publicKeyFingerprint } from './public-key.js';
+import { fingerprintOf } from '../core/ssh-public-key.js';
 
 const { utils } = ssh2;
 
@@ -42,7 +42,7 @@ export async function ensureHostKey(path: string): Promise<HostKey> {
         'Move it away and restart: a new ed25519 key is created when the file is missing.',
     );
   }
-  return { privateKey, fingerprint: publicKeyFingerprint(parsed.getPublicSSH()) };
+  return { privateKey, fingerprint: fingerprintOf(parsed.getPublicSSH()) };
 }
 
 async function readIfPresent(path: string): Promise<Buffer | null> {

@@ -2,7 +2,7 @@ import { access, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises'
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { isAppId } from './git-command.js';
+import { isAppId } from '../core/names.js';
 import {
   POST_RECEIVE_HOOK,
   PRE_RECEIVE_HOOK,

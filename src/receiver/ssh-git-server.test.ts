@@ -29,11 +29,14 @@ const keys = { alice: join(work, 'keys', 'alice'), bob: join(work, 'keys', 'bob'
 const owners = new Map<string, string>(); // fingerprint (as ssh-keygen -lf prints it) -> user id
 const pushes: Push[] = [];
 const authorizeCalls: string[] = [];
+const keysOffered = new Map<string, string>(); // user -> algorithm the server reported
 let failNextPush: string | null = null;
 
 const hooks: ReceiverHooks = {
   async authenticate(key) {
-    return owners.get(key.fingerprint) ?? null;
+    const owner = owners.get(key.fingerprint) ?? null;
+    if (owner) keysOffered.set(owner, key.algorithm);
+    return owner;
   },
   async authorize(userId, app, access) {
     authorizeCalls.push(`${userId} ${access} ${app}`);
@@ -329,6 +332,9 @@ describe('refusals', () => {
     assert.equal(existing.stderr.replaceAll(appId, 'APP'), missing.stderr.replaceAll(unknownAppId, 'APP'));
     assert.deepEqual(pushes, []);
     assert.equal(existsSync(repos.pathFor(unknownAppId)), false, 'no repository is created for a refused request');
+    // bob's RSA key (signed with rsa-sha2-*) and alice's ed25519 key both authenticated.
+    assert.equal(keysOffered.get('bob'), 'ssh-rsa');
+    assert.equal(keysOffered.get('alice'), 'ssh-ed25519');
   });
 
   test('hostile paths and other commands are refused with a message and exit status 1', async () => {

@@ -9,9 +9,9 @@ import {
   USAGE_HINT,
   type GitService,
 } from './git-command.js';
+import { fingerprintOf } from '../core/ssh-public-key.js';
 import { gitEnvironment } from './git-environment.js';
 import { ensureHostKey } from './host-key.js';
-import { publicKeyAlgorithm, publicKeyFingerprint } from './public-key.js';
 import { PushReportListener, type RefUpdate } from './push-report-listener.js';
 import { NODE_BINARY_ENV, PUSH_SOCKET_ENV } from './repo-hooks.js';
 import type { RepoStore } from './repo-store.js';
@@ -138,22 +138,18 @@ export class GitSshServer {
       };
       if (ctx.method !== 'publickey' || ctx.username !== GIT_USER) return refuse();
       const blob = ctx.key.data;
-      const fingerprint = publicKeyFingerprint(blob);
+      const key = utils.parseKey(blob);
+      if (key instanceof Error || Array.isArray(key)) return refuse();
+      const fingerprint = fingerprintOf(blob);
       const lookup = knownKeys.has(fingerprint)
         ? Promise.resolve(knownKeys.get(fingerprint) ?? null)
-        : this.options.hooks.authenticate({
-            algorithm: publicKeyAlgorithm(blob) ?? ctx.key.algo,
-            data: Buffer.from(blob),
-            fingerprint,
-          });
+        : this.options.hooks.authenticate({ algorithm: key.type, data: Buffer.from(blob), fingerprint });
       lookup.then(
         (owner) => {
           knownKeys.set(fingerprint, owner);
           if (!owner) return refuse();
           // Without a signature the client only asks whether this key would do.
           if (!ctx.signature || !ctx.blob) return ctx.accept();
-          const key = utils.parseKey(blob);
-          if (key instanceof Error || Array.isArray(key)) return refuse();
           if (key.verify(ctx.blob, ctx.signature, ctx.hashAlgo) !== true) return refuse();
           userId = owner;
           ctx.accept();
