@@ -1,0 +1,136 @@
+/**
+ * The build phase as argv arrays, one install command per package manager, with the
+ * devDependencies flags, a cache folder inside the build folder, and no shell.
+ *
+ * Lifecycle scripts: every supported manager runs the root package's preinstall, install and
+ * postinstall (in that order, once each) as part of its install command — verified with npm
+ * 11.6.1, pnpm 10.34.9, Yarn 1.22.22, Yarn 4.18.1 and Bun 1.3.1 — so no separate step runs them.
+ */
+import type { PlanCommand } from '../plan.js';
+import type { PackageManagerChoice } from './detect-package-manager.js';
+import { devFlagsFor } from './dev-dependencies.js';
+
+/** Cache folders, relative to the build folder (see cacheDirs in the plan). */
+export const CACHE_DIRS = {
+  npm: '.slipway-cache/npm',
+  pnpm: '.slipway-cache/pnpm-store',
+  yarn1: '.slipway-cache/yarn',
+  berry: '.slipway-cache/yarn-berry',
+  bun: '.slipway-cache/bun',
+} as const;
+
+export interface InstallInput {
+  choice: PackageManagerChoice;
+  installDevDependencies: boolean;
+  /** Major version of the Yarn berry release (for `workspaces focus`). */
+  berryMajor?: number;
+  /** The project's .yarnrc.yml, to respect its cache and plugin settings. */
+  projectYarnrcYml?: string;
+  /** Extra variables for the install command (for example YARN_RC_FILENAME). */
+  installEnv: Record<string, string>;
+}
+
+export interface InstallPlan {
+  build: PlanCommand[];
+  cacheDirs: string[];
+  notes: string[];
+  warnings: string[];
+}
+
+const QUIET_NPM = { npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
+
+/** Yarn berry keeps `workspaces focus` in the workspace-tools plugin before Yarn 4. */
+function berryHasWorkspaceTools(major: number, yarnrc: string | undefined): boolean {
+  return major >= 4 || (yarnrc !== undefined && /plugin-workspace-tools|workspace-tools/.test(yarnrc));
+}
+
+/** A project with its own cache settings (zero-installs commit .yarn/cache) keeps them. */
+function berryOwnsCache(yarnrc: string | undefined): boolean {
+  return yarnrc !== undefined && /^\s*(cacheFolder|enableGlobalCache)\s*:/m.test(yarnrc);
+}
+
+export function installPlan(input: InstallInput): InstallPlan {
+  const { choice, installDevDependencies: dev, installEnv } = input;
+  const notes: string[] = [];
+  const warnings: string[] = [];
+  const flags = devFlagsFor(choice.manager, dev);
+  const devWord = dev ? 'with devDependencies' : 'without devDependencies';
+
+  switch (choice.manager) {
+    case 'npm':
+      return {
+        build: [{ label: `npm ${choice.npmCommand} (${devWord})`, argv: ['npm', choice.npmCommand, ...flags], env: { ...QUIET_NPM, npm_config_cache: CACHE_DIRS.npm, ...installEnv } }],
+        cacheDirs: [CACHE_DIRS.npm],
+        notes,
+        warnings,
+      };
+    case 'pnpm':
+      return {
+        build: [
+          {
+            label: `pnpm install (${devWord})`,
+            // Not frozen: like `npm install`, a lockfile that lags package.json is updated, not fatal.
+            argv: ['pnpm', 'install', ...flags, '--no-frozen-lockfile'],
+            env: { npm_config_update_notifier: 'false', npm_config_store_dir: CACHE_DIRS.pnpm, ...installEnv },
+          },
+        ],
+        cacheDirs: [CACHE_DIRS.pnpm],
+        notes,
+        warnings,
+      };
+    case 'yarn1':
+      return {
+        build: [{ label: `yarn install (Yarn 1, ${devWord})`, argv: ['yarn', 'install', ...flags, '--non-interactive'], env: { YARN_CACHE_FOLDER: CACHE_DIRS.yarn1, ...installEnv } }],
+        cacheDirs: [CACHE_DIRS.yarn1],
+        notes,
+        warnings,
+      };
+    case 'yarn-berry': {
+      const major = input.berryMajor ?? 4;
+      const env: Record<string, string> = { YARN_ENABLE_TELEMETRY: '0', YARN_ENABLE_IMMUTABLE_INSTALLS: 'false', YARN_ENABLE_PROGRESS_BARS: 'false', ...installEnv };
+      const cacheDirs: string[] = [];
+      if (berryOwnsCache(input.projectYarnrcYml)) {
+        notes.push("Yarn berry keeps the project's own cache settings from .yarnrc.yml (cacheFolder/enableGlobalCache).");
+      } else {
+        env.YARN_ENABLE_GLOBAL_CACHE = 'false';
+        env.YARN_CACHE_FOLDER = CACHE_DIRS.berry;
+        cacheDirs.push(CACHE_DIRS.berry);
+      }
+      if (dev) return { build: [{ label: `yarn install (Yarn ${major}, ${devWord})`, argv: ['yarn', 'install'], env }], cacheDirs, notes, warnings };
+      if (berryHasWorkspaceTools(major, input.projectYarnrcYml)) {
+        notes.push('Yarn berry has no production install: `yarn workspaces focus --all --production` installs dependencies without devDependencies.');
+        return { build: [{ label: `yarn workspaces focus --all --production (Yarn ${major}, ${devWord})`, argv: ['yarn', 'workspaces', 'focus', '--all', '--production'], env }], cacheDirs, notes, warnings };
+      }
+      warnings.push(
+        `devDependencies are installed anyway: Yarn ${major} skips them only with \`yarn workspaces focus --production\` from the workspace-tools plugin, which this project does not have. ` +
+          'Run `yarn plugin import workspace-tools` and commit .yarnrc.yml and .yarn/plugins, or move to Yarn 4 (built in).',
+      );
+      return { build: [{ label: `yarn install (Yarn ${major}, with devDependencies)`, argv: ['yarn', 'install'], env }], cacheDirs, notes, warnings };
+    }
+    case 'bun':
+      if (!dev) notes.push('bun install --production also refuses a bun.lock that does not match package.json (frozen lockfile).');
+      return {
+        build: [{ label: `bun install (${devWord})`, argv: ['bun', 'install', ...flags], env: { BUN_INSTALL_CACHE_DIR: CACHE_DIRS.bun, ...installEnv } }],
+        cacheDirs: [CACHE_DIRS.bun],
+        notes,
+        warnings,
+      };
+    case 'custom':
+      notes.push(
+        'CC_CUSTOM_BUILD_TOOL runs as the whole install step (through bash: it is the app owner\'s own command, run in the app\'s own build sandbox); ' +
+          'it decides about devDependencies and lifecycle scripts itself. npm\'s and Yarn\'s caches point into the kept cache folders.',
+      );
+      return {
+        build: [
+          {
+            label: 'CC_CUSTOM_BUILD_TOOL',
+            argv: ['bash', '-c', choice.customCommand ?? ''],
+            env: { ...QUIET_NPM, npm_config_cache: CACHE_DIRS.npm, YARN_CACHE_FOLDER: CACHE_DIRS.yarn1, ...installEnv },
+          },
+        ],
+        cacheDirs: [CACHE_DIRS.npm, CACHE_DIRS.yarn1],
+        notes,
+        warnings,
+      };
+  }
+}

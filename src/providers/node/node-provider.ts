@@ -1,0 +1,169 @@
+/**
+ * The `node` provider: turns a Node.js/Bun source folder and its environment into a build plan
+ * (SPEC §2.2, §2.3, §4.4, §5, §7, §9). Each decision lives in its own module; this file reads
+ * the project once and puts the decisions together, in the order the deploy log prints them.
+ */
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { PlanError, type BuildPlan, type PlanContext, type Provider } from '../plan.js';
+import { npmConfiguredRegistry } from './default-registry.js';
+import { choosePackageManager, type PackageManager } from './detect-package-manager.js';
+import { decideDevDependencies } from './dev-dependencies.js';
+import { hygieneWarnings } from './hygiene.js';
+import { installPlan } from './install-commands.js';
+import { parseMiseTools, type MiseTools } from './mise.js';
+import { parsePackageManagerField } from './package-manager-field.js';
+import { readProjectFiles } from './project-files.js';
+import { readPackageJson } from './read-package-json.js';
+import { registryAuth } from './registry-auth.js';
+import { resolveToolVersions } from './resolve-tool-versions.js';
+import { startPlan } from './start-command.js';
+
+export interface NodeProviderOptions {
+  /**
+   * The default registry URL (npm's configuration), used to scope NPM_TOKEN/CC_NPM_BASIC_AUTH
+   * when CC_NPM_REGISTRY is not set. Asked only then. Defaults to `npm config get registry`.
+   * A `npm_config_registry` variable in the app's environment takes precedence, as it does for npm.
+   */
+  defaultRegistry?: () => Promise<string> | string;
+}
+
+const MANAGER_NAMES: Record<PackageManager, string> = {
+  npm: 'npm',
+  pnpm: 'pnpm',
+  yarn1: 'Yarn 1',
+  'yarn-berry': 'Yarn berry',
+  bun: 'Bun',
+  custom: 'custom (CC_CUSTOM_BUILD_TOOL)',
+};
+
+function isTrue(value: string | undefined): boolean {
+  return value !== undefined && /^(1|true|yes|on)$/i.test(value.trim());
+}
+
+/** CC_MISE_FILE_PATH must name a file inside the source folder. */
+function safeMisePath(value: string): string {
+  const normal = path.posix.normalize(value.trim().replace(/\\/g, '/'));
+  if (normal === '' || normal === '.' || normal.startsWith('/') || normal === '..' || normal.startsWith('../') || normal.includes('\0')) {
+    throw new PlanError(`CC_MISE_FILE_PATH is "${value}", which is not a path inside the repository.`, 'Set it to a relative path such as config/mise.toml, or remove it.');
+  }
+  return normal;
+}
+
+export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
+  return {
+    name: 'node',
+
+    async detect(sourceDir: string): Promise<boolean> {
+      try {
+        return (await stat(path.join(sourceDir, 'package.json'))).isFile();
+      } catch {
+        return false;
+      }
+    },
+
+    async plan(context: PlanContext): Promise<BuildPlan> {
+      const { env, sourceDir } = context;
+      const pkg = await readPackageJson(sourceDir);
+      const declared = parsePackageManagerField(pkg.packageManager);
+      const miseDisabled = isTrue(env.CC_DISABLE_MISE);
+      const miseOverride = env.CC_MISE_FILE_PATH?.trim() ? safeMisePath(env.CC_MISE_FILE_PATH) : undefined;
+      const files = await readProjectFiles(sourceDir, miseOverride);
+
+      const notes: string[] = [];
+      const warnings: string[] = [];
+
+      const choice = choosePackageManager({
+        buildTool: env.CC_NODE_BUILD_TOOL,
+        customBuildTool: env.CC_CUSTOM_BUILD_TOOL,
+        lockfiles: files.lockfiles,
+        yarnLockHead: files.yarnLockHead,
+        declared,
+      });
+      notes.push(`Package manager: ${MANAGER_NAMES[choice.manager]}, because ${choice.reason}.`, ...choice.notes);
+      warnings.push(...choice.warnings);
+
+      const dev = decideDevDependencies(env);
+      notes.push(`devDependencies: ${dev.install ? 'installed' : 'not installed'} (${dev.reason}; SPEC §4.4 rule 5).`);
+      if (env.NODE_ENV === undefined) {
+        warnings.push('NODE_ENV is not set: set NODE_ENV=production (SPEC §2.2). Until then devDependencies are installed and most frameworks run in development mode.');
+      }
+
+      let mise: MiseTools | undefined;
+      if (miseDisabled) {
+        if (files.mise) notes.push(`${files.mise.path} is not read: CC_DISABLE_MISE is set.`);
+      } else if (files.mise) {
+        mise = parseMiseTools(files.mise.text, files.mise.path);
+        warnings.push(...mise.warnings);
+      } else if (miseOverride) {
+        throw new PlanError(`CC_MISE_FILE_PATH is "${miseOverride}", but there is no such file in the repository.`, 'Fix the path or remove CC_MISE_FILE_PATH.');
+      }
+
+      const versions = await resolveToolVersions({
+        manager: choice.manager,
+        engines: pkg.engines,
+        declared,
+        env,
+        mise,
+        miseFile: files.mise?.path,
+        catalog: context.catalog,
+      });
+      notes.push(...versions.notes);
+
+      const auth = await registryAuth({
+        env,
+        manager: choice.manager,
+        projectNpmrc: files.npmrc,
+        projectYarnrcYml: files.yarnrcYml,
+        defaultRegistry: async () => env.npm_config_registry ?? env.NPM_CONFIG_REGISTRY ?? (options.defaultRegistry ? await options.defaultRegistry() : await npmConfiguredRegistry()),
+      });
+
+      const yarn = versions.toolchain.find((t) => t.name === 'yarn');
+      const install = installPlan({
+        choice,
+        installDevDependencies: dev.install,
+        berryMajor: yarn ? Number(yarn.version.split('.')[0]) : undefined,
+        projectYarnrcYml: files.yarnrcYml,
+        installEnv: auth.installEnv,
+      });
+      notes.push(...install.notes);
+      warnings.push(...install.warnings);
+
+      const lifecycle = ['preinstall', 'install', 'postinstall'].filter((s) => pkg.scripts[s] !== undefined);
+      if (lifecycle.length > 0 && choice.manager !== 'custom') {
+        notes.push(`Build scripts ${lifecycle.join(', ')}: run once each by the install command itself, in that order.`);
+      }
+      if (pkg.scripts.build !== undefined) {
+        notes.push('scripts.build is not run: slipway runs the scripts SPEC §2.3 lists (preinstall, install, postinstall; prestart, start, poststart). Call the build from postinstall if the app needs it.');
+      }
+
+      const start = startPlan({ manager: choice.manager, scripts: pkg.scripts, main: pkg.main, runCommand: env.CC_RUN_COMMAND, startCandidates: files.startCandidates });
+      notes.push(...start.notes);
+      warnings.push(...start.warnings);
+      notes.push(...auth.notes);
+
+      if (mise?.deno) notes.push(`Deno from ${files.mise?.path ?? 'mise.toml'} is on PATH at build and run.`);
+      if (install.cacheDirs.length > 0) {
+        notes.push(`Package cache kept between builds of this app: ${install.cacheDirs.join(', ')} (discarded when the Node.js major changes).`);
+      }
+
+      warnings.push(...hygieneWarnings({ gitignore: files.gitignore, nodeModulesCommitted: files.nodeModulesCommitted }));
+
+      return {
+        provider: 'node',
+        toolchain: versions.toolchain,
+        env: { npm_config_update_notifier: 'false' },
+        files: auth.files,
+        build: install.build,
+        beforeStart: start.beforeStart,
+        start: start.start,
+        cacheDirs: install.cacheDirs,
+        warnings,
+        notes,
+      };
+    },
+  };
+}
+
+/** The provider with npm's configured registry as the default registry. */
+export const nodeProvider: Provider = makeNodeProvider();
