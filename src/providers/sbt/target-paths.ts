@@ -20,7 +20,8 @@ export interface TargetVariables {
 export function checkTargetDir(value: string | undefined): string {
   if (value === undefined || value.trim() === '') return '';
   try {
-    return checkRelativePath('CC_SBT_TARGET_DIR', value.trim());
+    // Only spaces are trimmed: a control character (a pasted newline) is refused by the check.
+    return checkRelativePath('CC_SBT_TARGET_DIR', value.replace(/^ +| +$/g, ''));
   } catch (error) {
     const e = error as Error & { hint?: string };
     throw new PlanError(e.message, `${e.hint ?? ''} CC_SBT_TARGET_DIR names the module folder, e.g. "web" for web/target/universal/stage/bin.`.trim());
@@ -30,7 +31,7 @@ export function checkTargetDir(value: string | undefined): string {
 /** A file name only: the binary sits directly in the stage bin folder. */
 export function checkTargetBin(value: string | undefined): string | undefined {
   if (value === undefined || value.trim() === '') return undefined;
-  const bin = value.trim();
+  const bin = value.replace(/^ +| +$/g, '');
   if (bin === '.' || bin === '..' || bin.includes('/') || bin.includes('\\') || /[\0-\x1f]/.test(bin) || bin.length > 255) {
     throw new PlanError(
       `CC_SBT_TARGET_BIN=${JSON.stringify(value)} is not a file name.`,
