@@ -3,7 +3,9 @@
  * and through the NginxRouter (1 thread, 32 connections, a few seconds each).
  *
  *   node --import tsx bench/router.ts        # table + one JSON line
- *   SLIPWAY_BENCH_SECONDS=10 node --import tsx bench/router.ts
+ *   SLIPWAY_BENCH_SECONDS=5 SLIPWAY_BENCH_ROUNDS=5 node --import tsx bench/router.ts
+ *
+ * Direct and routed runs alternate (default 3 rounds of 3 s each) and medians are reported.
  *
  * GUIDE.md's reference: nginx with upstream keep-alive reaches 0.53-0.59 of direct.
  */
@@ -22,10 +24,13 @@ export interface WrkResult {
 }
 
 export interface RouterBenchResult {
+  /** Median over the rounds, by requests per second. */
   direct: WrkResult;
   routed: WrkResult;
-  /** routed / direct requests per second. */
+  /** routed / direct requests per second (of the medians). */
   ratio: number;
+  /** Each round's ratio: their spread shows how noisy the machine was. */
+  roundRatios: number[];
 }
 
 const HOST = "bench.test";
@@ -94,8 +99,18 @@ function startUpstream(): Promise<{ child: ChildProcess; port: number }> {
   });
 }
 
-export async function benchRouter(options: { seconds?: number } = {}): Promise<RouterBenchResult> {
-  const seconds = options.seconds ?? Number(process.env.SLIPWAY_BENCH_SECONDS ?? 5);
+function median(results: WrkResult[]): WrkResult {
+  const sorted = [...results].sort((x, y) => x.requestsPerSecond - y.requestsPerSecond);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+/**
+ * Direct and routed runs alternate for a few rounds and the medians are compared, so a
+ * burst of other work on the machine skews one round rather than the whole answer.
+ */
+export async function benchRouter(options: { seconds?: number; rounds?: number } = {}): Promise<RouterBenchResult> {
+  const seconds = options.seconds ?? Number(process.env.SLIPWAY_BENCH_SECONDS ?? 3);
+  const rounds = options.rounds ?? Number(process.env.SLIPWAY_BENCH_ROUNDS ?? 3);
   const workDir = await mkdtemp(join(tmpdir(), "slipway-bench-router-"));
   const upstream = await startUpstream();
   const routerPort = await freePort();
@@ -107,10 +122,17 @@ export async function benchRouter(options: { seconds?: number } = {}): Promise<R
     const routedUrl = `http://127.0.0.1:${routerPort}/`;
     // Warm both paths (JIT, keep-alive pools) before measuring.
     await runWrk(directUrl, 1);
-    const direct = await runWrk(directUrl, seconds);
     await runWrk(routedUrl, 1);
-    const routed = await runWrk(routedUrl, seconds);
-    return { direct, routed, ratio: Number((routed.requestsPerSecond / direct.requestsPerSecond).toFixed(3)) };
+    const directRuns: WrkResult[] = [];
+    const routedRuns: WrkResult[] = [];
+    for (let round = 0; round < rounds; round++) {
+      directRuns.push(await runWrk(directUrl, seconds));
+      routedRuns.push(await runWrk(routedUrl, seconds));
+    }
+    const direct = median(directRuns);
+    const routed = median(routedRuns);
+    const ratioOf = (r: WrkResult, d: WrkResult) => Number((r.requestsPerSecond / d.requestsPerSecond).toFixed(3));
+    return { direct, routed, ratio: ratioOf(routed, direct), roundRatios: routedRuns.map((r, i) => ratioOf(r, directRuns[i]!)) };
   } finally {
     await router.stop().catch(() => undefined);
     upstream.child.removeAllListeners("exit");
@@ -128,6 +150,6 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   console.log(`${"path".padEnd(8)} ${"req/s".padStart(10)} ${"p50 ms".padStart(9)} ${"p99 ms".padStart(9)}`);
   console.log(row("direct", result.direct));
   console.log(row("router", result.routed));
-  console.log(`ratio (router/direct): ${result.ratio}`);
+  console.log(`ratio (router/direct): ${result.ratio}  (per round: ${result.roundRatios.join(", ")})`);
   console.log(JSON.stringify({ bench: "router", engine: "nginx", ...result }));
 }
