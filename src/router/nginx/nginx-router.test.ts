@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { NginxRouter } from "./nginx-router.js";
 import type { RoutingTable, Upstream } from "../router.js";
-import { processTitle } from "./proc.js";
+import { childPids, processTitle } from "./proc.js";
+import { spawn } from "node:child_process";
 
 interface TestUpstream extends Upstream {
   name: string;
@@ -338,6 +339,36 @@ describe("NginxRouter lifecycle", () => {
     } finally {
       await router.stop();
       blocker.close();
+      await rm(workDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("NginxRouter when slipway dies", () => {
+  test("nginx does not outlive a SIGKILLed parent process", async () => {
+    const workDir = await mkdtemp(join(tmpdir(), "slipway-router-"));
+    const port = await freePort("127.0.0.1");
+    const moduleUrl = new URL("./nginx-router.ts", import.meta.url).href;
+    const script =
+      `import { NginxRouter } from ${JSON.stringify(moduleUrl)};` +
+      `const router = new NginxRouter({ listenHost: "127.0.0.1", port: ${port}, workDir: ${JSON.stringify(workDir)} });` +
+      `await router.start(); process.stdout.write("started\\n"); setInterval(() => {}, 1000);`;
+    const parent = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "inherit"] });
+    try {
+      await new Promise<void>((ok, fail) => {
+        parent.stdout!.on("data", (data: Buffer) => data.toString().includes("started") && ok());
+        parent.once("exit", (code) => fail(new Error(`router parent exited early with ${code}`)));
+      });
+      const master = Number((await readFile(join(workDir, "nginx.pid"), "utf8")).trim());
+      const workers = childPids(master);
+      assert.ok(workers.length > 0, "nginx has workers");
+      parent.kill("SIGKILL");
+      const deadline = Date.now() + 5000;
+      while (Date.now() < deadline && [master, ...workers].some((pid) => processTitle(pid) !== undefined)) await sleep(50);
+      assert.deepEqual([master, ...workers].filter((pid) => processTitle(pid) !== undefined), [], "master and workers are gone");
+      await assert.rejects(get(port, "any.test"), /ECONNREFUSED/);
+    } finally {
+      parent.kill("SIGKILL");
       await rm(workDir, { recursive: true, force: true });
     }
   });
