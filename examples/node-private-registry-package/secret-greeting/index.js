@@ -1,0 +1,1 @@
+exports.greeting = 'hello from the private registry';
