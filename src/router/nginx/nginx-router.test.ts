@@ -344,6 +344,17 @@ describe("NginxRouter lifecycle", () => {
   });
 });
 
+test("start() names the missing nginx binary and the package to install", async () => {
+  const workDir = await mkdtemp(join(tmpdir(), "slipway-router-"));
+  const router = new NginxRouter({ listenHost: "127.0.0.1", port: await freePort("127.0.0.1"), workDir, nginxBinary: "/nonexistent/nginx" });
+  try {
+    await assert.rejects(router.start(), /nginx is not installed or not found \(tried "\/nonexistent\/nginx"\)\. Install the Debian package nginx-light/);
+  } finally {
+    await router.stop();
+    await rm(workDir, { recursive: true, force: true });
+  }
+});
+
 describe("NginxRouter when slipway dies", () => {
   test("nginx does not outlive a SIGKILLed parent process", async () => {
     const workDir = await mkdtemp(join(tmpdir(), "slipway-router-"));

@@ -10,6 +10,7 @@
  * accepting.
  */
 import { spawn, execFile, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { chmod, mkdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -63,7 +64,7 @@ export class NginxRouter implements Router {
     this.listenHost = validateIPv4(options.listenHost, "Router listen address");
     this.port = validatePort(options.port, "Router port");
     this.workDir = validateWorkDir(resolve(options.workDir));
-    this.nginxBinary = options.nginxBinary ?? "nginx";
+    this.nginxBinary = options.nginxBinary ?? defaultNginxBinary();
     this.drainTimeoutSeconds = options.drainTimeoutSeconds ?? 60;
     this.readyTimeoutMs = options.readyTimeoutMs ?? 15_000;
     this.workerUser = options.workerUser;
@@ -99,7 +100,8 @@ export class NginxRouter implements Router {
     child.stderr!.on("data", (chunk: string) => (this.stderrTail = (this.stderrTail + chunk).slice(-4000)));
     this.exited = new Promise<Exit>((resolveExit) => {
       child.on("error", (error) => {
-        this.stderrTail += `\n${error.message}`;
+        const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
+        this.stderrTail += missing ? `\n${file} was not found: it comes with the Debian package util-linux.` : `\n${error.message}`;
         this.exit = { code: -1, signal: null };
         resolveExit(this.exit);
       });
@@ -193,6 +195,13 @@ export class NginxRouter implements Router {
     const candidate = `${this.paths.config}.next`;
     await writeFile(candidate, text, { mode: 0o644 });
     const check = await run(nginxTestArgv({ ...this.command(), configPath: candidate }));
+    if (check.missing) {
+      await unlink(candidate).catch(() => undefined);
+      throw new Error(
+        `nginx is not installed or not found (tried "${this.nginxBinary}"). Install the Debian package nginx-light ` +
+          "(apt-get install -y nginx-light) or pass nginxBinary with the full path.",
+      );
+    }
     if (check.code !== 0) {
       await unlink(candidate).catch(() => undefined);
       throw new Error(
@@ -296,12 +305,21 @@ async function systemUserExists(name: string): Promise<boolean> {
   return passwd.split("\n").some((line) => line.startsWith(`${name}:`));
 }
 
-function run(argv: string[]): Promise<{ code: number; output: string }> {
+/** Debian installs nginx in /usr/sbin, which is not on every user's PATH. */
+function defaultNginxBinary(): string {
+  return existsSync("/usr/sbin/nginx") ? "/usr/sbin/nginx" : "nginx";
+}
+
+function run(argv: string[]): Promise<{ code: number; output: string; missing: boolean }> {
   const [file, ...args] = argv;
   return new Promise((resolveRun) => {
     execFile(file!, args, { timeout: 20_000 }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
-      resolveRun({ code, output: `${stdout}${stderr}${error && typeof error.code !== "number" ? error.message : ""}` });
+      resolveRun({
+        code,
+        missing: error?.code === "ENOENT",
+        output: `${stdout}${stderr}${error && typeof error.code !== "number" ? error.message : ""}`,
+      });
     });
   });
 }
