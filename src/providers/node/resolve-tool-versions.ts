@@ -70,7 +70,7 @@ export async function resolveToolVersions(input: ToolVersionInput): Promise<Tool
     nodeRequest = { request: DEFAULT_NODE_VERSION, reason: 'default Node.js version' };
   }
   const node = await resolve('node', nodeRequest);
-  if (manager === 'bun') node.reason += ' (for scripts and tools that call node; Bun runs the app)';
+  if (manager === 'bun') node.reason += '; for scripts and tools that call node, Bun runs the app';
   const toolchain: ToolRequest[] = [node];
 
   // npm: every Node install carries one, as Node's own installers do.

@@ -1,0 +1,239 @@
+/**
+ * The build plan of every example app, written out by hand from SPEC (§2.2, §2.3, §4.4, §5, §9)
+ * and compared in full: a change in any decision shows up here as a readable difference.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { BuildPlan, PlanCommand } from '../plan.js';
+import { examplePath, exampleEnv, planFor } from './test-fixtures.js';
+
+const NODE_DEFAULT = { name: 'node', version: '24.11.0', reason: 'default Node.js version' };
+const NPM_DEFAULT = { name: 'npm', version: '11.6.1', reason: 'npm shipped with Node.js 24.11.0' };
+const SYSTEM_YARN = { name: 'yarn', version: '1.22.22', reason: 'system Yarn' };
+const QUIET_NPM = { npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
+const NODE_ENV_WARNING =
+  'NODE_ENV is not set: set NODE_ENV=production (SPEC §2.2). Until then devDependencies are installed and most frameworks run in development mode.';
+const NPM_START: PlanCommand = { label: 'start script', argv: ['npm', 'run', 'start'], env: { npm_config_script_shell: 'bash' } };
+
+function npmInstall(dev: boolean, command: 'install' | 'ci' = 'install'): PlanCommand {
+  return {
+    label: `npm ${command} (${dev ? 'with' : 'without'} devDependencies)`,
+    argv: ['npm', command, dev ? '--include=dev' : '--omit=dev'],
+    env: { ...QUIET_NPM, npm_config_cache: '.slipway-cache/npm' },
+  };
+}
+
+/** The parts of a plan that decide what runs; notes are checked separately where they matter. */
+function core(plan: BuildPlan) {
+  const { notes: _notes, ...rest } = plan;
+  return rest;
+}
+
+async function examplePlan(name: string, variant?: number): Promise<BuildPlan> {
+  return planFor(examplePath(name), await exampleEnv(name, variant));
+}
+
+describe('build plans of the example apps', () => {
+  it('node-npm: npm install with devDependencies (NODE_ENV unset), prestart run by npm around start', async () => {
+    const plan = await examplePlan('node-npm');
+    assert.deepEqual(core(plan), {
+      provider: 'node',
+      toolchain: [NODE_DEFAULT, NPM_DEFAULT, SYSTEM_YARN],
+      env: { npm_config_update_notifier: 'false' },
+      files: [],
+      build: [npmInstall(true)],
+      beforeStart: [],
+      start: NPM_START,
+      cacheDirs: ['.slipway-cache/npm'],
+      warnings: [NODE_ENV_WARNING],
+    });
+    assert.ok(plan.notes.includes('Package manager: npm, because package-lock.json is present: npm install (the default).'));
+    assert.ok(plan.notes.includes('Build scripts preinstall, install, postinstall: run once each by the install command itself, in that order.'));
+    assert.ok(plan.notes.includes('Start command: scripts.start through `npm run start`, which runs prestart before it.'));
+  });
+
+  it('node-npm-ci: npm ci without devDependencies (NODE_ENV=production)', async () => {
+    const plan = await examplePlan('node-npm-ci');
+    assert.deepEqual(core(plan), {
+      provider: 'node',
+      toolchain: [NODE_DEFAULT, NPM_DEFAULT, SYSTEM_YARN],
+      env: { npm_config_update_notifier: 'false' },
+      files: [],
+      build: [npmInstall(false, 'ci')],
+      beforeStart: [],
+      start: NPM_START,
+      cacheDirs: ['.slipway-cache/npm'],
+      warnings: [],
+    });
+  });
+
+  it('node-pnpm: pnpm pinned by packageManager, --prod explicit', async () => {
+    const plan = await examplePlan('node-pnpm');
+    assert.deepEqual(core(plan), {
+      provider: 'node',
+      toolchain: [NODE_DEFAULT, NPM_DEFAULT, { name: 'pnpm', version: '10.34.9', reason: '"packageManager": "pnpm@10.34.9" in package.json' }, SYSTEM_YARN],
+      env: { npm_config_update_notifier: 'false' },
+      files: [],
+      build: [
+        {
+          label: 'pnpm install (without devDependencies)',
+          argv: ['pnpm', 'install', '--prod', '--no-frozen-lockfile'],
+          env: { npm_config_update_notifier: 'false', npm_config_store_dir: '.slipway-cache/pnpm-store' },
+        },
+      ],
+      beforeStart: [],
+      start: { label: 'start script', argv: ['pnpm', 'run', 'start'], env: { npm_config_script_shell: 'bash' } },
+      cacheDirs: ['.slipway-cache/pnpm-store'],
+      warnings: [],
+    });
+  });
+
+  it('node-yarn-berry: Yarn 4 from packageManager, production install through workspaces focus, prestart before start', async () => {
+    const plan = await examplePlan('node-yarn-berry');
+    assert.deepEqual(core(plan), {
+      provider: 'node',
+      toolchain: [NODE_DEFAULT, NPM_DEFAULT, { name: 'yarn', version: '4.18.1', reason: '"packageManager": "yarn@4.18.1" in package.json' }],
+      env: { npm_config_update_notifier: 'false' },
+      files: [],
+      build: [
+        {
+          label: 'yarn workspaces focus --all --production (Yarn 4, without devDependencies)',
+          argv: ['yarn', 'workspaces', 'focus', '--all', '--production'],
+          env: {
+            YARN_ENABLE_TELEMETRY: '0',
+            YARN_ENABLE_IMMUTABLE_INSTALLS: 'false',
+            YARN_ENABLE_PROGRESS_BARS: 'false',
+            YARN_ENABLE_GLOBAL_CACHE: 'false',
+            YARN_CACHE_FOLDER: '.slipway-cache/yarn-berry',
+          },
+        },
+      ],
+      beforeStart: [{ label: 'prestart script', argv: ['yarn', 'run', 'prestart'] }],
+      start: { label: 'start script', argv: ['yarn', 'run', 'start'] },
+      cacheDirs: ['.slipway-cache/yarn-berry'],
+      warnings: [],
+    });
+  });
+
+  it('node-yarn1: the system Yarn 1.22.22 with a deprecation warning', async () => {
+    const plan = await examplePlan('node-yarn1');
+    assert.deepEqual(core(plan), {
+      provider: 'node',
+      toolchain: [NODE_DEFAULT, NPM_DEFAULT, SYSTEM_YARN],
+      env: { npm_config_update_notifier: 'false' },
+      files: [],
+      build: [{ label: 'yarn install (Yarn 1, with devDependencies)', argv: ['yarn', 'install', '--production=false', '--non-interactive'], env: { YARN_CACHE_FOLDER: '.slipway-cache/yarn' } }],
+      beforeStart: [],
+      start: { label: 'start script', argv: ['yarn', 'run', 'start'], env: { npm_config_script_shell: 'bash' } },
+      cacheDirs: ['.slipway-cache/yarn'],
+      warnings: [
+        'Yarn 1.x is deprecated (it gets no more updates). Move to Yarn 4: run `yarn set version stable` and `yarn install` locally, commit package.json (its "packageManager" field) and the new yarn.lock.',
+        NODE_ENV_WARNING,
+      ],
+    });
+  });
+
+  it('node-bun: Bun 1.3.1 installs with --production and runs the start script', async () => {
+    const plan = await examplePlan('node-bun');
+    assert.deepEqual(core(plan), {
+      provider: 'node',
+      toolchain: [
+        { ...NODE_DEFAULT, reason: 'default Node.js version; for scripts and tools that call node, Bun runs the app' },
+        NPM_DEFAULT,
+        SYSTEM_YARN,
+        { name: 'bun', version: '1.3.1', reason: 'default Bun version' },
+      ],
+      env: { npm_config_update_notifier: 'false' },
+      files: [],
+      build: [{ label: 'bun install (without devDependencies)', argv: ['bun', 'install', '--production'], env: { BUN_INSTALL_CACHE_DIR: '.slipway-cache/bun' } }],
+      beforeStart: [],
+      start: { label: 'start script', argv: ['bun', 'run', 'start'] },
+      cacheDirs: ['.slipway-cache/bun'],
+      warnings: [],
+    });
+  });
+
+  it('node-custom: CC_CUSTOM_BUILD_TOOL as the install step', async () => {
+    const plan = await examplePlan('node-custom');
+    assert.deepEqual(plan.build, [
+      {
+        label: 'CC_CUSTOM_BUILD_TOOL',
+        argv: ['bash', '-c', 'npm install && npm run generate'],
+        env: { ...QUIET_NPM, npm_config_cache: '.slipway-cache/npm', YARN_CACHE_FOLDER: '.slipway-cache/yarn' },
+      },
+    ]);
+    assert.deepEqual(plan.start, NPM_START);
+    assert.deepEqual(plan.toolchain, [NODE_DEFAULT, NPM_DEFAULT, SYSTEM_YARN]);
+  });
+
+  it('node-engines-pin: engines.node "22.x" wins over CC_NODE_VERSION=20, with an older npm line kept at 11.6.1', async () => {
+    const plan = await examplePlan('node-engines-pin');
+    assert.deepEqual(plan.toolchain, [
+      { name: 'node', version: '22.21.1', reason: 'engines.node "22.x" in package.json' },
+      { name: 'npm', version: '11.6.1', reason: 'default npm version' },
+      SYSTEM_YARN,
+    ]);
+    assert.ok(plan.notes.includes('CC_NODE_VERSION=20 is not used: engines.node in package.json takes priority (SPEC §9).'));
+    assert.deepEqual(plan.build, [npmInstall(false)]);
+  });
+
+  it('node-version-minor: CC_NODE_VERSION=22.11 picks the newest 22.11.x', async () => {
+    const plan = await examplePlan('node-version-minor');
+    assert.deepEqual(plan.toolchain[0], { name: 'node', version: '22.11.0', reason: 'CC_NODE_VERSION=22.11' });
+    assert.deepEqual(plan.toolchain[1], { name: 'npm', version: '11.6.1', reason: 'default npm version' });
+  });
+
+  it('node-dev-deps: every row of SPEC §4.4 rule 5', async () => {
+    const expected = [true, false, false, true];
+    for (const [variant, dev] of expected.entries()) {
+      const plan = await examplePlan('node-dev-deps', variant);
+      assert.deepEqual(plan.build, [npmInstall(dev)], `variant ${variant}`);
+    }
+  });
+
+  it('node-private-registry: NPM_TOKEN and CC_NPM_REGISTRY give a secret .npmrc scoped to that host', async () => {
+    const plan = await planFor(examplePath('node-private-registry'), { NPM_TOKEN: 'tok-123', CC_NPM_REGISTRY: '127.0.0.1:4873', NODE_ENV: 'production' });
+    assert.deepEqual(plan.files, [
+      {
+        path: '.npmrc',
+        secret: true,
+        content:
+          '# Registry credentials added by slipway for the build (SPEC §5); removed before the app starts.\n' +
+          'registry=https://127.0.0.1:4873/\n' +
+          '//127.0.0.1:4873/:_authToken=tok-123\n',
+      },
+    ]);
+    assert.deepEqual(plan.build, [npmInstall(false)]);
+  });
+
+  it('node-deno-mise: Deno from mise.toml at an exact version, started by the start script', async () => {
+    const plan = await examplePlan('node-deno-mise');
+    assert.deepEqual(plan.toolchain, [NODE_DEFAULT, NPM_DEFAULT, SYSTEM_YARN, { name: 'deno', version: '2.9.6', reason: 'deno = "2" in mise.toml' }]);
+    assert.deepEqual(plan.start, NPM_START);
+    assert.deepEqual(plan.warnings, []);
+  });
+
+  it('node-main-without-start: the main file runs with node', async () => {
+    const plan = await examplePlan('node-main-without-start');
+    assert.deepEqual(plan.start, { label: 'node server.js', argv: ['node', './server.js'] });
+    assert.deepEqual(plan.beforeStart, []);
+    assert.ok(plan.notes.includes('Start command: no scripts.start, so the main file runs with node (server.js).'));
+  });
+
+  it('node-sigterm and node-https-redirect: the plain npm path', async () => {
+    for (const name of ['node-sigterm', 'node-https-redirect']) {
+      const plan = await examplePlan(name);
+      assert.deepEqual(core(plan), {
+        provider: 'node',
+        toolchain: [NODE_DEFAULT, NPM_DEFAULT, SYSTEM_YARN],
+        env: { npm_config_update_notifier: 'false' },
+        files: [],
+        build: [npmInstall(false)],
+        beforeStart: [],
+        start: NPM_START,
+        cacheDirs: ['.slipway-cache/npm'],
+        warnings: [],
+      }, name);
+    }
+  });
+});
