@@ -65,20 +65,18 @@ async function exists(path: string): Promise<boolean> {
  * Fetches `tool` at exactly `version` unless the cache has it, and returns where it is.
  * `log` receives progress lines for the deploy log.
  */
-export function ensureTool(cacheDir: string, tool: ToolName, version: string, log?: (line: string) => void): Promise<ToolInstall> {
+export async function ensureTool(cacheDir: string, tool: ToolName, version: string, log?: (line: string) => void): Promise<ToolInstall> {
   if (!isNpmTool(tool)) {
-    return Promise.reject(new Error(`ensureTool fetches ${NPM_TOOLS.join(', ')} from the npm registry; "${tool}" is installed another way.`));
+    throw new Error(`ensureTool fetches ${NPM_TOOLS.join(', ')} from the npm registry; "${tool}" is installed another way.`);
   }
-  let exact: string;
-  try {
-    exact = exactVersion(tool, version);
-  } catch (error) {
-    return Promise.reject(error);
-  }
-  const home = join(resolve(cacheDir), tool, exact);
+  const exact = exactVersion(tool, version);
+  const root = resolve(cacheDir);
+  const home = join(root, tool, exact);
   let pending = inFlight.get(home);
-  if (!pending) {
-    pending = install(resolve(cacheDir), tool, exact, home, log ?? (() => {})).finally(() => inFlight.delete(home));
+  if (pending) {
+    log?.(`Waiting for the fetch of ${tool} ${exact} already in progress...`);
+  } else {
+    pending = install(root, tool, exact, home, log ?? (() => {})).finally(() => inFlight.delete(home));
     inFlight.set(home, pending);
   }
   return pending;
@@ -86,7 +84,10 @@ export function ensureTool(cacheDir: string, tool: ToolName, version: string, lo
 
 async function install(cacheDir: string, tool: NpmTool, version: string, home: string, log: (line: string) => void): Promise<ToolInstall> {
   const result: ToolInstall = { tool, version, binDir: join(home, 'bin'), home };
-  if (await exists(join(result.binDir, tool))) return result;
+  if (await exists(join(result.binDir, tool))) {
+    log(`Using ${tool} ${version} from the toolchain cache.`);
+    return result;
+  }
 
   const toolDir = join(cacheDir, tool);
   await makeDirsShareable(toolDir);
