@@ -181,6 +181,9 @@ describe("NginxRouter with real nginx", () => {
     socket.destroy();
   });
 
+  // Clients open a new connection per request. A reload closes nginx's idle client
+  // keep-alive connections (nginx trac #1022), so a keep-alive client racing a reload can
+  // see a reset on a reused connection and must retry, as browsers do; see README.md.
   test("switching a host from A to B under concurrent load fails no request; after apply() only B answers", async () => {
     await router.apply(table({ "switch.test": [a] }));
     const results: { status: number; name?: string; error?: string; startedAfterSwitch: boolean }[] = [];
