@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { decideDevDependencies, devFlagsFor } from './dev-dependencies.js';
+import { installPlan } from './install-commands.js';
+import type { PackageManagerChoice } from './detect-package-manager.js';
+
+describe('devDependencies (SPEC §4.4 rule 5)', () => {
+  it('follows the table row by row', () => {
+    const rows: Array<[Record<string, string>, boolean]> = [
+      [{ NODE_ENV: 'development', CC_NODE_DEV_DEPENDENCIES: 'install' }, true],
+      [{ NODE_ENV: 'development', CC_NODE_DEV_DEPENDENCIES: 'ignore' }, false],
+      [{ CC_NODE_DEV_DEPENDENCIES: 'install' }, true],
+      [{ CC_NODE_DEV_DEPENDENCIES: 'ignore' }, false],
+      [{ NODE_ENV: 'production', CC_NODE_DEV_DEPENDENCIES: 'install' }, true],
+      [{ NODE_ENV: 'production', CC_NODE_DEV_DEPENDENCIES: 'ignore' }, false],
+      [{ NODE_ENV: 'production' }, false],
+      [{}, true],
+    ];
+    for (const [env, install] of rows) assert.equal(decideDevDependencies(env).install, install, JSON.stringify(env));
+  });
+
+  it('passes each manager its own explicit flags', () => {
+    assert.deepEqual(devFlagsFor('npm', true), ['--include=dev']);
+    assert.deepEqual(devFlagsFor('npm', false), ['--omit=dev']);
+    assert.deepEqual(devFlagsFor('pnpm', true), ['--prod=false']);
+    assert.deepEqual(devFlagsFor('pnpm', false), ['--prod']);
+    assert.deepEqual(devFlagsFor('yarn1', true), ['--production=false']);
+    assert.deepEqual(devFlagsFor('yarn1', false), ['--production=true']);
+    assert.deepEqual(devFlagsFor('bun', true), []);
+    assert.deepEqual(devFlagsFor('bun', false), ['--production']);
+  });
+
+  it('Yarn berry: plain install with dev, workspaces focus without (built in on 4, plugin on 3)', () => {
+    const berry: PackageManagerChoice = { manager: 'yarn-berry', npmCommand: 'install', reason: '', warnings: [], notes: [] };
+    assert.deepEqual(installPlan({ choice: berry, installDevDependencies: true, berryMajor: 4, installEnv: {} }).build[0].argv, ['yarn', 'install']);
+    assert.deepEqual(installPlan({ choice: berry, installDevDependencies: false, berryMajor: 4, installEnv: {} }).build[0].argv, ['yarn', 'workspaces', 'focus', '--all', '--production']);
+    const withPlugin = installPlan({
+      choice: berry,
+      installDevDependencies: false,
+      berryMajor: 3,
+      projectYarnrcYml: 'plugins:\n  - path: .yarn/plugins/@yarnpkg/plugin-workspace-tools.cjs\n',
+      installEnv: {},
+    });
+    assert.deepEqual(withPlugin.build[0].argv, ['yarn', 'workspaces', 'focus', '--all', '--production']);
+    const withoutPlugin = installPlan({ choice: berry, installDevDependencies: false, berryMajor: 3, installEnv: {} });
+    assert.deepEqual(withoutPlugin.build[0].argv, ['yarn', 'install']);
+    assert.match(withoutPlugin.warnings[0], /devDependencies are installed anyway: Yarn 3 .*yarn plugin import workspace-tools/);
+  });
+
+  it('Yarn berry keeps a zero-install project\'s own cache settings', () => {
+    const berry: PackageManagerChoice = { manager: 'yarn-berry', npmCommand: 'install', reason: '', warnings: [], notes: [] };
+    const plan = installPlan({ choice: berry, installDevDependencies: true, berryMajor: 4, projectYarnrcYml: 'enableGlobalCache: false\n', installEnv: {} });
+    assert.equal(plan.build[0].env?.YARN_CACHE_FOLDER, undefined);
+    assert.deepEqual(plan.cacheDirs, []);
+  });
+});

@@ -1,0 +1,113 @@
+/**
+ * Private registry credentials (SPEC §5): the generated files, the merge with the project's
+ * own settings, and that no credential reaches anything that is printed.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { parse as parseYaml } from 'yaml';
+import { describePlan } from '../describe-plan.js';
+import type { BuildPlan } from '../plan.js';
+import { BERRY_BUILD_RC, registryFrom } from './registry-auth.js';
+import { planFor, TEST_DEFAULT_REGISTRY } from './test-fixtures.js';
+
+const TOKEN = 'npm_SECRETtoken0123456789';
+const BASIC = 'deploy-user:pa55:word!';
+const BASIC_B64 = Buffer.from(BASIC).toString('base64');
+
+const made: string[] = [];
+after(async () => {
+  for (const dir of made) await rm(dir, { recursive: true, force: true });
+});
+
+async function project(files: Record<string, string>): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'slipway-node-registry-'));
+  made.push(dir);
+  for (const [name, content] of Object.entries(files)) await writeFile(path.join(dir, name), content);
+  return dir;
+}
+
+const PKG = JSON.stringify({ name: 'x', scripts: { start: 'node s.js' } });
+
+/** Everything of a plan that is printed or handed to processes as plain data. */
+function printedParts(plan: BuildPlan): string {
+  return JSON.stringify({ ...plan, files: plan.files.map((f) => ({ ...f, content: f.secret ? '' : f.content })) }) + describePlan(plan).join('\n');
+}
+
+describe('registry credentials', () => {
+  it('NPM_TOKEN alone targets the default registry read from npm configuration (here: the test option)', async () => {
+    const plan = await planFor(await project({ 'package.json': PKG }), { NPM_TOKEN: TOKEN });
+    assert.equal(plan.files.length, 1);
+    assert.equal(plan.files[0].path, '.npmrc');
+    assert.equal(plan.files[0].secret, true);
+    const host = new URL(TEST_DEFAULT_REGISTRY).host;
+    assert.match(plan.files[0].content, new RegExp(`^registry=https://${host}/$`, 'm'));
+    assert.ok(plan.files[0].content.includes(`//${host}/:_authToken=${TOKEN}\n`));
+  });
+
+  it('npm_config_registry in the environment is the default registry, as for npm itself', async () => {
+    const plan = await planFor(await project({ 'package.json': PKG }), { NPM_TOKEN: TOKEN, npm_config_registry: 'http://127.0.0.1:4873/' });
+    assert.ok(plan.files[0].content.includes(`//127.0.0.1:4873/:_authToken=${TOKEN}\n`));
+    assert.match(plan.files[0].content, /^registry=http:\/\/127\.0\.0\.1:4873\/$/m);
+  });
+
+  it('CC_NPM_BASIC_AUTH gives a scoped _auth line; the project .npmrc lines are kept, its registry= line too', async () => {
+    const projectNpmrc = 'registry=https://mirror.invalid/\n@acme:registry=https://packages.acme.invalid/\nengine-strict=true';
+    const plan = await planFor(await project({ 'package.json': PKG, '.npmrc': projectNpmrc }), {
+      CC_NPM_BASIC_AUTH: BASIC,
+      CC_NPM_REGISTRY: 'packages.acme.invalid',
+    });
+    assert.equal(
+      plan.files[0].content,
+      `${projectNpmrc}\n# Registry credentials added by slipway for the build (SPEC §5); removed before the app starts.\n//packages.acme.invalid/:_auth=${BASIC_B64}\n`,
+    );
+  });
+
+  it('Yarn berry gets the credentials in a build-only copy of .yarnrc.yml', async () => {
+    const dir = await project({
+      'package.json': JSON.stringify({ name: 'x', scripts: { start: 'node s.js' }, packageManager: 'yarn@4.9.4' }),
+      'yarn.lock': '__metadata:\n  version: 8\n',
+      '.yarnrc.yml': 'nodeLinker: node-modules\nyarnPath: .yarn/releases/yarn-4.9.4.cjs\n',
+    });
+    const plan = await planFor(dir, { NPM_TOKEN: TOKEN, CC_NPM_BASIC_AUTH: BASIC, CC_NPM_REGISTRY: 'registry.acme.invalid:8443' });
+    assert.deepEqual(plan.files.map((f) => [f.path, f.secret]), [[BERRY_BUILD_RC, true]]);
+    assert.deepEqual(parseYaml(plan.files[0].content), {
+      nodeLinker: 'node-modules',
+      yarnPath: '.yarn/releases/yarn-4.9.4.cjs',
+      npmRegistryServer: 'https://registry.acme.invalid:8443',
+      npmRegistries: { '//registry.acme.invalid:8443': { npmAlwaysAuth: true, npmAuthToken: TOKEN, npmAuthIdent: BASIC } },
+    });
+    assert.equal(plan.build[0].env?.YARN_RC_FILENAME, BERRY_BUILD_RC);
+  });
+
+  it('no credential appears in env, commands, notes, warnings or the printed plan', async () => {
+    for (const buildTool of ['npm', 'pnpm', 'yarn-berry', 'bun', 'yarn']) {
+      const plan = await planFor(await project({ 'package.json': PKG }), { NPM_TOKEN: TOKEN, CC_NPM_BASIC_AUTH: BASIC, CC_NODE_BUILD_TOOL: buildTool });
+      const printed = printedParts(plan);
+      for (const secret of [TOKEN, BASIC, BASIC_B64, 'pa55:word']) assert.ok(!printed.includes(secret), `${buildTool}: ${secret} leaked`);
+      assert.ok(describePlan(plan).some((line) => /(\.npmrc|\.yarnrc\.slipway-build\.yml) \(secret: content not shown/.test(line)), buildTool);
+    }
+  });
+
+  it('a line break in a credential is refused (it could write its own .npmrc lines)', async () => {
+    await assert.rejects(planFor(await project({ 'package.json': PKG }), { NPM_TOKEN: 'abc\nregistry=https://evil.invalid/' }), /NPM_TOKEN contains a line break/);
+  });
+
+  it('CC_NPM_REGISTRY alone writes nothing', async () => {
+    const plan = await planFor(await project({ 'package.json': PKG }), { CC_NPM_REGISTRY: 'registry.acme.invalid' });
+    assert.deepEqual(plan.files, []);
+  });
+
+  it('registry hosts: bare host, host:port, path, or a full URL', () => {
+    assert.deepEqual(registryFrom('registry.acme.invalid', 'X'), { url: 'https://registry.acme.invalid/', authKey: '//registry.acme.invalid/' });
+    assert.deepEqual(registryFrom('nexus.acme.invalid:8081/repository/npm', 'X'), {
+      url: 'https://nexus.acme.invalid:8081/repository/npm/',
+      authKey: '//nexus.acme.invalid:8081/repository/npm/',
+    });
+    assert.deepEqual(registryFrom('http://127.0.0.1:4873', 'X'), { url: 'http://127.0.0.1:4873/', authKey: '//127.0.0.1:4873/' });
+    assert.throws(() => registryFrom('bad host', 'CC_NPM_REGISTRY'), /CC_NPM_REGISTRY is "bad host", which is not a registry host/);
+    assert.throws(() => registryFrom('user:pw@host.invalid', 'CC_NPM_REGISTRY'), /must be a plain host/);
+  });
+});
