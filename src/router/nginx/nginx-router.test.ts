@@ -6,7 +6,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, request, type IncomingHttpHeaders, type Server } from "node:http";
 import { createServer as createNetServer, type AddressInfo, type Socket } from "node:net";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rename, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -299,12 +299,19 @@ describe("NginxRouter with real nginx", () => {
     assert.equal(upstreamName(await get(port, "alpha.test")), "A");
   });
 
-  test("logs go to the work directory", async () => {
+  test("logs go to the work directory and can be rotated", async () => {
     await router.apply(table({ "alpha.test": [a] }));
     await get(port, "alpha.test", "/logged-path");
     // The access log is buffered for up to a second.
     await sleep(1300);
     assert.match(await readFile(join(workDir, "logs", "access.log"), "utf8"), /"alpha\.test" "GET \/logged-path HTTP\/1\.1" 200/);
+
+    await rename(join(workDir, "logs", "access.log"), join(workDir, "logs", "access.log.1"));
+    await router.reopenLogs();
+    await get(port, "alpha.test", "/after-rotation");
+    await sleep(1300);
+    assert.match(await readFile(join(workDir, "logs", "access.log"), "utf8"), /after-rotation/);
+    assert.doesNotMatch(await readFile(join(workDir, "logs", "access.log.1"), "utf8"), /after-rotation/);
   });
 });
 

@@ -151,6 +151,20 @@ export class NginxRouter implements Router {
     this.child = undefined;
   }
 
+  /**
+   * Log rotation: after the caller renamed logs/*.log away, nginx (SIGUSR1) opens fresh
+   * files. Resolves once the new access log exists.
+   */
+  async reopenLogs(): Promise<void> {
+    this.assertRunning("reopen the logs");
+    process.kill(this.child!.pid!, "SIGUSR1");
+    const deadline = Date.now() + this.readyTimeoutMs;
+    while (!existsSync(this.paths.accessLog)) {
+      if (Date.now() > deadline) throw new Error(`nginx did not reopen ${this.paths.accessLog} within ${this.readyTimeoutMs} ms. Check ${this.paths.errorLog}.`);
+      await sleep(10);
+    }
+  }
+
   private async applyNow(routes: ValidatedRoute[]): Promise<void> {
     this.assertRunning("apply a routing table");
     const generation = this.generation + 1;
