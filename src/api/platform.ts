@@ -39,7 +39,16 @@ export function appView(endpoints: PublicEndpoints, app: AppRow, orgName?: strin
   };
 }
 
+/** The deploy rooms the API drives; absent when only the control plane runs (unit tests). */
+export interface DeploymentServices {
+  deployer: import('../pipeline/deployer.js').Deployer;
+  runtime: import('../pipeline/app-runtime.js').AppRuntime;
+  logs: import('../pipeline/log-hub.js').LogHub;
+  repos: import('../receiver/repo-store.js').RepoStore;
+}
+
 export interface ApiDependencies {
   store: Store;
   endpoints: PublicEndpoints;
+  services?: DeploymentServices;
 }

@@ -9,6 +9,7 @@ import { userRoutes } from './routes/users.js';
 import { appRoutes } from './routes/apps.js';
 import { envRoutes } from './routes/env.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
+import { deploymentRoutes } from './routes/deployments.js';
 
 /** Extra rooms (deployments, add-ons, console) plug their routes in here. */
 export type RouteModule = (router: HttpRouter<ApiContext>) => void;
@@ -18,7 +19,7 @@ export type FallbackHandler = (req: IncomingMessage, res: ServerResponse) => boo
 
 export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<ApiContext> {
   const router = new HttpRouter<ApiContext>();
-  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, ...extraModules]) module(router);
+  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, deploymentRoutes, ...extraModules]) module(router);
   return router;
 }
 

@@ -1,61 +1,131 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { chmodSync, mkdirSync } from 'node:fs';
 import { Store } from '../store/store.js';
 import { createApiServer } from '../api/server.js';
 import type { DaemonOptions } from './options.js';
+import { networkNames } from './options.js';
 import { acquireDaemonLock, ensureDataDir } from './data-dir.js';
 import { bootstrapIfEmpty } from './bootstrap.js';
+import { ensureAppUser } from '../executor/app-user.js';
+import { LocalNetnsBackend } from '../instances/local/local-netns-backend.js';
+import { NginxRouter } from '../router/nginx/nginx-router.js';
+import { RepoStore } from '../receiver/repo-store.js';
+import { GitSshServer } from '../receiver/ssh-git-server.js';
+import { LogHub } from '../pipeline/log-hub.js';
+import { AppRuntime } from '../pipeline/app-runtime.js';
+import { Deployer } from '../pipeline/deployer.js';
+import { NpmVersionCatalog } from '../toolchains/catalog.js';
+import { makeReceiverHooks } from './receiver-hooks.js';
+import { makeProviders } from '../providers/registry.js';
+import { machineNetworkEnv } from '../pipeline/machine-network-env.js';
 
 /** Starts every room of the platform on one data folder and stops them in reverse order. */
 export class Daemon {
-  private store?: Store;
-  private api?: Server;
-  private lock?: { release(): void };
-  private readonly stoppers: Array<() => Promise<void> | void> = [];
+  private readonly stoppers: Array<{ name: string; stop: () => Promise<void> | void }> = [];
 
   constructor(private readonly options: DaemonOptions, private readonly log: (line: string) => void) {}
 
-  async start(): Promise<{ apiUrl: string }> {
-    const { options } = this;
-    ensureDataDir(options.dataDir);
-    this.lock = acquireDaemonLock(options.dataDir);
-    this.stoppers.push(() => this.lock?.release());
+  private onStop(name: string, stop: () => Promise<void> | void): void {
+    this.stoppers.push({ name, stop });
+  }
 
-    this.store = Store.open(join(options.dataDir, 'slipway.db'));
-    this.stoppers.push(() => this.store?.close());
-    const first = bootstrapIfEmpty(this.store, options.dataDir);
+  async start(): Promise<{ apiUrl: string }> {
+    const { options, log } = this;
+    ensureDataDir(options.dataDir);
+    chmodSync(options.dataDir, 0o711);
+    const lock = acquireDaemonLock(options.dataDir);
+    this.onStop('lock', () => lock.release());
+
+    const store = Store.open(join(options.dataDir, 'slipway.db'));
+    this.onStop('store', () => store.close());
+    const first = bootstrapIfEmpty(store, options.dataDir);
+    const cancelled = store.deployments.cancelUnfinished('The daemon stopped while this deployment was running.');
+    if (cancelled) log(`Marked ${cancelled} interrupted deployment(s) CANCELLED.`);
 
     const endpoints = { host: options.publicHost, sshPort: options.sshPort, routerPort: options.routerPort, domain: options.domain };
-    this.api = createApiServer({ store: this.store, endpoints });
-    const api = this.api;
+
+    const appUser = await ensureAppUser();
+    const backend = new LocalNetnsBackend({ ...networkNames(options.subnet), subnet: options.subnet, user: appUser });
+    await backend.init();
+
+    const router = new NginxRouter({ listenHost: options.listen, port: options.routerPort, workDir: join(options.dataDir, 'router') });
+    await router.start();
+    this.onStop('router', () => router.stop());
+
+    mkdirSync(options.toolchainCacheDir, { recursive: true, mode: 0o755 });
+    const logs = new LogHub(join(options.dataDir, 'logs'));
+    const repos = new RepoStore(join(options.dataDir, 'repos'));
+    const appEnv = (appId: string) => store.env.asRecord(appId);
+    const runtime = new AppRuntime({ store, backend, router, logs, domain: options.domain, gatewayAddress: backend.gatewayAddress, appEnv, log });
+    this.onStop('instances', () => runtime.shutdown());
+    const deployer = new Deployer({
+      store,
+      repos,
+      runtime,
+      logs,
+      providers: makeProviders(),
+      catalog: new NpmVersionCatalog(join(options.toolchainCacheDir, 'catalog')),
+      dataDir: options.dataDir,
+      toolchainCacheDir: options.toolchainCacheDir,
+      appUser,
+      gatewayAddress: backend.gatewayAddress,
+      appEnv,
+      machineEnv: await machineNetworkEnv(options.toolchainCacheDir),
+      log,
+    });
+
+    const ssh = new GitSshServer({
+      host: options.listen,
+      port: options.sshPort,
+      hostKeyPath: join(options.dataDir, 'ssh_host_ed25519_key'),
+      repos,
+      hooks: makeReceiverHooks(store, deployer, endpoints),
+      log,
+    });
+    const { port: sshPort } = await ssh.start();
+    this.onStop('git over SSH', () => ssh.stop());
+
+    const api = createApiServer({ store, endpoints, services: { deployer, runtime, logs, repos } });
     await new Promise<void>((resolve, reject) => {
       api.once('error', reject);
       api.listen(options.apiPort, options.listen, () => resolve());
     });
-    this.stoppers.push(() => new Promise<void>((resolve) => { api.closeAllConnections(); api.close(() => resolve()); }));
+    this.onStop('API', () => closeServer(api));
     const port = (api.address() as AddressInfo).port;
-    const apiUrl = `http://${options.listen.includes(':') ? `[${options.listen}]` : options.listen}:${port}`;
+    const host = options.listen.includes(':') ? `[${options.listen}]` : options.listen;
+    const apiUrl = `http://${host}:${port}`;
 
-    this.log(`slipway API listening on ${apiUrl} (data folder ${options.dataDir})`);
+    await runtime.restoreAll();
+
+    log(`slipway API listening on ${apiUrl} (data folder ${options.dataDir})`);
+    log(`git over SSH on port ${sshPort}; router on ${options.listen}:${options.routerPort} for *.${options.domain}; instances on ${options.subnet}`);
     if (first.token) {
-      this.log(`First start: created user "admin", organisation "default" and an API token (saved in ${first.tokenFile}).`);
-      this.log(`Log in with: slipway login --url ${apiUrl} --token ${first.token}`);
+      log(`First start: created user "admin", organisation "default" and an API token (saved in ${first.tokenFile}).`);
+      log(`Log in with: slipway login --url ${apiUrl} --token ${first.token}`);
     } else {
-      this.log(`Log in with: slipway login --url ${apiUrl} --token "$(cat ${first.tokenFile})"`);
+      log(`Log in with: slipway login --url ${apiUrl} --token "$(cat ${first.tokenFile})"`);
     }
-    this.log('slipway is ready.');
+    log('slipway is ready.');
     return { apiUrl };
   }
 
   async stop(): Promise<void> {
     while (this.stoppers.length) {
-      const stop = this.stoppers.pop()!;
+      const { name, stop } = this.stoppers.pop()!;
       try {
         await stop();
       } catch (error) {
-        this.log(`While stopping: ${(error as Error).message}`);
+        this.log(`While stopping the ${name}: ${(error as Error).message}`);
       }
     }
   }
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
 }

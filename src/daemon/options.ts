@@ -7,6 +7,24 @@ export interface DaemonOptions {
   domain: string;
   /** Host name users reach this machine by (git URLs); defaults to the domain. */
   publicHost: string;
+  /** IPv4 /16 network the app instances get their addresses from. */
+  subnet: string;
+  /** Shared toolchain cache (Node, npm, Bun, sbt...); may be shared by several daemons. */
+  toolchainCacheDir: string;
+}
+
+export const DEFAULT_SUBNET = '10.77.0.0/16';
+
+/**
+ * Names of the bridge and namespaces follow the subnet, so two daemons on different subnets
+ * (a test run beside a running platform) never touch each other's interfaces.
+ */
+export function networkNames(subnet: string): { bridgeName: string; namespacePrefix: string } {
+  const match = /^10\.(\d{1,3})\.0\.0\/16$/.exec(subnet);
+  if (!match || Number(match[1]) > 255) {
+    throw new Error(`--subnet must be a 10.<n>.0.0/16 network (e.g. ${DEFAULT_SUBNET}), not ${JSON.stringify(subnet)}.`);
+  }
+  return { bridgeName: `slipway${match[1]}`, namespacePrefix: `sw${match[1]}` };
 }
 
 export const DEFAULT_API_PORT = 4040;

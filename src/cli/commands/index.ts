@@ -15,6 +15,12 @@ import { sshKeysAdd } from './ssh-keys/add.js';
 import { sshKeysList } from './ssh-keys/list.js';
 import { sshKeysRm } from './ssh-keys/rm.js';
 import { server } from './server.js';
+import { deploy } from './deploy.js';
+import { activity } from './activity.js';
+import { status } from './status.js';
+import { logs } from './logs.js';
+import { restart } from './restart.js';
+import { stop } from './stop.js';
 
 export const commands: Command[] = [
   server,
@@ -33,4 +39,10 @@ export const commands: Command[] = [
   sshKeysAdd,
   sshKeysList,
   sshKeysRm,
+  deploy,
+  activity,
+  status,
+  logs,
+  restart,
+  stop,
 ];

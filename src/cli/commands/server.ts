@@ -1,13 +1,14 @@
 import type { Command } from '../command.js';
 import { Daemon } from '../../daemon/daemon.js';
 import { resolveDataDir } from '../../daemon/data-dir.js';
-import { checkDomain, DEFAULT_API_PORT, DEFAULT_DOMAIN, DEFAULT_ROUTER_PORT, DEFAULT_SSH_PORT, parsePort } from '../../daemon/options.js';
+import { checkDomain, DEFAULT_API_PORT, DEFAULT_DOMAIN, DEFAULT_ROUTER_PORT, DEFAULT_SSH_PORT, DEFAULT_SUBNET, networkNames, parsePort } from '../../daemon/options.js';
+import { join } from 'node:path';
 import { UsageError, CliError } from '../errors.js';
 
 export const server: Command = {
   path: ['server'],
   summary: 'Run the slipway daemon in the foreground',
-  usage: 'server [--data-dir <dir>] [--listen <addr>] [--api-port 4040] [--ssh-port 2222] [--router-port 8000] [--domain localhost] [--public-host <host>]',
+  usage: 'server [--data-dir <dir>] [--listen <addr>] [--api-port 4040] [--ssh-port 2222] [--router-port 8000] [--domain localhost] [--public-host <host>] [--subnet 10.77.0.0/16] [--toolchain-cache <dir>]',
   options: {
     'data-dir': { type: 'string' },
     listen: { type: 'string' },
@@ -16,14 +17,21 @@ export const server: Command = {
     'router-port': { type: 'string' },
     domain: { type: 'string' },
     'public-host': { type: 'string' },
+    subnet: { type: 'string' },
+    'toolchain-cache': { type: 'string' },
   },
   args: { min: 0, max: 0 },
   async run(ctx, _args, o) {
     let options;
     try {
       const domain = checkDomain((o.domain as string | undefined) ?? DEFAULT_DOMAIN);
+      const dataDir = resolveDataDir(o['data-dir'] as string | undefined, ctx.env);
+      const subnet = (o.subnet as string | undefined) ?? DEFAULT_SUBNET;
+      networkNames(subnet);
       options = {
-        dataDir: resolveDataDir(o['data-dir'] as string | undefined, ctx.env),
+        dataDir,
+        subnet,
+        toolchainCacheDir: (o['toolchain-cache'] as string | undefined) ?? ctx.env.SLIPWAY_TOOLCHAIN_CACHE ?? join(dataDir, 'cache', 'toolchains'),
         listen: (o.listen as string | undefined) ?? '127.0.0.1',
         apiPort: parsePort('--api-port', o['api-port'] as string | undefined, DEFAULT_API_PORT),
         sshPort: parsePort('--ssh-port', o['ssh-port'] as string | undefined, DEFAULT_SSH_PORT),

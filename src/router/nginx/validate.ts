@@ -6,7 +6,9 @@
  */
 import type { RoutingTable, Upstream } from "../router.js";
 
-const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+// Underscores are allowed inside a label: application hosts are `<app_id>.<domain>` and app ids
+// are `app_<uuid>`. Underscore is as inert in nginx's configuration as a letter.
+const LABEL = /^[a-z0-9](?:[a-z0-9_-]{0,61}[a-z0-9])?$/;
 
 /** Returns the host lower-cased, or throws saying why it cannot be routed. */
 export function validateHostName(host: unknown): string {
@@ -22,7 +24,7 @@ export function validateHostName(host: unknown): string {
   for (const label of labels) {
     if (!LABEL.test(label)) {
       throw new Error(
-        `Router host ${shown} is not a plain domain name: each dot-separated part must be 1-63 characters of a-z, 0-9 and "-", ` +
+        `Router host ${shown} is not a plain domain name: each dot-separated part must be 1-63 characters of a-z, 0-9, "-" and "_", ` +
           `not starting or ending with "-" (no ports, wildcards, spaces or punctuation). Use a name such as "my-app.example.com".`,
       );
     }

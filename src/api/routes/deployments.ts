@@ -1,0 +1,140 @@
+import type { ServerResponse } from 'node:http';
+import type { HttpRouter } from '../http-router.js';
+import type { ApiContext } from '../context.js';
+import type { Deployment } from '../../store/deployments.js';
+import type { LogEntry, LogHub } from '../../pipeline/log-hub.js';
+import { appForUser } from '../access.js';
+import { optionalString } from '../body.js';
+import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../../core/errors.js';
+import type { DeploymentServices } from '../platform.js';
+
+export function deploymentView(d: Deployment) {
+  return {
+    id: d.id,
+    app_id: d.app_id,
+    commit: d.commit_sha,
+    state: d.state,
+    cause: d.cause,
+    phase: d.phase,
+    message: d.message,
+    created_at: d.created_at,
+    finished_at: d.finished_at,
+  };
+}
+
+function services(ctx: ApiContext): DeploymentServices {
+  if (!ctx.deps.services) throw new SlipwayError(503, 'unavailable', 'Deployments are not available on this daemon.');
+  return ctx.deps.services;
+}
+
+/**
+ * Streams log entries as newline-delimited JSON: what is stored, then live lines while
+ * `live()` says more may come; the stream ends with a line {"end": true, ...final}.
+ * Reading the file and subscribing happen in one synchronous step, and appends are
+ * synchronous too, so no line is lost or sent twice between the two.
+ */
+function streamLog(res: ServerResponse, logs: LogHub, key: string, follow: boolean, live: () => boolean, final: () => Record<string, unknown>): void {
+  res.writeHead(200, { 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-cache' });
+  const write = (entry: LogEntry) => res.write(JSON.stringify(entry) + '\n');
+  const end = () => res.end(JSON.stringify({ end: true, ...final() }) + '\n');
+  for (const entry of logs.read(key)) write(entry);
+  if (!follow || !live()) {
+    end();
+    return;
+  }
+  const unsubscribe = logs.subscribe(key, (entry) => {
+    if (entry === null) {
+      unsubscribe();
+      end();
+    } else {
+      write(entry);
+    }
+  });
+  res.on('close', unsubscribe);
+}
+
+export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
+  router.add('GET', '/v1/apps/:app/deployments', (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+    const limit = Math.min(Number(ctx.query.get('limit') ?? 10) || 10, 200);
+    return { deployments: ctx.deps.store.deployments.listForApp(app.id, limit).map(deploymentView) };
+  });
+
+  router.add('GET', '/v1/apps/:app/deployments/:deployment', (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+    const d = ctx.deps.store.deployments.byId(ctx.params.deployment!);
+    if (!d || d.app_id !== app.id) throw new NotFoundError(`No deployment ${ctx.params.deployment} for this application.`, '`slipway activity` lists them.');
+    return { deployment: deploymentView(d) };
+  });
+
+  router.add('GET', '/v1/apps/:app/deployments/:deployment/logs', (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+    const { store } = ctx.deps;
+    const d = store.deployments.byId(ctx.params.deployment!);
+    if (!d || d.app_id !== app.id) throw new NotFoundError(`No deployment ${ctx.params.deployment} for this application.`, '`slipway activity` lists them.');
+    const follow = ctx.query.get('follow') === '1';
+    streamLog(ctx.res, services(ctx).logs, d.id, follow, () => store.deployments.byId(d.id)?.state === 'WIP', () => {
+      const now = store.deployments.byId(d.id)!;
+      return { state: now.state, message: now.message };
+    });
+    return undefined;
+  });
+
+  /** A new deployment of a commit already pushed (rebuild), or of the current release (restart). */
+  router.add('POST', '/v1/apps/:app/deployments', async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+    const { deployer, repos } = services(ctx);
+    const body = await ctx.body();
+    const mode = optionalString(body, 'mode') ?? 'rebuild';
+    if (mode !== 'rebuild' && mode !== 'restart') throw new ValidationError(`Unknown mode ${JSON.stringify(mode)}.`, 'Use "rebuild" or "restart".');
+    if (mode === 'restart') return restart(ctx);
+    const head = await repos.head(app.id);
+    const commit = optionalString(body, 'commit') ?? head;
+    if (!commit) throw new ConflictError('Nothing has been pushed to this application yet.', `Push first: git push <remote> master (or \`slipway deploy\`).`);
+    if (!/^[0-9a-f]{40}$/.test(commit)) throw new ValidationError('A commit is a 40-character hexadecimal id.');
+    const deployment = deployer.enqueue(app, { commit, cause: 'rebuild requested', userId: ctx.user.id, mode: 'build' });
+    return { deployment: deploymentView(deployment) };
+  });
+
+  const restart = (ctx: ApiContext) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+    const { deployer } = services(ctx);
+    const release = ctx.deps.store.deployments.release(app.id);
+    if (!release) throw new ConflictError('This application has never been deployed, so there is nothing to restart.', 'Deploy it first with git push or `slipway deploy`.');
+    const last = ctx.deps.store.deployments.byId(release.deployment_id)!;
+    const deployment = deployer.enqueue(app, { commit: last.commit_sha, cause: 'restart requested', userId: ctx.user.id, mode: 'reuse-release' });
+    return { deployment: deploymentView(deployment) };
+  };
+  router.add('POST', '/v1/apps/:app/restart', restart);
+
+  router.add('POST', '/v1/apps/:app/stop', async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+    const stopped = await services(ctx).runtime.stop(app.id);
+    ctx.deps.store.deployments.setWanted(app.id, 'stopped');
+    return { stopped };
+  });
+
+  router.add('GET', '/v1/apps/:app/status', async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+    const { runtime, repos } = services(ctx);
+    const { store } = ctx.deps;
+    const instance = runtime.current(app.id);
+    const release = store.deployments.release(app.id);
+    const releaseDeployment = release ? store.deployments.byId(release.deployment_id) : undefined;
+    const inProgress = store.deployments.listForApp(app.id, 20).filter((d) => d.state === 'WIP').map(deploymentView);
+    return {
+      status: instance ? 'running' : 'stopped',
+      instance: instance ? { id: instance.id, address: instance.address, port: instance.port, state: instance.state(), restarts: instance.restarts() } : null,
+      release: releaseDeployment ? { deployment_id: releaseDeployment.id, commit: releaseDeployment.commit_sha } : null,
+      pushed_commit: await repos.head(app.id),
+      deploying: inProgress,
+    };
+  });
+
+  router.add('GET', '/v1/apps/:app/logs', (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+    const follow = ctx.query.get('follow') === '1';
+    streamLog(ctx.res, services(ctx).logs, app.id, follow, () => true, () => ({}));
+    return undefined;
+  });
+}

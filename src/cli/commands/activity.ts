@@ -1,0 +1,19 @@
+import type { Command } from '../command.js';
+import { resolveApp } from '../resolve-app.js';
+import { printTable } from '../output.js';
+
+export const activity: Command = {
+  path: ['activity'],
+  summary: 'List the deployments of the application, newest first',
+  usage: 'activity [--app <app>] [--limit 10]',
+  options: { app: { type: 'string' }, limit: { type: 'string' } },
+  args: { min: 0, max: 0 },
+  printsData: true,
+  async run(ctx, _args, options) {
+    const app = await resolveApp(ctx, options.app as string | undefined);
+    const limit = Number(options.limit ?? 10) || 10;
+    const { deployments } = await ctx.client().request<{ deployments: Array<{ id: string; state: string; cause: string; created_at: string; commit: string; message: string | null }> }>('GET', `/v1/apps/${app.id}/deployments?limit=${limit}`);
+    const rows = deployments.map((d) => ({ ...d, commit: d.commit?.slice(0, 12) ?? '', message: d.message ?? '' }));
+    printTable(ctx, rows, ['created_at', 'state', 'cause', 'commit', 'id', 'message'], deployments);
+  },
+};

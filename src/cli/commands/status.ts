@@ -1,0 +1,36 @@
+import type { Command } from '../command.js';
+import { resolveApp } from '../resolve-app.js';
+import { printObject } from '../output.js';
+
+interface StatusData {
+  status: string;
+  instance: { id: string; address: string; state: string; restarts: number } | null;
+  release: { deployment_id: string; commit: string } | null;
+  pushed_commit: string | null;
+  deploying: Array<{ id: string; commit: string; phase: string }>;
+}
+
+export const status: Command = {
+  path: ['status'],
+  summary: 'Show whether the application runs, what it runs and what is being deployed',
+  usage: 'status [--app <app>]',
+  options: { app: { type: 'string' } },
+  args: { min: 0, max: 0 },
+  printsData: true,
+  async run(ctx, _args, options) {
+    const app = await resolveApp(ctx, options.app as string | undefined);
+    const data = await ctx.client().request<StatusData>('GET', `/v1/apps/${app.id}/status`);
+    printObject(
+      ctx,
+      {
+        application: `${app.name} (${app.id})`,
+        status: data.status,
+        url: app.url,
+        instance: data.instance ? `${data.instance.state}, ${data.instance.restarts} restart(s)` : 'none',
+        release: data.release ? `commit ${data.release.commit.slice(0, 12)} (${data.release.deployment_id})` : 'none',
+        deploying: data.deploying.length ? data.deploying.map((d) => `${d.id} (${d.phase})`).join(', ') : 'no',
+      },
+      { app: app, ...data },
+    );
+  },
+};

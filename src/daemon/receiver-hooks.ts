@@ -1,0 +1,28 @@
+import type { Store } from '../store/store.js';
+import type { ReceiverHooks } from '../receiver/ssh-git-server.js';
+import type { Deployer } from '../pipeline/deployer.js';
+import type { PublicEndpoints } from '../api/platform.js';
+import { appUrl } from '../api/platform.js';
+import { isAppId } from '../core/names.js';
+
+/** Connects the git receiver to the store (who may push) and the deployer (what a push starts). */
+export function makeReceiverHooks(store: Store, deployer: Deployer, endpoints: PublicEndpoints): ReceiverHooks {
+  return {
+    async authenticate(key) {
+      return store.sshKeys.byFingerprint(key.fingerprint)?.user_id ?? null;
+    },
+    async authorize(userId, appId) {
+      if (!isAppId(appId)) return false;
+      const app = store.apps.byId(appId);
+      return app !== undefined && store.orgs.isMember(app.org_id, userId);
+    },
+    async onPush(push, say) {
+      const app = store.apps.byId(push.appId);
+      if (!app) return;
+      const deployment = deployer.enqueue(app, { commit: push.after, cause: 'git push', userId: push.userId, mode: 'build' });
+      say(`slipway: deployment ${deployment.id} queued for ${app.name} (commit ${push.after.slice(0, 12)}).`);
+      say(`slipway: follow it with: slipway logs --app ${app.id} --deployment-id ${deployment.id} --follow`);
+      say(`slipway: the application will answer at ${appUrl(endpoints, app.id)}`);
+    },
+  };
+}

@@ -1,0 +1,276 @@
+import { mkdir, rm, rename, writeFile, readdir, chmod } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { Store } from '../store/store.js';
+import type { Deployment } from '../store/deployments.js';
+import type { AppRow } from '../store/apps.js';
+import type { RepoStore } from '../receiver/repo-store.js';
+import type { BuildPlan, Provider, VersionCatalog } from '../providers/plan.js';
+import { PlanError } from '../providers/plan.js';
+import { describePlan } from '../providers/describe-plan.js';
+import { resolveSbtBinary } from '../providers/sbt/resolve-binary.js';
+import { explainSbtFailure } from '../providers/sbt/explain-failure.js';
+import { runCommand, describeExit } from '../executor/run-command.js';
+import type { LogHub } from './log-hub.js';
+import type { AppRuntime } from './app-runtime.js';
+import { PhaseError } from './phase-error.js';
+import { injectedEnv, composeEnv } from './injected-env.js';
+import { prepareToolchain } from './prepare-toolchain.js';
+import { makeRedactor, secretValues } from './redact.js';
+import { parseReleaseSpec, type ReleaseSpec } from './release-spec.js';
+import { newId } from '../core/ids.js';
+import { BuildCache } from './build-cache.js';
+
+export interface DeployerOptions {
+  store: Store;
+  repos: RepoStore;
+  runtime: AppRuntime;
+  logs: LogHub;
+  providers: ReadonlyMap<string, Provider>;
+  catalog: VersionCatalog;
+  dataDir: string;
+  toolchainCacheDir: string;
+  appUser: { uid: number; gid: number };
+  gatewayAddress: string;
+  appEnv(appId: string): Record<string, string>;
+  /** The machine's network settings for builds (proxies, certificate authorities, npm registry). */
+  machineEnv: Record<string, string>;
+  log(line: string): void;
+}
+
+export type DeployMode = 'build' | 'reuse-release';
+
+const RELEASES_KEPT = 3;
+
+/**
+ * Runs deployments one at a time per app (a push during a deployment waits its turn):
+ * receive -> build -> release -> run -> health check -> switch. Any failure leaves the
+ * release that was serving in place.
+ */
+export class Deployer {
+  private readonly queues = new Map<string, Promise<void>>();
+
+  constructor(private readonly o: DeployerOptions) {}
+
+  enqueue(app: AppRow, input: { commit: string; cause: string; userId: string | null; mode: DeployMode }): Deployment {
+    const deployment = this.o.store.deployments.create({ appId: app.id, commit: input.commit, cause: input.cause, userId: input.userId });
+    const previous = this.queues.get(app.id) ?? Promise.resolve();
+    const run = previous.then(() => this.run(app, deployment, input.mode));
+    const tail = run.catch(() => undefined);
+    this.queues.set(app.id, tail);
+    void tail.then(() => {
+      if (this.queues.get(app.id) === tail) this.queues.delete(app.id);
+    });
+    return deployment;
+  }
+
+  /** Resolves once every queued deployment has ended (tests and shutdown). */
+  async idle(): Promise<void> {
+    await Promise.all([...this.queues.values()]);
+  }
+
+  private async run(app: AppRow, deployment: Deployment, mode: DeployMode): Promise<void> {
+    const { store, logs } = this.o;
+    const started = Date.now();
+    const appVars = this.o.appEnv(app.id);
+    const redact = makeRedactor(secretValues(appVars));
+    const log = (line: string, stream = 'system') => logs.append(deployment.id, stream, redact(line));
+    const seconds = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
+    let phase: Deployment['phase'] = 'receive';
+    try {
+      log(`Deployment ${deployment.id} of ${app.name} (${app.id}), commit ${deployment.commit_sha}, cause: ${deployment.cause}`);
+      let release: ReleaseSpec;
+      if (mode === 'reuse-release') {
+        const record = store.deployments.release(app.id);
+        if (!record) throw new PhaseError('release', 'This application has no built release to restart.', 'Deploy it first with `git push` or `slipway deploy`.');
+        release = { ...parseReleaseSpec(record.start_json), deploymentId: deployment.id };
+        log(`==> Reusing the release built for commit ${release.commit} (no build)`);
+      } else {
+        store.deployments.setPhase(deployment.id, 'receive');
+        const buildDir = join(this.o.dataDir, 'builds', deployment.id);
+        await rm(buildDir, { recursive: true, force: true });
+        await mkdir(buildDir, { recursive: true });
+        await this.o.repos.exportCommit(app.id, deployment.commit_sha, buildDir);
+        log(`==> [receive] Commit ${deployment.commit_sha} exported without .git`);
+
+        phase = 'build';
+        store.deployments.setPhase(deployment.id, 'build');
+        const built = await this.build(app, deployment, buildDir, appVars, log);
+        log(`Build succeeded in ${seconds()}`);
+
+        phase = 'release';
+        store.deployments.setPhase(deployment.id, 'release');
+        const releaseDir = join(this.o.dataDir, 'releases', app.id, deployment.id);
+        await mkdir(dirname(releaseDir), { recursive: true });
+        await rename(buildDir, releaseDir);
+        release = { ...built, releaseDir };
+        log(`==> [release] Release ready in ${releaseDir}`);
+      }
+
+      phase = 'run';
+      store.deployments.setPhase(deployment.id, 'run');
+      log(`==> [run] Starting: ${release.start.join(' ')}`);
+      phase = 'healthcheck';
+      const instance = await this.o.runtime.launch(app, release, (line) => log(line));
+      store.deployments.setPhase(deployment.id, 'healthcheck');
+      await this.o.runtime.promote(app.id, instance);
+      store.deployments.setRelease({ app_id: app.id, deployment_id: deployment.id, release_dir: release.releaseDir, start_json: JSON.stringify(release), wanted: 'running' });
+      store.deployments.setPhase(deployment.id, 'done');
+      store.deployments.finish(deployment.id, 'OK', null);
+      log(`Successfully deployed in ${seconds()}`);
+      await this.pruneReleases(app.id);
+    } catch (error) {
+      const failedPhase = error instanceof PhaseError ? error.phase : phase ?? 'build';
+      const message = redact((error as Error).message);
+      const hint = error instanceof PhaseError || error instanceof PlanError ? error.hint : undefined;
+      log(`==> [${failedPhase}] ${failedPhase === 'healthcheck' ? 'Health check' : failedPhase[0]!.toUpperCase() + failedPhase.slice(1)} failed: ${message}`);
+      if (hint) log(`Hint: ${redact(hint)}`);
+      if (!(error instanceof PhaseError) && !(error instanceof PlanError)) this.o.log(`Deployment ${deployment.id}: ${(error as Error).stack}`);
+      if (this.o.runtime.current(app.id)) log('The previous release keeps serving.');
+      log(`Deploy failed in ${seconds()}`);
+      store.deployments.setPhase(deployment.id, failedPhase);
+      store.deployments.finish(deployment.id, 'FAIL', `${failedPhase}: ${message}`);
+      await rm(join(this.o.dataDir, 'builds', deployment.id), { recursive: true, force: true });
+    } finally {
+      logs.finish(deployment.id);
+    }
+  }
+
+  private async build(
+    app: AppRow,
+    deployment: Deployment,
+    buildDir: string,
+    appVars: Record<string, string>,
+    log: (line: string, stream?: string) => void,
+  ): Promise<Omit<ReleaseSpec, 'releaseDir'>> {
+    const provider = this.o.providers.get(app.type);
+    if (!provider) throw new PhaseError('build', `No build provider for application type ${app.type}.`);
+    if (!(await provider.detect(buildDir))) {
+      const expected = app.type === 'node' ? 'a package.json at the repository root' : 'build.sbt or project/build.properties at the repository root';
+      throw new PhaseError('build', `This is a ${app.type} application but the commit has no ${expected}.`, 'Commit it, or create the application with the right --type.');
+    }
+    let plan: BuildPlan;
+    try {
+      plan = await provider.plan({ sourceDir: buildDir, appType: app.type, env: appVars, catalog: this.o.catalog });
+    } catch (error) {
+      if (error instanceof PlanError) throw new PhaseError('build', error.message, error.hint);
+      throw error;
+    }
+    log('==> [build] Build plan');
+    for (const line of describePlan(plan)) log(`    ${line}`);
+
+    const appCacheDir = join(this.o.dataDir, 'cache', 'apps', app.id);
+    const home = join(appCacheDir, 'home');
+    await mkdir(home, { recursive: true });
+    const prepared = await prepareToolchain(plan, { toolchainCacheDir: this.o.toolchainCacheDir, appCacheDir, log: (l) => log(l) });
+    plan = prepared.plan;
+
+    for (const file of plan.files) {
+      const path = join(buildDir, file.path);
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, file.content, { mode: file.mode ?? (file.secret ? 0o600 : 0o644) });
+      log(`Wrote ${file.path}${file.secret ? ' (secret: removed before the release starts)' : ''}`);
+    }
+    const cache = new BuildCache(appCacheDir);
+    log(
+      (await cache.restore(plan, buildDir))
+        ? 'A build cache exists for this toolchain: reusing it.'
+        : 'No build cache for this toolchain: performing a full build.',
+    );
+    await this.giveToAppUser([buildDir, appCacheDir]);
+
+    const env = composeEnv({
+      app: { ...this.o.machineEnv, ...appVars },
+      plan: plan.env,
+      injected: injectedEnv({
+        appId: app.id,
+        appName: app.name,
+        deploymentId: deployment.id,
+        commit: deployment.commit_sha,
+        instanceId: newId('instance'),
+        instanceNumber: 0,
+        instanceType: 'build',
+        appHome: buildDir,
+        reverseProxyIp: this.o.gatewayAddress,
+      }),
+      toolPath: prepared.toolPath,
+      home,
+    });
+    const output: string[] = [];
+    try {
+      await this.runBuildCommands(plan, buildDir, env, output, log);
+    } finally {
+      await cache.save(plan, buildDir);
+    }
+
+    for (const file of plan.files.filter((f) => f.secret)) await rm(join(buildDir, file.path), { force: true });
+
+    let start = plan.start.argv;
+    if (plan.provider === 'sbt') {
+      try {
+        start = await resolveSbtBinary(buildDir, appVars);
+      } catch (error) {
+        if (error instanceof PlanError) throw new PhaseError('build', error.message, error.hint);
+        throw error;
+      }
+    }
+    return {
+      deploymentId: deployment.id,
+      commit: deployment.commit_sha,
+      provider: plan.provider,
+      start,
+      beforeStart: plan.beforeStart.map((c) => c.argv),
+      planEnv: plan.env,
+      toolPath: prepared.toolPath,
+    };
+  }
+
+
+  private async runBuildCommands(
+    plan: BuildPlan,
+    buildDir: string,
+    env: Record<string, string>,
+    output: string[],
+    log: (line: string, stream?: string) => void,
+  ): Promise<void> {
+    for (const command of plan.build) {
+      log(`==> [build] ${command.label}: ${command.argv.join(' ')}`);
+      const result = await runCommand({
+        argv: command.argv,
+        cwd: join(buildDir, command.cwd ?? ''),
+        env: { ...env, ...command.env },
+        user: this.o.appUser,
+        timeoutMs: 30 * 60_000,
+        onLine: (stream, line) => {
+          output.push(line);
+          if (output.length > 400) output.shift();
+          log(line, stream);
+        },
+      });
+      if (result.exitCode !== 0) {
+        const explanation = plan.provider === 'sbt' ? explainSbtFailure(output) : null;
+        throw new PhaseError('build', `${command.label} ${describeExit(result)}.`, explanation ?? 'The output above shows the cause.');
+      }
+    }
+  }
+
+  /** Builds run as the unprivileged app user, which must own what it writes to. */
+  private async giveToAppUser(paths: string[]): Promise<void> {
+    const { uid, gid } = this.o.appUser;
+    for (const path of paths) {
+      await chmod(path, 0o755);
+      const result = await runCommand({ argv: ['chown', '-R', `${uid}:${gid}`, path], cwd: '/', env: { PATH: '/usr/bin:/bin' } });
+      if (result.exitCode !== 0) throw new PhaseError('build', `Could not hand ${path} to the build user (${describeExit(result)}).`);
+    }
+  }
+
+  /** Keeps the newest releases of an app (the serving one among them) and removes older ones. */
+  private async pruneReleases(appId: string): Promise<void> {
+    const dir = join(this.o.dataDir, 'releases', appId);
+    const serving = this.o.store.deployments.release(appId)?.deployment_id;
+    const ids = this.o.store.deployments.listForApp(appId, 50).filter((d) => d.state === 'OK').map((d) => d.id);
+    const keep = new Set([...ids.slice(0, RELEASES_KEPT), serving]);
+    for (const entry of await readdir(dir).catch(() => [] as string[])) {
+      if (!keep.has(entry)) await rm(join(dir, entry), { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,19 @@
+/** What is needed to start an instance of a built release again, without rebuilding. */
+export interface ReleaseSpec {
+  deploymentId: string;
+  commit: string;
+  provider: string;
+  releaseDir: string;
+  start: string[];
+  beforeStart: string[][];
+  /** Variables the plan adds (never secrets). */
+  planEnv: Record<string, string>;
+  /** Toolchain bin folders, first on PATH. */
+  toolPath: string[];
+}
+
+export function parseReleaseSpec(json: string): ReleaseSpec {
+  const spec = JSON.parse(json) as ReleaseSpec;
+  if (!Array.isArray(spec.start) || typeof spec.releaseDir !== 'string') throw new Error('malformed release record');
+  return spec;
+}
