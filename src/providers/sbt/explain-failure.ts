@@ -20,36 +20,50 @@ function withoutLevel(line: string): string {
   return line.replace(/^\[(error|warn|info)\]\s?/, '');
 }
 
+/**
+ * The command sbt could not parse: sbt echoes it on an `[error]` line followed by a line with
+ * a caret under the failing position.
+ */
+function rejectedInput(lines: string[]): string | undefined {
+  for (let i = 1; i < lines.length; i++) {
+    if (/^\[error\]\s*\^$/.test(lines[i]!)) return withoutLevel(lines[i - 1]!).trim();
+  }
+  return undefined;
+}
+
+function packagerMissing(goal: string): string {
+  const module = goal.includes('/') ? goal.slice(0, goal.lastIndexOf('/')) : '';
+  return (
+    `sbt has no \`${goal}\` task: ${module ? `the project "${module}"` : 'the build'} does not enable sbt-native-packager, which provides it.\n` +
+    PACKAGER_ADVICE +
+    (module
+      ? ''
+      : '\nIn a multi-module build whose root does not stage, set SBT_DEPLOY_GOAL=<module>/stage, CC_SBT_TARGET_DIR=<module> and CC_SBT_TARGET_BIN=<script name>.')
+  );
+}
+
 export function explainSbtFailure(outputLines: string[]): string | null {
   const lines = outputLines.map(clean);
   const text = lines.join('\n');
+  const input = rejectedInput(lines);
 
-  // `stage` (alone or as <module>/stage, Universal/stage...) unknown: the packager is missing.
-  const missingStage = /Not a valid (?:command|key): ((?:[\w.-]+\s*\/\s*)*stage)\b/.exec(text);
-  if (missingStage) {
-    const goal = missingStage[1]!.replace(/\s+/g, '');
-    const module = goal.includes('/') ? goal.slice(0, goal.lastIndexOf('/')) : '';
+  // `stage` unknown at the root: "Not a valid command: stage" / "Not a valid key: stage".
+  if (/Not a valid (?:command|key): stage\b/.test(text)) return packagerMissing('stage');
+
+  // `<module>/stage` where the module exists but lacks the plugin: "No such setting/task".
+  if (/No such setting\/task/.test(text) && input && /(^|\/)stage$/.test(input)) return packagerMissing(input);
+
+  // `<name>/...` where <name> is neither a project nor a configuration.
+  const unknown = /Not a valid (?:command|key|project ID): ([\w.-]+)/.exec(text)?.[1];
+  if (unknown && input?.startsWith(`${unknown}/`)) {
     return (
-      `sbt has no \`${goal}\` task: ${module ? `the project "${module}"` : 'the build'} does not enable sbt-native-packager, which provides it.\n` +
-      PACKAGER_ADVICE +
-      (module
-        ? ''
-        : '\nIn a multi-module build whose root does not stage, set SBT_DEPLOY_GOAL=<module>/stage, CC_SBT_TARGET_DIR=<module> and CC_SBT_TARGET_BIN=<script name>.')
+      `sbt has no project "${unknown}" (from SBT_DEPLOY_GOAL=${input}). ` +
+      'Use the id of a project defined in build.sbt (`lazy val <id> = project...`), e.g. SBT_DEPLOY_GOAL=<id>/stage, and set CC_SBT_TARGET_DIR to its folder.'
     );
   }
-
-  const badProject = /Not a valid project ID: ([\w.-]+)/.exec(text);
-  if (badProject) {
+  if (unknown || /No such setting\/task/.test(text)) {
     return (
-      `sbt has no project "${badProject[1]}" (named in SBT_DEPLOY_GOAL). ` +
-      'Use the id of a project defined in build.sbt (`lazy val <id> = project...`), e.g. SBT_DEPLOY_GOAL=<id>/stage.'
-    );
-  }
-
-  const badCommand = /Not a valid (?:command|key): (\S+)/.exec(text);
-  if (badCommand) {
-    return (
-      `sbt does not know \`${badCommand[1]}\`. Check SBT_DEPLOY_GOAL: it lists sbt tasks or commands separated by spaces ` +
+      `sbt does not know \`${input ?? unknown}\`. Check SBT_DEPLOY_GOAL: it lists sbt tasks or commands separated by spaces ` +
       '(default "stage"; "<module>/stage" for a multi-module build).'
     );
   }
@@ -69,15 +83,17 @@ export function explainSbtFailure(outputLines: string[]): string | null {
     );
   }
 
-  const compileFailed = lines.some((l) => /Compilation failed/.test(l));
-  if (compileFailed) {
-    const errors = lines
-      .filter((l) => l.startsWith('[error]') && /\.(scala|java|sbt):\d+(:\d+)?:/.test(l))
-      .slice(0, 10)
+  const failedAt = lines.findIndex((l) => /Compilation failed/.test(l));
+  if (failedAt >= 0) {
+    // sbt's own messages: from the first `file:line:col:` error up to the summary line.
+    const first = lines.findIndex((l) => /^\[error\] .*\.(scala|java):\d+(:\d+)?:/.test(l));
+    const messages = (first >= 0 && first < failedAt ? lines.slice(first, failedAt) : [])
+      .filter((l) => l.startsWith('[error]'))
+      .slice(0, 20)
       .map(withoutLevel);
     return (
       'The code does not compile; fix these errors and push again:\n' +
-      (errors.length > 0 ? errors.map((e) => `  ${e}`).join('\n') : '  (see the [error] lines above)')
+      (messages.length > 0 ? messages.map((e) => `  ${e}`).join('\n') : '  (see the [error] lines above)')
     );
   }
 
