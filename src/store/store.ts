@@ -5,6 +5,9 @@ import { SshKeyRepository } from './ssh-keys.js';
 import { AppRepository } from './apps.js';
 import { EnvVarRepository } from './env-vars.js';
 import { DeploymentRepository } from './deployments.js';
+import { AddonRepository } from './addons.js';
+import { LinkRepository } from './links.js';
+import { PublishedConfigRepository } from './published-config.js';
 
 /** The only place state lives. */
 export class Store {
@@ -14,6 +17,9 @@ export class Store {
   readonly apps: AppRepository;
   readonly env: EnvVarRepository;
   readonly deployments: DeploymentRepository;
+  readonly addons: AddonRepository;
+  readonly links: LinkRepository;
+  readonly publishedConfig: PublishedConfigRepository;
 
   constructor(readonly db: Db) {
     this.orgs = new OrgRepository(db);
@@ -22,6 +28,9 @@ export class Store {
     this.apps = new AppRepository(db);
     this.env = new EnvVarRepository(db);
     this.deployments = new DeploymentRepository(db);
+    this.addons = new AddonRepository(db);
+    this.links = new LinkRepository(db);
+    this.publishedConfig = new PublishedConfigRepository(db);
   }
 
   static open(path: string): Store {
