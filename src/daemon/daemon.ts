@@ -49,6 +49,8 @@ export class Daemon {
     const appUser = await ensureAppUser();
     const backend = new LocalNetnsBackend({ ...networkNames(options.subnet), subnet: options.subnet, user: appUser });
     await backend.init();
+    // Runs after every instance and add-on server has stopped (stoppers run in reverse order).
+    this.onStop('instance network', () => backend.removeBridge());
 
     const router = new NginxRouter({ listenHost: options.listen, port: options.routerPort, workDir: join(options.dataDir, 'router') });
     await router.start();

@@ -46,13 +46,17 @@ export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon>
   const configHome = join(dataDir, 'client-config');
   mkdirSync(configHome);
   const [apiPort, sshPort, routerPort] = [await freePort(), await freePort(), await freePort()];
+  // A subnet of its own, so a test daemon never touches a running platform's network.
+  const subnet = `10.${120 + Math.floor(Math.random() * 80)}.0.0/16`;
+  // Toolchains are shared between test daemons (and runs) so each Node is fetched once per machine.
+  const toolchainCache = process.env.SLIPWAY_TOOLCHAIN_CACHE ?? '/var/cache/slipway-test/toolchains';
   let child: ChildProcess;
   let log = '';
   const launch = async () => {
     log = '';
     child = spawn(
       process.execPath,
-      [SLIPWAY_BIN, 'server', '--data-dir', dataDir, '--api-port', String(apiPort), '--ssh-port', String(sshPort), '--router-port', String(routerPort), ...extraArgs],
+      [SLIPWAY_BIN, 'server', '--data-dir', dataDir, '--api-port', String(apiPort), '--ssh-port', String(sshPort), '--router-port', String(routerPort), '--subnet', subnet, '--toolchain-cache', toolchainCache, ...extraArgs],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     child.stdout!.on('data', (d) => (log += d));

@@ -1,0 +1,127 @@
+import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { request } from 'node:http';
+import type { TestDaemon } from './daemon.js';
+
+export const EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));
+
+export interface TestApp {
+  id: string;
+  dir: string;
+  host: string;
+  /** Environment for git so it pushes over SSH with the test key. */
+  gitEnv: NodeJS.ProcessEnv;
+}
+
+/** A user key registered with the daemon, for git over SSH. */
+export async function registerSshKey(daemon: TestDaemon, token?: string): Promise<{ keyPath: string; gitEnv: NodeJS.ProcessEnv }> {
+  const dir = mkdtempSync(join(tmpdir(), 'slipway-key-'));
+  const keyPath = join(dir, 'id_ed25519');
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', keyPath]);
+  const added = await daemon.cli(['ssh-keys', 'add', `${keyPath}.pub`], { token });
+  if (added.code !== 0) throw new Error(`ssh-keys add failed: ${added.stderr}`);
+  return {
+    keyPath,
+    gitEnv: {
+      ...process.env,
+      GIT_SSH_COMMAND: `ssh -i ${keyPath} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR`,
+      GIT_AUTHOR_NAME: 'Test',
+      GIT_AUTHOR_EMAIL: 'test@example.invalid',
+      GIT_COMMITTER_NAME: 'Test',
+      GIT_COMMITTER_EMAIL: 'test@example.invalid',
+    },
+  };
+}
+
+/** Copies an example into a fresh git repository with one commit on master. */
+export function checkoutExample(example: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `slipway-${example}-`));
+  cpSync(join(EXAMPLES, example), dir, { recursive: true });
+  execFileSync('git', ['init', '-q', '-b', 'master'], { cwd: dir });
+  commitAll(dir, 'first');
+  return dir;
+}
+
+export function commitAll(dir: string, message: string): string {
+  const env = { ...process.env, GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 't@example.invalid' };
+  execFileSync('git', ['add', '-A'], { cwd: dir, env });
+  execFileSync('git', ['commit', '-q', '--allow-empty', '-m', message], { cwd: dir, env });
+  return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: dir, encoding: 'utf8' }).trim();
+}
+
+/** Writes a file and commits it: a new release of the app. */
+export function newRelease(dir: string, name: string): string {
+  writeFileSync(join(dir, 'RELEASE'), `${name}\n`);
+  return commitAll(dir, `release ${name}`);
+}
+
+/** Creates an app for an example folder (linked through .slipway.json) and sets variables. */
+export async function createApp(daemon: TestDaemon, dir: string, name: string, env: Record<string, string> = {}, type = 'node'): Promise<string> {
+  const created = await daemon.cli(['create', '--type', type, name, '--region', 'par', '--org', 'default'], { cwd: dir });
+  if (created.code !== 0) throw new Error(`create failed: ${created.stderr}`);
+  for (const [k, v] of Object.entries(env)) {
+    const set = await daemon.cli(['env', 'set', k, v], { cwd: dir });
+    if (set.code !== 0) throw new Error(`env set ${k} failed: ${set.stderr}`);
+  }
+  return created.stdout.trim();
+}
+
+/** `git push` to the app's URL; returns git's exit code and output. */
+export function gitPush(dir: string, url: string, gitEnv: NodeJS.ProcessEnv, refspec = 'master'): { code: number | null; output: string } {
+  const result = spawnSync('git', ['push', url, refspec], { cwd: dir, env: gitEnv, encoding: 'utf8', timeout: 120_000 });
+  return { code: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+export interface RoutedResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** A GET through the router, with the app's Host header, on a fresh connection. */
+export function getThroughRouter(daemon: TestDaemon, host: string, path = '/', headers: Record<string, string> = {}): Promise<RoutedResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: daemon.routerPort, path, headers: { host, connection: 'close', ...headers }, agent: false, timeout: 15_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Waits for the deployment of a commit to end; returns its final record. */
+export async function waitForDeploymentOf(daemon: TestDaemon, appId: string, commit: string, timeoutMs = 600_000): Promise<{ id: string; state: string; message: string | null }> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const list = await daemon.cli(['activity', '--app', appId, '--format', 'json', '--limit', '20']);
+    if (list.code === 0) {
+      const found = (JSON.parse(list.stdout) as Array<{ id: string; commit: string; state: string; message: string | null }>).find((d) => d.commit === commit);
+      if (found && found.state !== 'WIP') return found;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`deployment of ${commit} did not end within ${timeoutMs} ms`);
+}
+
+/** The deployment log as plain lines. */
+export async function deploymentLog(daemon: TestDaemon, appId: string, deploymentId: string): Promise<string[]> {
+  const logs = await daemon.cli(['logs', '--app', appId, '--deployment-id', deploymentId]);
+  return logs.stdout.split('\n');
+}
+
+/** Pushes an example checkout and waits for its deployment. */
+export async function pushAndWait(daemon: TestDaemon, dir: string, appId: string, gitEnv: NodeJS.ProcessEnv): Promise<{ id: string; state: string; push: string; commit: string }> {
+  const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: dir, encoding: 'utf8' }).trim();
+  const url = `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`;
+  const push = gitPush(dir, url, gitEnv);
+  if (push.code !== 0) throw new Error(`git push failed:\n${push.output}`);
+  const deployment = await waitForDeploymentOf(daemon, appId, commit);
+  return { ...deployment, push: push.output, commit };
+}
