@@ -51,4 +51,6 @@ export interface ApiDependencies {
   store: Store;
   endpoints: PublicEndpoints;
   services?: DeploymentServices;
+  /** Add-ons and their providers; absent when only the control plane runs (unit tests). */
+  addons?: import('../addons/addon-manager.js').AddonManager;
 }

@@ -10,6 +10,9 @@ import { appRoutes } from './routes/apps.js';
 import { envRoutes } from './routes/env.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
 import { deploymentRoutes } from './routes/deployments.js';
+import { addonRoutes } from './routes/addons.js';
+import { serviceRoutes } from './routes/services.js';
+import { publishedConfigRoutes } from './routes/published-config.js';
 
 /** Extra rooms (deployments, add-ons, console) plug their routes in here. */
 export type RouteModule = (router: HttpRouter<ApiContext>) => void;
@@ -19,7 +22,7 @@ export type FallbackHandler = (req: IncomingMessage, res: ServerResponse) => boo
 
 export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<ApiContext> {
   const router = new HttpRouter<ApiContext>();
-  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, deploymentRoutes, ...extraModules]) module(router);
+  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, deploymentRoutes, addonRoutes, serviceRoutes, publishedConfigRoutes, ...extraModules]) module(router);
   return router;
 }
 

@@ -20,6 +20,10 @@ import { NpmVersionCatalog } from '../toolchains/catalog.js';
 import { makeReceiverHooks } from './receiver-hooks.js';
 import { makeProviders } from '../providers/registry.js';
 import { machineNetworkEnv } from '../pipeline/machine-network-env.js';
+import { AddonManager } from '../addons/addon-manager.js';
+import { makeAddonProviders } from '../addons/registry.js';
+import { appEnvironment } from '../links/app-environment.js';
+import { addonProviderOptions } from './addon-options.js';
 
 /** Starts every room of the platform on one data folder and stops them in reverse order. */
 export class Daemon {
@@ -51,6 +55,9 @@ export class Daemon {
     await backend.init();
     // Runs after every instance and add-on server has stopped (stoppers run in reverse order).
     this.onStop('instance network', () => backend.removeBridge());
+    // Add-on servers need the bridge's gateway address; they start lazily (see AddonManager).
+    const addons = new AddonManager({ store, providers: makeAddonProviders(addonProviderOptions(options.dataDir, backend.gatewayAddress, process.env)), log });
+    this.onStop('add-ons', () => addons.stop());
 
     const router = new NginxRouter({ listenHost: options.listen, port: options.routerPort, workDir: join(options.dataDir, 'router') });
     await router.start();
@@ -59,7 +66,8 @@ export class Daemon {
     mkdirSync(options.toolchainCacheDir, { recursive: true, mode: 0o755 });
     const logs = new LogHub(join(options.dataDir, 'logs'));
     const repos = new RepoStore(join(options.dataDir, 'repos'));
-    const appEnv = (appId: string) => store.env.asRecord(appId);
+    // Every variable an app receives: linked apps' exposed config < add-ons' < its own (src/core/merge-env.ts).
+    const appEnv = (appId: string) => appEnvironment(store, addons, appId);
     const runtime = new AppRuntime({ store, backend, router, logs, domain: options.domain, gatewayAddress: backend.gatewayAddress, appEnv, log });
     this.onStop('instances', () => runtime.shutdown());
     const deployer = new Deployer({
@@ -89,7 +97,7 @@ export class Daemon {
     const { port: sshPort } = await ssh.start();
     this.onStop('git over SSH', () => ssh.stop());
 
-    const api = createApiServer({ store, endpoints, services: { deployer, runtime, logs, repos } });
+    const api = createApiServer({ store, endpoints, services: { deployer, runtime, logs, repos }, addons });
     await new Promise<void>((resolve, reject) => {
       api.once('error', reject);
       api.listen(options.apiPort, options.listen, () => resolve());
@@ -99,6 +107,8 @@ export class Daemon {
     const host = options.listen.includes(':') ? `[${options.listen}]` : options.listen;
     const apiUrl = `http://${host}:${port}`;
 
+    // Add-on servers first: the apps restored next connect to them.
+    await addons.resumeAll();
     await runtime.restoreAll();
 
     log(`slipway API listening on ${apiUrl} (data folder ${options.dataDir})`);

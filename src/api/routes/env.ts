@@ -3,11 +3,15 @@ import type { ApiContext } from '../context.js';
 import { checkEnvName, checkEnvValue } from '../../core/names.js';
 import { ValidationError, NotFoundError } from '../../core/errors.js';
 import { appForUser } from '../access.js';
+import { appEnvForDisplay } from '../../links/app-environment.js';
 
 export function envRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/apps/:app/env', ({ user, deps, params }) => {
+  /** ?all=1 adds every source the app receives, in the order of src/core/merge-env.ts. */
+  router.add('GET', '/v1/apps/:app/env', ({ user, deps, params, query }) => {
     const app = appForUser(deps.store, user, params.app!);
-    return { env: deps.store.env.list(app.id) };
+    const env = deps.store.env.list(app.id);
+    if (query.get('all') === '1' && deps.addons) return { env, sections: appEnvForDisplay(deps.store, deps.addons, app.id) };
+    return { env };
   });
 
   router.add('PUT', '/v1/apps/:app/env/:name', async ({ user, deps, params, body }) => {

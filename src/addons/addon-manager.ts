@@ -1,0 +1,146 @@
+import type { Store } from '../store/store.js';
+import type { AddonRow } from '../store/addons.js';
+import type { AddonProvider } from './provider.js';
+import { SlipwayError, ValidationError } from '../core/errors.js';
+import { addonProviderNames, unknownProviderMessage } from './registry.js';
+
+export interface AddonManagerOptions {
+  store: Store;
+  providers: ReadonlyMap<string, AddonProvider>;
+  log(line: string): void;
+}
+
+/** A provider whose servers could not start (PostgreSQL or Redis missing, a port taken...). */
+export class AddonUnavailableError extends SlipwayError {
+  constructor(message: string, hint?: string) {
+    super(503, 'addon_unavailable', message, hint);
+  }
+}
+
+/**
+ * Ties the add-on records of the store to the providers that own their servers.
+ *
+ * Providers start lazily: the daemon starts only those that have add-ons (resumeAll), and
+ * the others on the first `addon create`, so a platform without add-ons never pays for an
+ * initdb or a server it does not use.
+ */
+export class AddonManager {
+  private readonly started = new Map<string, Promise<AddonProvider>>();
+
+  constructor(private readonly o: AddonManagerOptions) {}
+
+  /** Providers in the order `slipway addon providers` lists them. */
+  providerList(): Array<{ name: string; description: string }> {
+    return addonProviderNames.filter((n) => this.o.providers.has(n)).map((name) => ({ name, description: this.o.providers.get(name)!.description }));
+  }
+
+  /** The provider of a name a user typed; unknown names are refused with the list. */
+  provider(name: unknown): AddonProvider {
+    const provider = typeof name === 'string' ? this.o.providers.get(name) : undefined;
+    if (!provider) throw new ValidationError(unknownProviderMessage(String(name)), `Available providers: ${this.providerList().map((p) => p.name).join(', ')}.`);
+    return provider;
+  }
+
+  /** Starts a provider once; a failed start is retried by the next call. */
+  ensureStarted(name: string): Promise<AddonProvider> {
+    let starting = this.started.get(name);
+    if (!starting) {
+      const provider = this.provider(name);
+      const begun = Date.now();
+      starting = provider.start().then(
+        () => {
+          this.o.log(`Add-on provider ${name} started in ${((Date.now() - begun) / 1000).toFixed(1)} s.`);
+          return provider;
+        },
+        (error: Error) => {
+          this.started.delete(name);
+          throw new AddonUnavailableError(
+            `The ${name} add-on servers could not start: ${error.message}`,
+            'Fix the cause above (see also the daemon output) and try again.',
+          );
+        },
+      );
+      this.started.set(name, starting);
+    }
+    return starting;
+  }
+
+  /**
+   * Daemon start: bring back the servers of every stored add-on, before the apps that use
+   * them are restored. Failures are logged, not fatal: the rest of the platform still runs.
+   */
+  async resumeAll(): Promise<void> {
+    const rows = this.o.store.addons.all();
+    for (const row of rows) {
+      const config = this.o.store.addons.config(row);
+      if (Object.keys(config).length === 0) {
+        // The daemon stopped while this add-on was being provisioned: its record never got credentials.
+        this.o.log(`Add-on ${row.name} (${row.id}) was never fully created; removing its record.`);
+        this.o.store.addons.remove(row.id);
+        continue;
+      }
+      try {
+        const provider = await this.ensureStarted(row.provider);
+        await provider.resume({ id: row.id }, config);
+      } catch (error) {
+        this.o.log(`Add-on ${row.name} (${row.id}, ${row.provider}) could not be resumed: ${(error as Error).message}`);
+      }
+    }
+    if (rows.length) this.o.log(`Resumed ${rows.length} add-on(s).`);
+  }
+
+  /** Records, provisions and stores the credentials of a new add-on. */
+  async create(input: { orgId: string; provider: string; name: string }): Promise<AddonRow> {
+    this.provider(input.provider);
+    const row = this.o.store.addons.create(input);
+    try {
+      const provider = await this.ensureStarted(input.provider);
+      const { config } = await provider.provision({ id: row.id, name: row.name });
+      this.o.store.addons.setConfig(row.id, config);
+      return this.o.store.addons.byId(row.id)!;
+    } catch (error) {
+      this.o.store.addons.remove(row.id);
+      if (error instanceof SlipwayError) throw error;
+      throw new SlipwayError(500, 'provision_failed', `The ${input.provider} add-on could not be created: ${(error as Error).message}`, 'Nothing was kept; try again, and see the daemon output if it fails again.');
+    }
+  }
+
+  /**
+   * The variables a linked app receives. Pure (no I/O), so the environment of an app can be
+   * computed synchronously at every build and start. An add-on still being provisioned has none.
+   */
+  env(row: AddonRow): Record<string, string> {
+    const config = this.o.store.addons.config(row);
+    if (Object.keys(config).length === 0) return {};
+    return this.provider(row.provider).env(config);
+  }
+
+  /** Destroys the add-on's data and its record (links go with it). */
+  async remove(row: AddonRow): Promise<void> {
+    const config = this.o.store.addons.config(row);
+    if (Object.keys(config).length > 0) {
+      const provider = await this.ensureStarted(row.provider);
+      try {
+        await provider.deprovision({ id: row.id }, config);
+      } catch (error) {
+        throw new SlipwayError(500, 'deprovision_failed', `The add-on ${row.name} could not be deleted: ${(error as Error).message}`, 'It is kept; try again, and see the daemon output if it fails again.');
+      }
+    }
+    this.o.store.addons.remove(row.id);
+  }
+
+  /** Daemon shutdown: stops the servers of the providers that were started; data is kept. */
+  async stop(): Promise<void> {
+    const started = [...this.started.entries()];
+    this.started.clear();
+    for (const [name, starting] of started) {
+      const provider = await starting.catch(() => undefined);
+      if (!provider) continue;
+      try {
+        await provider.stop();
+      } catch (error) {
+        this.o.log(`While stopping the ${name} add-on servers: ${(error as Error).message}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,79 @@
+import type { HttpRouter } from '../http-router.js';
+import type { ApiContext } from '../context.js';
+import type { AppRow } from '../../store/apps.js';
+import { checkDisplayName } from '../../core/names.js';
+import { ConflictError, ValidationError } from '../../core/errors.js';
+import { requireString } from '../body.js';
+import { appForUser, orgForUser } from '../access.js';
+import { addonForUser, addonManager, addonView } from '../addon-access.js';
+
+/** Apps listed in `link`: ids the user can reach, all in the add-on's organisation. */
+function appsToLink(ctx: ApiContext, link: unknown, orgId: string): AppRow[] {
+  if (link === undefined || link === null) return [];
+  if (!Array.isArray(link) || link.some((id) => typeof id !== 'string')) {
+    throw new ValidationError('Field "link" must be an array of application ids.');
+  }
+  const apps = [...new Set(link as string[])].map((id) => appForUser(ctx.deps.store, ctx.user, id));
+  for (const app of apps) {
+    if (app.org_id !== orgId) {
+      throw new ValidationError(
+        `The application ${app.name} (${app.id}) is not in the add-on's organisation.`,
+        'Only add-ons and applications of the same organisation can be linked.',
+      );
+    }
+  }
+  return apps;
+}
+
+export function addonRoutes(router: HttpRouter<ApiContext>): void {
+  router.add('GET', '/v1/addon-providers', (ctx) => ({ providers: addonManager(ctx).providerList() }));
+
+  router.add('GET', '/v1/addons', ({ user, deps, query }) => {
+    const org = query.get('org');
+    const rows = org ? deps.store.addons.listForOrg(orgForUser(deps.store, user, org).id) : deps.store.addons.listForUser(user.id);
+    return { addons: rows.map((a) => addonView(deps.store, a)) };
+  });
+
+  /** Everything is checked before anything is provisioned; the listed apps are linked once it exists. */
+  router.add('POST', '/v1/addons', async (ctx) => {
+    const { store } = ctx.deps;
+    const manager = addonManager(ctx);
+    const input = await ctx.body();
+    const provider = manager.provider(requireString(input, 'provider', '`slipway addon providers` lists them.')).name;
+    const name = checkDisplayName('add-on', requireString(input, 'name', 'Give the add-on a name.'));
+    const org = orgForUser(store, ctx.user, input.org);
+    const apps = appsToLink(ctx, input.link, org.id);
+    if (store.addons.byName(org.id, name)) {
+      throw new ConflictError(`The organisation already has an add-on named ${JSON.stringify(name)}.`, 'Choose another name; `slipway addon list` shows the existing ones.');
+    }
+    const addon = await manager.create({ orgId: org.id, provider, name });
+    for (const app of apps) store.links.linkAddon(app.id, addon.id);
+    return { addon: addonView(store, addon) };
+  });
+
+  router.add('GET', '/v1/addons/:addon', ({ user, deps, params, query }) => {
+    return { addon: addonView(deps.store, addonForUser(deps.store, user, params.addon!, query.get('org'))) };
+  });
+
+  router.add('GET', '/v1/addons/:addon/env', (ctx) => {
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
+    const env = addonManager(ctx).env(addon);
+    return { env: Object.entries(env).map(([name, value]) => ({ name, value })) };
+  });
+
+  /** Deleting destroys the data; while apps use the add-on it takes an explicit unlink=1. */
+  router.add('DELETE', '/v1/addons/:addon', async (ctx) => {
+    const { store } = ctx.deps;
+    const addon = addonForUser(store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
+    const linked = store.links.appsOfAddon(addon.id);
+    if (linked.length > 0 && !['1', 'true'].includes(ctx.query.get('unlink') ?? '')) {
+      const names = linked.map((id) => store.apps.byId(id)?.name ?? id);
+      throw new ConflictError(
+        `The add-on ${addon.name} is linked to ${linked.length} application(s): ${names.join(', ')}.`,
+        'Unlink them first (`slipway service unlink-addon`), or delete with --unlink (API: ?unlink=1) to unlink and delete at once.',
+      );
+    }
+    await addonManager(ctx).remove(addon);
+    return { deleted: addon.id, unlinked: linked };
+  });
+}

@@ -1,0 +1,28 @@
+import type { AddonProvidersOptions } from '../addons/registry.js';
+
+/**
+ * Where the add-on servers listen, from the daemon's environment, so a second daemon (a test
+ * run beside a running platform) can keep clear of the first one's ports:
+ *   SLIPWAY_POSTGRES_PORT  embedded PostgreSQL port (default 5433)
+ *   SLIPWAY_POSTGRES_URL   an existing PostgreSQL server to use instead (admin URL)
+ *   SLIPWAY_REDIS_PORTS    ports for Redis add-ons, "first-last" (default 6400-6499)
+ */
+export function addonProviderOptions(dataDir: string, gatewayAddress: string, env: NodeJS.ProcessEnv): AddonProvidersOptions {
+  const options: AddonProvidersOptions = { dataDir, gatewayAddress };
+  const pgPort = env.SLIPWAY_POSTGRES_PORT;
+  if (pgPort) {
+    const port = Number(pgPort);
+    if (!Number.isInteger(port) || port < 1 || port > 65535) {
+      throw new Error(`SLIPWAY_POSTGRES_PORT must be a port number between 1 and 65535, not ${JSON.stringify(pgPort)}.`);
+    }
+    options.postgresPort = port;
+  }
+  if (env.SLIPWAY_POSTGRES_URL) options.postgresExternalUrl = env.SLIPWAY_POSTGRES_URL;
+  const redisPorts = env.SLIPWAY_REDIS_PORTS;
+  if (redisPorts) {
+    const match = /^(\d{1,5})-(\d{1,5})$/.exec(redisPorts);
+    if (!match) throw new Error(`SLIPWAY_REDIS_PORTS must be a range "first-last" such as 6400-6499, not ${JSON.stringify(redisPorts)}.`);
+    options.redisPortRange = [Number(match[1]), Number(match[2])];
+  }
+  return options;
+}
