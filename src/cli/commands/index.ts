@@ -21,6 +21,19 @@ import { status } from './status.js';
 import { logs } from './logs.js';
 import { restart } from './restart.js';
 import { stop } from './stop.js';
+import { addonCreate } from './addon/create.js';
+import { addonList } from './addon/list.js';
+import { addonEnv } from './addon/env.js';
+import { addonDelete } from './addon/delete.js';
+import { addonProviders } from './addon/providers.js';
+import { serviceList } from './service/list.js';
+import { serviceLinkAddon } from './service/link-addon.js';
+import { serviceUnlinkAddon } from './service/unlink-addon.js';
+import { serviceLinkApp } from './service/link-app.js';
+import { serviceUnlinkApp } from './service/unlink-app.js';
+import { publishedConfigList } from './published-config/list.js';
+import { publishedConfigSet } from './published-config/set.js';
+import { publishedConfigRm } from './published-config/rm.js';
 
 export const commands: Command[] = [
   server,
@@ -45,4 +58,17 @@ export const commands: Command[] = [
   logs,
   restart,
   stop,
+  addonCreate,
+  addonList,
+  addonEnv,
+  addonDelete,
+  addonProviders,
+  serviceList,
+  serviceLinkAddon,
+  serviceUnlinkAddon,
+  serviceLinkApp,
+  serviceUnlinkApp,
+  publishedConfigList,
+  publishedConfigSet,
+  publishedConfigRm,
 ];

@@ -1,0 +1,39 @@
+import type { Command } from '../../command.js';
+import { UsageError } from '../../errors.js';
+import { resolveApp } from '../../resolve-app.js';
+import type { AddonSummary } from '../../addon-types.js';
+
+export const addonCreate: Command = {
+  path: ['addon', 'create'],
+  summary: 'Create an add-on (postgresql, redis) and optionally link applications to it',
+  usage: 'addon create <provider> <addon-name> [--link <app>]... [--org <org>]',
+  options: { link: { type: 'string', multiple: true }, org: { type: 'string' } },
+  args: { min: 2, max: 2 },
+  printsData: true,
+  async run(ctx, [provider, name], options) {
+    const client = ctx.client();
+    const apps = [];
+    for (const ref of (options.link as string[] | undefined) ?? []) apps.push(await resolveApp(ctx, ref));
+    // The add-on lives in --org; else in the organisation of the apps it links; else in the user's only one.
+    let org = options.org as string | undefined;
+    if (!org && apps.length) org = apps[0]!.org_id;
+    if (!org) {
+      const { orgs } = await client.request<{ orgs: Array<{ id: string; name: string }> }>('GET', '/v1/orgs');
+      if (orgs.length !== 1) throw new UsageError(`--org is required: you belong to ${orgs.length} organisations (${orgs.map((o) => o.name).join(', ')}).`);
+      org = orgs[0]!.id;
+    }
+    ctx.err(`Creating ${provider} add-on ${JSON.stringify(name)}...\n`);
+    const { addon } = await client.request<{ addon: AddonSummary }>('POST', '/v1/addons', { provider, name, org, link: apps.map((a) => a.id) });
+    if (ctx.format === 'json') {
+      ctx.out(JSON.stringify(addon, null, 2) + '\n');
+      return;
+    }
+    ctx.out(`${addon.id}\n`);
+    ctx.err(`Created ${addon.provider} add-on ${JSON.stringify(addon.name)} (${addon.id}) in ${addon.org_name}.\n`);
+    if (apps.length) {
+      ctx.err(`Linked to ${apps.map((a) => a.name).join(', ')}: they receive its variables at their next deploy or \`slipway restart\`.\n`);
+    } else {
+      ctx.err(`Link it to an application with: slipway service link-addon ${addon.name} --app <app>\n`);
+    }
+  },
+};

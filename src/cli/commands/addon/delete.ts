@@ -1,0 +1,25 @@
+import type { Command } from '../../command.js';
+import { confirmByTyping } from '../../confirm.js';
+import { addonPath, type AddonSummary } from '../../addon-types.js';
+
+export const addonDelete: Command = {
+  path: ['addon', 'delete'],
+  summary: 'Delete an add-on and its data (asks for confirmation; refused while linked unless --unlink)',
+  usage: 'addon delete <addon> [--yes] [--unlink] [--org <org>]',
+  options: { yes: { type: 'boolean', short: 'y' }, unlink: { type: 'boolean' }, org: { type: 'string' } },
+  args: { min: 1, max: 1 },
+  async run(ctx, [ref], options) {
+    const client = ctx.client();
+    const org = options.org as string | undefined;
+    // Looked up first, so a typo fails before any question is asked.
+    const { addon } = await client.request<{ addon: AddonSummary }>('GET', addonPath(ref!, org));
+    if (!options.yes) {
+      const linked = addon.linked_apps.length ? ` It is linked to ${addon.linked_apps.length} application(s).` : '';
+      await confirmByTyping(ctx, `Delete the ${addon.provider} add-on ${JSON.stringify(addon.name)} and all its data?${linked}`, addon.name, '--yes');
+    }
+    const query = options.unlink ? '?unlink=1' : '';
+    const result = await client.request<{ unlinked: string[] }>('DELETE', `/v1/addons/${encodeURIComponent(addon.id)}${query}`);
+    if (result.unlinked.length) ctx.err(`Unlinked ${result.unlinked.length} application(s); they lose its variables at their next deploy or restart.\n`);
+    ctx.err(`Deleted add-on ${addon.name} (${addon.id}).\n`);
+  },
+};

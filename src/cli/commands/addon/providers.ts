@@ -1,0 +1,14 @@
+import type { Command } from '../../command.js';
+import { printTable } from '../../output.js';
+
+export const addonProviders: Command = {
+  path: ['addon', 'providers'],
+  summary: 'List the kinds of add-on this platform can create',
+  usage: 'addon providers',
+  args: { min: 0, max: 0 },
+  printsData: true,
+  async run(ctx) {
+    const { providers } = await ctx.client().request<{ providers: Array<{ name: string; description: string }> }>('GET', '/v1/addon-providers');
+    printTable(ctx, providers, ['name', 'description']);
+  },
+};

@@ -1,0 +1,17 @@
+import type { Command } from '../../command.js';
+import { resolveApp } from '../../resolve-app.js';
+import type { Services } from '../../service-types.js';
+
+export const serviceLinkApp: Command = {
+  path: ['service', 'link-app'],
+  summary: "Link another application: this one receives its exposed configuration",
+  usage: 'service link-app <app-to-link> [--app <app>]',
+  options: { app: { type: 'string' } },
+  args: { min: 1, max: 1 },
+  async run(ctx, [ref], options) {
+    const app = await resolveApp(ctx, options.app as string | undefined);
+    const target = await resolveApp(ctx, ref);
+    await ctx.client().request<Services>('POST', `/v1/apps/${app.id}/services/apps`, { app: target.id });
+    ctx.err(`Linked ${target.name} to ${app.name}: ${app.name} receives what ${target.name} exposes (\`slipway published-config --app ${target.name}\`) from its next deploy or \`slipway restart\`.\n`);
+  },
+};
