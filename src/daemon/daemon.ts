@@ -64,6 +64,8 @@ export class Daemon {
     this.onStop('router', () => router.stop());
 
     mkdirSync(options.toolchainCacheDir, { recursive: true, mode: 0o755 });
+    // The build user runs the cached tools: the cache folder must be open to it.
+    chmodSync(options.toolchainCacheDir, 0o755);
     const logs = new LogHub(join(options.dataDir, 'logs'));
     const repos = new RepoStore(join(options.dataDir, 'repos'));
     // Every variable an app receives: linked apps' exposed config < add-ons' < its own (src/core/merge-env.ts).

@@ -1,0 +1,80 @@
+/**
+ * Push-to-live: the time from `git push` to a deployment answering through the router, for a
+ * hello-world app with an empty (cold) toolchain cache and then with a warm one; and, in the
+ * same run, wrk against the deployed instance directly and through the router.
+ *
+ *   node --import tsx bench/push-to-live.ts
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { startDaemon } from '../test/support/daemon.js';
+import { checkoutExample, createApp, newRelease, pushAndWait, registerSshKey, getThroughRouter } from '../test/support/deploy.js';
+import { wrkArgv, parseWrk, type WrkResult } from './router.js';
+
+export interface PushToLiveResult {
+  coldSeconds: number;
+  warmSeconds: number;
+  /** warm / cold: how much of the first deploy's time a deploy with cached toolchains takes. */
+  warmOverCold: number;
+  direct: WrkResult;
+  routed: WrkResult;
+  /** routed / direct requests per second against the same deployed instance. */
+  routerRatio: number;
+}
+
+function wrk(url: string, host: string, seconds: number): Promise<WrkResult> {
+  const [file, ...args] = wrkArgv(url, seconds, host);
+  return new Promise((resolve, reject) => {
+    execFile(file!, args, { timeout: (seconds + 15) * 1000 }, (error, stdout) => (error ? reject(error) : resolve(parseWrk(stdout))));
+  });
+}
+
+async function timedDeploy(example: string, name: string, daemon: Awaited<ReturnType<typeof startDaemon>>, gitEnv: NodeJS.ProcessEnv) {
+  const dir = checkoutExample(example);
+  newRelease(dir, name);
+  const appId = await createApp(daemon, dir, name, { NODE_ENV: 'production' });
+  const started = performance.now();
+  const result = await pushAndWait(daemon, dir, appId, gitEnv);
+  if (result.state !== 'OK') throw new Error(`deployment ${result.id} ended ${result.state}`);
+  const host = `${appId}.localhost`;
+  for (;;) {
+    if ((await getThroughRouter(daemon, host)).status === 200) break;
+  }
+  return { seconds: (performance.now() - started) / 1000, appId, host };
+}
+
+export async function benchPushToLive(options: { wrkSeconds?: number } = {}): Promise<PushToLiveResult> {
+  const coldCache = mkdtempSync(join(tmpdir(), 'slipway-bench-toolchains-'));
+  const daemon = await startDaemon(['--toolchain-cache', coldCache]);
+  try {
+    const { gitEnv } = await registerSshKey(daemon);
+    const cold = await timedDeploy('node-hello', 'cold', daemon, gitEnv);
+    const warm = await timedDeploy('node-hello', 'warm', daemon, gitEnv);
+    const status = JSON.parse((await daemon.cli(['status', '--app', warm.appId, '--format', 'json'])).stdout);
+    const seconds = options.wrkSeconds ?? Number(process.env.SLIPWAY_BENCH_SECONDS ?? 3);
+    const direct = await wrk(`http://${status.instance.address}:${status.instance.port}/`, warm.host, seconds);
+    const routed = await wrk(`http://127.0.0.1:${daemon.routerPort}/`, warm.host, seconds);
+    return {
+      coldSeconds: cold.seconds,
+      warmSeconds: warm.seconds,
+      warmOverCold: warm.seconds / cold.seconds,
+      direct,
+      routed,
+      routerRatio: routed.requestsPerSecond / direct.requestsPerSecond,
+    };
+  } finally {
+    await daemon.stop();
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
+  const r = await benchPushToLive();
+  console.log(`push-to-live, cold toolchain cache: ${r.coldSeconds.toFixed(1)} s`);
+  console.log(`push-to-live, warm toolchain cache: ${r.warmSeconds.toFixed(1)} s  (warm/cold ${r.warmOverCold.toFixed(2)})`);
+  console.log(`instance direct: ${r.direct.requestsPerSecond.toFixed(0)} req/s, p50 ${r.direct.p50Ms.toFixed(2)} ms, p99 ${r.direct.p99Ms.toFixed(2)} ms`);
+  console.log(`through router:  ${r.routed.requestsPerSecond.toFixed(0)} req/s, p50 ${r.routed.p50Ms.toFixed(2)} ms, p99 ${r.routed.p99Ms.toFixed(2)} ms  (router/direct ${r.routerRatio.toFixed(2)})`);
+  console.log(JSON.stringify(r));
+}

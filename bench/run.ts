@@ -1,0 +1,24 @@
+/**
+ * Every benchmark in one run: `./dev bench` (or `node --import tsx bench/run.ts`).
+ * Each prints its figures and a ratio against a baseline measured in the same run.
+ */
+import { benchRouter } from './router.js';
+import { benchPushToLive } from './push-to-live.js';
+
+const results: Record<string, unknown> = {};
+
+const router = await benchRouter();
+results.router = router;
+console.log(
+  `router (nginx) vs direct, loopback hello world: ${router.routed.requestsPerSecond.toFixed(0)} / ${router.direct.requestsPerSecond.toFixed(0)} req/s = ${router.ratio.toFixed(2)}`,
+);
+
+const push = await benchPushToLive();
+results.pushToLive = push;
+console.log(`push-to-live: cold toolchain ${push.coldSeconds.toFixed(1)} s, warm ${push.warmSeconds.toFixed(1)} s (warm/cold ${push.warmOverCold.toFixed(2)})`);
+console.log(
+  `deployed instance through the router vs direct: ${push.routed.requestsPerSecond.toFixed(0)} / ${push.direct.requestsPerSecond.toFixed(0)} req/s = ${push.routerRatio.toFixed(2)}; ` +
+    `p99 ${push.routed.p99Ms.toFixed(1)} ms vs ${push.direct.p99Ms.toFixed(1)} ms`,
+);
+
+console.log(JSON.stringify(results));
