@@ -1,5 +1,5 @@
-// A multi-module build whose root only aggregates: it has no `stage` of its own, so a deploy
-// sets SBT_DEPLOY_GOAL=web/stage, CC_SBT_TARGET_DIR=web and CC_SBT_TARGET_BIN=web.
+// A multi-module build whose root only aggregates: the staged script belongs to `web`, so a
+// deploy sets SBT_DEPLOY_GOAL=web/stage, CC_SBT_TARGET_DIR=web and CC_SBT_TARGET_BIN=web.
 ThisBuild / scalaVersion := "2.13.18"
 ThisBuild / version := "0.1.0"
 

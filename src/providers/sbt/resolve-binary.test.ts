@@ -112,7 +112,7 @@ describe('resolveSbtBinary', () => {
 
   it('refuses escaping variables before touching the disk', async () => {
     const dir = await build(['target/universal/stage/bin/app*']);
-    for (const env of [{ CC_SBT_TARGET_DIR: '../' }, { CC_SBT_TARGET_DIR: '/tmp' }, { CC_SBT_TARGET_BIN: '../../../../bin/sh' }, { CC_SBT_TARGET_BIN: 'app.bat' }]) {
+    for (const env of <Record<string, string>[]>[{ CC_SBT_TARGET_DIR: '../' }, { CC_SBT_TARGET_DIR: '/tmp' }, { CC_SBT_TARGET_BIN: '../../../../bin/sh' }, { CC_SBT_TARGET_BIN: 'app.bat' }]) {
       await planError(resolveSbtBinary(dir, env));
     }
   });
