@@ -1,0 +1,227 @@
+/**
+ * Runs the example apps' plans for real: tools fetched by exact version from the npm registry
+ * (the toolchains room), the build commands, the before-start commands and the start command
+ * as argv, then GET / and a SIGTERM. No sandbox or router here (the pipeline's tests cover
+ * those): this checks that each plan drives the real package managers as SPEC says.
+ *
+ * Tools are cached in SLIPWAY_TOOLCHAIN_CACHE (default: <tmp>/slipway-test-toolchains).
+ */
+import assert from 'node:assert/strict';
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { cp, mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, describe, it } from 'node:test';
+import { NpmVersionCatalog } from '../../toolchains/catalog.js';
+import { ensureTool, toolPath } from '../../toolchains/ensure-tool.js';
+import type { BuildPlan, PlanCommand } from '../plan.js';
+import { makeNodeProvider } from './node-provider.js';
+import { examplePath } from './test-fixtures.js';
+
+const toolCache = process.env.SLIPWAY_TOOLCHAIN_CACHE ?? path.join(tmpdir(), 'slipway-test-toolchains');
+const catalog = new NpmVersionCatalog(toolCache);
+const provider = makeNodeProvider();
+const registry = execFileSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' }).trim();
+
+/** The machine's trust and proxy settings, which every package manager needs to reach the registry. */
+const MACHINE_NETWORK_ENV = Object.fromEntries(
+  Object.entries(process.env).filter(
+    (entry): entry is [string, string] =>
+      entry[1] !== undefined && /^(NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy)$/.test(entry[0]),
+  ),
+);
+
+const made: string[] = [];
+after(async () => {
+  for (const dir of made) await rm(dir, { recursive: true, force: true });
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+interface Prepared {
+  dir: string;
+  plan: BuildPlan;
+  baseEnv: Record<string, string>;
+}
+
+function commandEnv(prepared: Prepared, command: PlanCommand, extra: Record<string, string> = {}): Record<string, string> {
+  return { ...prepared.baseEnv, ...prepared.plan.env, ...(command.env ?? {}), ...extra };
+}
+
+async function runToEnd(prepared: Prepared, command: PlanCommand): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command.argv[0], command.argv.slice(1), { cwd: path.join(prepared.dir, command.cwd ?? '.'), env: commandEnv(prepared, command) });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(output) : reject(new Error(`${command.argv.join(' ')} exited ${code}:\n${output}`))));
+  });
+}
+
+/** Copies the example, makes its plan, fetches its tools and runs its build. */
+async function build(name: string, appEnv: Record<string, string>): Promise<Prepared> {
+  const dir = await mkdtemp(path.join(tmpdir(), `slipway-run-${name}-`));
+  made.push(dir);
+  await cp(examplePath(name), dir, { recursive: true });
+  const home = path.join(dir, '.home');
+  await mkdir(home);
+  const env = { ...appEnv, npm_config_registry: registry };
+  const plan = await provider.plan({ sourceDir: dir, appType: 'node', env, catalog });
+  const installs = [];
+  for (const tool of plan.toolchain) installs.push(await ensureTool(toolCache, tool.name, tool.version));
+  const baseEnv = { ...MACHINE_NETWORK_ENV, PATH: `${toolPath(installs)}:/usr/local/bin:/usr/bin:/bin`, HOME: home, ...env };
+  const prepared = { dir, plan, baseEnv };
+  for (const file of plan.files) await writeFile(path.join(dir, file.path), file.content, { mode: file.secret ? 0o600 : 0o644 });
+  for (const command of plan.build) await runToEnd(prepared, command);
+  for (const file of plan.files.filter((f) => f.secret)) await rm(path.join(dir, file.path));
+  return prepared;
+}
+
+interface Running {
+  child: ChildProcess;
+  port: number;
+  logs: () => string;
+  exited: Promise<number | null>;
+}
+
+async function start(prepared: Prepared): Promise<Running> {
+  for (const command of prepared.plan.beforeStart) await runToEnd(prepared, command);
+  const port = await freePort();
+  const command = prepared.plan.start;
+  const child = spawn(command.argv[0], command.argv.slice(1), { cwd: prepared.dir, env: commandEnv(prepared, command, { PORT: String(port) }) });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      await fetch(`http://127.0.0.1:${port}/`);
+      break;
+    } catch {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`the app did not answer on port ${port}:\n${output}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  return { child, port, logs: () => output, exited };
+}
+
+async function stop(running: Running): Promise<void> {
+  running.child.kill('SIGTERM');
+  const code = await Promise.race([running.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 10_000))]);
+  if (code === 'timeout') {
+    running.child.kill('SIGKILL');
+    assert.fail(`the app ignored SIGTERM for 10 s:\n${running.logs()}`);
+  }
+}
+
+async function getFacts(running: Running): Promise<Record<string, unknown>> {
+  const response = await fetch(`http://127.0.0.1:${running.port}/`);
+  assert.equal(response.status, 200);
+  return (await response.json()) as Record<string, unknown>;
+}
+
+async function exampleMeta(name: string): Promise<{ env?: Record<string, string>; expect?: Record<string, unknown>; variants?: Array<{ env: Record<string, string>; expect: Record<string, unknown> }> }> {
+  return JSON.parse(await readFile(path.join(examplePath(name), 'example.json'), 'utf8'));
+}
+
+function checkExpect(facts: Record<string, unknown>, expect: Record<string, unknown> | undefined): void {
+  for (const [key, value] of Object.entries(expect ?? {})) {
+    if (key === 'versionMajor') assert.equal(Number(String(facts.version).replace(/^v/, '').split('.')[0]), value, 'major version');
+    else if (key === 'versionPrefix') assert.ok(String(facts.version).startsWith(String(value)), `version ${facts.version} should start with ${value}`);
+    else assert.deepEqual(facts[key], value, key);
+  }
+}
+
+/** Builds and starts an example with its example.json env, checks GET / and stops it with SIGTERM. */
+async function deployExample(name: string, extraEnv: Record<string, string> = {}, variant?: number) {
+  const meta = await exampleMeta(name);
+  const chosen = variant === undefined ? { env: meta.env ?? {}, expect: meta.expect } : meta.variants![variant];
+  const appEnv = { GREETING: `hello ${name}`, ...chosen.env, ...extraEnv };
+  const prepared = await build(name, appEnv);
+  const running = await start(prepared);
+  try {
+    const facts = await getFacts(running);
+    assert.equal(facts.greeting, appEnv.GREETING, 'the app sees its environment');
+    checkExpect(facts, chosen.expect);
+    return { facts, running, prepared };
+  } finally {
+    await stop(running);
+  }
+}
+
+const LONG = { timeout: 15 * 60_000 };
+
+describe('example apps built and run with the real tools', { concurrency: 1 }, () => {
+  for (const [name, runtime] of [['node-npm', 'node'], ['node-pnpm', 'node'], ['node-yarn1', 'node'], ['node-yarn-berry', 'node']] as const) {
+    it(`${name}: preinstall, install, postinstall, prestart each run once, in order`, LONG, async () => {
+      const { facts } = await deployExample(name);
+      assert.equal(facts.runtime, runtime);
+      assert.deepEqual(facts.lifecycle, ['preinstall', 'install', 'postinstall', 'prestart']);
+      assert.equal(facts.version, 'v24.11.0');
+    });
+  }
+
+  it('node-npm-ci: npm ci without devDependencies', LONG, async () => {
+    await deployExample('node-npm-ci');
+  });
+
+  it('node-bun: Bun 1.3.1 installs without devDependencies and runs the app', LONG, async () => {
+    const { facts } = await deployExample('node-bun');
+    assert.deepEqual(facts.lifecycle, ['postinstall']);
+    assert.match(String(facts.startedBy), /^bun\/1\.3\.1$/);
+  });
+
+  it('node-custom: CC_CUSTOM_BUILD_TOOL ran', LONG, async () => {
+    await deployExample('node-custom');
+  });
+
+  it('node-engines-pin and node-version-minor: the Node version asked for', LONG, async () => {
+    await deployExample('node-engines-pin');
+    await deployExample('node-version-minor');
+  });
+
+  it('node-dev-deps: devDependencies installed and skipped as SPEC §4.4 rule 5 says', LONG, async () => {
+    for (const variant of [0, 1, 2, 3]) await deployExample('node-dev-deps', {}, variant);
+  });
+
+  it('node-deno-mise: Deno from mise.toml serves the app', LONG, async () => {
+    await deployExample('node-deno-mise');
+  });
+
+  it('node-main-without-start: main runs with node', LONG, async () => {
+    const { facts } = await deployExample('node-main-without-start');
+    assert.equal(facts.version, 'v24.11.0');
+  });
+
+  it('node-sigterm: SIGTERM to the start command reaches the app through npm', LONG, async () => {
+    const { running } = await deployExample('node-sigterm');
+    assert.match(running.logs(), /received SIGTERM, closing the server/);
+    assert.match(running.logs(), /server closed, exiting/);
+  });
+
+  it('node-https-redirect: redirects when X-Forwarded-Proto is http', LONG, async () => {
+    const prepared = await build('node-https-redirect', { NODE_ENV: 'production' });
+    const running = await start(prepared);
+    try {
+      const redirected = await fetch(`http://127.0.0.1:${running.port}/some/path?q=1`, { headers: { 'x-forwarded-proto': 'http', 'x-forwarded-host': 'app.example.test' }, redirect: 'manual' });
+      assert.equal(redirected.status, 301);
+      assert.equal(redirected.headers.get('location'), 'https://app.example.test/some/path?q=1');
+      const secure = await fetch(`http://127.0.0.1:${running.port}/`, { headers: { 'x-forwarded-proto': 'https' } });
+      assert.equal(secure.status, 200);
+    } finally {
+      await stop(running);
+    }
+  });
+});
