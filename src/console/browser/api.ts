@@ -1,0 +1,169 @@
+/** The slipway API as the console uses it: same origin, bearer token, JSON in and out. */
+
+export interface Org {
+  id: string;
+  name: string;
+  role?: string;
+}
+
+export interface App {
+  id: string;
+  name: string;
+  type: string;
+  region: string;
+  org_id: string;
+  org_name: string | null;
+  created_at: string;
+  git_url: string;
+  domain: string;
+  url: string;
+}
+
+export interface Deployment {
+  id: string;
+  commit: string;
+  state: string;
+  cause: string | null;
+  phase: string | null;
+  message: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
+export interface AppStatus {
+  status: string;
+  instance: { id: string; address: string; port: number; state: string; restarts: number } | null;
+  release: { deployment_id: string; commit: string } | null;
+  pushed_commit: string | null;
+  deploying: Deployment[];
+}
+
+export interface EnvVar {
+  name: string;
+  value: string;
+}
+
+export interface EnvSection {
+  source: string;
+  env: EnvVar[];
+}
+
+export interface Provider {
+  name: string;
+  description: string;
+}
+
+export interface Addon {
+  id: string;
+  name: string;
+  provider: string;
+  org_id: string;
+  created_at: string;
+  linked_apps: string[];
+}
+
+export interface Services {
+  addons: Addon[];
+  apps: Array<{ id: string; name: string }>;
+}
+
+export interface LogEntry {
+  time?: string;
+  stream?: string;
+  line?: string;
+  end?: boolean;
+  state?: string;
+  message?: string | null;
+}
+
+/** An error answered by the API: its message says what happened, its hint what to do. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly hint: string | null,
+  ) {
+    super(message);
+  }
+}
+
+export class Api {
+  constructor(
+    private readonly token: string,
+    private readonly onUnauthorized: () => void,
+  ) {}
+
+  private async request(method: string, path: string, body?: unknown): Promise<Response> {
+    let response: Response;
+    try {
+      response = await fetch(path, {
+        method,
+        headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        cache: 'no-store',
+      });
+    } catch (error) {
+      throw new ApiError(0, 'network', `Could not reach the slipway daemon (${(error as Error).message}).`, 'Check that the daemon is running, then try again.');
+    }
+    if (!response.ok) {
+      const text = await response.text();
+      let parsed: { error?: { code?: string; message?: string; hint?: string | null } } = {};
+      try {
+        parsed = JSON.parse(text) as typeof parsed;
+      } catch {
+        /* not JSON: keep the status line */
+      }
+      const error = new ApiError(
+        response.status,
+        parsed.error?.code ?? 'http',
+        parsed.error?.message ?? `The daemon answered ${response.status} ${response.statusText} to ${method} ${path}.`,
+        parsed.error?.hint ?? null,
+      );
+      if (response.status === 401) this.onUnauthorized();
+      throw error;
+    }
+    return response;
+  }
+
+  async json<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const response = await this.request(method, path, body);
+    return (await response.json()) as T;
+  }
+
+  get<T>(path: string): Promise<T> {
+    return this.json<T>('GET', path);
+  }
+
+  /**
+   * Reads an NDJSON stream, calling `onEntry` for each line as it arrives; resolves with the
+   * closing record. `signal` stops reading when the page moves on.
+   */
+  async stream(path: string, onEntry: (entry: LogEntry) => void, signal: AbortSignal): Promise<LogEntry> {
+    const response = await fetch(path, { headers: { authorization: `Bearer ${this.token}` }, signal, cache: 'no-store' });
+    if (!response.ok || !response.body) {
+      throw new ApiError(response.status, 'http', `The daemon answered ${response.status} for the log stream.`, null);
+    }
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    let last: LogEntry = {};
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
+      let newline: number;
+      while ((newline = buffer.indexOf('\n')) >= 0) {
+        const text = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        if (!text) continue;
+        const entry = JSON.parse(text) as LogEntry;
+        if (entry.end) last = entry;
+        else onEntry(entry);
+      }
+    }
+    return last;
+  }
+}
+
+export const enc = encodeURIComponent;

@@ -1,0 +1,42 @@
+import { enc, type Addon, type App, type Org } from '../api.js';
+import { formatTime, h, replaceChildren } from '../dom.js';
+import { href, type Route } from '../routes.js';
+import { pageTitle, type ViewContext } from '../view.js';
+
+/** An organisation's add-ons and the applications each is linked to. */
+export async function addonsView(ctx: ViewContext, route: Extract<Route, { page: 'addons' }>): Promise<void> {
+  const [{ org }, { addons }, { apps }] = await Promise.all([
+    ctx.api.get<{ org: Org }>(`/v1/orgs/${enc(route.org)}`),
+    ctx.api.get<{ addons: Addon[] }>(`/v1/addons?org=${enc(route.org)}`),
+    ctx.api.get<{ apps: App[] }>(`/v1/apps?org=${enc(route.org)}`),
+  ]);
+  const appName = new Map(apps.map((a) => [a.id, a.name]));
+  replaceChildren(
+    ctx.main,
+    h('p', { class: 'crumbs' }, h('a', { href: href({ page: 'home' }) }, org.name), ' / Add-ons'),
+    pageTitle(`Add-ons of ${org.name}`),
+    h('p', { class: 'actions' }, h('a', { class: 'button', href: href({ page: 'addon-create', org: org.id }) }, 'Create an add-on')),
+    addons.length
+      ? h(
+          'ul',
+          { class: 'addon-list', 'aria-label': 'Add-ons' },
+          ...addons.map((a) =>
+            h(
+              'li',
+              { class: 'card', 'data-addon': a.id },
+              h('h2', {}, a.name, ' ', h('span', { class: 'badge' }, a.provider)),
+              h('p', { class: 'meta' }, `${a.id} · created ${formatTime(a.created_at)}`),
+              a.linked_apps.length
+                ? h(
+                    'p',
+                    {},
+                    'Linked to: ',
+                    ...a.linked_apps.flatMap((id, i) => [i ? ', ' : '', h('a', { href: href({ page: 'app-services', app: id }) }, appName.get(id) ?? id)]),
+                  )
+                : h('p', { class: 'empty' }, 'Not linked to any application.'),
+            ),
+          ),
+        )
+      : h('p', { class: 'empty' }, 'No add-on yet.'),
+  );
+}

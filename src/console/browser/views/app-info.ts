@@ -1,0 +1,170 @@
+import type { App, AppStatus, Deployment, LogEntry } from '../api.js';
+import { enc } from '../api.js';
+import { formatTime, h, replaceChildren } from '../dom.js';
+import type { Route } from '../routes.js';
+import { every, type ViewContext } from '../view.js';
+import { appFrame } from './app-frame.js';
+
+const REFRESH_MS = 1500;
+
+function detail(term: string, ...value: Array<Node | string>): HTMLElement[] {
+  return [h('dt', {}, term), h('dd', {}, ...value)];
+}
+
+function shortCommit(sha: string | null | undefined): string {
+  return sha ? sha.slice(0, 10) : '—';
+}
+
+function stateBadge(state: string): HTMLElement {
+  return h('span', { class: `badge state-${state.toLowerCase()}` }, state);
+}
+
+/** Shows the git URL in a read-only field with a Copy button, so it can be selected whole. */
+function gitUrlField(app: App): HTMLElement {
+  const input = h('input', { type: 'text', readonly: true, value: app.git_url, id: 'git-url', 'aria-label': 'Git deployment URL', class: 'mono' });
+  const copied = h('span', { class: 'copied', role: 'status' });
+  const copy = h('button', { type: 'button', class: 'secondary' }, 'Copy');
+  copy.addEventListener('click', async () => {
+    input.select();
+    try {
+      await navigator.clipboard.writeText(app.git_url);
+      copied.textContent = 'Copied.';
+    } catch {
+      copied.textContent = 'Selected: press Ctrl+C to copy.';
+    }
+  });
+  return h('div', { class: 'copy-field' }, input, copy, copied);
+}
+
+/** An application's Information page: git URL (SPEC §2.5), status, domain and deployments with their logs. */
+export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page: 'app-info' }>): Promise<void> {
+  const { app, body } = await appFrame(ctx, route.app, 'app-info');
+  const base = `/v1/apps/${enc(app.id)}`;
+
+  const statusList = h('dl', { class: 'details' });
+  const deploymentList = h('ul', { class: 'deployments', 'aria-label': 'Deployments' });
+  const logTitle = h('h2', { id: 'log-title' }, 'Deployment log');
+  const liveBadge = h('span', { class: 'badge live', hidden: true }, 'Live');
+  const logLines = h('pre', { class: 'log', role: 'log', 'aria-labelledby': 'log-title', tabindex: 0, 'data-live': 'false' });
+  const logEnd = h('p', { class: 'log-end', role: 'status' });
+  const logSection = h('section', { class: 'card', id: 'log', 'aria-labelledby': 'log-title', hidden: true }, h('div', { class: 'section-head' }, logTitle, liveBadge), logLines, logEnd);
+
+  replaceChildren(
+    body,
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'details-title' },
+      h('h2', { id: 'details-title' }, 'Details'),
+      h(
+        'dl',
+        { class: 'details' },
+        ...detail('Application id', h('code', {}, app.id)),
+        ...detail('Type', app.type),
+        ...detail('Region', app.region),
+        ...detail('Organisation', app.org_name ?? app.org_id),
+        ...detail('Git deployment URL', gitUrlField(app)),
+        ...detail('Domain', app.domain),
+        ...detail('URL', h('a', { href: app.url, rel: 'noreferrer' }, app.url)),
+      ),
+      h('p', { class: 'help' }, 'Deploy with: ', h('code', {}, `git remote add slipway ${app.git_url}`), ' then ', h('code', {}, 'git push slipway master'), '.'),
+    ),
+    h('section', { class: 'card', 'aria-labelledby': 'status-title' }, h('h2', { id: 'status-title' }, 'Status'), statusList),
+    h('section', { class: 'card', 'aria-labelledby': 'deployments-title' }, h('h2', { id: 'deployments-title' }, 'Deployments'), deploymentList),
+    logSection,
+  );
+
+  let shown: { id: string; live: boolean; stop: AbortController } | undefined;
+  let lastDeployments = '';
+  let lastDeploymentList: Deployment[] = [];
+
+  const openLog = (deployment: Deployment, follow: boolean, moveFocus = false) => {
+    shown?.stop.abort();
+    const stop = new AbortController();
+    ctx.signal.addEventListener('abort', () => stop.abort());
+    const live = follow && deployment.state === 'WIP';
+    shown = { id: deployment.id, live, stop };
+    logSection.hidden = false;
+    logTitle.textContent = `Log of deployment ${deployment.id}`;
+    logLines.replaceChildren();
+    logLines.dataset.live = String(live);
+    logLines.dataset.deployment = deployment.id;
+    liveBadge.hidden = !live;
+    logEnd.textContent = live ? 'Deploying: new lines appear as they are written.' : '';
+    drawDeployments(lastDeploymentList);
+    if (moveFocus) logLines.focus();
+    const append = (entry: LogEntry) => {
+      const atBottom = logLines.scrollHeight - logLines.scrollTop - logLines.clientHeight < 8;
+      logLines.append(h('span', { class: entry.stream === 'stderr' ? 'line stderr' : 'line' }, `${entry.line ?? ''}\n`));
+      if (atBottom) logLines.scrollTop = logLines.scrollHeight;
+    };
+    ctx.api
+      .stream(`${base}/deployments/${enc(deployment.id)}/logs?follow=${live ? 1 : 0}`, append, stop.signal)
+      .then((end) => {
+        if (stop.signal.aborted) return;
+        if (shown?.id === deployment.id) shown.live = false;
+        logLines.dataset.live = 'false';
+        liveBadge.hidden = true;
+        logEnd.textContent = end.state ? `Deployment ${end.state}${end.message ? `: ${end.message}` : '.'}` : '';
+        if (live) void refresh();
+      })
+      .catch((error: Error) => {
+        if (stop.signal.aborted) return;
+        logLines.dataset.live = 'false';
+        liveBadge.hidden = true;
+        logEnd.textContent = `The log stopped: ${error.message}`;
+      });
+  };
+
+  const drawDeployments = (deployments: Deployment[]) => {
+    lastDeploymentList = deployments;
+    const focusedKey = (document.activeElement as HTMLElement | null)?.dataset?.key;
+    if (!deployments.length) {
+      replaceChildren(deploymentList, h('li', { class: 'empty' }, 'No deployment yet. Push to the git deployment URL above to deploy.'));
+      return;
+    }
+    replaceChildren(
+      deploymentList,
+      ...deployments.map((d) => {
+        const isShown = shown?.id === d.id;
+        const button = h('button', { type: 'button', class: 'secondary', 'data-key': `log-${d.id}`, 'aria-controls': 'log', 'aria-pressed': String(isShown) }, isShown ? 'Log shown' : 'Show log');
+        button.addEventListener('click', () => openLog(d, true, true));
+        return h(
+          'li',
+          { 'data-deployment': d.id, 'data-state': d.state },
+          h('div', { class: 'deployment-head' }, stateBadge(d.state), h('code', {}, shortCommit(d.commit)), h('span', { class: 'meta' }, d.cause ?? '')),
+          h('p', { class: 'meta' }, `Started ${formatTime(d.created_at)}`, d.finished_at ? ` · ended ${formatTime(d.finished_at)}` : d.phase ? ` · ${d.phase}` : ''),
+          d.message ? h('p', { class: 'message' }, d.message) : null,
+          button,
+        );
+      }),
+    );
+    if (focusedKey) deploymentList.querySelector<HTMLElement>(`[data-key="${focusedKey}"]`)?.focus();
+  };
+
+  const drawStatus = (status: AppStatus) => {
+    replaceChildren(
+      statusList,
+      ...detail('State', h('span', { class: `badge state-${status.status}` }, status.status), status.deploying.length ? ' · deploying' : ''),
+      ...detail('Instance', status.instance ? `${status.instance.state} at ${status.instance.address}:${status.instance.port} (restarts: ${status.instance.restarts})` : 'none'),
+      ...detail('Release', status.release ? h('code', {}, shortCommit(status.release.commit)) : 'none yet'),
+      ...detail('Last pushed commit', status.pushed_commit ? h('code', {}, shortCommit(status.pushed_commit)) : 'nothing pushed yet'),
+    );
+  };
+
+  const refresh = async () => {
+    const [status, { deployments }] = await Promise.all([ctx.api.get<AppStatus>(`${base}/status`), ctx.api.get<{ deployments: Deployment[] }>(`${base}/deployments?limit=10`)]);
+    if (ctx.signal.aborted) return;
+    drawStatus(status);
+    const running = deployments.find((d) => d.state === 'WIP');
+    // A deployment that starts while the page is open takes over the log, live.
+    if (running && !shown?.live) openLog(running, true);
+    else if (!shown && deployments[0]) openLog(deployments[0], false);
+    const key = JSON.stringify(deployments) + (shown?.id ?? '');
+    if (key !== lastDeployments) {
+      lastDeployments = key;
+      drawDeployments(deployments);
+    }
+  };
+  await refresh();
+  every(REFRESH_MS, ctx.signal, refresh);
+}
