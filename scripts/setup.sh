@@ -40,6 +40,7 @@ install_npm_packages() {
 build() {
   log "building"
   npx tsc -p tsconfig.json
+  npx tsc -p tsconfig.console.json
 }
 
 install_debian_packages

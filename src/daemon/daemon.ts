@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { chmodSync, mkdirSync } from 'node:fs';
 import { Store } from '../store/store.js';
 import { createApiServer } from '../api/server.js';
+import { consoleHandler } from '../console/serve.js';
 import type { DaemonOptions } from './options.js';
 import { networkNames } from './options.js';
 import { acquireDaemonLock, ensureDataDir } from './data-dir.js';
@@ -99,7 +100,7 @@ export class Daemon {
     const { port: sshPort } = await ssh.start();
     this.onStop('git over SSH', () => ssh.stop());
 
-    const api = createApiServer({ store, endpoints, services: { deployer, runtime, logs, repos }, addons });
+    const api = createApiServer({ store, endpoints, services: { deployer, runtime, logs, repos }, addons }, { fallback: consoleHandler() });
     await new Promise<void>((resolve, reject) => {
       api.once('error', reject);
       api.listen(options.apiPort, options.listen, () => resolve());
