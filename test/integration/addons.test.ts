@@ -1,0 +1,296 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { freePort } from '../support/free-port.js';
+import { checkoutExample, createApp, deploymentLog, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
+
+// One real daemon: real PostgreSQL and Redis servers, a real build of examples/node-addons
+// pushed over SSH, checked over HTTP through the router.
+
+let daemon: TestDaemon;
+let gitEnv: NodeJS.ProcessEnv;
+let dirA: string;
+let appA: string;
+let appB: string;
+let hostA: string;
+
+const SHOW_VARS = 'POSTGRESQL_ADDON_HOST,POSTGRESQL_ADDON_VERSION,REDIS_HOST,REDIS_PORT,API_BASE';
+
+interface Deployment {
+  id: string;
+  state: string;
+  cause: string;
+}
+
+async function cliOk(args: string[], options: Parameters<TestDaemon['cli']>[1] = {}): Promise<string> {
+  const result = await daemon.cli(args, options);
+  assert.equal(result.code, 0, `slipway ${args.join(' ')} failed:\n${result.stderr}`);
+  return result.stdout;
+}
+
+async function cliJson<T>(args: string[], options: Parameters<TestDaemon['cli']>[1] = {}): Promise<T> {
+  return JSON.parse(await cliOk([...args, '--format', 'json'], options)) as T;
+}
+
+async function getJson(path: string): Promise<Record<string, unknown>> {
+  const response = await getThroughRouter(daemon, hostA, path);
+  assert.equal(response.status, 200, `GET ${path}: ${response.body}`);
+  return JSON.parse(response.body) as Record<string, unknown>;
+}
+
+function deployments(appId: string): Promise<Deployment[]> {
+  return cliJson<Deployment[]>(['activity', '--app', appId, '--limit', '50']);
+}
+
+async function waitForEnd(appId: string, deploymentId: string): Promise<Deployment> {
+  const deadline = Date.now() + 180_000;
+  while (Date.now() < deadline) {
+    const found = (await deployments(appId)).find((d) => d.id === deploymentId);
+    if (found && found.state !== 'WIP') return found;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`deployment ${deploymentId} did not end`);
+}
+
+function addonEnv(name: string): Promise<Record<string, string>> {
+  return cliJson<Array<{ name: string; value: string }>>(['addon', 'env', name]).then((list) => Object.fromEntries(list.map((v) => [v.name, v.value])));
+}
+
+function portAnswers(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+before(async () => {
+  // Keep clear of a platform that may run on this machine with the default port.
+  process.env.SLIPWAY_POSTGRES_PORT = String(await freePort());
+  daemon = await startDaemon();
+  ({ gitEnv } = await registerSshKey(daemon));
+  dirA = checkoutExample('node-addons');
+  // The app's own POSTGRESQL_ADDON_VERSION must win over the add-on's.
+  appA = await createApp(daemon, dirA, 'a', { SHOW_VARS, POSTGRESQL_ADDON_VERSION: 'own-override' });
+  hostA = `${appA}.localhost`;
+  appB = await createApp(daemon, mkdtempSync(join(tmpdir(), 'slipway-b-')), 'b');
+});
+
+after(async () => {
+  await daemon?.stop();
+});
+
+test('with no add-on, the daemon starts no add-on server; providers are listed', async () => {
+  assert.equal(existsSync(join(daemon.dataDir, 'postgresql')), false, 'no PostgreSQL cluster was initialised');
+  assert.doesNotMatch(daemon.output(), /Add-on provider \w+ started/);
+  const providers = await cliJson<Array<{ name: string; description: string }>>(['addon', 'providers']);
+  assert.deepEqual(providers.map((p) => p.name), ['postgresql', 'redis']);
+  const human = await cliOk(['addon', 'providers']);
+  assert.match(human, /^postgresql\s+PostgreSQL/m);
+});
+
+test('an unknown provider is refused with the list of providers', async () => {
+  const result = await daemon.cli(['addon', 'create', 'mysql', 'x']);
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /Unknown add-on provider "mysql"\. Available providers: postgresql, redis/);
+  assert.equal((await cliJson<unknown[]>(['addon', 'list'])).length, 0);
+});
+
+test('addon create provisions PostgreSQL and Redis for real and links the app', async () => {
+  const pgAddon = await cliJson<{ id: string; name: string; provider: string; linked_apps: string[] }>(['addon', 'create', 'postgresql', 'db', '--link', 'a']);
+  assert.match(pgAddon.id, /^addon_[0-9a-f-]{36}$/);
+  assert.deepEqual(pgAddon.linked_apps, [appA]);
+  const created = await daemon.cli(['addon', 'create', 'redis', 'cache', '--link', appA]);
+  assert.equal(created.code, 0, created.stderr);
+  assert.match(created.stderr, /Linked to a/);
+
+  const list = await cliJson<Array<{ name: string; provider: string; linked_apps: string[] }>>(['addon', 'list']);
+  assert.deepEqual(
+    list.map((a) => [a.name, a.provider, a.linked_apps]),
+    [
+      ['db', 'postgresql', [appA]],
+      ['cache', 'redis', [appA]],
+    ],
+  );
+  const duplicate = await daemon.cli(['addon', 'create', 'redis', 'cache']);
+  assert.equal(duplicate.code, 1);
+  assert.match(duplicate.stderr, /already has an add-on named "cache"/);
+
+  const db = await addonEnv('db');
+  assert.deepEqual(Object.keys(db).sort(), [
+    'POSTGRESQL_ADDON_DB',
+    'POSTGRESQL_ADDON_HOST',
+    'POSTGRESQL_ADDON_PASSWORD',
+    'POSTGRESQL_ADDON_PORT',
+    'POSTGRESQL_ADDON_URI',
+    'POSTGRESQL_ADDON_USER',
+    'POSTGRESQL_ADDON_VERSION',
+  ]);
+  assert.equal(db.POSTGRESQL_ADDON_PORT, process.env.SLIPWAY_POSTGRES_PORT);
+  const cache = await addonEnv('cache');
+  assert.deepEqual(Object.keys(cache).sort(), ['REDIS_HOST', 'REDIS_PASSWORD', 'REDIS_PORT', 'REDIS_URL']);
+  assert.match(daemon.output(), /Add-on provider postgresql started/);
+});
+
+test('the deployed app reaches PostgreSQL and Redis with the injected variables; secrets stay out of the deploy log', async () => {
+  const result = await pushAndWait(daemon, dirA, appA, gitEnv);
+  const log = await deploymentLog(daemon, appA, result.id);
+  assert.equal(result.state, 'OK', log.join('\n'));
+
+  const db = await addonEnv('db');
+  const cache = await addonEnv('cache');
+  const query = await getJson('/db');
+  assert.equal(query.sum, 2);
+  assert.equal(query.database, db.POSTGRESQL_ADDON_DB);
+  assert.equal(query.user, db.POSTGRESQL_ADDON_USER);
+  const setGet = await getJson('/cache');
+  assert.match(String(setGet.set), /^set at /);
+  assert.equal(setGet.got, setGet.set);
+
+  const seen = (await getJson('/')).env as Record<string, string | null>;
+  assert.equal(seen.REDIS_HOST, cache.REDIS_HOST);
+  assert.equal(seen.POSTGRESQL_ADDON_HOST, db.POSTGRESQL_ADDON_HOST);
+  assert.equal(seen.POSTGRESQL_ADDON_VERSION, 'own-override', "the app's own variable overrides the add-on's");
+
+  // The example's postinstall prints REDIS_URL and the PostgreSQL password during the build.
+  const text = log.join('\n');
+  assert.match(text, /build sees REDIS_URL=\[redacted\] and POSTGRESQL_ADDON_PASSWORD=\[redacted\]/);
+  for (const secret of [cache.REDIS_PASSWORD!, cache.REDIS_URL!, db.POSTGRESQL_ADDON_PASSWORD!, db.POSTGRESQL_ADDON_URI!]) {
+    assert.equal(text.includes(secret), false, 'a secret reached the deploy log');
+  }
+});
+
+test('slipway env shows the own variables, then each add-on, then each linked app, and says which value wins', async () => {
+  await cliOk(['service', 'link-app', 'b', '--app', 'a']);
+  await cliOk(['published-config', 'set', 'API_BASE', 'http://b.internal', '--app', 'b']);
+  const sections = await cliJson<Array<{ source: string; env: Array<{ name: string; value: string }> }>>(['env', '--app', 'a']);
+  assert.deepEqual(
+    sections.map((s) => s.source),
+    ['application', 'add-on cache (redis)', 'add-on db (postgresql)', 'linked app b'],
+  );
+  assert.deepEqual(sections[0]!.env.map((v) => v.name), ['POSTGRESQL_ADDON_VERSION', 'SHOW_VARS']);
+  assert.deepEqual(sections[3]!.env, [{ name: 'API_BASE', value: 'http://b.internal' }]);
+
+  const human = await cliOk(['env', '--app', 'a']);
+  const headers = human.split('\n').filter((l) => l.startsWith('# '));
+  assert.deepEqual(headers, ['# application', '# add-on cache (redis)', '# add-on db (postgresql)', '# linked app b']);
+
+  const services = await cliJson<{ addons: Array<{ name: string }>; apps: Array<{ id: string; name: string }> }>(['service', '--app', 'a']);
+  assert.deepEqual(services.addons.map((a) => a.name), ['db', 'cache']);
+  assert.deepEqual(services.apps, [{ id: appB, name: 'b' }]);
+});
+
+test("changing a linked app's exposed config restarts the app linked to it, which then sees the value; an add-on beats a linked app", async () => {
+  const before = await deployments(appA);
+  // B also exposes REDIS_HOST: A's redis add-on must keep winning.
+  const set = await daemon.cli(['published-config', 'set', 'REDIS_HOST', 'from-b', '--app', 'b']);
+  assert.equal(set.code, 0, set.stderr);
+  const restart = new RegExp(`Restarting a \\(${appA}\\), linked to this application: deployment (deployment_[0-9a-f-]{36})`).exec(set.stderr);
+  assert.ok(restart, set.stderr);
+  const after = await deployments(appA);
+  assert.equal(after.length, before.length + 1);
+  assert.equal(after[0]!.id, restart[1]);
+  assert.equal(after[0]!.cause, 'exposed configuration of b changed');
+  const ended = await waitForEnd(appA, restart[1]!);
+  assert.equal(ended.state, 'OK', (await deploymentLog(daemon, appA, ended.id)).join('\n'));
+  const log = await deploymentLog(daemon, appA, ended.id);
+  assert.ok(log.some((l) => l.includes('Reusing the release')), 'a restart, not a rebuild');
+
+  const seen = (await getJson('/')).env as Record<string, string | null>;
+  assert.equal(seen.API_BASE, 'http://b.internal', "the linked app's exposed variable reached the running app");
+  assert.equal(seen.REDIS_HOST, (await addonEnv('cache')).REDIS_HOST, "the add-on's REDIS_HOST wins over the linked app's");
+  assert.equal((await getJson('/cache')).got !== undefined, true);
+
+  // The same value again changes nothing, so nothing restarts.
+  const again = await daemon.cli(['published-config', 'set', 'REDIS_HOST', 'from-b', '--app', 'b']);
+  assert.doesNotMatch(again.stderr, /Restarting/);
+  assert.equal((await deployments(appA)).length, after.length);
+  assert.deepEqual(await cliJson(['published-config', '--app', 'b']), [
+    { name: 'API_BASE', value: 'http://b.internal' },
+    { name: 'REDIS_HOST', value: 'from-b' },
+  ]);
+});
+
+test('after a daemon restart the add-on servers come back before the app, which still reaches them', async () => {
+  await daemon.stop();
+  await daemon.restart();
+  assert.match(daemon.output(), /Resumed 2 add-on\(s\)/);
+  const deadline = Date.now() + 60_000;
+  let query: Record<string, unknown> | undefined;
+  while (!query && Date.now() < deadline) {
+    const response = await getThroughRouter(daemon, hostA, '/db').catch(() => undefined);
+    if (response?.status === 200) query = JSON.parse(response.body) as Record<string, unknown>;
+    else await new Promise((r) => setTimeout(r, 500));
+  }
+  assert.equal(query?.sum, 2);
+  assert.equal((await getJson('/cache')).got !== undefined, true);
+});
+
+test("another organisation's user cannot see, read or link the add-ons", async () => {
+  const created = JSON.parse(await cliOk(['user', 'create', 'eve', '--format', 'json'])) as { token: string };
+  const token = created.token;
+  const { id } = (await cliJson<Array<{ id: string; name: string }>>(['addon', 'list'])).find((a) => a.name === 'db')!;
+  assert.deepEqual(await cliJson(['addon', 'list'], { token }), []);
+  const env = await daemon.cli(['addon', 'env', id], { token });
+  assert.equal(env.code, 1);
+  assert.match(env.stderr, /No add-on "addon_/);
+  const byName = await daemon.cli(['addon', 'env', 'db'], { token });
+  assert.match(byName.stderr, /No add-on "db" among yours/);
+  const response = await fetch(`${daemon.apiUrl}/v1/addons/${id}`, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(response.status, 404);
+  const removal = await fetch(`${daemon.apiUrl}/v1/addons/${id}?unlink=1`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+  assert.equal(removal.status, 404);
+
+  await cliOk(['org', 'create', 'eve-org'], { token });
+  const eveApp = (await cliOk(['create', '--type', 'node', 'eve-app', '--region', 'par', '--org', 'eve-org'], { token, cwd: mkdtempSync(join(tmpdir(), 'slipway-eve-')) })).trim();
+  const steal = await daemon.cli(['service', 'link-addon', id, '--app', eveApp], { token });
+  assert.equal(steal.code, 1);
+  assert.match(steal.stderr, /No add-on "addon_/);
+  const link = await fetch(`${daemon.apiUrl}/v1/apps/${appA}/services/addons`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ addon: id }),
+  });
+  assert.equal(link.status, 404, 'eve cannot reach app a either');
+});
+
+test('delete is refused while linked, asks for confirmation, and with --unlink --yes destroys the data', async () => {
+  const cache = await addonEnv('cache');
+  const db = await addonEnv('db');
+  const { id: cacheId } = (await cliJson<Array<{ id: string; name: string }>>(['addon', 'list'])).find((a) => a.name === 'cache')!;
+
+  const noTty = await daemon.cli(['addon', 'delete', 'cache']);
+  assert.equal(noTty.code, 1);
+  assert.match(noTty.stderr, /No terminal to confirm on/);
+  assert.match(noTty.stderr, /Pass --yes/);
+
+  const linked = await daemon.cli(['addon', 'delete', 'cache', '--yes']);
+  assert.equal(linked.code, 1);
+  assert.match(linked.stderr, /The add-on cache is linked to 1 application\(s\): a\./);
+  assert.match(linked.stderr, /--unlink/);
+  assert.equal(await portAnswers('127.0.0.1', Number(cache.REDIS_PORT)), true, 'nothing was deleted');
+
+  await cliOk(['addon', 'delete', 'cache', '--unlink', '--yes']);
+  assert.deepEqual((await cliJson<Array<{ name: string }>>(['addon', 'list'])).map((a) => a.name), ['db']);
+  assert.equal(existsSync(join(daemon.dataDir, 'redis', cacheId)), false, "the add-on's data folder is gone");
+  assert.equal(await portAnswers('127.0.0.1', Number(cache.REDIS_PORT)), false, 'its server is stopped');
+  const services = await cliJson<{ addons: Array<{ name: string }> }>(['service', '--app', 'a']);
+  assert.deepEqual(services.addons.map((a) => a.name), ['db']);
+
+  // Unlinking first, then deleting: the role and database are dropped for real.
+  await cliOk(['service', 'unlink-addon', 'db', '--app', 'a']);
+  await cliOk(['addon', 'delete', 'db', '--yes']);
+  const client = new pg.Client({ connectionString: db.POSTGRESQL_ADDON_URI, connectionTimeoutMillis: 5000 });
+  client.on('error', () => undefined);
+  await assert.rejects(client.connect(), /password authentication failed|does not exist/);
+  await client.end().catch(() => undefined);
+  assert.deepEqual(await cliJson(['addon', 'list']), []);
+});
