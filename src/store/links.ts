@@ -25,13 +25,13 @@ export class LinkRepository {
   /** Add-ons linked to an app. */
   addonsOf(appId: string): AddonRow[] {
     return this.db
-      .prepare('SELECT a.* FROM addons a JOIN addon_links l ON l.addon_id = a.id WHERE l.app_id = ? ORDER BY l.created_at, a.name')
+      .prepare('SELECT a.* FROM addons a JOIN addon_links l ON l.addon_id = a.id WHERE l.app_id = ? ORDER BY l.rowid')
       .all(appId) as AddonRow[];
   }
 
   /** Ids of the apps linked to an add-on. */
   appsOfAddon(addonId: string): string[] {
-    return (this.db.prepare('SELECT app_id FROM addon_links WHERE addon_id = ? ORDER BY created_at, app_id').all(addonId) as Array<{ app_id: string }>).map(
+    return (this.db.prepare('SELECT app_id FROM addon_links WHERE addon_id = ? ORDER BY rowid').all(addonId) as Array<{ app_id: string }>).map(
       (r) => r.app_id,
     );
   }
@@ -55,14 +55,14 @@ export class LinkRepository {
   /** Apps whose exposed configuration this app receives. */
   targetsOf(appId: string): AppRow[] {
     return this.db
-      .prepare('SELECT a.* FROM apps a JOIN app_links l ON l.target_app_id = a.id WHERE l.app_id = ? ORDER BY l.created_at, a.name')
+      .prepare('SELECT a.* FROM apps a JOIN app_links l ON l.target_app_id = a.id WHERE l.app_id = ? ORDER BY l.rowid')
       .all(appId) as AppRow[];
   }
 
   /** Apps that receive this app's exposed configuration. */
   consumersOf(targetAppId: string): AppRow[] {
     return this.db
-      .prepare('SELECT a.* FROM apps a JOIN app_links l ON l.app_id = a.id WHERE l.target_app_id = ? ORDER BY l.created_at, a.name')
+      .prepare('SELECT a.* FROM apps a JOIN app_links l ON l.app_id = a.id WHERE l.target_app_id = ? ORDER BY l.rowid')
       .all(targetAppId) as AppRow[];
   }
 }
