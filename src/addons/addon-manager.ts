@@ -70,8 +70,8 @@ export class AddonManager {
    * them are restored. Failures are logged, not fatal: the rest of the platform still runs.
    */
   async resumeAll(): Promise<void> {
-    const rows = this.o.store.addons.all();
-    for (const row of rows) {
+    let resumed = 0;
+    for (const row of this.o.store.addons.all()) {
       const config = this.o.store.addons.config(row);
       if (Object.keys(config).length === 0) {
         // The daemon stopped while this add-on was being provisioned: its record never got credentials.
@@ -82,11 +82,12 @@ export class AddonManager {
       try {
         const provider = await this.ensureStarted(row.provider);
         await provider.resume({ id: row.id }, config);
+        resumed++;
       } catch (error) {
         this.o.log(`Add-on ${row.name} (${row.id}, ${row.provider}) could not be resumed: ${(error as Error).message}`);
       }
     }
-    if (rows.length) this.o.log(`Resumed ${rows.length} add-on(s).`);
+    if (resumed) this.o.log(`Resumed ${resumed} add-on(s).`);
   }
 
   /** Records, provisions and stores the credentials of a new add-on. */
