@@ -8,6 +8,13 @@ import { appFrame } from './app-frame.js';
 
 const STATE_LABEL: Record<EnvRow['state'], string> = { saved: '', added: 'new', changed: 'changed', removed: 'to remove' };
 
+const SHOWN_CHARS = 200;
+
+/** Long values (certificates, JSON) are cut on screen; they are saved whole. */
+function shorten(value: string): string {
+  return value.length > SHOWN_CHARS ? `${value.slice(0, SHOWN_CHARS)}… (${value.length} characters)` : value;
+}
+
 /** The message and hint of a rule the name or value breaks, or undefined when it is fine. */
 function problemOf(check: () => unknown): string | undefined {
   try {
@@ -81,7 +88,7 @@ export async function appEnvView(ctx: ViewContext, route: Extract<Route, { page:
               'tr',
               { class: `row-${row.state}`, 'data-name': row.name, 'data-state': row.state },
               h('th', { scope: 'row' }, h('code', {}, row.name), STATE_LABEL[row.state] ? h('span', { class: `badge pending-${row.state}` }, STATE_LABEL[row.state]) : null),
-              h('td', {}, h('code', { class: 'value' }, row.value), row.savedValue !== undefined ? h('span', { class: 'meta' }, ` (was ${row.savedValue})`) : null),
+              h('td', {}, h('code', { class: 'value' }, shorten(row.value)), row.savedValue !== undefined ? h('span', { class: 'meta' }, ` (was ${shorten(row.savedValue)})`) : null),
               h('td', { class: 'row-actions' }, action),
             );
           }),
@@ -156,7 +163,7 @@ export async function appEnvView(ctx: ViewContext, route: Extract<Route, { page:
           h('h2', { id: 'other-vars' }, 'From add-ons and linked applications'),
           h('p', { class: 'help' }, "Read-only here: they come from the services this application is linked to. When a name is set twice, the application's own variable wins over an add-on's, and an add-on's over a linked application's."),
           ...others.map((s) =>
-            h('div', { class: 'env-section' }, h('h3', {}, s.source), h('dl', { class: 'details' }, ...s.env.flatMap((v) => [h('dt', {}, h('code', {}, v.name)), h('dd', {}, h('code', { class: 'value' }, v.value))]))),
+            h('div', { class: 'env-section' }, h('h3', {}, s.source), h('dl', { class: 'details' }, ...s.env.flatMap((v) => [h('dt', {}, h('code', {}, v.name)), h('dd', {}, h('code', { class: 'value' }, shorten(v.value)))]))),
           ),
         )
       : null,

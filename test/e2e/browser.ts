@@ -1,0 +1,61 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+/** Debian's chromium package; playwright-core drives it, it downloads no browser of its own. */
+export const CHROMIUM = '/usr/bin/chromium';
+export const SCREENSHOTS = fileURLToPath(new URL('../../test-artifacts/console/', import.meta.url));
+
+export interface TestBrowser {
+  context: BrowserContext;
+  page: Page;
+  /** Every URL a page of this browser requested, in order. */
+  requests: string[];
+  screenshot(name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Headless Chromium with a fresh profile and nothing running in the background. */
+export async function launchBrowser(): Promise<TestBrowser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install -y chromium).`);
+  const profile = mkdtempSync(join(tmpdir(), 'slipway-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const requests: string[] = [];
+  context.on('request', (request) => requests.push(request.url()));
+  const page = context.pages()[0] ?? (await context.newPage());
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  return {
+    context,
+    page,
+    requests,
+    screenshot: async (name) => {
+      await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+    },
+    close: async () => {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Requests that left this machine: anything not to a loopback address or *.localhost. */
+export function nonLoopback(urls: string[]): string[] {
+  return urls.filter((url) => {
+    const parsed = new URL(url);
+    if (parsed.protocol === 'data:' || parsed.protocol === 'blob:' || parsed.protocol === 'about:') return false;
+    const host = parsed.hostname.replace(/^\[|\]$/g, '');
+    return !(host === 'localhost' || host.endsWith('.localhost') || /^127\./.test(host) || host === '::1');
+  });
+}
+
+/** How far the page is wider than the window: 0 when nothing overflows horizontally. */
+export function horizontalOverflow(page: Page): Promise<number> {
+  return page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+}

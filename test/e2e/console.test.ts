@@ -1,0 +1,374 @@
+/**
+ * End-to-end tests of the web console: a real daemon, Debian's Chromium driven by
+ * playwright-core, each flow done with the keyboard or the mouse, and its effect checked
+ * through the API. Screenshots go to test-artifacts/console/.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import type { Page } from 'playwright-core';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { checkoutExample, registerSshKey } from '../support/deploy.js';
+import { horizontalOverflow, launchBrowser, nonLoopback, type TestBrowser } from './browser.js';
+
+let daemon: TestDaemon;
+let browser: TestBrowser;
+let page: Page;
+let orgId: string;
+let webShop: { id: string; git_url: string; domain: string };
+let apiBackendId: string;
+
+async function api<T = Record<string, any>>(method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(`${daemon.apiUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${daemon.adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);
+  return JSON.parse(text) as T;
+}
+
+const envOf = async (appId: string) => (await api<{ env: Array<{ name: string; value: string }> }>('GET', `/v1/apps/${appId}/env`)).env;
+
+function open(hash: string): Promise<unknown> {
+  return page.goto(`${daemon.apiUrl}/${hash}`);
+}
+
+function heading(name: string | RegExp) {
+  return page.getByRole('heading', { level: 1, name });
+}
+
+/** Presses Tab until the focused element's text or label matches; fails after `max` presses. */
+async function tabTo(name: RegExp, max = 40): Promise<void> {
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press('Tab');
+    const label = await page.evaluate(() => {
+      const el = document.activeElement as HTMLElement | null;
+      return `${el?.getAttribute('aria-label') ?? ''} ${el?.textContent ?? ''}`.trim();
+    });
+    if (name.test(label)) return;
+  }
+  throw new Error(`Tab never reached an element named ${name}`);
+}
+
+function gitPush(dir: string, url: string, env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    execFile('git', ['push', url, 'master'], { cwd: dir, env, timeout: 300_000 }, (error, stdout, stderr) => {
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` });
+    });
+  });
+}
+
+before(async () => {
+  daemon = await startDaemon();
+  browser = await launchBrowser();
+  page = browser.page;
+  page.setDefaultTimeout(60_000);
+  const { orgs } = await api<{ orgs: Array<{ id: string; name: string }> }>('GET', '/v1/orgs');
+  orgId = orgs.find((o) => o.name === 'default')!.id;
+});
+
+after(async () => {
+  await browser?.close();
+  await daemon?.stop();
+});
+
+test('sign in with an API token; a wrong token is refused in the form', async () => {
+  await open('');
+  await heading('Sign in to slipway').waitFor();
+  await page.getByLabel('API token').fill('not-a-real-token');
+  await page.keyboard.press('Enter');
+  await page.getByText('The daemon does not know this token').waitFor();
+  assert.equal(await page.getByLabel('API token').getAttribute('aria-invalid'), 'true');
+  await browser.screenshot('sign-in-refused');
+
+  await page.getByLabel('API token').fill(daemon.adminToken);
+  await page.keyboard.press('Enter');
+  await heading('Organisations').waitFor();
+  await page.getByRole('heading', { level: 2, name: 'default' }).waitFor();
+  await page.getByText('Signed in as admin').waitFor();
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('slipway.token')), daemon.adminToken);
+  await browser.screenshot('organisations-empty');
+});
+
+test('create an application with the keyboard; the API validation error shows beside the name', async () => {
+  await open('#/');
+  await heading('Organisations').waitFor();
+  await tabTo(/Create an application/);
+  const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
+  assert.notEqual(outline, 'none', 'the focused link shows a visible focus outline');
+  await page.keyboard.press('Enter');
+  await heading('Create an application').waitFor();
+  assert.equal(await page.getByLabel('Organisation').inputValue(), orgId, 'the organisation comes preselected');
+
+  await page.getByLabel('Name').focus();
+  await page.keyboard.type('bad/name!');
+  await page.keyboard.press('Enter');
+  const nameError = page.locator('.field-error:visible');
+  await nameError.waitFor();
+  assert.match(await nameError.innerText(), /Invalid application name "bad\/name!"/);
+  assert.equal(await page.getByLabel('Name').getAttribute('aria-invalid'), 'true');
+  assert.equal((await api('GET', `/v1/apps?org=${orgId}`)).apps.length, 0, 'nothing was created');
+  await browser.screenshot('create-app-invalid-name');
+
+  await page.getByLabel('Name').fill('web-shop');
+  await page.getByLabel('Type').selectOption('node');
+  await page.getByLabel('Region').focus();
+  await page.keyboard.press('ArrowDown'); // par -> mtl
+  assert.equal(await page.getByLabel('Region').inputValue(), 'mtl');
+  await page.getByRole('button', { name: 'Create application' }).press('Enter');
+  await heading('web-shop: Information').waitFor();
+
+  const { apps } = await api('GET', `/v1/apps?org=${orgId}`);
+  assert.equal(apps.length, 1);
+  webShop = apps[0];
+  assert.deepEqual([apps[0].name, apps[0].type, apps[0].region], ['web-shop', 'node', 'mtl']);
+  assert.ok(page.url().endsWith(`#/apps/${webShop.id}`));
+
+  const gitUrl = await page.getByLabel('Git deployment URL').inputValue();
+  assert.equal(gitUrl, webShop.git_url);
+  assert.match(gitUrl, new RegExp(`^git\\+ssh://git@[^/]+:${daemon.sshPort}/${webShop.id}\\.git$`));
+  await page.getByText(webShop.domain, { exact: true }).waitFor();
+  await page.getByText('No deployment yet').waitFor();
+  await browser.screenshot('app-information-new');
+});
+
+test('environment variables: Add builds a pending list, "Update changes" saves it all at once, invalid names stay in the form', async () => {
+  await page.getByRole('link', { name: 'Environment variables' }).click();
+  await heading('web-shop: Environment variables').waitFor();
+  const name = page.getByLabel('Variable name');
+  const value = page.getByLabel('Variable value');
+  const summary = page.locator('.pending-summary');
+
+  for (const bad of ['1BAD', 'my.prop', 'WITH SPACE']) {
+    await name.fill(bad);
+    await value.fill('x');
+    await page.getByRole('button', { name: 'Add', exact: true }).click();
+    await page.getByText(`Invalid variable name ${JSON.stringify(bad)}`).waitFor();
+    assert.equal(await name.getAttribute('aria-invalid'), 'true');
+    assert.equal(await summary.innerText(), 'No pending changes.');
+  }
+  await browser.screenshot('env-invalid-name');
+  assert.deepEqual(await envOf(webShop.id), [], 'an invalid name saves nothing');
+
+  await name.fill('GREETING');
+  await value.fill('bonjour le monde');
+  await name.press('Enter');
+  await page.locator('tr[data-name="GREETING"][data-state="added"]').waitFor();
+  assert.equal(await name.getAttribute('aria-invalid'), null, 'the error went away');
+  await name.fill('DB_POOL');
+  await value.fill('5');
+  await page.getByRole('button', { name: 'Add', exact: true }).click();
+  await page.locator('tr[data-name="DB_POOL"][data-state="added"]').waitFor();
+  assert.match(await summary.innerText(), /^2 pending changes/);
+  assert.deepEqual(await envOf(webShop.id), [], 'Add alone saves nothing');
+  await browser.screenshot('env-pending');
+
+  await page.getByRole('button', { name: 'Update changes' }).click();
+  await page.getByText('Saved 2 changes.').waitFor();
+  assert.deepEqual(await envOf(webShop.id), [
+    { name: 'DB_POOL', value: '5' },
+    { name: 'GREETING', value: 'bonjour le monde' },
+  ]);
+
+  // A removal, a change and an addition, saved together.
+  await page.getByRole('button', { name: 'Remove GREETING' }).click();
+  await name.fill('DB_POOL');
+  await value.fill('10');
+  await value.press('Enter');
+  await name.fill('NEW_ONE');
+  await value.fill('');
+  await value.press('Enter');
+  assert.match(await summary.innerText(), /^3 pending changes/);
+  await browser.screenshot('env-three-pending');
+  assert.equal((await envOf(webShop.id)).length, 2, 'still the saved list');
+  await page.getByRole('button', { name: 'Update changes' }).click();
+  await page.getByText('Saved 3 changes.').waitFor();
+  assert.deepEqual(await envOf(webShop.id), [
+    { name: 'DB_POOL', value: '10' },
+    { name: 'NEW_ONE', value: '' },
+  ]);
+  await browser.screenshot('env-saved');
+});
+
+test('environment variables: an error from the API is shown in the form and nothing is saved', async () => {
+  await open(`#/apps/${webShop.id}/env`);
+  await heading('web-shop: Environment variables').waitFor();
+  // Each value is within the 256 KiB limit, but together they exceed the API's 4 MiB body limit.
+  const big = 'v'.repeat(250_000);
+  for (let i = 0; i < 17; i++) {
+    await page.getByLabel('Variable name').fill(`BIG_${i}`);
+    await page.getByLabel('Variable value').fill(big);
+    await page.getByLabel('Variable value').press('Enter');
+  }
+  assert.match(await page.locator('.pending-summary').innerText(), /^17 pending changes/);
+  await page.getByRole('button', { name: 'Update changes' }).click();
+  const alert = page.locator('.update-bar .form-error');
+  await alert.waitFor();
+  assert.match(await alert.innerText(), /Nothing was saved: Request body is larger than \d+ bytes/);
+  assert.equal((await envOf(webShop.id)).length, 2, 'the saved list is untouched');
+  await page.getByRole('button', { name: 'Discard changes' }).click();
+  assert.equal(await page.locator('.pending-summary').innerText(), 'No pending changes.');
+});
+
+test('environment variables of an sbt application also accept "-" and "."', async () => {
+  const { app } = await api('POST', '/v1/apps', { type: 'sbt', name: 'billing', region: 'par', org: orgId });
+  await open(`#/apps/${app.id}/env`);
+  await heading('billing: Environment variables').waitFor();
+  await page.getByLabel('Variable name').fill('java.opts-extra');
+  await page.getByLabel('Variable value').fill('-Xmx256m');
+  await page.getByLabel('Variable value').press('Enter');
+  await page.getByLabel('Variable name').fill('9lives');
+  await page.getByLabel('Variable value').press('Enter');
+  await page.getByText('Invalid variable name "9lives"').waitFor();
+  await page.getByRole('button', { name: 'Update changes' }).click();
+  await page.getByText('Saved 1 change.').waitFor();
+  assert.deepEqual(await envOf(app.id), [{ name: 'java.opts-extra', value: '-Xmx256m' }]);
+});
+
+test('add-on creation: provider and name, then the Applications screen links the toggled ones', async () => {
+  apiBackendId = (await api('POST', '/v1/apps', { type: 'node', name: 'api-backend', region: 'par', org: orgId })).app.id;
+  await open('#/');
+  await heading('Organisations').waitFor();
+  await page.getByRole('link', { name: 'Add-ons' }).click();
+  await heading('Add-ons of default').waitFor();
+  await page.getByText('No add-on yet.').waitFor();
+  await page.getByRole('link', { name: 'Create an add-on' }).click();
+  await heading('Create an add-on').waitFor();
+
+  const providers = await api<{ providers: Array<{ name: string }> }>('GET', '/v1/addon-providers');
+  assert.ok(providers.providers.some((p) => p.name === 'redis'), JSON.stringify(providers));
+  await page.getByRole('radio', { name: /redis/ }).check();
+  await page.getByLabel('Name', { exact: true }).fill('cache');
+  await browser.screenshot('addon-create-provider');
+  await page.getByRole('button', { name: 'Next: Applications' }).click();
+  await page.getByRole('heading', { name: 'Step 2 of 2: Applications' }).waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Step 2 of 2: Applications', 'focus moves to the new step');
+
+  const switches = page.getByRole('switch');
+  assert.equal(await switches.count(), 3, 'one Link toggle per application of the organisation');
+  for (const appName of ['web-shop', 'api-backend', 'billing']) await page.getByRole('switch', { name: `Link ${appName}` }).waitFor();
+  await page.getByRole('switch', { name: 'Link web-shop' }).focus();
+  await page.keyboard.press('Space');
+  assert.equal(await page.getByRole('switch', { name: 'Link web-shop' }).isChecked(), true);
+  await browser.screenshot('addon-create-applications');
+  await page.getByRole('button', { name: 'Create add-on' }).click();
+  await heading('Add-ons of default').waitFor({ timeout: 120_000 });
+
+  const { addons } = await api('GET', `/v1/addons?org=${orgId}`);
+  assert.equal(addons.length, 1);
+  assert.deepEqual([addons[0].name, addons[0].provider, addons[0].linked_apps], ['cache', 'redis', [webShop.id]]);
+  const card = page.locator(`li[data-addon="${addons[0].id}"]`);
+  await card.getByRole('link', { name: 'web-shop' }).waitFor();
+  await browser.screenshot('addons');
+
+  // The linked app's Environment variables page shows the add-on's variables as a second source.
+  await open(`#/apps/${webShop.id}/env`);
+  await page.getByRole('heading', { name: 'add-on cache (redis)' }).waitFor();
+  await page.getByText('REDIS_URL', { exact: true }).waitFor();
+  await browser.screenshot('env-with-addon');
+});
+
+test('Service Dependencies: "Link add-ons" and "Link applications" dropdowns on one page, and unlink', async () => {
+  await open(`#/apps/${apiBackendId}/services`);
+  await heading('api-backend: Service dependencies').waitFor();
+  const addonForm = page.locator('form', { has: page.getByLabel('Link add-ons') });
+  const appForm = page.locator('form', { has: page.getByLabel('Link applications') });
+  await page.getByText('No add-on linked.').waitFor();
+
+  await page.getByLabel('Link add-ons').selectOption({ label: 'cache (redis)' });
+  await addonForm.getByRole('button', { name: 'Add' }).click();
+  await page.getByRole('button', { name: 'Unlink add-on cache' }).waitFor();
+  const afterAddon = await api('GET', `/v1/apps/${apiBackendId}/services`);
+  assert.deepEqual(afterAddon.addons.map((a: { name: string }) => a.name), ['cache']);
+
+  await page.getByLabel('Link applications').focus();
+  await page.getByLabel('Link applications').selectOption({ label: 'web-shop' });
+  await appForm.getByRole('button', { name: 'Add' }).press('Enter');
+  await page.getByRole('button', { name: 'Unlink application web-shop' }).waitFor();
+  const afterApp = await api('GET', `/v1/apps/${apiBackendId}/services`);
+  assert.deepEqual(afterApp.apps, [{ id: webShop.id, name: 'web-shop' }]);
+  await browser.screenshot('services-linked');
+
+  await page.getByRole('button', { name: 'Unlink application web-shop' }).click();
+  await page.getByText('No application linked.').waitFor();
+  assert.deepEqual((await api('GET', `/v1/apps/${apiBackendId}/services`)).apps, []);
+  await page.getByRole('button', { name: 'Unlink add-on cache' }).click();
+  await page.getByText('No add-on linked.').waitFor();
+  assert.deepEqual((await api('GET', `/v1/apps/${apiBackendId}/services`)).addons, []);
+
+  // Linking without a choice is refused in the form.
+  await addonForm.getByRole('button', { name: 'Add' }).click();
+  await page.getByText('Choose an add-on to link first.').waitFor();
+});
+
+test('the Information page shows a deployment log live while it runs', { timeout: 900_000 }, async () => {
+  const { gitEnv } = await registerSshKey(daemon);
+  const dir = checkoutExample('node-hello');
+  await open(`#/apps/${webShop.id}`);
+  await heading('web-shop: Information').waitFor();
+  await page.getByText('No deployment yet').waitFor();
+
+  const url = `git+ssh://git@127.0.0.1:${daemon.sshPort}/${webShop.id}.git`;
+  const pushing = gitPush(dir, url, gitEnv);
+  // The page notices the new deployment by itself and follows its log.
+  const liveLine = page.locator('pre.log[data-live="true"] .line');
+  await liveLine.first().waitFor({ timeout: 120_000 });
+  assert.equal(await page.locator('.badge.live').isVisible(), true, 'the log is marked live');
+  const deploymentId = await page.locator('pre.log').getAttribute('data-deployment');
+  await browser.screenshot('app-information-deploying');
+
+  const push = await pushing;
+  assert.equal(push.code, 0, push.output);
+  const end = page.locator('.log-end');
+  await page.getByText(/^Deployment (OK|FAILED|CANCELLED)/).waitFor({ timeout: 840_000 });
+  const pageLines = (await page.locator('pre.log .line').allInnerTexts()).map((l) => l.replace(/\n$/, ''));
+  const response = await fetch(`${daemon.apiUrl}/v1/apps/${webShop.id}/deployments/${deploymentId}/logs`, { headers: { authorization: `Bearer ${daemon.adminToken}` } });
+  const apiLines = (await response.text())
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { line?: string; end?: boolean })
+    .filter((e) => !e.end)
+    .map((e) => e.line);
+  assert.match(await end.innerText(), /^Deployment OK/, pageLines.join('\n'));
+  assert.deepEqual(pageLines, apiLines, 'the page shows every line of the log, in order, once');
+  assert.equal(await page.locator('.badge.live').isVisible(), false, 'no longer marked live once it ended');
+  await page.locator('li[data-state="OK"]').waitFor();
+  await page.locator('.badge.state-running').waitFor({ timeout: 30_000 });
+  await browser.screenshot('app-information-deployed');
+});
+
+test('every page is readable at 375px wide: nothing overflows horizontally', async () => {
+  await page.setViewportSize({ width: 375, height: 812 });
+  const pages: Array<[string, string, RegExp]> = [
+    ['organisations', '#/', /^Organisations$/],
+    ['create-app', `#/apps/new?org=${orgId}`, /^Create an application$/],
+    ['app-information', `#/apps/${webShop.id}`, /Information$/],
+    ['env', `#/apps/${webShop.id}/env`, /Environment variables$/],
+    ['services', `#/apps/${webShop.id}/services`, /Service dependencies$/],
+    ['addons', `#/orgs/${orgId}/addons`, /^Add-ons of/],
+    ['addon-create', `#/orgs/${orgId}/addons/new`, /^Create an add-on$/],
+  ];
+  for (const [name, hash, title] of pages) {
+    await open(hash);
+    await heading(title).waitFor();
+    await page.locator('main:not([aria-busy])').waitFor();
+    assert.equal(await horizontalOverflow(page), 0, `${name} overflows horizontally at 375px`);
+    await browser.screenshot(`narrow-${name}`);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test('sign out forgets the token; the console made no request beyond this machine', async () => {
+  await open('#/');
+  await heading('Organisations').waitFor();
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await heading('Sign in to slipway').waitFor();
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('slipway.token')), null);
+
+  assert.ok(browser.requests.length > 10, 'requests were recorded');
+  assert.deepEqual(nonLoopback(browser.requests), []);
+  const origins = new Set(browser.requests.map((u) => new URL(u).origin));
+  assert.deepEqual([...origins], [daemon.apiUrl], 'every request went to the daemon itself');
+});
