@@ -203,7 +203,9 @@ describe('build plans of the example apps', () => {
           '//127.0.0.1:4873/:_authToken=tok-123\n',
       },
     ]);
-    assert.deepEqual(plan.build, [npmInstall(false)]);
+    const install = npmInstall(false);
+    // The credentials' registry also goes to the install command, so an inherited npm_config_registry cannot override it.
+    assert.deepEqual(plan.build, [{ ...install, env: { ...install.env, npm_config_registry: 'https://127.0.0.1:4873/', NPM_CONFIG_REGISTRY: 'https://127.0.0.1:4873/' } }]);
   });
 
   it('node-deno-mise: Deno from mise.toml at an exact version, started by the start script', async () => {

@@ -71,9 +71,15 @@ async function runToEnd(prepared: Prepared, command: PlanCommand): Promise<strin
 
 /** Copies the example, makes its plan, fetches its tools and runs its build. */
 async function build(name: string, appEnv: Record<string, string>): Promise<Prepared> {
+  return buildWithFiles(name, {}, appEnv);
+}
+
+/** As build, with extra files added to the copy of the example first. */
+async function buildWithFiles(name: string, extraFiles: Record<string, string>, appEnv: Record<string, string>): Promise<Prepared> {
   const dir = await mkdtemp(path.join(tmpdir(), `slipway-run-${name}-`));
   made.push(dir);
   await cp(examplePath(name), dir, { recursive: true });
+  for (const [file, content] of Object.entries(extraFiles)) await writeFile(path.join(dir, file), content);
   const home = path.join(dir, '.home');
   await mkdir(home);
   const env = { ...appEnv, npm_config_registry: registry };
@@ -222,6 +228,125 @@ describe('example apps built and run with the real tools', { concurrency: 1 }, (
       assert.equal(secure.status, 200);
     } finally {
       await stop(running);
+    }
+  });
+});
+
+/**
+ * A private npm registry for the tests: serves @slipway-test/secret-greeting (packed from
+ * examples/node-private-registry-package with the real npm) only to requests carrying the
+ * right token or basic credentials, like a real private registry.
+ */
+async function startPrivateRegistry(token: string, basic: string) {
+  const { createServer: createHttpServer } = await import('node:http');
+  const { createHash } = await import('node:crypto');
+  const packDir = await mkdtemp(path.join(tmpdir(), 'slipway-registry-'));
+  made.push(packDir);
+  const packed = execFileSync('npm', ['pack', '--pack-destination', packDir, examplePath('node-private-registry-package/secret-greeting')], {
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  }).trim().split('\n').pop()!;
+  const tarball = await readFile(path.join(packDir, packed));
+  const name = '@slipway-test/secret-greeting';
+  const seen: string[] = [];
+  const server = createHttpServer((req, res) => {
+    const auth = req.headers.authorization ?? '';
+    const allowed = auth === `Bearer ${token}` || auth === `Basic ${Buffer.from(basic).toString('base64')}`;
+    seen.push(`${req.method} ${req.url} ${allowed ? 'authorized' : auth ? 'bad-credentials' : 'anonymous'}`);
+    if (!allowed) {
+      res.writeHead(401, { 'www-authenticate': 'Bearer', 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: 'authentication required' }));
+      return;
+    }
+    const url = decodeURIComponent(req.url ?? '');
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    if (url === `/${name}`) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          name,
+          'dist-tags': { latest: '1.0.0' },
+          // Yarn 4 holds back versions without a publish time (its minimal-age gate).
+          time: { created: '2020-01-01T00:00:00.000Z', modified: '2020-01-01T00:00:00.000Z', '1.0.0': '2020-01-01T00:00:00.000Z' },
+          versions: {
+            '1.0.0': {
+              name,
+              version: '1.0.0',
+              main: 'index.js',
+              dist: {
+                tarball: `${base}/${name}/-/secret-greeting-1.0.0.tgz`,
+                shasum: createHash('sha1').update(tarball).digest('hex'),
+                integrity: `sha512-${createHash('sha512').update(tarball).digest('base64')}`,
+              },
+            },
+          },
+        }),
+      );
+      return;
+    }
+    if (url === `/${name}/-/secret-greeting-1.0.0.tgz`) {
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      res.end(tarball);
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end('{}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { host: `127.0.0.1:${(server.address() as { port: number }).port}`, seen, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+describe('private registry credentials with the real package managers (SPEC §5)', { concurrency: 1 }, () => {
+  const TOKEN = 'test-token-0123456789abcdef';
+  const BASIC = 'deployer:s3cret-pass';
+
+  for (const [buildTool, credentials] of [
+    ['npm', { NPM_TOKEN: TOKEN }],
+    ['npm', { CC_NPM_BASIC_AUTH: BASIC }],
+    ['pnpm', { NPM_TOKEN: TOKEN }],
+    ['pnpm', { CC_NPM_BASIC_AUTH: BASIC }],
+    ['yarn', { NPM_TOKEN: TOKEN }],
+    ['yarn', { CC_NPM_BASIC_AUTH: BASIC }],
+    ['yarn-berry', { NPM_TOKEN: TOKEN }],
+    ['yarn-berry', { CC_NPM_BASIC_AUTH: BASIC }],
+    ['bun', { NPM_TOKEN: TOKEN }],
+    ['bun', { CC_NPM_BASIC_AUTH: BASIC }],
+  ] as const) {
+    it(`${buildTool} with ${Object.keys(credentials)[0]} installs the private package`, LONG, async () => {
+      const registry = await startPrivateRegistry(TOKEN, BASIC);
+      try {
+        // Yarn berry refuses plain-http registries unless whitelisted; the test registry is plain http.
+        const yarnrc = buildTool === 'yarn-berry' ? { '.yarnrc.yml': 'unsafeHttpWhitelist:\n  - 127.0.0.1\nnodeLinker: node-modules\n' } : {};
+        const prepared = await buildWithFiles('node-private-registry', yarnrc, {
+          NODE_ENV: 'production',
+          CC_NODE_BUILD_TOOL: buildTool,
+          CC_NPM_REGISTRY: `http://${registry.host}`,
+          ...credentials,
+        });
+        const running = await start(prepared);
+        try {
+          const facts = await getFacts(running);
+          assert.equal(facts.secretGreeting, 'hello from the private registry');
+        } finally {
+          await stop(running);
+        }
+        assert.ok(registry.seen.some((line) => line.endsWith('authorized')), registry.seen.join('\n'));
+        assert.ok(!registry.seen.some((line) => line.endsWith('bad-credentials')), registry.seen.join('\n'));
+      } finally {
+        await registry.close();
+      }
+    });
+  }
+
+  it('a wrong token fails the build', LONG, async () => {
+    const registry = await startPrivateRegistry(TOKEN, BASIC);
+    try {
+      await assert.rejects(
+        build('node-private-registry', { NODE_ENV: 'production', NPM_TOKEN: 'wrong-token', CC_NPM_REGISTRY: `http://${registry.host}` }),
+        /exited 1/,
+      );
+    } finally {
+      await registry.close();
     }
   });
 });

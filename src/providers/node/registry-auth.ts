@@ -147,6 +147,18 @@ export async function registryAuth(input: RegistryAuthInput): Promise<RegistryAu
     return result;
   }
   result.files.push({ path: '.npmrc', content: npmrcContent(input.projectNpmrc, registry, token, basic), secret: true });
+  if (manager === 'bun') {
+    // Bun drops .npmrc credentials when the registry comes from the environment (verified with
+    // Bun 1.3.1: no Authorization header), so an inherited registry variable is blanked and
+    // Bun takes registry and credentials from .npmrc together.
+    result.installEnv.npm_config_registry = '';
+    result.installEnv.NPM_CONFIG_REGISTRY = '';
+  } else if (!setsDefaultRegistry(input.projectNpmrc)) {
+    // A registry set in the environment (npm_config_registry, e.g. the machine's) beats .npmrc
+    // for npm, pnpm and Yarn 1: the install command names the registry the credentials are for.
+    result.installEnv.npm_config_registry = registry.url;
+    result.installEnv.NPM_CONFIG_REGISTRY = registry.url;
+  }
   result.notes.push(
     `Registry credentials from ${kinds} for ${where}: written to .npmrc` +
       (input.projectNpmrc !== undefined ? " after the project's own .npmrc lines" : '') +
