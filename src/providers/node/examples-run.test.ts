@@ -316,7 +316,7 @@ describe('private registry credentials with the real package managers (SPEC §5)
       const registry = await startPrivateRegistry(TOKEN, BASIC);
       try {
         // Yarn berry refuses plain-http registries unless whitelisted; the test registry is plain http.
-        const yarnrc = buildTool === 'yarn-berry' ? { '.yarnrc.yml': 'unsafeHttpWhitelist:\n  - 127.0.0.1\nnodeLinker: node-modules\n' } : {};
+        const yarnrc: Record<string, string> = buildTool === 'yarn-berry' ? { '.yarnrc.yml': 'unsafeHttpWhitelist:\n  - 127.0.0.1\nnodeLinker: node-modules\n' } : {};
         const prepared = await buildWithFiles('node-private-registry', yarnrc, {
           NODE_ENV: 'production',
           CC_NODE_BUILD_TOOL: buildTool,
