@@ -115,6 +115,7 @@ export class Daemon {
     await runtime.restoreAll();
 
     log(`slipway API listening on ${apiUrl} (data folder ${options.dataDir})`);
+    log(`Web console on ${apiUrl}/ (sign in with an API token)`);
     log(`git over SSH on port ${sshPort}; router on ${options.listen}:${options.routerPort} for *.${options.domain}; instances on ${options.subnet}`);
     if (first.token) {
       log(`First start: created user "admin", organisation "default" and an API token (saved in ${first.tokenFile}).`);

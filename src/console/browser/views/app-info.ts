@@ -5,7 +5,8 @@ import type { Route } from '../routes.js';
 import { every, type ViewContext } from '../view.js';
 import { appFrame } from './app-frame.js';
 
-const REFRESH_MS = 1500;
+// Often enough to catch a short deployment while it runs and follow its log live.
+const REFRESH_MS = 1000;
 
 function detail(term: string, ...value: Array<Node | string>): HTMLElement[] {
   return [h('dt', {}, term), h('dd', {}, ...value)];
