@@ -239,10 +239,21 @@ test('add-on creation: provider and name, then the Applications screen links the
 
   const providers = await api<{ providers: Array<{ name: string }> }>('GET', '/v1/addon-providers');
   assert.ok(providers.providers.some((p) => p.name === 'redis'), JSON.stringify(providers));
-  await page.getByRole('radio', { name: /redis/ }).check();
+  // A name the API refuses brings the form back to the first step with the error beside the name.
+  await page.getByLabel('Name', { exact: true }).fill('bad/name');
+  await page.getByRole('button', { name: 'Next: Applications' }).click();
+  await page.getByRole('button', { name: 'Create add-on' }).click();
+  await page.getByText('Invalid add-on name "bad/name"').waitFor();
+  assert.equal(await page.getByLabel('Name', { exact: true }).getAttribute('aria-invalid'), 'true');
+  assert.deepEqual((await api('GET', `/v1/addons?org=${orgId}`)).addons, [], 'nothing was created');
+
+  // Radio buttons move with the arrow keys, as everywhere.
+  await page.getByRole('radio', { name: /postgresql/ }).focus();
+  await page.keyboard.press('ArrowDown');
+  assert.equal(await page.getByRole('radio', { name: /redis/ }).isChecked(), true);
   await page.getByLabel('Name', { exact: true }).fill('cache');
   await browser.screenshot('addon-create-provider');
-  await page.getByRole('button', { name: 'Next: Applications' }).click();
+  await page.getByLabel('Name', { exact: true }).press('Enter');
   await page.getByRole('heading', { name: 'Step 2 of 2: Applications' }).waitFor();
   assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Step 2 of 2: Applications', 'focus moves to the new step');
 
