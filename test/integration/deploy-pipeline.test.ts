@@ -190,6 +190,26 @@ test('slipway deploy pushes HEAD, follows the log and exits 0 on OK', async () =
   assert.equal(json((await getThroughRouter(daemon, host)).body).release, 'four');
 });
 
+test('pushes during a deployment are queued: each runs after the previous one ended', async () => {
+  const url = `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`;
+  const first = newRelease(dir, 'queued-a');
+  assert.equal(gitPush(dir, url, gitEnv).code, 0);
+  const second = newRelease(dir, 'queued-b');
+  assert.equal(gitPush(dir, url, gitEnv).code, 0);
+  const a = await waitForDeploymentOf(daemon, appId, first);
+  const b = await waitForDeploymentOf(daemon, appId, second);
+  assert.equal(a.state, 'OK');
+  assert.equal(b.state, 'OK');
+  const list = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout) as Array<{ id: string; finished_at: string }>;
+  const finishedA = list.find((d) => d.id === a.id)!.finished_at;
+  const logB = await daemon.cli(['logs', '--app', appId, '--deployment-id', b.id, '--format', 'json']);
+  const firstLineB = JSON.parse(logB.stdout.split('\n')[0]!) as { time: string };
+  assert.ok(firstLineB.time >= finishedA, `B started at ${firstLineB.time}, before A finished at ${finishedA}`);
+  assert.equal(json((await getThroughRouter(daemon, host)).body).release, 'queued-b');
+  newRelease(dir, 'four');
+  assert.equal((await daemon.cli(['deploy'], { cwd: dir, env: gitEnv })).code, 0);
+});
+
 test('stop answers 503; the daemon restart serves the last OK release again without a rebuild', async () => {
   const deploymentsBefore = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json', '--limit', '50'])).stdout).length;
   assert.equal((await daemon.stop()), 0);
