@@ -13,6 +13,7 @@ import { deploymentRoutes } from './routes/deployments.js';
 import { addonRoutes } from './routes/addons.js';
 import { serviceRoutes } from './routes/services.js';
 import { publishedConfigRoutes } from './routes/published-config.js';
+import { runtimeRoutes } from './routes/runtimes.js';
 
 /** Extra rooms (deployments, add-ons, console) plug their routes in here. */
 export type RouteModule = (router: HttpRouter<ApiContext>) => void;
@@ -22,7 +23,7 @@ export type FallbackHandler = (req: IncomingMessage, res: ServerResponse) => boo
 
 export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<ApiContext> {
   const router = new HttpRouter<ApiContext>();
-  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, deploymentRoutes, addonRoutes, serviceRoutes, publishedConfigRoutes, ...extraModules]) module(router);
+  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, deploymentRoutes, addonRoutes, serviceRoutes, publishedConfigRoutes, runtimeRoutes, ...extraModules]) module(router);
   return router;
 }
 

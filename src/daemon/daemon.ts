@@ -73,13 +73,14 @@ export class Daemon {
     const appEnv = (appId: string) => appEnvironment(store, addons, appId);
     const runtime = new AppRuntime({ store, backend, router, logs, domain: options.domain, gatewayAddress: backend.gatewayAddress, appEnv, log });
     this.onStop('instances', () => runtime.shutdown());
+    const catalog = new NpmVersionCatalog(join(options.toolchainCacheDir, 'catalog'));
     const deployer = new Deployer({
       store,
       repos,
       runtime,
       logs,
       providers: makeProviders(),
-      catalog: new NpmVersionCatalog(join(options.toolchainCacheDir, 'catalog')),
+      catalog,
       dataDir: options.dataDir,
       toolchainCacheDir: options.toolchainCacheDir,
       appUser,
@@ -100,7 +101,7 @@ export class Daemon {
     const { port: sshPort } = await ssh.start();
     this.onStop('git over SSH', () => ssh.stop());
 
-    const api = createApiServer({ store, endpoints, services: { deployer, runtime, logs, repos }, addons }, { fallback: consoleHandler() });
+    const api = createApiServer({ store, endpoints, services: { deployer, runtime, logs, repos, catalog }, addons }, { fallback: consoleHandler() });
     await new Promise<void>((resolve, reject) => {
       api.once('error', reject);
       api.listen(options.apiPort, options.listen, () => resolve());

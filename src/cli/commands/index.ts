@@ -34,6 +34,7 @@ import { serviceUnlinkApp } from './service/unlink-app.js';
 import { publishedConfigList } from './published-config/list.js';
 import { publishedConfigSet } from './published-config/set.js';
 import { publishedConfigRm } from './published-config/rm.js';
+import { runtimes } from './runtimes.js';
 
 export const commands: Command[] = [
   server,
@@ -71,4 +72,5 @@ export const commands: Command[] = [
   publishedConfigList,
   publishedConfigSet,
   publishedConfigRm,
+  runtimes,
 ];
