@@ -5,6 +5,7 @@ import type { Router, RoutingTable, Upstream } from '../router/router.js';
 import type { LogHub } from './log-hub.js';
 import { newId } from '../core/ids.js';
 import { injectedEnv, composeEnv } from './injected-env.js';
+import { withoutBuildOnlyVariables } from './build-ssh-key.js';
 import type { ReleaseSpec } from './release-spec.js';
 import { parseReleaseSpec } from './release-spec.js';
 import { PhaseError } from './phase-error.js';
@@ -70,7 +71,8 @@ export class AppRuntime {
       throw new PhaseError('healthcheck', (error as PlanError).message, (error as PlanError).hint);
     }
     const env = composeEnv({
-      app: appVars,
+      // CC_SSH_PRIVATE_KEY is for the build only (build-ssh-key.ts): the instance never sees it.
+      app: withoutBuildOnlyVariables(appVars),
       plan: release.planEnv,
       injected: injectedEnv({
         appId: app.id,

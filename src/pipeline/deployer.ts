@@ -19,6 +19,7 @@ import { makeRedactor, secretValues } from './redact.js';
 import { parseReleaseSpec, type ReleaseSpec } from './release-spec.js';
 import { newId } from '../core/ids.js';
 import { BuildCache } from './build-cache.js';
+import { installBuildSshKey, withoutBuildOnlyVariables } from './build-ssh-key.js';
 
 export interface DeployerOptions {
   store: Store;
@@ -179,7 +180,7 @@ export class Deployer {
     await this.giveToAppUser([buildDir, appCacheDir]);
 
     const env = composeEnv({
-      app: { ...this.o.machineEnv, ...appVars },
+      app: { ...this.o.machineEnv, ...withoutBuildOnlyVariables(appVars) },
       plan: plan.env,
       injected: injectedEnv({
         appId: app.id,
@@ -196,9 +197,11 @@ export class Deployer {
       home,
     });
     const output: string[] = [];
+    const sshKey = await installBuildSshKey({ appVars, home, user: this.o.appUser, log });
     try {
-      await this.runBuildCommands(plan, buildDir, env, output, log);
+      await this.runBuildCommands(plan, buildDir, { ...env, ...sshKey.env }, output, log);
     } finally {
+      await sshKey.remove();
       await cache.save(plan, buildDir);
     }
 

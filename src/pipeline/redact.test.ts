@@ -21,3 +21,14 @@ test('multi-line private keys are hidden line by line', () => {
   const redact = makeRedactor(secretValues({ CC_SSH_PRIVATE_KEY: key }));
   assert.equal(redact('b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ'), '[redacted]');
 });
+
+test('the password of CC_NPM_BASIC_AUTH is hidden alone too, and keys pasted with literal \\n are hidden line by line', () => {
+  const redact = makeRedactor(
+    secretValues({
+      CC_NPM_BASIC_AUTH: 'deployer:s3cret-pass',
+      CC_SSH_PRIVATE_KEY: '-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\\n-----END OPENSSH PRIVATE KEY-----',
+    }),
+  );
+  assert.equal(redact('password s3cret-pass refused'), 'password [redacted] refused');
+  assert.equal(redact('line b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ'), 'line [redacted]');
+});

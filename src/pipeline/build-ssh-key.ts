@@ -1,0 +1,111 @@
+/**
+ * CC_SSH_PRIVATE_KEY (SPEC §5 "a private SSH key can be added so that the build can reach
+ * private dependencies"): the key is installed for the build commands only.
+ *
+ * It is written (0600, owned by the build user) into `<build HOME>/.ssh/slipway-build/` with a
+ * known_hosts file of its own, and the build gets GIT_SSH_COMMAND naming both, so git (and the
+ * package managers, which run git) authenticate with it. ssh reads `~` from the passwd entry, not
+ * from HOME, so the key is named explicitly rather than left in `~/.ssh/id_*`.
+ *
+ * The folder is removed right after the build, whatever happened; it is never in the build
+ * folder, so it cannot reach the release. The variable itself is kept out of the build commands'
+ * and the instance's environment (withoutBuildOnlyVariables): a dependency's install script or
+ * the running app has no reason to read it.
+ */
+import { chown, mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PhaseError } from './phase-error.js';
+
+export const SSH_KEY_VARIABLE = 'CC_SSH_PRIVATE_KEY';
+
+/** Folder under the build HOME holding the key and the build's known_hosts. */
+export const BUILD_SSH_DIR = join('.ssh', 'slipway-build');
+
+/** Variables read by the platform to set the build up, never handed to the app's processes. */
+const BUILD_ONLY_VARIABLES = new Set([SSH_KEY_VARIABLE]);
+
+/** The app's variables without those only the platform reads (the SSH key). */
+export function withoutBuildOnlyVariables(env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !BUILD_ONLY_VARIABLES.has(name)));
+}
+
+/**
+ * The key as ssh accepts it: LF line ends and a final newline (OpenSSH refuses a key without
+ * one). A value pasted on one line with literal `\n` separators is accepted too. Anything that is
+ * not a PEM/OpenSSH private key is refused without showing the value.
+ */
+export function normalizePrivateKey(value: string): string {
+  let key = value.replace(/\r\n?/g, '\n').trim();
+  if (!key.includes('\n') && key.includes('\\n')) key = key.split('\\n').join('\n').trim();
+  const lines = key.split('\n').map((line) => line.trim());
+  const begin = /^-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----$/.exec(lines[0] ?? '');
+  const end = /^-----END ([A-Z0-9 ]*)PRIVATE KEY-----$/.exec(lines[lines.length - 1] ?? '');
+  if (!begin || !end || begin[1] !== end[1] || lines.length < 3) {
+    throw new PhaseError(
+      'build',
+      `${SSH_KEY_VARIABLE} is not a private key: it must start with a "-----BEGIN ... PRIVATE KEY-----" line and end with the matching END line (its value is not shown).`,
+      `Set it from the key file, e.g. \`slipway env set ${SSH_KEY_VARIABLE} "$(cat ~/.ssh/deploy_key)"\`, with a key that has no passphrase.`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Single-quotes a word for sh (git runs GIT_SSH_COMMAND through the shell). */
+function shellQuote(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The ssh command git runs: only this key (no agent, no default identities), host keys learned
+ * on first use into a known_hosts of this build, and never a prompt (a passphrase-protected key
+ * or a changed host key fails instead of hanging the build).
+ */
+export function gitSshCommand(keyPath: string, knownHostsPath: string): string {
+  return [
+    'ssh',
+    '-i', shellQuote(keyPath),
+    '-o', 'IdentitiesOnly=yes',
+    '-o', 'IdentityAgent=none',
+    '-o', 'BatchMode=yes',
+    '-o', 'StrictHostKeyChecking=accept-new',
+    '-o', shellQuote(`UserKnownHostsFile=${knownHostsPath}`),
+  ].join(' ');
+}
+
+export interface BuildSshKey {
+  /** Variables to add to the build commands' environment (empty without a key). */
+  env: Record<string, string>;
+  /** Removes the key and its folder; safe to call more than once. */
+  remove(): Promise<void>;
+}
+
+export async function installBuildSshKey(input: {
+  appVars: Record<string, string>;
+  /** The build's HOME. */
+  home: string;
+  user: { uid: number; gid: number };
+  log: (line: string) => void;
+}): Promise<BuildSshKey> {
+  const dir = join(input.home, BUILD_SSH_DIR);
+  // A key left behind by a build that was killed (daemon crash) goes now, with or without a new one.
+  await rm(dir, { recursive: true, force: true });
+  const value = input.appVars[SSH_KEY_VARIABLE];
+  if (value === undefined || value.trim() === '') return { env: {}, remove: async () => undefined };
+
+  const key = normalizePrivateKey(value);
+  const keyPath = join(dir, 'id');
+  const knownHostsPath = join(dir, 'known_hosts');
+  const remove = () => rm(dir, { recursive: true, force: true });
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await writeFile(keyPath, key, { mode: 0o600 });
+    await writeFile(knownHostsPath, '', { mode: 0o600 });
+    // ssh refuses a key that others can read and runs as the build user, who must own it.
+    for (const path of [join(input.home, '.ssh'), dir, keyPath, knownHostsPath]) await chown(path, input.user.uid, input.user.gid);
+  } catch (error) {
+    await remove();
+    throw new PhaseError('build', `Could not install ${SSH_KEY_VARIABLE} for the build: ${(error as Error).message}`);
+  }
+  input.log(`${SSH_KEY_VARIABLE} is installed for the build only (git uses it through GIT_SSH_COMMAND); it is removed when the build ends.`);
+  return { env: { GIT_SSH_COMMAND: gitSshCommand(keyPath, knownHostsPath) }, remove };
+}
