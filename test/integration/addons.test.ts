@@ -2,10 +2,12 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
+import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { SLIPWAY_BIN } from '../support/cli.js';
 import { freePort } from '../support/free-port.js';
 import { checkoutExample, createApp, deploymentLog, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
 
@@ -69,6 +71,34 @@ function portAnswers(host: string, port: number): Promise<boolean> {
       resolve(true);
     });
     socket.once('error', () => resolve(false));
+  });
+}
+
+/** Runs the CLI on a terminal (util-linux `script` gives it a pty) and types `answer` at the prompt. */
+function cliOnTerminal(args: string[], answer: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const command = [process.execPath, SLIPWAY_BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+    const child = spawn('script', ['-qec', command, '/dev/null'], {
+      env: { ...process.env, SLIPWAY_URL: daemon.apiUrl, SLIPWAY_TOKEN: daemon.adminToken },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let output = '';
+    let answered = false;
+    const onData = (d: Buffer) => {
+      output += d;
+      if (!answered && output.includes('to confirm:')) {
+        answered = true;
+        child.stdin.write(`${answer}\r`);
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
   });
 }
 
@@ -200,9 +230,9 @@ test("changing a linked app's exposed config restarts the app linked to it, whic
   assert.equal(after[0]!.id, restart[1]);
   assert.equal(after[0]!.cause, 'exposed configuration of b changed');
   const ended = await waitForEnd(appA, restart[1]!);
-  assert.equal(ended.state, 'OK', (await deploymentLog(daemon, appA, ended.id)).join('\n'));
   const log = await deploymentLog(daemon, appA, ended.id);
-  assert.ok(log.some((l) => l.includes('Reusing the release')), 'a restart, not a rebuild');
+  assert.equal(ended.state, 'OK', log.join('\n'));
+  assert.ok(log.some((l) => l.includes('Reusing the release')), `a restart, not a rebuild:\n${log.join('\n')}`);
 
   const seen = (await getJson('/')).env as Record<string, string | null>;
   assert.equal(seen.API_BASE, 'http://b.internal', "the linked app's exposed variable reached the running app");
@@ -277,6 +307,16 @@ test('delete is refused while linked, asks for confirmation, and with --unlink -
   assert.match(linked.stderr, /The add-on cache is linked to 1 application\(s\): a\./);
   assert.match(linked.stderr, /--unlink/);
   assert.equal(await portAnswers('127.0.0.1', Number(cache.REDIS_PORT)), true, 'nothing was deleted');
+
+  // On a terminal the name must be typed: a wrong answer keeps the add-on, the right one deletes it.
+  await cliOk(['addon', 'create', 'redis', 'scratch']);
+  const wrong = await cliOnTerminal(['addon', 'delete', 'scratch'], 'nope');
+  assert.equal(wrong.code, 1, wrong.output);
+  assert.match(wrong.output, /Delete the redis add-on "scratch" and all its data\?/);
+  assert.match(wrong.output, /Not confirmed; nothing was changed/);
+  const right = await cliOnTerminal(['addon', 'delete', 'scratch'], 'scratch');
+  assert.equal(right.code, 0, right.output);
+  assert.match(right.output, /Deleted add-on scratch/);
 
   await cliOk(['addon', 'delete', 'cache', '--unlink', '--yes']);
   assert.deepEqual((await cliJson<Array<{ name: string }>>(['addon', 'list'])).map((a) => a.name), ['db']);
