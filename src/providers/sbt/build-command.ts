@@ -24,8 +24,20 @@ export function sbtCacheFolders(appCache: string): Record<'boot' | 'ivy' | 'cour
   return { boot: `${base}/boot`, ivy: `${base}/ivy`, coursier: `${base}/coursier`, global: `${base}/global` };
 }
 
-/** Heap and stack sized for a 2-core machine building one app at a time; -Xss as sbt's own script sets it. */
-export const SBT_JVM_OPTIONS = ['-Xms512m', '-Xmx2g', '-Xss4m', '-XX:ReservedCodeCacheSize=256m', '-Dfile.encoding=UTF-8'];
+/**
+ * Heap and stack sized for one build at a time (-Xss as sbt's own script sets it). A build is a
+ * short-lived JVM: stopping the JIT at C1 and using the parallel collector halved the CPU time
+ * of a cached `stage` of examples/scala-single on a 2-core machine (43 s -> 21 s user time).
+ */
+export const SBT_JVM_OPTIONS = [
+  '-Xms512m',
+  '-Xmx2g',
+  '-Xss4m',
+  '-XX:ReservedCodeCacheSize=256m',
+  '-XX:TieredStopAtLevel=1',
+  '-XX:+UseParallelGC',
+  '-Dfile.encoding=UTF-8',
+];
 
 export function sbtBuildArgv(goals: string[], paths: SbtBuildPaths): string[] {
   const cache = sbtCacheFolders(paths.appCache);
