@@ -13,4 +13,4 @@ export { PLACEHOLDER, fillPlaceholders, hasPlaceholder } from './placeholders.js
 export { sbtBuildArgv, sbtCacheFolders, SBT_JVM_OPTIONS } from './build-command.js';
 export { parseDeployGoal, DEFAULT_GOAL } from './deploy-goal.js';
 export { DEFAULT_SBT_VERSION, sbtVersionFromProperties, chooseSbtVersion } from './build-properties.js';
-export { HTTP_PORT_ARGUMENT, javaOptsWithHttpPort } from './runtime.js';
+export { HTTP_PORT_ARGUMENT, httpPortVariables } from './runtime.js';

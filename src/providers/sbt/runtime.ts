@@ -3,13 +3,10 @@ export const HTTP_PORT = '8080';
 export const HTTP_PORT_ARGUMENT = `-Dhttp.port=${HTTP_PORT}`;
 
 /**
- * JAVA_OPTS for the run: the user's own options first, then http.port, so the property is set
- * even when the app is started by CC_RUN_COMMAND rather than by the staged script's arguments.
+ * Variables the plan adds for http.port. The staged script always gets `-Dhttp.port=8080` as an
+ * argument; JAVA_OPTS carries it too (for CC_RUN_COMMAND) unless the user set JAVA_OPTS, which
+ * is then left alone: plan variables are printed, and a user's JAVA_OPTS may hold a password.
  */
-export function javaOptsWithHttpPort(userJavaOpts: string | undefined): string {
-  const own = (userJavaOpts ?? '').trim();
-  if (/(^|\s)-Dhttp\.port=/.test(own)) {
-    return own.replace(/(^|\s)-Dhttp\.port=\S*/g, `$1${HTTP_PORT_ARGUMENT}`);
-  }
-  return own === '' ? HTTP_PORT_ARGUMENT : `${own} ${HTTP_PORT_ARGUMENT}`;
+export function httpPortVariables(userEnv: Record<string, string | undefined>): Record<string, string> {
+  return userEnv.JAVA_OPTS === undefined ? { JAVA_OPTS: HTTP_PORT_ARGUMENT } : {};
 }

@@ -155,11 +155,11 @@ describe('sbt provider: plan', () => {
     assert.match(plan.warnings.join('\n'), /CC_RUN_COMMAND is set without CC_SBT_TARGET_BIN/);
   });
 
-  it("keeps the user's JAVA_OPTS and adds http.port (replacing another port)", async () => {
-    const own = await sbtProvider.plan(context(single, { JAVA_OPTS: '-Xmx256m' }));
-    assert.equal(own.env.JAVA_OPTS, '-Xmx256m -Dhttp.port=8080');
-    const other = await sbtProvider.plan(context(single, { JAVA_OPTS: '-Dhttp.port=9000 -Xmx256m' }));
-    assert.equal(other.env.JAVA_OPTS, '-Dhttp.port=8080 -Xmx256m');
+  it("leaves the user's JAVA_OPTS alone (it is printed otherwise) and still passes http.port as an argument", async () => {
+    const plan = await sbtProvider.plan(context(single, { JAVA_OPTS: '-Xmx256m -Ddb.password=hunter2' }));
+    assert.deepEqual(plan.env, { JAVA_HOME: defaultJdk.javaHome });
+    assert.deepEqual(plan.start.argv.slice(1), ['-Dhttp.port=8080']);
+    assert.doesNotMatch(JSON.stringify(plan), /hunter2/);
   });
 
   for (const [name, value] of [

@@ -11,7 +11,7 @@ import { PLACEHOLDER_PATHS, sbtBuildArgv } from './build-command.js';
 import { parseDeployGoal } from './deploy-goal.js';
 import { PLACEHOLDER } from './placeholders.js';
 import { inspectPackaging } from './project-checks.js';
-import { HTTP_PORT_ARGUMENT, javaOptsWithHttpPort } from './runtime.js';
+import { HTTP_PORT_ARGUMENT, httpPortVariables } from './runtime.js';
 import { readTargetVariables, stageBinDir } from './target-paths.js';
 
 async function exists(path: string): Promise<boolean> {
@@ -87,7 +87,12 @@ export async function planSbt(context: PlanContext): Promise<BuildPlan> {
       ? `start: ${stageBinDir(target.dir)}/${target.bin} (CC_SBT_TARGET_DIR/CC_SBT_TARGET_BIN)`
       : `start: the first script in ${stageBinDir(target.dir)} (not .bat), found after the build`,
   );
-  notes.push(`the JVM gets ${HTTP_PORT_ARGUMENT} (as an argument and in JAVA_OPTS)`);
+  notes.push(
+    env.JAVA_OPTS === undefined
+      ? `the JVM gets ${HTTP_PORT_ARGUMENT} (as an argument of the staged script and in JAVA_OPTS)`
+      : `the JVM gets ${HTTP_PORT_ARGUMENT} as an argument of the staged script; the app's own JAVA_OPTS is kept as it is` +
+          (env.CC_RUN_COMMAND?.trim() ? ' (CC_RUN_COMMAND must pass http.port itself)' : ''),
+  );
   notes.push("sbt's boot, ivy, coursier and global folders live in the app's cache folder and persist between builds");
 
   return {
@@ -96,7 +101,7 @@ export async function planSbt(context: PlanContext): Promise<BuildPlan> {
       { name: 'sbt', version: sbt.version, reason: sbt.reason },
       { name: 'java', version: String(jdk.major), reason: env.CC_JAVA_VERSION?.trim() ? 'CC_JAVA_VERSION' : "machine's default java" },
     ],
-    env: { JAVA_HOME: jdk.javaHome, JAVA_OPTS: javaOptsWithHttpPort(env.JAVA_OPTS) },
+    env: { JAVA_HOME: jdk.javaHome, ...httpPortVariables(env) },
     files: [],
     build: [{ label: `sbt ${goal.goals.join(' ')}`, argv: sbtBuildArgv(goal.goals, { java: join(jdk.javaHome, 'bin', 'java'), ...PLACEHOLDER_PATHS }) }],
     beforeStart: [],
