@@ -222,7 +222,9 @@ export class Deployer {
       provider: plan.provider,
       start,
       beforeStart: plan.beforeStart.map((c) => c.argv),
-      planEnv: plan.env,
+      // The release record keeps one environment for the instance's processes: the start
+      // command's own variables (script shell, pnpm's no-install-before-run) must not be lost.
+      planEnv: { ...plan.env, ...plan.start.env },
       toolPath: prepared.toolPath,
     };
   }

@@ -82,7 +82,7 @@ describe('build plans of the example apps', () => {
         },
       ],
       beforeStart: [],
-      start: { label: 'start script', argv: ['pnpm', 'run', 'start'], env: { npm_config_script_shell: 'bash' } },
+      start: { label: 'start script', argv: ['pnpm', 'run', 'start'], env: { npm_config_script_shell: 'bash', pnpm_config_verify_deps_before_run: 'false' } },
       cacheDirs: ['.slipway-cache/pnpm-store'],
       warnings: [],
     });

@@ -36,6 +36,15 @@ export interface StartPlan {
 /** Script shell for managers that would otherwise use sh (see the note above). */
 export const SCRIPT_SHELL_ENV = { npm_config_script_shell: 'bash' };
 
+/**
+ * pnpm 12 checks node_modules before `pnpm run` and reinstalls when it looks stale; a release
+ * folder always does (it was built elsewhere, its store is not there), so the instance would
+ * try the registry from its network namespace, without the build's credentials, and never start
+ * (seen with pnpm 12.21.0). The build already installed everything: the run phase must not.
+ * pnpm 12 reads this setting from pnpm_config_*, not npm_config_*.
+ */
+export const PNPM_NO_INSTALL_BEFORE_RUN_ENV = { pnpm_config_verify_deps_before_run: 'false' };
+
 /** argv that runs a package.json script with the app's package manager. */
 export function runScriptArgv(manager: PackageManager, script: string): string[] {
   switch (manager) {
@@ -54,6 +63,7 @@ export function runScriptArgv(manager: PackageManager, script: string): string[]
 function scriptCommand(manager: PackageManager, script: string, label: string): PlanCommand {
   const command: PlanCommand = { label, argv: runScriptArgv(manager, script) };
   if (manager !== 'bun' && manager !== 'yarn-berry') command.env = { ...SCRIPT_SHELL_ENV };
+  if (manager === 'pnpm') command.env = { ...command.env, ...PNPM_NO_INSTALL_BEFORE_RUN_ENV };
   return command;
 }
 
