@@ -29,6 +29,9 @@ function facts() {
     devDependency: resolvable('is-number'),
     greeting: process.env.GREETING ?? null,
     startedBy: (process.env.npm_config_user_agent ?? '').split(' ')[0] || null,
+    // Registry credentials are written for the build only: none of these may be in the release.
+    npmrcPresent: fs.existsSync('.npmrc'),
+    yarnBuildRcPresent: fs.existsSync('.yarnrc.slipway-build.yml'),
     secretGreeting: (() => {
       try {
         return require('@slipway-test/secret-greeting').greeting;

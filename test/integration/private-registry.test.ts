@@ -1,0 +1,129 @@
+/**
+ * Private npm registries (SPEC §5) through the real product: a real daemon, git push over SSH,
+ * real builds with npm, pnpm, Bun and Yarn berry against a private registry started here on
+ * 127.0.0.1 (builds use the host network), the app checked over HTTP through the router.
+ * Credentials must reach the package manager and nothing else: not the deployment log, not
+ * `slipway activity`, not the release folder the instance runs from.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { checkoutExample, commitAll, createApp, deploymentLog, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { startPrivateRegistry, REFUSAL, type PrivateRegistry } from '../support/private-registry.js';
+
+const TOKEN = 'npm_SlipwayTestToken0123456789abcdef';
+const USER = 'deployer';
+const PASSWORD = 'S3cret-Registry-Password';
+const BASIC = `${USER}:${PASSWORD}`;
+const SECRETS = [TOKEN, PASSWORD, Buffer.from(BASIC).toString('base64')];
+
+let daemon: TestDaemon;
+let gitEnv: NodeJS.ProcessEnv;
+let registry: PrivateRegistry;
+
+before(async () => {
+  daemon = await startDaemon();
+  ({ gitEnv } = await registerSshKey(daemon));
+  registry = await startPrivateRegistry({ token: TOKEN, basic: BASIC });
+});
+
+after(async () => {
+  await daemon?.stop();
+  await registry?.close();
+});
+
+interface Deployed {
+  appId: string;
+  deploymentId: string;
+  state: string;
+  log: string[];
+}
+
+let appCount = 0;
+
+/** Creates an app from node-private-registry (plus extra files), sets its variables, pushes it. */
+async function deploy(env: Record<string, string>, extraFiles: Record<string, string> = {}): Promise<Deployed> {
+  const dir = checkoutExample('node-private-registry');
+  for (const [file, content] of Object.entries(extraFiles)) writeFileSync(join(dir, file), content);
+  commitAll(dir, 'variant');
+  const appId = await createApp(daemon, dir, `private-registry-${++appCount}`, { CC_NPM_REGISTRY: registry.url, ...env });
+  const result = await pushAndWait(daemon, dir, appId, gitEnv);
+  return { appId, deploymentId: result.id, state: result.state, log: await deploymentLog(daemon, appId, result.id) };
+}
+
+/** Files under a folder whose content holds the string (grep reads binary files too). */
+function filesContaining(dir: string, value: string): string[] {
+  const grep = spawnSync('grep', ['-rlaF', '--', value, dir], { encoding: 'utf8' });
+  assert.ok(grep.status === 0 || grep.status === 1, `grep failed: ${grep.stderr}`);
+  return grep.stdout.split('\n').filter(Boolean);
+}
+
+/** No credential in the deployment log, in `slipway activity` (text and JSON), or in the release. */
+async function assertNoSecretLeft(deployed: Deployed, secrets: string[]): Promise<void> {
+  const activity = await daemon.cli(['activity', '--app', deployed.appId]);
+  const activityJson = await daemon.cli(['activity', '--app', deployed.appId, '--format', 'json']);
+  const releaseDir = join(daemon.dataDir, 'releases', deployed.appId, deployed.deploymentId);
+  for (const secret of secrets) {
+    assert.ok(!deployed.log.join('\n').includes(secret), `the deployment log shows a credential:\n${deployed.log.join('\n')}`);
+    assert.ok(!`${activity.stdout}${activity.stderr}${activityJson.stdout}`.includes(secret), 'slipway activity shows a credential');
+    if (existsSync(releaseDir)) assert.deepEqual(filesContaining(releaseDir, secret), [], 'a file of the release holds a credential');
+    assert.deepEqual(filesContaining(join(daemon.dataDir, 'builds'), secret), [], 'a build folder still holds a credential');
+  }
+  if (existsSync(releaseDir)) {
+    assert.equal(existsSync(join(releaseDir, '.npmrc')), false, 'the generated .npmrc is not in the release');
+    assert.equal(existsSync(join(releaseDir, '.yarnrc.slipway-build.yml')), false, 'the Yarn berry credentials file is not in the release');
+  }
+}
+
+/** The running app reports the private package it required and that no credentials file is beside it. */
+async function assertServesPrivatePackage(deployed: Deployed): Promise<Record<string, unknown>> {
+  assert.equal(deployed.state, 'OK', deployed.log.join('\n'));
+  const response = await getThroughRouter(daemon, `${deployed.appId}.localhost`);
+  assert.equal(response.status, 200, response.body);
+  const facts = JSON.parse(response.body) as Record<string, unknown>;
+  assert.equal(facts.secretGreeting, 'hello from the private registry');
+  assert.equal(facts.npmrcPresent, false, 'the instance finds no .npmrc in its folder');
+  assert.equal(facts.yarnBuildRcPresent, false);
+  return facts;
+}
+
+const BERRY_FILES = {
+  // Yarn berry refuses plain-http registries unless listed; the test registry is plain http.
+  '.yarnrc.yml': 'unsafeHttpWhitelist:\n  - 127.0.0.1\nnodeLinker: node-modules\n',
+};
+
+for (const [label, env, files] of [
+  ['npm with NPM_TOKEN', { NPM_TOKEN: TOKEN }, {}],
+  ['npm with CC_NPM_BASIC_AUTH', { CC_NPM_BASIC_AUTH: BASIC }, {}],
+  ['pnpm with NPM_TOKEN', { CC_NODE_BUILD_TOOL: 'pnpm', NPM_TOKEN: TOKEN }, {}],
+  ['bun with NPM_TOKEN', { CC_NODE_BUILD_TOOL: 'bun', NPM_TOKEN: TOKEN }, {}],
+  ['yarn-berry with CC_NPM_BASIC_AUTH', { CC_NODE_BUILD_TOOL: 'yarn-berry', CC_NPM_BASIC_AUTH: BASIC }, BERRY_FILES],
+] as const) {
+  test(`${label}: the private package installs, the app serves it, no credential is left or logged`, async () => {
+    const seenBefore = registry.seen.length;
+    const deployed = await deploy(env, files);
+    await assertServesPrivatePackage(deployed);
+    const seen = registry.seen.slice(seenBefore);
+    assert.ok(seen.some((line) => line.endsWith('authorized')), `the registry saw no authorized request:\n${seen.join('\n')}`);
+    assert.ok(!seen.some((line) => line.endsWith('bad-credentials')), seen.join('\n'));
+    const file = env.CC_NODE_BUILD_TOOL === 'yarn-berry' ? '.yarnrc.slipway-build.yml' : '.npmrc';
+    assert.ok(deployed.log.includes(`Wrote ${file} (secret: removed before the release starts)`), deployed.log.join('\n'));
+    await assertNoSecretLeft(deployed, SECRETS);
+  });
+}
+
+test('a wrong token fails the build with the registry answer in the log, and the wrong token is not shown', async () => {
+  const wrong = 'npm_WrongTokenForTheTestRegistry42';
+  const deployed = await deploy({ NPM_TOKEN: wrong });
+  assert.equal(deployed.state, 'FAIL', deployed.log.join('\n'));
+  const log = deployed.log.join('\n');
+  assert.match(log, /E401|401 Unauthorized/, 'npm says the registry refused');
+  assert.ok(log.includes(REFUSAL) || /Unable to authenticate/.test(log), `the registry's answer is visible:\n${log}`);
+  assert.ok(deployed.log.some((line) => line.startsWith('==> [build] Build failed')), log);
+  await assertNoSecretLeft(deployed, [...SECRETS, wrong]);
+  const activity = await daemon.cli(['activity', '--app', deployed.appId]);
+  assert.match(activity.stdout, /FAIL/);
+});
