@@ -67,11 +67,12 @@ test("the same table renders the same text whatever the insertion order", () => 
   assert.equal(renderNginxConfig(input({ routes: one })), renderNginxConfig(input({ routes: two })));
 });
 
-test("host names: plain DNS names only, lower-cased", () => {
+test("host names: DNS names (plus the underscore of app ids), lower-cased", () => {
   assert.equal(validateHostName("App-1.Example.COM"), "app-1.example.com");
+  assert.equal(validateHostName("app_0b5d2c1e-8a8f-4f3a-9d0e-1b2c3d4e5f60.localhost"), "app_0b5d2c1e-8a8f-4f3a-9d0e-1b2c3d4e5f60.localhost");
   assert.equal(validateHostName("localhost"), "localhost");
   assert.equal(validateHostName("app-4b1d.localhost"), "app-4b1d.localhost");
-  for (const bad of ["a;b", "a b", "a\nb", "*.a", "a.", ".a", "a..b", "a:80", "a/b", "a{b", "a$b", "~a", "_", "a_b", "", 5]) {
+  for (const bad of ["a;b", "a b", "a\nb", "*.a", "a.", ".a", "a..b", "a:80", "a/b", "a{b", "a$b", "~a", "_", "_a", "a_", "", 5]) {
     assert.throws(() => validateHostName(bad), /Router host/, JSON.stringify(bad));
   }
 });
