@@ -4,7 +4,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BUILD_SSH_DIR, gitSshCommand, installBuildSshKey, normalizePrivateKey, withoutBuildOnlyVariables } from './build-ssh-key.js';
+import { BUILD_SSH_DIR, explainGitSshRefusal, gitSshCommand, installBuildSshKey, normalizePrivateKey, withoutBuildOnlyVariables } from './build-ssh-key.js';
 
 function realKey(): string {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-key-unit-'));
@@ -70,4 +70,11 @@ test('the key is written 0600 for the build user and removed afterwards; a lefto
   const again = await installBuildSshKey({ appVars: { CC_SSH_PRIVATE_KEY: key }, home, user: { uid: 4242, gid: 4343 }, log: () => undefined });
   await again.remove();
   assert.equal(existsSync(join(home, BUILD_SSH_DIR)), false);
+});
+
+test('a publickey refusal in the build output gets a hint that depends on whether a key was installed', () => {
+  const output = ['npm error git@127.0.0.1: Permission denied (publickey).', 'npm error fatal: Could not read from remote repository.'];
+  assert.match(explainGitSshRefusal(output, false)!, /set CC_SSH_PRIVATE_KEY to a private key the git server accepts/);
+  assert.match(explainGitSshRefusal(output, true)!, /A git server refused CC_SSH_PRIVATE_KEY/);
+  assert.equal(explainGitSshRefusal(['npm error 404 Not Found'], false), null);
 });

@@ -44,7 +44,7 @@ export function normalizePrivateKey(value: string): string {
     throw new PhaseError(
       'build',
       `${SSH_KEY_VARIABLE} is not a private key: it must start with a "-----BEGIN ... PRIVATE KEY-----" line and end with the matching END line (its value is not shown).`,
-      `Set it from the key file, e.g. \`slipway env set ${SSH_KEY_VARIABLE} "$(cat ~/.ssh/deploy_key)"\`, with a key that has no passphrase.`,
+      `Set it from the key file (the value starts with "-", hence the "--"): \`slipway env set ${SSH_KEY_VARIABLE} -- "$(cat ~/.ssh/deploy_key)"\`, with a key that has no passphrase.`,
     );
   }
   return `${lines.join('\n')}\n`;
@@ -108,4 +108,15 @@ export async function installBuildSshKey(input: {
   }
   input.log(`${SSH_KEY_VARIABLE} is installed for the build only (git uses it through GIT_SSH_COMMAND); it is removed when the build ends.`);
   return { env: { GIT_SSH_COMMAND: gitSshCommand(keyPath, knownHostsPath) }, remove };
+}
+
+/**
+ * A hint for a build that failed because an SSH git server refused the build (a git+ssh
+ * dependency), or null when the output shows no such refusal.
+ */
+export function explainGitSshRefusal(output: string[], keyInstalled: boolean): string | null {
+  if (!output.some((line) => line.includes('Permission denied (publickey'))) return null;
+  return keyInstalled
+    ? `A git server refused ${SSH_KEY_VARIABLE}: add its public key (\`ssh-keygen -y -f <key file>\`) to the repository's deploy keys, or set the key that has access, then redeploy.`
+    : `A dependency is fetched with git over SSH and the server refused the build, which has no key: set ${SSH_KEY_VARIABLE} to a private key the git server accepts (\`slipway env set ${SSH_KEY_VARIABLE} -- "$(cat deploy_key)"\`), then redeploy.`;
 }

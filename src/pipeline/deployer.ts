@@ -19,7 +19,7 @@ import { makeRedactor, secretValues } from './redact.js';
 import { parseReleaseSpec, type ReleaseSpec } from './release-spec.js';
 import { newId } from '../core/ids.js';
 import { BuildCache } from './build-cache.js';
-import { installBuildSshKey, withoutBuildOnlyVariables } from './build-ssh-key.js';
+import { explainGitSshRefusal, installBuildSshKey, withoutBuildOnlyVariables } from './build-ssh-key.js';
 
 export interface DeployerOptions {
   store: Store;
@@ -252,7 +252,7 @@ export class Deployer {
         },
       });
       if (result.exitCode !== 0) {
-        const explanation = plan.provider === 'sbt' ? explainSbtFailure(output) : null;
+        const explanation = (plan.provider === 'sbt' ? explainSbtFailure(output) : null) ?? explainGitSshRefusal(output, env.GIT_SSH_COMMAND !== undefined);
         throw new PhaseError('build', `${command.label} ${describeExit(result)}.`, explanation ?? 'The output above shows the cause.');
       }
     }

@@ -1,0 +1,1 @@
+exports.greeting = 'hello over ssh from a private repository';
