@@ -4,6 +4,7 @@
  */
 import { benchRouter } from './router.js';
 import { benchPushToLive } from './push-to-live.js';
+import { benchBuildCache, describeBuildCache } from './build-cache.js';
 
 const results: Record<string, unknown> = {};
 
@@ -20,5 +21,9 @@ console.log(
   `deployed instance through the router vs direct: ${push.routed.requestsPerSecond.toFixed(0)} / ${push.direct.requestsPerSecond.toFixed(0)} req/s = ${push.routerRatio.toFixed(2)}; ` +
     `p99 ${push.routed.p99Ms.toFixed(1)} ms vs ${push.direct.p99Ms.toFixed(1)} ms`,
 );
+
+const buildCache = await benchBuildCache();
+results.buildCache = buildCache;
+console.log(describeBuildCache(buildCache));
 
 console.log(JSON.stringify(results));
