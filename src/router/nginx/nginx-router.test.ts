@@ -252,7 +252,7 @@ describe("NginxRouter with real nginx", () => {
       "evil.test.",
       "evil test",
       "evil.test:8080",
-      "evil_test",
+      "_evil.test",
       "-evil.test",
       "evil-.test",
       "evil..test",
