@@ -47,7 +47,9 @@ export class BuildCache {
       await rename(cached, target);
       restored = true;
     }
-    return restored;
+    // A plan whose caches live outside the build folder (sbt's, in the app cache) has nothing
+    // to move: the same toolchain as last time means its caches are there to reuse.
+    return restored || plan.cacheDirs.length === 0;
   }
 
   /** Moves the cache folders out of the build folder, to be restored by the next build. */

@@ -18,10 +18,21 @@ export const PLACEHOLDER_PATHS: Omit<SbtBuildPaths, 'java'> = {
   appCache: PLACEHOLDER.appCache,
 };
 
-/** sbt's own folders inside the app cache: all four must persist for a fast second build. */
-export function sbtCacheFolders(appCache: string): Record<'boot' | 'ivy' | 'coursier' | 'global', string> {
+/**
+ * sbt's own folders inside the app cache. boot, ivy, coursier and global must persist for a fast
+ * second build; home is the JVM's user.home (the launcher keeps its own coursier cache there);
+ * tmp is the JVM's temporary folder, emptied before each build.
+ */
+export function sbtCacheFolders(appCache: string): Record<'boot' | 'ivy' | 'coursier' | 'global' | 'home' | 'tmp', string> {
   const base = `${appCache}/sbt`;
-  return { boot: `${base}/boot`, ivy: `${base}/ivy`, coursier: `${base}/coursier`, global: `${base}/global` };
+  return {
+    boot: `${base}/boot`,
+    ivy: `${base}/ivy`,
+    coursier: `${base}/coursier`,
+    global: `${base}/global`,
+    home: `${base}/home`,
+    tmp: `${base}/tmp`,
+  };
 }
 
 /**
@@ -48,7 +59,9 @@ export function sbtBuildArgv(goals: string[], paths: SbtBuildPaths): string[] {
     '-Dsbt.log.noformat=true',
     '-Dsbt.color=false',
     '-Dsbt.supershell=false',
-    '-Dsbt.server.forcestart=false',
+    // sbt binds a "boot server" socket under java.io.tmpdir; when it cannot (a path longer than
+    // a Unix socket allows), forcestart lets the build go on without it instead of exiting.
+    '-Dsbt.server.forcestart=true',
     // Only the resolvers this machine reaches, for the launcher and the build alike.
     `-Dsbt.repository.config=${paths.repositories}`,
     '-Dsbt.override.build.repos=true',
@@ -57,6 +70,11 @@ export function sbtBuildArgv(goals: string[], paths: SbtBuildPaths): string[] {
     `-Dsbt.ivy.home=${cache.ivy}`,
     `-Dsbt.coursier.home=${cache.coursier}`,
     `-Dsbt.global.base=${cache.global}`,
+    // The build runs as the app user, whose passwd home does not exist and who cannot write
+    // in folders another user's sbt made in /tmp (/tmp/.sbt): the JVM's home and temporary
+    // folder are the app's own.
+    `-Duser.home=${cache.home}`,
+    `-Djava.io.tmpdir=${cache.tmp}`,
     '-jar',
     paths.launcher,
     ...goals,

@@ -3,7 +3,7 @@
  * path tokens of the build commands. The pipeline calls it between printing the plan and
  * running the build; after the build it calls resolveSbtBinary for the start command.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { ensureSbtLauncher, type Log } from '../../toolchains/sbt/launcher.js';
 import type { MavenRepository } from '../../toolchains/sbt/maven-repository.js';
 import { ensureSbtRepositoriesFile } from '../../toolchains/sbt/repositories-file.js';
@@ -29,6 +29,8 @@ export async function prepareSbtPlan(plan: BuildPlan, options: SbtPrepareOptions
     ensureSbtRepositoriesFile(options.toolchainCacheDir, options.log, options.repository),
   ]);
   const folders = sbtCacheFolders(options.appCacheDir);
+  // Builds of one app run one at a time, so the previous build's temporary files can go.
+  await rm(folders.tmp, { recursive: true, force: true });
   await Promise.all(Object.values(folders).map((dir) => mkdir(dir, { recursive: true })));
   const values = { launcher: jarPath, repositories: repositories.path, appCache: options.appCacheDir };
   const fill = <T extends { argv: string[] }>(command: T): T => ({ ...command, argv: fillPlaceholders(command.argv, values) });
