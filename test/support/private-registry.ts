@@ -42,7 +42,9 @@ export async function startPrivateRegistry(credentials: { token: string; basic: 
     const allowed = auth === `Bearer ${credentials.token}` || auth === `Basic ${Buffer.from(credentials.basic).toString('base64')}`;
     seen.push(`${req.method} ${req.url} ${allowed ? 'authorized' : auth ? 'bad-credentials' : 'anonymous'}`);
     if (!allowed) {
-      res.writeHead(401, { 'www-authenticate': 'Bearer', 'content-type': 'application/json' });
+      // No www-authenticate header: npm then prints the registry's own message with the 401
+      // (with one it prints a generic "token seems to be invalid" instead).
+      res.writeHead(401, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: REFUSAL }));
       return;
     }
