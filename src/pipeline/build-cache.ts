@@ -3,12 +3,15 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { BuildPlan } from '../providers/plan.js';
 import { checkRelativePath } from '../core/names.js';
+import { runCommand } from '../executor/run-command.js';
 
 /**
  * The package managers' caches of an app, kept between its builds. A plan names them as
  * folders of the build folder; they are moved in before the build and out after it, so
- * they never end up in a release. The cache is keyed on the toolchain's runtimes and major
- * versions: a change of Node major (or of package manager) starts from an empty cache.
+ * they never end up in a release. Folders the release needs too (plan.cacheDirsInRelease, such
+ * as node_modules) are copied out instead, and only after a successful build, so a half-done
+ * install is never reused. The cache is keyed on the toolchain's runtimes and major versions:
+ * a change of Node major (native modules' ABI) or of package manager starts from an empty cache.
  */
 export function cacheKey(plan: BuildPlan): string {
   return plan.toolchain
@@ -52,16 +55,32 @@ export class BuildCache {
     return restored || plan.cacheDirs.length === 0;
   }
 
-  /** Moves the cache folders out of the build folder, to be restored by the next build. */
-  async save(plan: BuildPlan, buildDir: string): Promise<void> {
+  /**
+   * Moves the cache folders out of the build folder, to be restored by the next build; copies
+   * those the release needs, when the build succeeded.
+   */
+  async save(plan: BuildPlan, buildDir: string, buildSucceeded = true): Promise<void> {
+    const inRelease = new Set(plan.cacheDirsInRelease ?? []);
     for (const dir of plan.cacheDirs) {
       const relative = checkRelativePath('cache folder', dir);
       const source = join(buildDir, relative);
+      if (inRelease.has(dir) && !buildSucceeded) continue;
       if (!existsSync(source)) continue;
       const cached = join(this.root(), 'dirs', relative);
       await rm(cached, { recursive: true, force: true });
       await mkdir(dirname(cached), { recursive: true });
-      await rename(source, cached);
+      if (inRelease.has(dir)) await copyTree(source, cached);
+      else await rename(source, cached);
     }
   }
+}
+
+/**
+ * `cp -a`: keeps symlinks, modes and owners (reflinks where the file system has them). A copy
+ * that fails leaves no partial folder: the next build then installs from scratch, which is
+ * slower but right, so the deployment does not fail for it.
+ */
+async function copyTree(source: string, target: string): Promise<void> {
+  const result = await runCommand({ argv: ['cp', '-a', '--reflink=auto', source, target], cwd: '/', env: { PATH: '/usr/bin:/bin' } });
+  if (result.exitCode !== 0) await rm(target, { recursive: true, force: true });
 }

@@ -198,11 +198,13 @@ export class Deployer {
     });
     const output: string[] = [];
     const sshKey = await installBuildSshKey({ appVars, home, user: this.o.appUser, log });
+    let built = false;
     try {
       await this.runBuildCommands(plan, buildDir, { ...env, ...sshKey.env }, output, log);
+      built = true;
     } finally {
       await sshKey.remove();
-      await cache.save(plan, buildDir);
+      await cache.save(plan, buildDir, built);
     }
 
     for (const file of plan.files.filter((f) => f.secret)) await rm(join(buildDir, file.path), { force: true });

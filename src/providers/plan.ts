@@ -51,6 +51,11 @@ export interface BuildPlan {
   start: PlanCommand;
   /** Paths (relative to the build folder) kept between builds of the same app. */
   cacheDirs: string[];
+  /**
+   * Among cacheDirs, those the release needs too (installed dependencies such as node_modules):
+   * the cache keeps a copy of them after a successful build instead of moving them out.
+   */
+  cacheDirsInRelease?: string[];
   /** Things the user should change; printed in the deploy log, never fatal. */
   warnings: string[];
   /** Why each choice was made; printed with the plan. */

@@ -44,7 +44,8 @@ describe('build plans of the example apps', () => {
       build: [npmInstall(true)],
       beforeStart: [],
       start: NPM_START,
-      cacheDirs: ['.slipway-cache/npm'],
+      cacheDirs: ['.slipway-cache/npm', 'node_modules'],
+      cacheDirsInRelease: ['node_modules'],
       warnings: [NODE_ENV_WARNING],
     });
     assert.ok(plan.notes.includes('Package manager: npm, because package-lock.json is present: npm install (the default).'));
@@ -233,7 +234,8 @@ describe('build plans of the example apps', () => {
         build: [npmInstall(false)],
         beforeStart: [],
         start: NPM_START,
-        cacheDirs: ['.slipway-cache/npm'],
+        cacheDirs: ['.slipway-cache/npm', 'node_modules'],
+        cacheDirsInRelease: ['node_modules'],
         warnings: [],
       }, name);
     }

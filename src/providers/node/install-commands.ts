@@ -33,6 +33,8 @@ export interface InstallInput {
 export interface InstallPlan {
   build: PlanCommand[];
   cacheDirs: string[];
+  /** Among cacheDirs, those the release needs too (see BuildPlan.cacheDirsInRelease). */
+  cacheDirsInRelease?: string[];
   notes: string[];
   warnings: string[];
 }
@@ -58,9 +60,14 @@ export function installPlan(input: InstallInput): InstallPlan {
 
   switch (choice.manager) {
     case 'npm':
+      // `npm install` reconciles an existing node_modules with package.json and the lockfile
+      // (adds, updates, removes, prunes devDependencies when they are omitted), so the previous
+      // build's node_modules is a safe head start: most of a build's time is writing it out.
+      // `npm ci` deletes node_modules first by design, so it only keeps npm's cache.
       return {
         build: [{ label: `npm ${choice.npmCommand} (${devWord})`, argv: ['npm', choice.npmCommand, ...flags], env: { ...QUIET_NPM, npm_config_cache: CACHE_DIRS.npm, ...installEnv } }],
-        cacheDirs: [CACHE_DIRS.npm],
+        cacheDirs: choice.npmCommand === 'install' ? [CACHE_DIRS.npm, 'node_modules'] : [CACHE_DIRS.npm],
+        ...(choice.npmCommand === 'install' ? { cacheDirsInRelease: ['node_modules'] } : {}),
         notes,
         warnings,
       };

@@ -158,6 +158,7 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
         beforeStart: start.beforeStart,
         start: start.start,
         cacheDirs: install.cacheDirs,
+        ...(install.cacheDirsInRelease ? { cacheDirsInRelease: install.cacheDirsInRelease } : {}),
         warnings,
         notes,
       };
