@@ -275,6 +275,9 @@ test('node-cached: a redeploy with an unchanged lockfile reuses the build cache;
   const second = await push(first);
   assertDeployed(second);
   assertLogged(second, /^A build cache exists for this toolchain: reusing it\.$/);
+  assertLogged(first, /^added \d+ packages in /);
+  // node_modules from the first build is kept, so npm has nothing to write.
+  assertLogged(second, /^up to date in /);
   assert.equal((await facts(second)).release, 'two');
 
   const packageJson = join(first.dir, 'package.json');
