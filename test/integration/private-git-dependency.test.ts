@@ -45,11 +45,12 @@ interface Deployed {
 let appCount = 0;
 
 /** The example with its dependency pointed at this run's git server (the port is dynamic), pushed. */
-async function deploy(env: Record<string, string>): Promise<Deployed> {
+async function deploy(env: Record<string, string>, scripts: Record<string, string> = {}): Promise<Deployed> {
   const dir = checkoutExample('node-private-git-dep');
   const manifestPath = join(dir, 'package.json');
-  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { dependencies: Record<string, string> };
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { dependencies: Record<string, string>; scripts: Record<string, string> };
   manifest.dependencies['@slipway-test/git-greeting'] = gitServer.dependencyUrl;
+  Object.assign(manifest.scripts, scripts);
   writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
   commitAll(dir, 'point the dependency at the test git server');
   const { CC_SSH_PRIVATE_KEY: key, ...others } = env;
@@ -117,6 +118,21 @@ test('with CC_SSH_PRIVATE_KEY the git+ssh dependency resolves, the app uses it, 
   assert.equal(again.gitGreeting, 'hello over ssh from a private repository');
   assert.equal(again.sshKeyInEnv, false);
   assert.equal(again.privateKeyTextInEnv, false);
+});
+
+test('a build script that prints the installed key file shows only [redacted] lines in the log', async () => {
+  const deployed = await deploy(
+    { CC_SSH_PRIVATE_KEY: gitServer.privateKey },
+    { postinstall: 'echo key-file-begins && cat "$HOME/.ssh/slipway-build/id" && echo key-file-ends' },
+  );
+  assert.equal(deployed.state, 'OK', deployed.log.join('\n'));
+  const from = deployed.log.indexOf('key-file-begins');
+  const to = deployed.log.indexOf('key-file-ends');
+  assert.ok(from >= 0 && to > from, deployed.log.join('\n'));
+  const printed = deployed.log.slice(from + 1, to);
+  assert.equal(printed.length, gitServer.privateKey.trimEnd().split('\n').length, 'every line of the key file was printed');
+  assert.ok(printed.filter((line) => line === '[redacted]').length >= keyLines.length, printed.join('\n'));
+  await assertKeyNowhere(deployed);
 });
 
 test("without the key the build fails with git's refusal in the log", async () => {
