@@ -36,6 +36,17 @@ export function helpText(): string {
   );
 }
 
+/**
+ * Node's parser quotes the offending argument whole; when a value such as a private key is
+ * mistaken for an option that would print a secret, so only option-shaped words are repeated.
+ */
+function describeUsageError(error: Error): string {
+  if ((error as { code?: string }).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return error.message;
+  const option = /^Unknown option '([^']*)'/.exec(error.message)?.[1] ?? '';
+  if (/^--?[A-Za-z0-9][A-Za-z0-9-]{0,40}$/.test(option)) return `Unknown option '${option}'.`;
+  return "An argument that starts with '-' was read as an option. Put -- before values that start with '-' (e.g. slipway env set NAME -- \"$VALUE\").";
+}
+
 export async function main(argv: string[], io: Partial<Pick<CommandContext, 'out' | 'err' | 'cwd' | 'env' | 'stdin'>> = {}): Promise<number> {
   const out = io.out ?? ((t: string) => void process.stdout.write(t));
   const err = io.err ?? ((t: string) => void process.stderr.write(t));
@@ -89,7 +100,7 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'out
     return typeof code === 'number' ? code : EXIT_OK;
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      err(`Error: ${(error as Error).message}\nUsage: slipway ${command.usage}\n`);
+      err(`Error: ${describeUsageError(error as Error)}\nUsage: slipway ${command.usage}\n`);
       return EXIT_USAGE;
     }
     if (error instanceof CliError) {

@@ -216,3 +216,13 @@ test('SIGTERM stops the daemon cleanly and the data survives a restart', async (
   const env = JSON.parse((await daemon.cli(['env', '--format', 'json', '--app', 'shop'], { cwd: project })).stdout)[0].env;
   assert.deepEqual(env, [{ name: 'ONLY', value: 'x' }]);
 });
+
+test('a value starting with "-" mistaken for an option is not echoed back', async () => {
+  const secret = '-----BEGIN OPENSSH PRIVATE KEY-----\nsecretmaterial\n-----END OPENSSH PRIVATE KEY-----';
+  const result = await daemon.cli(['env', 'set', 'CC_SSH_PRIVATE_KEY', secret, '--app', 'shop']);
+  assert.equal(result.code, 2);
+  assert.doesNotMatch(result.stderr, /secretmaterial/);
+  assert.match(result.stderr, /Put -- before values/);
+  const ok = await daemon.cli(['env', 'set', '--app', 'shop', 'CC_SSH_PRIVATE_KEY', '--', secret]);
+  assert.equal(ok.code, 0, ok.stderr);
+});
