@@ -4,6 +4,7 @@
  */
 import { benchRouter } from './router.js';
 import { benchPushToLive } from './push-to-live.js';
+import { benchSbtBuild, describeSbtBuild } from './sbt-build.js';
 import { benchBuildCache, describeBuildCache } from './build-cache.js';
 
 const results: Record<string, unknown> = {};
@@ -25,5 +26,9 @@ console.log(
 const buildCache = await benchBuildCache();
 results.buildCache = buildCache;
 console.log(describeBuildCache(buildCache));
+
+const sbtBuild = await benchSbtBuild();
+results.sbtBuild = sbtBuild;
+console.log(describeSbtBuild(sbtBuild));
 
 console.log(JSON.stringify(results));
