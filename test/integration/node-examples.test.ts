@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { EXAMPLES, checkoutExample, commitAll, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { EXAMPLES, checkoutExample, commitAll, createApp, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
 
 type Facts = Record<string, unknown>;
 
@@ -79,10 +79,26 @@ async function deployExample(example: string, options: { env?: Record<string, st
   return push({ dir, appId, host: `${appId}.localhost`, env });
 }
 
+/**
+ * The deployment's log through `slipway logs --deployment-id`. A finished deployment always
+ * has lines, so an empty answer is a failed CLI run (for example while dist/ is being rebuilt):
+ * asked again, and reported with the CLI's error if it stays empty.
+ */
+async function logOf(appId: string, deploymentId: string): Promise<string[]> {
+  let stderr = '';
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const result = await daemon.cli(['logs', '--app', appId, '--deployment-id', deploymentId]);
+    if (result.stdout.trim() !== '') return result.stdout.split('\n');
+    stderr = result.stderr;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  throw new Error(`slipway logs --deployment-id ${deploymentId} printed nothing: ${stderr}`);
+}
+
 /** Pushes the checkout's HEAD to its app and waits for the deployment to end. */
 async function push(app: { dir: string; appId: string; host: string; env: Record<string, string> }): Promise<Deployed> {
   const result = await pushAndWait(daemon, app.dir, app.appId, gitEnv);
-  const log = await deploymentLog(daemon, app.appId, result.id);
+  const log = await logOf(app.appId, result.id);
   return { ...app, state: result.state, deploymentId: result.id, log };
 }
 
