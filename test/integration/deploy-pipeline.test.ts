@@ -83,6 +83,14 @@ test('a push to another branch is refused with a message saying only master depl
   assert.equal(after, before, 'nothing was deployed');
 });
 
+test('an app created but never deployed answers 503 through the router', async () => {
+  const other = checkoutExample('node-hello');
+  const id = await createApp(daemon, other, 'not-yet-deployed');
+  const response = await getThroughRouter(daemon, `${id}.localhost`);
+  assert.equal(response.status, 503);
+  assert.match(response.body, /no running instance/i);
+});
+
 test('unknown hosts get a 404 page', async () => {
   const response = await getThroughRouter(daemon, 'app_00000000-0000-0000-0000-000000000000.localhost');
   assert.equal(response.status, 404);

@@ -21,6 +21,8 @@ export function appRoutes(router: HttpRouter<ApiContext>): void {
     const region = checkRegion(input.region ?? 'par');
     const org = orgForUser(deps.store, user, input.org);
     const app = deps.store.apps.create({ orgId: org.id, name, type, region });
+    // The router knows the new domain from now on: 503 (nothing deployed yet) instead of 404.
+    await deps.services?.runtime.applyRoutes();
     return { app: appView(deps.endpoints, app, org.name) };
   });
 
