@@ -14,6 +14,7 @@ import {
   commitAll,
   waitForDeploymentOf,
 } from '../support/deploy.js';
+import { waitUntil } from '../support/wait.js';
 
 let daemon: TestDaemon;
 let gitEnv: NodeJS.ProcessEnv;
@@ -22,16 +23,6 @@ let appId: string;
 let host: string;
 
 const json = (body: string) => JSON.parse(body) as Record<string, unknown>;
-
-async function waitUntil<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 before(async () => {
   daemon = await startDaemon();

@@ -14,6 +14,7 @@ import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { EXAMPLES, checkoutExample, commitAll, createApp, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { waitUntil } from '../support/wait.js';
 
 type Facts = Record<string, unknown>;
 
@@ -50,16 +51,6 @@ after(async () => {
 
 function meta(example: string): ExampleMeta {
   return JSON.parse(readFileSync(join(EXAMPLES, example, 'example.json'), 'utf8')) as ExampleMeta;
-}
-
-async function waitUntil<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
 }
 
 let appCount = 0;

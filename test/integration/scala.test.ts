@@ -25,6 +25,7 @@ import {
   registerSshKey,
   waitForDeploymentOf,
 } from '../support/deploy.js';
+import { waitUntil } from '../support/wait.js';
 
 let daemon: TestDaemon;
 let gitEnv: NodeJS.ProcessEnv;
@@ -33,16 +34,6 @@ const single = { dir: '', id: '', host: '' };
 const multi = { dir: '', id: '', host: '' };
 
 const json = (body: string) => JSON.parse(body) as Record<string, unknown>;
-
-async function waitUntil<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 async function setEnv(dir: string, vars: Record<string, string>): Promise<void> {
   for (const [name, value] of Object.entries(vars)) {
