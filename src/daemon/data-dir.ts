@@ -2,10 +2,15 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { mkdirSync, openSync, writeSync, closeSync, readFileSync, unlinkSync } from 'node:fs';
 
-/** `--data-dir`, else $SLIPWAY_DATA_DIR, else a per-user default. */
-export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+/**
+ * `--data-dir`, else $SLIPWAY_DATA_DIR, else a per-user default: /var/lib/slipway for root
+ * (root's home is closed to the unprivileged app user, who must reach its release folders),
+ * $XDG_DATA_HOME/slipway or ~/.local/share/slipway for anyone else.
+ */
+export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, uid: number = process.getuid?.() ?? -1): string {
   if (flag) return resolve(flag);
   if (env.SLIPWAY_DATA_DIR) return resolve(env.SLIPWAY_DATA_DIR);
+  if (uid === 0) return '/var/lib/slipway';
   const base = env.XDG_DATA_HOME || join(homedir(), '.local', 'share');
   return join(base, 'slipway');
 }
