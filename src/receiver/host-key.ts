@@ -1,9 +1,13 @@
-import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import ssh2 from 'ssh2';
 import { fingerprintOf } from '../core/ssh-public-key.js';
 
 const { utils } = ssh2;
+const run = promisify(execFile);
 
 export interface HostKey {
   /** The private key as the SSH server loads it. */
@@ -20,15 +24,8 @@ export interface HostKey {
 export async function ensureHostKey(path: string): Promise<HostKey> {
   let privateKey = await readIfPresent(path);
   if (privateKey === null) {
-    const pair = utils.generateKeyPairSync('ed25519', { comment: 'slipway git receiver' });
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-    try {
-      await writeFile(path, pair.private, { mode: 0o600, flag: 'wx' });
-      await writeFile(`${path}.pub`, `${pair.public}\n`, { mode: 0o644 });
-    } catch (error) {
-      // Another process created it between our read and write: use theirs.
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
+    await generateHostKey(path);
     privateKey = await readFile(path);
   } else if (((await stat(path)).mode & 0o077) !== 0) {
     // A private key readable by others is not private; tighten it instead of refusing to start.
@@ -43,6 +40,28 @@ export async function ensureHostKey(path: string): Promise<HostKey> {
     );
   }
   return { privateKey, fingerprint: fingerprintOf(parsed.getPublicSSH()) };
+}
+
+/**
+ * OpenSSH's own ssh-keygen makes the key: ssh2's generator writes an ed25519 key that its own
+ * parser rejects as malformed a few times in a thousand. The key is made under a temporary
+ * name and hard-linked into place, so a concurrent start keeps whichever key came first.
+ */
+async function generateHostKey(path: string): Promise<void> {
+  const temporary = `${path}.new-${randomBytes(6).toString('hex')}`;
+  try {
+    await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'slipway git receiver', '-f', temporary]);
+    try {
+      await link(temporary, path);
+      await link(`${temporary}.pub`, `${path}.pub`).catch(() => undefined);
+    } catch (error) {
+      // Another process created it between our read and our link: use theirs.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  } finally {
+    await rm(temporary, { force: true });
+    await rm(`${temporary}.pub`, { force: true });
+  }
 }
 
 async function readIfPresent(path: string): Promise<Buffer | null> {
