@@ -22,11 +22,23 @@ let gitServer: PrivateGitServer;
 /** Lines of the key long enough to be unmistakable if they showed up anywhere. */
 let keyLines: string[];
 
+/**
+ * Lines every unencrypted ed25519 key shares (the first base64 line encodes the format's fixed
+ * header), read from a second key made here: they prove nothing, since the daemon's own SSH
+ * host key holds them too.
+ */
+function linesAnyKeyHas(): Set<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'slipway-reference-key-'));
+  execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', join(dir, 'key')]);
+  return new Set(readFileSync(join(dir, 'key'), 'utf8').split('\n'));
+}
+
 before(async () => {
   daemon = await startDaemon();
   ({ gitEnv } = await registerSshKey(daemon));
   gitServer = await startPrivateGitServer(join(EXAMPLES, 'node-private-git-dep-package', 'git-greeting'));
-  keyLines = gitServer.privateKey.split('\n').filter((line) => line.length >= 16 && !line.startsWith('-----'));
+  const common = linesAnyKeyHas();
+  keyLines = gitServer.privateKey.split('\n').filter((line) => line.length >= 16 && !line.startsWith('-----') && !common.has(line));
   assert.ok(keyLines.length >= 3);
 });
 
@@ -155,7 +167,8 @@ test('a key the git server does not accept fails the build with the refusal and 
   const log = deployed.log.join('\n');
   assert.match(log, /Permission denied \(publickey\)/, log);
   assert.ok(deployed.log.some((line) => line.startsWith('Hint: A git server refused CC_SSH_PRIVATE_KEY')), log);
-  for (const line of otherKey.split('\n').filter((l) => l.length >= 16 && !l.startsWith('-----'))) {
+  const common = linesAnyKeyHas();
+  for (const line of otherKey.split('\n').filter((l) => l.length >= 16 && !l.startsWith('-----') && !common.has(l))) {
     assert.ok(!log.includes(line), 'the deployment log shows the key');
     assert.deepEqual(dataFilesContaining(line), [], 'a file of the data folder holds the key');
   }
