@@ -3,24 +3,13 @@ import assert from 'node:assert/strict';
 import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
+import { freePort } from '../../test/support/free-port.js';
 import pg from 'pg';
 import { PostgresqlProvider } from './postgresql/postgresql-provider.js';
 import { hbaConf, initdbArgv, postgresArgv } from './postgresql/cluster-config.js';
 import { createDatabaseSql, createRoleSql, dropSql } from './postgresql/provisioning-sql.js';
 import { pidAlive, readPidFile } from './server-process.js';
 import { createTestBridge } from './test-bridge.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 async function connect(env: Record<string, string>, overrides: pg.ClientConfig = {}): Promise<pg.Client> {
   const client = new pg.Client({

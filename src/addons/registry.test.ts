@@ -1,23 +1,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { freePort } from '../../test/support/free-port.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddonProvider } from './provider.js';
 import { addonProviderNames, isAddonProviderName, makeAddonProviders, unknownProviderMessage } from './registry.js';
 import { createTestBridge, createTestNamespace } from './test-bridge.js';
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe('add-on provider registry', () => {
   test('names and the unknown-provider message', () => {
