@@ -77,6 +77,11 @@ export class Deployer {
     const log = (line: string, stream = 'system') => logs.append(deployment.id, stream, redact(line));
     const seconds = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
     let phase: Deployment['phase'] = 'receive';
+    // The phase a failure is blamed on and the one the deployment record shows move together.
+    const enter = (next: NonNullable<Deployment['phase']>) => {
+      phase = next;
+      store.deployments.setPhase(deployment.id, next);
+    };
     try {
       log(`Deployment ${deployment.id} of ${app.name} (${app.id}), commit ${deployment.commit_sha}, cause: ${deployment.cause}`);
       let release: ReleaseSpec;
@@ -86,20 +91,18 @@ export class Deployer {
         release = { ...parseReleaseSpec(record.start_json), deploymentId: deployment.id };
         log(`==> Reusing the release built for commit ${release.commit} (no build)`);
       } else {
-        store.deployments.setPhase(deployment.id, 'receive');
+        enter('receive');
         const buildDir = join(this.o.dataDir, 'builds', deployment.id);
         await rm(buildDir, { recursive: true, force: true });
         await mkdir(buildDir, { recursive: true });
         await this.o.repos.exportCommit(app.id, deployment.commit_sha, buildDir);
         log(`==> [receive] Commit ${deployment.commit_sha} exported without .git`);
 
-        phase = 'build';
-        store.deployments.setPhase(deployment.id, 'build');
+        enter('build');
         const built = await this.build(app, deployment, buildDir, appVars, log);
         log(`Build succeeded in ${seconds()}`);
 
-        phase = 'release';
-        store.deployments.setPhase(deployment.id, 'release');
+        enter('release');
         const releaseDir = join(this.o.dataDir, 'releases', app.id, deployment.id);
         await mkdir(dirname(releaseDir), { recursive: true });
         await rename(buildDir, releaseDir);
@@ -107,8 +110,7 @@ export class Deployer {
         log(`==> [release] Release ready in ${releaseDir}`);
       }
 
-      phase = 'run';
-      store.deployments.setPhase(deployment.id, 'run');
+      enter('run');
       log(`==> [run] Starting: ${release.start.join(' ')}`);
       phase = 'healthcheck';
       const instance = await this.o.runtime.launch(app, release, (line) => log(line));
