@@ -1,0 +1,59 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ociConfig, SANDBOX_INIT, type SandboxSpec } from './oci-config.js';
+
+const spec: SandboxSpec = {
+  args: ['node', 'server.js'],
+  env: { PORT: '8080', GREETING: 'a=b' },
+  cwd: '/srv/release',
+  user: { uid: 2000001, gid: 2000001 },
+  hostname: 'app',
+  mounts: [
+    { destination: '/srv/release', source: '/srv/release', writable: true },
+    { destination: '/var/cache/toolchains', source: '/var/cache/toolchains', writable: false },
+  ],
+  networkNamespacePath: '/run/netns/sw77-5',
+  cgroupsPath: '/slipway77/i-1/run',
+  tmpBytes: 64 * 1024 * 1024,
+  openFiles: 4096,
+};
+
+test('the process runs as the app user under tini, with no capabilities and no way to gain privileges', () => {
+  const c = ociConfig(spec);
+  assert.deepEqual(c.process.user, { uid: 2000001, gid: 2000001, additionalGids: [] });
+  assert.deepEqual(c.process.args, [SANDBOX_INIT, '-g', '--', 'node', 'server.js']);
+  assert.equal(c.process.noNewPrivileges, true);
+  for (const set of Object.values(c.process.capabilities)) assert.deepEqual(set, []);
+  assert.deepEqual(c.process.env, ['PORT=8080', 'GREETING=a=b']);
+  assert.equal(c.process.cwd, '/srv/release');
+});
+
+test('the root is read-only, the system is shared read-only and only the app folders are writable', () => {
+  const c = ociConfig(spec);
+  assert.equal(c.root.readonly, true);
+  const binds = c.mounts.filter((m) => m.type === 'bind').map((m) => `${m.destination}:${m.options.includes('rw') ? 'rw' : 'ro'}`);
+  assert.deepEqual(binds, ['/usr:ro', '/etc:ro', '/srv/release:rw', '/var/cache/toolchains:ro']);
+  const tmp = c.mounts.find((m) => m.destination === '/tmp');
+  assert.equal(tmp?.type, 'tmpfs');
+  assert.ok(tmp?.options.includes('size=65536k'));
+  for (const m of c.mounts.filter((x) => x.type === 'bind')) assert.ok(m.options.includes('nosuid') && m.options.includes('nodev'));
+});
+
+test('its own PID, IPC, UTS and mount namespaces, and the network namespace the platform made', () => {
+  const c = ociConfig(spec);
+  assert.deepEqual(c.linux.namespaces, [{ type: 'pid' }, { type: 'ipc' }, { type: 'uts' }, { type: 'mount' }, { type: 'network', path: '/run/netns/sw77-5' }]);
+  const isolated = ociConfig({ ...spec, networkNamespacePath: undefined });
+  assert.deepEqual(isolated.linux.namespaces.at(-1), { type: 'network' });
+  assert.equal(c.linux.cgroupsPath, '/slipway77/i-1/run');
+  assert.equal(c.linux.seccomp.defaultAction, 'SCMP_ACT_ALLOW');
+  const denied = c.linux.seccomp.syscalls[0]!.names;
+  for (const call of ['unshare', 'setns', 'mount', 'keyctl', 'bpf', 'ptrace']) assert.ok(denied.includes(call), call);
+  assert.ok(c.linux.maskedPaths.includes('/proc/kcore'));
+});
+
+test('root, an empty command and relative or escaping paths are refused', () => {
+  assert.throws(() => ociConfig({ ...spec, user: { uid: 0, gid: 0 } }), /never runs as root/);
+  assert.throws(() => ociConfig({ ...spec, args: [] }), /needs a command/);
+  assert.throws(() => ociConfig({ ...spec, cwd: 'relative' }), /absolute path/);
+  assert.throws(() => ociConfig({ ...spec, mounts: [{ destination: '/a/../etc', source: '/x', writable: true }] }), /absolute path without/);
+});
