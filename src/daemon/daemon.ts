@@ -9,7 +9,12 @@ import type { DaemonOptions } from './options.js';
 import { networkNames } from './options.js';
 import { acquireDaemonLock, ensureDataDir } from './data-dir.js';
 import { bootstrapIfEmpty } from './bootstrap.js';
-import { ensureAppUser } from '../executor/app-user.js';
+import { AppUsers, parseUidRange } from '../sandbox/app-users.js';
+import { SandboxHost } from '../sandbox/sandbox-host.js';
+import { makeSandboxPolicy } from './sandbox-policy.js';
+import { lockDownDataFolder } from './data-folder-modes.js';
+import { migrateAppFolders } from './migrate-app-folders.js';
+import { rmSync } from 'node:fs';
 import { LocalNetnsBackend } from '../instances/local/local-netns-backend.js';
 import { NginxRouter } from '../router/nginx/nginx-router.js';
 import { RepoStore } from '../receiver/repo-store.js';
@@ -39,20 +44,36 @@ export class Daemon {
   async start(): Promise<{ apiUrl: string }> {
     const { options, log } = this;
     ensureDataDir(options.dataDir);
-    chmodSync(options.dataDir, 0o711);
     const lock = acquireDaemonLock(options.dataDir);
     this.onStop('lock', () => lock.release());
+    lockDownDataFolder(options.dataDir);
 
     const store = Store.open(join(options.dataDir, 'slipway.db'));
     this.onStop('store', () => store.close());
+    // SQLite creates -wal and -shm with the database's mode: make sure all three are root's alone.
+    lockDownDataFolder(options.dataDir);
     const first = bootstrapIfEmpty(store, options.dataDir);
     const cancelled = store.deployments.cancelUnfinished('The daemon stopped while this deployment was running.');
     if (cancelled) log(`Marked ${cancelled} interrupted deployment(s) CANCELLED.`);
 
     const endpoints = { host: options.publicHost, sshPort: options.sshPort, routerPort: options.routerPort, domain: options.domain };
 
-    const appUser = await ensureAppUser();
-    const backend = new LocalNetnsBackend({ ...networkNames(options.subnet), subnet: options.subnet, user: appUser });
+    const names = networkNames(options.subnet);
+    const sandboxes = new SandboxHost({
+      bundlesDir: join(options.dataDir, 'sandboxes'),
+      stateDir: join(options.dataDir, 'runc'),
+      cgroupRoot: names.cgroupRoot,
+    });
+    // A daemon killed with -9 leaves its builds and instances running: kill them with their
+    // cgroups, and wipe the build folders (and the build credentials beside them).
+    const swept = await sandboxes.sweep();
+    if (swept.length) log(`Stopped ${swept.length} sandbox(es) left running by a previous daemon.`);
+    rmSync(join(options.dataDir, 'builds'), { recursive: true, force: true });
+    lockDownDataFolder(options.dataDir);
+    const appUsers = new AppUsers(store, parseUidRange(options.appUids));
+    await migrateAppFolders(store, appUsers, options.dataDir, log);
+
+    const backend = new LocalNetnsBackend({ bridgeName: names.bridgeName, namespacePrefix: names.namespacePrefix, subnet: options.subnet, sandboxes });
     await backend.init();
     // Runs after every instance and add-on server has stopped (stoppers run in reverse order).
     this.onStop('instance network', () => backend.removeBridge());
@@ -71,7 +92,13 @@ export class Daemon {
     const repos = new RepoStore(join(options.dataDir, 'repos'));
     // Every variable an app receives: linked apps' exposed config < add-ons' < its own (src/core/merge-env.ts).
     const appEnv = (appId: string) => appEnvironment(store, addons, appId);
-    const runtime = new AppRuntime({ store, backend, router, logs, domain: options.domain, gatewayAddress: backend.gatewayAddress, appEnv, log });
+    const policy = makeSandboxPolicy({
+      appUsers,
+      toolchainCacheDir: options.toolchainCacheDir,
+      instanceLimits: () => ({ flavor: 'nano', limits: { memoryBytes: 512 * 1024 ** 2, pids: 512, cpuShares: 1024 } }),
+      buildLimits: () => ({ flavor: 'S', limits: { memoryBytes: 2 * 1024 ** 3, pids: 2048, cpuShares: 256 } }),
+    });
+    const runtime = new AppRuntime({ store, backend, sandboxes: policy, router, logs, domain: options.domain, gatewayAddress: backend.gatewayAddress, appEnv, log });
     this.onStop('instances', () => runtime.shutdown());
     const catalog = new NpmVersionCatalog(join(options.toolchainCacheDir, 'catalog'));
     const deployer = new Deployer({
@@ -83,7 +110,9 @@ export class Daemon {
       catalog,
       dataDir: options.dataDir,
       toolchainCacheDir: options.toolchainCacheDir,
-      appUser,
+      sandboxes: policy,
+      sandboxHost: sandboxes,
+      buildNetworks: backend,
       gatewayAddress: backend.gatewayAddress,
       appEnv,
       machineEnv: await machineNetworkEnv(options.toolchainCacheDir),

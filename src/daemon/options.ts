@@ -11,6 +11,8 @@ export interface DaemonOptions {
   subnet: string;
   /** Shared toolchain cache (Node, npm, Bun, sbt...); may be shared by several daemons. */
   toolchainCacheDir: string;
+  /** Range of the applications' own uids, `<first>-<last>` (default 2000000-2099999). */
+  appUids?: string;
 }
 
 export const DEFAULT_SUBNET = '10.77.0.0/16';
@@ -19,12 +21,12 @@ export const DEFAULT_SUBNET = '10.77.0.0/16';
  * Names of the bridge and namespaces follow the subnet, so two daemons on different subnets
  * (a test run beside a running platform) never touch each other's interfaces.
  */
-export function networkNames(subnet: string): { bridgeName: string; namespacePrefix: string } {
+export function networkNames(subnet: string): { bridgeName: string; namespacePrefix: string; cgroupRoot: string } {
   const match = /^10\.(\d{1,3})\.0\.0\/16$/.exec(subnet);
   if (!match || Number(match[1]) > 255) {
     throw new Error(`--subnet must be a 10.<n>.0.0/16 network (e.g. ${DEFAULT_SUBNET}), not ${JSON.stringify(subnet)}.`);
   }
-  return { bridgeName: `slipway${match[1]}`, namespacePrefix: `sw${match[1]}` };
+  return { bridgeName: `slipway${match[1]}`, namespacePrefix: `sw${match[1]}`, cgroupRoot: `slipway${match[1]}` };
 }
 
 export const DEFAULT_API_PORT = 4040;

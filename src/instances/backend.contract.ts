@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync, chmodSync, rmSync, realpathSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
-import type { Instance, InstanceBackend, InstanceSpec, LogStream } from './backend.js';
+import type { Instance, InstanceBackend, InstanceSandbox, InstanceSpec, LogStream } from './backend.js';
 
 /** Node as installed by Debian's package: readable and executable by any user. */
 export const CONTRACT_NODE = '/usr/bin/node';
@@ -67,6 +67,12 @@ export function writeContractRelease(files: Record<string, string>): string {
 }
 
 let counter = 0;
+let contractSandbox: InstanceSandbox | undefined;
+
+/** The sandbox every contract instance runs in (the backend's test names the user). */
+export function setContractSandbox(sandbox: InstanceSandbox): void {
+  contractSandbox = sandbox;
+}
 
 export function contractSpec(
   releaseDir: string,
@@ -85,11 +91,17 @@ export function contractSpec(
     releaseDir,
     beforeStart: [],
     command: [CONTRACT_NODE, script ?? 'server.cjs'],
-    env: { PATH: '/usr/local/bin:/usr/bin:/bin', INSTANCE_ID: instanceId, GREETING: `hello ${n}`, ...extraEnv },
+    // The platform always sets HOME (OCI runtimes add one when it is missing).
+    env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: releaseDir, INSTANCE_ID: instanceId, GREETING: `hello ${n}`, ...extraEnv },
     onLog: (stream, line) => logs.push({ stream, line }),
+    sandbox: contractSandbox ?? missingSandbox(),
     ...specOverrides,
   };
   return { spec, logs };
+}
+
+function missingSandbox(): never {
+  throw new Error('Call setContractSandbox() with the user and limits of the contract instances first.');
 }
 
 export async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {

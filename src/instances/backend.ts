@@ -4,7 +4,20 @@
  * implements the same interface and passes the same contract test suite.
  */
 
+import type { SandboxLimits } from '../sandbox/cgroups.js';
+
 export type LogStream = 'out' | 'err' | 'system';
+
+/** The sandbox an instance runs in: whose it is, what it may use, what it may read. */
+export interface InstanceSandbox {
+  /** The app's own unprivileged unix user and group. */
+  user: { uid: number; gid: number };
+  limits: SandboxLimits;
+  /** The flavour the limits come from, named in out-of-memory messages. */
+  flavor: string;
+  /** Shared host folders the instance reads at the same path (the toolchains). */
+  readOnlyPaths: string[];
+}
 
 export interface InstanceSpec {
   appId: string;
@@ -19,6 +32,7 @@ export interface InstanceSpec {
   command: string[];
   /** Complete environment of the process (PATH included). */
   env: Record<string, string>;
+  sandbox: InstanceSandbox;
   /** Called with each line the instance prints and each lifecycle message. */
   onLog(stream: LogStream, line: string): void;
 }
@@ -34,6 +48,8 @@ export interface Instance {
   state(): InstanceState;
   /** Number of automatic restarts after crashes. */
   restarts(): number;
+  /** Memory the instance's sandbox uses now, in bytes (undefined when not running). */
+  memoryUsage(): number | undefined;
   /** SIGTERM, wait up to graceMs, then SIGKILL; releases the namespace. */
   stop(graceMs?: number): Promise<void>;
 }

@@ -12,10 +12,12 @@ import { PhaseError } from './phase-error.js';
 import { healthCheckPaths } from '../healthcheck/health-check-paths.js';
 import { runHealthCheck } from '../healthcheck/health-check.js';
 import { PlanError } from '../providers/plan.js';
+import type { SandboxPolicy } from './sandbox-policy.js';
 
 export interface AppRuntimeOptions {
   store: Store;
   backend: InstanceBackend;
+  sandboxes: SandboxPolicy;
   router: Router;
   logs: LogHub;
   domain: string;
@@ -92,7 +94,9 @@ export class AppRuntime {
     const { logs } = this.options;
     let instance: Instance;
     try {
+      const sandbox = await this.options.sandboxes.instance(app);
       instance = await this.options.backend.start({
+        sandbox,
         appId: app.id,
         deploymentId: release.deploymentId,
         instanceId,

@@ -20,6 +20,13 @@ import { parseReleaseSpec, type ReleaseSpec } from './release-spec.js';
 import { newId } from '../core/ids.js';
 import { BuildCache } from './build-cache.js';
 import { explainGitSshRefusal, installBuildSshKey, withoutBuildOnlyVariables } from './build-ssh-key.js';
+import type { InstanceSandbox } from '../instances/backend.js';
+import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
+import type { SandboxHost, SandboxStart } from '../sandbox/sandbox-host.js';
+import { runSandboxed } from '../sandbox/run-sandboxed.js';
+import { describeSandboxExit, sandboxIdFor } from '../sandbox/describe.js';
+import { ownedFolder } from '../sandbox/owned-folder.js';
+import type { SandboxPolicy } from './sandbox-policy.js';
 
 export interface DeployerOptions {
   store: Store;
@@ -30,7 +37,11 @@ export interface DeployerOptions {
   catalog: VersionCatalog;
   dataDir: string;
   toolchainCacheDir: string;
-  appUser: { uid: number; gid: number };
+  /** Who the app's builds run as and with what limits. */
+  sandboxes: SandboxPolicy;
+  sandboxHost: SandboxHost;
+  /** A network namespace of its own for each build (outbound access only). */
+  buildNetworks: { acquireBuildNetwork(appId: string): Promise<BuildNetwork> };
   gatewayAddress: string;
   appEnv(appId: string): Record<string, string>;
   /** The machine's network settings for builds (proxies, certificate authorities, npm registry). */
@@ -92,19 +103,20 @@ export class Deployer {
         log(`==> Reusing the release built for commit ${release.commit} (no build)`);
       } else {
         enter('receive');
+        const sandbox = await this.o.sandboxes.build(app);
         const buildDir = join(this.o.dataDir, 'builds', deployment.id);
         await rm(buildDir, { recursive: true, force: true });
-        await mkdir(buildDir, { recursive: true });
-        await this.o.repos.exportCommit(app.id, deployment.commit_sha, buildDir);
+        await ownedFolder(buildDir, sandbox.user);
+        await this.exportCommit(app, deployment, buildDir, sandbox);
         log(`==> [receive] Commit ${deployment.commit_sha} exported without .git`);
 
         enter('build');
-        const built = await this.build(app, deployment, buildDir, appVars, log);
+        const built = await this.build(app, deployment, buildDir, appVars, sandbox, log);
         log(`Build succeeded in ${seconds()}`);
 
         enter('release');
         const releaseDir = join(this.o.dataDir, 'releases', app.id, deployment.id);
-        await mkdir(dirname(releaseDir), { recursive: true });
+        await ownedFolder(dirname(releaseDir), sandbox.user);
         await rename(buildDir, releaseDir);
         release = { ...built, releaseDir };
         log(`==> [release] Release ready in ${releaseDir}`);
@@ -143,6 +155,7 @@ export class Deployer {
     deployment: Deployment,
     buildDir: string,
     appVars: Record<string, string>,
+    sandbox: InstanceSandbox,
     log: (line: string, stream?: string) => void,
   ): Promise<Omit<ReleaseSpec, 'releaseDir'>> {
     const provider = this.o.providers.get(app.type);
@@ -163,6 +176,7 @@ export class Deployer {
 
     const appCacheDir = join(this.o.dataDir, 'cache', 'apps', app.id);
     const home = join(appCacheDir, 'home');
+    await ownedFolder(appCacheDir, sandbox.user);
     await mkdir(home, { recursive: true });
     const prepared = await prepareToolchain(plan, { toolchainCacheDir: this.o.toolchainCacheDir, appCacheDir, log: (l) => log(l) });
     plan = prepared.plan;
@@ -179,7 +193,7 @@ export class Deployer {
         ? 'A build cache exists for this toolchain: reusing it.'
         : 'No build cache for this toolchain: performing a full build.',
     );
-    await this.giveToAppUser([buildDir, appCacheDir]);
+    await this.giveToAppUser([buildDir, appCacheDir], sandbox.user);
 
     const env = composeEnv({
       app: { ...this.o.machineEnv, ...withoutBuildOnlyVariables(appVars) },
@@ -199,13 +213,26 @@ export class Deployer {
       home,
     });
     const output: string[] = [];
-    const sshKey = await installBuildSshKey({ appVars, home, user: this.o.appUser, log });
+    // Build credentials live beside the build folder, so a daemon crash cannot leave them in
+    // the app's persistent home: the next start wipes every build folder.
+    const secretsDir = `${buildDir}.secrets`;
+    await ownedFolder(secretsDir, sandbox.user);
+    const sshKey = await installBuildSshKey({ appVars, home: secretsDir, user: sandbox.user, log });
     let built = false;
+    const network = await this.o.buildNetworks.acquireBuildNetwork(app.id);
     try {
-      await this.runBuildCommands(plan, buildDir, { ...env, ...sshKey.env }, output, log);
+      const mounts = [
+        { destination: buildDir, source: buildDir, writable: true },
+        { destination: appCacheDir, source: appCacheDir, writable: true },
+        { destination: secretsDir, source: secretsDir, writable: false },
+        ...sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
+      ];
+      await this.runBuildCommands(plan, buildDir, { ...env, ...sshKey.env }, output, log, { deployment, sandbox, mounts, network });
       built = true;
     } finally {
+      await network.release();
       await sshKey.remove();
+      await rm(secretsDir, { recursive: true, force: true });
       await cache.save(plan, buildDir, built);
     }
 
@@ -240,34 +267,93 @@ export class Deployer {
     env: Record<string, string>,
     output: string[],
     log: (line: string, stream?: string) => void,
+    context: { deployment: Deployment; sandbox: InstanceSandbox; mounts: SandboxStart['spec']['mounts']; network: BuildNetwork },
   ): Promise<void> {
+    let step = 0;
     for (const command of plan.build) {
       log(`==> [build] ${command.label}: ${command.argv.join(' ')}`);
-      const result = await runCommand({
-        argv: command.argv,
-        cwd: join(buildDir, command.cwd ?? ''),
-        env: { ...env, ...command.env },
-        user: this.o.appUser,
-        timeoutMs: 30 * 60_000,
-        onLine: (stream, line) => {
-          output.push(line);
-          if (output.length > 400) output.shift();
-          log(line, stream);
+      const result = await runSandboxed(
+        this.o.sandboxHost,
+        {
+          id: sandboxIdFor(context.deployment.id, `s${step++}`),
+          limits: context.sandbox.limits,
+          onLine: (stream, line) => {
+            output.push(line);
+            if (output.length > 400) output.shift();
+            log(line, stream);
+          },
+          spec: {
+            args: command.argv,
+            env: { ...env, ...command.env },
+            cwd: join(buildDir, command.cwd ?? ''),
+            user: context.sandbox.user,
+            hostname: 'build',
+            mounts: context.mounts,
+            networkNamespacePath: context.network.namespacePath,
+            tmpBytes: Math.floor(context.sandbox.limits.memoryBytes / 4),
+            openFiles: 16_384,
+          },
         },
-      });
+        { timeoutMs: 30 * 60_000 },
+      );
       if (result.exitCode !== 0) {
+        if (result.outOfMemory) {
+          throw new PhaseError(
+            'build',
+            `${command.label} ${describeSandboxExit(result, context.sandbox)}.`,
+            'Give the build more memory with `slipway scale --build-flavor <name>` (a larger flavour), then redeploy.',
+          );
+        }
         const explanation = (plan.provider === 'sbt' ? explainSbtFailure(output) : null) ?? explainGitSshRefusal(output, env.GIT_SSH_COMMAND !== undefined);
         throw new PhaseError('build', `${command.label} ${describeExit(result)}.`, explanation ?? 'The output above shows the cause.');
       }
     }
   }
 
-  /** Builds run as the unprivileged app user, which must own what it writes to. */
-  private async giveToAppUser(paths: string[]): Promise<void> {
-    const { uid, gid } = this.o.appUser;
+  /**
+   * Writes the commit's tree into the build folder, as the app's own user in a sandbox with no
+   * network that sees only the repository (read-only) and the build folder: whatever the tree
+   * holds (symbolic links, odd names) is written with the app's rights, never root's. It checks
+   * the tree out through a throw-away index rather than `git archive`, so the files are exactly
+   * what a clone gives (`export-ignore` attributes, meant for release tarballs, drop nothing).
+   */
+  private async exportCommit(app: AppRow, deployment: Deployment, buildDir: string, sandbox: InstanceSandbox): Promise<void> {
+    const repo = this.o.repos.pathFor(app.id);
+    const output: string[] = [];
+    const result = await runSandboxed(
+      this.o.sandboxHost,
+      {
+        id: sandboxIdFor(deployment.id, 'export'),
+        limits: sandbox.limits,
+        onLine: (_stream, line) => output.push(line),
+        spec: {
+          args: exportArgv(repo, buildDir, deployment.commit_sha),
+          env: { PATH: '/usr/bin:/bin', HOME: '/tmp', GIT_INDEX_FILE: '/tmp/export-index', LC_ALL: 'C' },
+          cwd: buildDir,
+          user: sandbox.user,
+          hostname: 'export',
+          mounts: [
+            { destination: repo, source: repo, writable: false },
+            { destination: buildDir, source: buildDir, writable: true },
+          ],
+          tmpBytes: 64 * 1024 * 1024,
+          openFiles: 4096,
+        },
+      },
+      { timeoutMs: 10 * 60_000 },
+    );
+    if (result.exitCode !== 0) {
+      throw new PhaseError('receive', `Could not export commit ${deployment.commit_sha}: git ${describeSandboxExit(result, sandbox)}: ${output.slice(-5).join(' ')}`);
+    }
+  }
+
+  /** Builds run as the app's own user, which must own what it writes to. */
+  private async giveToAppUser(paths: string[], user: { uid: number; gid: number }): Promise<void> {
+    const { uid, gid } = user;
     for (const path of paths) {
-      await chmod(path, 0o755);
-      const result = await runCommand({ argv: ['chown', '-R', `${uid}:${gid}`, path], cwd: '/', env: { PATH: '/usr/bin:/bin' } });
+      await chmod(path, 0o700);
+      // -P: never follows a symbolic link of the tree; nothing of the app runs at this point.
+      const result = await runCommand({ argv: ['chown', '-R', '-P', `${uid}:${gid}`, path], cwd: '/', env: { PATH: '/usr/bin:/bin' } });
       if (result.exitCode !== 0) throw new PhaseError('build', `Could not hand ${path} to the build user (${describeExit(result)}).`);
     }
   }
@@ -282,4 +368,10 @@ export class Deployer {
       if (!keep.has(entry)) await rm(join(dir, entry), { recursive: true, force: true });
     }
   }
+}
+
+/** git checkout of every file of `commit` into `workTree`, without touching the repository's HEAD. */
+export function exportArgv(repo: string, workTree: string, commit: string): string[] {
+  if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(commit)) throw new Error(`Not a full commit id: ${JSON.stringify(commit)}.`);
+  return ['git', '--git-dir', repo, '--work-tree', workTree, '-c', 'safe.directory=*', '-c', 'core.hooksPath=/dev/null', 'checkout', '--force', commit, '--', '.'];
 }

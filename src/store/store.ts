@@ -8,6 +8,7 @@ import { DeploymentRepository } from './deployments.js';
 import { AddonRepository } from './addons.js';
 import { LinkRepository } from './links.js';
 import { PublishedConfigRepository } from './published-config.js';
+import { AppUserRepository } from './app-users.js';
 
 /** The only place state lives. */
 export class Store {
@@ -20,6 +21,7 @@ export class Store {
   readonly addons: AddonRepository;
   readonly links: LinkRepository;
   readonly publishedConfig: PublishedConfigRepository;
+  readonly appUsers: AppUserRepository;
 
   constructor(readonly db: Db) {
     this.orgs = new OrgRepository(db);
@@ -31,6 +33,7 @@ export class Store {
     this.addons = new AddonRepository(db);
     this.links = new LinkRepository(db);
     this.publishedConfig = new PublishedConfigRepository(db);
+    this.appUsers = new AppUserRepository(db);
   }
 
   static open(path: string): Store {

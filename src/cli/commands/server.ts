@@ -1,6 +1,7 @@
 import type { Command } from '../command.js';
 import { Daemon } from '../../daemon/daemon.js';
 import { resolveDataDir } from '../../daemon/data-dir.js';
+import { parseUidRange } from '../../sandbox/app-users.js';
 import { checkDomain, DEFAULT_API_PORT, DEFAULT_DOMAIN, DEFAULT_ROUTER_PORT, DEFAULT_SSH_PORT, DEFAULT_SUBNET, networkNames, parsePort } from '../../daemon/options.js';
 import { join } from 'node:path';
 import { UsageError, CliError } from '../errors.js';
@@ -8,7 +9,7 @@ import { UsageError, CliError } from '../errors.js';
 export const server: Command = {
   path: ['server'],
   summary: 'Run the slipway daemon in the foreground',
-  usage: 'server [--data-dir <dir>] [--listen <addr>] [--api-port 4040] [--ssh-port 2222] [--router-port 8000] [--domain localhost] [--public-host <host>] [--subnet 10.77.0.0/16] [--toolchain-cache <dir>]',
+  usage: 'server [--data-dir <dir>] [--listen <addr>] [--api-port 4040] [--ssh-port 2222] [--router-port 8000] [--domain localhost] [--public-host <host>] [--subnet 10.77.0.0/16] [--toolchain-cache <dir>] [--app-uids 2000000-2099999]',
   options: {
     'data-dir': { type: 'string' },
     listen: { type: 'string' },
@@ -19,6 +20,7 @@ export const server: Command = {
     'public-host': { type: 'string' },
     subnet: { type: 'string' },
     'toolchain-cache': { type: 'string' },
+    'app-uids': { type: 'string' },
   },
   args: { min: 0, max: 0 },
   async run(ctx, _args, o) {
@@ -38,6 +40,7 @@ export const server: Command = {
         routerPort: parsePort('--router-port', o['router-port'] as string | undefined, DEFAULT_ROUTER_PORT),
         domain,
         publicHost: (o['public-host'] as string | undefined) ?? domain,
+        appUids: parseUidRange((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS) && ((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS),
       };
     } catch (error) {
       throw new UsageError((error as Error).message);

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { rmSync } from 'node:fs';
 import { LocalNetnsBackend } from './local-netns-backend.js';
-import { runInstanceBackendContract, contractSpec, writeContractRelease, waitFor, CONTRACT_NODE } from '../backend.contract.js';
+import { runInstanceBackendContract, contractSpec, writeContractRelease, waitFor, CONTRACT_NODE, setContractSandbox } from '../backend.contract.js';
+import { SandboxHost } from '../../sandbox/sandbox-host.js';
 import { ensureAppUser } from '../../executor/app-user.js';
 import { runCommand } from '../../executor/run-command.js';
 
@@ -22,7 +23,10 @@ async function sh(argv: string[]): Promise<{ code: number | null; out: string }>
 
 async function makeBackend() {
   const user = await ensureAppUser(APP_USER);
-  const backend = new LocalNetnsBackend({ bridgeName: BRIDGE, subnet: SUBNET, namespacePrefix: PREFIX, user });
+  setContractSandbox({ user, limits: { memoryBytes: 256 * 1024 * 1024, pids: 256, cpuShares: 512 }, flavor: 'pico', readOnlyPaths: [] });
+  const sandboxes = new SandboxHost({ bundlesDir: '/run/slipway-test/bundles', stateDir: '/run/slipway-test/runc', cgroupRoot: 'slwtest' });
+  await sandboxes.sweep();
+  const backend = new LocalNetnsBackend({ bridgeName: BRIDGE, subnet: SUBNET, namespacePrefix: PREFIX, sandboxes });
   await backend.init();
   return {
     backend,

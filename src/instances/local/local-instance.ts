@@ -1,13 +1,15 @@
 import type { Instance, InstanceSpec, InstanceState, LogStream } from '../backend.js';
-import { spawnProcessGroup, type ProcessGroup, type ProcessGroupExit } from '../../executor/process-group.js';
-import { runCommand, describeExit } from '../../executor/run-command.js';
-import { inNamespaceAsUserArgv, type HostTools, type InstanceNetwork } from './netns-commands.js';
+import { describeExit } from '../../executor/run-command.js';
+import type { HostTools, InstanceNetwork } from './netns-commands.js';
 import { RestartBackoff, type BackoffPolicy } from './restart-backoff.js';
+import type { Sandbox, SandboxExit, SandboxHost, SandboxStart } from '../../sandbox/sandbox-host.js';
+import { runSandboxed } from '../../sandbox/run-sandboxed.js';
+import { describeSandboxExit, sandboxIdFor } from '../../sandbox/describe.js';
 
 /** What an instance needs from the backend that owns it. */
 export interface InstanceHost {
   tools: HostTools;
-  user: { uid: number; gid: number };
+  sandboxes: SandboxHost;
   backoff: BackoffPolicy;
   /** Kills every process left in the namespace (ones that escaped the process group too). */
   killNamespaceProcesses(namespace: string): Promise<void>;
@@ -30,7 +32,7 @@ export class LocalInstance implements Instance {
 
   private currentState: InstanceState = 'starting';
   private restartCount = 0;
-  private group: ProcessGroup | undefined;
+  private group: Sandbox | undefined;
   private launching: Promise<void> | undefined;
   private restartTimer: NodeJS.Timeout | undefined;
   private stopping: Promise<void> | undefined;
@@ -80,50 +82,64 @@ export class LocalInstance implements Instance {
     }
   }
 
-  private wrap(command: string[]): string[] {
-    return inNamespaceAsUserArgv(this.host.tools, this.network.namespace, this.host.user, command);
+  /** The sandbox of one process of this instance: its release, its user, its network. */
+  private sandboxFor(id: string, command: string[]): SandboxStart {
+    const { sandbox } = this.spec;
+    return {
+      id,
+      limits: sandbox.limits,
+      onLine: (stream, line) => this.log(stream, line),
+      spec: {
+        args: command,
+        env: this.spec.env,
+        cwd: this.spec.releaseDir,
+        user: sandbox.user,
+        hostname: 'instance',
+        mounts: [
+          { destination: this.spec.releaseDir, source: this.spec.releaseDir, writable: true },
+          ...sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
+        ],
+        networkNamespacePath: `/run/netns/${this.network.namespace}`,
+        tmpBytes: Math.floor(sandbox.limits.memoryBytes / 4),
+        openFiles: 16_384,
+      },
+    };
   }
 
   /** beforeStart commands, then the long-running command. */
   private async runOnce(): Promise<void> {
     this.currentState = 'starting';
+    let step = 0;
     for (const command of this.spec.beforeStart) {
       this.log('system', `running before start: ${JSON.stringify(command)}`);
-      const r = await runCommand({
-        argv: this.wrap(command),
-        cwd: this.spec.releaseDir,
-        env: this.spec.env,
-        onLine: (stream, line) => this.log(stream, line),
-        signal: this.stopSignal.signal,
-      });
+      const r = await runSandboxed(this.host.sandboxes, this.sandboxFor(sandboxIdFor(this.id, `b${step++}`), command), { signal: this.stopSignal.signal });
       if (this.stopping) throw new Error('instance stopped while starting');
       if (r.exitCode !== 0) {
         throw new Error(
-          `Before-start command ${JSON.stringify(command)} ${describeExit(r)}; the instance was not started. See its output above in the instance log.`,
+          `Before-start command ${JSON.stringify(command)} ${describeSandboxExit(r, this.spec.sandbox)}; the instance was not started. See its output above in the instance log.`,
         );
       }
     }
-    const group = await spawnProcessGroup({
-      argv: this.wrap(this.spec.command),
-      cwd: this.spec.releaseDir,
-      env: this.spec.env,
-      onLine: (stream, line) => this.log(stream, line),
-    });
+    const group = await this.host.sandboxes.start(this.sandboxFor(sandboxIdFor(this.id), this.spec.command));
     this.group = group;
     if (this.stopping) return; // stop() is waiting for launching and will end it
     this.currentState = 'running';
     this.log(
       'system',
-      `started ${JSON.stringify(this.spec.command)} (pid ${group.pid}, uid ${this.host.user.uid}) in namespace ${this.network.namespace}, reachable at ${this.address}:${this.port}`,
+      `started ${JSON.stringify(this.spec.command)} (sandbox ${group.id}, uid ${this.spec.sandbox.user.uid}, ${this.spec.sandbox.flavor}) in namespace ${this.network.namespace}, reachable at ${this.address}:${this.port}`,
     );
     void group.done.then((exit) => this.onExit(group, exit));
   }
 
-  private onExit(group: ProcessGroup, exit: ProcessGroupExit): void {
+  memoryUsage(): number | undefined {
+    return this.group && !this.group.exited() ? this.group.memoryUsage() : undefined;
+  }
+
+  private onExit(group: Sandbox, exit: SandboxExit): void {
     if (this.stopping || group !== this.group) return;
     const uptime = Date.now() - group.startedAt;
     this.currentState = 'crashed';
-    this.log('system', `crashed: ${describeExit(exit)} after ${seconds(uptime)}`);
+    this.log('system', `crashed: ${describeSandboxExit(exit, this.spec.sandbox)} after ${seconds(uptime)}`);
     this.scheduleRestart(uptime);
   }
 
@@ -165,13 +181,13 @@ export class LocalInstance implements Instance {
 
     const group = this.group;
     if (group && !group.exited()) {
-      group.signalGroup('SIGTERM');
+      await group.signal('SIGTERM');
       let timer: NodeJS.Timeout | undefined;
       const graceOver = new Promise<'grace'>((r) => (timer = setTimeout(() => r('grace'), graceMs)));
       const outcome = await Promise.race([group.done, graceOver]);
       clearTimeout(timer);
       if (outcome === 'grace') {
-        group.signalGroup('SIGKILL');
+        await group.signal('SIGKILL');
         await group.done;
         this.log('system', `killed (SIGKILL) after a grace of ${seconds(graceMs)}: the process did not exit on SIGTERM`);
       } else {

@@ -20,6 +20,20 @@ import { namesForSlot, slotOfHostVeth, slotOfNamespace, validateBridgeName, vali
 import { AddressPool, addressAt, gatewayOf, parseSubnet, subnetToString, type Subnet } from './subnet.js';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from './restart-backoff.js';
 import { LocalInstance, type InstanceHost } from './local-instance.js';
+import type { SandboxHost } from '../../sandbox/sandbox-host.js';
+
+/** Told when a sandbox gets an address on the instance network and when it gives it back. */
+export interface SandboxNetworkEvents {
+  attached(event: { appId: string; kind: 'build' | 'instance'; address: string }): Promise<void>;
+  detached(address: string): Promise<void>;
+}
+
+/** A network namespace of its own for one build, on the same bridge and address pool. */
+export interface BuildNetwork {
+  namespacePath: string;
+  address: string;
+  release(): Promise<void>;
+}
 
 export interface LocalNetnsBackendOptions {
   /** Host bridge every instance's veth joins, e.g. `slipway0`. */
@@ -28,8 +42,10 @@ export interface LocalNetnsBackendOptions {
   subnet: string;
   /** Prefix of namespace and veth names, 1-5 characters, e.g. `slw`. */
   namespacePrefix: string;
-  /** Unprivileged uid/gid every instance runs as (see ensureAppUser). */
-  user: { uid: number; gid: number };
+  /** Starts the sandboxes instances run in. */
+  sandboxes: SandboxHost;
+  /** The firewall's view of which sandbox holds which address. */
+  networkEvents?: SandboxNetworkEvents;
   /** Crash restart delays; defaults to 1 s doubling to 30 s, reset after 60 s up. */
   restartBackoff?: Partial<BackoffPolicy>;
 }
@@ -52,7 +68,8 @@ export class LocalNetnsBackend implements InstanceBackend {
   private readonly prefix: string;
   private readonly parsedSubnet: Subnet;
   private readonly pool: AddressPool;
-  private readonly user: { uid: number; gid: number };
+  private readonly sandboxes: SandboxHost;
+  private networkEvents: SandboxNetworkEvents | undefined;
   private readonly backoff: BackoffPolicy;
   private readonly instances = new Map<string, LocalInstance>();
   private tools: HostTools | undefined;
@@ -64,11 +81,8 @@ export class LocalNetnsBackend implements InstanceBackend {
     this.subnet = subnetToString(this.parsedSubnet);
     this.gatewayAddress = gatewayOf(this.parsedSubnet);
     this.pool = new AddressPool(this.parsedSubnet);
-    const { uid, gid } = options.user;
-    if (!Number.isInteger(uid) || !Number.isInteger(gid) || uid <= 0 || gid <= 0) {
-      throw new Error(`The instance user must be unprivileged (uid and gid above 0); got uid ${uid} gid ${gid}. Use ensureAppUser().`);
-    }
-    this.user = { uid, gid };
+    this.sandboxes = options.sandboxes;
+    this.networkEvents = options.networkEvents;
     this.backoff = { ...DEFAULT_BACKOFF, ...options.restartBackoff };
   }
 
@@ -105,28 +119,61 @@ export class LocalNetnsBackend implements InstanceBackend {
     if (this.instances.has(id)) throw new Error(`Instance ${id} is already running; stop it first or use a new instance id.`);
     if (spec.command.length === 0) throw new Error(`Instance ${id} has no command to run.`);
 
-    const slot = this.pool.allocate();
-    const names = namesForSlot(this.prefix, slot);
-    const network = {
-      ...names,
-      slot,
-      address: addressAt(this.parsedSubnet, slot),
-      prefixLength: this.parsedSubnet.prefixLength,
-      gateway: this.gatewayAddress,
-      bridge: this.bridge,
-    };
+    const network = this.allocateNetwork();
     const instance = new LocalInstance(this.instanceHost(tools), spec, network);
     this.instances.set(id, instance);
     try {
       for (const argv of setupInstanceNetworkArgvs(tools, network)) {
         await this.run(argv, `set up the network of instance ${id}`);
       }
+      await this.networkEvents?.attached({ appId: spec.appId, kind: 'instance', address: network.address });
       await instance.launch();
     } catch (e) {
       await instance.stop(0).catch(() => undefined);
       throw e;
     }
     return instance;
+  }
+
+  /** Sets who is told about addresses (the firewall, created after the bridge exists). */
+  setNetworkEvents(events: SandboxNetworkEvents): void {
+    this.networkEvents = events;
+  }
+
+  /** A network namespace for one build of an app: outbound access only, as the firewall allows. */
+  async acquireBuildNetwork(appId: string): Promise<BuildNetwork> {
+    const tools = this.requireInit();
+    const network = this.allocateNetwork();
+    const release = async () => {
+      await this.killNamespaceProcesses(tools, network.namespace);
+      for (const argv of teardownInstanceNetworkArgvs(tools, network)) {
+        await this.run(argv, `remove the network of a build`, true);
+      }
+      await this.networkEvents?.detached(network.address).catch(() => undefined);
+      this.pool.release(network.slot);
+    };
+    try {
+      for (const argv of setupInstanceNetworkArgvs(tools, network)) {
+        await this.run(argv, `set up the network of a build`);
+      }
+      await this.networkEvents?.attached({ appId, kind: 'build', address: network.address });
+    } catch (error) {
+      await release();
+      throw error;
+    }
+    return { namespacePath: `/run/netns/${network.namespace}`, address: network.address, release };
+  }
+
+  private allocateNetwork() {
+    const slot = this.pool.allocate();
+    return {
+      ...namesForSlot(this.prefix, slot),
+      slot,
+      address: addressAt(this.parsedSubnet, slot),
+      prefixLength: this.parsedSubnet.prefixLength,
+      gateway: this.gatewayAddress,
+      bridge: this.bridge,
+    };
   }
 
   list(): Instance[] {
@@ -147,7 +194,7 @@ export class LocalNetnsBackend implements InstanceBackend {
   private instanceHost(tools: HostTools): InstanceHost {
     return {
       tools,
-      user: this.user,
+      sandboxes: this.sandboxes,
       backoff: this.backoff,
       killNamespaceProcesses: (ns) => this.killNamespaceProcesses(tools, ns),
       release: async (instance) => {
@@ -155,6 +202,7 @@ export class LocalNetnsBackend implements InstanceBackend {
         for (const argv of teardownInstanceNetworkArgvs(tools, instance.network)) {
           await this.run(argv, `remove the network of instance ${instance.id}`, true);
         }
+        await this.networkEvents?.detached(instance.network.address).catch(() => undefined);
         this.pool.release(instance.network.slot);
         if (this.instances.get(instance.id) === instance) this.instances.delete(instance.id);
       },

@@ -207,7 +207,7 @@ export class NginxRouter implements Router {
   /** Writes the candidate beside the live file, checks it with `nginx -t`, then renames it in. */
   private async installConfig(text: string): Promise<void> {
     const candidate = `${this.paths.config}.next`;
-    await writeFile(candidate, text, { mode: 0o644 });
+    await writeFile(candidate, text, { mode: 0o600 });
     const check = await run(nginxTestArgv({ ...this.command(), configPath: candidate }));
     if (check.missing) {
       await unlink(candidate).catch(() => undefined);

@@ -1,10 +1,12 @@
 import * as m001 from './001-control-plane.js';
 import * as m002 from './002-deployments.js';
 import * as m003 from './003-addons.js';
+import * as m004 from './004-app-users.js';
 
 /** Versioned schema changes, applied in order; never edit one that has shipped, add a new one. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
   { version: 1, name: 'control-plane', sql: m001.sql },
   { version: 2, name: 'deployments', sql: m002.sql },
   { version: 3, name: 'addons', sql: m003.sql },
+  { version: 4, name: 'app-users', sql: m004.sql },
 ];

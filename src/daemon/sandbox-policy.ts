@@ -1,0 +1,30 @@
+import type { AppRow } from '../store/apps.js';
+import type { InstanceSandbox } from '../instances/backend.js';
+import type { SandboxPolicy } from '../pipeline/sandbox-policy.js';
+import type { SandboxLimits } from '../sandbox/cgroups.js';
+import type { AppUsers } from '../sandbox/app-users.js';
+
+export interface FlavorLimits {
+  flavor: string;
+  limits: SandboxLimits;
+}
+
+/**
+ * The daemon's answer to "who runs this app's processes, with what": the app's own user
+ * (created on first use), the limits of its flavours, the toolchain cache read-only.
+ */
+export function makeSandboxPolicy(o: {
+  appUsers: AppUsers;
+  toolchainCacheDir: string;
+  instanceLimits(app: AppRow): FlavorLimits;
+  buildLimits(app: AppRow): FlavorLimits;
+}): SandboxPolicy {
+  const sandbox = async (app: AppRow, limits: FlavorLimits): Promise<InstanceSandbox> => {
+    const user = await o.appUsers.ensure(app.id);
+    return { user: { uid: user.uid, gid: user.gid }, limits: limits.limits, flavor: limits.flavor, readOnlyPaths: [o.toolchainCacheDir] };
+  };
+  return {
+    instance: (app) => sandbox(app, o.instanceLimits(app)),
+    build: (app) => sandbox(app, o.buildLimits(app)),
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * One unix user (and group of the same name and number) per application: its builds,
+ * instances and one-off commands run as it, and its folders belong to it, so no app can read,
+ * signal or write what belongs to another. Numbers come from a documented range (default
+ * 2000000-2099999, above the system, login and systemd dynamic ranges and above the usual
+ * subordinate id ranges of the first users), are recorded in the store, kept across daemon
+ * restarts and given back when the app is deleted.
+ */
+import type { Store } from '../store/store.js';
+import { runCommand } from '../executor/run-command.js';
+import { lookupUser } from '../executor/app-user.js';
+
+export interface AppIdentity {
+  name: string;
+  uid: number;
+  gid: number;
+}
+
+export interface UidRange {
+  first: number;
+  last: number;
+}
+
+export const DEFAULT_APP_UID_RANGE: UidRange = { first: 2_000_000, last: 2_099_999 };
+const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
+/** useradd and groupadd: "UID/GID already in use". */
+const ID_IN_USE = 4;
+/** useradd and groupadd: "name already in use". */
+const NAME_IN_USE = 9;
+
+/** `2000000-2099999` (from a flag or SLIPWAY_APP_UIDS) to a range, refusing what would be unsafe. */
+export function parseUidRange(text: string | undefined): UidRange {
+  if (text === undefined || text === '') return DEFAULT_APP_UID_RANGE;
+  const m = /^(\d+)-(\d+)$/.exec(text.trim());
+  const first = Number(m?.[1]);
+  const last = Number(m?.[2]);
+  if (!m || first < 65_536 || last < first || last > 4_294_967_294) {
+    throw new Error(
+      `Invalid application uid range ${JSON.stringify(text)}: write <first>-<last>, both above 65535 (below are system and login users), e.g. 2000000-2099999.`,
+    );
+  }
+  return { first, last };
+}
+
+/** The unix name of an app's user: `slw-` and the first 12 hex digits of its id. */
+export function userNameFor(appId: string): string {
+  const hex = /^app_([0-9a-f]{8})-([0-9a-f]{4})/.exec(appId);
+  if (!hex) throw new Error(`Not an app id: ${JSON.stringify(appId)}.`);
+  return `slw-${hex[1]}${hex[2]}`;
+}
+
+export function groupaddArgv(name: string, id: number): string[] {
+  return ['groupadd', '--system', '--gid', String(id), name];
+}
+
+export function useraddArgv(name: string, id: number, appId: string): string[] {
+  return [
+    'useradd',
+    '--system',
+    '--no-log-init',
+    '--uid',
+    String(id),
+    '--gid',
+    String(id),
+    '--no-create-home',
+    '--home-dir',
+    '/nonexistent',
+    '--shell',
+    '/usr/sbin/nologin',
+    '--comment',
+    `slipway application ${appId}`,
+    name,
+  ];
+}
+
+export class AppUsers {
+  /** One change of /etc/passwd at a time. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly store: Store,
+    private readonly range: UidRange = DEFAULT_APP_UID_RANGE,
+  ) {}
+
+  /** The app's user, created (and recorded) when missing. */
+  ensure(appId: string): Promise<AppIdentity> {
+    return this.serial(() => this.ensureNow(appId));
+  }
+
+  /** Removes the app's user and group and frees its number. */
+  remove(appId: string): Promise<void> {
+    return this.serial(async () => {
+      const row = this.store.appUsers.forApp(appId);
+      if (!row) return;
+      await run(['userdel', row.name]);
+      await run(['groupdel', row.name]);
+      this.store.appUsers.forget(appId);
+    });
+  }
+
+  /** The recorded identity, without creating anything (undefined before the first ensure). */
+  known(appId: string): AppIdentity | undefined {
+    const row = this.store.appUsers.forApp(appId);
+    return row ? { name: row.name, uid: row.uid, gid: row.uid } : undefined;
+  }
+
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work, work);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async ensureNow(appId: string): Promise<AppIdentity> {
+    const row = this.store.appUsers.forApp(appId);
+    if (row) {
+      const existing = await lookupUser(row.name);
+      if (existing?.uid === row.uid) return { name: row.name, uid: row.uid, gid: existing.gid };
+      // Recorded but gone from this machine (restored store, reinstalled host): make it again.
+      await this.create(row.name, row.uid, appId);
+      return { name: row.name, uid: row.uid, gid: row.uid };
+    }
+    const name = userNameFor(appId);
+    const used = this.store.appUsers.usedIds();
+    for (let id = this.range.first; id <= this.range.last; id++) {
+      if (used.has(id)) continue;
+      const created = await this.tryCreate(name, id, appId);
+      if (created === 'taken') continue;
+      this.store.appUsers.record({ app_id: appId, name, uid: id });
+      return { name, uid: id, gid: id };
+    }
+    throw new Error(
+      `No free uid left in ${this.range.first}-${this.range.last} for a new application user. Delete unused applications or start the daemon with a larger --app-uids range.`,
+    );
+  }
+
+  /** 'taken' when another user or group already has that number. */
+  private async tryCreate(name: string, id: number, appId: string): Promise<'created' | 'taken'> {
+    if ((await run(['getent', 'passwd', String(id)])).exitCode === 0) return 'taken';
+    if ((await run(['getent', 'group', String(id)])).exitCode === 0) return 'taken';
+    const existing = await lookupUser(name);
+    if (existing) {
+      // Left by an earlier store of this machine for the same app id: take it over only if
+      // its numbers are what we would give it.
+      if (existing.uid === id && existing.gid === id) return 'created';
+      throw new Error(`A unix user named ${name} already exists with another uid; remove it (userdel ${name}) or change the application uid range.`);
+    }
+    await this.create(name, id, appId);
+    return 'created';
+  }
+
+  private async create(name: string, id: number, appId: string): Promise<void> {
+    const group = await run(groupaddArgv(name, id));
+    if (group.exitCode !== 0 && group.exitCode !== NAME_IN_USE) {
+      throw new Error(`Could not create the group ${name} (gid ${id}): ${group.stderr || `groupadd exit ${group.exitCode}`}${group.exitCode === ID_IN_USE ? ' (gid in use)' : ''}.`);
+    }
+    const user = await run(useraddArgv(name, id, appId));
+    if (user.exitCode !== 0 && user.exitCode !== NAME_IN_USE) {
+      throw new Error(`Could not create the user ${name} (uid ${id}): ${user.stderr || `useradd exit ${user.exitCode}`}. Check that the daemon runs as root.`);
+    }
+  }
+}
+
+async function run(argv: string[]): Promise<{ exitCode: number | null; stderr: string }> {
+  const err: string[] = [];
+  const r = await runCommand({ argv, cwd: '/', env: SYSTEM_ENV, timeoutMs: 30_000, onLine: (s, l) => s === 'err' && err.push(l) });
+  return { exitCode: r.exitCode, stderr: err.join(' ').trim() };
+}
