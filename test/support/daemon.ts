@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.js';
 import { runCli, SLIPWAY_BIN, type CliResult } from './cli.js';
+import { removeAppUsersAtExit } from './app-users-cleanup.js';
 
 export interface TestDaemon {
   dataDir: string;
@@ -43,6 +44,7 @@ function waitForLine(child: ChildProcess, pattern: RegExp, collected: () => stri
 /** Starts a real `slipway server` on free ports in a temporary data folder. */
 export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon> {
   const dataDir = mkdtempSync(join(tmpdir(), 'slipway-test-'));
+  removeAppUsersAtExit(dataDir);
   const configHome = join(dataDir, 'client-config');
   mkdirSync(configHome);
   const [apiPort, sshPort, routerPort] = [await freePort(), await freePort(), await freePort()];
