@@ -45,6 +45,8 @@ export interface DeploymentServices {
   runtime: import('../pipeline/app-runtime.js').AppRuntime;
   logs: import('../pipeline/log-hub.js').LogHub;
   repos: import('../receiver/repo-store.js').RepoStore;
+  /** Deletes an application and everything of it but its add-ons. */
+  removeApp?(app: AppRow): Promise<void>;
   /** Versions of the npm-fetched tools (`GET /v1/runtimes`). */
   catalog?: import('../providers/plan.js').VersionCatalog;
 }

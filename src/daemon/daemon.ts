@@ -14,6 +14,7 @@ import { SandboxHost } from '../sandbox/sandbox-host.js';
 import { makeSandboxPolicy } from './sandbox-policy.js';
 import { lockDownDataFolder } from './data-folder-modes.js';
 import { migrateAppFolders } from './migrate-app-folders.js';
+import { removeApp } from '../pipeline/app-removal.js';
 import { rmSync } from 'node:fs';
 import { LocalNetnsBackend } from '../instances/local/local-netns-backend.js';
 import { NginxRouter } from '../router/nginx/nginx-router.js';
@@ -130,7 +131,7 @@ export class Daemon {
     const { port: sshPort } = await ssh.start();
     this.onStop('git over SSH', () => ssh.stop());
 
-    const api = createApiServer({ store, endpoints, services: { deployer, runtime, logs, repos, catalog }, addons }, { fallback: consoleHandler() });
+    const api = createApiServer({ store, endpoints, services: { deployer, runtime, logs, repos, catalog, removeApp: (app) => removeApp({ store, runtime, deployer, repos, appUsers, dataDir: options.dataDir }, app) }, addons }, { fallback: consoleHandler() });
     await new Promise<void>((resolve, reject) => {
       api.once('error', reject);
       api.listen(options.apiPort, options.listen, () => resolve());

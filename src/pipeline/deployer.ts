@@ -75,6 +75,11 @@ export class Deployer {
     return deployment;
   }
 
+  /** Whether a deployment of the app is running or waiting its turn. */
+  busy(appId: string): boolean {
+    return this.queues.has(appId);
+  }
+
   /** Resolves once every queued deployment has ended (tests and shutdown). */
   async idle(): Promise<void> {
     await Promise.all([...this.queues.values()]);

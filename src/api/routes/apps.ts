@@ -4,6 +4,7 @@ import { checkAppType, checkDisplayName, checkRegion } from '../../core/names.js
 import { requireString } from '../body.js';
 import { appForUser, orgForUser } from '../access.js';
 import { appView } from '../platform.js';
+import { SlipwayError } from '../../core/errors.js';
 
 export function appRoutes(router: HttpRouter<ApiContext>): void {
   router.add('GET', '/v1/apps', ({ user, deps, query }) => {
@@ -24,6 +25,13 @@ export function appRoutes(router: HttpRouter<ApiContext>): void {
     // The router knows the new domain from now on: 503 (nothing deployed yet) instead of 404.
     await deps.services?.runtime.applyRoutes();
     return { app: appView(deps.endpoints, app, org.name) };
+  });
+
+  router.add('DELETE', '/v1/apps/:app', async ({ user, deps, params }) => {
+    const app = appForUser(deps.store, user, params.app!);
+    if (!deps.services?.removeApp) throw new SlipwayError(503, 'unavailable', 'Applications cannot be deleted on this daemon.');
+    await deps.services.removeApp(app);
+    return { deleted: app.id };
   });
 
   router.add('GET', '/v1/apps/:app', ({ user, deps, params }) => {

@@ -21,6 +21,7 @@ import { status } from './status.js';
 import { logs } from './logs.js';
 import { restart } from './restart.js';
 import { stop } from './stop.js';
+import { deleteApp } from './delete.js';
 import { addonCreate } from './addon/create.js';
 import { addonList } from './addon/list.js';
 import { addonEnv } from './addon/env.js';
@@ -59,6 +60,7 @@ export const commands: Command[] = [
   logs,
   restart,
   stop,
+  deleteApp,
   addonCreate,
   addonList,
   addonEnv,

@@ -1,0 +1,41 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Store } from '../store/store.js';
+import type { AppRow } from '../store/apps.js';
+import type { RepoStore } from '../receiver/repo-store.js';
+import type { AppUsers } from '../sandbox/app-users.js';
+import type { AppRuntime } from './app-runtime.js';
+import type { Deployer } from './deployer.js';
+import { ConflictError } from '../core/errors.js';
+
+export interface AppRemovalDeps {
+  store: Store;
+  runtime: AppRuntime;
+  deployer: Deployer;
+  repos: RepoStore;
+  appUsers: AppUsers;
+  dataDir: string;
+}
+
+/**
+ * Deletes an application: its instances stop, its domain leaves the router, its repository,
+ * releases, caches and unix user go, its links (to add-ons and apps) and variables go with its
+ * record; add-ons themselves stay. Refused while a deployment of it runs.
+ */
+export async function removeApp(deps: AppRemovalDeps, app: AppRow): Promise<void> {
+  if (deps.deployer.busy(app.id)) {
+    throw new ConflictError(
+      `A deployment of ${app.name} is running or queued.`,
+      'Wait until it ends (`slipway activity`), then delete the application again.',
+    );
+  }
+  await deps.runtime.stop(app.id);
+  // Every folder below is of the platform's layout, named by the app id: the user goes first so
+  // nothing of the app can run while they are removed.
+  await deps.appUsers.remove(app.id);
+  await deps.repos.remove(app.id);
+  await rm(join(deps.dataDir, 'releases', app.id), { recursive: true, force: true });
+  await rm(join(deps.dataDir, 'cache', 'apps', app.id), { recursive: true, force: true });
+  deps.store.apps.remove(app.id);
+  await deps.runtime.applyRoutes();
+}
