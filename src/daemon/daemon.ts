@@ -117,6 +117,7 @@ export class Daemon {
       gatewayAddress: backend.gatewayAddress,
       appEnv,
       machineEnv: await machineNetworkEnv(options.toolchainCacheDir),
+      keptReleases: options.keptReleases,
       log,
     });
 

@@ -13,6 +13,8 @@ export interface DaemonOptions {
   toolchainCacheDir: string;
   /** Range of the applications' own uids, `<first>-<last>` (default 2000000-2099999). */
   appUids?: string;
+  /** Built releases kept per app for rollbacks (default 5). */
+  keptReleases?: number;
 }
 
 export const DEFAULT_SUBNET = '10.77.0.0/16';

@@ -1,5 +1,6 @@
 import { mkdir, rm, rename, writeFile, readdir, chmod } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { existsSync } from 'node:fs';
 import type { Store } from '../store/store.js';
 import type { Deployment } from '../store/deployments.js';
 import type { AppRow } from '../store/apps.js';
@@ -47,11 +48,18 @@ export interface DeployerOptions {
   /** The machine's network settings for builds (proxies, certificate authorities, npm registry). */
   machineEnv: Record<string, string>;
   log(line: string): void;
+  /** How many built releases of each app stay on disk, ready for a rollback. */
+  keptReleases?: number;
 }
 
+/**
+ * `build`: export, build and start a commit; `reuse-release`: start a built release again
+ * (restart, rollback), the serving one unless `releaseOf` names the deployment that built it.
+ */
 export type DeployMode = 'build' | 'reuse-release';
 
-const RELEASES_KEPT = 3;
+/** Releases kept on disk per app (the serving one among them) unless configured otherwise. */
+export const DEFAULT_KEPT_RELEASES = 5;
 
 /**
  * Runs deployments one at a time per app (a push during a deployment waits its turn):
@@ -63,10 +71,10 @@ export class Deployer {
 
   constructor(private readonly o: DeployerOptions) {}
 
-  enqueue(app: AppRow, input: { commit: string; cause: string; userId: string | null; mode: DeployMode }): Deployment {
+  enqueue(app: AppRow, input: { commit: string; cause: string; userId: string | null; mode: DeployMode; releaseOf?: string }): Deployment {
     const deployment = this.o.store.deployments.create({ appId: app.id, commit: input.commit, cause: input.cause, userId: input.userId });
     const previous = this.queues.get(app.id) ?? Promise.resolve();
-    const run = previous.then(() => this.run(app, deployment, input.mode));
+    const run = previous.then(() => this.run(app, deployment, input.mode, input.releaseOf));
     const tail = run.catch(() => undefined);
     this.queues.set(app.id, tail);
     void tail.then(() => {
@@ -85,7 +93,7 @@ export class Deployer {
     await Promise.all([...this.queues.values()]);
   }
 
-  private async run(app: AppRow, deployment: Deployment, mode: DeployMode): Promise<void> {
+  private async run(app: AppRow, deployment: Deployment, mode: DeployMode, releaseOf?: string): Promise<void> {
     const { store, logs } = this.o;
     const started = Date.now();
     const appVars = this.o.appEnv(app.id);
@@ -102,9 +110,12 @@ export class Deployer {
       log(`Deployment ${deployment.id} of ${app.name} (${app.id}), commit ${deployment.commit_sha}, cause: ${deployment.cause}`);
       let release: ReleaseSpec;
       if (mode === 'reuse-release') {
-        const record = store.deployments.release(app.id);
-        if (!record) throw new PhaseError('release', 'This application has no built release to restart.', 'Deploy it first with `git push` or `slipway deploy`.');
-        release = { ...parseReleaseSpec(record.start_json), deploymentId: deployment.id };
+        const json = releaseOf ? store.deployments.byId(releaseOf)?.release_json : store.deployments.release(app.id)?.start_json;
+        if (!json) throw new PhaseError('release', 'This application has no built release to start.', 'Deploy it first with `git push` or `slipway deploy`.');
+        release = { ...parseReleaseSpec(json), deploymentId: deployment.id };
+        if (!existsSync(release.releaseDir)) {
+          throw new PhaseError('release', `The release built for commit ${release.commit} is no longer kept on disk.`, `Redeploy that commit with \`slipway restart --commit ${release.commit}\`, which builds it again.`);
+        }
         log(`==> Reusing the release built for commit ${release.commit} (no build)`);
       } else {
         enter('receive');
@@ -134,6 +145,7 @@ export class Deployer {
       store.deployments.setPhase(deployment.id, 'healthcheck');
       await this.o.runtime.promote(app.id, instance);
       store.deployments.setRelease({ app_id: app.id, deployment_id: deployment.id, release_dir: release.releaseDir, start_json: JSON.stringify(release), wanted: 'running' });
+      store.deployments.setReleaseJson(deployment.id, JSON.stringify(release));
       store.deployments.setPhase(deployment.id, 'done');
       store.deployments.finish(deployment.id, 'OK', null);
       log(`Successfully deployed in ${seconds()}`);
@@ -366,9 +378,16 @@ export class Deployer {
   /** Keeps the newest releases of an app (the serving one among them) and removes older ones. */
   private async pruneReleases(appId: string): Promise<void> {
     const dir = join(this.o.dataDir, 'releases', appId);
-    const serving = this.o.store.deployments.release(appId)?.deployment_id;
-    const ids = this.o.store.deployments.listForApp(appId, 50).filter((d) => d.state === 'OK').map((d) => d.id);
-    const keep = new Set([...ids.slice(0, RELEASES_KEPT), serving]);
+    // Restarts and rollbacks reuse a folder built by an earlier deployment: what is kept is
+    // counted in folders, newest first, and the serving one is never removed.
+    const folders: string[] = [];
+    const serving = this.o.store.deployments.release(appId)?.release_dir;
+    if (serving) folders.push(serving);
+    for (const d of this.o.store.deployments.withReleases(appId)) {
+      const folder = parseReleaseSpec(d.release_json!).releaseDir;
+      if (!folders.includes(folder) && folders.length < (this.o.keptReleases ?? DEFAULT_KEPT_RELEASES)) folders.push(folder);
+    }
+    const keep = new Set(folders.map((f) => basename(f)));
     for (const entry of await readdir(dir).catch(() => [] as string[])) {
       if (!keep.has(entry)) await rm(join(dir, entry), { recursive: true, force: true });
     }

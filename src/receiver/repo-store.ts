@@ -94,6 +94,15 @@ export class RepoStore {
     }
   }
 
+  /** The full id of a commit of the app's repository given by a prefix, or null. */
+  async resolveCommit(appId: string, prefix: string): Promise<string | null> {
+    if (!/^[0-9a-f]{4,64}$/.test(prefix)) return null;
+    const path = this.pathFor(appId);
+    if (!(await exists(join(path, 'HEAD')))) return null;
+    const result = await runProcess(['git', '--git-dir', path, 'rev-parse', '--verify', '--quiet', `${prefix}^{commit}`], { env: gitEnvironment() });
+    return result.code === 0 ? result.stdout.trim() : null;
+  }
+
   /** Deletes the app's repository (its pushed history is gone). */
   async remove(appId: string): Promise<void> {
     await rm(this.pathFor(appId), { recursive: true, force: true });

@@ -16,6 +16,8 @@ export interface Deployment {
   user_id: string | null;
   created_at: string;
   finished_at: string | null;
+  /** How to start the release this deployment served (OK deployments only). */
+  release_json?: string | null;
 }
 
 export interface Release {
@@ -75,6 +77,17 @@ export class DeploymentRepository {
     return this.db
       .prepare("UPDATE deployments SET state = 'CANCELLED', message = ?, finished_at = ? WHERE state = 'WIP'")
       .run(reason, new Date().toISOString()).changes;
+  }
+
+  setReleaseJson(id: string, json: string): void {
+    this.db.prepare('UPDATE deployments SET release_json = ? WHERE id = ?').run(json, id);
+  }
+
+  /** OK deployments of an app that recorded their release, newest first. */
+  withReleases(appId: string, limit = 200): Deployment[] {
+    return this.db
+      .prepare("SELECT * FROM deployments WHERE app_id = ? AND state = 'OK' AND release_json IS NOT NULL ORDER BY created_at DESC, rowid DESC LIMIT ?")
+      .all(appId, limit) as Deployment[];
   }
 
   lastOk(appId: string): Deployment | undefined {

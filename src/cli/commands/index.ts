@@ -22,6 +22,7 @@ import { logs } from './logs.js';
 import { restart } from './restart.js';
 import { stop } from './stop.js';
 import { deleteApp } from './delete.js';
+import { rollback } from './rollback.js';
 import { addonCreate } from './addon/create.js';
 import { addonList } from './addon/list.js';
 import { addonEnv } from './addon/env.js';
@@ -61,6 +62,7 @@ export const commands: Command[] = [
   restart,
   stop,
   deleteApp,
+  rollback,
   addonCreate,
   addonList,
   addonEnv,

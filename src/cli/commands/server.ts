@@ -9,7 +9,7 @@ import { UsageError, CliError } from '../errors.js';
 export const server: Command = {
   path: ['server'],
   summary: 'Run the slipway daemon in the foreground',
-  usage: 'server [--data-dir <dir>] [--listen <addr>] [--api-port 4040] [--ssh-port 2222] [--router-port 8000] [--domain localhost] [--public-host <host>] [--subnet 10.77.0.0/16] [--toolchain-cache <dir>] [--app-uids 2000000-2099999]',
+  usage: 'server [--data-dir <dir>] [--listen <addr>] [--api-port 4040] [--ssh-port 2222] [--router-port 8000] [--domain localhost] [--public-host <host>] [--subnet 10.77.0.0/16] [--toolchain-cache <dir>] [--app-uids 2000000-2099999] [--kept-releases 5]',
   options: {
     'data-dir': { type: 'string' },
     listen: { type: 'string' },
@@ -21,6 +21,7 @@ export const server: Command = {
     subnet: { type: 'string' },
     'toolchain-cache': { type: 'string' },
     'app-uids': { type: 'string' },
+    'kept-releases': { type: 'string' },
   },
   args: { min: 0, max: 0 },
   async run(ctx, _args, o) {
@@ -40,6 +41,7 @@ export const server: Command = {
         routerPort: parsePort('--router-port', o['router-port'] as string | undefined, DEFAULT_ROUTER_PORT),
         domain,
         publicHost: (o['public-host'] as string | undefined) ?? domain,
+        keptReleases: parseKeptReleases((o['kept-releases'] as string | undefined) ?? ctx.env.SLIPWAY_KEPT_RELEASES),
         appUids: parseUidRange((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS) && ((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS),
       };
     } catch (error) {
@@ -72,3 +74,11 @@ export const server: Command = {
     ctx.err('slipway stopped.\n');
   },
 };
+
+/** Releases kept per app for rollbacks: at least 1 (the serving one). */
+function parseKeptReleases(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 100) throw new Error(`--kept-releases must be a whole number from 1 to 100, not ${JSON.stringify(value)}.`);
+  return n;
+}
