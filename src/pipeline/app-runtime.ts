@@ -39,6 +39,8 @@ export interface AppRuntimeOptions {
 export class AppRuntime {
   private readonly serving = new Map<string, Instance>();
   private readonly launching = new Map<string, (line: string) => void>();
+  /** Old instances draining after a switch: shutdown waits for them. */
+  private readonly draining = new Set<Promise<void>>();
 
   constructor(private readonly options: AppRuntimeOptions) {}
 
@@ -139,17 +141,29 @@ export class AppRuntime {
     }
   }
 
-  /** Makes a healthy instance the one serving the app, then drains and stops the previous one. */
+  /**
+   * Makes a healthy instance the one serving the app. Resolves as soon as the router sends
+   * the app's requests to it; the previous instance drains and stops afterwards, off the
+   * deployment's critical path (it still gets its drain period, then SIGTERM and a grace).
+   */
   async promote(appId: string, instance: Instance): Promise<void> {
     const previous = this.serving.get(appId);
     this.serving.set(appId, instance);
     await this.applyRoutes();
     if (previous && previous !== instance) {
-      // The router's old workers finish requests in flight; give them time before the old
-      // instance is asked to stop (it gets SIGTERM, then a grace period).
-      await new Promise((resolve) => setTimeout(resolve, this.options.drainDelayMs ?? 2000));
-      await previous.stop(10_000);
+      const drain = (async () => {
+        // The router's old workers finish requests in flight before the old instance is asked to stop.
+        await new Promise((resolve) => setTimeout(resolve, this.options.drainDelayMs ?? 2000));
+        await previous.stop(10_000);
+      })().catch((error) => this.options.log(`Stopping the previous instance of ${appId}: ${(error as Error).message}`));
+      this.draining.add(drain);
+      void drain.finally(() => this.draining.delete(drain));
     }
+  }
+
+  /** Resolves once every instance replaced by a switch has stopped (tests, shutdown). */
+  async drained(): Promise<void> {
+    await Promise.all([...this.draining]);
   }
 
   async stop(appId: string): Promise<boolean> {
@@ -184,6 +198,7 @@ export class AppRuntime {
 
   async shutdown(): Promise<void> {
     this.serving.clear();
+    await this.drained();
     await this.options.backend.stopAll(10_000);
   }
 }
