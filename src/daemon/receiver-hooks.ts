@@ -4,6 +4,7 @@ import type { Deployer } from '../pipeline/deployer.js';
 import type { PublicEndpoints } from '../api/platform.js';
 import { appUrl } from '../api/platform.js';
 import { isAppId } from '../core/names.js';
+import { settingsFrom } from '../core/app-settings.js';
 
 /** Connects the git receiver to the store (who may push) and the deployer (what a push starts). */
 export function makeReceiverHooks(store: Store, deployer: Deployer, endpoints: PublicEndpoints): ReceiverHooks {
@@ -19,6 +20,10 @@ export function makeReceiverHooks(store: Store, deployer: Deployer, endpoints: P
     async onPush(push, say) {
       const app = store.apps.byId(push.appId);
       if (!app) return;
+      if (settingsFrom(store.appConfig.all(app.id))['cancel-on-push']) {
+        const cancelled = deployer.cancel(app.id, `cancelled by a newer push (commit ${push.after.slice(0, 12)})`, true);
+        if (cancelled.length) say(`slipway: cancel-on-push: cancelled ${cancelled.join(', ')}.`);
+      }
       const deployment = deployer.enqueue(app, { commit: push.after, cause: 'git push', userId: push.userId, mode: 'build' });
       say(`slipway: deployment ${deployment.id} queued for ${app.name} (commit ${push.after.slice(0, 12)}).`);
       say(`slipway: follow it with: slipway logs --app ${app.id} --deployment-id ${deployment.id} --follow`);

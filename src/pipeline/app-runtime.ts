@@ -65,7 +65,7 @@ export class AppRuntime {
    * Starts an instance of a release and health-checks it. Resolves with a healthy instance
    * (not yet serving) or throws a PhaseError after stopping it.
    */
-  async launch(app: AppRow, release: ReleaseSpec, deploymentLog: (line: string) => void): Promise<Instance> {
+  async launch(app: AppRow, release: ReleaseSpec, deploymentLog: (line: string) => void, cancel?: AbortSignal): Promise<Instance> {
     const instanceId = newId('instance');
     const appVars = this.options.appEnv(app.id);
     let paths: string[];
@@ -124,7 +124,9 @@ export class AppRuntime {
         paths,
         bootDeadlineMs: this.options.bootDeadlineMs ?? 120_000,
         giveUp: () =>
-          instance.state() === 'crashed' || instance.state() === 'restarting' || instance.restarts() > 0
+          cancel?.aborted
+            ? 'the deployment was cancelled'
+            : instance.state() === 'crashed' || instance.state() === 'restarting' || instance.restarts() > 0
             ? 'the application exited before answering; its output is above'
             : undefined,
         log: deploymentLog,

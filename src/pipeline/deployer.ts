@@ -68,19 +68,52 @@ export const DEFAULT_KEPT_RELEASES = 5;
  */
 export class Deployer {
   private readonly queues = new Map<string, Promise<void>>();
+  /** The deployment running for each app, with what cancels it. */
+  private readonly running = new Map<string, { deploymentId: string; cancel: AbortController }>();
+  /** Queued deployments cancelled before their turn came. */
+  private readonly cancelledInQueue = new Map<string, string>();
+  /** Deployments waiting their turn, per app. */
+  private readonly waiting = new Map<string, Set<string>>();
 
   constructor(private readonly o: DeployerOptions) {}
 
   enqueue(app: AppRow, input: { commit: string; cause: string; userId: string | null; mode: DeployMode; releaseOf?: string }): Deployment {
     const deployment = this.o.store.deployments.create({ appId: app.id, commit: input.commit, cause: input.cause, userId: input.userId });
     const previous = this.queues.get(app.id) ?? Promise.resolve();
-    const run = previous.then(() => this.run(app, deployment, input.mode, input.releaseOf));
+    let waiting = this.waiting.get(app.id);
+    if (!waiting) this.waiting.set(app.id, (waiting = new Set()));
+    waiting.add(deployment.id);
+    const run = previous.then(() => {
+      waiting.delete(deployment.id);
+      return this.run(app, deployment, input.mode, input.releaseOf);
+    });
     const tail = run.catch(() => undefined);
     this.queues.set(app.id, tail);
     void tail.then(() => {
       if (this.queues.get(app.id) === tail) this.queues.delete(app.id);
     });
     return deployment;
+  }
+
+  /**
+   * Cancels the app's running deployment (its sandboxes are killed, the previous release keeps
+   * serving, the state becomes CANCELLED) and, with `queuedToo`, the ones waiting their turn.
+   * Returns the ids of the deployments cancelled.
+   */
+  cancel(appId: string, reason: string, queuedToo = false): string[] {
+    const cancelled: string[] = [];
+    const current = this.running.get(appId);
+    if (current && !current.cancel.signal.aborted) {
+      current.cancel.abort(reason);
+      cancelled.push(current.deploymentId);
+    }
+    if (queuedToo) {
+      for (const id of this.waiting.get(appId) ?? []) {
+        this.cancelledInQueue.set(id, reason);
+        cancelled.push(id);
+      }
+    }
+    return cancelled;
   }
 
   /** Whether a deployment of the app is running or waiting its turn. */
@@ -95,6 +128,19 @@ export class Deployer {
 
   private async run(app: AppRow, deployment: Deployment, mode: DeployMode, releaseOf?: string): Promise<void> {
     const { store, logs } = this.o;
+    const cancelReason = this.cancelledInQueue.get(deployment.id);
+    if (cancelReason !== undefined) {
+      this.cancelledInQueue.delete(deployment.id);
+      logs.append(deployment.id, 'system', `==> Deployment cancelled before it started: ${cancelReason}`);
+      store.deployments.finish(deployment.id, 'CANCELLED', cancelReason);
+      logs.finish(deployment.id);
+      return;
+    }
+    const cancel = new AbortController();
+    this.running.set(app.id, { deploymentId: deployment.id, cancel });
+    const cancelled = () => {
+      if (cancel.signal.aborted) throw new DeploymentCancelled(String(cancel.signal.reason));
+    };
     const started = Date.now();
     const appVars = this.o.appEnv(app.id);
     const redact = makeRedactor(secretValues(appVars));
@@ -123,11 +169,13 @@ export class Deployer {
         const buildDir = join(this.o.dataDir, 'builds', deployment.id);
         await rm(buildDir, { recursive: true, force: true });
         await ownedFolder(buildDir, sandbox.user);
-        await this.exportCommit(app, deployment, buildDir, sandbox);
+        await this.exportCommit(app, deployment, buildDir, sandbox, cancel.signal);
+        cancelled();
         log(`==> [receive] Commit ${deployment.commit_sha} exported without .git`);
 
         enter('build');
-        const built = await this.build(app, deployment, buildDir, appVars, sandbox, log);
+        const built = await this.build(app, deployment, buildDir, appVars, sandbox, log, cancel.signal);
+        cancelled();
         log(`Build succeeded in ${seconds()}`);
 
         enter('release');
@@ -141,7 +189,12 @@ export class Deployer {
       enter('run');
       log(`==> [run] Starting: ${release.start.join(' ')}`);
       phase = 'healthcheck';
-      const instance = await this.o.runtime.launch(app, release, (line) => log(line));
+      cancelled();
+      const instance = await this.o.runtime.launch(app, release, (line) => log(line), cancel.signal);
+      if (cancel.signal.aborted) {
+        await instance.stop(5000).catch(() => undefined);
+        cancelled();
+      }
       store.deployments.setPhase(deployment.id, 'healthcheck');
       await this.o.runtime.promote(app.id, instance);
       store.deployments.setRelease({ app_id: app.id, deployment_id: deployment.id, release_dir: release.releaseDir, start_json: JSON.stringify(release), wanted: 'running' });
@@ -151,6 +204,14 @@ export class Deployer {
       log(`Successfully deployed in ${seconds()}`);
       await this.pruneReleases(app.id);
     } catch (error) {
+      if (cancel.signal.aborted) {
+        const reason = String(cancel.signal.reason);
+        log(`==> Deployment cancelled during the ${phase} phase: ${reason}`);
+        if (this.o.runtime.current(app.id)) log('The previous release keeps serving.');
+        store.deployments.finish(deployment.id, 'CANCELLED', reason);
+        await rm(join(this.o.dataDir, 'builds', deployment.id), { recursive: true, force: true });
+        return;
+      }
       const failedPhase = error instanceof PhaseError ? error.phase : phase ?? 'build';
       const message = redact((error as Error).message);
       const hint = error instanceof PhaseError || error instanceof PlanError ? error.hint : undefined;
@@ -163,6 +224,7 @@ export class Deployer {
       store.deployments.finish(deployment.id, 'FAIL', `${failedPhase}: ${message}`);
       await rm(join(this.o.dataDir, 'builds', deployment.id), { recursive: true, force: true });
     } finally {
+      if (this.running.get(app.id)?.deploymentId === deployment.id) this.running.delete(app.id);
       logs.finish(deployment.id);
     }
   }
@@ -174,6 +236,7 @@ export class Deployer {
     appVars: Record<string, string>,
     sandbox: InstanceSandbox,
     log: (line: string, stream?: string) => void,
+    signal: AbortSignal,
   ): Promise<Omit<ReleaseSpec, 'releaseDir'>> {
     const provider = this.o.providers.get(app.type);
     if (!provider) throw new PhaseError('build', `No build provider for application type ${app.type}.`);
@@ -244,7 +307,7 @@ export class Deployer {
         { destination: secretsDir, source: secretsDir, writable: false },
         ...sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
       ];
-      await this.runBuildCommands(plan, buildDir, { ...env, ...sshKey.env }, output, log, { deployment, sandbox, mounts, network });
+      await this.runBuildCommands(plan, buildDir, { ...env, ...sshKey.env }, output, log, { deployment, sandbox, mounts, network, signal });
       built = true;
     } finally {
       await network.release();
@@ -284,7 +347,7 @@ export class Deployer {
     env: Record<string, string>,
     output: string[],
     log: (line: string, stream?: string) => void,
-    context: { deployment: Deployment; sandbox: InstanceSandbox; mounts: SandboxStart['spec']['mounts']; network: BuildNetwork },
+    context: { deployment: Deployment; sandbox: InstanceSandbox; mounts: SandboxStart['spec']['mounts']; network: BuildNetwork; signal: AbortSignal },
   ): Promise<void> {
     let step = 0;
     for (const command of plan.build) {
@@ -311,8 +374,9 @@ export class Deployer {
             openFiles: 16_384,
           },
         },
-        { timeoutMs: 30 * 60_000 },
+        { timeoutMs: 30 * 60_000, signal: context.signal },
       );
+      if (result.aborted) throw new DeploymentCancelled(String(context.signal.reason));
       if (result.exitCode !== 0) {
         if (result.outOfMemory) {
           throw new PhaseError(
@@ -334,7 +398,7 @@ export class Deployer {
    * the tree out through a throw-away index rather than `git archive`, so the files are exactly
    * what a clone gives (`export-ignore` attributes, meant for release tarballs, drop nothing).
    */
-  private async exportCommit(app: AppRow, deployment: Deployment, buildDir: string, sandbox: InstanceSandbox): Promise<void> {
+  private async exportCommit(app: AppRow, deployment: Deployment, buildDir: string, sandbox: InstanceSandbox, signal: AbortSignal): Promise<void> {
     const repo = this.o.repos.pathFor(app.id);
     const output: string[] = [];
     const result = await runSandboxed(
@@ -357,8 +421,9 @@ export class Deployer {
           openFiles: 4096,
         },
       },
-      { timeoutMs: 10 * 60_000 },
+      { timeoutMs: 10 * 60_000, signal },
     );
+    if (result.aborted) throw new DeploymentCancelled(String(signal.reason));
     if (result.exitCode !== 0) {
       throw new PhaseError('receive', `Could not export commit ${deployment.commit_sha}: git ${describeSandboxExit(result, sandbox)}: ${output.slice(-5).join(' ')}`);
     }
@@ -399,3 +464,6 @@ export function exportArgv(repo: string, workTree: string, commit: string): stri
   if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(commit)) throw new Error(`Not a full commit id: ${JSON.stringify(commit)}.`);
   return ['git', '--git-dir', repo, '--work-tree', workTree, '-c', 'safe.directory=*', '-c', 'core.hooksPath=/dev/null', 'checkout', '--force', commit, '--', '.'];
 }
+
+/** Thrown where a cancelled deployment stops. */
+class DeploymentCancelled extends Error {}

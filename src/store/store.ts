@@ -9,6 +9,7 @@ import { AddonRepository } from './addons.js';
 import { LinkRepository } from './links.js';
 import { PublishedConfigRepository } from './published-config.js';
 import { AppUserRepository } from './app-users.js';
+import { AppConfigRepository } from './app-config.js';
 
 /** The only place state lives. */
 export class Store {
@@ -22,6 +23,7 @@ export class Store {
   readonly links: LinkRepository;
   readonly publishedConfig: PublishedConfigRepository;
   readonly appUsers: AppUserRepository;
+  readonly appConfig: AppConfigRepository;
 
   constructor(readonly db: Db) {
     this.orgs = new OrgRepository(db);
@@ -34,6 +36,7 @@ export class Store {
     this.links = new LinkRepository(db);
     this.publishedConfig = new PublishedConfigRepository(db);
     this.appUsers = new AppUserRepository(db);
+    this.appConfig = new AppConfigRepository(db);
   }
 
   static open(path: string): Store {

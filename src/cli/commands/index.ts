@@ -23,6 +23,8 @@ import { restart } from './restart.js';
 import { stop } from './stop.js';
 import { deleteApp } from './delete.js';
 import { rollback } from './rollback.js';
+import { cancelDeploy } from './cancel-deploy.js';
+import { configGet, configList, configSet } from './config/list.js';
 import { addonCreate } from './addon/create.js';
 import { addonList } from './addon/list.js';
 import { addonEnv } from './addon/env.js';
@@ -63,6 +65,10 @@ export const commands: Command[] = [
   stop,
   deleteApp,
   rollback,
+  cancelDeploy,
+  configList,
+  configGet,
+  configSet,
   addonCreate,
   addonList,
   addonEnv,

@@ -1,0 +1,58 @@
+import type { Command } from '../../command.js';
+import { resolveApp } from '../../resolve-app.js';
+
+interface Setting {
+  name: string;
+  value: boolean;
+  description: string;
+}
+
+export const configList: Command = {
+  path: ['config'],
+  summary: "List the application's platform settings (e.g. cancel-on-push)",
+  usage: 'config [--app <app>] [--format human|json]',
+  options: { app: { type: 'string' } },
+  args: { min: 0, max: 0 },
+  printsData: true,
+  async run(ctx, _args, options) {
+    const app = await resolveApp(ctx, options.app as string | undefined);
+    const { config } = await ctx.client().request<{ config: Setting[] }>('GET', `/v1/apps/${app.id}/config`);
+    if (ctx.format === 'json') {
+      ctx.out(JSON.stringify(config, null, 2) + '\n');
+      return;
+    }
+    for (const s of config) ctx.out(`${s.name}: ${s.value}    # ${s.description}\n`);
+  },
+};
+
+export const configGet: Command = {
+  path: ['config', 'get'],
+  summary: 'Print one platform setting of the application',
+  usage: 'config get <name> [--app <app>]',
+  options: { app: { type: 'string' } },
+  args: { min: 1, max: 1 },
+  printsData: true,
+  async run(ctx, [name], options) {
+    const app = await resolveApp(ctx, options.app as string | undefined);
+    const { config } = await ctx.client().request<{ config: Setting[] }>('GET', `/v1/apps/${app.id}/config`);
+    const found = config.find((s) => s.name === name);
+    if (!found) {
+      ctx.err(`Unknown setting ${JSON.stringify(name)}. Settings: ${config.map((s) => s.name).join(', ')}.\n`);
+      return 1;
+    }
+    ctx.out(`${found.value}\n`);
+  },
+};
+
+export const configSet: Command = {
+  path: ['config', 'set'],
+  summary: 'Change a platform setting of the application: cancel-on-push true|false',
+  usage: 'config set <name> <true|false> [--app <app>]',
+  options: { app: { type: 'string' } },
+  args: { min: 2, max: 2 },
+  async run(ctx, [name, value], options) {
+    const app = await resolveApp(ctx, options.app as string | undefined);
+    const result = await ctx.client().request<{ name: string; value: boolean }>('PUT', `/v1/apps/${app.id}/config/${encodeURIComponent(name!)}`, { value });
+    ctx.err(`${result.name} is now ${result.value} for ${app.name}.\n`);
+  },
+};
