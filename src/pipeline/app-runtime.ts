@@ -65,16 +65,10 @@ export class AppRuntime {
    * Starts an instance of a release and health-checks it. Resolves with a healthy instance
    * (not yet serving) or throws a PhaseError after stopping it.
    */
-  async launch(app: AppRow, release: ReleaseSpec, deploymentLog: (line: string) => void, cancel?: AbortSignal): Promise<Instance> {
-    const instanceId = newId('instance');
+  /** The complete environment of one process of a release (an instance, a run hook). */
+  environmentFor(app: AppRow, release: ReleaseSpec, instanceId: string, instanceNumber: number): Record<string, string> {
     const appVars = this.options.appEnv(app.id);
-    let paths: string[];
-    try {
-      paths = healthCheckPaths(appVars);
-    } catch (error) {
-      throw new PhaseError('healthcheck', (error as PlanError).message, (error as PlanError).hint);
-    }
-    const env = composeEnv({
+    return composeEnv({
       // CC_SSH_PRIVATE_KEY is for the build only (build-ssh-key.ts): the instance never sees it.
       app: withoutBuildOnlyVariables(appVars),
       plan: release.planEnv,
@@ -84,7 +78,7 @@ export class AppRuntime {
         deploymentId: release.deploymentId,
         commit: release.commit,
         instanceId,
-        instanceNumber: 0,
+        instanceNumber,
         instanceType: 'production',
         appHome: release.releaseDir,
         reverseProxyIp: this.options.gatewayAddress,
@@ -92,6 +86,18 @@ export class AppRuntime {
       toolPath: release.toolPath,
       home: release.releaseDir,
     });
+  }
+
+  async launch(app: AppRow, release: ReleaseSpec, deploymentLog: (line: string) => void, cancel?: AbortSignal): Promise<Instance> {
+    const instanceId = newId('instance');
+    const appVars = this.options.appEnv(app.id);
+    let paths: string[];
+    try {
+      paths = healthCheckPaths(appVars);
+    } catch (error) {
+      throw new PhaseError('healthcheck', (error as PlanError).message, (error as PlanError).hint);
+    }
+    const env = this.environmentFor(app, release, instanceId, 0);
     this.launching.set(instanceId, deploymentLog);
     const { logs } = this.options;
     let instance: Instance;

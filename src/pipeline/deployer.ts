@@ -28,6 +28,7 @@ import { runSandboxed } from '../sandbox/run-sandboxed.js';
 import { describeSandboxExit, sandboxIdFor } from '../sandbox/describe.js';
 import { ownedFolder } from '../sandbox/owned-folder.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
+import { describeRunHooks, hookCommand, withBuildHooks, type HookName } from './hooks.js';
 
 export interface DeployerOptions {
   store: Store;
@@ -147,6 +148,7 @@ export class Deployer {
     const log = (line: string, stream = 'system') => logs.append(deployment.id, stream, redact(line));
     const seconds = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
     let phase: Deployment['phase'] = 'receive';
+    let releaseForHooks: ReleaseSpec | undefined;
     // The phase a failure is blamed on and the one the deployment record shows move together.
     const enter = (next: NonNullable<Deployment['phase']>) => {
       phase = next;
@@ -190,6 +192,9 @@ export class Deployer {
       log(`==> [run] Starting: ${release.start.join(' ')}`);
       phase = 'healthcheck';
       cancelled();
+      releaseForHooks = release;
+      await this.runReleaseHook(app, release, 'CC_PRE_RUN_HOOK', appVars, log, cancel.signal);
+      cancelled();
       const instance = await this.o.runtime.launch(app, release, (line) => log(line), cancel.signal);
       if (cancel.signal.aborted) {
         await instance.stop(5000).catch(() => undefined);
@@ -202,6 +207,7 @@ export class Deployer {
       store.deployments.setPhase(deployment.id, 'done');
       store.deployments.finish(deployment.id, 'OK', null);
       log(`Successfully deployed in ${seconds()}`);
+      await this.runReleaseHook(app, release, 'CC_RUN_SUCCEEDED_HOOK', appVars, log).catch((e) => log(`CC_RUN_SUCCEEDED_HOOK: ${(e as Error).message}`));
       await this.pruneReleases(app.id);
     } catch (error) {
       if (cancel.signal.aborted) {
@@ -220,6 +226,10 @@ export class Deployer {
       if (!(error instanceof PhaseError) && !(error instanceof PlanError)) this.o.log(`Deployment ${deployment.id}: ${(error as Error).stack}`);
       if (this.o.runtime.current(app.id)) log('The previous release keeps serving.');
       log(`Deploy failed in ${seconds()}`);
+      if (hookCommand('CC_RUN_FAILED_HOOK', appVars)) {
+        if (releaseForHooks) await this.runReleaseHook(app, releaseForHooks, 'CC_RUN_FAILED_HOOK', appVars, log).catch((e) => log(`CC_RUN_FAILED_HOOK: ${(e as Error).message}`));
+        else log('CC_RUN_FAILED_HOOK was not run: the deployment failed before a release existed.');
+      }
       store.deployments.setPhase(deployment.id, failedPhase);
       store.deployments.finish(deployment.id, 'FAIL', `${failedPhase}: ${message}`);
       await rm(join(this.o.dataDir, 'builds', deployment.id), { recursive: true, force: true });
@@ -251,8 +261,10 @@ export class Deployer {
       if (error instanceof PlanError) throw new PhaseError('build', error.message, error.hint);
       throw error;
     }
+    plan = withBuildHooks(plan, appVars);
     log('==> [build] Build plan');
     for (const line of describePlan(plan)) log(`    ${line}`);
+    for (const line of describeRunHooks(appVars)) log(`    ${line}`);
 
     const appCacheDir = join(this.o.dataDir, 'cache', 'apps', app.id);
     const home = join(appCacheDir, 'home');
@@ -426,6 +438,57 @@ export class Deployer {
     if (result.aborted) throw new DeploymentCancelled(String(signal.reason));
     if (result.exitCode !== 0) {
       throw new PhaseError('receive', `Could not export commit ${deployment.commit_sha}: git ${describeSandboxExit(result, sandbox)}: ${output.slice(-5).join(' ')}`);
+    }
+  }
+
+  /**
+   * Runs a run-phase hook once, in a sandbox of the release with the environment an instance
+   * gets. CC_PRE_RUN_HOOK failing fails the deployment; the other two only report.
+   */
+  private async runReleaseHook(
+    app: AppRow,
+    release: ReleaseSpec,
+    name: HookName,
+    appVars: Record<string, string>,
+    log: (line: string, stream?: string) => void,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const command = hookCommand(name, appVars);
+    if (!command) return;
+    const sandbox = await this.o.sandboxes.instance(app);
+    log(`==> [run] ${name}: ${command.argv.join(' ')}`);
+    const network = await this.o.buildNetworks.acquireBuildNetwork(app.id);
+    try {
+      const result = await runSandboxed(
+        this.o.sandboxHost,
+        {
+          id: sandboxIdFor(release.deploymentId, name.toLowerCase().replaceAll('_', '-')),
+          limits: sandbox.limits,
+          onLine: (stream, line) => log(line, stream),
+          spec: {
+            args: command.argv,
+            env: this.o.runtime.environmentFor(app, release, newId('instance'), 0),
+            cwd: release.releaseDir,
+            user: sandbox.user,
+            hostname: 'hook',
+            mounts: [
+              { destination: release.releaseDir, source: release.releaseDir, writable: true },
+              ...sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
+            ],
+            networkNamespacePath: network.namespacePath,
+            tmpBytes: Math.floor(sandbox.limits.memoryBytes / 4),
+            openFiles: 16_384,
+          },
+        },
+        { timeoutMs: 30 * 60_000, signal },
+      );
+      if (result.aborted) throw new DeploymentCancelled(String(signal?.reason));
+      if (result.exitCode !== 0) {
+        if (name === 'CC_PRE_RUN_HOOK') throw new PhaseError('run', `${name} ${describeSandboxExit(result, sandbox)}; no instance was started.`, 'Its output is above; fix the hook or the variable, then redeploy.');
+        log(`${name} ${describeSandboxExit(result, sandbox)} (the outcome of the deployment stays as it is).`);
+      }
+    } finally {
+      await network.release();
     }
   }
 

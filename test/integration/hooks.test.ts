@@ -1,0 +1,90 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
+
+let daemon: TestDaemon;
+let gitEnv: NodeJS.ProcessEnv;
+let dir: string;
+let appId: string;
+
+async function setEnv(vars: Record<string, string>): Promise<void> {
+  for (const [k, v] of Object.entries(vars)) {
+    const r = await daemon.cli(['env', 'set', k, v, '--app', appId]);
+    assert.equal(r.code, 0, r.stderr);
+  }
+}
+
+async function served(): Promise<string> {
+  const response = await getThroughRouter(daemon, `${appId}.localhost`);
+  assert.equal(response.status, 200);
+  return String((JSON.parse(response.body) as { release: string }).release);
+}
+
+before(async () => {
+  daemon = await startDaemon();
+  ({ gitEnv } = await registerSshKey(daemon));
+  dir = checkoutExample('node-hello');
+  appId = await createApp(daemon, dir, 'hooks', { GREETING: 'hola' });
+});
+
+after(async () => {
+  await daemon?.stop();
+});
+
+test('every hook runs in its phase, in order, with the app environment, and appears in the printed plan', async () => {
+  await setEnv({
+    CC_PRE_BUILD_HOOK: 'echo "hook:pre-build uid=$(id -u) greeting=$GREETING"',
+    CC_POST_BUILD_HOOK: 'echo "hook:post-build type=$INSTANCE_TYPE"',
+    CC_PRE_RUN_HOOK: 'echo "hook:pre-run greeting=$GREETING type=$INSTANCE_TYPE"',
+    CC_RUN_SUCCEEDED_HOOK: 'echo "hook:succeeded"; exit 1',
+    CC_RUN_FAILED_HOOK: 'echo "hook:failed"',
+  });
+  newRelease(dir, 'hooked');
+  const result = await pushAndWait(daemon, dir, appId, gitEnv);
+  const log = await deploymentLog(daemon, appId, result.id);
+  assert.equal(result.state, 'OK', log.join('\n'));
+  const at = (marker: string) => log.findIndex((l) => l.startsWith(marker));
+  for (const name of ['CC_PRE_BUILD_HOOK', 'CC_POST_BUILD_HOOK', 'CC_PRE_RUN_HOOK', 'CC_RUN_SUCCEEDED_HOOK', 'CC_RUN_FAILED_HOOK']) {
+    assert.ok(log.some((l) => l.includes(name) && l.includes('bash')), `${name} is in the printed plan`);
+  }
+  const preBuild = at('hook:pre-build');
+  const install = log.findIndex((l) => /==> \[build\] (install|Install)/.test(l));
+  const postBuild = at('hook:post-build');
+  const preRun = at('hook:pre-run');
+  const started = log.findIndex((l) => l.includes('[instance] started'));
+  const succeeded = at('hook:succeeded');
+  assert.ok(preBuild >= 0 && postBuild > preBuild && preRun > postBuild && started > preRun && succeeded > started, log.join('\n'));
+  if (install >= 0) assert.ok(preBuild < install && install < postBuild, 'pre-build before the install, post-build after');
+  assert.match(log[preBuild]!, /greeting=hola/);
+  assert.doesNotMatch(log[preBuild]!, /uid=0\b/, 'hooks never run as root');
+  assert.match(log[postBuild]!, /type=build/);
+  assert.match(log[preRun]!, /greeting=hola type=production/);
+  assert.ok(log.some((l) => l.includes('CC_RUN_SUCCEEDED_HOOK exited with code 1 (the outcome of the deployment stays as it is)')));
+  assert.equal(at('hook:failed'), -1, 'the failed hook does not run after a success');
+  assert.equal(await served(), 'hooked');
+});
+
+test('a failing pre-build hook fails the build with its name and exit code', async () => {
+  await setEnv({ CC_PRE_BUILD_HOOK: 'echo "hook:pre-build failing"; exit 3' });
+  newRelease(dir, 'bad-build');
+  const result = await pushAndWait(daemon, dir, appId, gitEnv);
+  assert.equal(result.state, 'FAIL');
+  const log = await deploymentLog(daemon, appId, result.id);
+  assert.ok(log.some((l) => l.includes('==> [build] Build failed: CC_PRE_BUILD_HOOK exited with code 3')), log.join('\n'));
+  assert.ok(log.includes('CC_RUN_FAILED_HOOK was not run: the deployment failed before a release existed.'));
+  assert.equal(await served(), 'hooked', 'the previous release keeps serving');
+  await daemon.cli(['env', 'rm', 'CC_PRE_BUILD_HOOK', '--app', appId]);
+});
+
+test('a failing pre-run hook fails the deployment before any instance starts; the failed hook runs', async () => {
+  await setEnv({ CC_PRE_RUN_HOOK: 'echo "hook:pre-run failing"; exit 4' });
+  newRelease(dir, 'bad-run');
+  const result = await pushAndWait(daemon, dir, appId, gitEnv);
+  assert.equal(result.state, 'FAIL');
+  const log = await deploymentLog(daemon, appId, result.id);
+  assert.ok(log.some((l) => l.includes('==> [run] Run failed: CC_PRE_RUN_HOOK exited with code 4')), log.join('\n'));
+  assert.ok(!log.some((l) => l.includes('[instance] started')), 'no instance started');
+  assert.ok(log.includes('hook:failed'), 'CC_RUN_FAILED_HOOK ran');
+  assert.equal(await served(), 'hooked');
+});
