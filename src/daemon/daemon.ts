@@ -15,6 +15,8 @@ import { makeSandboxPolicy } from './sandbox-policy.js';
 import { lockDownDataFolder } from './data-folder-modes.js';
 import { migrateAppFolders } from './migrate-app-folders.js';
 import { removeApp } from '../pipeline/app-removal.js';
+import { Firewall } from '../network/firewall.js';
+import { addonEndpointsFor } from '../network/addon-access.js';
 import { rmSync } from 'node:fs';
 import { LocalNetnsBackend } from '../instances/local/local-netns-backend.js';
 import { NginxRouter } from '../router/nginx/nginx-router.js';
@@ -76,11 +78,24 @@ export class Daemon {
 
     const backend = new LocalNetnsBackend({ bridgeName: names.bridgeName, namespacePrefix: names.namespacePrefix, subnet: options.subnet, sandboxes });
     await backend.init();
+    const firewall = new Firewall({
+      table: names.cgroupRoot,
+      bridge: names.bridgeName,
+      subnet: backend.subnet,
+      gateway: backend.gatewayAddress,
+      routerPorts: [options.routerPort].filter((p) => p > 0),
+    });
+    await firewall.start();
+    backend.setNetworkEvents(firewall);
+    // Runs after every sandbox has stopped (stoppers run in reverse order).
+    this.onStop('firewall', () => firewall.stop());
     // Runs after every instance and add-on server has stopped (stoppers run in reverse order).
     this.onStop('instance network', () => backend.removeBridge());
     // Add-on servers need the bridge's gateway address; they start lazily (see AddonManager).
     const addons = new AddonManager({ store, providers: makeAddonProviders(addonProviderOptions(options.dataDir, backend.gatewayAddress, process.env)), log });
     this.onStop('add-ons', () => addons.stop());
+    firewall.setAddonAccessResolver(addonEndpointsFor(store, addons));
+    store.links.onAddonLinksChanged(() => void firewall.syncAddonAccess().catch((e) => log(`Firewall: ${(e as Error).message}`)));
 
     const router = new NginxRouter({ listenHost: options.listen, port: options.routerPort, workDir: join(options.dataDir, 'router') });
     await router.start();

@@ -8,18 +8,31 @@ import type { AppRow } from './apps.js';
  * Lists come in link order, which is also the order their variables are merged in.
  */
 export class LinkRepository {
+  private readonly addonLinkListeners = new Set<() => void>();
+
   constructor(private readonly db: Db) {}
+
+  /** Called after a link between an app and an add-on was made or removed (the firewall follows). */
+  onAddonLinksChanged(listener: () => void): () => void {
+    this.addonLinkListeners.add(listener);
+    return () => this.addonLinkListeners.delete(listener);
+  }
+
+  private addonLinksChanged(changed: boolean): boolean {
+    if (changed) for (const listener of this.addonLinkListeners) listener();
+    return changed;
+  }
 
   /** Returns false when the link already existed. */
   linkAddon(appId: string, addonId: string): boolean {
-    return (
+    return this.addonLinksChanged(
       this.db.prepare('INSERT INTO addon_links (app_id, addon_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(appId, addonId, new Date().toISOString())
-        .changes > 0
+        .changes > 0,
     );
   }
 
   unlinkAddon(appId: string, addonId: string): boolean {
-    return this.db.prepare('DELETE FROM addon_links WHERE app_id = ? AND addon_id = ?').run(appId, addonId).changes > 0;
+    return this.addonLinksChanged(this.db.prepare('DELETE FROM addon_links WHERE app_id = ? AND addon_id = ?').run(appId, addonId).changes > 0);
   }
 
   /** Add-ons linked to an app. */
@@ -37,7 +50,9 @@ export class LinkRepository {
   }
 
   unlinkAllOfAddon(addonId: string): number {
-    return this.db.prepare('DELETE FROM addon_links WHERE addon_id = ?').run(addonId).changes;
+    const changes = this.db.prepare('DELETE FROM addon_links WHERE addon_id = ?').run(addonId).changes;
+    this.addonLinksChanged(changes > 0);
+    return changes;
   }
 
   linkApp(appId: string, targetAppId: string): boolean {

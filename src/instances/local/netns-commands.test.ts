@@ -10,6 +10,7 @@ test('instance network setup, in order', () => {
     ['/usr/sbin/ip', 'netns', 'add', 'slw-6'],
     ['/usr/sbin/ip', 'link', 'add', 'name', 'slw-6h', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', 'slw-6'],
     ['/usr/sbin/ip', 'link', 'set', 'dev', 'slw-6h', 'master', 'slipway0'],
+    ['/usr/sbin/ip', 'link', 'set', 'dev', 'slw-6h', 'type', 'bridge_slave', 'isolated', 'on'],
     ['/usr/sbin/ip', 'link', 'set', 'dev', 'slw-6h', 'up'],
     ['/usr/sbin/ip', '-n', 'slw-6', 'link', 'set', 'dev', 'lo', 'up'],
     ['/usr/sbin/ip', '-n', 'slw-6', 'address', 'add', '10.77.0.6/16', 'dev', 'eth0'],

@@ -68,6 +68,9 @@ export function setupInstanceNetworkArgvs(t: HostTools, n: InstanceNetwork): str
     // The inner end is created directly inside the namespace: no moment where it exists on the host.
     [t.ip, 'link', 'add', 'name', n.hostVeth, 'type', 'veth', 'peer', 'name', INNER_INTERFACE, 'netns', n.namespace],
     [t.ip, 'link', 'set', 'dev', n.hostVeth, 'master', n.bridge],
+    // Isolated bridge ports reach the host but not each other: no sandbox talks to another
+    // at layer 2, where the firewall would not see it.
+    [t.ip, 'link', 'set', 'dev', n.hostVeth, 'type', 'bridge_slave', 'isolated', 'on'],
     [t.ip, 'link', 'set', 'dev', n.hostVeth, 'up'],
     [t.ip, '-n', n.namespace, 'link', 'set', 'dev', 'lo', 'up'],
     [t.ip, '-n', n.namespace, 'address', 'add', `${n.address}/${n.prefixLength}`, 'dev', INNER_INTERFACE],
