@@ -124,7 +124,9 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
     const inProgress = store.deployments.listForApp(app.id, 20).filter((d) => d.state === 'WIP').map(deploymentView);
     return {
       status: instance ? 'running' : 'stopped',
-      instance: instance ? { id: instance.id, address: instance.address, port: instance.port, state: instance.state(), restarts: instance.restarts() } : null,
+      instance: instance
+        ? { id: instance.id, address: instance.address, port: instance.port, state: instance.state(), restarts: instance.restarts(), memory_bytes: instance.memoryUsage() ?? null }
+        : null,
       release: releaseDeployment ? { deployment_id: releaseDeployment.id, commit: releaseDeployment.commit_sha } : null,
       pushed_commit: await repos.head(app.id),
       deploying: inProgress,
