@@ -444,3 +444,8 @@ async function chownEntry(path: string, owner: Owner): Promise<void> {
 function describeBytes(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${bytes / (1024 * 1024)} MiB` : bytes >= 1024 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
 }
+
+/** A pushed commit's export (or a build folder before its build), as messages name it. */
+export function repositoryTree(root: string, owner?: Owner): UntrustedTree {
+  return new UntrustedTree(root, { name: 'the repository', owner });
+}

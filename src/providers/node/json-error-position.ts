@@ -13,7 +13,7 @@ export interface JsonErrorPosition {
   /** 1-based line and column of that character. */
   line: number;
   column: number;
-  /** What the scanner expected there. */
+  /** The rule broken there: what was expected and what kind of character was found (never the character). */
   reason: string;
 }
 
@@ -36,8 +36,34 @@ export function lineAndColumn(text: string, offset: number): { line: number; col
   return { line, column: offset - lineStart + 1 };
 }
 
+const PUNCTUATION: Record<string, string> = {
+  '{': 'an opening brace',
+  '}': 'a closing brace',
+  '[': 'an opening bracket',
+  ']': 'a closing bracket',
+  ',': 'a comma',
+  ':': 'a colon',
+  '"': 'a double quote',
+  "'": 'a single quote',
+  '\\': 'a backslash',
+  '/': 'a slash',
+  '#': 'a hash sign',
+};
+
+/**
+ * What stands where the grammar broke, by its kind only: the file may be one the daemon read
+ * with root's rights, so its characters are never quoted back.
+ */
 function describe(text: string, at: number): string {
-  return at >= text.length ? 'the end of the file' : JSON.stringify(text[at]);
+  if (at >= text.length) return 'the end of the file';
+  const ch = text[at]!;
+  if (PUNCTUATION[ch]) return PUNCTUATION[ch];
+  if (ch === '\n' || ch === '\r') return 'the end of the line';
+  if (ch < ' ' || ch === '\u007f') return 'a control character';
+  if (/[A-Za-z]/.test(ch)) return 'a letter';
+  if (/[0-9]/.test(ch)) return 'a digit';
+  if (/\s/.test(ch)) return 'a space';
+  return ch.charCodeAt(0) > 0x7f ? 'a non-ASCII character' : 'another punctuation character';
 }
 
 /** Null when `text` is valid JSON, otherwise where and why it is not. */

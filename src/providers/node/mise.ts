@@ -24,6 +24,16 @@ function versionOf(value: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * The rule the parser says was broken (": unfinished string"), without the excerpt of the file
+ * that follows it: the text is never quoted back. A reason that might carry text of the file
+ * (a date library's message) is left out.
+ */
+function tomlRule(message: string): string {
+  const reason = message.split('\n')[0]!.replace(/^Invalid TOML document:\s*/, '').trim();
+  return /^[a-z][a-z ,:-]{0,80}$/i.test(reason) ? `: ${reason}` : '';
+}
+
 export function parseMiseTools(text: string, file = 'mise.toml'): MiseTools {
   let doc: Record<string, unknown>;
   try {
@@ -31,7 +41,7 @@ export function parseMiseTools(text: string, file = 'mise.toml'): MiseTools {
   } catch (error) {
     const e = error as Error & { line?: number; column?: number };
     const where = e.line !== undefined ? ` at line ${e.line}, column ${e.column}` : '';
-    throw new PlanError(`${file} is not valid TOML${where}: ${e.message.split('\n')[0]}`, `Fix ${file}, commit and push again.`);
+    throw new PlanError(`${file} is not valid TOML${where}${tomlRule(e.message)}.`, `Fix ${file}${where}, commit and push again.`);
   }
   const result: MiseTools = { warnings: [] };
   const tools = doc.tools;

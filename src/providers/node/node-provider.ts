@@ -3,8 +3,8 @@
  * (SPEC §2.2, §2.3, §4.4, §5, §7, §9). Each decision lives in its own module; this file reads
  * the project once and puts the decisions together, in the order the deploy log prints them.
  */
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
+import { repositoryTree } from '../../sandbox/untrusted-tree.js';
 import { PlanError, type BuildPlan, type PlanContext, type Provider } from '../plan.js';
 import { npmConfiguredRegistry } from './default-registry.js';
 import { choosePackageManager, type PackageManager } from './detect-package-manager.js';
@@ -55,20 +55,19 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
     name: 'node',
 
     async detect(sourceDir: string): Promise<boolean> {
-      try {
-        return (await stat(path.join(sourceDir, 'package.json'))).isFile();
-      } catch {
-        return false;
-      }
+      // A package.json that is a link out of the repository is refused here, by name.
+      return repositoryTree(sourceDir).isFile('package.json');
     },
 
     async plan(context: PlanContext): Promise<BuildPlan> {
       const { env, sourceDir } = context;
-      const pkg = await readPackageJson(sourceDir);
+      // Every file of the repository is read through it: links out of it are refused.
+      const repository = repositoryTree(sourceDir);
+      const pkg = await readPackageJson(repository);
       const declared = parsePackageManagerField(pkg.packageManager);
       const miseDisabled = isTrue(env.CC_DISABLE_MISE);
       const miseOverride = env.CC_MISE_FILE_PATH?.trim() ? safeMisePath(env.CC_MISE_FILE_PATH) : undefined;
-      const files = await readProjectFiles(sourceDir, miseOverride);
+      const files = await readProjectFiles(repository, miseOverride);
 
       const notes: string[] = [];
       const warnings: string[] = [];

@@ -41,8 +41,11 @@ async function planError(files: Record<string, string>, env: Record<string, stri
 describe('node plan errors', () => {
   it('a malformed package.json names the line and column of the problem', async () => {
     const error = await planError({ 'package.json': '{\n  "name": "x",\n  "scripts": { "start": "node s.js", }\n}\n' });
-    assert.match(error.message, /^package\.json is not valid JSON: expected a property name after the comma \(a trailing comma is not allowed\), found "}" at line 3, column 38\./);
-    assert.match(error.message, /\n {2} {2}"scripts": \{ "start": "node s\.js", \}\n {2} {37}\^/);
+    assert.equal(
+      error.message,
+      'package.json is not valid JSON: expected a property name after the comma (a trailing comma is not allowed), found a closing brace at line 3, column 38.',
+      'the rule and the position, never the text of the line',
+    );
     assert.match(error.hint ?? '', /Fix package\.json at line 3, column 38/);
   });
 

@@ -2,8 +2,7 @@
  * One read of the files in the source folder that steer a Node/Bun plan, so that every
  * decision after it is a pure function of this snapshot (and can be tested as data).
  */
-import { readFile, stat } from 'node:fs/promises';
-import path from 'node:path';
+import { repositoryTree, type UntrustedTree } from '../../sandbox/untrusted-tree.js';
 
 /** Lockfiles, in the order detection looks at them (SPEC §4.4 rule 3, then npm's own). */
 export const LOCKFILES = ['bun.lock', 'bun.lockb', 'pnpm-lock.yaml', 'yarn.lock', 'package-lock.json', 'npm-shrinkwrap.json'] as const;
@@ -28,41 +27,24 @@ export interface ProjectFiles {
   startCandidates: string[];
 }
 
-async function readText(file: string, limit?: number): Promise<string | undefined> {
-  try {
-    const text = await readFile(file, 'utf8');
-    return limit === undefined ? text : text.slice(0, limit);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'EISDIR') return undefined;
-    throw error;
-  }
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await stat(file);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Mise reads these names; slipway honours the first one present. */
 export const MISE_FILES = ['mise.toml', '.mise.toml'];
 
 /**
- * Reads the snapshot. `miseFile` overrides where mise.toml is looked for (the reference's
- * CC_MISE_FILE_PATH); it must already be a safe path relative to the source folder.
+ * Reads the snapshot through the repository's untrusted tree: a file that is a link out of the
+ * repository, a fifo or a folder is refused (by name) rather than read. `miseFile` overrides
+ * where mise.toml is looked for (the reference's CC_MISE_FILE_PATH); it must already be a safe
+ * path relative to the source folder.
  */
-export async function readProjectFiles(sourceDir: string, miseFile?: string): Promise<ProjectFiles> {
-  const at = (name: string) => path.join(sourceDir, name);
+export async function readProjectFiles(source: string | UntrustedTree, miseFile?: string): Promise<ProjectFiles> {
+  const tree = typeof source === 'string' ? repositoryTree(source) : source;
+  const exists = async (name: string) => (await tree.entry(name)) !== undefined;
   const lockfiles: Lockfile[] = [];
-  for (const name of LOCKFILES) if (await exists(at(name))) lockfiles.push(name);
+  for (const name of LOCKFILES) if (await exists(name)) lockfiles.push(name);
 
   let mise: ProjectFiles['mise'];
   for (const name of miseFile ? [miseFile] : MISE_FILES) {
-    const text = await readText(at(name));
+    const text = await tree.readText(name);
     if (text !== undefined) {
       mise = { path: name, text };
       break;
@@ -71,17 +53,18 @@ export async function readProjectFiles(sourceDir: string, miseFile?: string): Pr
 
   const startCandidates: string[] = [];
   for (const name of ['server.js', 'index.js', 'app.js', 'main.js', 'server.ts', 'index.ts']) {
-    if (await exists(at(name))) startCandidates.push(name);
+    if (await exists(name)) startCandidates.push(name);
   }
 
   return {
     lockfiles,
-    yarnLockHead: lockfiles.includes('yarn.lock') ? await readText(at('yarn.lock'), 2048) : undefined,
-    npmrc: await readText(at('.npmrc')),
-    yarnrcYml: await readText(at('.yarnrc.yml')),
+    yarnLockHead: lockfiles.includes('yarn.lock') ? await tree.readText('yarn.lock', { maxBytes: 2048, truncate: true }) : undefined,
+    npmrc: await tree.readText('.npmrc'),
+    yarnrcYml: await tree.readText('.yarnrc.yml'),
     mise,
-    gitignore: await readText(at('.gitignore')),
-    nodeModulesCommitted: await exists(at('node_modules')),
+    // Only its start matters (does it ignore node_modules?); a huge .gitignore is not an error.
+    gitignore: await tree.readText('.gitignore', { truncate: true }),
+    nodeModulesCommitted: await exists('node_modules'),
     startCandidates,
   };
 }

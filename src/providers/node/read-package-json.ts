@@ -3,9 +3,8 @@
  * scripts, dependencies, engines, packageManager). A broken file fails the build early with
  * the position of the problem, instead of failing later inside a package manager.
  */
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { PlanError } from '../plan.js';
+import { repositoryTree, type UntrustedTree } from '../../sandbox/untrusted-tree.js';
 import { findJsonError } from './json-error-position.js';
 
 export interface PackageJson {
@@ -59,13 +58,6 @@ function stringMap(json: JsonObject, field: string, file: string): Record<string
   return result;
 }
 
-/** The line holding `offset`, with a caret under the column, for the error message. */
-function excerpt(text: string, line: number, column: number): string {
-  const content = text.split('\n')[line - 1] ?? '';
-  const shown = content.length > 120 ? content.slice(0, 120) + '…' : content;
-  return `  ${shown.replace(/\r$/, '')}\n  ${' '.repeat(Math.max(0, Math.min(column - 1, 120)))}^`;
-}
-
 /** Parses the text of a package.json; `file` names it in messages. */
 export function parsePackageJson(rawText: string, file = 'package.json'): PackageJson {
   // npm and the other managers accept a leading byte order mark; so does slipway.
@@ -76,12 +68,14 @@ export function parsePackageJson(rawText: string, file = 'package.json'): Packag
   } catch (error) {
     const where = findJsonError(text);
     if (where) {
+      // Position and rule only: the text may come from a file read with root's rights.
       throw new PlanError(
-        `${file} is not valid JSON: ${where.reason} at line ${where.line}, column ${where.column}.\n${excerpt(text, where.line, where.column)}`,
+        `${file} is not valid JSON: ${where.reason} at line ${where.line}, column ${where.column}.`,
         `Fix ${file} at line ${where.line}, column ${where.column} (check it with \`node -e 'JSON.parse(require("fs").readFileSync("${file}","utf8"))'\`), commit and push again.`,
       );
     }
-    throw new PlanError(`${file} is not valid JSON: ${(error as Error).message}.`, `Fix ${file}, commit and push again.`);
+    // V8's message quotes the text; the scanner found nothing, so say no more than that.
+    throw new PlanError(`${file} is not valid JSON.`, `Fix ${file} (check it with \`node -e 'JSON.parse(require("fs").readFileSync("${file}","utf8"))'\`), commit and push again.`);
   }
   if (!isObject(parsed)) {
     throw new PlanError(`${file} must hold a JSON object ({ ... }), but it holds ${typeName(parsed)}.`, `Put the package description in an object, commit and push again.`);
@@ -98,19 +92,18 @@ export function parsePackageJson(rawText: string, file = 'package.json'): Packag
   };
 }
 
-/** Reads `<sourceDir>/package.json`; a missing file is a PlanError saying what is needed. */
-export async function readPackageJson(sourceDir: string): Promise<PackageJson> {
-  let text: string;
-  try {
-    text = await readFile(path.join(sourceDir, 'package.json'), 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
-      throw new PlanError(
-        'No package.json at the root of the repository: a Node.js or Bun app needs one (SPEC §2.3).',
-        'Create package.json (`npm init -y`), add a start script, commit and push again.',
-      );
-    }
-    throw error;
+/**
+ * Reads `package.json` at the repository's root; a missing file is a PlanError saying what is
+ * needed, a link leading out of the repository (or a fifo, a folder...) is refused.
+ */
+export async function readPackageJson(source: string | UntrustedTree): Promise<PackageJson> {
+  const tree = typeof source === 'string' ? repositoryTree(source) : source;
+  const text = await tree.readText('package.json');
+  if (text === undefined) {
+    throw new PlanError(
+      'No package.json at the root of the repository: a Node.js or Bun app needs one.',
+      'Create package.json (`npm init -y`), add a start script, commit and push again.',
+    );
   }
   return parsePackageJson(text);
 }

@@ -98,9 +98,14 @@ export function berryRcContent(projectYarnrc: string | undefined, registry: Regi
   if (projectYarnrc !== undefined && projectYarnrc.trim() !== '') {
     let parsed: unknown;
     try {
-      parsed = parseYaml(projectYarnrc);
+      // Warnings (an unknown tag...) would be printed with the text around them: errors only.
+      parsed = parseYaml(projectYarnrc, { logLevel: 'error' });
     } catch (error) {
-      throw new PlanError(`.yarnrc.yml is not valid YAML: ${(error as Error).message.split('\n')[0]}`, 'Fix .yarnrc.yml, commit and push again.');
+      // The position and the parser's rule code, never the parser's message (it quotes the file).
+      const e = error as Error & { code?: string; linePos?: Array<{ line: number; col: number }> };
+      const at = e.linePos?.[0] ? ` at line ${e.linePos[0].line}, column ${e.linePos[0].col}` : '';
+      const rule = e.code && /^[A-Z_]+$/.test(e.code) ? ` (${e.code.toLowerCase().replaceAll('_', ' ')})` : '';
+      throw new PlanError(`.yarnrc.yml is not valid YAML${at}${rule}.`, `Fix .yarnrc.yml${at}, commit and push again.`);
     }
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
       throw new PlanError('.yarnrc.yml must hold a mapping of settings.', 'Fix .yarnrc.yml, commit and push again.');
