@@ -13,6 +13,8 @@ function facts(req) {
     commitId: process.env.COMMIT_ID ?? null,
     deploymentId: process.env.CC_DEPLOYMENT_ID ?? null,
     instanceType: process.env.INSTANCE_TYPE ?? null,
+    instanceId: process.env.INSTANCE_ID ?? null,
+    instanceNumber: process.env.INSTANCE_NUMBER ?? null,
     port: process.env.PORT ?? null,
     uid: process.getuid(),
     forwardedFor: req.headers['x-forwarded-for'] ?? null,

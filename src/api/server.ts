@@ -12,6 +12,7 @@ import { sshKeyRoutes } from './routes/ssh-keys.js';
 import { deploymentRoutes } from './routes/deployments.js';
 import { rollbackRoutes } from './routes/rollback.js';
 import { appConfigRoutes } from './routes/app-config.js';
+import { instanceRoutes } from './routes/instances.js';
 import { addonRoutes } from './routes/addons.js';
 import { serviceRoutes } from './routes/services.js';
 import { publishedConfigRoutes } from './routes/published-config.js';
@@ -25,7 +26,7 @@ export type FallbackHandler = (req: IncomingMessage, res: ServerResponse) => boo
 
 export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<ApiContext> {
   const router = new HttpRouter<ApiContext>();
-  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, deploymentRoutes, rollbackRoutes, appConfigRoutes, addonRoutes, serviceRoutes, publishedConfigRoutes, runtimeRoutes, ...extraModules]) module(router);
+  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, deploymentRoutes, rollbackRoutes, appConfigRoutes, instanceRoutes, addonRoutes, serviceRoutes, publishedConfigRoutes, runtimeRoutes, ...extraModules]) module(router);
   return router;
 }
 

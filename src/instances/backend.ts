@@ -35,6 +35,8 @@ export interface InstanceSpec {
   sandbox: InstanceSandbox;
   /** Called with each line the instance prints and each lifecycle message. */
   onLog(stream: LogStream, line: string): void;
+  /** Called after the instance's state changed (crashed, restarting, running again...). */
+  onStateChange?(state: InstanceState): void;
 }
 
 export type InstanceState = 'starting' | 'running' | 'restarting' | 'stopping' | 'stopped' | 'crashed';

@@ -33,11 +33,14 @@ export interface AppRuntimeOptions {
 }
 
 /**
- * Owns the instance that serves each app and the routing table: a new instance replaces the
- * old one only after its health check passed; then the router switches and the old one drains.
+ * Owns the instances that serve each app and the routing table: new instances replace the old
+ * ones only after every one of them passed its health check; then the router switches and the
+ * old ones drain. An instance that crashed leaves the routing table until it runs again.
  */
 export class AppRuntime {
-  private readonly serving = new Map<string, Instance>();
+  /** The instances serving each app, by instance number. */
+  private readonly serving = new Map<string, Instance[]>();
+  private routesPending: Promise<void> | undefined;
   private readonly launching = new Map<string, (line: string) => void>();
   /** Old instances draining after a switch: shutdown waits for them. */
   private readonly draining = new Set<Promise<void>>();
@@ -45,14 +48,18 @@ export class AppRuntime {
   constructor(private readonly options: AppRuntimeOptions) {}
 
   current(appId: string): Instance | undefined {
-    return this.serving.get(appId);
+    return this.serving.get(appId)?.[0];
+  }
+
+  instancesOf(appId: string): Instance[] {
+    return [...(this.serving.get(appId) ?? [])];
   }
 
   routingTable(): RoutingTable {
     const table = new Map<string, Upstream[]>();
     for (const app of this.options.store.apps.all()) {
-      const instance = this.serving.get(app.id);
-      table.set(`${app.id}.${this.options.domain}`, instance ? [{ address: instance.address, port: instance.port }] : []);
+      const running = (this.serving.get(app.id) ?? []).filter((i) => i.state() === 'running');
+      table.set(`${app.id}.${this.options.domain}`, running.map((i) => ({ address: i.address, port: i.port })));
     }
     return table;
   }
@@ -88,7 +95,32 @@ export class AppRuntime {
     });
   }
 
-  async launch(app: AppRow, release: ReleaseSpec, deploymentLog: (line: string) => void, cancel?: AbortSignal): Promise<Instance> {
+  /**
+   * Starts the app's instances of a release (as many as its scale says) and health-checks them
+   * all; resolves with healthy instances (not yet serving) or throws after stopping them.
+   */
+  async launchAll(app: AppRow, release: ReleaseSpec, deploymentLog: (line: string) => void, cancel?: AbortSignal): Promise<Instance[]> {
+    const count = Math.max(1, this.options.store.apps.byId(app.id)?.instances ?? 1);
+    const started = await Promise.allSettled(Array.from({ length: count }, (_, n) => this.launch(app, release, deploymentLog, cancel, n)));
+    const healthy = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await Promise.all(healthy.map((i) => i.stop(5000).catch(() => undefined)));
+      throw failed.reason;
+    }
+    return healthy;
+  }
+
+  /** An instance's routes follow its health: leaving the table when it crashes, back when it runs. */
+  private onInstanceState(appId: string, instance: Instance): void {
+    if (!(this.serving.get(appId) ?? []).includes(instance)) return;
+    this.routesPending ??= Promise.resolve().then(async () => {
+      this.routesPending = undefined;
+      await this.applyRoutes().catch((e) => this.options.log(`Routing after a state change of ${appId}: ${(e as Error).message}`));
+    });
+  }
+
+  async launch(app: AppRow, release: ReleaseSpec, deploymentLog: (line: string) => void, cancel?: AbortSignal, instanceNumber = 0): Promise<Instance> {
     const instanceId = newId('instance');
     const appVars = this.options.appEnv(app.id);
     let paths: string[];
@@ -97,7 +129,7 @@ export class AppRuntime {
     } catch (error) {
       throw new PhaseError('healthcheck', (error as PlanError).message, (error as PlanError).hint);
     }
-    const env = this.environmentFor(app, release, instanceId, 0);
+    const env = this.environmentFor(app, release, instanceId, instanceNumber);
     this.launching.set(instanceId, deploymentLog);
     const { logs } = this.options;
     let instance: Instance;
@@ -108,7 +140,7 @@ export class AppRuntime {
         appId: app.id,
         deploymentId: release.deploymentId,
         instanceId,
-        instanceNumber: 0,
+        instanceNumber,
         releaseDir: release.releaseDir,
         beforeStart: release.beforeStart,
         command: release.start,
@@ -117,6 +149,7 @@ export class AppRuntime {
           logs.append(app.id, stream, line);
           this.launching.get(instanceId)?.(stream === 'system' ? `[instance] ${line}` : line);
         },
+        onStateChange: () => this.onInstanceState(app.id, instance),
       });
     } catch (error) {
       this.launching.delete(instanceId);
@@ -154,18 +187,46 @@ export class AppRuntime {
    * the app's requests to it; the previous instance drains and stops afterwards, off the
    * deployment's critical path (it still gets its drain period, then SIGTERM and a grace).
    */
-  async promote(appId: string, instance: Instance): Promise<void> {
-    const previous = this.serving.get(appId);
-    this.serving.set(appId, instance);
+  async promote(appId: string, instances: Instance | Instance[]): Promise<void> {
+    const next = Array.isArray(instances) ? instances : [instances];
+    const previous = (this.serving.get(appId) ?? []).filter((i) => !next.includes(i));
+    this.serving.set(appId, next);
     await this.applyRoutes();
-    if (previous && previous !== instance) {
-      const drain = (async () => {
-        // The router's old workers finish requests in flight before the old instance is asked to stop.
-        await new Promise((resolve) => setTimeout(resolve, this.options.drainDelayMs ?? 2000));
-        await previous.stop(10_000);
-      })().catch((error) => this.options.log(`Stopping the previous instance of ${appId}: ${(error as Error).message}`));
-      this.draining.add(drain);
-      void drain.finally(() => this.draining.delete(drain));
+    this.drainInBackground(appId, previous);
+  }
+
+  private drainInBackground(appId: string, instances: Instance[]): void {
+    if (instances.length === 0) return;
+    const drain = (async () => {
+      // The router's old workers finish requests in flight before the old instances are asked to stop.
+      await new Promise((resolve) => setTimeout(resolve, this.options.drainDelayMs ?? 2000));
+      await Promise.all(instances.map((i) => i.stop(10_000)));
+    })().catch((error) => this.options.log(`Stopping a previous instance of ${appId}: ${(error as Error).message}`));
+    this.draining.add(drain);
+    void drain.finally(() => this.draining.delete(drain));
+  }
+
+  /**
+   * Changes how many instances serve the app's current release: new ones start, pass their
+   * health check and join the routing table; removed ones (the highest numbers) leave it first,
+   * then drain and stop. The count is the one stored for the app.
+   */
+  async scale(app: AppRow, log: (line: string) => void): Promise<void> {
+    const wanted = Math.max(1, this.options.store.apps.byId(app.id)?.instances ?? 1);
+    const current = this.serving.get(app.id) ?? [];
+    const record = this.options.store.deployments.release(app.id);
+    if (current.length === 0 || !record || record.wanted !== 'running') return;
+    if (wanted > current.length) {
+      const release = parseReleaseSpec(record.start_json);
+      const added = await Promise.all(
+        Array.from({ length: wanted - current.length }, (_, k) => this.launch(app, release, log, undefined, current.length + k)),
+      );
+      this.serving.set(app.id, [...current, ...added]);
+      await this.applyRoutes();
+    } else if (wanted < current.length) {
+      this.serving.set(app.id, current.slice(0, wanted));
+      await this.applyRoutes();
+      this.drainInBackground(app.id, current.slice(wanted));
     }
   }
 
@@ -175,11 +236,11 @@ export class AppRuntime {
   }
 
   async stop(appId: string): Promise<boolean> {
-    const instance = this.serving.get(appId);
+    const instances = this.serving.get(appId) ?? [];
     this.serving.delete(appId);
     await this.applyRoutes();
-    if (!instance) return false;
-    await instance.stop(10_000);
+    if (instances.length === 0) return false;
+    await Promise.all(instances.map((i) => i.stop(10_000)));
     return true;
   }
 
@@ -195,8 +256,7 @@ export class AppRuntime {
       try {
         const release = parseReleaseSpec(record.start_json);
         log(`Restoring release ${release.deploymentId} (commit ${release.commit.slice(0, 12)}) after a daemon start`);
-        const instance = await this.launch(app, release, log);
-        await this.promote(app.id, instance);
+        await this.promote(app.id, await this.launchAll(app, release, log));
         this.options.log(`Restored ${app.name} (${app.id}) from release ${release.deploymentId}`);
       } catch (error) {
         this.options.log(`Could not restore ${app.name} (${app.id}): ${(error as Error).message}`);

@@ -195,13 +195,13 @@ export class Deployer {
       releaseForHooks = release;
       await this.runReleaseHook(app, release, 'CC_PRE_RUN_HOOK', appVars, log, cancel.signal);
       cancelled();
-      const instance = await this.o.runtime.launch(app, release, (line) => log(line), cancel.signal);
+      const instances = await this.o.runtime.launchAll(app, release, (line) => log(line), cancel.signal);
       if (cancel.signal.aborted) {
-        await instance.stop(5000).catch(() => undefined);
+        await Promise.all(instances.map((i) => i.stop(5000).catch(() => undefined)));
         cancelled();
       }
       store.deployments.setPhase(deployment.id, 'healthcheck');
-      await this.o.runtime.promote(app.id, instance);
+      await this.o.runtime.promote(app.id, instances);
       store.deployments.setRelease({ app_id: app.id, deployment_id: deployment.id, release_dir: release.releaseDir, start_json: JSON.stringify(release), wanted: 'running' });
       store.deployments.setReleaseJson(deployment.id, JSON.stringify(release));
       store.deployments.setPhase(deployment.id, 'done');

@@ -9,6 +9,8 @@ export interface AppRow {
   type: string;
   region: string;
   created_at: string;
+  /** How many instances serve the app (1 until scaled). */
+  instances?: number;
 }
 
 export class AppRepository {
@@ -56,6 +58,10 @@ export class AppRepository {
 
   all(): AppRow[] {
     return this.db.prepare('SELECT * FROM apps ORDER BY created_at').all() as AppRow[];
+  }
+
+  setInstances(id: string, count: number): void {
+    this.db.prepare('UPDATE apps SET instances = ? WHERE id = ?').run(count, id);
   }
 
   remove(id: string): void {

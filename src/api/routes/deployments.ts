@@ -127,6 +127,15 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
       instance: instance
         ? { id: instance.id, address: instance.address, port: instance.port, state: instance.state(), restarts: instance.restarts(), memory_bytes: instance.memoryUsage() ?? null }
         : null,
+      instances: runtime.instancesOf(app.id).map((i) => ({
+        id: i.id,
+        number: i.spec.instanceNumber,
+        address: i.address,
+        state: i.state(),
+        restarts: i.restarts(),
+        memory_bytes: i.memoryUsage() ?? null,
+      })),
+      instance_count: store.apps.byId(app.id)?.instances ?? 1,
       release: releaseDeployment ? { deployment_id: releaseDeployment.id, commit: releaseDeployment.commit_sha } : null,
       pushed_commit: await repos.head(app.id),
       deploying: inProgress,

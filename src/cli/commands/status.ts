@@ -5,6 +5,8 @@ import { printObject } from '../output.js';
 interface StatusData {
   status: string;
   instance: { id: string; address: string; state: string; restarts: number; memory_bytes: number | null } | null;
+  instances: Array<{ id: string; number: number; state: string; restarts: number; memory_bytes: number | null }>;
+  instance_count: number;
   release: { deployment_id: string; commit: string } | null;
   pushed_commit: string | null;
   deploying: Array<{ id: string; commit: string; phase: string }>;
@@ -26,9 +28,13 @@ export const status: Command = {
         application: `${app.name} (${app.id})`,
         status: data.status,
         url: app.url,
-        instance: data.instance
-          ? `${data.instance.state}, ${data.instance.restarts} restart(s)${data.instance.memory_bytes !== null ? `, ${Math.round(data.instance.memory_bytes / 1024 / 1024)} MiB` : ''}`
-          : 'none',
+        instances: `${data.instances.length} running of ${data.instance_count} wanted`,
+        ...Object.fromEntries(
+          data.instances.map((i) => [
+            `instance ${i.number}`,
+            `${i.state}, ${i.restarts} restart(s)${i.memory_bytes !== null ? `, ${Math.round(i.memory_bytes / 1024 / 1024)} MiB` : ''} (${i.id})`,
+          ]),
+        ),
         release: data.release ? `commit ${data.release.commit.slice(0, 12)} (${data.release.deployment_id})` : 'none',
         deploying: data.deploying.length ? data.deploying.map((d) => `${d.id} (${d.phase})`).join(', ') : 'no',
       },

@@ -54,6 +54,16 @@ export class LocalInstance implements Instance {
     return this.currentState;
   }
 
+  private setState(state: InstanceState): void {
+    if (this.currentState === state) return;
+    this.currentState = state;
+    try {
+      this.spec.onStateChange?.(state);
+    } catch {
+      // A failing listener must not take supervision down with it.
+    }
+  }
+
   restarts(): number {
     return this.restartCount;
   }
@@ -108,7 +118,7 @@ export class LocalInstance implements Instance {
 
   /** beforeStart commands, then the long-running command. */
   private async runOnce(): Promise<void> {
-    this.currentState = 'starting';
+    this.setState('starting');
     let step = 0;
     for (const command of this.spec.beforeStart) {
       this.log('system', `running before start: ${JSON.stringify(command)}`);
@@ -123,7 +133,7 @@ export class LocalInstance implements Instance {
     const group = await this.host.sandboxes.start(this.sandboxFor(sandboxIdFor(this.id), this.spec.command));
     this.group = group;
     if (this.stopping) return; // stop() is waiting for launching and will end it
-    this.currentState = 'running';
+    this.setState('running');
     this.log(
       'system',
       `started ${JSON.stringify(this.spec.command)} (sandbox ${group.id}, uid ${this.spec.sandbox.user.uid}, ${this.spec.sandbox.flavor}) in namespace ${this.network.namespace}, reachable at ${this.address}:${this.port}`,
@@ -138,14 +148,14 @@ export class LocalInstance implements Instance {
   private onExit(group: Sandbox, exit: SandboxExit): void {
     if (this.stopping || group !== this.group) return;
     const uptime = Date.now() - group.startedAt;
-    this.currentState = 'crashed';
+    this.setState('crashed');
     this.log('system', `crashed: ${describeSandboxExit(exit, this.spec.sandbox)} after ${seconds(uptime)}`);
     this.scheduleRestart(uptime);
   }
 
   private scheduleRestart(uptimeMs: number): void {
     const delay = this.backoff.nextDelay(uptimeMs);
-    this.currentState = 'restarting';
+    this.setState('restarting');
     this.log('system', `restarting in ${seconds(delay)} (restart #${this.restartCount + 1})`);
     this.restartTimer = setTimeout(() => void this.restart(), delay);
   }
@@ -164,7 +174,7 @@ export class LocalInstance implements Instance {
       await attempt;
     } catch (e) {
       if (this.stopping) return;
-      this.currentState = 'crashed';
+      this.setState('crashed');
       this.log('system', `restart failed: ${(e as Error).message}`);
       this.scheduleRestart(0);
     } finally {
@@ -173,7 +183,7 @@ export class LocalInstance implements Instance {
   }
 
   private async stopNow(graceMs: number): Promise<void> {
-    this.currentState = 'stopping';
+    this.setState('stopping');
     this.log('system', `stopping: sending SIGTERM, killing after ${seconds(graceMs)}`);
     clearTimeout(this.restartTimer);
     this.stopSignal.abort();
@@ -195,7 +205,7 @@ export class LocalInstance implements Instance {
       }
     }
     await this.host.release(this);
-    this.currentState = 'stopped';
+    this.setState('stopped');
     this.log('system', 'stopped');
   }
 }

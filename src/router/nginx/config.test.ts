@@ -24,7 +24,7 @@ function input(overrides: Partial<NginxConfigInput> = {}): NginxConfigInput {
 
 test("a host with upstreams gets an upstream block with a keep-alive pool and a proxying server", () => {
   const text = renderNginxConfig(input());
-  assert.match(text, /upstream slipway_app_0 \{\n    server 10\.200\.0\.2:8080 [^\n]*;\n    server 10\.200\.0\.3:8080 [^\n]*;\n    keepalive 32;/);
+  assert.match(text, /upstream slipway_app_0 \{\n    least_conn;\n    server 10\.200\.0\.2:8080 [^\n]*;\n    server 10\.200\.0\.3:8080 [^\n]*;\n    keepalive 32;/);
   assert.match(text, /server_name app-1\.example\.com;\n    location \/ \{\n      proxy_pass http:\/\/slipway_app_0;\n      proxy_http_version 1\.1;/);
   assert.match(text, /proxy_set_header Connection \$slipway_connection;/);
   assert.match(text, /map \$http_upgrade \$slipway_connection \{\n    default upgrade;\n    '' '';\n  \}/);

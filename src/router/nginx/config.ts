@@ -173,6 +173,8 @@ export function renderNginxConfig(input: NginxConfigInput): string {
   input.routes.forEach((route, index) => {
     if (route.upstreams.length === 0) return;
     lines.push(`  upstream ${upstreamName(index)} {`);
+    // Several instances of an app: each request goes to the one with the fewest in flight.
+    lines.push("    least_conn;");
     for (const upstream of route.upstreams) {
       const address = validateIPv4(upstream.address, `Upstream address for "${route.host}"`);
       const upstreamPort = validatePort(upstream.port, `Upstream port for "${route.host}"`);

@@ -4,6 +4,7 @@ import * as m003 from './003-addons.js';
 import * as m004 from './004-app-users.js';
 import * as m007 from './007-kept-releases.js';
 import * as m008 from './008-app-config.js';
+import * as m009 from './009-instance-count.js';
 
 /** Versioned schema changes, applied in order; never edit one that has shipped, add a new one. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -13,4 +14,5 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 4, name: 'app-users', sql: m004.sql },
   { version: 7, name: 'kept-releases', sql: m007.sql },
   { version: 8, name: 'app-config', sql: m008.sql },
+  { version: 9, name: 'instance-count', sql: m009.sql },
 ];
