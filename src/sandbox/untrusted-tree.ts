@@ -202,7 +202,7 @@ export class UntrustedTree {
   private async folderFor(rel: string, asked: string, mode = 0o755): Promise<string> {
     // Each round makes one missing folder; a path has fewer components than links allowed.
     for (let round = 0; round < components(rel).length + MAX_LINKS + 2; round++) {
-      const walk = await this.walk(rel, true);
+      const walk = await this.walk(rel, true, asked);
       if (walk.found) {
         if (walk.stats.isDirectory()) return join(this.root, ...walk.real);
         throw this.notAFolder(walk.real.join('/'), asked, kindOf(walk.stats));
@@ -264,7 +264,7 @@ export class UntrustedTree {
    */
   async remove(rel: string): Promise<boolean> {
     const { parent, name } = this.split(rel);
-    const walk = await this.walk(parent, true);
+    const walk = await this.walk(parent, true, rel);
     if (!walk.found || !walk.stats.isDirectory()) return false;
     const path = join(this.root, ...walk.real, name);
     const stats = await lstat(path).catch((error) => {
@@ -314,7 +314,7 @@ export class UntrustedTree {
   /** The absolute path of `rel` when it is a real folder (the name itself not a link). */
   private async realFolder(rel: string): Promise<string | undefined> {
     const { parent, name } = this.split(rel);
-    const walk = await this.walk(parent, true);
+    const walk = await this.walk(parent, true, rel);
     if (!walk.found || !walk.stats.isDirectory()) return undefined;
     const path = join(this.root, ...walk.real, name);
     const stats = await lstat(path).catch(() => undefined);
@@ -340,7 +340,7 @@ export class UntrustedTree {
    * Resolves `rel` from the root, one component at a time, following only links that stay
    * inside. `followLast`: whether a link as the last component is followed or returned.
    */
-  private async walk(rel: string, followLast: boolean): Promise<Walk> {
+  private async walk(rel: string, followLast: boolean, asked = rel): Promise<Walk> {
     if (rel.startsWith('/')) throw this.refuse(`${rel} is an absolute path, not a path inside ${this.options.name}`, `Use a relative path, ${this.then()}.`);
     const pending = components(rel);
     const real: string[] = [];
@@ -350,7 +350,7 @@ export class UntrustedTree {
       const name = pending.shift()!;
       if (name === '.') continue;
       if (name === '..') {
-        if (real.length === 0) throw this.outside(lastLink, rel);
+        if (real.length === 0) throw this.outside(lastLink, asked);
         real.pop();
         continue;
       }
@@ -367,14 +367,14 @@ export class UntrustedTree {
         const shown = [...real, name].join('/');
         if (++links > MAX_LINKS) {
           throw this.refuse(
-            `${this.where(shown, rel)} is a symbolic link that loops (more than ${MAX_LINKS} links on the way)`,
+            `${this.where(shown, asked)} is a symbolic link that loops (more than ${MAX_LINKS} links on the way)`,
             `Replace the links by the files themselves, ${this.then()}.`,
           );
         }
         const target = await readlink(path);
         if (target.startsWith('/')) {
           throw this.refuse(
-            `${this.where(shown, rel)} is a symbolic link to an absolute path, which slipway does not follow in ${this.options.name}`,
+            `${this.where(shown, asked)} is a symbolic link to an absolute path, which slipway does not follow in ${this.options.name}`,
             `Commit the file itself instead of a link (a link may only point inside ${this.options.name}, by a relative path), ${this.then()}.`,
           );
         }

@@ -1,5 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { repositoryTree, type UntrustedTree } from '../../sandbox/untrusted-tree.js';
 import { isSbtVersion } from '../../toolchains/sbt/sbt-version.js';
 import { PlanError } from '../plan.js';
 
@@ -27,8 +26,9 @@ export interface SbtVersionChoice {
   reason: string;
 }
 
-export async function chooseSbtVersion(sourceDir: string): Promise<SbtVersionChoice> {
-  const text = await readFile(join(sourceDir, 'project', 'build.properties'), 'utf8').catch(() => undefined);
+export async function chooseSbtVersion(source: string | UntrustedTree): Promise<SbtVersionChoice> {
+  const tree = typeof source === 'string' ? repositoryTree(source) : source;
+  const text = await tree.readText('project/build.properties');
   if (text === undefined) {
     return { version: DEFAULT_SBT_VERSION, reason: 'no project/build.properties: current sbt 1.x' };
   }

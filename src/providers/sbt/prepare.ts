@@ -3,7 +3,8 @@
  * path tokens of the build commands. The pipeline calls it between printing the plan and
  * running the build; after the build it calls resolveSbtBinary for the start command.
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { dirname, relative } from 'node:path';
+import { RefusedPathError, UntrustedTree } from '../../sandbox/untrusted-tree.js';
 import { ensureSbtLauncher, type Log } from '../../toolchains/sbt/launcher.js';
 import type { MavenRepository } from '../../toolchains/sbt/maven-repository.js';
 import { ensureSbtRepositoriesFile } from '../../toolchains/sbt/repositories-file.js';
@@ -28,11 +29,33 @@ export async function prepareSbtPlan(plan: BuildPlan, options: SbtPrepareOptions
     ensureSbtLauncher(options.toolchainCacheDir, sbt.version, options.log),
     ensureSbtRepositoriesFile(options.toolchainCacheDir, options.log, options.repository),
   ]);
-  const folders = sbtCacheFolders(options.appCacheDir);
-  // Builds of one app run one at a time, so the previous build's temporary files can go.
-  await rm(folders.tmp, { recursive: true, force: true });
-  await Promise.all(Object.values(folders).map((dir) => mkdir(dir, { recursive: true })));
+  await prepareSbtCacheFolders(options.appCacheDir, options.log);
   const values = { launcher: jarPath, repositories: repositories.path, appCache: options.appCacheDir };
   const fill = <T extends { argv: string[] }>(command: T): T => ({ ...command, argv: fillPlaceholders(command.argv, values) });
   return { ...plan, build: plan.build.map(fill), beforeStart: plan.beforeStart.map(fill) };
+}
+
+/**
+ * sbt's folders in the app's cache, made when missing, with the previous build's temporary files
+ * gone. The cache is written by the app's builds: a link there (`sbt -> /etc`) must not make
+ * root delete or create anything outside it, so such a cache is discarded (the link itself
+ * removed) and made again.
+ */
+export async function prepareSbtCacheFolders(appCacheDir: string, log?: Log): Promise<void> {
+  const cache = new UntrustedTree(appCacheDir, { name: "the app's cache folder" });
+  const folders = sbtCacheFolders(appCacheDir);
+  const inCache = (folder: string) => relative(appCacheDir, folder);
+  const makeFolders = async () => {
+    // Builds of one app run one at a time, so the previous build's temporary files can go.
+    await cache.remove(inCache(folders.tmp));
+    for (const folder of Object.values(folders)) await cache.makeFolder(inCache(folder));
+  };
+  try {
+    await makeFolders();
+  } catch (error) {
+    if (!(error instanceof RefusedPathError)) throw error;
+    log?.(`sbt's caches are rebuilt from scratch: ${error.message}`);
+    await cache.remove(inCache(dirname(folders.tmp)));
+    await makeFolders();
+  }
 }

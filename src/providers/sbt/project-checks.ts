@@ -2,14 +2,19 @@
  * Cheap look at the sbt files before building, to warn early about what `stage` needs
  * (SPEC §2.3). Warnings only: a plugin can be added in ways a text search does not see.
  */
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { repositoryTree, type UntrustedTree } from '../../sandbox/untrusted-tree.js';
 
-async function readAll(dir: string, suffixes: string[]): Promise<string> {
-  const names = await readdir(dir).catch(() => []);
-  const texts = await Promise.all(
-    names.filter((n) => suffixes.some((s) => n.endsWith(s))).map((n) => readFile(join(dir, n), 'utf8').catch(() => '')),
-  );
+/** The text of the folder's files with these suffixes; a link out of the repository is refused. */
+async function readAll(tree: UntrustedTree, dir: string, suffixes: string[]): Promise<string> {
+  const texts: string[] = [];
+  for (const entry of await tree.list(dir)) {
+    if (entry.kind !== 'file' && entry.kind !== 'symlink') continue;
+    if (!suffixes.some((s) => entry.name.endsWith(s))) continue;
+    const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
+    // A link inside the repository to a folder is not a build file: skip it like a folder.
+    if ((await tree.entry(path))?.kind !== 'file') continue;
+    texts.push((await tree.readText(path, { truncate: true })) ?? '');
+  }
   return texts.join('\n');
 }
 
@@ -20,9 +25,10 @@ export interface PackagingFacts {
   javaAppPackaging: boolean;
 }
 
-export async function inspectPackaging(sourceDir: string): Promise<PackagingFacts> {
-  const projectFiles = await readAll(join(sourceDir, 'project'), ['.sbt', '.scala']);
-  const buildFiles = (await readAll(sourceDir, ['.sbt'])) + '\n' + projectFiles;
+export async function inspectPackaging(source: string | UntrustedTree): Promise<PackagingFacts> {
+  const tree = typeof source === 'string' ? repositoryTree(source) : source;
+  const projectFiles = await readAll(tree, 'project', ['.sbt', '.scala']);
+  const buildFiles = (await readAll(tree, '', ['.sbt'])) + '\n' + projectFiles;
   return {
     packagerPlugin: /sbt-native-packager/.test(projectFiles),
     javaAppPackaging: /JavaAppPackaging|JavaServerAppPackaging|PlayScala|PlayJava|PlayService/.test(buildFiles),

@@ -2,53 +2,57 @@
  * After `sbt stage`: which staged script starts the app. Called by the pipeline once the build
  * succeeded, because the script's name is only known then.
  */
-import { access, constants, readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { RefusedPathError, type UntrustedTree } from '../../sandbox/untrusted-tree.js';
 import { PlanError } from '../plan.js';
 import { HTTP_PORT_ARGUMENT } from './runtime.js';
-import { readTargetVariables, realPathInside, stageBinDir, STAGE_BIN } from './target-paths.js';
+import { builtTree, readTargetVariables, stageBinDir, STAGE_BIN } from './target-paths.js';
 
 function isWindowsScript(name: string): boolean {
   return name.toLowerCase().endsWith('.bat') || name.toLowerCase().endsWith('.cmd');
 }
 
-/** Staged scripts in a folder, sorted by name so "the first binary" is the same on every machine. */
-async function listBinaries(buildDir: string, binDir: string): Promise<string[]> {
-  const real = await realPathInside(buildDir, binDir, 'CC_SBT_TARGET_DIR');
-  if (!real) return [];
-  const entries = await readdir(real).catch(() => []);
+/** A regular file of the build (links inside followed) with an execute bit. */
+async function isExecutableFile(tree: UntrustedTree, path: string): Promise<boolean> {
+  const entry = await tree.entry(path);
+  return entry?.kind === 'file' && (entry.mode & 0o111) !== 0;
+}
+
+/**
+ * Staged scripts in a folder, sorted by name so "the first binary" is the same on every machine.
+ * A folder leading out of the build is refused; a script that is a link out of it is skipped.
+ */
+async function listBinaries(tree: UntrustedTree, binDir: string): Promise<string[]> {
   const found: string[] = [];
-  for (const name of entries.sort()) {
-    if (isWindowsScript(name) || name.startsWith('.')) continue;
-    const inside = await realPathInside(buildDir, `${binDir}/${name}`, 'CC_SBT_TARGET_BIN').catch(() => undefined);
-    if (inside && (await stat(inside)).isFile()) found.push(name);
+  for (const entry of await tree.list(binDir)) {
+    if (isWindowsScript(entry.name) || entry.name.startsWith('.')) continue;
+    const kind = await tree.entry(`${binDir}/${entry.name}`).then(
+      (e) => e?.kind,
+      (error: unknown) => {
+        if (error instanceof RefusedPathError) return undefined;
+        throw error;
+      },
+    );
+    if (kind === 'file') found.push(entry.name);
   }
   return found;
 }
 
 /** Every `<module>/target/universal/stage/bin/<script>` up to two folders deep, to tell the user what exists. */
-async function findStagedElsewhere(buildDir: string): Promise<string[]> {
+async function findStagedElsewhere(tree: UntrustedTree): Promise<string[]> {
   const found: string[] = [];
   async function visit(rel: string, depth: number): Promise<void> {
-    for (const name of await listBinaries(buildDir, rel === '' ? STAGE_BIN : `${rel}/${STAGE_BIN}`).catch(() => [])) {
+    for (const name of await listBinaries(tree, rel === '' ? STAGE_BIN : `${rel}/${STAGE_BIN}`).catch(() => [])) {
       found.push(`${rel === '' ? '' : rel + '/'}${STAGE_BIN}/${name}`);
     }
     if (depth === 0) return;
-    const entries = await readdir(join(buildDir, rel), { withFileTypes: true }).catch(() => []);
-    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-      if (!entry.isDirectory() || entry.name.startsWith('.') || ['target', 'project', 'src', 'node_modules'].includes(entry.name)) continue;
+    // Real folders only: a link is not visited.
+    for (const entry of await tree.list(rel).catch(() => [])) {
+      if (entry.kind !== 'folder' || entry.name.startsWith('.') || ['target', 'project', 'src', 'node_modules'].includes(entry.name)) continue;
       await visit(rel === '' ? entry.name : `${rel}/${entry.name}`, depth - 1);
     }
   }
   await visit('', 2);
   return found;
-}
-
-async function isExecutable(path: string): Promise<boolean> {
-  return access(path, constants.X_OK).then(
-    () => true,
-    () => false,
-  );
 }
 
 function suggestion(found: string[]): string {
@@ -71,23 +75,23 @@ export async function findSbtBinary(buildDir: string, env: Record<string, string
   const target = readTargetVariables(env);
   const binDir = stageBinDir(target.dir);
   const described = target.bin ? `${binDir}/${target.bin}` : `${binDir}/`;
+  const tree = builtTree(buildDir);
 
   if (target.bin) {
-    const real = await realPathInside(buildDir, `${binDir}/${target.bin}`, target.dir ? 'CC_SBT_TARGET_DIR/CC_SBT_TARGET_BIN' : 'CC_SBT_TARGET_BIN');
-    if (real && (await stat(real)).isFile()) {
-      if (!(await isExecutable(real))) {
+    const entry = await tree.entry(`${binDir}/${target.bin}`);
+    if (entry?.kind === 'file') {
+      if ((entry.mode & 0o111) === 0) {
         throw new PlanError(`${described} exists but is not executable.`, 'Stage the app with sbt-native-packager, which writes executable scripts.');
       }
       return `${binDir}/${target.bin}`;
     }
   } else {
-    const binaries = await listBinaries(buildDir, binDir);
-    for (const name of binaries) {
-      if (await isExecutable(join(buildDir, binDir, name))) return `${binDir}/${name}`;
+    for (const name of await listBinaries(tree, binDir)) {
+      if (await isExecutableFile(tree, `${binDir}/${name}`)) return `${binDir}/${name}`;
     }
   }
 
-  const found = await findStagedElsewhere(buildDir);
+  const found = await findStagedElsewhere(tree);
   throw new PlanError(
     `No binary to start: ${described} ${target.bin ? 'does not exist' : 'holds no executable script (.bat files are ignored)'} after the build. ` +
       (found.length > 0 ? `Staged scripts found: ${found.join(', ')}.` : 'No staged script was found anywhere in the build (searched <module>/target/universal/stage/bin two folders deep).'),

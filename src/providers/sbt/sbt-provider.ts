@@ -2,8 +2,8 @@
  * The `sbt` provider (SPEC §1, §2.2 "Variables for Scala", §4.4): build with the real sbt
  * launcher, then start the script written by sbt-native-packager's `stage`.
  */
-import { access } from 'node:fs/promises';
 import { join } from 'node:path';
+import { repositoryTree } from '../../sandbox/untrusted-tree.js';
 import { selectJdk } from '../../toolchains/sbt/jdks.js';
 import { PlanError, type BuildPlan, type PlanCommand, type PlanContext, type Provider } from '../plan.js';
 import { chooseSbtVersion } from './build-properties.js';
@@ -13,13 +13,6 @@ import { PLACEHOLDER } from './placeholders.js';
 import { inspectPackaging } from './project-checks.js';
 import { HTTP_PORT_ARGUMENT, httpPortVariables } from './runtime.js';
 import { readTargetVariables, stageBinDir } from './target-paths.js';
-
-async function exists(path: string): Promise<boolean> {
-  return access(path).then(
-    () => true,
-    () => false,
-  );
-}
 
 function checkRunCommand(value: string | undefined): string | undefined {
   if (value === undefined || value.trim() === '') return undefined;
@@ -42,7 +35,9 @@ function startCommand(env: Record<string, string>): PlanCommand {
 
 export async function planSbt(context: PlanContext): Promise<BuildPlan> {
   const env = context.env;
-  const sbt = await chooseSbtVersion(context.sourceDir);
+  // Every file of the repository is read through it: links out of it are refused.
+  const repository = repositoryTree(context.sourceDir);
+  const sbt = await chooseSbtVersion(repository);
   const jdk = await selectJdk(env.CC_JAVA_VERSION);
   const goal = parseDeployGoal(env.SBT_DEPLOY_GOAL);
   const target = readTargetVariables(env);
@@ -52,7 +47,7 @@ export async function planSbt(context: PlanContext): Promise<BuildPlan> {
 
   const stages = goal.goals.some((g) => /(^|\/)stage$/.test(g));
   if (stages) {
-    const facts = await inspectPackaging(context.sourceDir);
+    const facts = await inspectPackaging(repository);
     if (!facts.packagerPlugin) {
       warnings.push(
         'project/plugins.sbt does not mention sbt-native-packager, which provides the `stage` task: add ' +
@@ -116,7 +111,9 @@ export async function planSbt(context: PlanContext): Promise<BuildPlan> {
 export const sbtProvider: Provider = {
   name: 'sbt',
   async detect(sourceDir: string): Promise<boolean> {
-    return (await exists(join(sourceDir, 'build.sbt'))) || (await exists(join(sourceDir, 'project', 'build.properties')));
+    // A build.sbt that is a link out of the repository is refused here, by name.
+    const repository = repositoryTree(sourceDir);
+    return (await repository.entry('build.sbt')) !== undefined || (await repository.entry('project/build.properties')) !== undefined;
   },
   plan: planSbt,
 };

@@ -1,10 +1,9 @@
 /**
  * Where the staged binary is: `<CC_SBT_TARGET_DIR>/target/universal/stage/bin/<CC_SBT_TARGET_BIN>`.
  * Both values come from the user, so they are checked twice: as text here (relative, no `..`),
- * and against the real file system when the binary is looked up (no symlink out of the build).
+ * and when the binary is looked up, through the build folder's untrusted tree (no link out of it).
  */
-import { realpath } from 'node:fs/promises';
-import { isAbsolute, join, relative, sep } from 'node:path';
+import { UntrustedTree } from '../../sandbox/untrusted-tree.js';
 import { checkRelativePath } from '../../core/names.js';
 import { PlanError } from '../plan.js';
 
@@ -56,27 +55,7 @@ export function stageBinDir(dir: string): string {
   return dir === '' ? STAGE_BIN : `${dir}/${STAGE_BIN}`;
 }
 
-function isInside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && rel.split(sep)[0] !== '..');
-}
-
-/**
- * The real path of `relPath` inside `buildDir`, or undefined when it does not exist.
- * Refuses (PlanError) a path whose real location is outside the build folder.
- */
-export async function realPathInside(buildDir: string, relPath: string, variable: string): Promise<string | undefined> {
-  const root = await realpath(buildDir);
-  const real = await realpath(join(root, relPath)).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
-    throw error;
-  });
-  if (real === undefined) return undefined;
-  if (!isInside(root, real)) {
-    throw new PlanError(
-      `${relPath} leads outside the build folder (a symbolic link to ${real}); refusing to use it.`,
-      `Point ${variable} at a folder that is part of the repository, without symbolic links leading out of it.`,
-    );
-  }
-  return real;
+/** The build folder once the build ran, where the staged scripts are looked up (as root). */
+export function builtTree(buildDir: string): UntrustedTree {
+  return new UntrustedTree(buildDir, { name: 'the build folder' });
 }
