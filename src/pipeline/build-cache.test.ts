@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BuildPlan } from '../providers/plan.js';
-import { BuildCache } from './build-cache.js';
+import { RefusedPathError } from '../sandbox/untrusted-tree.js';
+import { BuildCache, cacheKey } from './build-cache.js';
 
 function plan(toolchain: Array<{ name: 'node' | 'npm'; version: string }>): BuildPlan {
   return {
@@ -71,4 +72,70 @@ test('a new Node.js major starts from an empty cache (native modules are built f
   const next = mkdtempSync(join(tmpdir(), 'slipway-build-'));
   assert.equal(await cache.restore(plan([{ name: 'node', version: '22.11.0' }]), next), false);
   assert.equal(existsSync(join(next, 'node_modules')), false);
+});
+
+/** A folder of root's that a link in the app's trees points at; it must stay as it is. */
+function rootFolder(): { path: string; untouched(): void } {
+  const path = mkdtempSync(join(tmpdir(), 'slipway-root-folder-'));
+  mkdirSync(join(path, 'npm'));
+  writeFileSync(join(path, 'npm', 'kept'), 'root data');
+  mkdirSync(join(path, 'node_modules'));
+  return {
+    path,
+    untouched: () => {
+      assert.deepEqual(readdirSync(path).sort(), ['node_modules', 'npm']);
+      assert.equal(readFileSync(join(path, 'npm', 'kept'), 'utf8'), 'root data');
+    },
+  };
+}
+
+test('a committed .slipway-cache linked out of the repository fails the build by name, and moves nothing', async () => {
+  const cache = new BuildCache(mkdtempSync(join(tmpdir(), 'slipway-app-cache-')));
+  const node24 = plan([{ name: 'node', version: '24.11.0' }]);
+  await cache.restore(node24, mkdtempSync(join(tmpdir(), 'slipway-build-')));
+  await cache.save(node24, builtFolder('cached'), true);
+
+  const victim = rootFolder();
+  const build = mkdtempSync(join(tmpdir(), 'slipway-build-'));
+  symlinkSync(victim.path, join(build, '.slipway-cache'));
+  const error = await cache.restore(node24, build).then(
+    () => assert.fail('restored through a link'),
+    (e: unknown) => e,
+  );
+  assert.ok(error instanceof RefusedPathError);
+  assert.match(error.message, /^\.slipway-cache \(on the way to \.slipway-cache\/npm\) is a symbolic link to an absolute path/);
+  assert.match(error.hint ?? '', /remove \.slipway-cache from the repository/);
+  assert.ok(!error.message.includes(victim.path));
+  victim.untouched();
+
+  // Made by the build itself (after the check), the link is never followed when saving either.
+  const built = mkdtempSync(join(tmpdir(), 'slipway-build-'));
+  symlinkSync(victim.path, join(built, '.slipway-cache'));
+  symlinkSync(join(victim.path, 'node_modules'), join(built, 'node_modules'));
+  await cache.save(node24, built, true);
+  victim.untouched();
+  assert.ok(lstatSync(join(built, '.slipway-cache')).isSymbolicLink());
+});
+
+test("a link the build left in the app's cache is discarded, never moved from or written through", async () => {
+  const appCache = mkdtempSync(join(tmpdir(), 'slipway-app-cache-'));
+  const cache = new BuildCache(appCache);
+  const node24 = plan([{ name: 'node', version: '24.11.0' }]);
+  const victim = rootFolder();
+  // The key the next build expects, in a folder of root's: the build links build-cache to it.
+  writeFileSync(join(victim.path, 'key'), cacheKey(node24));
+  symlinkSync(victim.path, join(appCache, 'build-cache'));
+  const build = mkdtempSync(join(tmpdir(), 'slipway-build-'));
+  assert.equal(await cache.restore(node24, build), false, 'the linked cache is not used');
+  assert.equal(existsSync(join(build, '.slipway-cache/npm')), false);
+  assert.ok(lstatSync(join(appCache, 'build-cache')).isDirectory(), 'the link was replaced by a fresh cache');
+  assert.equal(readFileSync(join(victim.path, 'key'), 'utf8'), cacheKey(node24));
+  assert.deepEqual(readdirSync(victim.path).sort(), ['key', 'node_modules', 'npm']);
+
+  // A link at build-cache/dirs (made during the build) takes nothing out of the release.
+  symlinkSync(victim.path, join(appCache, 'build-cache', 'dirs'));
+  const built = builtFolder('built');
+  await cache.save(node24, built, true);
+  assert.equal(readFileSync(join(built, '.slipway-cache/npm/index'), 'utf8'), 'built', 'not moved through the link');
+  assert.deepEqual(readdirSync(join(victim.path, 'npm')), ['kept']);
 });

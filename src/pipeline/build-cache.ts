@@ -1,9 +1,7 @@
-import { mkdir, rename, rm, readFile, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { lstat } from 'node:fs/promises';
 import type { BuildPlan } from '../providers/plan.js';
 import { checkRelativePath } from '../core/names.js';
-import { runCommand } from '../executor/run-command.js';
+import { RefusedPathError, repositoryTree, UntrustedTree, type Owner } from '../sandbox/untrusted-tree.js';
 
 /**
  * The package managers' caches of an app, kept between its builds. A plan names them as
@@ -21,66 +19,95 @@ export function cacheKey(plan: BuildPlan): string {
     .replace(/[^a-z0-9-]/gi, '_') || 'none';
 }
 
-export class BuildCache {
-  constructor(private readonly appCacheDir: string) {}
+/** Where the cache lives in the app's cache folder: the key file, and the folders by their path in the build. */
+const CACHE = 'build-cache';
+const KEY_FILE = `${CACHE}/key`;
+const DIRS = `${CACHE}/dirs`;
 
-  private root(): string {
-    return join(this.appCacheDir, 'build-cache');
-  }
+/**
+ * Both ends are trees the app writes (its builds have the cache folder mounted writable), so
+ * every move goes through the untrusted tree: a link at `.slipway-cache`, at `build-cache` or
+ * anywhere on the way never makes root move, copy or delete a folder outside them.
+ */
+export class BuildCache {
+  constructor(
+    private readonly appCacheDir: string,
+    /** The app's user; by default whoever owns the app's cache folder (the platform made it so). */
+    private readonly owner?: Owner,
+  ) {}
 
   /** Moves the cached folders into the build folder; returns whether a cache existed. */
   async restore(plan: BuildPlan, buildDir: string): Promise<boolean> {
+    const { cache, build } = await this.trees(buildDir);
+    const dirs = plan.cacheDirs.map((dir) => checkRelativePath('cache folder', dir));
+    // Before anything moves: where a cache folder goes must stay inside the build folder.
+    for (const rel of dirs) await refuseCommittedLink(build, rel);
     const key = cacheKey(plan);
-    const keyFile = join(this.root(), 'key');
-    const previousKey = await readFile(keyFile, 'utf8').catch(() => '');
-    if (previousKey !== key) {
-      await rm(this.root(), { recursive: true, force: true });
-      await mkdir(this.root(), { recursive: true });
-      await writeFile(keyFile, key);
+    if (!(await this.usable(cache, key, dirs))) {
+      await cache.remove(CACHE);
+      await cache.writeFile(KEY_FILE, key);
       return false;
     }
     let restored = false;
-    for (const dir of plan.cacheDirs) {
-      const relative = checkRelativePath('cache folder', dir);
-      const cached = join(this.root(), 'dirs', relative);
-      if (!existsSync(cached)) continue;
-      const target = join(buildDir, relative);
-      await rm(target, { recursive: true, force: true });
-      await mkdir(dirname(target), { recursive: true });
-      await rename(cached, target);
-      restored = true;
+    for (const rel of dirs) {
+      if (await cache.moveFolderTo(`${DIRS}/${rel}`, build, rel)) restored = true;
     }
     // A plan whose caches live outside the build folder (sbt's, in the app cache) has nothing
     // to move: the same toolchain as last time means its caches are there to reuse.
-    return restored || plan.cacheDirs.length === 0;
+    return restored || dirs.length === 0;
   }
 
   /**
    * Moves the cache folders out of the build folder, to be restored by the next build; copies
-   * those the release needs, when the build succeeded.
+   * those the release needs, when the build succeeded. A folder that cannot be kept safely (a
+   * link where it or the cache should be) is not kept: the next build starts without it.
    */
   async save(plan: BuildPlan, buildDir: string, buildSucceeded = true): Promise<void> {
+    const { cache, build } = await this.trees(buildDir);
     const inRelease = new Set(plan.cacheDirsInRelease ?? []);
     for (const dir of plan.cacheDirs) {
-      const relative = checkRelativePath('cache folder', dir);
-      const source = join(buildDir, relative);
+      const rel = checkRelativePath('cache folder', dir);
       if (inRelease.has(dir) && !buildSucceeded) continue;
-      if (!existsSync(source)) continue;
-      const cached = join(this.root(), 'dirs', relative);
-      await rm(cached, { recursive: true, force: true });
-      await mkdir(dirname(cached), { recursive: true });
-      if (inRelease.has(dir)) await copyTree(source, cached);
-      else await rename(source, cached);
+      try {
+        if (inRelease.has(dir)) await build.copyFolderTo(rel, cache, `${DIRS}/${rel}`);
+        else await build.moveFolderTo(rel, cache, `${DIRS}/${rel}`);
+      } catch (error) {
+        if (!(error instanceof RefusedPathError)) throw error;
+      }
     }
+  }
+
+  /** The key matches and nothing in the cache leads out of it. */
+  private async usable(cache: UntrustedTree, key: string, dirs: string[]): Promise<boolean> {
+    try {
+      if ((await cache.readText(KEY_FILE, { maxBytes: 1024 })) !== key) return false;
+      for (const rel of dirs) await cache.entry(`${DIRS}/${rel}`);
+      return true;
+    } catch (error) {
+      if (error instanceof RefusedPathError) return false;
+      throw error;
+    }
+  }
+
+  private async trees(buildDir: string): Promise<{ cache: UntrustedTree; build: UntrustedTree }> {
+    const owner = this.owner ?? (await lstat(this.appCacheDir).then((info) => ({ uid: info.uid, gid: info.gid })));
+    return {
+      cache: new UntrustedTree(this.appCacheDir, { name: "the app's cache folder", owner }),
+      build: repositoryTree(buildDir, owner),
+    };
   }
 }
 
-/**
- * `cp -a`: keeps symlinks, modes and owners (reflinks where the file system has them). A copy
- * that fails leaves no partial folder: the next build then installs from scratch, which is
- * slower but right, so the deployment does not fail for it.
- */
-async function copyTree(source: string, target: string): Promise<void> {
-  const result = await runCommand({ argv: ['cp', '-a', '--reflink=auto', source, target], cwd: '/', env: { PATH: '/usr/bin:/bin' } });
-  if (result.exitCode !== 0) await rm(target, { recursive: true, force: true });
+/** A committed `.slipway-cache -> /somewhere` fails the deployment, saying what to remove. */
+async function refuseCommittedLink(build: UntrustedTree, rel: string): Promise<void> {
+  try {
+    await build.entry(rel);
+  } catch (error) {
+    if (!(error instanceof RefusedPathError)) throw error;
+    const top = rel.split('/')[0]!;
+    throw new RefusedPathError(
+      error.message,
+      `slipway keeps the build's package cache in ${rel}: remove ${top} from the repository (\`git rm --cached ${top}\`, and add it to .gitignore), then push again.`,
+    );
+  }
 }
