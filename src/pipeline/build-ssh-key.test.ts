@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PhaseError } from './phase-error.js';
 import { BUILD_SSH_DIR, explainGitSshRefusal, gitSshCommand, installBuildSshKey, normalizePrivateKey, withoutBuildOnlyVariables } from './build-ssh-key.js';
 
 function realKey(): string {
@@ -77,4 +78,32 @@ test('a publickey refusal in the build output gets a hint that depends on whethe
   assert.match(explainGitSshRefusal(output, false)!, /set CC_SSH_PRIVATE_KEY to a private key the git server accepts/);
   assert.match(explainGitSshRefusal(output, true)!, /A git server refused CC_SSH_PRIVATE_KEY/);
   assert.equal(explainGitSshRefusal(['npm error 404 Not Found'], false), null);
+});
+
+test('a link or a folder at the key\'s names never sends the key elsewhere', async () => {
+  const owner = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+  const key = realKey();
+  const elsewhere = mkdtempSync(join(tmpdir(), 'slipway-elsewhere-'));
+
+  // A link where the key's folder goes (left by an earlier build) is removed, not followed.
+  const home = mkdtempSync(join(tmpdir(), 'slipway-home-unit-'));
+  mkdirSync(join(home, '.ssh'));
+  symlinkSync(elsewhere, join(home, BUILD_SSH_DIR));
+  const installed = await installBuildSshKey({ appVars: { CC_SSH_PRIVATE_KEY: key }, home, user: owner, log: () => undefined });
+  assert.ok(lstatSync(join(home, BUILD_SSH_DIR)).isDirectory());
+  assert.equal(readFileSync(join(home, BUILD_SSH_DIR, 'id'), 'utf8'), key);
+  assert.deepEqual(readdirSync(elsewhere), [], 'nothing written where the link pointed');
+  await installed.remove();
+  assert.equal(existsSync(join(home, BUILD_SSH_DIR)), false);
+
+  // A link at .ssh leading out of the home fails the build by name, with nothing written.
+  const linked = mkdtempSync(join(tmpdir(), 'slipway-home-unit-'));
+  symlinkSync(elsewhere, join(linked, '.ssh'));
+  await assert.rejects(installBuildSshKey({ appVars: { CC_SSH_PRIVATE_KEY: key }, home: linked, user: owner, log: () => undefined }), (error: Error) => {
+    assert.ok(error instanceof PhaseError && error.phase === 'build');
+    assert.match(error.message, /Could not install CC_SSH_PRIVATE_KEY for the build: \.ssh \(on the way to \.ssh\/slipway-build\) is a symbolic link to an absolute path/);
+    assert.ok(!error.message.includes(elsewhere));
+    return true;
+  });
+  assert.deepEqual(readdirSync(elsewhere), []);
 });

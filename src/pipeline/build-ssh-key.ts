@@ -12,8 +12,8 @@
  * and the instance's environment (withoutBuildOnlyVariables): a dependency's install script or
  * the running app has no reason to read it.
  */
-import { chown, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { RefusedPathError, UntrustedTree } from '../sandbox/untrusted-tree.js';
 import { PhaseError } from './phase-error.js';
 
 export const SSH_KEY_VARIABLE = 'CC_SSH_PRIVATE_KEY';
@@ -86,25 +86,33 @@ export async function installBuildSshKey(input: {
   user: { uid: number; gid: number };
   log: (line: string) => void;
 }): Promise<BuildSshKey> {
-  const dir = join(input.home, BUILD_SSH_DIR);
+  // The home belongs to the app's user: a link or a folder at these names must not make root
+  // write the key, or remove anything, elsewhere.
+  const home = new UntrustedTree(input.home, { name: "the build's home folder", owner: input.user, then: 'then deploy again' });
+  const remove = async () => {
+    await home.remove(BUILD_SSH_DIR);
+  };
+  const fail = (error: unknown): never => {
+    if (error instanceof RefusedPathError) throw new PhaseError('build', `Could not install ${SSH_KEY_VARIABLE} for the build: ${error.message}`, error.hint);
+    throw new PhaseError('build', `Could not install ${SSH_KEY_VARIABLE} for the build: ${(error as Error).message}`);
+  };
   // A key left behind by a build that was killed (daemon crash) goes now, with or without a new one.
-  await rm(dir, { recursive: true, force: true });
+  await remove().catch(fail);
   const value = input.appVars[SSH_KEY_VARIABLE];
   if (value === undefined || value.trim() === '') return { env: {}, remove: async () => undefined };
 
   const key = normalizePrivateKey(value);
+  const dir = join(input.home, BUILD_SSH_DIR);
   const keyPath = join(dir, 'id');
   const knownHostsPath = join(dir, 'known_hosts');
-  const remove = () => rm(dir, { recursive: true, force: true });
   try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    await writeFile(keyPath, key, { mode: 0o600 });
-    await writeFile(knownHostsPath, '', { mode: 0o600 });
-    // ssh refuses a key that others can read and runs as the build user, who must own it.
-    for (const path of [join(input.home, '.ssh'), dir, keyPath, knownHostsPath]) await chown(path, input.user.uid, input.user.gid);
+    // Made for the build user, 0700 and 0600: ssh refuses a key that others can read.
+    await home.makeFolder(BUILD_SSH_DIR, 0o700);
+    await home.writeFile(`${BUILD_SSH_DIR}/id`, key, { mode: 0o600 });
+    await home.writeFile(`${BUILD_SSH_DIR}/known_hosts`, '', { mode: 0o600 });
   } catch (error) {
-    await remove();
-    throw new PhaseError('build', `Could not install ${SSH_KEY_VARIABLE} for the build: ${(error as Error).message}`);
+    await remove().catch(() => undefined);
+    fail(error);
   }
   input.log(`${SSH_KEY_VARIABLE} is installed for the build only (git uses it through GIT_SSH_COMMAND); it is removed when the build ends.`);
   return { env: { GIT_SSH_COMMAND: gitSshCommand(keyPath, knownHostsPath) }, remove };
