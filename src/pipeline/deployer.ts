@@ -1,4 +1,4 @@
-import { mkdir, rm, rename, writeFile, readdir, chmod } from 'node:fs/promises';
+import { mkdir, rm, rename, chmod } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { existsSync } from 'node:fs';
 import type { Store } from '../store/store.js';
@@ -27,6 +27,7 @@ import type { SandboxHost, SandboxStart } from '../sandbox/sandbox-host.js';
 import { runSandboxed } from '../sandbox/run-sandboxed.js';
 import { describeSandboxExit, sandboxIdFor } from '../sandbox/describe.js';
 import { ownedFolder } from '../sandbox/owned-folder.js';
+import { repositoryTree, UntrustedTree } from '../sandbox/untrusted-tree.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
 import { describeRunHooks, hookCommand, withBuildHooks, type HookName } from './hooks.js';
 
@@ -273,10 +274,11 @@ export class Deployer {
     const prepared = await prepareToolchain(plan, { toolchainCacheDir: this.o.toolchainCacheDir, appCacheDir, log: (l) => log(l) });
     plan = prepared.plan;
 
+    // Through the untrusted tree: a link, fifo or folder committed at a generated file's name
+    // (`.npmrc -> /etc/...`) is replaced or refused, never written through.
+    const repository = repositoryTree(buildDir, sandbox.user);
     for (const file of plan.files) {
-      const path = join(buildDir, file.path);
-      await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, file.content, { mode: file.mode ?? (file.secret ? 0o600 : 0o644) });
+      await repository.writeFile(file.path, file.content, { mode: file.mode ?? (file.secret ? 0o600 : 0o644) });
       log(`Wrote ${file.path}${file.secret ? ' (secret: removed before the release starts)' : ''}`);
     }
     const cache = new BuildCache(appCacheDir);
@@ -328,7 +330,7 @@ export class Deployer {
       await cache.save(plan, buildDir, built);
     }
 
-    for (const file of plan.files.filter((f) => f.secret)) await rm(join(buildDir, file.path), { force: true });
+    for (const file of plan.files.filter((f) => f.secret)) await repository.remove(file.path);
 
     let start = plan.start.argv;
     if (plan.provider === 'sbt') {
@@ -516,8 +518,10 @@ export class Deployer {
       if (!folders.includes(folder) && folders.length < (this.o.keptReleases ?? DEFAULT_KEPT_RELEASES)) folders.push(folder);
     }
     const keep = new Set(folders.map((f) => basename(f)));
-    for (const entry of await readdir(dir).catch(() => [] as string[])) {
-      if (!keep.has(entry)) await rm(join(dir, entry), { recursive: true, force: true });
+    // The folder belongs to the app's user: an entry is removed itself, a link never followed.
+    const releases = new UntrustedTree(dir, { name: "the app's releases folder" });
+    for (const entry of await releases.list('')) {
+      if (!keep.has(entry.name)) await releases.remove(entry.name);
     }
   }
 }

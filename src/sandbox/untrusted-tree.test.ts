@@ -226,4 +226,7 @@ test('a folder lists its entries as they are, links included, without following 
     { name: 'sub', kind: 'folder' },
   ]);
   assert.deepEqual(await tree.list('missing'), []);
+  const gone = new UntrustedTree(join(repo, 'not-made-yet'), { name: "the app's releases folder" });
+  assert.deepEqual(await gone.list(''), [], 'a root not made yet has no entries');
+  await assert.rejects(gone.makeFolder('x'), /does not exist/);
 });

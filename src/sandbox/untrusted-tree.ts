@@ -208,6 +208,8 @@ export class UntrustedTree {
         throw this.notAFolder(walk.real.join('/'), asked, kindOf(walk.stats));
       }
       if (walk.blocker) throw this.notAFolder(walk.blocker.real.join('/'), asked, walk.blocker.kind);
+      // The root is the platform's to make, never this module's.
+      if (walk.rest.length === 0) throw new Error(`${this.root} does not exist: ${this.options.name} should have been made before.`);
       const made = join(this.root, ...walk.real, walk.rest[0]!);
       try {
         await mkdir(made, { mode });
@@ -388,7 +390,13 @@ export class UntrustedTree {
         return { found: false, real: real.slice(0, -1), rest: [name, ...pending], blocker: { real: [...real], kind: kindOf(stats) } };
       }
     }
-    return { found: true, real, stats: await lstat(join(this.root, ...real)) };
+    // `rel` led back to the root itself (or was empty).
+    try {
+      return { found: true, real, stats: await lstat(join(this.root, ...real)) };
+    } catch (error) {
+      if (isMissing(error) && real.length === 0) return { found: false, real, rest: [] };
+      throw error;
+    }
   }
 
   private then(): string {
