@@ -209,12 +209,15 @@ export class UntrustedTree {
       }
       if (walk.blocker) throw this.notAFolder(walk.blocker.real.join('/'), asked, walk.blocker.kind);
       // The root is the platform's to make, never this module's.
-      if (walk.rest.length === 0) throw new Error(`${this.root} does not exist: ${this.options.name} should have been made before.`);
+      const rootMissing = () => new Error(`${this.root} does not exist: ${this.options.name} should have been made before.`);
+      if (walk.rest.length === 0) throw rootMissing();
       const made = join(this.root, ...walk.real, walk.rest[0]!);
       try {
         await mkdir(made, { mode });
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT' && walk.real.length === 0) throw rootMissing();
+        if (code !== 'EEXIST') throw error;
         continue;
       }
       if (this.options.owner) await chownEntry(made, this.options.owner);
