@@ -3,6 +3,7 @@
  * path tokens of the build commands. The pipeline calls it between printing the plan and
  * running the build; after the build it calls resolveSbtBinary for the start command.
  */
+import { mkdir } from 'node:fs/promises';
 import { dirname, relative } from 'node:path';
 import { RefusedPathError, UntrustedTree } from '../../sandbox/untrusted-tree.js';
 import { ensureSbtLauncher, type Log } from '../../toolchains/sbt/launcher.js';
@@ -42,6 +43,8 @@ export async function prepareSbtPlan(plan: BuildPlan, options: SbtPrepareOptions
  * removed) and made again.
  */
 export async function prepareSbtCacheFolders(appCacheDir: string, log?: Log): Promise<void> {
+  // The folder itself is the platform's (the pipeline makes it for the app's user); below it is the app's.
+  await mkdir(appCacheDir, { recursive: true, mode: 0o700 });
   const cache = new UntrustedTree(appCacheDir, { name: "the app's cache folder" });
   const folders = sbtCacheFolders(appCacheDir);
   const inCache = (folder: string) => relative(appCacheDir, folder);
