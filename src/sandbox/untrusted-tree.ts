@@ -18,6 +18,9 @@
  * folder, in their sandbox). A checked lstat walk cannot race an attacker who is not running.
  * Code that must touch a tree while the app runs has to run as the app's user in its sandbox.
  *
+ * Hard links need no check: the kernel lets a user hard-link only files it may read and write
+ * itself (fs.protected_hardlinks, on by default in Debian), and a sandbox shows no other file.
+ *
  * Refusals are PlanErrors naming the path relative to the tree's root and what to do; they
  * never quote what was read, nor where a link points.
  */
@@ -114,11 +117,6 @@ export class UntrustedTree {
     readonly root: string,
     private readonly options: UntrustedTreeOptions,
   ) {}
-
-  /** The same root seen under another name (after a build, "the build folder"). */
-  named(name: string, then?: string): UntrustedTree {
-    return new UntrustedTree(this.root, { ...this.options, name, then: then ?? this.options.then });
-  }
 
   /** What `rel` is once links inside the tree are followed; undefined when it does not exist. */
   async entry(rel: string): Promise<ResolvedEntry | undefined> {

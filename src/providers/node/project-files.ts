@@ -2,7 +2,7 @@
  * One read of the files in the source folder that steer a Node/Bun plan, so that every
  * decision after it is a pure function of this snapshot (and can be tested as data).
  */
-import { repositoryTree, type UntrustedTree } from '../../sandbox/untrusted-tree.js';
+import type { UntrustedTree } from '../../sandbox/untrusted-tree.js';
 
 /** Lockfiles, in the order detection looks at them (SPEC §4.4 rule 3, then npm's own). */
 export const LOCKFILES = ['bun.lock', 'bun.lockb', 'pnpm-lock.yaml', 'yarn.lock', 'package-lock.json', 'npm-shrinkwrap.json'] as const;
@@ -36,8 +36,7 @@ export const MISE_FILES = ['mise.toml', '.mise.toml'];
  * where mise.toml is looked for (the reference's CC_MISE_FILE_PATH); it must already be a safe
  * path relative to the source folder.
  */
-export async function readProjectFiles(source: string | UntrustedTree, miseFile?: string): Promise<ProjectFiles> {
-  const tree = typeof source === 'string' ? repositoryTree(source) : source;
+export async function readProjectFiles(tree: UntrustedTree, miseFile?: string): Promise<ProjectFiles> {
   const exists = async (name: string) => (await tree.entry(name)) !== undefined;
   const lockfiles: Lockfile[] = [];
   for (const name of LOCKFILES) if (await exists(name)) lockfiles.push(name);

@@ -4,7 +4,7 @@
  * the position of the problem, instead of failing later inside a package manager.
  */
 import { PlanError } from '../plan.js';
-import { repositoryTree, type UntrustedTree } from '../../sandbox/untrusted-tree.js';
+import type { UntrustedTree } from '../../sandbox/untrusted-tree.js';
 import { findJsonError } from './json-error-position.js';
 
 export interface PackageJson {
@@ -96,8 +96,7 @@ export function parsePackageJson(rawText: string, file = 'package.json'): Packag
  * Reads `package.json` at the repository's root; a missing file is a PlanError saying what is
  * needed, a link leading out of the repository (or a fifo, a folder...) is refused.
  */
-export async function readPackageJson(source: string | UntrustedTree): Promise<PackageJson> {
-  const tree = typeof source === 'string' ? repositoryTree(source) : source;
+export async function readPackageJson(tree: UntrustedTree): Promise<PackageJson> {
   const text = await tree.readText('package.json');
   if (text === undefined) {
     throw new PlanError(

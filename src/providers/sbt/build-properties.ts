@@ -1,4 +1,4 @@
-import { repositoryTree, type UntrustedTree } from '../../sandbox/untrusted-tree.js';
+import type { UntrustedTree } from '../../sandbox/untrusted-tree.js';
 import { isSbtVersion } from '../../toolchains/sbt/sbt-version.js';
 import { PlanError } from '../plan.js';
 
@@ -26,8 +26,7 @@ export interface SbtVersionChoice {
   reason: string;
 }
 
-export async function chooseSbtVersion(source: string | UntrustedTree): Promise<SbtVersionChoice> {
-  const tree = typeof source === 'string' ? repositoryTree(source) : source;
+export async function chooseSbtVersion(tree: UntrustedTree): Promise<SbtVersionChoice> {
   const text = await tree.readText('project/build.properties');
   if (text === undefined) {
     return { version: DEFAULT_SBT_VERSION, reason: 'no project/build.properties: current sbt 1.x' };

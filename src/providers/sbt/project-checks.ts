@@ -2,7 +2,7 @@
  * Cheap look at the sbt files before building, to warn early about what `stage` needs
  * (SPEC §2.3). Warnings only: a plugin can be added in ways a text search does not see.
  */
-import { repositoryTree, type UntrustedTree } from '../../sandbox/untrusted-tree.js';
+import type { UntrustedTree } from '../../sandbox/untrusted-tree.js';
 
 /** The text of the folder's files with these suffixes; a link out of the repository is refused. */
 async function readAll(tree: UntrustedTree, dir: string, suffixes: string[]): Promise<string> {
@@ -25,8 +25,7 @@ export interface PackagingFacts {
   javaAppPackaging: boolean;
 }
 
-export async function inspectPackaging(source: string | UntrustedTree): Promise<PackagingFacts> {
-  const tree = typeof source === 'string' ? repositoryTree(source) : source;
+export async function inspectPackaging(tree: UntrustedTree): Promise<PackagingFacts> {
   const projectFiles = await readAll(tree, 'project', ['.sbt', '.scala']);
   const buildFiles = (await readAll(tree, '', ['.sbt'])) + '\n' + projectFiles;
   return {
