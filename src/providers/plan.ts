@@ -64,7 +64,11 @@ export interface BuildPlan {
 
 /** What a provider is given to make a plan. */
 export interface PlanContext {
-  /** Folder holding the exported commit (no .git). */
+  /**
+   * Folder holding the exported commit (no .git). Hostile input, read as root: open its files
+   * only through `repositoryTree(sourceDir)` (src/sandbox/untrusted-tree.ts), never with `fs`;
+   * the rule and why are in src/sandbox/README.md.
+   */
   sourceDir: string;
   /** The application's type as created (`node`, `sbt`). */
   appType: string;
@@ -90,7 +94,7 @@ export class PlanError extends Error {
 export interface Provider {
   /** Name matching the application type (`node`, `sbt`). */
   readonly name: string;
-  /** True when the source folder looks like this provider's kind of app. */
+  /** True when the source folder looks like this provider's kind of app (read through the untrusted tree too). */
   detect(sourceDir: string): Promise<boolean>;
   /** Makes the plan or throws PlanError. */
   plan(context: PlanContext): Promise<BuildPlan>;
