@@ -19,6 +19,15 @@ export interface InstanceSandbox {
   readOnlyPaths: string[];
 }
 
+/** A background process beside each instance (CC_WORKER_COMMAND), never routed nor health-checked. */
+export interface WorkerSpec {
+  /** `worker`, `worker-1`...: marks its lines in the app's logs. */
+  name: string;
+  command: string[];
+  restart: 'always' | 'on-failure' | 'no';
+  restartDelayMs: number;
+}
+
 export interface InstanceSpec {
   appId: string;
   deploymentId: string;
@@ -30,6 +39,8 @@ export interface InstanceSpec {
   beforeStart: string[][];
   /** The long-running process, as argv. */
   command: string[];
+  /** Background processes started beside it, stopped with it. */
+  workers?: WorkerSpec[];
   /** Complete environment of the process (PATH included). */
   env: Record<string, string>;
   sandbox: InstanceSandbox;

@@ -13,6 +13,8 @@ import { healthCheckPaths } from '../healthcheck/health-check-paths.js';
 import { runHealthCheck } from '../healthcheck/health-check.js';
 import { PlanError } from '../providers/plan.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
+import { workersFrom } from './workers.js';
+import type { WorkerSpec } from '../instances/backend.js';
 
 export interface AppRuntimeOptions {
   store: Store;
@@ -130,6 +132,12 @@ export class AppRuntime {
       throw new PhaseError('healthcheck', (error as PlanError).message, (error as PlanError).hint);
     }
     const env = this.environmentFor(app, release, instanceId, instanceNumber);
+    let workers: WorkerSpec[];
+    try {
+      workers = workersFrom(appVars);
+    } catch (error) {
+      throw new PhaseError('run', (error as PlanError).message, (error as PlanError).hint);
+    }
     this.launching.set(instanceId, deploymentLog);
     const { logs } = this.options;
     let instance: Instance;
@@ -144,6 +152,7 @@ export class AppRuntime {
         releaseDir: release.releaseDir,
         beforeStart: release.beforeStart,
         command: release.start,
+        workers,
         env,
         onLog: (stream, line) => {
           logs.append(app.id, stream, line);

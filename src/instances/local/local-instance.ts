@@ -5,6 +5,7 @@ import { RestartBackoff, type BackoffPolicy } from './restart-backoff.js';
 import type { Sandbox, SandboxExit, SandboxHost, SandboxStart } from '../../sandbox/sandbox-host.js';
 import { runSandboxed } from '../../sandbox/run-sandboxed.js';
 import { describeSandboxExit, sandboxIdFor } from '../../sandbox/describe.js';
+import { WorkerProcess } from './worker.js';
 
 /** What an instance needs from the backend that owns it. */
 export interface InstanceHost {
@@ -39,6 +40,7 @@ export class LocalInstance implements Instance {
   /** Aborts a beforeStart command still running when stop() is called. */
   private readonly stopSignal = new AbortController();
   private readonly backoff: RestartBackoff;
+  private readonly workers: WorkerProcess[] = [];
 
   constructor(
     private readonly host: InstanceHost,
@@ -77,6 +79,7 @@ export class LocalInstance implements Instance {
     } finally {
       this.launching = undefined;
     }
+    this.startWorkers();
   }
 
   stop(graceMs = DEFAULT_GRACE_MS): Promise<void> {
@@ -114,6 +117,19 @@ export class LocalInstance implements Instance {
         openFiles: 16_384,
       },
     };
+  }
+
+  /** Workers run beside the instance for its whole life, whatever happens to its main process. */
+  private startWorkers(): void {
+    (this.spec.workers ?? []).forEach((spec, index) => {
+      const worker = new WorkerProcess(
+        spec,
+        (onLine, attempt) => this.host.sandboxes.start({ ...this.sandboxFor(sandboxIdFor(this.id, `w${index}-${attempt}`), spec.command), onLine }),
+        (stream, line) => this.log(stream, line),
+      );
+      this.workers.push(worker);
+      worker.start();
+    });
   }
 
   /** beforeStart commands, then the long-running command. */
@@ -188,6 +204,7 @@ export class LocalInstance implements Instance {
     clearTimeout(this.restartTimer);
     this.stopSignal.abort();
     await this.launching?.catch(() => undefined);
+    const workersStopped = Promise.all(this.workers.map((w) => w.stop(graceMs)));
 
     const group = this.group;
     if (group && !group.exited()) {
@@ -204,6 +221,7 @@ export class LocalInstance implements Instance {
         this.log('system', `process ended after SIGTERM (${describeExit(outcome)})`);
       }
     }
+    await workersStopped;
     await this.host.release(this);
     this.setState('stopped');
     this.log('system', 'stopped');
