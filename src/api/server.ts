@@ -4,6 +4,7 @@ import type { ApiContext } from './context.js';
 import type { ApiDependencies } from './platform.js';
 import { UnauthorizedError } from '../core/errors.js';
 import { buildOpenApi } from './openapi.js';
+import { handleRunUpgrade } from './run-upgrade.js';
 import { orgRoutes } from './routes/orgs.js';
 import { userRoutes } from './routes/users.js';
 import { appRoutes } from './routes/apps.js';
@@ -45,7 +46,7 @@ export function createApiServer(deps: ApiDependencies, options: { modules?: Rout
     ...router.list(),
   ]);
 
-  return createServer(async (req, res) => {
+  const server = createServer(async (req, res) => {
     try {
       const url = new URL(req.url ?? '/', 'http://api.invalid');
       const path = url.pathname;
@@ -68,6 +69,9 @@ export function createApiServer(deps: ApiDependencies, options: { modules?: Rout
       sendError(res, error);
     }
   });
+  // `slipway run` streams both ways over an upgraded connection.
+  server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => void handleRunUpgrade(deps, req, socket, head));
+  return server;
 }
 
 export type { Handler };

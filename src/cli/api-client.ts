@@ -1,3 +1,6 @@
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Duplex } from 'node:stream';
 import { CliError } from './errors.js';
 import type { CliConfig } from './config.js';
 
@@ -23,6 +26,38 @@ export class ApiClient {
       throw new CliError(error?.message ?? `Request failed with status ${response.status}.`, error?.hint);
     }
     return data as T;
+  }
+
+  /** Opens an upgraded two-way connection (`slipway run`); a refusal becomes a CliError. */
+  upgrade(path: string, protocol: string): Promise<Duplex> {
+    const url = new URL(`${this.config.url}${path}`);
+    const request = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.config.token}`, connection: 'Upgrade', upgrade: protocol },
+    });
+    return new Promise((resolve, reject) => {
+      request.once('upgrade', (_res, socket, head) => {
+        if (head.length) socket.unshift(head);
+        resolve(socket);
+      });
+      request.once('response', (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => {
+          let error: { message?: string; hint?: string } | undefined;
+          try {
+            error = (JSON.parse(text) as { error?: { message?: string; hint?: string } }).error;
+          } catch {
+            // not JSON
+          }
+          reject(new CliError(error?.message ?? `The daemon refused (status ${res.statusCode}).`, error?.hint));
+        });
+      });
+      request.once('error', (e) =>
+        reject(new CliError(`Cannot reach the slipway daemon at ${this.config.url}: ${e.message}.`, 'Start it with `slipway server` (or check SLIPWAY_URL / `slipway login`).')),
+      );
+      request.end();
+    });
   }
 
   async raw(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<Response> {

@@ -8,6 +8,10 @@ export interface ProcessGroupOptions {
   /** Run with this uid/gid; supplementary groups are dropped (libuv calls setgroups(0) then). */
   user?: { uid: number; gid: number };
   onLine?: (stream: 'out' | 'err', line: string) => void;
+  /** Raw output as it comes, for interactive use (one-off commands); lines are still split for onLine. */
+  onData?: (stream: 'out' | 'err', chunk: Buffer) => void;
+  /** Give the process a standard input pipe (closed stdin otherwise). */
+  stdin?: boolean;
 }
 
 export interface ProcessGroupExit {
@@ -28,6 +32,8 @@ export interface ProcessGroup {
   signalGroup(signal: NodeJS.Signals): boolean;
   /** Whether the leader has exited. */
   exited(): boolean;
+  /** The process's standard input, when asked for. */
+  readonly stdin?: NodeJS.WritableStream;
   /** Resolves once the leader exited, the rest of the group is killed and output is drained. */
   readonly done: Promise<ProcessGroupExit>;
 }
@@ -65,7 +71,7 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
       cwd: o.cwd,
       env: o.env,
       detached: true, // setsid(): own session and process group, pgid = pid
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [o.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
       uid: o.user?.uid,
       gid: o.user?.gid,
       windowsHide: true,
@@ -73,8 +79,16 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
 
     const out = new LineSplitter((line) => o.onLine?.('out', line));
     const err = new LineSplitter((line) => o.onLine?.('err', line));
-    child.stdout!.on('data', (c: Buffer) => out.push(c));
-    child.stderr!.on('data', (c: Buffer) => err.push(c));
+    child.stdout!.on('data', (c: Buffer) => {
+      o.onData?.('out', c);
+      out.push(c);
+    });
+    child.stderr!.on('data', (c: Buffer) => {
+      o.onData?.('err', c);
+      err.push(c);
+    });
+    // A reader that went away (EPIPE) must not crash the daemon.
+    child.stdin?.on('error', () => undefined);
 
     let leaderExited = false;
     const signalGroup = (signal: NodeJS.Signals): boolean => {
@@ -121,6 +135,7 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
         startedAt: Date.now(),
         signalGroup,
         exited: () => leaderExited,
+        stdin: child.stdin ?? undefined,
         done,
       });
     });

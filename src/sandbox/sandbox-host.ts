@@ -27,6 +27,8 @@ export interface SandboxStart {
   spec: Omit<SandboxSpec, 'cgroupsPath'>;
   limits: SandboxLimits;
   onLine(stream: 'out' | 'err', line: string): void;
+  /** Interactive use (one-off commands): raw output and a standard input pipe. */
+  io?: { onData(stream: 'out' | 'err', chunk: Buffer): void };
 }
 
 export interface SandboxExit {
@@ -47,6 +49,8 @@ export interface Sandbox {
   memoryUsage(): number | undefined;
   /** Resolves when the sandbox has ended and everything of it is removed. */
   readonly done: Promise<SandboxExit>;
+  /** Standard input of the command, with `io`. */
+  readonly stdin?: NodeJS.WritableStream;
 }
 
 const SIGNALS_BY_NUMBER: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 6: 'SIGABRT', 9: 'SIGKILL', 11: 'SIGSEGV', 15: 'SIGTERM' };
@@ -54,6 +58,7 @@ const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
 
 export class SandboxHost {
   readonly cgroups: SandboxCgroups;
+  private readonly live = new Map<string, Sandbox>();
 
   constructor(private readonly o: SandboxHostOptions) {
     this.cgroups = new SandboxCgroups(o.cgroupRoot);
@@ -76,7 +81,14 @@ export class SandboxHost {
 
     let group: ProcessGroup;
     try {
-      group = await spawnProcessGroup({ argv: runArgv(this.o.stateDir, bundle, id), cwd: bundle, env: SYSTEM_ENV, onLine: s.onLine });
+      group = await spawnProcessGroup({
+        argv: runArgv(this.o.stateDir, bundle, id),
+        cwd: bundle,
+        env: SYSTEM_ENV,
+        onLine: s.onLine,
+        onData: s.io?.onData,
+        stdin: s.io !== undefined,
+      });
     } catch (error) {
       this.cleanup(id);
       throw error;
@@ -93,12 +105,13 @@ export class SandboxHost {
       }
       return { exitCode: code, signal: exit.signal, outOfMemory };
     });
-    return {
+    const sandbox: Sandbox = {
       id,
       pid: group.pid,
       startedAt: group.startedAt,
       exited: () => exited,
       memoryUsage: () => this.cgroups.memoryUsage(id),
+      stdin: group.stdin,
       signal: async (signal) => {
         if (exited) return;
         if (signal === 'SIGKILL') {
@@ -112,6 +125,16 @@ export class SandboxHost {
       },
       done,
     };
+    this.live.set(id, sandbox);
+    void done.finally(() => this.live.delete(id));
+    return sandbox;
+  }
+
+  /** Daemon stop: whatever still runs (builds, one-off commands) is killed and removed. */
+  async killAll(): Promise<void> {
+    const running = [...this.live.values()];
+    await Promise.all(running.map((s) => s.signal('SIGKILL').catch(() => undefined)));
+    await Promise.all(running.map((s) => s.done.catch(() => undefined)));
   }
 
   /**

@@ -23,6 +23,7 @@ import { restart } from './restart.js';
 import { stop } from './stop.js';
 import { deleteApp } from './delete.js';
 import { rollback } from './rollback.js';
+import { run } from './run.js';
 import { cancelDeploy } from './cancel-deploy.js';
 import { configGet, configList, configSet } from './config/list.js';
 import { addonCreate } from './addon/create.js';
@@ -65,6 +66,7 @@ export const commands: Command[] = [
   stop,
   deleteApp,
   rollback,
+  run,
   cancelDeploy,
   configList,
   configGet,

@@ -1,0 +1,79 @@
+import type { AppRow } from '../store/apps.js';
+import type { Store } from '../store/store.js';
+import type { SandboxHost, Sandbox } from '../sandbox/sandbox-host.js';
+import type { SandboxPolicy } from './sandbox-policy.js';
+import type { AppRuntime } from './app-runtime.js';
+import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
+import { parseReleaseSpec } from './release-spec.js';
+import { newId } from '../core/ids.js';
+import { sandboxIdFor } from '../sandbox/describe.js';
+import { ConflictError, ValidationError } from '../core/errors.js';
+
+export interface OneOffDeps {
+  store: Store;
+  runtime: AppRuntime;
+  sandboxes: SandboxPolicy;
+  sandboxHost: SandboxHost;
+  networks: { acquireBuildNetwork(appId: string): Promise<BuildNetwork> };
+}
+
+/** A command as the CLI sends it: a non-empty JSON array of strings. */
+export function parseOneOffCommand(text: string | null): string[] {
+  let argv: unknown;
+  try {
+    argv = JSON.parse(text ?? '');
+  } catch {
+    argv = undefined;
+  }
+  if (!Array.isArray(argv) || argv.length === 0 || argv.some((a) => typeof a !== 'string') || argv[0] === '') {
+    throw new ValidationError('The command is a JSON array of strings, program first.', 'For example: slipway run -- node migrate.js');
+  }
+  return argv as string[];
+}
+
+/**
+ * One-off commands (migrations, consoles, scripts): a fresh sandbox of the app's current
+ * release, with its user, limits, environment and a network of its own (the outside and the
+ * app's add-ons), never routed. Interactive: raw output and a standard input.
+ */
+export async function startOneOff(
+  deps: OneOffDeps,
+  app: AppRow,
+  argv: string[],
+  onData: (stream: 'out' | 'err', chunk: Buffer) => void,
+): Promise<Sandbox> {
+  const record = deps.store.deployments.release(app.id);
+  if (!record) throw new ConflictError('This application has no release to run a command in.', 'Deploy it first with git push or `slipway deploy`.');
+  const release = parseReleaseSpec(record.start_json);
+  const sandbox = await deps.sandboxes.instance(app);
+  const network = await deps.networks.acquireBuildNetwork(app.id);
+  const id = newId('instance');
+  let started: Sandbox;
+  try {
+    started = await deps.sandboxHost.start({
+      id: sandboxIdFor(id, 'run'),
+      limits: sandbox.limits,
+      onLine: () => undefined,
+      io: { onData },
+      spec: {
+        args: argv,
+        env: { ...deps.runtime.environmentFor(app, release, id, 0), INSTANCE_TYPE: 'run' },
+        cwd: release.releaseDir,
+        user: sandbox.user,
+        hostname: 'run',
+        mounts: [
+          { destination: release.releaseDir, source: release.releaseDir, writable: true },
+          ...sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
+        ],
+        networkNamespacePath: network.namespacePath,
+        tmpBytes: Math.floor(sandbox.limits.memoryBytes / 4),
+        openFiles: 16_384,
+      },
+    });
+  } catch (error) {
+    await network.release();
+    throw error;
+  }
+  void started.done.finally(() => network.release());
+  return started;
+}
