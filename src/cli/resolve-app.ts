@@ -12,6 +12,9 @@ export interface AppSummary {
   git_url: string;
   domain: string;
   url: string;
+  instances?: number;
+  flavor?: string;
+  build_flavor?: string;
 }
 
 const APP_ID = /^app_[0-9a-f-]{36}$/;

@@ -3,10 +3,15 @@ import type { InstanceSandbox } from '../instances/backend.js';
 import type { SandboxPolicy } from '../pipeline/sandbox-policy.js';
 import type { SandboxLimits } from '../sandbox/cgroups.js';
 import type { AppUsers } from '../sandbox/app-users.js';
+import type { Flavor } from '../core/flavors.js';
 
 export interface FlavorLimits {
   flavor: string;
   limits: SandboxLimits;
+}
+
+export function flavorLimits(f: Flavor): FlavorLimits {
+  return { flavor: f.name, limits: { memoryBytes: f.memoryBytes, pids: f.pids, cpuShares: f.cpuShares } };
 }
 
 /**

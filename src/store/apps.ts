@@ -11,6 +11,9 @@ export interface AppRow {
   created_at: string;
   /** How many instances serve the app (1 until scaled). */
   instances?: number;
+  /** Flavour of its instances and of its builds (src/core/flavors.ts). */
+  flavor?: string;
+  build_flavor?: string;
 }
 
 export class AppRepository {
@@ -58,6 +61,11 @@ export class AppRepository {
 
   all(): AppRow[] {
     return this.db.prepare('SELECT * FROM apps ORDER BY created_at').all() as AppRow[];
+  }
+
+  setFlavors(id: string, flavors: { flavor?: string; buildFlavor?: string }): void {
+    if (flavors.flavor) this.db.prepare('UPDATE apps SET flavor = ? WHERE id = ?').run(flavors.flavor, id);
+    if (flavors.buildFlavor) this.db.prepare('UPDATE apps SET build_flavor = ? WHERE id = ?').run(flavors.buildFlavor, id);
   }
 
   setInstances(id: string, count: number): void {

@@ -2,6 +2,21 @@ import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import { appForUser } from '../access.js';
 import { SlipwayError, ValidationError } from '../../core/errors.js';
+import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../../core/flavors.js';
+import type { AppRow } from '../../store/apps.js';
+
+/** How an app is scaled: its instance count and the flavours of its instances and builds. */
+export function scaleView(app: AppRow) {
+  const flavor = flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR);
+  const build = flavorNamed(app.build_flavor ?? DEFAULT_BUILD_FLAVOR);
+  return {
+    instances: app.instances ?? 1,
+    flavor: flavor.name,
+    memory_bytes: flavor.memoryBytes,
+    build_flavor: build.name,
+    build_memory_bytes: build.memoryBytes,
+  };
+}
 
 export const MAX_INSTANCES = 40;
 
@@ -14,8 +29,34 @@ export function checkInstanceCount(value: unknown): number {
   return n;
 }
 
-/** How many instances serve an app; a change applies at once to the running release. */
+/**
+ * Scaling: the instance count applies at once to the running release; a flavour applies at
+ * the next deployment or restart (the instances running keep their sandbox).
+ */
 export function instanceRoutes(router: HttpRouter<ApiContext>): void {
+  router.add('GET', '/v1/apps/:app/scale', ({ user, deps, params }) => {
+    const app = appForUser(deps.store, user, params.app!);
+    return { scale: scaleView(app) };
+  });
+
+  router.add('PUT', '/v1/apps/:app/scale', async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+    const body = await ctx.body();
+    const flavor = body.flavor === undefined ? undefined : flavorNamed(body.flavor).name;
+    const buildFlavor = body.buildFlavor === undefined ? undefined : flavorNamed(body.buildFlavor).name;
+    const count = body.instances === undefined ? undefined : checkInstanceCount(body.instances);
+    if (flavor === undefined && buildFlavor === undefined && count === undefined) {
+      throw new ValidationError('Nothing to change.', 'Give flavor, buildFlavor and/or instances.');
+    }
+    ctx.deps.store.apps.setFlavors(app.id, { flavor, buildFlavor });
+    if (count !== undefined) {
+      ctx.deps.store.apps.setInstances(app.id, count);
+      const runtime = ctx.deps.services?.runtime;
+      if (runtime) await runtime.scale(app, (line) => ctx.deps.services?.logs.append(app.id, 'system', line));
+    }
+    return { scale: scaleView(ctx.deps.store.apps.byId(app.id)!) };
+  });
+
   router.add('PUT', '/v1/apps/:app/instances', async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const count = checkInstanceCount((await ctx.body()).count);

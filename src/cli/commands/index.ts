@@ -24,6 +24,7 @@ import { stop } from './stop.js';
 import { deleteApp } from './delete.js';
 import { rollback } from './rollback.js';
 import { run } from './run.js';
+import { scale } from './scale.js';
 import { cancelDeploy } from './cancel-deploy.js';
 import { configGet, configList, configSet } from './config/list.js';
 import { addonCreate } from './addon/create.js';
@@ -67,6 +68,7 @@ export const commands: Command[] = [
   deleteApp,
   rollback,
   run,
+  scale,
   cancelDeploy,
   configList,
   configGet,

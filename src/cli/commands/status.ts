@@ -29,6 +29,7 @@ export const status: Command = {
         status: data.status,
         url: app.url,
         instances: `${data.instances.length} running of ${data.instance_count} wanted`,
+        flavor: `${app.flavor ?? 'nano'} (build: ${app.build_flavor ?? 'S'})`,
         ...Object.fromEntries(
           data.instances.map((i) => [
             `instance ${i.number}`,

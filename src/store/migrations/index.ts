@@ -2,6 +2,7 @@ import * as m001 from './001-control-plane.js';
 import * as m002 from './002-deployments.js';
 import * as m003 from './003-addons.js';
 import * as m004 from './004-app-users.js';
+import * as m005 from './005-flavors.js';
 import * as m007 from './007-kept-releases.js';
 import * as m008 from './008-app-config.js';
 import * as m009 from './009-instance-count.js';
@@ -12,6 +13,7 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 2, name: 'deployments', sql: m002.sql },
   { version: 3, name: 'addons', sql: m003.sql },
   { version: 4, name: 'app-users', sql: m004.sql },
+  { version: 5, name: 'flavors', sql: m005.sql },
   { version: 7, name: 'kept-releases', sql: m007.sql },
   { version: 8, name: 'app-config', sql: m008.sql },
   { version: 9, name: 'instance-count', sql: m009.sql },
