@@ -38,8 +38,17 @@ export async function registerSshKey(daemon: TestDaemon, token?: string): Promis
 
 /** Copies an example into a fresh git repository with one commit on master. */
 export function checkoutExample(example: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `slipway-${example}-`));
-  cpSync(join(EXAMPLES, example), dir, { recursive: true });
+  return checkoutFolder(join(EXAMPLES, example), example);
+}
+
+/** Test-only apps (test/fixtures/<name>), checked out like an example. */
+export function checkoutFixture(name: string): string {
+  return checkoutFolder(fileURLToPath(new URL(`../fixtures/${name}/`, import.meta.url)), name);
+}
+
+function checkoutFolder(source: string, label: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `slipway-${label}-`));
+  cpSync(source, dir, { recursive: true });
   execFileSync('git', ['init', '-q', '-b', 'master'], { cwd: dir });
   commitAll(dir, 'first');
   return dir;
