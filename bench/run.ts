@@ -6,6 +6,7 @@ import { benchRouter } from './router.js';
 import { benchPushToLive } from './push-to-live.js';
 import { benchSbtBuild, describeSbtBuild } from './sbt-build.js';
 import { benchBuildCache, describeBuildCache } from './build-cache.js';
+import { benchSandbox, describeSandbox } from './sandbox.js';
 
 const results: Record<string, unknown> = {};
 
@@ -22,6 +23,10 @@ console.log(
   `deployed instance through the router vs direct: ${push.routed.requestsPerSecond.toFixed(0)} / ${push.direct.requestsPerSecond.toFixed(0)} req/s = ${push.routerRatio.toFixed(2)}; ` +
     `p99 ${push.routed.p99Ms.toFixed(1)} ms vs ${push.direct.p99Ms.toFixed(1)} ms`,
 );
+
+const sandbox = await benchSandbox();
+results.sandbox = sandbox;
+console.log(describeSandbox(sandbox));
 
 const buildCache = await benchBuildCache();
 results.buildCache = buildCache;
