@@ -1,0 +1,57 @@
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { waitUntil } from '../support/wait.js';
+
+let daemon: TestDaemon;
+
+after(async () => {
+  await daemon?.stop();
+});
+
+test('a data folder from before per-app users is migrated on the first start: users made, folders re-owned, no rebuild', async () => {
+  daemon = await startDaemon();
+  const { gitEnv } = await registerSshKey(daemon);
+  const dir = checkoutExample('node-hello');
+  const appId = await createApp(daemon, dir, 'upgraded');
+  newRelease(dir, 'before-upgrade');
+  const result = await pushAndWait(daemon, dir, appId, gitEnv);
+  assert.equal(result.state, 'OK', (await deploymentLog(daemon, appId, result.id)).join('\n'));
+  assert.equal(await daemon.stop(), 0);
+
+  // What the previous version left: one shared unprivileged owner, open modes, no app users.
+  const releases = join(daemon.dataDir, 'releases', appId);
+  const cache = join(daemon.dataDir, 'cache', 'apps', appId);
+  const db = new Database(join(daemon.dataDir, 'slipway.db'));
+  const name = (db.prepare('SELECT name FROM app_users WHERE app_id = ?').get(appId) as { name: string }).name;
+  db.prepare('DELETE FROM app_users').run();
+  db.close();
+  spawnSync('userdel', [name]);
+  spawnSync('groupdel', [name]);
+  for (const folder of [releases, cache]) {
+    execFileSync('chown', ['-R', '65534:65534', folder]);
+    chmodSync(folder, 0o755);
+  }
+  chmodSync(join(daemon.dataDir, 'slipway.db'), 0o644);
+  chmodSync(daemon.dataDir, 0o755);
+
+  await daemon.restart();
+  assert.match(daemon.output(), new RegExp(`Handed ${releases.replaceAll('/', '\\/')} to slw-`));
+  await waitUntil('the app to serve again', async () => ((await getThroughRouter(daemon, `${appId}.localhost`)).status === 200 ? true : undefined), 60_000);
+  assert.equal(JSON.parse((await getThroughRouter(daemon, `${appId}.localhost`)).body).release, 'before-upgrade');
+  const activity = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout) as unknown[];
+  assert.equal(activity.length, 1, 'no new deployment, no rebuild');
+  const owner = statSync(releases).uid;
+  assert.ok(owner >= 2_000_000, `re-owned by the app's own user (${owner})`);
+  assert.equal(statSync(join(releases, result.id, 'server.js')).uid, owner, 'down the tree');
+  assert.equal(statSync(releases).mode & 0o777, 0o700);
+  assert.equal(statSync(cache).uid, owner);
+  assert.equal(statSync(join(daemon.dataDir, 'slipway.db')).mode & 0o777, 0o600, 'the store is root’s alone again');
+  assert.equal(statSync(daemon.dataDir).mode & 0o777, 0o711);
+  assert.match(spawnSync('getent', ['passwd', String(owner)], { encoding: 'utf8' }).stdout, /slipway application/);
+});
