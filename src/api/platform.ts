@@ -43,7 +43,7 @@ export function appView(endpoints: PublicEndpoints, app: AppRow, orgName?: strin
 export interface DeploymentServices {
   deployer: import('../pipeline/deployer.js').Deployer;
   runtime: import('../pipeline/app-runtime.js').AppRuntime;
-  logs: import('../pipeline/log-hub.js').LogHub;
+  logs: import('../logs/log-hub.js').LogHub;
   repos: import('../receiver/repo-store.js').RepoStore;
   /** Deletes an application and everything of it but its add-ons. */
   removeApp?(app: AppRow): Promise<void>;

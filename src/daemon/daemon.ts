@@ -22,7 +22,7 @@ import { LocalNetnsBackend } from '../instances/local/local-netns-backend.js';
 import { NginxRouter } from '../router/nginx/nginx-router.js';
 import { RepoStore } from '../receiver/repo-store.js';
 import { GitSshServer } from '../receiver/ssh-git-server.js';
-import { LogHub } from '../pipeline/log-hub.js';
+import { LogHub } from '../logs/log-hub.js';
 import { AppRuntime } from '../pipeline/app-runtime.js';
 import { Deployer } from '../pipeline/deployer.js';
 import { NpmVersionCatalog } from '../toolchains/catalog.js';
@@ -104,7 +104,8 @@ export class Daemon {
     mkdirSync(options.toolchainCacheDir, { recursive: true, mode: 0o755 });
     // The build user runs the cached tools: the cache folder must be open to it.
     chmodSync(options.toolchainCacheDir, 0o755);
-    const logs = new LogHub(join(options.dataDir, 'logs'));
+    const logs = new LogHub(join(options.dataDir, 'logs'), { limits: options.logLimits, warn: log });
+    void logs.restrictExistingFiles();
     const repos = new RepoStore(join(options.dataDir, 'repos'));
     // Every variable an app receives: linked apps' exposed config < add-ons' < its own (src/core/merge-env.ts).
     const appEnv = (appId: string) => appEnvironment(store, addons, appId);
@@ -147,7 +148,7 @@ export class Daemon {
     const { port: sshPort } = await ssh.start();
     this.onStop('git over SSH', () => ssh.stop());
 
-    const api = createApiServer({ store, endpoints, services: { deployer, runtime, logs, repos, catalog, removeApp: (app) => removeApp({ store, runtime, deployer, repos, appUsers, dataDir: options.dataDir }, app) }, addons }, { fallback: consoleHandler() });
+    const api = createApiServer({ store, endpoints, services: { deployer, runtime, logs, repos, catalog, removeApp: (app) => removeApp({ store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir }, app) }, addons }, { fallback: consoleHandler() });
     await new Promise<void>((resolve, reject) => {
       api.once('error', reject);
       api.listen(options.apiPort, options.listen, () => resolve());

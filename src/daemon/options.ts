@@ -1,3 +1,5 @@
+import type { LogLimits } from '../logs/log-limits.js';
+
 export interface DaemonOptions {
   dataDir: string;
   listen: string;
@@ -15,6 +17,8 @@ export interface DaemonOptions {
   appUids?: string;
   /** Built releases kept per app for rollbacks (default 5). */
   keptReleases?: number;
+  /** Sizes and counts of log files kept (default DEFAULT_LOG_LIMITS in src/logs/log-limits.ts). */
+  logLimits?: LogLimits;
 }
 
 export const DEFAULT_SUBNET = '10.77.0.0/16';

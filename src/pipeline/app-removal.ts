@@ -6,6 +6,7 @@ import type { RepoStore } from '../receiver/repo-store.js';
 import type { AppUsers } from '../sandbox/app-users.js';
 import type { AppRuntime } from './app-runtime.js';
 import type { Deployer } from './deployer.js';
+import type { LogHub } from '../logs/log-hub.js';
 import { ConflictError } from '../core/errors.js';
 
 export interface AppRemovalDeps {
@@ -14,12 +15,13 @@ export interface AppRemovalDeps {
   deployer: Deployer;
   repos: RepoStore;
   appUsers: AppUsers;
+  logs: LogHub;
   dataDir: string;
 }
 
 /**
  * Deletes an application: its instances stop, its domain leaves the router, its repository,
- * releases, caches and unix user go, its links (to add-ons and apps) and variables go with its
+ * releases, caches, logs and unix user go, its links (to add-ons and apps) and variables go with its
  * record; add-ons themselves stay. Refused while a deployment of it runs.
  */
 export async function removeApp(deps: AppRemovalDeps, app: AppRow): Promise<void> {
@@ -36,6 +38,8 @@ export async function removeApp(deps: AppRemovalDeps, app: AppRow): Promise<void
   await deps.repos.remove(app.id);
   await rm(join(deps.dataDir, 'releases', app.id), { recursive: true, force: true });
   await rm(join(deps.dataDir, 'cache', 'apps', app.id), { recursive: true, force: true });
+  // The deployments' records go with the app's: their logs are found while they still exist.
+  await deps.logs.remove([app.id, ...deps.store.deployments.listForApp(app.id, 1_000_000).map((d) => d.id)]);
   deps.store.apps.remove(app.id);
   await deps.runtime.applyRoutes();
 }

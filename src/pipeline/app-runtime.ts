@@ -2,7 +2,7 @@ import type { Store } from '../store/store.js';
 import type { AppRow } from '../store/apps.js';
 import type { Instance, InstanceBackend } from '../instances/backend.js';
 import type { Router, RoutingTable, Upstream } from '../router/router.js';
-import type { LogHub } from './log-hub.js';
+import type { LogHub } from '../logs/log-hub.js';
 import { newId } from '../core/ids.js';
 import { injectedEnv, composeEnv } from './injected-env.js';
 import { withoutBuildOnlyVariables } from './build-ssh-key.js';

@@ -11,7 +11,7 @@ import { describePlan } from '../providers/describe-plan.js';
 import { resolveSbtBinary } from '../providers/sbt/resolve-binary.js';
 import { explainSbtFailure } from '../providers/sbt/explain-failure.js';
 import { runCommand, describeExit } from '../executor/run-command.js';
-import type { LogHub } from './log-hub.js';
+import type { LogHub } from '../logs/log-hub.js';
 import type { AppRuntime } from './app-runtime.js';
 import { PhaseError } from './phase-error.js';
 import { injectedEnv, composeEnv } from './injected-env.js';
@@ -237,6 +237,10 @@ export class Deployer {
     } finally {
       if (this.running.get(app.id)?.deploymentId === deployment.id) this.running.delete(app.id);
       logs.finish(deployment.id);
+      // Only the newest deployments of an app keep their logs (older ones were removed by earlier runs).
+      const kept = logs.limits.deploymentLogsPerApp;
+      const older = store.deployments.listForApp(app.id, kept + 100).slice(kept).filter((d) => d.state !== 'WIP');
+      void logs.remove(older.map((d) => d.id)).catch((e) => this.o.log(`Could not remove old deployment logs of ${app.id}: ${(e as Error).message}`));
     }
   }
 

@@ -1,8 +1,7 @@
-import type { ServerResponse } from 'node:http';
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import type { Deployment } from '../../store/deployments.js';
-import type { LogEntry, LogHub } from '../../pipeline/log-hub.js';
+import { parseLogQuery, streamLog } from '../../logs/log-response.js';
 import { appForUser } from '../access.js';
 import { optionalString } from '../body.js';
 import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../../core/errors.js';
@@ -27,32 +26,6 @@ function services(ctx: ApiContext): DeploymentServices {
   return ctx.deps.services;
 }
 
-/**
- * Streams log entries as newline-delimited JSON: what is stored, then live lines while
- * `live()` says more may come; the stream ends with a line {"end": true, ...final}.
- * Reading the file and subscribing happen in one synchronous step, and appends are
- * synchronous too, so no line is lost or sent twice between the two.
- */
-function streamLog(res: ServerResponse, logs: LogHub, key: string, follow: boolean, live: () => boolean, final: () => Record<string, unknown>): void {
-  res.writeHead(200, { 'content-type': 'application/x-ndjson; charset=utf-8', 'cache-control': 'no-cache' });
-  const write = (entry: LogEntry) => res.write(JSON.stringify(entry) + '\n');
-  const end = () => res.end(JSON.stringify({ end: true, ...final() }) + '\n');
-  for (const entry of logs.read(key)) write(entry);
-  if (!follow || !live()) {
-    end();
-    return;
-  }
-  const unsubscribe = logs.subscribe(key, (entry) => {
-    if (entry === null) {
-      unsubscribe();
-      end();
-    } else {
-      write(entry);
-    }
-  });
-  res.on('close', unsubscribe);
-}
-
 export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
   router.add('GET', '/v1/apps/:app/deployments', (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
@@ -67,13 +40,13 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
     return { deployment: deploymentView(d) };
   });
 
-  router.add('GET', '/v1/apps/:app/deployments/:deployment/logs', (ctx) => {
+  router.add('GET', '/v1/apps/:app/deployments/:deployment/logs', async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const { store } = ctx.deps;
     const d = store.deployments.byId(ctx.params.deployment!);
     if (!d || d.app_id !== app.id) throw new NotFoundError(`No deployment ${ctx.params.deployment} for this application.`, '`slipway activity` lists them.');
-    const follow = ctx.query.get('follow') === '1';
-    streamLog(ctx.res, services(ctx).logs, d.id, follow, () => store.deployments.byId(d.id)?.state === 'WIP', () => {
+    const request = parseLogQuery(ctx.query);
+    await streamLog(ctx.res, services(ctx).logs, d.id, request, () => store.deployments.byId(d.id)?.state === 'WIP', () => {
       const now = store.deployments.byId(d.id)!;
       return { state: now.state, message: now.message };
     });
@@ -142,10 +115,10 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
     };
   });
 
-  router.add('GET', '/v1/apps/:app/logs', (ctx) => {
+  router.add('GET', '/v1/apps/:app/logs', async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
-    const follow = ctx.query.get('follow') === '1';
-    streamLog(ctx.res, services(ctx).logs, app.id, follow, () => true, () => ({}));
+    const request = parseLogQuery(ctx.query);
+    await streamLog(ctx.res, services(ctx).logs, app.id, request, () => true, () => ({}));
     return undefined;
   });
 }

@@ -2,6 +2,7 @@ import type { Command } from '../command.js';
 import { Daemon } from '../../daemon/daemon.js';
 import { resolveDataDir } from '../../daemon/data-dir.js';
 import { parseUidRange } from '../../sandbox/app-users.js';
+import { LOG_LIMIT_FLAGS, parseLogLimits, type LogLimitFlag } from '../../logs/log-limits.js';
 import { checkDomain, DEFAULT_API_PORT, DEFAULT_DOMAIN, DEFAULT_ROUTER_PORT, DEFAULT_SSH_PORT, DEFAULT_SUBNET, networkNames, parsePort } from '../../daemon/options.js';
 import { join } from 'node:path';
 import { UsageError, CliError } from '../errors.js';
@@ -9,7 +10,7 @@ import { UsageError, CliError } from '../errors.js';
 export const server: Command = {
   path: ['server'],
   summary: 'Run the slipway daemon in the foreground',
-  usage: 'server [--data-dir <dir>] [--listen <addr>] [--api-port 4040] [--ssh-port 2222] [--router-port 8000] [--domain localhost] [--public-host <host>] [--subnet 10.77.0.0/16] [--toolchain-cache <dir>] [--app-uids 2000000-2099999] [--kept-releases 5]',
+  usage: 'server [--data-dir <dir>] [--listen <addr>] [--api-port 4040] [--ssh-port 2222] [--router-port 8000] [--domain localhost] [--public-host <host>] [--subnet 10.77.0.0/16] [--toolchain-cache <dir>] [--app-uids 2000000-2099999] [--kept-releases 5] [--log-max-size 10M] [--log-files 3] [--deploy-log-max-size 2M] [--deploy-log-files 1] [--deploy-logs-kept 20]',
   options: {
     'data-dir': { type: 'string' },
     listen: { type: 'string' },
@@ -22,6 +23,7 @@ export const server: Command = {
     'toolchain-cache': { type: 'string' },
     'app-uids': { type: 'string' },
     'kept-releases': { type: 'string' },
+    ...Object.fromEntries(Object.keys(LOG_LIMIT_FLAGS).map((flag) => [flag, { type: 'string' as const }])),
   },
   args: { min: 0, max: 0 },
   async run(ctx, _args, o) {
@@ -43,6 +45,7 @@ export const server: Command = {
         publicHost: (o['public-host'] as string | undefined) ?? domain,
         keptReleases: parseKeptReleases((o['kept-releases'] as string | undefined) ?? ctx.env.SLIPWAY_KEPT_RELEASES),
         appUids: parseUidRange((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS) && ((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS),
+        logLimits: parseLogLimits(o as Partial<Record<LogLimitFlag, string>>, ctx.env),
       };
     } catch (error) {
       throw new UsageError((error as Error).message);
