@@ -13,6 +13,8 @@ export interface TestDaemon {
   sshPort: number;
   routerPort: number;
   adminToken: string;
+  /** Process id of the daemon (for /proc/<pid>/status). */
+  pid(): number;
   /** Output of the daemon so far. */
   output(): string;
   /** Runs the CLI logged in as the given token (default: admin). */
@@ -75,6 +77,7 @@ export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon>
     sshPort,
     routerPort,
     adminToken,
+    pid: () => child.pid!,
     output: () => log,
     cli: (args, options = {}) =>
       runCli(args, {

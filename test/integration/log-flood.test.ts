@@ -1,0 +1,134 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { checkoutExample, createApp, deploymentLog, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { waitUntil } from '../support/wait.js';
+
+// A small cap, so the flood (about 20 MB of stored lines) rotates many times.
+const MAX_FILE_BYTES = 1024 * 1024;
+const ROTATED_FILES = 2;
+const CAP_BYTES = MAX_FILE_BYTES * (ROTATED_FILES + 1);
+const FLOOD_LINES = 150_000;
+
+let daemon: TestDaemon;
+let appId: string;
+
+before(async () => {
+  daemon = await startDaemon(['--log-max-size', '1M', '--log-files', String(ROTATED_FILES)]);
+  const { gitEnv } = await registerSshKey(daemon);
+  const dir = checkoutExample('node-log-flood');
+  appId = await createApp(daemon, dir, 'log-flood');
+  const deployed = await pushAndWait(daemon, dir, appId, gitEnv);
+  assert.equal(deployed.state, 'OK', (await deploymentLog(daemon, appId, deployed.id)).join('\n'));
+});
+
+after(async () => {
+  await daemon?.stop();
+});
+
+function rssBytes(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!match) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Number(match[1]) * 1024;
+}
+
+/** Milliseconds one API request took to answer in full. */
+async function timedRequest(path: string): Promise<number> {
+  const started = performance.now();
+  const response = await fetch(`${daemon.apiUrl}${path}`, { headers: { authorization: `Bearer ${daemon.adminToken}` } });
+  await response.text();
+  assert.equal(response.status, 200, path);
+  return performance.now() - started;
+}
+
+function appLogFiles(): Array<{ name: string; size: number; mode: number }> {
+  const dir = join(daemon.dataDir, 'logs');
+  return readdirSync(dir)
+    .filter((name) => name.startsWith(`${appId}.ndjson`))
+    .map((name) => {
+      const s = statSync(join(dir, name));
+      return { name, size: s.size, mode: s.mode & 0o777 };
+    });
+}
+
+test('a flood of 150 000 lines in two seconds neither blocks the API nor grows the daemon, and the log stays capped', async (t) => {
+  const pid = daemon.pid();
+  // Warm up what the measured requests use, then take the resting size.
+  for (let i = 0; i < 5; i++) {
+    await timedRequest(`/v1/apps/${appId}`);
+    await timedRequest(`/v1/apps/${appId}/logs?lines=10`);
+  }
+  await new Promise((r) => setTimeout(r, 500));
+  const restingRss = rssBytes(pid);
+
+  const flood = await getThroughRouter(daemon, `${appId}.localhost`, `/flood?lines=${FLOOD_LINES}&ms=2000`);
+  assert.equal(flood.status, 202, flood.body);
+  const floodStarted = Date.now();
+
+  let peakRss = restingRss;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssBytes(pid))), 50);
+  const latencies: Array<{ path: string; ms: number }> = [];
+  try {
+    while (Date.now() - floodStarted < 3000) {
+      for (const path of [`/v1/apps/${appId}`, '/v1/apps', `/v1/apps/${appId}/logs?lines=10`]) {
+        latencies.push({ path, ms: await timedRequest(path) });
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await waitUntil('the flood to end', async () => {
+      const r = await daemon.cli(['logs', '--app', appId, '--lines', '5']);
+      return r.stdout.includes(`flood done ${FLOOD_LINES}`) ? true : undefined;
+    }, 60_000);
+  } finally {
+    clearInterval(sampler);
+  }
+
+  const dropped = (await daemon.cli(['logs', '--app', appId, '--lines', '200000'])).stdout.split('\n').filter((l) => l.startsWith('slipway dropped'));
+  t.diagnostic(`flood took ${Date.now() - floodStarted} ms to reach the log; ${latencies.length} requests, slowest ${Math.max(...latencies.map((l) => l.ms)).toFixed(1)} ms`);
+  t.diagnostic(`daemon RSS ${(restingRss / 1024 / 1024).toFixed(1)} MiB at rest, peak +${((peakRss - restingRss) / 1024 / 1024).toFixed(1)} MiB; drop notices kept: ${dropped.length ? dropped.join(' | ') : 'none'}`);
+  const slow = latencies.filter((l) => l.ms >= 100);
+  assert.ok(latencies.length >= 15, `only ${latencies.length} requests were measured`);
+  assert.deepEqual(slow, [], `requests during the flood took ${latencies.map((l) => Math.round(l.ms)).join(', ')} ms`);
+
+  const grown = peakRss - restingRss;
+  assert.ok(grown <= 40 * 1024 * 1024, `the daemon grew by ${(grown / 1024 / 1024).toFixed(1)} MiB (from ${(restingRss / 1024 / 1024).toFixed(0)} MiB)`);
+
+  const files = appLogFiles();
+  const total = files.reduce((sum, f) => sum + f.size, 0);
+  assert.deepEqual(files.map((f) => f.name).sort(), [`${appId}.ndjson`, `${appId}.ndjson.1`, `${appId}.ndjson.2`], 'the log rotated and keeps two older files');
+  assert.ok(total <= CAP_BYTES, `the app's log holds ${total} bytes, above its cap of ${CAP_BYTES}`);
+  for (const f of files) {
+    assert.ok(f.size <= MAX_FILE_BYTES, `${f.name} holds ${f.size} bytes`);
+    assert.equal(f.mode, 0o600, `${f.name} is readable by the daemon only`);
+  }
+  assert.equal(statSync(join(daemon.dataDir, 'logs')).mode & 0o777, 0o700);
+
+  // The tail, through the CLI as a user reads it: the last lines, in order.
+  const tail = await daemon.cli(['logs', '--app', appId, '--lines', '4']);
+  assert.equal(tail.code, 0, tail.stderr);
+  const lines = tail.stdout.trimEnd().split('\n');
+  assert.equal(lines.length, 4, tail.stdout);
+  assert.match(lines[3]!, new RegExp(`^flood done ${FLOOD_LINES} in \\d+ ms$`));
+  t.diagnostic(`the app says: ${lines[3]}`);
+  const numbered = lines.slice(0, 3).map((l) => Number(/^flood line (\d{6}) /.exec(l)?.[1]));
+  if (!lines.some((l) => l.startsWith('slipway dropped'))) assert.deepEqual(numbered, [FLOOD_LINES - 2, FLOOD_LINES - 1, FLOOD_LINES], tail.stdout);
+
+  // Without --lines, the CLI shows the last 1000 lines; --since picks by time; JSON keeps the stream.
+  const recent = await daemon.cli(['logs', '--app', appId]);
+  assert.equal(recent.stdout.trimEnd().split('\n').length, 1000);
+  const since = await daemon.cli(['logs', '--app', appId, '--since', '10m', '--lines', '2', '--format', 'json']);
+  const entries = since.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { stream: string; line: string });
+  assert.equal(entries.length, 2);
+  assert.equal(entries[1]!.stream, 'out');
+});
+
+test('the API refuses a window it cannot read, saying what it takes', async () => {
+  const response = await fetch(`${daemon.apiUrl}/v1/apps/${appId}/logs?lines=last`, { headers: { authorization: `Bearer ${daemon.adminToken}` } });
+  assert.equal(response.status, 400);
+  assert.match(((await response.json()) as { error: { message: string } }).error.message, /lines must be a whole number of lines such as 100/);
+  const cli = await daemon.cli(['logs', '--app', appId, '--since', 'yesterday']);
+  assert.equal(cli.code, 2);
+  assert.match(cli.stderr, /--since takes a duration back from now such as 90s/);
+});
