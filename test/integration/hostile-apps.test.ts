@@ -22,6 +22,7 @@ let victimAddress: string;
 let attackerId: string;
 let attackerDir: string;
 let gateway: string;
+let allTargets: string;
 
 async function victimServes(): Promise<void> {
   const r = await getThroughRouter(daemon, `${victimId}.localhost`);
@@ -54,7 +55,7 @@ before(async () => {
   gateway = victimAddress.replace(/\.\d+\.\d+$/, '.0.1');
 
   attackerDir = checkoutFixture('hostile-attacker');
-  const targets = [`${gateway}:${daemon.apiPort}`, `${gateway}:${daemon.sshPort}`, `127.0.0.1:${daemon.apiPort}`, `${victimAddress}:8080`, `${gateway}:${daemon.routerPort}`].join(',');
+  const targets = (allTargets = [`${gateway}:${daemon.apiPort}`, `${gateway}:${daemon.sshPort}`, `127.0.0.1:${daemon.apiPort}`, `${victimAddress}:8080`, `${gateway}:${daemon.routerPort}`].join(','));
   const paths = [join(daemon.dataDir, 'slipway.db'), join(daemon.dataDir, 'slipway.db-wal'), join(daemon.dataDir, 'admin-token'), join(victimRelease, 'server.js'), '/etc/shadow'].join(',');
   attackerId = await createApp(daemon, attackerDir, 'attacker', { ATTACK_TARGETS: targets, ATTACK_PATHS: paths, LOOK_FOR_HEX: Buffer.from(SECRET).toString('hex') });
   const a = await pushAndWait(daemon, attackerDir, attackerId, gitEnv);
@@ -106,6 +107,25 @@ test("an instance reaches neither the daemon's ports nor another instance, only 
   assert.notEqual(net[`127.0.0.1:${daemon.apiPort}`], 'connected', 'loopback is its own');
   assert.notEqual(net[`${victimAddress}:8080`], 'connected', 'the victim directly');
   assert.equal(net[`${gateway}:${daemon.routerPort}`], 'connected', 'the router is reachable (the probe works)');
+  await victimServes();
+});
+
+test("another app's add-on server cannot even be reached; the app linked to it can", async () => {
+  const created = await daemon.cli(['addon', 'create', 'redis', 'victim-cache', '--link', victimId, '--format', 'json']);
+  assert.equal(created.code, 0, created.stderr);
+  const env = Object.fromEntries(
+    (JSON.parse((await daemon.cli(['addon', 'env', 'victim-cache', '--format', 'json'])).stdout) as Array<{ name: string; value: string }>).map((v) => [v.name, v.value]),
+  );
+  const redis = `${env.REDIS_HOST}:${env.REDIS_PORT}`;
+  const targets = `${redis},${gateway}:${daemon.routerPort}`;
+  assert.equal((await daemon.cli(['env', 'set', 'ATTACK_TARGETS', targets, '--app', attackerId])).code, 0);
+  assert.equal((await daemon.cli(['restart', '--app', attackerId])).code, 0);
+  const net = await attack('network');
+  assert.equal(net[`${gateway}:${daemon.routerPort}`], 'connected', 'the probe works');
+  assert.notEqual(net[redis], 'connected', "the victim's Redis is out of the attacker's reach");
+  const run = await daemon.cli(['run', '--app', victimId, '--', 'node', '-e', `require('net').connect(${env.REDIS_PORT}, ${JSON.stringify(env.REDIS_HOST)}).on('connect', () => { console.log('connected'); process.exit(0) }).on('error', (e) => { console.log(e.code); process.exit(1) })`]);
+  assert.equal(run.stdout.trim(), 'connected', 'the app linked to it reaches it');
+  assert.equal((await daemon.cli(['env', 'set', 'ATTACK_TARGETS', allTargets, '--app', attackerId])).code, 0);
   await victimServes();
 });
 
