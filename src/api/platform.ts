@@ -36,6 +36,9 @@ export function appView(endpoints: PublicEndpoints, app: AppRow, orgName?: strin
     git_url: gitUrl(endpoints, app.id),
     domain: appDomain(endpoints, app.id),
     url: appUrl(endpoints, app.id),
+    instances: app.instances ?? 1,
+    flavor: app.flavor ?? 'nano',
+    build_flavor: app.build_flavor ?? 'S',
   };
 }
 
@@ -45,6 +48,10 @@ export interface DeploymentServices {
   runtime: import('../pipeline/app-runtime.js').AppRuntime;
   logs: import('../logs/log-hub.js').LogHub;
   repos: import('../receiver/repo-store.js').RepoStore;
+  /** Starts a one-off command in a fresh sandbox of the app's current release. */
+  runOneOff?(app: AppRow, argv: string[], onData: (stream: 'out' | 'err', chunk: Buffer) => void): Promise<import('../sandbox/sandbox-host.js').Sandbox>;
+  /** The sandbox settings of the app's instances (for messages naming its limits). */
+  sandboxOf?(app: AppRow): Promise<import('../instances/backend.js').InstanceSandbox>;
   /** Deletes an application and everything of it but its add-ons. */
   removeApp?(app: AppRow): Promise<void>;
   /** Versions of the npm-fetched tools (`GET /v1/runtimes`). */

@@ -11,10 +11,12 @@ import { acquireDaemonLock, ensureDataDir } from './data-dir.js';
 import { bootstrapIfEmpty } from './bootstrap.js';
 import { AppUsers, parseUidRange } from '../sandbox/app-users.js';
 import { SandboxHost } from '../sandbox/sandbox-host.js';
-import { makeSandboxPolicy } from './sandbox-policy.js';
+import { flavorLimits, makeSandboxPolicy } from './sandbox-policy.js';
+import { buildLimits, DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../core/flavors.js';
 import { lockDownDataFolder } from './data-folder-modes.js';
 import { migrateAppFolders } from './migrate-app-folders.js';
 import { removeApp } from '../pipeline/app-removal.js';
+import { startOneOff } from '../pipeline/one-off.js';
 import { Firewall } from '../network/firewall.js';
 import { addonEndpointsFor } from '../network/addon-access.js';
 import { rmSync } from 'node:fs';
@@ -69,6 +71,7 @@ export class Daemon {
     });
     // A daemon killed with -9 leaves its builds and instances running: kill them with their
     // cgroups, and wipe the build folders (and the build credentials beside them).
+    this.onStop('sandboxes', () => sandboxes.killAll());
     const swept = await sandboxes.sweep();
     if (swept.length) log(`Stopped ${swept.length} sandbox(es) left running by a previous daemon.`);
     rmSync(join(options.dataDir, 'builds'), { recursive: true, force: true });
@@ -112,8 +115,8 @@ export class Daemon {
     const policy = makeSandboxPolicy({
       appUsers,
       toolchainCacheDir: options.toolchainCacheDir,
-      instanceLimits: () => ({ flavor: 'nano', limits: { memoryBytes: 512 * 1024 ** 2, pids: 512, cpuShares: 1024 } }),
-      buildLimits: () => ({ flavor: 'S', limits: { memoryBytes: 2 * 1024 ** 3, pids: 2048, cpuShares: 256 } }),
+      instanceLimits: (app) => flavorLimits(flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR)),
+      buildLimits: (app) => flavorLimits(buildLimits(flavorNamed(app.build_flavor ?? DEFAULT_BUILD_FLAVOR))),
     });
     const runtime = new AppRuntime({ store, backend, sandboxes: policy, router, logs, domain: options.domain, gatewayAddress: backend.gatewayAddress, appEnv, log });
     this.onStop('instances', () => runtime.shutdown());
@@ -137,6 +140,8 @@ export class Daemon {
       log,
     });
 
+    this.onStop('deployments', () => deployer.cancelAll('The daemon stopped while this deployment was running.'));
+
     const ssh = new GitSshServer({
       host: options.listen,
       port: options.sshPort,
@@ -148,7 +153,10 @@ export class Daemon {
     const { port: sshPort } = await ssh.start();
     this.onStop('git over SSH', () => ssh.stop());
 
-    const api = createApiServer({ store, endpoints, services: { deployer, runtime, logs, repos, catalog, removeApp: (app) => removeApp({ store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir }, app) }, addons }, { fallback: consoleHandler() });
+    const api = createApiServer({ store, endpoints, services: { deployer, runtime, logs, repos, catalog, removeApp: (app) => removeApp({ store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir }, app),
+      runOneOff: (app, argv, onData) => startOneOff({ store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend }, app, argv, onData),
+      sandboxOf: (app) => policy.instance(app),
+    }, addons }, { fallback: consoleHandler() });
     await new Promise<void>((resolve, reject) => {
       api.once('error', reject);
       api.listen(options.apiPort, options.listen, () => resolve());

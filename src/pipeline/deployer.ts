@@ -118,6 +118,12 @@ export class Deployer {
     return cancelled;
   }
 
+  /** Daemon stop: every deployment running or waiting ends CANCELLED, and this waits for them. */
+  async cancelAll(reason: string): Promise<void> {
+    for (const appId of new Set([...this.running.keys(), ...this.waiting.keys()])) this.cancel(appId, reason, true);
+    await this.idle();
+  }
+
   /** Whether a deployment of the app is running or waiting its turn. */
   busy(appId: string): boolean {
     return this.queues.has(appId);
