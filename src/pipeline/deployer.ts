@@ -27,6 +27,7 @@ import type { SandboxHost, SandboxStart } from '../sandbox/sandbox-host.js';
 import { runSandboxed } from '../sandbox/run-sandboxed.js';
 import { describeSandboxExit, sandboxIdFor } from '../sandbox/describe.js';
 import { ownedFolder } from '../sandbox/owned-folder.js';
+import { releaseSandboxSpec } from '../sandbox/release-sandbox.js';
 import { repositoryTree, UntrustedTree } from '../sandbox/untrusted-tree.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
 import { describeRunHooks, hookCommand, withBuildHooks, type HookName } from './hooks.js';
@@ -477,20 +478,14 @@ export class Deployer {
           id: sandboxIdFor(release.deploymentId, name.toLowerCase().replaceAll('_', '-')),
           limits: sandbox.limits,
           onLine: (stream, line) => log(line, stream),
-          spec: {
+          spec: releaseSandboxSpec({
+            releaseDir: release.releaseDir,
+            sandbox,
             args: command.argv,
             env: this.o.runtime.environmentFor(app, release, newId('instance'), 0),
-            cwd: release.releaseDir,
-            user: sandbox.user,
             hostname: 'hook',
-            mounts: [
-              { destination: release.releaseDir, source: release.releaseDir, writable: true },
-              ...sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
-            ],
             networkNamespacePath: network.namespacePath,
-            tmpBytes: Math.floor(sandbox.limits.memoryBytes / 4),
-            openFiles: 16_384,
-          },
+          }),
         },
         { timeoutMs: 30 * 60_000, signal },
       );

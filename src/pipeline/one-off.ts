@@ -7,6 +7,7 @@ import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
 import { parseReleaseSpec } from './release-spec.js';
 import { newId } from '../core/ids.js';
 import { sandboxIdFor } from '../sandbox/describe.js';
+import { releaseSandboxSpec } from '../sandbox/release-sandbox.js';
 import { ConflictError, ValidationError } from '../core/errors.js';
 
 export interface OneOffDeps {
@@ -55,20 +56,14 @@ export async function startOneOff(
       limits: sandbox.limits,
       onLine: () => undefined,
       io: { onData },
-      spec: {
+      spec: releaseSandboxSpec({
+        releaseDir: release.releaseDir,
+        sandbox,
         args: argv,
         env: { ...deps.runtime.environmentFor(app, release, id, 0), INSTANCE_TYPE: 'run' },
-        cwd: release.releaseDir,
-        user: sandbox.user,
         hostname: 'run',
-        mounts: [
-          { destination: release.releaseDir, source: release.releaseDir, writable: true },
-          ...sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
-        ],
         networkNamespacePath: network.namespacePath,
-        tmpBytes: Math.floor(sandbox.limits.memoryBytes / 4),
-        openFiles: 16_384,
-      },
+      }),
     });
   } catch (error) {
     await network.release();

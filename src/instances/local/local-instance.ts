@@ -6,6 +6,7 @@ import type { Sandbox, SandboxExit, SandboxHost, SandboxStart } from '../../sand
 import { runSandboxed } from '../../sandbox/run-sandboxed.js';
 import { describeSandboxExit, sandboxIdFor } from '../../sandbox/describe.js';
 import { WorkerProcess } from './worker.js';
+import { releaseSandboxSpec } from '../../sandbox/release-sandbox.js';
 
 /** What an instance needs from the backend that owns it. */
 export interface InstanceHost {
@@ -102,20 +103,14 @@ export class LocalInstance implements Instance {
       id,
       limits: sandbox.limits,
       onLine: (stream, line) => this.log(stream, line),
-      spec: {
+      spec: releaseSandboxSpec({
+        releaseDir: this.spec.releaseDir,
+        sandbox,
         args: command,
         env: this.spec.env,
-        cwd: this.spec.releaseDir,
-        user: sandbox.user,
         hostname: 'instance',
-        mounts: [
-          { destination: this.spec.releaseDir, source: this.spec.releaseDir, writable: true },
-          ...sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
-        ],
         networkNamespacePath: `/run/netns/${this.network.namespace}`,
-        tmpBytes: Math.floor(sandbox.limits.memoryBytes / 4),
-        openFiles: 16_384,
-      },
+      }),
     };
   }
 
