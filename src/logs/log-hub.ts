@@ -30,6 +30,8 @@ export interface LogHubOptions {
 /** Lines are cut here, like the lines of a process's output (src/executor/line-splitter.ts). */
 export const MAX_LINE_LENGTH = 64 * 1024;
 const DEFAULT_MAX_QUEUED_CHARS = 1024 * 1024;
+/** What an entry adds to its line: `{"time":"<24 characters>","stream":"out","line":""}` and a newline. */
+const ENTRY_OVERHEAD_CHARS = 60;
 const WARN_EVERY_MS = 60_000;
 
 interface OpenLog {
@@ -75,13 +77,12 @@ export class LogHub {
    */
   append(key: string, stream: string, line: string): void {
     const log = this.logOf(key);
-    const entry: LogEntry = { time: new Date().toISOString(), stream, line: line.length > MAX_LINE_LENGTH ? line.slice(0, MAX_LINE_LENGTH) : line };
+    const cut = line.length > MAX_LINE_LENGTH ? line.slice(0, MAX_LINE_LENGTH) : line;
+    // Judged before serializing, so a flood costs little for the lines it drops.
+    if (log.writer.queued + cut.length + ENTRY_OVERHEAD_CHARS > this.maxQueuedChars) return this.drop(log, cut.length + ENTRY_OVERHEAD_CHARS);
+    const entry: LogEntry = { time: new Date().toISOString(), stream, line: cut };
     const text = JSON.stringify(entry) + '\n';
-    if (log.writer.queued + text.length > this.maxQueuedChars) {
-      log.dropped.lines++;
-      log.dropped.chars += text.length;
-      return;
-    }
+    if (log.writer.queued + text.length > this.maxQueuedChars) return this.drop(log, text.length);
     this.reportDropped(key, log);
     log.writer.push(text);
     this.deliver(key, entry);
@@ -145,6 +146,11 @@ export class LogHub {
       this.open.set(key, log);
     }
     return log;
+  }
+
+  private drop(log: OpenLog, chars: number): void {
+    log.dropped.lines++;
+    log.dropped.chars += chars;
   }
 
   /** Puts a notice where dropped lines were, once the queue has room for it. */
