@@ -182,8 +182,12 @@ export class LogHub {
 
   /** Makes log files written by an earlier version readable by the daemon only. */
   async restrictExistingFiles(): Promise<void> {
-    for (const name of await readdir(this.dir)) {
-      if (/\.ndjson(\.\d+)?$/.test(name)) await chmod(join(this.dir, name), 0o600).catch(() => undefined);
+    try {
+      for (const name of await readdir(this.dir)) {
+        if (/\.ndjson(\.\d+)?$/.test(name)) await chmod(join(this.dir, name), 0o600);
+      }
+    } catch (error) {
+      this.options.warn?.(`Could not make the log files of ${this.dir} readable by the daemon only: ${(error as Error).message}.`);
     }
   }
 }

@@ -14,14 +14,17 @@ const FLOOD_LINES = 150_000;
 
 let daemon: TestDaemon;
 let appId: string;
+let dir: string;
+let firstDeployment: string;
 
 before(async () => {
-  daemon = await startDaemon(['--log-max-size', '1M', '--log-files', String(ROTATED_FILES)]);
+  daemon = await startDaemon(['--log-max-size', '1M', '--log-files', String(ROTATED_FILES), '--deploy-logs-kept', '1']);
   const { gitEnv } = await registerSshKey(daemon);
-  const dir = checkoutExample('node-log-flood');
+  dir = checkoutExample('node-log-flood');
   appId = await createApp(daemon, dir, 'log-flood');
   const deployed = await pushAndWait(daemon, dir, appId, gitEnv);
   assert.equal(deployed.state, 'OK', (await deploymentLog(daemon, appId, deployed.id)).join('\n'));
+  firstDeployment = deployed.id;
 });
 
 after(async () => {
@@ -41,6 +44,11 @@ async function timedRequest(path: string): Promise<number> {
   await response.text();
   assert.equal(response.status, 200, path);
   return performance.now() - started;
+}
+
+/** Names of the log files of the app and of its deployments. */
+function logFilesOf(deploymentIds: string[]): string[] {
+  return readdirSync(join(daemon.dataDir, 'logs')).filter((name) => [appId, ...deploymentIds].some((key) => name.startsWith(`${key}.ndjson`)));
 }
 
 function appLogFiles(): Array<{ name: string; size: number; mode: number }> {
@@ -131,4 +139,22 @@ test('the API refuses a window it cannot read, saying what it takes', async () =
   const cli = await daemon.cli(['logs', '--app', appId, '--since', 'yesterday']);
   assert.equal(cli.code, 2);
   assert.match(cli.stderr, /--since takes a duration back from now such as 90s/);
+});
+
+test('only the newest deployments keep their logs, and deleting the app removes every log of it', async () => {
+  assert.deepEqual(logFilesOf([firstDeployment]).filter((n) => n.startsWith(firstDeployment)), [`${firstDeployment}.ndjson`]);
+  const restarted = await daemon.cli(['restart', '--app', appId]);
+  assert.equal(restarted.code, 0, restarted.stderr);
+  const activity = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout) as Array<{ id: string }>;
+  const ids = activity.map((d) => d.id);
+  assert.equal(ids.length, 2);
+  await waitUntil('the older deployment log to be removed (--deploy-logs-kept 1)', async () =>
+    logFilesOf(ids).filter((n) => n.startsWith('deployment_')).length === 1 ? true : undefined, 10_000);
+  assert.deepEqual(logFilesOf(ids).filter((n) => n.startsWith('deployment_')), [`${ids[0]}.ndjson`], 'the newest one stays');
+  const oldLog = await daemon.cli(['logs', '--app', appId, '--deployment-id', firstDeployment]);
+  assert.equal(oldLog.stdout, '', 'a removed deployment log reads as empty');
+
+  const deleted = await daemon.cli(['delete', '--app', appId, '--yes'], { cwd: dir });
+  assert.equal(deleted.code, 0, deleted.stderr);
+  assert.deepEqual(logFilesOf(ids), []);
 });
