@@ -127,6 +127,8 @@ export class AddonManager {
         throw new SlipwayError(500, 'deprovision_failed', `The add-on ${row.name} could not be deleted: ${(error as Error).message}`, 'It is kept; try again, and see the daemon output if it fails again.');
       }
     }
+    // Through the link repository, so those watching links (the firewall) hear of it.
+    this.o.store.links.unlinkAllOfAddon(row.id);
     this.o.store.addons.remove(row.id);
   }
 

@@ -61,8 +61,10 @@ describe('postgresql statements and argv (pure)', () => {
     const argv = postgresArgv('/b/postgres', { dataDir: '/d', socketDir: '/s', hbaFile: '/h' }, ['127.0.0.1', '10.77.0.1'], 5433);
     assert.ok(argv.includes('listen_addresses=127.0.0.1,10.77.0.1'));
     assert.ok(argv.includes('port=5433'));
-    const hba = hbaConf('10.77.0.0/16');
-    assert.match(hba, /^host\s+all\s+all\s+10\.77\.0\.0\/16\s+scram-sha-256$/m);
+    const hba = hbaConf({ hostAddresses: ['127.0.0.1', '10.77.0.1'], appSubnet: '10.77.0.0/16', clients: [{ database: 'addon_1234abcd', role: 'addon_1234abcd', address: '10.77.0.6' }] });
+    assert.match(hba, /^host\s+all\s+all\s+10\.77\.0\.1\/32\s+scram-sha-256$/m);
+    assert.match(hba, /^host\s+addon_1234abcd\s+addon_1234abcd\s+10\.77\.0\.6\/32\s+scram-sha-256$/m);
+    assert.doesNotMatch(hba, /10\.77\.0\.0\/16/, 'the subnet as a whole is not let in');
     assert.doesNotMatch(hba, /trust|peer|ident/);
   });
 });

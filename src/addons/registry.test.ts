@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { AddonProvider } from './provider.js';
 import { addonProviderNames, isAddonProviderName, makeAddonProviders, unknownProviderMessage } from './registry.js';
 import { createTestBridge, createTestNamespace } from './test-bridge.js';
+import type { PostgresqlProvider } from './postgresql/postgresql-provider.js';
 
 describe('add-on provider registry', () => {
   test('names and the unknown-provider message', () => {
@@ -77,7 +78,11 @@ describe('an app in its own network namespace reaches add-ons with the injected 
     const postgresql = providers.get('postgresql')!;
     const config = (await postgresql.provision({ id: 'p1', name: 'db' })).config;
     const env = postgresql.env(config);
-    const out = app.exec(['psql', env.POSTGRESQL_ADDON_URI!, '-tA', '-c', 'SELECT inet_client_addr()::text || \' \' || current_user']);
+    const query = ['psql', env.POSTGRESQL_ADDON_URI!, '-tA', '-c', 'SELECT inet_client_addr()::text || \' \' || current_user'];
+    // Nothing in the subnet is let in until the address is given the database (its app linked).
+    assert.throws(() => app.exec(query), /no pg_hba\.conf entry for host "10\.79\.2\.2"/);
+    await (postgresql as PostgresqlProvider).allowClients([{ database: env.POSTGRESQL_ADDON_DB!, role: env.POSTGRESQL_ADDON_USER!, address: '10.79.2.2' }]);
+    const out = app.exec(query);
     assert.equal(out.trim(), `10.79.2.2/32 ${env.POSTGRESQL_ADDON_USER}`);
     await postgresql.deprovision({ id: 'p1' }, config);
   });

@@ -18,7 +18,9 @@ import { migrateAppFolders } from './migrate-app-folders.js';
 import { removeApp } from '../pipeline/app-removal.js';
 import { startOneOff } from '../pipeline/one-off.js';
 import { Firewall } from '../network/firewall.js';
-import { addonEndpointsFor } from '../network/addon-access.js';
+import { AddonAccess } from '../network/addon-access-sync.js';
+import { addonCatalog } from '../network/addon-catalog.js';
+import { PostgresqlProvider } from '../addons/postgresql/postgresql-provider.js';
 import { rmSync } from 'node:fs';
 import { LocalNetnsBackend } from '../instances/local/local-netns-backend.js';
 import { NginxRouter } from '../router/nginx/nginx-router.js';
@@ -89,16 +91,26 @@ export class Daemon {
       routerPorts: [options.routerPort].filter((p) => p > 0),
     });
     await firewall.start();
-    backend.setNetworkEvents(firewall);
     // Runs after every sandbox has stopped (stoppers run in reverse order).
     this.onStop('firewall', () => firewall.stop());
     // Runs after every instance and add-on server has stopped (stoppers run in reverse order).
     this.onStop('instance network', () => backend.removeBridge());
     // Add-on servers need the bridge's gateway address; they start lazily (see AddonManager).
-    const addons = new AddonManager({ store, providers: makeAddonProviders(addonProviderOptions(options.dataDir, backend.gatewayAddress, process.env)), log });
+    const addonProviders = makeAddonProviders(addonProviderOptions(options.dataDir, backend.gatewayAddress, process.env));
+    const addons = new AddonManager({ store, providers: addonProviders, log });
     this.onStop('add-ons', () => addons.stop());
-    firewall.setAddonAccessResolver(addonEndpointsFor(store, addons));
-    store.links.onAddonLinksChanged(() => void firewall.syncAddonAccess().catch((e) => log(`Firewall: ${(e as Error).message}`)));
+    // Each sandbox reaches the add-ons of its own app only: through the firewall and, for
+    // PostgreSQL, pg_hba.conf; both follow sandboxes (told by the backend) and links.
+    const postgresql = addonProviders.get('postgresql');
+    const addonAccess = new AddonAccess({
+      firewall,
+      gateway: backend.gatewayAddress,
+      catalog: addonCatalog(store, addons),
+      postgresql: postgresql instanceof PostgresqlProvider ? postgresql : undefined,
+      log,
+    });
+    backend.setNetworkEvents(addonAccess);
+    store.links.onAddonLinksChanged(() => void addonAccess.linksChanged());
 
     const router = new NginxRouter({ listenHost: options.listen, port: options.routerPort, workDir: join(options.dataDir, 'router') });
     await router.start();

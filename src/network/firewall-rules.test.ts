@@ -1,53 +1,110 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { addonAccessScript, firewallRuleset, sandboxElementArgv } from './firewall-rules.js';
+import {
+  addonAccessScript,
+  bridgeFamily,
+  deleteTableArgs,
+  firewallRuleset,
+  replaceTableScript,
+  sandboxElementArgs,
+  type FirewallConfig,
+} from './firewall-rules.js';
 
-const config = { table: 'slipway77', bridge: 'slipway77', subnet: '10.77.0.0/16', gateway: '10.77.0.1', routerPorts: [8000], forwardingEnabledBySlipway: false };
+const config: FirewallConfig = {
+  table: 'slipway77',
+  bridge: 'slipway77',
+  subnet: '10.77.0.0/16',
+  gateway: '10.77.0.1',
+  routerPorts: [8000],
+  forwardingEnabledBySlipway: false,
+};
 
-test('the table lets sandboxes out, keeps them off the host and off each other', () => {
-  const rules = firewallRuleset(config);
-  assert.match(rules, /^table inet slipway77 \{/);
+/** The lines of one chain, without its header and closing brace. */
+function chain(rules: string, name: string): string[] {
   const lines = rules.split('\n').map((l) => l.trim());
-  const input = lines.slice(lines.indexOf('chain input {'), lines.indexOf('chain forward {'));
-  assert.deepEqual(input.slice(2), [
+  const start = lines.indexOf(`chain ${name} {`);
+  assert.ok(start >= 0, `chain ${name} exists`);
+  return lines.slice(start + 1, lines.indexOf('}', start));
+}
+
+test('one table of its own, with the three sets and three chains', () => {
+  const rules = firewallRuleset(config);
+  assert.match(rules, /^table inet slipway77 \{\n/);
+  assert.equal(rules.match(/^table /gm)?.length, 1, 'no other table is named');
+  const lines = rules.split('\n').map((l) => l.trim());
+  assert.deepEqual(lines.slice(1, 10), ['set builds {', 'type ipv4_addr', '}', 'set instances {', 'type ipv4_addr', '}', 'set addon_access {', 'type ipv4_addr . inet_service', '}']);
+});
+
+test('from the bridge the host accepts replies, linked add-ons and, from instances, the router; nothing else', () => {
+  assert.deepEqual(chain(firewallRuleset(config), 'input'), [
+    'type filter hook input priority filter; policy accept;',
     'iifname "slipway77" ct state established,related accept',
-    'iifname "slipway77" ip saddr . tcp dport @addon_access accept',
+    'iifname "slipway77" ip daddr 10.77.0.1 ip saddr . tcp dport @addon_access accept',
     'iifname "slipway77" ip saddr @instances ip daddr 10.77.0.1 tcp dport { 8000 } accept',
+    // No `ip` in it: IPv6, link-local included, is dropped too.
     'iifname "slipway77" drop',
-    '}',
   ]);
-  const forward = lines.slice(lines.indexOf('chain forward {'), lines.indexOf('chain postrouting {'));
-  assert.deepEqual(forward.slice(2), [
+});
+
+test('the host forwards sandboxes out to the world, never to each other, and nothing in but replies', () => {
+  assert.deepEqual(chain(firewallRuleset(config), 'forward'), [
+    'type filter hook forward priority filter; policy accept;',
     'iifname "slipway77" oifname "slipway77" drop',
     'ip daddr 10.77.0.0/16 ct state established,related accept',
     'ip daddr 10.77.0.0/16 drop',
-    'iifname "slipway77" ip saddr 10.77.0.0/16 accept',
-    '}',
+    'iifname "slipway77" meta nfproto ipv6 drop',
+    'iifname "slipway77" ip saddr @builds accept',
+    'iifname "slipway77" ip saddr @instances accept',
+    'iifname "slipway77" drop',
   ]);
-  assert.ok(lines.includes('iifname "slipway77" ip saddr 10.77.0.0/16 oifname != "slipway77" masquerade'));
+  assert.deepEqual(chain(firewallRuleset(config), 'postrouting'), [
+    'type nat hook postrouting priority srcnat; policy accept;',
+    'iifname "slipway77" ip saddr 10.77.0.0/16 oifname != "slipway77" masquerade',
+  ]);
 });
 
-test('when slipway turned forwarding on, only traffic of slipway bridges is forwarded', () => {
-  const rules = firewallRuleset({ ...config, forwardingEnabledBySlipway: true });
-  assert.ok(rules.includes('iifname != "slipway*" oifname != "slipway*" drop'));
+test('when slipway turned forwarding on, forwarded traffic touching no slipway bridge is dropped', () => {
+  const forward = chain(firewallRuleset({ ...config, forwardingEnabledBySlipway: true }), 'forward');
+  assert.equal(forward.at(-1), 'iifname != "slipway*" oifname != "slipway*" drop');
   assert.ok(!firewallRuleset(config).includes('slipway*'));
+  assert.equal(bridgeFamily('slipway123'), 'slipway');
 });
 
 test('builds never reach the router port; without router ports no rule names one', () => {
-  const rules = firewallRuleset({ ...config, routerPorts: [] });
-  assert.ok(!rules.includes('dport {'));
-  assert.ok(firewallRuleset(config).includes('ip saddr @instances'));
-  assert.ok(!firewallRuleset(config).includes('ip saddr @builds ip daddr'));
+  assert.ok(!chain(firewallRuleset({ ...config, routerPorts: [] }), 'input').some((l) => l.includes('dport {')));
+  assert.deepEqual(
+    chain(firewallRuleset({ ...config, routerPorts: [8443, 8000, 8000] }), 'input').filter((l) => l.includes('dport {')),
+    ['iifname "slipway77" ip saddr @instances ip daddr 10.77.0.1 tcp dport { 8000, 8443 } accept'],
+  );
 });
 
-test('set elements and add-on access are commands with checked values', () => {
-  assert.deepEqual(sandboxElementArgv('/usr/sbin/nft', 'slipway77', 'build', '10.77.0.9', 'add'), ['/usr/sbin/nft', 'add', 'element', 'inet', 'slipway77', 'builds', '{ 10.77.0.9 }']);
+test('start replaces a stale table in one transaction; stop deletes only ours', () => {
+  const script = replaceTableScript(config);
+  assert.ok(script.startsWith('table inet slipway77 {}\ndelete table inet slipway77\ntable inet slipway77 {\n'));
+  assert.equal(script, `table inet slipway77 {}\ndelete table inet slipway77\n${firewallRuleset(config)}`);
+  assert.deepEqual(deleteTableArgs('slipway77'), ['delete', 'table', 'inet', 'slipway77']);
+});
+
+test('sandbox addresses go to the set of their kind', () => {
+  assert.deepEqual(sandboxElementArgs('slipway77', 'build', '10.77.0.9', 'add'), ['add', 'element', 'inet', 'slipway77', 'builds', '{ 10.77.0.9 }']);
+  assert.deepEqual(sandboxElementArgs('slipway77', 'instance', '10.77.0.9', 'delete'), ['delete', 'element', 'inet', 'slipway77', 'instances', '{ 10.77.0.9 }']);
+});
+
+test('add-on access is replaced whole: flushed and refilled in one script, sorted and without repeats', () => {
   assert.equal(
     addonAccessScript('slipway77', [{ address: '10.77.0.9', port: 5433 }, { address: '10.77.0.9', port: 5433 }, { address: '10.77.0.3', port: 6400 }]),
     'flush set inet slipway77 addon_access\nadd element inet slipway77 addon_access { 10.77.0.3 . 6400, 10.77.0.9 . 5433 }\n',
   );
   assert.equal(addonAccessScript('slipway77', []), 'flush set inet slipway77 addon_access\n');
-  assert.throws(() => sandboxElementArgv('nft', 'slipway77', 'build', '10.77.0.9 } ; flush ruleset', 'add'), /Not an IPv4/);
+});
+
+test('nothing that is not an address, a port or a name reaches nft', () => {
+  assert.throws(() => sandboxElementArgs('slipway77', 'build', '10.77.0.9 } ; flush ruleset', 'add'), /Not an IPv4 address/);
+  assert.throws(() => sandboxElementArgs('slipway77', 'build', '10.77.0.256', 'add'), /Not an IPv4 address/);
+  assert.throws(() => addonAccessScript('slipway77', [{ address: '10.77.0.2', port: 70000 }]), /Not a port/);
   assert.throws(() => firewallRuleset({ ...config, bridge: 'br0"; flush ruleset' }), /Invalid bridge/);
   assert.throws(() => firewallRuleset({ ...config, table: 'Bad Table' }), /Invalid nftables table/);
+  assert.throws(() => deleteTableArgs('filter; flush ruleset'), /Invalid nftables table/);
+  assert.throws(() => firewallRuleset({ ...config, subnet: '10.77.0.0/40' }), /Invalid subnet/);
+  assert.throws(() => firewallRuleset({ ...config, routerPorts: [0] }), /Not a port/);
 });

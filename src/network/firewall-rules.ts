@@ -1,34 +1,36 @@
 /**
  * slipway's nftables table, as text built by pure functions (tested as data). One table of its
  * own per daemon (`inet slipway<n>`, named after the subnet like the bridge); nothing here
- * touches any other table. What it allows:
+ * names any other table. What it allows is in README.md beside this file.
  *
- * | from \ to          | outside world | host (daemon ports, loopback services) | add-on servers       | router port | other sandboxes |
- * |--------------------|---------------|----------------------------------------|----------------------|-------------|-----------------|
- * | a build            | yes (NAT)     | no                                     | those of its app     | no          | no              |
- * | an instance        | yes (NAT)     | no                                     | those of its app     | yes         | no              |
- * | the outside world  | -             | -                                      | -                    | -           | replies only    |
- *
- * Two sandboxes on the bridge cannot talk at layer 2 either: their bridge ports are isolated
- * (netns-commands.ts), so nothing between them goes around this table.
+ * The sets are the only part that changes while the daemon runs: `builds` and `instances` hold
+ * the addresses of the sandboxes alive now, `addon_access` the pairs (sandbox address, add-on
+ * port) of the add-ons linked to each sandbox's app. An address in no set gets nothing.
  */
+import type { SandboxKind } from './network-events.js';
 
 export interface FirewallConfig {
   /** e.g. `slipway77`. */
   table: string;
-  /** The bridge every sandbox's veth joins. */
+  /** The bridge every sandbox's veth joins, e.g. `slipway77`. */
   bridge: string;
   /** The sandboxes' network, e.g. `10.77.0.0/16`. */
   subnet: string;
-  /** The host's address on the bridge. */
+  /** The host's address on the bridge, where add-on servers and the router listen. */
   gateway: string;
-  /** Ports of the gateway instances may reach (the router when it listens there). */
+  /** Ports of the gateway instances may reach (the router). Builds never reach them. */
   routerPorts: number[];
   /**
-   * Whether slipway turned IPv4 forwarding on: then forwarded traffic that does not come from
-   * or go to a slipway bridge is dropped, so the host does not become a router for anything else.
+   * Whether slipway turned IPv4 forwarding on: then forwarded traffic that touches no slipway
+   * bridge is dropped, so enabling it does not make the host a router for anything else.
    */
   forwardingEnabledBySlipway: boolean;
+}
+
+/** One address and one add-on port it may reach on the gateway. */
+export interface AddonEndpoint {
+  address: string;
+  port: number;
 }
 
 const TABLE = /^[a-z][a-z0-9_]{0,30}$/;
@@ -38,33 +40,52 @@ const CIDR = /^(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})\/(\d{1,2})$/;
 
 export function checkIpv4(address: string): string {
   const m = IPV4.exec(address);
-  if (!m || m.slice(1).some((p) => Number(p) > 255)) throw new Error(`Not an IPv4 address: ${JSON.stringify(address)}.`);
+  if (!m || m.slice(1).some((p) => Number(p) > 255 || (p.length > 1 && p.startsWith('0')))) {
+    throw new Error(`Not an IPv4 address: ${JSON.stringify(address)}; expected four numbers 0-255 such as 10.77.0.6.`);
+  }
   return address;
 }
 
 function checkPort(port: number): number {
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`Not a port: ${port}.`);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`Not a port: ${port}; expected a whole number from 1 to 65535.`);
   return port;
 }
 
+export function checkTable(table: string): string {
+  if (!TABLE.test(table)) throw new Error(`Invalid nftables table name ${JSON.stringify(table)}: use lower-case letters, digits and "_", starting with a letter.`);
+  return table;
+}
+
 function checkConfig(c: FirewallConfig): FirewallConfig {
-  if (!TABLE.test(c.table)) throw new Error(`Invalid nftables table name ${JSON.stringify(c.table)}.`);
-  if (!IFNAME.test(c.bridge)) throw new Error(`Invalid bridge name ${JSON.stringify(c.bridge)}.`);
+  checkTable(c.table);
+  if (!IFNAME.test(c.bridge)) throw new Error(`Invalid bridge name ${JSON.stringify(c.bridge)}: use up to 15 letters, digits, "_" or "-".`);
   const m = CIDR.exec(c.subnet);
-  if (!m || Number(m[2]) > 32) throw new Error(`Invalid subnet ${JSON.stringify(c.subnet)}.`);
+  if (!m || Number(m[2]) > 32) throw new Error(`Invalid subnet ${JSON.stringify(c.subnet)}; expected e.g. 10.77.0.0/16.`);
   checkIpv4(m[1]!);
   checkIpv4(c.gateway);
   c.routerPorts.forEach(checkPort);
   return c;
 }
 
-/** The whole table. Applied with `nft -f -` after deleting a table of the same name. */
+/**
+ * What every slipway bridge's name starts with: `slipway77` -> `slipway`. Several daemons (each
+ * with its own subnet and bridge) may share a host; the forwarding guard must let all of them
+ * through, or the first daemon's table would cut the others off the world.
+ */
+export function bridgeFamily(bridge: string): string {
+  return bridge.replace(/\d+$/, '');
+}
+
+/** The whole table, as `nft -f` reads it. */
 export function firewallRuleset(config: FirewallConfig): string {
   const c = checkConfig(config);
   const br = JSON.stringify(c.bridge);
-  const routerPorts = c.routerPorts.length ? [`    iifname ${br} ip saddr @instances ip daddr ${c.gateway} tcp dport { ${c.routerPorts.join(', ')} } accept`] : [];
-  // Every slipway bridge is named slipway<n>: traffic of another daemon's sandboxes passes too.
-  const forwardGuard = c.forwardingEnabledBySlipway ? ['    iifname != "slipway*" oifname != "slipway*" drop'] : [];
+  const routerPorts = c.routerPorts.length
+    ? [`    iifname ${br} ip saddr @instances ip daddr ${c.gateway} tcp dport { ${[...new Set(c.routerPorts)].sort((a, b) => a - b).join(', ')} } accept`]
+    : [];
+  const forwardGuard = c.forwardingEnabledBySlipway
+    ? [`    iifname != ${JSON.stringify(`${bridgeFamily(c.bridge)}*`)} oifname != ${JSON.stringify(`${bridgeFamily(c.bridge)}*`)} drop`]
+    : [];
   return [
     `table inet ${c.table} {`,
     '  set builds {',
@@ -76,19 +97,26 @@ export function firewallRuleset(config: FirewallConfig): string {
     '  set addon_access {',
     '    type ipv4_addr . inet_service',
     '  }',
+    // What sandboxes may send to the host itself. `iifname` alone (no `ip`) also catches IPv6,
+    // link-local included: a sandbox reaches no host port over it.
     '  chain input {',
     '    type filter hook input priority filter; policy accept;',
     `    iifname ${br} ct state established,related accept`,
-    `    iifname ${br} ip saddr . tcp dport @addon_access accept`,
+    `    iifname ${br} ip daddr ${c.gateway} ip saddr . tcp dport @addon_access accept`,
     ...routerPorts,
     `    iifname ${br} drop`,
     '  }',
+    // What the host routes for sandboxes: out to the world, never to each other, nothing in
+    // but replies.
     '  chain forward {',
     '    type filter hook forward priority filter; policy accept;',
     `    iifname ${br} oifname ${br} drop`,
     `    ip daddr ${c.subnet} ct state established,related accept`,
     `    ip daddr ${c.subnet} drop`,
-    `    iifname ${br} ip saddr ${c.subnet} accept`,
+    `    iifname ${br} meta nfproto ipv6 drop`,
+    `    iifname ${br} ip saddr @builds accept`,
+    `    iifname ${br} ip saddr @instances accept`,
+    `    iifname ${br} drop`,
     ...forwardGuard,
     '  }',
     '  chain postrouting {',
@@ -101,22 +129,29 @@ export function firewallRuleset(config: FirewallConfig): string {
   ].join('\n');
 }
 
-export type SandboxKind = 'build' | 'instance';
-
-/** `nft` argv adding (or deleting) a sandbox address to its set. */
-export function sandboxElementArgv(nft: string, table: string, kind: SandboxKind, address: string, op: 'add' | 'delete'): string[] {
-  if (!TABLE.test(table)) throw new Error(`Invalid nftables table name ${JSON.stringify(table)}.`);
-  return [nft, op, 'element', 'inet', table, kind === 'build' ? 'builds' : 'instances', `{ ${checkIpv4(address)} }`];
+/**
+ * The start script: one `nft -f` transaction that declares the table (so deleting it cannot
+ * fail when it is absent), deletes it with whatever a crashed daemon left in it, and creates it
+ * anew. Either all of it applies or nothing does: there is no moment without the table.
+ */
+export function replaceTableScript(config: FirewallConfig): string {
+  const table = checkTable(config.table);
+  return `table inet ${table} {}\ndelete table inet ${table}\n${firewallRuleset(config)}`;
 }
 
-export interface AddonEndpoint {
-  address: string;
-  port: number;
+/** `nft` arguments that delete slipway's table (and nothing else). */
+export function deleteTableArgs(table: string): string[] {
+  return ['delete', 'table', 'inet', checkTable(table)];
 }
 
-/** The `nft -f -` script that replaces the allowed add-on endpoints with `endpoints`. */
+/** `nft` arguments adding (or deleting) a sandbox's address to the set of its kind. */
+export function sandboxElementArgs(table: string, kind: SandboxKind, address: string, op: 'add' | 'delete'): string[] {
+  return [op, 'element', 'inet', checkTable(table), kind === 'build' ? 'builds' : 'instances', `{ ${checkIpv4(address)} }`];
+}
+
+/** The `nft -f` script that replaces the allowed add-on endpoints with `endpoints`, atomically. */
 export function addonAccessScript(table: string, endpoints: AddonEndpoint[]): string {
-  if (!TABLE.test(table)) throw new Error(`Invalid nftables table name ${JSON.stringify(table)}.`);
+  checkTable(table);
   const elements = [...new Set(endpoints.map((e) => `${checkIpv4(e.address)} . ${checkPort(e.port)}`))].sort();
   return [`flush set inet ${table} addon_access`, ...(elements.length ? [`add element inet ${table} addon_access { ${elements.join(', ')} }`] : []), ''].join('\n');
 }

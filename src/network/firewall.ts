@@ -1,103 +1,127 @@
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
 import { runCommand } from '../executor/run-command.js';
-import { addonAccessScript, firewallRuleset, sandboxElementArgv, type AddonEndpoint, type FirewallConfig, type SandboxKind } from './firewall-rules.js';
+import {
+  addonAccessScript,
+  bridgeFamily,
+  deleteTableArgs,
+  replaceTableScript,
+  sandboxElementArgs,
+  type AddonEndpoint,
+  type FirewallConfig,
+} from './firewall-rules.js';
+import { enableForwarding, forwardingIsSlipways, restoreForwarding, SYSTEM_FORWARDING, type ForwardingFiles } from './ip-forwarding.js';
+import type { SandboxKind } from './network-events.js';
 
 export const NFT = '/usr/sbin/nft';
-const IP_FORWARD = '/proc/sys/net/ipv4/ip_forward';
 const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
+const NFT_TIMEOUT_MS = 10_000;
 
-export interface SandboxAddress {
-  appId: string;
-  kind: SandboxKind;
-  address: string;
-}
-
-/** Which add-on endpoints the sandboxes now running may reach (their apps' linked add-ons). */
-export type AddonAccessResolver = (sandboxes: SandboxAddress[]) => AddonEndpoint[];
+export type FirewallOptions = Omit<FirewallConfig, 'forwardingEnabledBySlipway'> & {
+  /** Where IPv4 forwarding is switched (tests point it at a file of their own). */
+  forwarding?: ForwardingFiles;
+};
 
 /**
- * Applies slipway's nftables table and keeps its sets in step with the sandboxes: the instance
- * backend tells it when a sandbox gets an address and when it gives it back; a change of links
- * asks it to recompute which add-on endpoints each may reach.
+ * Applies slipway's nftables table and changes its sets. It knows addresses and ports only;
+ * which app may reach what is decided in addon-access.ts.
  */
 export class Firewall {
-  private readonly sandboxes = new Map<string, SandboxAddress>();
-  private enabledForwarding = false;
-  private resolver: AddonAccessResolver = () => [];
   private started = false;
+  private guardsForwarding = false;
+  private lastAddonAccess: string | undefined;
 
-  constructor(private readonly config: Omit<FirewallConfig, 'forwardingEnabledBySlipway'>) {}
+  constructor(private readonly options: FirewallOptions) {}
 
   get table(): string {
-    return this.config.table;
+    return this.options.table;
   }
 
-  /** Replaces a table of the same name left by a crashed daemon, and turns IPv4 forwarding on. */
+  /**
+   * Creates the table in one transaction, replacing one of the same name a crashed daemon left,
+   * then turns IPv4 forwarding on if it was off (never before the guard is in place).
+   */
   async start(): Promise<void> {
-    // The sandboxes reach the package registries through the host: it has to forward for them.
-    if (readFileSync(IP_FORWARD, 'utf8').trim() === '0') {
-      writeFileSync(IP_FORWARD, '1');
-      this.enabledForwarding = true;
-    }
-    await this.nft(['delete', 'table', 'inet', this.config.table], true);
-    await this.nftScript(firewallRuleset({ ...this.config, forwardingEnabledBySlipway: this.enabledForwarding }));
+    const files = this.options.forwarding ?? SYSTEM_FORWARDING;
+    this.guardsForwarding = forwardingIsSlipways(files);
+    await this.nftScript(replaceTableScript({ ...this.options, forwardingEnabledBySlipway: this.guardsForwarding }));
     this.started = true;
+    this.lastAddonAccess = undefined;
+    enableForwarding(files);
   }
 
-  /** Deletes the table; gives forwarding back as it was when no other slipway table remains. */
+  /** Deletes the table; turns forwarding back off when slipway turned it on and no other slipway table is left. */
   async stop(): Promise<void> {
     if (!this.started) return;
     this.started = false;
-    await this.nft(['delete', 'table', 'inet', this.config.table], true);
-    if (this.enabledForwarding && !(await this.otherSlipwayTables())) writeFileSync(IP_FORWARD, '0');
+    await this.nft(deleteTableArgs(this.options.table), 'delete the table');
+    if (this.guardsForwarding && !(await this.otherTablesOfFamily())) restoreForwarding(this.options.forwarding ?? SYSTEM_FORWARDING);
   }
 
-  setAddonAccessResolver(resolver: AddonAccessResolver): void {
-    this.resolver = resolver;
+  async addSandbox(kind: SandboxKind, address: string): Promise<void> {
+    this.requireStarted();
+    await this.nft(sandboxElementArgs(this.options.table, kind, address, 'add'), `allow the ${kind} at ${address}`);
   }
 
-  async attached(event: SandboxAddress): Promise<void> {
-    this.sandboxes.set(event.address, event);
-    if (!this.started) return;
-    await this.nft(sandboxElementArgv(NFT, this.config.table, event.kind, event.address, 'add').slice(1));
-    await this.syncAddonAccess();
+  async removeSandbox(kind: SandboxKind, address: string): Promise<void> {
+    if (!this.started) return; // the table and its sets are gone already
+    await this.nft(sandboxElementArgs(this.options.table, kind, address, 'delete'), `forget the ${kind} at ${address}`, true);
   }
 
-  async detached(address: string): Promise<void> {
-    const known = this.sandboxes.get(address);
-    this.sandboxes.delete(address);
-    if (!known || !this.started) return;
-    await this.nft(sandboxElementArgv(NFT, this.config.table, known.kind, address, 'delete').slice(1), true);
-    await this.syncAddonAccess();
+  /** Replaces the (sandbox address, add-on port) pairs allowed in, in one transaction. */
+  async setAddonAccess(endpoints: AddonEndpoint[]): Promise<void> {
+    this.requireStarted();
+    const script = addonAccessScript(this.options.table, endpoints);
+    if (script === this.lastAddonAccess) return;
+    await this.nftScript(script);
+    this.lastAddonAccess = script;
   }
 
-  /** Recomputes which sandbox may reach which add-on endpoint (after a link changed). */
-  async syncAddonAccess(): Promise<void> {
-    if (!this.started) return;
-    await this.nftScript(addonAccessScript(this.config.table, this.resolver([...this.sandboxes.values()])));
+  private requireStarted(): void {
+    if (!this.started) throw new Error(`slipway's firewall table ${this.options.table} is not in place, so no sandbox may use the network. Restart the daemon.`);
   }
 
-  private async otherSlipwayTables(): Promise<boolean> {
+  /** Tables of other daemons on this host (`slipway<n>` beside our `slipway<m>`). */
+  private async otherTablesOfFamily(): Promise<boolean> {
+    const family = bridgeFamily(this.options.table);
     const out: string[] = [];
-    await runCommand({ argv: [NFT, 'list', 'tables'], cwd: '/', env: SYSTEM_ENV, timeoutMs: 10_000, onLine: (s, l) => s === 'out' && out.push(l) });
-    return out.some((l) => /^table inet slipway\d+$/.test(l.trim()));
+    const r = await runCommand({ argv: [NFT, 'list', 'tables', 'inet'], cwd: '/', env: SYSTEM_ENV, timeoutMs: NFT_TIMEOUT_MS, onLine: (s, l) => s === 'out' && out.push(l) });
+    // When in doubt, keep forwarding on: turning it off under another daemon would cut its sandboxes off.
+    if (r.exitCode !== 0) return true;
+    return out.some((l) => {
+      const name = /^table inet (\S+)$/.exec(l.trim())?.[1];
+      return name !== undefined && name !== this.options.table && new RegExp(`^${family}\\d+$`).test(name);
+    });
   }
 
-  private async nft(args: string[], tolerant = false): Promise<void> {
+  private async nft(args: string[], what: string, tolerateMissing = false): Promise<void> {
     const err: string[] = [];
-    const r = await runCommand({ argv: [NFT, ...args], cwd: '/', env: SYSTEM_ENV, timeoutMs: 10_000, onLine: (s, l) => s === 'err' && err.push(l) });
-    if (r.exitCode !== 0 && !tolerant) throw new Error(`nft ${args.join(' ')} failed: ${err.join(' ')}. Check that nftables is installed (apt-get install nftables) and the daemon runs as root.`);
+    const r = await runCommand({ argv: [NFT, ...args], cwd: '/', env: SYSTEM_ENV, timeoutMs: NFT_TIMEOUT_MS, onLine: (s, l) => s === 'err' && err.push(l) });
+    if (r.exitCode === 0) return;
+    const message = err.join(' ').trim();
+    if (tolerateMissing && /No such file or directory/.test(message)) return;
+    throw new Error(
+      `Could not ${what} in nftables table ${this.options.table} (nft ${args.join(' ')}: ${message || describeExit(r)}). ` +
+        'Check that nftables is installed (apt-get install nftables) and that the daemon runs as root.',
+    );
   }
 
   private nftScript(script: string): Promise<void> {
     return new Promise((resolve, reject) => {
-      const child = spawn(NFT, ['-f', '-'], { env: SYSTEM_ENV, stdio: ['pipe', 'ignore', 'pipe'] });
+      const child = spawn(NFT, ['-f', '-'], { env: SYSTEM_ENV, stdio: ['pipe', 'ignore', 'pipe'], timeout: NFT_TIMEOUT_MS });
       let err = '';
       child.stderr.on('data', (d: Buffer) => (err += d.toString()));
       child.once('error', (e) => reject(new Error(`Cannot run ${NFT}: ${e.message}. Install nftables (apt-get install nftables).`)));
-      child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`nft refused slipway's rules (exit ${code}): ${err.trim()}`))));
+      child.once('close', (code, signal) =>
+        code === 0
+          ? resolve()
+          : reject(new Error(`nft refused slipway's rules for table ${this.options.table} (${signal ?? `exit ${code}`}): ${err.trim()}. Nothing was changed; check the kernel has nf_tables and the daemon runs as root.`)),
+      );
       child.stdin.end(script);
     });
   }
+}
+
+function describeExit(r: { exitCode: number | null; signal: string | null; timedOut: boolean }): string {
+  if (r.timedOut) return `no answer within ${NFT_TIMEOUT_MS / 1000} s`;
+  return r.signal ? `killed by ${r.signal}` : `exit ${r.exitCode}`;
 }

@@ -4,6 +4,8 @@
  * port or gateway takes effect on the next start without editing files initdb wrote.
  */
 
+import { assertAddonIdentifier } from './provisioning-sql.js';
+
 export const ADMIN_ROLE = 'slipway_admin';
 
 export interface ClusterLayout {
@@ -47,18 +49,75 @@ export function postgresArgv(
   ];
 }
 
+/** One database opened to one sandbox address: its app is linked to the add-on. */
+export interface HbaClient {
+  database: string;
+  role: string;
+  /** IPv4 address of a build or an instance of a linked app. */
+  address: string;
+}
+
+export interface HbaAccess {
+  /** Addresses the host itself listens on besides loopback (the bridge's gateway). */
+  hostAddresses: string[];
+  /** The subnet sandboxes get their addresses from; a client outside it is refused. */
+  appSubnet: string;
+  clients: HbaClient[];
+}
+
 /**
- * Password authentication only, from loopback and the app subnet. `sameuser` would not help:
- * per-database isolation comes from REVOKE CONNECT ... FROM PUBLIC at provisioning time.
+ * Password authentication (SCRAM) only. From loopback and the host's own addresses on the
+ * bridge (the host reaches every database, as slipway's superuser does), and from each sandbox
+ * address only to the databases of the add-ons linked to its app. Any other address of the
+ * subnet has no line, so PostgreSQL refuses it before asking for a password. Between roles,
+ * isolation also comes from REVOKE CONNECT ... FROM PUBLIC at provisioning time.
  */
-export function hbaConf(appSubnet: string): string {
+export function hbaConf(access: HbaAccess): string {
+  const host = access.hostAddresses.filter((a) => !a.startsWith('127.')).map((a) => `host    all       all   ${checkIpv4(a)}/32  scram-sha-256`);
+  const apps = [
+    ...new Set(
+      access.clients.map((c) => {
+        if (!inSubnet(checkIpv4(c.address), access.appSubnet)) {
+          throw new Error(`Refusing to open a PostgreSQL database to ${c.address}: it is not in the sandbox subnet ${access.appSubnet}.`);
+        }
+        return `host    ${checkName(c.database)}  ${checkName(c.role)}  ${c.address}/32  scram-sha-256`;
+      }),
+    ),
+  ].sort();
   return [
-    '# Written by slipway on every start of the embedded cluster; edits are overwritten.',
+    '# Written by slipway whenever a sandbox starts or stops or a link changes; edits are overwritten.',
     '# TYPE  DATABASE  USER  ADDRESS  METHOD',
     'local   all       all            scram-sha-256',
     'host    all       all   127.0.0.1/32  scram-sha-256',
     'host    all       all   ::1/128       scram-sha-256',
-    `host    all       all   ${appSubnet}  scram-sha-256`,
+    ...host,
+    ...apps,
     '',
   ].join('\n');
+}
+
+function inSubnet(address: string, cidr: string): boolean {
+  const [network, bits] = cidr.split('/');
+  const length = Number(bits);
+  if (network === undefined || !Number.isInteger(length) || length < 0 || length > 32) throw new Error(`"${cidr}" is not an IPv4 subnet such as 10.77.0.0/16.`);
+  const mask = length === 0 ? 0 : (0xffffffff << (32 - length)) >>> 0;
+  return ((toNumber(address) & mask) >>> 0) === ((toNumber(checkIpv4(network)) & mask) >>> 0);
+}
+
+function toNumber(address: string): number {
+  return address.split('.').reduce((n, part) => n * 256 + Number(part), 0);
+}
+
+/** Only slipway's own add-on identifiers reach pg_hba.conf: nothing there can be a keyword or a list. */
+function checkName(name: string): string {
+  assertAddonIdentifier(name);
+  return name;
+}
+
+function checkIpv4(address: string): string {
+  const parts = address.split('.');
+  if (parts.length !== 4 || parts.some((p) => !/^(0|[1-9]\d{0,2})$/.test(p) || Number(p) > 255)) {
+    throw new Error(`"${address}" is not an IPv4 address; refusing to write it to pg_hba.conf.`);
+  }
+  return address;
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chown, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { chown, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -14,7 +14,7 @@ import {
 } from '../server-process.js';
 import { ensureSystemUser, type SystemUser } from '../system-user.js';
 import { findPostgresBinaries } from './binaries.js';
-import { ADMIN_ROLE, hbaConf, initdbArgv, postgresArgv, type ClusterLayout } from './cluster-config.js';
+import { ADMIN_ROLE, hbaConf, initdbArgv, postgresArgv, type ClusterLayout, type HbaClient } from './cluster-config.js';
 
 const run = promisify(execFile);
 
@@ -23,7 +23,7 @@ export interface EmbeddedClusterOptions {
   root: string;
   port: number;
   listenAddresses: string[];
-  /** CIDR apps connect from, allowed in pg_hba.conf besides loopback. */
+  /** CIDR sandboxes connect from; pg_hba.conf opens a database only to addresses in it (allowClients). */
   appSubnet: string;
   /** Unprivileged account the server runs as (initdb refuses root). */
   serverUser: string;
@@ -50,7 +50,7 @@ export interface ClusterTimings {
  * A PostgreSQL cluster slipway creates and runs itself from Debian's server binaries:
  *   <root>/data            PGDATA (server user, 0700)
  *   <root>/run             unix socket folder (server user)
- *   <root>/pg_hba.conf     rewritten on every start (root, 0644)
+ *   <root>/pg_hba.conf     rewritten on every start and client change (root, 0644)
  *   <root>/admin-password  superuser password (root, 0600)
  *   <root>/postgres.log    server output
  */
@@ -59,6 +59,10 @@ export class EmbeddedCluster {
   private admin: AdminTarget | undefined;
   major: number | undefined;
   timings: ClusterTimings | undefined;
+  private clients: HbaClient[] = [];
+  /** The pg_hba.conf the running server has loaded. */
+  private loadedHba: string | undefined;
+  private hbaChanges: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: EmbeddedClusterOptions) {}
 
@@ -99,7 +103,8 @@ export class EmbeddedCluster {
       );
     }
     this.admin = { host: '127.0.0.1', port: this.options.port, user: ADMIN_ROLE, password: password.trim(), database: 'postgres' };
-    await writeFile(layout.hbaFile, hbaConf(this.options.appSubnet), { mode: 0o644 });
+    const hba = this.hba();
+    await writeHba(layout.hbaFile, hba);
 
     const began = Date.now();
     const adopted = await this.adoptRunning();
@@ -121,13 +126,61 @@ export class EmbeddedCluster {
     });
     this.major = major;
     this.timings = { initdbMs, startMs: Date.now() - began, adopted };
+    this.loadedHba = hba;
+    // Clients allowed while it was starting are not in the file it read yet.
+    await this.queueHbaChange();
     return admin;
+  }
+
+  /**
+   * Opens each database to exactly these sandbox addresses (and closes it to every other one):
+   * pg_hba.conf is rewritten and, when the server runs, reloaded. Resolves once new connections
+   * are checked against the new rules. Before start the rules are kept for it.
+   */
+  allowClients(clients: HbaClient[]): Promise<void> {
+    this.hba({ clients }); // refuses bad input before anything changes
+    this.clients = [...clients];
+    return this.queueHbaChange();
+  }
+
+  /** One change of the file at a time, each writing the latest clients. */
+  private queueHbaChange(): Promise<void> {
+    const change = this.hbaChanges.then(() => this.applyHba());
+    this.hbaChanges = change.catch(() => undefined);
+    return change;
+  }
+
+  private hba(change: { clients?: HbaClient[] } = {}): string {
+    return hbaConf({ hostAddresses: this.options.listenAddresses, appSubnet: this.options.appSubnet, clients: change.clients ?? this.clients });
+  }
+
+  private async applyHba(): Promise<void> {
+    const admin = this.admin;
+    const hba = this.hba();
+    if (!this.server?.isRunning() || !admin || this.loadedHba === undefined || hba === this.loadedHba) return;
+    const layout = this.layout;
+    await writeHba(layout.hbaFile, hba);
+    const errors = await adminQuery(admin, (c) => c.query<{ line_number: number; error: string }>('SELECT line_number, error FROM pg_hba_file_rules WHERE error IS NOT NULL'));
+    if (errors.rows.length > 0) {
+      throw new Error(`PostgreSQL rejects the pg_hba.conf slipway wrote (${errors.rows.map((r) => `line ${r.line_number}: ${r.error}`).join('; ')}); it keeps the rules it had. See ${layout.hbaFile}.`);
+    }
+    // A fresh backend reports when the postmaster last loaded its configuration: once that
+    // moves, every new connection is checked against the new file.
+    const before = await confLoadTime(admin);
+    await adminQuery(admin, (c) => c.query('SELECT pg_reload_conf()'));
+    const deadline = Date.now() + 10_000;
+    while ((await confLoadTime(admin)) <= before) {
+      if (Date.now() > deadline) throw new Error(`PostgreSQL did not reload ${layout.hbaFile} within 10 s; see ${layout.logFile}.`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    this.loadedHba = hba;
   }
 
   /** Fast shutdown (SIGINT: open sessions are ended, data is safe), then SIGKILL after 30 s. */
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
+    this.loadedHba = undefined;
     await server?.stop('SIGINT', 30_000);
   }
 
@@ -193,6 +246,28 @@ async function readOptional(path: string): Promise<string | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/** Replaced whole, so the server never reads half a file. */
+async function writeHba(path: string, text: string): Promise<void> {
+  await writeFile(`${path}.new`, text, { mode: 0o644 });
+  await rename(`${path}.new`, path);
+}
+
+async function adminQuery<T>(target: AdminTarget, use: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ ...target, connectionTimeoutMillis: 5000 });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function confLoadTime(target: AdminTarget): Promise<number> {
+  const { rows } = await adminQuery(target, (c) => c.query<{ t: string }>('SELECT extract(epoch FROM pg_conf_load_time())::text AS t'));
+  return Number(rows[0]!.t);
 }
 
 async function canQuery(target: AdminTarget): Promise<boolean> {

@@ -4,6 +4,7 @@ import type { AddonProvider, AddonRecord, ProvisionResult } from '../provider.js
 import { assertAddressAssigned, bindAddresses, defaultSubnet } from '../gateway.js';
 import { randomIdentifier, randomPassword, redact } from '../secrets.js';
 import { EmbeddedCluster, type AdminTarget } from './embedded-cluster.js';
+import type { HbaClient } from './cluster-config.js';
 import { assertAddonIdentifier, createDatabaseSql, createRoleSql, dropSql } from './provisioning-sql.js';
 
 export const DEFAULT_POSTGRES_PORT = 5433;
@@ -127,6 +128,14 @@ export class PostgresqlProvider implements AddonProvider {
       POSTGRESQL_ADDON_URI: `postgresql://${encodeURIComponent(user)}:${encodeURIComponent(password)}@${hostForUri(host)}:${port}/${encodeURIComponent(db)}`,
       POSTGRESQL_ADDON_VERSION: config.version ?? this.version ?? '',
     };
+  }
+
+  /**
+   * Opens each database of the embedded server only to the sandbox addresses given (those of
+   * the apps linked to it). An external server's access rules are its administrator's.
+   */
+  async allowClients(clients: HbaClient[]): Promise<void> {
+    await this.cluster?.allowClients(clients);
   }
 
   /** The server is shared: nothing per add-on to bring back beyond the server itself. */
