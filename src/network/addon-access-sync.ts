@@ -55,6 +55,11 @@ export class AddonAccess implements NetworkEvents {
     return this.serialized(() => this.apply()).catch((error: Error) => this.o.log(`Could not update add-on access after a link change: ${error.message}`));
   }
 
+  /** Resolves once every change asked for so far has been applied (or has failed). */
+  idle(): Promise<void> {
+    return this.queue;
+  }
+
   private async apply(): Promise<void> {
     const plan = addonAccess({ ...this.o.catalog(), gateway: this.o.gateway, sandboxes: [...this.sandboxes.values()] });
     await this.o.firewall.setAddonAccess(plan.endpoints);

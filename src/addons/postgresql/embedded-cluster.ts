@@ -160,14 +160,17 @@ export class EmbeddedCluster {
     if (!this.server?.isRunning() || !admin || this.loadedHba === undefined || hba === this.loadedHba) return;
     const layout = this.layout;
     await writeHba(layout.hbaFile, hba);
-    const errors = await adminQuery(admin, (c) => c.query<{ line_number: number; error: string }>('SELECT line_number, error FROM pg_hba_file_rules WHERE error IS NOT NULL'));
-    if (errors.rows.length > 0) {
-      throw new Error(`PostgreSQL rejects the pg_hba.conf slipway wrote (${errors.rows.map((r) => `line ${r.line_number}: ${r.error}`).join('; ')}); it keeps the rules it had. See ${layout.hbaFile}.`);
-    }
     // A fresh backend reports when the postmaster last loaded its configuration: once that
     // moves, every new connection is checked against the new file.
-    const before = await confLoadTime(admin);
-    await adminQuery(admin, (c) => c.query('SELECT pg_reload_conf()'));
+    const before = await adminQuery(admin, async (c) => {
+      const errors = await c.query<{ line_number: number; error: string }>('SELECT line_number, error FROM pg_hba_file_rules WHERE error IS NOT NULL');
+      if (errors.rows.length > 0) {
+        throw new Error(`PostgreSQL rejects the pg_hba.conf slipway wrote (${errors.rows.map((r) => `line ${r.line_number}: ${r.error}`).join('; ')}); it keeps the rules it had. See ${layout.hbaFile}.`);
+      }
+      const loaded = await confLoadTimeOf(c);
+      await c.query('SELECT pg_reload_conf()');
+      return loaded;
+    });
     const deadline = Date.now() + 10_000;
     while ((await confLoadTime(admin)) <= before) {
       if (Date.now() > deadline) throw new Error(`PostgreSQL did not reload ${layout.hbaFile} within 10 s; see ${layout.logFile}.`);
@@ -266,7 +269,11 @@ async function adminQuery<T>(target: AdminTarget, use: (client: pg.Client) => Pr
 }
 
 async function confLoadTime(target: AdminTarget): Promise<number> {
-  const { rows } = await adminQuery(target, (c) => c.query<{ t: string }>('SELECT extract(epoch FROM pg_conf_load_time())::text AS t'));
+  return adminQuery(target, confLoadTimeOf);
+}
+
+async function confLoadTimeOf(client: pg.Client): Promise<number> {
+  const { rows } = await client.query<{ t: string }>('SELECT extract(epoch FROM pg_conf_load_time())::text AS t');
   return Number(rows[0]!.t);
 }
 
