@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { runCommand } from '../executor/run-command.js';
+import { describeExit, runCommand } from '../executor/run-command.js';
 import {
   addonAccessScript,
   bridgeFamily,
@@ -119,9 +119,4 @@ export class Firewall {
       child.stdin.end(script);
     });
   }
-}
-
-function describeExit(r: { exitCode: number | null; signal: string | null; timedOut: boolean }): string {
-  if (r.timedOut) return `no answer within ${NFT_TIMEOUT_MS / 1000} s`;
-  return r.signal ? `killed by ${r.signal}` : `exit ${r.exitCode}`;
 }
