@@ -26,7 +26,11 @@ let allTargets: string;
 
 async function victimServes(): Promise<void> {
   const r = await getThroughRouter(daemon, `${victimId}.localhost`);
-  assert.equal(r.status, 200, 'the victim keeps serving');
+  if (r.status !== 200) {
+    const status = (await daemon.cli(['status', '--app', victimId])).stdout;
+    const logs = (await daemon.cli(['logs', '--app', victimId, '--lines', '30'])).stdout;
+    assert.fail(`the victim stopped serving (${r.status}):\n${status}\n${logs}`);
+  }
   assert.equal(JSON.parse(r.body).greeting, SECRET, 'with its data intact');
 }
 
