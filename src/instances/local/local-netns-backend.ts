@@ -56,8 +56,10 @@ const IP_TIMEOUT_MS = 30_000;
 /**
  * Runs each instance in its own network namespace joined to a host bridge, so every app
  * listens on 0.0.0.0:8080 and the host reaches it at the instance's own address. Needs root.
- * The host never forwards instance traffic (ip_forward is left as it is): instances reach the
- * host itself, through gatewayAddress, and each other over the bridge, nothing beyond.
+ * Builds get namespaces of their own on the same bridge (acquireBuildNetwork). What a sandbox
+ * may reach is the firewall's business (src/network/): the backend only tells it, through
+ * networkEvents, when an address is taken and when it is free again; bridge ports are isolated,
+ * so sandboxes never talk to each other directly.
  */
 export class LocalNetnsBackend implements InstanceBackend {
   /** Address of the host on the instance network: where instances reach host services. */
