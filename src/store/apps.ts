@@ -63,9 +63,18 @@ export class AppRepository {
     return this.db.prepare('SELECT * FROM apps ORDER BY created_at').all() as AppRow[];
   }
 
+  /** The flavour names of an app's instances and builds (canonical, as the API stored them). */
+  flavors(id: string): { flavor: string; buildFlavor: string } | undefined {
+    const row = this.db.prepare('SELECT flavor, build_flavor FROM apps WHERE id = ?').get(id) as { flavor: string; build_flavor: string } | undefined;
+    return row && { flavor: row.flavor, buildFlavor: row.build_flavor };
+  }
+
+  /** Sets the flavours given (already checked against src/core/flavors.ts); both at once or neither. */
   setFlavors(id: string, flavors: { flavor?: string; buildFlavor?: string }): void {
-    if (flavors.flavor) this.db.prepare('UPDATE apps SET flavor = ? WHERE id = ?').run(flavors.flavor, id);
-    if (flavors.buildFlavor) this.db.prepare('UPDATE apps SET build_flavor = ? WHERE id = ?').run(flavors.buildFlavor, id);
+    this.db.transaction(() => {
+      if (flavors.flavor) this.db.prepare('UPDATE apps SET flavor = ? WHERE id = ?').run(flavors.flavor, id);
+      if (flavors.buildFlavor) this.db.prepare('UPDATE apps SET build_flavor = ? WHERE id = ?').run(flavors.buildFlavor, id);
+    })();
   }
 
   setInstances(id: string, count: number): void {
