@@ -1,3 +1,5 @@
+import { FLAVORS } from '../core/flavors.js';
+
 /** The OpenAPI document is built from the routes themselves, so it cannot drift from them. */
 const summaries: Record<string, string> = {
   'GET /v1/health': 'Liveness of the daemon (no token needed)',
@@ -22,6 +24,8 @@ const summaries: Record<string, string> = {
   'GET /v1/apps/{app}/deployments/{deployment}/logs': 'Deployment log as NDJSON; ?lines=<n> and ?since=<time> keep its end; ?follow=1 streams it live until the deployment ends',
   'POST /v1/apps/{app}/restart': 'Start the current release again with the current variables, health-checked, without a rebuild',
   'POST /v1/apps/{app}/stop': 'Stop the application (the router answers 503 until the next deployment or restart)',
+  'GET /v1/apps/{app}/scale': 'Instance count and flavours of the instances and builds, with their memory',
+  'PUT /v1/apps/{app}/scale': `Change the scaling: {"flavor"?, "buildFlavor"?, "instances"?}; flavours (${FLAVORS.map((f) => f.name).join(', ')}; any case) apply at the next deployment or restart, the instance count at once`,
   'GET /v1/apps/{app}/status': 'Running or stopped, the serving instance and release, deployments in progress',
   'GET /v1/apps/{app}/logs': "The application's output as NDJSON; ?lines=<n> and ?since=<time> keep its end; ?follow=1 streams it live",
   'GET /v1/addon-providers': 'Add-on providers this daemon offers: {"providers":[{"name","description"}]}',

@@ -1,5 +1,6 @@
 import type { Store } from '../store/store.js';
 import type { AppRow } from '../store/apps.js';
+import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../core/flavors.js';
 
 /** Where users reach this slipway: used for git URLs, domains and app URLs. */
 export interface PublicEndpoints {
@@ -25,6 +26,8 @@ export function appUrl(endpoints: PublicEndpoints, appId: string): string {
 }
 
 export function appView(endpoints: PublicEndpoints, app: AppRow, orgName?: string) {
+  const flavor = flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR);
+  const buildFlavor = flavorNamed(app.build_flavor ?? DEFAULT_BUILD_FLAVOR);
   return {
     id: app.id,
     name: app.name,
@@ -37,8 +40,10 @@ export function appView(endpoints: PublicEndpoints, app: AppRow, orgName?: strin
     domain: appDomain(endpoints, app.id),
     url: appUrl(endpoints, app.id),
     instances: app.instances ?? 1,
-    flavor: app.flavor ?? 'nano',
-    build_flavor: app.build_flavor ?? 'S',
+    flavor: flavor.name,
+    flavor_memory_bytes: flavor.memoryBytes,
+    build_flavor: buildFlavor.name,
+    build_flavor_memory_bytes: buildFlavor.memoryBytes,
   };
 }
 

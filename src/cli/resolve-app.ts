@@ -14,7 +14,9 @@ export interface AppSummary {
   url: string;
   instances?: number;
   flavor?: string;
+  flavor_memory_bytes?: number;
   build_flavor?: string;
+  build_flavor_memory_bytes?: number;
 }
 
 const APP_ID = /^app_[0-9a-f-]{36}$/;

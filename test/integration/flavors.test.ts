@@ -40,7 +40,8 @@ test('scale shows the defaults and changes flavours; unknown names are refused w
   assert.equal(mismatch.code, 2);
   assert.match(mismatch.stderr, /does not autoscale/);
   const status = await daemon.cli(['status', '--app', appId]);
-  assert.match(status.stdout, /flavor\s+pico \(build: XS\)/);
+  assert.match(status.stdout, /^flavor\s+pico \(256 MiB\)$/m);
+  assert.match(status.stdout, /^build flavor\s+XS \(1 GiB\)$/m);
 });
 
 test('an instance over its flavour is killed in its own group, says so with the limit, and restarts', async () => {

@@ -29,6 +29,9 @@ export function checkInstanceCount(value: unknown): number {
   return n;
 }
 
+/** What `PUT /v1/apps/:app/scale` accepts; a misspelt field is refused rather than ignored. */
+const SCALE_FIELDS = ['flavor', 'buildFlavor', 'instances'];
+
 /**
  * Scaling: the instance count applies at once to the running release; a flavour applies at
  * the next deployment or restart (the instances running keep their sandbox).
@@ -42,6 +45,13 @@ export function instanceRoutes(router: HttpRouter<ApiContext>): void {
   router.add('PUT', '/v1/apps/:app/scale', async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const body = await ctx.body();
+    const unknown = Object.keys(body).filter((key) => !SCALE_FIELDS.includes(key));
+    if (unknown.length > 0) {
+      throw new ValidationError(
+        `Unknown field${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => JSON.stringify(k.slice(0, 40))).join(', ')} in the scale request.`,
+        `Give ${SCALE_FIELDS.join(', ')}, e.g. {"flavor": "XS", "buildFlavor": "S"}.`,
+      );
+    }
     const flavor = body.flavor === undefined ? undefined : flavorNamed(body.flavor).name;
     const buildFlavor = body.buildFlavor === undefined ? undefined : flavorNamed(body.buildFlavor).name;
     const count = body.instances === undefined ? undefined : checkInstanceCount(body.instances);

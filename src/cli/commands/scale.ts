@@ -2,7 +2,9 @@ import type { Command } from '../command.js';
 import { resolveApp } from '../resolve-app.js';
 import { printObject } from '../output.js';
 import { UsageError } from '../errors.js';
+import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorList, flavorNamed, formatMemory } from '../../core/flavors.js';
 
+/** The answer of GET and PUT /v1/apps/:app/scale. */
 interface Scale {
   instances: number;
   flavor: string;
@@ -11,20 +13,29 @@ interface Scale {
   build_memory_bytes: number;
 }
 
-function mib(bytes: number): string {
-  return bytes >= 1024 ** 3 ? `${bytes / 1024 ** 3} GiB` : `${bytes / 1024 ** 2} MiB`;
+/** "nano, 512 MiB". */
+function defaultOf(name: string): string {
+  const f = flavorNamed(name);
+  return `${f.name}, ${formatMemory(f.memoryBytes)}`;
 }
+
+const INSTANCE_FLAVOR_APPLIES = 'The instance flavour applies at the next deployment or `slipway restart`; running instances keep their limits until then.';
+const BUILD_FLAVOR_APPLIES = 'The build flavour applies at the next build (the next push, or `slipway restart --commit <sha>` when it rebuilds).';
 
 export const scale: Command = {
   path: ['scale'],
-  summary: 'Show or change the instance count and the flavours (pico, nano, XS, S, M) of instances and builds',
+  summary: 'Show or change the instance count and the flavours (memory, processes, CPU share) of instances and builds',
   usage:
-    'scale [--instances <n>] [--min-instances <n>] [--max-instances <n>] [--flavor <name>] [--build-flavor <name>] [--app <app>]\n' +
-    '  --instances n      how many instances serve the app (1 to 40); applies at once\n' +
+    'scale [--flavor <name>] [--build-flavor <name>] [--instances <n>] [--app <app>] [--format json]\n' +
+    '  With no option, prints the current scaling.\n' +
+    `  --flavor name        memory, process limit and CPU share of each instance (default ${defaultOf(DEFAULT_INSTANCE_FLAVOR)});\n` +
+    '                       applies at the next deployment or `slipway restart`\n' +
+    `  --build-flavor name  the same for builds (default ${defaultOf(DEFAULT_BUILD_FLAVOR)}); applies at the next build.\n` +
+    '                       A build always gets a smaller CPU share than any instance, so it cannot starve apps that serve\n' +
+    '  --instances n        how many instances serve the app (1 to 40); applies at once\n' +
     '  --min-instances n  --max-instances n: accepted with the same value as --instances (no autoscaling yet)\n' +
-    '  --flavor name      memory, processes and CPU of each instance (default nano, 512 MiB); applies at the next deploy or restart\n' +
-    '  --build-flavor name  the same for builds (default S, 2 GiB)\n' +
-    '  Example: slipway scale --instances 3 --flavor XS',
+    `  Flavours (any case): ${flavorList()}\n` +
+    '  Example: slipway scale --flavor XS --build-flavor M',
   options: {
     app: { type: 'string' },
     instances: { type: 'string' },
@@ -41,6 +52,7 @@ export const scale: Command = {
     if (new Set(counts).size > 1) {
       throw new UsageError('--min-instances and --max-instances must equal --instances: slipway does not autoscale yet.');
     }
+    // Names are checked by the daemon (its table is the one that counts); the CLI sends them as typed.
     const body: Record<string, unknown> = {};
     if (counts[0] !== undefined) body.instances = counts[0];
     if (options.flavor !== undefined) body.flavor = options.flavor;
@@ -50,7 +62,16 @@ export const scale: Command = {
     const { scale: s } = changing
       ? await client.request<{ scale: Scale }>('PUT', `/v1/apps/${app.id}/scale`, body)
       : await client.request<{ scale: Scale }>('GET', `/v1/apps/${app.id}/scale`);
-    printObject(ctx, { instances: String(s.instances), flavor: `${s.flavor} (${mib(s.memory_bytes)})`, 'build flavor': `${s.build_flavor} (${mib(s.build_memory_bytes)})` }, s);
-    if (body.flavor !== undefined || body.buildFlavor !== undefined) ctx.err('Flavours apply at the next deployment or `slipway restart`.\n');
+    printObject(
+      ctx,
+      {
+        instances: String(s.instances),
+        flavor: `${s.flavor} (${formatMemory(s.memory_bytes)})`,
+        'build flavor': `${s.build_flavor} (${formatMemory(s.build_memory_bytes)})`,
+      },
+      s,
+    );
+    if (body.flavor !== undefined) ctx.err(`${INSTANCE_FLAVOR_APPLIES}\n`);
+    if (body.buildFlavor !== undefined) ctx.err(`${BUILD_FLAVOR_APPLIES}\n`);
   },
 };

@@ -1,6 +1,7 @@
 import type { Command } from '../command.js';
 import { resolveApp } from '../resolve-app.js';
 import { printObject } from '../output.js';
+import { formatMemory } from '../../core/flavors.js';
 
 interface StatusData {
   status: string;
@@ -12,9 +13,15 @@ interface StatusData {
   deploying: Array<{ id: string; commit: string; phase: string }>;
 }
 
+/** "nano (512 MiB)"; a daemon from before flavours sends neither. */
+function withMemory(flavor: string | undefined, bytes: number | undefined): string {
+  if (flavor === undefined) return 'unknown (the daemon predates flavours)';
+  return bytes === undefined ? flavor : `${flavor} (${formatMemory(bytes)})`;
+}
+
 export const status: Command = {
   path: ['status'],
-  summary: 'Show whether the application runs, what it runs and what is being deployed',
+  summary: 'Show whether the application runs, what it runs, its flavours and what is being deployed',
   usage: 'status [--app <app>]',
   options: { app: { type: 'string' } },
   args: { min: 0, max: 0 },
@@ -29,7 +36,8 @@ export const status: Command = {
         status: data.status,
         url: app.url,
         instances: `${data.instances.length} running of ${data.instance_count} wanted`,
-        flavor: `${app.flavor ?? 'nano'} (build: ${app.build_flavor ?? 'S'})`,
+        flavor: withMemory(app.flavor, app.flavor_memory_bytes),
+        'build flavor': withMemory(app.build_flavor, app.build_flavor_memory_bytes),
         ...Object.fromEntries(
           data.instances.map((i) => [
             `instance ${i.number}`,
