@@ -11,7 +11,7 @@ export interface FlavorLimits {
 }
 
 export function flavorLimits(f: Flavor): FlavorLimits {
-  return { flavor: f.name, limits: { memoryBytes: f.memoryBytes, pids: f.pids, cpuShares: f.cpuShares } };
+  return { flavor: f.name, limits: { memoryBytes: f.memoryBytes, pids: f.pids, cpuShares: f.cpuShares, cpuWeight: f.cpuWeight } };
 }
 
 /**

@@ -28,3 +28,7 @@ test('cpu shares map onto cpu.weight keeping their order and range', () => {
   assert.ok(sharesToWeight(256) < sharesToWeight(512));
   assert.ok(sharesToWeight(512) < sharesToWeight(4096));
 });
+
+test('a weight given for cgroup v2 is written as it is', () => {
+  assert.deepEqual(limitWrites('v2', { ...limits, cpuWeight: 25 }).at(-1), { controller: '', file: 'cpu.weight', value: '25' });
+});

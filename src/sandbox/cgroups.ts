@@ -19,6 +19,8 @@ export interface SandboxLimits {
   pids: number;
   /** Relative CPU weight, cgroup v1 `cpu.shares` scale (1024 = one ordinary share). */
   cpuShares: number;
+  /** The same on cgroup v2's `cpu.weight` scale (100 = ordinary); derived from cpuShares when absent. */
+  cpuWeight?: number;
 }
 
 export interface CgroupFileWrite {
@@ -60,7 +62,7 @@ export function limitWrites(layout: CgroupLayout, limits: SandboxLimits): Cgroup
     { controller: '', file: 'memory.max', value: memory },
     { controller: '', file: 'memory.swap.max', value: '0' },
     { controller: '', file: 'pids.max', value: String(limits.pids) },
-    { controller: '', file: 'cpu.weight', value: String(sharesToWeight(limits.cpuShares)) },
+    { controller: '', file: 'cpu.weight', value: String(limits.cpuWeight ?? sharesToWeight(limits.cpuShares)) },
   ];
 }
 
