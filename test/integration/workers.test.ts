@@ -78,3 +78,14 @@ test('long-running workers stop with their instance', async () => {
   assert.equal(stop.code, 0, stop.stderr);
   await waitUntil('the worker to stop', async () => (spawnSync('pgrep', ['-f', '^sleep 1000$']).status !== 0 ? true : undefined), 30_000);
 });
+
+test('the daemon stops promptly while a worker waits to be restarted', async () => {
+  await setEnv({ CC_WORKER_COMMAND: 'echo "tick-e"; exit 1', CC_WORKER_RESTART: 'on-failure', CC_WORKER_RESTART_DELAY: '600' });
+  await restart();
+  await waitUntil('the worker to wait for its restart', async () =>
+    (await appLog()).some((l) => l.includes('worker worker exited with code 1; restarting in 600 s')) ? true : undefined, 30_000);
+  const started = Date.now();
+  const code = await Promise.race([daemon.stop(), new Promise<'hung'>((r) => setTimeout(() => r('hung'), 30_000))]);
+  assert.notEqual(code, 'hung', 'the stop did not wait for the restart delay');
+  assert.ok(Date.now() - started < 30_000);
+});

@@ -10,6 +10,8 @@ export class WorkerProcess {
   private current: Sandbox | undefined;
   private stopping = false;
   private timer: NodeJS.Timeout | undefined;
+  /** Ends the wait before a restart early (stop). */
+  private wakeUp: (() => void) | undefined;
   private loop: Promise<void> | undefined;
 
   constructor(
@@ -42,13 +44,17 @@ export class WorkerProcess {
         return;
       }
       this.log('system', `worker ${this.spec.name} ${describeExit(exit)}; restarting in ${this.spec.restartDelayMs / 1000} s`);
-      await new Promise<void>((resolve) => (this.timer = setTimeout(resolve, this.spec.restartDelayMs)));
+      await new Promise<void>((resolve) => {
+        this.wakeUp = resolve;
+        this.timer = setTimeout(resolve, this.spec.restartDelayMs);
+      });
     }
   }
 
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
     clearTimeout(this.timer);
+    this.wakeUp?.();
     const sandbox = this.current;
     if (sandbox && !sandbox.exited()) {
       await sandbox.signal('SIGTERM');
