@@ -135,7 +135,8 @@ test('with CC_SSH_PRIVATE_KEY the git+ssh dependency resolves, the app uses it, 
 test('a build script that prints the installed key file shows only [redacted] lines in the log', async () => {
   const deployed = await deploy(
     { CC_SSH_PRIVATE_KEY: gitServer.privateKey },
-    { postinstall: 'echo key-file-begins && cat "$HOME/.ssh/slipway-build/id" && echo key-file-ends' },
+    // The key's path is wherever GIT_SSH_COMMAND's -i names it.
+    { postinstall: 'echo key-file-begins && cat "$(printf %s "$GIT_SSH_COMMAND" | sed -e "s/^ssh -i //" -e "s/ -o.*//" -e "s/\'//g")" && echo key-file-ends' },
   );
   assert.equal(deployed.state, 'OK', deployed.log.join('\n'));
   const from = deployed.log.indexOf('key-file-begins');

@@ -1,7 +1,8 @@
 /**
  * Private npm registries (SPEC §5) through the real product: a real daemon, git push over SSH,
  * real builds with npm, pnpm, Bun and Yarn berry against a private registry started here on
- * 127.0.0.1 (builds use the host network), the app checked over HTTP through the router.
+ * a host of the test's own (builds reach it as any outside host, never the machine's loopback),
+ * the app checked over HTTP through the router.
  * Credentials must reach the package manager and nothing else: not the deployment log, not
  * `slipway activity`, not the release folder the instance runs from.
  */
@@ -93,10 +94,8 @@ async function assertServesPrivatePackage(deployed: Deployed): Promise<Record<st
   return facts;
 }
 
-const BERRY_FILES = {
-  // Yarn berry refuses plain-http registries unless listed; the test registry is plain http.
-  '.yarnrc.yml': 'unsafeHttpWhitelist:\n  - 127.0.0.1\nnodeLinker: node-modules\n',
-};
+// Yarn berry refuses plain-http registries unless listed; the test registry is plain http.
+const berryFiles = (): Record<string, string> => ({ '.yarnrc.yml': `unsafeHttpWhitelist:\n  - ${registry.host}\nnodeLinker: node-modules\n` });
 
 for (const [label, env, files] of [
   ['npm with NPM_TOKEN', { NPM_TOKEN: TOKEN }, {}],
@@ -105,12 +104,12 @@ for (const [label, env, files] of [
   ['pnpm with CC_NPM_BASIC_AUTH', { CC_NODE_BUILD_TOOL: 'pnpm', CC_NPM_BASIC_AUTH: BASIC }, {}],
   ['bun with NPM_TOKEN', { CC_NODE_BUILD_TOOL: 'bun', NPM_TOKEN: TOKEN }, {}],
   ['bun with CC_NPM_BASIC_AUTH', { CC_NODE_BUILD_TOOL: 'bun', CC_NPM_BASIC_AUTH: BASIC }, {}],
-  ['yarn-berry with NPM_TOKEN', { CC_NODE_BUILD_TOOL: 'yarn-berry', NPM_TOKEN: TOKEN }, BERRY_FILES],
-  ['yarn-berry with CC_NPM_BASIC_AUTH', { CC_NODE_BUILD_TOOL: 'yarn-berry', CC_NPM_BASIC_AUTH: BASIC }, BERRY_FILES],
+  ['yarn-berry with NPM_TOKEN', { CC_NODE_BUILD_TOOL: 'yarn-berry', NPM_TOKEN: TOKEN }, 'berry'],
+  ['yarn-berry with CC_NPM_BASIC_AUTH', { CC_NODE_BUILD_TOOL: 'yarn-berry', CC_NPM_BASIC_AUTH: BASIC }, 'berry'],
 ] as const) {
   test(`${label}: the private package installs, the app serves it, no credential is left or logged`, async () => {
     const seenBefore = registry.seen.length;
-    const deployed = await deploy(env, files);
+    const deployed = await deploy(env, files === 'berry' ? berryFiles() : files);
     await assertServesPrivatePackage(deployed);
     const seen = registry.seen.slice(seenBefore);
     assert.ok(seen.some((line) => line.endsWith('authorized')), `the registry saw no authorized request:\n${seen.join('\n')}`);

@@ -4,6 +4,7 @@
  * one repository, and nothing push. It is separate from the daemon under test: its own host key,
  * its own repositories, its own keys.
  */
+import { startRemoteHost } from './remote-host.js';
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { RepoStore } from '../../src/receiver/repo-store.js';
 import { commitAll } from './deploy.js';
 
 export interface PrivateGitServer {
-  /** `git+ssh://git@127.0.0.1:<port>/<repo>.git`: a package.json dependency spec. */
+  /** `git+ssh://git@<remote host>:<port>/<repo>.git`: a package.json dependency spec. */
   dependencyUrl: string;
   /** The private key allowed to fetch (OpenSSH format, as ssh-keygen writes it). */
   privateKey: string;
@@ -47,8 +48,10 @@ export async function startPrivateGitServer(packageDir: string): Promise<Private
 
   const events: string[] = [];
   const diagnostics: string[] = [];
+  // The git host is elsewhere on the network, as a real one is: builds never reach this machine's own addresses.
+  const remote = startRemoteHost();
   const server = new GitSshServer({
-    host: '127.0.0.1',
+    host: remote.hostSideAddress,
     port: 0,
     hostKeyPath: join(work, 'host', 'ssh_host_ed25519_key'),
     repos,
@@ -69,11 +72,15 @@ export async function startPrivateGitServer(packageDir: string): Promise<Private
     },
   });
   const { port } = await server.start();
+  await remote.expose(port);
   return {
-    dependencyUrl: `git+ssh://git@127.0.0.1:${port}/${repo}.git`,
+    dependencyUrl: `git+ssh://git@${remote.address}:${port}/${repo}.git`,
     privateKey: readFileSync(keyPath, 'utf8'),
     events,
     diagnostics,
-    stop: () => server.stop(),
+    stop: async () => {
+      await server.stop();
+      remote.close();
+    },
   };
 }

@@ -1,5 +1,6 @@
 /**
- * A private npm registry for the tests: a real HTTP server on 127.0.0.1 serving
+ * A private npm registry for the tests: a real HTTP server on a host of the test's own
+ * (test/support/remote-host.ts, as a private registry is elsewhere on the network) serving
  * @slipway-test/secret-greeting (packed from examples/node-private-registry-package with the
  * real npm) only to requests carrying the right token or basic credentials, like a private
  * registry does. Everything else gets 401 with a message naming this registry, so a test can
@@ -12,13 +13,16 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EXAMPLES } from './deploy.js';
+import { startRemoteHost } from './remote-host.js';
 
 export const PRIVATE_PACKAGE = '@slipway-test/secret-greeting';
 export const REFUSAL = 'slipway test registry: these credentials are not accepted';
 
 export interface PrivateRegistry {
-  /** `http://127.0.0.1:<port>`: what CC_NPM_REGISTRY is set to (plain http, so with the scheme). */
+  /** `http://<remote host>:<port>`: what CC_NPM_REGISTRY is set to (plain http, so with the scheme). */
   url: string;
+  /** The registry's host, for configuration that names hosts (Yarn's unsafeHttpWhitelist). */
+  host: string;
   /** One line per request: `<method> <url> authorized|bad-credentials|anonymous`. */
   seen: string[];
   close(): Promise<void>;
@@ -49,7 +53,7 @@ export async function startPrivateRegistry(credentials: { token: string; basic: 
       return;
     }
     const url = decodeURIComponent(req.url ?? '');
-    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const base = `http://${remote.address}:${(server.address() as { port: number }).port}`;
     if (url === `/${PRIVATE_PACKAGE}`) {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
@@ -82,14 +86,18 @@ export async function startPrivateRegistry(credentials: { token: string; basic: 
     res.writeHead(404, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ error: 'not found' }));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const remote = startRemoteHost();
+  await new Promise<void>((resolve) => server.listen(0, remote.hostSideAddress, resolve));
+  await remote.expose((server.address() as { port: number }).port);
   return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    url: `http://${remote.address}:${(server.address() as { port: number }).port}`,
+    host: remote.address,
     seen,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
+        remote.close();
       }),
   };
 }
