@@ -41,9 +41,9 @@ export function checkoutExample(example: string): string {
   return checkoutFolder(join(EXAMPLES, example), example);
 }
 
-/** Test-only apps (test/fixtures/<name>), checked out like an example. */
+/** Test-only apps (test/fixtures/<name>, where name may name a subfolder), checked out like an example. */
 export function checkoutFixture(name: string): string {
-  return checkoutFolder(fileURLToPath(new URL(`../fixtures/${name}/`, import.meta.url)), name);
+  return checkoutFolder(fileURLToPath(new URL(`../fixtures/${name}/`, import.meta.url)), name.replaceAll('/', '-'));
 }
 
 function checkoutFolder(source: string, label: string): string {
