@@ -73,7 +73,10 @@ export class Daemon {
     });
     // A daemon killed with -9 leaves its builds and instances running: kill them with their
     // cgroups, and wipe the build folders (and the build credentials beside them).
-    this.onStop('sandboxes', () => sandboxes.killAll());
+    this.onStop('sandboxes', async () => {
+      await sandboxes.killAll();
+      sandboxes.cgroups.removeRoot();
+    });
     const swept = await sandboxes.sweep();
     if (swept.length) log(`Stopped ${swept.length} sandbox(es) left running by a previous daemon.`);
     rmSync(join(options.dataDir, 'builds'), { recursive: true, force: true });

@@ -167,6 +167,20 @@ export class SandboxCgroups {
     for (const top of this.everyHierarchyDir(sandbox)) removeTree(top);
   }
 
+  /** Removes this daemon's (empty) root from every hierarchy: a clean stop leaves no group. */
+  removeRoot(): void {
+    if (this.layout === 'v2') return removeTree(this.dirs(''));
+    let hierarchies: string[] = [];
+    try {
+      hierarchies = readdirSync(this.mount, { withFileTypes: true })
+        .filter((e) => e.isDirectory() && !e.isSymbolicLink())
+        .map((e) => e.name);
+    } catch {
+      return;
+    }
+    for (const h of hierarchies) removeTree(join(this.mount, h, this.root));
+  }
+
   /** Sandboxes with a group under this root (after a crash: what to kill and remove). */
   list(): string[] {
     const base = this.layout === 'v2' ? this.dirs('') : this.dirs('memory');

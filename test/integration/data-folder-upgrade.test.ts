@@ -1,7 +1,7 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
@@ -54,4 +54,14 @@ test('a data folder from before per-app users is migrated on the first start: us
   assert.equal(statSync(join(daemon.dataDir, 'slipway.db')).mode & 0o777, 0o600, 'the store is root’s alone again');
   assert.equal(statSync(daemon.dataDir).mode & 0o777, 0o711);
   assert.match(spawnSync('getent', ['passwd', String(owner)], { encoding: 'utf8' }).stdout, /slipway application/);
+
+  const subnet = /instances on 10\.(\d+)\.0\.0\/16/.exec(daemon.output())?.[1];
+  assert.ok(subnet, 'the daemon says its subnet');
+  assert.equal(await daemon.stop(), 0);
+  for (const group of [`/sys/fs/cgroup/memory/slipway${subnet}`, `/sys/fs/cgroup/pids/slipway${subnet}`, `/sys/fs/cgroup/slipway${subnet}`]) {
+    assert.equal(existsSync(group), false, `${group} is removed by a clean stop`);
+  }
+  const left = spawnSync('ps', ['-o', 'pid=,args=', '-u', String(owner)], { encoding: 'utf8' }).stdout.trim();
+  assert.equal(left, '', 'a clean stop leaves no process of the app behind');
+  assert.equal(spawnSync('pgrep', ['-f', `runc --root ${daemon.dataDir}`]).status, 1, 'nor any runc of the daemon');
 });

@@ -23,6 +23,7 @@ let attackerId: string;
 let attackerDir: string;
 let gateway: string;
 let allTargets: string;
+let redisPort: string | undefined;
 
 async function victimServes(): Promise<void> {
   const r = await getThroughRouter(daemon, `${victimId}.localhost`);
@@ -121,6 +122,7 @@ test("another app's add-on server cannot even be reached; the app linked to it c
     (JSON.parse((await daemon.cli(['addon', 'env', 'victim-cache', '--format', 'json'])).stdout) as Array<{ name: string; value: string }>).map((v) => [v.name, v.value]),
   );
   const redis = `${env.REDIS_HOST}:${env.REDIS_PORT}`;
+  redisPort = env.REDIS_PORT;
   const targets = `${redis},${gateway}:${daemon.routerPort}`;
   assert.equal((await daemon.cli(['env', 'set', 'ATTACK_TARGETS', targets, '--app', attackerId])).code, 0);
   assert.equal((await daemon.cli(['restart', '--app', attackerId])).code, 0);
@@ -152,12 +154,18 @@ test('kill -9 of the daemon mid-build leaves no build process, no build folder, 
   assert.equal(gitPush(attackerDir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${attackerId}.git`, gitEnv).code, 0);
   const sleeping = () => spawnSync('pgrep', ['-f', '^sleep 600$']).status === 0;
   await waitUntil('the slow build to run', async () => (sleeping() ? true : undefined), 120_000);
+  // The victim's Redis (from the add-on test above) runs as well: it must be adopted, not started twice.
+  assert.ok(redisPort, 'the add-on test ran first');
+  const redisServers = () => spawnSync('pgrep', ['-f', `^/usr/bin/redis-server .*:${redisPort}$`], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean);
+  const redisBefore = redisServers();
+  assert.equal(redisBefore.length, 1, 'one Redis server runs for the add-on');
   const pid = Number(spawnSync('pgrep', ['-f', `server --data-dir ${daemon.dataDir}`], { encoding: 'utf8' }).stdout.trim().split('\n')[0]);
   assert.ok(pid > 0, 'the daemon pid');
   process.kill(pid, 'SIGKILL');
   await new Promise((r) => setTimeout(r, 500));
   await daemon.restart();
   assert.equal(sleeping(), false, 'the build of the killed daemon was killed with its cgroup');
+  assert.deepEqual(redisServers(), redisBefore, 'the add-on server was adopted: the same process, none started twice');
   assert.deepEqual(readdirSync(join(daemon.dataDir, 'builds')), [], 'build folders (and build credentials) are wiped');
   const d = await waitForDeploymentOf(daemon, attackerId, commit, 30_000);
   assert.equal(d.state, 'CANCELLED');
