@@ -14,11 +14,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { request } from 'node:http';
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import {
   checkoutFixture,
@@ -46,7 +45,7 @@ let buildTargets: string[];
 let buildPaths: string[];
 
 const victim = { id: '', dir: '', release: '', address: '', uid: 0, data: '' };
-const attacker = { id: '', dir: '', release: '', uid: 0, cwd: '', firstDeployment: '' };
+const attacker = { id: '', dir: '', release: '', uid: 0, cwd: '', execPath: '', firstDeployment: '' };
 
 // ---------------------------------------------------------------- helpers
 
@@ -79,25 +78,11 @@ async function victimServes(): Promise<void> {
 
 /** Runs one attack of B through the router; its answer must never hold A's secret. */
 async function attack<T = any>(path: string, timeoutMs = 15_000): Promise<T> {
-  const r = await getThroughRouterWithin(`${attacker.id}.localhost`, path, timeoutMs);
+  const r = await getThroughRouter(daemon, `${attacker.id}.localhost`, path, {}, timeoutMs);
   assert.equal(r.status, 200, `attack ${path} answered: ${r.body}`);
   assert.ok(!r.body.includes(SECRET), `the victim's secret leaked into attack ${path}`);
+  assert.ok(!r.body.includes(daemon.adminToken), `the admin token leaked into attack ${path}`);
   return JSON.parse(r.body) as T;
-}
-
-/** getThroughRouter gives up after 15 s; some attacks take longer. */
-function getThroughRouterWithin(host: string, path: string, timeoutMs: number) {
-  return new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: daemon.routerPort, path, headers: { host, connection: 'close' }, agent: false, timeout: timeoutMs }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('timeout', () => req.destroy(new Error(`no answer to ${path} within ${timeoutMs} ms`)));
-    req.on('error', reject);
-    req.end();
-  });
 }
 
 const q = (values: string[]) => encodeURIComponent(values.join(','));
@@ -205,15 +190,33 @@ after(async () => {
 
 // ---------------------------------------------------------------- the attacks
 
-test('the attacker runs as its own unprivileged user and sees its own files (the attacks below do run)', async () => {
-  const me = await attack<{ uid: number; gid: number; cwd: string; ownFile: boolean; ownWrite: boolean }>('/whoami');
+test('the attacker runs as its own unprivileged user, without capabilities, and sees its own files (the attacks below do run)', async () => {
+  const me = await attack<{
+    uid: number;
+    gid: number;
+    groups: number[];
+    cwd: string;
+    execPath: string;
+    ownFile: boolean;
+    ownWrite: boolean;
+    status: Record<string, string>;
+    userNamespace: { status: number | null; error: string | null; stderr: string };
+  }>('/whoami');
   attacker.uid = me.uid;
   attacker.cwd = me.cwd;
+  attacker.execPath = me.execPath;
   assert.ok(me.uid >= 2_000_000, `an app's own uid, not root nor a shared user: ${me.uid}`);
   assert.notEqual(me.uid, victim.uid, 'two apps never share a uid');
+  assert.deepEqual(me.groups, [me.gid], 'no supplementary group');
   assert.equal(statSync(attacker.release).uid, me.uid, 'its release folder belongs to it');
   assert.equal(me.ownFile, true, 'it sees its own release');
   assert.equal(me.ownWrite, true, 'it writes into its own release folder');
+  for (const set of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) assert.match(me.status[set] ?? '', /^0+$/, `${set} is empty: ${JSON.stringify(me.status)}`);
+  assert.equal(me.status.NoNewPrivs, '1', 'no_new_privs is set');
+  assert.equal(me.status.Seccomp, '2', 'a seccomp filter is in place');
+  assert.equal(me.userNamespace.error, null, `unshare ran: ${JSON.stringify(me.userNamespace)}`);
+  assert.notEqual(me.userNamespace.status, 0, 'no new user namespace (where it would hold capabilities again)');
+  assert.match(me.userNamespace.stderr, /Operation not permitted/);
   assert.equal(statSync(victim.release).mode & 0o777, 0o700, "the victim's release folder is closed to others");
   await victimServes();
 });
@@ -287,7 +290,8 @@ test("the store, the admin token and the victim's folders cannot be read", async
 
 test("the system is read-only, /tmp is private, and neither the victim's folder nor the data folder can be written", async () => {
   const tag = randomBytes(4).toString('hex');
-  const system = [`/usr/pwned-${tag}`, `/etc/pwned-${tag}`, `/pwned-${tag}`];
+  // The shared toolchains too: a file planted there would run in every app's build.
+  const system = [`/usr/pwned-${tag}`, `/etc/pwned-${tag}`, `/pwned-${tag}`, join(dirname(attacker.execPath), `pwned-${tag}`)];
   const others = [join(victim.release, 'victim-data.txt'), join(victim.release, `pwned-${tag}`), join(daemon.dataDir, `pwned-${tag}`), join(daemon.dataDir, 'admin-token')];
   const allowed = [`/tmp/attacker-${tag}`, join(attacker.cwd, `own-${tag}`)];
   try {
@@ -374,7 +378,7 @@ test('a memory hog is killed inside its own group, its log names the limit, and 
   }
   await waitUntil('the attacker to serve after its restart', () => appServes(attacker.id), 60_000);
   const victimBefore = hostProcessesOf(victim.uid).map((p) => p.pid);
-  await getThroughRouterWithin(`${attacker.id}.localhost`, '/hog', 30_000).catch(() => undefined);
+  await getThroughRouter(daemon, `${attacker.id}.localhost`, '/hog', {}, 30_000).catch(() => undefined);
   const lines = await waitUntil(
     'the out-of-memory kill and the restart in the app log',
     async () => {
@@ -396,6 +400,8 @@ test('kill -9 of the daemon mid-build: after a restart no build process nor fold
   const pushed = gitPush(attacker.dir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${attacker.id}.git`, gitEnv);
   assert.equal(pushed.code, 0, pushed.output);
   const isBuildProcess = (p: { args: string }) => /build-probe\.js|npm/.test(p.args);
+  // What its instance runs: tini and node ./server.js. Anything else of its uid is the build's.
+  const isInstanceProcess = (p: { args: string }) => /^(\/usr\/bin\/tini -g -- )?node \.\/server\.js$/.test(p.args);
   const buildProcesses = await waitUntil('the build to sleep in its preinstall script', async () => {
     const found = hostProcessesOf(attacker.uid).filter(isBuildProcess);
     return found.some((p) => p.args.includes('build-probe.js')) ? found : undefined;
@@ -413,7 +419,7 @@ test('kill -9 of the daemon mid-build: after a restart no build process nor fold
   console.log(`# after kill -9 and before the restart, ${survivors.length} of the build's ${buildProcesses.length} processes still run`);
 
   await daemon.restart();
-  const left = hostProcessesOf(attacker.uid).filter(isBuildProcess);
+  const left = hostProcessesOf(attacker.uid).filter((p) => !isInstanceProcess(p));
   assert.deepEqual(left, [], 'no process of the build survives the restart');
   assert.deepEqual(runcList().filter((id) => id.startsWith(buildSandbox)), [], 'runc knows no sandbox of the build any more');
   assert.deepEqual(readdirSync(join(daemon.dataDir, 'builds')), [], 'build folders (and build credentials) are wiped');

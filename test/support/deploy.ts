@@ -91,9 +91,9 @@ export interface RoutedResponse {
 }
 
 /** A GET through the router, with the app's Host header, on a fresh connection. */
-export function getThroughRouter(daemon: TestDaemon, host: string, path = '/', headers: Record<string, string> = {}): Promise<RoutedResponse> {
+export function getThroughRouter(daemon: TestDaemon, host: string, path = '/', headers: Record<string, string> = {}, timeoutMs = 15_000): Promise<RoutedResponse> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: daemon.routerPort, path, headers: { host, connection: 'close', ...headers }, agent: false, timeout: 15_000 }, (res) => {
+    const req = request({ host: '127.0.0.1', port: daemon.routerPort, path, headers: { host, connection: 'close', ...headers }, agent: false, timeout: timeoutMs }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (d) => (body += d));
