@@ -5,7 +5,8 @@
  * reach the kernel's rarely audited corners or to build new namespaces are refused with EPERM.
  * A denylist, not an allowlist: Node, Bun and the JVM keep working across kernel and libc
  * versions, while what no web app needs (keyrings, BPF, mounting, new user namespaces in
- * which a process would hold capabilities again) stays out of reach.
+ * which a process would hold capabilities again, io_uring and its history of kernel flaws) stays
+ * out of reach; libuv and the JVM fall back to ordinary system calls when io_uring is refused.
  */
 
 const EPERM = 1;
@@ -30,6 +31,9 @@ const DENIED = [
   'get_mempolicy',
   'init_module',
   'ioperm',
+  'io_uring_enter',
+  'io_uring_register',
+  'io_uring_setup',
   'iopl',
   'kcmp',
   'kexec_file_load',
