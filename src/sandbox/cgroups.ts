@@ -170,15 +170,18 @@ export class SandboxCgroups {
   /** Removes this daemon's (empty) root from every hierarchy: a clean stop leaves no group. */
   removeRoot(): void {
     if (this.layout === 'v2') return removeTree(this.dirs(''));
-    let hierarchies: string[] = [];
+    for (const h of this.hierarchies()) removeTree(join(this.mount, h, this.root));
+  }
+
+  /** v1: every mounted hierarchy (the runtime joins all of them, not only the limited ones). */
+  private hierarchies(): string[] {
     try {
-      hierarchies = readdirSync(this.mount, { withFileTypes: true })
+      return readdirSync(this.mount, { withFileTypes: true })
         .filter((e) => e.isDirectory() && !e.isSymbolicLink())
         .map((e) => e.name);
     } catch {
-      return;
+      return [];
     }
-    for (const h of hierarchies) removeTree(join(this.mount, h, this.root));
   }
 
   /** Sandboxes with a group under this root (after a crash: what to kill and remove). */
@@ -195,15 +198,7 @@ export class SandboxCgroups {
 
   private everyHierarchyDir(sandbox: string): string[] {
     if (this.layout === 'v2') return [this.dir2(sandbox)];
-    let hierarchies: string[] = [];
-    try {
-      hierarchies = readdirSync(this.mount, { withFileTypes: true })
-        .filter((e) => e.isDirectory() && !e.isSymbolicLink())
-        .map((e) => e.name);
-    } catch {
-      return [];
-    }
-    return hierarchies.map((h) => join(this.mount, h, this.root, checkName(sandbox)));
+    return this.hierarchies().map((h) => join(this.mount, h, this.root, checkName(sandbox)));
   }
 }
 
