@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import type { Page } from 'playwright-core';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { checkoutExample, registerSshKey } from '../support/deploy.js';
+import { checkoutExample, commitAll, registerSshKey } from '../support/deploy.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { horizontalOverflow, launchBrowser, nonLoopback, type TestBrowser } from './browser.js';
 
 let daemon: TestDaemon;
@@ -317,6 +319,13 @@ test('Service Dependencies: "Link add-ons" and "Link applications" dropdowns on 
 test('the Information page shows a deployment log live while it runs', { timeout: 900_000 }, async () => {
   const { gitEnv } = await registerSshKey(daemon);
   const dir = checkoutExample('node-hello');
+  // The build waits (at most two minutes) until the test has seen its log live on the page:
+  // a fast deployment could otherwise end before the page looked, and the test would race.
+  const pkgPath = join(dir, 'package.json');
+  const pkg = JSON.parse(readFileSync(pkgPath, 'utf8'));
+  pkg.scripts.preinstall = 'echo waiting-for-the-test; i=0; while [ ! -e go ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i+1)); done';
+  writeFileSync(pkgPath, JSON.stringify(pkg, null, 2));
+  commitAll(dir, 'a build held open by the test');
   await open(`#/apps/${webShop.id}`);
   await heading('web-shop: Information').waitFor();
   await page.getByText('No deployment yet').waitFor();
@@ -329,6 +338,8 @@ test('the Information page shows a deployment log live while it runs', { timeout
   assert.equal(await page.locator('.badge.live').isVisible(), true, 'the log is marked live');
   const deploymentId = await page.locator('pre.log').getAttribute('data-deployment');
   await browser.screenshot('app-information-deploying');
+  // Seen live: let the build go on.
+  writeFileSync(join(daemon.dataDir, 'builds', deploymentId!, 'go'), '');
 
   const push = await pushing;
   assert.equal(push.code, 0, push.output);
