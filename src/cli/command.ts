@@ -1,8 +1,25 @@
-import type { ParseArgsConfig } from 'node:util';
 import type { ApiClient } from './api-client.js';
 
-export type OptionSpec = NonNullable<ParseArgsConfig['options']>;
+/** One option of a command: how it parses, and what `--help` says about it. */
+export interface OptionDefinition {
+  type: 'string' | 'boolean';
+  short?: string;
+  multiple?: boolean;
+  /** What the option does; every option has one, shown by `--help`. */
+  description: string;
+  /** Placeholder of a string option's value in help (`<app>`); `<value>` when absent. */
+  value?: string;
+}
+
+export type OptionSpec = Record<string, OptionDefinition>;
 export type OptionValues = Record<string, string | boolean | string[] | undefined>;
+
+/** A positional argument, named in help and in "missing argument" errors. */
+export interface ArgumentDefinition {
+  /** As written in the usage line: `<app-name>`. */
+  name: string;
+  description: string;
+}
 
 export interface CommandContext {
   cwd: string;
@@ -19,12 +36,18 @@ export interface CommandContext {
 export interface Command {
   /** Words typed to reach it: ['env', 'set']. */
   path: string[];
+  /** Other words that reach it (`profile` for `whoami`). */
+  aliases?: string[][];
   summary: string;
   /** Usage line after `slipway`. */
   usage: string;
   options?: OptionSpec;
   /** Number of positional arguments accepted. */
   args: { min: number; max: number };
+  /** The positional arguments in order (required when the command takes any). */
+  arguments?: ArgumentDefinition[];
+  /** Complete command lines shown by `--help`; at least one. */
+  examples: string[];
   /** Whether the command prints data and so accepts --format json. */
   printsData?: boolean;
   /** Output formats accepted by --format; default human and json for data commands. */

@@ -1,5 +1,6 @@
 import type { CommandContext } from './command.js';
 import { CliError } from './errors.js';
+import { matchesSearch, pastUntil, type LogFilter } from './log-filter.js';
 
 export interface LogLine {
   time?: string;
@@ -14,8 +15,13 @@ export interface LogLine {
  * Reads an NDJSON log stream from the API, printing each line as it comes. Resolves with the
  * closing record (state and message for deployments).
  */
-export async function followLog(ctx: CommandContext, path: string, options: { follow: boolean; print?: (entry: LogLine) => void }): Promise<LogLine> {
-  const response = await ctx.client().raw('GET', `${path}${path.includes('?') ? '&' : '?'}follow=${options.follow ? 1 : 0}`);
+export async function followLog(
+  ctx: CommandContext,
+  path: string,
+  options: { follow: boolean; print?: (entry: LogLine) => void; filter?: LogFilter },
+): Promise<LogLine> {
+  const abort = new AbortController();
+  const response = await ctx.client().raw('GET', `${path}${path.includes('?') ? '&' : '?'}follow=${options.follow ? 1 : 0}`, undefined, abort.signal);
   if (!response.ok || !response.body) {
     const text = await response.text();
     let message = `The daemon answered ${response.status}.`;
@@ -30,17 +36,30 @@ export async function followLog(ctx: CommandContext, path: string, options: { fo
   const decoder = new TextDecoder();
   let buffer = '';
   let last: LogLine = {};
-  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let newline: number;
-    while ((newline = buffer.indexOf('\n')) >= 0) {
-      const text = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + 1);
-      if (!text) continue;
-      const entry = JSON.parse(text) as LogLine;
-      if (entry.end) last = entry;
-      else print(entry);
+  const filter = options.filter ?? {};
+  // Following up to a time in the future ends at that time, lines or not.
+  const untilTimer = filter.until && options.follow ? setTimeout(() => abort.abort(), Math.max(0, Date.parse(filter.until) - Date.now())) : undefined;
+  try {
+    for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let newline: number;
+      while ((newline = buffer.indexOf('\n')) >= 0) {
+        const text = buffer.slice(0, newline);
+        buffer = buffer.slice(newline + 1);
+        if (!text) continue;
+        const entry = JSON.parse(text) as LogLine;
+        if (entry.end) last = entry;
+        else if (pastUntil(entry, filter)) {
+          // Lines come in time order: nothing after this one is wanted.
+          abort.abort();
+          return last;
+        } else if (matchesSearch(entry, filter)) print(entry);
+      }
     }
+  } catch (error) {
+    if ((error as Error).name !== 'AbortError') throw error;
+  } finally {
+    clearTimeout(untilTimer);
   }
   return last;
 }

@@ -41,16 +41,28 @@ export function writeLinkFile(path: string, data: LinkFile): void {
   writeFileSync(path, JSON.stringify(data, null, 2) + '\n');
 }
 
-/** Adds (or replaces, by alias or id) a linked app and makes it the default when it is the first. */
-export function linkApp(cwd: string, app: LinkedApp): string {
+/** Refuses, before anything is created, an alias the folder's link file already uses. */
+export function assertAliasFree(cwd: string, alias: string): void {
+  const clash = findLinkFile(cwd)?.data.apps.find((a) => a.alias === alias);
+  if (clash) throw new CliError(`The alias ${JSON.stringify(alias)} already names ${clash.name} (${clash.app_id}) here.`, 'Choose another one with --alias.');
+}
+
+/** Adds a linked app, made the default when it is the first; an id or alias linked already is refused. */
+export function linkApp(cwd: string, app: LinkedApp, folder = cwd): string {
   const found = findLinkFile(cwd);
-  const path = found?.path ?? join(cwd, LINK_FILE);
+  const path = found?.path ?? join(folder, LINK_FILE);
   const data: LinkFile = found?.data ?? { apps: [], default: null };
-  const clash = data.apps.find((a) => a.alias === app.alias && a.app_id !== app.app_id);
-  if (clash) {
-    throw new CliError(`The alias ${JSON.stringify(app.alias)} already names ${clash.app_id} here.`, 'Choose another one with --alias.');
+  const same = data.apps.find((a) => a.app_id === app.app_id);
+  if (same) {
+    throw new CliError(
+      `${app.name} (${app.app_id}) is already linked here as ${JSON.stringify(same.alias)} in ${path}.`,
+      `To rename it: slipway unlink ${same.alias} && slipway link ${app.app_id} --alias <alias>.`,
+    );
   }
-  data.apps = data.apps.filter((a) => a.app_id !== app.app_id);
+  const clash = data.apps.find((a) => a.alias === app.alias);
+  if (clash) {
+    throw new CliError(`The alias ${JSON.stringify(app.alias)} already names ${clash.name} (${clash.app_id}) here.`, 'Choose another one with --alias.');
+  }
   data.apps.push(app);
   if (!data.default || !data.apps.some((a) => a.app_id === data.default)) data.default = app.app_id;
   writeLinkFile(path, data);

@@ -12,12 +12,12 @@ export const DEFAULT_APP_LOG_LINES = 1000;
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** `--since`: a duration back from now (`90s`, `15m`, `2h`, `1d`) or a time (`2024-05-01T12:00:00Z`). */
-export function parseSince(value: string, now = Date.now()): string {
+export function parseSince(value: string, now = Date.now(), flag = '--since'): string {
   const duration = /^(\d+)\s*([smhd])$/.exec(value.trim());
   if (duration) return new Date(now - Number(duration[1]) * UNIT_MS[duration[2]!]!).toISOString();
   const time = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : NaN;
   if (Number.isNaN(time)) {
-    throw new UsageError(`--since takes a duration back from now such as 90s, 15m, 2h or 1d, or a time such as 2024-05-01T12:00:00Z; not ${JSON.stringify(value)}.`);
+    throw new UsageError(`${flag} takes a duration back from now such as 90s, 15m, 2h or 1d, or a time such as 2024-05-01T12:00:00Z; not ${JSON.stringify(value)}.`);
   }
   return new Date(time).toISOString();
 }

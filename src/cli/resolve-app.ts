@@ -1,6 +1,7 @@
 import type { CommandContext } from './command.js';
 import { CliError } from './errors.js';
-import { findLinkFile } from './link-file.js';
+import { findLinkFile, type LinkFile } from './link-file.js';
+import { findCleverFile, importCleverFile, reportCleverImport } from './clever-file.js';
 
 export interface AppSummary {
   id: string;
@@ -26,7 +27,7 @@ const APP_ID = /^app_[0-9a-f-]{36}$/;
  * Names are looked up among the user's apps and must be unambiguous.
  */
 export async function resolveApp(ctx: CommandContext, ref: string | undefined): Promise<AppSummary> {
-  const link = findLinkFile(ctx.cwd);
+  const link = ref !== undefined && APP_ID.test(ref) ? undefined : await findOrImportLinkFile(ctx);
   let id: string | undefined;
   if (ref === undefined) {
     id = link?.data.default ?? undefined;
@@ -47,4 +48,18 @@ export async function resolveApp(ctx: CommandContext, ref: string | undefined): 
     throw new CliError(`Several applications are named ${JSON.stringify(ref)}: ${matches.map((a) => `${a.id} (${a.org_name})`).join(', ')}.`, 'Pass the application id instead.');
   }
   throw new CliError(`No application ${JSON.stringify(ref)} among yours.`, '`slipway applications` lists the applications you can reach.');
+}
+
+/**
+ * First use in a project that moved over from the reference tool: a folder with a
+ * `.clever.json` and no slipway link file is linked to the apps it names that exist here.
+ */
+export async function findOrImportLinkFile(ctx: CommandContext): Promise<{ path: string; data: LinkFile } | undefined> {
+  const found = findLinkFile(ctx.cwd);
+  if (found) return found;
+  const clever = findCleverFile(ctx.cwd);
+  if (!clever) return undefined;
+  const result = await importCleverFile(ctx, clever);
+  reportCleverImport(ctx, clever.path, result);
+  return findLinkFile(ctx.cwd);
 }

@@ -22,4 +22,15 @@ export class PublishedConfigRepository {
   remove(appId: string, name: string): boolean {
     return this.db.prepare('DELETE FROM published_config WHERE app_id = ? AND name = ?').run(appId, name).changes > 0;
   }
+
+  /** Replaces every exposed variable at once; returns whether anything changed. */
+  replaceAll(appId: string, vars: EnvVar[]): boolean {
+    const before = JSON.stringify(this.list(appId));
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM published_config WHERE app_id = ?').run(appId);
+      const insert = this.db.prepare('INSERT INTO published_config (app_id, name, value) VALUES (?, ?, ?)');
+      for (const v of vars) insert.run(appId, v.name, v.value);
+    })();
+    return JSON.stringify(this.list(appId)) !== before;
+  }
 }

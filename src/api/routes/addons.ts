@@ -6,6 +6,7 @@ import { ConflictError, ValidationError } from '../../core/errors.js';
 import { requireString } from '../body.js';
 import { appForUser, orgForUser } from '../access.js';
 import { addonForUser, addonManager, addonView } from '../addon-access.js';
+import { canonicalProviderName, checkPlan, planOf } from '../addon-plans.js';
 
 /** Apps listed in `link`: ids the user can reach, all in the add-on's organisation. */
 function appsToLink(ctx: ApiContext, link: unknown, orgId: string): AppRow[] {
@@ -26,7 +27,7 @@ function appsToLink(ctx: ApiContext, link: unknown, orgId: string): AppRow[] {
 }
 
 export function addonRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/addon-providers', (ctx) => ({ providers: addonManager(ctx).providerList() }));
+  router.add('GET', '/v1/addon-providers', (ctx) => ({ providers: addonManager(ctx).providerList().map((p) => ({ ...p, plans: [planOf(p.name)].filter(Boolean) })) }));
 
   router.add('GET', '/v1/addons', ({ user, deps, query }) => {
     const org = query.get('org');
@@ -39,7 +40,8 @@ export function addonRoutes(router: HttpRouter<ApiContext>): void {
     const { store } = ctx.deps;
     const manager = addonManager(ctx);
     const input = await ctx.body();
-    const provider = manager.provider(requireString(input, 'provider', '`slipway addon providers` lists them.')).name;
+    const provider = manager.provider(canonicalProviderName(requireString(input, 'provider', '`slipway addon providers` lists them.'))).name;
+    checkPlan(provider, input.plan);
     const name = checkDisplayName('add-on', requireString(input, 'name', 'Give the add-on a name.'));
     const org = orgForUser(store, ctx.user, input.org);
     const apps = appsToLink(ctx, input.link, org.id);

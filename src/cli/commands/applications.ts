@@ -7,8 +7,9 @@ export const applications: Command = {
   path: ['applications'],
   summary: 'List your applications (linked ones are marked with their alias)',
   usage: 'applications [--org <org>]',
-  options: { org: { type: 'string' } },
+  options: { org: { type: 'string', value: '<org>', description: 'Only the applications of this organisation (id or name)' } },
   args: { min: 0, max: 0 },
+  examples: ['slipway applications', 'slipway applications --org acme --format json'],
   printsData: true,
   async run(ctx, _args, options) {
     const query = options.org ? `?org=${encodeURIComponent(options.org as string)}` : '';

@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { linkApp } from '../link-file.js';
+import { assertAliasFree, linkApp } from '../link-file.js';
 import { UsageError } from '../errors.js';
 import type { AppSummary } from '../resolve-app.js';
 
@@ -7,11 +7,21 @@ export const create: Command = {
   path: ['create'],
   summary: 'Create an application and link the current folder to it',
   usage: 'create --type <node|sbt> <app-name> --region <par|mtl> --org <org> [--alias <alias>]',
-  options: { type: { type: 'string' }, region: { type: 'string' }, org: { type: 'string' }, alias: { type: 'string' } },
+  options: {
+    type: { type: 'string', short: 't', value: '<node|sbt>', description: 'The runtime: node (Node.js and Bun) or sbt (Scala)' },
+    region: { type: 'string', short: 'r', value: '<par|mtl>', description: 'The region label (default par)' },
+    org: { type: 'string', short: 'o', value: '<org>', description: 'The organisation (id or name); optional when you belong to only one' },
+    alias: { type: 'string', short: 'a', value: '<alias>', description: 'The name this folder uses for the app (default: the app name)' },
+  },
   args: { min: 1, max: 1 },
+  arguments: [
+    { name: '<app-name>', description: 'The application name, unique in its organisation' },
+  ],
+  examples: ['slipway create --type node shop --region par --org acme', 'slipway create -t sbt api --alias backend'],
   printsData: true,
   async run(ctx, [name], options) {
     if (!options.type) throw new UsageError('--type is required (node or sbt).');
+    assertAliasFree(ctx.cwd, (options.alias as string | undefined) ?? name!);
     const client = ctx.client();
     let org = options.org as string | undefined;
     if (!org) {

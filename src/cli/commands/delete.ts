@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { resolveApp } from '../resolve-app.js';
+import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { confirmByTyping } from '../confirm.js';
 import { findLinkFile, writeLinkFile } from '../link-file.js';
 
@@ -7,10 +7,11 @@ export const deleteApp: Command = {
   path: ['delete'],
   summary: 'Delete the application: its instances, domain, repository, releases, caches and user (add-ons stay)',
   usage: 'delete [--app <app>] [--yes]',
-  options: { app: { type: 'string' }, yes: { type: 'boolean', short: 'y' } },
+  options: { ...APP_OPTIONS, yes: { type: 'boolean', short: 'y', description: 'Do not ask for confirmation' } },
   args: { min: 0, max: 0 },
+  examples: ['slipway delete', 'slipway delete --app shop --yes'],
   async run(ctx, _args, options) {
-    const app = await resolveApp(ctx, options.app as string | undefined);
+    const app = await resolveAppOption(ctx, options);
     if (!options.yes) {
       await confirmByTyping(ctx, `Delete the application ${JSON.stringify(app.name)} (${app.id}), its releases and its pushed history? Its add-ons stay.`, app.name, '--yes');
     }

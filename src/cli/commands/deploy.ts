@@ -1,11 +1,13 @@
 import type { Command, CommandContext } from '../command.js';
-import { resolveApp, type AppSummary } from '../resolve-app.js';
+import type { AppSummary } from '../resolve-app.js';
+import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
+import { followLog } from '../follow-log.js';
 import { git, gitOrFail } from '../git.js';
 import { CliError, UsageError } from '../errors.js';
 import { waitForDeployment } from '../wait-deployment.js';
 
 const POLICIES = ['error', 'ignore', 'restart', 'rebuild'] as const;
-const EXIT_ON = ['deploy-start', 'deploy-end'] as const;
+const EXIT_ON = ['deploy-start', 'deploy-end', 'never'] as const;
 
 /** The remote that points at the app, added as `slipway` (or `slipway-<alias>`) when missing. */
 async function ensureRemote(ctx: CommandContext, app: AppSummary): Promise<string> {
@@ -35,28 +37,56 @@ async function findDeploymentFor(ctx: CommandContext, app: AppSummary, commit: s
   return undefined;
 }
 
+const REF_NAME = /^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]+$/;
+
+/** The commit of `--tag`, `--branch` or HEAD, refusing a name git would read as an option. */
+async function commitToDeploy(ctx: CommandContext, branch: string | undefined, tag: string | undefined): Promise<string> {
+  if (tag !== undefined) {
+    if (!REF_NAME.test(tag)) throw new UsageError(`Invalid tag ${JSON.stringify(tag)}.`);
+    const found = await git(['rev-parse', '--verify', '--quiet', `refs/tags/${tag}^{commit}`], ctx.cwd, ctx.env);
+    if (found.code !== 0) {
+      throw new CliError(`The tag ${tag} does not exist in this repository.`, `Create it with \`git tag ${tag}\` (or fetch it: git fetch --tags), then deploy again.`);
+    }
+    return found.stdout.trim();
+  }
+  const source = branch ?? 'HEAD';
+  if (!REF_NAME.test(source)) throw new UsageError(`Invalid branch ${JSON.stringify(source)}.`);
+  return gitOrFail(['rev-parse', '--verify', `${source}^{commit}`], ctx.cwd, ctx.env, `No commit to deploy at ${source}`, 'Commit your code first: git add . && git commit -m "..."');
+}
+
 export const deploy: Command = {
   path: ['deploy'],
   summary: 'Push the current commit to the application and follow the deployment',
-  usage: 'deploy [--app <app>] [--branch <branch>] [--force] [--same-commit-policy error|ignore|restart|rebuild] [--exit-on deploy-start|deploy-end] [--quiet]',
+  usage: 'deploy [--app <app> | -a <alias>] [--branch <branch> | --tag <tag>] [--force] [--same-commit-policy <policy>] [--exit-on <step>] [--quiet]',
   options: {
-    app: { type: 'string' },
-    branch: { type: 'string', short: 'b' },
-    force: { type: 'boolean', short: 'f' },
-    'same-commit-policy': { type: 'string' },
-    'exit-on': { type: 'string' },
-    quiet: { type: 'boolean', short: 'q' },
+    ...APP_OPTIONS,
+    branch: { type: 'string', short: 'b', value: '<branch>', description: 'Deploy the head of this local branch (default: the current commit, HEAD)' },
+    tag: { type: 'string', short: 't', value: '<tag>', description: 'Deploy the commit of this local tag (create it first with git tag <tag>)' },
+    force: { type: 'boolean', short: 'f', description: "Replace the application's commits even when yours do not follow them (push --force)" },
+    'same-commit-policy': {
+      type: 'string',
+      short: 'p',
+      value: '<policy>',
+      description: 'When the commit is already pushed: error (default), ignore, restart (start it again) or rebuild (build it again)',
+    },
+    'exit-on': {
+      type: 'string',
+      short: 'e',
+      value: '<step>',
+      description: "When to return: deploy-start (print the deployment id once it starts), deploy-end (default: once it ends, exit 0 only if OK) or never (then follow the application's output until interrupted)",
+    },
+    quiet: { type: 'boolean', short: 'q', description: "Do not print the deployment's log while waiting" },
   },
   args: { min: 0, max: 0 },
+  examples: ['slipway deploy', 'slipway deploy --alias staging --branch feature-x', 'git tag v1.2.0 && slipway deploy --tag v1.2.0', 'slipway deploy --same-commit-policy rebuild --exit-on deploy-start'],
   async run(ctx, _args, options) {
     const policy = (options['same-commit-policy'] as string | undefined) ?? 'error';
     if (!(POLICIES as readonly string[]).includes(policy)) throw new UsageError(`--same-commit-policy must be one of ${POLICIES.join(', ')}.`);
     const exitOn = (options['exit-on'] as string | undefined) ?? 'deploy-end';
     if (!(EXIT_ON as readonly string[]).includes(exitOn)) throw new UsageError(`--exit-on must be one of ${EXIT_ON.join(', ')}.`);
-    const app = await resolveApp(ctx, options.app as string | undefined);
-    const source = (options.branch as string | undefined) ?? 'HEAD';
-    if (!/^[A-Za-z0-9._/-]+$/.test(source) || source.startsWith('-')) throw new UsageError(`Invalid branch ${JSON.stringify(source)}.`);
-    const commit = await gitOrFail(['rev-parse', '--verify', `${source}^{commit}`], ctx.cwd, ctx.env, `No commit to deploy at ${source}`, 'Commit your code first: git add . && git commit -m "..."');
+    if (options.branch !== undefined && options.tag !== undefined) throw new UsageError('Give --branch or --tag, not both.');
+    const app = await resolveAppOption(ctx, options);
+    const commit = await commitToDeploy(ctx, options.branch as string | undefined, options.tag as string | undefined);
 
     const status = await ctx.client().request<{ release: { commit: string } | null; pushed_commit: string | null }>('GET', `/v1/apps/${app.id}/status`);
     let deploymentId: string | undefined;
@@ -105,6 +135,11 @@ export const deploy: Command = {
       ctx.out(`${app.url}\n`);
     } else {
       ctx.err(`Deployment ${deploymentId} ended ${state}. See \`slipway logs --deployment-id ${deploymentId}\`.\n`);
+    }
+    if (exitOn === 'never') {
+      // What serves now (the new release, or the previous one after a failure) keeps talking.
+      ctx.err(`Following the output of ${app.name} (Ctrl-C to stop)...\n`);
+      await followLog(ctx, `/v1/apps/${app.id}/logs?lines=0`, { follow: true });
     }
     return code;
   },

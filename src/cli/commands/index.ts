@@ -41,16 +41,25 @@ import { publishedConfigList } from './published-config/list.js';
 import { publishedConfigSet } from './published-config/set.js';
 import { publishedConfigRm } from './published-config/rm.js';
 import { runtimes } from './runtimes.js';
+import { logout } from './logout.js';
+import { whoami } from './whoami.js';
+import { open } from './open.js';
+import { consoleCommand } from './console.js';
+import { makeDefault } from './make-default.js';
+import { publishedConfigImport } from './published-config/import.js';
 
 export const commands: Command[] = [
   server,
   login,
+  logout,
+  whoami,
   userCreate,
   orgCreate,
   orgList,
   create,
   link,
   unlink,
+  makeDefault,
   applications,
   envList,
   envSet,
@@ -62,6 +71,8 @@ export const commands: Command[] = [
   deploy,
   activity,
   status,
+  open,
+  consoleCommand,
   logs,
   restart,
   stop,
@@ -86,5 +97,6 @@ export const commands: Command[] = [
   publishedConfigList,
   publishedConfigSet,
   publishedConfigRm,
+  publishedConfigImport,
   runtimes,
 ];

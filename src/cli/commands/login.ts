@@ -7,8 +7,12 @@ export const login: Command = {
   path: ['login'],
   summary: 'Save the daemon URL and an API token for later commands',
   usage: 'login --url <api-url> --token <token>',
-  options: { url: { type: 'string' }, token: { type: 'string' } },
+  options: {
+    url: { type: 'string', value: '<api-url>', description: 'The daemon API, e.g. http://127.0.0.1:4040' },
+    token: { type: 'string', value: '<token>', description: 'An API token (the daemon prints the first one; `slipway tokens create` makes more)' },
+  },
   args: { min: 0, max: 0 },
+  examples: ['slipway login --url http://127.0.0.1:4040 --token "$(sudo cat /var/lib/slipway/admin-token)"'],
   async run(ctx, _args, options) {
     const url = options.url as string | undefined;
     const token = options.token as string | undefined;

@@ -1,15 +1,19 @@
 import type { Command } from '../command.js';
-import { resolveApp } from '../resolve-app.js';
+import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { waitForDeployment } from '../wait-deployment.js';
 
 export const rollback: Command = {
   path: ['rollback'],
   summary: 'Go back to the previous OK release, or to a kept one by deployment id (no rebuild), health-checked',
   usage: 'rollback [<deployment-id>] [--app <app>] [--no-follow]',
-  options: { app: { type: 'string' }, 'no-follow': { type: 'boolean' } },
+  options: { ...APP_OPTIONS, 'no-follow': { type: 'boolean', description: 'Return once the rollback is queued instead of waiting for its end' } },
   args: { min: 0, max: 1 },
+  arguments: [
+    { name: '[<deployment-id>]', description: 'The OK deployment whose kept release to go back to (default: the previous one)' },
+  ],
+  examples: ['slipway rollback', 'slipway rollback deployment_0b6f2c0e-5f0c-4c3e-9d8f-1a2b3c4d5e6f'],
   async run(ctx, [deploymentId], options) {
-    const app = await resolveApp(ctx, options.app as string | undefined);
+    const app = await resolveAppOption(ctx, options);
     const { deployment, rolled_back_to: target } = await ctx
       .client()
       .request<{ deployment: { id: string }; rolled_back_to: { id: string; commit: string } }>('POST', `/v1/apps/${app.id}/rollback`, deploymentId ? { deployment: deploymentId } : {});

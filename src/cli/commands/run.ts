@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { resolveApp } from '../resolve-app.js';
+import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { FRAME, FrameDecoder, type RunExit } from '../../core/run-frames.js';
 import { CliError } from '../errors.js';
 
@@ -7,10 +7,14 @@ export const run: Command = {
   path: ['run'],
   summary: "Run a one-off command in a fresh sandbox of the app's current release (migrations, consoles, scripts); its exit code is the command's",
   usage: 'run [--app <app>] -- <command> [args...]',
-  options: { app: { type: 'string' } },
+  options: { ...APP_OPTIONS },
   args: { min: 1, max: 1000 },
+  arguments: [
+    { name: '<command> [args...]', description: 'The program to run and its arguments (after --, so its own options stay its own)' },
+  ],
+  examples: ['slipway run -- npm run migrate', 'slipway run --app shop -- node -e "console.log(process.env.PORT)"'],
   async run(ctx, argv, options) {
-    const app = await resolveApp(ctx, options.app as string | undefined);
+    const app = await resolveAppOption(ctx, options);
     const socket = await ctx.client().upgrade(`/v1/apps/${app.id}/run?command=${encodeURIComponent(JSON.stringify(argv))}`, 'slipway-run');
     let exit: (RunExit & { description?: string }) | undefined;
     const decoder = new FrameDecoder((type, payload) => {

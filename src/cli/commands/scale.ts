@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { resolveApp } from '../resolve-app.js';
+import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { printObject } from '../output.js';
 import { UsageError } from '../errors.js';
 import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorList, flavorNamed, formatMemory } from '../../core/flavors.js';
@@ -37,17 +37,18 @@ export const scale: Command = {
     `  Flavours (any case): ${flavorList()}\n` +
     '  Example: slipway scale --flavor XS --build-flavor M',
   options: {
-    app: { type: 'string' },
-    instances: { type: 'string' },
-    'min-instances': { type: 'string' },
-    'max-instances': { type: 'string' },
-    flavor: { type: 'string' },
-    'build-flavor': { type: 'string' },
+    ...APP_OPTIONS,
+    instances: { type: 'string', value: '<n>', description: 'How many instances serve the app (1 to 40); applies at once' },
+    'min-instances': { type: 'string', value: '<n>', description: 'Accepted with the same value as --instances (no autoscaling yet)' },
+    'max-instances': { type: 'string', value: '<n>', description: 'Accepted with the same value as --instances (no autoscaling yet)' },
+    flavor: { type: 'string', value: '<name>', description: `Memory, process limit and CPU share of each instance (default ${defaultOf(DEFAULT_INSTANCE_FLAVOR)}); applies at the next deployment or restart` },
+    'build-flavor': { type: 'string', value: '<name>', description: `The same for builds (default ${defaultOf(DEFAULT_BUILD_FLAVOR)}); applies at the next build` },
   },
   args: { min: 0, max: 0 },
+  examples: ['slipway scale', 'slipway scale --flavor XS --build-flavor M', 'slipway scale --instances 3'],
   printsData: true,
   async run(ctx, _args, options) {
-    const app = await resolveApp(ctx, options.app as string | undefined);
+    const app = await resolveAppOption(ctx, options);
     const counts = [options.instances, options['min-instances'], options['max-instances']].filter((v): v is string => typeof v === 'string');
     if (new Set(counts).size > 1) {
       throw new UsageError('--min-instances and --max-instances must equal --instances: slipway does not autoscale yet.');

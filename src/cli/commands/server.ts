@@ -2,30 +2,43 @@ import type { Command } from '../command.js';
 import { Daemon } from '../../daemon/daemon.js';
 import { resolveDataDir } from '../../daemon/data-dir.js';
 import { parseUidRange } from '../../sandbox/app-users.js';
-import { LOG_LIMIT_FLAGS, parseLogLimits, type LogLimitFlag } from '../../logs/log-limits.js';
+import { DEFAULT_LOG_LIMITS, LOG_LIMIT_FLAGS, parseLogLimits, type LogLimitFlag } from '../../logs/log-limits.js';
 import { checkDomain, DEFAULT_API_PORT, DEFAULT_DOMAIN, DEFAULT_ROUTER_PORT, DEFAULT_SSH_PORT, DEFAULT_SUBNET, networkNames, parsePort } from '../../daemon/options.js';
 import { join } from 'node:path';
 import { UsageError, CliError } from '../errors.js';
 
+/** What each log flag sets, for --help (every flag of LOG_LIMIT_FLAGS must have a line). */
+const mebibytes = (bytes: number) => `${bytes / (1024 * 1024)}M`;
+const LOG_LIMIT_HELP: Record<LogLimitFlag, string> = {
+  'log-max-size': `Size of an app's output file before it rotates (default ${mebibytes(DEFAULT_LOG_LIMITS.app.maxFileBytes)})`,
+  'log-files': `Rotated files kept of an app's output, 0 to 50 (default ${DEFAULT_LOG_LIMITS.app.rotatedFiles})`,
+  'deploy-log-max-size': `Size of a deployment's log file before it rotates (default ${mebibytes(DEFAULT_LOG_LIMITS.deployment.maxFileBytes)})`,
+  'deploy-log-files': `Rotated files kept of a deployment's log, 0 to 50 (default ${DEFAULT_LOG_LIMITS.deployment.rotatedFiles})`,
+  'deploy-logs-kept': `Logs of the newest deployments kept per app (default ${DEFAULT_LOG_LIMITS.deploymentLogsPerApp})`,
+};
+
 export const server: Command = {
   path: ['server'],
   summary: 'Run the slipway daemon in the foreground',
-  usage: 'server [--data-dir <dir>] [--listen <addr>] [--api-port 4040] [--ssh-port 2222] [--router-port 8000] [--domain localhost] [--public-host <host>] [--subnet 10.77.0.0/16] [--toolchain-cache <dir>] [--app-uids 2000000-2099999] [--kept-releases 5] [--log-max-size 10M] [--log-files 3] [--deploy-log-max-size 2M] [--deploy-log-files 1] [--deploy-logs-kept 20]',
+  usage: 'server [--data-dir <dir>] [--listen <addr>] [--api-port <port>] [--ssh-port <port>] [--router-port <port>] [--domain <domain>] [other options]',
   options: {
-    'data-dir': { type: 'string' },
-    listen: { type: 'string' },
-    'api-port': { type: 'string' },
-    'ssh-port': { type: 'string' },
-    'router-port': { type: 'string' },
-    domain: { type: 'string' },
-    'public-host': { type: 'string' },
-    subnet: { type: 'string' },
-    'toolchain-cache': { type: 'string' },
-    'app-uids': { type: 'string' },
-    'kept-releases': { type: 'string' },
-    ...Object.fromEntries(Object.keys(LOG_LIMIT_FLAGS).map((flag) => [flag, { type: 'string' as const }])),
+    'data-dir': { type: 'string', value: '<dir>', description: 'Where the store, repositories, releases and logs live (default $SLIPWAY_DATA_DIR, else /var/lib/slipway as root)' },
+    listen: { type: 'string', value: '<addr>', description: 'Address the API, SSH and router listen on (default 127.0.0.1)' },
+    'api-port': { type: 'string', value: '<port>', description: `Port of the API and web console (default ${DEFAULT_API_PORT})` },
+    'ssh-port': { type: 'string', value: '<port>', description: `Port of the git SSH server (default ${DEFAULT_SSH_PORT})` },
+    'router-port': { type: 'string', value: '<port>', description: `Port the router serves the apps on (default ${DEFAULT_ROUTER_PORT})` },
+    domain: { type: 'string', value: '<domain>', description: `Apps get <app_id>.<domain> (default ${DEFAULT_DOMAIN})` },
+    'public-host': { type: 'string', value: '<host>', description: 'Host name users put in git remotes (default: the domain)' },
+    subnet: { type: 'string', value: '<cidr>', description: `The instances' network, a 10.<n>.0.0/16 (default ${DEFAULT_SUBNET})` },
+    'toolchain-cache': { type: 'string', value: '<dir>', description: 'Where fetched Node, Bun, package managers and sbt are kept (default $SLIPWAY_TOOLCHAIN_CACHE, else <data-dir>/cache/toolchains)' },
+    'app-uids': { type: 'string', value: '<first-last>', description: 'Range of user ids given to apps (default $SLIPWAY_APP_UIDS, else 2000000-2099999)' },
+    'kept-releases': { type: 'string', value: '<n>', description: 'Releases kept per app for rollbacks, 1 to 100 (default $SLIPWAY_KEPT_RELEASES, else 5)' },
+    ...Object.fromEntries(
+      (Object.keys(LOG_LIMIT_FLAGS) as LogLimitFlag[]).map((flag) => [flag, { type: 'string' as const, value: '<n>', description: `${LOG_LIMIT_HELP[flag]}; $${LOG_LIMIT_FLAGS[flag]} when not given` }]),
+    ),
   },
   args: { min: 0, max: 0 },
+  examples: ['sudo slipway server', 'sudo slipway server --data-dir /srv/slipway --listen 0.0.0.0 --domain apps.example.com --router-port 80'],
   async run(ctx, _args, o) {
     let options;
     try {

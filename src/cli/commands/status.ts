@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { resolveApp } from '../resolve-app.js';
+import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { printObject } from '../output.js';
 import { formatMemory } from '../../core/flavors.js';
 
@@ -23,11 +23,12 @@ export const status: Command = {
   path: ['status'],
   summary: 'Show whether the application runs, what it runs, its flavours and what is being deployed',
   usage: 'status [--app <app>]',
-  options: { app: { type: 'string' } },
+  options: { ...APP_OPTIONS },
   args: { min: 0, max: 0 },
+  examples: ['slipway status', 'slipway status --app shop --format json'],
   printsData: true,
   async run(ctx, _args, options) {
-    const app = await resolveApp(ctx, options.app as string | undefined);
+    const app = await resolveAppOption(ctx, options);
     const data = await ctx.client().request<StatusData>('GET', `/v1/apps/${app.id}/status`);
     printObject(
       ctx,

@@ -1,14 +1,15 @@
 import type { Command } from '../command.js';
-import { resolveApp } from '../resolve-app.js';
+import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 
 export const stop: Command = {
   path: ['stop'],
   summary: 'Stop the application (it stays stopped until the next deploy or restart)',
   usage: 'stop [--app <app>]',
-  options: { app: { type: 'string' } },
+  options: { ...APP_OPTIONS },
   args: { min: 0, max: 0 },
+  examples: ['slipway stop', 'slipway stop --app shop'],
   async run(ctx, _args, options) {
-    const app = await resolveApp(ctx, options.app as string | undefined);
+    const app = await resolveAppOption(ctx, options);
     const { stopped } = await ctx.client().request<{ stopped: boolean }>('POST', `/v1/apps/${app.id}/stop`);
     ctx.err(stopped ? `Stopped ${app.name}.\n` : `${app.name} was not running.\n`);
   },

@@ -7,6 +7,10 @@ export const unlink: Command = {
   summary: 'Remove an application from the folder link (the default one when no alias is given)',
   usage: 'unlink [alias]',
   args: { min: 0, max: 1 },
+  arguments: [
+    { name: '[alias]', description: 'The linked application\'s alias (default: the folder\'s default one)' },
+  ],
+  examples: ['slipway unlink', 'slipway unlink staging'],
   async run(ctx, [alias]) {
     const found = findLinkFile(ctx.cwd);
     if (!found) throw new CliError('No application is linked to this folder.');

@@ -6,9 +6,18 @@ import type { AddonSummary } from '../../addon-types.js';
 export const addonCreate: Command = {
   path: ['addon', 'create'],
   summary: 'Create an add-on (postgresql, redis) and optionally link applications to it',
-  usage: 'addon create <provider> <addon-name> [--link <app>]... [--org <org>]',
-  options: { link: { type: 'string', multiple: true }, org: { type: 'string' } },
+  usage: 'addon create <provider> <addon-name> [--link <app>]... [--org <org>] [--plan <plan>]',
+  options: {
+    link: { type: 'string', short: 'l', multiple: true, value: '<app>', description: 'Link this application to it (id, name or alias); repeat for several' },
+    org: { type: 'string', short: 'o', value: '<org>', description: "The organisation (default: the linked apps', else your only one)" },
+    plan: { type: 'string', short: 'p', value: '<plan>', description: 'The plan; each provider has one (see `slipway addon providers`), so this may be left out' },
+  },
   args: { min: 2, max: 2 },
+  arguments: [
+    { name: '<provider>', description: 'postgresql or redis (postgresql-addon and redis-addon also work)' },
+    { name: '<addon-name>', description: 'A name for the add-on, unique in its organisation' },
+  ],
+  examples: ['slipway addon create postgresql shop-db --link shop', 'slipway addon create redis-addon cache --plan s_mono --org acme'],
   printsData: true,
   async run(ctx, [provider, name], options) {
     const client = ctx.client();
@@ -23,7 +32,7 @@ export const addonCreate: Command = {
       org = orgs[0]!.id;
     }
     ctx.err(`Creating ${provider} add-on ${JSON.stringify(name)}...\n`);
-    const { addon } = await client.request<{ addon: AddonSummary }>('POST', '/v1/addons', { provider, name, org, link: apps.map((a) => a.id) });
+    const { addon } = await client.request<{ addon: AddonSummary }>('POST', '/v1/addons', { provider, name, org, link: apps.map((a) => a.id), ...(options.plan !== undefined ? { plan: options.plan } : {}) });
     if (ctx.format === 'json') {
       ctx.out(JSON.stringify(addon, null, 2) + '\n');
       return;

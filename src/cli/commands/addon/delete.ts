@@ -6,8 +6,16 @@ export const addonDelete: Command = {
   path: ['addon', 'delete'],
   summary: 'Delete an add-on and its data (asks for confirmation; refused while linked unless --unlink)',
   usage: 'addon delete <addon> [--yes] [--unlink] [--org <org>]',
-  options: { yes: { type: 'boolean', short: 'y' }, unlink: { type: 'boolean' }, org: { type: 'string' } },
+  options: {
+    yes: { type: 'boolean', short: 'y', description: 'Do not ask for confirmation' },
+    unlink: { type: 'boolean', description: 'Unlink it from its applications first (else a linked add-on is kept)' },
+    org: { type: 'string', value: '<org>', description: 'The organisation of the add-on, when several of yours have one of that name' },
+  },
   args: { min: 1, max: 1 },
+  arguments: [
+    { name: '<addon>', description: 'The add-on: its id or name' },
+  ],
+  examples: ['slipway addon delete shop-db', 'slipway addon delete shop-db --unlink --yes'],
   async run(ctx, [ref], options) {
     const client = ctx.client();
     const org = options.org as string | undefined;

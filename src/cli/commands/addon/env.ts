@@ -6,8 +6,12 @@ export const addonEnv: Command = {
   path: ['addon', 'env'],
   summary: 'Show the variables an application linked to the add-on receives (credentials included)',
   usage: 'addon env <addon> [--org <org>] [--format human|json|shell]',
-  options: { org: { type: 'string' } },
+  options: { org: { type: 'string', value: '<org>', description: 'The organisation of the add-on, when several of yours have one of that name' } },
   args: { min: 1, max: 1 },
+  arguments: [
+    { name: '<addon>', description: 'The add-on: its id or name' },
+  ],
+  examples: ['slipway addon env shop-db', 'slipway addon env shop-db --format shell'],
   printsData: true,
   formats: ['human', 'json', 'shell'],
   async run(ctx, [ref], options) {

@@ -6,8 +6,9 @@ export const addonList: Command = {
   path: ['addon', 'list'],
   summary: 'List the add-ons of your organisations (or of one with --org)',
   usage: 'addon list [--org <org>]',
-  options: { org: { type: 'string' } },
+  options: { org: { type: 'string', value: '<org>', description: 'Only the add-ons of this organisation (id or name)' } },
   args: { min: 0, max: 0 },
+  examples: ['slipway addon list', 'slipway addon list --org acme --format json'],
   printsData: true,
   async run(ctx, _args, options) {
     const client = ctx.client();

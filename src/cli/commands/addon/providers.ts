@@ -6,9 +6,15 @@ export const addonProviders: Command = {
   summary: 'List the kinds of add-on this platform can create',
   usage: 'addon providers',
   args: { min: 0, max: 0 },
+  examples: ['slipway addon providers'],
   printsData: true,
   async run(ctx) {
-    const { providers } = await ctx.client().request<{ providers: Array<{ name: string; description: string }> }>('GET', '/v1/addon-providers');
-    printTable(ctx, providers, ['name', 'description']);
+    const { providers } = await ctx.client().request<{ providers: Array<{ name: string; description: string; plans?: Array<{ name: string }> }> }>('GET', '/v1/addon-providers');
+    printTable(
+      ctx,
+      providers.map((p) => ({ ...p, plan: (p.plans ?? []).map((plan) => plan.name).join(', ') })),
+      ['name', 'plan', 'description'],
+      providers,
+    );
   },
 };

@@ -1,5 +1,5 @@
 import type { Command } from '../../command.js';
-import { resolveApp } from '../../resolve-app.js';
+import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 
 interface Setting {
   name: string;
@@ -11,11 +11,12 @@ export const configList: Command = {
   path: ['config'],
   summary: "List the application's platform settings (e.g. cancel-on-push)",
   usage: 'config [--app <app>] [--format human|json]',
-  options: { app: { type: 'string' } },
+  options: { ...APP_OPTIONS },
   args: { min: 0, max: 0 },
+  examples: ['slipway config', 'slipway config --format json'],
   printsData: true,
   async run(ctx, _args, options) {
-    const app = await resolveApp(ctx, options.app as string | undefined);
+    const app = await resolveAppOption(ctx, options);
     const { config } = await ctx.client().request<{ config: Setting[] }>('GET', `/v1/apps/${app.id}/config`);
     if (ctx.format === 'json') {
       ctx.out(JSON.stringify(config, null, 2) + '\n');
@@ -29,11 +30,13 @@ export const configGet: Command = {
   path: ['config', 'get'],
   summary: 'Print one platform setting of the application',
   usage: 'config get <name> [--app <app>]',
-  options: { app: { type: 'string' } },
+  options: { ...APP_OPTIONS },
   args: { min: 1, max: 1 },
+  arguments: [{ name: '<name>', description: 'The setting, e.g. cancel-on-push' }],
+  examples: ['slipway config get cancel-on-push'],
   printsData: true,
   async run(ctx, [name], options) {
-    const app = await resolveApp(ctx, options.app as string | undefined);
+    const app = await resolveAppOption(ctx, options);
     const { config } = await ctx.client().request<{ config: Setting[] }>('GET', `/v1/apps/${app.id}/config`);
     const found = config.find((s) => s.name === name);
     if (!found) {
@@ -48,10 +51,15 @@ export const configSet: Command = {
   path: ['config', 'set'],
   summary: 'Change a platform setting of the application: cancel-on-push true|false',
   usage: 'config set <name> <true|false> [--app <app>]',
-  options: { app: { type: 'string' } },
+  options: { ...APP_OPTIONS },
   args: { min: 2, max: 2 },
+  arguments: [
+    { name: '<name>', description: 'The setting, e.g. cancel-on-push' },
+    { name: '<true|false>', description: 'Its new value' },
+  ],
+  examples: ['slipway config set cancel-on-push true'],
   async run(ctx, [name, value], options) {
-    const app = await resolveApp(ctx, options.app as string | undefined);
+    const app = await resolveAppOption(ctx, options);
     const result = await ctx.client().request<{ name: string; value: boolean }>('PUT', `/v1/apps/${app.id}/config/${encodeURIComponent(name!)}`, { value });
     ctx.err(`${result.name} is now ${result.value} for ${app.name}.\n`);
   },

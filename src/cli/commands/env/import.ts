@@ -1,6 +1,6 @@
 import dotenv from 'dotenv';
 import type { Command } from '../../command.js';
-import { resolveApp } from '../../resolve-app.js';
+import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { CliError } from '../../errors.js';
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
@@ -27,10 +27,14 @@ export const envImport: Command = {
   path: ['env', 'import'],
   summary: 'Replace all variables with NAME=VALUE lines (or --json [{name,value}]) read from stdin',
   usage: 'env import [--json] [--app <app>] < file',
-  options: { app: { type: 'string' }, json: { type: 'boolean' } },
+  options: {
+    ...APP_OPTIONS,
+    json: { type: 'boolean', description: 'Read a JSON array of {"name", "value"} objects instead of NAME=VALUE lines' },
+  },
   args: { min: 0, max: 0 },
+  examples: ['slipway env import < .env', 'slipway env --format json | slipway env import --json --app other'],
   async run(ctx, _args, options) {
-    const app = await resolveApp(ctx, options.app as string | undefined);
+    const app = await resolveAppOption(ctx, options);
     const text = await readAll(ctx.stdin);
     // dotenv's parser handles quoted multi-line values and comments the way .env files do.
     const env = options.json ? parseJsonList(text) : Object.entries(dotenv.parse(text)).map(([name, value]) => ({ name, value }));

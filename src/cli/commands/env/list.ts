@@ -1,17 +1,18 @@
 import type { Command } from '../../command.js';
-import { resolveApp } from '../../resolve-app.js';
+import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { formatEnvLine, formatShellLine } from '../../env-format.js';
 
 export const envList: Command = {
   path: ['env'],
   summary: "List the application's environment variables",
   usage: 'env [--app <app>] [--format human|json|shell]',
-  options: { app: { type: 'string' } },
+  options: { ...APP_OPTIONS },
   args: { min: 0, max: 0 },
+  examples: ['slipway env', 'slipway env --format shell > .env.sh', 'slipway env --alias shop --format json'],
   printsData: true,
   formats: ['human', 'json', 'shell'],
   async run(ctx, _args, options) {
-    const app = await resolveApp(ctx, options.app as string | undefined);
+    const app = await resolveAppOption(ctx, options);
     const data = await ctx.client().request<{ env: Array<{ name: string; value: string }>; sections?: Array<{ source: string; env: Array<{ name: string; value: string }> }> }>(
       'GET',
       `/v1/apps/${app.id}/env?all=1`,

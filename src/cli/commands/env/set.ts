@@ -1,14 +1,19 @@
 import type { Command } from '../../command.js';
-import { resolveApp } from '../../resolve-app.js';
+import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 
 export const envSet: Command = {
   path: ['env', 'set'],
   summary: 'Set an environment variable on the application',
   usage: 'env set <variable-name> <variable-value> [--app <app>]',
-  options: { app: { type: 'string' } },
+  options: { ...APP_OPTIONS },
   args: { min: 2, max: 2 },
+  arguments: [
+    { name: '<variable-name>', description: 'Letters, digits and _ (not starting with a digit)' },
+    { name: '<variable-value>', description: 'Its value (put -- before a value that starts with -)' },
+  ],
+  examples: ['slipway env set NODE_ENV production', 'slipway env set CC_NODE_VERSION 22', 'slipway env set FLAGS -- "--verbose"'],
   async run(ctx, [name, value], options) {
-    const app = await resolveApp(ctx, options.app as string | undefined);
+    const app = await resolveAppOption(ctx, options);
     await ctx.client().request('PUT', `/v1/apps/${app.id}/env/${encodeURIComponent(name!)}`, { value });
     ctx.err(`Set ${name} on ${app.name}. Running instances see it after the next deploy or \`slipway restart\`.\n`);
   },

@@ -6,6 +6,7 @@ export const orgList: Command = {
   summary: 'List the organisations you belong to',
   usage: 'org list',
   args: { min: 0, max: 0 },
+  examples: ['slipway org list'],
   printsData: true,
   async run(ctx) {
     const { orgs } = await ctx.client().request<{ orgs: Array<{ id: string; name: string; role: string }> }>('GET', '/v1/orgs');

@@ -1,16 +1,17 @@
 import type { Command } from '../../command.js';
-import { resolveApp } from '../../resolve-app.js';
+import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { printServices, type Services } from '../../service-types.js';
 
 export const serviceList: Command = {
   path: ['service'],
   summary: 'List the add-ons and applications the application is linked to',
   usage: 'service [--app <app>]',
-  options: { app: { type: 'string' } },
+  options: { ...APP_OPTIONS },
   args: { min: 0, max: 0 },
+  examples: ['slipway service', 'slipway service --format json'],
   printsData: true,
   async run(ctx, _args, options) {
-    const app = await resolveApp(ctx, options.app as string | undefined);
+    const app = await resolveAppOption(ctx, options);
     printServices(ctx, await ctx.client().request<Services>('GET', `/v1/apps/${app.id}/services`));
   },
 };

@@ -1,4 +1,5 @@
 import type { Command } from '../../command.js';
+import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { resolveApp } from '../../resolve-app.js';
 import type { Services } from '../../service-types.js';
 
@@ -6,10 +7,14 @@ export const serviceUnlinkApp: Command = {
   path: ['service', 'unlink-app'],
   summary: 'Unlink an application linked with link-app',
   usage: 'service unlink-app <linked-app> [--app <app>]',
-  options: { app: { type: 'string' } },
+  options: { ...APP_OPTIONS },
   args: { min: 1, max: 1 },
+  arguments: [
+    { name: '<linked-app>', description: 'The linked application: id, name or alias' },
+  ],
+  examples: ['slipway service unlink-app api --app front'],
   async run(ctx, [ref], options) {
-    const app = await resolveApp(ctx, options.app as string | undefined);
+    const app = await resolveAppOption(ctx, options);
     const target = await resolveApp(ctx, ref);
     await ctx.client().request<Services>('DELETE', `/v1/apps/${app.id}/services/apps/${target.id}`);
     ctx.err(`Unlinked ${target.name} from ${app.name}.\n`);

@@ -8,8 +8,12 @@ export const sshKeysAdd: Command = {
   path: ['ssh-keys', 'add'],
   summary: 'Register an SSH public key for git push',
   usage: 'ssh-keys add <public-key-file> [--label <label>]',
-  options: { label: { type: 'string' } },
+  options: { label: { type: 'string', value: '<label>', description: "A name for the key (default: the key's comment)" } },
   args: { min: 1, max: 1 },
+  arguments: [
+    { name: '<public-key-file>', description: 'The .pub file of the key (never the private key)' },
+  ],
+  examples: ['slipway ssh-keys add ~/.ssh/id_ed25519.pub', 'slipway ssh-keys add laptop.pub --label laptop'],
   printsData: true,
   async run(ctx, [file], options) {
     let text: string;

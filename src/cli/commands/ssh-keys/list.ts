@@ -6,6 +6,7 @@ export const sshKeysList: Command = {
   summary: 'List your SSH public keys',
   usage: 'ssh-keys list',
   args: { min: 0, max: 0 },
+  examples: ['slipway ssh-keys list'],
   printsData: true,
   async run(ctx) {
     const { keys } = await ctx.client().request<{ keys: Array<Record<string, string>> }>('GET', '/v1/ssh-keys');
