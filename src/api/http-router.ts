@@ -81,6 +81,21 @@ export function sendError(res: ServerResponse, error: unknown): void {
   sendJson(res, 500, { error: { code: 'internal', message: 'Internal error in the slipway daemon.', hint: 'See the daemon output for details.' } });
 }
 
+/**
+ * Decodes one percent-encoded path segment; a malformed escape (`%E0%A4%A`, `%zz`) is the
+ * client's mistake, so it is a 400 rather than the URIError decodeURIComponent throws.
+ */
+export function decodePathSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new ValidationError(
+      `The path segment "${segment}" is not valid percent-encoding.`,
+      'Encode each "%" as %25 and each non-ASCII character as the %XX bytes of its UTF-8 form (encodeURIComponent does both).',
+    );
+  }
+}
+
 /** A small method + path router: the API stays thin, so this is all it needs. */
 export class HttpRouter<C extends RequestContext> {
   private readonly routes: Route<C>[] = [];
@@ -99,7 +114,7 @@ export class HttpRouter<C extends RequestContext> {
       if (route.method !== method) continue;
       const params: Record<string, string> = {};
       route.keys.forEach((key, i) => {
-        params[key] = decodeURIComponent(m[i + 1]!);
+        params[key] = decodePathSegment(m[i + 1]!);
       });
       return { route, params };
     }

@@ -1,8 +1,10 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { ApiDependencies } from './platform.js';
+import { authenticate } from './authenticate.js';
 import { appForUser } from './access.js';
-import { SlipwayError, UnauthorizedError } from '../core/errors.js';
+import { decodePathSegment } from './http-router.js';
+import { SlipwayError } from '../core/errors.js';
 import { encodeFrame, FRAME } from '../core/run-frames.js';
 import { parseOneOffCommand } from '../pipeline/one-off.js';
 import { describeSandboxExit } from '../sandbox/describe.js';
@@ -25,10 +27,8 @@ export async function handleRunUpgrade(deps: ApiDependencies, req: IncomingMessa
     const url = new URL(req.url ?? '/', 'http://api.invalid');
     const match = RUN_PATH.exec(url.pathname);
     if (!match || req.headers.upgrade !== 'slipway-run') throw new SlipwayError(404, 'not_found', `Nothing to upgrade at ${url.pathname}.`);
-    const token = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
-    const user = token ? deps.store.users.byToken(token) : undefined;
-    if (!user) throw new UnauthorizedError();
-    const app = appForUser(deps.store, user, decodeURIComponent(match[1]!));
+    const { user } = authenticate(deps.store, req);
+    const app = appForUser(deps.store, user, decodePathSegment(match[1]!));
     const argv = parseOneOffCommand(url.searchParams.get('command'));
     const run = deps.services?.runOneOff;
     if (!run) throw new SlipwayError(503, 'unavailable', 'One-off commands are not available on this daemon.');
