@@ -1,12 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
-import { Store } from '../store/store.js';
-import { createApiServer } from './server.js';
 import { decodePathSegment } from './http-router.js';
+import { startTestApiServer } from './test-api-server.js';
 import { ValidationError } from '../core/errors.js';
 
 test('a path segment decodes its escapes, and a malformed one is a ValidationError', () => {
@@ -17,10 +12,7 @@ test('a path segment decodes its escapes, and a malformed one is a ValidationErr
 });
 
 test('the API answers 400, not 500, for malformed percent-encoding in a path', async (t) => {
-  const store = Store.open(join(mkdtempSync(join(tmpdir(), 'slipway-api-')), 'slipway.db'));
-  const user = store.users.create('alice', true);
-  const token = store.users.issueToken(user.id, 'test');
-  const server = createApiServer({ store, endpoints: { host: 'localhost', sshPort: 2222, routerPort: 8080, domain: 'apps.localhost' } });
+  const api = await startTestApiServer();
   const errors: string[] = [];
   const write = process.stderr.write.bind(process.stderr);
   process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
@@ -29,15 +21,11 @@ test('the API answers 400, not 500, for malformed percent-encoding in a path', a
   }) as typeof process.stderr.write;
   t.after(() => {
     process.stderr.write = write;
-    server.close();
-    store.close();
+    api.close();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   for (const path of ['/v1/apps/%E0%A4%A', '/v1/apps/shop%/env', '/v1/orgs/%zz']) {
-    const response = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { authorization: `Bearer ${token}` } });
-    const body = (await response.json()) as { error: { code: string; message: string; hint: string } };
-    assert.equal(response.status, 400, `${path}: ${JSON.stringify(body)}`);
+    const { status, body } = await api.request('GET', path);
+    assert.equal(status, 400, `${path}: ${JSON.stringify(body)}`);
     assert.equal(body.error.code, 'invalid');
     assert.match(body.error.message, /is not valid percent-encoding/);
     assert.match(body.error.hint, /%25/);

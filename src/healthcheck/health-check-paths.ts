@@ -1,9 +1,30 @@
 import { PlanError } from '../providers/plan.js';
+import { ValidationError } from '../core/errors.js';
 
 const NUMBERED = /^CC_HEALTH_CHECK_PATH_(\d+)$/;
 
+/** The rule a health check path follows, said the same way wherever a value is refused. */
+const PATH_RULE = 'A health check path starts with "/" and has no spaces or control characters, e.g. /health.';
+
+export function isHealthCheckVariable(name: string): boolean {
+  return name === 'CC_HEALTH_CHECK_PATH' || NUMBERED.test(name);
+}
+
+function isHealthCheckPath(value: string): boolean {
+  return value.startsWith('/') && !/[\s\0-\x1f\x7f]/.test(value);
+}
+
 /**
- * The paths to check (SPEC §4.3): CC_HEALTH_CHECK_PATH and every CC_HEALTH_CHECK_PATH_<n>,
+ * Refuses a health check variable whose value is not a path when it is set, so the mistake
+ * shows at `slipway env set` rather than after a whole build.
+ */
+export function checkHealthCheckVariable(name: string, value: string): void {
+  if (!isHealthCheckVariable(name) || isHealthCheckPath(value)) return;
+  throw new ValidationError(`${name} is ${JSON.stringify(value)}, which is not a path; nothing was changed.`, `${PATH_RULE} Set it again with a path, e.g. \`slipway env set ${name} /health\`.`);
+}
+
+/**
+ * The paths to check: CC_HEALTH_CHECK_PATH and every CC_HEALTH_CHECK_PATH_<n>,
  * in that order (numbered ones by n); `/` when none is set.
  */
 export function healthCheckPaths(env: Record<string, string | undefined>): string[] {
@@ -17,11 +38,8 @@ export function healthCheckPaths(env: Record<string, string | undefined>): strin
   if (configured.length === 0) return ['/'];
   const paths: string[] = [];
   for (const { name, value } of configured) {
-    if (!value.startsWith('/') || /[\s\0-\x1f]/.test(value)) {
-      throw new PlanError(
-        `${name} is ${JSON.stringify(value)}, which is not a path.`,
-        `A health check path starts with "/" and has no spaces, e.g. /health. Fix it with \`slipway env set ${name} /health\`.`,
-      );
+    if (!isHealthCheckPath(value)) {
+      throw new PlanError(`${name} is ${JSON.stringify(value)}, which is not a path.`, `${PATH_RULE} Fix it with \`slipway env set ${name} /health\`.`);
     }
     if (!paths.includes(value)) paths.push(value);
   }

@@ -4,6 +4,7 @@ import { checkEnvName, checkEnvValue } from '../../core/names.js';
 import { ValidationError, NotFoundError } from '../../core/errors.js';
 import { appForUser } from '../access.js';
 import { appEnvForDisplay } from '../../links/app-environment.js';
+import { checkHealthCheckVariable } from '../../healthcheck/health-check-paths.js';
 
 export function envRoutes(router: HttpRouter<ApiContext>): void {
   /** ?all=1 adds every source the app receives, in the order of src/core/merge-env.ts. */
@@ -18,6 +19,7 @@ export function envRoutes(router: HttpRouter<ApiContext>): void {
     const app = appForUser(deps.store, user, params.app!);
     const name = checkEnvName(params.name, app.type);
     const value = checkEnvValue(name, (await body()).value);
+    checkHealthCheckVariable(name, value);
     deps.store.env.set(app.id, name, value);
     return { env: deps.store.env.list(app.id) };
   });
@@ -44,7 +46,9 @@ export function envRoutes(router: HttpRouter<ApiContext>): void {
       const checked = checkEnvName(name, app.type);
       if (seen.has(checked)) throw new ValidationError(`Variable ${checked} is given twice.`, 'Keep one value per name.');
       seen.add(checked);
-      return { name: checked, value: checkEnvValue(checked, value) };
+      const checkedValue = checkEnvValue(checked, value);
+      checkHealthCheckVariable(checked, checkedValue);
+      return { name: checked, value: checkedValue };
     });
     deps.store.env.replaceAll(app.id, vars);
     return { env: deps.store.env.list(app.id) };
