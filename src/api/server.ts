@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { HttpRouter, readJsonBody, sendError, sendJson, type Handler } from './http-router.js';
 import type { ApiContext } from './context.js';
 import type { ApiDependencies } from './platform.js';
-import { UnauthorizedError } from '../core/errors.js';
+import { authenticate } from './authenticate.js';
 import { buildOpenApi } from './openapi.js';
 import { handleRunUpgrade } from './run-upgrade.js';
 import { orgRoutes } from './routes/orgs.js';
@@ -18,6 +18,7 @@ import { addonRoutes } from './routes/addons.js';
 import { serviceRoutes } from './routes/services.js';
 import { publishedConfigRoutes } from './routes/published-config.js';
 import { runtimeRoutes } from './routes/runtimes.js';
+import { tokenRoutes } from './routes/tokens.js';
 
 /** Extra rooms (deployments, add-ons, console) plug their routes in here. */
 export type RouteModule = (router: HttpRouter<ApiContext>) => void;
@@ -27,15 +28,8 @@ export type FallbackHandler = (req: IncomingMessage, res: ServerResponse) => boo
 
 export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<ApiContext> {
   const router = new HttpRouter<ApiContext>();
-  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, deploymentRoutes, rollbackRoutes, appConfigRoutes, instanceRoutes, addonRoutes, serviceRoutes, publishedConfigRoutes, runtimeRoutes, ...extraModules]) module(router);
+  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, deploymentRoutes, rollbackRoutes, appConfigRoutes, instanceRoutes, addonRoutes, serviceRoutes, publishedConfigRoutes, runtimeRoutes, tokenRoutes, ...extraModules]) module(router);
   return router;
-}
-
-function bearerToken(req: IncomingMessage): string | undefined {
-  const header = req.headers.authorization;
-  if (!header) return undefined;
-  const match = /^Bearer\s+(\S+)$/i.exec(header);
-  return match?.[1];
 }
 
 export function createApiServer(deps: ApiDependencies, options: { modules?: RouteModule[]; fallback?: FallbackHandler } = {}): Server {
@@ -56,12 +50,10 @@ export function createApiServer(deps: ApiDependencies, options: { modules?: Rout
         if (options.fallback && (await options.fallback(req, res))) return;
         return sendJson(res, 404, { error: { code: 'not_found', message: `Nothing at ${path}.`, hint: 'The API lives under /v1/.' } });
       }
-      const token = bearerToken(req);
-      const user = token ? deps.store.users.byToken(token) : undefined;
-      if (!user) throw new UnauthorizedError();
+      const { user, token } = authenticate(deps.store, req);
       let bodyPromise: Promise<Record<string, unknown>> | undefined;
       await router.dispatch(
-        { req, res, query: url.searchParams, user, deps, body: () => (bodyPromise ??= readJsonBody(req)) },
+        { req, res, query: url.searchParams, user, token, deps, body: () => (bodyPromise ??= readJsonBody(req)) },
         req.method ?? 'GET',
         path,
       );

@@ -49,4 +49,17 @@ export class OrgRepository {
       .prepare('SELECT u.id AS user_id, u.name, m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = ? ORDER BY u.name')
       .all(orgId) as Array<{ user_id: string; name: string; role: string }>;
   }
+
+  roleOf(orgId: string, userId: string): 'owner' | 'member' | undefined {
+    const row = this.db.prepare('SELECT role FROM memberships WHERE org_id = ? AND user_id = ?').get(orgId, userId) as { role: 'owner' | 'member' } | undefined;
+    return row?.role;
+  }
+
+  ownerCount(orgId: string): number {
+    return (this.db.prepare("SELECT COUNT(*) AS n FROM memberships WHERE org_id = ? AND role = 'owner'").get(orgId) as { n: number }).n;
+  }
+
+  removeMember(orgId: string, userId: string): boolean {
+    return this.db.prepare('DELETE FROM memberships WHERE org_id = ? AND user_id = ?').run(orgId, userId).changes > 0;
+  }
 }

@@ -10,6 +10,7 @@ import { LinkRepository } from './links.js';
 import { PublishedConfigRepository } from './published-config.js';
 import { AppUserRepository } from './app-users.js';
 import { AppConfigRepository } from './app-config.js';
+import { ApiTokenRepository } from './api-tokens.js';
 
 /** The only place state lives. */
 export class Store {
@@ -24,6 +25,7 @@ export class Store {
   readonly publishedConfig: PublishedConfigRepository;
   readonly appUsers: AppUserRepository;
   readonly appConfig: AppConfigRepository;
+  readonly tokens: ApiTokenRepository;
 
   constructor(readonly db: Db) {
     this.orgs = new OrgRepository(db);
@@ -37,6 +39,7 @@ export class Store {
     this.publishedConfig = new PublishedConfigRepository(db);
     this.appUsers = new AppUserRepository(db);
     this.appConfig = new AppConfigRepository(db);
+    this.tokens = new ApiTokenRepository(db);
   }
 
   static open(path: string): Store {

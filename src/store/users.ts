@@ -1,5 +1,6 @@
 import type { Db } from './database.js';
-import { hashSecret, newId, newSecretToken } from '../core/ids.js';
+import { newId } from '../core/ids.js';
+import { ApiTokenRepository } from './api-tokens.js';
 import { ConflictError } from '../core/errors.js';
 
 export interface User {
@@ -10,7 +11,11 @@ export interface User {
 }
 
 export class UserRepository {
-  constructor(private readonly db: Db) {}
+  private readonly tokens: ApiTokenRepository;
+
+  constructor(private readonly db: Db) {
+    this.tokens = new ApiTokenRepository(db);
+  }
 
   create(name: string, isAdmin = false): User {
     if (this.byName(name)) throw new ConflictError(`A user named ${JSON.stringify(name)} already exists.`);
@@ -31,18 +36,14 @@ export class UserRepository {
     return (this.db.prepare('SELECT COUNT(*) AS n FROM users').get() as { n: number }).n;
   }
 
-  /** Issues a token; the clear value is returned once and only its hash is kept. */
+  /** Issues a token that never expires; the clear value is returned once and only its hash is kept. */
   issueToken(userId: string, label: string): string {
-    const token = newSecretToken();
-    this.db
-      .prepare('INSERT INTO api_tokens (id, user_id, token_hash, label, created_at) VALUES (?, ?, ?, ?, ?)')
-      .run(newId('token'), userId, hashSecret(token), label, new Date().toISOString());
-    return token;
+    return this.tokens.issue(userId, label).secret;
   }
 
+  /** The user of a token that works now (neither expired nor revoked). */
   byToken(token: string): User | undefined {
-    return this.db
-      .prepare('SELECT u.* FROM users u JOIN api_tokens t ON t.user_id = u.id WHERE t.token_hash = ?')
-      .get(hashSecret(token)) as User | undefined;
+    const check = this.tokens.check(token);
+    return check.ok ? check.user : undefined;
   }
 }

@@ -1,9 +1,39 @@
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import { checkDisplayName } from '../../core/names.js';
-import { requireString } from '../body.js';
+import { optionalString, requireString } from '../body.js';
 import { orgForUser } from '../access.js';
-import { NotFoundError } from '../../core/errors.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
+import type { Store } from '../../store/store.js';
+import type { User } from '../../store/users.js';
+import type { Org } from '../../store/orgs.js';
+import { isId } from '../../core/names.js';
+
+/**
+ * The organisation whose members a user may see: theirs, or any for an administrator (who
+ * may be asked to repair an organisation they do not belong to).
+ */
+function orgForMembers(store: Store, user: User, ref: unknown): Org {
+  if (user.is_admin && typeof ref === 'string') {
+    const org = isId(ref) ? store.orgs.byId(ref) : store.orgs.byName(ref);
+    if (org) return org;
+  }
+  return orgForUser(store, user, ref);
+}
+
+/** Only the organisation's owners and administrators change who belongs to it. */
+function orgToManage(store: Store, user: User, ref: unknown): Org {
+  const org = orgForMembers(store, user, ref);
+  if (!user.is_admin && store.orgs.roleOf(org.id, user.id) !== 'owner') {
+    throw new ForbiddenError(`Only the owners of ${org.name} or an administrator can change its members.`, `\`slipway org members ${org.name}\` shows its owners.`);
+  }
+  return org;
+}
+
+function memberRole(value: string | undefined): 'owner' | 'member' {
+  if (value === undefined || value === 'member' || value === 'owner') return value ?? 'member';
+  throw new ValidationError(`Unknown role ${JSON.stringify(value.slice(0, 40))}.`, 'A member is "member" (uses the apps and add-ons) or "owner" (also manages the members).');
+}
 
 export function orgRoutes(router: HttpRouter<ApiContext>): void {
   router.add('GET', '/v1/orgs', ({ user, deps }) => ({ orgs: deps.store.orgs.listForUser(user.id) }));
@@ -22,14 +52,40 @@ export function orgRoutes(router: HttpRouter<ApiContext>): void {
     return { org, members: deps.store.orgs.members(org.id) };
   });
 
+  router.add('GET', '/v1/orgs/:org/members', ({ user, deps, params }) => {
+    const org = orgForMembers(deps.store, user, params.org);
+    return { members: deps.store.orgs.members(org.id) };
+  });
+
+  /** Adds a user, or changes the role of a member; the last owner cannot step down. */
   router.add('POST', '/v1/orgs/:org/members', async ({ user, deps, params, body }) => {
-    const org = orgForUser(deps.store, user, params.org);
-    const name = requireString(await body(), 'user');
-    const member = deps.store.users.byName(name);
+    const { store } = deps;
+    const org = orgToManage(store, user, params.org);
+    const input = await body();
+    const name = requireString(input, 'user');
+    const role = memberRole(optionalString(input, 'role'));
+    const member = store.users.byName(name);
     if (!member) {
       throw new NotFoundError(`No user named ${JSON.stringify(name)}.`, 'An administrator creates users with `slipway user create <name>`.');
     }
-    deps.store.orgs.addMember(org.id, member.id, 'member');
-    return { members: deps.store.orgs.members(org.id) };
+    if (role === 'member' && store.orgs.roleOf(org.id, member.id) === 'owner' && store.orgs.ownerCount(org.id) === 1) {
+      throw new ConflictError(`${member.name} is the last owner of ${org.name}.`, 'Make another member owner first (`slipway org add-member <org> <user> --role owner`).');
+    }
+    store.orgs.addMember(org.id, member.id, role);
+    return { members: store.orgs.members(org.id) };
+  });
+
+  router.add('DELETE', '/v1/orgs/:org/members/:user', ({ user, deps, params }) => {
+    const { store } = deps;
+    const org = orgToManage(store, user, params.org);
+    const member = isId(params.user!) ? store.users.byId(params.user!) : store.users.byName(params.user!);
+    if (!member || !store.orgs.roleOf(org.id, member.id)) {
+      throw new NotFoundError(`${JSON.stringify(params.user)} is not a member of ${org.name}.`, `\`slipway org members ${org.name}\` lists them.`);
+    }
+    if (store.orgs.roleOf(org.id, member.id) === 'owner' && store.orgs.ownerCount(org.id) === 1) {
+      throw new ConflictError(`${member.name} is the last owner of ${org.name}: nobody would be left to manage its members.`, 'Make another member owner first (`slipway org add-member <org> <user> --role owner`).');
+    }
+    store.orgs.removeMember(org.id, member.id);
+    return { members: store.orgs.members(org.id) };
   });
 }

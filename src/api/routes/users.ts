@@ -5,9 +5,10 @@ import { requireString } from '../body.js';
 import { requireAdmin } from '../access.js';
 
 export function userRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/me', ({ user, deps }) => ({
+  router.add('GET', '/v1/me', ({ user, token, deps }) => ({
     user: { id: user.id, name: user.name, admin: user.is_admin === 1 },
     orgs: deps.store.orgs.listForUser(user.id),
+    token: { id: token.id, label: token.label, expires_at: token.expires_at },
   }));
 
   /** Administrators add users; each new user gets a first API token, shown once. */

@@ -2,6 +2,10 @@ import type { Command } from '../command.js';
 import { login } from './login.js';
 import { orgCreate } from './org/create.js';
 import { orgList } from './org/list.js';
+import { orgAddMember, orgMembers, orgRemoveMember } from './org/members.js';
+import { tokensCreate } from './tokens/create.js';
+import { tokensList } from './tokens/list.js';
+import { tokensRevoke } from './tokens/revoke.js';
 import { userCreate } from './user/create.js';
 import { create } from './create.js';
 import { link } from './link.js';
@@ -54,8 +58,14 @@ export const commands: Command[] = [
   logout,
   whoami,
   userCreate,
+  tokensCreate,
+  tokensList,
+  tokensRevoke,
   orgCreate,
   orgList,
+  orgMembers,
+  orgAddMember,
+  orgRemoveMember,
   create,
   link,
   unlink,

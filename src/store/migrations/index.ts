@@ -3,6 +3,7 @@ import * as m002 from './002-deployments.js';
 import * as m003 from './003-addons.js';
 import * as m004 from './004-app-users.js';
 import * as m005 from './005-flavors.js';
+import * as m006 from './006-tokens.js';
 import * as m007 from './007-kept-releases.js';
 import * as m008 from './008-app-config.js';
 import * as m009 from './009-instance-count.js';
@@ -14,6 +15,7 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 3, name: 'addons', sql: m003.sql },
   { version: 4, name: 'app-users', sql: m004.sql },
   { version: 5, name: 'flavors', sql: m005.sql },
+  { version: 6, name: 'tokens', sql: m006.sql },
   { version: 7, name: 'kept-releases', sql: m007.sql },
   { version: 8, name: 'app-config', sql: m008.sql },
   { version: 9, name: 'instance-count', sql: m009.sql },

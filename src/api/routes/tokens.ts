@@ -1,0 +1,79 @@
+import type { HttpRouter } from '../http-router.js';
+import type { ApiContext } from '../context.js';
+import { tokenState, type ApiToken } from '../../store/api-tokens.js';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
+import { checkDisplayName } from '../../core/names.js';
+import { optionalString } from '../body.js';
+
+/** The longest life a token can be given: ten years, in seconds. */
+export const MAX_TOKEN_LIFETIME_SECONDS = 10 * 365 * 24 * 3600;
+
+export function tokenView(token: ApiToken & { user_name?: string }) {
+  return {
+    id: token.id,
+    label: token.label,
+    user_id: token.user_id,
+    ...(token.user_name !== undefined ? { user_name: token.user_name } : {}),
+    created_at: token.created_at,
+    expires_at: token.expires_at,
+    revoked_at: token.revoked_at,
+    last_used_at: token.last_used_at,
+    state: tokenState(token),
+  };
+}
+
+function expiresAt(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 60 || value > MAX_TOKEN_LIFETIME_SECONDS) {
+    throw new ValidationError(`Field "expires_in" is a whole number of seconds from 60 to ${MAX_TOKEN_LIFETIME_SECONDS} (ten years).`, 'For example: slipway tokens create --expires 30d');
+  }
+  return new Date(Date.now() + value * 1000).toISOString();
+}
+
+/** A token the user may act on: one of their own, or any for an administrator; by id or by one of their labels. */
+function tokenFor(ctx: ApiContext, ref: string): ApiToken {
+  const { tokens } = ctx.deps.store;
+  const byId = tokens.byId(ref);
+  if (byId && (byId.user_id === ctx.user.id || ctx.user.is_admin)) return byId;
+  const labelled = tokens.listForUser(ctx.user.id).filter((t) => t.label === ref && !t.revoked_at);
+  if (labelled.length === 1) return labelled[0]!;
+  if (labelled.length > 1) throw new ConflictError(`Several of your tokens are labelled ${JSON.stringify(ref)}.`, 'Give its id (`slipway tokens list`).');
+  throw new NotFoundError(`You have no API token ${JSON.stringify(ref)}.`, '`slipway tokens list` shows ids and labels.');
+}
+
+/** API tokens: each user makes, lists and revokes their own; administrators see and revoke everyone's. */
+export function tokenRoutes(router: HttpRouter<ApiContext>): void {
+  router.add('GET', '/v1/tokens', ({ user, deps, query }) => {
+    if (query.get('all') === '1') {
+      if (!user.is_admin) throw new ForbiddenError("Only an administrator can list everyone's tokens.", 'Leave out --all to list yours.');
+      return { tokens: deps.store.tokens.listAll().map(tokenView) };
+    }
+    return { tokens: deps.store.tokens.listForUser(user.id).map(tokenView) };
+  });
+
+  router.add('POST', '/v1/tokens', async ({ user, deps, body }) => {
+    const input = await body();
+    const label = checkDisplayName('token', optionalString(input, 'label') ?? `token ${new Date().toISOString().slice(0, 10)}`);
+    const { secret, token } = deps.store.tokens.issue(user.id, label, expiresAt(input.expires_in));
+    return { token: tokenView(token), secret };
+  });
+
+  /**
+   * Revoking ends a token at once. The last working administrator token is kept, so the
+   * platform never loses its administration: make another one first, then revoke the old one.
+   */
+  router.add('DELETE', '/v1/tokens/:token', (ctx) => {
+    const { store } = ctx.deps;
+    const token = tokenFor(ctx, ctx.params.token!);
+    if (token.revoked_at) throw new ConflictError(`The token ${token.id} was already revoked at ${token.revoked_at}.`);
+    const owner = store.users.byId(token.user_id);
+    if (owner?.is_admin && tokenState(token) === 'valid' && store.tokens.validAdminTokenCount(token.id) === 0) {
+      throw new ConflictError(
+        `The token ${token.id} is the last working administrator token: revoking it would leave nobody able to administer this slipway.`,
+        'Create another one first (`slipway tokens create`), log in with it, then revoke this one.',
+      );
+    }
+    store.tokens.revoke(token.id);
+    return { token: tokenView(store.tokens.byId(token.id)!), was_current: token.id === ctx.token.id };
+  });
+}

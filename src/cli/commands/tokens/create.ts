@@ -1,0 +1,25 @@
+import type { Command } from '../../command.js';
+import { printObject } from '../../output.js';
+import { parseTokenLifetime } from '../../token-lifetime.js';
+import type { TokenSummary } from '../../token-types.js';
+
+export const tokensCreate: Command = {
+  path: ['tokens', 'create'],
+  summary: 'Create an API token for you (for CI or another machine); it is shown once',
+  usage: 'tokens create [--label <label>] [--expires <lifetime>]',
+  options: {
+    label: { type: 'string', short: 'l', value: '<label>', description: 'A name to recognise it by in `slipway tokens list` (default: "token <date>")' },
+    expires: { type: 'string', short: 'e', value: '<lifetime>', description: 'It stops working after 90m, 12h, 30d, 8w, 1y... (default: never; revoke it when done)' },
+  },
+  args: { min: 0, max: 0 },
+  examples: ['slipway tokens create --label ci --expires 90d', 'SLIPWAY_TOKEN=$(slipway tokens create --label deploy-bot --format json | jq -r .secret)'],
+  printsData: true,
+  async run(ctx, _args, options) {
+    const body: Record<string, unknown> = {};
+    if (options.label !== undefined) body.label = options.label;
+    if (options.expires !== undefined) body.expires_in = parseTokenLifetime(options.expires as string);
+    const data = await ctx.client().request<{ token: TokenSummary; secret: string }>('POST', '/v1/tokens', body);
+    printObject(ctx, { id: data.token.id, label: data.token.label, expires: data.token.expires_at ?? 'never', token: data.secret }, data);
+    if (ctx.format === 'human') ctx.err('Keep the token now: it is shown only once. `slipway tokens revoke <id>` ends it.\n');
+  },
+};
