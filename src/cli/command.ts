@@ -9,6 +9,8 @@ export interface OptionDefinition {
   description: string;
   /** Placeholder of a string option's value in help (`<app>`); `<value>` when absent. */
   value?: string;
+  /** The only values accepted, offered by shell completion. */
+  choices?: readonly string[];
 }
 
 export type OptionSpec = Record<string, OptionDefinition>;
@@ -19,6 +21,8 @@ export interface ArgumentDefinition {
   /** As written in the usage line: `<app-name>`. */
   name: string;
   description: string;
+  /** The only values accepted, offered by shell completion. */
+  choices?: readonly string[];
 }
 
 export interface CommandContext {

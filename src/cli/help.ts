@@ -84,6 +84,11 @@ function table(rows: Array<[string, string]>, indent = 2, maxLabel = 28): string
   return out;
 }
 
+/** One line about a topic, for listings and shell completion. */
+export function topicSummary(topic: string): string {
+  return TOPICS[topic] ?? `Commands about ${topic}`;
+}
+
 export function commandName(command: Command): string {
   return command.path.join(' ');
 }
@@ -104,7 +109,7 @@ export function commonOptions(command: Command): Record<string, OptionDefinition
   const formats = command.formats ?? (command.printsData ? ['human', 'json'] : []);
   return {
     ...(formats.length
-      ? { format: { type: 'string', short: 'F', value: '<format>', description: `Output format: ${formats.join(', ')} (default human)` } satisfies OptionDefinition }
+      ? { format: { type: 'string', short: 'F', value: '<format>', choices: formats, description: `Output format: ${formats.join(', ')} (default human)` } satisfies OptionDefinition }
       : {}),
     help: { type: 'boolean', short: 'h', description: 'Show this help' },
   };
@@ -135,7 +140,7 @@ export function commandHelp(command: Command, all: Command[]): string {
 export function topicHelp(topic: string, all: Command[]): string {
   const members = all.filter((c) => c.path[0] === topic);
   return (
-    `slipway ${topic}: ${TOPICS[topic] ?? `commands about ${topic}`}\n\nCommands:\n` +
+    `slipway ${topic}: ${topicSummary(topic)}\n\nCommands:\n` +
     table(members.map((c) => [commandName(c), c.summary])) +
     `\nRun \`slipway help ${topic} <command>\` for its options and examples.\n`
   );

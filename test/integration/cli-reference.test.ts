@@ -80,6 +80,14 @@ test('--version, help for a command, a topic alone, a typo and a missing argumen
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /Missing argument <addon-name>/);
 
+  const bash = await runCli(['completion', 'bash']);
+  assert.equal(bash.code, 0);
+  const offered = execFileSync('bash', ['-c', 'source /dev/stdin; COMP_WORDS=(slipway tokens r); COMP_CWORD=2; _slipway; echo "${COMPREPLY[@]}"'], { input: bash.stdout, encoding: 'utf8' });
+  assert.equal(offered, 'revoke\n');
+  const fish = await runCli(['completion', 'fish']);
+  assert.equal(fish.code, 2);
+  assert.match(fish.stderr, /slipway completes bash and zsh/);
+
   const global = await runCli(['help']);
   for (const line of global.stdout.split('\n')) assert.ok(line.length <= 100, line);
 });

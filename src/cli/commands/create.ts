@@ -8,8 +8,8 @@ export const create: Command = {
   summary: 'Create an application and link the current folder to it',
   usage: 'create --type <node|sbt> <app-name> --region <par|mtl> --org <org> [--alias <alias>]',
   options: {
-    type: { type: 'string', short: 't', value: '<node|sbt>', description: 'The runtime: node (Node.js and Bun) or sbt (Scala)' },
-    region: { type: 'string', short: 'r', value: '<par|mtl>', description: 'The region label (default par)' },
+    type: { type: 'string', short: 't', value: '<node|sbt>', choices: ['node', 'sbt'], description: 'The runtime: node (Node.js and Bun) or sbt (Scala)' },
+    region: { type: 'string', short: 'r', value: '<par|mtl>', choices: ['par', 'mtl'], description: 'The region label (default par)' },
     org: { type: 'string', short: 'o', value: '<org>', description: 'The organisation (id or name); optional when you belong to only one' },
     alias: { type: 'string', short: 'a', value: '<alias>', description: 'The name this folder uses for the app (default: the app name)' },
   },

@@ -6,6 +6,7 @@ import { orgAddMember, orgMembers, orgRemoveMember } from './org/members.js';
 import { tokensCreate } from './tokens/create.js';
 import { tokensList } from './tokens/list.js';
 import { tokensRevoke } from './tokens/revoke.js';
+import { completion } from './completion.js';
 import { userCreate } from './user/create.js';
 import { create } from './create.js';
 import { link } from './link.js';
@@ -109,4 +110,5 @@ export const commands: Command[] = [
   publishedConfigRm,
   publishedConfigImport,
   runtimes,
+  completion,
 ];

@@ -13,7 +13,7 @@ export const runtimes: Command = {
   path: ['runtimes'],
   summary: 'List the Node.js and Bun versions builds can use (end-of-life and default ones marked)',
   usage: 'runtimes [--runtime node|bun]',
-  options: { runtime: { type: 'string', value: 'node|bun', description: 'Only the versions of this runtime' } },
+  options: { runtime: { type: 'string', value: 'node|bun', choices: ['node', 'bun'], description: 'Only the versions of this runtime' } },
   args: { min: 0, max: 0 },
   examples: ['slipway runtimes', 'slipway runtimes --runtime node'],
   printsData: true,

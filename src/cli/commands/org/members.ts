@@ -32,7 +32,7 @@ export const orgAddMember: Command = {
   summary: "Add a user to an organisation, or change a member's role (owners and administrators)",
   usage: 'org add-member <org> <user> [--role member|owner]',
   options: {
-    role: { type: 'string', short: 'r', value: 'member|owner', description: 'member (default) uses its apps and add-ons; owner also manages its members' },
+    role: { type: 'string', short: 'r', value: 'member|owner', choices: ['member', 'owner'], description: 'member (default) uses its apps and add-ons; owner also manages its members' },
   },
   args: { min: 2, max: 2 },
   arguments: [

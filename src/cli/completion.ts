@@ -1,0 +1,217 @@
+import type { Command } from './command.js';
+import { commonOptions, topicSummary, topics } from './help.js';
+
+export const COMPLETION_SHELLS = ['bash', 'zsh'] as const;
+export type CompletionShell = (typeof COMPLETION_SHELLS)[number];
+
+interface Described {
+  word: string;
+  description: string;
+}
+
+/** What shell completion knows, derived from the command table so it never lags behind it. */
+export interface CompletionModel {
+  /** Every word path that names a command, an alias or a topic (`env`, `env set`, `profile`). */
+  known: string[];
+  /** The words that may follow a path ('' is the first word). */
+  children: Map<string, Described[]>;
+  /** The options of each command path, long and short. */
+  options: Map<string, Described[]>;
+  /** Options that take a value, per path, with the values accepted when they are a fixed set. */
+  values: Map<string, Map<string, readonly string[]>>;
+  /** Fixed values of a command's first argument (`completion bash|zsh`). */
+  arguments: Map<string, readonly string[]>;
+}
+
+export function completionModel(commands: Command[]): CompletionModel {
+  const model: CompletionModel = { known: [], children: new Map(), options: new Map(), values: new Map(), arguments: new Map() };
+  const topicWords = new Set(topics(commands));
+  const addChild = (parent: string, word: string, description: string) => {
+    const list = model.children.get(parent) ?? [];
+    if (!list.some((c) => c.word === word)) list.push({ word, description });
+    model.children.set(parent, list);
+  };
+  for (const command of commands) {
+    for (const path of [command.path, ...(command.aliases ?? [])]) {
+      path.forEach((word, i) => {
+        const prefix = path.slice(0, i + 1).join(' ');
+        if (!model.known.includes(prefix)) model.known.push(prefix);
+        const isTopic = i === 0 && path.length > 1 && topicWords.has(word);
+        addChild(path.slice(0, i).join(' '), word, i === path.length - 1 ? command.summary : isTopic ? topicSummary(word) : word);
+      });
+      const key = path.join(' ');
+      const options = { ...command.options, ...commonOptions(command) };
+      const described: Described[] = [];
+      const values = new Map<string, readonly string[]>();
+      for (const [name, option] of Object.entries(options)) {
+        const flags = [`--${name}`, ...(option.short ? [`-${option.short}`] : [])];
+        for (const flag of flags) {
+          described.push({ word: flag, description: option.description });
+          if (option.type === 'string') values.set(flag, option.choices ?? []);
+        }
+      }
+      model.options.set(key, described);
+      model.values.set(key, values);
+      const choices = command.arguments?.[0]?.choices;
+      if (choices) model.arguments.set(key, choices);
+    }
+  }
+  return model;
+}
+
+/** A word for a single-quoted shell string. */
+function quote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** One line of text, for descriptions (completion menus show one line each). */
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** `case` branches of a function printing, for a key, its words (bash) or word:description lines (zsh). */
+function caseOf(entries: Array<[string, string[]]>, print: (words: string[]) => string): string {
+  return entries
+    .filter(([, words]) => words.length > 0)
+    .map(([key, words]) => `    ${quote(key)}) ${print(words)} ;;`)
+    .join('\n');
+}
+
+function sharedFunctions(model: CompletionModel, print: (words: string[]) => string, describe: (items: Described[]) => string[]): string {
+  const valueEntries: Array<[string, string[]]> = [];
+  const takesValue: string[] = [];
+  for (const [path, values] of model.values) {
+    for (const [flag, choices] of values) {
+      takesValue.push(`${path} ${flag}`);
+      valueEntries.push([`${path} ${flag}`, [...choices]]);
+    }
+  }
+  return `_slipway_children() {
+  case "$1" in
+${caseOf([...model.children].map(([path, items]) => [path, describe(items)]), print)}
+  esac
+}
+
+_slipway_options() {
+  case "$1" in
+${caseOf([...model.options].map(([path, items]) => [path, describe(items)]), print)}
+  esac
+}
+
+# The fixed values of an option ("<command path> <option>"), when it has some.
+_slipway_values() {
+  case "$1 $2" in
+${caseOf(valueEntries, print)}
+  esac
+}
+
+# Whether an option takes a value (so the next word is that value).
+_slipway_takes_value() {
+  case "$1 $2" in
+${takesValue.map((key) => `    ${quote(key)}) return 0 ;;`).join('\n')}
+  esac
+  return 1
+}
+
+_slipway_arguments() {
+  case "$1" in
+${caseOf([...model.arguments].map(([path, choices]) => [path, [...choices]]), print)}
+  esac
+}
+`;
+}
+
+export function bashCompletion(commands: Command[]): string {
+  const model = completionModel(commands);
+  const print = (words: string[]) => `echo ${quote(words.join(' '))}`;
+  return `# slipway completion for bash, generated by \`slipway completion bash\`.
+# Load it in the current shell:  source <(slipway completion bash)
+# or for every shell:            slipway completion bash > ~/.local/share/bash-completion/completions/slipway
+
+_slipway_known=${quote(`|${model.known.join('|')}|`)}
+
+${sharedFunctions(model, print, (items) => items.map((i) => i.word))}
+_slipway() {
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="" cmdpath="" candidate w i
+  (( COMP_CWORD > 1 )) && prev="\${COMP_WORDS[COMP_CWORD-1]}"
+  # The command typed so far: the longest run of leading words that names one.
+  for (( i = 1; i < COMP_CWORD; i++ )); do
+    w="\${COMP_WORDS[i]}"
+    [[ $w == -* ]] && break
+    candidate="\${cmdpath:+$cmdpath }$w"
+    [[ $_slipway_known == *"|$candidate|"* ]] || break
+    cmdpath="$candidate"
+  done
+  COMPREPLY=()
+  if [[ $prev == -* ]] && _slipway_takes_value "$cmdpath" "$prev"; then
+    COMPREPLY=( $(compgen -W "$(_slipway_values "$cmdpath" "$prev")" -- "$cur") )
+    return 0
+  fi
+  if [[ $cur == -* ]]; then
+    COMPREPLY=( $(compgen -W "$(_slipway_options "$cmdpath")" -- "$cur") )
+    return 0
+  fi
+  if (( i == COMP_CWORD )); then
+    COMPREPLY=( $(compgen -W "$(_slipway_children "$cmdpath") $(_slipway_arguments "$cmdpath")" -- "$cur") )
+  fi
+  return 0
+}
+
+# With nothing to offer (a file argument, a free value), bash completes file names.
+complete -o default -F _slipway slipway
+`;
+}
+
+export function zshCompletion(commands: Command[]): string {
+  const model = completionModel(commands);
+  const print = (lines: string[]) => `print -rl -- ${lines.map(quote).join(' ')}`;
+  // _describe reads "word:description"; a colon inside the word would need escaping (none has one).
+  const describe = (items: Described[]) => items.map((i) => `${i.word}:${oneLine(i.description)}`);
+  return `#compdef slipway
+# slipway completion for zsh, generated by \`slipway completion zsh\`.
+# Load it in the current shell:  source <(slipway completion zsh)
+# or for every shell: save it as _slipway in a folder of $fpath, before compinit runs.
+
+_slipway_known=(${model.known.map(quote).join(' ')})
+
+${sharedFunctions(model, print, describe)}
+_slipway() {
+  local cur=\${words[CURRENT]} prev=\${words[CURRENT-1]} cmdpath='' candidate w
+  local -i i
+  # The command typed so far: the longest run of leading words that names one.
+  for (( i = 2; i < CURRENT; i++ )); do
+    w=\${words[i]}
+    [[ $w == -* ]] && break
+    candidate=\${cmdpath:+$cmdpath }$w
+    (( \${_slipway_known[(Ie)$candidate]} )) || break
+    cmdpath=$candidate
+  done
+  local -a items arguments
+  if [[ $prev == -* ]] && _slipway_takes_value "$cmdpath" "$prev"; then
+    items=( \${(f)"$(_slipway_values "$cmdpath" "$prev")"} )
+    if (( $#items )); then compadd -a items; else _files; fi
+    return
+  fi
+  if [[ $cur == -* ]]; then
+    items=( \${(f)"$(_slipway_options "$cmdpath")"} )
+    _describe -t options 'option' items
+    return
+  fi
+  if (( i == CURRENT )); then
+    items=( \${(f)"$(_slipway_children "$cmdpath")"} )
+    arguments=( \${(f)"$(_slipway_arguments "$cmdpath")"} )
+    if (( $#items + $#arguments )); then
+      if (( $#items )); then _describe -t commands 'command' items; fi
+      if (( $#arguments )); then compadd -a arguments; fi
+      return 0
+    fi
+  fi
+  _files
+}
+
+if (( ! $+functions[compdef] )); then
+  autoload -Uz compinit && compinit
+fi
+compdef _slipway slipway
+`;
+}
