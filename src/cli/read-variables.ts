@@ -1,5 +1,5 @@
-import dotenv from 'dotenv';
 import { CliError } from './errors.js';
+import { parseEnvFile } from './env-file-parse.js';
 
 export async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
@@ -21,7 +21,7 @@ export function parseJsonVariables(text: string): Array<{ name: string; value: s
   return data.map((e: { name: string; value: string }) => ({ name: e.name, value: e.value }));
 }
 
-/** NAME=VALUE lines as a .env file has them (quoted multi-line values, comments). */
+/** NAME="value" lines as `slipway env` and the reference tool write them (see env-file-parse.ts). */
 export function parseDotenvVariables(text: string): Array<{ name: string; value: string }> {
-  return Object.entries(dotenv.parse(text)).map(([name, value]) => ({ name, value }));
+  return parseEnvFile(text).variables;
 }

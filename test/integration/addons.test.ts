@@ -211,7 +211,13 @@ test('slipway env shows the own variables, then each add-on, then each linked ap
 
   const human = await cliOk(['env', '--app', 'a']);
   const headers = human.split('\n').filter((l) => l.startsWith('# '));
-  assert.deepEqual(headers, ['# application', '# add-on cache (redis)', '# add-on db (postgresql)', '# linked app b']);
+  assert.deepEqual(headers, ['# application', '# add-on cache (redis): not read by env import', '# add-on db (postgresql): not read by env import', '# linked app b: not read by env import']);
+  // Saved and imported again, the add-ons' and the linked app's sections stay theirs.
+  const reimported = await daemon.cli(['env', 'import', '--app', 'a'], { stdin: human });
+  assert.equal(reimported.code, 0, reimported.stderr);
+  assert.match(reimported.stderr, /Left out \d+ variable\(s\) of add-on db \(postgresql\)/);
+  const again = await cliJson<Array<{ source: string; env: Array<{ name: string; value: string }> }>>(['env', '--app', 'a']);
+  assert.deepEqual(again, sections);
 
   const services = await cliJson<{ addons: Array<{ name: string }>; apps: Array<{ id: string; name: string }> }>(['service', '--app', 'a']);
   assert.deepEqual(services.addons.map((a) => a.name), ['db', 'cache']);

@@ -136,6 +136,54 @@ test('env import replaces all variables, with quoted multi-line values or JSON',
   assert.deepEqual(env, [{ name: 'ONLY', value: 'x' }], 'a refused import changes nothing');
 });
 
+test('slipway env > file; slipway env import < file gives back every value exactly, and --format shell sources to them', async () => {
+  const values: Record<string, string> = {
+    QUOTES: 'say "hi" and \'bye\'',
+    BACKSLASHES: 'C:\\path\\to\\ and \\"escaped\\"',
+    TRAILING: 'ends with \\',
+    TABS: 'a\tb\t',
+    LINES: 'first\nsecond\n',
+    SHELLISH: '$HOME `id` $(id) #x',
+    EMPTY: '',
+  };
+  const created = await daemon.cli(['create', '--type', 'node', 'vars', '--region', 'par', '--org', 'acme', '--alias', 'vars'], { cwd: project });
+  assert.equal(created.code, 0, created.stderr);
+  for (const [name, value] of Object.entries(values)) {
+    const set = await daemon.cli(['env', 'set', name, value, '--app', 'vars'], { cwd: project });
+    assert.equal(set.code, 0, set.stderr);
+  }
+  const own = async () => JSON.parse((await daemon.cli(['env', '--format', 'json', '--app', 'vars'], { cwd: project })).stdout)[0].env as Array<{ name: string; value: string }>;
+  const before = await own();
+  assert.deepEqual(Object.fromEntries(before.map((v) => [v.name, v.value])), values);
+
+  const saved = await daemon.cli(['env', '--app', 'vars'], { cwd: project });
+  assert.equal(saved.code, 0, saved.stderr);
+  assert.match(saved.stdout, /^QUOTES="say \\"hi\\" and 'bye'"$/m);
+  const imported = await daemon.cli(['env', 'import', '--app', 'vars'], { cwd: project, stdin: saved.stdout });
+  assert.equal(imported.code, 0, imported.stderr);
+  assert.deepEqual(await own(), before);
+  const json = await daemon.cli(['env', '--format', 'json', '--app', 'vars'], { cwd: project });
+  assert.equal((await daemon.cli(['env', 'import', '--json', '--app', 'vars'], { cwd: project, stdin: json.stdout })).code, 0);
+  assert.deepEqual(await own(), before);
+
+  const shell = await daemon.cli(['env', '--format', 'shell', '--app', 'vars'], { cwd: project });
+  const sourced = execFileSync('sh', ['-c', `${shell.stdout}\nnode -e 'process.stdout.write(JSON.stringify(process.env))'`], { encoding: 'utf8', env: { PATH: process.env.PATH } });
+  const seen = JSON.parse(sourced) as Record<string, string>;
+  for (const { name, value } of before) assert.equal(seen[name], value, name);
+});
+
+test('env set and env import refuse a health check path that is not a path, before any build', async () => {
+  const set = await daemon.cli(['env', 'set', 'CC_HEALTH_CHECK_PATH', 'health', '--app', 'vars'], { cwd: project });
+  assert.equal(set.code, 1);
+  assert.match(set.stderr, /CC_HEALTH_CHECK_PATH is "health", which is not a path; nothing was changed/);
+  assert.match(set.stderr, /starts with "\/" and has no spaces or control characters/);
+  const imported = await daemon.cli(['env', 'import', '--app', 'vars'], { cwd: project, stdin: 'CC_HEALTH_CHECK_PATH_0="/ok"\nCC_HEALTH_CHECK_PATH_1="/a b"\n' });
+  assert.equal(imported.code, 1);
+  assert.match(imported.stderr, /CC_HEALTH_CHECK_PATH_1 is "\/a b", which is not a path/);
+  const env = JSON.parse((await daemon.cli(['env', '--format', 'json', '--app', 'vars'], { cwd: project })).stdout)[0].env as Array<{ name: string }>;
+  assert.equal(env.some((v) => v.name.startsWith('CC_HEALTH_CHECK_PATH')), false);
+});
+
 test("another organisation's app answers 404 and leaks nothing", async () => {
   const created = await daemon.cli(['user', 'create', 'mallory', '--format', 'json']);
   assert.equal(created.code, 0, created.stderr);

@@ -1,6 +1,6 @@
 import type { Command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
-import { formatEnvLine, formatShellLine } from '../../env-format.js';
+import { formatEnvSections, formatShellSections, OWN_SECTION } from '../../env-format.js';
 
 export const envList: Command = {
   path: ['env'],
@@ -8,7 +8,7 @@ export const envList: Command = {
   usage: 'env [--app <app>] [--format human|json|shell]',
   options: { ...APP_OPTIONS },
   args: { min: 0, max: 0 },
-  examples: ['slipway env', 'slipway env --format shell > .env.sh', 'slipway env --alias shop --format json'],
+  examples: ['slipway env', 'slipway env > app.env', 'slipway env --format shell > env.sh', 'slipway env --alias shop --format json'],
   printsData: true,
   formats: ['human', 'json', 'shell'],
   async run(ctx, _args, options) {
@@ -17,15 +17,8 @@ export const envList: Command = {
       'GET',
       `/v1/apps/${app.id}/env?all=1`,
     );
-    if (ctx.format === 'json') {
-      ctx.out(JSON.stringify(data.sections ?? [{ source: 'application', env: data.env }], null, 2) + '\n');
-      return;
-    }
-    const sections = data.sections ?? [{ source: 'application', env: data.env }];
-    for (const section of sections) {
-      if (section.env.length === 0 && section.source !== 'application') continue;
-      if (ctx.format === 'human') ctx.out(`# ${section.source}\n`);
-      for (const v of section.env) ctx.out((ctx.format === 'shell' ? formatShellLine(v) : formatEnvLine(v)) + '\n');
-    }
+    const sections = data.sections ?? [{ source: OWN_SECTION, env: data.env }];
+    if (ctx.format === 'json') ctx.out(JSON.stringify(sections, null, 2) + '\n');
+    else ctx.out(ctx.format === 'shell' ? formatShellSections(sections) : formatEnvSections(sections));
   },
 };
