@@ -12,7 +12,7 @@ const NPM_DEFAULT = { name: 'npm', version: '11.6.1', reason: 'npm shipped with 
 const SYSTEM_YARN = { name: 'yarn', version: '1.22.22', reason: 'system Yarn' };
 const QUIET_NPM = { npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
 const NODE_ENV_WARNING =
-  'NODE_ENV is not set: set NODE_ENV=production (SPEC §2.2). Until then devDependencies are installed and most frameworks run in development mode.';
+  'NODE_ENV is not set: an app in production needs NODE_ENV=production (`slipway env set NODE_ENV production`). Until then devDependencies are installed and most frameworks run in development mode.';
 const NPM_START: PlanCommand = { label: 'start script', argv: ['npm', 'run', 'start'], env: { npm_config_script_shell: 'bash' } };
 
 function npmInstall(dev: boolean, command: 'install' | 'ci' = 'install'): PlanCommand {
@@ -174,7 +174,7 @@ describe('build plans of the example apps', () => {
       { name: 'npm', version: '11.6.1', reason: 'default npm version' },
       SYSTEM_YARN,
     ]);
-    assert.ok(plan.notes.includes('CC_NODE_VERSION=20 is not used: engines.node in package.json takes priority (SPEC §9).'));
+    assert.ok(plan.notes.includes('CC_NODE_VERSION=20 is not used: engines.node in package.json takes priority over it.'));
     assert.deepEqual(plan.build, [npmInstall(false)]);
   });
 
@@ -199,7 +199,7 @@ describe('build plans of the example apps', () => {
         path: '.npmrc',
         secret: true,
         content:
-          '# Registry credentials added by slipway for the build (SPEC §5); removed before the app starts.\n' +
+          '# Registry credentials added by slipway for the build; removed before the app starts.\n' +
           'registry=https://127.0.0.1:4873/\n' +
           '//127.0.0.1:4873/:_authToken=tok-123\n',
       },

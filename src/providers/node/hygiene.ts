@@ -29,9 +29,9 @@ export function hygieneWarnings(input: HygieneInput): string[] {
     );
   }
   if (input.gitignore === undefined) {
-    warnings.push('There is no .gitignore: create one with the line /node_modules (SPEC §2.3) so installed dependencies are never committed.');
+    warnings.push('There is no .gitignore: create one with the line /node_modules so installed dependencies are never committed.');
   } else if (!gitignoreCoversNodeModules(input.gitignore)) {
-    warnings.push('.gitignore does not mention /node_modules: add the line /node_modules (SPEC §2.3) so installed dependencies are never committed.');
+    warnings.push('.gitignore does not mention /node_modules: add the line /node_modules so installed dependencies are never committed.');
   }
   return warnings;
 }

@@ -83,9 +83,9 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
       warnings.push(...choice.warnings);
 
       const dev = decideDevDependencies(env);
-      notes.push(`devDependencies: ${dev.install ? 'installed' : 'not installed'} (${dev.reason}; SPEC §4.4 rule 5).`);
+      notes.push(`devDependencies: ${dev.install ? 'installed' : 'not installed'} (${dev.reason}; CC_NODE_DEV_DEPENDENCIES=install or ignore decides, and when it is unset they are left out only with NODE_ENV=production).`);
       if (env.NODE_ENV === undefined) {
-        warnings.push('NODE_ENV is not set: set NODE_ENV=production (SPEC §2.2). Until then devDependencies are installed and most frameworks run in development mode.');
+        warnings.push('NODE_ENV is not set: an app in production needs NODE_ENV=production (`slipway env set NODE_ENV production`). Until then devDependencies are installed and most frameworks run in development mode.');
       }
 
       let mise: MiseTools | undefined;
@@ -133,7 +133,7 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
         notes.push(`Build scripts ${lifecycle.join(', ')}: run once each by the install command itself, in that order.`);
       }
       if (pkg.scripts.build !== undefined) {
-        notes.push('scripts.build is not run: slipway runs the scripts SPEC §2.3 lists (preinstall, install, postinstall; prestart, start, poststart). Call the build from postinstall if the app needs it.');
+        notes.push('scripts.build is not run: slipway runs preinstall, install and postinstall at build time and prestart, start and poststart at run time, nothing else. Call the build from postinstall if the app needs it.');
       }
 
       const start = startPlan({ manager: choice.manager, scripts: pkg.scripts, main: pkg.main, runCommand: env.CC_RUN_COMMAND, startCandidates: files.startCandidates });

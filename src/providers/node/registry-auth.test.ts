@@ -61,7 +61,7 @@ describe('registry credentials', () => {
     });
     assert.equal(
       plan.files[0].content,
-      `${projectNpmrc}\n# Registry credentials added by slipway for the build (SPEC §5); removed before the app starts.\n//packages.acme.invalid/:_auth=${BASIC_B64}\n`,
+      `${projectNpmrc}\n# Registry credentials added by slipway for the build; removed before the app starts.\n//packages.acme.invalid/:_auth=${BASIC_B64}\n`,
     );
   });
 

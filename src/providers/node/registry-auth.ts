@@ -86,7 +86,7 @@ function setsDefaultRegistry(npmrc: string | undefined): boolean {
 
 export function npmrcContent(projectNpmrc: string | undefined, registry: Registry, token: string | undefined, basic: string | undefined): string {
   const kept = projectNpmrc === undefined ? '' : projectNpmrc.endsWith('\n') || projectNpmrc === '' ? projectNpmrc : `${projectNpmrc}\n`;
-  const lines = ['# Registry credentials added by slipway for the build (SPEC §5); removed before the app starts.'];
+  const lines = ['# Registry credentials added by slipway for the build; removed before the app starts.'];
   if (!setsDefaultRegistry(projectNpmrc)) lines.push(`registry=${registry.url}`);
   if (token !== undefined) lines.push(`${registry.authKey}:_authToken=${token}`);
   if (basic !== undefined) lines.push(`${registry.authKey}:_auth=${Buffer.from(basic, 'utf8').toString('base64')}`);
@@ -120,7 +120,7 @@ export function berryRcContent(projectYarnrc: string | undefined, registry: Regi
   if (basic !== undefined) entry.npmAuthIdent = basic;
   registries[registry.authKey.replace(/\/$/, '')] = entry;
   settings.npmRegistries = registries;
-  return `# Copy of .yarnrc.yml with registry credentials, read by the build only (SPEC §5); removed before the app starts.\n${stringifyYaml(settings)}`;
+  return `# Copy of .yarnrc.yml with registry credentials, read by the build only; removed before the app starts.\n${stringifyYaml(settings)}`;
 }
 
 export async function registryAuth(input: RegistryAuthInput): Promise<RegistryAuth> {

@@ -61,7 +61,7 @@ export async function resolveToolVersions(input: ToolVersionInput): Promise<Tool
   let nodeRequest: Request;
   if (engines.node !== undefined) {
     nodeRequest = { request: engines.node, reason: `engines.node "${engines.node}" in package.json` };
-    if (ccNodeVersion) notes.push(`CC_NODE_VERSION=${ccNodeVersion} is not used: engines.node in package.json takes priority (SPEC §9).`);
+    if (ccNodeVersion) notes.push(`CC_NODE_VERSION=${ccNodeVersion} is not used: engines.node in package.json takes priority over it.`);
   } else if (ccNodeVersion) {
     nodeRequest = { request: ccNodeVersion, reason: `CC_NODE_VERSION=${ccNodeVersion}` };
   } else if (mise?.node) {

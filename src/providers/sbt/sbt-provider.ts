@@ -66,7 +66,7 @@ export async function planSbt(context: PlanContext): Promise<BuildPlan> {
   }
   if (env.CC_RUN_COMMAND?.trim() && !target.bin) {
     warnings.push(
-      'CC_RUN_COMMAND is set without CC_SBT_TARGET_BIN: the staged binary must still exist (SPEC §2.2), so the first script in ' +
+      'CC_RUN_COMMAND is set without CC_SBT_TARGET_BIN: CC_SBT_TARGET_DIR and CC_SBT_TARGET_BIN must still name the staged binary with a custom run command, so the first script in ' +
         `${stageBinDir(target.dir)} is checked before the command runs.`,
     );
   }
