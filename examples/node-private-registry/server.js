@@ -29,9 +29,12 @@ function facts() {
     devDependency: resolvable('is-number'),
     greeting: process.env.GREETING ?? null,
     startedBy: (process.env.npm_config_user_agent ?? '').split(' ')[0] || null,
-    // Registry credentials are written for the build only: none of these may be in the release.
-    npmrcPresent: fs.existsSync('.npmrc'),
+    // Registry credentials are written for the build only: neither file may be in the release,
+    // while the project's own .npmrc stays as committed.
+    credentialsFilePresent: fs.existsSync('.slipway-cache/config/.npmrc'),
     yarnBuildRcPresent: fs.existsSync('.yarnrc.slipway-build.yml'),
+    projectNpmrc: readOrNull('.npmrc'),
+    publicDependency: resolvable('ms'),
     secretGreeting: (() => {
       try {
         return require('@slipway-test/secret-greeting').greeting;

@@ -1,5 +1,5 @@
 /**
- * Private npm registries (SPEC §5) through the real product: a real daemon, git push over SSH,
+ * Private npm registries through the real product: a real daemon, git push over SSH,
  * real builds with npm, pnpm, Bun and Yarn berry against a private registry started here on
  * a host of the test's own (builds reach it as any outside host, never the machine's loopback),
  * the app checked over HTTP through the router.
@@ -45,10 +45,16 @@ interface Deployed {
 
 let appCount = 0;
 
-/** Creates an app from node-private-registry (plus extra files), sets its variables, pushes it. */
+/**
+ * The project's own .npmrc: its scope goes to the private registry (CC_NPM_REGISTRY only says
+ * where the credentials go), plus a setting of its own, to see the file is kept as committed.
+ */
+const projectNpmrc = (): string => `@slipway-test:registry=${registry.url}/\nfund=false\n`;
+
+/** Creates an app from node-private-registry (with its .npmrc, plus extra files), sets its variables, pushes it. */
 async function deploy(env: Record<string, string>, extraFiles: Record<string, string> = {}): Promise<Deployed> {
   const dir = checkoutExample('node-private-registry');
-  for (const [file, content] of Object.entries(extraFiles)) writeFileSync(join(dir, file), content);
+  for (const [file, content] of Object.entries({ '.npmrc': projectNpmrc(), ...extraFiles })) writeFileSync(join(dir, file), content);
   commitAll(dir, 'variant');
   const appId = await createApp(daemon, dir, `private-registry-${++appCount}`, { CC_NPM_REGISTRY: registry.url, ...env });
   const result = await pushAndWait(daemon, dir, appId, gitEnv);
@@ -81,25 +87,33 @@ async function assertNoSecretLeft(deployed: Deployed, secrets: string[]): Promis
     assert.deepEqual(elsewhere, [], 'a file of the data folder holds a credential');
   }
   if (existsSync(releaseDir)) {
-    assert.equal(existsSync(join(releaseDir, '.npmrc')), false, 'the generated .npmrc is not in the release');
+    assert.equal(existsSync(join(releaseDir, '.slipway-cache/config/.npmrc')), false, 'the credentials file is not in the release');
     assert.equal(existsSync(join(releaseDir, '.yarnrc.slipway-build.yml')), false, 'the Yarn berry credentials file is not in the release');
   }
 }
 
-/** The running app reports the private package it required and that no credentials file is beside it. */
+/**
+ * The running app reports the private package and the public one it required, that no
+ * credentials file is beside it, and that the project's own .npmrc is there as committed.
+ */
 async function assertServesPrivatePackage(deployed: Deployed): Promise<Record<string, unknown>> {
   assert.equal(deployed.state, 'OK', deployed.log.join('\n'));
   const response = await getThroughRouter(daemon, `${deployed.appId}.localhost`);
   assert.equal(response.status, 200, response.body);
   const facts = JSON.parse(response.body) as Record<string, unknown>;
   assert.equal(facts.secretGreeting, 'hello from the private registry');
-  assert.equal(facts.npmrcPresent, false, 'the instance finds no .npmrc in its folder');
+  assert.equal(facts.publicDependency, true, 'the public dependency came from the default registry');
+  assert.equal(facts.credentialsFilePresent, false, 'the instance finds no credentials file in its folder');
   assert.equal(facts.yarnBuildRcPresent, false);
+  assert.deepEqual(facts.projectNpmrc, projectNpmrc().trim().split('\n'), "the project's .npmrc is there at run time, as committed");
   return facts;
 }
 
-// Yarn berry refuses plain-http registries unless listed; the test registry is plain http.
-const berryFiles = (): Record<string, string> => ({ '.yarnrc.yml': `unsafeHttpWhitelist:\n  - ${registry.host}\nnodeLinker: node-modules\n` });
+// Yarn berry refuses plain-http registries unless listed (the test registry is plain http),
+// and takes the scope's registry from its own settings.
+const berryFiles = (): Record<string, string> => ({
+  '.yarnrc.yml': `unsafeHttpWhitelist:\n  - ${registry.host}\nnodeLinker: node-modules\nnpmScopes:\n  slipway-test:\n    npmRegistryServer: "${registry.url}"\n`,
+});
 
 for (const [label, env, files] of [
   ['npm with NPM_TOKEN', { NPM_TOKEN: TOKEN }, {}],
@@ -118,7 +132,8 @@ for (const [label, env, files] of [
     const seen = registry.seen.slice(seenBefore);
     assert.ok(seen.some((line) => line.endsWith('authorized')), `the registry saw no authorized request:\n${seen.join('\n')}`);
     assert.ok(!seen.some((line) => line.endsWith('bad-credentials')), seen.join('\n'));
-    const file = env.CC_NODE_BUILD_TOOL === 'yarn-berry' ? '.yarnrc.slipway-build.yml' : '.npmrc';
+    assert.ok(seen.every((line) => line.includes('@slipway-test')), `the private registry was asked for public packages:\n${seen.join('\n')}`);
+    const file = env.CC_NODE_BUILD_TOOL === 'yarn-berry' ? '.yarnrc.slipway-build.yml' : '.slipway-cache/config/.npmrc';
     assert.ok(deployed.log.includes(`Wrote ${file} (secret: removed before the release starts)`), deployed.log.join('\n'));
     await assertNoSecretLeft(deployed, SECRETS);
   });

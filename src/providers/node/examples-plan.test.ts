@@ -3,6 +3,7 @@
  * and compared in full: a change in any decision shows up here as a readable difference.
  */
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { describe, it } from 'node:test';
 import type { BuildPlan, PlanCommand } from '../plan.js';
 import { examplePath, exampleEnv, planFor } from './test-fixtures.js';
@@ -192,21 +193,21 @@ describe('build plans of the example apps', () => {
     }
   });
 
-  it('node-private-registry: NPM_TOKEN and CC_NPM_REGISTRY give a secret .npmrc scoped to that host', async () => {
-    const plan = await planFor(examplePath('node-private-registry'), { NPM_TOKEN: 'tok-123', CC_NPM_REGISTRY: '127.0.0.1:4873', NODE_ENV: 'production' });
+  it('node-private-registry: NPM_TOKEN and CC_NPM_REGISTRY give a secret credentials file for that host alone', async () => {
+    const dir = examplePath('node-private-registry');
+    const plan = await planFor(dir, { NPM_TOKEN: 'tok-123', CC_NPM_REGISTRY: '127.0.0.1:4873', NODE_ENV: 'production' });
     assert.deepEqual(plan.files, [
       {
-        path: '.npmrc',
+        path: '.slipway-cache/config/.npmrc',
         secret: true,
-        content:
-          '# Registry credentials added by slipway for the build; removed before the app starts.\n' +
-          'registry=https://127.0.0.1:4873/\n' +
-          '//127.0.0.1:4873/:_authToken=tok-123\n',
+        content: '# Registry credentials added by slipway for the build; removed before the app starts.\n' + '//127.0.0.1:4873/:_authToken=tok-123\n',
       },
     ]);
     const install = npmInstall(false);
-    // The credentials' registry also goes to the install command, so an inherited npm_config_registry cannot override it.
-    assert.deepEqual(plan.build, [{ ...install, env: { ...install.env, npm_config_registry: 'https://127.0.0.1:4873/', NPM_CONFIG_REGISTRY: 'https://127.0.0.1:4873/' } }]);
+    // Read as npm's user configuration; the registry of every package stays the default one.
+    assert.deepEqual(plan.build, [{ ...install, env: { ...install.env, npm_config_userconfig: path.join(dir, '.slipway-cache/config/.npmrc') } }]);
+    // The example commits no .npmrc (its tests write one naming their registry): nothing sends a package to that host.
+    assert.ok(plan.warnings.some((w) => w.startsWith('CC_NPM_REGISTRY says where the credentials go (//127.0.0.1:4873/), not where packages come from')), plan.warnings.join('\n'));
   });
 
   it('node-deno-mise: Deno from mise.toml at an exact version, started by the start script', async () => {

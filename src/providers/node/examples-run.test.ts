@@ -88,7 +88,10 @@ async function buildWithFiles(name: string, extraFiles: Record<string, string>, 
   for (const tool of plan.toolchain) installs.push(await ensureTool(toolCache, tool.name, tool.version));
   const baseEnv = { ...MACHINE_NETWORK_ENV, PATH: `${toolPath(installs)}:/usr/local/bin:/usr/bin:/bin`, HOME: home, ...env };
   const prepared = { dir, plan, baseEnv };
-  for (const file of plan.files) await writeFile(path.join(dir, file.path), file.content, { mode: file.secret ? 0o600 : 0o644 });
+  for (const file of plan.files) {
+    await mkdir(path.dirname(path.join(dir, file.path)), { recursive: true });
+    await writeFile(path.join(dir, file.path), file.content, { mode: file.secret ? 0o600 : 0o644 });
+  }
   for (const command of plan.build) await runToEnd(prepared, command);
   for (const file of plan.files.filter((f) => f.secret)) await rm(path.join(dir, file.path));
   return prepared;
@@ -296,7 +299,7 @@ async function startPrivateRegistry(token: string, basic: string) {
   return { host: `127.0.0.1:${(server.address() as { port: number }).port}`, seen, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-describe('private registry credentials with the real package managers (SPEC §5)', { concurrency: 1 }, () => {
+describe('private registry credentials with the real package managers', { concurrency: 1 }, () => {
   const TOKEN = 'test-token-0123456789abcdef';
   const BASIC = 'deployer:s3cret-pass';
 
@@ -315,9 +318,14 @@ describe('private registry credentials with the real package managers (SPEC §5)
     it(`${buildTool} with ${Object.keys(credentials)[0]} installs the private package`, LONG, async () => {
       const registry = await startPrivateRegistry(TOKEN, BASIC);
       try {
-        // Yarn berry refuses plain-http registries unless whitelisted; the test registry is plain http.
-        const yarnrc: Record<string, string> = buildTool === 'yarn-berry' ? { '.yarnrc.yml': 'unsafeHttpWhitelist:\n  - 127.0.0.1\nnodeLinker: node-modules\n' } : {};
-        const prepared = await buildWithFiles('node-private-registry', yarnrc, {
+        // The project sends its scope to the registry (Yarn berry refuses plain-http registries
+        // unless whitelisted; the test registry is plain http); public packages come from the default one.
+        const projectNpmrc = `@slipway-test:registry=http://${registry.host}/\nfund=false\n`;
+        const projectFiles: Record<string, string> =
+          buildTool === 'yarn-berry'
+            ? { '.yarnrc.yml': `unsafeHttpWhitelist:\n  - 127.0.0.1\nnodeLinker: node-modules\nnpmScopes:\n  slipway-test:\n    npmRegistryServer: "http://${registry.host}"\n` }
+            : { '.npmrc': projectNpmrc };
+        const prepared = await buildWithFiles('node-private-registry', projectFiles, {
           NODE_ENV: 'production',
           CC_NODE_BUILD_TOOL: buildTool,
           CC_NPM_REGISTRY: `http://${registry.host}`,
@@ -327,10 +335,14 @@ describe('private registry credentials with the real package managers (SPEC §5)
         try {
           const facts = await getFacts(running);
           assert.equal(facts.secretGreeting, 'hello from the private registry');
+          assert.equal(facts.publicDependency, true);
+          assert.equal(facts.credentialsFilePresent, false);
+          if (buildTool !== 'yarn-berry') assert.deepEqual(facts.projectNpmrc, projectNpmrc.trim().split('\n'), "the project's .npmrc is kept as committed");
         } finally {
           await stop(running);
         }
         assert.ok(registry.seen.some((line) => line.endsWith('authorized')), registry.seen.join('\n'));
+        assert.ok(registry.seen.every((line) => line.includes('@slipway-test')), `the private registry was asked for public packages:\n${registry.seen.join('\n')}`);
         assert.ok(!registry.seen.some((line) => line.endsWith('bad-credentials')), registry.seen.join('\n'));
       } finally {
         await registry.close();
@@ -342,7 +354,7 @@ describe('private registry credentials with the real package managers (SPEC §5)
     const registry = await startPrivateRegistry(TOKEN, BASIC);
     try {
       await assert.rejects(
-        build('node-private-registry', { NODE_ENV: 'production', NPM_TOKEN: 'wrong-token', CC_NPM_REGISTRY: `http://${registry.host}` }),
+        buildWithFiles('node-private-registry', { '.npmrc': `@slipway-test:registry=http://${registry.host}/\n` }, { NODE_ENV: 'production', NPM_TOKEN: 'wrong-token', CC_NPM_REGISTRY: `http://${registry.host}` }),
         /exited 1/,
       );
     } finally {

@@ -114,6 +114,7 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
         manager: choice.manager,
         projectNpmrc: files.npmrc,
         projectYarnrcYml: files.yarnrcYml,
+        buildDir: sourceDir,
         defaultRegistry: async () => env.npm_config_registry ?? env.NPM_CONFIG_REGISTRY ?? (options.defaultRegistry ? await options.defaultRegistry() : await npmConfiguredRegistry()),
       });
 
@@ -140,6 +141,7 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
       notes.push(...start.notes);
       warnings.push(...start.warnings);
       notes.push(...auth.notes);
+      warnings.push(...auth.warnings);
 
       if (mise?.deno) notes.push(`Deno from ${files.mise?.path ?? 'mise.toml'} is on PATH at build and run.`);
       if (install.cacheDirs.length > 0) {

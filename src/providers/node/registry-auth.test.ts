@@ -1,6 +1,6 @@
 /**
- * Private registry credentials (SPEC §5): the generated files, the merge with the project's
- * own settings, and that no credential reaches anything that is printed.
+ * Private registry credentials: the generated files, the project's own settings left as they
+ * are, and that no credential reaches anything that is printed.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -10,7 +10,7 @@ import { after, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { describePlan } from '../describe-plan.js';
 import type { BuildPlan } from '../plan.js';
-import { BERRY_BUILD_RC, registryFrom } from './registry-auth.js';
+import { BERRY_BUILD_RC, CREDENTIALS_NPMRC, registryFrom } from './registry-auth.js';
 import { planFor, TEST_DEFAULT_REGISTRY } from './test-fixtures.js';
 
 const TOKEN = 'npm_SECRETtoken0123456789';
@@ -38,13 +38,14 @@ function printedParts(plan: BuildPlan): string {
 
 describe('registry credentials', () => {
   it('NPM_TOKEN alone targets the default registry read from npm configuration (here: the test option)', async () => {
-    const plan = await planFor(await project({ 'package.json': PKG }), { NPM_TOKEN: TOKEN });
-    assert.equal(plan.files.length, 1);
-    assert.equal(plan.files[0].path, '.npmrc');
-    assert.equal(plan.files[0].secret, true);
+    const dir = await project({ 'package.json': PKG });
+    const plan = await planFor(dir, { NPM_TOKEN: TOKEN });
+    assert.deepEqual(plan.files.map((f) => [f.path, f.secret]), [[CREDENTIALS_NPMRC, true]]);
     const host = new URL(TEST_DEFAULT_REGISTRY).host;
     assert.match(plan.files[0].content, new RegExp(`^registry=https://${host}/$`, 'm'));
     assert.ok(plan.files[0].content.includes(`//${host}/:_authToken=${TOKEN}\n`));
+    assert.equal(plan.build[0].env?.npm_config_userconfig, path.join(dir, CREDENTIALS_NPMRC));
+    assert.equal(plan.build[0].env?.npm_config_registry, `https://${host}/`);
   });
 
   it('npm_config_registry in the environment is the default registry, as for npm itself', async () => {
@@ -53,33 +54,50 @@ describe('registry credentials', () => {
     assert.match(plan.files[0].content, /^registry=http:\/\/127\.0\.0\.1:4873\/$/m);
   });
 
-  it('CC_NPM_BASIC_AUTH gives a scoped _auth line; the project .npmrc lines are kept, its registry= line too', async () => {
+  it("the project's .npmrc is left as committed: the credentials go to a file of their own, for the host only", async () => {
     const projectNpmrc = 'registry=https://mirror.invalid/\n@acme:registry=https://packages.acme.invalid/\nengine-strict=true';
-    const plan = await planFor(await project({ 'package.json': PKG, '.npmrc': projectNpmrc }), {
-      CC_NPM_BASIC_AUTH: BASIC,
-      CC_NPM_REGISTRY: 'packages.acme.invalid',
-    });
-    assert.equal(
-      plan.files[0].content,
-      `${projectNpmrc}\n# Registry credentials added by slipway for the build; removed before the app starts.\n//packages.acme.invalid/:_auth=${BASIC_B64}\n`,
+    for (const buildTool of ['npm', 'pnpm', 'yarn', 'bun', 'custom']) {
+      const dir = await project({ 'package.json': PKG, '.npmrc': projectNpmrc });
+      const plan = await planFor(dir, { CC_NPM_BASIC_AUTH: BASIC, CC_NPM_REGISTRY: 'packages.acme.invalid', CC_NODE_BUILD_TOOL: buildTool, CC_CUSTOM_BUILD_TOOL: 'npm ci' });
+      assert.deepEqual(plan.files, [
+        { path: CREDENTIALS_NPMRC, secret: true, content: `# Registry credentials added by slipway for the build; removed before the app starts.\n//packages.acme.invalid/:_auth=${BASIC_B64}\n` },
+      ], buildTool);
+      const env = plan.build[0].env ?? {};
+      if (buildTool !== 'bun') assert.equal(env.npm_config_userconfig, path.join(dir, CREDENTIALS_NPMRC), buildTool);
+      if (buildTool === 'bun' || buildTool === 'custom') assert.equal(env.XDG_CONFIG_HOME, path.dirname(path.join(dir, CREDENTIALS_NPMRC)), buildTool);
+      assert.equal(env.npm_config_registry, undefined, `${buildTool}: CC_NPM_REGISTRY does not become the registry of every package`);
+      assert.deepEqual(plan.warnings.filter((w) => w.includes('CC_NPM_REGISTRY')), [], buildTool);
+    }
+  });
+
+  it('CC_NPM_REGISTRY that no registry setting of the project names: a warning says how to route a scope there', async () => {
+    const plan = await planFor(await project({ 'package.json': PKG, '.npmrc': 'engine-strict=true\n' }), { NPM_TOKEN: TOKEN, CC_NPM_REGISTRY: 'packages.acme.invalid' });
+    assert.ok(!plan.files[0].content.includes('registry='), plan.files[0].content);
+    assert.ok(
+      plan.warnings.includes(
+        "CC_NPM_REGISTRY says where the credentials go (//packages.acme.invalid/), not where packages come from, and no registry setting of the project's .npmrc names that host: " +
+          'every package is asked of the default registry. Add `@your-scope:registry=https://packages.acme.invalid/` to .npmrc for the scope that registry holds, commit and push.',
+      ),
+      plan.warnings.join('\n'),
     );
   });
 
-  it('Yarn berry gets the credentials in a build-only copy of .yarnrc.yml', async () => {
+  it('Yarn berry gets the credentials in a build-only copy of .yarnrc.yml, without making CC_NPM_REGISTRY the server of every package', async () => {
     const dir = await project({
       'package.json': JSON.stringify({ name: 'x', scripts: { start: 'node s.js' }, packageManager: 'yarn@4.9.4' }),
       'yarn.lock': '__metadata:\n  version: 8\n',
-      '.yarnrc.yml': 'nodeLinker: node-modules\nyarnPath: .yarn/releases/yarn-4.9.4.cjs\n',
+      '.yarnrc.yml': 'nodeLinker: node-modules\nyarnPath: .yarn/releases/yarn-4.9.4.cjs\nnpmScopes:\n  acme:\n    npmRegistryServer: "https://registry.acme.invalid:8443"\n',
     });
     const plan = await planFor(dir, { NPM_TOKEN: TOKEN, CC_NPM_BASIC_AUTH: BASIC, CC_NPM_REGISTRY: 'registry.acme.invalid:8443' });
     assert.deepEqual(plan.files.map((f) => [f.path, f.secret]), [[BERRY_BUILD_RC, true]]);
     assert.deepEqual(parseYaml(plan.files[0].content), {
       nodeLinker: 'node-modules',
       yarnPath: '.yarn/releases/yarn-4.9.4.cjs',
-      npmRegistryServer: 'https://registry.acme.invalid:8443',
+      npmScopes: { acme: { npmRegistryServer: 'https://registry.acme.invalid:8443' } },
       npmRegistries: { '//registry.acme.invalid:8443': { npmAlwaysAuth: true, npmAuthToken: TOKEN, npmAuthIdent: BASIC } },
     });
     assert.equal(plan.build[0].env?.YARN_RC_FILENAME, BERRY_BUILD_RC);
+    assert.deepEqual(plan.warnings.filter((w) => w.includes('CC_NPM_REGISTRY')), []);
   });
 
   it('no credential appears in env, commands, notes, warnings or the printed plan', async () => {
@@ -87,7 +105,7 @@ describe('registry credentials', () => {
       const plan = await planFor(await project({ 'package.json': PKG }), { NPM_TOKEN: TOKEN, CC_NPM_BASIC_AUTH: BASIC, CC_NODE_BUILD_TOOL: buildTool });
       const printed = printedParts(plan);
       for (const secret of [TOKEN, BASIC, BASIC_B64, 'pa55:word']) assert.ok(!printed.includes(secret), `${buildTool}: ${secret} leaked`);
-      assert.ok(describePlan(plan).some((line) => /(\.npmrc|\.yarnrc\.slipway-build\.yml) \(secret: content not shown/.test(line)), buildTool);
+      assert.ok(describePlan(plan).some((line) => /(\.slipway-cache\/config\/\.npmrc|\.yarnrc\.slipway-build\.yml) \(secret: content not shown/.test(line)), buildTool);
     }
   });
 

@@ -1,11 +1,20 @@
 /**
- * Private registry credentials (SPEC §5, §2.2): NPM_TOKEN, CC_NPM_BASIC_AUTH, CC_NPM_REGISTRY.
+ * Private registry credentials: NPM_TOKEN, CC_NPM_BASIC_AUTH, CC_NPM_REGISTRY.
  *
- * npm, pnpm, Yarn 1 and Bun read `.npmrc`: slipway writes the project's own .npmrc with its
- * lines kept and the credential lines added, scoped to the registry host:
- *   registry=https://<host>/
+ * The credentials go to one registry: CC_NPM_REGISTRY's host, or the default registry when it
+ * is not set. They only say what to send to that host; which packages come from it stays the
+ * project's choice (its own `registry=` or `@scope:registry=` lines), so a registry that holds
+ * one scope is never asked for public packages.
+ *
+ * npm, pnpm, Yarn 1 and Bun read `.npmrc`. The project's own .npmrc is left exactly as
+ * committed (the app reads it at run time too): the credentials go to a file of their own,
  *   //<host>/:_authToken=<NPM_TOKEN>
  *   //<host>/:_auth=<base64 of user:password>
+ * read as the user configuration, which the project's file overrides setting by setting but
+ * which adds what it does not set: `npm_config_userconfig` for npm, pnpm and Yarn 1,
+ * `$XDG_CONFIG_HOME/.npmrc` for Bun (which ignores npm_config_userconfig and a relative
+ * XDG_CONFIG_HOME; verified with npm 11.6.1, pnpm 10.34.9 and 12.21.0, Yarn 1.22.22, Bun 1.3.1).
+ * Both name it by its absolute path (see user-config-dir.ts).
  * Yarn berry ignores .npmrc: it gets the same credentials as `npmRegistries` in a copy of the
  * project's .yarnrc.yml that only the build reads (YARN_RC_FILENAME), so the project's own
  * .yarnrc.yml (yarnPath, nodeLinker...) is untouched for the run phase.
@@ -16,8 +25,12 @@
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { PlanError, type PlanFile } from '../plan.js';
 import type { PackageManager } from './detect-package-manager.js';
+import { USER_CONFIG_DIR, userConfigDir } from './user-config-dir.js';
 
 export const BERRY_BUILD_RC = '.yarnrc.slipway-build.yml';
+
+/** The credentials file, in the folder read as the user configuration (see user-config-dir.ts). */
+export const CREDENTIALS_NPMRC = `${USER_CONFIG_DIR}/.npmrc`;
 
 export interface RegistryAuthInput {
   env: Record<string, string>;
@@ -26,6 +39,8 @@ export interface RegistryAuthInput {
   defaultRegistry: () => Promise<string>;
   projectNpmrc?: string;
   projectYarnrcYml?: string;
+  /** The build folder's absolute path, where the build commands see it too. */
+  buildDir: string;
 }
 
 export interface RegistryAuth {
@@ -33,6 +48,7 @@ export interface RegistryAuth {
   /** Variables for the install command only (never secret). */
   installEnv: Record<string, string>;
   notes: string[];
+  warnings: string[];
 }
 
 export interface Registry {
@@ -42,7 +58,7 @@ export interface Registry {
   authKey: string;
 }
 
-/** A registry from CC_NPM_REGISTRY (a host, SPEC §2.2) or a full URL (npm's configuration). */
+/** A registry from CC_NPM_REGISTRY (a host) or a full URL (npm's configuration). */
 export function registryFrom(value: string, source: string): Registry {
   const trimmed = value.trim();
   if (trimmed === '' || /[\s#;]/.test(trimmed)) {
@@ -84,16 +100,47 @@ function setsDefaultRegistry(npmrc: string | undefined): boolean {
   return npmrc !== undefined && /^\s*registry\s*=/m.test(npmrc);
 }
 
-export function npmrcContent(projectNpmrc: string | undefined, registry: Registry, token: string | undefined, basic: string | undefined): string {
-  const kept = projectNpmrc === undefined ? '' : projectNpmrc.endsWith('\n') || projectNpmrc === '' ? projectNpmrc : `${projectNpmrc}\n`;
-  const lines = ['# Registry credentials added by slipway for the build; removed before the app starts.'];
-  if (!setsDefaultRegistry(projectNpmrc)) lines.push(`registry=${registry.url}`);
-  if (token !== undefined) lines.push(`${registry.authKey}:_authToken=${token}`);
-  if (basic !== undefined) lines.push(`${registry.authKey}:_auth=${Buffer.from(basic, 'utf8').toString('base64')}`);
-  return `${kept}${lines.join('\n')}\n`;
+/** The host (and port) of a registry URL, or undefined for a value that is not one (`${VAR}`). */
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url.trim().replace(/^["']|["']$/g, '')).host.toLowerCase();
+  } catch {
+    return undefined;
+  }
 }
 
-export function berryRcContent(projectYarnrc: string | undefined, registry: Registry, token: string | undefined, basic: string | undefined): string {
+/** Whether a `registry=` or `@scope:registry=` line of an .npmrc sends any package to the host. */
+function npmrcRoutesTo(npmrc: string | undefined, host: string): boolean {
+  if (npmrc === undefined) return false;
+  return npmrc.split(/\r?\n/).some((line) => {
+    const match = /^\s*(?:@[^:=\s]+:)?registry\s*=(.*)$/.exec(line);
+    return match !== null && (hostOf(match[1]!) === host || match[1]!.includes('${'));
+  });
+}
+
+/** Whether .yarnrc.yml's npmRegistryServer or a scope's sends any package to the host. */
+function yarnrcRoutesTo(yarnrc: string | undefined, host: string): boolean {
+  if (yarnrc === undefined) return false;
+  return yarnrc.split(/\r?\n/).some((line) => {
+    const match = /^\s*npmRegistryServer\s*:\s*(.*)$/.exec(line);
+    return match !== null && (hostOf(match[1]!) === host || match[1]!.includes('${'));
+  });
+}
+
+/**
+ * The credentials file: the auth lines for the registry, and `registry=` when the credentials
+ * are for the default registry and the project names none, so a manager reading only this
+ * file (Bun) asks the registry the credentials are for.
+ */
+export function credentialsNpmrcContent(registry: Registry, token: string | undefined, basic: string | undefined, defaultRegistry: boolean): string {
+  const lines = ['# Registry credentials added by slipway for the build; removed before the app starts.'];
+  if (defaultRegistry) lines.push(`registry=${registry.url}`);
+  if (token !== undefined) lines.push(`${registry.authKey}:_authToken=${token}`);
+  if (basic !== undefined) lines.push(`${registry.authKey}:_auth=${Buffer.from(basic, 'utf8').toString('base64')}`);
+  return `${lines.join('\n')}\n`;
+}
+
+export function berryRcContent(projectYarnrc: string | undefined, registry: Registry, token: string | undefined, basic: string | undefined, defaultRegistry: boolean): string {
   let settings: Record<string, unknown> = {};
   if (projectYarnrc !== undefined && projectYarnrc.trim() !== '') {
     let parsed: unknown;
@@ -112,8 +159,9 @@ export function berryRcContent(projectYarnrc: string | undefined, registry: Regi
     }
     settings = parsed as Record<string, unknown>;
   }
-  const serverUrl = registry.url.replace(/\/$/, '');
-  if (settings.npmRegistryServer === undefined) settings.npmRegistryServer = serverUrl;
+  // Only credentials for the default registry make it the server: CC_NPM_REGISTRY's host serves
+  // the scopes the project's own npmScopes send there.
+  if (defaultRegistry && settings.npmRegistryServer === undefined) settings.npmRegistryServer = registry.url.replace(/\/$/, '');
   const registries = (typeof settings.npmRegistries === 'object' && settings.npmRegistries !== null ? settings.npmRegistries : {}) as Record<string, unknown>;
   const entry: Record<string, unknown> = { npmAlwaysAuth: true };
   if (token !== undefined) entry.npmAuthToken = token;
@@ -128,7 +176,7 @@ export async function registryAuth(input: RegistryAuthInput): Promise<RegistryAu
   const token = env.NPM_TOKEN === undefined || env.NPM_TOKEN === '' ? undefined : env.NPM_TOKEN;
   const basic = env.CC_NPM_BASIC_AUTH === undefined || env.CC_NPM_BASIC_AUTH === '' ? undefined : env.CC_NPM_BASIC_AUTH;
   const customHost = env.CC_NPM_REGISTRY?.trim() || undefined;
-  const result: RegistryAuth = { files: [], installEnv: {}, notes: [] };
+  const result: RegistryAuth = { files: [], installEnv: {}, notes: [], warnings: [] };
   if (token === undefined && basic === undefined) {
     if (customHost) result.notes.push('CC_NPM_REGISTRY is set but neither NPM_TOKEN nor CC_NPM_BASIC_AUTH is: no credentials to add, so no .npmrc is generated.');
     return result;
@@ -142,8 +190,21 @@ export async function registryAuth(input: RegistryAuthInput): Promise<RegistryAu
   const kinds = [token !== undefined ? 'NPM_TOKEN (_authToken)' : '', basic !== undefined ? 'CC_NPM_BASIC_AUTH (basic auth)' : ''].filter(Boolean).join(' and ');
   const where = customHost ? `CC_NPM_REGISTRY ${registry.authKey}` : `the default registry ${registry.authKey}`;
 
+  if (customHost) {
+    const host = registry.authKey.slice(2).split('/')[0]!.toLowerCase();
+    const routed = manager === 'yarn-berry' ? yarnrcRoutesTo(input.projectYarnrcYml, host) : npmrcRoutesTo(input.projectNpmrc, host);
+    if (!routed) {
+      const file = manager === 'yarn-berry' ? '.yarnrc.yml' : '.npmrc';
+      const line = manager === 'yarn-berry' ? `npmScopes:\n  your-scope:\n    npmRegistryServer: "${registry.url}"` : `@your-scope:registry=${registry.url}`;
+      result.warnings.push(
+        `CC_NPM_REGISTRY says where the credentials go (${registry.authKey}), not where packages come from, and no registry setting of the project's ${file} names that host: ` +
+          `every package is asked of the default registry. Add \`${line}\` to ${file} for the scope that registry holds, commit and push.`,
+      );
+    }
+  }
+
   if (manager === 'yarn-berry') {
-    result.files.push({ path: BERRY_BUILD_RC, content: berryRcContent(input.projectYarnrcYml, registry, token, basic), secret: true });
+    result.files.push({ path: BERRY_BUILD_RC, content: berryRcContent(input.projectYarnrcYml, registry, token, basic, !customHost), secret: true });
     result.installEnv.YARN_RC_FILENAME = BERRY_BUILD_RC;
     result.notes.push(
       `Registry credentials from ${kinds} for ${where}: Yarn berry ignores .npmrc, so the build reads them from ${BERRY_BUILD_RC} ` +
@@ -151,23 +212,28 @@ export async function registryAuth(input: RegistryAuthInput): Promise<RegistryAu
     );
     return result;
   }
-  result.files.push({ path: '.npmrc', content: npmrcContent(input.projectNpmrc, registry, token, basic), secret: true });
-  if (manager === 'bun') {
-    // Bun drops .npmrc credentials when the registry comes from the environment (verified with
-    // Bun 1.3.1: no Authorization header), so an inherited registry variable is blanked and
-    // Bun takes registry and credentials from .npmrc together.
+  const projectRegistry = setsDefaultRegistry(input.projectNpmrc);
+  const forDefault = !customHost && !projectRegistry;
+  result.files.push({ path: CREDENTIALS_NPMRC, content: credentialsNpmrcContent(registry, token, basic, forDefault), secret: true });
+  const configDir = userConfigDir(input.buildDir);
+  if (manager !== 'bun') result.installEnv.npm_config_userconfig = `${configDir}/.npmrc`;
+  if (manager === 'bun' || manager === 'custom') result.installEnv.XDG_CONFIG_HOME = configDir;
+  if (manager === 'bun' && !customHost) {
+    // Bun drops .npmrc credentials for the default registry when that registry comes from the
+    // environment (verified with Bun 1.3.1: no Authorization header), so an inherited registry
+    // variable is blanked and Bun takes registry and credentials from the files together.
     result.installEnv.npm_config_registry = '';
     result.installEnv.NPM_CONFIG_REGISTRY = '';
-  } else if (!setsDefaultRegistry(input.projectNpmrc)) {
+  } else if (forDefault) {
     // A registry set in the environment (npm_config_registry, e.g. the machine's) beats .npmrc
     // for npm, pnpm and Yarn 1: the install command names the registry the credentials are for.
     result.installEnv.npm_config_registry = registry.url;
     result.installEnv.NPM_CONFIG_REGISTRY = registry.url;
   }
   result.notes.push(
-    `Registry credentials from ${kinds} for ${where}: written to .npmrc` +
-      (input.projectNpmrc !== undefined ? " after the project's own .npmrc lines" : '') +
-      (setsDefaultRegistry(input.projectNpmrc) ? " (the project's registry= line is kept as the default registry)" : '') +
+    `Registry credentials from ${kinds} for ${where}: written to ${CREDENTIALS_NPMRC}, read as the user configuration ` +
+      `(${manager === 'bun' ? 'XDG_CONFIG_HOME' : 'npm_config_userconfig'})` +
+      (input.projectNpmrc !== undefined ? "; the project's own .npmrc is left as committed and wins where both set something" : '') +
       '.',
   );
   if (token !== undefined && basic !== undefined) result.notes.push('Both NPM_TOKEN and CC_NPM_BASIC_AUTH are set: npm sends the token when both are present.');
