@@ -140,7 +140,7 @@ test('node-npm: npm chosen from package-lock.json, lifecycle scripts once each, 
   assert.deepEqual(seen.lifecycle, ['preinstall', 'install', 'postinstall', 'prestart']);
   assertLogged(deployed, /Package manager: npm, because package-lock\.json is present/);
   assertLogged(deployed, /node 24\.11\.0 {2}\(/);
-  assertLogged(deployed, /NODE_ENV is not set: set NODE_ENV=production/);
+  assertLogged(deployed, /NODE_ENV is not set: an app in production needs NODE_ENV=production/);
   assertLogged(deployed, /^==> \[build\] npm install \(with devDependencies\): npm install/);
 });
 
@@ -198,6 +198,25 @@ test('node-custom: CC_CUSTOM_BUILD_TOOL is the install step', LONG, async () => 
   const { deployed } = await deployAndCheck('node-custom');
   assertLogged(deployed, /Package manager: custom \(CC_CUSTOM_BUILD_TOOL\), because CC_NODE_BUILD_TOOL=custom/);
   assertLogged(deployed, /^==> \[build\] CC_CUSTOM_BUILD_TOOL: bash -c/);
+});
+
+test('node-custom: CC_NODE_DEV_DEPENDENCIES decides for a custom npm or Yarn 1 command too, through redeploys of one app', LONG, async () => {
+  const { variants } = meta('node-custom');
+  assert.ok(variants && variants.length >= 4);
+  const dir = checkoutExample('node-custom');
+  const appId = await createApp(daemon, dir, 'custom-dev-deps');
+  const app = { dir, appId, host: `${appId}.localhost`, env: {} };
+  let previous: Record<string, string> = {};
+  for (const [index, variant] of variants.entries()) {
+    for (const name of Object.keys(previous)) assert.equal((await daemon.cli(['env', 'rm', name], { cwd: dir })).code, 0);
+    for (const [name, value] of Object.entries(variant.env)) assert.equal((await daemon.cli(['env', 'set', name, value], { cwd: dir })).code, 0);
+    previous = variant.env;
+    newRelease(dir, `variant-${index}`);
+    const deployed = await push(app);
+    assertDeployed(deployed);
+    checkExpect(await facts(deployed), variant.expect);
+    assertLogged(deployed, new RegExp(`devDependencies: ${variant.expect.devDependency ? 'installed' : 'not installed'} \\(`));
+  }
 });
 
 test('node-engines-pin: engines.node wins over CC_NODE_VERSION', LONG, async () => {

@@ -1,6 +1,6 @@
 /**
- * Whether devDependencies are installed (SPEC §4.4 rule 5) and the flags that make each
- * package manager do exactly that. The flags are always explicit, so the result never depends
+ * Whether devDependencies are installed (SPEC §4.4 rule 5) and the flags or settings that make
+ * each package manager do exactly that. The flags are always explicit, so the result never depends
  * on a manager's own reading of NODE_ENV (pnpm 10 dropped it, Bun 1.3 ignores it).
  */
 import { PlanError } from '../plan.js';
@@ -67,4 +67,27 @@ export function devFlagsFor(manager: PackageManager, install: boolean): string[]
     default:
       return [];
   }
+}
+
+/**
+ * CC_CUSTOM_BUILD_TOOL is the owner's own command, so the decision reaches it as the settings
+ * each manager reads from its environment or user configuration, which beat NODE_ENV (verified
+ * with npm 11.6.1, Yarn 1.22.22, pnpm 10.34.9 and 12.21.0, Bun 1.3.1):
+ * - npm: npm_config_include=dev / npm_config_omit=dev;
+ * - Yarn 1: YARN_PRODUCTION=false / true;
+ * - pnpm 10: npm_config_production=true skips them (pnpm ignores NODE_ENV, so it installs them otherwise);
+ * - Bun: `production = true` in the global bunfig ($XDG_CONFIG_HOME/.bunfig.toml) skips them
+ *   (a project bunfig.toml with an [install] table replaces that table);
+ * - pnpm 12 and Yarn berry read no such setting: the command passes --prod or
+ *   `workspaces focus --production` itself.
+ */
+export interface CustomDevSettings {
+  env: Record<string, string>;
+  /** Content of the global bunfig, when Bun must be told. */
+  bunfig?: string;
+}
+
+export function customDevSettings(install: boolean): CustomDevSettings {
+  if (install) return { env: { npm_config_include: 'dev', YARN_PRODUCTION: 'false' } };
+  return { env: { npm_config_omit: 'dev', YARN_PRODUCTION: 'true', npm_config_production: 'true' }, bunfig: '[install]\nproduction = true\n' };
 }

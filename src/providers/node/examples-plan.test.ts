@@ -161,11 +161,31 @@ describe('build plans of the example apps', () => {
       {
         label: 'CC_CUSTOM_BUILD_TOOL',
         argv: ['bash', '-c', 'npm install && npm run generate'],
-        env: { ...QUIET_NPM, npm_config_cache: '.slipway-cache/npm', YARN_CACHE_FOLDER: '.slipway-cache/yarn' },
+        // No NODE_ENV: devDependencies installed, and the managers the command runs are told so.
+        env: { ...QUIET_NPM, npm_config_cache: '.slipway-cache/npm', YARN_CACHE_FOLDER: '.slipway-cache/yarn', npm_config_include: 'dev', YARN_PRODUCTION: 'false' },
       },
     ]);
     assert.deepEqual(plan.start, NPM_START);
     assert.deepEqual(plan.toolchain, [NODE_DEFAULT, NPM_DEFAULT, SYSTEM_YARN]);
+  });
+
+  it('node-custom: CC_NODE_DEV_DEPENDENCIES reaches the custom command, whatever NODE_ENV says', async () => {
+    const dir = examplePath('node-custom');
+    for (const [variant, install] of [[0, true], [1, false], [2, true], [3, false]] as const) {
+      const plan = await examplePlan('node-custom', variant);
+      const env = plan.build[0]!.env!;
+      if (install) {
+        assert.equal(env.npm_config_include, 'dev', `variant ${variant}`);
+        assert.equal(env.YARN_PRODUCTION, 'false', `variant ${variant}`);
+        assert.deepEqual(plan.files, [], `variant ${variant}`);
+      } else {
+        assert.equal(env.npm_config_omit, 'dev', `variant ${variant}`);
+        assert.equal(env.YARN_PRODUCTION, 'true', `variant ${variant}`);
+        assert.equal(env.npm_config_production, 'true', `variant ${variant}`);
+        assert.equal(env.XDG_CONFIG_HOME, path.join(dir, '.slipway-cache/config'), `variant ${variant}`);
+        assert.deepEqual(plan.files, [{ path: '.slipway-cache/config/.bunfig.toml', content: '[install]\nproduction = true\n', secret: false }], `variant ${variant}`);
+      }
+    }
   });
 
   it('node-engines-pin: engines.node "22.x" wins over CC_NODE_VERSION=20, with an older npm line kept at 11.6.1', async () => {

@@ -192,8 +192,9 @@ describe('example apps built and run with the real tools', { concurrency: 1 }, (
     assert.match(String(facts.startedBy), /^bun\/1\.3\.1$/);
   });
 
-  it('node-custom: CC_CUSTOM_BUILD_TOOL ran', LONG, async () => {
+  it('node-custom: CC_CUSTOM_BUILD_TOOL ran, and devDependencies follow CC_NODE_DEV_DEPENDENCIES with npm and Yarn 1', LONG, async () => {
     await deployExample('node-custom');
+    for (const variant of [0, 1, 2, 3]) await deployExample('node-custom', {}, variant);
   });
 
   it('node-engines-pin and node-version-minor: the Node version asked for', LONG, async () => {

@@ -6,9 +6,10 @@
  * postinstall (in that order, once each) as part of its install command — verified with npm
  * 11.6.1, pnpm 10.34.9, Yarn 1.22.22, Yarn 4.18.1 and Bun 1.3.1 — so no separate step runs them.
  */
-import type { PlanCommand } from '../plan.js';
+import type { PlanCommand, PlanFile } from '../plan.js';
 import type { PackageManagerChoice } from './detect-package-manager.js';
-import { devFlagsFor } from './dev-dependencies.js';
+import { customDevSettings, devFlagsFor } from './dev-dependencies.js';
+import { USER_CONFIG_DIR, userConfigDir } from './user-config-dir.js';
 
 /** Cache folders, relative to the build folder (see cacheDirs in the plan). */
 export const CACHE_DIRS = {
@@ -28,10 +29,14 @@ export interface InstallInput {
   projectYarnrcYml?: string;
   /** Extra variables for the install command (for example YARN_RC_FILENAME). */
   installEnv: Record<string, string>;
+  /** The build folder's absolute path, where the build commands see it too. */
+  buildDir: string;
 }
 
 export interface InstallPlan {
   build: PlanCommand[];
+  /** Files the install command reads (a custom command's global bunfig). */
+  files?: PlanFile[];
   cacheDirs: string[];
   /** Among cacheDirs, those the release needs too (see BuildPlan.cacheDirsInRelease). */
   cacheDirsInRelease?: string[];
@@ -122,22 +127,27 @@ export function installPlan(input: InstallInput): InstallPlan {
         notes,
         warnings,
       };
-    case 'custom':
+    case 'custom': {
+      const settings = customDevSettings(dev);
       notes.push(
         'CC_CUSTOM_BUILD_TOOL runs as the whole install step (through bash: it is the app owner\'s own command, run in the app\'s own build sandbox); ' +
-          'it decides about devDependencies and lifecycle scripts itself. npm\'s and Yarn\'s caches point into the kept cache folders.',
+          `it decides about lifecycle scripts itself. devDependencies: ${dev ? 'npm_config_include=dev and YARN_PRODUCTION=false' : 'npm_config_omit=dev, YARN_PRODUCTION=true, npm_config_production=true (pnpm 10) and production = true in Bun\'s global bunfig'} ` +
+          'tell npm, Yarn 1, pnpm and Bun; pnpm 12 and Yarn berry read no such setting, so the command passes --prod or `yarn workspaces focus --production` itself. ' +
+          'npm\'s and Yarn\'s caches point into the kept cache folders.',
       );
+      const env: Record<string, string> = { ...QUIET_NPM, npm_config_cache: CACHE_DIRS.npm, YARN_CACHE_FOLDER: CACHE_DIRS.yarn1, ...settings.env, ...installEnv };
+      const files: PlanFile[] = [];
+      if (settings.bunfig) {
+        files.push({ path: `${USER_CONFIG_DIR}/.bunfig.toml`, content: settings.bunfig, secret: false });
+        env.XDG_CONFIG_HOME = userConfigDir(input.buildDir);
+      }
       return {
-        build: [
-          {
-            label: 'CC_CUSTOM_BUILD_TOOL',
-            argv: ['bash', '-c', choice.customCommand ?? ''],
-            env: { ...QUIET_NPM, npm_config_cache: CACHE_DIRS.npm, YARN_CACHE_FOLDER: CACHE_DIRS.yarn1, ...installEnv },
-          },
-        ],
+        build: [{ label: 'CC_CUSTOM_BUILD_TOOL', argv: ['bash', '-c', choice.customCommand ?? ''], env }],
+        ...(files.length > 0 ? { files } : {}),
         cacheDirs: [CACHE_DIRS.npm, CACHE_DIRS.yarn1],
         notes,
         warnings,
       };
+    }
   }
 }

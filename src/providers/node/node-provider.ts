@@ -125,6 +125,7 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
         berryMajor: yarn ? Number(yarn.version.split('.')[0]) : undefined,
         projectYarnrcYml: files.yarnrcYml,
         installEnv: auth.installEnv,
+        buildDir: sourceDir,
       });
       notes.push(...install.notes);
       warnings.push(...install.warnings);
@@ -154,7 +155,7 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
         provider: 'node',
         toolchain: versions.toolchain,
         env: { npm_config_update_notifier: 'false' },
-        files: auth.files,
+        files: [...auth.files, ...(install.files ?? [])],
         build: install.build,
         beforeStart: start.beforeStart,
         start: start.start,
