@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SlipwayError, ValidationError, NotFoundError } from '../core/errors.js';
+import type { RouteSpec } from './route-spec.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
 
@@ -21,6 +22,14 @@ interface Route<C> {
   regex: RegExp;
   keys: string[];
   handler: Handler<C>;
+  spec?: RouteSpec;
+}
+
+export interface RouterOptions<C> {
+  /** Every route must declare what it takes and answers (the API's routes do). */
+  requireSpec?: boolean;
+  /** Runs before a route's handler with its declaration, to refuse a request that does not fit it. */
+  check?(spec: RouteSpec, ctx: C, route: { method: Method; pattern: string }): Promise<void> | void;
 }
 
 const MAX_BODY = 4 * 1024 * 1024;
@@ -100,8 +109,17 @@ export function decodePathSegment(segment: string): string {
 export class HttpRouter<C extends RequestContext> {
   private readonly routes: Route<C>[] = [];
 
-  add(method: Method, pattern: string, handler: Handler<C>): this {
-    this.routes.push({ method, pattern, handler, ...compile(pattern) });
+  constructor(private readonly options: RouterOptions<C> = {}) {}
+
+  add(method: Method, pattern: string, handler: Handler<C>): this;
+  add(method: Method, pattern: string, spec: RouteSpec, handler: Handler<C>): this;
+  add(method: Method, pattern: string, specOrHandler: RouteSpec | Handler<C>, maybeHandler?: Handler<C>): this {
+    const spec = typeof specOrHandler === 'function' ? undefined : specOrHandler;
+    const handler = typeof specOrHandler === 'function' ? specOrHandler : maybeHandler!;
+    if (!spec && this.options.requireSpec) {
+      throw new Error(`The API route ${method} ${pattern} has no RouteSpec: declare what it takes and answers (see src/api/route-spec.ts).`);
+    }
+    this.routes.push({ method, pattern, handler, spec, ...compile(pattern) });
     return this;
   }
 
@@ -121,8 +139,8 @@ export class HttpRouter<C extends RequestContext> {
     return pathMatched ? 'method-not-allowed' : undefined;
   }
 
-  list(): Array<{ method: Method; pattern: string }> {
-    return this.routes.map(({ method, pattern }) => ({ method, pattern }));
+  list(): Array<{ method: Method; pattern: string; spec?: RouteSpec }> {
+    return this.routes.map(({ method, pattern, spec }) => ({ method, pattern, spec }));
   }
 
   async dispatch(ctxBase: Omit<C, 'params'>, method: string, path: string): Promise<void> {
@@ -132,9 +150,11 @@ export class HttpRouter<C extends RequestContext> {
       throw new SlipwayError(405, 'method_not_allowed', `${method} is not allowed on ${path}.`);
     }
     const ctx = { ...ctxBase, params: found.params } as C;
+    const { spec, method: routeMethod, pattern } = found.route;
+    if (spec && this.options.check) await this.options.check(spec, ctx, { method: routeMethod, pattern });
     const result = await found.route.handler(ctx);
     if (result !== undefined && !ctx.res.headersSent) {
-      sendJson(ctx.res, ctx.req.method === 'POST' ? 201 : 200, result);
+      sendJson(ctx.res, spec?.success.status ?? (ctx.req.method === 'POST' ? 201 : 200), result);
     }
   }
 }

@@ -1,97 +1,115 @@
-import { FLAVORS } from '../core/flavors.js';
+import type { RouteSpec } from './route-spec.js';
+import { nameOf, type Schema } from './schema.js';
+import { ErrorBody } from './schemas.js';
 
-/** The OpenAPI document is built from the routes themselves, so it cannot drift from them. */
-const summaries: Record<string, string> = {
-  'GET /v1/health': 'Liveness of the daemon (no token needed)',
-  'GET /v1/openapi.json': 'This document (no token needed)',
-  'GET /v1/me': 'The authenticated user and their organisations',
-  'POST /v1/users': 'Create a user and their first API token (administrators)',
-  'GET /v1/orgs': 'Organisations the user belongs to',
-  'POST /v1/orgs': 'Create an organisation; the creator becomes its owner',
-  'GET /v1/orgs/{org}': 'One organisation (id or name) with its members',
-  'POST /v1/orgs/{org}/members': 'Add a user to an organisation',
-  'GET /v1/apps': 'Applications of the user (optionally of one organisation: ?org=)',
-  'POST /v1/apps': 'Create an application: type, name, region (par|mtl), org',
-  'GET /v1/apps/{app}': 'One application with its git URL and domain',
-  'DELETE /v1/apps/{app}': 'Delete an application, its instances and its repository',
-  'GET /v1/apps/{app}/env': "The application's own variables; ?all=1 adds sections: its own, each linked add-on's, each linked application's exposed configuration",
-  'PUT /v1/apps/{app}/env': 'Replace every variable at once: {"env":[{"name","value"}]}',
-  'PUT /v1/apps/{app}/env/{name}': 'Set one variable: {"value"}',
-  'DELETE /v1/apps/{app}/env/{name}': 'Remove one variable',
-  'GET /v1/apps/{app}/deployments': 'Deployments of the application, newest first (?limit=)',
-  'POST /v1/apps/{app}/deployments': 'Deploy again: {"mode":"rebuild","commit"?} builds a pushed commit, {"mode":"restart"} restarts the current release',
-  'GET /v1/apps/{app}/deployments/{deployment}': 'One deployment: state WIP, OK, FAIL or CANCELLED, phase, message',
-  'GET /v1/apps/{app}/deployments/{deployment}/logs': 'Deployment log as NDJSON; ?lines=<n> and ?since=<time> keep its end; ?follow=1 streams it live until the deployment ends',
-  'POST /v1/apps/{app}/restart': 'Start the current release again with the current variables, health-checked, without a rebuild',
-  'POST /v1/apps/{app}/stop': 'Stop the application (the router answers 503 until the next deployment or restart)',
-  'GET /v1/apps/{app}/scale': 'Instance count and flavours of the instances and builds, with their memory',
-  'PUT /v1/apps/{app}/scale': `Change the scaling: {"flavor"?, "buildFlavor"?, "instances"?}; flavours (${FLAVORS.map((f) => f.name).join(', ')}; any case) apply at the next deployment or restart, the instance count at once`,
-  'GET /v1/apps/{app}/status': 'Running or stopped, the serving instance and release, deployments in progress',
-  'GET /v1/apps/{app}/logs': "The application's output as NDJSON; ?lines=<n> and ?since=<time> keep its end; ?follow=1 streams it live",
-  'GET /v1/addon-providers': 'Add-on providers this daemon offers: {"providers":[{"name","description"}]}',
-  'GET /v1/addons': 'Add-ons of the user (optionally of one organisation: ?org=), with the ids of the apps linked to each',
-  'POST /v1/addons': 'Create (provision) an add-on: {"provider", "name", "org", "link"?: [app ids of that organisation]}',
-  'GET /v1/addons/{addon}': 'One add-on (id, or name with ?org= when several organisations use it)',
-  'GET /v1/addons/{addon}/env': 'The variables a linked application receives from the add-on (credentials included)',
-  'DELETE /v1/addons/{addon}': 'Delete an add-on and its data; refused (409) while linked unless ?unlink=1',
-  'GET /v1/apps/{app}/services': 'Service dependencies: linked add-ons and linked applications',
-  'POST /v1/apps/{app}/services/addons': 'Link an add-on of the same organisation: {"addon": id or name}',
-  'DELETE /v1/apps/{app}/services/addons/{addon}': 'Unlink an add-on (id or name)',
-  'POST /v1/apps/{app}/services/apps': "Link another application: {\"app\": id}; this one receives its exposed configuration",
-  'DELETE /v1/apps/{app}/services/apps/{target}': 'Unlink an application',
-  'GET /v1/apps/{app}/published-config': 'Configuration the application exposes to the applications linked to it',
-  'PUT /v1/apps/{app}/published-config/{name}': 'Expose a variable: {"value"}; restarts the linked applications that run',
-  'DELETE /v1/apps/{app}/published-config/{name}': 'Stop exposing a variable; restarts the linked applications that run',
-  'GET /v1/ssh-keys': "The user's SSH public keys",
-  'POST /v1/ssh-keys': 'Register an SSH public key: {"public_key", "label"?}',
-  'DELETE /v1/ssh-keys/{key}': 'Remove an SSH key (id, label or fingerprint)',
+/** What each error status means, for every route that may answer it. */
+const ERROR_MEANINGS: Record<number, string> = {
+  400: 'Invalid request: a path segment, query parameter or body field that does not fit',
+  401: 'Missing, unknown, expired or revoked API token',
+  403: 'Not allowed for this user',
+  404: 'Not found among what the user can reach',
+  409: 'Conflicts with the current state',
+  502: 'A service the daemon relies on failed',
+  503: 'Not available on this daemon',
 };
 
-export function summaryFor(method: string, openApiPath: string): string | undefined {
-  return summaries[`${method} ${openApiPath}`];
+const ORDER = ['Daemon', 'Users', 'Tokens', 'Organisations', 'Applications', 'Environment', 'Deployments', 'Scaling', 'Add-ons', 'Services', 'SSH keys', 'Runtimes'];
+
+export interface DocumentedRoute {
+  method: string;
+  pattern: string;
+  spec?: RouteSpec;
 }
 
-export function buildOpenApi(routes: Array<{ method: string; pattern: string }>, extraSummaries: Record<string, string> = {}) {
+/**
+ * Replaces each named schema (src/api/schemas.ts) by a reference to its component, adding the
+ * component the first time; the rest is copied as is.
+ */
+function toDocument(schema: Schema, components: Record<string, Schema>): Schema {
+  const name = nameOf(schema);
+  if (name && !components[name]) {
+    components[name] = {}; // reserved first, so a schema that refers to itself terminates
+    components[name] = convert(schema, components);
+  }
+  return name ? { $ref: `#/components/schemas/${name}` } : convert(schema, components);
+}
+
+function convert(schema: Schema, components: Record<string, Schema>): Schema {
+  const out: Schema = { ...schema };
+  if (schema.items) out.items = toDocument(schema.items, components);
+  if (schema.properties) out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, toDocument(v, components)]));
+  if (typeof schema.additionalProperties === 'object') out.additionalProperties = toDocument(schema.additionalProperties, components);
+  if (schema.anyOf) out.anyOf = schema.anyOf.map((s) => toDocument(s, components));
+  return out;
+}
+
+/** The statuses a route may answer besides its success, as the document lists them. */
+export function errorStatuses(pattern: string, spec: RouteSpec): number[] {
+  const statuses = new Set(spec.errors);
+  // Path segments, query parameters and bodies are all checked by the router.
+  if (pattern.includes(':') || spec.query || spec.body) statuses.add(400);
+  if (!spec.public) statuses.add(401);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+/**
+ * The OpenAPI 3.1 document of the API, built from the routes' declarations: the same objects
+ * the router validates requests with, so the two cannot disagree.
+ */
+export function buildOpenApi(routes: DocumentedRoute[]) {
+  const components: Record<string, Schema> = {};
+  const errorRef = toDocument(ErrorBody, components);
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const { method, pattern } of routes) {
+  const operationIds = new Set<string>();
+  for (const { method, pattern, spec } of routes) {
+    if (!spec) throw new Error(`${method} ${pattern} has no RouteSpec, so it cannot be documented.`);
+    if (operationIds.has(spec.operationId)) throw new Error(`Two routes share the operationId ${spec.operationId}.`);
+    operationIds.add(spec.operationId);
     const path = pattern.replace(/:([A-Za-z_]+)/g, '{$1}');
-    const parameters = [...pattern.matchAll(/:([A-Za-z_]+)/g)].map((m) => ({
-      name: m[1],
-      in: 'path',
-      required: true,
-      schema: { type: 'string' },
-    }));
-    const key = `${method} ${path}`;
-    const isPublic = path === '/v1/health' || path === '/v1/openapi.json';
-    paths[path] ??= {};
-    paths[path]![method.toLowerCase()] = {
-      summary: summaries[key] ?? extraSummaries[key] ?? key,
-      parameters,
-      ...(isPublic ? { security: [] } : {}),
-      responses: {
-        '200': { description: 'Success (JSON)' },
-        default: { description: 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+    const pathParams = [...pattern.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!);
+    for (const name of pathParams) {
+      if (!spec.params?.[name]) throw new Error(`${method} ${pattern}: the path parameter ${name} is not described in its RouteSpec.`);
+    }
+    const parameters = [
+      ...pathParams.map((name) => ({ name, in: 'path', required: true, description: spec.params![name], schema: { type: 'string' } })),
+      ...Object.entries(spec.query ?? {}).map(([name, q]) => ({ name, in: 'query', required: false, description: q.description, schema: toDocument(q.schema, components) })),
+    ];
+    const { status, response } = spec.success;
+    const responses: Record<string, unknown> = {
+      [String(status)]: {
+        description: response.description,
+        ...(status === 101 ? {} : { content: { [response.stream ? 'application/x-ndjson' : 'application/json']: { schema: toDocument(response.schema, components) } } }),
       },
     };
+    for (const error of errorStatuses(pattern, spec)) {
+      responses[String(error)] = { description: ERROR_MEANINGS[error] ?? 'Error', content: { 'application/json': { schema: errorRef } } };
+    }
+    responses.default = { description: 'Unexpected error in the daemon', content: { 'application/json': { schema: errorRef } } };
+    paths[path] ??= {};
+    paths[path]![method.toLowerCase()] = {
+      operationId: spec.operationId,
+      tags: [spec.tag],
+      summary: spec.summary,
+      ...(spec.description ? { description: spec.description } : {}),
+      ...(parameters.length ? { parameters } : {}),
+      ...(spec.body ? { requestBody: { required: true, content: { 'application/json': { schema: toDocument(spec.body, components) } } } } : {}),
+      ...(spec.public ? { security: [] } : {}),
+      responses,
+    };
   }
+  const tags = [...new Set(routes.map((r) => r.spec!.tag))].sort((a, b) => (ORDER.indexOf(a) + 1 || 99) - (ORDER.indexOf(b) + 1 || 99));
   return {
-    openapi: '3.0.3',
-    info: { title: 'slipway API', version: '1' },
-    security: [{ bearer: [] }],
-    components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
-      schemas: {
-        Error: {
-          type: 'object',
-          properties: {
-            error: {
-              type: 'object',
-              properties: { code: { type: 'string' }, message: { type: 'string' }, hint: { type: 'string', nullable: true } },
-            },
-          },
-        },
-      },
+    openapi: '3.1.0',
+    info: {
+      title: 'slipway API',
+      version: '1',
+      description: 'Every request but /v1/health and /v1/openapi.json needs `Authorization: Bearer <token>`. Errors answer {"error": {"code", "message", "hint"}}.',
     },
+    security: [{ bearer: [] }],
+    tags: tags.map((name) => ({ name })),
     paths,
+    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas: components },
   };
 }
+
+export type OpenApiDocument = ReturnType<typeof buildOpenApi>;

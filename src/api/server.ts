@@ -4,6 +4,8 @@ import type { ApiContext } from './context.js';
 import type { ApiDependencies } from './platform.js';
 import { authenticate } from './authenticate.js';
 import { buildOpenApi } from './openapi.js';
+import { serverSpecs } from './server.spec.js';
+import { checkBody, checkQuery } from './request-validation.js';
 import { handleRunUpgrade } from './run-upgrade.js';
 import { orgRoutes } from './routes/orgs.js';
 import { userRoutes } from './routes/users.js';
@@ -27,18 +29,31 @@ export type RouteModule = (router: HttpRouter<ApiContext>) => void;
 export type FallbackHandler = (req: IncomingMessage, res: ServerResponse) => boolean | Promise<boolean>;
 
 export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<ApiContext> {
-  const router = new HttpRouter<ApiContext>();
+  const router = new HttpRouter<ApiContext>({
+    requireSpec: true,
+    // A request that does not fit the route's declaration is refused before its handler runs.
+    async check(spec, ctx, { method, pattern }) {
+      checkQuery(spec, method, pattern, ctx.query);
+      if (method !== 'GET') checkBody(spec, method, pattern, await ctx.body());
+    },
+  });
   for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, deploymentRoutes, rollbackRoutes, appConfigRoutes, instanceRoutes, addonRoutes, serviceRoutes, publishedConfigRoutes, runtimeRoutes, tokenRoutes, ...extraModules]) module(router);
   return router;
 }
 
+/** Every route of the API with its declaration, those the server answers itself included. */
+export function apiRoutes(router: HttpRouter<ApiContext> = buildApiRouter()) {
+  return [
+    { method: 'GET', pattern: '/v1/health', spec: serverSpecs.health },
+    { method: 'GET', pattern: '/v1/openapi.json', spec: serverSpecs.openapi },
+    { method: 'POST', pattern: '/v1/apps/:app/run', spec: serverSpecs.run },
+    ...router.list(),
+  ];
+}
+
 export function createApiServer(deps: ApiDependencies, options: { modules?: RouteModule[]; fallback?: FallbackHandler } = {}): Server {
   const router = buildApiRouter(options.modules);
-  const openapi = buildOpenApi([
-    { method: 'GET', pattern: '/v1/health' },
-    { method: 'GET', pattern: '/v1/openapi.json' },
-    ...router.list(),
-  ]);
+  const openapi = buildOpenApi(apiRoutes(router));
 
   const server = createServer(async (req, res) => {
     try {

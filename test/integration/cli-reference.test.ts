@@ -82,7 +82,7 @@ test('--version, help for a command, a topic alone, a typo and a missing argumen
 
   const bash = await runCli(['completion', 'bash']);
   assert.equal(bash.code, 0);
-  const offered = execFileSync('bash', ['-c', 'source /dev/stdin; COMP_WORDS=(slipway tokens r); COMP_CWORD=2; _slipway; echo "${COMPREPLY[@]}"'], { input: bash.stdout, encoding: 'utf8' });
+  const offered = execFileSync('bash', ['-c', 'eval "$(cat)"; COMP_WORDS=(slipway tokens r); COMP_CWORD=2; _slipway; echo "${COMPREPLY[@]}"'], { input: bash.stdout, encoding: 'utf8' });
   assert.equal(offered, 'revoke\n');
   const fish = await runCli(['completion', 'fish']);
   assert.equal(fish.code, 2);

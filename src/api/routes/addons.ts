@@ -7,6 +7,7 @@ import { requireString } from '../body.js';
 import { appForUser, orgForUser } from '../access.js';
 import { addonForUser, addonManager, addonView } from '../addon-access.js';
 import { canonicalProviderName, checkPlan, planOf } from '../addon-plans.js';
+import { addonSpecs } from './addons.spec.js';
 
 /** Apps listed in `link`: ids the user can reach, all in the add-on's organisation. */
 function appsToLink(ctx: ApiContext, link: unknown, orgId: string): AppRow[] {
@@ -27,16 +28,16 @@ function appsToLink(ctx: ApiContext, link: unknown, orgId: string): AppRow[] {
 }
 
 export function addonRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/addon-providers', (ctx) => ({ providers: addonManager(ctx).providerList().map((p) => ({ ...p, plans: [planOf(p.name)].filter(Boolean) })) }));
+  router.add('GET', '/v1/addon-providers', addonSpecs.providers, (ctx) => ({ providers: addonManager(ctx).providerList().map((p) => ({ ...p, plans: [planOf(p.name)].filter(Boolean) })) }));
 
-  router.add('GET', '/v1/addons', ({ user, deps, query }) => {
+  router.add('GET', '/v1/addons', addonSpecs.list, ({ user, deps, query }) => {
     const org = query.get('org');
     const rows = org ? deps.store.addons.listForOrg(orgForUser(deps.store, user, org).id) : deps.store.addons.listForUser(user.id);
     return { addons: rows.map((a) => addonView(deps.store, a)) };
   });
 
   /** Everything is checked before anything is provisioned; the listed apps are linked once it exists. */
-  router.add('POST', '/v1/addons', async (ctx) => {
+  router.add('POST', '/v1/addons', addonSpecs.create, async (ctx) => {
     const { store } = ctx.deps;
     const manager = addonManager(ctx);
     const input = await ctx.body();
@@ -53,18 +54,18 @@ export function addonRoutes(router: HttpRouter<ApiContext>): void {
     return { addon: addonView(store, addon) };
   });
 
-  router.add('GET', '/v1/addons/:addon', ({ user, deps, params, query }) => {
+  router.add('GET', '/v1/addons/:addon', addonSpecs.get, ({ user, deps, params, query }) => {
     return { addon: addonView(deps.store, addonForUser(deps.store, user, params.addon!, query.get('org'))) };
   });
 
-  router.add('GET', '/v1/addons/:addon/env', (ctx) => {
+  router.add('GET', '/v1/addons/:addon/env', addonSpecs.env, (ctx) => {
     const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
     const env = addonManager(ctx).env(addon);
     return { env: Object.entries(env).map(([name, value]) => ({ name, value })) };
   });
 
   /** Deleting destroys the data; while apps use the add-on it takes an explicit unlink=1. */
-  router.add('DELETE', '/v1/addons/:addon', async (ctx) => {
+  router.add('DELETE', '/v1/addons/:addon', addonSpecs.delete, async (ctx) => {
     const { store } = ctx.deps;
     const addon = addonForUser(store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
     const linked = store.links.appsOfAddon(addon.id);

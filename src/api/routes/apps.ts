@@ -5,9 +5,10 @@ import { requireString } from '../body.js';
 import { appForUser, orgForUser } from '../access.js';
 import { appView } from '../platform.js';
 import { SlipwayError } from '../../core/errors.js';
+import { appSpecs } from './apps.spec.js';
 
 export function appRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/apps', ({ user, deps, query }) => {
+  router.add('GET', '/v1/apps', appSpecs.list, ({ user, deps, query }) => {
     const org = query.get('org');
     const apps = org
       ? deps.store.apps.listForOrg(orgForUser(deps.store, user, org).id)
@@ -15,7 +16,7 @@ export function appRoutes(router: HttpRouter<ApiContext>): void {
     return { apps: apps.map((a) => appView(deps.endpoints, a, deps.store.orgs.byId(a.org_id)?.name)) };
   });
 
-  router.add('POST', '/v1/apps', async ({ user, deps, body }) => {
+  router.add('POST', '/v1/apps', appSpecs.create, async ({ user, deps, body }) => {
     const input = await body();
     const type = checkAppType(input.type);
     const name = checkDisplayName('application', requireString(input, 'name', 'Give the application a name.'));
@@ -27,14 +28,14 @@ export function appRoutes(router: HttpRouter<ApiContext>): void {
     return { app: appView(deps.endpoints, app, org.name) };
   });
 
-  router.add('DELETE', '/v1/apps/:app', async ({ user, deps, params }) => {
+  router.add('DELETE', '/v1/apps/:app', appSpecs.delete, async ({ user, deps, params }) => {
     const app = appForUser(deps.store, user, params.app!);
     if (!deps.services?.removeApp) throw new SlipwayError(503, 'unavailable', 'Applications cannot be deleted on this daemon.');
     await deps.services.removeApp(app);
     return { deleted: app.id };
   });
 
-  router.add('GET', '/v1/apps/:app', ({ user, deps, params }) => {
+  router.add('GET', '/v1/apps/:app', appSpecs.get, ({ user, deps, params }) => {
     const app = appForUser(deps.store, user, params.app!);
     return { app: appView(deps.endpoints, app, deps.store.orgs.byId(app.org_id)?.name) };
   });

@@ -6,6 +6,7 @@ import { appForUser } from '../access.js';
 import { optionalString } from '../body.js';
 import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../../core/errors.js';
 import type { DeploymentServices } from '../platform.js';
+import { deploymentSpecs } from './deployments.spec.js';
 
 export function deploymentView(d: Deployment) {
   return {
@@ -27,20 +28,20 @@ function services(ctx: ApiContext): DeploymentServices {
 }
 
 export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/apps/:app/deployments', (ctx) => {
+  router.add('GET', '/v1/apps/:app/deployments', deploymentSpecs.list, (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const limit = Math.min(Number(ctx.query.get('limit') ?? 10) || 10, 200);
     return { deployments: ctx.deps.store.deployments.listForApp(app.id, limit).map(deploymentView) };
   });
 
-  router.add('GET', '/v1/apps/:app/deployments/:deployment', (ctx) => {
+  router.add('GET', '/v1/apps/:app/deployments/:deployment', deploymentSpecs.get, (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const d = ctx.deps.store.deployments.byId(ctx.params.deployment!);
     if (!d || d.app_id !== app.id) throw new NotFoundError(`No deployment ${ctx.params.deployment} for this application.`, '`slipway activity` lists them.');
     return { deployment: deploymentView(d) };
   });
 
-  router.add('GET', '/v1/apps/:app/deployments/:deployment/logs', async (ctx) => {
+  router.add('GET', '/v1/apps/:app/deployments/:deployment/logs', deploymentSpecs.logs, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const { store } = ctx.deps;
     const d = store.deployments.byId(ctx.params.deployment!);
@@ -54,7 +55,7 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
   });
 
   /** A new deployment of a commit already pushed (rebuild), or of the current release (restart). */
-  router.add('POST', '/v1/apps/:app/deployments', async (ctx) => {
+  router.add('POST', '/v1/apps/:app/deployments', deploymentSpecs.create, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const { deployer, repos } = services(ctx);
     const body = await ctx.body();
@@ -78,16 +79,16 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
     const deployment = deployer.enqueue(app, { commit: last.commit_sha, cause: 'restart requested', userId: ctx.user.id, mode: 'reuse-release' });
     return { deployment: deploymentView(deployment) };
   };
-  router.add('POST', '/v1/apps/:app/restart', restart);
+  router.add('POST', '/v1/apps/:app/restart', deploymentSpecs.restart, restart);
 
-  router.add('POST', '/v1/apps/:app/stop', async (ctx) => {
+  router.add('POST', '/v1/apps/:app/stop', deploymentSpecs.stop, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const stopped = await services(ctx).runtime.stop(app.id);
     ctx.deps.store.deployments.setWanted(app.id, 'stopped');
     return { stopped };
   });
 
-  router.add('GET', '/v1/apps/:app/status', async (ctx) => {
+  router.add('GET', '/v1/apps/:app/status', deploymentSpecs.status, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const { runtime, repos } = services(ctx);
     const { store } = ctx.deps;
@@ -115,7 +116,7 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
     };
   });
 
-  router.add('GET', '/v1/apps/:app/logs', async (ctx) => {
+  router.add('GET', '/v1/apps/:app/logs', deploymentSpecs.appLogs, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const request = parseLogQuery(ctx.query);
     await streamLog(ctx.res, services(ctx).logs, app.id, request, () => true, () => ({}));

@@ -5,17 +5,18 @@ import { ValidationError, NotFoundError } from '../../core/errors.js';
 import { appForUser } from '../access.js';
 import { appEnvForDisplay } from '../../links/app-environment.js';
 import { checkHealthCheckVariable } from '../../healthcheck/health-check-paths.js';
+import { envSpecs } from './env.spec.js';
 
 export function envRoutes(router: HttpRouter<ApiContext>): void {
   /** ?all=1 adds every source the app receives, in the order of src/core/merge-env.ts. */
-  router.add('GET', '/v1/apps/:app/env', ({ user, deps, params, query }) => {
+  router.add('GET', '/v1/apps/:app/env', envSpecs.list, ({ user, deps, params, query }) => {
     const app = appForUser(deps.store, user, params.app!);
     const env = deps.store.env.list(app.id);
     if (query.get('all') === '1' && deps.addons) return { env, sections: appEnvForDisplay(deps.store, deps.addons, app.id) };
     return { env };
   });
 
-  router.add('PUT', '/v1/apps/:app/env/:name', async ({ user, deps, params, body }) => {
+  router.add('PUT', '/v1/apps/:app/env/:name', envSpecs.set, async ({ user, deps, params, body }) => {
     const app = appForUser(deps.store, user, params.app!);
     const name = checkEnvName(params.name, app.type);
     const value = checkEnvValue(name, (await body()).value);
@@ -24,7 +25,7 @@ export function envRoutes(router: HttpRouter<ApiContext>): void {
     return { env: deps.store.env.list(app.id) };
   });
 
-  router.add('DELETE', '/v1/apps/:app/env/:name', ({ user, deps, params }) => {
+  router.add('DELETE', '/v1/apps/:app/env/:name', envSpecs.remove, ({ user, deps, params }) => {
     const app = appForUser(deps.store, user, params.app!);
     if (!deps.store.env.remove(app.id, params.name!)) {
       throw new NotFoundError(`The application has no variable ${JSON.stringify(params.name)}.`, '`slipway env` lists its variables.');
@@ -33,7 +34,7 @@ export function envRoutes(router: HttpRouter<ApiContext>): void {
   });
 
   /** Replaces every variable at once; nothing is written unless every entry is valid. */
-  router.add('PUT', '/v1/apps/:app/env', async ({ user, deps, params, body }) => {
+  router.add('PUT', '/v1/apps/:app/env', envSpecs.replace, async ({ user, deps, params, body }) => {
     const app = appForUser(deps.store, user, params.app!);
     const list = (await body()).env;
     if (!Array.isArray(list)) {

@@ -4,6 +4,7 @@ import { appForUser } from '../access.js';
 import { SlipwayError, ValidationError } from '../../core/errors.js';
 import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../../core/flavors.js';
 import type { AppRow } from '../../store/apps.js';
+import { instanceSpecs } from './instances.spec.js';
 
 /** How an app is scaled: its instance count and the flavours of its instances and builds. */
 export function scaleView(app: AppRow) {
@@ -37,12 +38,12 @@ const SCALE_FIELDS = ['flavor', 'buildFlavor', 'instances'];
  * the next deployment or restart (the instances running keep their sandbox).
  */
 export function instanceRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/apps/:app/scale', ({ user, deps, params }) => {
+  router.add('GET', '/v1/apps/:app/scale', instanceSpecs.getScale, ({ user, deps, params }) => {
     const app = appForUser(deps.store, user, params.app!);
     return { scale: scaleView(app) };
   });
 
-  router.add('PUT', '/v1/apps/:app/scale', async (ctx) => {
+  router.add('PUT', '/v1/apps/:app/scale', instanceSpecs.setScale, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const body = await ctx.body();
     const unknown = Object.keys(body).filter((key) => !SCALE_FIELDS.includes(key));
@@ -67,7 +68,7 @@ export function instanceRoutes(router: HttpRouter<ApiContext>): void {
     return { scale: scaleView(ctx.deps.store.apps.byId(app.id)!) };
   });
 
-  router.add('PUT', '/v1/apps/:app/instances', async (ctx) => {
+  router.add('PUT', '/v1/apps/:app/instances', instanceSpecs.setInstances, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const count = checkInstanceCount((await ctx.body()).count);
     const runtime = ctx.deps.services?.runtime;

@@ -8,6 +8,7 @@ import type { Store } from '../../store/store.js';
 import type { User } from '../../store/users.js';
 import type { Org } from '../../store/orgs.js';
 import { isId } from '../../core/names.js';
+import { orgSpecs } from './orgs.spec.js';
 
 /**
  * The organisation whose members a user may see: theirs, or any for an administrator (who
@@ -36,9 +37,9 @@ function memberRole(value: string | undefined): 'owner' | 'member' {
 }
 
 export function orgRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/orgs', ({ user, deps }) => ({ orgs: deps.store.orgs.listForUser(user.id) }));
+  router.add('GET', '/v1/orgs', orgSpecs.list, ({ user, deps }) => ({ orgs: deps.store.orgs.listForUser(user.id) }));
 
-  router.add('POST', '/v1/orgs', async ({ user, deps, body }) => {
+  router.add('POST', '/v1/orgs', orgSpecs.create, async ({ user, deps, body }) => {
     const name = checkDisplayName('organisation', requireString(await body(), 'name'));
     return deps.store.transaction(() => {
       const org = deps.store.orgs.create(name);
@@ -47,18 +48,18 @@ export function orgRoutes(router: HttpRouter<ApiContext>): void {
     });
   });
 
-  router.add('GET', '/v1/orgs/:org', ({ user, deps, params }) => {
+  router.add('GET', '/v1/orgs/:org', orgSpecs.get, ({ user, deps, params }) => {
     const org = orgForUser(deps.store, user, params.org);
     return { org, members: deps.store.orgs.members(org.id) };
   });
 
-  router.add('GET', '/v1/orgs/:org/members', ({ user, deps, params }) => {
+  router.add('GET', '/v1/orgs/:org/members', orgSpecs.members, ({ user, deps, params }) => {
     const org = orgForMembers(deps.store, user, params.org);
     return { members: deps.store.orgs.members(org.id) };
   });
 
   /** Adds a user, or changes the role of a member; the last owner cannot step down. */
-  router.add('POST', '/v1/orgs/:org/members', async ({ user, deps, params, body }) => {
+  router.add('POST', '/v1/orgs/:org/members', orgSpecs.addMember, async ({ user, deps, params, body }) => {
     const { store } = deps;
     const org = orgToManage(store, user, params.org);
     const input = await body();
@@ -75,7 +76,7 @@ export function orgRoutes(router: HttpRouter<ApiContext>): void {
     return { members: store.orgs.members(org.id) };
   });
 
-  router.add('DELETE', '/v1/orgs/:org/members/:user', ({ user, deps, params }) => {
+  router.add('DELETE', '/v1/orgs/:org/members/:user', orgSpecs.removeMember, ({ user, deps, params }) => {
     const { store } = deps;
     const org = orgToManage(store, user, params.org);
     const member = isId(params.user!) ? store.users.byId(params.user!) : store.users.byName(params.user!);

@@ -5,6 +5,7 @@ import { checkEnvName, checkEnvValue } from '../../core/names.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { appForUser } from '../access.js';
 import { redeployConsumers, type ConsumerRedeploy } from '../../links/redeploy-consumers.js';
+import { publishedConfigSpecs } from './published-config.spec.js';
 
 /**
  * The configuration an app exposes to the apps linked to it. Changing it restarts those apps
@@ -16,12 +17,12 @@ function changed(ctx: ApiContext, app: AppRow): ConsumerRedeploy[] {
 }
 
 export function publishedConfigRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/apps/:app/published-config', ({ user, deps, params }) => {
+  router.add('GET', '/v1/apps/:app/published-config', publishedConfigSpecs.list, ({ user, deps, params }) => {
     const app = appForUser(deps.store, user, params.app!);
     return { published_config: deps.store.publishedConfig.list(app.id) };
   });
 
-  router.add('PUT', '/v1/apps/:app/published-config/:name', async (ctx) => {
+  router.add('PUT', '/v1/apps/:app/published-config/:name', publishedConfigSpecs.set, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     // Consumers may be of any type, so exposed names follow the strictest rule (Node's).
     const name = checkEnvName(ctx.params.name, 'node');
@@ -30,7 +31,7 @@ export function publishedConfigRoutes(router: HttpRouter<ApiContext>): void {
     return { published_config: ctx.deps.store.publishedConfig.list(app.id), redeployed };
   });
 
-  router.add('DELETE', '/v1/apps/:app/published-config/:name', (ctx) => {
+  router.add('DELETE', '/v1/apps/:app/published-config/:name', publishedConfigSpecs.remove, (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     if (!ctx.deps.store.publishedConfig.remove(app.id, ctx.params.name!)) {
       throw new NotFoundError(`The application exposes no ${JSON.stringify(ctx.params.name)}.`, '`slipway published-config` lists what it exposes.');
@@ -39,7 +40,7 @@ export function publishedConfigRoutes(router: HttpRouter<ApiContext>): void {
   });
 
   /** Replaces everything the app exposes; nothing is written unless every entry is valid. */
-  router.add('PUT', '/v1/apps/:app/published-config', async (ctx) => {
+  router.add('PUT', '/v1/apps/:app/published-config', publishedConfigSpecs.replace, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const list = (await ctx.body()).published_config;
     if (!Array.isArray(list)) throw new ValidationError('Field "published_config" must be an array of {"name", "value"} objects.');

@@ -7,6 +7,7 @@ import { deploymentView } from './deployments.js';
 import { parseReleaseSpec } from '../../pipeline/release-spec.js';
 import type { Deployment } from '../../store/deployments.js';
 import { existsSync } from 'node:fs';
+import { rollbackSpecs } from './rollback.spec.js';
 
 function keptOnDisk(d: Deployment): boolean {
   try {
@@ -21,7 +22,7 @@ function keptOnDisk(d: Deployment): boolean {
  * and a restart on a given commit, which reuses its kept release when there is one.
  */
 export function rollbackRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('POST', '/v1/apps/:app/rollback', async (ctx) => {
+  router.add('POST', '/v1/apps/:app/rollback', rollbackSpecs.rollback, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const deployer = ctx.deps.services?.deployer;
     if (!deployer) throw new SlipwayError(503, 'unavailable', 'Deployments are not available on this daemon.');
@@ -59,7 +60,7 @@ export function rollbackRoutes(router: HttpRouter<ApiContext>): void {
     return { deployment: deploymentView(deployment), rolled_back_to: deploymentView(target) };
   });
 
-  router.add('POST', '/v1/apps/:app/restart-commit', async (ctx) => {
+  router.add('POST', '/v1/apps/:app/restart-commit', rollbackSpecs.restartCommit, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const services = ctx.deps.services;
     if (!services) throw new SlipwayError(503, 'unavailable', 'Deployments are not available on this daemon.');

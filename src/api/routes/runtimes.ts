@@ -2,13 +2,14 @@ import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import { SlipwayError } from '../../core/errors.js';
 import { listRuntimes } from '../../toolchains/runtimes-list.js';
+import { runtimeSpecs } from './runtimes.spec.js';
 
 /**
  * The Node.js and Bun versions a build can ask for (SPEC §9), from the daemon's version
  * catalog (the npm registry, cached): newest first, end-of-life and default versions marked.
  */
 export function runtimeRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/runtimes', async ({ deps }) => {
+  router.add('GET', '/v1/runtimes', runtimeSpecs.list, async ({ deps }) => {
     const catalog = deps.services?.catalog;
     if (!catalog) throw new SlipwayError(503, 'unavailable', 'The list of runtimes is not available on this daemon (it runs no deploy pipeline).');
     try {

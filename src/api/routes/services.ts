@@ -4,6 +4,7 @@ import type { AppRow } from '../../store/apps.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { appForUser } from '../access.js';
 import { addonForApp, addonView } from '../addon-access.js';
+import { serviceSpecs } from './services.spec.js';
 
 /**
  * Service dependencies of an app: the add-ons whose variables it receives and the apps whose
@@ -29,16 +30,16 @@ function linkedAppTarget(ctx: ApiContext, app: AppRow, ref: unknown): AppRow {
 }
 
 export function serviceRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/apps/:app/services', (ctx) => servicesView(ctx, appForUser(ctx.deps.store, ctx.user, ctx.params.app!)));
+  router.add('GET', '/v1/apps/:app/services', serviceSpecs.list, (ctx) => servicesView(ctx, appForUser(ctx.deps.store, ctx.user, ctx.params.app!)));
 
-  router.add('POST', '/v1/apps/:app/services/addons', async (ctx) => {
+  router.add('POST', '/v1/apps/:app/services/addons', serviceSpecs.linkAddon, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const addon = addonForApp(ctx.deps.store, ctx.user, app, (await ctx.body()).addon);
     ctx.deps.store.links.linkAddon(app.id, addon.id);
     return servicesView(ctx, app);
   });
 
-  router.add('DELETE', '/v1/apps/:app/services/addons/:addon', (ctx) => {
+  router.add('DELETE', '/v1/apps/:app/services/addons/:addon', serviceSpecs.unlinkAddon, (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const addon = addonForApp(ctx.deps.store, ctx.user, app, ctx.params.addon);
     if (!ctx.deps.store.links.unlinkAddon(app.id, addon.id)) {
@@ -47,14 +48,14 @@ export function serviceRoutes(router: HttpRouter<ApiContext>): void {
     return servicesView(ctx, app);
   });
 
-  router.add('POST', '/v1/apps/:app/services/apps', async (ctx) => {
+  router.add('POST', '/v1/apps/:app/services/apps', serviceSpecs.linkApp, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const target = linkedAppTarget(ctx, app, (await ctx.body()).app);
     ctx.deps.store.links.linkApp(app.id, target.id);
     return servicesView(ctx, app);
   });
 
-  router.add('DELETE', '/v1/apps/:app/services/apps/:target', (ctx) => {
+  router.add('DELETE', '/v1/apps/:app/services/apps/:target', serviceSpecs.unlinkApp, (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const target = appForUser(ctx.deps.store, ctx.user, ctx.params.target!);
     if (!ctx.deps.store.links.unlinkApp(app.id, target.id)) {

@@ -4,9 +4,7 @@ import { tokenState, type ApiToken } from '../../store/api-tokens.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { checkDisplayName } from '../../core/names.js';
 import { optionalString } from '../body.js';
-
-/** The longest life a token can be given: ten years, in seconds. */
-export const MAX_TOKEN_LIFETIME_SECONDS = 10 * 365 * 24 * 3600;
+import { MAX_TOKEN_LIFETIME_SECONDS, tokenSpecs } from './tokens.spec.js';
 
 export function tokenView(token: ApiToken & { user_name?: string }) {
   return {
@@ -43,7 +41,7 @@ function tokenFor(ctx: ApiContext, ref: string): ApiToken {
 
 /** API tokens: each user makes, lists and revokes their own; administrators see and revoke everyone's. */
 export function tokenRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/tokens', ({ user, deps, query }) => {
+  router.add('GET', '/v1/tokens', tokenSpecs.list, ({ user, deps, query }) => {
     if (query.get('all') === '1') {
       if (!user.is_admin) throw new ForbiddenError("Only an administrator can list everyone's tokens.", 'Leave out --all to list yours.');
       return { tokens: deps.store.tokens.listAll().map(tokenView) };
@@ -51,7 +49,7 @@ export function tokenRoutes(router: HttpRouter<ApiContext>): void {
     return { tokens: deps.store.tokens.listForUser(user.id).map(tokenView) };
   });
 
-  router.add('POST', '/v1/tokens', async ({ user, deps, body }) => {
+  router.add('POST', '/v1/tokens', tokenSpecs.create, async ({ user, deps, body }) => {
     const input = await body();
     const label = checkDisplayName('token', optionalString(input, 'label') ?? `token ${new Date().toISOString().slice(0, 10)}`);
     const { secret, token } = deps.store.tokens.issue(user.id, label, expiresAt(input.expires_in));
@@ -62,7 +60,7 @@ export function tokenRoutes(router: HttpRouter<ApiContext>): void {
    * Revoking ends a token at once. The last working administrator token is kept, so the
    * platform never loses its administration: make another one first, then revoke the old one.
    */
-  router.add('DELETE', '/v1/tokens/:token', (ctx) => {
+  router.add('DELETE', '/v1/tokens/:token', tokenSpecs.revoke, (ctx) => {
     const { store } = ctx.deps;
     const token = tokenFor(ctx, ctx.params.token!);
     if (token.revoked_at) throw new ConflictError(`The token ${token.id} was already revoked at ${token.revoked_at}.`);

@@ -13,7 +13,7 @@ export const addonProviders: Command = {
     printTable(
       ctx,
       providers.map((p) => ({ ...p, plan: (p.plans ?? []).map((plan) => plan.name).join(', ') })),
-      ['name', 'plan', 'description'],
+      ['name', 'description', 'plan'],
       providers,
     );
   },

@@ -1,0 +1,49 @@
+import type { RouteSpec } from '../route-spec.js';
+import { arr, obj, str } from '../schema.js';
+import { App } from '../schemas.js';
+
+export const APP_PARAM = { app: 'Application id (app_<uuid>)' };
+export const ORG_FILTER = { org: { schema: str(), description: 'Only those of this organisation (id or name)' } };
+
+export const appSpecs = {
+  list: {
+    operationId: 'listApps',
+    tag: 'Applications',
+    summary: 'Your applications (optionally of one organisation: ?org=)',
+    query: ORG_FILTER,
+    success: { status: 200, response: { description: 'The applications', schema: obj({ apps: arr(App) }) } },
+    errors: [404],
+  },
+  create: {
+    operationId: 'createApp',
+    tag: 'Applications',
+    summary: 'Create an application',
+    body: obj(
+      {
+        type: str('node (Node.js and Bun) or sbt (Scala)'),
+        name: str('Unique in its organisation'),
+        region: str('par (default) or mtl'),
+        org: str('Organisation id or name'),
+      },
+      ['region'],
+    ),
+    success: { status: 201, response: { description: 'The application, with its git URL and domain', schema: obj({ app: App }) } },
+    errors: [404, 409],
+  },
+  get: {
+    operationId: 'getApp',
+    tag: 'Applications',
+    summary: 'One application with its git URL and domain',
+    params: APP_PARAM,
+    success: { status: 200, response: { description: 'The application', schema: obj({ app: App }) } },
+    errors: [404],
+  },
+  delete: {
+    operationId: 'deleteApp',
+    tag: 'Applications',
+    summary: 'Delete an application: its instances, repository, releases, caches and user (its add-ons stay)',
+    params: APP_PARAM,
+    success: { status: 200, response: { description: 'The id of the deleted application', schema: obj({ deleted: str() }) } },
+    errors: [404, 503],
+  },
+} satisfies Record<string, RouteSpec>;

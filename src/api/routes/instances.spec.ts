@@ -1,0 +1,43 @@
+import type { RouteSpec } from '../route-spec.js';
+import { int, obj, str, type Schema } from '../schema.js';
+import { Scale } from '../schemas.js';
+import { APP_PARAM } from './apps.spec.js';
+import { FLAVORS } from '../../core/flavors.js';
+
+const COUNT: Schema = { type: ['integer', 'string'], description: 'A whole number from 1 to 40 (digits in a string are accepted)' };
+
+export const instanceSpecs = {
+  getScale: {
+    operationId: 'getScale',
+    tag: 'Scaling',
+    summary: 'Instance count and flavours of the instances and builds, with their memory',
+    params: APP_PARAM,
+    success: { status: 200, response: { description: 'The scaling', schema: obj({ scale: Scale }) } },
+    errors: [404],
+  },
+  setScale: {
+    operationId: 'setScale',
+    tag: 'Scaling',
+    summary: `Change the scaling: {"flavor"?, "buildFlavor"?, "instances"?}; flavours (${FLAVORS.map((f) => f.name).join(', ')}; any case) apply at the next deployment or restart, the instance count at once`,
+    params: APP_PARAM,
+    body: obj(
+      {
+        flavor: str('Flavour of each instance'),
+        buildFlavor: str('Flavour of builds'),
+        instances: COUNT,
+      },
+      ['flavor', 'buildFlavor', 'instances'],
+    ),
+    success: { status: 200, response: { description: 'The scaling after the change', schema: obj({ scale: Scale }) } },
+    errors: [404],
+  },
+  setInstances: {
+    operationId: 'setInstanceCount',
+    tag: 'Scaling',
+    summary: 'Change how many instances serve the running release, at once',
+    params: APP_PARAM,
+    body: obj({ count: COUNT }),
+    success: { status: 200, response: { description: 'The count wanted and the instances running', schema: obj({ instances: int(), running: int() }) } },
+    errors: [404, 503],
+  },
+} satisfies Record<string, RouteSpec>;

@@ -1,0 +1,44 @@
+import type { RouteSpec } from '../route-spec.js';
+import { arr, bool, int, obj, oneOf, str } from '../schema.js';
+import { Token } from '../schemas.js';
+
+/** The longest life a token can be given: ten years, in seconds. */
+export const MAX_TOKEN_LIFETIME_SECONDS = 10 * 365 * 24 * 3600;
+
+const TOKEN = { token: 'The token id, or the label of one of your tokens' };
+
+export const tokenSpecs = {
+  list: {
+    operationId: 'listTokens',
+    tag: 'Tokens',
+    summary: "Your API tokens (never their value); ?all=1 lists everyone's (administrators)",
+    query: { all: { schema: oneOf(['0', '1']), description: "1: every user's tokens, with their user name (administrators)" } },
+    success: { status: 200, response: { description: 'The tokens', schema: obj({ tokens: arr(Token) }) } },
+    errors: [403],
+  },
+  create: {
+    operationId: 'createToken',
+    tag: 'Tokens',
+    summary: 'Create an API token for yourself; its value (secret) is shown once',
+    body: obj(
+      {
+        label: str('A name to recognise it by (default "token <date>")'),
+        expires_in: int('Seconds until it stops working, 60 to ten years (default: never)', { minimum: 60, maximum: MAX_TOKEN_LIFETIME_SECONDS }),
+      },
+      ['label', 'expires_in'],
+    ),
+    success: { status: 201, response: { description: 'The token and its value', schema: obj({ token: Token, secret: str('slw_...: send it as Authorization: Bearer <secret>') }) } },
+    errors: [],
+  },
+  revoke: {
+    operationId: 'revokeToken',
+    tag: 'Tokens',
+    summary: 'Revoke a token (yours, or any for an administrator); the last working administrator token is kept',
+    params: TOKEN,
+    success: {
+      status: 200,
+      response: { description: 'The revoked token', schema: obj({ token: Token, was_current: bool('Whether the request used this token') }) },
+    },
+    errors: [404, 409],
+  },
+} satisfies Record<string, RouteSpec>;

@@ -1,0 +1,147 @@
+import { arr, bool, int, named, nullable, obj, oneOf, str, time, type Schema } from './schema.js';
+
+/** The shapes the API answers with, shared by the routes' declarations (src/api/routes/*.spec.ts). */
+
+export const ErrorBody = named(
+  'Error',
+  obj({
+    error: obj({
+      code: str('Stable error code: invalid, unauthorized, forbidden, not_found, conflict, unavailable...'),
+      message: str('What happened'),
+      hint: nullable(str('What to do next')),
+    }),
+  }),
+);
+
+export const EnvVar = named('EnvVar', obj({ name: str(), value: str() }));
+export const EnvList = arr(EnvVar);
+
+export const Org = named('Org', obj({ id: str(), name: str(), created_at: time() }));
+export const OrgWithRole = named('OrgWithRole', obj({ id: str(), name: str(), created_at: time(), role: oneOf(['owner', 'member']) }));
+export const Member = named('Member', obj({ user_id: str(), name: str(), role: oneOf(['owner', 'member']) }));
+
+export const App = named(
+  'App',
+  obj({
+    id: str('app_<uuid>'),
+    name: str(),
+    type: oneOf(['node', 'sbt']),
+    region: oneOf(['par', 'mtl']),
+    org_id: str(),
+    org_name: nullable(str()),
+    created_at: time(),
+    git_url: str('Where to git push: git+ssh://git@<host>:<port>/<app_id>.git'),
+    domain: str('<app_id>.<domain>'),
+    url: str('The address the router serves the app on'),
+    instances: int('Instances that serve it', { minimum: 1 }),
+    flavor: str('Flavour of each instance'),
+    flavor_memory_bytes: int(),
+    build_flavor: str('Flavour of its builds'),
+    build_flavor_memory_bytes: int(),
+  }),
+);
+
+export const DeploymentState = oneOf(['WIP', 'OK', 'FAIL', 'CANCELLED'], 'WIP while queued or running');
+export const Deployment = named(
+  'Deployment',
+  obj({
+    id: str('deployment_<uuid>'),
+    app_id: str(),
+    commit: str('The 40-character commit id'),
+    state: DeploymentState,
+    cause: str('What started it: a push, a rebuild, a restart, a rollback...'),
+    phase: nullable(oneOf(['queued', 'receive', 'build', 'release', 'run', 'healthcheck', 'done'])),
+    message: nullable(str('Why it failed or was cancelled')),
+    created_at: time(),
+    finished_at: nullable(time()),
+  }),
+);
+
+export const Addon = named(
+  'Addon',
+  obj({
+    id: str('addon_<uuid>'),
+    name: str(),
+    provider: str('postgresql or redis'),
+    org_id: str(),
+    org_name: nullable(str()),
+    created_at: time(),
+    linked_apps: arr(str(), 'Ids of the applications linked to it'),
+  }),
+);
+
+export const Services = named(
+  'Services',
+  obj({
+    addons: arr(Addon, 'Add-ons whose variables the application receives'),
+    apps: arr(obj({ id: str(), name: str() }), 'Applications whose exposed configuration it receives'),
+  }),
+);
+
+export const SshKey = named('SshKey', obj({ id: str(), label: str(), algorithm: str(), fingerprint: str('SHA256:...'), created_at: time() }));
+
+export const Token = named(
+  'Token',
+  obj(
+    {
+      id: str('token_<uuid>'),
+      label: str(),
+      user_id: str(),
+      user_name: str('Only in the listing of every token (?all=1)'),
+      created_at: time(),
+      expires_at: nullable(time('When it stops working; null: never')),
+      revoked_at: nullable(time()),
+      last_used_at: nullable(time('Noted at most once a minute')),
+      state: oneOf(['valid', 'expired', 'revoked']),
+    },
+    ['user_name'],
+  ),
+);
+
+export const Scale = named(
+  'Scale',
+  obj({
+    instances: int('How many instances serve the app'),
+    flavor: str(),
+    memory_bytes: int('Memory of each instance'),
+    build_flavor: str(),
+    build_memory_bytes: int('Memory of a build'),
+  }),
+);
+
+export const Redeploy = named('Redeploy', obj({ app_id: str(), app_name: str(), deployment_id: str() }));
+
+export const InstanceState = oneOf(['starting', 'running', 'restarting', 'stopping', 'stopped', 'crashed']);
+
+export const Status = named(
+  'Status',
+  obj({
+    status: oneOf(['running', 'stopped']),
+    instance: nullable(
+      obj({ id: str(), address: str(), port: int(), state: InstanceState, restarts: int(), memory_bytes: nullable(int()) }, [], 'The first instance (see instances for all)'),
+    ),
+    instances: arr(obj({ id: str(), number: int('INSTANCE_NUMBER'), address: str(), state: InstanceState, restarts: int(), memory_bytes: nullable(int()) })),
+    instance_count: int('Instances wanted'),
+    release: nullable(obj({ deployment_id: str(), commit: str() }, [], 'What serves')),
+    pushed_commit: nullable(str('Head of master in the app repository')),
+    deploying: arr(Deployment, 'Deployments queued or running'),
+  }),
+);
+
+/** One line of a log stream; the last line is `{"end": true, ...}`. */
+export const LogLine: Schema = named('LogLine', {
+  anyOf: [
+    obj({ time: time(), stream: str('out, err or system'), line: str() }),
+    obj({ end: { type: 'boolean', enum: [true] }, state: DeploymentState, message: nullable(str()) }, ['state', 'message'], 'The closing line (a deployment log adds its final state)'),
+  ],
+});
+
+export const Setting = named('Setting', obj({ name: str(), value: bool(), description: str() }));
+
+export const Runtime = named(
+  'Runtime',
+  obj({ runtime: oneOf(['node', 'bun']), version: str(), end_of_life: bool(), default: bool('The version used when the app asks for none') }),
+);
+
+export const Plan = named('Plan', obj({ name: str(), description: str() }));
+export const AddonProvider = named('AddonProvider', obj({ name: str(), description: str(), plans: arr(Plan, 'Each provider has one') }));

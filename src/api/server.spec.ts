@@ -1,0 +1,35 @@
+import type { RouteSpec } from './route-spec.js';
+import { bool, mapOf, obj, str } from './schema.js';
+import { APP_PARAM } from './routes/apps.spec.js';
+
+/** Routes the server answers before the router: no token needed, or an upgraded connection. */
+export const serverSpecs = {
+  health: {
+    operationId: 'getHealth',
+    tag: 'Daemon',
+    summary: 'Liveness of the daemon',
+    public: true,
+    success: { status: 200, response: { description: 'It answers', schema: obj({ ok: bool() }) } },
+    errors: [],
+  },
+  openapi: {
+    operationId: 'getOpenApi',
+    tag: 'Daemon',
+    summary: 'This document',
+    public: true,
+    success: { status: 200, response: { description: 'The OpenAPI document', schema: mapOf({}) } },
+    errors: [],
+  },
+  run: {
+    operationId: 'runOneOff',
+    tag: 'Deployments',
+    summary: "Run a one-off command in a fresh sandbox of the app's current release, over an upgraded connection",
+    description:
+      'Send `Connection: Upgrade` and `Upgrade: slipway-run`. After the 101 answer, the request side carries standard input as raw bytes; ' +
+      'the answer side carries frames of standard output, standard error and finally the exit status (src/core/run-frames.ts).',
+    params: APP_PARAM,
+    query: { command: { schema: str(), description: 'The argv to run, as a JSON array of strings' } },
+    success: { status: 101, response: { description: 'Switching to the slipway-run protocol', schema: {} } },
+    errors: [404, 503],
+  },
+} satisfies Record<string, RouteSpec>;
