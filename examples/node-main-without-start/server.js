@@ -29,10 +29,17 @@ function facts() {
     devDependency: resolvable('is-number'),
     greeting: process.env.GREETING ?? null,
     startedBy: (process.env.npm_config_user_agent ?? '').split(' ')[0] || null,
+    lifecycle: readOrNull('lifecycle.log'),
   };
 }
 
 const server = http.createServer((req, res) => {
+  if (req.url === '/exit') {
+    // A clean end (status 0): slipway runs poststart then, as npm does after a start script.
+    res.writeHead(200, { 'content-type': 'application/json', connection: 'close' });
+    res.end(JSON.stringify({ exiting: true }), () => process.exit(0));
+    return;
+  }
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(JSON.stringify(facts()));
 });

@@ -256,11 +256,41 @@ test('node-deno-mise: Deno from mise.toml is installed at build and serves the a
   assertLogged(deployed, /Deno from mise\.toml is on PATH at build and run/);
 });
 
-test('node-main-without-start: the main file runs with node', LONG, async () => {
+/**
+ * The app ends cleanly (GET /exit, status 0): its poststart runs, the instance restarts, and
+ * its prestart runs again; lifecycle.log, in the release, shows each of them in order.
+ */
+async function assertPoststartAfterCleanEnd(deployed: Deployed): Promise<void> {
+  await getThroughRouter(daemon, deployed.host, '/exit').catch(() => undefined);
+  const expected = ['prestart', 'poststart', 'prestart'];
+  let last: unknown;
+  await waitUntil(`poststart, then prestart again, in ${deployed.appId}`, async () => {
+    const response = await getThroughRouter(daemon, deployed.host);
+    if (response.status !== 200) return undefined;
+    last = (JSON.parse(response.body) as Facts).lifecycle;
+    return JSON.stringify(last) === JSON.stringify(expected) ? true : undefined;
+  }, 90_000).catch((error: Error) => {
+    throw new Error(`${error.message}: the app reports ${JSON.stringify(last)}`);
+  });
+}
+
+test('node-main-without-start: the main file runs with node, after prestart, and poststart runs when it ends cleanly', LONG, async () => {
   const { deployed, seen } = await deployAndCheck('node-main-without-start');
   assert.equal(seen.version, 'v24.11.0');
-  assertLogged(deployed, /Start command: no scripts\.start, so the main file runs with node \(server\.js\)/);
-  assertLogged(deployed, /^==> \[run\] Starting: node \.\/server\.js$/);
+  assertLogged(deployed, /Start command: no scripts\.start, so the main file runs with node \(server\.js\), after prestart, then poststart when it exits with status 0/);
+  assertLogged(deployed, /^==> \[run\] Starting: bash -c node "\$@" && exec npm run poststart start \.\/server\.js$/);
+  await assertPoststartAfterCleanEnd(deployed);
+});
+
+test('node-poststart: poststart runs after a clean end of the start script with npm, pnpm, Yarn 1, Yarn berry and Bun', LONG, async () => {
+  const { variants } = meta('node-poststart');
+  assert.ok(variants && variants.length >= 5);
+  for (const variant of variants) {
+    const deployed = await deployExample('node-poststart', { env: variant.env });
+    assertDeployed(deployed);
+    checkExpect(await facts(deployed), variant.expect);
+    await assertPoststartAfterCleanEnd(deployed);
+  }
 });
 
 test('node-https-redirect: through the router the app sees X-Forwarded-Proto http and redirects to https', LONG, async () => {

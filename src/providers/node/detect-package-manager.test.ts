@@ -17,7 +17,7 @@ describe('package manager choice', () => {
     assert.deepEqual([none.manager, none.npmCommand, none.warnings], ['npm', 'install', []]);
   });
 
-  it('yarn.lock: berry with packageManager yarn 3.x/4.x, Yarn 1 otherwise (with the SPEC §7 warning)', () => {
+  it('yarn.lock: berry with packageManager yarn 3.x/4.x, Yarn 1 otherwise (with the deprecation warning)', () => {
     const berry = choosePackageManager({ lockfiles: ['yarn.lock'], yarnLockHead: BERRY_LOCK, declared: parsePackageManagerField('yarn@3.8.7') });
     assert.equal(berry.manager, 'yarn-berry');
     assert.deepEqual(berry.warnings, []);
@@ -36,6 +36,17 @@ describe('package manager choice', () => {
     const unpinned = choosePackageManager({ lockfiles: ['yarn.lock'], yarnLockHead: BERRY_LOCK });
     assert.equal(unpinned.manager, 'yarn-berry');
     assert.match(unpinned.warnings[0], /latest packaged Yarn 4\.x/);
+  });
+
+  it('Yarn 2.x chosen with CC_NODE_BUILD_TOOL=yarn-berry or yarn2 gets the deprecation warning too', () => {
+    const declared = parsePackageManagerField('yarn@2.4.3');
+    for (const buildTool of ['yarn-berry', 'yarn2', 'yarn']) {
+      const choice = choosePackageManager({ buildTool, lockfiles: ['yarn.lock'], yarnLockHead: BERRY_LOCK, declared });
+      assert.equal(choice.manager, 'yarn-berry', buildTool);
+      assert.equal(choice.warnings.filter((w) => /^Yarn 2\.x is deprecated/.test(w)).length, 1, `${buildTool}: ${choice.warnings.join(' | ')}`);
+    }
+    const four = choosePackageManager({ buildTool: 'yarn-berry', lockfiles: ['yarn.lock'], declared: parsePackageManagerField('yarn@4.18.1') });
+    assert.deepEqual(four.warnings, []);
   });
 
   it('several lockfiles: the documented order wins and a warning names them all', () => {

@@ -63,12 +63,17 @@ const YARN1_DEPRECATION =
 const YARN2_DEPRECATION =
   'Yarn 2.x is deprecated. Move to Yarn 4: run `yarn set version stable` and `yarn install` locally, commit package.json and yarn.lock.';
 
+/** Yarn 2 is deprecated however it was chosen: by detection or by CC_NODE_BUILD_TOOL. */
+function warnIfYarn2(declared: DeclaredPackageManager | undefined, warnings: string[]): void {
+  if (declared?.name === 'yarn' && declaredMajor(declared) === 2) warnings.push(YARN2_DEPRECATION);
+}
+
 function yarnChoice(declared: DeclaredPackageManager | undefined, head: string | undefined, why: string, warnings: string[], notes: string[]): PackageManagerChoice {
   const declaredYarn = declared?.name === 'yarn' ? declared : undefined;
   if (declaredYarn) {
     const major = declaredMajor(declaredYarn);
     if (major >= 2) {
-      if (major === 2) warnings.push(YARN2_DEPRECATION);
+      warnIfYarn2(declaredYarn, warnings);
       return { manager: 'yarn-berry', npmCommand: 'install', reason: `${why} and package.json declares "packageManager": "${declaredYarn.raw}" (Yarn ${major}.x)`, warnings, notes };
     }
     warnings.push(YARN1_DEPRECATION);
@@ -105,9 +110,11 @@ function fromBuildTool(value: string, input: ChooseInput, warnings: string[], no
     case 'pnpm':
       return { manager: 'pnpm', npmCommand: 'install', reason: `${why}: pnpm`, warnings, notes };
     case 'yarn-berry':
+      warnIfYarn2(input.declared, warnings);
       return { manager: 'yarn-berry', npmCommand: 'install', reason: `${why}: Yarn berry`, warnings, notes };
     case 'yarn2':
       warnings.push('CC_NODE_BUILD_TOOL=yarn2 is deprecated: set CC_NODE_BUILD_TOOL=yarn-berry instead (same behaviour).');
+      warnIfYarn2(input.declared, warnings);
       return { manager: 'yarn-berry', npmCommand: 'install', reason: `${why} (deprecated name of yarn-berry): Yarn berry`, warnings, notes };
     case 'yarn':
       warnings.push('CC_NODE_BUILD_TOOL=yarn is deprecated: set CC_NODE_BUILD_TOOL=yarn-berry (Yarn 4), or unset it to detect from the lockfile.');

@@ -237,11 +237,34 @@ describe('build plans of the example apps', () => {
     assert.deepEqual(plan.warnings, []);
   });
 
-  it('node-main-without-start: the main file runs with node', async () => {
+  it('node-main-without-start: the main file runs with node, after prestart, then poststart when it ends cleanly', async () => {
     const plan = await examplePlan('node-main-without-start');
-    assert.deepEqual(plan.start, { label: 'node server.js', argv: ['node', './server.js'] });
-    assert.deepEqual(plan.beforeStart, []);
-    assert.ok(plan.notes.includes('Start command: no scripts.start, so the main file runs with node (server.js).'));
+    assert.deepEqual(plan.beforeStart, [{ label: 'prestart script', argv: ['npm', 'run', 'prestart'], env: { npm_config_script_shell: 'bash' } }]);
+    // The main file is an argument of a fixed script, never part of it.
+    assert.deepEqual(plan.start, {
+      label: 'node server.js, then poststart',
+      argv: ['bash', '-c', 'node "$@" && exec npm run poststart', 'start', './server.js'],
+      env: { npm_config_script_shell: 'bash' },
+    });
+    assert.ok(plan.notes.includes('Start command: no scripts.start, so the main file runs with node (server.js), after prestart, then poststart when it exits with status 0.'), plan.notes.join('\n'));
+    assert.deepEqual(plan.warnings.filter((w) => w.includes('poststart')), []);
+  });
+
+  it('node-poststart: every manager runs poststart after the start script, Yarn berry through slipway', async () => {
+    const byTool: Record<string, unknown> = {};
+    for (const variant of [0, 1, 2, 3, 4]) {
+      const plan = await examplePlan('node-poststart', variant);
+      byTool[(await exampleEnv('node-poststart', variant)).CC_NODE_BUILD_TOOL!] = { beforeStart: plan.beforeStart.map((c) => c.argv), start: plan.start.argv };
+    }
+    assert.deepEqual(byTool, {
+      // These run prestart and poststart around `start` themselves.
+      npm: { beforeStart: [], start: ['npm', 'run', 'start'] },
+      pnpm: { beforeStart: [], start: ['pnpm', 'run', 'start'] },
+      yarn: { beforeStart: [], start: ['yarn', 'run', 'start'] },
+      bun: { beforeStart: [], start: ['bun', 'run', 'start'] },
+      // Yarn berry runs neither.
+      'yarn-berry': { beforeStart: [['yarn', 'run', 'prestart']], start: ['bash', '-c', 'yarn run start && exec yarn run poststart', 'start'] },
+    });
   });
 
   it('node-sigterm and node-https-redirect: the plain npm path', async () => {

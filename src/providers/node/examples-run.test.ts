@@ -108,7 +108,8 @@ async function start(prepared: Prepared): Promise<Running> {
   for (const command of prepared.plan.beforeStart) await runToEnd(prepared, command);
   const port = await freePort();
   const command = prepared.plan.start;
-  const child = spawn(command.argv[0], command.argv.slice(1), { cwd: prepared.dir, env: commandEnv(prepared, command, { PORT: String(port) }) });
+  // Its own process group, signalled as a whole, as tini -g does in the instance's sandbox.
+  const child = spawn(command.argv[0], command.argv.slice(1), { cwd: prepared.dir, env: commandEnv(prepared, command, { PORT: String(port) }), detached: true });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -126,13 +127,33 @@ async function start(prepared: Prepared): Promise<Running> {
   return { child, port, logs: () => output, exited };
 }
 
+function signalGroup(running: Running, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-running.child.pid!, signal);
+  } catch {
+    // The group is gone already.
+  }
+}
+
 async function stop(running: Running): Promise<void> {
-  running.child.kill('SIGTERM');
+  signalGroup(running, 'SIGTERM');
   const code = await Promise.race([running.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 10_000))]);
   if (code === 'timeout') {
-    running.child.kill('SIGKILL');
+    signalGroup(running, 'SIGKILL');
     assert.fail(`the app ignored SIGTERM for 10 s:\n${running.logs()}`);
   }
+}
+
+/**
+ * The app ends on its own with status 0 (GET /exit): the start command must then run poststart
+ * once and exit 0 itself. Returns lifecycle.log.
+ */
+async function endCleanly(prepared: Prepared, running: Running): Promise<string[]> {
+  await fetch(`http://127.0.0.1:${running.port}/exit`).then((r) => r.text()).catch(() => undefined);
+  const code = await Promise.race([running.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 30_000))]);
+  if (code === 'timeout') signalGroup(running, 'SIGKILL');
+  assert.equal(code, 0, `the start command ended ${code}:\n${running.logs()}`);
+  return (await readFile(path.join(prepared.dir, 'lifecycle.log'), 'utf8')).split('\n').filter(Boolean);
 }
 
 async function getFacts(running: Running): Promise<Record<string, unknown>> {
@@ -208,6 +229,24 @@ describe('example apps built and run with the real tools', { concurrency: 1 }, (
 
   it('node-deno-mise: Deno from mise.toml serves the app', LONG, async () => {
     await deployExample('node-deno-mise');
+  });
+
+  it('node-poststart: poststart runs once after a clean end of the start script, with npm, pnpm, Yarn 1, Yarn berry and Bun', LONG, async () => {
+    for (const variant of [0, 1, 2, 3, 4]) {
+      const meta = await exampleMeta('node-poststart');
+      const prepared = await build('node-poststart', meta.variants![variant]!.env);
+      const running = await start(prepared);
+      const facts = await getFacts(running);
+      assert.deepEqual(facts.lifecycle, ['prestart'], `variant ${variant}`);
+      assert.deepEqual(await endCleanly(prepared, running), ['prestart', 'poststart'], `variant ${variant}: ${running.logs()}`);
+    }
+  });
+
+  it('node-main-without-start: main runs with node, after prestart, and poststart after a clean end', LONG, async () => {
+    const prepared = await build('node-main-without-start', {});
+    const running = await start(prepared);
+    assert.deepEqual((await getFacts(running)).lifecycle, ['prestart']);
+    assert.deepEqual(await endCleanly(prepared, running), ['prestart', 'poststart'], running.logs());
   });
 
   it('node-main-without-start: main runs with node', LONG, async () => {

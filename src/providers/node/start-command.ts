@@ -5,8 +5,11 @@
  * prestart / poststart: npm, pnpm, Yarn 1 and Bun run `prestart` before and `poststart` after
  * `start` themselves when asked to run `start` (verified with npm 11.6.1, pnpm 10.34.9,
  * Yarn 1.22.22, Bun 1.3.1), so each runs exactly once, in npm's order: poststart runs when the
- * start process exits with status 0 (for a server: after a clean shutdown). Yarn berry runs
- * neither, so slipway runs prestart as a before-start command and says poststart is not run.
+ * start process exits with status 0 (for a server: when it ends on its own, cleanly). Yarn berry
+ * runs neither, and a `main` file has no start script to hang them on, so slipway runs prestart
+ * as a before-start command and poststart the same way npm does: the start command is
+ * `bash -c '<start> && exec <poststart>'`, a fixed script (the main file is an argument, never
+ * part of it). Under tini -g a signal reaches the whole process group, the app included.
  *
  * Signals: npm, pnpm and Yarn 1 run scripts with `sh -c`; Debian's sh (dash) does not exec the
  * last command, so a SIGTERM to the manager left the app running without the signal
@@ -67,6 +70,21 @@ function scriptCommand(manager: PackageManager, script: string, label: string): 
   return command;
 }
 
+/**
+ * `start`, then the poststart script when it exits with status 0, as npm does. The script is
+ * fixed text: `start`'s own words are the manager's argv (known words), and anything from
+ * package.json (the main file) goes in as a positional argument, never into the script.
+ */
+function thenPoststart(manager: PackageManager, start: PlanCommand, label: string, args: string[]): PlanCommand {
+  const poststart = scriptCommand(manager, 'poststart', 'poststart script');
+  const first = args.length > 0 ? `${start.argv[0]} "$@"` : start.argv.join(' ');
+  return {
+    label,
+    argv: ['bash', '-c', `${first} && exec ${poststart.argv.join(' ')}`, 'start', ...args],
+    ...(poststart.env || start.env ? { env: { ...start.env, ...poststart.env } } : {}),
+  };
+}
+
 /** `main` as a path argument: `./x` so a value starting with `-` can never be read as an option. */
 function asPathArgument(file: string): string {
   return file.startsWith('/') || file.startsWith('./') || file.startsWith('../') ? file : `./${file}`;
@@ -93,9 +111,9 @@ export function startPlan(input: StartInput): StartPlan {
     const start = scriptCommand(manager, 'start', 'start script');
     if (manager === 'yarn-berry') {
       const beforeStart = hasPre ? [scriptCommand(manager, 'prestart', 'prestart script')] : [];
-      notes.push(`Start command: scripts.start through \`yarn run start\`${hasPre ? ', after prestart (Yarn berry does not run pre/post scripts itself)' : ''}.`);
-      if (hasPost) warnings.push('scripts.poststart is not run: Yarn berry does not run post-scripts. Move that work into the start script or the app.');
-      return { beforeStart, start, notes, warnings };
+      const runs = [hasPre ? 'after prestart' : '', hasPost ? 'then poststart when it exits with status 0' : ''].filter(Boolean).join(', ');
+      notes.push(`Start command: scripts.start through \`yarn run start\`${runs ? `, ${runs} (Yarn berry does not run pre/post scripts itself)` : ''}.`);
+      return { beforeStart, start: hasPost ? thenPoststart(manager, start, 'start script, then poststart', []) : start, notes, warnings };
     }
     notes.push(
       `Start command: scripts.start through \`${start.argv.join(' ')}\`` +
@@ -108,9 +126,10 @@ export function startPlan(input: StartInput): StartPlan {
   if (input.main !== undefined && input.main.trim() !== '') {
     const runtime = manager === 'bun' ? 'bun' : 'node';
     const beforeStart = hasPre ? [scriptCommand(manager, 'prestart', 'prestart script')] : [];
-    notes.push(`Start command: no scripts.start, so the main file runs with ${runtime} (${input.main}).`);
-    if (hasPost) warnings.push('scripts.poststart is not run: there is no scripts.start for it to follow. Add a start script to use it.');
-    return { beforeStart, start: { label: `${runtime} ${input.main}`, argv: [runtime, asPathArgument(input.main.trim())] }, notes, warnings };
+    const runs = [hasPre ? 'after prestart' : '', hasPost ? 'then poststart when it exits with status 0' : ''].filter(Boolean).join(', ');
+    notes.push(`Start command: no scripts.start, so the main file runs with ${runtime} (${input.main})${runs ? `, ${runs}` : ''}.`);
+    const main: PlanCommand = { label: `${runtime} ${input.main}`, argv: [runtime, asPathArgument(input.main.trim())] };
+    return { beforeStart, start: hasPost ? thenPoststart(manager, main, `${runtime} ${input.main}, then poststart`, main.argv.slice(1)) : main, notes, warnings };
   }
 
   const found = input.startCandidates.length > 0 ? ` The repository has ${input.startCandidates.join(', ')}: for example add "scripts": { "start": "node ${input.startCandidates[0]}" }.` : '';
