@@ -171,6 +171,24 @@ test('node-yarn-berry: Yarn 4 from packageManager; the legacy CC_NODE_BUILD_TOOL
   assert.equal((await facts(legacy)).startedBy, 'yarn/4.18.1');
 });
 
+test("node-yarn-pnp: Yarn 4 with Plug'n'Play deploys, starts, restarts and redeploys from its build cache", LONG, async () => {
+  const { deployed, seen } = await deployAndCheck('node-yarn-pnp');
+  assert.match(String(seen.pnp), /^\d+$/, "the dependency came through .pnp.cjs");
+  assertLogged(deployed, /Yarn berry with Plug'n'Play: \.pnp\.cjs loads packages from the zip files of \.slipway-cache\/yarn-berry/);
+
+  const restarted = await daemon.cli(['restart'], { cwd: deployed.dir });
+  assert.equal(restarted.code, 0, restarted.stderr);
+  assert.equal((await facts(deployed)).dependency, 7200000, 'the restarted release still loads its dependency');
+
+  newRelease(deployed.dir, 'from-cache');
+  const again = await push(deployed);
+  assertDeployed(again);
+  assertLogged(again, /^A build cache exists for this toolchain: reusing it\.$/);
+  const after = await facts(again);
+  assert.equal(after.dependency, 7200000);
+  assert.match(String(after.pnp), /^\d+$/);
+});
+
 test('node-yarn1: yarn.lock without packageManager uses the system Yarn 1.22.22 and warns it is deprecated; so does CC_NODE_BUILD_TOOL=yarn', LONG, async () => {
   const { deployed, seen } = await deployAndCheck('node-yarn1');
   assert.deepEqual(seen.lifecycle, ['preinstall', 'install', 'postinstall', 'prestart']);

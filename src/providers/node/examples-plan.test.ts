@@ -117,6 +117,38 @@ describe('build plans of the example apps', () => {
     });
   });
 
+  it("node-yarn-pnp: Yarn 4 with Plug'n'Play keeps the cache folder .pnp.cjs loads from in the release", async () => {
+    const plan = await examplePlan('node-yarn-pnp');
+    assert.deepEqual(core(plan), {
+      provider: 'node',
+      toolchain: [NODE_DEFAULT, NPM_DEFAULT, { name: 'yarn', version: '4.18.1', reason: '"packageManager": "yarn@4.18.1" in package.json' }],
+      env: { npm_config_update_notifier: 'false' },
+      files: [],
+      build: [
+        {
+          label: 'yarn workspaces focus --all --production (Yarn 4, without devDependencies)',
+          argv: ['yarn', 'workspaces', 'focus', '--all', '--production'],
+          env: {
+            YARN_ENABLE_TELEMETRY: '0',
+            YARN_ENABLE_IMMUTABLE_INSTALLS: 'false',
+            YARN_ENABLE_PROGRESS_BARS: 'false',
+            YARN_ENABLE_GLOBAL_CACHE: 'false',
+            YARN_CACHE_FOLDER: '.slipway-cache/yarn-berry',
+          },
+        },
+      ],
+      beforeStart: [],
+      start: { label: 'start script', argv: ['yarn', 'run', 'start'] },
+      cacheDirs: ['.slipway-cache/yarn-berry'],
+      cacheDirsInRelease: ['.slipway-cache/yarn-berry'],
+      warnings: [],
+    });
+    assert.ok(plan.notes.some((n) => n.startsWith("Yarn berry with Plug'n'Play: .pnp.cjs loads packages from the zip files of .slipway-cache/yarn-berry")), plan.notes.join('\n'));
+    // The same project with a node_modules linker, from the app's environment, moves its cache out as before.
+    const linked = await planFor(examplePath('node-yarn-pnp'), { NODE_ENV: 'production', YARN_NODE_LINKER: 'node-modules' });
+    assert.equal(linked.cacheDirsInRelease, undefined);
+  });
+
   it('node-yarn1: the system Yarn 1.22.22 with a deprecation warning', async () => {
     const plan = await examplePlan('node-yarn1');
     assert.deepEqual(core(plan), {

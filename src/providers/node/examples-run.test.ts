@@ -203,6 +203,12 @@ describe('example apps built and run with the real tools', { concurrency: 1 }, (
     });
   }
 
+  it("node-yarn-pnp: Yarn 4 with Plug'n'Play loads the dependency through .pnp.cjs", LONG, async () => {
+    const { facts, prepared } = await deployExample('node-yarn-pnp');
+    assert.match(String(facts.pnp), /^\d+$/, 'the app runs under the Plug\'n\'Play runtime');
+    assert.deepEqual(prepared.plan.cacheDirsInRelease, ['.slipway-cache/yarn-berry']);
+  });
+
   it('node-npm-ci: npm ci without devDependencies', LONG, async () => {
     await deployExample('node-npm-ci');
   });

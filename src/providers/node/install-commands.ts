@@ -27,6 +27,8 @@ export interface InstallInput {
   berryMajor?: number;
   /** The project's .yarnrc.yml, to respect its cache and plugin settings. */
   projectYarnrcYml?: string;
+  /** Yarn berry's linker (see berryNodeLinker); Plug'n'Play when absent. */
+  berryLinker?: string;
   /** Extra variables for the install command (for example YARN_RC_FILENAME). */
   installEnv: Record<string, string>;
   /** The build folder's absolute path, where the build commands see it too. */
@@ -49,6 +51,17 @@ const QUIET_NPM = { npm_config_update_notifier: 'false', npm_config_fund: 'false
 /** Yarn berry keeps `workspaces focus` in the workspace-tools plugin before Yarn 4. */
 function berryHasWorkspaceTools(major: number, yarnrc: string | undefined): boolean {
   return major >= 4 || (yarnrc !== undefined && /plugin-workspace-tools|workspace-tools/.test(yarnrc));
+}
+
+/**
+ * Yarn berry's linker: YARN_NODE_LINKER in the app's environment, else nodeLinker in
+ * .yarnrc.yml, else Plug'n'Play, berry's default.
+ */
+export function berryNodeLinker(yarnrc: string | undefined, env: Record<string, string>): string {
+  const fromEnv = env.YARN_NODE_LINKER?.trim();
+  if (fromEnv) return fromEnv;
+  const match = yarnrc === undefined ? null : /^nodeLinker\s*:\s*["']?([A-Za-z-]+)["']?\s*(#.*)?$/m.exec(yarnrc);
+  return match ? match[1]! : 'pnp';
 }
 
 /** A project with its own cache settings (zero-installs commit .yarn/cache) keeps them. */
@@ -101,23 +114,31 @@ export function installPlan(input: InstallInput): InstallPlan {
       const major = input.berryMajor ?? 4;
       const env: Record<string, string> = { YARN_ENABLE_TELEMETRY: '0', YARN_ENABLE_IMMUTABLE_INSTALLS: 'false', YARN_ENABLE_PROGRESS_BARS: 'false', ...installEnv };
       const cacheDirs: string[] = [];
+      const cacheDirsInRelease: string[] = [];
       if (berryOwnsCache(input.projectYarnrcYml)) {
         notes.push("Yarn berry keeps the project's own cache settings from .yarnrc.yml (cacheFolder/enableGlobalCache).");
       } else {
         env.YARN_ENABLE_GLOBAL_CACHE = 'false';
         env.YARN_CACHE_FOLDER = CACHE_DIRS.berry;
         cacheDirs.push(CACHE_DIRS.berry);
+        if ((input.berryLinker ?? 'pnp') === 'pnp') {
+          // .pnp.cjs loads every package from the zip files of this folder: the release needs it,
+          // so the build cache keeps a copy instead of moving it out.
+          cacheDirsInRelease.push(CACHE_DIRS.berry);
+          notes.push(`Yarn berry with Plug'n'Play: .pnp.cjs loads packages from the zip files of ${CACHE_DIRS.berry}, so the release keeps that folder (and the next build starts from a copy).`);
+        }
       }
-      if (dev) return { build: [{ label: `yarn install (Yarn ${major}, ${devWord})`, argv: ['yarn', 'install'], env }], cacheDirs, notes, warnings };
+      const kept = { cacheDirs, ...(cacheDirsInRelease.length > 0 ? { cacheDirsInRelease } : {}) };
+      if (dev) return { build: [{ label: `yarn install (Yarn ${major}, ${devWord})`, argv: ['yarn', 'install'], env }], ...kept, notes, warnings };
       if (berryHasWorkspaceTools(major, input.projectYarnrcYml)) {
         notes.push('Yarn berry has no production install: `yarn workspaces focus --all --production` installs dependencies without devDependencies.');
-        return { build: [{ label: `yarn workspaces focus --all --production (Yarn ${major}, ${devWord})`, argv: ['yarn', 'workspaces', 'focus', '--all', '--production'], env }], cacheDirs, notes, warnings };
+        return { build: [{ label: `yarn workspaces focus --all --production (Yarn ${major}, ${devWord})`, argv: ['yarn', 'workspaces', 'focus', '--all', '--production'], env }], ...kept, notes, warnings };
       }
       warnings.push(
         `devDependencies are installed anyway: Yarn ${major} skips them only with \`yarn workspaces focus --production\` from the workspace-tools plugin, which this project does not have. ` +
           'Run `yarn plugin import workspace-tools` and commit .yarnrc.yml and .yarn/plugins, or move to Yarn 4 (built in).',
       );
-      return { build: [{ label: `yarn install (Yarn ${major}, with devDependencies)`, argv: ['yarn', 'install'], env }], cacheDirs, notes, warnings };
+      return { build: [{ label: `yarn install (Yarn ${major}, with devDependencies)`, argv: ['yarn', 'install'], env }], ...kept, notes, warnings };
     }
     case 'bun':
       if (!dev) notes.push('bun install --production also refuses a bun.lock that does not match package.json (frozen lockfile).');

@@ -10,7 +10,7 @@ import { npmConfiguredRegistry } from './default-registry.js';
 import { choosePackageManager, type PackageManager } from './detect-package-manager.js';
 import { decideDevDependencies } from './dev-dependencies.js';
 import { hygieneWarnings } from './hygiene.js';
-import { installPlan } from './install-commands.js';
+import { berryNodeLinker, installPlan } from './install-commands.js';
 import { parseMiseTools, type MiseTools } from './mise.js';
 import { parsePackageManagerField } from './package-manager-field.js';
 import { readProjectFiles } from './project-files.js';
@@ -124,6 +124,7 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
         installDevDependencies: dev.install,
         berryMajor: yarn ? Number(yarn.version.split('.')[0]) : undefined,
         projectYarnrcYml: files.yarnrcYml,
+        berryLinker: berryNodeLinker(files.yarnrcYml, env),
         installEnv: auth.installEnv,
         buildDir: sourceDir,
       });
