@@ -99,7 +99,7 @@ export class BuildCache {
 }
 
 /** A committed `.slipway-cache -> /somewhere` fails the deployment, saying what to remove. */
-async function refuseCommittedLink(build: UntrustedTree, rel: string): Promise<void> {
+export async function refuseCommittedLink(build: UntrustedTree, rel: string): Promise<void> {
   try {
     await build.entry(rel);
   } catch (error) {
@@ -107,7 +107,7 @@ async function refuseCommittedLink(build: UntrustedTree, rel: string): Promise<v
     const top = rel.split('/')[0]!;
     throw new RefusedPathError(
       error.message,
-      `slipway keeps the build's package cache in ${rel}: remove ${top} from the repository (\`git rm --cached ${top}\`, and add it to .gitignore), then push again.`,
+      `slipway writes ${rel} during the build: remove ${top} from the repository (\`git rm --cached ${top}\`, and add it to .gitignore), then push again.`,
     );
   }
 }

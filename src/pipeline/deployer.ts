@@ -1,5 +1,5 @@
 import { mkdir, rm, rename, chmod } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, posix } from 'node:path';
 import { existsSync } from 'node:fs';
 import type { Store } from '../store/store.js';
 import type { Deployment } from '../store/deployments.js';
@@ -19,7 +19,7 @@ import { prepareToolchain } from './prepare-toolchain.js';
 import { makeRedactor, secretValues } from './redact.js';
 import { parseReleaseSpec, type ReleaseSpec } from './release-spec.js';
 import { newId } from '../core/ids.js';
-import { BuildCache } from './build-cache.js';
+import { BuildCache, refuseCommittedLink } from './build-cache.js';
 import { explainGitSshRefusal, installBuildSshKey, withoutBuildOnlyVariables } from './build-ssh-key.js';
 import type { InstanceSandbox } from '../instances/backend.js';
 import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
@@ -287,17 +287,21 @@ export class Deployer {
 
     // Through the untrusted tree: a link, fifo or folder committed at a generated file's name
     // (`.npmrc -> /etc/...`) is replaced or refused, never written through.
-    const repository = repositoryTree(buildDir, sandbox.user);
-    for (const file of plan.files) {
-      await repository.writeFile(file.path, file.content, { mode: file.mode ?? (file.secret ? 0o600 : 0o644) });
-      log(`Wrote ${file.path}${file.secret ? ' (secret: removed before the release starts)' : ''}`);
-    }
+    // The cache first: it refuses a committed `.slipway-cache` link before anything is written.
     const cache = new BuildCache(appCacheDir);
     log(
       (await cache.restore(plan, buildDir))
         ? 'A build cache exists for this toolchain: reusing it.'
         : 'No build cache for this toolchain: performing a full build.',
     );
+    const repository = repositoryTree(buildDir, sandbox.user);
+    for (const file of plan.files) {
+      // A generated file inside a folder (`.slipway-cache/config/.npmrc`): a committed link on
+      // the way fails with what to remove; a link at the file itself is replaced by writeFile.
+      if (file.path.includes('/')) await refuseCommittedLink(repository, posix.dirname(file.path));
+      await repository.writeFile(file.path, file.content, { mode: file.mode ?? (file.secret ? 0o600 : 0o644) });
+      log(`Wrote ${file.path}${file.secret ? ' (secret: removed before the release starts)' : ''}`);
+    }
     await this.giveToAppUser([buildDir, appCacheDir], sandbox.user);
 
     const env = composeEnv({

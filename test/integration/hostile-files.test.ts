@@ -151,10 +151,10 @@ test('after the attacks a plain push deploys again, with the generated .npmrc wr
   deployments.push(result.id);
   const log = (await deploymentLog(daemon, appId, result.id)).join('\n');
   assert.equal(result.state, 'OK', log);
-  assert.match(log, /Wrote \.npmrc \(secret: removed before the release starts\)/);
+  assert.match(log, /Wrote \.slipway-cache\/config\/\.npmrc \(secret: removed before the release starts\)/);
   assert.ok(!log.includes(NPM_TOKEN));
   const release = join(daemon.dataDir, 'releases', appId, result.id);
-  assert.equal(existsSync(join(release, '.npmrc')), false, 'the credentials file is removed before the release starts');
+  assert.equal(existsSync(join(release, '.slipway-cache', 'config', '.npmrc')), false, 'the credentials file is removed before the release starts');
   const response = await getThroughRouter(daemon, host);
   assert.equal((JSON.parse(response.body) as { release: string }).release, 'two');
 });
