@@ -13,6 +13,8 @@ export interface TestBrowser {
   page: Page;
   /** Every URL a page of this browser requested, in order. */
   requests: string[];
+  /** What the pages said that a failing test should show: errors, console lines, refused requests. */
+  diagnostics: string[];
   screenshot(name: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -29,12 +31,21 @@ export async function launchBrowser(): Promise<TestBrowser> {
   });
   const requests: string[] = [];
   context.on('request', (request) => requests.push(request.url()));
+  const diagnostics: string[] = [];
+  const note = (line: string) => diagnostics.push(`${new Date().toISOString()} ${line}`);
+  context.on('requestfailed', (request) => note(`request failed: ${request.method()} ${request.url()} ${request.failure()?.errorText ?? ''}`));
+  context.on('response', (response) => {
+    if (response.status() >= 400) note(`answer ${response.status()}: ${response.request().method()} ${response.url()}`);
+  });
   const page = context.pages()[0] ?? (await context.newPage());
+  page.on('pageerror', (error) => note(`page error: ${error.stack ?? error.message}`));
+  page.on('console', (message) => note(`console ${message.type()}: ${message.text()}`));
   mkdirSync(SCREENSHOTS, { recursive: true });
   return {
     context,
     page,
     requests,
+    diagnostics,
     screenshot: async (name) => {
       await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
     },

@@ -62,6 +62,22 @@ function gitPush(dir: string, url: string, env: NodeJS.ProcessEnv): Promise<{ co
   });
 }
 
+/** A test whose failure carries what the browser saw: page errors, console lines, refused requests. */
+function uiTest(name: string, ...rest: [() => Promise<void>] | [{ timeout: number }, () => Promise<void>]): void {
+  const options = rest.length === 2 ? rest[0] : {};
+  const body = rest.length === 2 ? rest[1] : rest[0];
+  test(name, options, async () => {
+    const from = browser?.diagnostics.length ?? 0;
+    try {
+      await body();
+    } catch (error) {
+      const seen = browser?.diagnostics.slice(from) ?? [];
+      if (error instanceof Error && seen.length > 0) error.message += `\nWhat the browser saw during this test:\n${seen.join('\n')}`;
+      throw error;
+    }
+  });
+}
+
 before(async () => {
   daemon = await startDaemon();
   browser = await launchBrowser();
@@ -76,7 +92,7 @@ after(async () => {
   await daemon?.stop();
 });
 
-test('sign in with an API token; a wrong token is refused in the form', async () => {
+uiTest('sign in with an API token; a wrong token is refused in the form', async () => {
   await open('');
   await heading('Sign in to slipway').waitFor();
   await page.getByLabel('API token').fill('not-a-real-token');
@@ -94,7 +110,7 @@ test('sign in with an API token; a wrong token is refused in the form', async ()
   await browser.screenshot('organisations-empty');
 });
 
-test('create an application with the keyboard; the API validation error shows beside the name', async () => {
+uiTest('create an application with the keyboard; the API validation error shows beside the name', async () => {
   await open('#/');
   await heading('Organisations').waitFor();
   await tabTo(/Create an application/);
@@ -136,7 +152,7 @@ test('create an application with the keyboard; the API validation error shows be
   await browser.screenshot('app-information-new');
 });
 
-test('environment variables: Add builds a pending list, "Update changes" saves it all at once, invalid names stay in the form', async () => {
+uiTest('environment variables: Add builds a pending list, "Update changes" saves it all at once, invalid names stay in the form', async () => {
   await page.getByRole('link', { name: 'Environment variables' }).click();
   await heading('web-shop: Environment variables').waitFor();
   const name = page.getByLabel('Variable name');
@@ -194,7 +210,7 @@ test('environment variables: Add builds a pending list, "Update changes" saves i
   await browser.screenshot('env-saved');
 });
 
-test('environment variables: an error from the API is shown in the form and nothing is saved', async () => {
+uiTest('environment variables: an error from the API is shown in the form and nothing is saved', async () => {
   await open(`#/apps/${webShop.id}/env`);
   await heading('web-shop: Environment variables').waitFor();
   // Each value is within the 256 KiB limit, but together they exceed the API's 4 MiB body limit.
@@ -214,7 +230,7 @@ test('environment variables: an error from the API is shown in the form and noth
   assert.equal(await page.locator('.pending-summary').innerText(), 'No pending changes.');
 });
 
-test('environment variables of an sbt application also accept "-" and "."', async () => {
+uiTest('environment variables of an sbt application also accept "-" and "."', async () => {
   const { app } = await api('POST', '/v1/apps', { type: 'sbt', name: 'billing', region: 'par', org: orgId });
   await open(`#/apps/${app.id}/env`);
   await heading('billing: Environment variables').waitFor();
@@ -229,7 +245,7 @@ test('environment variables of an sbt application also accept "-" and "."', asyn
   assert.deepEqual(await envOf(app.id), [{ name: 'java.opts-extra', value: '-Xmx256m' }]);
 });
 
-test('add-on creation: provider and name, then the Applications screen links the toggled ones', async () => {
+uiTest('add-on creation: provider and name, then the Applications screen links the toggled ones', async () => {
   apiBackendId = (await api('POST', '/v1/apps', { type: 'node', name: 'api-backend', region: 'par', org: orgId })).app.id;
   await open('#/');
   await heading('Organisations').waitFor();
@@ -283,7 +299,7 @@ test('add-on creation: provider and name, then the Applications screen links the
   await browser.screenshot('env-with-addon');
 });
 
-test('Service Dependencies: "Link add-ons" and "Link applications" dropdowns on one page, and unlink', async () => {
+uiTest('Service Dependencies: "Link add-ons" and "Link applications" dropdowns on one page, and unlink', async () => {
   await open(`#/apps/${apiBackendId}/services`);
   await heading('api-backend: Service dependencies').waitFor();
   const addonForm = page.locator('form', { has: page.getByLabel('Link add-ons') });
@@ -316,7 +332,7 @@ test('Service Dependencies: "Link add-ons" and "Link applications" dropdowns on 
   await page.getByText('Choose an add-on to link first.').waitFor();
 });
 
-test('the Information page shows a deployment log live while it runs', { timeout: 900_000 }, async () => {
+uiTest('the Information page shows a deployment log live while it runs', { timeout: 900_000 }, async () => {
   const { gitEnv } = await registerSshKey(daemon);
   const dir = checkoutExample('node-hello');
   // The build waits (at most two minutes) until the test has seen its log live on the page:
@@ -361,7 +377,7 @@ test('the Information page shows a deployment log live while it runs', { timeout
   await browser.screenshot('app-information-deployed');
 });
 
-test('every page is readable at 375px wide: nothing overflows horizontally', async () => {
+uiTest('every page is readable at 375px wide: nothing overflows horizontally', async () => {
   await page.setViewportSize({ width: 375, height: 812 });
   const pages: Array<[string, string, RegExp]> = [
     ['organisations', '#/', /^Organisations$/],
@@ -382,7 +398,7 @@ test('every page is readable at 375px wide: nothing overflows horizontally', asy
   await page.setViewportSize({ width: 1280, height: 900 });
 });
 
-test('sign out forgets the token; the console made no request beyond this machine', async () => {
+uiTest('sign out forgets the token; the console made no request beyond this machine', async () => {
   await open('#/');
   await heading('Organisations').waitFor();
   await page.getByRole('button', { name: 'Sign out' }).click();
