@@ -117,7 +117,7 @@ export async function benchRouter(options: { seconds?: number; rounds?: number }
   const router = new NginxRouter({ listenHost: "127.0.0.1", port: routerPort, workDir, drainTimeoutSeconds: 5 });
   try {
     await router.start();
-    await router.apply(new Map([[HOST, [{ address: "127.0.0.1", port: upstream.port }]]]));
+    await router.apply(new Map([[HOST, { appId: "app_bench", upstreams: [{ address: "127.0.0.1", port: upstream.port }], forceHttps: false }]]));
     const directUrl = `http://127.0.0.1:${upstream.port}/`;
     const routedUrl = `http://127.0.0.1:${routerPort}/`;
     // Warm both paths (JIT, keep-alive pools) before measuring.

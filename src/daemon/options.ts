@@ -6,6 +6,10 @@ export interface DaemonOptions {
   apiPort: number;
   sshPort: number;
   routerPort: number;
+  /** The router's HTTPS port (HTTP/2 and HTTP/1.1, SNI); 0: no HTTPS listener. */
+  httpsPort: number;
+  /** CIDRs of proxies in front of slipway whose X-Forwarded-* headers are kept and extended. */
+  trustedProxies: string[];
   domain: string;
   /** Host name users reach this machine by (git URLs); defaults to the domain. */
   publicHost: string;
@@ -38,6 +42,7 @@ export function networkNames(subnet: string): { bridgeName: string; namespacePre
 export const DEFAULT_API_PORT = 4040;
 export const DEFAULT_SSH_PORT = 2222;
 export const DEFAULT_ROUTER_PORT = 8000;
+export const DEFAULT_HTTPS_PORT = 8443;
 export const DEFAULT_DOMAIN = 'localhost';
 
 export function parsePort(flag: string, value: string | undefined, fallback: number): number {

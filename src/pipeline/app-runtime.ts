@@ -1,7 +1,7 @@
 import type { Store } from '../store/store.js';
 import type { AppRow } from '../store/apps.js';
 import type { Instance, InstanceBackend } from '../instances/backend.js';
-import type { Router, RoutingTable, Upstream } from '../router/router.js';
+import type { HostRoute, Router, RoutingTable } from '../router/router.js';
 import type { LogHub } from '../logs/log-hub.js';
 import { newId } from '../core/ids.js';
 import { injectedEnv, composeEnv } from './injected-env.js';
@@ -58,10 +58,11 @@ export class AppRuntime {
   }
 
   routingTable(): RoutingTable {
-    const table = new Map<string, Upstream[]>();
+    const table = new Map<string, HostRoute>();
     for (const app of this.options.store.apps.all()) {
       const running = (this.serving.get(app.id) ?? []).filter((i) => i.state() === 'running');
-      table.set(`${app.id}.${this.options.domain}`, running.map((i) => ({ address: i.address, port: i.port })));
+      const upstreams = running.map((i) => ({ address: i.address, port: i.port }));
+      table.set(`${app.id}.${this.options.domain}`, { appId: app.id, upstreams, forceHttps: false });
     }
     return table;
   }

@@ -12,6 +12,8 @@ export interface TestDaemon {
   apiPort: number;
   sshPort: number;
   routerPort: number;
+  /** The router's HTTPS port. */
+  httpsPort: number;
   adminToken: string;
   /** Process id of the daemon (for /proc/<pid>/status). */
   pid(): number;
@@ -49,7 +51,7 @@ export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon>
   removeAppUsersAtExit(dataDir);
   const configHome = join(dataDir, 'client-config');
   mkdirSync(configHome);
-  const [apiPort, sshPort, routerPort] = [await freePort(), await freePort(), await freePort()];
+  const [apiPort, sshPort, routerPort, httpsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   // A subnet of its own, so a test daemon never touches a running platform's network.
   const subnet = `10.${120 + Math.floor(Math.random() * 80)}.0.0/16`;
   // Toolchains are shared between test daemons (and runs) so each Node is fetched once per machine.
@@ -60,7 +62,7 @@ export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon>
     log = '';
     child = spawn(
       process.execPath,
-      [SLIPWAY_BIN, 'server', '--data-dir', dataDir, '--api-port', String(apiPort), '--ssh-port', String(sshPort), '--router-port', String(routerPort), '--subnet', subnet, '--toolchain-cache', toolchainCache, ...extraArgs],
+      [SLIPWAY_BIN, 'server', '--data-dir', dataDir, '--api-port', String(apiPort), '--ssh-port', String(sshPort), '--router-port', String(routerPort), '--https-port', String(httpsPort), '--subnet', subnet, '--toolchain-cache', toolchainCache, ...extraArgs],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     child.stdout!.on('data', (d) => (log += d));
@@ -76,6 +78,7 @@ export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon>
     apiPort,
     sshPort,
     routerPort,
+    httpsPort,
     adminToken,
     pid: () => child.pid!,
     output: () => log,

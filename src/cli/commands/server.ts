@@ -3,8 +3,9 @@ import { Daemon } from '../../daemon/daemon.js';
 import { resolveDataDir } from '../../daemon/data-dir.js';
 import { parseUidRange } from '../../sandbox/app-users.js';
 import { DEFAULT_LOG_LIMITS, LOG_LIMIT_FLAGS, parseLogLimits, type LogLimitFlag } from '../../logs/log-limits.js';
-import { checkDomain, DEFAULT_API_PORT, DEFAULT_DOMAIN, DEFAULT_ROUTER_PORT, DEFAULT_SSH_PORT, DEFAULT_SUBNET, networkNames, parsePort } from '../../daemon/options.js';
+import { checkDomain, DEFAULT_API_PORT, DEFAULT_DOMAIN, DEFAULT_HTTPS_PORT, DEFAULT_ROUTER_PORT, DEFAULT_SSH_PORT, DEFAULT_SUBNET, networkNames, parsePort } from '../../daemon/options.js';
 import { join } from 'node:path';
+import { validateCidr } from '../../router/validate.js';
 import { UsageError, CliError } from '../errors.js';
 
 /** What each log flag sets, for --help (every flag of LOG_LIMIT_FLAGS must have a line). */
@@ -27,6 +28,8 @@ export const server: Command = {
     'api-port': { type: 'string', value: '<port>', description: `Port of the API and web console (default ${DEFAULT_API_PORT})` },
     'ssh-port': { type: 'string', value: '<port>', description: `Port of the git SSH server (default ${DEFAULT_SSH_PORT})` },
     'router-port': { type: 'string', value: '<port>', description: `Port the router serves the apps on (default ${DEFAULT_ROUTER_PORT})` },
+    'https-port': { type: 'string', value: '<port>', description: `Port the router serves the apps on over HTTPS, 0 for none (default ${DEFAULT_HTTPS_PORT})` },
+    'trusted-proxy': { type: 'string', multiple: true, value: '<cidr>', description: 'A proxy in front of slipway whose X-Forwarded-For/-Proto/-Host are kept and extended; repeat for several' },
     domain: { type: 'string', value: '<domain>', description: `Apps get <app_id>.<domain> (default ${DEFAULT_DOMAIN})` },
     'public-host': { type: 'string', value: '<host>', description: 'Host name users put in git remotes (default: the domain)' },
     subnet: { type: 'string', value: '<cidr>', description: `The instances' network, a 10.<n>.0.0/16 (default ${DEFAULT_SUBNET})` },
@@ -54,6 +57,8 @@ export const server: Command = {
         apiPort: parsePort('--api-port', o['api-port'] as string | undefined, DEFAULT_API_PORT),
         sshPort: parsePort('--ssh-port', o['ssh-port'] as string | undefined, DEFAULT_SSH_PORT),
         routerPort: parsePort('--router-port', o['router-port'] as string | undefined, DEFAULT_ROUTER_PORT),
+        httpsPort: parsePort('--https-port', o['https-port'] as string | undefined, DEFAULT_HTTPS_PORT),
+        trustedProxies: ((o['trusted-proxy'] as string[] | undefined) ?? []).map((cidr) => validateCidr(cidr, '--trusted-proxy')),
         domain,
         publicHost: (o['public-host'] as string | undefined) ?? domain,
         keptReleases: parseKeptReleases((o['kept-releases'] as string | undefined) ?? ctx.env.SLIPWAY_KEPT_RELEASES),
@@ -71,7 +76,7 @@ export const server: Command = {
       if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
         throw new CliError(
           `slipway could not start: ${(error as Error).message} (another program uses that port).`,
-          'Choose other ports with --api-port/--ssh-port/--router-port, or stop the other program.',
+          'Choose other ports with --api-port/--ssh-port/--router-port/--https-port, or stop the other program.',
         );
       }
       throw new CliError(`slipway could not start. ${(error as Error).message}`);

@@ -3,7 +3,9 @@ import assert from "node:assert/strict";
 import { nginxRunArgv, nginxTestArgv } from "./commands.js";
 import { renderNginxConfig, validateWorkDir, type NginxConfigInput } from "./config.js";
 import { nginxQuoted, noInstancePage } from "./pages.js";
-import { validateHostName, validateIPv4, validatePort, validateTable } from "./validate.js";
+import { validateCidr, validateHostName, validateIPv4, validatePort, validateTable } from "../validate.js";
+
+const route = (upstreams: { address: string; port: number }[]) => ({ appId: "app_test", upstreams, forceHttps: false });
 
 function input(overrides: Partial<NginxConfigInput> = {}): NginxConfigInput {
   return {
@@ -14,8 +16,8 @@ function input(overrides: Partial<NginxConfigInput> = {}): NginxConfigInput {
     drainTimeoutSeconds: 60,
     routes: validateTable(
       new Map([
-        ["App-1.Example.com", [{ address: "10.200.0.2", port: 8080 }, { address: "10.200.0.3", port: 8080 }]],
-        ["idle.example.com", []],
+        ["App-1.Example.com", route([{ address: "10.200.0.2", port: 8080 }, { address: "10.200.0.3", port: 8080 }])],
+        ["idle.example.com", route([])],
       ]),
     ),
     ...overrides,
@@ -62,8 +64,8 @@ test("process, paths and limits live in the work directory", () => {
 });
 
 test("the same table renders the same text whatever the insertion order", () => {
-  const one = validateTable(new Map([["b.test", []], ["a.test", [{ address: "10.0.0.1", port: 1 }]]]));
-  const two = validateTable(new Map([["a.test", [{ address: "10.0.0.1", port: 1 }]], ["b.test", []]]));
+  const one = validateTable(new Map([["b.test", route([])], ["a.test", route([{ address: "10.0.0.1", port: 1 }])]]));
+  const two = validateTable(new Map([["a.test", route([{ address: "10.0.0.1", port: 1 }])], ["b.test", route([])]]));
   assert.equal(renderNginxConfig(input({ routes: one })), renderNginxConfig(input({ routes: two })));
 });
 
@@ -87,8 +89,29 @@ test("addresses and ports: canonical IPv4 and integer ports only", () => {
 });
 
 test("duplicate upstreams collapse to one server line", () => {
-  const [route] = validateTable(new Map([["a.test", [{ address: "10.0.0.1", port: 80 }, { address: "10.0.0.1", port: 80 }]]]));
-  assert.equal(route!.upstreams.length, 1);
+  const [validated] = validateTable(new Map([["a.test", route([{ address: "10.0.0.1", port: 80 }, { address: "10.0.0.1", port: 80 }])]]));
+  assert.equal(validated!.upstreams.length, 1);
+});
+
+test("wildcard hosts lead with one *. above a registrable name; routes need an app id and forceHttps", () => {
+  assert.equal(validateHostName("*.Example.com", { wildcard: true }), "*.example.com");
+  for (const bad of ["*.com", "a.*.com", "**.example.com", "*example.com", "*"]) {
+    assert.throws(() => validateHostName(bad, { wildcard: true }), /Router host/, bad);
+  }
+  assert.throws(() => validateHostName("*.example.com"), /Router host/, "no wildcard unless allowed");
+  const [wild] = validateTable(new Map([["*.Example.com", { appId: "app_1", upstreams: [], forceHttps: true }]]));
+  assert.deepEqual(wild, { host: "*.example.com", appId: "app_1", upstreams: [], forceHttps: true });
+  assert.throws(() => validateTable(new Map([["a.test", { appId: "app 1", upstreams: [], forceHttps: false }]])), /app id/);
+  assert.throws(() => validateTable(new Map([["a.test", { appId: "app_1", upstreams: [] } as never]])), /forceHttps/);
+  assert.match(renderNginxConfig(input({ routes: [wild!] })), /server_name \*\.example\.com;\n    return 301 https:\/\/\$host\$request_uri;/);
+});
+
+test("trusted proxies: canonical IPv4 CIDRs, a bare address is a /32", () => {
+  assert.equal(validateCidr("10.0.0.0/8"), "10.0.0.0/8");
+  assert.equal(validateCidr("192.0.2.7"), "192.0.2.7/32");
+  for (const bad of ["10.0.0.0/33", "10.0.0.0/", "10.0.0.0/8/1", "::1/128", "10.0.0.0/8 ", "x", 5]) {
+    assert.throws(() => validateCidr(bad), /CIDR|IPv4/, String(bad));
+  }
 });
 
 test("work directories that would need quoting in nginx syntax are refused", () => {

@@ -10,8 +10,8 @@
  */
 import { join } from "node:path";
 import { nginxQuoted, noInstancePage, unknownHostPage, upstreamFailedPage } from "./pages.js";
-import type { ValidatedRoute } from "./validate.js";
-import { validateIPv4, validatePort } from "./validate.js";
+import type { ValidatedRoute } from "../validate.js";
+import { validateIPv4, validatePort } from "../validate.js";
 
 export interface NginxConfigInput {
   /** Absolute directory holding config, pid, logs, temp files and the control socket. */
@@ -202,7 +202,9 @@ export function renderNginxConfig(input: NginxConfigInput): string {
 
   input.routes.forEach((route, index) => {
     lines.push("  server {", `    listen ${listen};`, `    server_name ${route.host};`);
-    if (route.upstreams.length === 0) {
+    if (route.forceHttps) {
+      lines.push("    return 301 https://$host$request_uri;");
+    } else if (route.upstreams.length === 0) {
       lines.push(
         "    location / {",
         "      add_header Retry-After 5 always;",

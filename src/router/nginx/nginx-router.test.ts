@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { NginxRouter } from "./nginx-router.js";
-import type { RoutingTable, Upstream } from "../router.js";
+import type { HostRoute, RoutingTable, Upstream } from "../router.js";
 import { childPids, processTitle } from "./proc.js";
 import { spawn } from "node:child_process";
 
@@ -75,7 +75,11 @@ function upstreamName(reply: Reply): string {
 }
 
 function table(entries: Record<string, readonly TestUpstream[]>): RoutingTable {
-  return new Map(Object.entries(entries).map(([host, ups]) => [host, ups.map(({ address, port }) => ({ address, port }))]));
+  return new Map(Object.entries(entries).map(([host, ups]) => [host, route(ups.map(({ address, port }) => ({ address, port })))]));
+}
+
+function route(upstreams: Upstream[]): HostRoute {
+  return { appId: "app_test", upstreams, forceHttps: false };
 }
 
 describe("NginxRouter with real nginx", () => {
@@ -247,7 +251,7 @@ describe("NginxRouter with real nginx", () => {
       "evil.test{",
       "$host",
       "~^.*$",
-      "*.evil.test",
+      "*.test", "a.*.evil.test",
       ".evil.test",
       "evil.test.",
       "evil test",
@@ -286,13 +290,13 @@ describe("NginxRouter with real nginx", () => {
     ];
     for (const upstream of hostileUpstreams) {
       await assert.rejects(
-        router.apply(new Map([["fine.test", [upstream as Upstream]]])),
+        router.apply(new Map([["fine.test", route([upstream as Upstream])]])),
         /Upstream (address|port)/,
         JSON.stringify(upstream),
       );
     }
-    await assert.rejects(router.apply(new Map([["fine.test", "127.0.0.1" as unknown as Upstream[]]])), /must be a list/);
-    await assert.rejects(router.apply(new Map([["Dup.test", []], ["dup.test", []]])), /twice/);
+    await assert.rejects(router.apply(new Map([["fine.test", route("127.0.0.1" as unknown as Upstream[])]])), /must be a list/);
+    await assert.rejects(router.apply(new Map([["Dup.test", route([])], ["dup.test", route([])]])), /twice/);
 
     assert.equal(router.currentGeneration, generation, "a refused table changes nothing");
     assert.equal(await readFile(join(workDir, "nginx.conf"), "utf8"), config);

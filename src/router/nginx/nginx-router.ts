@@ -14,12 +14,12 @@ import { existsSync } from "node:fs";
 import { chmod, mkdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Router, RoutingTable } from "../router.js";
+import type { Router, RoutingTable, TlsCertificate } from "../router.js";
 import { nginxRunArgv, nginxTestArgv, type NginxCommandInput } from "./commands.js";
 import { nginxPaths, renderNginxConfig, validateWorkDir, type NginxPaths } from "./config.js";
 import { readGeneration } from "./control.js";
 import { childPids, processTitle, workerStoppedAccepting } from "./proc.js";
-import { validateIPv4, validatePort, validateTable, type ValidatedRoute } from "./validate.js";
+import { validateIPv4, validatePort, validateTable, type ValidatedRoute } from "../validate.js";
 
 export interface NginxRouterOptions {
   /** IPv4 address to listen on, e.g. "0.0.0.0" or "127.0.0.1". */
@@ -132,6 +132,11 @@ export class NginxRouter implements Router {
     const run = this.queue.then(() => this.applyNow(routes));
     this.queue = run.catch(() => undefined);
     return run;
+  }
+
+  /** This engine is kept for comparison (bench/) and serves plain HTTP only. */
+  async applyCertificates(certs: readonly TlsCertificate[]): Promise<void> {
+    if (certs.length > 0) throw new Error("The nginx router engine serves plain HTTP only; certificates need the HAProxy engine.");
   }
 
   async stop(): Promise<void> {
