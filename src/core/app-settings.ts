@@ -9,6 +9,10 @@ export const APP_SETTINGS = {
     default: false,
     description: 'A push cancels the deployment running for the application (and those waiting), so the newest commit deploys at once.',
   },
+  'force-https': {
+    default: false,
+    description: 'The router answers plain-HTTP requests for the application with a 301 to the same address over HTTPS.',
+  },
 } as const;
 
 export type AppSettingName = keyof typeof APP_SETTINGS;

@@ -11,6 +11,9 @@ import { PublishedConfigRepository } from './published-config.js';
 import { AppUserRepository } from './app-users.js';
 import { AppConfigRepository } from './app-config.js';
 import { ApiTokenRepository } from './api-tokens.js';
+import { DomainRepository } from './domains.js';
+import { CertificateRepository } from './certificates.js';
+import { AcmeStateRepository } from './acme-state.js';
 
 /** The only place state lives. */
 export class Store {
@@ -26,6 +29,9 @@ export class Store {
   readonly appUsers: AppUserRepository;
   readonly appConfig: AppConfigRepository;
   readonly tokens: ApiTokenRepository;
+  readonly domains: DomainRepository;
+  readonly certificates: CertificateRepository;
+  readonly acme: AcmeStateRepository;
 
   constructor(readonly db: Db) {
     this.orgs = new OrgRepository(db);
@@ -40,6 +46,9 @@ export class Store {
     this.appUsers = new AppUserRepository(db);
     this.appConfig = new AppConfigRepository(db);
     this.tokens = new ApiTokenRepository(db);
+    this.domains = new DomainRepository(db);
+    this.certificates = new CertificateRepository(db);
+    this.acme = new AcmeStateRepository(db);
   }
 
   static open(path: string): Store {

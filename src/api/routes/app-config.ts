@@ -19,6 +19,8 @@ export function appConfigRoutes(router: HttpRouter<ApiContext>): void {
     const name = checkSettingName(params.name!);
     const value = parseSettingValue(name, (await body()).value);
     deps.store.appConfig.set(app.id, name, String(value));
+    // The route carries force-https: the router answers plain HTTP with a redirect from now on.
+    if (name === 'force-https') await deps.services?.runtime.applyRoutes();
     return { name, value };
   });
 

@@ -49,7 +49,7 @@ export const configGet: Command = {
 
 export const configSet: Command = {
   path: ['config', 'set'],
-  summary: 'Change a platform setting of the application: cancel-on-push true|false',
+  summary: 'Change a platform setting of the application: cancel-on-push or force-https, true|false',
   usage: 'config set <name> <true|false> [--app <app>]',
   options: { ...APP_OPTIONS },
   args: { min: 2, max: 2 },
@@ -57,7 +57,7 @@ export const configSet: Command = {
     { name: '<name>', description: 'The setting, e.g. cancel-on-push' },
     { name: '<true|false>', description: 'Its new value' },
   ],
-  examples: ['slipway config set cancel-on-push true'],
+  examples: ['slipway config set cancel-on-push true', 'slipway config set force-https true'],
   async run(ctx, [name, value], options) {
     const app = await resolveAppOption(ctx, options);
     const result = await ctx.client().request<{ name: string; value: boolean }>('PUT', `/v1/apps/${app.id}/config/${encodeURIComponent(name!)}`, { value });

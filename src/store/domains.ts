@@ -1,0 +1,90 @@
+import type { Db } from './database.js';
+import { ConflictError, NotFoundError } from '../core/errors.js';
+
+export interface DomainRow {
+  fqdn: string;
+  app_id: string;
+  favourite: 0 | 1;
+  created_at: string;
+}
+
+type Listener = () => void;
+
+/** Custom domains: each belongs to one application on the whole platform. */
+export class DomainRepository {
+  private readonly listeners = new Set<Listener>();
+
+  constructor(private readonly db: Db) {}
+
+  /** Called after any change (the routing table and the certificates follow domains). */
+  onChange(listener: Listener): void {
+    this.listeners.add(listener);
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
+  }
+
+  all(): DomainRow[] {
+    return this.db.prepare('SELECT * FROM app_domains ORDER BY fqdn').all() as DomainRow[];
+  }
+
+  ofApp(appId: string): DomainRow[] {
+    return this.db.prepare('SELECT * FROM app_domains WHERE app_id = ? ORDER BY fqdn').all(appId) as DomainRow[];
+  }
+
+  byName(fqdn: string): DomainRow | undefined {
+    return this.db.prepare('SELECT * FROM app_domains WHERE fqdn = ?').get(fqdn) as DomainRow | undefined;
+  }
+
+  /**
+   * Adds a domain to an application. A domain held by another application is refused without
+   * saying which: the other application may belong to anyone on the platform.
+   */
+  add(appId: string, fqdn: string): DomainRow {
+    const row: DomainRow = { fqdn, app_id: appId, favourite: 0, created_at: new Date().toISOString() };
+    const inserted = this.db
+      .prepare('INSERT INTO app_domains (fqdn, app_id, favourite, created_at) VALUES (@fqdn, @app_id, @favourite, @created_at) ON CONFLICT (fqdn) DO NOTHING')
+      .run(row);
+    if (inserted.changes === 0) {
+      if (this.byName(fqdn)?.app_id === appId) {
+        throw new ConflictError(`${fqdn} is already a domain of this application.`, 'See its domains with `slipway domain`.');
+      }
+      throw new ConflictError(
+        `${fqdn} is already in use on this platform.`,
+        'A domain serves one application. If the name is yours, remove it from the application that has it first (`slipway domain rm`), or ask the platform operator.',
+      );
+    }
+    this.changed();
+    return row;
+  }
+
+  remove(appId: string, fqdn: string): void {
+    const removed = this.db.prepare('DELETE FROM app_domains WHERE fqdn = ? AND app_id = ?').run(fqdn, appId);
+    if (removed.changes === 0) throw notADomainOf(fqdn);
+    this.changed();
+  }
+
+  /** Makes one of the application's domains the one the CLI and console print. */
+  setFavourite(appId: string, fqdn: string): void {
+    if (this.byName(fqdn)?.app_id !== appId) throw notADomainOf(fqdn);
+    this.db.transaction(() => {
+      this.db.prepare('UPDATE app_domains SET favourite = 0 WHERE app_id = ?').run(appId);
+      this.db.prepare('UPDATE app_domains SET favourite = 1 WHERE fqdn = ?').run(fqdn);
+    })();
+    this.changed();
+  }
+
+  clearFavourite(appId: string): void {
+    this.db.prepare('UPDATE app_domains SET favourite = 0 WHERE app_id = ?').run(appId);
+    this.changed();
+  }
+
+  favourite(appId: string): string | undefined {
+    return (this.db.prepare('SELECT fqdn FROM app_domains WHERE app_id = ? AND favourite = 1').get(appId) as { fqdn: string } | undefined)?.fqdn;
+  }
+}
+
+function notADomainOf(fqdn: string): NotFoundError {
+  return new NotFoundError(`${fqdn} is not a domain of this application.`, 'List its domains with `slipway domain`.');
+}
