@@ -1,5 +1,7 @@
-// Runs every test: unit tests beside the code (src/**/*.test.ts), then integration tests
-// (test/**/*.test.ts) one file at a time, because they start real daemons, servers and builds.
+// Runs every test: first the type check and the linter (a broken build or a lint error stops here,
+// before 20 minutes of tests), then unit tests beside the code (src/**/*.test.ts), then integration
+// tests (test/**/*.test.ts) one file at a time, because they start real daemons, servers and builds.
+//   node scripts/run-tests.mjs [filter]   only the files whose path contains the filter
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -16,6 +18,15 @@ function findTests(dir) {
   return found.sort();
 }
 
+/** Runs a check before the tests; its own output says what failed. */
+function check(name, command, args) {
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
+  if (result.status !== 0) {
+    console.error(`The ${name} failed: fix it before the tests run (npm run ${name === 'type check' ? 'typecheck' : 'lint'}).`);
+    process.exit(result.status ?? 1);
+  }
+}
+
 const filter = process.argv[2];
 const pick = (files) => (filter ? files.filter((f) => f.includes(filter)) : files);
 const unit = pick(findTests(join(root, 'src')));
@@ -25,6 +36,10 @@ if (files.length === 0) {
   console.error(`No test file matches ${JSON.stringify(filter)}.`);
   process.exit(1);
 }
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+check('type check', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']);
+check('type check', bin('tsc'), ['-p', 'tsconfig.console.json', '--noEmit']);
+check('lint', bin('biome'), ['lint']);
 const result = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],

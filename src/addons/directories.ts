@@ -23,7 +23,7 @@ export async function assertTraversable(path: string, user: SystemUser): Promise
     dir = parent;
   }
   for (const folder of chain) {
-    let info;
+    let info: Awaited<ReturnType<typeof stat>>;
     try {
       info = await stat(folder);
     } catch {

@@ -8,7 +8,7 @@ import { validate } from './schema.js';
 import { deploymentSpecs } from './routes/deployments.spec.js';
 import { instanceSpecs } from './routes/instances.spec.js';
 import { appSpecs } from './routes/apps.spec.js';
-import { ValidationError } from '../core/errors.js';
+import type { ValidationError } from '../core/errors.js';
 
 const doc = buildOpenApi(apiRoutes());
 

@@ -129,7 +129,7 @@ export function validate(schema: Schema, value: unknown, at: string, root?: { co
     if (schema.maximum !== undefined && value > schema.maximum) problems.push({ at, message: `must be at most ${schema.maximum}`, kind: 'value' });
   }
   if (Array.isArray(value) && schema.items) {
-    value.forEach((item, i) => problems.push(...validate(schema.items!, item, `${at}[${i}]`, root)));
+    for (const [i, item] of value.entries()) problems.push(...validate(schema.items!, item, `${at}[${i}]`, root));
   }
   if (actual === 'object' && (schema.properties || schema.additionalProperties !== undefined)) {
     const record = value as Record<string, unknown>;

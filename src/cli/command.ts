@@ -56,5 +56,6 @@ export interface Command {
   printsData?: boolean;
   /** Output formats accepted by --format; default human and json for data commands. */
   formats?: Array<'human' | 'json' | 'shell'>;
+  // biome-ignore lint/suspicious/noConfusingVoidType: a command that returns nothing ended well (exit code 0).
   run(ctx: CommandContext, args: string[], options: OptionValues): Promise<number | void>;
 }

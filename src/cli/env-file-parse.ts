@@ -37,7 +37,7 @@ function closingQuote(text: string, start: number, quote: string): number {
   return -1;
 }
 
-function unescape(raw: string, quote: string): string {
+function unescapeValue(raw: string, quote: string): string {
   const pattern = new RegExp(`(\\\\*)(${quote}|$)`, 'g');
   return raw.replace(pattern, (_m, slashes: string, q: string) =>
     q === quote ? '\\'.repeat((slashes.length - 1) / 2) + quote : '\\'.repeat(slashes.length / 2),
@@ -82,7 +82,7 @@ export function parseEnvFile(text: string): ParsedEnvFile {
       if (close === -1) {
         throw new CliError(`The value of ${name} (line ${lineNumber(text, i)}) opens a ${quote} that never closes.`, HINT);
       }
-      value = unescape(text.slice(open, close), quote);
+      value = unescapeValue(text.slice(open, close), quote);
       const restEnd = text.indexOf('\n', close) === -1 ? text.length : text.indexOf('\n', close);
       const rest = text.slice(close + 1, restEnd);
       if (rest.trim() !== '') {

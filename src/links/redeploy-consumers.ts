@@ -17,7 +17,7 @@ export function redeployConsumers(store: Store, deployer: Deployer, target: AppR
   const queued: ConsumerRedeploy[] = [];
   for (const consumer of store.links.consumersOf(target.id)) {
     const release = store.deployments.release(consumer.id);
-    if (!release || release.wanted !== 'running') continue;
+    if (release?.wanted !== 'running') continue;
     const built = store.deployments.byId(release.deployment_id);
     if (!built) continue;
     const deployment = deployer.enqueue(consumer, {

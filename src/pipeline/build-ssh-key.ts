@@ -88,7 +88,7 @@ export async function installBuildSshKey(input: {
 }): Promise<BuildSshKey> {
   // The home belongs to the app's user: a link or a folder at these names must not make root
   // write the key, or remove anything, elsewhere.
-  const home = new UntrustedTree(input.home, { name: "the build's home folder", owner: input.user, then: 'then deploy again' });
+  const home = new UntrustedTree(input.home, { name: "the build's home folder", owner: input.user, nextStep: 'then deploy again' });
   const remove = async () => {
     await home.remove(BUILD_SSH_DIR);
   };

@@ -13,7 +13,7 @@ import { gitEnvironment } from './git-environment.js';
 import { runOrThrow, runProcess } from './run-process.js';
 
 const COMMIT_ID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
-const SAFE_REF = /^refs\/[A-Za-z0-9._\/-]+$/;
+const SAFE_REF = /^refs\/[A-Za-z0-9._/-]+$/;
 
 /** One bare git repository per app, under one folder, named `<app_id>.git`. */
 export class RepoStore {

@@ -63,7 +63,7 @@ export interface UntrustedTreeOptions {
   /** How messages name the tree: "the repository", "the build folder", "the app's cache folder". */
   name: string;
   /** Ends every hint: what the user does once the tree is fixed (default: push again). */
-  then?: string;
+  nextStep?: string;
   /** Owner given to what the daemon creates in the tree (folders, written files). */
   owner?: Owner;
 }
@@ -155,7 +155,7 @@ export class UntrustedTree {
       if (stats.size > max && !limits.truncate) {
         throw this.refuse(
           `${this.where(shown, rel)} is larger than ${describeBytes(max)}, more than slipway reads from ${this.options.name}`,
-          `Make ${shown} smaller than ${describeBytes(max)}, ${this.then()}.`,
+          `Make ${shown} smaller than ${describeBytes(max)}, ${this.nextStep()}.`,
         );
       }
       const buffer = Buffer.alloc(Math.min(stats.size, max));
@@ -220,7 +220,7 @@ export class UntrustedTree {
       }
       if (this.options.owner) await chownEntry(made, this.options.owner);
     }
-    throw this.refuse(`${rel} could not be made in ${this.options.name}`, `Remove what stands at ${rel}, ${this.then()}.`);
+    throw this.refuse(`${rel} could not be made in ${this.options.name}`, `Remove what stands at ${rel}, ${this.nextStep()}.`);
   }
 
   /**
@@ -241,7 +241,7 @@ export class UntrustedTree {
     if (existing?.isDirectory()) {
       throw this.refuse(
         `${shown} is a folder in ${this.options.name}, where slipway writes a file it generates`,
-        `Remove the folder ${shown} (slipway writes this file itself), ${this.then()}.`,
+        `Remove the folder ${shown} (slipway writes this file itself), ${this.nextStep()}.`,
       );
     }
     const temporary = join(folder, `.${name.slice(0, 100)}.slipway-${randomBytes(6).toString('hex')}`);
@@ -344,7 +344,7 @@ export class UntrustedTree {
    * inside. `followLast`: whether a link as the last component is followed or returned.
    */
   private async walk(rel: string, followLast: boolean, asked = rel): Promise<Walk> {
-    if (rel.startsWith('/')) throw this.refuse(`${rel} is an absolute path, not a path inside ${this.options.name}`, `Use a relative path, ${this.then()}.`);
+    if (rel.startsWith('/')) throw this.refuse(`${rel} is an absolute path, not a path inside ${this.options.name}`, `Use a relative path, ${this.nextStep()}.`);
     const pending = components(rel);
     const real: string[] = [];
     let links = 0;
@@ -371,14 +371,14 @@ export class UntrustedTree {
         if (++links > MAX_LINKS) {
           throw this.refuse(
             `${this.where(shown, asked)} is a symbolic link that loops (more than ${MAX_LINKS} links on the way)`,
-            `Replace the links by the files themselves, ${this.then()}.`,
+            `Replace the links by the files themselves, ${this.nextStep()}.`,
           );
         }
         const target = await readlink(path);
         if (target.startsWith('/')) {
           throw this.refuse(
             `${this.where(shown, asked)} is a symbolic link to an absolute path, which slipway does not follow in ${this.options.name}`,
-            `Commit the file itself instead of a link (a link may only point inside ${this.options.name}, by a relative path), ${this.then()}.`,
+            `Commit the file itself instead of a link (a link may only point inside ${this.options.name}, by a relative path), ${this.nextStep()}.`,
           );
         }
         lastLink = shown;
@@ -400,8 +400,8 @@ export class UntrustedTree {
     }
   }
 
-  private then(): string {
-    return this.options.then ?? 'then push again';
+  private nextStep(): string {
+    return this.options.nextStep ?? 'then push again';
   }
 
   /** `config` or `config (on the way to config/app.json)`. */
@@ -417,25 +417,25 @@ export class UntrustedTree {
   /** A climb above the root: through the last link followed, or written in `rel` itself. */
   private outside(link: string | undefined, rel: string): RefusedPathError {
     if (link === undefined) {
-      return this.refuse(`${rel} leads outside ${this.options.name}`, `Use a path inside ${this.options.name}, without "..", ${this.then()}.`);
+      return this.refuse(`${rel} leads outside ${this.options.name}`, `Use a path inside ${this.options.name}, without "..", ${this.nextStep()}.`);
     }
     return this.refuse(
       `${this.where(link, rel)} is a symbolic link to a path outside ${this.options.name}`,
-      `Commit the file itself instead of a link (a link may only point inside ${this.options.name}), ${this.then()}.`,
+      `Commit the file itself instead of a link (a link may only point inside ${this.options.name}), ${this.nextStep()}.`,
     );
   }
 
   private notAFile(shown: string, rel: string, kind: EntryKind): RefusedPathError {
     return this.refuse(
       `${this.where(shown, rel)} is ${KIND_TEXT[kind]} in ${this.options.name}, where slipway expects a regular file`,
-      `Make ${shown} a regular file (or remove it), ${this.then()}.`,
+      `Make ${shown} a regular file (or remove it), ${this.nextStep()}.`,
     );
   }
 
   private notAFolder(shown: string, rel: string, kind: EntryKind): RefusedPathError {
     return this.refuse(
       `${this.where(shown, rel)} is ${KIND_TEXT[kind]} in ${this.options.name}, where slipway needs a folder`,
-      `Remove ${shown} or make it a folder, ${this.then()}.`,
+      `Remove ${shown} or make it a folder, ${this.nextStep()}.`,
     );
   }
 }

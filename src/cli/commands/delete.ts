@@ -18,7 +18,7 @@ export const deleteApp: Command = {
     await ctx.client().request('DELETE', `/v1/apps/${encodeURIComponent(app.id)}`);
     // The folder's link to the deleted app would only lead to "not found" from now on.
     const found = findLinkFile(ctx.cwd);
-    if (found && found.data.apps.some((a) => a.app_id === app.id)) {
+    if (found?.data.apps.some((a) => a.app_id === app.id)) {
       found.data.apps = found.data.apps.filter((a) => a.app_id !== app.id);
       if (found.data.default === app.id) found.data.default = found.data.apps[0]?.app_id ?? null;
       writeLinkFile(found.path, found.data);

@@ -43,7 +43,7 @@ export const server: Command = {
   args: { min: 0, max: 0 },
   examples: ['sudo slipway server', 'sudo slipway server --data-dir /srv/slipway --listen 0.0.0.0 --domain apps.example.com --router-port 80'],
   async run(ctx, _args, o) {
-    let options;
+    let options: ConstructorParameters<typeof Daemon>[0];
     try {
       const domain = checkDomain((o.domain as string | undefined) ?? DEFAULT_DOMAIN);
       const dataDir = resolveDataDir(o['data-dir'] as string | undefined, ctx.env);

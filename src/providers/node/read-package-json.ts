@@ -65,7 +65,7 @@ export function parsePackageJson(rawText: string, file = 'package.json'): Packag
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
-  } catch (error) {
+  } catch {
     const where = findJsonError(text);
     if (where) {
       // Position and rule only: the text may come from a file read with root's rights.
