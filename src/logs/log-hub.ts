@@ -80,7 +80,19 @@ export class LogHub {
     const cut = line.length > MAX_LINE_LENGTH ? line.slice(0, MAX_LINE_LENGTH) : line;
     // Judged before serializing, so a flood costs little for the lines it drops.
     if (log.writer.queued + cut.length + ENTRY_OVERHEAD_CHARS > this.maxQueuedChars) return this.drop(log, cut.length + ENTRY_OVERHEAD_CHARS);
-    const entry: LogEntry = { time: new Date().toISOString(), stream, line: cut };
+    this.queue(key, log, { time: new Date().toISOString(), stream, line: cut });
+  }
+
+  /**
+   * Adds an entry the caller built: its `time` (first, where the tail reader looks for it) and
+   * fields beyond `stream` and `line` are kept as given. The caller keeps `line` short (an
+   * access record's summary); the queue bounds it like any line.
+   */
+  appendEntry(key: string, entry: LogEntry): void {
+    this.queue(key, this.logOf(key), entry);
+  }
+
+  private queue(key: string, log: OpenLog, entry: LogEntry): void {
     const text = JSON.stringify(entry) + '\n';
     if (log.writer.queued + text.length > this.maxQueuedChars) return this.drop(log, text.length);
     this.reportDropped(key, log);

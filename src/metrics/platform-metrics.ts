@@ -1,0 +1,117 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { AccessRecord } from '../traffic/access-record.js';
+
+export interface PlatformMetricsSources {
+  /** Deployments stored, by state (WIP, OK, FAIL, CANCELLED), read at each scrape. */
+  deploymentsByState?(): Record<string, number>;
+  /** Client connections the router holds open now; absent when the engine cannot tell. */
+  activeConnections?(): number | undefined | Promise<number | undefined>;
+}
+
+/** Seconds: from a static file answered at once to a request the app thinks about for a minute. */
+const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** Seconds: a restart of a warm release to a cold sbt build. */
+const DEPLOYMENT_BUCKETS = [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800];
+
+/**
+ * The daemon's Prometheus figures (prom-client, a registry of its own): the edge's requests
+ * by app and status with their durations and the router's open connections, deployments by
+ * state and duration, build durations and instance crash restarts, plus the daemon process's
+ * own (CPU, memory, event loop) under `slipway_daemon_`. Apps are labelled by id, which never
+ * changes; a deleted app's series are removed with it.
+ */
+export class PlatformMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'app' | 'status'>;
+  private readonly requestDuration: Histogram<'app'>;
+  private readonly deploymentDuration: Histogram<'state'>;
+  private readonly buildDuration: Histogram<'outcome'>;
+  private readonly restarts: Counter<'app'>;
+  /** Statuses seen per app, to remove an app's request series when it is deleted. */
+  private readonly statusesOf = new Map<string, Set<string>>();
+
+  constructor(sources: PlatformMetricsSources = {}) {
+    const registers = [this.registry];
+    this.requests = new Counter({ name: 'slipway_http_requests_total', help: 'Requests the router forwarded to each app, by answer status', labelNames: ['app', 'status'], registers });
+    this.requestDuration = new Histogram({
+      name: 'slipway_http_request_duration_seconds',
+      help: 'Time from the request reaching the router to the end of the answer, per app',
+      labelNames: ['app'],
+      buckets: REQUEST_BUCKETS,
+      registers,
+    });
+    new Gauge({
+      name: 'slipway_router_active_connections',
+      help: 'Client connections the router holds open',
+      registers,
+      async collect() {
+        const open = await sources.activeConnections?.();
+        if (open === undefined) this.reset();
+        else this.set(open);
+      },
+    });
+    new Gauge({
+      name: 'slipway_deployments',
+      help: 'Deployments stored, by state (WIP: in progress)',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        if (!sources.deploymentsByState) return;
+        const counts = sources.deploymentsByState();
+        for (const state of ['WIP', 'OK', 'FAIL', 'CANCELLED']) this.set({ state }, counts[state] ?? 0);
+      },
+    });
+    this.deploymentDuration = new Histogram({
+      name: 'slipway_deployment_duration_seconds',
+      help: 'Duration of finished deployments, queued time included, by final state',
+      labelNames: ['state'],
+      buckets: DEPLOYMENT_BUCKETS,
+      registers,
+    });
+    this.buildDuration = new Histogram({
+      name: 'slipway_build_duration_seconds',
+      help: 'Duration of the build phase (toolchain, install, build commands), by outcome',
+      labelNames: ['outcome'],
+      buckets: DEPLOYMENT_BUCKETS,
+      registers,
+    });
+    this.restarts = new Counter({ name: 'slipway_instance_restarts_total', help: 'Automatic restarts of crashed instances, per app', labelNames: ['app'], registers });
+    collectDefaultMetrics({ register: this.registry, prefix: 'slipway_daemon_' });
+  }
+
+  request(record: AccessRecord): void {
+    const status = String(record.status);
+    let statuses = this.statusesOf.get(record.appId);
+    if (!statuses) this.statusesOf.set(record.appId, (statuses = new Set()));
+    statuses.add(status);
+    this.requests.inc({ app: record.appId, status });
+    this.requestDuration.observe({ app: record.appId }, Math.max(0, record.durationMs) / 1000);
+  }
+
+  deploymentFinished(state: string, seconds: number): void {
+    this.deploymentDuration.observe({ state }, Math.max(0, seconds));
+  }
+
+  buildFinished(outcome: 'success' | 'failure', seconds: number): void {
+    this.buildDuration.observe({ outcome }, Math.max(0, seconds));
+  }
+
+  instanceRestarted(appId: string): void {
+    this.restarts.inc({ app: appId });
+  }
+
+  forgetApp(appId: string): void {
+    for (const status of this.statusesOf.get(appId) ?? []) this.requests.remove({ app: appId, status });
+    this.statusesOf.delete(appId);
+    this.requestDuration.remove({ app: appId });
+    this.restarts.remove({ app: appId });
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
