@@ -34,7 +34,7 @@ test('every path answering 200 passes and logs one line per path', async () => {
   assert.deepEqual(lines, ['Response from GET / is 200', 'Response from GET /db is 200']);
 });
 
-test('a path answering something other than 200 fails with the exact SPEC lines', async () => {
+test('a path answering something other than 200 fails with the documented lines', async () => {
   const { server, port } = await serve((path) => (path === '/db' ? 503 : 200));
   const lines: string[] = [];
   const outcome = await runHealthCheck({ address: '127.0.0.1', port, paths: ['/', '/db'], bootDeadlineMs: 5000, settleMs: 300, log: (l) => lines.push(l) });

@@ -44,7 +44,7 @@ function get(address: string, port: number, path: string, timeoutMs: number): Pr
 }
 
 /**
- * SPEC §4.3 and §7: GET every path on the instance; all must answer exactly 200.
+ * docs/behaviour.md, Health checks: GET every path on the instance; all must answer exactly 200.
  * The app gets until the boot deadline to answer at all; then each path gets a short
  * settle window to reach 200 before its last answer is reported.
  */

@@ -1,6 +1,6 @@
 /**
- * CC_SSH_PRIVATE_KEY (SPEC §5 "a private SSH key can be added so that the build can reach
- * private dependencies"): the key is installed for the build commands only.
+ * CC_SSH_PRIVATE_KEY (docs/behaviour.md, Private dependencies: a key for the build's private git
+ * dependencies): the key is installed for the build commands only.
  *
  * It is written (0600, owned by the build user) into `<build HOME>/.ssh/slipway-build/` with a
  * known_hosts file of its own, and the build gets GIT_SSH_COMMAND naming both, so git (and the

@@ -13,7 +13,7 @@ import {
 
 const LATE_2026 = new Date('2026-11-21T12:00:00Z');
 
-test('SPEC §9 defaults', () => {
+test('the documented defaults', () => {
   assert.equal(DEFAULT_NODE_VERSION, '24.11.0');
   assert.equal(DEFAULT_NPM_VERSION, '11.6.1');
   assert.equal(DEFAULT_BUN_VERSION, '1.3.1');

@@ -1,10 +1,10 @@
 /**
  * Release lines of the runtimes slipway offers, and which versions are end of life.
- * SPEC §9: end-of-life versions are marked as such in the list of available versions.
+ * docs/behaviour.md, Versions: end-of-life versions are marked as such in the list of available versions.
  */
 import semver from 'semver';
 
-/** SPEC §9 defaults. */
+/** The defaults of docs/behaviour.md, Versions. */
 export const DEFAULT_NODE_VERSION = '24.11.0';
 export const DEFAULT_NPM_VERSION = '11.6.1';
 export const DEFAULT_BUN_VERSION = '1.3.1';

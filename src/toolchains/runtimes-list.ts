@@ -1,6 +1,6 @@
 /**
  * Data for `slipway runtimes`: the Node.js and Bun versions a build can ask for, newest first,
- * with end-of-life ones marked (SPEC §9).
+ * with end-of-life ones marked (docs/behaviour.md, Versions).
  */
 import semver from 'semver';
 import type { VersionCatalog } from '../providers/plan.js';

@@ -5,7 +5,7 @@ import { listRuntimes } from '../../toolchains/runtimes-list.js';
 import { runtimeSpecs } from './runtimes.spec.js';
 
 /**
- * The Node.js and Bun versions a build can ask for (SPEC §9), from the daemon's version
+ * The Node.js and Bun versions a build can ask for (docs/behaviour.md, Versions), from the daemon's version
  * catalog (the npm registry, cached): newest first, end-of-life and default versions marked.
  */
 export function runtimeRoutes(router: HttpRouter<ApiContext>): void {

@@ -1,5 +1,5 @@
 /**
- * Which package manager installs the app (SPEC §2.2 CC_NODE_BUILD_TOOL, §4.4 rules 3-4, §7).
+ * Which package manager installs the app (docs/behaviour.md: Node.js variables; Node.js and Bun builds, rules 3, 4 and 6).
  *
  * Order of detection when CC_NODE_BUILD_TOOL is not set (first match wins, and a warning names
  * every lockfile when several managers' lockfiles are present):

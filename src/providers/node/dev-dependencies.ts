@@ -1,5 +1,5 @@
 /**
- * Whether devDependencies are installed (SPEC §4.4 rule 5) and the flags or settings that make
+ * Whether devDependencies are installed (docs/behaviour.md: Node.js and Bun builds, rule 5) and the flags or settings that make
  * each package manager do exactly that. The flags are always explicit, so the result never depends
  * on a manager's own reading of NODE_ENV (pnpm 10 dropped it, Bun 1.3 ignores it).
  */

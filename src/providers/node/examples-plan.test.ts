@@ -1,5 +1,5 @@
 /**
- * The build plan of every example app, written out by hand from SPEC (§2.2, §2.3, §4.4, §5, §9)
+ * The build plan of every example app, written out by hand from docs/behaviour.md (Variables, Project files, Node.js and Bun builds, Private dependencies, Versions)
  * and compared in full: a change in any decision shows up here as a readable difference.
  */
 import assert from 'node:assert/strict';
@@ -237,7 +237,7 @@ describe('build plans of the example apps', () => {
     assert.deepEqual(plan.toolchain[1], { name: 'npm', version: '11.6.1', reason: 'default npm version' });
   });
 
-  it('node-dev-deps: every row of SPEC §4.4 rule 5', async () => {
+  it('node-dev-deps: every row of the devDependencies table', async () => {
     const expected = [true, false, false, true];
     for (const [variant, dev] of expected.entries()) {
       const plan = await examplePlan('node-dev-deps', variant);

@@ -2,7 +2,7 @@
  * Runs the example apps' plans for real: tools fetched by exact version from the npm registry
  * (the toolchains room), the build commands, the before-start commands and the start command
  * as argv, then GET / and a SIGTERM. No sandbox or router here (the pipeline's tests cover
- * those): this checks that each plan drives the real package managers as SPEC says.
+ * those): this checks that each plan drives the real package managers as docs/behaviour.md says.
  *
  * Tools are cached in SLIPWAY_TOOLCHAIN_CACHE (default: <tmp>/slipway-test-toolchains).
  */
@@ -229,7 +229,7 @@ describe('example apps built and run with the real tools', { concurrency: 1 }, (
     await deployExample('node-version-minor');
   });
 
-  it('node-dev-deps: devDependencies installed and skipped as SPEC §4.4 rule 5 says', LONG, async () => {
+  it('node-dev-deps: devDependencies installed and skipped as the devDependencies table says', LONG, async () => {
     for (const variant of [0, 1, 2, 3]) await deployExample('node-dev-deps', {}, variant);
   });
 

@@ -1,5 +1,5 @@
 /**
- * Repository hygiene (SPEC §2.3: .gitignore must mention /node_modules): warnings that say
+ * Repository hygiene (docs/behaviour.md, Project files: .gitignore must mention /node_modules): warnings that say
  * what to change. Never fatal.
  */
 

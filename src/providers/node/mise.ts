@@ -1,5 +1,5 @@
 /**
- * mise.toml (SPEC §1, §2.3): a `[tools]` table naming tools and versions. slipway installs
+ * mise.toml (docs/behaviour.md: Runtimes; Project files): a `[tools]` table naming tools and versions. slipway installs
  * deno, node and bun from it (fetched like every other toolchain); other tools get a warning.
  */
 import { parse } from 'smol-toml';

@@ -1,6 +1,6 @@
 /**
  * The `node` provider: turns a Node.js/Bun source folder and its environment into a build plan
- * (SPEC §2.2, §2.3, §4.4, §5, §7, §9). Each decision lives in its own module; this file reads
+ * (docs/behaviour.md: Variables, Project files, Node.js and Bun builds, Private dependencies, Versions). Each decision lives in its own module; this file reads
  * the project once and puts the decisions together, in the order the deploy log prints them.
  */
 import path from 'node:path';

@@ -1,6 +1,6 @@
 /**
  * Which npm goes with a Node version. The Node binaries slipway fetches carry no npm, so npm is
- * fetched beside them. SPEC §9 fixes npm 11.6.1 for the default Node; slipway keeps that npm for
+ * fetched beside them. docs/behaviour.md (Versions) fixes npm 11.6.1 for the default Node; slipway keeps that npm for
  * every Node it runs on, and for older Node picks the newest npm line whose `engines.node`
  * accepts it (the ranges below are those lines' own engines fields), because npm 11 refuses
  * to start on them.

@@ -1,6 +1,6 @@
 /**
  * The `packageManager` field of package.json: `<manager>@<version>`, optionally followed by
- * `+<algorithm>.<hash>` (Corepack's form). It picks the pnpm or Yarn version (SPEC §9).
+ * `+<algorithm>.<hash>` (Corepack's form). It picks the pnpm or Yarn version (docs/behaviour.md, Versions).
  */
 import semver from 'semver';
 import { PlanError } from '../plan.js';

@@ -4,7 +4,7 @@
  */
 import type { UntrustedTree } from '../../sandbox/untrusted-tree.js';
 
-/** Lockfiles, in the order detection looks at them (SPEC §4.4 rule 3, then npm's own). */
+/** Lockfiles, in the order detection looks at them (docs/behaviour.md: Node.js and Bun builds, rule 3; then npm's own). */
 export const LOCKFILES = ['bun.lock', 'bun.lockb', 'pnpm-lock.yaml', 'yarn.lock', 'package-lock.json', 'npm-shrinkwrap.json'] as const;
 export type Lockfile = (typeof LOCKFILES)[number];
 

@@ -1,5 +1,5 @@
 /**
- * Reads package.json and checks the fields slipway uses (SPEC §2.3: name, version, main,
+ * Reads package.json and checks the fields slipway uses (docs/behaviour.md, Project files: name, version, main,
  * scripts, dependencies, engines, packageManager). A broken file fails the build early with
  * the position of the problem, instead of failing later inside a package manager.
  */

@@ -1,5 +1,5 @@
 /**
- * Exact versions of every tool a Node/Bun plan needs (SPEC §9), resolved against the catalog
+ * Exact versions of every tool a Node/Bun plan needs (docs/behaviour.md: Versions), resolved against the catalog
  * of published versions so the plan names exact versions and an impossible request fails the
  * build before anything is fetched.
  *
@@ -8,7 +8,7 @@
  * Bun:   engines.bun > packageManager bun@x > mise.toml bun > 1.3.1.
  * pnpm:  packageManager pnpm@x > newest in the catalog.
  * Yarn:  always on PATH as the system Yarn: 1.22.22, or the declared yarn@1.x; with Yarn berry
- *        the declared yarn@2+ or the newest 4.x (SPEC §9 "pnpm and Yarn").
+ *        the declared yarn@2+ or the newest 4.x (Versions: pnpm and Yarn).
  * Deno:  mise.toml deno.
  */
 import { resolveVersion } from '../../toolchains/resolve-version.js';
@@ -132,7 +132,7 @@ export async function resolveToolVersions(input: ToolVersionInput): Promise<Tool
     toolchain.push(resolved);
   }
 
-  // Deno (only through mise.toml: SPEC §1)
+  // Deno (only through mise.toml: docs/behaviour.md, Runtimes)
   if (mise?.deno) {
     toolchain.push(await resolve('deno', { request: mise.deno, reason: `deno = "${mise.deno}" in ${miseFile}` }));
   }

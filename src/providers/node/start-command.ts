@@ -1,5 +1,5 @@
 /**
- * The run phase (SPEC §4.4 rule 2, §2.3 scripts table): CC_RUN_COMMAND, else scripts.start
+ * The run phase (docs/behaviour.md: Node.js and Bun builds, rule 2; Project files, scripts): CC_RUN_COMMAND, else scripts.start
  * run by the package manager, else the `main` file run by the runtime.
  *
  * prestart / poststart: npm, pnpm, Yarn 1 and Bun run `prestart` before and `poststart` after

@@ -1,6 +1,6 @@
 /**
  * Cheap look at the sbt files before building, to warn early about what `stage` needs
- * (SPEC §2.3). Warnings only: a plugin can be added in ways a text search does not see.
+ * (docs/behaviour.md, Project files). Warnings only: a plugin can be added in ways a text search does not see.
  */
 import type { UntrustedTree } from '../../sandbox/untrusted-tree.js';
 

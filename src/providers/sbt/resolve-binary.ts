@@ -102,7 +102,7 @@ export async function findSbtBinary(buildDir: string, env: Record<string, string
 /**
  * The start argv: the staged script with `-Dhttp.port=8080` (the script turns `-D` arguments
  * into JVM system properties), or CC_RUN_COMMAND run by `sh -c` as the user wrote it. With
- * CC_RUN_COMMAND the target variables must still designate an existing binary, as SPEC §2.2 says.
+ * CC_RUN_COMMAND the target variables must still designate an existing binary, as docs/behaviour.md (Scala variables) says.
  */
 export async function resolveSbtBinary(buildDir: string, env: Record<string, string>): Promise<string[]> {
   const binary = await findSbtBinary(buildDir, env);

@@ -1,4 +1,4 @@
-/** SPEC §8: the JVM of a Scala app gets the system property http.port=8080. */
+/** docs/behaviour.md, Runtimes: the JVM of a Scala app gets the system property http.port=8080. */
 export const HTTP_PORT = '8080';
 export const HTTP_PORT_ARGUMENT = `-Dhttp.port=${HTTP_PORT}`;
 

@@ -1,5 +1,5 @@
 /**
- * The `sbt` provider (SPEC §1, §2.2 "Variables for Scala", §4.4): build with the real sbt
+ * The `sbt` provider (docs/behaviour.md: Runtimes, Scala variables, Scala builds): build with the real sbt
  * launcher, then start the script written by sbt-native-packager's `stage`.
  */
 import { join } from 'node:path';

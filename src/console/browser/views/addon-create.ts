@@ -4,7 +4,7 @@ import { href, type Route } from '../routes.js';
 import { pageTitle, type ViewContext } from '../view.js';
 
 /**
- * Add-on creation (SPEC §2.4): choose a provider and a name, then an Applications screen lists
+ * Add-on creation (docs/behaviour.md, Links): choose a provider and a name, then an Applications screen lists
  * the organisation's applications with a Link toggle each; finishing links the toggled ones.
  */
 export async function addonCreateView(ctx: ViewContext, route: Extract<Route, { page: 'addon-create' }>): Promise<void> {

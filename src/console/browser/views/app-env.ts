@@ -27,7 +27,7 @@ function problemOf(check: () => unknown): string | undefined {
 }
 
 /**
- * Environment variables (SPEC §2.2): a name and a value, Add puts them on the pending list,
+ * Environment variables (docs/behaviour.md, Variables): a name and a value, Add puts them on the pending list,
  * and "Update changes" saves every pending change together.
  */
 export async function appEnvView(ctx: ViewContext, route: Extract<Route, { page: 'app-env' }>): Promise<void> {

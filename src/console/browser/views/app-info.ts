@@ -37,7 +37,7 @@ function gitUrlField(app: App): HTMLElement {
   return h('div', { class: 'copy-field' }, input, copy, copied);
 }
 
-/** An application's Information page: git URL (SPEC §2.5), status, domain and deployments with their logs. */
+/** An application's Information page: git URL (docs/behaviour.md, the git remote), status, domain and deployments with their logs. */
 export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page: 'app-info' }>): Promise<void> {
   const { app, body } = await appFrame(ctx, route.app, 'app-info');
   const base = `/v1/apps/${enc(app.id)}`;

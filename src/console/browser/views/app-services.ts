@@ -5,7 +5,7 @@ import type { ViewContext } from '../view.js';
 import { appFrame } from './app-frame.js';
 
 /**
- * Service Dependencies (SPEC §2.4): a "Link add-ons" dropdown with its add button and a
+ * Service Dependencies (docs/behaviour.md, Links): a "Link add-ons" dropdown with its add button and a
  * "Link applications" dropdown on the same page, with the current links and Unlink.
  */
 export async function appServicesView(ctx: ViewContext, route: Extract<Route, { page: 'app-services' }>): Promise<void> {

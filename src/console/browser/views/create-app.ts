@@ -12,7 +12,7 @@ export function fieldOfError(message: string): 'name' | 'type' | 'region' | 'org
   return undefined;
 }
 
-/** Creates an application: type, name, region and organisation (SPEC §2.1). */
+/** Creates an application: type, name, region and organisation (docs/behaviour.md, Applications). */
 export async function createAppView(ctx: ViewContext, route: Extract<Route, { page: 'create-app' }>): Promise<void> {
   const { orgs } = await ctx.api.get<{ orgs: Org[] }>('/v1/orgs');
   const fields = {
