@@ -9,7 +9,7 @@ import { PostgresqlProvider } from './postgresql/postgresql-provider.js';
 import { hbaConf, initdbArgv, postgresArgv } from './postgresql/cluster-config.js';
 import { createDatabaseSql, createRoleSql, dropSql } from './postgresql/provisioning-sql.js';
 import { pidAlive, readPidFile } from './server-process.js';
-import { createTestBridge } from './test-bridge.js';
+import { startInstanceNetwork, type TestInstanceNetwork } from '../../test/support/instance-network.js';
 
 async function connect(env: Record<string, string>, overrides: pg.ClientConfig = {}): Promise<pg.Client> {
   const client = new pg.Client({
@@ -73,19 +73,21 @@ describe('postgresql add-on provider with a real embedded cluster', () => {
   let dataDir: string;
   let port: number;
   let provider: PostgresqlProvider;
-  let bridge: ReturnType<typeof createTestBridge>;
+  let network: TestInstanceNetwork;
 
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'slipway-pg-test-'));
     await chmod(dataDir, 0o755); // the server user must be able to enter it
     port = await freePort();
-    bridge = createTestBridge('slwaddtest0', '10.79.0.1/24');
-    provider = new PostgresqlProvider({ dataDir, gatewayAddress: bridge.address, port });
+    network = await startInstanceNetwork('p');
+    // As after a kill -9 of the daemon: the bridge holds the gateway but has no carrier.
+    await network.leaveWithoutPort();
+    provider = new PostgresqlProvider({ dataDir, gatewayAddress: network.gateway, port });
   });
 
   after(async () => {
     await provider?.stop();
-    bridge?.remove();
+    await network?.remove();
     await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -109,14 +111,14 @@ describe('postgresql add-on provider with a real embedded cluster', () => {
     firstConfig = (await provider.provision({ id: 'a1', name: 'first' })).config;
     first = provider.env(firstConfig);
     second = provider.env((await provider.provision({ id: 'a2', name: `second"; DROP ROLE slipway_admin; --` })).config);
-    assert.equal(first.POSTGRESQL_ADDON_HOST, '10.79.0.1');
+    assert.equal(first.POSTGRESQL_ADDON_HOST, network.gateway);
     assert.equal(first.POSTGRESQL_ADDON_PORT, String(port));
     assert.match(first.POSTGRESQL_ADDON_DB!, /^addon_[0-9a-f]{16}$/);
     assert.equal(first.POSTGRESQL_ADDON_USER, first.POSTGRESQL_ADDON_DB);
     assert.equal(first.POSTGRESQL_ADDON_VERSION, String(provider.cluster!.major));
     assert.equal(
       first.POSTGRESQL_ADDON_URI,
-      `postgresql://${first.POSTGRESQL_ADDON_USER}:${first.POSTGRESQL_ADDON_PASSWORD}@10.79.0.1:${port}/${first.POSTGRESQL_ADDON_DB}`,
+      `postgresql://${first.POSTGRESQL_ADDON_USER}:${first.POSTGRESQL_ADDON_PASSWORD}@${network.gateway}:${port}/${first.POSTGRESQL_ADDON_DB}`,
     );
 
     // Exactly the injected values, as an app would use them (the gateway address).
@@ -127,7 +129,7 @@ describe('postgresql add-on provider with a real embedded cluster', () => {
     const { rows } = await viaUri.query<{ body: string; addr: string }>(
       'SELECT body, host(inet_server_addr()) AS addr FROM notes',
     );
-    assert.deepEqual(rows, [{ body: 'hello', addr: '10.79.0.1' }]);
+    assert.deepEqual(rows, [{ body: 'hello', addr: network.gateway }]);
     await viaUri.end();
 
     const viaLoopback = await connect(first, { host: '127.0.0.1' });
@@ -166,7 +168,7 @@ describe('postgresql add-on provider with a real embedded cluster', () => {
 
   test('a server left running by a crashed daemon is adopted, not duplicated', async () => {
     const pid = await readPidFile(join(dataDir, 'postgresql', 'data', 'postmaster.pid'));
-    const replacement = new PostgresqlProvider({ dataDir, gatewayAddress: bridge.address, port });
+    const replacement = new PostgresqlProvider({ dataDir, gatewayAddress: network.gateway, port });
     await replacement.start();
     assert.equal(replacement.cluster!.timings!.adopted, true);
     assert.equal(await canConnect(first), true);
@@ -181,14 +183,14 @@ describe('postgresql add-on provider with a real embedded cluster', () => {
     const password = (await readFile(join(dataDir, 'postgresql', 'admin-password'), 'utf8')).trim();
     const external = new PostgresqlProvider({
       dataDir,
-      gatewayAddress: bridge.address,
+      gatewayAddress: network.gateway,
       externalUrl: `postgresql://slipway_admin:${password}@127.0.0.1:${port}/postgres`,
     });
     await external.start();
     const config = (await external.provision({ id: 'x1', name: 'ext' })).config;
     assert.equal(config.mode, 'external');
     const env = external.env(config);
-    assert.equal(env.POSTGRESQL_ADDON_HOST, '10.79.0.1', 'loopback is replaced by the gateway for apps');
+    assert.equal(env.POSTGRESQL_ADDON_HOST, network.gateway, 'loopback is replaced by the gateway for apps');
     assert.equal(await canConnect(env), true);
     await external.deprovision({ id: 'x1' }, config);
     assert.notEqual(await canConnect(env), true);

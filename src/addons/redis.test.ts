@@ -10,7 +10,7 @@ import { candidatePorts } from './redis/port-allocation.js';
 import { quoteConfigValue, redisConf } from './redis/redis-config.js';
 import { RespError, encodeCommand, parseReply, respExchange } from './redis/resp.js';
 import { pidAlive, readPidFile } from './server-process.js';
-import { createTestBridge } from './test-bridge.js';
+import { startInstanceNetwork, type TestInstanceNetwork } from '../../test/support/instance-network.js';
 
 describe('redis config, ports and RESP (pure)', () => {
   test('config values are quoted and control characters refused', () => {
@@ -40,24 +40,26 @@ describe('redis config, ports and RESP (pure)', () => {
 describe('redis add-on provider with real redis-server processes', () => {
   let dataDir: string;
   let provider: RedisProvider;
-  let bridge: ReturnType<typeof createTestBridge>;
+  let network: TestInstanceNetwork;
   let blocker: Server;
   const range: [number, number] = [17640, 17649];
 
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'slipway-redis-test-'));
     await chmod(dataDir, 0o755);
-    bridge = createTestBridge('slwaddtest1', '10.79.1.1/24');
+    network = await startInstanceNetwork('r');
+    // As after a kill -9 of the daemon: the bridge holds the gateway but has no carrier.
+    await network.leaveWithoutPort();
     // Another program holds the first port of the range: allocation must skip it.
     blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(range[0], '127.0.0.1', resolve));
-    provider = new RedisProvider({ dataDir, gatewayAddress: bridge.address, portRange: range });
+    provider = new RedisProvider({ dataDir, gatewayAddress: network.gateway, portRange: range });
   });
 
   after(async () => {
     await provider?.stop();
     blocker?.close();
-    bridge?.remove();
+    await network?.remove();
     await rm(dataDir, { recursive: true, force: true });
   });
 
@@ -71,10 +73,10 @@ describe('redis add-on provider with real redis-server processes', () => {
     config = (await provider.provision({ id: 'r1', name: 'cache' })).config;
     console.log(`redis provision (process start until PONG) ${Date.now() - began} ms`);
     env = provider.env(config);
-    assert.equal(env.REDIS_HOST, '10.79.1.1');
+    assert.equal(env.REDIS_HOST, network.gateway);
     assert.equal(env.REDIS_PORT, String(range[0] + 1), 'the busy first port was skipped');
     assert.match(env.REDIS_PASSWORD!, /^[0-9a-f]{48}$/);
-    assert.equal(env.REDIS_URL, `redis://:${env.REDIS_PASSWORD}@10.79.1.1:${env.REDIS_PORT}`);
+    assert.equal(env.REDIS_URL, `redis://:${env.REDIS_PASSWORD}@${network.gateway}:${env.REDIS_PORT}`);
 
     const url = new URL(env.REDIS_URL!);
     const replies = await respExchange(url.hostname, Number(url.port), [
@@ -100,9 +102,9 @@ describe('redis add-on provider with real redis-server processes', () => {
 
   test('without the password, or with a wrong one, commands are refused', async () => {
     const port = Number(env.REDIS_PORT);
-    const [noAuth] = await respExchange('10.79.1.1', port, [['GET', 'greeting']]);
+    const [noAuth] = await respExchange(network.gateway, port, [['GET', 'greeting']]);
     assert.ok(noAuth instanceof RespError && noAuth.message.startsWith('NOAUTH'), String(noAuth));
-    const [wrong, after] = await respExchange('10.79.1.1', port, [['AUTH', 'wrong'], ['GET', 'greeting']]);
+    const [wrong, after] = await respExchange(network.gateway, port, [['AUTH', 'wrong'], ['GET', 'greeting']]);
     assert.ok(wrong instanceof RespError && /WRONGPASS/.test(wrong.message));
     assert.ok(after instanceof RespError && after.message.startsWith('NOAUTH'));
   });
@@ -118,9 +120,9 @@ describe('redis add-on provider with real redis-server processes', () => {
   test('two add-ons get two servers with separate data', async () => {
     other = provider.env((await provider.provision({ id: 'r2', name: 'other' })).config);
     assert.notEqual(other.REDIS_PORT, env.REDIS_PORT);
-    const replies = await respExchange('10.79.1.1', Number(other.REDIS_PORT), [['AUTH', other.REDIS_PASSWORD!], ['GET', 'greeting']]);
+    const replies = await respExchange(network.gateway, Number(other.REDIS_PORT), [['AUTH', other.REDIS_PASSWORD!], ['GET', 'greeting']]);
     assert.deepEqual(replies, ['OK', null]);
-    const [crossAuth] = await respExchange('10.79.1.1', Number(other.REDIS_PORT), [['AUTH', env.REDIS_PASSWORD!]]);
+    const [crossAuth] = await respExchange(network.gateway, Number(other.REDIS_PORT), [['AUTH', env.REDIS_PASSWORD!]]);
     assert.ok(crossAuth instanceof RespError);
   });
 
@@ -130,19 +132,19 @@ describe('redis add-on provider with real redis-server processes', () => {
     assert.equal(pidAlive(pid!), false, 'stop ended the process');
     await assert.rejects(respExchange('127.0.0.1', Number(env.REDIS_PORT), [['PING']]));
 
-    const restarted = new RedisProvider({ dataDir, gatewayAddress: bridge.address, portRange: range });
+    const restarted = new RedisProvider({ dataDir, gatewayAddress: network.gateway, portRange: range });
     provider = restarted;
     await restarted.start();
     const began = Date.now();
     await restarted.resume({ id: 'r1' }, config);
     console.log(`redis resume ${Date.now() - began} ms`);
-    const replies = await respExchange('10.79.1.1', Number(env.REDIS_PORT), [['AUTH', env.REDIS_PASSWORD!], ['GET', 'greeting']]);
+    const replies = await respExchange(network.gateway, Number(env.REDIS_PORT), [['AUTH', env.REDIS_PASSWORD!], ['GET', 'greeting']]);
     assert.deepEqual(replies, ['OK', 'hello']);
   });
 
   test('a server left running by a crashed daemon is adopted on resume', async () => {
     const pid = await readPidFile(join(dataDir, 'redis', 'r1', 'redis.pid'));
-    const successor = new RedisProvider({ dataDir, gatewayAddress: bridge.address, portRange: range });
+    const successor = new RedisProvider({ dataDir, gatewayAddress: network.gateway, portRange: range });
     await successor.start();
     await successor.resume({ id: 'r1' }, config);
     assert.equal(await readPidFile(join(dataDir, 'redis', 'r1', 'redis.pid')), pid, 'same process, no second server');

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddonProvider } from './provider.js';
 import { addonProviderNames, isAddonProviderName, makeAddonProviders, unknownProviderMessage } from './registry.js';
-import { createTestBridge, createTestNamespace } from './test-bridge.js';
+import { startInstanceNetwork, type TestInstanceNetwork, type TestSandboxNetwork } from '../../test/support/instance-network.js';
 import type { PostgresqlProvider } from './postgresql/postgresql-provider.js';
 
 describe('add-on provider registry', () => {
@@ -28,7 +28,7 @@ describe('add-on provider registry', () => {
   test('start refuses a gateway address no interface holds', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'slipway-addons-nogw-'));
     try {
-      const redis = makeAddonProviders({ dataDir, gatewayAddress: '10.79.254.1' }).get('redis')!;
+      const redis = makeAddonProviders({ dataDir, gatewayAddress: '10.79.255.1' }).get('redis')!;
       await assert.rejects(redis.start(), /not assigned to any interface/);
     } finally {
       await rm(dataDir, { recursive: true, force: true });
@@ -50,44 +50,46 @@ test('a data folder the server users cannot enter is reported with the fix', asy
 describe('an app in its own network namespace reaches add-ons with the injected values', () => {
   let dataDir: string;
   let providers: Map<string, AddonProvider>;
-  let bridge: ReturnType<typeof createTestBridge>;
-  let app: ReturnType<typeof createTestNamespace>;
+  let network: TestInstanceNetwork;
+  let app: TestSandboxNetwork;
 
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'slipway-addons-netns-'));
     await chmod(dataDir, 0o755);
-    bridge = createTestBridge('slwaddtest2', '10.79.2.1/24');
-    app = createTestNamespace('slwaddns2', 'slwaddtest2', '10.79.2.2/24', '10.79.2.1');
+    network = await startInstanceNetwork('g');
+    // Started while the bridge has no port (no carrier), as after a kill -9 of the daemon.
+    await network.leaveWithoutPort();
     providers = makeAddonProviders({
       dataDir,
-      gatewayAddress: bridge.address,
+      gatewayAddress: network.gateway,
       postgresPort: await freePort(),
       redisPortRange: [17660, 17669],
     });
     await Promise.all([...providers.values()].map((provider) => provider.start()));
+    app = await network.sandbox('app');
   });
 
   after(async () => {
     await Promise.all([...(providers?.values() ?? [])].map((provider) => provider.stop()));
-    app?.remove();
-    bridge?.remove();
+    await app?.release();
+    await network?.remove();
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  test('PostgreSQL through POSTGRESQL_ADDON_URI, from 10.79.2.2', async () => {
+  test('PostgreSQL through POSTGRESQL_ADDON_URI, from the sandbox', async () => {
     const postgresql = providers.get('postgresql')!;
     const config = (await postgresql.provision({ id: 'p1', name: 'db' })).config;
     const env = postgresql.env(config);
     const query = ['psql', env.POSTGRESQL_ADDON_URI!, '-tA', '-c', 'SELECT inet_client_addr()::text || \' \' || current_user'];
     // Nothing in the subnet is let in until the address is given the database (its app linked).
-    assert.throws(() => app.exec(query), /no pg_hba\.conf entry for host "10\.79\.2\.2"/);
-    await (postgresql as PostgresqlProvider).allowClients([{ database: env.POSTGRESQL_ADDON_DB!, role: env.POSTGRESQL_ADDON_USER!, address: '10.79.2.2' }]);
+    assert.throws(() => app.exec(query), new RegExp(`no pg_hba\\.conf entry for host "${app.address.replaceAll('.', '\\.')}"`));
+    await (postgresql as PostgresqlProvider).allowClients([{ database: env.POSTGRESQL_ADDON_DB!, role: env.POSTGRESQL_ADDON_USER!, address: app.address }]);
     const out = app.exec(query);
-    assert.equal(out.trim(), `10.79.2.2/32 ${env.POSTGRESQL_ADDON_USER}`);
+    assert.equal(out.trim(), `${app.address}/32 ${env.POSTGRESQL_ADDON_USER}`);
     await postgresql.deprovision({ id: 'p1' }, config);
   });
 
-  test('Redis through REDIS_URL, from 10.79.2.2', async () => {
+  test('Redis through REDIS_URL, from the sandbox', async () => {
     const redis = providers.get('redis')!;
     const config = (await redis.provision({ id: 'r1', name: 'cache' })).config;
     const env = redis.env(config);

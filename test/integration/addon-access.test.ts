@@ -1,6 +1,7 @@
 /**
- * Two apps' sandboxes (network namespaces on a bridge of the test's own) against real add-on
- * servers behind slipway's real firewall table, wired as the daemon wires them: an add-on is
+ * Two apps' sandboxes (network namespaces of the instance backend on a bridge of the test's own)
+ * against real add-on servers behind slipway's real firewall table, wired as the daemon wires
+ * them (the test announces the sandboxes, as the backend does for instances): an add-on is
  * reached only from the sandboxes of the apps linked to it, and access follows links, starts and
  * stops. The table has a name of its own; forwarding is switched in a file of the test's own.
  */
@@ -13,11 +14,11 @@ import { Store } from '../../src/store/store.js';
 import { AddonManager } from '../../src/addons/addon-manager.js';
 import { makeAddonProviders } from '../../src/addons/registry.js';
 import { PostgresqlProvider } from '../../src/addons/postgresql/postgresql-provider.js';
-import { createTestBridge, createTestNamespace } from '../../src/addons/test-bridge.js';
 import { Firewall, NFT } from '../../src/network/firewall.js';
 import { AddonAccess } from '../../src/network/addon-access-sync.js';
 import { addonCatalog } from '../../src/network/addon-catalog.js';
 import { freePort } from '../support/free-port.js';
+import { startInstanceNetwork, type TestInstanceNetwork, type TestSandboxNetwork } from '../support/instance-network.js';
 
 const skip =
   process.getuid?.() !== 0
@@ -28,11 +29,9 @@ const skip =
         ? 'PostgreSQL and Redis are not installed (scripts/debian-packages.txt)'
         : false;
 
-const n = 1 + Math.floor(Math.random() * 250);
-const tag = `${process.pid % 1000}${n}`;
-const gateway = `10.78.${n}.1`;
-const addressA = `10.78.${n}.2`;
-const addressB = `10.78.${n}.3`;
+let gateway: string;
+let addressA: string;
+let addressB: string;
 
 let dir: string;
 let store: Store;
@@ -40,9 +39,9 @@ let addons: AddonManager;
 let providers: ReturnType<typeof makeAddonProviders>;
 let firewall: Firewall;
 let access: AddonAccess;
-let bridge: ReturnType<typeof createTestBridge>;
-let nsA: ReturnType<typeof createTestNamespace>;
-let nsB: ReturnType<typeof createTestNamespace>;
+let network: TestInstanceNetwork;
+let nsA: TestSandboxNetwork;
+let nsB: TestSandboxNetwork;
 let appA: string;
 let appB: string;
 let dbA: Record<string, string>;
@@ -51,7 +50,7 @@ let cacheA: Record<string, string>;
 let cacheAId: string;
 
 /** What a TCP connection from a namespace to host:port gives: connected, timeout (dropped) or an error code. */
-function probe(ns: ReturnType<typeof createTestNamespace>, host: string, port: string): string {
+function probe(ns: TestSandboxNetwork, host: string, port: string): string {
   const script =
     "const s=require('net').connect({host:process.argv[1],port:+process.argv[2]});s.setTimeout(1500);" +
     "s.on('connect',()=>{console.log('connected');s.destroy()});s.on('timeout',()=>{console.log('timeout');s.destroy()});s.on('error',e=>console.log(e.code))";
@@ -59,7 +58,7 @@ function probe(ns: ReturnType<typeof createTestNamespace>, host: string, port: s
 }
 
 /** psql from a namespace with an add-on's variables: the current database, or the error. */
-function psql(ns: ReturnType<typeof createTestNamespace>, env: Record<string, string>): string {
+function psql(ns: TestSandboxNetwork, env: Record<string, string>): string {
   try {
     return ns.exec(['psql', env.POSTGRESQL_ADDON_URI!, '-tA', '-c', 'SELECT current_database()'], { PGCONNECT_TIMEOUT: '3' }).trim();
   } catch (error) {
@@ -76,9 +75,11 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'slipway-addon-access-'));
   chmodSync(dir, 0o755); // the add-on servers' users must enter it
   writeFileSync(join(dir, 'ip_forward'), '1\n');
-  bridge = createTestBridge(`swacc${tag}`.slice(0, 15), `${gateway}/24`);
-  nsA = createTestNamespace(`swaccA${tag}`.slice(0, 14), `swacc${tag}`.slice(0, 15), `${addressA}/24`, gateway);
-  nsB = createTestNamespace(`swaccB${tag}`.slice(0, 14), `swacc${tag}`.slice(0, 15), `${addressB}/24`, gateway);
+  // No one is told of these sandboxes yet: the tests announce them to the add-on access.
+  network = await startInstanceNetwork('a');
+  nsA = await network.sandbox('shop');
+  nsB = await network.sandbox('blog');
+  [gateway, addressA, addressB] = [network.gateway, nsA.address, nsB.address];
 
   store = Store.open(join(dir, 'slipway.db'));
   const org = store.orgs.create('acme');
@@ -88,7 +89,7 @@ before(async () => {
   providers = makeAddonProviders({ dataDir: dir, gatewayAddress: gateway, postgresPort: await freePort(), redisPortRange: [redisFirst, redisFirst + 9] });
   addons = new AddonManager({ store, providers, log: () => undefined });
 
-  firewall = new Firewall({ table: `swacc${tag}`, bridge: `swacc${tag}`.slice(0, 15), subnet: `10.78.${n}.0/24`, gateway, routerPorts: [], forwarding: { sysctl: join(dir, 'ip_forward'), marker: join(dir, 'marker') } });
+  firewall = new Firewall({ table: network.bridge, bridge: network.bridge, subnet: network.subnet, gateway, routerPorts: [], forwarding: { sysctl: join(dir, 'ip_forward'), marker: join(dir, 'marker') } });
   await firewall.start();
   const postgresql = providers.get('postgresql');
   access = new AddonAccess({
@@ -114,9 +115,9 @@ after(async () => {
   await access?.idle();
   await addons?.stop();
   await firewall?.stop().catch(() => undefined);
-  nsA?.remove();
-  nsB?.remove();
-  bridge?.remove();
+  await nsA?.release();
+  await nsB?.release();
+  await network?.remove();
   store?.close();
   rmSync(dir, { recursive: true, force: true });
 });

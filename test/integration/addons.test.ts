@@ -270,6 +270,28 @@ test('after a daemon restart the add-on servers come back before the app, which 
   assert.equal((await getJson('/cache')).got !== undefined, true);
 });
 
+test('after a kill -9 of the daemon, its bridge left with no port, add-ons resume and a new one is created', async () => {
+  await daemon.kill();
+  await daemon.restart();
+  // The restart removed the dead instances' ports before the add-ons resumed: the bridge had
+  // no carrier then, and still holds the gateway the servers listen on.
+  assert.match(daemon.output(), /Resumed 2 add-on\(s\)/);
+  const created = await daemon.cli(['addon', 'create', 'redis', 'after-crash']);
+  assert.equal(created.code, 0, created.stderr);
+  const fresh = await addonEnv('after-crash');
+  assert.equal(await portAnswers(fresh.REDIS_HOST!, Number(fresh.REDIS_PORT)), true, 'the new server listens on the gateway');
+  await cliOk(['addon', 'delete', 'after-crash', '--yes']);
+
+  const deadline = Date.now() + 60_000;
+  let query: Record<string, unknown> | undefined;
+  while (!query && Date.now() < deadline) {
+    const response = await getThroughRouter(daemon, hostA, '/db').catch(() => undefined);
+    if (response?.status === 200) query = JSON.parse(response.body) as Record<string, unknown>;
+    else await new Promise((r) => setTimeout(r, 500));
+  }
+  assert.equal(query?.sum, 2, 'the restored app reaches its database again');
+});
+
 test("another organisation's user cannot see, read or link the add-ons", async () => {
   const created = JSON.parse(await cliOk(['user', 'create', 'eve', '--format', 'json'])) as { token: string };
   const token = created.token;

@@ -23,6 +23,8 @@ export interface TestDaemon {
   cli(args: string[], options?: { cwd?: string; stdin?: string; token?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<CliResult>;
   /** Stops the daemon with SIGTERM and waits for it to exit. */
   stop(): Promise<number | null>;
+  /** Kills the daemon with SIGKILL (a crash: nothing of its own clean-up runs) and waits for it to exit. */
+  kill(): Promise<void>;
   /** Starts it again on the same data folder and ports. */
   restart(): Promise<void>;
 }
@@ -94,6 +96,12 @@ export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon>
         if (child.exitCode !== null) return resolve(child.exitCode);
         child.once('exit', (code) => resolve(code));
         child.kill('SIGTERM');
+      }),
+    kill: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGKILL');
       }),
     restart: launch,
   };

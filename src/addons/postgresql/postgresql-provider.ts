@@ -68,7 +68,7 @@ export class PostgresqlProvider implements AddonProvider {
   private async bringUp(): Promise<AdminTarget | string> {
     let admin: AdminTarget | string;
     if (this.cluster) {
-      assertAddressAssigned(this.options.gatewayAddress);
+      await assertAddressAssigned(this.options.gatewayAddress);
       admin = await this.cluster.start();
     } else {
       admin = this.options.externalUrl!;

@@ -62,7 +62,7 @@ export class RedisProvider implements AddonProvider {
     } catch {
       throw new Error(`Cannot run ${this.binary}: install it with "apt-get install redis-server".`);
     }
-    assertAddressAssigned(this.options.gatewayAddress);
+    await assertAddressAssigned(this.options.gatewayAddress);
     const user = await ensureSystemUser(this.options.serverUser ?? DEFAULT_REDIS_USER);
     await assertTraversable(this.options.dataDir, user);
     await ensureDir(this.root, 0o755);
