@@ -45,9 +45,12 @@ function heading(name: string | RegExp) {
 async function tabTo(name: RegExp, max = 40): Promise<void> {
   for (let i = 0; i < max; i++) {
     await page.keyboard.press('Tab');
+    // Until the page has rendered, Tab can leave the focus on <body>, whose text holds every
+    // name on the page: only a focused element other than the body counts.
     const label = await page.evaluate(() => {
       const el = document.activeElement as HTMLElement | null;
-      return `${el?.getAttribute('aria-label') ?? ''} ${el?.textContent ?? ''}`.trim();
+      if (!el || el === document.body || el === document.documentElement) return '';
+      return `${el.getAttribute('aria-label') ?? ''} ${el.textContent ?? ''}`.trim();
     });
     if (name.test(label)) return;
   }
