@@ -32,6 +32,8 @@ export interface AppRuntimeOptions {
   bootDeadlineMs?: number;
   /** Pause between switching the router and stopping the old instance. */
   drainDelayMs?: number;
+  /** How long a path that answered may take to turn 200 (the health check's warm-up window). */
+  healthCheckSettleMs?: number;
 }
 
 /**
@@ -172,6 +174,7 @@ export class AppRuntime {
         port: instance.port,
         paths,
         bootDeadlineMs: this.options.bootDeadlineMs ?? 120_000,
+        settleMs: this.options.healthCheckSettleMs,
         giveUp: () =>
           cancel?.aborted
             ? 'the deployment was cancelled'

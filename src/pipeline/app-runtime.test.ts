@@ -1,0 +1,96 @@
+/**
+ * AppRuntime on the fake instance backend and the fake router (no root): scaling, a crashed
+ * instance leaving the routing table, requests reaching the instances through the router.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { FAKE_DOMAIN, type FakePlatform, fakePlatform } from '../../test/support/fakes/fake-platform.js';
+import type { FakeInstance } from '../../test/support/fakes/fake-instance-backend.js';
+
+let p: FakePlatform;
+before(async () => {
+  p = await fakePlatform();
+});
+after(async () => {
+  await p.close();
+});
+
+const upstreamPorts = (appId: string) => (p.router.upstreamsOf(`${appId}.${FAKE_DOMAIN}`) ?? []).map((u) => u.port).sort();
+const servingPorts = (appId: string) => p.runtime.instancesOf(appId).map((i) => i.port).sort();
+
+function getThroughRouter(host: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port: p.router.port, path: '/', headers: { host }, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+  });
+}
+
+async function until(what: string, probe: () => boolean, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+test('scaling up starts health-checked instances that join the table; scaling down drains the highest numbers', async () => {
+  const app = p.app('scale');
+  p.deploy(app, p.release(app, 'a'.repeat(40)));
+  await p.settle();
+  const [first] = p.runtime.instancesOf(app.id);
+
+  p.store.apps.setInstances(app.id, 3);
+  await p.runtime.scale(p.store.apps.byId(app.id)!, () => undefined);
+  const three = p.runtime.instancesOf(app.id);
+  assert.equal(three.length, 3);
+  assert.equal(three[0], first, 'the serving instance stays');
+  assert.deepEqual(three.map((i) => i.spec.instanceNumber), [0, 1, 2]);
+  for (const i of three.slice(1)) assert.ok(p.events.indexOf(`health-check ${i.id} /`) >= 0, `${i.id} was health-checked`);
+  assert.deepEqual(upstreamPorts(app.id), servingPorts(app.id));
+
+  p.store.apps.setInstances(app.id, 1);
+  await p.runtime.scale(p.store.apps.byId(app.id)!, () => undefined);
+  await p.settle();
+  assert.deepEqual(p.runtime.instancesOf(app.id), [first]);
+  assert.deepEqual(upstreamPorts(app.id), [first!.port]);
+  for (const i of three.slice(1)) assert.equal(i.state(), 'stopped');
+});
+
+test('a new deployment starts as many instances as the app is scaled to', async () => {
+  const app = p.app('scaled-deploy');
+  p.store.apps.setInstances(app.id, 2);
+  p.deploy(app, p.release(app, 'b'.repeat(40)));
+  await p.settle();
+  assert.equal(p.runtime.instancesOf(app.id).length, 2);
+  assert.equal(upstreamPorts(app.id).length, 2);
+});
+
+test('the router sends requests to the serving instance, answers 503 once it is stopped and 404 for an unknown host', async () => {
+  const app = p.app('through-router');
+  p.deploy(app, p.release(app, 'c'.repeat(40)));
+  await p.settle();
+  const [instance] = p.runtime.instancesOf(app.id);
+  const host = `${app.id}.${FAKE_DOMAIN}`;
+  assert.deepEqual(await getThroughRouter(host), { status: 200, body: `${instance!.id}\n` });
+  await p.runtime.stop(app.id);
+  assert.equal((await getThroughRouter(host)).status, 503);
+  assert.equal((await getThroughRouter(`nobody.${FAKE_DOMAIN}`)).status, 404);
+});
+
+test('a crashed instance leaves the routing table and comes back once it runs again', async () => {
+  const app = p.app('crash');
+  p.store.apps.setInstances(app.id, 2);
+  p.deploy(app, p.release(app, 'd'.repeat(40)));
+  await p.settle();
+  const [a, b] = p.runtime.instancesOf(app.id) as FakeInstance[];
+  a!.crash(200);
+  await until('the crashed instance to leave the table', () => upstreamPorts(app.id).join() === String(b!.port));
+  await until('the restarted instance to come back', () => upstreamPorts(app.id).length === 2);
+  assert.equal(a!.restarts(), 1);
+});
