@@ -8,6 +8,7 @@ import { consoleHandler } from '../console/serve.js';
 import type { DaemonOptions } from './options.js';
 import { networkNames } from './options.js';
 import { acquireDaemonLock, ensureDataDir } from './data-dir.js';
+import { acquireSubnetLock } from './subnet-lock.js';
 import { bootstrapIfEmpty } from './bootstrap.js';
 import { AppUsers, parseUidRange } from '../sandbox/app-users.js';
 import { SandboxHost } from '../sandbox/sandbox-host.js';
@@ -53,6 +54,9 @@ export class Daemon {
     ensureDataDir(options.dataDir);
     const lock = acquireDaemonLock(options.dataDir);
     this.onStop('lock', () => lock.release());
+    // Before anything named after the subnet is touched (sandboxes swept, bridge, firewall table).
+    const subnetLock = acquireSubnetLock(options.subnet, options.dataDir);
+    this.onStop('subnet', () => subnetLock.release());
     lockDownDataFolder(options.dataDir);
 
     const store = Store.open(join(options.dataDir, 'slipway.db'));

@@ -14,6 +14,8 @@ export interface TestDaemon {
   routerPort: number;
   /** The router's HTTPS port. */
   httpsPort: number;
+  /** The instances' subnet, 10.<n>.0.0/16 (bridge slipway<n>). */
+  subnet: string;
   adminToken: string;
   /** Process id of the daemon (for /proc/<pid>/status). */
   pid(): number;
@@ -54,8 +56,10 @@ export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon>
   const configHome = join(dataDir, 'client-config');
   mkdirSync(configHome);
   const [apiPort, sshPort, routerPort, httpsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-  // A subnet of its own, so a test daemon never touches a running platform's network.
-  const subnet = `10.${120 + Math.floor(Math.random() * 80)}.0.0/16`;
+  // A subnet of its own, so a test daemon never touches a running platform's network; drawn
+  // again when another daemon of this machine (a test run beside this one) holds it.
+  const drawSubnet = () => `10.${120 + Math.floor(Math.random() * 80)}.0.0/16`;
+  let subnet = drawSubnet();
   // Toolchains are shared between test daemons (and runs) so each Node is fetched once per machine.
   const toolchainCache = process.env.SLIPWAY_TOOLCHAIN_CACHE ?? '/var/cache/slipway-test/toolchains';
   let child: ChildProcess;
@@ -71,7 +75,15 @@ export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon>
     child.stderr!.on('data', (d) => (log += d));
     await waitForLine(child, /slipway is ready/, () => log, 120_000);
   };
-  await launch();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await launch();
+      break;
+    } catch (error) {
+      if (attempt >= 5 || !/already runs its apps on the subnet/.test(String(error))) throw error;
+      subnet = drawSubnet();
+    }
+  }
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const adminToken = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
   const daemon: TestDaemon = {
@@ -81,6 +93,7 @@ export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon>
     sshPort,
     routerPort,
     httpsPort,
+    subnet,
     adminToken,
     pid: () => child.pid!,
     output: () => log,

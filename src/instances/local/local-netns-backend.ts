@@ -8,6 +8,7 @@ import {
   deleteLinkArgv,
   deleteNamespaceArgv,
   linkUpArgv,
+  subnetFallbackRouteArgv,
   listAddressesArgv,
   listLinksArgv,
   listNamespacesArgv,
@@ -113,6 +114,7 @@ export class LocalNetnsBackend implements InstanceBackend {
     }
     await this.run(bridgeAddressArgv(tools, this.bridge, this.gatewayAddress, this.parsedSubnet.prefixLength), 'set the gateway address');
     await this.run(linkUpArgv(tools, this.bridge), `bring bridge ${this.bridge} up`);
+    await this.run(subnetFallbackRouteArgv(tools, this.subnet, 'replace'), 'keep the subnet on this machine');
   }
 
   async start(spec: InstanceSpec): Promise<Instance> {
@@ -191,6 +193,7 @@ export class LocalNetnsBackend implements InstanceBackend {
     const tools = this.requireInit();
     if (this.instances.size > 0) throw new Error(`Cannot remove bridge ${this.bridge}: ${this.instances.size} instance(s) still running.`);
     await this.run(deleteLinkArgv(tools, this.bridge), `delete bridge ${this.bridge}`, true);
+    await this.run(subnetFallbackRouteArgv(tools, this.subnet, 'delete'), 'remove the fallback route', true);
   }
 
   private instanceHost(tools: HostTools): InstanceHost {

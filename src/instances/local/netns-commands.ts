@@ -32,6 +32,18 @@ export function bridgeAddressArgv(t: HostTools, bridge: string, gateway: string,
   return [t.ip, 'address', 'replace', `${gateway}/${prefixLength}`, 'dev', bridge];
 }
 
+/**
+ * A route of last resort for the whole subnet: while the bridge exists its own route wins; if
+ * the bridge is gone (deleted by hand, or by a daemon of another slipway), packets for instance
+ * addresses fail here with "no route to host" (the router's 502 page) instead of leaving the
+ * machine by the default route and getting an answer from whatever is out there.
+ */
+export function subnetFallbackRouteArgv(t: HostTools, subnet: string, verb: 'replace' | 'delete'): string[] {
+  return [t.ip, 'route', verb, 'unreachable', subnet, 'metric', String(FALLBACK_ROUTE_METRIC)];
+}
+
+export const FALLBACK_ROUTE_METRIC = 4_294_967_295;
+
 export function linkUpArgv(t: HostTools, dev: string): string[] {
   return [t.ip, 'link', 'set', 'dev', dev, 'up'];
 }
