@@ -13,7 +13,7 @@ const ERROR_MEANINGS: Record<number, string> = {
   503: 'Not available on this daemon',
 };
 
-const ORDER = ['Daemon', 'Users', 'Tokens', 'Organisations', 'Applications', 'Environment', 'Deployments', 'Scaling', 'Add-ons', 'Services', 'SSH keys', 'Runtimes'];
+const ORDER = ['Daemon', 'Users', 'Tokens', 'Organisations', 'Applications', 'Environment', 'Deployments', 'Scaling', 'Domains', 'Add-ons', 'Services', 'SSH keys', 'Runtimes'];
 
 export interface DocumentedRoute {
   method: string;

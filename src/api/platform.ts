@@ -20,12 +20,13 @@ export function appDomain(endpoints: PublicEndpoints, appId: string): string {
   return `${appId}.${endpoints.domain}`;
 }
 
-export function appUrl(endpoints: PublicEndpoints, appId: string): string {
+/** The address printed for an app: its favourite custom domain when it has one. */
+export function appUrl(endpoints: PublicEndpoints, appId: string, favouriteDomain?: string): string {
   const port = endpoints.routerPort === 80 ? '' : `:${endpoints.routerPort}`;
-  return `http://${appDomain(endpoints, appId)}${port}/`;
+  return `http://${favouriteDomain ?? appDomain(endpoints, appId)}${port}/`;
 }
 
-export function appView(endpoints: PublicEndpoints, app: AppRow, orgName?: string) {
+export function appView(endpoints: PublicEndpoints, app: AppRow, orgName?: string, favouriteDomain?: string) {
   const flavor = flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR);
   const buildFlavor = flavorNamed(app.build_flavor ?? DEFAULT_BUILD_FLAVOR);
   return {
@@ -38,7 +39,7 @@ export function appView(endpoints: PublicEndpoints, app: AppRow, orgName?: strin
     created_at: app.created_at,
     git_url: gitUrl(endpoints, app.id),
     domain: appDomain(endpoints, app.id),
-    url: appUrl(endpoints, app.id),
+    url: appUrl(endpoints, app.id, favouriteDomain),
     instances: app.instances ?? 1,
     flavor: flavor.name,
     flavor_memory_bytes: flavor.memoryBytes,
@@ -59,6 +60,8 @@ export interface DeploymentServices {
   sandboxOf?(app: AppRow): Promise<import('../instances/backend.js').InstanceSandbox>;
   /** Deletes an application and everything of it but its add-ons. */
   removeApp?(app: AppRow): Promise<void>;
+  /** Routes and certificates of custom domains. */
+  domains?: import('../domains/domain-service.js').DomainService;
   /** Versions of the npm-fetched tools (`GET /v1/runtimes`). */
   catalog?: import('../providers/plan.js').VersionCatalog;
 }

@@ -21,6 +21,7 @@ import { serviceRoutes } from './routes/services.js';
 import { publishedConfigRoutes } from './routes/published-config.js';
 import { runtimeRoutes } from './routes/runtimes.js';
 import { tokenRoutes } from './routes/tokens.js';
+import { domainRoutes } from './routes/domains.js';
 
 /** Extra rooms (deployments, add-ons, console) plug their routes in here. */
 export type RouteModule = (router: HttpRouter<ApiContext>) => void;
@@ -37,7 +38,7 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
       if (method !== 'GET') checkBody(spec, method, pattern, await ctx.body());
     },
   });
-  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, deploymentRoutes, rollbackRoutes, appConfigRoutes, instanceRoutes, addonRoutes, serviceRoutes, publishedConfigRoutes, runtimeRoutes, tokenRoutes, ...extraModules]) module(router);
+  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, deploymentRoutes, rollbackRoutes, appConfigRoutes, instanceRoutes, addonRoutes, serviceRoutes, publishedConfigRoutes, runtimeRoutes, tokenRoutes, domainRoutes, ...extraModules]) module(router);
   return router;
 }
 

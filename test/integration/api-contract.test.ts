@@ -166,6 +166,22 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   await call('PUT', `${base}/scale`, { flavor: 'nano' }, { expect: 200 });
   await call('PUT', `${base}/scale`, { flavour: 'nano' }, { expect: 400 });
 
+  // Custom domains, the favourite and an uploaded certificate (a self-signed one made by openssl).
+  await call('POST', `${base}/domains`, { fqdn: 'shop.example.com' }, { expect: 201 });
+  await call('POST', `${base}/domains`, { fqdn: 'shop.example.com' }, { expect: 409 });
+  await call('POST', `${base}/domains`, { fqdn: 'https://shop.example.com' }, { expect: 400 });
+  await call('GET', `${base}/domains`, undefined, { expect: 200 });
+  await call('PUT', `${base}/favourite-domain`, { fqdn: 'shop.example.com' }, { expect: 200 });
+  await call('DELETE', `${base}/favourite-domain`, undefined, { expect: 200 });
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=shop.example.com',
+    '-addext', 'subjectAltName=DNS:shop.example.com', '-keyout', join(keyDir, 'tls.key'), '-out', join(keyDir, 'tls.pem')], { stdio: 'ignore' });
+  const uploaded = { certificate: readFileSync(join(keyDir, 'tls.pem'), 'utf8'), private_key: readFileSync(join(keyDir, 'tls.key'), 'utf8') };
+  await call('PUT', `${base}/domains/shop.example.com/certificate`, uploaded, { expect: 200 });
+  await call('PUT', `${base}/domains/shop.example.com/certificate`, { ...uploaded, private_key: 'x' }, { expect: 400 });
+  await call('DELETE', `${base}/domains/shop.example.com/certificate`, undefined, { expect: 200 });
+  await call('DELETE', `${base}/domains/shop.example.com`, undefined, { expect: 200 });
+  await call('DELETE', `${base}/domains/shop.example.com`, undefined, { expect: 404 });
+
   // Exposed configuration and links between apps.
   await call('PUT', `/v1/apps/${other.id}/published-config/API_URL`, { value: 'http://api/' }, { expect: 200 });
   await call('PUT', `/v1/apps/${other.id}/published-config`, { published_config: [{ name: 'API_URL', value: 'http://api/' }, { name: 'TEMP', value: '1' }] }, { expect: 200 });

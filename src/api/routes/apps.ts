@@ -13,7 +13,7 @@ export function appRoutes(router: HttpRouter<ApiContext>): void {
     const apps = org
       ? deps.store.apps.listForOrg(orgForUser(deps.store, user, org).id)
       : deps.store.apps.listForUser(user.id);
-    return { apps: apps.map((a) => appView(deps.endpoints, a, deps.store.orgs.byId(a.org_id)?.name)) };
+    return { apps: apps.map((a) => appView(deps.endpoints, a, deps.store.orgs.byId(a.org_id)?.name, deps.store.domains.favourite(a.id))) };
   });
 
   router.add('POST', '/v1/apps', appSpecs.create, async ({ user, deps, body }) => {
@@ -25,7 +25,7 @@ export function appRoutes(router: HttpRouter<ApiContext>): void {
     const app = deps.store.apps.create({ orgId: org.id, name, type, region });
     // The router knows the new domain from now on: 503 (nothing deployed yet) instead of 404.
     await deps.services?.runtime.applyRoutes();
-    return { app: appView(deps.endpoints, app, org.name) };
+    return { app: appView(deps.endpoints, app, org.name, deps.store.domains.favourite(app.id)) };
   });
 
   router.add('DELETE', '/v1/apps/:app', appSpecs.delete, async ({ user, deps, params }) => {
@@ -37,6 +37,6 @@ export function appRoutes(router: HttpRouter<ApiContext>): void {
 
   router.add('GET', '/v1/apps/:app', appSpecs.get, ({ user, deps, params }) => {
     const app = appForUser(deps.store, user, params.app!);
-    return { app: appView(deps.endpoints, app, deps.store.orgs.byId(app.org_id)?.name) };
+    return { app: appView(deps.endpoints, app, deps.store.orgs.byId(app.org_id)?.name, deps.store.domains.favourite(app.id)) };
   });
 }

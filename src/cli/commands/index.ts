@@ -52,6 +52,11 @@ import { open } from './open.js';
 import { consoleCommand } from './console.js';
 import { makeDefault } from './make-default.js';
 import { publishedConfigImport } from './published-config/import.js';
+import { domainList } from './domain/list.js';
+import { domainAdd } from './domain/add.js';
+import { domainRm } from './domain/rm.js';
+import { domainFavouriteSet, domainFavouriteRm } from './domain/favourite.js';
+import { domainCertSet, domainCertRm } from './domain/cert.js';
 
 export const commands: Command[] = [
   server,
@@ -109,6 +114,13 @@ export const commands: Command[] = [
   publishedConfigSet,
   publishedConfigRm,
   publishedConfigImport,
+  domainList,
+  domainAdd,
+  domainRm,
+  domainFavouriteSet,
+  domainFavouriteRm,
+  domainCertSet,
+  domainCertRm,
   runtimes,
   completion,
 ];

@@ -1,0 +1,84 @@
+import type { RouteSpec } from '../route-spec.js';
+import { arr, bool, named, nullable, obj, oneOf, str, time } from '../schema.js';
+import { APP_PARAM } from './apps.spec.js';
+
+export const Domain = named(
+  'Domain',
+  obj({
+    fqdn: str('The name in ASCII (international names in punycode); *.<name> for a wildcard'),
+    name: str('The name as people read it (Unicode)'),
+    wildcard: bool('Routes every sub-domain that has no entry of its own'),
+    favourite: bool('The address the CLI and console print for the application'),
+    created_at: time(),
+    certificate: nullable(obj({ source: oneOf(['acme', 'uploaded', 'internal']), not_after: time() }, [], 'The certificate the router serves for it')),
+    acme: nullable(obj({ state: oneOf(['pending', 'valid', 'invalid']), error: nullable(str()) }, [], 'The last ACME order for it')),
+  }),
+);
+
+const DOMAIN_PARAM = { ...APP_PARAM, fqdn: 'The domain, e.g. shop.example.com or *.example.com' };
+const listing = {
+  description: "The application's domains",
+  schema: obj({ default: str('<app_id>.<domain>, always routed'), favourite: str('The favourite domain, or the default one'), domains: arr(Domain) }),
+};
+
+export const domainSpecs = {
+  list: {
+    operationId: 'listDomains',
+    tag: 'Domains',
+    summary: "The application's domains: its default <app_id>.<domain> and its custom ones",
+    params: APP_PARAM,
+    success: { status: 200, response: listing },
+    errors: [404],
+  },
+  add: {
+    operationId: 'addDomain',
+    tag: 'Domains',
+    summary: 'Route a domain (or a wildcard *.<domain>) to the application; it gets a certificate',
+    params: APP_PARAM,
+    body: obj({ fqdn: str('shop.example.com, *.example.com or an international name') }),
+    success: { status: 201, response: { description: 'The domain as stored', schema: obj({ domain: Domain }) } },
+    errors: [404, 409],
+  },
+  remove: {
+    operationId: 'removeDomain',
+    tag: 'Domains',
+    summary: 'Stop routing a domain to the application (its certificates go with it)',
+    params: DOMAIN_PARAM,
+    success: { status: 200, response: listing },
+    errors: [404],
+  },
+  setFavourite: {
+    operationId: 'setFavouriteDomain',
+    tag: 'Domains',
+    summary: 'Make one of the application’s domains the one the CLI and console print',
+    params: APP_PARAM,
+    body: obj({ fqdn: str() }),
+    success: { status: 200, response: listing },
+    errors: [404],
+  },
+  clearFavourite: {
+    operationId: 'clearFavouriteDomain',
+    tag: 'Domains',
+    summary: 'Print the default <app_id>.<domain> again',
+    params: APP_PARAM,
+    success: { status: 200, response: listing },
+    errors: [404],
+  },
+  setCertificate: {
+    operationId: 'setDomainCertificate',
+    tag: 'Domains',
+    summary: 'Serve an uploaded certificate for the domain (it takes precedence over ACME and the internal CA)',
+    params: DOMAIN_PARAM,
+    body: obj({ certificate: str('PEM: the certificate, then its chain'), private_key: str('PEM private key') }),
+    success: { status: 200, response: { description: 'The domain', schema: obj({ domain: Domain }) } },
+    errors: [404],
+  },
+  removeCertificate: {
+    operationId: 'removeDomainCertificate',
+    tag: 'Domains',
+    summary: 'Stop serving the uploaded certificate (ACME or the internal CA take over)',
+    params: DOMAIN_PARAM,
+    success: { status: 200, response: { description: 'The domain', schema: obj({ domain: Domain }) } },
+    errors: [404],
+  },
+} satisfies Record<string, RouteSpec>;

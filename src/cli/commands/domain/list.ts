@@ -1,0 +1,48 @@
+import type { Command } from '../../command.js';
+import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
+
+export interface DomainView {
+  fqdn: string;
+  name: string;
+  wildcard: boolean;
+  favourite: boolean;
+  certificate: { source: string; not_after: string } | null;
+  acme: { state: string; error: string | null } | null;
+}
+
+export interface DomainListing {
+  default: string;
+  favourite: string;
+  domains: DomainView[];
+}
+
+/** One line per domain: the favourite marked, the certificate served and any ACME trouble. */
+export function printDomains(out: (text: string) => void, listing: DomainListing): void {
+  const mark = (fqdn: string) => (fqdn === listing.favourite ? '* ' : '  ');
+  out(`${mark(listing.default)}${listing.default}    (default)\n`);
+  for (const d of listing.domains) {
+    const shown = d.name === d.fqdn ? d.fqdn : `${d.fqdn} (${d.name})`;
+    const cert = d.certificate ? `certificate: ${d.certificate.source}, until ${d.certificate.not_after.slice(0, 10)}` : 'no certificate yet';
+    const acme = d.acme?.state === 'invalid' && d.acme.error ? `; ACME failed: ${d.acme.error}` : d.acme?.state === 'pending' ? '; ACME order pending' : '';
+    out(`${mark(d.fqdn)}${shown}    ${cert}${acme}\n`);
+  }
+}
+
+export const domainList: Command = {
+  path: ['domain'],
+  summary: "List the application's domains (the favourite is marked with *)",
+  usage: 'domain [--app <app>] [--format human|json]',
+  options: { ...APP_OPTIONS },
+  args: { min: 0, max: 0 },
+  examples: ['slipway domain', 'slipway domain --format json'],
+  printsData: true,
+  async run(ctx, _args, options) {
+    const app = await resolveAppOption(ctx, options);
+    const listing = await ctx.client().request<DomainListing>('GET', `/v1/apps/${app.id}/domains`);
+    if (ctx.format === 'json') {
+      ctx.out(JSON.stringify(listing, null, 2) + '\n');
+      return;
+    }
+    printDomains(ctx.out, listing);
+  },
+};

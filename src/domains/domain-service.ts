@@ -1,0 +1,16 @@
+/** The certificate the router serves for a name, as users see it. */
+export interface ServedCertificate {
+  source: 'acme' | 'uploaded' | 'internal';
+  not_after: string;
+}
+
+/**
+ * What the API asks of the edge when domains change: the daemon implements it (routes and
+ * certificates follow the store); absent when only the control plane runs.
+ */
+export interface DomainService {
+  /** Routes and certificates catch up with the store (resolves once the router serves them). */
+  changed(): Promise<void>;
+  /** The certificate served for a domain now, if any. */
+  served(fqdn: string): ServedCertificate | undefined;
+}

@@ -1,0 +1,122 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+
+// Custom domains through the CLI and the API: exact, wildcard, international, favourite,
+// conflicts between organisations and hostile names. Routing and HTTPS are in edge-https.test.ts.
+let daemon: TestDaemon;
+let project: string;
+let appId: string;
+
+async function api(method: string, path: string, body?: unknown, token = daemon.adminToken) {
+  const response = await fetch(`${daemon.apiUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, json: text ? JSON.parse(text) : undefined, text };
+}
+
+async function cliOk(args: string[], options: { token?: string } = {}) {
+  const result = await daemon.cli(args, { cwd: project, ...options });
+  assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
+  return result;
+}
+
+before(async () => {
+  daemon = await startDaemon();
+  project = mkdtempSync(join(tmpdir(), 'slipway-domains-'));
+  const created = await cliOk(['create', '--type', 'node', 'shop', '--region', 'par', '--org', 'default']);
+  appId = created.stdout.trim();
+});
+
+after(async () => {
+  await daemon?.stop();
+});
+
+test('domain add, list, favourite and rm; international names are stored as punycode', async () => {
+  const empty = JSON.parse((await cliOk(['domain', '--format', 'json'])).stdout);
+  assert.equal(empty.default, `${appId}.localhost`);
+  assert.equal(empty.favourite, `${appId}.localhost`);
+  assert.deepEqual(empty.domains, []);
+
+  const added = await cliOk(['domain', 'add', 'Shop.Example.com']);
+  assert.match(added.stderr, /shop\.example\.com now routes to shop/);
+  await cliOk(['domain', 'add', '*.example.net']);
+  const idn = await cliOk(['domain', 'add', 'bücher.example.org']);
+  assert.match(idn.stderr, /xn--bcher-kva\.example\.org \(bücher\.example\.org\)/);
+
+  const listed = JSON.parse((await cliOk(['domain', '--format', 'json'])).stdout);
+  assert.deepEqual(
+    listed.domains.map((d: { fqdn: string; wildcard: boolean }) => [d.fqdn, d.wildcard]),
+    [['*.example.net', true], ['shop.example.com', false], ['xn--bcher-kva.example.org', false]],
+  );
+  assert.equal(listed.domains[2].name, 'bücher.example.org');
+
+  await cliOk(['domain', 'favourite', 'set', 'shop.example.com']);
+  const human = await cliOk(['domain']);
+  assert.match(human.stdout, /^\* shop\.example\.com/m);
+  assert.match(human.stdout, new RegExp(`^  ${appId}\\.localhost\\s+\\(default\\)`, 'm'));
+  const { json } = await api('GET', `/v1/apps/${appId}`);
+  assert.match(json.app.url, /^http:\/\/shop\.example\.com:\d+\/$/, 'the favourite is the address printed for the app');
+  const wildcardFavourite = await daemon.cli(['domain', 'favourite', 'set', '*.example.net'], { cwd: project });
+  assert.equal(wildcardFavourite.code, 1);
+  assert.match(wildcardFavourite.stderr, /is a wildcard/);
+  await cliOk(['domain', 'favourite', 'rm']);
+  assert.equal(JSON.parse((await cliOk(['domain', '--format', 'json'])).stdout).favourite, `${appId}.localhost`);
+
+  await cliOk(['domain', 'rm', 'bücher.example.org']);
+  const gone = await daemon.cli(['domain', 'rm', 'bücher.example.org'], { cwd: project });
+  assert.equal(gone.code, 1);
+  assert.match(gone.stderr, /not a domain of this application/);
+});
+
+test("a domain held by another organisation's app is refused without a word about that app", async () => {
+  const user = JSON.parse((await cliOk(['user', 'create', 'mallory', '--format', 'json'])).stdout) as { token: string };
+  await cliOk(['org', 'create', 'mallory-org'], { token: user.token });
+  const other = (await cliOk(['create', '--type', 'node', 'copycat', '--region', 'par', '--org', 'mallory-org'], { token: user.token })).stdout.trim();
+
+  const refused = await daemon.cli(['domain', 'add', 'SHOP.example.com', '--app', other], { token: user.token });
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /shop\.example\.com is already in use on this platform/);
+  for (const secret of [appId, 'shop ', 'default']) assert.ok(!refused.stderr.includes(secret), `the refusal mentions ${secret}`);
+  const viaApi = await api('POST', `/v1/apps/${other}/domains`, { fqdn: 'shop.example.com' }, user.token);
+  assert.equal(viaApi.status, 409);
+  assert.ok(!viaApi.text.includes(appId));
+  // Another app cannot remove or take over the domain either.
+  assert.equal((await api('DELETE', `/v1/apps/${other}/domains/shop.example.com`, undefined, user.token)).status, 404);
+  assert.equal((await api('PUT', `/v1/apps/${other}/favourite-domain`, { fqdn: 'shop.example.com' }, user.token)).status, 404);
+  // A sub-domain covered by someone's wildcard is a name of its own.
+  await cliOk(['domain', 'add', 'api.example.net', '--app', other], { token: user.token });
+});
+
+test('names that are not host names, and names of the platform, are refused with the reason', async () => {
+  const refused: Array<[string, RegExp]> = [
+    ['https://evil.example.com/', /":" cannot appear/],
+    ['evil.example.com:8443', /":" cannot appear/],
+    ['a b.example.com', /" " cannot appear/],
+    ['$(reboot).example.com', /"\$" cannot appear/],
+    ['evil.example.com;rm', /";" cannot appear/],
+    ['../../etc/passwd', /"\/" cannot appear/],
+    ['127.0.0.1', /IP address/],
+    ['a.*.example.com', /wildcard is only allowed/],
+    ['*.com', /single label/],
+    [`${appId}.localhost`, /"_" cannot appear|platform's own domain/],
+    ['other.localhost', /platform's own domain/],
+  ];
+  for (const [name, reason] of refused) {
+    const result = await daemon.cli(['domain', 'add', name], { cwd: project });
+    assert.equal(result.code, 1, name);
+    assert.match(result.stderr, reason, name);
+  }
+  const viaApi = await api('POST', `/v1/apps/${appId}/domains`, { fqdn: 'x.example.com\r\nHost: evil' });
+  assert.equal(viaApi.status, 400);
+  assert.equal((await api('POST', `/v1/apps/${appId}/domains`, { fqdn: 42 })).status, 400);
+  assert.equal((await api('POST', `/v1/apps/${appId}/domains`, { fqdn: 'ok.example.com', extra: 1 })).status, 400);
+  const listed = JSON.parse((await cliOk(['domain', '--format', 'json'])).stdout);
+  assert.deepEqual(listed.domains.map((d: { fqdn: string }) => d.fqdn), ['*.example.net', 'shop.example.com'], 'nothing refused was stored');
+});
