@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import type { X509Certificate } from 'node:crypto';
 
 /** The DNS names a certificate covers (its subjectAltName), lower-case. */
 export function certificateNames(cert: X509Certificate): string[] {
