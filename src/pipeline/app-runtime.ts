@@ -1,7 +1,8 @@
 import type { Store } from '../store/store.js';
 import type { AppRow } from '../store/apps.js';
 import type { Instance, InstanceBackend } from '../instances/backend.js';
-import type { HostRoute, Router, RoutingTable } from '../router/router.js';
+import type { Router, RoutingTable } from '../router/router.js';
+import { buildRoutingTable } from '../domains/routing-table.js';
 import type { LogHub } from '../logs/log-hub.js';
 import { newId } from '../core/ids.js';
 import { injectedEnv, composeEnv } from './injected-env.js';
@@ -60,13 +61,9 @@ export class AppRuntime {
   }
 
   routingTable(): RoutingTable {
-    const table = new Map<string, HostRoute>();
-    for (const app of this.options.store.apps.all()) {
-      const running = (this.serving.get(app.id) ?? []).filter((i) => i.state() === 'running');
-      const upstreams = running.map((i) => ({ address: i.address, port: i.port }));
-      table.set(`${app.id}.${this.options.domain}`, { appId: app.id, upstreams, forceHttps: false });
-    }
-    return table;
+    return buildRoutingTable(this.options.store, this.options.domain, (appId) =>
+      (this.serving.get(appId) ?? []).filter((i) => i.state() === 'running').map((i) => ({ address: i.address, port: i.port })),
+    );
   }
 
   async applyRoutes(): Promise<void> {
