@@ -2,17 +2,13 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { rmSync } from 'node:fs';
-import { LocalNetnsBackend } from './local-netns-backend.js';
-import { runInstanceBackendContract, contractSpec, writeContractRelease, waitFor, CONTRACT_NODE, setContractSandbox } from '../backend.contract.js';
-import { SandboxHost } from '../../sandbox/sandbox-host.js';
-import { ensureAppUser } from '../../executor/app-user.js';
+import type { LocalNetnsBackend } from './local-netns-backend.js';
+import { contractSpec, writeContractRelease, waitFor, CONTRACT_NODE, setContractSandbox } from '../../../test/contracts/instance-backend.contract.js';
+import { localBackendMissing, makeTestLocalBackend, TEST_BRIDGE as BRIDGE, TEST_PREFIX as PREFIX, TEST_SUBNET as SUBNET } from '../../../test/support/local-backend.js';
 import { runCommand } from '../../executor/run-command.js';
 
-// Test-only names and subnet so a daemon running on this machine (slw / 10.77.0.0/16) is untouched.
-const BRIDGE = 'slwtest0';
-const SUBNET = '10.78.0.0/16';
-const PREFIX = 'slwt';
-const APP_USER = 'slipway-test-app';
+// The interface's behaviour is checked by test/contracts/instance-backend.test.ts; these are the
+// local backend's own promises (namespaces, addresses, leftovers of a crashed daemon).
 const SYS_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
 
 async function sh(argv: string[]): Promise<{ code: number | null; out: string }> {
@@ -22,24 +18,12 @@ async function sh(argv: string[]): Promise<{ code: number | null; out: string }>
 }
 
 async function makeBackend() {
-  const user = await ensureAppUser(APP_USER);
-  setContractSandbox({ user, limits: { memoryBytes: 256 * 1024 * 1024, pids: 256, cpuShares: 512 }, flavor: 'pico', readOnlyPaths: [] });
-  const sandboxes = new SandboxHost({ bundlesDir: '/run/slipway-test/bundles', stateDir: '/run/slipway-test/runc', cgroupRoot: 'slwtest' });
-  await sandboxes.sweep();
-  const backend = new LocalNetnsBackend({ bridgeName: BRIDGE, subnet: SUBNET, namespacePrefix: PREFIX, sandboxes });
-  await backend.init();
-  return {
-    backend,
-    cleanup: async () => {
-      await backend.stopAll(1000);
-      await backend.removeBridge();
-    },
-  };
+  const made = await makeTestLocalBackend();
+  setContractSandbox(made.sandbox);
+  return made;
 }
 
-const skip = process.getuid?.() !== 0 ? 'needs root (network namespaces)' : false;
-
-if (!skip) runInstanceBackendContract('LocalNetnsBackend', makeBackend);
+const skip = localBackendMissing() ?? false;
 
 describe('LocalNetnsBackend specifics', { skip }, () => {
   let backend: LocalNetnsBackend;

@@ -1,0 +1,336 @@
+/**
+ * The behaviour every InstanceBackend must show, as a reusable node:test suite, run by
+ * test/contracts/instance-backend.test.ts against every backend, the fake one included. The
+ * first part needs only the interface (start, answer HTTP, list, stop, stopAll, lifecycle
+ * messages); the second starts real processes of a tiny Node HTTP server and checks what they
+ * see (environment, user, working folder, signals, beforeStart, restarts). A backend that cannot
+ * run here (not root, a binary missing) or runs no process has those tests skipped, each with
+ * the reason printed: never a silent pass.
+ */
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync, chmodSync, rmSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import http from 'node:http';
+import type { Instance, InstanceBackend, InstanceSandbox, InstanceSpec, LogStream } from '../../src/instances/backend.js';
+
+/** Node as installed by Debian's package: readable and executable by any user. */
+export const CONTRACT_NODE = '/usr/bin/node';
+
+const SERVER_APP = `
+const http = require('node:http');
+const server = http.createServer((req, res) => {
+  res.setHeader('content-type', 'application/json');
+  res.setHeader('connection', 'close');
+  res.end(JSON.stringify({
+    instance: process.env.INSTANCE_ID,
+    greeting: process.env.GREETING,
+    envKeys: Object.keys(process.env).sort(),
+    uid: process.getuid(),
+    gid: process.getgid(),
+    groups: process.getgroups(),
+    cwd: process.cwd(),
+  }));
+});
+server.listen(8080, '0.0.0.0', () => {
+  console.log('listening on 8080 as ' + process.env.INSTANCE_ID);
+  console.error('ready on stderr');
+});
+process.on('SIGTERM', () => {
+  console.log('got SIGTERM, shutting down');
+  process.exit(0);
+});
+`;
+
+const CRASHING_APP = `
+console.log('crashing app booting');
+setTimeout(() => { console.error('crashing app gives up'); process.exit(3); }, 200);
+`;
+
+const STUBBORN_APP = `
+process.on('SIGTERM', () => console.log('ignoring SIGTERM'));
+setInterval(() => {}, 1000);
+console.log('stubborn app up');
+`;
+
+export interface LogRecord {
+  stream: LogStream;
+  line: string;
+}
+
+/** A release folder under /tmp the unprivileged app user can read. */
+export function writeContractRelease(files: Record<string, string>): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'slipway-contract-')));
+  chmodSync(dir, 0o755);
+  for (const [name, content] of Object.entries(files)) {
+    writeFileSync(join(dir, name), content);
+    chmodSync(join(dir, name), 0o644);
+  }
+  return dir;
+}
+
+let counter = 0;
+let contractSandbox: InstanceSandbox | undefined;
+
+/** The sandbox every contract instance runs in (the backend's test names the user). */
+export function setContractSandbox(sandbox: InstanceSandbox): void {
+  contractSandbox = sandbox;
+}
+
+export function contractSpec(
+  releaseDir: string,
+  overrides: Partial<InstanceSpec> & { script?: string; extraEnv?: Record<string, string> } = {},
+): { spec: InstanceSpec; logs: LogRecord[] } {
+  const { script, extraEnv, ...specOverrides } = overrides;
+  const logs: LogRecord[] = [];
+  const n = counter++;
+  // Long on purpose: backends must cope with ids longer than kernel object names.
+  const instanceId = overrides.instanceId ?? `contract-app-0123456789abcdef-deployment-0123456789abcdef-instance-${n}`;
+  const spec: InstanceSpec = {
+    appId: 'contract-app',
+    deploymentId: 'contract-deployment',
+    instanceId,
+    instanceNumber: n,
+    releaseDir,
+    beforeStart: [],
+    command: [CONTRACT_NODE, script ?? 'server.cjs'],
+    // The platform always sets HOME (OCI runtimes add one when it is missing).
+    env: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: releaseDir, INSTANCE_ID: instanceId, GREETING: `hello ${n}`, ...extraEnv },
+    onLog: (stream, line) => logs.push({ stream, line }),
+    sandbox: contractSandbox ?? missingSandbox(),
+    ...specOverrides,
+  };
+  return { spec, logs };
+}
+
+function missingSandbox(): never {
+  throw new Error('Call setContractSandbox() with the user and limits of the contract instances first.');
+}
+
+export async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== false) return v;
+    } catch (e) {
+      lastError = e;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ''}`);
+}
+
+export function httpGetJson(address: string, port: number): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: address, port, path: '/', agent: false, timeout: 2000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => {
+        try {
+          resolve(JSON.parse(body) as Record<string, unknown>);
+        } catch (e) {
+          reject(e as Error);
+        }
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error('request timed out')));
+    req.on('error', reject);
+  });
+}
+
+/** The status of GET / at the instance (any answer counts: the fake answers plain text). */
+export function httpStatus(address: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: address, port, path: '/', agent: false, timeout: 2000 }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('timeout', () => req.destroy(new Error('request timed out')));
+    req.on('error', reject);
+  });
+}
+
+function hasLine(logs: LogRecord[], stream: LogStream, pattern: RegExp): boolean {
+  return logs.some((l) => l.stream === stream && pattern.test(l.line));
+}
+
+/** A backend the contract runs against. */
+export interface ContractSubject {
+  name: string;
+  make(): Promise<{ backend: InstanceBackend; cleanup(): Promise<void> }>;
+  /** Why it cannot run on this machine (not root, a binary missing); undefined when it can. */
+  missing?: string;
+  /** Why it runs no real process, when it does not (the fake): the process tests are skipped. */
+  runsNoProcess?: string;
+}
+
+export function runInstanceBackendContract(subject: ContractSubject): void {
+  const { name } = subject;
+  const processes = subject.missing ?? (subject.runsNoProcess ? `${name} ${subject.runsNoProcess}` : undefined);
+  describe(`instance backend contract: ${name}`, { skip: subject.missing ? `${name}: ${subject.missing}` : false }, () => {
+    let backend: InstanceBackend;
+    let cleanup: () => Promise<void>;
+    let releaseDir: string;
+
+    before(async () => {
+      ({ backend, cleanup } = await subject.make());
+      releaseDir = writeContractRelease({ 'server.cjs': SERVER_APP, 'crash.cjs': CRASHING_APP, 'stubborn.cjs': STUBBORN_APP });
+    });
+
+    after(async () => {
+      await backend?.stopAll(2000);
+      await cleanup?.();
+      if (releaseDir) rmSync(releaseDir, { recursive: true, force: true });
+    });
+
+    test('a started instance is running, listed and answers HTTP at its address and port', async () => {
+      const s = contractSpec(releaseDir);
+      const inst = await backend.start(s.spec);
+      try {
+        assert.equal(inst.id, s.spec.instanceId);
+        assert.equal(inst.spec, s.spec);
+        assert.equal(await waitFor('the instance to answer', () => httpStatus(inst.address, inst.port)), 200);
+        assert.equal(inst.state(), 'running');
+        assert.ok(backend.list().some((i) => i.id === inst.id));
+        assert.ok(hasLine(s.logs, 'system', /started/), JSON.stringify(s.logs));
+      } finally {
+        await inst.stop(2000);
+      }
+    });
+
+    test('stop ends the instance: logged, stopped, unlisted, nothing answers any more', async () => {
+      const s = contractSpec(releaseDir);
+      const inst = await backend.start(s.spec);
+      await waitFor('the instance to answer', () => httpStatus(inst.address, inst.port));
+      await inst.stop(5000);
+      assert.equal(inst.state(), 'stopped');
+      assert.ok(hasLine(s.logs, 'system', /stopping/), JSON.stringify(s.logs));
+      assert.ok(hasLine(s.logs, 'system', /stopped/), JSON.stringify(s.logs));
+      assert.equal(inst.restarts(), 0, 'a requested stop is not a crash');
+      assert.ok(!backend.list().some((i) => i.id === inst.id));
+      await assert.rejects(httpStatus(inst.address, inst.port), 'nothing answers at the address after stop');
+    });
+
+    test('stopAll stops every instance', async () => {
+      const started = await Promise.all([backend.start(contractSpec(releaseDir).spec), backend.start(contractSpec(releaseDir).spec)]);
+      await backend.stopAll(2000);
+      assert.deepEqual(backend.list(), []);
+      for (const i of started) assert.equal(i.state(), 'stopped');
+    });
+
+    describe('with real processes', { skip: processes ?? false }, () => {
+      test('two instances listen on 0.0.0.0:8080 at once, each reachable at its own address', async () => {
+        const a = contractSpec(releaseDir);
+        const b = contractSpec(releaseDir);
+        const [ia, ib] = await Promise.all([backend.start(a.spec), backend.start(b.spec)]);
+        try {
+          assert.equal(ia.port, 8080);
+          assert.equal(ib.port, 8080);
+          assert.notEqual(ia.address, ib.address);
+          assert.equal(ia.id, a.spec.instanceId);
+          const ra = await waitFor('instance A to answer', () => httpGetJson(ia.address, ia.port));
+          const rb = await waitFor('instance B to answer', () => httpGetJson(ib.address, ib.port));
+          assert.equal(ra.instance, a.spec.instanceId);
+          assert.equal(rb.instance, b.spec.instanceId);
+          assert.equal(ia.state(), 'running');
+          const ids = backend.list().map((i) => i.id);
+          assert.ok(ids.includes(ia.id) && ids.includes(ib.id));
+        } finally {
+          await Promise.all([ia.stop(2000), ib.stop(2000)]);
+        }
+      });
+
+      test('the app gets exactly its env, its release dir as cwd, and runs as a non-root user', async () => {
+        const s = contractSpec(releaseDir, { extraEnv: { SECRET_LOOKING: 'x=y; $(nothing) "quoted"' } });
+        const inst = await backend.start(s.spec);
+        try {
+          const r = await waitFor('the instance to answer', () => httpGetJson(inst.address, inst.port));
+          assert.equal(r.greeting, s.spec.env.GREETING);
+          assert.deepEqual(r.envKeys, Object.keys(s.spec.env).sort(), 'env must be exactly spec.env');
+          assert.equal(r.cwd, releaseDir);
+          assert.notEqual(r.uid, 0, 'must not run as root');
+          assert.notEqual(r.gid, 0, 'must not run with group root');
+          assert.ok(!(r.groups as number[]).includes(0), `supplementary groups ${JSON.stringify(r.groups)} include root`);
+        } finally {
+          await inst.stop(2000);
+        }
+      });
+
+      test('stdout and stderr lines and lifecycle messages reach onLog', async () => {
+        const s = contractSpec(releaseDir);
+        const inst = await backend.start(s.spec);
+        try {
+          await waitFor('stdout line', () => hasLine(s.logs, 'out', new RegExp(`^listening on 8080 as ${s.spec.instanceId}$`)));
+          await waitFor('stderr line', () => hasLine(s.logs, 'err', /^ready on stderr$/));
+          assert.ok(hasLine(s.logs, 'system', /started/), JSON.stringify(s.logs));
+        } finally {
+          await inst.stop(2000);
+        }
+      });
+
+      test('beforeStart commands run first, in the release dir, and a failing one fails start', async () => {
+        const ok = contractSpec(releaseDir, {
+          beforeStart: [[CONTRACT_NODE, '-e', "console.log('before start in ' + process.cwd() + ' as ' + process.getuid())"]],
+        });
+        const inst = await backend.start(ok.spec);
+        try {
+          await waitFor('server output', () => hasLine(ok.logs, 'out', /^listening on 8080/));
+          const before = ok.logs.findIndex((l) => l.line.startsWith('before start in '));
+          const served = ok.logs.findIndex((l) => l.line.startsWith('listening on 8080'));
+          assert.ok(before >= 0 && before < served, JSON.stringify(ok.logs));
+          assert.match(ok.logs[before]!.line, new RegExp(`^before start in ${releaseDir} as [1-9]\\d*$`));
+        } finally {
+          await inst.stop(2000);
+        }
+
+        const failing = contractSpec(releaseDir, {
+          beforeStart: [[CONTRACT_NODE, '-e', "console.error('prestart broke'); process.exit(4)"]],
+        });
+        await assert.rejects(backend.start(failing.spec), /exited with code 4/);
+        assert.ok(hasLine(failing.logs, 'err', /^prestart broke$/));
+        assert.ok(!hasLine(failing.logs, 'out', /^listening on 8080/), 'the command must not run after a failed beforeStart');
+        assert.ok(!backend.list().some((i) => i.id === failing.spec.instanceId));
+      });
+
+      test('a crashing app is restarted automatically and the restart is logged', async () => {
+        const s = contractSpec(releaseDir, { script: 'crash.cjs' });
+        const inst = await backend.start(s.spec);
+        try {
+          await waitFor('a restart', () => inst.restarts() >= 1, 15_000);
+          await waitFor('the second boot', () => s.logs.filter((l) => l.line === 'crashing app booting').length >= 2, 15_000);
+          assert.ok(hasLine(s.logs, 'err', /^crashing app gives up$/));
+          assert.ok(hasLine(s.logs, 'system', /crash.*(code 3)/i), JSON.stringify(s.logs));
+          assert.ok(hasLine(s.logs, 'system', /restart/i), JSON.stringify(s.logs));
+        } finally {
+          await inst.stop(2000);
+        }
+        assert.equal(inst.state(), 'stopped');
+      });
+
+      test('stop sends SIGTERM and captures what the app logs then', async () => {
+        const s = contractSpec(releaseDir);
+        const inst: Instance = await backend.start(s.spec);
+        await waitFor('the instance to answer', () => httpGetJson(inst.address, inst.port));
+        await inst.stop(5000);
+        assert.ok(hasLine(s.logs, 'out', /^got SIGTERM, shutting down$/), JSON.stringify(s.logs));
+      });
+
+      test('an app ignoring SIGTERM is killed after the grace period', async () => {
+        const s = contractSpec(releaseDir, { script: 'stubborn.cjs' });
+        const inst = await backend.start(s.spec);
+        await waitFor('the app to run', () => hasLine(s.logs, 'out', /^stubborn app up$/));
+        const t0 = Date.now();
+        await inst.stop(500);
+        const took = Date.now() - t0;
+        assert.ok(took >= 450 && took < 5000, `stop took ${took} ms`);
+        assert.ok(hasLine(s.logs, 'out', /^ignoring SIGTERM$/), JSON.stringify(s.logs));
+        assert.ok(hasLine(s.logs, 'system', /kill/i), JSON.stringify(s.logs));
+        assert.ok(!backend.list().some((i) => i.id === inst.id));
+      });
+    });
+  });
+}

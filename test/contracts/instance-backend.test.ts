@@ -1,0 +1,29 @@
+/**
+ * The instance backend contract against every backend: the fake one (always; it runs no
+ * process, so the process tests are skipped saying so) and the local one (root only; skipped
+ * saying why otherwise).
+ */
+import { FakeInstanceBackend } from '../support/fakes/fake-instance-backend.js';
+import { localBackendMissing, makeTestLocalBackend } from '../support/local-backend.js';
+import { runInstanceBackendContract, setContractSandbox } from './instance-backend.contract.js';
+
+runInstanceBackendContract({
+  name: 'FakeInstanceBackend',
+  runsNoProcess: 'runs no process (each instance is an HTTP server in the test process)',
+  async make() {
+    setContractSandbox({ user: { uid: 60_000, gid: 60_000 }, limits: { memoryBytes: 1 << 28, pids: 64, cpuShares: 512 }, flavor: 'pico', readOnlyPaths: [] });
+    const backend = new FakeInstanceBackend();
+    return { backend, cleanup: async () => undefined };
+  },
+});
+
+runInstanceBackendContract({
+  name: 'LocalNetnsBackend',
+  missing: localBackendMissing(),
+  async make() {
+    // A network of its own: local-backend.test.ts may run at the same time on another checkout.
+    const made = await makeTestLocalBackend({ bridge: 'slwcontract0', subnet: '10.81.0.0/16', prefix: 'slwc', cgroupRoot: 'slwcontract' });
+    setContractSandbox(made.sandbox);
+    return made;
+  },
+});
