@@ -67,6 +67,14 @@ export interface Services {
   apps: Array<{ id: string; name: string }>;
 }
 
+/** One minute of an app's requests (`GET /v1/apps/:app/traffic`). */
+export interface TrafficMinute {
+  minute: string;
+  requests: number;
+  errors: number;
+  p95_ms: number | null;
+}
+
 export interface LogEntry {
   time?: string;
   stream?: string;

@@ -1,12 +1,15 @@
-import type { App, AppStatus, Deployment, LogEntry } from '../api.js';
+import type { App, AppStatus, Deployment, LogEntry, TrafficMinute } from '../api.js';
 import { enc } from '../api.js';
 import { formatTime, h, replaceChildren } from '../dom.js';
 import type { Route } from '../routes.js';
 import { every, type ViewContext } from '../view.js';
 import { appFrame } from './app-frame.js';
+import { drawTrafficCharts } from './traffic-charts.js';
 
 // Often enough to catch a short deployment while it runs and follow its log live.
 const REFRESH_MS = 1000;
+// The charts move by the minute: a few redraws a minute keep the current one fresh.
+const TRAFFIC_REFRESH_MS = 10_000;
 
 function detail(term: string, ...value: Array<Node | string>): HTMLElement[] {
   return [h('dt', {}, term), h('dd', {}, ...value)];
@@ -43,6 +46,8 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
   const base = `/v1/apps/${enc(app.id)}`;
 
   const statusList = h('dl', { class: 'details' });
+  const charts = h('div', { class: 'charts', 'aria-live': 'off' });
+  const trafficNote = h('p', { class: 'meta', role: 'status' });
   const deploymentList = h('ul', { class: 'deployments', 'aria-label': 'Deployments' });
   const logTitle = h('h2', { id: 'log-title' }, 'Deployment log');
   const liveBadge = h('span', { class: 'badge live', hidden: true }, 'Live');
@@ -70,6 +75,7 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
       h('p', { class: 'help' }, 'Deploy with: ', h('code', {}, `git remote add slipway ${app.git_url}`), ' then ', h('code', {}, 'git push slipway master'), '.'),
     ),
     h('section', { class: 'card', 'aria-labelledby': 'status-title' }, h('h2', { id: 'status-title' }, 'Status'), statusList),
+    h('section', { class: 'card', id: 'traffic', 'aria-labelledby': 'traffic-title' }, h('h2', { id: 'traffic-title' }, 'Traffic, last hour'), charts, trafficNote),
     h('section', { class: 'card', 'aria-labelledby': 'deployments-title' }, h('h2', { id: 'deployments-title' }, 'Deployments'), deploymentList),
     logSection,
   );
@@ -166,6 +172,18 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
       drawDeployments(deployments);
     }
   };
-  await refresh();
+  const refreshTraffic = async () => {
+    try {
+      const { minutes } = await ctx.api.get<{ minutes: TrafficMinute[] }>(`${base}/traffic`);
+      if (ctx.signal.aborted) return;
+      drawTrafficCharts(charts, minutes);
+      const requests = minutes.reduce((n, m) => n + m.requests, 0);
+      trafficNote.textContent = requests ? '' : 'No request reached this application through the router in the last hour.';
+    } catch (error) {
+      if (!ctx.signal.aborted) trafficNote.textContent = `The traffic figures could not be read: ${(error as Error).message}`;
+    }
+  };
+  await Promise.all([refresh(), refreshTraffic()]);
   every(REFRESH_MS, ctx.signal, refresh);
+  every(TRAFFIC_REFRESH_MS, ctx.signal, refreshTraffic);
 }
