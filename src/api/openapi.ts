@@ -78,7 +78,7 @@ export function buildOpenApi(routes: DocumentedRoute[]) {
     const responses: Record<string, unknown> = {
       [String(status)]: {
         description: response.description,
-        ...(status === 101 ? {} : { content: { [response.stream ? 'application/x-ndjson' : 'application/json']: { schema: toDocument(response.schema, components) } } }),
+        ...(status === 101 ? {} : { content: { [response.text ?? (response.stream ? 'application/x-ndjson' : 'application/json')]: { schema: toDocument(response.schema, components) } } }),
       },
     };
     for (const error of errorStatuses(pattern, spec)) {

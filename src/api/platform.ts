@@ -72,4 +72,6 @@ export interface ApiDependencies {
   services?: DeploymentServices;
   /** Add-ons and their providers; absent when only the control plane runs (unit tests). */
   addons?: import('../addons/addon-manager.js').AddonManager;
+  /** Access logs, per-minute figures and Prometheus metrics; absent when no router runs (unit tests). */
+  traffic?: import('../traffic/traffic-recorder.js').TrafficRecorder;
 }

@@ -13,6 +13,8 @@ export interface SuccessResponse {
   schema: Schema;
   /** The body is newline-delimited JSON, one `schema` per line (a log stream). */
   stream?: boolean;
+  /** The body is text of this media type (Prometheus metrics) rather than JSON. */
+  text?: string;
 }
 
 /**

@@ -136,6 +136,40 @@ export const LogLine: Schema = named('LogLine', {
   ],
 });
 
+export const AccessLogLine: Schema = named('AccessLogLine', {
+  anyOf: [
+    obj(
+      {
+        time: time(),
+        stream: str('access'),
+        line: str('client method path status bytes duration instance, as one line'),
+        host: str('The Host the request named'),
+        client: str("The client's address as the router saw it"),
+        method: str(),
+        path: str('The request target, cut at 2048 characters'),
+        status: int(),
+        bytes: int('Response bytes sent'),
+        duration_ms: { type: 'number', description: 'From the request reaching the router to the end of the answer' },
+        instance: str('The instance that answered (address:port), - when none did'),
+        tls: bool('Whether the request came over HTTPS'),
+      },
+      ['host', 'client', 'method', 'path', 'status', 'bytes', 'duration_ms', 'instance', 'tls'],
+      'A request (a notice of slipway, such as dropped lines, has only time, stream and line)',
+    ),
+    obj({ end: { type: 'boolean', enum: [true] } }, [], 'The closing line'),
+  ],
+});
+
+export const TrafficMinute = named(
+  'TrafficMinute',
+  obj({
+    minute: time('Start of the minute'),
+    requests: int(),
+    errors: int('Answers with a 5xx status'),
+    p95_ms: nullable({ type: 'number', description: '95th percentile duration in ms (within 25%); null without requests' }),
+  }),
+);
+
 export const Setting = named('Setting', obj({ name: str(), value: bool(), description: str() }));
 
 export const Runtime = named(

@@ -20,6 +20,16 @@ export const serverSpecs = {
     success: { status: 200, response: { description: 'The OpenAPI document', schema: mapOf({}) } },
     errors: [],
   },
+  metrics: {
+    operationId: 'getMetrics',
+    tag: 'Daemon',
+    summary: "The daemon's Prometheus metrics (text exposition format), for administrators",
+    description:
+      'Requests by app and status, request durations, open router connections, deployments by state and duration, build durations, instance restarts. ' +
+      '`slipway server --metrics-listen <addr:port>` serves the same without a token on an address of your choice.',
+    success: { status: 200, response: { description: 'Prometheus text exposition format 0.0.4', schema: str(), text: 'text/plain' } },
+    errors: [403, 503],
+  },
   run: {
     operationId: 'runOneOff',
     tag: 'Deployments',

@@ -7,6 +7,7 @@ import { buildOpenApi } from './openapi.js';
 import { serverSpecs } from './server.spec.js';
 import { checkBody, checkQuery } from './request-validation.js';
 import { handleRunUpgrade } from './run-upgrade.js';
+import { sendMetrics } from './metrics.js';
 import { orgRoutes } from './routes/orgs.js';
 import { userRoutes } from './routes/users.js';
 import { appRoutes } from './routes/apps.js';
@@ -22,6 +23,7 @@ import { publishedConfigRoutes } from './routes/published-config.js';
 import { runtimeRoutes } from './routes/runtimes.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { domainRoutes } from './routes/domains.js';
+import { trafficRoutes } from './routes/traffic.js';
 
 /** Extra rooms (deployments, add-ons, console) plug their routes in here. */
 export type RouteModule = (router: HttpRouter<ApiContext>) => void;
@@ -38,7 +40,7 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
       if (method !== 'GET') checkBody(spec, method, pattern, await ctx.body());
     },
   });
-  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, deploymentRoutes, rollbackRoutes, appConfigRoutes, instanceRoutes, addonRoutes, serviceRoutes, publishedConfigRoutes, runtimeRoutes, tokenRoutes, domainRoutes, ...extraModules]) module(router);
+  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, deploymentRoutes, rollbackRoutes, appConfigRoutes, instanceRoutes, addonRoutes, serviceRoutes, publishedConfigRoutes, runtimeRoutes, tokenRoutes, domainRoutes, trafficRoutes, ...extraModules]) module(router);
   return router;
 }
 
@@ -48,6 +50,7 @@ export function apiRoutes(router: HttpRouter<ApiContext> = buildApiRouter()) {
     { method: 'GET', pattern: '/v1/health', spec: serverSpecs.health },
     { method: 'GET', pattern: '/v1/openapi.json', spec: serverSpecs.openapi },
     { method: 'POST', pattern: '/v1/apps/:app/run', spec: serverSpecs.run },
+    { method: 'GET', pattern: '/metrics', spec: serverSpecs.metrics },
     ...router.list(),
   ];
 }
@@ -62,6 +65,7 @@ export function createApiServer(deps: ApiDependencies, options: { modules?: Rout
       const path = url.pathname;
       if (req.method === 'GET' && path === '/v1/health') return sendJson(res, 200, { ok: true });
       if (req.method === 'GET' && path === '/v1/openapi.json') return sendJson(res, 200, openapi);
+      if (req.method === 'GET' && path === '/metrics') return await sendMetrics(deps, req, res);
       if (!path.startsWith('/v1/')) {
         if (options.fallback && (await options.fallback(req, res))) return;
         return sendJson(res, 404, { error: { code: 'not_found', message: `Nothing at ${path}.`, hint: 'The API lives under /v1/.' } });

@@ -25,6 +25,9 @@ import { PostgresqlProvider } from '../addons/postgresql/postgresql-provider.js'
 import { rmSync } from 'node:fs';
 import { LocalNetnsBackend } from '../instances/local/local-netns-backend.js';
 import { NginxRouter } from '../router/nginx/nginx-router.js';
+import type { Router } from '../router/router.js';
+import { startMetricsServer } from '../metrics/metrics-server.js';
+import { makeTrafficRecorder } from './traffic-setup.js';
 import { RepoStore } from '../receiver/repo-store.js';
 import { GitSshServer } from '../receiver/ssh-git-server.js';
 import { LogHub } from '../logs/log-hub.js';
@@ -119,9 +122,16 @@ export class Daemon {
     backend.setNetworkEvents(addonAccess);
     store.links.onAddonLinksChanged(() => void addonAccess.linksChanged());
 
+    // What the edge sees: the router reports each request here (access logs, charts, metrics).
+    const traffic = makeTrafficRecorder({ dataDir: options.dataDir, store, log, activeConnections: async () => (router as Router).activeConnections?.() });
     const router = new NginxRouter({ listenHost: options.listen, port: options.routerPort, workDir: join(options.dataDir, 'router') });
     await router.start();
     this.onStop('router', () => router.stop());
+    if (options.metricsListen) {
+      const metricsServer = await startMetricsServer(traffic.metrics, options.metricsListen.host, options.metricsListen.port);
+      this.onStop('metrics', () => closeServer(metricsServer.server));
+      log(`Prometheus metrics on ${metricsServer.url} (no token: keep this address to the monitoring network)`);
+    }
 
     mkdirSync(options.toolchainCacheDir, { recursive: true, mode: 0o755 });
     // The build user runs the cached tools: the cache folder must be open to it.
@@ -137,7 +147,10 @@ export class Daemon {
       instanceLimits: (app) => flavorLimits(flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR)),
       buildLimits: (app) => flavorLimits(buildLimits(flavorNamed(app.build_flavor ?? DEFAULT_BUILD_FLAVOR))),
     });
-    const runtime = new AppRuntime({ store, backend, sandboxes: policy, router, logs, domain: options.domain, gatewayAddress: backend.gatewayAddress, appEnv, log });
+    const runtime = new AppRuntime({
+      ...{ store, backend, sandboxes: policy, router, logs, domain: options.domain, gatewayAddress: backend.gatewayAddress, appEnv, log },
+      onInstanceRestart: (appId) => traffic.metrics.instanceRestarted(appId),
+    });
     this.onStop('instances', () => runtime.shutdown());
     const catalog = new NpmVersionCatalog(join(options.toolchainCacheDir, 'catalog'));
     const deployer = new Deployer({
@@ -157,6 +170,7 @@ export class Daemon {
       machineEnv: await machineNetworkEnv(options.toolchainCacheDir),
       keptReleases: options.keptReleases,
       log,
+      onBuildFinished: (outcome, seconds) => traffic.metrics.buildFinished(outcome, seconds),
     });
 
     this.onStop('deployments', () => deployer.cancelAll('The daemon stopped while this deployment was running.'));
@@ -172,10 +186,13 @@ export class Daemon {
     const { port: sshPort } = await ssh.start();
     this.onStop('git over SSH', () => ssh.stop());
 
-    const api = createApiServer({ store, endpoints, services: { deployer, runtime, logs, repos, catalog, removeApp: (app) => removeApp({ store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir }, app),
+    const api = createApiServer({ store, endpoints, services: { deployer, runtime, logs, repos, catalog, removeApp: async (app) => {
+        await removeApp({ store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir }, app);
+        await traffic.forgetApp(app.id);
+      },
       runOneOff: (app, argv, onData) => startOneOff({ store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend }, app, argv, onData),
       sandboxOf: (app) => policy.instance(app),
-    }, addons }, { fallback: consoleHandler() });
+    }, addons, traffic }, { fallback: consoleHandler() });
     await new Promise<void>((resolve, reject) => {
       api.once('error', reject);
       api.listen(options.apiPort, options.listen, () => resolve());

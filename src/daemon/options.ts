@@ -23,6 +23,8 @@ export interface DaemonOptions {
   keptReleases?: number;
   /** Sizes and counts of log files kept (default DEFAULT_LOG_LIMITS in src/logs/log-limits.ts). */
   logLimits?: LogLimits;
+  /** Where Prometheus metrics are also served without a token (`--metrics-listen`); absent: only on the API, for administrators. */
+  metricsListen?: { host: string; port: number };
 }
 
 export const DEFAULT_SUBNET = '10.77.0.0/16';

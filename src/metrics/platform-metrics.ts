@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { AccessRecord } from '../traffic/access-record.js';
+import type { AccessRecord } from '../router/router.js';
 
 export interface PlatformMetricsSources {
   /** Deployments stored, by state (WIP, OK, FAIL, CANCELLED), read at each scrape. */
@@ -32,7 +32,12 @@ export class PlatformMetrics {
 
   constructor(sources: PlatformMetricsSources = {}) {
     const registers = [this.registry];
-    this.requests = new Counter({ name: 'slipway_http_requests_total', help: 'Requests the router forwarded to each app, by answer status', labelNames: ['app', 'status'], registers });
+    this.requests = new Counter({
+      name: 'slipway_http_requests_total',
+      help: 'Requests the router forwarded to each app, by answer status',
+      labelNames: ['app', 'status'],
+      registers,
+    });
     this.requestDuration = new Histogram({
       name: 'slipway_http_request_duration_seconds',
       help: 'Time from the request reaching the router to the end of the answer, per app',
@@ -75,7 +80,12 @@ export class PlatformMetrics {
       buckets: DEPLOYMENT_BUCKETS,
       registers,
     });
-    this.restarts = new Counter({ name: 'slipway_instance_restarts_total', help: 'Automatic restarts of crashed instances, per app', labelNames: ['app'], registers });
+    this.restarts = new Counter({
+      name: 'slipway_instance_restarts_total',
+      help: 'Automatic restarts of crashed instances, per app',
+      labelNames: ['app'],
+      registers,
+    });
     collectDefaultMetrics({ register: this.registry, prefix: 'slipway_daemon_' });
   }
 

@@ -35,6 +35,8 @@ export interface AppRuntimeOptions {
   drainDelayMs?: number;
   /** How long a path that answered may take to turn 200 (the health check's warm-up window). */
   healthCheckSettleMs?: number;
+  /** Told each time a crashed instance of an app is restarted by its supervisor. */
+  onInstanceRestart?(appId: string): void;
 }
 
 /**
@@ -158,7 +160,10 @@ export class AppRuntime {
           logs.append(app.id, stream, line);
           this.launching.get(instanceId)?.(stream === 'system' ? `[instance] ${line}` : line);
         },
-        onStateChange: () => this.onInstanceState(app.id, instance),
+        onStateChange: (state) => {
+          if (state === 'restarting') this.options.onInstanceRestart?.(app.id);
+          this.onInstanceState(app.id, instance);
+        },
       });
     } catch (error) {
       this.launching.delete(instanceId);

@@ -53,6 +53,8 @@ export interface DeployerOptions {
   log(line: string): void;
   /** How many built releases of each app stay on disk, ready for a rollback. */
   keptReleases?: number;
+  /** Told how long each build phase took and how it ended (the Prometheus build histogram). */
+  onBuildFinished?(outcome: 'success' | 'failure', seconds: number): void;
 }
 
 /**
@@ -184,7 +186,19 @@ export class Deployer {
         log(`==> [receive] Commit ${deployment.commit_sha} exported without .git`);
 
         enter('build');
-        const built = await this.build(app, deployment, buildDir, appVars, sandbox, log, cancel.signal);
+        const buildStarted = performance.now();
+        const buildTook = () => (performance.now() - buildStarted) / 1000;
+        const built = await this.build(app, deployment, buildDir, appVars, sandbox, log, cancel.signal).then(
+          (result) => {
+            this.o.onBuildFinished?.('success', buildTook());
+            return result;
+          },
+          (error: unknown) => {
+            // A cancelled build says nothing about how long builds take.
+            if (!cancel.signal.aborted) this.o.onBuildFinished?.('failure', buildTook());
+            throw error;
+          },
+        );
         cancelled();
         log(`Build succeeded in ${seconds()}`);
 

@@ -72,5 +72,7 @@ export interface Router {
   apply(table: RoutingTable): Promise<void>;
   /** Replaces the whole set of certificates; connections open stay open. */
   applyCertificates(certs: readonly TlsCertificate[]): Promise<void>;
+  /** Client connections open now (the Prometheus gauge); absent when the engine cannot tell. */
+  activeConnections?(): Promise<number | undefined>;
   stop(): Promise<void>;
 }

@@ -28,8 +28,24 @@ export interface Release {
   wanted: 'running' | 'stopped';
 }
 
+/** Told of each deployment that reached a final state (OK, FAIL, CANCELLED), after the store recorded it. */
+export type DeploymentFinishedListener = (deployment: Deployment) => void;
+
 export class DeploymentRepository {
+  private readonly finishedListeners = new Set<DeploymentFinishedListener>();
+
   constructor(private readonly db: Db) {}
+
+  onFinished(listener: DeploymentFinishedListener): () => void {
+    this.finishedListeners.add(listener);
+    return () => this.finishedListeners.delete(listener);
+  }
+
+  /** How many deployments are stored in each state. */
+  countByState(): Record<string, number> {
+    const rows = this.db.prepare('SELECT state, COUNT(*) AS n FROM deployments GROUP BY state').all() as Array<{ state: string; n: number }>;
+    return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+  }
 
   create(input: { appId: string; commit: string; cause: string; userId: string | null }): Deployment {
     const row: Deployment = {
@@ -67,9 +83,12 @@ export class DeploymentRepository {
   }
 
   finish(id: string, state: Exclude<DeploymentState, 'WIP'>, message: string | null): void {
-    this.db
+    const { changes } = this.db
       .prepare("UPDATE deployments SET state = ?, message = ?, finished_at = ? WHERE id = ? AND state = 'WIP'")
       .run(state, message, new Date().toISOString(), id);
+    if (changes === 0 || this.finishedListeners.size === 0) return;
+    const deployment = this.byId(id);
+    for (const listener of this.finishedListeners) if (deployment) listener(deployment);
   }
 
   /** Deployments left WIP by a daemon that stopped mid-way: they cannot resume. */

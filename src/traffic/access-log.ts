@@ -1,6 +1,6 @@
 import type { LogEntry, LogHub } from '../logs/log-hub.js';
 import type { RotationLimits } from '../logs/log-limits.js';
-import type { AccessRecord } from './access-record.js';
+import type { AccessRecord } from '../router/router.js';
 
 /** What one stored access-log line holds: a summary in `line`, and each field on its own. */
 export interface AccessEntry extends LogEntry {

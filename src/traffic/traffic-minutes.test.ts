@@ -20,12 +20,22 @@ test('counts requests and 5xx per minute, oldest first, with empty minutes in be
   const hour = minutes.lastHour(APP);
   assert.equal(hour.length, WINDOW_MINUTES);
   assert.equal(hour.at(-1)!.minute, '2024-05-01T12:02:00.000Z');
-  assert.deepEqual(hour.slice(-3).map((m) => [m.requests, m.errors]), [[6, 1], [0, 0], [1, 1]]);
+  assert.deepEqual(
+    hour.slice(-3).map((m) => [m.requests, m.errors]),
+    [
+      [6, 1],
+      [0, 0],
+      [1, 1],
+    ],
+  );
   assert.equal(hour.at(-2)!.p95_ms, null);
   assert.equal(minutes.lastHour(OTHER).at(-1)!.requests, 1);
   // An hour later the old minutes are gone.
   now += 60 * 60_000;
-  assert.equal(minutes.lastHour(APP).reduce((n, m) => n + m.requests, 0), 0);
+  assert.equal(
+    minutes.lastHour(APP).reduce((n, m) => n + m.requests, 0),
+    0,
+  );
 });
 
 test('p95 is within a quarter of the true value and never above the slowest request', () => {
@@ -45,8 +55,14 @@ test('records outside the hour are ignored and a forgotten app has no figures', 
   const minutes = new TrafficMinutes(() => now);
   minutes.record({ appId: APP, time: at(-61), status: 200, durationMs: 1 });
   minutes.record({ appId: APP, time: at(5), status: 200, durationMs: 1 });
-  assert.equal(minutes.lastHour(APP).reduce((n, m) => n + m.requests, 0), 0);
+  assert.equal(
+    minutes.lastHour(APP).reduce((n, m) => n + m.requests, 0),
+    0,
+  );
   minutes.record({ appId: APP, time: at(0), status: 200, durationMs: 1 });
   minutes.forget(APP);
-  assert.equal(minutes.lastHour(APP).reduce((n, m) => n + m.requests, 0), 0);
+  assert.equal(
+    minutes.lastHour(APP).reduce((n, m) => n + m.requests, 0),
+    0,
+  );
 });

@@ -1,4 +1,4 @@
-import type { AccessRecord } from './access-record.js';
+import type { AccessRecord } from '../router/router.js';
 
 /** One minute of an app's requests, as the console's charts draw it. */
 export interface MinuteFigures {

@@ -9,7 +9,7 @@ import { DEFAULT_LOG_LIMITS } from '../logs/log-limits.js';
 import { readTail } from '../logs/tail-reader.js';
 import { PlatformMetrics } from '../metrics/platform-metrics.js';
 import { AccessLog, ACCESS_LOG_LIMITS, MAX_LOGGED_PATH, type AccessEntry } from './access-log.js';
-import type { AccessRecord } from './access-record.js';
+import type { AccessRecord } from '../router/router.js';
 import { TrafficMinutes } from './traffic-minutes.js';
 import { TrafficRecorder } from './traffic-recorder.js';
 
@@ -22,14 +22,31 @@ function recorder() {
 }
 
 function request(appId: string, fields: Partial<AccessRecord> = {}): AccessRecord {
-  return { time: new Date(), appId, host: `${appId}.localhost`, client: '10.0.0.9', method: 'GET', path: '/', status: 200, bytes: 12, durationMs: 1.25, instance: '10.77.0.5:8080', tls: false, ...fields };
+  return {
+    time: new Date(),
+    appId,
+    host: `${appId}.localhost`,
+    client: '10.0.0.9',
+    method: 'GET',
+    path: '/',
+    status: 200,
+    bytes: 12,
+    durationMs: 1.25,
+    instance: '10.77.0.5:8080',
+    tls: false,
+    ...fields,
+  };
 }
 
 async function stored(hub: LogHub, key: string): Promise<LogEntry[]> {
   const { snapshot } = await hub.snapshot(key);
   const chunks: Buffer[] = [];
   for await (const chunk of readTail(snapshot, {})) chunks.push(chunk);
-  return Buffer.concat(chunks).toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as LogEntry);
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as LogEntry);
 }
 
 test('a request lands in the access log, the per-minute figures and the Prometheus series alike', async () => {
@@ -41,7 +58,20 @@ test('a request lands in the access log, the per-minute figures and the Promethe
   assert.equal(entries.length, 2);
   assert.deepEqual(
     { ...entries[0], time: undefined },
-    { time: undefined, stream: 'access', line: '10.0.0.9 POST /orders?id=3 201 99 B 12.3 ms 10.77.0.5:8080', host: `${app}.localhost`, client: '10.0.0.9', method: 'POST', path: '/orders?id=3', status: 201, bytes: 99, duration_ms: 12.3, instance: '10.77.0.5:8080', tls: false },
+    {
+      time: undefined,
+      stream: 'access',
+      line: '10.0.0.9 POST /orders?id=3 201 99 B 12.3 ms 10.77.0.5:8080',
+      host: `${app}.localhost`,
+      client: '10.0.0.9',
+      method: 'POST',
+      path: '/orders?id=3',
+      status: 201,
+      bytes: 99,
+      duration_ms: 12.3,
+      instance: '10.77.0.5:8080',
+      tls: false,
+    },
   );
   assert.equal(entries[1]!.instance, '-');
   assert.deepEqual(r.minutes.lastHour(app).at(-1)!.requests, 2);

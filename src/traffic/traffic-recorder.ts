@@ -1,6 +1,6 @@
 import type { PlatformMetrics } from '../metrics/platform-metrics.js';
 import type { AccessLog } from './access-log.js';
-import type { AccessRecord } from './access-record.js';
+import type { AccessRecord } from '../router/router.js';
 import type { TrafficMinutes } from './traffic-minutes.js';
 
 /**

@@ -6,7 +6,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { checkoutExample, gitPush, newRelease } from '../support/deploy.js';
+import { checkoutExample, getThroughRouter, gitPush, newRelease } from '../support/deploy.js';
 import { validate, type Schema } from '../../src/api/schema.js';
 
 /**
@@ -57,7 +57,12 @@ function check(method: string, path: string, status: number, contentType: string
   const [type, media] = Object.entries(declared.content ?? {})[0] ?? [];
   if (!media) return undefined;
   assert.ok(contentType.startsWith(type!), `${method} ${path}: ${contentType} instead of ${type}`);
-  const values = type === 'application/x-ndjson' ? text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown) : [JSON.parse(text) as unknown];
+  const values =
+    type === 'application/x-ndjson'
+      ? text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown)
+      : type!.startsWith('text/')
+        ? [text]
+        : [JSON.parse(text) as unknown];
   for (const value of values) {
     const problems = validate(media.schema, value, 'response', doc);
     assert.deepEqual(problems, [], `${method} ${path} (${status}) does not fit its schema: ${JSON.stringify(value).slice(0, 500)}`);
@@ -224,6 +229,13 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   await call('GET', `${base}/deployments/deployment_00000000-0000-0000-0000-000000000000`, undefined, { expect: 404 });
   await call('GET', `${base}/logs?lines=20`, undefined, { expect: 200 });
   await call('GET', `${base}/logs?lines=last`, undefined, { expect: 400 });
+  // What the router saw: one request through it, then its access log, its minutes and the metrics.
+  await getThroughRouter(daemon, `${app.id}.localhost`);
+  await call('GET', `${base}/accesslogs?lines=20`, undefined, { expect: 200 });
+  await call('GET', `${base}/accesslogs?since=yesterday`, undefined, { expect: 400 });
+  await call('GET', `${base}/traffic`, undefined, { expect: 200 });
+  await call('GET', '/metrics', undefined, { expect: 200 });
+  await call('GET', '/metrics', undefined, { token: null, expect: 401 });
   await call('GET', `${base}/status`, undefined, { expect: 200 });
   for (const body of [{ mode: 'restart' }, { mode: 'rebuild', commit: pushed[1] }]) {
     const { deployment } = await call<{ deployment: { id: string } }>('POST', `${base}/deployments`, body, { expect: 201 });

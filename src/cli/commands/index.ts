@@ -24,6 +24,7 @@ import { deploy } from './deploy.js';
 import { activity } from './activity.js';
 import { status } from './status.js';
 import { logs } from './logs.js';
+import { accesslogs } from './accesslogs.js';
 import { restart } from './restart.js';
 import { stop } from './stop.js';
 import { deleteApp } from './delete.js';
@@ -90,6 +91,7 @@ export const commands: Command[] = [
   open,
   consoleCommand,
   logs,
+  accesslogs,
   restart,
   stop,
   deleteApp,

@@ -7,6 +7,7 @@ import { checkDomain, DEFAULT_API_PORT, DEFAULT_DOMAIN, DEFAULT_HTTPS_PORT, DEFA
 import { join } from 'node:path';
 import { validateCidr } from '../../router/validate.js';
 import { UsageError, CliError } from '../errors.js';
+import { parseListenAddress } from '../../metrics/metrics-server.js';
 
 /** What each log flag sets, for --help (every flag of LOG_LIMIT_FLAGS must have a line). */
 const mebibytes = (bytes: number) => `${bytes / (1024 * 1024)}M`;
@@ -35,6 +36,12 @@ export const server: Command = {
     subnet: { type: 'string', value: '<cidr>', description: `The instances' network, a 10.<n>.0.0/16 (default ${DEFAULT_SUBNET})` },
     'toolchain-cache': { type: 'string', value: '<dir>', description: 'Where fetched Node, Bun, package managers and sbt are kept (default $SLIPWAY_TOOLCHAIN_CACHE, else <data-dir>/cache/toolchains)' },
     'app-uids': { type: 'string', value: '<first-last>', description: 'Range of user ids given to apps (default $SLIPWAY_APP_UIDS, else 2000000-2099999)' },
+    'metrics-listen': {
+      type: 'string',
+      value: '<addr:port>',
+      description:
+        'Also serve Prometheus metrics at http://<addr:port>/metrics without a token, for a monitoring network (default $SLIPWAY_METRICS_LISTEN; else only /metrics on the API port, with an administrator token)',
+    },
     'kept-releases': { type: 'string', value: '<n>', description: 'Releases kept per app for rollbacks, 1 to 100 (default $SLIPWAY_KEPT_RELEASES, else 5)' },
     ...Object.fromEntries(
       (Object.keys(LOG_LIMIT_FLAGS) as LogLimitFlag[]).map((flag) => [flag, { type: 'string' as const, value: '<n>', description: `${LOG_LIMIT_HELP[flag]}; $${LOG_LIMIT_FLAGS[flag]} when not given` }]),
@@ -64,6 +71,7 @@ export const server: Command = {
         keptReleases: parseKeptReleases((o['kept-releases'] as string | undefined) ?? ctx.env.SLIPWAY_KEPT_RELEASES),
         appUids: parseUidRange((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS) && ((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS),
         logLimits: parseLogLimits(o as Partial<Record<LogLimitFlag, string>>, ctx.env),
+        metricsListen: metricsListen((o['metrics-listen'] as string | undefined) ?? ctx.env.SLIPWAY_METRICS_LISTEN),
       };
     } catch (error) {
       throw new UsageError((error as Error).message);
@@ -95,6 +103,10 @@ export const server: Command = {
     ctx.err('slipway stopped.\n');
   },
 };
+
+function metricsListen(value: string | undefined): { host: string; port: number } | undefined {
+  return value === undefined || value === '' ? undefined : parseListenAddress('--metrics-listen', value);
+}
 
 /** Releases kept per app for rollbacks: at least 1 (the serving one). */
 function parseKeptReleases(value: string | undefined): number | undefined {
