@@ -13,6 +13,8 @@ test('every page round-trips through its URL fragment', () => {
     { page: 'app-info', app },
     { page: 'app-env', app },
     { page: 'app-services', app },
+    { page: 'app-scaling', app },
+    { page: 'app-logs', app },
     { page: 'addons', org },
     { page: 'addon-create', org },
   ];
@@ -22,6 +24,7 @@ test('every page round-trips through its URL fragment', () => {
 test('an empty fragment is the home page and anything else is not found', () => {
   assert.deepEqual(parseRoute(''), { page: 'home' });
   assert.deepEqual(parseRoute('#/'), { page: 'home' });
-  assert.deepEqual(parseRoute('#/apps/x/logs'), { page: 'not-found', path: '/apps/x/logs' });
+  assert.deepEqual(parseRoute('#/apps/x/history'), { page: 'not-found', path: '/apps/x/history' });
+  assert.deepEqual(parseRoute('#/apps/x/logs/more'), { page: 'not-found', path: '/apps/x/logs/more' });
   assert.deepEqual(parseRoute('#/orgs'), { page: 'not-found', path: '/orgs' });
 });

@@ -1,5 +1,5 @@
 import type { RouteSpec, QueryParam } from '../route-spec.js';
-import { arr, bool, int, obj, oneOf, str, time } from '../schema.js';
+import { arr, bool, int, named, obj, oneOf, str, time } from '../schema.js';
 import { Deployment, LogLine, Status } from '../schemas.js';
 import { APP_PARAM } from './apps.spec.js';
 
@@ -12,6 +12,13 @@ export const LOG_QUERY: Record<string, QueryParam> = {
   follow: { schema: oneOf(['0', '1']), description: '1: keep the stream open and send new lines as they come' },
 };
 
+/** A deployment as listed: with whether its release is still kept for a rollback. */
+const ListedDeployment = named('ListedDeployment', {
+  ...Deployment,
+  properties: { ...Deployment.properties, release_kept: bool('Its release is still on disk: a rollback to it needs no rebuild') },
+  required: [...(Deployment.required ?? []), 'release_kept'],
+});
+
 const queued = { description: 'The deployment queued', schema: obj({ deployment: Deployment }) };
 
 export const deploymentSpecs = {
@@ -21,7 +28,7 @@ export const deploymentSpecs = {
     summary: 'Deployments of the application, newest first',
     params: APP_PARAM,
     query: { limit: { schema: int(undefined, { minimum: 1 }), description: 'How many (default 10, at most 200 are returned)', expects: 'a whole number such as 20' } },
-    success: { status: 200, response: { description: 'The deployments', schema: obj({ deployments: arr(Deployment) }) } },
+    success: { status: 200, response: { description: 'The deployments', schema: obj({ deployments: arr(ListedDeployment) }) } },
     errors: [404],
   },
   get: {

@@ -7,6 +7,7 @@ import { optionalString } from '../body.js';
 import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../../core/errors.js';
 import type { DeploymentServices } from '../platform.js';
 import { deploymentSpecs } from './deployments.spec.js';
+import { releaseKeptOnDisk } from '../../pipeline/kept-release.js';
 
 export function deploymentView(d: Deployment) {
   return {
@@ -31,7 +32,8 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
   router.add('GET', '/v1/apps/:app/deployments', deploymentSpecs.list, (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const limit = Math.min(Number(ctx.query.get('limit') ?? 10) || 10, 200);
-    return { deployments: ctx.deps.store.deployments.listForApp(app.id, limit).map(deploymentView) };
+    // Whether each can be rolled back to without a rebuild: the console offers it on those.
+    return { deployments: ctx.deps.store.deployments.listForApp(app.id, limit).map((d) => ({ ...deploymentView(d), release_kept: releaseKeptOnDisk(d) })) };
   });
 
   router.add('GET', '/v1/apps/:app/deployments/:deployment', deploymentSpecs.get, (ctx) => {

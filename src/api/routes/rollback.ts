@@ -6,16 +6,8 @@ import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../
 import { deploymentView } from './deployments.js';
 import { parseReleaseSpec } from '../../pipeline/release-spec.js';
 import type { Deployment } from '../../store/deployments.js';
-import { existsSync } from 'node:fs';
+import { releaseKeptOnDisk as keptOnDisk } from '../../pipeline/kept-release.js';
 import { rollbackSpecs } from './rollback.spec.js';
-
-function keptOnDisk(d: Deployment): boolean {
-  try {
-    return d.release_json ? existsSync(parseReleaseSpec(d.release_json).releaseDir) : false;
-  } catch {
-    return false;
-  }
-}
 
 /**
  * Rollback to a kept release (no rebuild: start, health check and switch, like a deployment),

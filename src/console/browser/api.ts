@@ -28,11 +28,32 @@ export interface Deployment {
   message: string | null;
   created_at: string;
   finished_at: string | null;
+  /** In a listing: its release is still on disk, so a rollback to it needs no rebuild. */
+  release_kept?: boolean;
+}
+
+export interface InstanceStatus {
+  id: string;
+  number: number;
+  address: string;
+  state: string;
+  restarts: number;
+  memory_bytes: number | null;
+}
+
+export interface Scale {
+  instances: number;
+  flavor: string;
+  memory_bytes: number;
+  build_flavor: string;
+  build_memory_bytes: number;
 }
 
 export interface AppStatus {
   status: string;
   instance: { id: string; address: string; port: number; state: string; restarts: number } | null;
+  instances: InstanceStatus[];
+  instance_count: number;
   release: { deployment_id: string; commit: string } | null;
   pushed_commit: string | null;
   deploying: Deployment[];

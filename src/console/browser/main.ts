@@ -9,6 +9,8 @@ import { createAppView } from './views/create-app.js';
 import { appInfoView } from './views/app-info.js';
 import { appEnvView } from './views/app-env.js';
 import { appServicesView } from './views/app-services.js';
+import { appScalingView } from './views/app-scaling.js';
+import { appLogsView } from './views/app-logs.js';
 import { addonsView } from './views/addons.js';
 import { addonCreateView } from './views/addon-create.js';
 
@@ -99,6 +101,10 @@ function renderRoute(ctx: ViewContext, route: Route): Promise<void> {
       return appEnvView(ctx, route);
     case 'app-services':
       return appServicesView(ctx, route);
+    case 'app-scaling':
+      return appScalingView(ctx, route);
+    case 'app-logs':
+      return appLogsView(ctx, route);
     case 'addons':
       return addonsView(ctx, route);
     case 'addon-create':

@@ -5,6 +5,8 @@ export type Route =
   | { page: 'app-info'; app: string }
   | { page: 'app-env'; app: string }
   | { page: 'app-services'; app: string }
+  | { page: 'app-scaling'; app: string }
+  | { page: 'app-logs'; app: string }
   | { page: 'addons'; org: string }
   | { page: 'addon-create'; org: string }
   | { page: 'not-found'; path: string };
@@ -26,6 +28,8 @@ export function parseRoute(hash: string): Route {
   if (a === 'apps' && b && parts.length === 2) return { page: 'app-info', app: b };
   if (a === 'apps' && b && c === 'env' && parts.length === 3) return { page: 'app-env', app: b };
   if (a === 'apps' && b && c === 'services' && parts.length === 3) return { page: 'app-services', app: b };
+  if (a === 'apps' && b && c === 'scaling' && parts.length === 3) return { page: 'app-scaling', app: b };
+  if (a === 'apps' && b && c === 'logs' && parts.length === 3) return { page: 'app-logs', app: b };
   if (a === 'orgs' && b && c === 'addons' && parts.length === 3) return { page: 'addons', org: b };
   if (a === 'orgs' && b && c === 'addons' && d === 'new' && parts.length === 4) return { page: 'addon-create', org: b };
   return { page: 'not-found', path: pathPart };
@@ -44,6 +48,10 @@ export function href(route: Route): string {
       return `#/apps/${e(route.app)}/env`;
     case 'app-services':
       return `#/apps/${e(route.app)}/services`;
+    case 'app-scaling':
+      return `#/apps/${e(route.app)}/scaling`;
+    case 'app-logs':
+      return `#/apps/${e(route.app)}/logs`;
     case 'addons':
       return `#/orgs/${e(route.org)}/addons`;
     case 'addon-create':

@@ -5,6 +5,8 @@ import type { Route } from '../routes.js';
 import { every, type ViewContext } from '../view.js';
 import { appFrame } from './app-frame.js';
 import { drawTrafficCharts } from './traffic-charts.js';
+import { actionOutcome } from './action-outcome.js';
+import { deleteCard } from './app-delete.js';
 
 // Often enough to catch a short deployment while it runs and follow its log live.
 const REFRESH_MS = 1000;
@@ -40,7 +42,15 @@ function gitUrlField(app: App): HTMLElement {
   return h('div', { class: 'copy-field' }, input, copy, copied);
 }
 
-/** An application's Information page: git URL (docs/behaviour.md, the git remote), status, domain and deployments with their logs. */
+function formatBytes(bytes: number | null): string {
+  if (bytes === null) return 'memory unknown';
+  return bytes >= 1024 * 1024 * 1024 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${Math.round(bytes / 1024 / 1024)} MiB`;
+}
+
+/**
+ * An application's Information page: git URL (docs/behaviour.md, the git remote), status with
+ * restart and stop, deployments with their logs and a rollback on each kept release, and deletion.
+ */
 export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page: 'app-info' }>): Promise<void> {
   const { app, body } = await appFrame(ctx, route.app, 'app-info');
   const base = `/v1/apps/${enc(app.id)}`;
@@ -48,6 +58,10 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
   const statusList = h('dl', { class: 'details' });
   const charts = h('div', { class: 'charts', 'aria-live': 'off' });
   const trafficNote = h('p', { class: 'meta', role: 'status' });
+  const restartButton = h('button', { type: 'button', class: 'primary' }, 'Restart');
+  const stopButton = h('button', { type: 'button', class: 'secondary' }, 'Stop');
+  // The outcome of the page's actions sits under the status, where they are; a rollback's too.
+  const outcome = actionOutcome(ctx, app.id, (d) => openLog(d, true, true));
   const deploymentList = h('ul', { class: 'deployments', 'aria-label': 'Deployments' });
   const logTitle = h('h2', { id: 'log-title' }, 'Deployment log');
   const liveBadge = h('span', { class: 'badge live', hidden: true }, 'Live');
@@ -74,15 +88,25 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
       ),
       h('p', { class: 'help' }, 'Deploy with: ', h('code', {}, `git remote add slipway ${app.git_url}`), ' then ', h('code', {}, 'git push slipway master'), '.'),
     ),
-    h('section', { class: 'card', 'aria-labelledby': 'status-title' }, h('h2', { id: 'status-title' }, 'Status'), statusList),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'status-title' },
+      h('h2', { id: 'status-title' }, 'Status'),
+      statusList,
+      h('div', { class: 'actions' }, restartButton, stopButton),
+      outcome.el,
+      h('p', { class: 'help' }, 'Restart starts the current release again with the current variables, health-checked, without a rebuild. Stop keeps it stopped until the next deployment or restart.'),
+    ),
     h('section', { class: 'card', id: 'traffic', 'aria-labelledby': 'traffic-title' }, h('h2', { id: 'traffic-title' }, 'Traffic, last hour'), charts, trafficNote),
     h('section', { class: 'card', 'aria-labelledby': 'deployments-title' }, h('h2', { id: 'deployments-title' }, 'Deployments'), deploymentList),
     logSection,
+    deleteCard(ctx, app),
   );
 
   let shown: { id: string; live: boolean; stop: AbortController } | undefined;
   let lastDeployments = '';
   let lastDeploymentList: Deployment[] = [];
+  let servingDeployment: string | undefined;
 
   const openLog = (deployment: Deployment, follow: boolean, moveFocus = false) => {
     shown?.stop.abort();
@@ -122,6 +146,23 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
       });
   };
 
+  restartButton.addEventListener('click', () => {
+    void outcome.run('Restart', () => ctx.api.json<{ deployment: Deployment }>('POST', `${base}/restart`), (a) => ({ message: '', deployment: a.deployment })).then(() => refresh());
+  });
+  stopButton.addEventListener('click', () => {
+    void outcome
+      .run('Stop', () => ctx.api.json<{ stopped: boolean }>('POST', `${base}/stop`), (a) => ({
+        message: a.stopped ? `Stopped ${app.name}: the router answers 503 until the next deployment or restart. No deployment was started.` : `${app.name} was not running.`,
+      }))
+      .then(() => refresh());
+  });
+  const rollBack = (target: Deployment) => {
+    void outcome
+      .run(`Rollback to ${shortCommit(target.commit)}`, () => ctx.api.json<{ deployment: Deployment }>('POST', `${base}/rollback`, { deployment: target.id }), (a) => ({ message: '', deployment: a.deployment }))
+      .then(() => refresh());
+    restartButton.focus();
+  };
+
   const drawDeployments = (deployments: Deployment[]) => {
     lastDeploymentList = deployments;
     const focusedKey = (document.activeElement as HTMLElement | null)?.dataset?.key;
@@ -135,13 +176,19 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
         const isShown = shown?.id === d.id;
         const button = h('button', { type: 'button', class: 'secondary', 'data-key': `log-${d.id}`, 'aria-controls': 'log', 'aria-pressed': String(isShown) }, isShown ? 'Log shown' : 'Show log');
         button.addEventListener('click', () => openLog(d, true, true));
+        // Each OK deployment whose release is still kept can serve again, without a rebuild.
+        const canRollBack = d.release_kept && d.state === 'OK' && d.id !== servingDeployment;
+        const rollback = canRollBack
+          ? h('button', { type: 'button', class: 'secondary', 'data-key': `rollback-${d.id}`, 'aria-label': `Roll back to commit ${shortCommit(d.commit)} (deployment ${d.id})` }, 'Roll back to this release')
+          : null;
+        rollback?.addEventListener('click', () => rollBack(d));
         return h(
           'li',
           { 'data-deployment': d.id, 'data-state': d.state },
           h('div', { class: 'deployment-head' }, stateBadge(d.state), h('code', {}, shortCommit(d.commit)), h('span', { class: 'meta' }, d.cause ?? '')),
           h('p', { class: 'meta' }, `Started ${formatTime(d.created_at)}`, d.finished_at ? ` · ended ${formatTime(d.finished_at)}` : d.phase ? ` · ${d.phase}` : ''),
           d.message ? h('p', { class: 'message' }, d.message) : null,
-          button,
+          h('div', { class: 'actions' }, button, rollback, d.id === servingDeployment ? h('span', { class: 'badge state-running' }, 'Serving') : null),
         );
       }),
     );
@@ -152,7 +199,16 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
     replaceChildren(
       statusList,
       ...detail('State', h('span', { class: `badge state-${status.status}` }, status.status), status.deploying.length ? ' · deploying' : ''),
-      ...detail('Instance', status.instance ? `${status.instance.state} at ${status.instance.address}:${status.instance.port} (restarts: ${status.instance.restarts})` : 'none'),
+      ...detail(
+        'Instances',
+        status.instances.length
+          ? h(
+              'ul',
+              { class: 'instances', 'aria-label': 'Instances' },
+              ...status.instances.map((i) => h('li', {}, `#${i.number} ${i.state} at ${i.address} · restarts: ${i.restarts} · ${formatBytes(i.memory_bytes)}`)),
+            )
+          : `none running (${status.instance_count} wanted)`,
+      ),
       ...detail('Release', status.release ? h('code', {}, shortCommit(status.release.commit)) : 'none yet'),
       ...detail('Last pushed commit', status.pushed_commit ? h('code', {}, shortCommit(status.pushed_commit)) : 'nothing pushed yet'),
     );
@@ -161,12 +217,13 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
   const refresh = async () => {
     const [status, { deployments }] = await Promise.all([ctx.api.get<AppStatus>(`${base}/status`), ctx.api.get<{ deployments: Deployment[] }>(`${base}/deployments?limit=10`)]);
     if (ctx.signal.aborted) return;
+    servingDeployment = status.release?.deployment_id;
     drawStatus(status);
     const running = deployments.find((d) => d.state === 'WIP');
     // A deployment that starts while the page is open takes over the log, live.
     if (running && !shown?.live) openLog(running, true);
     else if (!shown && deployments[0]) openLog(deployments[0], false);
-    const key = JSON.stringify(deployments) + (shown?.id ?? '');
+    const key = JSON.stringify(deployments) + (shown?.id ?? '') + (servingDeployment ?? '');
     if (key !== lastDeployments) {
       lastDeployments = key;
       drawDeployments(deployments);

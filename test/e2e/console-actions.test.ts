@@ -1,0 +1,211 @@
+/**
+ * The console's application actions end to end: one daemon, one deployed example with two
+ * releases, Debian's Chromium driven by playwright-core with the mouse and the keyboard, and
+ * each action's effect checked through the API and the router. Screenshots go to
+ * test-artifacts/console/.
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Page } from 'playwright-core';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { horizontalOverflow, launchBrowser, type TestBrowser } from './browser.js';
+
+let daemon: TestDaemon;
+let browser: TestBrowser;
+let page: Page;
+let appId: string;
+let host: string;
+const releases: Record<string, string> = {};
+
+async function api<T = Record<string, any>>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${daemon.apiUrl}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${daemon.adminToken}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+async function served(): Promise<string> {
+  const response = await getThroughRouter(daemon, host);
+  assert.equal(response.status, 200, response.body);
+  return String((JSON.parse(response.body) as { release: string }).release);
+}
+
+function open(hash: string): Promise<unknown> {
+  return page.goto(`${daemon.apiUrl}/${hash}`);
+}
+
+/**
+ * Opens a page and waits for its title. Chromium aborts the loads in flight with
+ * ERR_NETWORK_CHANGED when the machine's interfaces change, which every instance start does
+ * (it adds a veth pair): such a load is tried again, at most three times.
+ */
+async function opened(hash: string, title: RegExp): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const from = browser.diagnostics.length;
+    await open(hash);
+    try {
+      await page.getByRole('heading', { level: 1, name: title }).waitFor({ timeout: 20_000 });
+      break;
+    } catch (error) {
+      const changed = browser.diagnostics.slice(from).some((line) => line.includes('ERR_NETWORK_CHANGED'));
+      if (!changed || attempt === 3) throw error;
+    }
+  }
+  await page.locator('main:not([aria-busy])').waitFor();
+}
+
+/** Waits for the outcome box to show the end of the deployment an action started; returns its id. */
+async function startedDeploymentEnded(): Promise<string> {
+  const box = page.locator('.outcome[data-state]:not([data-state="WIP"])');
+  await box.waitFor({ timeout: 180_000 });
+  const id = (await box.getAttribute('data-deployment'))!;
+  assert.match(await box.innerText(), new RegExp(`deployment ${id} ended OK`));
+  return id;
+}
+
+/** A test whose failure carries what the browser saw: page errors, console lines, refused requests. */
+function uiTest(name: string, body: () => Promise<void>): void {
+  test(name, async () => {
+    const from = browser?.diagnostics.length ?? 0;
+    try {
+      await body();
+    } catch (error) {
+      const seen = browser?.diagnostics.slice(from) ?? [];
+      if (error instanceof Error && seen.length > 0) error.message += `\nWhat the browser saw during this test:\n${seen.join('\n')}`;
+      throw error;
+    }
+  });
+}
+
+before(async () => {
+  daemon = await startDaemon();
+  browser = await launchBrowser();
+  page = browser.page;
+  page.setDefaultTimeout(60_000);
+  const { gitEnv } = await registerSshKey(daemon);
+  const dir = checkoutExample('node-hello');
+  appId = await createApp(daemon, dir, 'web-shop');
+  host = `${appId}.localhost`;
+  for (const name of ['one', 'two']) {
+    newRelease(dir, name);
+    const result = await pushAndWait(daemon, dir, appId, gitEnv);
+    assert.equal(result.state, 'OK', (await deploymentLog(daemon, appId, result.id)).join('\n'));
+    releases[name] = result.id;
+  }
+  await opened('', /^Sign in to slipway$/);
+  await page.getByLabel('API token').fill(daemon.adminToken);
+  await page.keyboard.press('Enter');
+  await page.getByRole('heading', { level: 1, name: 'Organisations' }).waitFor();
+});
+
+after(async () => {
+  await browser?.close();
+  await daemon?.stop();
+});
+
+uiTest('the Logs page shows the application output and follows it live', async () => {
+  await opened(`#/apps/${appId}`, /Information$/);
+  await page.getByRole('link', { name: 'Logs', exact: true }).click();
+  await page.getByRole('heading', { level: 1, name: 'web-shop: Logs' }).waitFor();
+  const log = page.locator('pre.log[data-live="true"]');
+  await log.getByText('release two listening').first().waitFor();
+  // Written after the page opened: it can only appear through the live stream.
+  const crash = await getThroughRouter(daemon, host, '/crash');
+  assert.equal(crash.status, 200);
+  await log.getByText('crashing on purpose').waitFor();
+  await browser.screenshot('actions-logs-live');
+});
+
+uiTest('Restart starts the current release again; the page names the deployment and its end', async () => {
+  await opened(`#/apps/${appId}`, /Information$/);
+  await page.getByRole('button', { name: 'Restart', exact: true }).focus();
+  await page.keyboard.press('Enter');
+  const id = await startedDeploymentEnded();
+  const { body } = await api(`GET`, `/v1/apps/${appId}/deployments/${id}`);
+  assert.deepEqual([body.deployment.state, body.deployment.cause], ['OK', 'restart requested']);
+  assert.equal(await served(), 'two');
+  await browser.screenshot('actions-restarted');
+});
+
+uiTest('Roll back on a kept deployment serves its release again, without a rebuild', async () => {
+  await opened(`#/apps/${appId}`, /Information$/);
+  const first = page.locator(`li[data-deployment="${releases.one}"]`);
+  await first.getByRole('button', { name: /^Roll back to commit/ }).click();
+  const id = await startedDeploymentEnded();
+  const { body } = await api(`GET`, `/v1/apps/${appId}/deployments/${id}`);
+  assert.deepEqual([body.deployment.state, body.deployment.cause], ['OK', `rollback to deployment ${releases.one}`]);
+  assert.equal(await served(), 'one');
+  const log = await deploymentLog(daemon, appId, id);
+  assert.ok(!log.some((l) => l.includes('Build plan')), 'a rollback does not build');
+  // The rollback now serves, and the newer release is offered in its turn.
+  await page.locator(`li[data-deployment="${id}"]`).getByText('Serving').waitFor();
+  await page.locator(`li[data-deployment="${releases.two}"]`).getByRole('button', { name: /^Roll back to commit/ }).waitFor();
+  await browser.screenshot('actions-rolled-back');
+});
+
+uiTest('Scaling sets the instance count at once and the flavour for the next start; a bad count is refused in the form', async () => {
+  await opened(`#/apps/${appId}/scaling`, /Scaling$/);
+  const count = page.getByLabel('Instance count');
+  await count.fill('0');
+  await count.press('Enter');
+  await page.getByText('The instance count is a whole number from 1 to 40.').waitFor();
+  assert.equal(await count.getAttribute('aria-invalid'), 'true');
+  assert.equal((await api('GET', `/v1/apps/${appId}/scale`)).body.scale.instances, 1, 'nothing was saved');
+
+  await count.fill('2');
+  await page.getByLabel('Flavour of each instance').selectOption('pico');
+  await page.getByRole('button', { name: 'Save scaling' }).click();
+  await page.locator('.outcome').getByText(/^Saved: 2 instances of pico; the instance count applied at once; the flavour applies at the next deployment or restart\. No deployment was started\.$/).waitFor();
+  const { scale } = (await api('GET', `/v1/apps/${appId}/scale`)).body;
+  assert.deepEqual([scale.instances, scale.flavor], [2, 'pico']);
+  await page.locator('tr[data-instance]').nth(1).waitFor();
+  const status = (await api('GET', `/v1/apps/${appId}/status`)).body;
+  assert.equal(status.instances.length, 2);
+  await browser.screenshot('actions-scaled');
+});
+
+uiTest('the new pages are readable at 375px wide: nothing overflows horizontally', async () => {
+  await page.setViewportSize({ width: 375, height: 812 });
+  try {
+    for (const [name, hash, title] of [
+      ['information', `#/apps/${appId}`, /Information$/],
+      ['scaling', `#/apps/${appId}/scaling`, /Scaling$/],
+      ['logs', `#/apps/${appId}/logs`, /Logs$/],
+    ] as const) {
+      await opened(hash, title);
+      assert.equal(await horizontalOverflow(page), 0, `${name} overflows horizontally at 375px`);
+      await browser.screenshot(`actions-narrow-${name}`);
+    }
+  } finally {
+    await page.setViewportSize({ width: 1280, height: 900 });
+  }
+});
+
+uiTest('Stop stops every instance and says that no deployment was started', async () => {
+  await opened(`#/apps/${appId}`, /Information$/);
+  await page.getByRole('button', { name: 'Stop', exact: true }).click();
+  await page.locator('.outcome').getByText('Stopped web-shop: the router answers 503 until the next deployment or restart. No deployment was started.').waitFor();
+  const status = (await api('GET', `/v1/apps/${appId}/status`)).body;
+  assert.deepEqual([status.status, status.instances.length], ['stopped', 0]);
+  assert.equal((await getThroughRouter(daemon, host)).status, 503);
+});
+
+uiTest('Delete asks for the typed name, then removes the application', async () => {
+  await opened(`#/apps/${appId}`, /Information$/);
+  const confirm = page.getByLabel('Type web-shop to confirm');
+  await confirm.fill('web-sho');
+  await confirm.press('Enter');
+  await page.getByText("Type the application's name, web-shop, exactly: nothing was deleted.").waitFor();
+  assert.equal((await api('GET', `/v1/apps/${appId}`)).status, 200, 'a wrong name deletes nothing');
+
+  await confirm.fill('web-shop');
+  await page.getByRole('button', { name: 'Delete application' }).click();
+  await page.getByRole('heading', { level: 1, name: 'web-shop deleted' }).waitFor({ timeout: 120_000 });
+  await browser.screenshot('actions-deleted');
+  assert.equal((await api('GET', `/v1/apps/${appId}`)).status, 404);
+  await page.getByRole('link', { name: 'Back to the organisations' }).click();
+  await page.getByText('No applications yet.').waitFor();
+});
