@@ -124,7 +124,7 @@ export class Daemon {
 
     // What the edge sees: the router reports each request here (access logs, charts, metrics).
     const traffic = makeTrafficRecorder({ dataDir: options.dataDir, store, log, activeConnections: async () => (router as Router).activeConnections?.() });
-    const router = new NginxRouter({ listenHost: options.listen, port: options.routerPort, workDir: join(options.dataDir, 'router') });
+    const router = new NginxRouter({ listenHost: options.listen, port: options.routerPort, workDir: join(options.dataDir, 'router'), onRequest: traffic.onRequest });
     await router.start();
     this.onStop('router', () => router.stop());
     if (options.metricsListen) {

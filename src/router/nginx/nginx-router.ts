@@ -14,7 +14,8 @@ import { existsSync } from "node:fs";
 import { chmod, mkdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { Router, RoutingTable, TlsCertificate } from "../router.js";
+import type { AccessRecord, Router, RoutingTable, TlsCertificate } from "../router.js";
+import { AccessLogTail, appOfHost, parseNginxAccessLine } from "./access-log-tail.js";
 import { nginxRunArgv, nginxTestArgv, type NginxCommandInput } from "./commands.js";
 import { nginxPaths, renderNginxConfig, validateWorkDir, type NginxPaths } from "./config.js";
 import { readGeneration } from "./control.js";
@@ -35,6 +36,8 @@ export interface NginxRouterOptions {
   workerUser?: string;
   /** How long start() and apply() wait for nginx to serve the new configuration; default 15 s. */
   readyTimeoutMs?: number;
+  /** Called once per request forwarded to an app, read from nginx's access log (about a second late). */
+  onRequest?: (record: AccessRecord) => void;
 }
 
 interface Exit {
@@ -59,6 +62,8 @@ export class NginxRouter implements Router {
   private routes: ValidatedRoute[] = [];
   private queue: Promise<unknown> = Promise.resolve();
   private readonly killOnExit = () => this.child?.kill("SIGTERM");
+  private readonly onRequest: ((record: AccessRecord) => void) | undefined;
+  private accessTail: AccessLogTail | undefined;
 
   constructor(options: NginxRouterOptions) {
     this.listenHost = validateIPv4(options.listenHost, "Router listen address");
@@ -69,6 +74,7 @@ export class NginxRouter implements Router {
     this.readyTimeoutMs = options.readyTimeoutMs ?? 15_000;
     this.workerUser = options.workerUser;
     this.paths = nginxPaths(this.workDir);
+    this.onRequest = options.onRequest;
   }
 
   /** Where the router listens, as given to the constructor. */
@@ -120,6 +126,14 @@ export class NginxRouter implements Router {
     }
     this.generation = 0;
     this.routes = [];
+    const onRequest = this.onRequest;
+    if (onRequest) {
+      this.accessTail = new AccessLogTail(this.paths.accessLog, (line) => {
+        const record = parseNginxAccessLine(line, (host) => appOfHost(this.routes, host));
+        if (record) onRequest(record);
+      });
+      this.accessTail.start();
+    }
   }
 
   apply(table: RoutingTable): Promise<void> {
@@ -152,6 +166,9 @@ export class NginxRouter implements Router {
       }
     }
     await this.exited;
+    // nginx flushed its buffered log lines as it exited: hand them on, then stop following.
+    this.accessTail?.stop();
+    this.accessTail = undefined;
     process.off("exit", this.killOnExit);
     this.child = undefined;
   }
