@@ -139,3 +139,35 @@ test("a link the build left in the app's cache is discarded, never moved from or
   assert.equal(readFileSync(join(built, '.slipway-cache/npm/index'), 'utf8'), 'built', 'not moved through the link');
   assert.deepEqual(readdirSync(join(victim.path, 'npm')), ['kept']);
 });
+
+test('the key holds the toolchain majors and the inputs the plan names: a new exact version of one of them starts over', async () => {
+  const pnpm = (version: string): BuildPlan => ({ ...plan([{ name: 'node', version: '24.11.0' }]), cacheKeyInputs: [`pnpm ${version}`, 'without devDependencies'] });
+  assert.equal(cacheKey(pnpm('10.34.9')), 'node24 | pnpm 10.34.9 | without devDependencies');
+  assert.equal(cacheKey(plan([{ name: 'node', version: '24.11.0' }])), 'node24', 'a plan without inputs keeps the key it always had');
+  assert.equal(cacheKey({ ...pnpm('1'), cacheKeyInputs: ['a\nb'] }), 'node24 | a_b', 'one line, whatever an input holds');
+
+  const cache = new BuildCache(mkdtempSync(join(tmpdir(), 'slipway-app-cache-')));
+  await cache.restore(pnpm('10.34.9'), mkdtempSync(join(tmpdir(), 'slipway-build-')));
+  await cache.save(pnpm('10.34.9'), builtFolder('10.34.9'), true);
+  const same = mkdtempSync(join(tmpdir(), 'slipway-build-'));
+  assert.equal(await cache.restore(pnpm('10.34.9'), same), true);
+  await cache.save(pnpm('10.34.9'), same, true);
+  const next = mkdtempSync(join(tmpdir(), 'slipway-build-'));
+  assert.equal(await cache.restore(pnpm('10.35.0'), next), false, 'another pnpm patch release discards node_modules');
+  assert.equal(existsSync(join(next, 'node_modules')), false);
+});
+
+test('folders the plan no longer names are dropped from the cache instead of staying forever', async () => {
+  const appCache = mkdtempSync(join(tmpdir(), 'slipway-app-cache-'));
+  const cache = new BuildCache(appCache);
+  const withModules = plan([{ name: 'node', version: '24.11.0' }]);
+  await cache.restore(withModules, mkdtempSync(join(tmpdir(), 'slipway-build-')));
+  await cache.save(withModules, builtFolder('one'), true);
+  const packageCacheOnly: BuildPlan = { ...withModules, cacheDirs: ['.slipway-cache/npm'], cacheDirsInRelease: [] };
+  const build = mkdtempSync(join(tmpdir(), 'slipway-build-'));
+  assert.equal(await cache.restore(packageCacheOnly, build), true);
+  assert.equal(existsSync(join(build, 'node_modules')), false);
+  assert.equal(existsSync(join(appCache, 'build-cache/dirs')), false, 'nothing left behind in the cache');
+  await cache.save(packageCacheOnly, build, true);
+  assert.deepEqual(readdirSync(join(appCache, 'build-cache/dirs/.slipway-cache')), ['npm']);
+});

@@ -8,15 +8,20 @@ import { RefusedPathError, repositoryTree, UntrustedTree, type Owner } from '../
  * folders of the build folder; they are moved in before the build and out after it, so
  * they never end up in a release. Folders the release needs too (plan.cacheDirsInRelease, such
  * as node_modules) are copied out instead, and only after a successful build, so a half-done
- * install is never reused. The cache is keyed on the toolchain's runtimes and major versions:
- * a change of Node major (native modules' ABI) or of package manager starts from an empty cache.
+ * install is never reused. The cache is keyed on the toolchain's runtimes and major versions
+ * and on what else the plan says its folders depend on (plan.cacheKeyInputs: an exact package
+ * manager or sbt version, a JDK build): a change of any starts from an empty cache.
  */
 export function cacheKey(plan: BuildPlan): string {
-  return plan.toolchain
-    .map((t) => `${t.name}${t.version.split('.')[0]}`)
-    .sort()
-    .join('-')
-    .replace(/[^a-z0-9-]/gi, '_') || 'none';
+  const majors =
+    plan.toolchain
+      .map((t) => `${t.name}${t.version.split('.')[0]}`)
+      .sort()
+      .join('-')
+      .replace(/[^a-z0-9-]/gi, '_') || 'none';
+  // One line of printable text: the key file is compared whole, and read with a size limit.
+  const inputs = (plan.cacheKeyInputs ?? []).map((input) => input.replace(/[^\x20-\x7e]/g, '_'));
+  return [majors, ...inputs].join(' | ').slice(0, 1000);
 }
 
 /** Where the cache lives in the app's cache folder: the key file, and the folders by their path in the build. */
@@ -52,6 +57,9 @@ export class BuildCache {
     for (const rel of dirs) {
       if (await cache.moveFolderTo(`${DIRS}/${rel}`, build, rel)) restored = true;
     }
+    // What is left was kept for folders this plan no longer names (a linker or module changed):
+    // it would never be used again, and would grow the cache on every such change.
+    await cache.remove(DIRS);
     // A plan whose caches live outside the build folder (sbt's, in the app cache) has nothing
     // to move: the same toolchain as last time means its caches are there to reuse.
     return restored || dirs.length === 0;

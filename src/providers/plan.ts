@@ -56,6 +56,11 @@ export interface BuildPlan {
    * the cache keeps a copy of them after a successful build instead of moving them out.
    */
   cacheDirsInRelease?: string[];
+  /**
+   * What the kept folders depend on besides the toolchain's major versions (an exact tool
+   * version, a build option): when any of them changes, the next build starts from an empty cache.
+   */
+  cacheKeyInputs?: string[];
   /** Things the user should change; printed in the deploy log, never fatal. */
   warnings: string[];
   /** Why each choice was made; printed with the plan. */

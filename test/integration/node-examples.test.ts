@@ -10,7 +10,7 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { EXAMPLES, checkoutExample, commitAll, createApp, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
@@ -202,6 +202,10 @@ test('node-yarn1: yarn.lock without packageManager uses the system Yarn 1.22.22 
   assertLogged(legacy, /! CC_NODE_BUILD_TOOL=yarn is deprecated/);
   assertLogged(legacy, /! Yarn 1\.x is deprecated/);
   assert.equal((await facts(legacy)).startedBy, 'yarn/1.22.22');
+  // The same Yarn with the same lockfile: the first build's node_modules is reused as it is.
+  assertLogged(legacy, /^A build cache exists for this toolchain: reusing it\.$/);
+  assertLogged(legacy, /^success Already up-to-date\.$/);
+  assert.equal((await facts(legacy)).devDependency, true);
 });
 
 test('node-bun: bun.lock selects Bun 1.3.1 for build and run', LONG, async () => {
@@ -211,6 +215,57 @@ test('node-bun: bun.lock selects Bun 1.3.1 for build and run', LONG, async () =>
   assertLogged(deployed, /Package manager: Bun, because bun\.lock is present: Bun installs and runs the app/);
   assertLogged(deployed, /^==> \[build\] bun install \(without devDependencies\): bun install --production/);
 });
+
+/**
+ * devDependencies installed, so each manager has a package to write on the first build and, with
+ * node_modules kept, nothing on the second: pnpm and Bun say so; Yarn berry's node-modules linker
+ * says nothing, and shows it by writing no file (the release's node_modules files are older than
+ * the second push).
+ */
+const NOTHING_TO_INSTALL: Array<[example: string, line: RegExp | undefined]> = [
+  ['node-pnpm', /^Already up to date$/],
+  ['node-yarn-berry', undefined],
+  ['node-bun', /^Checked \d+ installs? across \d+ packages? \(no changes\)/],
+];
+
+/** The release folder the deployment log names. */
+function releaseDir(deployed: Deployed): string {
+  return assertLogged(deployed, /^==> \[release\] Release ready in \//).replace(/^==> \[release\] Release ready in /, '');
+}
+
+for (const [example, nothingToInstall] of NOTHING_TO_INSTALL) {
+  test(`${example}: a redeploy with an unchanged lockfile reuses node_modules`, LONG, async () => {
+    const first = await deployExample(example, { env: { GREETING: 'kept', NODE_ENV: 'production', CC_NODE_DEV_DEPENDENCIES: 'install' } });
+    assertDeployed(first);
+    assertLogged(first, /^No build cache for this toolchain: performing a full build\.$/);
+    if (nothingToInstall) assert.equal(first.log.some((l) => nothingToInstall.test(l)), false, `the first build installs:\n${first.log.join('\n')}`);
+    newRelease(first.dir, 'two');
+    const pushed = Date.now();
+    const second = await push(first);
+    assertDeployed(second);
+    assertLogged(second, /^A build cache exists for this toolchain: reusing it\.$/);
+    if (nothingToInstall) assertLogged(second, nothingToInstall);
+    // Made by the copy into the cache after the first build, then only moved (a rename keeps a
+    // file's birth time): a file written by the second build's install would be newer.
+    const installed = statSync(join(releaseDir(second), 'node_modules/is-number/package.json'));
+    assert.ok(installed.birthtimeMs > 0, 'the file system records birth times (statx)');
+    assert.ok(installed.birthtimeMs < pushed, `node_modules/is-number/package.json was written again by the second build (born ${installed.birthtime.toISOString()})`);
+    const seen = await facts(second);
+    assert.equal(seen.devDependency, true, 'the release has the kept node_modules');
+    if (example !== 'node-pnpm') return;
+
+    // Another pnpm release: its node_modules layout may differ, so the build starts over.
+    const packageJson = join(first.dir, 'package.json');
+    writeFileSync(packageJson, readFileSync(packageJson, 'utf8').replace('"pnpm@10.34.9"', '"pnpm@10.20.0"'));
+    commitAll(first.dir, 'pnpm 10.20.0');
+    const third = await push(first);
+    assertDeployed(third);
+    assertLogged(third, /^No build cache for this toolchain: performing a full build\.$/);
+    assert.equal(second.log.some((l) => /^\+ is-number 7\.0\.0$/.test(l)), false, 'the second build installed nothing');
+    assertLogged(third, /^\+ is-number 7\.0\.0$/);
+    assert.equal((await facts(third)).startedBy, 'pnpm/10.20.0');
+  });
+}
 
 test('node-custom: CC_CUSTOM_BUILD_TOOL is the install step', LONG, async () => {
   const { deployed } = await deployAndCheck('node-custom');

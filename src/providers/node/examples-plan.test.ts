@@ -24,9 +24,9 @@ function npmInstall(dev: boolean, command: 'install' | 'ci' = 'install'): PlanCo
   };
 }
 
-/** The parts of a plan that decide what runs; notes are checked separately where they matter. */
+/** The parts of a plan that decide what runs; notes and cache keys are checked separately. */
 function core(plan: BuildPlan) {
-  const { notes: _notes, ...rest } = plan;
+  const { notes: _notes, cacheKeyInputs: _cacheKeyInputs, ...rest } = plan;
   return rest;
 }
 
@@ -80,12 +80,13 @@ describe('build plans of the example apps', () => {
         {
           label: 'pnpm install (without devDependencies)',
           argv: ['pnpm', 'install', '--prod', '--no-frozen-lockfile'],
-          env: { npm_config_update_notifier: 'false', npm_config_store_dir: '.slipway-cache/pnpm-store' },
+          env: { npm_config_update_notifier: 'false', npm_config_store_dir: '${SLIPWAY_APP_CACHE}/pnpm-store' },
         },
       ],
       beforeStart: [],
       start: { label: 'start script', argv: ['pnpm', 'run', 'start'], env: { npm_config_script_shell: 'bash', pnpm_config_verify_deps_before_run: 'false' } },
-      cacheDirs: ['.slipway-cache/pnpm-store'],
+      cacheDirs: ['node_modules'],
+      cacheDirsInRelease: ['node_modules'],
       warnings: [],
     });
   });
@@ -112,7 +113,8 @@ describe('build plans of the example apps', () => {
       ],
       beforeStart: [{ label: 'prestart script', argv: ['yarn', 'run', 'prestart'] }],
       start: { label: 'start script', argv: ['yarn', 'run', 'start'] },
-      cacheDirs: ['.slipway-cache/yarn-berry'],
+      cacheDirs: ['.slipway-cache/yarn-berry', 'node_modules'],
+      cacheDirsInRelease: ['node_modules'],
       warnings: [],
     });
   });
@@ -144,9 +146,10 @@ describe('build plans of the example apps', () => {
       warnings: [],
     });
     assert.ok(plan.notes.some((n) => n.startsWith("Yarn berry with Plug'n'Play: .pnp.cjs loads packages from the zip files of .slipway-cache/yarn-berry")), plan.notes.join('\n'));
-    // The same project with a node_modules linker, from the app's environment, moves its cache out as before.
+    // The same project with a node_modules linker, from the app's environment, moves its cache out and keeps node_modules.
     const linked = await planFor(examplePath('node-yarn-pnp'), { NODE_ENV: 'production', YARN_NODE_LINKER: 'node-modules' });
-    assert.equal(linked.cacheDirsInRelease, undefined);
+    assert.deepEqual(linked.cacheDirs, ['.slipway-cache/yarn-berry', 'node_modules']);
+    assert.deepEqual(linked.cacheDirsInRelease, ['node_modules']);
   });
 
   it('node-yarn1: the system Yarn 1.22.22 with a deprecation warning', async () => {
@@ -159,7 +162,8 @@ describe('build plans of the example apps', () => {
       build: [{ label: 'yarn install (Yarn 1, with devDependencies)', argv: ['yarn', 'install', '--production=false', '--non-interactive'], env: { YARN_CACHE_FOLDER: '.slipway-cache/yarn' } }],
       beforeStart: [],
       start: { label: 'start script', argv: ['yarn', 'run', 'start'], env: { npm_config_script_shell: 'bash' } },
-      cacheDirs: ['.slipway-cache/yarn'],
+      cacheDirs: ['.slipway-cache/yarn', 'node_modules'],
+      cacheDirsInRelease: ['node_modules'],
       warnings: [
         'Yarn 1.x is deprecated (it gets no more updates). Move to Yarn 4: run `yarn set version stable` and `yarn install` locally, commit package.json (its "packageManager" field) and the new yarn.lock.',
         NODE_ENV_WARNING,
@@ -182,7 +186,8 @@ describe('build plans of the example apps', () => {
       build: [{ label: 'bun install (without devDependencies)', argv: ['bun', 'install', '--production'], env: { BUN_INSTALL_CACHE_DIR: '.slipway-cache/bun' } }],
       beforeStart: [],
       start: { label: 'start script', argv: ['bun', 'run', 'start'] },
-      cacheDirs: ['.slipway-cache/bun'],
+      cacheDirs: ['.slipway-cache/bun', 'node_modules'],
+      cacheDirsInRelease: ['node_modules'],
       warnings: [],
     });
   });
@@ -297,6 +302,14 @@ describe('build plans of the example apps', () => {
       // Yarn berry runs neither.
       'yarn-berry': { beforeStart: [['yarn', 'run', 'prestart']], start: ['bash', '-c', 'yarn run start && exec yarn run poststart', 'start'] },
     });
+  });
+
+  it('the build cache is keyed on the package manager, its exact version and the devDependencies choice', async () => {
+    assert.deepEqual((await examplePlan('node-pnpm')).cacheKeyInputs, ['pnpm 10.34.9', 'without devDependencies']);
+    assert.deepEqual((await examplePlan('node-yarn-berry')).cacheKeyInputs, ['yarn-berry 4.18.1', 'without devDependencies']);
+    assert.deepEqual((await examplePlan('node-yarn1')).cacheKeyInputs, ['yarn1 1.22.22', 'with devDependencies']);
+    assert.deepEqual((await examplePlan('node-bun')).cacheKeyInputs, ['bun 1.3.1', 'without devDependencies']);
+    assert.deepEqual((await examplePlan('node-npm')).cacheKeyInputs, [`npm ${NPM_DEFAULT.version}`, 'with devDependencies']);
   });
 
   it('node-sigterm and node-https-redirect: the plain npm path', async () => {

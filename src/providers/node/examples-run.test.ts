@@ -13,6 +13,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import { APP_CACHE_TOKEN } from '../../pipeline/prepare-toolchain.js';
 import { NpmVersionCatalog } from '../../toolchains/catalog.js';
 import { ensureTool, toolPath } from '../../toolchains/ensure-tool.js';
 import type { BuildPlan, PlanCommand } from '../plan.js';
@@ -69,6 +70,15 @@ async function runToEnd(prepared: Prepared, command: PlanCommand): Promise<strin
   });
 }
 
+function withAppCache(plan: BuildPlan, appCache: string): BuildPlan {
+  const fill = (command: PlanCommand): PlanCommand => ({
+    ...command,
+    argv: command.argv.map((a) => a.split(APP_CACHE_TOKEN).join(appCache)),
+    ...(command.env ? { env: Object.fromEntries(Object.entries(command.env).map(([k, v]) => [k, v.split(APP_CACHE_TOKEN).join(appCache)])) } : {}),
+  });
+  return { ...plan, build: plan.build.map(fill), beforeStart: plan.beforeStart.map(fill), start: fill(plan.start) };
+}
+
 /** Copies the example, makes its plan, fetches its tools and runs its build. */
 async function build(name: string, appEnv: Record<string, string>): Promise<Prepared> {
   return buildWithFiles(name, {}, appEnv);
@@ -83,7 +93,9 @@ async function buildWithFiles(name: string, extraFiles: Record<string, string>, 
   const home = path.join(dir, '.home');
   await mkdir(home);
   const env = { ...appEnv, npm_config_registry: registry };
-  const plan = await provider.plan({ sourceDir: dir, appType: 'node', env, catalog });
+  // The app's own cache folder, as the pipeline fills it in (pnpm's store lives there).
+  const appCache = path.join(dir, '.app-cache');
+  const plan = withAppCache(await provider.plan({ sourceDir: dir, appType: 'node', env, catalog }), appCache);
   const installs = [];
   for (const tool of plan.toolchain) installs.push(await ensureTool(toolCache, tool.name, tool.version));
   const baseEnv = { ...MACHINE_NETWORK_ENV, PATH: `${toolPath(installs)}:/usr/local/bin:/usr/bin:/bin`, HOME: home, ...env };

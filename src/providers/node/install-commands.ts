@@ -14,11 +14,27 @@ import { USER_CONFIG_DIR, userConfigDir } from './user-config-dir.js';
 /** Cache folders, relative to the build folder (see cacheDirs in the plan). */
 export const CACHE_DIRS = {
   npm: '.slipway-cache/npm',
-  pnpm: '.slipway-cache/pnpm-store',
   yarn1: '.slipway-cache/yarn',
   berry: '.slipway-cache/yarn-berry',
   bun: '.slipway-cache/bun',
 } as const;
+
+/**
+ * pnpm's store, in the app's own cache folder rather than the build folder: pnpm records the
+ * store's absolute path in node_modules/.modules.yaml and, finding another one, removes the
+ * whole node_modules and installs again. Each build has a folder of its own, so a store inside
+ * it would make every kept node_modules useless; this path is the same for every build of the
+ * app (the pipeline fills the token).
+ */
+export const PNPM_STORE = '${SLIPWAY_APP_CACHE}/pnpm-store';
+
+/**
+ * The installed tree, kept between builds and copied into the release. Every manager here
+ * reconciles an existing node_modules with the lockfile (adds, updates, removes what is no
+ * longer wanted), so the previous build's tree is a head start: with an unchanged lockfile
+ * there is nothing to write.
+ */
+const installedTree = (): { cacheDirsInRelease: string[] } => ({ cacheDirsInRelease: ['node_modules'] });
 
 export interface InstallInput {
   choice: PackageManagerChoice;
@@ -96,17 +112,19 @@ export function installPlan(input: InstallInput): InstallPlan {
             label: `pnpm install (${devWord})`,
             // Not frozen: like `npm install`, a lockfile that lags package.json is updated, not fatal.
             argv: ['pnpm', 'install', ...flags, '--no-frozen-lockfile'],
-            env: { npm_config_update_notifier: 'false', npm_config_store_dir: CACHE_DIRS.pnpm, ...installEnv },
+            env: { npm_config_update_notifier: 'false', npm_config_store_dir: PNPM_STORE, ...installEnv },
           },
         ],
-        cacheDirs: [CACHE_DIRS.pnpm],
+        cacheDirs: ['node_modules'],
+        ...installedTree(),
         notes,
         warnings,
       };
     case 'yarn1':
       return {
         build: [{ label: `yarn install (Yarn 1, ${devWord})`, argv: ['yarn', 'install', ...flags, '--non-interactive'], env: { YARN_CACHE_FOLDER: CACHE_DIRS.yarn1, ...installEnv } }],
-        cacheDirs: [CACHE_DIRS.yarn1],
+        cacheDirs: [CACHE_DIRS.yarn1, 'node_modules'],
+        ...installedTree(),
         notes,
         warnings,
       };
@@ -128,6 +146,12 @@ export function installPlan(input: InstallInput): InstallPlan {
           notes.push(`Yarn berry with Plug'n'Play: .pnp.cjs loads packages from the zip files of ${CACHE_DIRS.berry}, so the release keeps that folder (and the next build starts from a copy).`);
         }
       }
+      if ((input.berryLinker ?? 'pnp') !== 'pnp') {
+        // The node-modules and pnpm linkers write node_modules, which Yarn reconciles with
+        // node_modules/.yarn-state.yml.
+        cacheDirs.push('node_modules');
+        cacheDirsInRelease.push('node_modules');
+      }
       const kept = { cacheDirs, ...(cacheDirsInRelease.length > 0 ? { cacheDirsInRelease } : {}) };
       if (dev) return { build: [{ label: `yarn install (Yarn ${major}, ${devWord})`, argv: ['yarn', 'install'], env }], ...kept, notes, warnings };
       if (berryHasWorkspaceTools(major, input.projectYarnrcYml)) {
@@ -144,7 +168,8 @@ export function installPlan(input: InstallInput): InstallPlan {
       if (!dev) notes.push('bun install --production also refuses a bun.lock that does not match package.json (frozen lockfile).');
       return {
         build: [{ label: `bun install (${devWord})`, argv: ['bun', 'install', ...flags], env: { BUN_INSTALL_CACHE_DIR: CACHE_DIRS.bun, ...installEnv } }],
-        cacheDirs: [CACHE_DIRS.bun],
+        cacheDirs: [CACHE_DIRS.bun, 'node_modules'],
+        ...installedTree(),
         notes,
         warnings,
       };

@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { repositoryTree } from '../../sandbox/untrusted-tree.js';
 import { PlanError, type BuildPlan, type PlanContext, type Provider } from '../plan.js';
+import { nodeCacheKeyInputs } from './cache-key-inputs.js';
 import { npmConfiguredRegistry } from './default-registry.js';
 import { choosePackageManager, type PackageManager } from './detect-package-manager.js';
 import { decideDevDependencies } from './dev-dependencies.js';
@@ -146,8 +147,11 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
       warnings.push(...auth.warnings);
 
       if (mise?.deno) notes.push(`Deno from ${files.mise?.path ?? 'mise.toml'} is on PATH at build and run.`);
+      const cacheKeyInputs = nodeCacheKeyInputs(choice.manager, versions.toolchain, dev.install);
       if (install.cacheDirs.length > 0) {
-        notes.push(`Package cache kept between builds of this app: ${install.cacheDirs.join(', ')} (discarded when the Node.js major changes).`);
+        notes.push(
+          `Kept between builds of this app: ${install.cacheDirs.join(', ')} (discarded when the Node.js major, the package manager or its version, or the devDependencies choice changes).`,
+        );
       }
 
       warnings.push(...hygieneWarnings({ gitignore: files.gitignore, nodeModulesCommitted: files.nodeModulesCommitted }));
@@ -162,6 +166,7 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
         start: start.start,
         cacheDirs: install.cacheDirs,
         ...(install.cacheDirsInRelease ? { cacheDirsInRelease: install.cacheDirsInRelease } : {}),
+        cacheKeyInputs,
         warnings,
         notes,
       };
