@@ -188,7 +188,7 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
           h('div', { class: 'deployment-head' }, stateBadge(d.state), h('code', {}, shortCommit(d.commit)), h('span', { class: 'meta' }, d.cause ?? '')),
           h('p', { class: 'meta' }, `Started ${formatTime(d.created_at)}`, d.finished_at ? ` · ended ${formatTime(d.finished_at)}` : d.phase ? ` · ${d.phase}` : ''),
           d.message ? h('p', { class: 'message' }, d.message) : null,
-          h('div', { class: 'actions' }, button, rollback, d.id === servingDeployment ? h('span', { class: 'badge state-running' }, 'Serving') : null),
+          h('div', { class: 'actions' }, button, rollback, d.id === servingDeployment ? h('span', { class: 'badge serving' }, 'Serving') : null),
         );
       }),
     );
