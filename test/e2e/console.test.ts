@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import type { Page } from 'playwright-core';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { checkoutExample, commitAll, registerSshKey } from '../support/deploy.js';
+import { checkoutExample, commitAll, getThroughRouter, registerSshKey } from '../support/deploy.js';
+import { waitUntil } from '../support/wait.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { horizontalOverflow, launchBrowser, nonLoopback, type TestBrowser } from './browser.js';
@@ -378,6 +379,24 @@ uiTest('the Information page shows a deployment log live while it runs', { timeo
   await page.locator('li[data-state="OK"]').waitFor();
   await page.locator('.badge.state-running').waitFor({ timeout: 30_000 });
   await browser.screenshot('app-information-deployed');
+});
+
+uiTest("the Information page charts the app's requests of the last hour, from the same figures as the API", async () => {
+  for (let i = 0; i < 3; i++) assert.equal((await getThroughRouter(daemon, `${webShop.id}.localhost`, `/charted-${i}`)).status, 200);
+  // The router reports requests about a second late; the page reads the figures when it opens.
+  const counted = async () => (await api<{ minutes: Array<{ requests: number }> }>('GET', `/v1/apps/${webShop.id}/traffic`)).minutes.reduce((n, m) => n + m.requests, 0);
+  await waitUntil('the requests counted', async () => ((await counted()) >= 3 ? true : undefined), 30_000);
+  const total = await counted();
+  await open(`#/apps/${webShop.id}`);
+  await heading('web-shop: Information').waitFor();
+  const requests = page.locator('figure[data-chart="requests"]');
+  // The page redraws its charts every 10 s: it catches up with the API by itself.
+  await page.waitForFunction((n) => document.querySelector('figure[data-chart="requests"]')?.getAttribute('data-total') === String(n), total, { timeout: 30_000 });
+  assert.ok((await requests.locator('rect.chart-bar').count()) >= 1, 'a bar for the minute of the requests');
+  assert.match((await requests.locator('svg').getAttribute('aria-label')) ?? '', new RegExp(`Requests per minute, last hour: .*${total} in all`));
+  await page.locator('figure[data-chart="errors"]').waitFor();
+  assert.ok((await page.locator('figure[data-chart="p95"] polyline, figure[data-chart="p95"] circle').count()) >= 1, 'the p95 latency is drawn');
+  await browser.screenshot('app-information-traffic');
 });
 
 uiTest('every page is readable at 375px wide: nothing overflows horizontally', async () => {
