@@ -25,9 +25,11 @@ import { PostgresqlProvider } from '../addons/postgresql/postgresql-provider.js'
 import { rmSync } from 'node:fs';
 import { LocalNetnsBackend } from '../instances/local/local-netns-backend.js';
 import { NginxRouter } from '../router/nginx/nginx-router.js';
-import type { Router } from '../router/router.js';
+import type { Router, RouterOptions } from '../router/router.js';
 import { startMetricsServer } from '../metrics/metrics-server.js';
 import { makeTrafficRecorder } from './traffic-setup.js';
+import { AcmeChallengeResponder } from '../certificates/acme-challenge-responder.js';
+import { startCertificates } from './certificates-setup.js';
 import { RepoStore } from '../receiver/repo-store.js';
 import { GitSshServer } from '../receiver/ssh-git-server.js';
 import { LogHub } from '../logs/log-hub.js';
@@ -124,7 +126,20 @@ export class Daemon {
 
     // What the edge sees: the router reports each request here (access logs, charts, metrics).
     const traffic = makeTrafficRecorder({ dataDir: options.dataDir, store, log, activeConnections: async () => (router as Router).activeConnections?.() });
-    const router = new NginxRouter({ listenHost: options.listen, port: options.routerPort, workDir: join(options.dataDir, 'router'), onRequest: traffic.onRequest });
+    // ACME HTTP-01 challenges arrive at the router for any host; it passes them to this responder.
+    const acmeChallenges = new AcmeChallengeResponder();
+    const acmeChallenge = await acmeChallenges.start();
+    this.onStop('ACME challenge responder', () => acmeChallenges.stop());
+    const routerOptions: RouterOptions = {
+      listenHost: options.listen,
+      port: options.routerPort,
+      httpsPort: options.httpsPort,
+      trustedProxies: options.trustedProxies,
+      workDir: join(options.dataDir, 'router'),
+      acmeChallenge,
+      onRequest: traffic.onRequest,
+    };
+    const router = new NginxRouter(routerOptions);
     await router.start();
     this.onStop('router', () => router.stop());
     if (options.metricsListen) {
@@ -152,6 +167,8 @@ export class Daemon {
       onInstanceRestart: (appId) => traffic.metrics.instanceRestarted(appId),
     });
     this.onStop('instances', () => runtime.shutdown());
+    const certificates = await startCertificates({ options, store, router, challenges: acmeChallenges, applyRoutes: () => runtime.applyRoutes(), log });
+    this.onStop('certificates', () => certificates.manager.stop());
     const catalog = new NpmVersionCatalog(join(options.toolchainCacheDir, 'catalog'));
     const deployer = new Deployer({
       store,
@@ -192,6 +209,7 @@ export class Daemon {
       },
       runOneOff: (app, argv, onData) => startOneOff({ store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend }, app, argv, onData),
       sandboxOf: (app) => policy.instance(app),
+      domains: certificates.manager,
     }, addons, traffic }, { fallback: consoleHandler() });
     await new Promise<void>((resolve, reject) => {
       api.once('error', reject);
@@ -208,6 +226,9 @@ export class Daemon {
 
     log(`slipway API listening on ${apiUrl} (data folder ${options.dataDir})`);
     log(`Web console on ${apiUrl}/ (sign in with an API token)`);
+    if (options.httpsPort > 0) {
+      log(`HTTPS on ${options.listen}:${options.httpsPort}; the internal CA's certificate is ${certificates.caCertificatePath} (clients trust it for <app_id>.${options.domain} and names without ACME)`);
+    }
     log(`git over SSH on port ${sshPort}; router on ${options.listen}:${options.routerPort} for *.${options.domain}; instances on ${options.subnet}`);
     if (first.token) {
       log(`First start: created user "admin", organisation "default" and an API token (saved in ${first.tokenFile}).`);

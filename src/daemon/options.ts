@@ -25,6 +25,8 @@ export interface DaemonOptions {
   logLimits?: LogLimits;
   /** Where Prometheus metrics are also served without a token (`--metrics-listen`); absent: only on the API, for administrators. */
   metricsListen?: { host: string; port: number };
+  /** ACME directory and renewal checks (src/certificates). */
+  certificates?: import('../certificates/certificate-options.js').CertificateOptions;
 }
 
 export const DEFAULT_SUBNET = '10.77.0.0/16';

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { validateCidr } from '../../router/validate.js';
 import { UsageError, CliError } from '../errors.js';
 import { parseListenAddress } from '../../metrics/metrics-server.js';
+import { parseAcmeDirectory, parseAcmeEmail, parseCheckInterval } from '../../certificates/certificate-options.js';
 
 /** What each log flag sets, for --help (every flag of LOG_LIMIT_FLAGS must have a line). */
 const mebibytes = (bytes: number) => `${bytes / (1024 * 1024)}M`;
@@ -31,6 +32,9 @@ export const server: Command = {
     'router-port': { type: 'string', value: '<port>', description: `Port the router serves the apps on (default ${DEFAULT_ROUTER_PORT})` },
     'https-port': { type: 'string', value: '<port>', description: `Port the router serves the apps on over HTTPS, 0 for none (default ${DEFAULT_HTTPS_PORT})` },
     'trusted-proxy': { type: 'string', multiple: true, value: '<cidr>', description: 'A proxy in front of slipway whose X-Forwarded-For/-Proto/-Host are kept and extended; repeat for several' },
+    'acme-directory': { type: 'string', value: '<url>', description: 'ACME directory to get certificates of public custom domains from (HTTP-01 through the router); without it the internal CA signs every name' },
+    'acme-email': { type: 'string', value: '<email>', description: 'Contact address of the ACME account' },
+    'certificate-check-interval': { type: 'string', value: '<seconds>', description: 'How often certificates are checked and renewed when a third of their lifetime is left (default 43200)' },
     domain: { type: 'string', value: '<domain>', description: `Apps get <app_id>.<domain> (default ${DEFAULT_DOMAIN})` },
     'public-host': { type: 'string', value: '<host>', description: 'Host name users put in git remotes (default: the domain)' },
     subnet: { type: 'string', value: '<cidr>', description: `The instances' network, a 10.<n>.0.0/16 (default ${DEFAULT_SUBNET})` },
@@ -72,6 +76,11 @@ export const server: Command = {
         appUids: parseUidRange((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS) && ((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS),
         logLimits: parseLogLimits(o as Partial<Record<LogLimitFlag, string>>, ctx.env),
         metricsListen: metricsListen((o['metrics-listen'] as string | undefined) ?? ctx.env.SLIPWAY_METRICS_LISTEN),
+        certificates: {
+          acmeDirectory: parseAcmeDirectory(o['acme-directory'] as string | undefined),
+          acmeEmail: parseAcmeEmail(o['acme-email'] as string | undefined),
+          checkIntervalMs: parseCheckInterval(o['certificate-check-interval'] as string | undefined),
+        },
       };
     } catch (error) {
       throw new UsageError((error as Error).message);

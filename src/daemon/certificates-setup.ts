@@ -1,0 +1,38 @@
+import { join } from 'node:path';
+import type { Store } from '../store/store.js';
+import type { Router } from '../router/router.js';
+import type { DaemonOptions } from './options.js';
+import { InternalCa } from '../certificates/internal-ca.js';
+import { AcmeIssuer } from '../certificates/acme-issuer.js';
+import { CertificateManager } from '../certificates/certificate-manager.js';
+import type { AcmeChallengeResponder } from '../certificates/acme-challenge-responder.js';
+
+/**
+ * The certificate room of the daemon: the internal CA (created on first start in
+ * <data-dir>/ca), ACME when a directory is configured, and the manager that feeds the router.
+ */
+export async function startCertificates(input: {
+  options: DaemonOptions;
+  store: Store;
+  router: Router;
+  challenges: AcmeChallengeResponder;
+  applyRoutes(): Promise<void>;
+  log(line: string): void;
+}): Promise<{ manager: CertificateManager; caCertificatePath: string }> {
+  const { options, store, router, challenges, log } = input;
+  const ca = await InternalCa.openOrCreate(join(options.dataDir, 'ca'), options.domain);
+  const settings = options.certificates ?? {};
+  const acme = settings.acmeDirectory ? new AcmeIssuer({ store, directoryUrl: settings.acmeDirectory, email: settings.acmeEmail, challenges }) : undefined;
+  const manager = new CertificateManager({
+    store,
+    router,
+    ca,
+    platformDomain: options.domain,
+    acme,
+    applyRoutes: input.applyRoutes,
+    checkIntervalMs: settings.checkIntervalMs,
+    log,
+  });
+  if (options.httpsPort > 0) await manager.start();
+  return { manager, caCertificatePath: ca.certificatePath };
+}
