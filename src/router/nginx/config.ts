@@ -9,7 +9,7 @@
  * without exposing anything on the network.
  */
 import { join } from "node:path";
-import { nginxQuoted, noInstancePage, unknownHostPage, upstreamFailedPage } from "./pages.js";
+import { nginxQuoted, noInstancePage, unknownHostPage, upstreamFailedPage } from "../pages.js";
 import type { ValidatedRoute } from "../validate.js";
 import { validateIPv4, validatePort } from "../validate.js";
 

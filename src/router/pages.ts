@@ -1,7 +1,7 @@
 /**
- * The pages nginx itself answers with. They are served by `return CODE "..."`, so the
- * text goes through nginxQuoted(); it must never contain "$" (nginx would expand it
- * as a variable). The only dynamic part is a host name that validateHostName() already
+ * The pages the router itself answers with, whatever the engine. nginx serves them by
+ * `return CODE "..."`, so the text goes through nginxQuoted(); it must never contain "$"
+ * (nginx would expand it as a variable). HAProxy serves them from files. The only dynamic part is a host name that validateHostName() already
  * reduced to [a-z0-9.-], which is inert in both HTML and nginx syntax.
  */
 
@@ -16,10 +16,10 @@ function page(title: string, body: string): string {
 }
 
 /** The host is known to slipway but no instance is running (or healthy) right now. */
-export function noInstancePage(host: string): string {
+export function noInstancePage(host?: string): string {
   return page(
     "503 - no running instance",
-    `<p><strong>${host}</strong> has no running instance right now.</p>` +
+    `<p>${host ? `<strong>${host}</strong>` : "This app"} has no running instance right now.</p>` +
       "<p>If you own this app: deploy it with <code>git push</code>, or start it again with " +
       "<code>slipway restart</code>. If a deployment is in progress, retry in a few seconds.</p>",
   );
