@@ -1,7 +1,10 @@
 // Runs every test: first the type check and the linter (a broken build or a lint error stops here,
 // before 20 minutes of tests), then unit tests beside the code (src/**/*.test.ts), then integration
 // tests (test/**/*.test.ts) one file at a time, because they start real daemons, servers and builds.
-//   node scripts/run-tests.mjs [filter]   only the files whose path contains the filter
+//   node scripts/run-tests.mjs [filter]          only the files whose path contains the filter
+//   node scripts/run-tests.mjs --unit [filter]   the unit suite (npm run test:unit): src/ and the
+//       contract suites, without the files below that drive real package managers or builds; it
+//       needs no root (tests that do are skipped, saying why) and takes under a minute.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -27,11 +30,31 @@ function check(name, command, args) {
   }
 }
 
-const filter = process.argv[2];
+/**
+ * Test files beside the code that use the machine more than a unit test should: they fetch from
+ * the package registries, run real builds or start real servers (sshd, nginx). They run in the
+ * whole suite, not in the unit suite, which must stay under a minute on two cores.
+ */
+const MACHINE_TESTS = [
+  'src/providers/node/examples-run.test.ts',
+  'src/providers/sbt/sbt-build.test.ts',
+  'src/toolchains/catalog.test.ts',
+  'src/toolchains/ensure-tool.test.ts',
+  'src/toolchains/sbt/launcher.test.ts',
+  'src/toolchains/sbt/maven-repository.test.ts',
+  'src/receiver/ssh-git-server.test.ts',
+  'src/router/nginx/nginx-router.test.ts',
+];
+
+const args = process.argv.slice(2);
+const unitOnly = args.includes('--unit');
+const filter = args.find((a) => !a.startsWith('--'));
 const pick = (files) => (filter ? files.filter((f) => f.includes(filter)) : files);
 const unit = pick(findTests(join(root, 'src')));
 const integration = pick(findTests(join(root, 'test')));
-const files = [...unit, ...integration];
+const files = unitOnly
+  ? [...unit.filter((f) => !MACHINE_TESTS.includes(f)), ...integration.filter((f) => f.startsWith('test/contracts/'))]
+  : [...unit, ...integration];
 if (files.length === 0) {
   console.error(`No test file matches ${JSON.stringify(filter)}.`);
   process.exit(1);
@@ -40,9 +63,11 @@ const bin = (name) => join(root, 'node_modules', '.bin', name);
 check('type check', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']);
 check('type check', bin('tsc'), ['-p', 'tsconfig.console.json', '--noEmit']);
 check('lint', bin('biome'), ['lint']);
+// Unit test files run side by side (each in its own process); integration files one at a time.
+const concurrency = unitOnly ? 2 : 1;
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
   { cwd: root, stdio: 'inherit', env: { ...process.env, SLIPWAY_REPO: root } },
 );
 process.exit(result.status ?? 1);

@@ -69,7 +69,7 @@ describe('postgresql statements and argv (pure)', () => {
   });
 });
 
-describe('postgresql add-on provider with a real embedded cluster', () => {
+describe('postgresql add-on provider with a real embedded cluster', { skip: process.getuid?.() !== 0 && 'needs root (server user, instance network)' }, () => {
   let dataDir: string;
   let port: number;
   let provider: PostgresqlProvider;

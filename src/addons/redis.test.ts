@@ -37,7 +37,7 @@ describe('redis config, ports and RESP (pure)', () => {
   });
 });
 
-describe('redis add-on provider with real redis-server processes', () => {
+describe('redis add-on provider with real redis-server processes', { skip: process.getuid?.() !== 0 && 'needs root (server user, instance network)' }, () => {
   let dataDir: string;
   let provider: RedisProvider;
   let network: TestInstanceNetwork;

@@ -36,7 +36,7 @@ describe('add-on provider registry', () => {
   });
 });
 
-test('a data folder the server users cannot enter is reported with the fix', async () => {
+test('a data folder the server users cannot enter is reported with the fix', { skip: process.getuid?.() !== 0 && 'needs root (server users)' }, async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'slipway-addons-private-')); // mode 0700, root
   try {
     const providers = makeAddonProviders({ dataDir, gatewayAddress: '127.0.0.1', postgresPort: await freePort() });
@@ -47,7 +47,7 @@ test('a data folder the server users cannot enter is reported with the fix', asy
   }
 });
 
-describe('an app in its own network namespace reaches add-ons with the injected values', () => {
+describe('an app in its own network namespace reaches add-ons with the injected values', { skip: process.getuid?.() !== 0 && 'needs root (network namespaces)' }, () => {
   let dataDir: string;
   let providers: Map<string, AddonProvider>;
   let network: TestInstanceNetwork;

@@ -4,7 +4,7 @@ import net from 'node:net';
 import { rmSync } from 'node:fs';
 import type { LocalNetnsBackend } from './local-netns-backend.js';
 import { contractSpec, writeContractRelease, waitFor, CONTRACT_NODE, setContractSandbox } from '../../../test/contracts/instance-backend.contract.js';
-import { localBackendMissing, makeTestLocalBackend, TEST_BRIDGE as BRIDGE, TEST_PREFIX as PREFIX, TEST_SUBNET as SUBNET } from '../../../test/support/local-backend.js';
+import { localBackendMissing, makeTestLocalBackend, TEST_BRIDGE as BRIDGE, TEST_PREFIX as PREFIX } from '../../../test/support/local-backend.js';
 import { runCommand } from '../../executor/run-command.js';
 
 // The interface's behaviour is checked by test/contracts/instance-backend.test.ts; these are the
