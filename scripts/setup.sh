@@ -37,6 +37,23 @@ install_npm_packages() {
   touch "$stamp"
 }
 
+# The ACME tests run a real ACME server (Pebble) and its DNS test server, built from the Go module
+# proxy into GOPATH/bin; the tests look for them there.
+PEBBLE_VERSION=v2.7.0
+install_pebble() {
+  if ! command -v go >/dev/null; then
+    log "Go is missing: the ACME tests will be skipped (install Go, then re-run setup)"
+    return
+  fi
+  local bin
+  bin="$(go env GOPATH)/bin"
+  for tool in pebble pebble-challtestsrv; do
+    if [[ -x $bin/$tool ]] && go version -m "$bin/$tool" 2>/dev/null | grep -qE "pebble/v2[[:space:]]+$PEBBLE_VERSION"; then continue; fi
+    log "installing $tool $PEBBLE_VERSION"
+    go install "github.com/letsencrypt/pebble/v2/cmd/$tool@$PEBBLE_VERSION" >&2
+  done
+}
+
 build() {
   log "building"
   npx tsc -p tsconfig.json
@@ -45,4 +62,5 @@ build() {
 
 install_debian_packages
 install_npm_packages
+install_pebble
 build

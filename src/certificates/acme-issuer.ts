@@ -1,5 +1,6 @@
 import * as acme from 'acme-client';
 import { X509Certificate } from 'node:crypto';
+import { Agent } from 'node:https';
 import type { Store } from '../store/store.js';
 import type { AcmeChallengeResponder } from './acme-challenge-responder.js';
 
@@ -9,6 +10,8 @@ export interface AcmeIssuerOptions {
   directoryUrl: string;
   email?: string;
   challenges: AcmeChallengeResponder;
+  /** PEM certificates to trust for the directory's TLS (a private ACME CA); absent: the system's. */
+  directoryCaPem?: string;
 }
 
 /**
@@ -18,7 +21,10 @@ export interface AcmeIssuerOptions {
 export class AcmeIssuer {
   private client: acme.Client | undefined;
 
-  constructor(private readonly options: AcmeIssuerOptions) {}
+  constructor(private readonly options: AcmeIssuerOptions) {
+    // acme-client talks through its own axios instance: the daemon has one ACME directory.
+    if (options.directoryCaPem) acme.axios.defaults.httpsAgent = new Agent({ ca: options.directoryCaPem, keepAlive: true });
+  }
 
   private async account(): Promise<acme.Client> {
     if (this.client) return this.client;

@@ -3,6 +3,8 @@ export interface CertificateOptions {
   /** ACME directory URL; absent: the internal CA signs every name. */
   acmeDirectory?: string;
   acmeEmail?: string;
+  /** PEM file of the CA that signed the ACME directory's own TLS certificate (a private ACME server). */
+  acmeDirectoryCaFile?: string;
   /** How often certificates are checked for renewal, in milliseconds. */
   checkIntervalMs?: number;
 }

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import type { Store } from '../store/store.js';
 import type { Router } from '../router/router.js';
 import type { DaemonOptions } from './options.js';
@@ -22,7 +23,13 @@ export async function startCertificates(input: {
   const { options, store, router, challenges, log } = input;
   const ca = await InternalCa.openOrCreate(join(options.dataDir, 'ca'), options.domain);
   const settings = options.certificates ?? {};
-  const acme = settings.acmeDirectory ? new AcmeIssuer({ store, directoryUrl: settings.acmeDirectory, email: settings.acmeEmail, challenges }) : undefined;
+  const acme = settings.acmeDirectory ? new AcmeIssuer({
+        store,
+        directoryUrl: settings.acmeDirectory,
+        email: settings.acmeEmail,
+        challenges,
+        directoryCaPem: settings.acmeDirectoryCaFile ? readFileSync(settings.acmeDirectoryCaFile, 'utf8') : undefined,
+      }) : undefined;
   const manager = new CertificateManager({
     store,
     router,

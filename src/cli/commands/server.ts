@@ -33,6 +33,7 @@ export const server: Command = {
     'https-port': { type: 'string', value: '<port>', description: `Port the router serves the apps on over HTTPS, 0 for none (default ${DEFAULT_HTTPS_PORT})` },
     'trusted-proxy': { type: 'string', multiple: true, value: '<cidr>', description: 'A proxy in front of slipway whose X-Forwarded-For/-Proto/-Host are kept and extended; repeat for several' },
     'acme-directory': { type: 'string', value: '<url>', description: 'ACME directory to get certificates of public custom domains from (HTTP-01 through the router); without it the internal CA signs every name' },
+    'acme-directory-ca': { type: 'string', value: '<file>', description: "PEM certificate to trust for the ACME directory's own HTTPS (a private ACME server)" },
     'acme-email': { type: 'string', value: '<email>', description: 'Contact address of the ACME account' },
     'certificate-check-interval': { type: 'string', value: '<seconds>', description: 'How often certificates are checked and renewed when a third of their lifetime is left (default 43200)' },
     domain: { type: 'string', value: '<domain>', description: `Apps get <app_id>.<domain> (default ${DEFAULT_DOMAIN})` },
@@ -79,6 +80,7 @@ export const server: Command = {
         certificates: {
           acmeDirectory: parseAcmeDirectory(o['acme-directory'] as string | undefined),
           acmeEmail: parseAcmeEmail(o['acme-email'] as string | undefined),
+          acmeDirectoryCaFile: o['acme-directory-ca'] as string | undefined,
           checkIntervalMs: parseCheckInterval(o['certificate-check-interval'] as string | undefined),
         },
       };

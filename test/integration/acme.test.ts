@@ -1,0 +1,131 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { createServer, request } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Store } from '../../src/store/store.js';
+import type { Router, TlsCertificate } from '../../src/router/router.js';
+import { AcmeChallengeResponder } from '../../src/certificates/acme-challenge-responder.js';
+import { AcmeIssuer } from '../../src/certificates/acme-issuer.js';
+import { CertificateManager } from '../../src/certificates/certificate-manager.js';
+import { InternalCa } from '../../src/certificates/internal-ca.js';
+import { pebbleBinaries, startPebble, type TestPebble } from '../support/pebble.js';
+
+// ACME against a real Pebble whose validation authority fetches the HTTP-01 challenges from the
+// daemon's challenge responder (through DNS answers of 127.0.0.1). The router here only records
+// the certificates it is given: serving them over HTTPS is the router's own tests' job.
+const binaries = pebbleBinaries();
+const skip = 'missing' in binaries ? binaries.missing : false;
+if (skip) console.log(`Skipping the ACME tests: ${skip}.`);
+
+const DOMAIN = 'shop.slipway-acme.dev';
+let pebble: TestPebble;
+let responder: AcmeChallengeResponder;
+let store: Store;
+let manager: CertificateManager;
+const applied: TlsCertificate[][] = [];
+const logged: string[] = [];
+
+const recordingRouter: Router = {
+  start: async () => undefined,
+  apply: async () => undefined,
+  applyCertificates: async (certs) => {
+    applied.push([...certs]);
+  },
+  stop: async () => undefined,
+};
+
+async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms.\nDaemon log:\n${logged.join('\n')}\nPebble:\n${pebble.output().slice(-3000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Serves the certificate over TLS and connects trusting only Pebble's root. */
+async function handshake(cert: TlsCertificate, root: string, servername: string): Promise<string> {
+  const server = createServer({ cert: cert.certificatePem, key: cert.privateKeyPem }, (_req, res) => res.end('ok'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    return await new Promise<string>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, servername, ca: root }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(String(res.statusCode)));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  } finally {
+    server.close();
+  }
+}
+
+before(async () => {
+  if (skip) return;
+  responder = new AcmeChallengeResponder();
+  const upstream = await responder.start();
+  pebble = await startPebble({ httpPort: upstream.port, validitySeconds: 15 });
+  store = Store.open(join(mkdtempSync(join(tmpdir(), 'slipway-acme-')), 'slipway.db'));
+  const org = store.orgs.create('acme');
+  const app = store.apps.create({ orgId: org.id, name: 'shop', type: 'node', region: 'par' });
+  store.domains.add(app.id, DOMAIN);
+  store.domains.add(app.id, '*.slipway-acme.dev');
+  store.domains.add(app.id, 'intranet.test');
+  const ca = await InternalCa.openOrCreate(join(mkdtempSync(join(tmpdir(), 'slipway-acme-ca-')), 'ca'), 'slipway.test');
+  manager = new CertificateManager({
+    store,
+    router: recordingRouter,
+    ca,
+    platformDomain: 'slipway.test',
+    acme: new AcmeIssuer({ store, directoryUrl: pebble.directoryUrl, challenges: responder, directoryCaPem: pebble.directoryCaPem }),
+    applyRoutes: async () => undefined,
+    // Certificates live 15 s: checked every second, renewed with less than 5 s left.
+    checkIntervalMs: 1000,
+    log: (line) => logged.push(line),
+  });
+  await manager.start();
+});
+
+after(async () => {
+  manager?.stop();
+  await pebble?.stop();
+  await responder?.stop();
+  store?.close();
+});
+
+test('a public domain gets a certificate by ACME HTTP-01; until then, and for wildcards and private names, the internal CA serves', { skip }, async () => {
+  assert.equal(manager.served('*.slipway-acme.dev')?.source, 'internal', 'HTTP-01 cannot prove a wildcard');
+  assert.equal(manager.served('intranet.test')?.source, 'internal', 'no public CA issues for .test');
+  assert.equal(store.acme.order('intranet.test'), undefined);
+
+  await until('the ACME certificate', () => (manager.served(DOMAIN)?.source === 'acme' ? true : undefined));
+  const [stored] = store.certificates.of(DOMAIN);
+  assert.equal(stored!.source, 'acme');
+  assert.equal(store.acme.order(DOMAIN)?.state, 'valid');
+  assert.ok(store.acme.account(pebble.directoryUrl)?.account_url, 'the account is kept in the store');
+  const served = applied.at(-1)!.find((c) => c.names.includes(DOMAIN))!;
+  assert.equal(served.certificatePem, stored!.certificate_pem, 'the router was given the ACME certificate');
+  assert.equal(await handshake(served, await pebble.root(), DOMAIN), '200', 'the certificate chains to the ACME CA and names the domain');
+  assert.match(logged.join('\n'), new RegExp(`ACME: obtained the certificate of ${DOMAIN.replaceAll('.', '\\.')}`));
+});
+
+test('an ACME certificate is renewed before it expires and the router gets the new one', { skip }, async () => {
+  const first = new X509Certificate(store.certificates.of(DOMAIN)[0]!.certificate_pem);
+  const renewed = await until('the renewal', () => {
+    const now = store.certificates.of(DOMAIN)[0];
+    const cert = now && new X509Certificate(now.certificate_pem);
+    return cert && cert.serialNumber !== first.serialNumber ? cert : undefined;
+  });
+  assert.ok(new Date(renewed.validFrom) < new Date(first.validTo), 'renewed before the old one ran out');
+  assert.ok(new Date(renewed.validTo) > new Date(first.validTo));
+  await until('the router to serve the renewed certificate', () =>
+    applied.at(-1)!.some((c) => c.names.includes(DOMAIN) && new X509Certificate(c.certificatePem).serialNumber === renewed.serialNumber) ? true : undefined,
+  );
+  assert.match(logged.join('\n'), /ACME: renewed the certificate of shop\.slipway-acme\.dev/);
+});
