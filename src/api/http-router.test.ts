@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodePathSegment } from './http-router.js';
-import { startTestApiServer } from './test-api-server.js';
+import { startTestApiServer } from '../../test/support/api-server.js';
 import { ValidationError } from '../core/errors.js';
 
 test('a path segment decodes its escapes, and a malformed one is a ValidationError', () => {

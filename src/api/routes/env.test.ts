@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApiServer } from '../test-api-server.js';
+import { startTestApiServer } from '../../../test/support/api-server.js';
 
 test('env set and env import refuse a health check path that is not a path, and keep what was there', async (t) => {
   const api = await startTestApiServer();

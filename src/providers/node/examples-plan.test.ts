@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import type { BuildPlan, PlanCommand } from '../plan.js';
-import { examplePath, exampleEnv, planFor } from './test-fixtures.js';
+import { examplePath, exampleEnv, planFor } from '../../../test/support/node-provider-fixtures.js';
 
 const NODE_DEFAULT = { name: 'node', version: '24.11.0', reason: 'default Node.js version' };
 const NPM_DEFAULT = { name: 'npm', version: '11.6.1', reason: 'npm shipped with Node.js 24.11.0' };

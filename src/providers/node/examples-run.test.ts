@@ -18,7 +18,7 @@ import { NpmVersionCatalog } from '../../toolchains/catalog.js';
 import { ensureTool, toolPath } from '../../toolchains/ensure-tool.js';
 import type { BuildPlan, PlanCommand } from '../plan.js';
 import { makeNodeProvider } from './node-provider.js';
-import { examplePath } from './test-fixtures.js';
+import { examplePath } from '../../../test/support/node-provider-fixtures.js';
 
 const toolCache = process.env.SLIPWAY_TOOLCHAIN_CACHE ?? path.join(tmpdir(), 'slipway-test-toolchains');
 const catalog = new NpmVersionCatalog(toolCache);

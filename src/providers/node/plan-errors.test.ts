@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { PlanError } from '../plan.js';
-import { planFor, provider } from './test-fixtures.js';
+import { planFor, provider } from '../../../test/support/node-provider-fixtures.js';
 
 const made: string[] = [];
 after(async () => {

@@ -11,7 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { describePlan } from '../describe-plan.js';
 import type { BuildPlan } from '../plan.js';
 import { BERRY_BUILD_RC, CREDENTIALS_NPMRC, registryFrom } from './registry-auth.js';
-import { planFor, TEST_DEFAULT_REGISTRY } from './test-fixtures.js';
+import { planFor, TEST_DEFAULT_REGISTRY } from '../../../test/support/node-provider-fixtures.js';
 
 const TOKEN = 'npm_SECRETtoken0123456789';
 const BASIC = 'deploy-user:pa55:word!';

@@ -5,11 +5,11 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FixedVersionCatalog } from '../../toolchains/catalog.js';
-import type { BuildPlan } from '../plan.js';
-import { makeNodeProvider } from './node-provider.js';
+import { FixedVersionCatalog } from '../../src/toolchains/catalog.js';
+import type { BuildPlan } from '../../src/providers/plan.js';
+import { makeNodeProvider } from '../../src/providers/node/node-provider.js';
 
-export const EXAMPLES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../examples');
+export const EXAMPLES_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../examples');
 
 /** A registry URL for tests only: not a real registry. */
 export const TEST_DEFAULT_REGISTRY = 'https://npm.registry.invalid/';

@@ -2,8 +2,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { Store } from '../store/store.js';
-import { createApiServer } from './server.js';
+import { Store } from '../../src/store/store.js';
+import { createApiServer } from '../../src/api/server.js';
 
 /** The real API server on a fresh store and a loopback port, for unit tests of the routes. */
 export interface TestApiServer {
