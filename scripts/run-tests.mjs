@@ -44,6 +44,7 @@ const MACHINE_TESTS = [
   'src/toolchains/sbt/maven-repository.test.ts',
   'src/receiver/ssh-git-server.test.ts',
   'src/router/nginx/nginx-router.test.ts',
+  'src/router/haproxy/haproxy-router.test.ts',
 ];
 
 const args = process.argv.slice(2);
