@@ -1,6 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
@@ -119,4 +120,36 @@ test('names that are not host names, and names of the platform, are refused with
   assert.equal((await api('POST', `/v1/apps/${appId}/domains`, { fqdn: 'ok.example.com', extra: 1 })).status, 400);
   const listed = JSON.parse((await cliOk(['domain', '--format', 'json'])).stdout);
   assert.deepEqual(listed.domains.map((d: { fqdn: string }) => d.fqdn), ['*.example.net', 'shop.example.com'], 'nothing refused was stored');
+});
+
+test('domain cert set checks the pair and the names before storing it; cert rm removes it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'slipway-cert-'));
+  const make = (name: string, cn: string, days = 2) =>
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', String(days), '-subj', `/CN=${cn}`,
+      '-addext', `subjectAltName=DNS:${cn}`, '-keyout', join(dir, `${name}.key`), '-out', join(dir, `${name}.pem`)], { stdio: 'ignore' });
+  make('shop', 'shop.example.com');
+  make('other', 'other.example.com');
+  const set = (cert: string, key: string) => daemon.cli(['domain', 'cert', 'set', 'shop.example.com', '--cert', join(dir, cert), '--key', join(dir, key)], { cwd: project });
+
+  const mismatched = await set('shop.pem', 'other.key');
+  assert.equal(mismatched.code, 1);
+  assert.match(mismatched.stderr, /private key does not belong to the certificate/);
+  assert.doesNotMatch(mismatched.stderr, /BEGIN|PRIVATE/, 'nothing of the files is quoted back');
+  const wrongName = await set('other.pem', 'other.key');
+  assert.equal(wrongName.code, 1);
+  assert.match(wrongName.stderr, /does not cover shop\.example\.com: it is for other\.example\.com/);
+  const notPem = await set('shop.key', 'shop.key');
+  assert.equal(notPem.code, 1);
+  assert.match(notPem.stderr, /not a PEM certificate/);
+  const missing = await set('absent.pem', 'shop.key');
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /Cannot read --cert .*absent\.pem: ENOENT/);
+
+  const ok = await set('shop.pem', 'shop.key');
+  assert.equal(ok.code, 0, ok.stderr);
+  // Which certificate the router then serves is checked over HTTPS in edge-https.test.ts.
+  await cliOk(['domain', 'cert', 'rm', 'shop.example.com']);
+  const again = await daemon.cli(['domain', 'cert', 'rm', 'shop.example.com'], { cwd: project });
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /has no uploaded certificate/);
 });
