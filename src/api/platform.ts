@@ -1,3 +1,4 @@
+import type { AppView } from '../shared/api-types.js';
 import type { Store } from '../store/store.js';
 import type { AppRow } from '../store/apps.js';
 import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../core/flavors.js';
@@ -26,7 +27,7 @@ export function appUrl(endpoints: PublicEndpoints, appId: string, favouriteDomai
   return `http://${favouriteDomain ?? appDomain(endpoints, appId)}${port}/`;
 }
 
-export function appView(endpoints: PublicEndpoints, app: AppRow, orgName?: string, favouriteDomain?: string) {
+export function appView(endpoints: PublicEndpoints, app: AppRow, orgName?: string, favouriteDomain?: string): AppView {
   const flavor = flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR);
   const buildFlavor = flavorNamed(app.build_flavor ?? DEFAULT_BUILD_FLAVOR);
   return {

@@ -1,15 +1,11 @@
+import type { LogEntry } from '../shared/api-types.js';
+import { NdjsonReader } from '../shared/ndjson.js';
 import type { CommandContext } from './command.js';
 import { CliError } from './errors.js';
 import { matchesSearch, pastUntil, type LogFilter } from './log-filter.js';
 
-export interface LogLine {
-  time?: string;
-  stream?: string;
-  line?: string;
-  end?: boolean;
-  state?: string;
-  message?: string | null;
-}
+/** A record of a log stream, as the API sends it. */
+export type LogLine = LogEntry;
 
 /**
  * Reads an NDJSON log stream from the API, printing each line as it comes. Resolves with the
@@ -34,20 +30,14 @@ export async function followLog(
   }
   const print = options.print ?? ((entry: LogLine) => (ctx.format === 'json' ? ctx.out(JSON.stringify(entry) + '\n') : ctx.out(`${entry.line}\n`)));
   const decoder = new TextDecoder();
-  let buffer = '';
+  const records = new NdjsonReader<LogLine>();
   let last: LogLine = {};
   const filter = options.filter ?? {};
   // Following up to a time in the future ends at that time, lines or not.
   const untilTimer = filter.until && options.follow ? setTimeout(() => abort.abort(), Math.max(0, Date.parse(filter.until) - Date.now())) : undefined;
   try {
     for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
-        const text = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        if (!text) continue;
-        const entry = JSON.parse(text) as LogLine;
+      for (const entry of records.push(decoder.decode(chunk, { stream: true }))) {
         if (entry.end) last = entry;
         else if (pastUntil(entry, filter)) {
           // Lines come in time order: nothing after this one is wanted.

@@ -1,24 +1,11 @@
+import type { AppView } from '../shared/api-types.js';
 import type { CommandContext } from './command.js';
 import { CliError } from './errors.js';
 import { findLinkFile, type LinkFile } from './link-file.js';
 import { findCleverFile, importCleverFile, reportCleverImport } from './clever-file.js';
 
-export interface AppSummary {
-  id: string;
-  name: string;
-  type: string;
-  region: string;
-  org_id: string;
-  org_name: string | null;
-  git_url: string;
-  domain: string;
-  url: string;
-  instances?: number;
-  flavor?: string;
-  flavor_memory_bytes?: number;
-  build_flavor?: string;
-  build_flavor_memory_bytes?: number;
-}
+/** An application as the API describes it (one shape for the API, the CLI and the console). */
+export type AppSummary = AppView;
 
 const APP_ID = /^app_[0-9a-f-]{36}$/;
 

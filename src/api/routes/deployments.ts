@@ -1,3 +1,4 @@
+import type { AppStatusView, DeploymentView } from '../../shared/api-types.js';
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import type { Deployment } from '../../store/deployments.js';
@@ -9,7 +10,7 @@ import type { DeploymentServices } from '../platform.js';
 import { deploymentSpecs } from './deployments.spec.js';
 import { releaseKeptOnDisk } from '../../pipeline/kept-release.js';
 
-export function deploymentView(d: Deployment) {
+export function deploymentView(d: Deployment): DeploymentView {
   return {
     id: d.id,
     app_id: d.app_id,
@@ -90,7 +91,7 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
     return { stopped };
   });
 
-  router.add('GET', '/v1/apps/:app/status', deploymentSpecs.status, async (ctx) => {
+  router.add('GET', '/v1/apps/:app/status', deploymentSpecs.status, async (ctx): Promise<AppStatusView> => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const { runtime, repos } = services(ctx);
     const { store } = ctx.deps;

@@ -1,17 +1,9 @@
+import type { AppStatusView } from '../../shared/api-types.js';
 import type { Command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { printObject } from '../output.js';
 import { formatMemory } from '../../core/flavors.js';
 
-interface StatusData {
-  status: string;
-  instance: { id: string; address: string; state: string; restarts: number; memory_bytes: number | null } | null;
-  instances: Array<{ id: string; number: number; state: string; restarts: number; memory_bytes: number | null }>;
-  instance_count: number;
-  release: { deployment_id: string; commit: string } | null;
-  pushed_commit: string | null;
-  deploying: Array<{ id: string; commit: string; phase: string }>;
-}
 
 /** "nano (512 MiB)"; a daemon from before flavours sends neither. */
 function withMemory(flavor: string | undefined, bytes: number | undefined): string {
@@ -29,7 +21,7 @@ export const status: Command = {
   printsData: true,
   async run(ctx, _args, options) {
     const app = await resolveAppOption(ctx, options);
-    const data = await ctx.client().request<StatusData>('GET', `/v1/apps/${app.id}/status`);
+    const data = await ctx.client().request<AppStatusView>('GET', `/v1/apps/${app.id}/status`);
     printObject(
       ctx,
       {

@@ -1,44 +1,18 @@
 /** The slipway API as the console uses it: same origin, bearer token, JSON in and out. */
+import type { AppStatusView, AppView, DeploymentView, InstanceView, LogEntry } from '../../shared/api-types.js';
+import { NdjsonReader } from '../../shared/ndjson.js';
+
+// The shapes the API answers, under the names the console's views use.
+export type App = AppView;
+export type Deployment = DeploymentView;
+export type InstanceStatus = InstanceView;
+export type AppStatus = AppStatusView;
+export type { LogEntry };
 
 export interface Org {
   id: string;
   name: string;
   role?: string;
-}
-
-export interface App {
-  id: string;
-  name: string;
-  type: string;
-  region: string;
-  org_id: string;
-  org_name: string | null;
-  created_at: string;
-  git_url: string;
-  domain: string;
-  url: string;
-}
-
-export interface Deployment {
-  id: string;
-  commit: string;
-  state: string;
-  cause: string | null;
-  phase: string | null;
-  message: string | null;
-  created_at: string;
-  finished_at: string | null;
-  /** In a listing: its release is still on disk, so a rollback to it needs no rebuild. */
-  release_kept?: boolean;
-}
-
-export interface InstanceStatus {
-  id: string;
-  number: number;
-  address: string;
-  state: string;
-  restarts: number;
-  memory_bytes: number | null;
 }
 
 export interface Scale {
@@ -47,16 +21,6 @@ export interface Scale {
   memory_bytes: number;
   build_flavor: string;
   build_memory_bytes: number;
-}
-
-export interface AppStatus {
-  status: string;
-  instance: { id: string; address: string; port: number; state: string; restarts: number } | null;
-  instances: InstanceStatus[];
-  instance_count: number;
-  release: { deployment_id: string; commit: string } | null;
-  pushed_commit: string | null;
-  deploying: Deployment[];
 }
 
 export interface EnvVar {
@@ -94,15 +58,6 @@ export interface TrafficMinute {
   requests: number;
   errors: number;
   p95_ms: number | null;
-}
-
-export interface LogEntry {
-  time?: string;
-  stream?: string;
-  line?: string;
-  end?: boolean;
-  state?: string;
-  message?: string | null;
 }
 
 /** An error answered by the API: its message says what happened, its hint what to do. */
@@ -175,18 +130,12 @@ export class Api {
     }
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
-    let buffer = '';
+    const records = new NdjsonReader<LogEntry>();
     let last: LogEntry = {};
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
-        const text = buffer.slice(0, newline);
-        buffer = buffer.slice(newline + 1);
-        if (!text) continue;
-        const entry = JSON.parse(text) as LogEntry;
+      for (const entry of records.push(decoder.decode(value, { stream: true }))) {
         if (entry.end) last = entry;
         else onEntry(entry);
       }

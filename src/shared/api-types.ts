@@ -1,0 +1,83 @@
+/**
+ * What the API answers, as the API, the CLI and the console all read it: one copy of each shape.
+ * The API's view functions return these types, so a field added or renamed there shows up
+ * (or fails to compile) in the CLI and the console. This room imports nothing: the console's
+ * browser code compiles it too.
+ */
+
+/** An application (`GET /v1/apps/:app`, `GET /v1/apps`). */
+export interface AppView {
+  id: string;
+  name: string;
+  type: string;
+  region: string;
+  org_id: string;
+  org_name: string | null;
+  created_at: string;
+  /** `git+ssh://…/<app_id>.git`, to push to. */
+  git_url: string;
+  /** `<app_id>.<domain>`, the host the router always answers for it. */
+  domain: string;
+  /** Where the app answers: its favourite domain when it has one. */
+  url: string;
+  instances: number;
+  flavor: string;
+  flavor_memory_bytes: number;
+  build_flavor: string;
+  build_flavor_memory_bytes: number;
+}
+
+export type DeploymentState = 'WIP' | 'OK' | 'FAIL' | 'CANCELLED';
+
+/** A deployment (`GET /v1/apps/:app/deployments`, and inside other answers). */
+export interface DeploymentView {
+  id: string;
+  app_id: string;
+  commit: string;
+  state: DeploymentState;
+  cause: string | null;
+  /** The phase it is in, or the one that failed. */
+  phase: string | null;
+  /** Why it failed or was cancelled. */
+  message: string | null;
+  created_at: string;
+  finished_at: string | null;
+  /** In a listing: its release is still on disk, so a rollback to it needs no rebuild. */
+  release_kept?: boolean;
+}
+
+/** One instance of an app in `GET /v1/apps/:app/status`. */
+export interface InstanceView {
+  id: string;
+  number: number;
+  address: string;
+  state: string;
+  restarts: number;
+  memory_bytes: number | null;
+}
+
+/** `GET /v1/apps/:app/status`. */
+export interface AppStatusView {
+  status: 'running' | 'stopped';
+  /** The first serving instance (kept for clients from before scaling). */
+  instance: { id: string; address: string; port: number; state: string; restarts: number; memory_bytes: number | null } | null;
+  instances: InstanceView[];
+  instance_count: number;
+  release: { deployment_id: string; commit: string } | null;
+  pushed_commit: string | null;
+  deploying: DeploymentView[];
+}
+
+/**
+ * One record of a log stream (NDJSON, one per line): a line of output, or the closing record
+ * (`end: true`, with the deployment's final state and message for a deployment log).
+ */
+export interface LogEntry {
+  time?: string;
+  /** `out`, `err`, `system`, or a worker's name. */
+  stream?: string;
+  line?: string;
+  end?: boolean;
+  state?: string;
+  message?: string | null;
+}
