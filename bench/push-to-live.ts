@@ -5,7 +5,7 @@
  *
  *   node --import tsx bench/push-to-live.ts
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +23,42 @@ export interface PushToLiveResult {
   routed: WrkResult;
   /** routed / direct requests per second against the same deployed instance. */
   routerRatio: number;
+  /** A new release of the warm app, from `git push` to its first 200 through the router (target <= 1.0 s). */
+  redeploySeconds: number;
+  /** The same app by hand: `npm install`, start, one request. */
+  floorSeconds: number;
+}
+
+/** The floor: what a redeploy cannot beat, the app's own install and start, done by hand. */
+async function floorSeconds(): Promise<number> {
+  const dir = checkoutExample('node-hello');
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const started = performance.now();
+  await new Promise<void>((resolve, reject) => execFile('npm', ['install', '--no-audit', '--no-fund'], { cwd: dir }, (e) => (e ? reject(e) : resolve())));
+  const child = spawn(process.execPath, ['server.js'], { cwd: dir, env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
+  try {
+    for (;;) {
+      const ok = await fetch(`http://127.0.0.1:${port}/`).then((r) => r.status === 200, () => false);
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    return (performance.now() - started) / 1000;
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+/** A new release pushed to a deployed app: timed until the router serves the new release. */
+async function timedRedeploy(dir: string, appId: string, host: string, daemon: Awaited<ReturnType<typeof startDaemon>>, gitEnv: NodeJS.ProcessEnv): Promise<number> {
+  newRelease(dir, 'redeploy');
+  const started = performance.now();
+  const result = await pushAndWait(daemon, dir, appId, gitEnv);
+  if (result.state !== 'OK') throw new Error(`deployment ${result.id} ended ${result.state}`);
+  for (;;) {
+    const r = await getThroughRouter(daemon, host);
+    if (r.status === 200 && r.body.includes('"release":"redeploy"')) break;
+  }
+  return (performance.now() - started) / 1000;
 }
 
 function wrk(url: string, host: string, seconds: number): Promise<WrkResult> {
@@ -43,7 +79,7 @@ async function timedDeploy(example: string, name: string, daemon: Awaited<Return
   for (;;) {
     if ((await getThroughRouter(daemon, host)).status === 200) break;
   }
-  return { seconds: (performance.now() - started) / 1000, appId, host };
+  return { seconds: (performance.now() - started) / 1000, appId, host, dir };
 }
 
 export async function benchPushToLive(options: { wrkSeconds?: number } = {}): Promise<PushToLiveResult> {
@@ -57,7 +93,10 @@ export async function benchPushToLive(options: { wrkSeconds?: number } = {}): Pr
     const seconds = options.wrkSeconds ?? Number(process.env.SLIPWAY_BENCH_SECONDS ?? 3);
     const direct = await wrk(`http://${status.instance.address}:${status.instance.port}/`, warm.host, seconds);
     const routed = await wrk(`http://127.0.0.1:${daemon.routerPort}/`, warm.host, seconds);
+    const redeploySeconds = await timedRedeploy(warm.dir, warm.appId, warm.host, daemon, gitEnv);
     return {
+      redeploySeconds,
+      floorSeconds: await floorSeconds(),
       coldSeconds: cold.seconds,
       warmSeconds: warm.seconds,
       warmOverCold: warm.seconds / cold.seconds,
@@ -76,5 +115,6 @@ if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
   console.log(`push-to-live, warm toolchain cache: ${r.warmSeconds.toFixed(1)} s  (warm/cold ${r.warmOverCold.toFixed(2)})`);
   console.log(`instance direct: ${r.direct.requestsPerSecond.toFixed(0)} req/s, p50 ${r.direct.p50Ms.toFixed(2)} ms, p99 ${r.direct.p99Ms.toFixed(2)} ms`);
   console.log(`through router:  ${r.routed.requestsPerSecond.toFixed(0)} req/s, p50 ${r.routed.p50Ms.toFixed(2)} ms, p99 ${r.routed.p99Ms.toFixed(2)} ms  (router/direct ${r.routerRatio.toFixed(2)})`);
+  console.log(`warm redeploy, push to first 200 of the new release: ${r.redeploySeconds.toFixed(2)} s (target <= 1.0 s); floor (npm install + start + one request by hand): ${r.floorSeconds.toFixed(2)} s`);
   console.log(JSON.stringify(r));
 }

@@ -13,12 +13,15 @@ const results: Record<string, unknown> = {};
 const router = await benchRouter();
 results.router = router;
 console.log(
-  `router (nginx) vs direct, loopback hello world: ${router.routed.requestsPerSecond.toFixed(0)} / ${router.direct.requestsPerSecond.toFixed(0)} req/s = ${router.ratio.toFixed(2)}`,
+  `router (haproxy) vs direct, loopback hello world: ${router.routed.requestsPerSecond.toFixed(0)} / ${router.direct.requestsPerSecond.toFixed(0)} req/s = ${router.ratio.toFixed(2)} ` +
+    `(target >= 0.55); vs nginx as before: ${router.nginx.requestsPerSecond.toFixed(0)} req/s, haproxy/nginx ${router.overNginx.toFixed(2)}; ` +
+    `p99 ${router.routed.p99Ms.toFixed(2)} / direct ${router.direct.p99Ms.toFixed(2)} / nginx ${router.nginx.p99Ms.toFixed(2)} ms`,
 );
 
 const push = await benchPushToLive();
 results.pushToLive = push;
 console.log(`push-to-live: cold toolchain ${push.coldSeconds.toFixed(1)} s, warm ${push.warmSeconds.toFixed(1)} s (warm/cold ${push.warmOverCold.toFixed(2)})`);
+console.log(`warm redeploy push-to-live: ${push.redeploySeconds.toFixed(2)} s (target <= 1.0 s) beside the floor, npm install + start + one request by hand: ${push.floorSeconds.toFixed(2)} s`);
 console.log(
   `deployed instance through the router vs direct: ${push.routed.requestsPerSecond.toFixed(0)} / ${push.direct.requestsPerSecond.toFixed(0)} req/s = ${push.routerRatio.toFixed(2)}; ` +
     `p99 ${push.routed.p99Ms.toFixed(1)} ms vs ${push.direct.p99Ms.toFixed(1)} ms`,

@@ -24,7 +24,7 @@ import { addonCatalog } from '../network/addon-catalog.js';
 import { PostgresqlProvider } from '../addons/postgresql/postgresql-provider.js';
 import { rmSync } from 'node:fs';
 import { LocalNetnsBackend } from '../instances/local/local-netns-backend.js';
-import { NginxRouter } from '../router/nginx/nginx-router.js';
+import { HaproxyRouter } from '../router/haproxy/haproxy-router.js';
 import type { Router, RouterOptions } from '../router/router.js';
 import { startMetricsServer } from '../metrics/metrics-server.js';
 import { makeTrafficRecorder } from './traffic-setup.js';
@@ -100,7 +100,7 @@ export class Daemon {
       bridge: names.bridgeName,
       subnet: backend.subnet,
       gateway: backend.gatewayAddress,
-      routerPorts: [options.routerPort].filter((p) => p > 0),
+      routerPorts: [options.routerPort, options.httpsPort].filter((p) => p > 0),
     });
     await firewall.start();
     // Runs after every sandbox has stopped (stoppers run in reverse order).
@@ -139,7 +139,7 @@ export class Daemon {
       acmeChallenge,
       onRequest: traffic.onRequest,
     };
-    const router = new NginxRouter(routerOptions);
+    const router = new HaproxyRouter(routerOptions);
     await router.start();
     this.onStop('router', () => router.stop());
     if (options.metricsListen) {

@@ -68,7 +68,7 @@ export const SERVER_OPTIONS = "pool-purge-delay 2s";
 export const slotBackend = (slot: number) => `app${slot}`;
 
 /** One line of the access log: space-separated, the host last (see access-log.ts). */
-export const ACCESS_LOG_FORMAT = "%b %Ts.%ms %ci %HM %HP %ST %B %Ta %si:%sp %[ssl_fc] %[var(txn.host)]";
+export const ACCESS_LOG_FORMAT = "%b %Ts.%ms %ci %HM %HU %ST %B %Ta %si:%sp %[ssl_fc] %[var(txn.host)]";
 
 /** Paths go into the file unquoted: the same plain character set as nginx's work directory. */
 function plainPath(path: string): string {

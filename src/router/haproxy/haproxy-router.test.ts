@@ -156,7 +156,7 @@ describe("HaproxyRouter with real HAProxy", () => {
     assert.equal(hit!.appId, "app_a");
     assert.equal(hit!.host, "alpha.test");
     assert.equal(hit!.method, "GET");
-    assert.equal(hit!.path, "/hello");
+    assert.equal(hit!.path, "/hello?x=1", "the path with its query, as requested");
     assert.equal(hit!.status, 200);
     assert.equal(hit!.client, "127.0.0.1");
     assert.equal(hit!.instance, `${a.address}:${a.port}`);

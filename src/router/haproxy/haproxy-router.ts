@@ -137,6 +137,14 @@ export class HaproxyRouter implements Router {
     this.logs = undefined;
   }
 
+  /** Client connections open now, as HAProxy counts them. */
+  async activeConnections(): Promise<number | undefined> {
+    if (!this.child) return undefined;
+    const info = await runtimeCommand(this.paths.adminSocket, "show info", undefined, 2000).catch(() => "");
+    const match = /^CurrConns: (\d+)/m.exec(info);
+    return match ? Number(match[1]) : undefined;
+  }
+
   /** Resolves once every removed server has been deleted from HAProxy (tests). */
   async settled(): Promise<void> {
     await Promise.all([...this.deleting]);
