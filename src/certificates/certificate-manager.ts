@@ -24,6 +24,15 @@ export interface CertificateManagerOptions {
 /** A certificate is renewed when less than this share of its lifetime is left (30 days of 90). */
 const RENEW_WHEN_LEFT = 1 / 3;
 
+/**
+ * The names of the internal certificate for `<app_id>.<domain>`: the wildcard, and each app's
+ * host too when the domain is a single label (clients refuse `*.localhost`-style wildcards).
+ */
+function platformNames(platformDomain: string, appIds: string[]): string[] {
+  const wildcard = `*.${platformDomain}`;
+  return platformDomain.includes('.') ? [wildcard] : [wildcard, ...appIds.map((id) => `${id}.${platformDomain}`)];
+}
+
 function dueForRenewal(notBefore: Date, notAfter: Date, now = Date.now()): boolean {
   const lifetime = notAfter.getTime() - notBefore.getTime();
   return notAfter.getTime() - now < lifetime * RENEW_WHEN_LEFT;
@@ -43,6 +52,7 @@ export class CertificateManager implements DomainService {
   private applying: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private lastRouterError = '';
+  private appliedFingerprint = '';
 
   constructor(private readonly options: CertificateManagerOptions) {
     options.store.certificates.onChange(() => void this.refresh());
@@ -92,10 +102,12 @@ export class CertificateManager implements DomainService {
     }
   }
 
-  private async internalFor(name: string): Promise<IssuedCertificate & { notBefore: Date }> {
+  private async internalFor(names: string | string[]): Promise<IssuedCertificate & { notBefore: Date }> {
+    const list = typeof names === 'string' ? [names] : names;
+    const name = list.join(',');
     let cert = this.internal.get(name);
     if (!cert) {
-      const issued = await this.options.ca.issue([name]);
+      const issued = await this.options.ca.issue(list);
       cert = { ...issued, notBefore: new Date(new X509Certificate(issued.certificatePem).validFrom) };
       this.internal.set(name, cert);
     }
@@ -113,7 +125,7 @@ export class CertificateManager implements DomainService {
     const { store, platformDomain } = this.options;
     const certs: TlsCertificate[] = [];
     const served = new Map<string, ServedCertificate>();
-    const platform = await this.internalFor(`*.${platformDomain}`);
+    const platform = await this.internalFor(platformNames(platformDomain, store.apps.all().map((app) => app.id)));
     certs.push({ names: platform.names, certificatePem: platform.certificatePem, privateKeyPem: platform.privateKeyPem });
     const now = Date.now();
     for (const domain of store.domains.all()) {
@@ -129,10 +141,14 @@ export class CertificateManager implements DomainService {
       served.set(domain.fqdn, { source: 'internal', not_after: internal.notAfter.toISOString() });
     }
     for (const name of this.internal.keys()) {
-      if (name !== `*.${platformDomain}` && !store.domains.byName(name)) this.internal.delete(name);
+      if (name !== platform.names.join(',') && !store.domains.byName(name)) this.internal.delete(name);
     }
+    // Routes change far more often than certificates: the router only hears of real changes.
+    const fingerprint = certs.map((c) => `${c.names.join(',')}\n${c.certificatePem}`).join('\n');
+    if (fingerprint === this.appliedFingerprint) return;
     try {
       await this.options.router.applyCertificates(certs);
+      this.appliedFingerprint = fingerprint;
       this.served_.clear();
       for (const [name, cert] of served) this.served_.set(name, cert);
       this.lastRouterError = '';

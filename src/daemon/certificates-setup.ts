@@ -16,6 +16,8 @@ export async function startCertificates(input: {
   options: DaemonOptions;
   store: Store;
   router: Router;
+  /** Told when routes change, so new app hosts get their certificate. */
+  onRoutesApplied(listener: () => void): void;
   challenges: AcmeChallengeResponder;
   applyRoutes(): Promise<void>;
   log(line: string): void;
@@ -40,6 +42,9 @@ export async function startCertificates(input: {
     checkIntervalMs: settings.checkIntervalMs,
     log,
   });
-  if (options.httpsPort > 0) await manager.start();
+  if (options.httpsPort > 0) {
+    await manager.start();
+    input.onRoutesApplied(() => void manager.refresh());
+  }
   return { manager, caCertificatePath: ca.certificatePath };
 }

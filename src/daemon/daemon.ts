@@ -167,7 +167,15 @@ export class Daemon {
       onInstanceRestart: (appId) => traffic.metrics.instanceRestarted(appId),
     });
     this.onStop('instances', () => runtime.shutdown());
-    const certificates = await startCertificates({ options, store, router, challenges: acmeChallenges, applyRoutes: () => runtime.applyRoutes(), log });
+    const certificates = await startCertificates({
+      options,
+      store,
+      router,
+      challenges: acmeChallenges,
+      applyRoutes: () => runtime.applyRoutes(),
+      onRoutesApplied: (listener) => runtime.onRoutesApplied(listener),
+      log,
+    });
     this.onStop('certificates', () => certificates.manager.stop());
     const catalog = new NpmVersionCatalog(join(options.toolchainCacheDir, 'catalog'));
     const deployer = new Deployer({

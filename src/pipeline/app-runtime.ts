@@ -68,8 +68,16 @@ export class AppRuntime {
     );
   }
 
+  private readonly routesListeners = new Set<() => void>();
+
+  /** Called after each routing table applied (the certificates follow the hosts). */
+  onRoutesApplied(listener: () => void): void {
+    this.routesListeners.add(listener);
+  }
+
   async applyRoutes(): Promise<void> {
     await this.options.router.apply(this.routingTable());
+    for (const listener of this.routesListeners) listener();
   }
 
   /**
