@@ -11,7 +11,7 @@
  * GUIDE.md's reference: nginx with upstream keep-alive reaches 0.53-0.59 of direct.
  */
 import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { chmod, mkdtemp, rm } from "node:fs/promises";
 import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -119,6 +119,8 @@ export async function benchRouter(options: { seconds?: number; rounds?: number }
   const seconds = options.seconds ?? Number(process.env.SLIPWAY_BENCH_SECONDS ?? 3);
   const rounds = options.rounds ?? Number(process.env.SLIPWAY_BENCH_ROUNDS ?? 3);
   const workDir = await mkdtemp(join(tmpdir(), "slipway-bench-router-"));
+  // nginx's workers (www-data) must be able to search their way to its temp folder inside.
+  await chmod(workDir, 0o711);
   const upstream = await startUpstream();
   const [nginxPort, haproxyPort] = [await freePort(), await freePort()];
   let records = 0;

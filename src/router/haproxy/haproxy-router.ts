@@ -205,7 +205,8 @@ export class HaproxyRouter implements Router {
         // map_end takes the first entry that matches: the most specific suffix must come first.
         .sort((a, b) => b[0].length - a[0].length),
     );
-    await this.replaceMap(this.paths.forceHttpsMap, [...byApp].filter(([, e]) => e.forceHttps).map(([appId]) => [slotBackend(this.slotOf.get(appId)!), "1"]));
+    // Without an HTTPS listener there is nowhere to redirect to: the configuration has no such map.
+    if (this.o.httpsPort) await this.replaceMap(this.paths.forceHttpsMap, [...byApp].filter(([, e]) => e.forceHttps).map(([appId]) => [slotBackend(this.slotOf.get(appId)!), "1"]));
     for (const { slot, server } of retired) {
       await runtimeCommand(this.paths.adminSocket, `set server ${slotBackend(slot)}/${server.name} state maint`);
       this.deleteWhenIdle(slot, server);
