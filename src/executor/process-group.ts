@@ -12,6 +12,8 @@ export interface ProcessGroupOptions {
   onData?: (stream: 'out' | 'err', chunk: Buffer) => void;
   /** Give the process a standard input pipe (closed stdin otherwise). */
   stdin?: boolean;
+  /** Text written to the process's standard input, which is then closed. */
+  input?: string;
 }
 
 export interface ProcessGroupExit {
@@ -71,7 +73,7 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
       cwd: o.cwd,
       env: o.env,
       detached: true, // setsid(): own session and process group, pgid = pid
-      stdio: [o.stdin ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      stdio: [o.stdin || o.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'],
       uid: o.user?.uid,
       gid: o.user?.gid,
       windowsHide: true,
@@ -130,6 +132,7 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
 
     child.once('spawn', () => {
       const pid = child.pid!;
+      if (o.input !== undefined) child.stdin!.end(o.input);
       resolve({
         pid,
         startedAt: Date.now(),

@@ -10,6 +10,10 @@ export interface RunOptions {
   user?: { uid: number; gid: number };
   /** Each line of output; `\n`, `\r\n` and `\r` end a line, a last unterminated line counts. */
   onLine?: (stream: 'out' | 'err', line: string) => void;
+  /** Raw output as it comes (e.g. to keep it byte for byte). */
+  onData?: (stream: 'out' | 'err', chunk: Buffer) => void;
+  /** Text written to the standard input, which is then closed (no input otherwise). */
+  input?: string;
   /** Aborting kills the whole process group. */
   signal?: AbortSignal;
   /** After this many ms the whole process group is killed. */

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { runCaptured } from '../executor/run-captured.js';
 import { describeExit, runCommand } from '../executor/run-command.js';
 import {
   addonAccessScript,
@@ -105,18 +105,17 @@ export class Firewall {
     );
   }
 
-  private nftScript(script: string): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(NFT, ['-f', '-'], { env: SYSTEM_ENV, stdio: ['pipe', 'ignore', 'pipe'], timeout: NFT_TIMEOUT_MS });
-      let err = '';
-      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      child.once('error', (e) => reject(new Error(`Cannot run ${NFT}: ${e.message}. Install nftables (apt-get install nftables).`)));
-      child.once('close', (code, signal) =>
-        code === 0
-          ? resolve()
-          : reject(new Error(`nft refused slipway's rules for table ${this.options.table} (${signal ?? `exit ${code}`}): ${err.trim()}. Nothing was changed; check the kernel has nf_tables and the daemon runs as root.`)),
+  private async nftScript(script: string): Promise<void> {
+    let result: Awaited<ReturnType<typeof runCaptured>>;
+    try {
+      result = await runCaptured({ argv: [NFT, '-f', '-'], cwd: '/', env: SYSTEM_ENV, input: script, timeoutMs: NFT_TIMEOUT_MS });
+    } catch (error) {
+      throw new Error(`Cannot run ${NFT}: ${(error as Error).message}. Install nftables (apt-get install nftables).`);
+    }
+    if (result.exitCode !== 0) {
+      throw new Error(
+        `nft refused slipway's rules for table ${this.options.table} (${describeExit(result)}): ${result.stderr.trim()}. Nothing was changed; check the kernel has nf_tables and the daemon runs as root.`,
       );
-      child.stdin.end(script);
-    });
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { daemonEnv, runCaptured } from '../executor/run-captured.js';
 
 export interface ProcessResult {
   code: number;
@@ -7,33 +7,14 @@ export interface ProcessResult {
 }
 
 /** Runs argv (no shell) to completion and collects its output; never throws on a non-zero exit. */
-export function runProcess(
+export async function runProcess(
   argv: readonly string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {},
 ): Promise<ProcessResult> {
-  return new Promise((resolve, reject) => {
-    const [command, ...args] = argv;
-    if (!command) throw new Error('runProcess needs a command');
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    child.stdin.on('error', () => {}); // the process may exit without reading its input
-    child.stdin.end(options.input);
-    const stdout: Buffer[] = [];
-    const stderr: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-    child.on('error', reject);
-    child.on('close', (code, signal) =>
-      resolve({
-        code: code ?? (signal ? 128 : 1),
-        stdout: Buffer.concat(stdout).toString('utf8'),
-        stderr: Buffer.concat(stderr).toString('utf8'),
-      }),
-    );
-  });
+  if (!argv[0]) throw new Error('runProcess needs a command');
+  const env = options.env ? Object.fromEntries(Object.entries(options.env).filter((e): e is [string, string] => e[1] !== undefined)) : daemonEnv();
+  const result = await runCaptured({ argv: [...argv], cwd: options.cwd ?? process.cwd(), env, input: options.input ?? '' });
+  return { code: result.exitCode ?? (result.signal ? 128 : 1), stdout: result.stdout, stderr: result.stderr };
 }
 
 /** Runs argv and returns stdout, or throws an error quoting the command and what it printed. */

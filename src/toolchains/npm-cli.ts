@@ -2,7 +2,8 @@
  * Runs the npm CLI that the daemon itself uses, so the registry, proxy and credentials come
  * from npm's own configuration (`npm config get registry`) and never from slipway's code.
  */
-import { execFile } from 'node:child_process';
+import { daemonEnv, runCaptured } from '../executor/run-captured.js';
+import { describeExit } from '../executor/run-command.js';
 
 export interface NpmRunOptions {
   /** Working directory: a folder without a package.json, so no project .npmrc interferes. */
@@ -33,27 +34,18 @@ function stderrTail(stderr: string): string {
 }
 
 /** Runs `npm <args>` and returns its stdout. */
-export function runNpm(args: string[], options: NpmRunOptions): Promise<string> {
+export async function runNpm(args: string[], options: NpmRunOptions): Promise<string> {
   const argv = ['npm', ...args];
-  return new Promise((resolve, reject) => {
-    execFile(
-      'npm',
-      args,
-      {
-        cwd: options.cwd,
-        timeout: options.timeoutMs ?? 120_000,
-        maxBuffer: 64 * 1024 * 1024,
-        env: { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' },
-      },
-      (error, stdout, stderr) => {
-        if (!error) {
-          resolve(stdout);
-          return;
-        }
-        const code = /npm error code (\S+)/.exec(stderr)?.[1] ?? /"code":\s*"([^"]+)"/.exec(stdout)?.[1];
-        const tail = stderrTail(stderr) || error.message;
-        reject(new NpmCommandError(`\`${argv.join(' ')}\` failed${code ? ` (${code})` : ''}:\n${tail}`, argv, code, stderr));
-      },
-    );
-  });
+  const env = daemonEnv({ npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' });
+  let result: Awaited<ReturnType<typeof runCaptured>>;
+  try {
+    result = await runCaptured({ argv, cwd: options.cwd, env, timeoutMs: options.timeoutMs ?? 120_000 });
+  } catch (error) {
+    throw new NpmCommandError(`\`${argv.join(' ')}\` failed:\n${(error as Error).message}`, argv, undefined, '');
+  }
+  if (result.exitCode === 0) return result.stdout;
+  const { stdout, stderr } = result;
+  const code = /npm error code (\S+)/.exec(stderr)?.[1] ?? /"code":\s*"([^"]+)"/.exec(stdout)?.[1];
+  const tail = stderrTail(stderr) || `npm ${describeExit(result)}`;
+  throw new NpmCommandError(`\`${argv.join(' ')}\` failed${code ? ` (${code})` : ''}:\n${tail}`, argv, code, stderr);
 }

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { daemonEnv, runCaptured } from '../../executor/run-captured.js';
 
 export interface ToolRun {
   code: number;
@@ -11,34 +11,20 @@ export interface ToolRun {
  * Never throws for a non-zero exit: callers turn the output into an error that says
  * what was seen. A missing executable is reported as code 127, like a shell would.
  */
-export function runTool(
+export async function runTool(
   argv: string[],
   options: { cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<ToolRun> {
-  const [file, ...args] = argv;
-  return new Promise((resolve) => {
-    execFile(
-      file!,
-      args,
-      {
-        cwd: options.cwd,
-        env: options.env ?? process.env,
-        timeout: options.timeoutMs ?? 10 * 60_000,
-        maxBuffer: 64 * 1024 * 1024,
-        encoding: 'utf8',
-      },
-      (error, stdout, stderr) => {
-        if (!error) return resolve({ code: 0, stdout, stderr });
-        const err = error as NodeJS.ErrnoException & { code?: unknown; killed?: boolean };
-        if (err.code === 'ENOENT') {
-          return resolve({ code: 127, stdout, stderr: `${file}: command not found` });
-        }
-        const code = typeof err.code === 'number' ? err.code : 1;
-        const timedOut = err.killed ? `\n${file} was stopped after ${options.timeoutMs ?? 600_000} ms` : '';
-        resolve({ code, stdout, stderr: stderr + timedOut });
-      },
-    );
-  });
+  const timeoutMs = options.timeoutMs ?? 10 * 60_000;
+  const env = options.env ? Object.fromEntries(Object.entries(options.env).filter((e): e is [string, string] => e[1] !== undefined)) : daemonEnv();
+  let result: Awaited<ReturnType<typeof runCaptured>>;
+  try {
+    result = await runCaptured({ argv, cwd: options.cwd ?? process.cwd(), env, timeoutMs });
+  } catch {
+    return { code: 127, stdout: '', stderr: `${argv[0]}: command not found` };
+  }
+  const timedOut = result.timedOut ? `\n${argv[0]} was stopped after ${timeoutMs} ms` : '';
+  return { code: result.exitCode ?? 1, stdout: result.stdout, stderr: result.stderr + timedOut };
 }
 
 /** The last lines of a tool's output, for error messages. */
