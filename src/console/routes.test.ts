@@ -13,6 +13,7 @@ test('every page round-trips through its URL fragment', () => {
     { page: 'app-info', app },
     { page: 'app-env', app },
     { page: 'app-services', app },
+    { page: 'app-domains', app },
     { page: 'app-scaling', app },
     { page: 'app-logs', app },
     { page: 'addons', org },

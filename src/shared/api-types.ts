@@ -81,3 +81,20 @@ export interface LogEntry {
   state?: string;
   message?: string | null;
 }
+
+/** A custom domain of an application (`GET /v1/apps/:app/domains`). */
+export interface DomainView {
+  fqdn: string;
+  name: string;
+  wildcard: boolean;
+  favourite: boolean;
+  created_at: string;
+  certificate: { source: 'acme' | 'uploaded' | 'internal'; not_after: string } | null;
+  acme: { state: 'pending' | 'valid' | 'invalid'; error: string | null } | null;
+}
+
+export interface DomainListingView {
+  default: string;
+  favourite: string;
+  domains: DomainView[];
+}

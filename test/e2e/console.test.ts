@@ -336,6 +336,33 @@ uiTest('Service Dependencies: "Link add-ons" and "Link applications" dropdowns o
   await page.getByText('Choose an add-on to link first.').waitFor();
 });
 
+uiTest('Domain names: add exact, wildcard and international names, refuse a non-host name in the form, favourite and remove', async () => {
+  await open(`#/apps/${apiBackendId}/domains`);
+  await heading('api-backend: Domain names').waitFor();
+  const name = page.getByLabel('Add a domain');
+  await name.fill('https://shop.example.com/');
+  await name.press('Enter');
+  await page.getByRole('alert').getByText(/":" cannot appear/).waitFor();
+  await name.fill('shop.example.com');
+  await name.press('Enter');
+  await page.locator('li[data-domain="shop.example.com"]').waitFor();
+  await name.fill('*.example.net');
+  await name.press('Enter');
+  await page.locator('li[data-domain="*.example.net"]').waitFor();
+  await name.fill('bücher.example.org');
+  await name.press('Enter');
+  await page.locator('li[data-domain="xn--bcher-kva.example.org"]').getByText('bücher.example.org').waitFor();
+  assert.equal(await page.getByRole('button', { name: 'Make *.example.net the favourite domain' }).count(), 0, 'a wildcard is no address to show');
+  await page.getByRole('button', { name: 'Make shop.example.com the favourite domain' }).click();
+  await page.locator('li[data-domain="shop.example.com"] .badge', { hasText: 'favourite' }).waitFor();
+  const listing = await api<{ favourite: string; domains: Array<{ fqdn: string }> }>('GET', `/v1/apps/${apiBackendId}/domains`);
+  assert.equal(listing.favourite, 'shop.example.com');
+  assert.deepEqual(listing.domains.map((d) => d.fqdn), ['*.example.net', 'shop.example.com', 'xn--bcher-kva.example.org']);
+  await page.getByRole('button', { name: 'Remove domain bücher.example.org' }).click();
+  await page.locator('li[data-domain="xn--bcher-kva.example.org"]').waitFor({ state: 'detached' });
+  await browser.screenshot('app-domains');
+});
+
 uiTest('the Information page shows a deployment log live while it runs', { timeout: 900_000 }, async () => {
   const { gitEnv } = await registerSshKey(daemon);
   const dir = checkoutExample('node-hello');
@@ -407,6 +434,7 @@ uiTest('every page is readable at 375px wide: nothing overflows horizontally', a
     ['app-information', `#/apps/${webShop.id}`, /Information$/],
     ['env', `#/apps/${webShop.id}/env`, /Environment variables$/],
     ['services', `#/apps/${webShop.id}/services`, /Service dependencies$/],
+    ['domains', `#/apps/${webShop.id}/domains`, /Domain names$/],
     ['addons', `#/orgs/${orgId}/addons`, /^Add-ons of/],
     ['addon-create', `#/orgs/${orgId}/addons/new`, /^Create an add-on$/],
   ];

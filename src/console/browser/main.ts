@@ -9,6 +9,7 @@ import { createAppView } from './views/create-app.js';
 import { appInfoView } from './views/app-info.js';
 import { appEnvView } from './views/app-env.js';
 import { appServicesView } from './views/app-services.js';
+import { appDomainsView } from './views/app-domains.js';
 import { appScalingView } from './views/app-scaling.js';
 import { appLogsView } from './views/app-logs.js';
 import { addonsView } from './views/addons.js';
@@ -101,6 +102,8 @@ function renderRoute(ctx: ViewContext, route: Route): Promise<void> {
       return appEnvView(ctx, route);
     case 'app-services':
       return appServicesView(ctx, route);
+    case 'app-domains':
+      return appDomainsView(ctx, route);
     case 'app-scaling':
       return appScalingView(ctx, route);
     case 'app-logs':

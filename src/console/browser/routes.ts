@@ -5,6 +5,7 @@ export type Route =
   | { page: 'app-info'; app: string }
   | { page: 'app-env'; app: string }
   | { page: 'app-services'; app: string }
+  | { page: 'app-domains'; app: string }
   | { page: 'app-scaling'; app: string }
   | { page: 'app-logs'; app: string }
   | { page: 'addons'; org: string }
@@ -28,6 +29,7 @@ export function parseRoute(hash: string): Route {
   if (a === 'apps' && b && parts.length === 2) return { page: 'app-info', app: b };
   if (a === 'apps' && b && c === 'env' && parts.length === 3) return { page: 'app-env', app: b };
   if (a === 'apps' && b && c === 'services' && parts.length === 3) return { page: 'app-services', app: b };
+  if (a === 'apps' && b && c === 'domains' && parts.length === 3) return { page: 'app-domains', app: b };
   if (a === 'apps' && b && c === 'scaling' && parts.length === 3) return { page: 'app-scaling', app: b };
   if (a === 'apps' && b && c === 'logs' && parts.length === 3) return { page: 'app-logs', app: b };
   if (a === 'orgs' && b && c === 'addons' && parts.length === 3) return { page: 'addons', org: b };
@@ -48,6 +50,8 @@ export function href(route: Route): string {
       return `#/apps/${e(route.app)}/env`;
     case 'app-services':
       return `#/apps/${e(route.app)}/services`;
+    case 'app-domains':
+      return `#/apps/${e(route.app)}/domains`;
     case 'app-scaling':
       return `#/apps/${e(route.app)}/scaling`;
     case 'app-logs':

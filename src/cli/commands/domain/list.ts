@@ -1,20 +1,8 @@
 import type { Command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 
-export interface DomainView {
-  fqdn: string;
-  name: string;
-  wildcard: boolean;
-  favourite: boolean;
-  certificate: { source: string; not_after: string } | null;
-  acme: { state: string; error: string | null } | null;
-}
-
-export interface DomainListing {
-  default: string;
-  favourite: string;
-  domains: DomainView[];
-}
+export type { DomainView, DomainListingView as DomainListing } from '../../../shared/api-types.js';
+import type { DomainListingView as DomainListing } from '../../../shared/api-types.js';
 
 /** One line per domain: the favourite marked, the certificate served and any ACME trouble. */
 export function printDomains(out: (text: string) => void, listing: DomainListing): void {

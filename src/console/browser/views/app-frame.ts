@@ -4,12 +4,13 @@ import { h, replaceChildren } from '../dom.js';
 import { href } from '../routes.js';
 import { pageTitle, type ViewContext } from '../view.js';
 
-type Tab = 'app-info' | 'app-env' | 'app-services' | 'app-scaling' | 'app-logs';
+type Tab = 'app-info' | 'app-env' | 'app-services' | 'app-domains' | 'app-scaling' | 'app-logs';
 
 const TABS: Array<{ page: Tab; label: string }> = [
   { page: 'app-info', label: 'Information' },
   { page: 'app-env', label: 'Environment variables' },
   { page: 'app-services', label: 'Service dependencies' },
+  { page: 'app-domains', label: 'Domain names' },
   { page: 'app-scaling', label: 'Scaling' },
   { page: 'app-logs', label: 'Logs' },
 ];
