@@ -1,0 +1,21 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseAcmeDirectory, parseAcmeEmail, parseCheckInterval } from './certificate-options.js';
+import { canUseAcme } from './acme-eligible.js';
+
+test('ACME options: an https directory, an e-mail address, a check interval in seconds', () => {
+  assert.equal(parseAcmeDirectory(undefined), undefined);
+  assert.equal(parseAcmeDirectory('https://acme.internal:14000/dir'), 'https://acme.internal:14000/dir');
+  assert.throws(() => parseAcmeDirectory('http://acme.internal/dir'), /must be an https:\/\/ URL/);
+  assert.throws(() => parseAcmeDirectory('acme'), /must be the URL of an ACME directory/);
+  assert.equal(parseAcmeEmail('ops@example.com'), 'ops@example.com');
+  assert.throws(() => parseAcmeEmail('ops at example'), /must be an e-mail address/);
+  assert.equal(parseCheckInterval('60'), 60_000);
+  for (const bad of ['0', '-1', '1.5', 'soon', '999999999']) assert.throws(() => parseCheckInterval(bad), /number of seconds/, bad);
+});
+
+test('ACME serves exact public names; wildcards and private top-level domains keep the internal CA', () => {
+  assert.equal(canUseAcme('shop.example.com'), true);
+  assert.equal(canUseAcme('xn--bcher-kva.de'), true);
+  for (const name of ['*.example.com', 'shop.intranet.test', 'printer.local', 'nas.home.arpa', 'db.internal', 'x.localhost']) assert.equal(canUseAcme(name), false, name);
+});
