@@ -7,6 +7,7 @@ import { benchPushToLive } from './push-to-live.js';
 import { benchSbtBuild, describeSbtBuild } from './sbt-build.js';
 import { benchBuildCache, describeBuildCache } from './build-cache.js';
 import { benchSandbox, describeSandbox } from './sandbox.js';
+import { benchStartCommand, describeStartCommand } from './start-command.js';
 
 const results: Record<string, unknown> = {};
 
@@ -30,6 +31,10 @@ console.log(
 const sandbox = await benchSandbox();
 results.sandbox = sandbox;
 console.log(describeSandbox(sandbox));
+
+const startCommand = await benchStartCommand();
+results.startCommand = startCommand;
+console.log(describeStartCommand(startCommand));
 
 const buildCache = await benchBuildCache();
 results.buildCache = buildCache;

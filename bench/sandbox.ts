@@ -76,9 +76,9 @@ function quantiles(values: number[]): Quantiles {
   return { median: sorted[Math.floor(sorted.length / 2)]!, p90: sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.9) - 1)]! };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function firstOk(address: string, port: number, deadlineMs = 20_000): Promise<void> {
+export async function firstOk(address: string, port: number, deadlineMs = 20_000): Promise<void> {
   const until = Date.now() + deadlineMs;
   for (;;) {
     const ok = await new Promise<boolean>((resolve) => {
@@ -95,15 +95,15 @@ async function firstOk(address: string, port: number, deadlineMs = 20_000): Prom
   }
 }
 
-function statusKiB(pid: number, field: 'VmRSS' | 'RssAnon'): number {
+export function statusKiB(pid: number, field: 'VmRSS' | 'RssAnon'): number {
   const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return Number(m?.[1] ?? 0);
 }
-const rssKiB = (pid: number) => statusKiB(pid, 'VmRSS');
+export const rssKiB = (pid: number) => statusKiB(pid, 'VmRSS');
 /** Anonymous resident memory: private to the process, unlike its binary's pages. */
-const anonKiB = (pid: number) => statusKiB(pid, 'RssAnon');
+export const anonKiB = (pid: number) => statusKiB(pid, 'RssAnon');
 
-function childrenOf(pid: number): number[] {
+export function childrenOf(pid: number): number[] {
   const out: number[] = [];
   // A Go program (runc) forks from any of its threads: look at the children of every task.
   for (const task of readdirSync(`/proc/${pid}/task`)) {
@@ -114,7 +114,7 @@ function childrenOf(pid: number): number[] {
   return out;
 }
 
-function comm(pid: number): string {
+export function comm(pid: number): string {
   return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
 }
 
@@ -128,7 +128,7 @@ function cgroupRssKiB(root: string, sandboxId: string): number {
 }
 
 /** Removes a (by now empty) cgroup root of ours from every hierarchy. */
-function removeCgroupRoot(root: string): void {
+export function removeCgroupRoot(root: string): void {
   const dirs = existsSync(join(CGROUP_MOUNT, 'cgroup.controllers'))
     ? [join(CGROUP_MOUNT, root)]
     : readdirSync(CGROUP_MOUNT, { withFileTypes: true })
@@ -143,7 +143,7 @@ function removeCgroupRoot(root: string): void {
   }
 }
 
-function userExists(name: string): boolean {
+export function userExists(name: string): boolean {
   return spawnSync('id', ['-u', name], { stdio: 'ignore' }).status === 0;
 }
 

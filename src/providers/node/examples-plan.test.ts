@@ -3,6 +3,7 @@
  * and compared in full: a change in any decision shows up here as a readable difference.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import type { BuildPlan, PlanCommand } from '../plan.js';
@@ -14,7 +15,19 @@ const SYSTEM_YARN = { name: 'yarn', version: '1.22.22', reason: 'system Yarn' };
 const QUIET_NPM = { npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' };
 const NODE_ENV_WARNING =
   'NODE_ENV is not set: an app in production needs NODE_ENV=production (`slipway env set NODE_ENV production`). Until then devDependencies are installed and most frameworks run in development mode.';
-const NPM_START: PlanCommand = { label: 'start script', argv: ['npm', 'run', 'start'], env: { npm_config_script_shell: 'bash' } };
+const SCRIPT_SHELL = { npm_config_script_shell: 'bash' };
+/** What bash is given before the start script: the release's binaries first, npm's lifecycle variables. */
+const PRELUDE = 'export PATH="$PWD/node_modules/.bin:$PATH" npm_lifecycle_event=start npm_lifecycle_script="$1" npm_package_name="$2" npm_package_version="$3" npm_config_user_agent="$4"; ';
+
+/** npm_config_user_agent as each manager sets it, on Node.js 24.11.0. */
+const agent = (tool: string) => `${tool} node/v24.11.0 linux ${process.arch}`;
+const NPM_AGENT = agent('npm/11.6.1');
+
+/** scripts.start of an example run by bash, with no package manager staying beside the app. */
+function directStart(example: string, userAgent = NPM_AGENT): PlanCommand {
+  const pkg = JSON.parse(readFileSync(path.join(examplePath(example), 'package.json'), 'utf8')) as { name?: string; version?: string; scripts: { start: string } };
+  return { label: 'start script', argv: ['bash', '-c', `${PRELUDE}exec bash -c "$1"`, 'start', pkg.scripts.start, pkg.name ?? '', pkg.version ?? '', userAgent] };
+}
 
 function npmInstall(dev: boolean, command: 'install' | 'ci' = 'install'): PlanCommand {
   return {
@@ -43,15 +56,18 @@ describe('build plans of the example apps', () => {
       env: { npm_config_update_notifier: 'false' },
       files: [],
       build: [npmInstall(true)],
-      beforeStart: [],
-      start: NPM_START,
+      beforeStart: [{ label: 'prestart script', argv: ['npm', 'run', 'prestart'], env: SCRIPT_SHELL }],
+      start: directStart('node-npm'),
       cacheDirs: ['.slipway-cache/npm', 'node_modules'],
       cacheDirsInRelease: ['node_modules'],
       warnings: [NODE_ENV_WARNING],
     });
     assert.ok(plan.notes.includes('Package manager: npm, because package-lock.json is present: npm install (the default).'));
     assert.ok(plan.notes.includes('Build scripts preinstall, install, postinstall: run once each by the install command itself, in that order.'));
-    assert.ok(plan.notes.includes('Start command: scripts.start through `npm run start`, which runs prestart before it.'));
+    assert.ok(
+      plan.notes.includes('Start command: scripts.start run by bash with node_modules/.bin on PATH, as `npm run start` would run it but without the package manager staying beside the app, after prestart.'),
+      plan.notes.join('\n'),
+    );
   });
 
   it('node-npm-ci: npm ci without devDependencies (NODE_ENV=production)', async () => {
@@ -63,7 +79,7 @@ describe('build plans of the example apps', () => {
       files: [],
       build: [npmInstall(false, 'ci')],
       beforeStart: [],
-      start: NPM_START,
+      start: directStart('node-npm-ci'),
       cacheDirs: ['.slipway-cache/npm'],
       warnings: [],
     });
@@ -83,8 +99,8 @@ describe('build plans of the example apps', () => {
           env: { npm_config_update_notifier: 'false', npm_config_store_dir: '${SLIPWAY_APP_CACHE}/pnpm-store' },
         },
       ],
-      beforeStart: [],
-      start: { label: 'start script', argv: ['pnpm', 'run', 'start'], env: { npm_config_script_shell: 'bash', pnpm_config_verify_deps_before_run: 'false' } },
+      beforeStart: [{ label: 'prestart script', argv: ['pnpm', 'run', 'prestart'], env: { ...SCRIPT_SHELL, pnpm_config_verify_deps_before_run: 'false' } }],
+      start: directStart('node-pnpm', agent('pnpm/10.34.9')),
       cacheDirs: ['node_modules'],
       cacheDirsInRelease: ['node_modules'],
       warnings: [],
@@ -112,7 +128,7 @@ describe('build plans of the example apps', () => {
         },
       ],
       beforeStart: [{ label: 'prestart script', argv: ['yarn', 'run', 'prestart'] }],
-      start: { label: 'start script', argv: ['yarn', 'run', 'start'] },
+      start: directStart('node-yarn-berry', agent('yarn/4.18.1')),
       cacheDirs: ['.slipway-cache/yarn-berry', 'node_modules'],
       cacheDirsInRelease: ['node_modules'],
       warnings: [],
@@ -160,8 +176,8 @@ describe('build plans of the example apps', () => {
       env: { npm_config_update_notifier: 'false' },
       files: [],
       build: [{ label: 'yarn install (Yarn 1, with devDependencies)', argv: ['yarn', 'install', '--production=false', '--non-interactive'], env: { YARN_CACHE_FOLDER: '.slipway-cache/yarn' } }],
-      beforeStart: [],
-      start: { label: 'start script', argv: ['yarn', 'run', 'start'], env: { npm_config_script_shell: 'bash' } },
+      beforeStart: [{ label: 'prestart script', argv: ['yarn', 'run', 'prestart'], env: SCRIPT_SHELL }],
+      start: directStart('node-yarn1', agent('yarn/1.22.22')),
       cacheDirs: ['.slipway-cache/yarn', 'node_modules'],
       cacheDirsInRelease: ['node_modules'],
       warnings: [
@@ -185,7 +201,7 @@ describe('build plans of the example apps', () => {
       files: [],
       build: [{ label: 'bun install (without devDependencies)', argv: ['bun', 'install', '--production'], env: { BUN_INSTALL_CACHE_DIR: '.slipway-cache/bun' } }],
       beforeStart: [],
-      start: { label: 'start script', argv: ['bun', 'run', 'start'] },
+      start: directStart('node-bun', agent('bun/1.3.1')),
       cacheDirs: ['.slipway-cache/bun', 'node_modules'],
       cacheDirsInRelease: ['node_modules'],
       warnings: [],
@@ -202,7 +218,7 @@ describe('build plans of the example apps', () => {
         env: { ...QUIET_NPM, npm_config_cache: '.slipway-cache/npm', YARN_CACHE_FOLDER: '.slipway-cache/yarn', npm_config_include: 'dev', YARN_PRODUCTION: 'false' },
       },
     ]);
-    assert.deepEqual(plan.start, NPM_START);
+    assert.deepEqual(plan.start, directStart('node-custom'));
     assert.deepEqual(plan.toolchain, [NODE_DEFAULT, NPM_DEFAULT, SYSTEM_YARN]);
   });
 
@@ -270,7 +286,7 @@ describe('build plans of the example apps', () => {
   it('node-deno-mise: Deno from mise.toml at an exact version, started by the start script', async () => {
     const plan = await examplePlan('node-deno-mise');
     assert.deepEqual(plan.toolchain, [NODE_DEFAULT, NPM_DEFAULT, SYSTEM_YARN, { name: 'deno', version: '2.9.6', reason: 'deno = "2" in mise.toml' }]);
-    assert.deepEqual(plan.start, NPM_START);
+    assert.deepEqual(plan.start, directStart('node-deno-mise'));
     assert.deepEqual(plan.warnings, []);
   });
 
@@ -287,19 +303,19 @@ describe('build plans of the example apps', () => {
     assert.deepEqual(plan.warnings.filter((w) => w.includes('poststart')), []);
   });
 
-  it('node-poststart: every manager runs poststart after the start script, Yarn berry through slipway', async () => {
+  it('node-poststart: with every manager, prestart runs through it, then bash runs the start script and poststart after a clean end', async () => {
     const byTool: Record<string, unknown> = {};
     for (const variant of [0, 1, 2, 3, 4]) {
       const plan = await examplePlan('node-poststart', variant);
       byTool[(await exampleEnv('node-poststart', variant)).CC_NODE_BUILD_TOOL!] = { beforeStart: plan.beforeStart.map((c) => c.argv), start: plan.start.argv };
     }
+    const start = (run: string, tool: string) => ['bash', '-c', `${PRELUDE}bash -c "$1" && exec ${run} poststart`, 'start', 'node server.js', 'slipway-example-poststart', '1.0.0', agent(tool)];
     assert.deepEqual(byTool, {
-      // These run prestart and poststart around `start` themselves.
-      npm: { beforeStart: [], start: ['npm', 'run', 'start'] },
-      pnpm: { beforeStart: [], start: ['pnpm', 'run', 'start'] },
-      yarn: { beforeStart: [], start: ['yarn', 'run', 'start'] },
-      bun: { beforeStart: [], start: ['bun', 'run', 'start'] },
-      // Yarn berry runs neither.
+      npm: { beforeStart: [['npm', 'run', 'prestart']], start: start('npm run', 'npm/11.6.1') },
+      pnpm: { beforeStart: [['pnpm', 'run', 'prestart']], start: start('pnpm run', 'pnpm/10.34.9') },
+      yarn: { beforeStart: [['yarn', 'run', 'prestart']], start: start('yarn run', 'yarn/1.22.22') },
+      bun: { beforeStart: [['bun', 'run', 'prestart']], start: start('bun run', 'bun/1.3.1') },
+      // Plug'n'Play (no .yarnrc.yml): Yarn berry resolves the packages, so it runs the start script.
       'yarn-berry': { beforeStart: [['yarn', 'run', 'prestart']], start: ['bash', '-c', 'yarn run start && exec yarn run poststart', 'start'] },
     });
   });
@@ -322,7 +338,7 @@ describe('build plans of the example apps', () => {
         files: [],
         build: [npmInstall(false)],
         beforeStart: [],
-        start: NPM_START,
+        start: directStart(name),
         cacheDirs: ['.slipway-cache/npm', 'node_modules'],
         cacheDirsInRelease: ['node_modules'],
         warnings: [],

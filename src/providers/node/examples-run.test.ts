@@ -272,7 +272,7 @@ describe('example apps built and run with the real tools', { concurrency: 1 }, (
     assert.equal(facts.version, 'v24.11.0');
   });
 
-  it('node-sigterm: SIGTERM to the start command reaches the app through npm', LONG, async () => {
+  it('node-sigterm: SIGTERM to the start command reaches the app', LONG, async () => {
     const { running } = await deployExample('node-sigterm');
     assert.match(running.logs(), /received SIGTERM, closing the server/);
     assert.match(running.logs(), /server closed, exiting/);

@@ -140,7 +140,17 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
         notes.push('scripts.build is not run: slipway runs preinstall, install and postinstall at build time and prestart, start and poststart at run time, nothing else. Call the build from postinstall if the app needs it.');
       }
 
-      const start = startPlan({ manager: choice.manager, scripts: pkg.scripts, main: pkg.main, runCommand: env.CC_RUN_COMMAND, startCandidates: files.startCandidates });
+      const start = startPlan({
+        manager: choice.manager,
+        berryLinker: choice.manager === 'yarn-berry' ? berryNodeLinker(files.yarnrcYml, env) : undefined,
+        packageName: pkg.name,
+        packageVersion: pkg.version,
+        userAgent: managerUserAgent(choice.manager, versions.toolchain),
+        scripts: pkg.scripts,
+        main: pkg.main,
+        runCommand: env.CC_RUN_COMMAND,
+        startCandidates: files.startCandidates,
+      });
       notes.push(...start.notes);
       warnings.push(...start.warnings);
       notes.push(...auth.notes);
@@ -172,6 +182,18 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
       };
     },
   };
+}
+
+/**
+ * npm_config_user_agent as the package manager sets it for the scripts it runs: apps that look
+ * at which manager started them (its first word) see the same without the manager staying.
+ */
+function managerUserAgent(manager: string, toolchain: ReadonlyArray<{ name: string; version: string }>): string | undefined {
+  const tool = manager === 'yarn1' || manager === 'yarn-berry' ? 'yarn' : manager === 'custom' ? 'npm' : manager;
+  const version = toolchain.find((t) => t.name === tool)?.version;
+  const node = toolchain.find((t) => t.name === 'node')?.version;
+  if (!version) return undefined;
+  return `${tool}/${version}${node ? ` node/v${node}` : ''} linux ${process.arch}`;
 }
 
 /** The provider with npm's configured registry as the default registry. */

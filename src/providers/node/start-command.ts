@@ -15,12 +15,30 @@
  * last command, so a SIGTERM to the manager left the app running without the signal
  * (verified). With bash as the script shell, a single-command script replaces the shell and
  * receives SIGTERM (verified for all three), so the run commands set npm_config_script_shell.
+ *
+ * No resident package manager: `npm run start` stays beside the app for its whole life (about
+ * 50 MB of npm's own JavaScript heap next to a 40 MB hello world), and so do pnpm, Yarn and
+ * `bun run`. The instance instead runs scripts.start the way the manager would, without it: prestart
+ * through the manager as a before-start command (it ends before the app starts), then the start
+ * script itself with bash, `node_modules/.bin` first on PATH and npm's lifecycle variables set, as
+ * the managers do; bash execs a single command, so the app is the sandbox's main process and
+ * receives SIGTERM itself. With a poststart, bash waits for the start script and runs poststart
+ * after a clean end (npm's order); bash is a few hundred KiB of its own, not a package manager.
+ * Yarn berry with Plug'n'Play is the exception: its packages and their binaries resolve only
+ * through Yarn's loader, so its start script still runs under `yarn run`.
  */
 import { PlanError, type PlanCommand } from '../plan.js';
 import type { PackageManager } from './detect-package-manager.js';
 
 export interface StartInput {
   manager: PackageManager;
+  /** Yarn berry's linker: with `pnp` the start script must run under Yarn. */
+  berryLinker?: string;
+  /** package.json name and version, given to the start script as npm does. */
+  packageName?: string;
+  packageVersion?: string;
+  /** npm_config_user_agent as the manager would set it ("npm/11.6.1 node/v24.11.0 linux x64"). */
+  userAgent?: string;
   scripts: Record<string, string>;
   main?: string;
   /** CC_RUN_COMMAND. */
@@ -85,6 +103,26 @@ function thenPoststart(manager: PackageManager, start: PlanCommand, label: strin
   };
 }
 
+/**
+ * The start script run as its package manager would run it, without the manager staying
+ * behind: bash with the release's `node_modules/.bin` first on PATH and npm's lifecycle
+ * variables. The script and the package's name and version are positional arguments of a fixed
+ * bash program, never part of it.
+ */
+const DIRECT_PRELUDE =
+  'export PATH="$PWD/node_modules/.bin:$PATH" npm_lifecycle_event=start npm_lifecycle_script="$1" npm_package_name="$2" npm_package_version="$3" npm_config_user_agent="$4"; ';
+
+function directStart(manager: PackageManager, input: StartInput, withPoststart: boolean): PlanCommand {
+  const args = ['start', input.scripts.start!, input.packageName ?? '', input.packageVersion ?? '', input.userAgent ?? ''];
+  if (!withPoststart) return { label: 'start script', argv: ['bash', '-c', `${DIRECT_PRELUDE}exec bash -c "$1"`, ...args] };
+  const poststart = scriptCommand(manager, 'poststart', 'poststart script');
+  return {
+    label: 'start script, then poststart',
+    argv: ['bash', '-c', `${DIRECT_PRELUDE}bash -c "$1" && exec ${poststart.argv.join(' ')}`, ...args],
+    ...(poststart.env ? { env: poststart.env } : {}),
+  };
+}
+
 /** `main` as a path argument: `./x` so a value starting with `-` can never be read as an option. */
 function asPathArgument(file: string): string {
   return file.startsWith('/') || file.startsWith('./') || file.startsWith('../') ? file : `./${file}`;
@@ -109,18 +147,17 @@ export function startPlan(input: StartInput): StartPlan {
 
   if (scripts.start !== undefined) {
     const start = scriptCommand(manager, 'start', 'start script');
-    if (manager === 'yarn-berry') {
+    if (manager === 'yarn-berry' && input.berryLinker === 'pnp') {
       const beforeStart = hasPre ? [scriptCommand(manager, 'prestart', 'prestart script')] : [];
       const runs = [hasPre ? 'after prestart' : '', hasPost ? 'then poststart when it exits with status 0' : ''].filter(Boolean).join(', ');
       notes.push(`Start command: scripts.start through \`yarn run start\`${runs ? `, ${runs} (Yarn berry does not run pre/post scripts itself)` : ''}.`);
       return { beforeStart, start: hasPost ? thenPoststart(manager, start, 'start script, then poststart', []) : start, notes, warnings };
     }
-    notes.push(
-      `Start command: scripts.start through \`${start.argv.join(' ')}\`` +
-        (hasPre || hasPost ? `, which runs ${[hasPre ? 'prestart before it' : '', hasPost ? 'poststart after it exits with status 0' : ''].filter(Boolean).join(' and ')}` : '') +
-        '.',
-    );
-    return { beforeStart: [], start, notes, warnings };
+    // The manager runs prestart and ends; the start script then runs without it (see above).
+    const beforeStart = hasPre ? [scriptCommand(manager, 'prestart', 'prestart script')] : [];
+    const runs = [hasPre ? 'after prestart' : '', hasPost ? 'then poststart when it exits with status 0' : ''].filter(Boolean).join(', ');
+    notes.push(`Start command: scripts.start run by bash with node_modules/.bin on PATH, as \`${start.argv.join(' ')}\` would run it but without the package manager staying beside the app${runs ? `, ${runs}` : ''}.`);
+    return { beforeStart, start: directStart(manager, input, hasPost), notes, warnings };
   }
 
   if (input.main !== undefined && input.main.trim() !== '') {
