@@ -138,6 +138,19 @@ test('a private custom domain gets the internal CA, an uploaded certificate repl
   await assert.rejects(overHttps('shop.intranet.test', ca), /self.signed|unable to verify/i, 'the internal certificate is no longer served');
 });
 
+test('a wildcard domain routes every sub-domain without its own entry, over HTTP and HTTPS; rm takes the route away', async () => {
+  await cliOk(['domain', 'add', '*.wild.test']);
+  for (const host of ['a.wild.test', 'deep.er.wild.test']) {
+    const plain = await overHttp(host, '/facts');
+    assert.equal(plain.status, 200, host);
+    assert.equal(JSON.parse(plain.body).appId, appId);
+  }
+  assert.equal((await overHttps('a.wild.test', readFileSync(caFile), '/facts')).status, 200, 'the internal CA signs the wildcard');
+  assert.equal((await overHttp('wild.test', '/')).status, 404, 'the wildcard does not cover the bare name');
+  await cliOk(['domain', 'rm', '*.wild.test']);
+  assert.equal((await overHttp('a.wild.test', '/')).status, 404);
+});
+
 test('force-https answers plain HTTP with a 301 to the same host and path over HTTPS; false turns it off', async () => {
   const host = `${appId}.${PLATFORM}`;
   assert.equal((await overHttp(host, '/facts?x=1')).status, 200);
