@@ -62,8 +62,13 @@ export function haproxyPaths(workDir: string): HaproxyPaths {
   };
 }
 
-/** Below Node's 5 s server keep-alive, so HAProxy drops idle upstream connections before the app closes them. */
-export const SERVER_OPTIONS = "pool-purge-delay 2s";
+/**
+ * `pool-max-conn -1`: servers added at runtime keep no idle connection by default (0), so
+ * every request opened a new connection to the app (a fifth of the throughput); unlimited is
+ * what servers written in the file get. `pool-purge-delay 2s` is below Node's 5 s server
+ * keep-alive, so HAProxy drops idle upstream connections before the app closes them.
+ */
+export const SERVER_OPTIONS = "pool-purge-delay 2s pool-max-conn -1";
 
 export const slotBackend = (slot: number) => `app${slot}`;
 

@@ -242,6 +242,24 @@ describe("HaproxyRouter with real HAProxy", () => {
     );
   });
 
+  test("connections to the app are reused from request to request, not opened for each one", async () => {
+    const counted = await startUpstream("C", "127.0.0.6");
+    let connections = 0;
+    counted.server.on("connection", () => connections++);
+    try {
+      await router.apply(new Map([["alpha.test", route("app_a", [counted])]]));
+      const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+      for (let i = 0; i < 40; i++) assert.equal(nameOf(await get(port, "alpha.test", { agent })), "C");
+      agent.destroy();
+      // HAProxy keeps a connection per thread at most here; one per request would be 40.
+      assert.ok(connections <= 4, `${connections} upstream connections for 40 requests`);
+    } finally {
+      await router.apply(new Map([["alpha.test", route("app_a", [a])]]));
+      counted.server.closeAllConnections();
+      counted.server.close();
+    }
+  });
+
   test("switching upstreams and outgrowing the backends (a reload) under keep-alive load fail no request", async () => {
     await router.apply(new Map([["alpha.test", route("app_a", [a])]]));
     const agent = new Agent({ keepAlive: true, maxSockets: 8 });
