@@ -64,3 +64,5 @@ install_debian_packages
 install_npm_packages
 install_pebble
 build
+# dockerd, a single-node swarm and a registry on loopback, for --backend swarm and its tests.
+bash scripts/swarm-setup.sh

@@ -6,7 +6,10 @@ import { Store } from '../store/store.js';
 import { createApiServer } from '../api/server.js';
 import { consoleHandler } from '../console/serve.js';
 import type { DaemonOptions } from './options.js';
-import { networkNames } from './options.js';
+import { networkNames, DEFAULT_REGISTRY, DEFAULT_SWARM_SUBNET } from './options.js';
+import { SwarmBackend } from '../instances/swarm/swarm-backend.js';
+import { DockerApi } from '../instances/swarm/docker-api.js';
+import type { SandboxNetworkEvents } from '../instances/local/local-netns-backend.js';
 import { acquireDaemonLock, ensureDataDir } from './data-dir.js';
 import { acquireSubnetLock } from './subnet-lock.js';
 import { bootstrapIfEmpty } from './bootstrap.js';
@@ -124,6 +127,12 @@ export class Daemon {
     backend.setNetworkEvents(addonAccess);
     store.links.onAddonLinksChanged(() => void addonAccess.linksChanged());
 
+    // With --backend swarm, the apps' instances run as swarm services; builds, one-off commands
+    // and add-on servers stay in this machine's sandboxes (docs/swarm.md).
+    const instances = options.backend === 'swarm' ? await startSwarmBackend(options, names.cgroupRoot, addonAccess, log) : undefined;
+    if (instances) this.onStop('swarm network', () => instances.removeNetwork());
+    const instanceBackend = instances ?? backend;
+
     // What the edge sees: the router reports each request here (access logs, charts, metrics).
     const traffic = makeTrafficRecorder({ dataDir: options.dataDir, store, log, activeConnections: async () => (router as Router).activeConnections?.() });
     // ACME HTTP-01 challenges arrive at the router for any host; it passes them to this responder.
@@ -163,7 +172,7 @@ export class Daemon {
       buildLimits: (app) => flavorLimits(buildLimits(flavorNamed(app.build_flavor ?? DEFAULT_BUILD_FLAVOR))),
     });
     const runtime = new AppRuntime({
-      ...{ store, backend, sandboxes: policy, router, logs, domain: options.domain, gatewayAddress: backend.gatewayAddress, appEnv, log },
+      ...{ store, backend: instanceBackend, sandboxes: policy, router, logs, domain: options.domain, gatewayAddress: instanceBackend.gatewayAddress, appEnv, log },
       onInstanceRestart: (appId) => traffic.metrics.instanceRestarted(appId),
     });
     this.onStop('instances', () => runtime.shutdown());
@@ -258,6 +267,14 @@ export class Daemon {
       }
     }
   }
+}
+
+async function startSwarmBackend(options: DaemonOptions, owner: string, networkEvents: SandboxNetworkEvents, log: (line: string) => void): Promise<SwarmBackend> {
+  const swarm = options.swarm ?? { dockerSocket: '/var/run/docker.sock', registry: DEFAULT_REGISTRY, subnet: DEFAULT_SWARM_SUBNET };
+  const backend = new SwarmBackend({ api: new DockerApi(swarm.dockerSocket), registry: swarm.registry, owner, subnet: swarm.subnet, networkEvents, log });
+  const node = await backend.init();
+  log(`Instances run on Docker Swarm (Docker ${node.serverVersion}, ${node.nodes} node(s), ${node.managers} manager(s)); images go to ${swarm.registry}; tasks on ${swarm.subnet}.`);
+  return backend;
 }
 
 function closeServer(server: Server): Promise<void> {

@@ -1,10 +1,11 @@
 /**
  * The instance backend contract against every backend: the fake one (always; it runs no
- * process, so the process tests are skipped saying so) and the local one (root only; skipped
- * saying why otherwise).
+ * process, so the process tests are skipped saying so), the local one (root only; skipped
+ * saying why otherwise) and the swarm one (root and a Docker swarm manager; skipped saying why).
  */
 import { FakeInstanceBackend } from '../support/fakes/fake-instance-backend.js';
 import { localBackendMissing, makeTestLocalBackend } from '../support/local-backend.js';
+import { makeTestSwarmBackend, swarmBackendMissing } from '../support/swarm-backend.js';
 import { runInstanceBackendContract, setContractSandbox } from './instance-backend.contract.js';
 
 runInstanceBackendContract({
@@ -23,6 +24,16 @@ runInstanceBackendContract({
   async make() {
     // A network of its own: local-backend.test.ts may run at the same time on another checkout.
     const made = await makeTestLocalBackend({ bridge: 'slwcontract0', subnet: '10.81.0.0/16', prefix: 'slwc', cgroupRoot: 'slwcontract' });
+    setContractSandbox(made.sandbox);
+    return made;
+  },
+});
+
+runInstanceBackendContract({
+  name: 'SwarmBackend',
+  missing: await swarmBackendMissing(),
+  async make() {
+    const made = await makeTestSwarmBackend({ owner: 'swcontract', subnet: '172.29.0.0/16' });
     setContractSandbox(made.sandbox);
     return made;
   },

@@ -4,6 +4,7 @@ import { resolveDataDir } from '../../daemon/data-dir.js';
 import { parseUidRange } from '../../sandbox/app-users.js';
 import { DEFAULT_LOG_LIMITS, LOG_LIMIT_FLAGS, parseLogLimits, type LogLimitFlag } from '../../logs/log-limits.js';
 import { checkDomain, DEFAULT_API_PORT, DEFAULT_DOMAIN, DEFAULT_HTTPS_PORT, DEFAULT_ROUTER_PORT, DEFAULT_SSH_PORT, DEFAULT_SUBNET, networkNames, parsePort } from '../../daemon/options.js';
+import { DEFAULT_REGISTRY, DEFAULT_SWARM_SUBNET, parseBackend } from '../../daemon/options.js';
 import { join } from 'node:path';
 import { validateCidr } from '../../router/validate.js';
 import { UsageError, CliError } from '../errors.js';
@@ -48,12 +49,16 @@ export const server: Command = {
         'Also serve Prometheus metrics at http://<addr:port>/metrics without a token, for a monitoring network (default $SLIPWAY_METRICS_LISTEN; else only /metrics on the API port, with an administrator token)',
     },
     'kept-releases': { type: 'string', value: '<n>', description: 'Releases kept per app for rollbacks, 1 to 100 (default $SLIPWAY_KEPT_RELEASES, else 5)' },
+    backend: { type: 'string', value: '<local|swarm>', description: 'Where instances run: sandboxes on this machine, or services of the Docker Swarm this machine manages (default $SLIPWAY_BACKEND, else local)' },
+    'docker-socket': { type: 'string', value: '<path>', description: 'Docker API of the swarm manager, with --backend swarm (default /var/run/docker.sock)' },
+    registry: { type: 'string', value: '<host:port>', description: `Registry the swarm nodes pull release images from (default $SLIPWAY_REGISTRY, else ${DEFAULT_REGISTRY})` },
+    'swarm-subnet': { type: 'string', value: '<cidr>', description: `The swarm tasks' network, a /16 (default ${DEFAULT_SWARM_SUBNET})` },
     ...Object.fromEntries(
       (Object.keys(LOG_LIMIT_FLAGS) as LogLimitFlag[]).map((flag) => [flag, { type: 'string' as const, value: '<n>', description: `${LOG_LIMIT_HELP[flag]}; $${LOG_LIMIT_FLAGS[flag]} when not given` }]),
     ),
   },
   args: { min: 0, max: 0 },
-  examples: ['sudo slipway server', 'sudo slipway server --data-dir /srv/slipway --listen 0.0.0.0 --domain apps.example.com --router-port 80'],
+  examples: ['sudo slipway server', 'sudo slipway server --backend swarm --registry 127.0.0.1:5000', 'sudo slipway server --data-dir /srv/slipway --listen 0.0.0.0 --domain apps.example.com --router-port 80'],
   async run(ctx, _args, o) {
     let options: ConstructorParameters<typeof Daemon>[0];
     try {
@@ -82,6 +87,12 @@ export const server: Command = {
           acmeEmail: parseAcmeEmail(o['acme-email'] as string | undefined),
           acmeDirectoryCaFile: o['acme-directory-ca'] as string | undefined,
           checkIntervalMs: parseCheckInterval(o['certificate-check-interval'] as string | undefined),
+        },
+        backend: parseBackend((o.backend as string | undefined) ?? ctx.env.SLIPWAY_BACKEND),
+        swarm: {
+          dockerSocket: (o['docker-socket'] as string | undefined) ?? '/var/run/docker.sock',
+          registry: (o.registry as string | undefined) ?? ctx.env.SLIPWAY_REGISTRY ?? DEFAULT_REGISTRY,
+          subnet: (o['swarm-subnet'] as string | undefined) ?? DEFAULT_SWARM_SUBNET,
         },
       };
     } catch (error) {

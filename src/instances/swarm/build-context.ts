@@ -1,0 +1,70 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, isAbsolute, normalize } from 'node:path';
+import type { Readable } from 'node:stream';
+
+/** One folder of the host copied into an image at the same path. */
+export interface ContextFolder {
+  path: string;
+  /** Owner of the copied files in the image. */
+  owner: { uid: number; gid: number };
+}
+
+/**
+ * The Dockerfile of one layer on top of `from`: each folder at its own path (the toolchains and
+ * the release keep the paths the environment names), with labels. JSON form, so no path is
+ * ever parsed by a shell or split on spaces.
+ */
+export function layerDockerfile(from: string, folders: ContextFolder[], labels: Record<string, string>): string {
+  const lines = [`FROM ${from}`];
+  for (const f of folders) {
+    const rel = relativeToRoot(f.path);
+    lines.push(`COPY --chown=${f.owner.uid}:${f.owner.gid} ${JSON.stringify([rel, `/${rel}`])}`);
+  }
+  if (Object.keys(labels).length) lines.push(`LABEL ${Object.entries(labels).map(([k, v]) => `${JSON.stringify(k)}=${JSON.stringify(v)}`).join(' ')}`);
+  return lines.join('\n') + '\n';
+}
+
+export function relativeToRoot(path: string): string {
+  if (!isAbsolute(path) || normalize(path) !== path || path === '/') throw new Error(`A folder copied into an image must be a normalised absolute path, not ${JSON.stringify(path)}.`);
+  return path.replace(/\/+$/, '').slice(1);
+}
+
+export interface BuildContext {
+  /** The tar stream: the Dockerfile and the folders, at their paths relative to `/`. */
+  stream: Readable;
+  /** Path of the Dockerfile inside the context. */
+  dockerfile: string;
+  /** Resolves when tar ended; rejects when it could not read every file. */
+  done: Promise<void>;
+  /** Ends tar (Docker refused the build and reads no more). */
+  cancel(): void;
+}
+
+/**
+ * Streams a build context made by `tar` run as `readAs`: for a release that is the app's own
+ * user, so root never opens a path of the pushed tree (links are archived as links, never
+ * followed, and a file the app could not read itself fails the build).
+ */
+export function buildContext(dockerfileText: string, folders: string[], readAs?: { uid: number; gid: number }): BuildContext {
+  const dir = mkdtempSync(join(tmpdir(), 'slipway-image-'));
+  chmodSync(dir, 0o755);
+  writeFileSync(join(dir, 'Dockerfile'), dockerfileText, { mode: 0o644 });
+  const dockerfile = `${relativeToRoot(dir)}/Dockerfile`;
+  const tarArgv = ['tar', '--create', '--file=-', '--directory=/', '--no-recursion', dockerfile, '--recursion', ...folders.map(relativeToRoot)];
+  const argv = readAs ? ['setpriv', `--reuid=${readAs.uid}`, `--regid=${readAs.gid}`, '--clear-groups', '--no-new-privs', '--', ...tarArgv] : tarArgv;
+  const child = spawn(argv[0]!, argv.slice(1), { cwd: '/', stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' } });
+  let errors = 0;
+  child.stderr.on('data', () => errors++);
+  const done = new Promise<void>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      rmSync(dir, { recursive: true, force: true });
+      // tar's own messages name files of the pushed tree: they stay out of the error.
+      if (code === 0 && errors === 0) resolve();
+      else reject(new Error(`Could not pack the folder into an image (tar exited with ${code}): some file in it cannot be read by ${readAs ? "the app's user" : 'the daemon'}.`));
+    });
+  });
+  return { stream: child.stdout, dockerfile, done, cancel: () => child.kill('SIGKILL') };
+}

@@ -1,0 +1,137 @@
+import http from 'node:http';
+import type { Readable } from 'node:stream';
+
+/** Engine API version spoken: Docker 20.10 (Debian bookworm's docker.io) and anything newer. */
+export const DOCKER_API_VERSION = 'v1.41';
+export const DEFAULT_DOCKER_SOCKET = '/var/run/docker.sock';
+
+export class DockerApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly what: string,
+    message: string,
+  ) {
+    super(`Docker refused to ${what} (HTTP ${status}): ${message}`);
+  }
+}
+
+export interface DockerRequest {
+  method?: string;
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  /** A request body streamed as is (a tar archive), instead of JSON. */
+  stream?: Readable;
+  headers?: Record<string, string>;
+  /** Says what the request does, in error messages. */
+  what: string;
+  timeoutMs?: number;
+}
+
+/**
+ * The Docker Engine API over its unix socket, with nothing but node:http: no client library to
+ * keep in step with the daemon, and the same calls reach a local dockerd or a swarm manager.
+ */
+export class DockerApi {
+  constructor(readonly socketPath = DEFAULT_DOCKER_SOCKET) {}
+
+  /** Sends a request and resolves with the parsed JSON answer (undefined for an empty body). */
+  async json<T = unknown>(request: DockerRequest): Promise<T> {
+    const res = await this.open(request);
+    const text = await readAll(res);
+    if ((res.statusCode ?? 500) >= 300) throw errorOf(res.statusCode ?? 500, request.what, text);
+    return (text.trim() === '' ? undefined : JSON.parse(text)) as T;
+  }
+
+  /** Sends a request and resolves with the answer's body as a stream (logs, build, push progress). */
+  async stream(request: DockerRequest): Promise<http.IncomingMessage> {
+    const res = await this.open(request);
+    if ((res.statusCode ?? 500) >= 300) throw errorOf(res.statusCode ?? 500, request.what, await readAll(res));
+    return res;
+  }
+
+  /**
+   * Follows a progress stream of JSON objects (build, push, import) to its end; throws the first
+   * `error` it reports, which Docker sends with a 200 status once the stream has begun.
+   */
+  async progress(request: DockerRequest, onMessage?: (message: Record<string, unknown>) => void): Promise<void> {
+    const res = await this.stream(request);
+    let pending = '';
+    let failure: string | undefined;
+    for await (const chunk of res) {
+      pending += (chunk as Buffer).toString('utf8');
+      let nl: number;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl).trim();
+        pending = pending.slice(nl + 1);
+        if (!line) continue;
+        let message: Record<string, unknown>;
+        try {
+          message = JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          continue;
+        }
+        if (typeof message.error === 'string') failure ??= message.error;
+        onMessage?.(message);
+      }
+    }
+    if (failure) throw new DockerApiError(200, request.what, failure);
+  }
+
+  private open(request: DockerRequest): Promise<http.IncomingMessage> {
+    const query = new URLSearchParams();
+    for (const [k, v] of Object.entries(request.query ?? {})) if (v !== undefined) query.set(k, String(v));
+    const qs = query.toString();
+    const headers: Record<string, string> = { ...request.headers };
+    let payload: string | undefined;
+    if (request.body !== undefined) {
+      payload = JSON.stringify(request.body);
+      headers['content-type'] = 'application/json';
+    }
+    return new Promise((resolve, reject) => {
+      const req = http.request(
+        {
+          socketPath: this.socketPath,
+          method: request.method ?? 'GET',
+          path: `/${DOCKER_API_VERSION}${request.path}${qs ? `?${qs}` : ''}`,
+          headers,
+          timeout: request.timeoutMs,
+        },
+        resolve,
+      );
+      req.on('timeout', () => req.destroy(new Error(`Docker did not answer in time while trying to ${request.what}.`)));
+      req.on('error', (e: NodeJS.ErrnoException) => {
+        if (e.code === 'ENOENT' || e.code === 'ECONNREFUSED' || e.code === 'EACCES') {
+          reject(new Error(`Cannot reach the Docker API at ${this.socketPath} (${e.code}) to ${request.what}. ${HOW_TO_START_DOCKER}`));
+        } else reject(e);
+      });
+      if (request.stream) {
+        request.stream.on('error', (e) => req.destroy(e));
+        request.stream.pipe(req);
+      } else req.end(payload);
+    });
+  }
+}
+
+export const HOW_TO_START_DOCKER =
+  'Start dockerd on this machine (as root: scripts/swarm-setup.sh starts it with --iptables=false, makes the node a swarm manager and starts a registry on 127.0.0.1:5000), or point --docker-socket at a running one.';
+
+function readAll(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.on('error', reject);
+  });
+}
+
+function errorOf(status: number, what: string, body: string): DockerApiError {
+  let message = body.trim();
+  try {
+    const parsed = JSON.parse(body) as { message?: string };
+    if (parsed.message) message = parsed.message;
+  } catch {
+    // not JSON: keep the text
+  }
+  return new DockerApiError(status, what, message || '(no message)');
+}

@@ -1,0 +1,37 @@
+/**
+ * Reads Docker's multiplexed log stream (no TTY): frames of an 8-byte header (stream type:
+ * 1 stdout, 2 stderr; then a big-endian payload length) and a payload; payloads are split into
+ * lines per stream, a partial line waits for the rest of it.
+ */
+export class LogFrameReader {
+  private buffer: Buffer = Buffer.alloc(0);
+  private readonly partial = { out: '', err: '' };
+
+  constructor(private readonly onLine: (stream: 'out' | 'err', line: string) => void) {}
+
+  push(chunk: Buffer): void {
+    this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
+    while (this.buffer.length >= 8) {
+      const size = this.buffer.readUInt32BE(4);
+      if (this.buffer.length < 8 + size) break;
+      const type = this.buffer[0];
+      const payload = this.buffer.subarray(8, 8 + size).toString('utf8');
+      this.buffer = this.buffer.subarray(8 + size);
+      this.text(type === 2 ? 'err' : 'out', payload);
+    }
+  }
+
+  /** Emits what is left of unterminated lines (the stream ended). */
+  end(): void {
+    for (const stream of ['out', 'err'] as const) {
+      if (this.partial[stream]) this.onLine(stream, this.partial[stream]);
+      this.partial[stream] = '';
+    }
+  }
+
+  private text(stream: 'out' | 'err', payload: string): void {
+    const parts = (this.partial[stream] + payload).split(/\r?\n/);
+    this.partial[stream] = parts.pop() ?? '';
+    for (const line of parts) this.onLine(stream, line);
+  }
+}

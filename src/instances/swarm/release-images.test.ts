@@ -1,0 +1,26 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { repositoryName, tagName } from './release-images.js';
+import { layerDockerfile, relativeToRoot } from './build-context.js';
+import { baseImageTag } from './base-image.js';
+
+test('app and deployment ids become valid repository names and tags, distinct for distinct ids', () => {
+  assert.equal(repositoryName('app_0f3c'), 'app_0f3c');
+  assert.match(repositoryName('My App'), /^my-app-[0-9a-f]{8}$/);
+  assert.notEqual(repositoryName('A'), repositoryName('a'));
+  assert.equal(tagName('dep_1234'), 'dep_1234');
+  assert.match(tagName('x'.repeat(200)), /^[A-Za-z0-9_.-]{1,128}$/);
+});
+
+test('a layer copies each folder to its own path, owned as asked, in JSON form', () => {
+  const text = layerDockerfile('reg/base:1', [{ path: '/srv/releases/a b', owner: { uid: 5, gid: 6 } }], { 'slipway.app': 'a"b' });
+  assert.equal(text, 'FROM reg/base:1\nCOPY --chown=5:6 ["srv/releases/a b","/srv/releases/a b"]\nLABEL "slipway.app"="a\\"b"\n');
+  assert.throws(() => relativeToRoot('relative/path'), /absolute/);
+  assert.throws(() => relativeToRoot('/a/../etc'), /normalised/);
+});
+
+test('the base image tag changes with the Debian release and the package list', () => {
+  assert.notEqual(baseImageTag('bookworm'), baseImageTag('trixie'));
+  assert.notEqual(baseImageTag('bookworm', ['a']), baseImageTag('bookworm', ['b']));
+  assert.match(baseImageTag('bookworm'), /^bookworm-[0-9a-f]{12}$/);
+});

@@ -1,0 +1,194 @@
+import { createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { DockerApiError, type DockerApi } from './docker-api.js';
+import { baseImageTag, debianSuite, importBaseImage } from './base-image.js';
+import { buildContext, layerDockerfile } from './build-context.js';
+import { deleteFromRegistry } from './registry.js';
+
+export interface ReleaseImagesOptions {
+  api: DockerApi;
+  /** host:port of the registry every node pulls from, e.g. `127.0.0.1:5000`. */
+  registry: string;
+  /** Repository prefix inside the registry, e.g. `slipway`. */
+  namespace: string;
+  log(line: string): void;
+}
+
+export interface ReleaseImageRequest {
+  appId: string;
+  deploymentId: string;
+  releaseDir: string;
+  /** Shared read-only folders (the toolchains): one layer, shared by every release while unchanged. */
+  readOnlyPaths: string[];
+  user: { uid: number; gid: number };
+}
+
+/** The base and toolchain images are the same for every daemon on the machine: built once, shared. */
+const SHARED_NAMESPACE = 'slipway';
+
+export const LABEL_APP = 'slipway.app';
+export const LABEL_DEPLOYMENT = 'slipway.deployment';
+export const LABEL_RELEASE_DIR = 'slipway.release-dir';
+/** Docker wants an (empty) auth header on push even for a registry without authentication. */
+const NO_AUTH = Buffer.from('{}').toString('base64');
+
+/**
+ * Turns releases into images: base (Debian, built once) → toolchains layer (rebuilt when the
+ * toolchain folders change) → release layer, tagged `<registry>/<namespace>/<app>:<deployment>`
+ * and pushed so that every node of the swarm can pull it.
+ */
+export class ReleaseImages {
+  private base: Promise<string> | undefined;
+  private readonly toolchains = new Map<string, Promise<string>>();
+  private readonly releases = new Map<string, Promise<string>>();
+
+  constructor(private readonly o: ReleaseImagesOptions) {
+    if (!/^[a-z0-9.-]+(:\d+)?$/.test(o.registry)) throw new Error(`The registry must be host:port (e.g. 127.0.0.1:5000), not ${JSON.stringify(o.registry)}.`);
+  }
+
+  /** The base image's name, building it on first use. */
+  ensureBase(): Promise<string> {
+    this.base ??= (async () => {
+      const repository = `${this.o.registry}/${SHARED_NAMESPACE}/base`;
+      const tag = baseImageTag(debianSuite());
+      const name = `${repository}:${tag}`;
+      if (!(await this.exists(name))) await importBaseImage(this.o.api, repository, tag, this.o.log);
+      return name;
+    })();
+    this.base.catch(() => (this.base = undefined));
+    return this.base;
+  }
+
+  /** The image of a release: built and pushed once per deployment, whatever the number of instances. */
+  releaseImage(request: ReleaseImageRequest): Promise<string> {
+    const name = `${this.o.registry}/${this.o.namespace}/${repositoryName(request.appId)}:${tagName(request.deploymentId)}`;
+    const key = `${name}\n${request.releaseDir}`;
+    let pending = this.releases.get(key);
+    if (!pending) {
+      pending = this.buildRelease(name, request);
+      this.releases.set(key, pending);
+      pending.catch(() => this.releases.delete(key));
+    }
+    return pending;
+  }
+
+  private async buildRelease(name: string, r: ReleaseImageRequest): Promise<string> {
+    const from = r.readOnlyPaths.length ? await this.toolchainImage(r.readOnlyPaths) : await this.ensureBase();
+    const labels = { [LABEL_APP]: r.appId, [LABEL_DEPLOYMENT]: r.deploymentId, [LABEL_RELEASE_DIR]: r.releaseDir };
+    await this.build(name, layerDockerfile(from, [{ path: r.releaseDir, owner: r.user }], labels), [r.releaseDir], r.user, `build the image of deployment ${r.deploymentId}`);
+    await this.push(name);
+    this.o.log(`release image ${name} built and pushed`);
+    return name;
+  }
+
+  private toolchainImage(paths: string[]): Promise<string> {
+    const key = fingerprint(paths);
+    let pending = this.toolchains.get(key);
+    if (!pending) {
+      pending = (async () => {
+        const name = `${this.o.registry}/${SHARED_NAMESPACE}/toolchains:${key}`;
+        if (await this.exists(name)) return name;
+        const base = await this.ensureBase();
+        this.o.log(`building the toolchains layer ${name}`);
+        const root = { uid: 0, gid: 0 };
+        await this.build(name, layerDockerfile(base, paths.map((path) => ({ path, owner: root })), {}), paths, undefined, 'build the toolchains layer');
+        return name;
+      })();
+      this.toolchains.set(key, pending);
+      pending.catch(() => this.toolchains.delete(key));
+    }
+    return pending;
+  }
+
+  /**
+   * Removes the images of an app whose release folder is gone: the deployer prunes release
+   * folders to the kept-releases count, and the images follow, locally and in the registry.
+   */
+  async pruneApp(appId: string): Promise<string[]> {
+    const images = await this.o.api.json<Array<{ Id: string; RepoTags?: string[]; Labels?: Record<string, string> }>>({
+      path: '/images/json',
+      query: { filters: JSON.stringify({ label: [`${LABEL_APP}=${appId}`] }) },
+      what: 'list the images of an app',
+    });
+    const removed: string[] = [];
+    for (const image of images) {
+      const dir = image.Labels?.[LABEL_RELEASE_DIR];
+      // The release folder is of the platform's own layout: checking that it exists is safe.
+      if (!dir || existsSync(dir)) continue;
+      for (const tag of image.RepoTags ?? []) {
+        if (tag.startsWith(`${this.o.registry}/`)) await deleteFromRegistry(this.o.registry, tag.slice(this.o.registry.length + 1)).catch(() => undefined);
+        removed.push(tag);
+      }
+      await this.o.api.json({ method: 'DELETE', path: `/images/${image.Id}`, query: { force: true }, what: 'remove an old release image' }).catch(() => undefined);
+      for (const [key] of this.releases) if (key.endsWith(`\n${dir}`)) this.releases.delete(key);
+    }
+    return removed;
+  }
+
+  private async exists(name: string): Promise<boolean> {
+    try {
+      await this.o.api.json({ path: `/images/${name}/json`, what: 'inspect an image' });
+      return true;
+    } catch (e) {
+      if (e instanceof DockerApiError && e.status === 404) return false;
+      throw e;
+    }
+  }
+
+  private async build(name: string, dockerfile: string, folders: string[], readAs: { uid: number; gid: number } | undefined, what: string): Promise<void> {
+    const context = buildContext(dockerfile, folders, readAs);
+    const built = this.o.api.progress({
+      method: 'POST',
+      path: '/build',
+      query: { t: name, dockerfile: context.dockerfile, rm: true, forcerm: true, networkmode: 'none', pull: false },
+      stream: context.stream,
+      headers: { 'content-type': 'application/x-tar' },
+      what,
+    }).catch((error: unknown) => {
+      context.cancel();
+      throw error;
+    });
+    const [packed, result] = await Promise.allSettled([context.done, built]);
+    if (packed.status === 'rejected') throw packed.reason;
+    if (result.status === 'rejected') throw result.reason;
+  }
+
+  private async push(name: string): Promise<void> {
+    const colon = name.lastIndexOf(':');
+    await this.o.api.progress({
+      method: 'POST',
+      path: `/images/${name.slice(0, colon)}/push`,
+      query: { tag: name.slice(colon + 1) },
+      headers: { 'X-Registry-Auth': NO_AUTH },
+      what: `push ${name} to the registry ${this.o.registry}`,
+    });
+  }
+}
+
+/** Docker repository names are lowercase letters and digits joined by `.`, `_`, `__` or dashes. */
+export function repositoryName(appId: string): string {
+  if (/^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/.test(appId) && appId.length <= 128) return appId;
+  const name = appId.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 100);
+  return `${name || 'app'}-${createHash('sha256').update(appId).digest('hex').slice(0, 8)}`;
+}
+
+/** Tags: letters, digits, `_`, `.`, `-`, at most 128 characters. */
+export function tagName(deploymentId: string): string {
+  const tag = deploymentId.replace(/[^A-Za-z0-9_.-]/g, '-').replace(/^[.-]+/, '');
+  return tag === deploymentId && tag.length <= 128 ? tag : `${tag.slice(0, 100) || 'd'}-${createHash('sha256').update(deploymentId).digest('hex').slice(0, 12)}`;
+}
+
+/**
+ * Names the content of the toolchain folders by every file's path, size and modification time:
+ * a new Node or JDK in the cache makes a new layer, an unchanged cache reuses the old one.
+ */
+export function fingerprint(paths: string[]): string {
+  const hash = createHash('sha256');
+  for (const path of [...paths].sort()) {
+    hash.update(`${path}\n`);
+    const listing = execFileSync('find', [path, '-printf', '%P\\t%y\\t%s\\t%T@\\n'], { maxBuffer: 512 * 1024 * 1024, encoding: 'utf8', env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' } });
+    hash.update(listing.split('\n').sort().join('\n'));
+  }
+  return hash.digest('hex').slice(0, 16);
+}

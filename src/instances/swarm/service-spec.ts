@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import type { InstanceSandbox } from '../backend.js';
+
+export const LABEL_OWNER = 'slipway.owner';
+export const LABEL_INSTANCE = 'slipway.instance';
+export const LABEL_ROLE = 'slipway.role';
+
+/** Docker counts durations in nanoseconds. */
+export const NS_PER_MS = 1_000_000;
+
+/** The sandbox's init: forwards SIGTERM to the app and reaps orphans, as in the local sandbox. */
+const INIT = ['/usr/bin/tini', '--'];
+
+export interface ServiceSpecInput {
+  /** The swarm service's name (see serviceName). */
+  name: string;
+  /** Which daemon owns the service: a restarted daemon removes its own leftovers only. */
+  owner: string;
+  role: 'instance' | 'before-start';
+  appId: string;
+  deploymentId: string;
+  instanceId: string;
+  image: string;
+  command: string[];
+  env: Record<string, string>;
+  workingDir: string;
+  sandbox: InstanceSandbox;
+  network: string;
+  restartDelayMs: number;
+  stopGraceMs: number;
+}
+
+/**
+ * A Swarm service of one replica for one instance: the app's image, its exact environment, its
+ * own uid, no capabilities, a read-only root file system with a private /tmp of a quarter of the
+ * memory limit (as the local sandbox), the flavour as memory, process and CPU limits. Swarm
+ * restarts the task after any exit, like the local supervisor; a before-start command runs as a
+ * job that is never restarted.
+ */
+export function serviceSpec(i: ServiceSpecInput): Record<string, unknown> {
+  const { limits } = i.sandbox;
+  const job = i.role === 'before-start';
+  return {
+    Name: i.name,
+    Labels: { [LABEL_OWNER]: i.owner, [LABEL_ROLE]: i.role, 'slipway.app': i.appId, 'slipway.deployment': i.deploymentId, [LABEL_INSTANCE]: i.instanceId },
+    TaskTemplate: {
+      ContainerSpec: {
+        Image: i.image,
+        // Docker adds HOSTNAME to the environment; the app gets exactly the variables it was given.
+        Command: [...INIT, '/usr/bin/env', ...('HOSTNAME' in i.env ? [] : ['-u', 'HOSTNAME']), '--', ...i.command],
+        Env: Object.entries(i.env).map(([k, v]) => `${k}=${v}`),
+        Dir: i.workingDir,
+        User: `${i.sandbox.user.uid}:${i.sandbox.user.gid}`,
+        Hostname: 'instance',
+        ReadOnly: true,
+        // A release kept under /tmp (tests) lives in the image there: a tmpfs would hide it.
+        Mounts: isUnder(i.workingDir, '/tmp') ? [] : [{ Type: 'tmpfs', Target: '/tmp', TmpfsOptions: { SizeBytes: Math.max(1024 * 1024, Math.floor(limits.memoryBytes / 4)), Mode: 0o1777 } }],
+        CapabilityDrop: ['ALL'],
+        StopSignal: 'SIGTERM',
+        StopGracePeriod: i.stopGraceMs * NS_PER_MS,
+        Ulimits: [{ Name: 'nofile', Soft: 16_384, Hard: 16_384 }],
+      },
+      Resources: {
+        Limits: { MemoryBytes: limits.memoryBytes, Pids: limits.pids, NanoCPUs: nanoCpus(limits.cpuShares) },
+      },
+      RestartPolicy: job ? { Condition: 'none' } : { Condition: 'any', Delay: i.restartDelayMs * NS_PER_MS, MaxAttempts: 0 },
+      Networks: [{ Target: i.network }],
+    },
+    Mode: job ? { ReplicatedJob: { MaxConcurrent: 1, TotalCompletions: 1 } } : { Replicated: { Replicas: 1 } },
+  };
+}
+
+/**
+ * A CPU limit from the flavour's weight: 1024 shares (an ordinary share) is one CPU. The local
+ * sandbox only weighs CPU time between apps; a cluster node has no such shared pool, so the
+ * weight becomes a ceiling, never below a tenth of a CPU.
+ */
+export function nanoCpus(cpuShares: number): number {
+  return Math.max(100_000_000, Math.round((cpuShares / 1024) * 1e9));
+}
+
+/** Service names: at most 63 letters, digits and dashes; instance ids are longer, so a digest stands in. */
+export function serviceName(owner: string, kind: 'i' | 'b', instanceId: string, step = 0): string {
+  const digest = createHash('sha256').update(`${instanceId}\n${step}`).digest('hex').slice(0, 24);
+  return `${owner}-${kind}-${digest}`;
+}
+
+/** Owner names become part of service names: lowercase letters and digits, 1 to 20. */
+export function validateOwner(owner: string): string {
+  if (!/^[a-z][a-z0-9]{0,19}$/.test(owner)) throw new Error(`The swarm owner name must be 1-20 lowercase letters and digits, starting with a letter, not ${JSON.stringify(owner)}.`);
+  return owner;
+}
+
+function isUnder(path: string, folder: string): boolean {
+  return path === folder || path.startsWith(`${folder}/`);
+}

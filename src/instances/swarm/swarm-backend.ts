@@ -1,0 +1,245 @@
+import type { Instance, InstanceBackend, InstanceSpec } from '../backend.js';
+import type { SandboxNetworkEvents } from '../local/local-netns-backend.js';
+import { DockerApiError, type DockerApi } from './docker-api.js';
+import { checkSwarmManager, type SwarmNode } from './swarm-checks.js';
+import { ReleaseImages } from './release-images.js';
+import { LABEL_OWNER, serviceName, serviceSpec, validateOwner } from './service-spec.js';
+import { SwarmServices, TERMINAL_STATES, describeTaskEnd } from './swarm-services.js';
+import { SwarmInstance } from './swarm-instance.js';
+import { usedToolchainFolders } from './toolchain-folders.js';
+
+export interface SwarmBackendOptions {
+  api: DockerApi;
+  /** host:port of the registry the nodes pull from. */
+  registry: string;
+  /** Names this daemon's services, networks and images (e.g. `slipway77`): leftovers of another daemon are never touched. */
+  owner: string;
+  /** The instances' network: a /16 no node uses otherwise (e.g. 172.31.0.0/16), first address the node's own. */
+  subnet: string;
+  /** Told when an instance holds an address and when it gives it back (add-on access). */
+  networkEvents?: SandboxNetworkEvents;
+  /** How long a task may take to be scheduled, pull its image and run. */
+  startTimeoutMs?: number;
+  restartDelayMs?: number;
+  log?(line: string): void;
+}
+
+const DEFAULT_START_TIMEOUT_MS = 120_000;
+const DEFAULT_RESTART_DELAY_MS = 1000;
+
+/**
+ * Runs each instance as a Docker Swarm service of one replica, from an image of its release
+ * pushed to the configured registry. The runtime still decides which instances serve: it
+ * starts the new ones, health-checks each at its own address, switches the router and stops
+ * the old ones, exactly as with the local backend; Swarm places, runs and restarts the tasks.
+ */
+export class SwarmBackend implements InstanceBackend {
+  readonly images: ReleaseImages;
+  readonly networkName: string;
+  /** The node's address on the instances' network: where tasks reach this machine. */
+  readonly gatewayAddress: string;
+
+  private readonly services: SwarmServices;
+  private readonly owner: string;
+  private readonly instances = new Map<string, SwarmInstance>();
+  private node: SwarmNode | undefined;
+  private networkEvents: SandboxNetworkEvents | undefined;
+  private readonly log: (line: string) => void;
+
+  constructor(private readonly o: SwarmBackendOptions) {
+    this.owner = validateOwner(o.owner);
+    this.services = new SwarmServices(o.api);
+    this.log = o.log ?? (() => undefined);
+    this.images = new ReleaseImages({ api: o.api, registry: o.registry, namespace: this.owner, log: this.log });
+    this.networkName = `${this.owner}-instances`;
+    this.gatewayAddress = gatewayOf(o.subnet);
+    this.networkEvents = o.networkEvents;
+  }
+
+  /**
+   * Checks that Docker answers and that this node is a swarm manager (saying what to do when
+   * not), removes the services a previous run of this daemon left, and creates the network.
+   */
+  async init(): Promise<SwarmNode> {
+    this.node = await checkSwarmManager(this.o.api);
+    for (const stale of await this.services.withLabels([`${LABEL_OWNER}=${this.owner}`])) {
+      this.log(`removing swarm service ${stale.Spec.Name} left by a previous run`);
+      await this.services.remove(stale.ID);
+    }
+    await this.ensureNetwork();
+    return this.node;
+  }
+
+  setNetworkEvents(events: SandboxNetworkEvents): void {
+    this.networkEvents = events;
+  }
+
+  async start(spec: InstanceSpec): Promise<Instance> {
+    if (!this.node) throw new Error('SwarmBackend.init() must be called (and awaited) before use.');
+    const id = spec.instanceId;
+    if (this.instances.has(id)) throw new Error(`Instance ${id} is already running; stop it first or use a new instance id.`);
+    if (spec.command.length === 0) throw new Error(`Instance ${id} has no command to run.`);
+    if ((spec.workers ?? []).length) throw new Error('Workers (CC_WORKER_COMMAND) do not run on the swarm backend yet: run them as an app of their own.');
+
+    const image = await this.images.releaseImage({
+      appId: spec.appId,
+      deploymentId: spec.deploymentId,
+      releaseDir: spec.releaseDir,
+      readOnlyPaths: usedToolchainFolders(spec.sandbox.readOnlyPaths, spec.env),
+      user: spec.sandbox.user,
+    });
+    void this.images.pruneApp(spec.appId).catch((e: Error) => this.log(`could not prune old images of ${spec.appId}: ${e.message}`));
+    let step = 0;
+    for (const command of spec.beforeStart) await this.runBeforeStart(spec, image, command, step++);
+
+    const name = serviceName(this.owner, 'i', id);
+    const serviceId = await this.services.create(
+      serviceSpec({
+        name,
+        owner: this.owner,
+        role: 'instance',
+        appId: spec.appId,
+        deploymentId: spec.deploymentId,
+        instanceId: id,
+        image,
+        command: spec.command,
+        env: spec.env,
+        workingDir: spec.releaseDir,
+        sandbox: spec.sandbox,
+        network: this.networkName,
+        restartDelayMs: this.o.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS,
+        stopGraceMs: 10_000,
+      }),
+    );
+    const instance = new SwarmInstance(
+      {
+        services: this.services,
+        network: this.networkName,
+        attached: async (i, address) => this.networkEvents?.attached({ appId: i.spec.appId, kind: 'instance', address }),
+        detached: async (_i, address) => this.networkEvents?.detached(address),
+        forget: (i) => {
+          if (this.instances.get(i.id) === i) this.instances.delete(i.id);
+        },
+      },
+      spec,
+      serviceId,
+      name,
+    );
+    this.instances.set(id, instance);
+    try {
+      await instance.launch(this.o.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+    } catch (error) {
+      await instance.stop(0).catch(() => undefined);
+      throw error;
+    }
+    return instance;
+  }
+
+  list(): Instance[] {
+    return [...this.instances.values()];
+  }
+
+  async stopAll(graceMs?: number): Promise<void> {
+    await Promise.all([...this.instances.values()].map((i) => i.stop(graceMs)));
+  }
+
+  /** Removes the instances' network (uninstall, tests). Stop the instances first. */
+  async removeNetwork(): Promise<void> {
+    if (this.instances.size > 0) throw new Error(`Cannot remove network ${this.networkName}: ${this.instances.size} instance(s) still running.`);
+    for (const name of [this.networkName, `${this.networkName}-config`]) {
+      await this.o.api.json({ method: 'DELETE', path: `/networks/${name}`, what: `remove network ${name}` }).catch((e) => {
+        if (!(e instanceof DockerApiError && e.status === 404)) throw e;
+      });
+    }
+  }
+
+  /**
+   * A before-start command runs as a Swarm job of the same image, user and limits, to its end:
+   * its output goes to the app's log and a non-zero exit fails the start.
+   */
+  private async runBeforeStart(spec: InstanceSpec, image: string, command: string[], step: number): Promise<void> {
+    spec.onLog('system', `running before start: ${JSON.stringify(command)}`);
+    const name = serviceName(this.owner, 'b', spec.instanceId, step);
+    const serviceId = await this.services.create(
+      serviceSpec({
+        name,
+        owner: this.owner,
+        role: 'before-start',
+        appId: spec.appId,
+        deploymentId: spec.deploymentId,
+        instanceId: spec.instanceId,
+        image,
+        command,
+        env: spec.env,
+        workingDir: spec.releaseDir,
+        sandbox: spec.sandbox,
+        network: this.networkName,
+        restartDelayMs: 0,
+        stopGraceMs: 1000,
+      }),
+    );
+    try {
+      const logs = await this.services.followLogs(serviceId, (stream, line) => spec.onLog(stream, line));
+      const deadline = Date.now() + (this.o.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+      let ended;
+      for (;;) {
+        ended = (await this.services.tasks(serviceId)).find((t) => TERMINAL_STATES.has(t.Status.State));
+        if (ended || Date.now() > deadline) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      await Promise.race([logs.ended, new Promise((r) => setTimeout(r, 1500))]);
+      logs.close();
+      if (!ended) throw new Error(`Before-start command ${JSON.stringify(command)} did not end in time; the instance was not started.`);
+      if (ended.Status.State !== 'complete') {
+        throw new Error(`Before-start command ${JSON.stringify(command)} ${describeTaskEnd(ended)}; the instance was not started. See its output above in the instance log.`);
+      }
+    } finally {
+      await this.services.remove(serviceId);
+    }
+  }
+
+  /**
+   * The instances' network: a bridge on each node, made a swarm network so services can join
+   * it. Its address range comes from a configuration network (on a multi-node swarm each node
+   * has its own range: docs/swarm.md).
+   */
+  private async ensureNetwork(): Promise<void> {
+    const configName = `${this.networkName}-config`;
+    const exists = async (name: string) =>
+      this.o.api.json({ path: `/networks/${name}`, what: `inspect network ${name}` }).then(
+        () => true,
+        (e) => {
+          if (e instanceof DockerApiError && e.status === 404) return false;
+          throw e;
+        },
+      );
+    if (!(await exists(configName))) {
+      await this.o.api.json({
+        method: 'POST',
+        path: '/networks/create',
+        body: {
+          Name: configName,
+          ConfigOnly: true,
+          IPAM: { Config: [{ Subnet: this.o.subnet, Gateway: this.gatewayAddress }] },
+          Options: { 'com.docker.network.bridge.name': `${this.owner.slice(0, 11)}sw0` },
+          Labels: { [LABEL_OWNER]: this.owner },
+        },
+        what: `create the configuration of network ${this.networkName}`,
+      });
+    }
+    if (!(await exists(this.networkName))) {
+      await this.o.api.json({
+        method: 'POST',
+        path: '/networks/create',
+        body: { Name: this.networkName, Driver: 'bridge', Scope: 'swarm', ConfigFrom: { Network: configName } },
+        what: `create network ${this.networkName}`,
+      });
+    }
+  }
+}
+
+function gatewayOf(subnet: string): string {
+  const m = /^(\d{1,3})\.(\d{1,3})\.0\.0\/16$/.exec(subnet);
+  if (!m) throw new Error(`The swarm instances' subnet must be a /16 such as 172.31.0.0/16, not ${JSON.stringify(subnet)}.`);
+  return `${m[1]}.${m[2]}.0.1`;
+}

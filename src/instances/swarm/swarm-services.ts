@@ -1,0 +1,107 @@
+import type http from 'node:http';
+import { DockerApiError, type DockerApi } from './docker-api.js';
+import { LogFrameReader } from './log-frames.js';
+
+export interface SwarmTask {
+  ID: string;
+  Slot?: number;
+  CreatedAt: string;
+  DesiredState: string;
+  NodeID?: string;
+  Status: { State: string; Message?: string; Err?: string; ContainerStatus?: { ContainerID?: string; ExitCode?: number } };
+}
+
+/** Task states after which the task's container has ended. */
+export const TERMINAL_STATES = new Set(['complete', 'failed', 'shutdown', 'rejected', 'orphaned', 'remove']);
+
+/** The calls of the Engine API the swarm backend makes about one service. */
+export class SwarmServices {
+  constructor(readonly api: DockerApi) {}
+
+  async create(spec: Record<string, unknown>): Promise<string> {
+    const answer = await this.api.json<{ ID: string }>({ method: 'POST', path: '/services/create', body: spec, what: `create service ${String(spec.Name)}` });
+    return answer.ID;
+  }
+
+  async tasks(serviceId: string): Promise<SwarmTask[]> {
+    const tasks = await this.api.json<SwarmTask[]>({ path: '/tasks', query: { filters: JSON.stringify({ service: [serviceId] }) }, what: 'list the tasks of a service' });
+    return tasks.sort((a, b) => a.CreatedAt.localeCompare(b.CreatedAt));
+  }
+
+  /** Rewrites part of a service's spec (Docker wants the whole spec and its current version). */
+  async update(serviceId: string, change: (spec: Record<string, any>) => void): Promise<void> {
+    try {
+      await this.updateOnce(serviceId, change);
+    } catch {
+      // "update out of sequence": the service changed between reading and writing; once more.
+      await this.updateOnce(serviceId, change);
+    }
+  }
+
+  private async updateOnce(serviceId: string, change: (spec: Record<string, any>) => void): Promise<void> {
+    const current = await this.api.json<{ Version: { Index: number }; Spec: Record<string, any> }>({ path: `/services/${serviceId}`, what: 'inspect a service' });
+    change(current.Spec);
+    await this.api.json({ method: 'POST', path: `/services/${serviceId}/update`, query: { version: current.Version.Index }, body: current.Spec, what: 'update a service' });
+  }
+
+  async remove(serviceId: string): Promise<void> {
+    try {
+      await this.api.json({ method: 'DELETE', path: `/services/${serviceId}`, what: 'remove a service' });
+    } catch (e) {
+      if (!(e instanceof DockerApiError && e.status === 404)) throw e;
+    }
+  }
+
+  /** Services carrying every label given (`key=value`). */
+  async withLabels(labels: string[]): Promise<Array<{ ID: string; Spec: { Name: string; Labels?: Record<string, string> } }>> {
+    return this.api.json({ path: '/services', query: { filters: JSON.stringify({ label: labels }) }, what: 'list services' });
+  }
+
+  /**
+   * Follows the output of every task of a service, line by line, until `close` is called or the
+   * service is gone. Docker keeps the lines of ended tasks: a crash's last words are there too.
+   */
+  async followLogs(serviceId: string, onLine: (stream: 'out' | 'err', line: string) => void): Promise<{ close(): void; ended: Promise<void> }> {
+    const res: http.IncomingMessage = await this.api.stream({
+      path: `/services/${serviceId}/logs`,
+      query: { follow: true, stdout: true, stderr: true },
+      what: 'follow the logs of a service',
+    });
+    const reader = new LogFrameReader(onLine);
+    const ended = new Promise<void>((resolve) => {
+      res.on('data', (chunk: Buffer) => reader.push(chunk));
+      res.on('end', () => {
+        reader.end();
+        resolve();
+      });
+      res.on('error', () => resolve());
+      res.on('close', () => resolve());
+    });
+    return { close: () => res.destroy(), ended };
+  }
+
+  /** The address of a task's container on a network, asked from the node the task runs on. */
+  async containerAddress(containerId: string, network: string): Promise<string | undefined> {
+    const c = await this.api.json<{ NetworkSettings?: { Networks?: Record<string, { IPAddress?: string }> } }>({ path: `/containers/${containerId}/json`, what: 'inspect a container' });
+    const address = c.NetworkSettings?.Networks?.[network]?.IPAddress;
+    return address || undefined;
+  }
+
+  /** A signal to a task's container, through the API of the node it runs on. */
+  async kill(containerId: string, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+    await this.api.json({ method: 'POST', path: `/containers/${containerId}/kill`, query: { signal }, what: 'signal a container' });
+  }
+
+  async memoryUsage(containerId: string): Promise<number | undefined> {
+    const s = await this.api.json<{ memory_stats?: { usage?: number } }>({ path: `/containers/${containerId}/stats`, query: { stream: false }, what: 'read the memory of a container' });
+    return s.memory_stats?.usage;
+  }
+}
+
+export function describeTaskEnd(task: SwarmTask): string {
+  const code = task.Status.ContainerStatus?.ExitCode;
+  if (code === 137) return 'was killed (SIGKILL, exit code 137)';
+  if (code !== undefined && code > 128 && code < 160) return `was ended by signal ${code - 128} (exit code ${code})`;
+  if (code !== undefined) return `exited with code ${code}`;
+  return `ended (${task.Status.State}${task.Status.Err ? `: ${task.Status.Err}` : ''})`;
+}
