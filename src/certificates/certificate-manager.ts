@@ -53,12 +53,17 @@ export class CertificateManager implements DomainService {
   private timer: NodeJS.Timeout | undefined;
   private lastRouterError = '';
   private appliedFingerprint = '';
+  /** Without an HTTPS listener nothing is served: start() is not called. */
+  private started = false;
 
   constructor(private readonly options: CertificateManagerOptions) {
-    options.store.certificates.onChange(() => void this.refresh());
+    options.store.certificates.onChange(() => {
+      if (this.started) void this.refresh();
+    });
   }
 
   async start(): Promise<void> {
+    this.started = true;
     await this.refresh();
     this.orderDue();
     this.timer = setInterval(() => void this.check(), this.options.checkIntervalMs ?? 12 * 3_600_000);
@@ -71,6 +76,7 @@ export class CertificateManager implements DomainService {
 
   async changed(): Promise<void> {
     await this.options.applyRoutes();
+    if (!this.started) return;
     await this.refresh();
     this.orderDue();
   }
