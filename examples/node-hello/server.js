@@ -20,6 +20,7 @@ function facts(req) {
     forwardedFor: req.headers['x-forwarded-for'] ?? null,
     forwardedProto: req.headers['x-forwarded-proto'] ?? null,
     forwardedHost: req.headers['x-forwarded-host'] ?? null,
+    reverseProxyIps: process.env.CC_REVERSE_PROXY_IPS ?? null,
   };
 }
 

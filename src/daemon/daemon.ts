@@ -172,7 +172,7 @@ export class Daemon {
       buildLimits: (app) => flavorLimits(buildLimits(flavorNamed(app.build_flavor ?? DEFAULT_BUILD_FLAVOR))),
     });
     const runtime = new AppRuntime({
-      ...{ store, backend: instanceBackend, sandboxes: policy, router, logs, domain: options.domain, gatewayAddress: instanceBackend.gatewayAddress, appEnv, log },
+      ...{ store, backend: instanceBackend, sandboxes: policy, router, logs, domain: options.domain, gatewayAddress: instanceBackend.gatewayAddress, trustedProxies: options.trustedProxies, appEnv, log },
       onInstanceRestart: (appId) => traffic.metrics.instanceRestarted(appId),
     });
     this.onStop('instances', () => runtime.shutdown());
@@ -200,6 +200,7 @@ export class Daemon {
       sandboxHost: sandboxes,
       buildNetworks: backend,
       gatewayAddress: backend.gatewayAddress,
+      trustedProxies: options.trustedProxies,
       appEnv,
       machineEnv: await machineNetworkEnv(options.toolchainCacheDir),
       keptReleases: options.keptReleases,

@@ -26,6 +26,8 @@ export interface AppRuntimeOptions {
   domain: string;
   /** Where instances see the host (add-ons, the router's source address). */
   gatewayAddress: string;
+  /** The operator's `--trusted-proxy` ranges, told to the app in CC_REVERSE_PROXY_IPS. */
+  trustedProxies?: readonly string[];
   /** Every variable an app receives: its own, its add-ons', its linked apps'. */
   appEnv(appId: string): Record<string, string>;
   log(line: string): void;
@@ -100,7 +102,7 @@ export class AppRuntime {
         instanceNumber,
         instanceType: 'production',
         appHome: release.releaseDir,
-        reverseProxyIp: this.options.gatewayAddress,
+        reverseProxyIps: [this.options.gatewayAddress, ...(this.options.trustedProxies ?? [])],
       }),
       toolPath: release.toolPath,
       home: release.releaseDir,

@@ -47,6 +47,8 @@ export interface DeployerOptions {
   /** A network namespace of its own for each build (outbound access only). */
   buildNetworks: { acquireBuildNetwork(appId: string): Promise<BuildNetwork> };
   gatewayAddress: string;
+  /** The operator's `--trusted-proxy` ranges, told to builds in CC_REVERSE_PROXY_IPS. */
+  trustedProxies?: readonly string[];
   appEnv(appId: string): Record<string, string>;
   /** The machine's network settings for builds (proxies, certificate authorities, npm registry). */
   machineEnv: Record<string, string>;
@@ -330,7 +332,7 @@ export class Deployer {
         instanceNumber: 0,
         instanceType: 'build',
         appHome: buildDir,
-        reverseProxyIp: this.o.gatewayAddress,
+        reverseProxyIps: [this.o.gatewayAddress, ...(this.o.trustedProxies ?? [])],
       }),
       toolPath: prepared.toolPath,
       home,

@@ -8,8 +8,11 @@ export interface InjectedEnvInput {
   instanceNumber: number;
   instanceType: 'build' | 'production';
   appHome: string;
-  /** The address the router reaches instances from. */
-  reverseProxyIp: string;
+  /**
+   * The addresses the app should trust for X-Forwarded-*: the one the router reaches instances
+   * from, then the operator's `--trusted-proxy` ranges (their values reach the app unchanged).
+   */
+  reverseProxyIps: readonly string[];
 }
 
 export function injectedEnv(input: InjectedEnvInput): Record<string, string> {
@@ -24,7 +27,7 @@ export function injectedEnv(input: InjectedEnvInput): Record<string, string> {
     COMMIT_ID: input.commit,
     CC_COMMIT_ID: input.commit,
     CC_APP_NAME: input.appName,
-    CC_REVERSE_PROXY_IPS: input.reverseProxyIp,
+    CC_REVERSE_PROXY_IPS: input.reverseProxyIps.join(','),
   };
 }
 

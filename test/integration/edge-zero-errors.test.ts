@@ -128,11 +128,16 @@ after(async () => {
 });
 
 test('forwarded headers: the listener sets the protocol; a trusted proxy keeps and extends them; anyone else cannot spoof them', async () => {
-  type Seen = { forwardedFor: string; forwardedProto: string; forwardedHost: string };
+  type Seen = { forwardedFor: string; forwardedProto: string; forwardedHost: string; reverseProxyIps: string };
   const spoof = { 'x-forwarded-for': '6.6.6.6', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.test' };
   const agent = new Agent({ keepAlive: false });
   const plain = JSON.parse((await keepAliveGet(agent, spoof)).body) as Seen;
   assert.deepEqual([plain.forwardedFor, plain.forwardedProto, plain.forwardedHost], ['127.0.0.1', 'http', host]);
+  // The app is told whom to trust: the router's address towards it, then the operator's proxies.
+  const trustedByApp = plain.reverseProxyIps.split(',');
+  assert.equal(trustedByApp.length, 2, plain.reverseProxyIps);
+  assert.match(trustedByApp[0]!, /^\d+\.\d+\.\d+\.\d+$/);
+  assert.equal(trustedByApp[1], `${TRUSTED}/32`);
   const viaProxy = JSON.parse((await keepAliveGet(agent, spoof, TRUSTED)).body) as Seen;
   assert.deepEqual([viaProxy.forwardedFor, viaProxy.forwardedProto, viaProxy.forwardedHost], [`6.6.6.6, ${TRUSTED}`, 'https', 'evil.test']);
   const session = h2Session();
