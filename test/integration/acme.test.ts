@@ -129,3 +129,13 @@ test('an ACME certificate is renewed before it expires and the router gets the n
   );
   assert.match(logged.join('\n'), /ACME: renewed the certificate of shop\.slipway-acme\.dev/);
 });
+
+test("a refused order is recorded with the CA's reason and the internal certificate keeps serving", { skip }, async () => {
+  const app = store.apps.all()[0]!;
+  store.domains.add(app.id, 'refused.slipway-acme.dev');
+  await manager.changed();
+  const order = await until('the refused order', () => (store.acme.order('refused.slipway-acme.dev')?.state === 'invalid' ? store.acme.order('refused.slipway-acme.dev') : undefined));
+  assert.match(order.error ?? '', /refused|blocked|policy|forbid/i);
+  assert.equal(manager.served('refused.slipway-acme.dev')?.source, 'internal');
+  assert.match(logged.join('\n'), /ACME: no certificate for refused\.slipway-acme\.dev/);
+});

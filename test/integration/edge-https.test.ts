@@ -180,3 +180,21 @@ test('a public domain gets a certificate from the ACME server, validated through
   assert.equal(JSON.parse((await overHttps('www.slipway-acme.dev', await pebble!.root(), '/facts')).body).appId, appId);
   assert.match(daemon.output(), /ACME: obtained the certificate of www\.slipway-acme\.dev/);
 });
+
+test('after a restart the same CA, the uploaded and the ACME certificates are served from the store', async () => {
+  const before = noAcme ? undefined : JSON.parse(await cliOk(['domain', '--format', 'json'])).domains.find((d: { fqdn: string }) => d.fqdn === 'www.slipway-acme.dev');
+  await daemon.stop();
+  await daemon.restart();
+  assert.ok(daemon.output().includes(caFile), 'the CA certificate is where it was');
+  const deadline = Date.now() + 120_000;
+  while ((await overHttps(`${appId}.${PLATFORM}`, readFileSync(caFile)).catch(() => ({ status: 0 }))).status !== 200) {
+    if (Date.now() > deadline) assert.fail(`the app did not come back over HTTPS:\n${daemon.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  assert.equal(await servedSource('shop.intranet.test'), 'uploaded');
+  if (before) {
+    const after = JSON.parse(await cliOk(['domain', '--format', 'json'])).domains.find((d: { fqdn: string }) => d.fqdn === 'www.slipway-acme.dev');
+    assert.deepEqual(after.certificate, before.certificate, 'the ACME certificate comes from the store, not a new order');
+    assert.equal((await overHttps('www.slipway-acme.dev', await pebble!.root())).status, 200);
+  }
+});

@@ -75,6 +75,8 @@ export async function startPebble(options: { httpPort: number; validitySeconds: 
         tlsPort,
         ocspResponderURL: '',
         externalAccountBindingRequired: false,
+        // Orders for these names are refused: the tests see how a failed order is reported.
+        domainBlocklist: ['refused.slipway-acme.dev'],
         profiles: { default: { description: 'short-lived, for renewal tests', validityPeriod: options.validitySeconds } },
       },
     }),
