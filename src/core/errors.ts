@@ -1,11 +1,10 @@
 /**
- * Errors the user can act on. Each carries an HTTP status for the API, a message saying
- * what was wrong and a hint saying what to do next.
+ * A failure the user can fix: the message says what happened and what was seen, the hint what
+ * to do next. Every error meant for a user extends it, so whoever reports one (the API, the
+ * deploy log, the CLI) finds the hint in one place.
  */
-export class SlipwayError extends Error {
+export class FixableError extends Error {
   constructor(
-    readonly status: number,
-    readonly code: string,
     message: string,
     readonly hint?: string,
   ) {
@@ -13,6 +12,27 @@ export class SlipwayError extends Error {
     this.name = new.target.name;
   }
 }
+
+/**
+ * Errors the user can act on through the API. Each carries an HTTP status, a message saying
+ * what was wrong and a hint saying what to do next.
+ */
+export class SlipwayError extends FixableError {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    hint?: string,
+  ) {
+    super(message, hint);
+  }
+}
+
+/**
+ * A build that cannot be planned or prepared as the project stands (a file, a variable, a
+ * version): thrown by providers and toolchains, reported in the deploy log's build phase.
+ */
+export class PlanError extends FixableError {}
 
 export class ValidationError extends SlipwayError {
   constructor(message: string, hint?: string) {

@@ -1,4 +1,4 @@
-import { PlanError } from '../providers/plan.js';
+import { PlanError } from '../core/errors.js';
 import { ValidationError } from '../core/errors.js';
 
 const NUMBERED = /^CC_HEALTH_CHECK_PATH_(\d+)$/;

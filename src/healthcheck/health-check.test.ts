@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { healthCheckPaths } from './health-check-paths.js';
 import { runHealthCheck } from './health-check.js';
-import { PlanError } from '../providers/plan.js';
+import { PlanError } from '../core/errors.js';
 
 test('paths: default /, the single variable, numbered ones in order of n', () => {
   assert.deepEqual(healthCheckPaths({}), ['/']);

@@ -12,7 +12,7 @@ import { parseReleaseSpec } from './release-spec.js';
 import { PhaseError } from './phase-error.js';
 import { healthCheckPaths } from '../healthcheck/health-check-paths.js';
 import { runHealthCheck } from '../healthcheck/health-check.js';
-import type { PlanError } from '../providers/plan.js';
+import type { PlanError } from '../core/errors.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
 import { workersFrom } from './workers.js';
 import type { WorkerSpec } from '../instances/backend.js';

@@ -6,10 +6,8 @@ import type { Deployment } from '../store/deployments.js';
 import type { AppRow } from '../store/apps.js';
 import type { RepoStore } from '../receiver/repo-store.js';
 import type { BuildPlan, Provider, VersionCatalog } from '../providers/plan.js';
-import { PlanError } from '../providers/plan.js';
-import { describePlan } from '../providers/describe-plan.js';
-import { resolveSbtBinary } from '../providers/sbt/resolve-binary.js';
-import { explainSbtFailure } from '../providers/sbt/explain-failure.js';
+import { FixableError, PlanError } from '../core/errors.js';
+import { describePlan, formatArgv } from '../providers/describe-plan.js';
 import { runCommand, describeExit } from '../executor/run-command.js';
 import type { LogHub } from '../logs/log-hub.js';
 import type { AppRuntime } from './app-runtime.js';
@@ -244,10 +242,10 @@ export class Deployer {
       }
       const failedPhase = error instanceof PhaseError ? error.phase : phase ?? 'build';
       const message = redact((error as Error).message);
-      const hint = error instanceof PhaseError || error instanceof PlanError ? error.hint : undefined;
+      const hint = error instanceof FixableError ? error.hint : undefined;
       log(`==> [${failedPhase}] ${failedPhase === 'healthcheck' ? 'Health check' : failedPhase[0]!.toUpperCase() + failedPhase.slice(1)} failed: ${message}`);
       if (hint) log(`Hint: ${redact(hint)}`);
-      if (!(error instanceof PhaseError) && !(error instanceof PlanError)) this.o.log(`Deployment ${deployment.id}: ${(error as Error).stack}`);
+      if (!(error instanceof FixableError)) this.o.log(`Deployment ${deployment.id}: ${(error as Error).stack}`);
       if (this.o.runtime.current(app.id)) log('The previous release keeps serving.');
       log(`Deploy failed in ${seconds()}`);
       if (hookCommand('CC_RUN_FAILED_HOOK', appVars)) {
@@ -279,8 +277,8 @@ export class Deployer {
     const provider = this.o.providers.get(app.type);
     if (!provider) throw new PhaseError('build', `No build provider for application type ${app.type}.`);
     if (!(await provider.detect(buildDir))) {
-      const expected = app.type === 'node' ? 'a package.json at the repository root' : 'build.sbt or project/build.properties at the repository root';
-      throw new PhaseError('build', `This is a ${app.type} application but the commit has no ${expected}.`, 'Commit it, or create the application with the right --type.');
+      const help = provider.notDetected();
+      throw new PhaseError('build', help.message, help.hint);
     }
     let plan: BuildPlan;
     try {
@@ -290,16 +288,17 @@ export class Deployer {
       throw error;
     }
     plan = withBuildHooks(plan, appVars);
-    log('==> [build] Build plan');
-    for (const line of describePlan(plan)) log(`    ${line}`);
-    for (const line of describeRunHooks(appVars)) log(`    ${line}`);
 
     const appCacheDir = join(this.o.dataDir, 'cache', 'apps', app.id);
     const home = join(appCacheDir, 'home');
     await ownedFolder(appCacheDir, sandbox.user);
     await mkdir(home, { recursive: true });
-    const prepared = await prepareToolchain(plan, { toolchainCacheDir: this.o.toolchainCacheDir, appCacheDir, log: (l) => log(l) });
+    const prepared = await prepareToolchain(plan, provider, { toolchainCacheDir: this.o.toolchainCacheDir, appCacheDir, log: (l) => log(l) });
     plan = prepared.plan;
+    // Printed once the tools are fetched and every path is filled in: what it shows is what runs.
+    log('==> [build] Build plan');
+    for (const line of describePlan(plan)) log(`    ${line}`);
+    for (const line of describeRunHooks(appVars)) log(`    ${line}`);
 
     // Through the untrusted tree: a link, fifo or folder committed at a generated file's name
     // (`.npmrc -> /etc/...`) is replaced or refused, never written through.
@@ -352,7 +351,7 @@ export class Deployer {
         { destination: secretsDir, source: secretsDir, writable: false },
         ...sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
       ];
-      await this.runBuildCommands(plan, buildDir, { ...env, ...sshKey.env }, output, log, { deployment, sandbox, mounts, network, signal });
+      await this.runBuildCommands(plan, buildDir, { ...env, ...sshKey.env }, output, log, { deployment, sandbox, mounts, network, signal, provider });
       built = true;
     } finally {
       await network.release();
@@ -364,13 +363,14 @@ export class Deployer {
     for (const file of plan.files.filter((f) => f.secret)) await repository.remove(file.path);
 
     let start = plan.start.argv;
-    if (plan.provider === 'sbt') {
+    if (provider.resolveStart) {
       try {
-        start = await resolveSbtBinary(buildDir, appVars);
+        start = await provider.resolveStart(buildDir, plan, appVars);
       } catch (error) {
         if (error instanceof PlanError) throw new PhaseError('build', error.message, error.hint);
         throw error;
       }
+      if (formatArgv(start) !== formatArgv(plan.start.argv)) log(`Start command, found after the build: ${formatArgv(start)}`);
     }
     return {
       deploymentId: deployment.id,
@@ -392,7 +392,14 @@ export class Deployer {
     env: Record<string, string>,
     output: string[],
     log: (line: string, stream?: string) => void,
-    context: { deployment: Deployment; sandbox: InstanceSandbox; mounts: SandboxStart['spec']['mounts']; network: BuildNetwork; signal: AbortSignal },
+    context: {
+      deployment: Deployment;
+      sandbox: InstanceSandbox;
+      mounts: SandboxStart['spec']['mounts'];
+      network: BuildNetwork;
+      signal: AbortSignal;
+      provider: Provider;
+    },
   ): Promise<void> {
     let step = 0;
     for (const command of plan.build) {
@@ -430,7 +437,7 @@ export class Deployer {
             'Give the build more memory with `slipway scale --build-flavor <name>` (a larger flavour), then redeploy.',
           );
         }
-        const explanation = (plan.provider === 'sbt' ? explainSbtFailure(output) : null) ?? explainGitSshRefusal(output, env.GIT_SSH_COMMAND !== undefined);
+        const explanation = context.provider.explainFailure?.(output) ?? explainGitSshRefusal(output, env.GIT_SSH_COMMAND !== undefined);
         throw new PhaseError('build', `${command.label} ${describeExit(result)}.`, explanation ?? 'The output above shows the cause.');
       }
     }

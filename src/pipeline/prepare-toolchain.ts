@@ -1,8 +1,6 @@
-import { join } from 'node:path';
-import type { BuildPlan } from '../providers/plan.js';
+import type { BuildPlan, Provider } from '../providers/plan.js';
 import { ensureTool } from '../toolchains/ensure-tool.js';
 import { isNpmTool } from '../toolchains/tool-packages.js';
-import { prepareSbtPlan } from '../providers/sbt/prepare.js';
 
 /** Token a plan uses for the app's own cache folder, kept between its builds. */
 export const APP_CACHE_TOKEN = '${SLIPWAY_APP_CACHE}';
@@ -17,11 +15,13 @@ function fillRecord(record: Record<string, string> | undefined, appCacheDir: str
 }
 
 /**
- * Fetches every tool of the plan into the shared cache and makes its commands runnable:
- * returns the plan with cache tokens filled and the bin folders to put first on PATH.
+ * Fetches every tool of the plan into the shared cache and makes its commands runnable (the
+ * provider's own preparation included): returns the plan with every token filled, as it will
+ * run, and the bin folders to put first on PATH.
  */
 export async function prepareToolchain(
   plan: BuildPlan,
+  provider: Pick<Provider, 'prepare'>,
   options: { toolchainCacheDir: string; appCacheDir: string; log(line: string): void },
 ): Promise<{ plan: BuildPlan; toolPath: string[] }> {
   const toolPath: string[] = [];
@@ -32,9 +32,10 @@ export async function prepareToolchain(
     }
   }
   let prepared = plan;
-  if (plan.provider === 'sbt') {
-    prepared = await prepareSbtPlan(plan, { toolchainCacheDir: options.toolchainCacheDir, appCacheDir: options.appCacheDir, log: options.log });
-    if (plan.env.JAVA_HOME) toolPath.push(join(plan.env.JAVA_HOME, 'bin'));
+  if (provider.prepare) {
+    const own = await provider.prepare(plan, options);
+    prepared = own.plan;
+    for (const dir of own.toolPath) if (!toolPath.includes(dir)) toolPath.push(dir);
   }
   const dir = options.appCacheDir;
   const fillCommand = <T extends { argv: string[]; env?: Record<string, string> }>(c: T): T => ({

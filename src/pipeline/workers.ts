@@ -1,5 +1,5 @@
 import type { WorkerSpec } from '../instances/backend.js';
-import { PlanError } from '../providers/plan.js';
+import { PlanError } from '../core/errors.js';
 
 const POLICIES = ['always', 'on-failure', 'no'] as const;
 

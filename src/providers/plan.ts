@@ -3,8 +3,9 @@
  * decided before anything runs, so it can be printed, tested and compared.
  */
 
-/** Tools a plan needs, each at an exact version, fetched into the shared toolchain cache. */
-export type ToolName = 'node' | 'npm' | 'bun' | 'pnpm' | 'yarn' | 'deno' | 'sbt' | 'java';
+import type { ToolName, VersionCatalog } from '../toolchains/tools.js';
+
+export type { ToolName, VersionCatalog } from '../toolchains/tools.js';
 
 export interface ToolRequest {
   name: ToolName;
@@ -83,24 +84,44 @@ export interface PlanContext {
   catalog: VersionCatalog;
 }
 
-export interface VersionCatalog {
-  /** All exact versions available for a tool, as plain semver strings. */
-  versions(tool: ToolName): Promise<string[]>;
+
+/** A build failure the user can fix (core/errors.ts): re-exported for the providers. */
+export { PlanError } from '../core/errors.js';
+
+/** What a provider needs to make its plan runnable once the tools are fetched. */
+export interface PrepareContext {
+  /** Shared toolchain cache (tools, launchers). */
+  toolchainCacheDir: string;
+  /** The app's own cache folder, kept between its builds. */
+  appCacheDir: string;
+  log(line: string): void;
 }
 
-/** A build failure the user can fix: the message says what was seen and what to do. */
-export class PlanError extends Error {
-  constructor(message: string, readonly hint?: string) {
-    super(message);
-    this.name = 'PlanError';
-  }
-}
-
+/**
+ * A runtime, whole: everything the pipeline needs to know about one kind of app goes through
+ * these methods, so the pipeline names no runtime and a new one touches only its own folder
+ * (ARCHITECTURE.md, "A runtime").
+ */
 export interface Provider {
   /** Name matching the application type (`node`, `sbt`). */
   readonly name: string;
   /** True when the source folder looks like this provider's kind of app (read through the untrusted tree too). */
   detect(sourceDir: string): Promise<boolean>;
+  /** Said when detect() found nothing: what it looked for, and what to do. */
+  notDetected(): { message: string; hint: string };
   /** Makes the plan or throws PlanError. */
   plan(context: PlanContext): Promise<BuildPlan>;
+  /**
+   * Makes the plan runnable once its tools are in the cache: fills in what was not known when it
+   * was made (a launcher's path). The deploy log prints the plan this returns, as it will run;
+   * `toolPath` lists folders to put first on PATH besides the fetched tools'.
+   */
+  prepare?(plan: BuildPlan, context: PrepareContext): Promise<{ plan: BuildPlan; toolPath: string[] }>;
+  /**
+   * After a successful build, the start command when the plan could only describe it (sbt's
+   * staged script, named by the build). Throws PlanError when it cannot be found.
+   */
+  resolveStart?(buildDir: string, plan: BuildPlan, env: Record<string, string>): Promise<string[]>;
+  /** What to do about a failed build step, when its output shows a failure this runtime knows. */
+  explainFailure?(outputLines: string[]): string | undefined;
 }

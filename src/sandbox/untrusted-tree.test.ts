@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PlanError } from '../providers/plan.js';
+import { PlanError } from '../core/errors.js';
 import { MAX_LINKS, RefusedPathError, UntrustedTree } from './untrusted-tree.js';
 
 const SECRET = 'root-only-secret-4f1c';

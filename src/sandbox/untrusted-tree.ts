@@ -28,7 +28,7 @@ import { constants, type Stats } from 'node:fs';
 import { lchown, lstat, mkdir, open, readdir, readlink, rename, rm, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { PlanError } from '../providers/plan.js';
+import { PlanError } from '../core/errors.js';
 import { runCommand } from '../executor/run-command.js';
 
 /** Links followed on the way to one path before it counts as a loop (Linux's own limit). */

@@ -6,7 +6,7 @@
 import { mkdir, readFile, rename, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import semver from 'semver';
-import type { ToolName, VersionCatalog } from '../providers/plan.js';
+import type { ToolName, VersionCatalog } from './tools.js';
 import { runNpm } from './npm-cli.js';
 import { catalogPackagesForTool, isNpmTool, NPM_TOOLS } from './tool-packages.js';
 

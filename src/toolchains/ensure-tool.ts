@@ -9,7 +9,7 @@ import { chmod, copyFile, link, mkdir, mkdtemp, readdir, readFile, rename, rm, s
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import semver from 'semver';
-import type { ToolName } from '../providers/plan.js';
+import type { ToolName } from './tools.js';
 import { linkIntoBin, writeNodeWrappers } from './bin-links.js';
 import { makeTreeShareable } from './file-modes.js';
 import { fetchPackage } from './package-fetch.js';

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { PlanError } from '../providers/plan.js';
+import { PlanError } from '../core/errors.js';
 import { NpmCommandError, runNpm } from './npm-cli.js';
 
 const execFileAsync = promisify(execFile);

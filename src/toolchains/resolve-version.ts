@@ -3,7 +3,7 @@
  * exact version available. Matching is semver's, never hand-rolled.
  */
 import semver from 'semver';
-import { PlanError } from '../providers/plan.js';
+import { PlanError } from '../core/errors.js';
 import { nodeLtsMajors, nodeMajorForCodename } from './node-releases.js';
 
 const ACCEPTED_FORMS = '24, 23.11, 22.15.1, v24.11.0, >=22, 22.x, ^24.1, latest, *';

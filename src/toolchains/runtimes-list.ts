@@ -3,7 +3,7 @@
  * with end-of-life ones marked (docs/behaviour.md, Versions).
  */
 import semver from 'semver';
-import type { VersionCatalog } from '../providers/plan.js';
+import type { VersionCatalog } from './tools.js';
 import { DEFAULT_BUN_VERSION, DEFAULT_NODE_VERSION, isEndOfLife } from './node-releases.js';
 
 export interface RuntimeVersion {

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import semver from 'semver';
-import type { ToolName } from '../providers/plan.js';
+import type { ToolName } from './tools.js';
 
 /** Tools this module can fetch (java and sbt come from elsewhere). */
 export type NpmTool = Exclude<ToolName, 'java' | 'sbt'>;

@@ -60,6 +60,13 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
       return repositoryTree(sourceDir).isFile('package.json');
     },
 
+    notDetected() {
+      return {
+        message: 'This is a node application but the commit has no package.json at the repository root.',
+        hint: 'Commit it (`npm init -y` writes one), or create the application with the right --type.',
+      };
+    },
+
     async plan(context: PlanContext): Promise<BuildPlan> {
       const { env, sourceDir } = context;
       // Every file of the repository is read through it: links out of it are refused.

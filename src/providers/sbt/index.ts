@@ -1,9 +1,9 @@
 /**
- * The sbt provider. A pipeline uses it in four steps:
- *   1. `sbtProvider.plan(context)`            -> a BuildPlan with `${SLIPWAY_...}` path tokens
- *   2. `prepareSbtPlan(plan, { toolchainCacheDir, appCacheDir })` -> build argv ready to run
- *   3. run `plan.build` (stdin closed); on failure print `explainSbtFailure(outputLines)` if not null
- *   4. `resolveSbtBinary(buildDir, env)`      -> the start argv (replaces `plan.start.argv`)
+ * The sbt provider. The pipeline uses it through the Provider interface (../plan.ts), in four steps:
+ *   1. `plan(context)`                 -> a BuildPlan with `${SLIPWAY_...}` path tokens
+ *   2. `prepare(plan, context)`        -> build argv ready to run (prepareSbtPlan), the JDK on PATH
+ *   3. run `plan.build` (stdin closed); on failure `explainFailure(outputLines)` (explainSbtFailure)
+ *   4. `resolveStart(buildDir, ...)`   -> the start argv (resolveSbtBinary replaces the token)
  */
 export { sbtProvider, planSbt } from './sbt-provider.js';
 export { prepareSbtPlan, type SbtPrepareOptions } from './prepare.js';

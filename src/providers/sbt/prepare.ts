@@ -1,7 +1,7 @@
 /**
  * Makes an sbt plan runnable: fetches the launcher, writes the repositories file and fills the
- * path tokens of the build commands. The pipeline calls it between printing the plan and
- * running the build; after the build it calls resolveSbtBinary for the start command.
+ * path tokens of the build commands: the provider's `prepare`, called before the plan is
+ * printed; after the build the provider's `resolveStart` (resolveSbtBinary) names the start command.
  */
 import { mkdir } from 'node:fs/promises';
 import { dirname, relative } from 'node:path';

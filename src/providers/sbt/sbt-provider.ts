@@ -7,6 +7,9 @@ import { repositoryTree } from '../../sandbox/untrusted-tree.js';
 import { selectJdk } from '../../toolchains/sbt/jdks.js';
 import { PlanError, type BuildPlan, type PlanCommand, type PlanContext, type Provider } from '../plan.js';
 import { chooseSbtVersion } from './build-properties.js';
+import { explainSbtFailure } from './explain-failure.js';
+import { prepareSbtPlan } from './prepare.js';
+import { resolveSbtBinary } from './resolve-binary.js';
 import { PLACEHOLDER_PATHS, sbtBuildArgv } from './build-command.js';
 import { parseDeployGoal } from './deploy-goal.js';
 import { PLACEHOLDER } from './placeholders.js';
@@ -115,5 +118,19 @@ export const sbtProvider: Provider = {
     const repository = repositoryTree(sourceDir);
     return (await repository.entry('build.sbt')) !== undefined || (await repository.entry('project/build.properties')) !== undefined;
   },
+  notDetected() {
+    return {
+      message: 'This is an sbt application but the commit has no build.sbt or project/build.properties at the repository root.',
+      hint: 'Commit them, or create the application with the right --type.',
+    };
+  },
   plan: planSbt,
+  async prepare(plan, context) {
+    const prepared = await prepareSbtPlan(plan, context);
+    // The JDK the plan chose runs sbt and the app: its java comes first on PATH.
+    return { plan: prepared, toolPath: plan.env.JAVA_HOME ? [join(plan.env.JAVA_HOME, 'bin')] : [] };
+  },
+  // The staged script is named by the build: found in the build folder once it has run.
+  resolveStart: (buildDir, _plan, env) => resolveSbtBinary(buildDir, env),
+  explainFailure: (outputLines) => explainSbtFailure(outputLines) ?? undefined,
 };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { access } from 'node:fs/promises';
 import { describe, it } from 'node:test';
-import { PlanError } from '../../providers/plan.js';
+import { PlanError } from '../../core/errors.js';
 import { javaMajor, listInstalledJdks, parseRequestedJava, selectJdk } from './jdks.js';
 import { runTool } from './run-tool.js';
 

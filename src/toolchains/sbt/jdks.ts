@@ -5,7 +5,7 @@
 import { access, constants, readdir, readFile, realpath } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { PlanError } from '../../providers/plan.js';
+import { PlanError } from '../../core/errors.js';
 import { runTool } from './run-tool.js';
 
 export interface InstalledJdk {

@@ -3,7 +3,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { PlanError } from '../../providers/plan.js';
+import { PlanError } from '../../core/errors.js';
 import { ensureSbtLauncher, launcherFetchArgv, launcherPath } from './launcher.js';
 import { runTool } from './run-tool.js';
 

@@ -5,7 +5,7 @@
  */
 import { mkdir, mkdtemp, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PlanError } from '../../providers/plan.js';
+import { PlanError } from '../../core/errors.js';
 import { runTool, tail } from './run-tool.js';
 import { isSbtVersion } from './sbt-version.js';
 
