@@ -3,7 +3,8 @@
  * and compared in full: a change in any decision shows up here as a readable difference.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import type { BuildPlan, PlanCommand } from '../plan.js';
@@ -23,10 +24,15 @@ const PRELUDE = 'export PATH="$PWD/node_modules/.bin:$PATH" npm_lifecycle_event=
 const agent = (tool: string) => `${tool} node/v24.11.0 linux ${process.arch}`;
 const NPM_AGENT = agent('npm/11.6.1');
 
+/** Under Plug'n'Play: NODE_OPTIONS loads .pnp.cjs (and its ESM loader when there is one), as yarn run does. */
+const PNP =
+  'if [ -f .pnp.cjs ]; then NODE_OPTIONS="--require $PWD/.pnp.cjs${NODE_OPTIONS:+ $NODE_OPTIONS}"; ' +
+  'if [ -f .pnp.loader.mjs ]; then NODE_OPTIONS="$NODE_OPTIONS --experimental-loader file://$PWD/.pnp.loader.mjs"; fi; export NODE_OPTIONS; fi; ';
+
 /** scripts.start of an example run by bash, with no package manager staying beside the app. */
-function directStart(example: string, userAgent = NPM_AGENT): PlanCommand {
+function directStart(example: string, userAgent = NPM_AGENT, pnp = false): PlanCommand {
   const pkg = JSON.parse(readFileSync(path.join(examplePath(example), 'package.json'), 'utf8')) as { name?: string; version?: string; scripts: { start: string } };
-  return { label: 'start script', argv: ['bash', '-c', `${PRELUDE}exec bash -c "$1"`, 'start', pkg.scripts.start, pkg.name ?? '', pkg.version ?? '', userAgent] };
+  return { label: 'start script', argv: ['bash', '-c', `${PRELUDE}${pnp ? PNP : ''}exec bash -c "$1"`, 'start', pkg.scripts.start, pkg.name ?? '', pkg.version ?? '', userAgent] };
 }
 
 function npmInstall(dev: boolean, command: 'install' | 'ci' = 'install'): PlanCommand {
@@ -156,7 +162,7 @@ describe('build plans of the example apps', () => {
         },
       ],
       beforeStart: [],
-      start: { label: 'start script', argv: ['yarn', 'run', 'start'] },
+      start: directStart('node-yarn-pnp', agent('yarn/4.18.1'), true),
       cacheDirs: ['.slipway-cache/yarn-berry'],
       cacheDirsInRelease: ['.slipway-cache/yarn-berry'],
       warnings: [],
@@ -166,6 +172,17 @@ describe('build plans of the example apps', () => {
     const linked = await planFor(examplePath('node-yarn-pnp'), { NODE_ENV: 'production', YARN_NODE_LINKER: 'node-modules' });
     assert.deepEqual(linked.cacheDirs, ['.slipway-cache/yarn-berry', 'node_modules']);
     assert.deepEqual(linked.cacheDirsInRelease, ['node_modules']);
+
+    // A start script that does not run node may call a dependency's binary, which only Yarn finds under Plug'n'Play.
+    const dir = mkdtempSync(path.join(tmpdir(), 'slipway-pnp-bin-'));
+    try {
+      cpSync(examplePath('node-yarn-pnp'), dir, { recursive: true });
+      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
+      writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...pkg, scripts: { start: 'serve-it --port 8080' } }));
+      assert.deepEqual((await planFor(dir, { NODE_ENV: 'production' })).start, { label: 'start script', argv: ['yarn', 'run', 'start'] });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('node-yarn1: the system Yarn 1.22.22 with a deprecation warning', async () => {
@@ -315,8 +332,11 @@ describe('build plans of the example apps', () => {
       pnpm: { beforeStart: [['pnpm', 'run', 'prestart']], start: start('pnpm run', 'pnpm/10.34.9') },
       yarn: { beforeStart: [['yarn', 'run', 'prestart']], start: start('yarn run', 'yarn/1.22.22') },
       bun: { beforeStart: [['bun', 'run', 'prestart']], start: start('bun run', 'bun/1.3.1') },
-      // Plug'n'Play (no .yarnrc.yml): Yarn berry resolves the packages, so it runs the start script.
-      'yarn-berry': { beforeStart: [['yarn', 'run', 'prestart']], start: ['bash', '-c', 'yarn run start && exec yarn run poststart', 'start'] },
+      // Plug'n'Play (no .yarnrc.yml): the start script runs node, so NODE_OPTIONS loads .pnp.cjs.
+      'yarn-berry': {
+        beforeStart: [['yarn', 'run', 'prestart']],
+        start: ['bash', '-c', `${PRELUDE}${PNP}bash -c "$1" && exec yarn run poststart`, 'start', 'node server.js', 'slipway-example-poststart', '1.0.0', agent('yarn/4.18.1')],
+      },
     });
   });
 

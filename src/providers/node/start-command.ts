@@ -24,8 +24,11 @@
  * the managers do; bash execs a single command, so the app is the sandbox's main process and
  * receives SIGTERM itself. With a poststart, bash waits for the start script and runs poststart
  * after a clean end (npm's order); bash is a few hundred KiB of its own, not a package manager.
- * Yarn berry with Plug'n'Play is the exception: its packages and their binaries resolve only
- * through Yarn's loader, so its start script still runs under `yarn run`.
+ * Yarn berry with Plug'n'Play loads packages through .pnp.cjs, which `yarn run` puts in
+ * NODE_OPTIONS (`--require <release>/.pnp.cjs`, and `--experimental-loader` for .pnp.loader.mjs
+ * when the project has one; seen with Yarn 4.18.1): a start script that runs `node` gets the
+ * same without Yarn. Any other start script may call a dependency's binary, which only Yarn's
+ * shims find under Plug'n'Play, so it still runs under `yarn run`.
  */
 import { PlanError, type PlanCommand } from '../plan.js';
 import type { PackageManager } from './detect-package-manager.js';
@@ -112,13 +115,24 @@ function thenPoststart(manager: PackageManager, start: PlanCommand, label: strin
 const DIRECT_PRELUDE =
   'export PATH="$PWD/node_modules/.bin:$PATH" npm_lifecycle_event=start npm_lifecycle_script="$1" npm_package_name="$2" npm_package_version="$3" npm_config_user_agent="$4"; ';
 
-function directStart(manager: PackageManager, input: StartInput, withPoststart: boolean): PlanCommand {
+/** What `yarn run` adds to NODE_OPTIONS under Plug'n'Play, when the release has its files. */
+const PNP_PRELUDE =
+  'if [ -f .pnp.cjs ]; then NODE_OPTIONS="--require $PWD/.pnp.cjs${NODE_OPTIONS:+ $NODE_OPTIONS}"; ' +
+  'if [ -f .pnp.loader.mjs ]; then NODE_OPTIONS="$NODE_OPTIONS --experimental-loader file://$PWD/.pnp.loader.mjs"; fi; export NODE_OPTIONS; fi; ';
+
+/** A start script that runs node itself: under Plug'n'Play, NODE_OPTIONS is all it needs. */
+function startsNode(script: string): boolean {
+  return /^node(\s|$)/.test(script.trim());
+}
+
+function directStart(manager: PackageManager, input: StartInput, withPoststart: boolean, pnp: boolean): PlanCommand {
   const args = ['start', input.scripts.start!, input.packageName ?? '', input.packageVersion ?? '', input.userAgent ?? ''];
-  if (!withPoststart) return { label: 'start script', argv: ['bash', '-c', `${DIRECT_PRELUDE}exec bash -c "$1"`, ...args] };
+  const prelude = DIRECT_PRELUDE + (pnp ? PNP_PRELUDE : '');
+  if (!withPoststart) return { label: 'start script', argv: ['bash', '-c', `${prelude}exec bash -c "$1"`, ...args] };
   const poststart = scriptCommand(manager, 'poststart', 'poststart script');
   return {
     label: 'start script, then poststart',
-    argv: ['bash', '-c', `${DIRECT_PRELUDE}bash -c "$1" && exec ${poststart.argv.join(' ')}`, ...args],
+    argv: ['bash', '-c', `${prelude}bash -c "$1" && exec ${poststart.argv.join(' ')}`, ...args],
     ...(poststart.env ? { env: poststart.env } : {}),
   };
 }
@@ -147,17 +161,19 @@ export function startPlan(input: StartInput): StartPlan {
 
   if (scripts.start !== undefined) {
     const start = scriptCommand(manager, 'start', 'start script');
-    if (manager === 'yarn-berry' && input.berryLinker === 'pnp') {
+    const pnp = manager === 'yarn-berry' && input.berryLinker === 'pnp';
+    if (pnp && !startsNode(scripts.start)) {
       const beforeStart = hasPre ? [scriptCommand(manager, 'prestart', 'prestart script')] : [];
       const runs = [hasPre ? 'after prestart' : '', hasPost ? 'then poststart when it exits with status 0' : ''].filter(Boolean).join(', ');
-      notes.push(`Start command: scripts.start through \`yarn run start\`${runs ? `, ${runs} (Yarn berry does not run pre/post scripts itself)` : ''}.`);
+      notes.push(`Start command: scripts.start through \`yarn run start\`${runs ? `, ${runs} (Yarn berry does not run pre/post scripts itself)` : ''}; it does not start with node, so it may need the binaries Yarn provides under Plug'n'Play.`);
       return { beforeStart, start: hasPost ? thenPoststart(manager, start, 'start script, then poststart', []) : start, notes, warnings };
     }
     // The manager runs prestart and ends; the start script then runs without it (see above).
     const beforeStart = hasPre ? [scriptCommand(manager, 'prestart', 'prestart script')] : [];
     const runs = [hasPre ? 'after prestart' : '', hasPost ? 'then poststart when it exits with status 0' : ''].filter(Boolean).join(', ');
     notes.push(`Start command: scripts.start run by bash with node_modules/.bin on PATH, as \`${start.argv.join(' ')}\` would run it but without the package manager staying beside the app${runs ? `, ${runs}` : ''}.`);
-    return { beforeStart, start: directStart(manager, input, hasPost), notes, warnings };
+    if (pnp) notes.push("Plug'n'Play: NODE_OPTIONS loads .pnp.cjs, as yarn run would.");
+    return { beforeStart, start: directStart(manager, input, hasPost, pnp), notes, warnings };
   }
 
   if (input.main !== undefined && input.main.trim() !== '') {
