@@ -24,6 +24,7 @@ import { runtimeRoutes } from './routes/runtimes.js';
 import { tokenRoutes } from './routes/tokens.js';
 import { domainRoutes } from './routes/domains.js';
 import { trafficRoutes } from './routes/traffic.js';
+import { planRoutes } from './routes/plan.js';
 
 /** Extra rooms (deployments, add-ons, console) plug their routes in here. */
 export type RouteModule = (router: HttpRouter<ApiContext>) => void;
@@ -40,7 +41,7 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
       if (method !== 'GET') checkBody(spec, method, pattern, await ctx.body());
     },
   });
-  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, deploymentRoutes, rollbackRoutes, appConfigRoutes, instanceRoutes, addonRoutes, serviceRoutes, publishedConfigRoutes, runtimeRoutes, tokenRoutes, domainRoutes, trafficRoutes, ...extraModules]) module(router);
+  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, deploymentRoutes, rollbackRoutes, appConfigRoutes, instanceRoutes, addonRoutes, serviceRoutes, publishedConfigRoutes, runtimeRoutes, tokenRoutes, domainRoutes, trafficRoutes, planRoutes, ...extraModules]) module(router);
   return router;
 }
 

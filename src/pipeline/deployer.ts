@@ -132,6 +132,33 @@ export class Deployer {
     return this.queues.has(appId);
   }
 
+  /**
+   * The plan a deployment of `commit` would make with the app's variables, as the deploy log
+   * prints it, without deploying: the commit is exported as the app's user, in its sandbox, into
+   * a scratch folder removed afterwards. Paths only the fetched tools give stay as `${…}` tokens.
+   */
+  async planCommit(app: AppRow, commit: string): Promise<{ plan: BuildPlan; lines: string[]; redact(text: string): string }> {
+    const provider = this.o.providers.get(app.type);
+    if (!provider) throw new PlanError(`No build provider for application type ${app.type}.`);
+    const sandbox = await this.o.sandboxes.build(app);
+    const scratch = { id: newId('deployment'), commit_sha: commit };
+    const dir = join(this.o.dataDir, 'builds', scratch.id);
+    await ownedFolder(dir, sandbox.user);
+    try {
+      await this.exportCommit(app, scratch, dir, sandbox, AbortSignal.timeout(10 * 60_000));
+      if (!(await provider.detect(dir))) {
+        const help = provider.notDetected();
+        throw new PlanError(help.message, help.hint);
+      }
+      const appVars = this.o.appEnv(app.id);
+      const plan = withBuildHooks(await provider.plan({ sourceDir: dir, appType: app.type, env: appVars, catalog: this.o.catalog }), appVars);
+      const redact = makeRedactor(secretValues(appVars));
+      return { plan, lines: [...describePlan(plan), ...describeRunHooks(appVars)].map(redact), redact };
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
   /** Resolves once every queued deployment has ended (tests and shutdown). */
   async idle(): Promise<void> {
     await Promise.all([...this.queues.values()]);
@@ -450,7 +477,13 @@ export class Deployer {
    * the tree out through a throw-away index rather than `git archive`, so the files are exactly
    * what a clone gives (`export-ignore` attributes, meant for release tarballs, drop nothing).
    */
-  private async exportCommit(app: AppRow, deployment: Deployment, buildDir: string, sandbox: InstanceSandbox, signal: AbortSignal): Promise<void> {
+  private async exportCommit(
+    app: AppRow,
+    deployment: Pick<Deployment, 'id' | 'commit_sha'>,
+    buildDir: string,
+    sandbox: InstanceSandbox,
+    signal: AbortSignal,
+  ): Promise<void> {
     const repo = this.o.repos.pathFor(app.id);
     const output: string[] = [];
     const result = await runSandboxed(

@@ -98,3 +98,26 @@ export interface DomainListingView {
   favourite: string;
   domains: DomainView[];
 }
+
+/** One command of a build plan, as an argv array (never a shell string). */
+export interface PlanCommandView {
+  label: string;
+  argv: string[];
+  cwd?: string;
+  env?: Record<string, string>;
+}
+
+/** A build plan (`GET /v1/apps/:app/plan`): what a deployment of the commit would run. */
+export interface PlanView {
+  provider: string;
+  toolchain: Array<{ name: string; version: string; reason: string }>;
+  env: Record<string, string>;
+  /** Generated files by path: a secret one's content is never shown. */
+  files: Array<{ path: string; secret: boolean }>;
+  build: PlanCommandView[];
+  before_start: PlanCommandView[];
+  start: PlanCommandView;
+  cache_dirs: string[];
+  warnings: string[];
+  notes: string[];
+}

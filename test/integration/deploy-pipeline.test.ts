@@ -64,6 +64,31 @@ test('git push over SSH deploys the app, which answers through the router with i
   assert.ok(log.some((l) => /^Successfully deployed in /.test(l)));
 });
 
+test('slipway plan prints, for the folder\'s commit and without deploying, the plan the deploy log printed', async () => {
+  const deployments = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout) as Array<{ id: string; state: string }>;
+  const deployed = deployments.find((d) => d.state === 'OK');
+  assert.ok(deployed, 'the first test deployed the app');
+  const printed = await daemon.cli(['plan', '--app', appId], { cwd: dir });
+  assert.equal(printed.code, 0, printed.stderr);
+  const lines = printed.stdout.trimEnd().split('\n');
+  assert.equal(lines[0], 'Build plan (node)');
+  const log = await deploymentLog(daemon, appId, deployed.id);
+  const start = log.indexOf(`    ${lines[0]}`);
+  assert.ok(start >= 0, log.join('\n'));
+  assert.deepEqual(log.slice(start, start + lines.length), lines.map((l) => `    ${l}`), 'the deploy log printed the same plan');
+
+  const data = JSON.parse((await daemon.cli(['plan', '--app', appId, '--format', 'json'], { cwd: dir })).stdout);
+  assert.equal(data.plan.provider, 'node');
+  assert.ok(data.plan.toolchain.some((t: { name: string }) => t.name === 'node'));
+  assert.match(data.commit, /^[0-9a-f]{40}$/);
+  const after = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout);
+  assert.equal(after.length, deployments.length, 'planning deployed nothing');
+
+  const unknown = await daemon.cli(['plan', '--app', appId, '--commit', 'abcdef12'], { cwd: dir });
+  assert.equal(unknown.code, 1);
+  assert.match(unknown.stderr, /No commit abcdef12 was pushed to this application/);
+});
+
 test('a push to another branch is refused with a message saying only master deploys', async () => {
   const before = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout).length;
   const push = gitPush(dir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`, gitEnv, 'master:refs/heads/feature');

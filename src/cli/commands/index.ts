@@ -29,6 +29,7 @@ import { restart } from './restart.js';
 import { stop } from './stop.js';
 import { deleteApp } from './delete.js';
 import { rollback } from './rollback.js';
+import { plan } from './plan.js';
 import { run } from './run.js';
 import { scale } from './scale.js';
 import { cancelDeploy } from './cancel-deploy.js';
@@ -96,6 +97,7 @@ export const commands: Command[] = [
   stop,
   deleteApp,
   rollback,
+  plan,
   run,
   scale,
   cancelDeploy,
