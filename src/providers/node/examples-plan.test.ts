@@ -21,7 +21,7 @@ const SCRIPT_SHELL = { npm_config_script_shell: 'bash' };
 const PRELUDE = 'export PATH="$PWD/node_modules/.bin:$PATH" npm_lifecycle_event=start npm_lifecycle_script="$1" npm_package_name="$2" npm_package_version="$3" npm_config_user_agent="$4"; ';
 
 /** npm_config_user_agent as each manager sets it, on Node.js 24.11.0. */
-const agent = (tool: string) => `${tool} node/v24.11.0 linux ${process.arch}`;
+const agent = (tool: string) => `${tool} node/v24.11.0`;
 const NPM_AGENT = agent('npm/11.6.1');
 
 /** Under Plug'n'Play: NODE_OPTIONS loads .pnp.cjs (and its ESM loader when there is one), as yarn run does. */

@@ -200,7 +200,8 @@ function managerUserAgent(manager: string, toolchain: ReadonlyArray<{ name: stri
   const version = toolchain.find((t) => t.name === tool)?.version;
   const node = toolchain.find((t) => t.name === 'node')?.version;
   if (!version) return undefined;
-  return `${tool}/${version}${node ? ` node/v${node}` : ''} linux ${process.arch}`;
+  // The platform words npm adds after these are left out: a plan does not depend on the machine.
+  return `${tool}/${version}${node ? ` node/v${node}` : ''}`;
 }
 
 /** The provider with npm's configured registry as the default registry. */

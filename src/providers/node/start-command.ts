@@ -40,7 +40,7 @@ export interface StartInput {
   /** package.json name and version, given to the start script as npm does. */
   packageName?: string;
   packageVersion?: string;
-  /** npm_config_user_agent as the manager would set it ("npm/11.6.1 node/v24.11.0 linux x64"). */
+  /** npm_config_user_agent as the manager would set it ("npm/11.6.1 node/v24.11.0"). */
   userAgent?: string;
   scripts: Record<string, string>;
   main?: string;
