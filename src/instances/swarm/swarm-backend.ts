@@ -181,7 +181,7 @@ export class SwarmBackend implements InstanceBackend {
     try {
       const logs = await this.services.followLogs(serviceId, (stream, line) => spec.onLog(stream, line));
       const deadline = Date.now() + (this.o.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
-      let ended;
+      let ended: Awaited<ReturnType<typeof this.services.tasks>>[number] | undefined;
       for (;;) {
         ended = (await this.services.tasks(serviceId)).find((t) => TERMINAL_STATES.has(t.Status.State));
         if (ended || Date.now() > deadline) break;
