@@ -1,22 +1,40 @@
 /**
- * sbt build caches: push-to-live of examples/scala-single on a fresh daemon, first with an
- * empty app cache (sbt, Scala, the plugins and the dependencies are all downloaded and the
- * build definition compiled), then for a new commit of the same app, whose sbt caches
- * (boot, ivy, coursier, global) persisted in <data-dir>/cache/apps/<app>/sbt.
- * The sbt launcher jar sits in the shared toolchain cache; when it is not there yet the first
- * deploy fetches it too (the log says so, and the result records it). The first deploy of a
- * daemon also asks Maven once which repository this machine uses (some seconds, then kept).
+ * sbt builds of examples/scala-single on a fresh daemon:
+ *   1. first deploy, empty app cache (sbt, Scala, the plugins and the dependencies downloaded,
+ *      everything compiled);
+ *   2. a new commit that changes no source (sbt's caches and its incremental state kept);
+ *   3. a one-line change of Main.scala: the warm redeploy a developer makes all day.
+ * Baseline, measured in the same run: a bare `sbt stage` of the same one-line change, run as
+ * root without the platform (no sandbox, no export, no cache moves) in a checkout whose
+ * target/ is warm from a previous stage, with a copy of the app's sbt caches. Target: the warm
+ * redeploy's build phase ("Build succeeded in", which includes the export) at most 1.2 times it.
+ *
+ * The baseline runs in a CPU cgroup of its own beside the daemon's, with the same default
+ * weight: on a busy machine the scheduler gives each group one share, however many threads
+ * it runs, while a process left in the root group gets a share per thread. Without it the
+ * comparison would measure the machine's other work, not slipway. The same bare build in the
+ * root group is printed too, for information.
+ *
+ * The sbt launcher sits in the shared toolchain cache; when it is not there yet the first
+ * deploy fetches it too (the log says so, and the result records it).
  *
  *   node --import tsx bench/sbt-build.ts
  */
+import { spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { planSbt } from '../src/providers/sbt/sbt-provider.js';
+import { prepareSbtPlan } from '../src/providers/sbt/prepare.js';
+import { detectLayout } from '../src/sandbox/cgroups.js';
 import { startDaemon, type TestDaemon } from '../test/support/daemon.js';
-import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../test/support/deploy.js';
+import { checkoutExample, commitAll, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../test/support/deploy.js';
 
 export interface SbtBuildResult {
   /** git push to the app answering 200 through the router, empty app cache. */
   firstSeconds: number;
-  /** The same, for a new commit with the caches of the first build. */
+  /** The same, for a new commit that changes no source. */
   secondSeconds: number;
   /** second / first, push to live. */
   ratio: number;
@@ -25,12 +43,25 @@ export interface SbtBuildResult {
   secondBuildSeconds: number;
   /** second / first, build phase only. */
   buildRatio: number;
+  /** Push to live and build phase of a one-line change of Main.scala. */
+  editSeconds: number;
+  editBuildSeconds: number;
+  /** A bare `sbt stage` of the same change, warm, outside the platform, in a CPU group of its own. */
+  bareSeconds: number;
+  /** The same bare build left in the root CPU group (one share per thread on a busy machine). */
+  bareRootGroupSeconds: number;
+  /** editBuildSeconds / bareSeconds: the target is at most 1.2. */
+  editOverBare: number;
+  /** The second build compiled no source; the edit compiled the changed one only. */
+  unchangedCompiledNothing: boolean;
+  editCompiledOne: boolean;
   /** The first deploy also fetched the sbt launcher into the toolchain cache. */
   launcherFetched: boolean;
 }
 
-async function timedDeploy(daemon: TestDaemon, dir: string, appId: string, gitEnv: NodeJS.ProcessEnv, release: string) {
-  newRelease(dir, release);
+const COMPILING = /compiling (\d+) Scala sources?/;
+
+async function timedDeploy(daemon: TestDaemon, dir: string, appId: string, gitEnv: NodeJS.ProcessEnv) {
   const started = performance.now();
   const result = await pushAndWait(daemon, dir, appId, gitEnv);
   const log = await deploymentLog(daemon, appId, result.id);
@@ -43,7 +74,73 @@ async function timedDeploy(daemon: TestDaemon, dir: string, appId: string, gitEn
   const seconds = (performance.now() - started) / 1000;
   const built = log.map((l) => /^Build succeeded in ([\d.]+) s$/.exec(l)).find(Boolean);
   if (!built) throw new Error(`deployment ${result.id} has no "Build succeeded in" line`);
-  return { seconds, buildSeconds: Number(built[1]), log };
+  const compiled = log.map((l) => COMPILING.exec(l)).filter(Boolean).map((m) => Number(m![1]));
+  return { seconds, buildSeconds: Number(built[1]), log, compiled };
+}
+
+/** A one-line change of the app's source, different each time it is called. */
+let edits = 0;
+function editSource(dir: string): void {
+  const path = join(dir, 'src/main/scala/example/Main.scala');
+  writeFileSync(path, readFileSync(path, 'utf8').replace(/\}\s*$/, `  val edit${++edits} = ${edits}\n}\n`));
+}
+
+/** A top-level CPU cgroup for the baseline (v1 `cpu` hierarchy or the v2 tree), default weight. */
+function makeCpuGroup(): { procs: string; remove(): void } {
+  const v2 = detectLayout() === 'v2';
+  const dir = v2 ? `/sys/fs/cgroup/slwbench-bare-sbt-${process.pid}` : `/sys/fs/cgroup/cpu/slwbench-bare-sbt-${process.pid}`;
+  mkdirSync(dir);
+  return { procs: join(dir, 'cgroup.procs'), remove: () => rmdirSync(dir) };
+}
+
+function runSbt(argv: string[], cwd: string, cgroupProcs?: string): Promise<{ seconds: number; output: string }> {
+  const started = performance.now();
+  // The shell joins the group, then becomes sbt: every thread of the JVM starts inside it.
+  const command = cgroupProcs ? ['sh', '-c', 'echo $$ > "$0" && exec "$@"', cgroupProcs, ...argv] : argv;
+  return new Promise((resolve, reject) => {
+    const child = spawn(command[0]!, command.slice(1), { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`sbt exited ${code}:\n${output}`));
+      else resolve({ seconds: (performance.now() - started) / 1000, output });
+    });
+  });
+}
+
+/**
+ * The baseline: sbt run by hand in a checkout, with a copy of the app's sbt caches (so nothing
+ * is downloaded), once to warm target/, then timed on a one-line change.
+ */
+async function bareSbtStage(daemon: TestDaemon, appId: string): Promise<{ grouped: number; rootGroup: number }> {
+  const scratch = mkdtempSync(join(tmpdir(), 'slipway-bench-bare-sbt-'));
+  const dir = checkoutExample('scala-single');
+  try {
+    const appCacheDir = join(scratch, 'app-cache');
+    cpSync(join(daemon.dataDir, 'cache', 'apps', appId, 'sbt'), join(appCacheDir, 'sbt'), { recursive: true });
+    const toolchainCacheDir = process.env.SLIPWAY_TOOLCHAIN_CACHE ?? '/var/cache/slipway-test/toolchains';
+    const plan = await planSbt({ sourceDir: dir, appType: 'sbt', env: {}, catalog: { versions: async () => [] } });
+    const argv = (await prepareSbtPlan(plan, { toolchainCacheDir, appCacheDir })).build[0]!.argv;
+    await runSbt(argv, dir);
+    const group = makeCpuGroup();
+    try {
+      editSource(dir);
+      const grouped = await runSbt(argv, dir, group.procs);
+      editSource(dir);
+      const rootGroup = await runSbt(argv, dir);
+      for (const run of [grouped, rootGroup]) {
+        if (!/compiling 1 Scala source/.test(run.output)) throw new Error(`the bare build did not compile the changed source:\n${run.output}`);
+      }
+      return { grouped: grouped.seconds, rootGroup: rootGroup.seconds };
+    } finally {
+      group.remove();
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 export async function benchSbtBuild(): Promise<SbtBuildResult> {
@@ -52,13 +149,19 @@ export async function benchSbtBuild(): Promise<SbtBuildResult> {
     const { gitEnv } = await registerSshKey(daemon);
     const dir = checkoutExample('scala-single');
     const appId = await createApp(daemon, dir, 'scala-bench', { GREETING: 'bench' }, 'sbt');
-    const first = await timedDeploy(daemon, dir, appId, gitEnv, 'one');
+    newRelease(dir, 'one');
+    const first = await timedDeploy(daemon, dir, appId, gitEnv);
     if (!first.log.some((l) => l.includes('[launcher] getting org.scala-sbt sbt'))) {
       throw new Error('the first build did not fetch sbt: its app cache was not empty');
     }
-    const second = await timedDeploy(daemon, dir, appId, gitEnv, 'two');
+    newRelease(dir, 'two');
+    const second = await timedDeploy(daemon, dir, appId, gitEnv);
     const refetched = second.log.filter((l) => l.includes('[launcher] getting'));
     if (refetched.length > 0) throw new Error(`the second build fetched again:\n${refetched.join('\n')}`);
+    editSource(dir);
+    commitAll(dir, 'one-line change');
+    const edit = await timedDeploy(daemon, dir, appId, gitEnv);
+    const bare = await bareSbtStage(daemon, appId);
     return {
       firstSeconds: first.seconds,
       secondSeconds: second.seconds,
@@ -66,6 +169,13 @@ export async function benchSbtBuild(): Promise<SbtBuildResult> {
       firstBuildSeconds: first.buildSeconds,
       secondBuildSeconds: second.buildSeconds,
       buildRatio: second.buildSeconds / first.buildSeconds,
+      editSeconds: edit.seconds,
+      editBuildSeconds: edit.buildSeconds,
+      bareSeconds: bare.grouped,
+      bareRootGroupSeconds: bare.rootGroup,
+      editOverBare: edit.buildSeconds / bare.grouped,
+      unchangedCompiledNothing: second.compiled.length === 0,
+      editCompiledOne: edit.compiled.length === 1 && edit.compiled[0] === 1,
       launcherFetched: first.log.some((l) => /^sbt launcher [\d.]+: fetching /.test(l)),
     };
   } finally {
@@ -75,9 +185,12 @@ export async function benchSbtBuild(): Promise<SbtBuildResult> {
 
 export function describeSbtBuild(r: SbtBuildResult): string {
   return (
-    `sbt build caches (scala-single): first deploy (empty app cache${r.launcherFetched ? ', launcher fetched' : ''}) ${r.firstSeconds.toFixed(1)} s, ` +
-    `new commit with warm caches ${r.secondSeconds.toFixed(1)} s (${r.ratio.toFixed(2)}); ` +
-    `build phase ${r.firstBuildSeconds.toFixed(1)} s vs ${r.secondBuildSeconds.toFixed(1)} s (${r.buildRatio.toFixed(2)})`
+    `sbt builds (scala-single): first deploy (empty app cache${r.launcherFetched ? ', launcher fetched' : ''}) ${r.firstSeconds.toFixed(1)} s, ` +
+    `new commit, no source changed ${r.secondSeconds.toFixed(1)} s (${r.ratio.toFixed(2)}; ${r.unchangedCompiledNothing ? 'nothing compiled' : 'SOURCES COMPILED AGAIN'}); ` +
+    `build phase ${r.firstBuildSeconds.toFixed(1)} s vs ${r.secondBuildSeconds.toFixed(1)} s (${r.buildRatio.toFixed(2)}); ` +
+    `one-line change: push to live ${r.editSeconds.toFixed(1)} s, build phase ${r.editBuildSeconds.toFixed(1)} s vs a bare warm \`sbt stage\` ${r.bareSeconds.toFixed(1)} s ` +
+    `= ${r.editOverBare.toFixed(2)} (target <= 1.2${r.editCompiledOne ? '' : '; MORE THAN THE CHANGED SOURCE COMPILED'}); ` +
+    `the bare build in the root CPU group: ${r.bareRootGroupSeconds.toFixed(1)} s`
   );
 }
 

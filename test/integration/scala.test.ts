@@ -26,6 +26,12 @@ import {
   waitForDeploymentOf,
 } from '../support/deploy.js';
 import { waitUntil } from '../support/wait.js';
+import { listInstalledJdks } from '../../src/toolchains/sbt/jdks.js';
+
+/** The major version of the JDK builds use when CC_JAVA_VERSION is not set. */
+async function defaultJavaMajor(): Promise<number | undefined> {
+  return (await listInstalledJdks()).find((j) => j.isDefault)?.major;
+}
 
 let daemon: TestDaemon;
 let gitEnv: NodeJS.ProcessEnv;
@@ -202,6 +208,43 @@ test('scala-single: a redeploy under load fails no request, switches, and reuses
     `redeploy of scala-single with warm sbt caches: push to OK ${seconds.toFixed(1)} s, build ${second} s ` +
       `(first: ${firstBuild.seconds.toFixed(1)} s, build ${firstBuild.build} s; ratio ${(seconds / firstBuild.seconds).toFixed(2)})`,
   );
+});
+
+/** The numbers of sources sbt compiled, from its "compiling N Scala sources" lines. */
+function compiledSources(log: string[]): number[] {
+  return log.map((l) => /compiling (\d+) Scala sources?/.exec(l)).filter((m) => m !== null).map((m) => Number(m[1]));
+}
+
+test("scala-single: a commit that changes no source compiles nothing: sbt's incremental state is kept between builds", async (t) => {
+  edit(single.dir, 'README.md', (s) => `${s}\nA line that is not code.\n`);
+  commitAll(single.dir, 'docs only');
+  const result = await deploy(single);
+  assert.equal(result.state, 'OK', result.text);
+  assert.ok(result.log.includes('A build cache exists for this toolchain: reusing it.'), result.text);
+  assert.match(result.text, /sbt's incremental state is kept between builds: target, project\/target, project\/project/);
+  assert.deepEqual(compiledSources(result.log), [], `sbt compiled again:\n${result.text}`);
+  assert.equal(json((await getThroughRouter(daemon, single.host)).body).app, 'scala-single v2');
+  t.diagnostic(`redeploy with no source changed: build ${buildSeconds(result.log)} s`);
+});
+
+test("scala-single: another JDK discards sbt's kept state and compiles everything again", async (t) => {
+  const defaultMajor = await defaultJavaMajor();
+  const other = (await listInstalledJdks()).find((j) => !j.isDefault && j.major !== defaultMajor);
+  if (!other) {
+    t.skip('one JDK major is installed: there is no other JDK to change to');
+    return;
+  }
+  await setEnv(single.dir, { CC_JAVA_VERSION: String(other.major) });
+  try {
+    edit(single.dir, 'README.md', (s) => `${s}\nBuilt with Java ${other.major}.\n`);
+    commitAll(single.dir, `java ${other.major}`);
+    const result = await deploy(single);
+    assert.equal(result.state, 'OK', result.text);
+    assert.ok(result.log.includes('No build cache for this toolchain: performing a full build.'), result.text);
+    assert.deepEqual(compiledSources(result.log), [1], 'Main.scala compiled again');
+  } finally {
+    await removeEnv(single.dir, ['CC_JAVA_VERSION']);
+  }
 });
 
 test('scala-single: a crashed JVM is restarted automatically and the restart is logged', async () => {

@@ -239,6 +239,34 @@ describe('sbt provider: plan', () => {
     assert.deepEqual(plan.warnings, []);
   });
 
+  it("keeps sbt's incremental state between builds, every target folder copied into the release too, keyed on the exact sbt and JDK", async (t) => {
+    const plan = await sbtProvider.plan(context(single));
+    assert.deepEqual(plan.cacheDirs, ['target', 'project/target', 'project/project']);
+    assert.deepEqual(plan.cacheDirsInRelease, ['target']);
+    assert.deepEqual(plan.cacheKeyInputs, ['sbt 1.13.0', `java ${defaultJdk.version}${defaultJdk.implementor ? ` (${defaultJdk.implementor})` : ''}`]);
+
+    // Every module's target (a folder with src/, one or two levels down), the staged one copied.
+    const web = await sbtProvider.plan(context(multi, { SBT_DEPLOY_GOAL: 'web/stage', CC_SBT_TARGET_DIR: 'web', CC_SBT_TARGET_BIN: 'web' }));
+    assert.deepEqual(web.cacheDirs, ['target', 'project/target', 'project/project', 'core/target', 'web/target']);
+    assert.deepEqual(web.cacheDirsInRelease, ['target', 'core/target', 'web/target']);
+    const nested = await project('nested-modules', {
+      'build.sbt': '',
+      'modules/api/src/main/scala/A.scala': '',
+      '.hidden/src/x': '',
+      'project/src/x': '',
+      'a/b/c/src/x': '',
+    });
+    assert.deepEqual((await sbtProvider.plan(context(nested))).cacheDirs, ['target', 'project/target', 'project/project', 'modules/api/target']);
+
+    const other = jdks.find((j) => j.major !== defaultJdk.major);
+    if (!other) {
+      t.diagnostic('one JDK is installed: a change of JDK is not checked here');
+      return;
+    }
+    const withOther = await sbtProvider.plan(context(single, { CC_JAVA_VERSION: String(other.major) }));
+    assert.notDeepEqual(withOther.cacheKeyInputs, plan.cacheKeyInputs, 'another JDK starts from an empty cache');
+  });
+
   it('makes the same plan for a copy of the example (no dependence on where it sits)', async () => {
     const copy = join(scratch, 'copy-of-single');
     await cp(single, copy, { recursive: true });

@@ -13,6 +13,7 @@ import { resolveSbtBinary } from './resolve-binary.js';
 import { PLACEHOLDER_PATHS, sbtBuildArgv } from './build-command.js';
 import { parseDeployGoal } from './deploy-goal.js';
 import { PLACEHOLDER } from './placeholders.js';
+import { moduleTargets, sbtKeptFolders } from './kept-folders.js';
 import { inspectPackaging } from './project-checks.js';
 import { HTTP_PORT_ARGUMENT, httpPortVariables } from './runtime.js';
 import { readTargetVariables, stageBinDir } from './target-paths.js';
@@ -92,6 +93,11 @@ export async function planSbt(context: PlanContext): Promise<BuildPlan> {
           (env.CC_RUN_COMMAND?.trim() ? ' (CC_RUN_COMMAND must pass http.port itself)' : ''),
   );
   notes.push("sbt's boot, ivy, coursier and global folders live in the app's cache folder and persist between builds");
+  const kept = sbtKeptFolders(await moduleTargets(repository), target.dir);
+  notes.push(
+    `sbt's incremental state is kept between builds: ${kept.cacheDirs.join(', ')} (discarded when the sbt version or the JDK changes; ` +
+      `${kept.cacheDirsInRelease.join(', ')} stay in the release too, copied after a successful build)`,
+  );
 
   return {
     provider: 'sbt',
@@ -104,8 +110,10 @@ export async function planSbt(context: PlanContext): Promise<BuildPlan> {
     build: [{ label: `sbt ${goal.goals.join(' ')}`, argv: sbtBuildArgv(goal.goals, { java: join(jdk.javaHome, 'bin', 'java'), ...PLACEHOLDER_PATHS }) }],
     beforeStart: [],
     start,
-    // sbt's caches are addressed through ${SLIPWAY_APP_CACHE}, outside the build folder.
-    cacheDirs: [],
+    // sbt's download caches are addressed through ${SLIPWAY_APP_CACHE}, outside the build
+    // folder; these are the build's own compiled state.
+    ...kept,
+    cacheKeyInputs: [`sbt ${sbt.version}`, `java ${jdk.version}${jdk.implementor ? ` (${jdk.implementor})` : ''}`],
     warnings,
     notes,
   };
