@@ -70,3 +70,18 @@ export function nonLoopback(urls: string[]): string[] {
 export function horizontalOverflow(page: Page): Promise<number> {
   return page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 }
+
+/**
+ * Navigates, trying again when Chromium aborted the load with ERR_NETWORK_CHANGED: it does so
+ * whenever the machine's interfaces change, and every instance the daemon starts adds a veth pair.
+ */
+export async function gotoPage(page: Page, url: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await page.goto(url);
+      return;
+    } catch (error) {
+      if (attempt === 3 || !String((error as Error).message).includes('ERR_NETWORK_CHANGED')) throw error;
+    }
+  }
+}

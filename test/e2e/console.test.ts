@@ -12,7 +12,7 @@ import { checkoutExample, commitAll, getThroughRouter, registerSshKey } from '..
 import { waitUntil } from '../support/wait.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { horizontalOverflow, launchBrowser, nonLoopback, type TestBrowser } from './browser.js';
+import { gotoPage, horizontalOverflow, launchBrowser, nonLoopback, type TestBrowser } from './browser.js';
 
 let daemon: TestDaemon;
 let browser: TestBrowser;
@@ -34,8 +34,8 @@ async function api<T = Record<string, any>>(method: string, path: string, body?:
 
 const envOf = async (appId: string) => (await api<{ env: Array<{ name: string; value: string }> }>('GET', `/v1/apps/${appId}/env`)).env;
 
-function open(hash: string): Promise<unknown> {
-  return page.goto(`${daemon.apiUrl}/${hash}`);
+function open(hash: string): Promise<void> {
+  return gotoPage(page, `${daemon.apiUrl}/${hash}`);
 }
 
 function heading(name: string | RegExp) {

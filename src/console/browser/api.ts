@@ -80,15 +80,26 @@ export class Api {
 
   private async request(method: string, path: string, body?: unknown): Promise<Response> {
     let response: Response;
-    try {
-      response = await fetch(path, {
-        method,
-        headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        cache: 'no-store',
-      });
-    } catch (error) {
-      throw new ApiError(0, 'network', `Could not reach the slipway daemon (${(error as Error).message}).`, 'Check that the daemon is running, then try again.');
+    // A read is tried again after a network error: browsers abort requests in flight when the
+    // machine's network changes (a new interface, a laptop changing networks). A write is not,
+    // since it may have reached the daemon.
+    const attempts = method === 'GET' ? 3 : 1;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        response = await fetch(path, {
+          method,
+          headers: { authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          cache: 'no-store',
+        });
+        break;
+      } catch (error) {
+        if (attempt < attempts) {
+          await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+          continue;
+        }
+        throw new ApiError(0, 'network', `Could not reach the slipway daemon (${(error as Error).message}).`, 'Check that the daemon is running, then try again.');
+      }
     }
     if (!response.ok) {
       const text = await response.text();
