@@ -38,23 +38,33 @@ export interface BuildContext {
   dockerfile: string;
   /** Resolves when tar ended; rejects when it could not read every file. */
   done: Promise<void>;
-  /** Ends tar (Docker refused the build and reads no more). */
-  cancel(): void;
 }
 
 /**
- * Streams a build context made by `tar` run as `readAs`: for a release that is the app's own
- * user, so root never opens a path of the pushed tree (links are archived as links, never
- * followed, and a file the app could not read itself fails the build).
+ * Streams a build context made by `tar`. With `readAs` (a release: the app's own user), tar runs
+ * as that user inside the one folder given, entered by the daemon (the folder is of the
+ * platform's layout, its parents may be closed to the app): root never opens a path of the
+ * pushed tree, links are archived as links, never followed, and a file the app could not read
+ * itself fails the build. Without it (the toolchain cache, the platform's own) tar runs as root.
  */
 export function buildContext(dockerfileText: string, folders: string[], readAs?: { uid: number; gid: number }): BuildContext {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-image-'));
   chmodSync(dir, 0o755);
   writeFileSync(join(dir, 'Dockerfile'), dockerfileText, { mode: 0o644 });
   const dockerfile = `${relativeToRoot(dir)}/Dockerfile`;
-  const tarArgv = ['tar', '--create', '--file=-', '--directory=/', '--no-recursion', dockerfile, '--recursion', ...folders.map(relativeToRoot)];
-  const argv = readAs ? ['setpriv', `--reuid=${readAs.uid}`, `--regid=${readAs.gid}`, '--clear-groups', '--no-new-privs', '--', ...tarArgv] : tarArgv;
-  const child = spawn(argv[0]!, argv.slice(1), { cwd: '/', stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' } });
+  let argv: string[];
+  let cwd = '/';
+  if (readAs) {
+    if (folders.length !== 1) throw new Error('A build context read as an app user holds exactly one folder.');
+    cwd = folders[0]!;
+    // Members read from the folder are `./…`: renamed to the folder's path in the image.
+    const rename = `--transform=s,^\\.\\(/\\|$\\),${relativeToRoot(cwd).replace(/[\\,&]/g, '\\$&')}\\1,S`;
+    const tarArgv = ['tar', '--create', '--file=-', rename, '.', '--directory=/', dockerfile];
+    argv = ['setpriv', `--reuid=${readAs.uid}`, `--regid=${readAs.gid}`, '--clear-groups', '--no-new-privs', '--', ...tarArgv];
+  } else {
+    argv = ['tar', '--create', '--file=-', '--directory=/', dockerfile, ...folders.map(relativeToRoot)];
+  }
+  const child = spawn(argv[0]!, argv.slice(1), { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' } });
   let errors = 0;
   child.stderr.on('data', () => errors++);
   const done = new Promise<void>((resolve, reject) => {
@@ -66,5 +76,5 @@ export function buildContext(dockerfileText: string, folders: string[], readAs?:
       else reject(new Error(`Could not pack the folder into an image (tar exited with ${code}): some file in it cannot be read by ${readAs ? "the app's user" : 'the daemon'}.`));
     });
   });
-  return { stream: child.stdout, dockerfile, done, cancel: () => child.kill('SIGKILL') };
+  return { stream: child.stdout, dockerfile, done };
 }

@@ -38,7 +38,9 @@ export class DockerApi {
   /** Sends a request and resolves with the parsed JSON answer (undefined for an empty body). */
   async json<T = unknown>(request: DockerRequest): Promise<T> {
     const res = await this.open(request);
-    const text = await readAll(res);
+    const text = await readAll(res).catch((e: Error) => {
+      throw new Error(`The Docker API connection broke while trying to ${request.what}: ${e.message}`);
+    });
     if ((res.statusCode ?? 500) >= 300) throw errorOf(res.statusCode ?? 500, request.what, text);
     return (text.trim() === '' ? undefined : JSON.parse(text)) as T;
   }
@@ -58,7 +60,14 @@ export class DockerApi {
     const res = await this.stream(request);
     let pending = '';
     let failure: string | undefined;
-    for await (const chunk of res) {
+    const chunks = (async function* () {
+      try {
+        for await (const chunk of res) yield chunk as Buffer;
+      } catch (e) {
+        throw new Error(`The Docker API connection broke while trying to ${request.what}: ${(e as Error).message}`);
+      }
+    })();
+    for await (const chunk of chunks) {
       pending += (chunk as Buffer).toString('utf8');
       let nl: number;
       while ((nl = pending.indexOf('\n')) >= 0) {
@@ -92,6 +101,8 @@ export class DockerApi {
       const req = http.request(
         {
           socketPath: this.socketPath,
+          // A connection per request: dockerd may close an idle kept-alive one just as it is reused.
+          agent: false,
           method: request.method ?? 'GET',
           path: `/${DOCKER_API_VERSION}${request.path}${qs ? `?${qs}` : ''}`,
           headers,
@@ -103,7 +114,7 @@ export class DockerApi {
       req.on('error', (e: NodeJS.ErrnoException) => {
         if (e.code === 'ENOENT' || e.code === 'ECONNREFUSED' || e.code === 'EACCES') {
           reject(new Error(`Cannot reach the Docker API at ${this.socketPath} (${e.code}) to ${request.what}. ${HOW_TO_START_DOCKER}`));
-        } else reject(e);
+        } else reject(new Error(`The Docker API connection broke while trying to ${request.what}: ${e.message}`));
       });
       if (request.stream) {
         request.stream.on('error', (e) => req.destroy(e));

@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, createReadStream, createWriteStream } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { DockerApiError, type DockerApi } from './docker-api.js';
 import { baseImageTag, debianSuite, importBaseImage } from './base-image.js';
 import { buildContext, layerDockerfile } from './build-context.js';
@@ -136,22 +139,28 @@ export class ReleaseImages {
     }
   }
 
+  /**
+   * Packs the context into a file first, then sends it with its length: streamed in chunks,
+   * dockerd may answer and close the connection before the tar padding is sent, and the build
+   * fails with a reset connection.
+   */
   private async build(name: string, dockerfile: string, folders: string[], readAs: { uid: number; gid: number } | undefined, what: string): Promise<void> {
-    const context = buildContext(dockerfile, folders, readAs);
-    const built = this.o.api.progress({
-      method: 'POST',
-      path: '/build',
-      query: { t: name, dockerfile: context.dockerfile, rm: true, forcerm: true, networkmode: 'none', pull: false },
-      stream: context.stream,
-      headers: { 'content-type': 'application/x-tar' },
-      what,
-    }).catch((error: unknown) => {
-      context.cancel();
-      throw error;
-    });
-    const [packed, result] = await Promise.allSettled([context.done, built]);
-    if (packed.status === 'rejected') throw packed.reason;
-    if (result.status === 'rejected') throw result.reason;
+    const dir = mkdtempSync(join(tmpdir(), 'slipway-context-'));
+    try {
+      const file = join(dir, 'context.tar');
+      const context = buildContext(dockerfile, folders, readAs);
+      await Promise.all([pipeline(context.stream, createWriteStream(file, { mode: 0o600 })), context.done]);
+      await this.o.api.progress({
+        method: 'POST',
+        path: '/build',
+        query: { t: name, dockerfile: context.dockerfile, rm: true, forcerm: true, networkmode: 'none', pull: false },
+        stream: createReadStream(file),
+        headers: { 'content-type': 'application/x-tar', 'content-length': String(statSync(file).size) },
+        what,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 
   private async push(name: string): Promise<void> {

@@ -8,6 +8,8 @@ export const LABEL_ROLE = 'slipway.role';
 /** Docker counts durations in nanoseconds. */
 export const NS_PER_MS = 1_000_000;
 
+const RESTART_CONDITIONS = { always: 'any', 'on-failure': 'on-failure', no: 'none' } as const;
+
 /** The sandbox's init: forwards SIGTERM to the app and reaps orphans, as in the local sandbox. */
 const INIT = ['/usr/bin/tini', '--'];
 
@@ -16,7 +18,9 @@ export interface ServiceSpecInput {
   name: string;
   /** Which daemon owns the service: a restarted daemon removes its own leftovers only. */
   owner: string;
-  role: 'instance' | 'before-start';
+  role: 'instance' | 'before-start' | 'worker';
+  /** A worker's restart policy (CC_WORKER_RESTART); instances restart after any exit. */
+  restart?: 'always' | 'on-failure' | 'no';
   appId: string;
   deploymentId: string;
   instanceId: string;
@@ -63,7 +67,7 @@ export function serviceSpec(i: ServiceSpecInput): Record<string, unknown> {
       Resources: {
         Limits: { MemoryBytes: limits.memoryBytes, Pids: limits.pids, NanoCPUs: nanoCpus(limits.cpuShares) },
       },
-      RestartPolicy: job ? { Condition: 'none' } : { Condition: 'any', Delay: i.restartDelayMs * NS_PER_MS, MaxAttempts: 0 },
+      RestartPolicy: job ? { Condition: 'none' } : { Condition: RESTART_CONDITIONS[i.restart ?? 'always'], Delay: i.restartDelayMs * NS_PER_MS, MaxAttempts: 0 },
       Networks: [{ Target: i.network }],
     },
     Mode: job ? { ReplicatedJob: { MaxConcurrent: 1, TotalCompletions: 1 } } : { Replicated: { Replicas: 1 } },
@@ -80,7 +84,7 @@ export function nanoCpus(cpuShares: number): number {
 }
 
 /** Service names: at most 63 letters, digits and dashes; instance ids are longer, so a digest stands in. */
-export function serviceName(owner: string, kind: 'i' | 'b', instanceId: string, step = 0): string {
+export function serviceName(owner: string, kind: 'i' | 'b' | 'w', instanceId: string, step = 0): string {
   const digest = createHash('sha256').update(`${instanceId}\n${step}`).digest('hex').slice(0, 24);
   return `${owner}-${kind}-${digest}`;
 }

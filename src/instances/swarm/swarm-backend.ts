@@ -1,4 +1,6 @@
-import type { Instance, InstanceBackend, InstanceSpec } from '../backend.js';
+import type { Instance, InstanceBackend, InstanceSpec, WorkerSpec } from '../backend.js';
+import { SwarmWorker } from './swarm-worker.js';
+import { runCommand } from '../../executor/run-command.js';
 import type { SandboxNetworkEvents } from '../local/local-netns-backend.js';
 import { DockerApiError, type DockerApi } from './docker-api.js';
 import { checkSwarmManager, type SwarmNode } from './swarm-checks.js';
@@ -67,6 +69,7 @@ export class SwarmBackend implements InstanceBackend {
       await this.services.remove(stale.ID);
     }
     await this.ensureNetwork();
+    await this.ip(['route', 'replace', ...this.fallbackRoute()]);
     return this.node;
   }
 
@@ -79,7 +82,6 @@ export class SwarmBackend implements InstanceBackend {
     const id = spec.instanceId;
     if (this.instances.has(id)) throw new Error(`Instance ${id} is already running; stop it first or use a new instance id.`);
     if (spec.command.length === 0) throw new Error(`Instance ${id} has no command to run.`);
-    if ((spec.workers ?? []).length) throw new Error('Workers (CC_WORKER_COMMAND) do not run on the swarm backend yet: run them as an app of their own.');
 
     const image = await this.images.releaseImage({
       appId: spec.appId,
@@ -128,6 +130,7 @@ export class SwarmBackend implements InstanceBackend {
     this.instances.set(id, instance);
     try {
       await instance.launch(this.o.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+      for (const [index, worker] of (spec.workers ?? []).entries()) instance.addWorker(await this.startWorker(spec, image, worker, index));
     } catch (error) {
       await instance.stop(0).catch(() => undefined);
       throw error;
@@ -143,14 +146,64 @@ export class SwarmBackend implements InstanceBackend {
     await Promise.all([...this.instances.values()].map((i) => i.stop(graceMs)));
   }
 
+  /**
+   * Docker removes a node's bridge with its last container: without this route, the tasks'
+   * addresses would then be sent to the default gateway, off the machine. Unreachable instead;
+   * the bridge's own route (and on a multi-node swarm, each node's) is more specific or cheaper.
+   */
+  private fallbackRoute(): string[] {
+    return ['unreachable', this.o.subnet, 'metric', '4242'];
+  }
+
+  private async ip(args: string[]): Promise<void> {
+    const errors: string[] = [];
+    const r = await runCommand({ argv: ['ip', ...args], cwd: '/', env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' }, timeoutMs: 10_000, onLine: (_s, l) => errors.push(l) });
+    if (r.exitCode !== 0) throw new Error(`Could not set the route of the tasks' network (\`ip ${args.join(' ')}\`): ${errors.join(' ')}`);
+  }
+
   /** Removes the instances' network (uninstall, tests). Stop the instances first. */
   async removeNetwork(): Promise<void> {
     if (this.instances.size > 0) throw new Error(`Cannot remove network ${this.networkName}: ${this.instances.size} instance(s) still running.`);
     for (const name of [this.networkName, `${this.networkName}-config`]) {
-      await this.o.api.json({ method: 'DELETE', path: `/networks/${name}`, what: `remove network ${name}` }).catch((e) => {
-        if (!(e instanceof DockerApiError && e.status === 404)) throw e;
-      });
+      // The configuration stays "in use" for a moment after the swarm network is gone.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await this.o.api.json({ method: 'DELETE', path: `/networks/${name}`, what: `remove network ${name}` });
+          break;
+        } catch (e) {
+          if (e instanceof DockerApiError && e.status === 404) break;
+          if (attempt >= 40) throw e;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      }
     }
+    await this.ip(['route', 'del', ...this.fallbackRoute()]).catch(() => undefined);
+  }
+
+  /** A worker: a service of its own from the same image, restarted by its own policy. */
+  private async startWorker(spec: InstanceSpec, image: string, worker: WorkerSpec, index: number): Promise<SwarmWorker> {
+    const serviceId = await this.services.create(
+      serviceSpec({
+        name: serviceName(this.owner, 'w', spec.instanceId, index),
+        owner: this.owner,
+        role: 'worker',
+        restart: worker.restart,
+        appId: spec.appId,
+        deploymentId: spec.deploymentId,
+        instanceId: spec.instanceId,
+        image,
+        command: worker.command,
+        env: spec.env,
+        workingDir: spec.releaseDir,
+        sandbox: spec.sandbox,
+        network: this.networkName,
+        restartDelayMs: worker.restartDelayMs,
+        stopGraceMs: 10_000,
+      }),
+    );
+    const started = new SwarmWorker(this.services, worker, serviceId, (stream, line) => spec.onLog(stream, line));
+    await started.start();
+    return started;
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { Instance, InstanceSpec, InstanceState, LogStream } from '../backend.js';
 import { NS_PER_MS } from './service-spec.js';
+import type { SwarmWorker } from './swarm-worker.js';
 import { TERMINAL_STATES, describeTaskEnd, type SwarmServices, type SwarmTask } from './swarm-services.js';
 
 export const INSTANCE_PORT = 8080;
@@ -42,6 +43,7 @@ export class SwarmInstance implements Instance {
   private readonly ended = new Set<string>();
   private runningTask: string | undefined;
   private readonly seen = new Set<string>();
+  private readonly workers: SwarmWorker[] = [];
   private lastEndAt = Date.now();
   private startedAt = Date.now();
 
@@ -100,6 +102,11 @@ export class SwarmInstance implements Instance {
       `started ${JSON.stringify(this.spec.command)} (swarm service ${this.serviceName}, uid ${this.spec.sandbox.user.uid}, ${this.spec.sandbox.flavor}), reachable at ${this.currentAddress}:${this.port}`,
     );
     this.poller = setInterval(() => void this.watch().catch(() => undefined), POLL_MS);
+  }
+
+  /** Workers started beside this instance: they stop with it. */
+  addWorker(worker: SwarmWorker): void {
+    this.workers.push(worker);
   }
 
   stop(graceMs = DEFAULT_GRACE_MS): Promise<void> {
@@ -179,6 +186,7 @@ export class SwarmInstance implements Instance {
     this.setState('stopping');
     this.log('system', `stopping: sending SIGTERM, killing after ${seconds(graceMs)}`);
     clearInterval(this.poller);
+    const workersStopped = Promise.all(this.workers.map((w) => w.stop(graceMs).catch((e: Error) => this.log('system', `stopping a worker failed: ${e.message}`))));
     const started = Date.now();
     let last: SwarmTask | undefined;
     let killed = false;
@@ -219,6 +227,7 @@ export class SwarmInstance implements Instance {
     } else if (last) {
       this.log('system', `process ended after SIGTERM (${describeTaskEnd(last)})`);
     }
+    await workersStopped;
     this.logs?.close();
     await this.host.services.remove(this.serviceId).catch((e: Error) => this.log('system', `could not remove the swarm service: ${e.message}`));
     if (this.currentAddress) await this.host.detached(this, this.currentAddress).catch(() => undefined);

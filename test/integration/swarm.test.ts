@@ -1,0 +1,161 @@
+/**
+ * An app on a single-node Docker Swarm, driven as a user would: git push, the CLI, requests
+ * through the router. Skipped, saying why, only where Docker cannot run (scripts/swarm-setup.sh,
+ * run by ./dev setup as root, makes this machine a swarm manager with a registry).
+ */
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { swarmBackendMissing } from '../support/swarm-backend.js';
+import { DockerApi } from '../../src/instances/swarm/docker-api.js';
+
+const missing = await swarmBackendMissing();
+if (missing) console.log(`# skipping the swarm integration test: ${missing}`);
+
+const docker = new DockerApi();
+
+describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${missing}` : false }, () => {
+  let daemon: TestDaemon;
+  let gitEnv: NodeJS.ProcessEnv;
+  let dir: string;
+  let appId: string;
+  let host: string;
+  const deployments: Record<string, string> = {};
+
+  /** The app's swarm services that have a running task. */
+  async function runningServices(): Promise<string[]> {
+    const services = await docker.json<Array<{ ID: string }>>({ path: '/services', query: { filters: JSON.stringify({ label: [`slipway.app=${appId}`] }) }, what: 'list services' });
+    const running: string[] = [];
+    for (const s of services) {
+      const tasks = await docker.json<Array<{ Status: { State: string } }>>({ path: '/tasks', query: { filters: JSON.stringify({ service: [s.ID] }) }, what: 'list tasks' });
+      if (tasks.some((t) => t.Status.State === 'running')) running.push(s.ID);
+    }
+    return running;
+  }
+
+  async function served(): Promise<{ release: string; instanceId: string }> {
+    const response = await getThroughRouter(daemon, host);
+    assert.equal(response.status, 200, response.body);
+    return JSON.parse(response.body) as { release: string; instanceId: string };
+  }
+
+  async function deploy(name: string): Promise<{ id: string; state: string }> {
+    newRelease(dir, name);
+    const result = await pushAndWait(daemon, dir, appId, gitEnv);
+    deployments[name] = result.id;
+    return result;
+  }
+
+  before(async () => {
+    // Three kept releases: the rollback at the end goes back to the first one.
+    daemon = await startDaemon(['--backend', 'swarm', '--swarm-subnet', '172.28.0.0/16', '--kept-releases', '3']);
+    assert.match(daemon.output(), /Instances run on Docker Swarm/);
+    ({ gitEnv } = await registerSshKey(daemon));
+    dir = checkoutExample('node-hello');
+    appId = await createApp(daemon, dir, 'swarm-hello');
+    host = `${appId}.localhost`;
+    const scaled = await daemon.cli(['scale', '--instances', '2'], { cwd: dir });
+    assert.equal(scaled.code, 0, scaled.stderr);
+    const first = await deploy('one');
+    assert.equal(first.state, 'OK', (await deploymentLog(daemon, appId, first.id)).join('\n'));
+  });
+
+  after(async () => {
+    await daemon?.stop();
+  });
+
+  test('two replicas, each a swarm service, both answer through the router', async () => {
+    assert.equal((await runningServices()).length, 2);
+    const seen = new Set<string>();
+    for (let i = 0; i < 40 && seen.size < 2; i++) {
+      const facts = await served();
+      assert.equal(facts.release, 'one');
+      seen.add(facts.instanceId);
+    }
+    assert.equal(seen.size, 2, `answers came from ${[...seen].join(', ')}`);
+    assert.match(daemon.output(), new RegExp(`release image 127\\.0\\.0\\.1:5000/slipway\\d+/${appId}:${deployments.one} built and pushed`));
+  });
+
+  test('a redeploy under keep-alive load fails no request and ends on the new release', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+    let ok = 0;
+    const failures: string[] = [];
+    let running = true;
+    const worker = async () => {
+      while (running) {
+        await new Promise<void>((resolve) => {
+          const req = http.get({ host: '127.0.0.1', port: daemon.routerPort, path: '/', headers: { host }, agent, timeout: 10_000 }, (res) => {
+            res.resume();
+            res.on('end', () => {
+              if (res.statusCode === 200) ok++;
+              else failures.push(`HTTP ${res.statusCode}`);
+              resolve();
+            });
+          });
+          req.on('timeout', () => req.destroy(new Error('timed out')));
+          req.on('error', (e) => {
+            failures.push(e.message);
+            resolve();
+          });
+        });
+      }
+    };
+    const load = Promise.all([worker(), worker(), worker(), worker()]);
+    const result = await deploy('two');
+    running = false;
+    await load;
+    agent.destroy();
+    assert.equal(result.state, 'OK', (await deploymentLog(daemon, appId, result.id)).join('\n'));
+    assert.deepEqual(failures, [], `${failures.length} failed of ${ok + failures.length}`);
+    assert.ok(ok > 20, `only ${ok} requests during the deployment`);
+    assert.equal((await served()).release, 'two');
+    console.log(`# ${ok} requests through the router during the redeploy, none failed`);
+    // The old release's services drain, then go.
+    await waitUntil('the old services to go', async () => (await runningServices()).length === 2);
+  });
+
+  test('a failed health check leaves the previous release serving', async () => {
+    const set = await daemon.cli(['env', 'set', 'CC_HEALTH_CHECK_PATH', '/missing'], { cwd: dir });
+    assert.equal(set.code, 0, set.stderr);
+    const result = await deploy('three');
+    assert.notEqual(result.state, 'OK');
+    const log = (await deploymentLog(daemon, appId, result.id)).join('\n');
+    assert.match(log, /404/, log);
+    assert.equal((await served()).release, 'two');
+    assert.equal((await runningServices()).length, 2);
+    const removed = await daemon.cli(['env', 'rm', 'CC_HEALTH_CHECK_PATH'], { cwd: dir });
+    assert.equal(removed.code, 0, removed.stderr);
+  });
+
+  test('scale changes the number of services at once', async () => {
+    const down = await daemon.cli(['scale', '--instances', '1'], { cwd: dir });
+    assert.equal(down.code, 0, down.stderr);
+    await waitUntil('one service', async () => (await runningServices()).length === 1);
+    assert.equal((await served()).release, 'two');
+  });
+
+  test('rollback serves the first release again from its image', async () => {
+    const back = await daemon.cli(['rollback', deployments.one!, '--app', appId]);
+    assert.equal(back.code, 0, back.stderr);
+    await waitUntil('release one served', async () => (await served()).release === 'one');
+    await waitUntil('the replaced service to go', async () => (await runningServices()).length === 1);
+  });
+
+  test("delete removes the app's services", async () => {
+    const deleted = await daemon.cli(['delete', '--app', appId, '--yes']);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    await waitUntil('no service left', async () => (await runningServices()).length === 0);
+    assert.notEqual((await getThroughRouter(daemon, host)).status, 200);
+  });
+});
+
+async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+}
