@@ -1,9 +1,6 @@
-import { execFile } from 'node:child_process';
+import { runChecked } from '../executor/run-captured.js';
 import { isIPv4 } from 'node:net';
-import { promisify } from 'node:util';
 import { findHostTools } from '../instances/local/host-tools.js';
-
-const execFileAsync = promisify(execFile);
 
 /** Addresses an add-on server listens on: loopback for the host, the gateway for app namespaces. */
 export function bindAddresses(gatewayAddress: string): string[] {
@@ -38,7 +35,7 @@ export async function assertAddressAssigned(address: string): Promise<void> {
 /** Every IPv4 address the kernel has on an interface, whatever the interface's state. */
 export async function kernelAddresses(): Promise<string[]> {
   const { ip } = await findHostTools();
-  const { stdout } = await execFileAsync(ip, ['-j', '-4', 'address', 'show'], { timeout: 10_000, env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } });
+  const { stdout } = await runChecked([ip, '-j', '-4', 'address', 'show'], { timeoutMs: 10_000, env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } });
   return parseIpAddressJson(stdout);
 }
 

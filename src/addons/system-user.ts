@@ -1,7 +1,4 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-
-const run = promisify(execFile);
+import { runChecked } from '../executor/run-captured.js';
 
 export interface SystemUser {
   name: string;
@@ -37,7 +34,7 @@ export function parsePasswdLine(line: string): SystemUser | undefined {
 
 async function lookup(name: string): Promise<SystemUser | undefined> {
   try {
-    const { stdout } = await run('getent', ['passwd', name]);
+    const { stdout } = await runChecked(['getent', 'passwd', name]);
     return parsePasswdLine(stdout);
   } catch {
     return undefined; // getent exits 2 when the user does not exist
@@ -62,9 +59,8 @@ export function ensureSystemUser(name: string): Promise<SystemUser> {
 async function ensure(name: string): Promise<SystemUser> {
   const existing = await lookup(name);
   if (existing) return existing;
-  const [cmd, ...args] = useraddArgv(name);
   try {
-    await run(cmd!, args);
+    await runChecked(useraddArgv(name));
   } catch (err) {
     // Another process may have created it in the meantime.
     const raced = await lookup(name);

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { daemonEnv, runCaptured } from './run-captured.js';
+import { CommandFailedError, daemonEnv, runCaptured, runChecked } from './run-captured.js';
 
 const ENV = { PATH: '/usr/bin:/bin' };
 
@@ -35,4 +35,16 @@ test('daemonEnv is the daemon environment without unset names, plus what is give
   assert.equal(env.EXTRA, '1');
   assert.equal(env.PATH, process.env.PATH);
   assert.ok(Object.values(env).every((v) => typeof v === 'string'));
+});
+
+test('runChecked returns the output of a command that succeeds and rejects with it otherwise', async () => {
+  assert.equal((await runChecked(['sh', '-c', 'echo fine'], { env: ENV })).stdout, 'fine\n');
+  await assert.rejects(runChecked(['sh', '-c', 'echo broke >&2; exit 2'], { env: ENV }), (error: unknown) => {
+    assert.ok(error instanceof CommandFailedError);
+    assert.equal(error.stderr, 'broke\n');
+    assert.equal(error.result.exitCode, 2);
+    assert.match(error.message, /exited with code 2: broke/);
+    return true;
+  });
+  await assert.rejects(runChecked(['sleep', '5'], { env: ENV, timeoutMs: 200 }), /was stopped after its time limit/);
 });

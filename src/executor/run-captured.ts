@@ -35,3 +35,41 @@ export function daemonEnv(extra: Record<string, string> = {}): Record<string, st
   for (const [name, value] of Object.entries(process.env)) if (value !== undefined) env[name] = value;
   return { ...env, ...extra };
 }
+
+/** A command that failed: how it ended, and what it printed (for messages that say why). */
+export class CommandFailedError extends Error {
+  constructor(
+    message: string,
+    readonly result: CapturedRun,
+  ) {
+    super(message);
+    this.name = 'CommandFailedError';
+  }
+
+  get stdout(): string {
+    return this.result.stdout;
+  }
+
+  get stderr(): string {
+    return this.result.stderr;
+  }
+}
+
+/**
+ * Runs a command that must succeed and returns what it printed; rejects with CommandFailedError
+ * (its output kept) on a non-zero exit or a timeout, and with the start error when the program
+ * cannot run. Without `env`, the command gets the daemon's environment.
+ */
+export async function runChecked(
+  argv: string[],
+  o: Partial<Omit<RunOptions, 'argv' | 'env'>> & { env?: Record<string, string | undefined>; maxOutputBytes?: number } = {},
+): Promise<CapturedRun> {
+  const env = o.env ? Object.fromEntries(Object.entries(o.env).filter((e): e is [string, string] => e[1] !== undefined)) : daemonEnv();
+  const result = await runCaptured({ ...o, argv, cwd: o.cwd ?? process.cwd(), env });
+  if (result.exitCode !== 0) {
+    const how = result.timedOut ? 'was stopped after its time limit' : result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
+    const said = result.stderr.trim() || result.stdout.trim();
+    throw new CommandFailedError(`\`${argv.join(' ')}\` ${how}${said ? `: ${said.split('\n').slice(-5).join(' ')}` : ''}`, result);
+  }
+  return result;
+}

@@ -1,9 +1,6 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { runChecked } from '../executor/run-captured.js';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-
-const run = promisify(execFile);
 
 /** Variables that say how this machine reaches registries: proxies and extra certificate authorities. */
 const PASSED_THROUGH = [
@@ -13,7 +10,7 @@ const PASSED_THROUGH = [
 
 async function npmConfig(key: string): Promise<string | undefined> {
   try {
-    const { stdout } = await run('npm', ['config', 'get', key], { timeout: 30_000 });
+    const { stdout } = await runChecked(['npm', 'config', 'get', key], { timeoutMs: 30_000 });
     const value = stdout.trim();
     return value === '' || value === 'undefined' || value === 'null' ? undefined : value;
   } catch {

@@ -1,13 +1,11 @@
+import { runChecked } from '../executor/run-captured.js';
 import { chmod, link, mkdir, readFile, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import ssh2 from 'ssh2';
 import { fingerprintOf } from '../core/ssh-public-key.js';
 
 const { utils } = ssh2;
-const run = promisify(execFile);
 
 export interface HostKey {
   /** The private key as the SSH server loads it. */
@@ -50,7 +48,7 @@ export async function ensureHostKey(path: string): Promise<HostKey> {
 async function generateHostKey(path: string): Promise<void> {
   const temporary = `${path}.new-${randomBytes(6).toString('hex')}`;
   try {
-    await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'slipway git receiver', '-f', temporary]);
+    await runChecked(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-C', 'slipway git receiver', '-f', temporary]);
     try {
       await link(temporary, path);
       await link(`${temporary}.pub`, `${path}.pub`).catch(() => undefined);

@@ -4,18 +4,15 @@
  * put on PATH. Each version is fetched once; concurrent builds asking for the same version
  * each stage their own copy and the first atomic rename wins.
  */
-import { execFile } from 'node:child_process';
+import { runChecked } from '../executor/run-captured.js';
 import { chmod, copyFile, link, mkdir, mkdtemp, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import semver from 'semver';
 import type { ToolName } from './tools.js';
 import { linkIntoBin, writeNodeWrappers } from './bin-links.js';
 import { makeTreeShareable } from './file-modes.js';
 import { fetchPackage } from './package-fetch.js';
 import { isNpmTool, NPM_TOOLS, packageForTool, pnpmNativePackage, type NpmTool } from './tool-packages.js';
-
-const execFileAsync = promisify(execFile);
 
 export interface ToolInstall {
   tool: ToolName;
@@ -176,8 +173,8 @@ async function stagePnpmNative(version: string, packageDir: string, binDir: stri
 async function checkNativeVersion(tool: string, binary: string, version: string, expected: RegExp): Promise<void> {
   let output: string;
   try {
-    const { stdout } = await execFileAsync(binary, ['--version'], {
-      timeout: 60_000,
+    const { stdout } = await runChecked([binary, '--version'], {
+      timeoutMs: 60_000,
       env: { PATH: '/usr/bin:/bin', HOME: '/nonexistent', DENO_NO_UPDATE_CHECK: '1' },
     });
     output = stdout.trim();

@@ -2,14 +2,11 @@
  * Downloads one npm package tarball with `npm pack` and unpacks it. npm verifies the tarball
  * against the integrity the registry publishes, and uses its own registry configuration.
  */
-import { execFile } from 'node:child_process';
+import { runChecked } from '../executor/run-captured.js';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { PlanError } from '../core/errors.js';
 import { NpmCommandError, runNpm } from './npm-cli.js';
-
-const execFileAsync = promisify(execFile);
 
 /** argv for extracting an npm tarball into `dest`, dropping its top folder (usually `package/`). */
 export function extractArgv(tarball: string, dest: string): string[] {
@@ -46,6 +43,6 @@ export async function fetchPackage(name: string, version: string, dest: string, 
   if (!tarball) throw new Error(`\`npm pack ${spec}\` reported success but left no tarball in ${downloads}.`);
   await mkdir(dest, { recursive: true });
   const [command, ...args] = extractArgv(join(downloads, tarball), dest);
-  await execFileAsync(command, args, { maxBuffer: 16 * 1024 * 1024 });
+  await runChecked([command, ...args], { maxOutputBytes: 16 * 1024 * 1024 });
   await rm(downloads, { recursive: true, force: true });
 }

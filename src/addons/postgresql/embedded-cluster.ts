@@ -1,7 +1,6 @@
-import { execFile } from 'node:child_process';
+import { runChecked } from '../../executor/run-captured.js';
 import { chown, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import { assertTraversable, ensureDir } from '../directories.js';
 import { randomPassword } from '../secrets.js';
@@ -15,8 +14,6 @@ import {
 import { ensureSystemUser, type SystemUser } from '../system-user.js';
 import { findPostgresBinaries } from './binaries.js';
 import { ADMIN_ROLE, hbaConf, initdbArgv, postgresArgv, type ClusterLayout, type HbaClient } from './cluster-config.js';
-
-const run = promisify(execFile);
 
 export interface EmbeddedClusterOptions {
   /** Folder of the cluster and its files, e.g. `<dataDir>/postgresql`. */
@@ -206,8 +203,11 @@ export class EmbeddedCluster {
     await chown(pwfile, user.uid, user.gid);
     const began = Date.now();
     try {
-      const [cmd, ...args] = initdbArgv(binaries.initdb, layout.dataDir, pwfile);
-      await run(cmd!, args, { uid: user.uid, gid: user.gid, cwd: layout.root, env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' } });
+      await runChecked(initdbArgv(binaries.initdb, layout.dataDir, pwfile), {
+        user: { uid: user.uid, gid: user.gid },
+        cwd: layout.root,
+        env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' },
+      });
     } catch (err) {
       const e = err as { stderr?: string; message: string };
       throw new Error(`initdb failed for ${layout.dataDir}: ${(e.stderr || e.message).trim()}`);

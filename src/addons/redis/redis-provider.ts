@@ -1,7 +1,6 @@
-import { execFile } from 'node:child_process';
+import { runChecked } from '../../executor/run-captured.js';
 import { chown, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { AddonProvider, AddonRecord, ProvisionResult } from '../provider.js';
 import { assertTraversable, ensureDir } from '../directories.js';
 import { assertAddressAssigned, bindAddresses } from '../gateway.js';
@@ -11,8 +10,6 @@ import { ensureSystemUser, type SystemUser } from '../system-user.js';
 import { allocatePort, assertPortRange, type PortRange } from './port-allocation.js';
 import { redisConf, redisServerArgv } from './redis-config.js';
 import { RespError, respExchange } from './resp.js';
-
-const run = promisify(execFile);
 
 export const DEFAULT_REDIS_PORT_RANGE: PortRange = [6400, 6499];
 export const DEFAULT_REDIS_USER = 'slipway-redis';
@@ -58,7 +55,7 @@ export class RedisProvider implements AddonProvider {
   async start(): Promise<void> {
     if (this.user) return;
     try {
-      await run(this.binary, ['--version']);
+      await runChecked([this.binary, '--version']);
     } catch {
       throw new Error(`Cannot run ${this.binary}: install it with "apt-get install redis-server".`);
     }

@@ -2,16 +2,13 @@
  * The registry npm installs from by default, read from npm's own configuration at plan time
  * (never written into slipway): credentials without CC_NPM_REGISTRY are scoped to it.
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { runChecked } from '../../executor/run-captured.js';
 import { PlanError } from '../plan.js';
-
-const run = promisify(execFile);
 
 /** `npm config get registry` with the machine's npm configuration. */
 export async function npmConfiguredRegistry(): Promise<string> {
   try {
-    const { stdout } = await run('npm', ['config', 'get', 'registry'], { timeout: 30_000, env: { ...process.env, npm_config_update_notifier: 'false' } });
+    const { stdout } = await runChecked(['npm', 'config', 'get', 'registry'], { timeoutMs: 30_000, env: { ...process.env, npm_config_update_notifier: 'false' } });
     const value = stdout.trim();
     if (value === '' || value === 'undefined') throw new Error('npm printed no registry');
     return value;
