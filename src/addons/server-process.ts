@@ -1,6 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
 import { open, readFile, readlink } from 'node:fs/promises';
+import { startServer } from '../executor/start-server.js';
 import { basename } from 'node:path';
 import type { SystemUser } from './system-user.js';
 
@@ -39,33 +38,20 @@ export class ServerProcess {
   }
 
   static async spawn(label: string, spec: ServerSpawnSpec): Promise<ServerProcess> {
-    const [command, ...args] = spec.argv;
-    if (!command) throw new Error(`No command given to start ${label}.`);
-    const logFd = openSync(spec.logFile, 'a', 0o640);
-    let child: ChildProcess;
+    if (!spec.argv[0]) throw new Error(`No command given to start ${label}.`);
+    let server: Awaited<ReturnType<typeof startServer>>;
     try {
-      child = spawn(command, args, {
+      server = await startServer({
+        argv: spec.argv,
         cwd: spec.cwd,
-        uid: spec.user.uid,
-        gid: spec.user.gid,
+        user: { uid: spec.user.uid, gid: spec.user.gid },
         env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', ...spec.env },
-        stdio: ['ignore', logFd, logFd],
-        detached: true,
+        logFile: spec.logFile,
       });
-    } finally {
-      closeSync(logFd);
+    } catch (error) {
+      throw new Error(`Could not start ${label} (${(error as Error).message}). Is its Debian package installed?`);
     }
-    const exited = new Promise<ExitInfo>((resolve) => {
-      child.once('exit', (code, signal) => resolve({ code, signal }));
-    });
-    const started = await new Promise<boolean>((resolve, reject) => {
-      child.once('spawn', () => resolve(true));
-      child.once('error', (err) =>
-        reject(new Error(`Could not start ${label} (${command}): ${err.message}. Is its Debian package installed?`)),
-      );
-    });
-    if (!started || child.pid === undefined) throw new Error(`Could not start ${label}: no process id.`);
-    return new ServerProcess(child.pid, label, exited);
+    return new ServerProcess(server.pid, label, server.exited);
   }
 
   /** Wraps a process that an earlier daemon started and that is still running. */
