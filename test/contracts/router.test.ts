@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { FakeRouter } from '../support/fakes/fake-router.js';
 import { NginxRouter } from '../../src/router/nginx/nginx-router.js';
 import { HaproxyRouter } from '../../src/router/haproxy/haproxy-router.js';
-import { freePort, runRouterContract } from './router.contract.js';
+import { runRouterContract } from './router.contract.js';
 
 const missingBinary = (path: string, pkg: string) => (existsSync(path) ? undefined : `${path} is missing (Debian package ${pkg})`);
 
@@ -42,10 +42,7 @@ runRouterContract({
   missing: missingBinary('/usr/sbin/haproxy', 'haproxy'),
   async make(port) {
     const { dir, cleanup } = await workDir('haproxy');
-    // With an HTTPS listener, as the daemon runs it: without one, apply() is refused today
-    // (the force-https map is not in the configuration then).
-    const httpsPort = await freePort();
-    const router = new HaproxyRouter({ listenHost: '127.0.0.1', port, httpsPort, workDir: dir, drainTimeoutSeconds: 5, initialSlots: 8 });
+    const router = new HaproxyRouter({ listenHost: '127.0.0.1', port, workDir: dir, drainTimeoutSeconds: 5, initialSlots: 8 });
     return { router, port: () => port, cleanup };
   },
 });
