@@ -4,8 +4,15 @@
  */
 import { ValidationError } from './errors.js';
 
+/** Application types: one per provider (src/providers/registry.ts; a test keeps them equal). */
 export const APP_TYPES = ['node', 'sbt'] as const;
 export type AppType = (typeof APP_TYPES)[number];
+
+/** How the CLI's help and the console name each type. */
+export const APP_TYPE_LABELS: Record<AppType, string> = {
+  node: 'Node.js or Bun',
+  sbt: 'Scala or Java built with sbt',
+};
 
 export const REGIONS = ['par', 'mtl'] as const;
 export type Region = (typeof REGIONS)[number];

@@ -1,14 +1,21 @@
 import type { Command } from '../command.js';
 import { assertAliasFree, linkApp } from '../link-file.js';
 import { UsageError } from '../errors.js';
+import { APP_TYPE_LABELS, APP_TYPES } from '../../core/names.js';
 import type { AppSummary } from '../resolve-app.js';
 
 export const create: Command = {
   path: ['create'],
   summary: 'Create an application and link the current folder to it',
-  usage: 'create --type <node|sbt> <app-name> --region <par|mtl> --org <org> [--alias <alias>]',
+  usage: `create --type <${APP_TYPES.join('|')}> <app-name> --region <par|mtl> --org <org> [--alias <alias>]`,
   options: {
-    type: { type: 'string', short: 't', value: '<node|sbt>', choices: ['node', 'sbt'], description: 'The runtime: node (Node.js and Bun) or sbt (Scala)' },
+    type: {
+      type: 'string',
+      short: 't',
+      value: `<${APP_TYPES.join('|')}>`,
+      choices: APP_TYPES,
+      description: `The runtime: ${APP_TYPES.map((t) => `${t} (${APP_TYPE_LABELS[t]})`).join(', ')}`,
+    },
     region: { type: 'string', short: 'r', value: '<par|mtl>', choices: ['par', 'mtl'], description: 'The region label (default par)' },
     org: { type: 'string', short: 'o', value: '<org>', description: 'The organisation (id or name); optional when you belong to only one' },
     alias: { type: 'string', short: 'a', value: '<alias>', description: 'The name this folder uses for the app (default: the app name)' },

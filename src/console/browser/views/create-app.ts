@@ -1,3 +1,4 @@
+import { APP_TYPE_LABELS, APP_TYPES } from '../../../core/names.js';
 import { ApiError, type App, type Org } from '../api.js';
 import { errorBox, field, h, replaceChildren, select } from '../dom.js';
 import { href, type Route } from '../routes.js';
@@ -20,10 +21,7 @@ export async function createAppView(ctx: ViewContext, route: Extract<Route, { pa
     type: field(
       'Type',
       select(
-        [
-          { value: 'node', label: 'Node.js or Bun (node)' },
-          { value: 'sbt', label: 'Scala or Java built with sbt (sbt)' },
-        ],
+        APP_TYPES.map((t) => ({ value: t, label: `${APP_TYPE_LABELS[t]} (${t})` })),
         { name: 'type' },
       ),
     ),
