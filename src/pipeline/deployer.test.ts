@@ -130,6 +130,31 @@ describe('rollback and restore', () => {
     assert.match(await deploymentLog(back.id), /Reusing the release built for commit 7{40} \(no build\)/);
   });
 
+  test('a restart (same commit, policy restart) starts the serving release again and switches to it once healthy', async () => {
+    const app = p.app('restart');
+    const built = p.release(app, 'ab'.repeat(20));
+    p.deploy(app, built);
+    await p.settle();
+    const [before] = p.runtime.instancesOf(app.id);
+    // What `slipway restart` and `deploy --same-commit-policy restart` queue: the serving release, no build.
+    const restart = p.deployer.enqueue(app, { commit: built.commit_sha, cause: 'restart', userId: null, mode: 'reuse-release' });
+    await p.settle();
+    assert.equal(state(restart.id), 'OK');
+    const [after] = p.runtime.instancesOf(app.id);
+    assert.notEqual(after!.id, before!.id, 'a new instance serves');
+    assert.equal(after!.spec.releaseDir, before!.spec.releaseDir, 'from the same release folder');
+    assert.equal(before!.state(), 'stopped');
+    assert.deepEqual(upstreamPorts(app.id), [after!.port]);
+  });
+
+  test('a restart of an app that never deployed fails, saying to deploy first', async () => {
+    const app = p.app('restart-nothing');
+    const restart = p.deployer.enqueue(app, { commit: 'cd'.repeat(20), cause: 'restart', userId: null, mode: 'reuse-release' });
+    await p.settle();
+    assert.equal(state(restart.id), 'FAIL');
+    assert.match(await deploymentLog(restart.id), /This application has no built release to start\.\nHint: Deploy it first/);
+  });
+
   test('after a daemon restart every release that should run serves again', async () => {
     const app = p.app('restore');
     p.deploy(app, p.release(app, '9'.repeat(40)));
