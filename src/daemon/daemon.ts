@@ -117,8 +117,11 @@ export class Daemon {
     // Each sandbox reaches the add-ons of its own app only: through the firewall and, for
     // PostgreSQL, pg_hba.conf; both follow sandboxes (told by the backend) and links.
     const postgresql = addonProviders.get('postgresql');
+    // With --backend swarm, the tasks' bridge gets the same rules as the sandboxes' one.
+    const swarmFirewall = options.backend === 'swarm' ? await startSwarmFirewall(options, names.cgroupRoot, backend.gatewayAddress) : undefined;
+    if (swarmFirewall) this.onStop('swarm firewall', () => swarmFirewall.stop());
     const addonAccess = new AddonAccess({
-      firewall,
+      firewall: swarmFirewall ? bothFirewalls(firewall, swarmFirewall) : firewall,
       gateway: backend.gatewayAddress,
       catalog: addonCatalog(store, addons),
       postgresql: postgresql instanceof PostgresqlProvider ? postgresql : undefined,
@@ -270,9 +273,46 @@ export class Daemon {
   }
 }
 
+function swarmOptions(options: DaemonOptions) {
+  return options.swarm ?? { dockerSocket: '/var/run/docker.sock', registry: DEFAULT_REGISTRY, subnet: DEFAULT_SWARM_SUBNET };
+}
+
+/**
+ * The tasks' bridge is named in the family of slipway's bridges (`slipway<n>`, n above any
+ * local subnet's 0-255), so each table's forwarding guard lets the other's traffic through.
+ */
+function swarmBridgeName(owner: string): string {
+  return `slipway${1000 + Number(/\d+$/.exec(owner)?.[0] ?? 0)}`;
+}
+
+/**
+ * The local sandboxes' rules on the tasks' bridge: tasks reach the add-ons their app is linked
+ * to (on the control machine's address where add-on servers listen) and the router, no other
+ * port of this machine, and no other task through it.
+ */
+async function startSwarmFirewall(options: DaemonOptions, owner: string, addonAddress: string): Promise<Firewall> {
+  const firewall = new Firewall({
+    table: `${owner}sw`,
+    bridge: swarmBridgeName(owner),
+    subnet: swarmOptions(options).subnet,
+    gateway: addonAddress,
+    routerPorts: [options.routerPort, options.httpsPort].filter((p) => p > 0),
+  });
+  await firewall.start();
+  return firewall;
+}
+
+function bothFirewalls(a: Firewall, b: Firewall): Pick<Firewall, 'addSandbox' | 'removeSandbox' | 'setAddonAccess'> {
+  return {
+    addSandbox: async (kind, address) => void (await Promise.all([a.addSandbox(kind, address), b.addSandbox(kind, address)])),
+    removeSandbox: async (kind, address) => void (await Promise.all([a.removeSandbox(kind, address), b.removeSandbox(kind, address)])),
+    setAddonAccess: async (endpoints) => void (await Promise.all([a.setAddonAccess(endpoints), b.setAddonAccess(endpoints)])),
+  };
+}
+
 async function startSwarmBackend(options: DaemonOptions, owner: string, networkEvents: SandboxNetworkEvents, log: (line: string) => void): Promise<SwarmBackend> {
-  const swarm = options.swarm ?? { dockerSocket: '/var/run/docker.sock', registry: DEFAULT_REGISTRY, subnet: DEFAULT_SWARM_SUBNET };
-  const backend = new SwarmBackend({ api: new DockerApi(swarm.dockerSocket), registry: swarm.registry, owner, subnet: swarm.subnet, networkEvents, log });
+  const swarm = swarmOptions(options);
+  const backend = new SwarmBackend({ api: new DockerApi(swarm.dockerSocket), registry: swarm.registry, owner, subnet: swarm.subnet, bridgeName: swarmBridgeName(owner), networkEvents, log });
   const node = await backend.init();
   log(`Instances run on Docker Swarm (Docker ${node.serverVersion}, ${node.nodes} node(s), ${node.managers} manager(s)); images go to ${swarm.registry}; tasks on ${swarm.subnet}.`);
   return backend;

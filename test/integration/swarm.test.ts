@@ -6,6 +6,8 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
+import { execFileSync } from 'node:child_process';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { swarmBackendMissing } from '../support/swarm-backend.js';
@@ -15,6 +17,11 @@ const missing = await swarmBackendMissing();
 if (missing) console.log(`# skipping the swarm integration test: ${missing}`);
 
 const docker = new DockerApi();
+/** Prints whether a TCP connection to argv host:port opens within 2 s. */
+const PROBE = `const s = require('node:net').connect(Number(process.argv[2]), process.argv[1]);
+s.setTimeout(2000, () => { console.log('refused'); process.exit(0); });
+s.on('connect', () => { console.log('connected'); process.exit(0); });
+s.on('error', () => { console.log('refused'); process.exit(0); });`;
 
 describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${missing}` : false }, () => {
   let daemon: TestDaemon;
@@ -76,6 +83,35 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     }
     assert.equal(seen.size, 2, `answers came from ${[...seen].join(', ')}`);
     assert.match(daemon.output(), new RegExp(`release image 127\\.0\\.0\\.1:5000/slipway\\d+/${appId}:${deployments.one} built and pushed`));
+  });
+
+  test('a task reaches no port of the control machine nor another task: its bridge port is isolated', async () => {
+    const containers = await docker.json<Array<{ Id: string }>>({ path: '/containers/json', query: { filters: JSON.stringify({ label: [`slipway.app=${appId}`] }) }, what: 'list containers' });
+    assert.equal(containers.length, 2);
+    const inspect = async (id: string) =>
+      Object.values((await docker.json<{ NetworkSettings: { Networks: Record<string, { IPAddress: string; Gateway: string }> } }>({ path: `/containers/${id}/json`, what: 'inspect' })).NetworkSettings.Networks)[0]!;
+    const [mine, other] = await Promise.all(containers.map((c) => inspect(c.Id)));
+    // A server of the machine open to every address, as a careless service would be.
+    const server = net.createServer((socket) => socket.end());
+    await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    const localGateway = daemon.subnet.replace(/\.0\.0\/16$/, '.0.1');
+    // As an attacker in the task would: a TCP connection from inside its network namespace.
+    const probe = (host: string, port: number) =>
+      execFileSync('docker', ['exec', containers[0]!.Id, '/usr/bin/node', '-e', PROBE, host, String(port)], { encoding: 'utf8' }).trim();
+    try {
+      assert.equal(probe(mine!.Gateway, port), 'refused');
+      assert.equal(probe(localGateway, port), 'refused');
+      assert.equal(probe(other!.IPAddress, 8080), 'refused');
+      const bridge = `slipway${1000 + Number(daemon.subnet.split('.')[1])}`;
+      const ports = execFileSync('ip', ['-d', '-o', 'link', 'show', 'master', bridge], { encoding: 'utf8' }).trim().split('\n');
+      assert.equal(ports.length, 2, ports.join('\n'));
+      for (const line of ports) assert.match(line, /isolated on/);
+      // The probe does connect where nothing stops it: the task's own server.
+      assert.equal(probe(mine!.IPAddress, 8080), 'connected');
+    } finally {
+      server.close();
+    }
   });
 
   test('a redeploy under keep-alive load fails no request and ends on the new release', async () => {

@@ -1,6 +1,7 @@
 import type { Instance, InstanceBackend, InstanceSpec, WorkerSpec } from '../backend.js';
 import { SwarmWorker } from './swarm-worker.js';
 import { runCommand } from '../../executor/run-command.js';
+import { isolateTaskPort } from './port-isolation.js';
 import type { SandboxNetworkEvents } from '../local/local-netns-backend.js';
 import { DockerApiError, type DockerApi } from './docker-api.js';
 import { checkSwarmManager, type SwarmNode } from './swarm-checks.js';
@@ -18,6 +19,8 @@ export interface SwarmBackendOptions {
   owner: string;
   /** The instances' network: a /16 no node uses otherwise (e.g. 172.31.0.0/16), first address the node's own. */
   subnet: string;
+  /** The bridge each node makes for the tasks' network (default `<owner>sw0`, cut to 15 characters). */
+  bridgeName?: string;
   /** Told when an instance holds an address and when it gives it back (add-on access). */
   networkEvents?: SandboxNetworkEvents;
   /** How long a task may take to be scheduled, pull its image and run. */
@@ -27,6 +30,7 @@ export interface SwarmBackendOptions {
 }
 
 const DEFAULT_START_TIMEOUT_MS = 120_000;
+const BRIDGE_NAME_OPTION = 'com.docker.network.bridge.name';
 const DEFAULT_RESTART_DELAY_MS = 1000;
 
 /**
@@ -38,6 +42,8 @@ const DEFAULT_RESTART_DELAY_MS = 1000;
 export class SwarmBackend implements InstanceBackend {
   readonly images: ReleaseImages;
   readonly networkName: string;
+  /** What the firewall filters: the bridge of the tasks' network on this node. */
+  readonly bridgeName: string;
   /** The node's address on the instances' network: where tasks reach this machine. */
   readonly gatewayAddress: string;
 
@@ -54,6 +60,8 @@ export class SwarmBackend implements InstanceBackend {
     this.log = o.log ?? (() => undefined);
     this.images = new ReleaseImages({ api: o.api, registry: o.registry, namespace: this.owner, log: this.log });
     this.networkName = `${this.owner}-instances`;
+    this.bridgeName = o.bridgeName ?? `${this.owner.slice(0, 12)}sw0`;
+    if (!/^[A-Za-z0-9_-]{1,15}$/.test(this.bridgeName)) throw new Error(`Invalid bridge name ${JSON.stringify(this.bridgeName)}: up to 15 letters, digits, "_" or "-".`);
     this.gatewayAddress = gatewayOf(o.subnet);
     this.networkEvents = o.networkEvents;
   }
@@ -117,6 +125,7 @@ export class SwarmBackend implements InstanceBackend {
       {
         services: this.services,
         network: this.networkName,
+        isolate: async (containerId) => void (await isolateTaskPort(this.o.api, containerId)),
         attached: async (i, address) => this.networkEvents?.attached({ appId: i.spec.appId, kind: 'instance', address }),
         detached: async (_i, address) => this.networkEvents?.detached(address),
         forget: (i) => {
@@ -266,7 +275,16 @@ export class SwarmBackend implements InstanceBackend {
           throw e;
         },
       );
-    if (!(await exists(configName))) {
+    if (await exists(configName)) {
+      const config = await this.o.api.json<{ Options?: Record<string, string> }>({ path: `/networks/${configName}`, what: `inspect network ${configName}` });
+      const bridge = config.Options?.[BRIDGE_NAME_OPTION];
+      if (bridge !== this.bridgeName) {
+        throw new Error(
+          `Network ${configName} names the bridge ${JSON.stringify(bridge ?? '(none)')}, not ${this.bridgeName} which the firewall filters. ` +
+            `Remove it (docker network rm ${this.networkName} ${configName}) and start again.`,
+        );
+      }
+    } else {
       await this.o.api.json({
         method: 'POST',
         path: '/networks/create',
@@ -274,7 +292,7 @@ export class SwarmBackend implements InstanceBackend {
           Name: configName,
           ConfigOnly: true,
           IPAM: { Config: [{ Subnet: this.o.subnet, Gateway: this.gatewayAddress }] },
-          Options: { 'com.docker.network.bridge.name': `${this.owner.slice(0, 11)}sw0` },
+          Options: { [BRIDGE_NAME_OPTION]: this.bridgeName },
           Labels: { [LABEL_OWNER]: this.owner },
         },
         what: `create the configuration of network ${this.networkName}`,

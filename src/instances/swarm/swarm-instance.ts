@@ -13,6 +13,8 @@ const LOG_SETTLE_MS = 400;
 export interface SwarmInstanceHost {
   services: SwarmServices;
   network: string;
+  /** Cuts the running task's container off the other tasks on the bridge. */
+  isolate(containerId: string): Promise<void>;
   /** Told when the instance holds an address, and when it gives it back. */
   attached(instance: SwarmInstance, address: string): Promise<void>;
   detached(instance: SwarmInstance, address: string): Promise<void>;
@@ -133,6 +135,8 @@ export class SwarmInstance implements Instance {
   }
 
   private async becameRunning(task: SwarmTask, address: string): Promise<void> {
+    const containerId = task.Status.ContainerStatus?.ContainerID;
+    if (containerId) await this.host.isolate(containerId);
     this.runningTask = task.ID;
     this.startedAt = Date.now();
     if (address !== this.currentAddress) {
