@@ -1,3 +1,4 @@
+import type { AddonView } from '../shared/api-types.js';
 import type { Store } from '../store/store.js';
 import type { User } from '../store/users.js';
 import type { AddonRow } from '../store/addons.js';
@@ -61,7 +62,7 @@ export function assertSameOrg(store: Store, addon: AddonRow, app: AppRow): void 
   }
 }
 
-export function addonView(store: Store, addon: AddonRow) {
+export function addonView(store: Store, addon: AddonRow): AddonView {
   return {
     id: addon.id,
     name: addon.name,

@@ -1,13 +1,7 @@
-/** An add-on as the API describes it. */
-export interface AddonSummary {
-  id: string;
-  name: string;
-  provider: string;
-  org_id: string;
-  org_name: string | null;
-  created_at: string;
-  linked_apps: string[];
-}
+import type { AddonView } from '../shared/api-types.js';
+
+/** An add-on as the API describes it (one shape for the API, the CLI and the console). */
+export type AddonSummary = AddonView;
 
 /** The API path of an add-on named on the command line, with --org when given. */
 export function addonPath(ref: string, org: string | undefined, suffix = ''): string {

@@ -2,16 +2,10 @@
  * How variables are written for people and files. The default (`NAME="value"`) is the
  * reference tool's format and what `env import` reads back, exactly: see env-file-parse.ts.
  */
+import type { EnvSectionView, EnvVarView } from '../shared/api-types.js';
 
-export interface EnvVar {
-  name: string;
-  value: string;
-}
-
-export interface EnvSource {
-  source: string;
-  env: EnvVar[];
-}
+export type EnvVar = EnvVarView;
+export type EnvSource = EnvSectionView;
 
 /** The section of `slipway env` that holds the app's own variables, the only one import reads. */
 export const OWN_SECTION = 'application';

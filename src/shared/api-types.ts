@@ -121,3 +121,36 @@ export interface PlanView {
   warnings: string[];
   notes: string[];
 }
+
+/** An add-on (`GET /v1/addons`, `GET /v1/addons/:addon`). */
+export interface AddonView {
+  id: string;
+  name: string;
+  provider: string;
+  org_id: string;
+  org_name: string | null;
+  created_at: string;
+  /** Ids of the applications linked to it. */
+  linked_apps: string[];
+}
+
+/** How an app is scaled (`GET /v1/apps/:app/scale`). */
+export interface ScaleView {
+  instances: number;
+  flavor: string;
+  memory_bytes: number;
+  build_flavor: string;
+  build_memory_bytes: number;
+}
+
+/** One variable. */
+export interface EnvVarView {
+  name: string;
+  value: string;
+}
+
+/** Variables from one source: the application itself, an add-on, a linked application. */
+export interface EnvSectionView {
+  source: string;
+  env: EnvVarView[];
+}

@@ -1,3 +1,4 @@
+import type { ScaleView } from '../../shared/api-types.js';
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import { appForUser } from '../access.js';
@@ -7,7 +8,7 @@ import type { AppRow } from '../../store/apps.js';
 import { instanceSpecs } from './instances.spec.js';
 
 /** How an app is scaled: its instance count and the flavours of its instances and builds. */
-export function scaleView(app: AppRow) {
+export function scaleView(app: AppRow): ScaleView {
   const flavor = flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR);
   const build = flavorNamed(app.build_flavor ?? DEFAULT_BUILD_FLAVOR);
   return {

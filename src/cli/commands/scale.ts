@@ -1,3 +1,4 @@
+import type { ScaleView } from '../../shared/api-types.js';
 import type { Command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { printObject } from '../output.js';
@@ -5,13 +6,7 @@ import { UsageError } from '../errors.js';
 import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorList, flavorNamed, formatMemory } from '../../core/flavors.js';
 
 /** The answer of GET and PUT /v1/apps/:app/scale. */
-interface Scale {
-  instances: number;
-  flavor: string;
-  memory_bytes: number;
-  build_flavor: string;
-  build_memory_bytes: number;
-}
+type Scale = ScaleView;
 
 /** "nano, 512 MiB". */
 function defaultOf(name: string): string {

@@ -1,5 +1,5 @@
 /** The slipway API as the console uses it: same origin, bearer token, JSON in and out. */
-import type { AppStatusView, AppView, DeploymentView, InstanceView, LogEntry } from '../../shared/api-types.js';
+import type { AddonView, AppStatusView, AppView, DeploymentView, EnvSectionView, EnvVarView, InstanceView, LogEntry, ScaleView } from '../../shared/api-types.js';
 import { NdjsonReader } from '../../shared/ndjson.js';
 
 // The shapes the API answers, under the names the console's views use.
@@ -15,37 +15,18 @@ export interface Org {
   role?: string;
 }
 
-export interface Scale {
-  instances: number;
-  flavor: string;
-  memory_bytes: number;
-  build_flavor: string;
-  build_memory_bytes: number;
-}
+export type Scale = ScaleView;
 
-export interface EnvVar {
-  name: string;
-  value: string;
-}
+export type EnvVar = EnvVarView;
 
-export interface EnvSection {
-  source: string;
-  env: EnvVar[];
-}
+export type EnvSection = EnvSectionView;
 
 export interface Provider {
   name: string;
   description: string;
 }
 
-export interface Addon {
-  id: string;
-  name: string;
-  provider: string;
-  org_id: string;
-  created_at: string;
-  linked_apps: string[];
-}
+export type Addon = AddonView;
 
 export interface Services {
   addons: Addon[];
