@@ -82,6 +82,9 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
       seen.add(facts.instanceId);
     }
     assert.equal(seen.size, 2, `answers came from ${[...seen].join(', ')}`);
+    const logs = await daemon.cli(['logs', '--app', appId, '--no-follow', '-n', '200']);
+    assert.equal(logs.code, 0, logs.stderr);
+    assert.equal(logs.stdout.match(/release one listening on 0\.0\.0\.0:8080/g)?.length, 2, 'slipway logs shows what both tasks printed');
     assert.match(daemon.output(), new RegExp(`release image 127\\.0\\.0\\.1:5000/slipway\\d+/${appId}:${deployments.one} built and pushed`));
   });
 
@@ -177,6 +180,23 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     assert.equal(back.code, 0, back.stderr);
     await waitUntil('release one served', async () => (await served()).release === 'one');
     await waitUntil('the replaced service to go', async () => (await runningServices()).length === 1);
+  });
+
+  test('a task reaches the add-on its app is linked to, on the control machine, with the same variables', async () => {
+    const addonsDir = checkoutExample('node-addons');
+    const addonsApp = await createApp(daemon, addonsDir, 'swarm-addons');
+    const created = await daemon.cli(['addon', 'create', 'redis', 'swarm-cache', '--link', addonsApp]);
+    assert.equal(created.code, 0, created.stderr);
+    const result = await pushAndWait(daemon, addonsDir, addonsApp, gitEnv);
+    assert.equal(result.state, 'OK', (await deploymentLog(daemon, addonsApp, result.id)).join('\n'));
+    const root = await getThroughRouter(daemon, `${addonsApp}.localhost`);
+    assert.equal(JSON.parse(root.body).env.REDIS_HOST, daemon.subnet.replace(/\.0\.0\/16$/, '.0.1'), 'the add-on stays on the control machine');
+    const cache = await getThroughRouter(daemon, `${addonsApp}.localhost`, '/cache');
+    assert.equal(cache.status, 200, cache.body);
+    const { set, got } = JSON.parse(cache.body) as { set: string; got: string };
+    assert.equal(got, set);
+    const deleted = await daemon.cli(['delete', '--app', addonsApp, '--yes']);
+    assert.equal(deleted.code, 0, deleted.stderr);
   });
 
   test("delete removes the app's services", async () => {
