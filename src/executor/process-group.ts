@@ -14,6 +14,11 @@ export interface ProcessGroupOptions {
   stdin?: boolean;
   /** Text written to the process's standard input, which is then closed. */
   input?: string;
+  /**
+   * Hand stdout and stderr over as streams (ProcessGroup.stdout/stderr) for the caller to pipe,
+   * with backpressure, instead of reading them here; onLine and onData are not called then.
+   */
+  rawOutput?: boolean;
 }
 
 export interface ProcessGroupExit {
@@ -36,6 +41,9 @@ export interface ProcessGroup {
   exited(): boolean;
   /** The process's standard input, when asked for. */
   readonly stdin?: NodeJS.WritableStream;
+  /** Its output streams, with rawOutput. */
+  readonly stdout?: NodeJS.ReadableStream;
+  readonly stderr?: NodeJS.ReadableStream;
   /** Resolves once the leader exited, the rest of the group is killed and output is drained. */
   readonly done: Promise<ProcessGroupExit>;
 }
@@ -81,14 +89,16 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
 
     const out = new LineSplitter((line) => o.onLine?.('out', line));
     const err = new LineSplitter((line) => o.onLine?.('err', line));
-    child.stdout!.on('data', (c: Buffer) => {
-      o.onData?.('out', c);
-      out.push(c);
-    });
-    child.stderr!.on('data', (c: Buffer) => {
-      o.onData?.('err', c);
-      err.push(c);
-    });
+    if (!o.rawOutput) {
+      child.stdout!.on('data', (c: Buffer) => {
+        o.onData?.('out', c);
+        out.push(c);
+      });
+      child.stderr!.on('data', (c: Buffer) => {
+        o.onData?.('err', c);
+        err.push(c);
+      });
+    }
     // A reader that went away (EPIPE) must not crash the daemon.
     child.stdin?.on('error', () => undefined);
 
@@ -139,6 +149,8 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
         signalGroup,
         exited: () => leaderExited,
         stdin: child.stdin ?? undefined,
+        stdout: o.rawOutput ? child.stdout! : undefined,
+        stderr: o.rawOutput ? child.stderr! : undefined,
         done,
       });
     });

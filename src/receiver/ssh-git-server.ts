@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ProcessGroup, spawnProcessGroup } from '../executor/process-group.js';
 import type { AddressInfo } from 'node:net';
 import ssh2 from 'ssh2';
 import type { AuthContext, Connection, ServerChannel, Session } from 'ssh2';
@@ -252,34 +252,34 @@ export class GitSshServer {
   }
 
   /** Runs `git <service> <repo>` with the SSH channel as its stdio; resolves with its exit status. */
-  private runGit(
+  private async runGit(
     channel: ServerChannel,
     service: GitService,
     repoPath: string,
     env: Record<string, string>,
   ): Promise<number> {
-    const [command, ...args] = gitServiceArgv(service, repoPath);
-    const child = spawn(command!, args, { env: gitEnvironment(env), stdio: ['pipe', 'pipe', 'pipe'] });
-    child.stdin.on('error', () => {}); // git may exit before reading everything the client sent.
-    channel.pipe(child.stdin);
+    let git: ProcessGroup;
+    try {
+      const environment = Object.fromEntries(Object.entries(gitEnvironment(env)).filter((e): e is [string, string] => e[1] !== undefined));
+      git = await spawnProcessGroup({ argv: gitServiceArgv(service, repoPath), cwd: '/', env: environment, stdin: true, rawOutput: true });
+    } catch (error) {
+      this.log(`Could not start git ${service}: ${(error as Error).message}`);
+      channel.stderr.write('fatal: the git server could not start git; tell the operator.\n');
+      return 1;
+    }
+    // git may exit before reading everything the client sent: the executor ignores EPIPE.
+    channel.pipe(git.stdin!);
     // end: false, the channel must stay open to carry the exit status after the output.
-    child.stdout.pipe(channel, { end: false });
-    child.stderr.pipe(channel.stderr, { end: false });
+    git.stdout!.pipe(channel, { end: false });
+    git.stderr!.pipe(channel.stderr, { end: false });
+    // A client hanging up ends git and whatever it started (pack-objects, the hooks).
     const hangUp = () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      if (!git.exited()) git.signalGroup('SIGTERM');
     };
     channel.on('close', hangUp);
-    return new Promise((resolve) => {
-      child.on('error', (error) => {
-        this.log(`Could not start git ${service}: ${error.message}`);
-        channel.stderr.write('fatal: the git server could not start git; tell the operator.\n');
-        resolve(1);
-      });
-      child.on('close', (code, signal) => {
-        channel.off('close', hangUp);
-        resolve(code ?? (signal ? 1 : 0));
-      });
-    });
+    const exit = await git.done;
+    channel.off('close', hangUp);
+    return exit.exitCode ?? (exit.signal ? 1 : 0);
   }
 }
 
