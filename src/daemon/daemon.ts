@@ -6,10 +6,8 @@ import { Store } from '../store/store.js';
 import { createApiServer } from '../api/server.js';
 import { consoleHandler } from '../console/serve.js';
 import type { DaemonOptions } from './options.js';
-import { networkNames, DEFAULT_REGISTRY, DEFAULT_SWARM_SUBNET } from './options.js';
-import { SwarmBackend } from '../instances/swarm/swarm-backend.js';
-import { DockerApi } from '../instances/swarm/docker-api.js';
-import type { SandboxNetworkEvents } from '../instances/local/local-netns-backend.js';
+import { networkNames } from './options.js';
+import { bothFirewalls, startSwarmBackend, startSwarmFirewall, swarmOptions } from '../instances/swarm/start.js';
 import { acquireDaemonLock, ensureDataDir } from './data-dir.js';
 import { acquireSubnetLock } from './subnet-lock.js';
 import { bootstrapIfEmpty } from './bootstrap.js';
@@ -118,7 +116,7 @@ export class Daemon {
     // PostgreSQL, pg_hba.conf; both follow sandboxes (told by the backend) and links.
     const postgresql = addonProviders.get('postgresql');
     // With --backend swarm, the tasks' bridge gets the same rules as the sandboxes' one.
-    const swarmFirewall = options.backend === 'swarm' ? await startSwarmFirewall(options, names.cgroupRoot, backend.gatewayAddress) : undefined;
+    const swarmFirewall = options.backend === 'swarm' ? await startSwarmFirewall(swarmOptions(options.swarm), names.cgroupRoot, backend.gatewayAddress, [options.routerPort, options.httpsPort]) : undefined;
     if (swarmFirewall) this.onStop('swarm firewall', () => swarmFirewall.stop());
     const addonAccess = new AddonAccess({
       firewall: swarmFirewall ? bothFirewalls(firewall, swarmFirewall) : firewall,
@@ -132,7 +130,7 @@ export class Daemon {
 
     // With --backend swarm, the apps' instances run as swarm services; builds, one-off commands
     // and add-on servers stay in this machine's sandboxes (docs/swarm.md).
-    const instances = options.backend === 'swarm' ? await startSwarmBackend(options, names.cgroupRoot, addonAccess, log) : undefined;
+    const instances = options.backend === 'swarm' ? await startSwarmBackend(swarmOptions(options.swarm), names.cgroupRoot, addonAccess, log) : undefined;
     if (instances) this.onStop('swarm network', () => instances.removeNetwork());
     const instanceBackend = instances ?? backend;
 
@@ -271,51 +269,6 @@ export class Daemon {
       }
     }
   }
-}
-
-function swarmOptions(options: DaemonOptions) {
-  return options.swarm ?? { dockerSocket: '/var/run/docker.sock', registry: DEFAULT_REGISTRY, subnet: DEFAULT_SWARM_SUBNET };
-}
-
-/**
- * The tasks' bridge is named in the family of slipway's bridges (`slipway<n>`, n above any
- * local subnet's 0-255), so each table's forwarding guard lets the other's traffic through.
- */
-function swarmBridgeName(owner: string): string {
-  return `slipway${1000 + Number(/\d+$/.exec(owner)?.[0] ?? 0)}`;
-}
-
-/**
- * The local sandboxes' rules on the tasks' bridge: tasks reach the add-ons their app is linked
- * to (on the control machine's address where add-on servers listen) and the router, no other
- * port of this machine, and no other task through it.
- */
-async function startSwarmFirewall(options: DaemonOptions, owner: string, addonAddress: string): Promise<Firewall> {
-  const firewall = new Firewall({
-    table: `${owner}sw`,
-    bridge: swarmBridgeName(owner),
-    subnet: swarmOptions(options).subnet,
-    gateway: addonAddress,
-    routerPorts: [options.routerPort, options.httpsPort].filter((p) => p > 0),
-  });
-  await firewall.start();
-  return firewall;
-}
-
-function bothFirewalls(a: Firewall, b: Firewall): Pick<Firewall, 'addSandbox' | 'removeSandbox' | 'setAddonAccess'> {
-  return {
-    addSandbox: async (kind, address) => void (await Promise.all([a.addSandbox(kind, address), b.addSandbox(kind, address)])),
-    removeSandbox: async (kind, address) => void (await Promise.all([a.removeSandbox(kind, address), b.removeSandbox(kind, address)])),
-    setAddonAccess: async (endpoints) => void (await Promise.all([a.setAddonAccess(endpoints), b.setAddonAccess(endpoints)])),
-  };
-}
-
-async function startSwarmBackend(options: DaemonOptions, owner: string, networkEvents: SandboxNetworkEvents, log: (line: string) => void): Promise<SwarmBackend> {
-  const swarm = swarmOptions(options);
-  const backend = new SwarmBackend({ api: new DockerApi(swarm.dockerSocket), registry: swarm.registry, owner, subnet: swarm.subnet, bridgeName: swarmBridgeName(owner), networkEvents, log });
-  const node = await backend.init();
-  log(`Instances run on Docker Swarm (Docker ${node.serverVersion}, ${node.nodes} node(s), ${node.managers} manager(s)); images go to ${swarm.registry}; tasks on ${swarm.subnet}.`);
-  return backend;
 }
 
 function closeServer(server: Server): Promise<void> {

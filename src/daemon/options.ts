@@ -29,20 +29,8 @@ export interface DaemonOptions {
   certificates?: import('../certificates/certificate-options.js').CertificateOptions;
   /** Where instances run: sandboxes on this machine (default) or a Docker Swarm. */
   backend?: 'local' | 'swarm';
-  swarm?: SwarmOptions;
+  swarm?: import('../instances/swarm/start.js').SwarmOptions;
 }
-
-export interface SwarmOptions {
-  /** The Docker API of a swarm manager (default /var/run/docker.sock). */
-  dockerSocket: string;
-  /** host:port of the registry every node pulls release images from (default 127.0.0.1:5000). */
-  registry: string;
-  /** The tasks' network, a /16 no node uses otherwise (default 172.31.0.0/16). */
-  subnet: string;
-}
-
-export const DEFAULT_SWARM_SUBNET = '172.31.0.0/16';
-export const DEFAULT_REGISTRY = '127.0.0.1:5000';
 
 export function parseBackend(value: string | undefined): 'local' | 'swarm' {
   if (value === undefined || value === 'local' || value === 'swarm') return value ?? 'local';

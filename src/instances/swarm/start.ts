@@ -1,0 +1,66 @@
+import { Firewall } from '../../network/firewall.js';
+import type { SandboxNetworkEvents } from '../local/local-netns-backend.js';
+import { DockerApi } from './docker-api.js';
+import { SwarmBackend } from './swarm-backend.js';
+
+/**
+ * What the daemon calls to run instances on Docker Swarm (`slipway server --backend swarm`):
+ * the firewall of the tasks' bridge, then the backend. Everything Swarm-specific stays here.
+ */
+export interface SwarmOptions {
+  /** The Docker API of a swarm manager (default /var/run/docker.sock). */
+  dockerSocket: string;
+  /** host:port of the registry every node pulls release images from (default 127.0.0.1:5000). */
+  registry: string;
+  /** The tasks' network, a /16 no node uses otherwise (default 172.31.0.0/16). */
+  subnet: string;
+}
+
+export const DEFAULT_SWARM_SUBNET = '172.31.0.0/16';
+export const DEFAULT_REGISTRY = '127.0.0.1:5000';
+
+export function swarmOptions(given: SwarmOptions | undefined): SwarmOptions {
+  return given ?? { dockerSocket: '/var/run/docker.sock', registry: DEFAULT_REGISTRY, subnet: DEFAULT_SWARM_SUBNET };
+}
+
+/**
+ * The tasks' bridge is named in the family of slipway's bridges (`slipway<n>`, n above any
+ * local subnet's 0-255), so each table's forwarding guard lets the other's traffic through.
+ */
+function swarmBridgeName(owner: string): string {
+  return `slipway${1000 + Number(/\d+$/.exec(owner)?.[0] ?? 0)}`;
+}
+
+/**
+ * The local sandboxes' rules on the tasks' bridge: tasks reach the add-ons their app is linked
+ * to (on the control machine's address where add-on servers listen) and the router, no other
+ * port of this machine, and no other task through it.
+ */
+export async function startSwarmFirewall(swarm: SwarmOptions, owner: string, addonAddress: string, routerPorts: number[]): Promise<Firewall> {
+  const firewall = new Firewall({
+    table: `${owner}sw`,
+    bridge: swarmBridgeName(owner),
+    subnet: swarm.subnet,
+    gateway: addonAddress,
+    routerPorts: routerPorts.filter((p) => p > 0),
+  });
+  await firewall.start();
+  return firewall;
+}
+
+/** Both bridges' tables follow the same sandboxes and add-on links. */
+export function bothFirewalls(a: Firewall, b: Firewall): Pick<Firewall, 'addSandbox' | 'removeSandbox' | 'setAddonAccess'> {
+  return {
+    addSandbox: async (kind, address) => void (await Promise.all([a.addSandbox(kind, address), b.addSandbox(kind, address)])),
+    removeSandbox: async (kind, address) => void (await Promise.all([a.removeSandbox(kind, address), b.removeSandbox(kind, address)])),
+    setAddonAccess: async (endpoints) => void (await Promise.all([a.setAddonAccess(endpoints), b.setAddonAccess(endpoints)])),
+  };
+}
+
+/** Checks the swarm (saying what to do when it is not usable) and readies the backend. */
+export async function startSwarmBackend(swarm: SwarmOptions, owner: string, networkEvents: SandboxNetworkEvents, log: (line: string) => void): Promise<SwarmBackend> {
+  const backend = new SwarmBackend({ api: new DockerApi(swarm.dockerSocket), registry: swarm.registry, owner, subnet: swarm.subnet, bridgeName: swarmBridgeName(owner), networkEvents, log });
+  const node = await backend.init();
+  log(`Instances run on Docker Swarm (Docker ${node.serverVersion}, ${node.nodes} node(s), ${node.managers} manager(s)); images go to ${swarm.registry}; tasks on ${swarm.subnet}.`);
+  return backend;
+}
