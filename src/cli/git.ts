@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { runCaptured } from '../executor/run-captured.js';
 import { CliError } from './errors.js';
 
 export interface GitResult {
@@ -7,20 +7,26 @@ export interface GitResult {
   stderr: string;
 }
 
-/** Runs git with argv (no shell); `onStderr` sees its progress output as it comes. */
-export function git(args: string[], cwd: string, env: NodeJS.ProcessEnv, onStderr?: (text: string) => void): Promise<GitResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      onStderr?.(String(d));
+/**
+ * Runs git with argv (no shell) through the executor, in the user's terminal session so ssh can
+ * ask for a key's passphrase; `onStderr` sees its progress output as it comes.
+ */
+export async function git(args: string[], cwd: string, env: NodeJS.ProcessEnv, onStderr?: (text: string) => void): Promise<GitResult> {
+  const environment = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+  try {
+    const result = await runCaptured({
+      argv: ['git', ...args],
+      cwd,
+      env: environment,
+      keepTerminal: true,
+      onData: (stream, chunk) => {
+        if (stream === 'err') onStderr?.(chunk.toString());
+      },
     });
-    child.on('error', (error) => reject(new CliError(`Cannot run git: ${error.message}.`, 'Install git.')));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+    return { code: result.exitCode, stdout: result.stdout, stderr: result.stderr };
+  } catch (error) {
+    throw new CliError(`Cannot run git: ${(error as Error).message}.`, 'Install git.');
+  }
 }
 
 export async function gitOrFail(args: string[], cwd: string, env: NodeJS.ProcessEnv, what: string, hint?: string): Promise<string> {

@@ -16,7 +16,6 @@ const SRC = fileURLToPath(new URL('..', import.meta.url));
 const STILL_THEIR_OWN: Record<string, string> = {
   'router/haproxy/haproxy-router.ts': 'the engine runs under setpriv --pdeathsig and its stderr is read while it serves',
   'router/nginx/nginx-router.ts': 'the engine runs under setpriv --pdeathsig and its stderr is read while it serves',
-  'cli/git.ts': "the user's git keeps the terminal (an SSH passphrase prompt), so it is not put in a session of its own",
   'cli/open-browser.ts': 'xdg-open is left running detached, the CLI does not wait for it',
   'instances/swarm/base-image.ts': 'the swarm backend builds its base image with mmdebstrap (not moved yet)',
   'instances/swarm/build-context.ts': 'the swarm backend streams a build context to docker (not moved yet)',

@@ -19,6 +19,12 @@ export interface ProcessGroupOptions {
    * with backpressure, instead of reading them here; onLine and onData are not called then.
    */
   rawOutput?: boolean;
+  /**
+   * Stay in the caller's session and process group, keeping its terminal: for a command the
+   * user runs from the CLI that may prompt there (ssh asking for a key's passphrase). Signals
+   * then reach the process itself only, not what it started.
+   */
+  keepTerminal?: boolean;
 }
 
 export interface ProcessGroupExit {
@@ -80,7 +86,7 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
     const child = spawn(o.argv[0]!, o.argv.slice(1), {
       cwd: o.cwd,
       env: o.env,
-      detached: true, // setsid(): own session and process group, pgid = pid
+      detached: !o.keepTerminal, // setsid(): own session and process group, pgid = pid
       stdio: [o.stdin || o.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'],
       uid: o.user?.uid,
       gid: o.user?.gid,
@@ -106,7 +112,7 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
     const signalGroup = (signal: NodeJS.Signals): boolean => {
       if (child.pid === undefined) return false;
       try {
-        process.kill(-child.pid, signal);
+        process.kill(o.keepTerminal ? child.pid : -child.pid, signal);
         return true;
       } catch {
         return false; // ESRCH: nobody left in the group
@@ -123,7 +129,8 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
         leaderExited = true;
         // Whatever the leader left behind in its group would keep the pipes open (and a
         // port bound) forever: the command is over, so its helpers are too.
-        signalGroup('SIGKILL');
+        // (Not with keepTerminal: the group is the caller's, and the pid is already reaped.)
+        if (!o.keepTerminal) signalGroup('SIGKILL');
         const closed = (s: NodeJS.ReadableStream & { destroyed: boolean; readableEnded: boolean }) =>
           new Promise((r) => (s.destroyed || s.readableEnded ? r(null) : s.once('close', r)));
         let timer: NodeJS.Timeout | undefined;

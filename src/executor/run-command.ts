@@ -14,6 +14,8 @@ export interface RunOptions {
   onData?: (stream: 'out' | 'err', chunk: Buffer) => void;
   /** Text written to the standard input, which is then closed (no input otherwise). */
   input?: string;
+  /** Stay in the caller's session and keep its terminal (see ProcessGroupOptions.keepTerminal). */
+  keepTerminal?: boolean;
   /** Aborting kills the whole process group. */
   signal?: AbortSignal;
   /** After this many ms the whole process group is killed. */
