@@ -105,25 +105,32 @@ export class ReleaseImages {
   }
 
   /**
-   * Removes the images of an app whose release folder is gone: the deployer prunes release
-   * folders to the kept-releases count, and the images follow, locally and in the registry.
+   * Removes the release images whose release folder is gone, of one app or of all: the deployer
+   * prunes release folders to the kept-releases count and deleting an app removes them all, and
+   * the images follow, locally and in the registry. An image without its folder serves nothing
+   * (a rollback needs the folder too). Forced: the container of a service just removed may
+   * linger a moment, and Docker keeps the layers of an image a container still uses.
    */
-  async pruneApp(appId: string): Promise<string[]> {
+  async pruneApp(appId?: string): Promise<string[]> {
     const images = await this.o.api.json<Array<{ Id: string; RepoTags?: string[]; Labels?: Record<string, string> }>>({
       path: '/images/json',
-      query: { filters: JSON.stringify({ label: [`${LABEL_APP}=${appId}`] }) },
-      what: 'list the images of an app',
+      query: { filters: JSON.stringify({ label: [appId === undefined ? LABEL_RELEASE_DIR : `${LABEL_APP}=${appId}`] }) },
+      what: 'list release images',
     });
     const removed: string[] = [];
     for (const image of images) {
       const dir = image.Labels?.[LABEL_RELEASE_DIR];
       // The release folder is of the platform's own layout: checking that it exists is safe.
       if (!dir || existsSync(dir)) continue;
+      try {
+        await this.o.api.json({ method: 'DELETE', path: `/images/${image.Id}`, query: { force: true }, what: 'remove an old release image' });
+      } catch {
+        continue;
+      }
       for (const tag of image.RepoTags ?? []) {
         if (tag.startsWith(`${this.o.registry}/`)) await deleteFromRegistry(this.o.registry, tag.slice(this.o.registry.length + 1)).catch(() => undefined);
         removed.push(tag);
       }
-      await this.o.api.json({ method: 'DELETE', path: `/images/${image.Id}`, query: { force: true }, what: 'remove an old release image' }).catch(() => undefined);
       for (const [key] of this.releases) if (key.endsWith(`\n${dir}`)) this.releases.delete(key);
     }
     return removed;

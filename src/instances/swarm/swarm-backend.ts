@@ -78,6 +78,8 @@ export class SwarmBackend implements InstanceBackend {
     }
     await this.ensureNetwork();
     await this.ip(['route', 'replace', ...this.fallbackRoute()]);
+    // Images of releases removed while no daemon ran (apps deleted, old releases pruned).
+    void this.images.pruneApp().catch((e: Error) => this.log(`could not remove old release images: ${e.message}`));
     return this.node;
   }
 
@@ -98,7 +100,7 @@ export class SwarmBackend implements InstanceBackend {
       readOnlyPaths: usedToolchainFolders(spec.sandbox.readOnlyPaths, spec.env),
       user: spec.sandbox.user,
     });
-    void this.images.pruneApp(spec.appId).catch((e: Error) => this.log(`could not prune old images of ${spec.appId}: ${e.message}`));
+    void this.images.pruneApp().catch((e: Error) => this.log(`could not remove old release images: ${e.message}`));
     let step = 0;
     for (const command of spec.beforeStart) await this.runBeforeStart(spec, image, command, step++);
 
