@@ -24,7 +24,7 @@ export interface HaproxyConfigInput {
   httpsPort: number;
   trustedProxies: readonly string[];
   acmeChallenge?: Upstream;
-  /** Loopback UDP port receiving the access log; absent: no access log. */
+  /** Loopback TCP port receiving the access log; absent: no access log. */
   logPort?: number;
   /** Number of app backends (`app0`...). */
   slots: number;
@@ -108,6 +108,25 @@ function routingRules(paths: HaproxyPaths): string[] {
   ];
 }
 
+/**
+ * The access log goes through a ring buffer forwarded over one TCP connection: many lines per
+ * write and per read, instead of a datagram per request. The 4 MiB ring absorbs bursts while
+ * the daemon is busy; lines written while it cannot keep up at all are lost, not waited for.
+ */
+function accessLogRing(port: number): string[] {
+  return [
+    "",
+    "ring accesslog",
+    "  format raw",
+    "  maxlen 8192",
+    "  size 4194304",
+    "  timeout connect 5s",
+    "  timeout server 3600s",
+    `  server daemon 127.0.0.1:${port}`,
+    "",
+  ];
+}
+
 export function renderHaproxyConfig(input: HaproxyConfigInput): string {
   const paths = haproxyPaths(plainPath(input.workDir));
   const listen = validateIPv4(input.listenHost, "Router listen address");
@@ -127,7 +146,8 @@ export function renderHaproxyConfig(input: HaproxyConfigInput): string {
     `  hard-stop-after ${input.drainTimeoutSeconds}s`,
     "  ssl-default-bind-options ssl-min-ver TLSv1.2 no-tls-tickets",
     "  tune.ssl.default-dh-param 2048",
-    ...(input.logPort ? [`  log 127.0.0.1:${validatePort(input.logPort, "Access log port")} len 8192 format raw local0 info`] : []),
+    ...(input.logPort ? ["  log ring@accesslog len 8192 format raw local0 info"] : []),
+    ...(input.logPort ? accessLogRing(validatePort(input.logPort, "Access log port")) : []),
     "defaults",
     "  mode http",
     ...(input.logPort ? ["  log global", `  log-format "${ACCESS_LOG_FORMAT}"`] : []),

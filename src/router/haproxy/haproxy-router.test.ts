@@ -248,11 +248,17 @@ describe("HaproxyRouter with real HAProxy", () => {
     counted.server.on("connection", () => connections++);
     try {
       await router.apply(new Map([["alpha.test", route("app_a", [counted])]]));
+      records.length = 0;
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       for (let i = 0; i < 40; i++) assert.equal(nameOf(await get(port, "alpha.test", { agent })), "C");
       agent.destroy();
       // HAProxy keeps a connection per thread at most here; one per request would be 40.
       assert.ok(connections <= 4, `${connections} upstream connections for 40 requests`);
+      // The access lines arrive many per read: every one of them is a record, none is cut.
+      for (let i = 0; i < 50 && records.length < 40; i++) await sleep(20);
+      await sleep(100);
+      assert.equal(records.filter((r) => r.instance === `${counted.address}:${counted.port}` && r.status === 200).length, 40);
+      assert.equal(records.length, 40);
     } finally {
       await router.apply(new Map([["alpha.test", route("app_a", [a])]]));
       counted.server.closeAllConnections();
@@ -287,7 +293,10 @@ describe("HaproxyRouter with real HAProxy", () => {
     }
     // Three apps on two backends: the engine reloads HAProxy with more.
     await router.apply(new Map([["alpha.test", route("app_a", [a])], ["one.test", route("app_1", [b])], ["two.test", route("app_2", [b])]]));
+    records.length = 0;
     assert.equal(nameOf(await get(port, "two.test")), "B");
+    for (let i = 0; i < 50 && !records.some((r) => r.appId === "app_2"); i++) await sleep(20);
+    assert.ok(records.some((r) => r.appId === "app_2"), "the reloaded HAProxy still reports requests");
     await sleep(300);
     stop = true;
     await Promise.all(clients);
