@@ -12,8 +12,8 @@
  * The baseline runs in a CPU cgroup of its own beside the daemon's, with the same default
  * weight: on a busy machine the scheduler gives each group one share, however many threads
  * it runs, while a process left in the root group gets a share per thread. Without it the
- * comparison would measure the machine's other work, not slipway. The same bare build in the
- * root group is printed too, for information.
+ * comparison would measure the machine's other work, not slipway. Deploys and bare builds of
+ * one-line changes alternate, three of each, and the medians are compared.
  *
  * The sbt launcher sits in the shared toolchain cache; when it is not there yet the first
  * deploy fetches it too (the log says so, and the result records it).
@@ -43,13 +43,13 @@ export interface SbtBuildResult {
   secondBuildSeconds: number;
   /** second / first, build phase only. */
   buildRatio: number;
-  /** Push to live and build phase of a one-line change of Main.scala. */
+  /** Push to live and build phase of a one-line change of Main.scala (medians). */
   editSeconds: number;
   editBuildSeconds: number;
-  /** A bare `sbt stage` of the same change, warm, outside the platform, in a CPU group of its own. */
+  editBuildRuns: number[];
+  /** A bare `sbt stage` of a one-line change, warm, outside the platform, in a CPU group of its own (median). */
   bareSeconds: number;
-  /** The same bare build left in the root CPU group (one share per thread on a busy machine). */
-  bareRootGroupSeconds: number;
+  bareRuns: number[];
   /** editBuildSeconds / bareSeconds: the target is at most 1.2. */
   editOverBare: number;
   /** The second build compiled no source; the edit compiled the changed one only. */
@@ -112,39 +112,56 @@ function runSbt(argv: string[], cwd: string, cgroupProcs?: string): Promise<{ se
 
 /**
  * The baseline: sbt run by hand in a checkout, with a copy of the app's sbt caches (so nothing
- * is downloaded), once to warm target/, then timed on a one-line change.
+ * is downloaded), in a CPU group of its own; run once to warm target/ before the timed runs.
  */
-async function bareSbtStage(daemon: TestDaemon, appId: string): Promise<{ grouped: number; rootGroup: number }> {
-  const scratch = mkdtempSync(join(tmpdir(), 'slipway-bench-bare-sbt-'));
-  const dir = checkoutExample('scala-single');
-  try {
+class BareSbt {
+  private constructor(
+    private readonly scratch: string,
+    private readonly dir: string,
+    private readonly argv: string[],
+    private readonly group: { procs: string; remove(): void },
+  ) {}
+
+  static async prepare(daemon: TestDaemon, appId: string): Promise<BareSbt> {
+    const scratch = mkdtempSync(join(tmpdir(), 'slipway-bench-bare-sbt-'));
+    const dir = checkoutExample('scala-single');
     const appCacheDir = join(scratch, 'app-cache');
     cpSync(join(daemon.dataDir, 'cache', 'apps', appId, 'sbt'), join(appCacheDir, 'sbt'), { recursive: true });
     const toolchainCacheDir = process.env.SLIPWAY_TOOLCHAIN_CACHE ?? '/var/cache/slipway-test/toolchains';
     const plan = await planSbt({ sourceDir: dir, appType: 'sbt', env: {}, catalog: { versions: async () => [] } });
     const argv = (await prepareSbtPlan(plan, { toolchainCacheDir, appCacheDir })).build[0]!.argv;
-    await runSbt(argv, dir);
-    const group = makeCpuGroup();
-    try {
-      editSource(dir);
-      const grouped = await runSbt(argv, dir, group.procs);
-      editSource(dir);
-      const rootGroup = await runSbt(argv, dir);
-      for (const run of [grouped, rootGroup]) {
-        if (!/compiling 1 Scala source/.test(run.output)) throw new Error(`the bare build did not compile the changed source:\n${run.output}`);
-      }
-      return { grouped: grouped.seconds, rootGroup: rootGroup.seconds };
-    } finally {
-      group.remove();
-    }
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
-    rmSync(dir, { recursive: true, force: true });
+    const bare = new BareSbt(scratch, dir, argv, makeCpuGroup());
+    await runSbt(argv, dir, bare.group.procs);
+    return bare;
+  }
+
+  /** A one-line change, then `sbt stage`, timed. */
+  async edit(): Promise<number> {
+    editSource(this.dir);
+    const run = await runSbt(this.argv, this.dir, this.group.procs);
+    if (!/compiling 1 Scala source/.test(run.output)) throw new Error(`the bare build did not compile the changed source:\n${run.output}`);
+    return run.seconds;
+  }
+
+  remove(): void {
+    this.group.remove();
+    rmSync(this.scratch, { recursive: true, force: true });
+    rmSync(this.dir, { recursive: true, force: true });
   }
 }
 
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/**
+ * One-line changes, deployed and built bare in turn: the machine's load changes from minute to
+ * minute (other work shares it), so each side is timed several times, interleaved, and the
+ * medians compared.
+ */
+const ROUNDS = 3;
+
 export async function benchSbtBuild(): Promise<SbtBuildResult> {
   const daemon = await startDaemon();
+  let bare: BareSbt | undefined;
   try {
     const { gitEnv } = await registerSshKey(daemon);
     const dir = checkoutExample('scala-single');
@@ -158,10 +175,17 @@ export async function benchSbtBuild(): Promise<SbtBuildResult> {
     const second = await timedDeploy(daemon, dir, appId, gitEnv);
     const refetched = second.log.filter((l) => l.includes('[launcher] getting'));
     if (refetched.length > 0) throw new Error(`the second build fetched again:\n${refetched.join('\n')}`);
-    editSource(dir);
-    commitAll(dir, 'one-line change');
-    const edit = await timedDeploy(daemon, dir, appId, gitEnv);
-    const bare = await bareSbtStage(daemon, appId);
+
+    bare = await BareSbt.prepare(daemon, appId);
+    const edits: Array<Awaited<ReturnType<typeof timedDeploy>>> = [];
+    const bareSeconds: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      editSource(dir);
+      commitAll(dir, `one-line change ${round + 1}`);
+      edits.push(await timedDeploy(daemon, dir, appId, gitEnv));
+      bareSeconds.push(await bare.edit());
+    }
+    const editBuild = median(edits.map((e) => e.buildSeconds));
     return {
       firstSeconds: first.seconds,
       secondSeconds: second.seconds,
@@ -169,16 +193,18 @@ export async function benchSbtBuild(): Promise<SbtBuildResult> {
       firstBuildSeconds: first.buildSeconds,
       secondBuildSeconds: second.buildSeconds,
       buildRatio: second.buildSeconds / first.buildSeconds,
-      editSeconds: edit.seconds,
-      editBuildSeconds: edit.buildSeconds,
-      bareSeconds: bare.grouped,
-      bareRootGroupSeconds: bare.rootGroup,
-      editOverBare: edit.buildSeconds / bare.grouped,
+      editSeconds: median(edits.map((e) => e.seconds)),
+      editBuildSeconds: editBuild,
+      editBuildRuns: edits.map((e) => e.buildSeconds),
+      bareSeconds: median(bareSeconds),
+      bareRuns: bareSeconds,
+      editOverBare: editBuild / median(bareSeconds),
       unchangedCompiledNothing: second.compiled.length === 0,
-      editCompiledOne: edit.compiled.length === 1 && edit.compiled[0] === 1,
+      editCompiledOne: edits.every((e) => e.compiled.length === 1 && e.compiled[0] === 1),
       launcherFetched: first.log.some((l) => /^sbt launcher [\d.]+: fetching /.test(l)),
     };
   } finally {
+    bare?.remove();
     await daemon.stop();
   }
 }
@@ -188,9 +214,9 @@ export function describeSbtBuild(r: SbtBuildResult): string {
     `sbt builds (scala-single): first deploy (empty app cache${r.launcherFetched ? ', launcher fetched' : ''}) ${r.firstSeconds.toFixed(1)} s, ` +
     `new commit, no source changed ${r.secondSeconds.toFixed(1)} s (${r.ratio.toFixed(2)}; ${r.unchangedCompiledNothing ? 'nothing compiled' : 'SOURCES COMPILED AGAIN'}); ` +
     `build phase ${r.firstBuildSeconds.toFixed(1)} s vs ${r.secondBuildSeconds.toFixed(1)} s (${r.buildRatio.toFixed(2)}); ` +
-    `one-line change: push to live ${r.editSeconds.toFixed(1)} s, build phase ${r.editBuildSeconds.toFixed(1)} s vs a bare warm \`sbt stage\` ${r.bareSeconds.toFixed(1)} s ` +
-    `= ${r.editOverBare.toFixed(2)} (target <= 1.2${r.editCompiledOne ? '' : '; MORE THAN THE CHANGED SOURCE COMPILED'}); ` +
-    `the bare build in the root CPU group: ${r.bareRootGroupSeconds.toFixed(1)} s`
+    `one-line change (medians of ${r.editBuildRuns.length}): push to live ${r.editSeconds.toFixed(1)} s, build phase ${r.editBuildSeconds.toFixed(1)} s ` +
+    `vs a bare warm \`sbt stage\` ${r.bareSeconds.toFixed(1)} s = ${r.editOverBare.toFixed(2)} (target <= 1.2${r.editCompiledOne ? '' : '; MORE THAN THE CHANGED SOURCE COMPILED'}); ` +
+    `runs: slipway ${r.editBuildRuns.map((s) => s.toFixed(1)).join(', ')} s, bare ${r.bareRuns.map((s) => s.toFixed(1)).join(', ')} s`
   );
 }
 
