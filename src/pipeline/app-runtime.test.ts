@@ -62,6 +62,20 @@ test('scaling up starts health-checked instances that join the table; scaling do
   for (const i of three.slice(1)) assert.equal(i.state(), 'stopped');
 });
 
+test('scaling up when one new instance fails its health check keeps the healthy ones and leaves nothing running outside the table', async () => {
+  const app = p.app('scale-partly');
+  p.vars.set(app.id, { CC_HEALTH_CHECK_PATH: '/ready' });
+  p.deploy(app, p.release(app, 'e'.repeat(40), { status: (path, spec) => (path === '/ready' && spec.instanceNumber === 2 ? 500 : 200) }));
+  await p.settle();
+  p.store.apps.setInstances(app.id, 3);
+  await assert.rejects(p.runtime.scale(p.store.apps.byId(app.id)!, () => undefined), /Health check failed/);
+  const serving = p.runtime.instancesOf(app.id);
+  assert.deepEqual(serving.map((i) => i.spec.instanceNumber), [0, 1]);
+  assert.deepEqual(upstreamPorts(app.id), servingPorts(app.id));
+  const running = p.backend.list().filter((i) => i.spec.appId === app.id);
+  assert.deepEqual(running.map((i) => i.id).sort(), serving.map((i) => i.id).sort(), 'no instance runs outside the table');
+});
+
 test('a new deployment starts as many instances as the app is scaled to', async () => {
   const app = p.app('scaled-deploy');
   p.store.apps.setInstances(app.id, 2);

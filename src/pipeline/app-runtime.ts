@@ -243,11 +243,16 @@ export class AppRuntime {
     if (current.length === 0 || !record || record.wanted !== 'running') return;
     if (wanted > current.length) {
       const release = parseReleaseSpec(record.start_json);
-      const added = await Promise.all(
+      const started = await Promise.allSettled(
         Array.from({ length: wanted - current.length }, (_, k) => this.launch(app, release, log, undefined, current.length + k)),
       );
+      // The healthy ones serve even when another failed (it stopped itself): none is left
+      // running outside the table, and a retry starts only what is still missing.
+      const added = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
       this.serving.set(app.id, [...current, ...added]);
       await this.applyRoutes();
+      const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
     } else if (wanted < current.length) {
       this.serving.set(app.id, current.slice(0, wanted));
       await this.applyRoutes();

@@ -11,8 +11,8 @@ import type { Instance, InstanceBackend, InstanceSpec, InstanceState } from '../
 
 /** How a fake app behaves; decided per instance from its spec. */
 export interface FakeApp {
-  /** The status a path answers (default 200 everywhere). */
-  status?(path: string): number;
+  /** The status a path answers (default 200 everywhere), maybe depending on the instance. */
+  status?(path: string, spec: InstanceSpec): number;
   /** Time before the app answers at all. */
   bootMs?: number;
   /** `start()` fails, as when a beforeStart command exits non-zero. */
@@ -47,7 +47,7 @@ export class FakeInstance implements Instance {
         req.socket.destroy();
         return;
       }
-      res.statusCode = this.app.status?.(path) ?? 200;
+      res.statusCode = this.app.status?.(path, this.spec) ?? 200;
       res.end(`${this.id}\n`);
     });
   }
