@@ -237,6 +237,9 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   await call('GET', '/metrics', undefined, { expect: 200 });
   await call('GET', '/metrics', undefined, { token: null, expect: 401 });
   await call('GET', `${base}/status`, undefined, { expect: 200 });
+  await call('GET', `${base}/plan`, undefined, { expect: 200 });
+  await call('GET', `${base}/plan?commit=${pushed[0]!.slice(0, 12)}`, undefined, { expect: 200 });
+  await call('GET', `${base}/plan?commit=not-a-commit`, undefined, { expect: 400 });
   for (const body of [{ mode: 'restart' }, { mode: 'rebuild', commit: pushed[1] }]) {
     const { deployment } = await call<{ deployment: { id: string } }>('POST', `${base}/deployments`, body, { expect: 201 });
     await deployedOk(app.id, deployment.id);
