@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 /** Debian's chromium package; playwright-core drives it, it downloads no browser of its own. */
@@ -84,4 +85,25 @@ export async function gotoPage(page: Page, url: string): Promise<void> {
       if (attempt === 3 || !String((error as Error).message).includes('ERR_NETWORK_CHANGED')) throw error;
     }
   }
+}
+
+/**
+ * Declares a test whose failure carries what the browser saw meanwhile: page errors, console
+ * lines, refused requests. `browser` is read when the test runs, after the file's before hook.
+ */
+export type UiTestArgs = [() => Promise<void>] | [{ timeout: number }, () => Promise<void>];
+
+export function uiTest(browser: () => TestBrowser | undefined, name: string, ...rest: UiTestArgs): void {
+  const options = rest.length === 2 ? rest[0] : {};
+  const body = rest.length === 2 ? rest[1] : rest[0];
+  test(name, options, async () => {
+    const from = browser()?.diagnostics.length ?? 0;
+    try {
+      await body();
+    } catch (error) {
+      const seen = browser()?.diagnostics.slice(from) ?? [];
+      if (error instanceof Error && seen.length > 0) error.message += `\nWhat the browser saw during this test:\n${seen.join('\n')}`;
+      throw error;
+    }
+  });
 }

@@ -4,12 +4,12 @@
  * each action's effect checked through the API and the router. Screenshots go to
  * test-artifacts/console/.
  */
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
-import { horizontalOverflow, launchBrowser, type TestBrowser } from './browser.js';
+import { horizontalOverflow, launchBrowser, type TestBrowser, type UiTestArgs, uiTest as browserTest } from './browser.js';
 
 let daemon: TestDaemon;
 let browser: TestBrowser;
@@ -66,19 +66,8 @@ async function startedDeploymentEnded(): Promise<string> {
   return id;
 }
 
-/** A test whose failure carries what the browser saw: page errors, console lines, refused requests. */
-function uiTest(name: string, body: () => Promise<void>): void {
-  test(name, async () => {
-    const from = browser?.diagnostics.length ?? 0;
-    try {
-      await body();
-    } catch (error) {
-      const seen = browser?.diagnostics.slice(from) ?? [];
-      if (error instanceof Error && seen.length > 0) error.message += `\nWhat the browser saw during this test:\n${seen.join('\n')}`;
-      throw error;
-    }
-  });
-}
+/** Each test's failure carries what the browser saw meanwhile. */
+const uiTest = (name: string, ...rest: UiTestArgs) => browserTest(() => browser, name, ...rest);
 
 before(async () => {
   daemon = await startDaemon();

@@ -3,7 +3,7 @@
  * playwright-core, each flow done with the keyboard or the mouse, and its effect checked
  * through the API. Screenshots go to test-artifacts/console/.
  */
-import { test, before, after } from 'node:test';
+import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import type { Page } from 'playwright-core';
@@ -12,7 +12,7 @@ import { checkoutExample, commitAll, getThroughRouter, registerSshKey } from '..
 import { waitUntil } from '../support/wait.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gotoPage, horizontalOverflow, launchBrowser, nonLoopback, type TestBrowser } from './browser.js';
+import { gotoPage, horizontalOverflow, launchBrowser, nonLoopback, type TestBrowser, type UiTestArgs, uiTest as browserTest } from './browser.js';
 
 let daemon: TestDaemon;
 let browser: TestBrowser;
@@ -66,21 +66,8 @@ function gitPush(dir: string, url: string, env: NodeJS.ProcessEnv): Promise<{ co
   });
 }
 
-/** A test whose failure carries what the browser saw: page errors, console lines, refused requests. */
-function uiTest(name: string, ...rest: [() => Promise<void>] | [{ timeout: number }, () => Promise<void>]): void {
-  const options = rest.length === 2 ? rest[0] : {};
-  const body = rest.length === 2 ? rest[1] : rest[0];
-  test(name, options, async () => {
-    const from = browser?.diagnostics.length ?? 0;
-    try {
-      await body();
-    } catch (error) {
-      const seen = browser?.diagnostics.slice(from) ?? [];
-      if (error instanceof Error && seen.length > 0) error.message += `\nWhat the browser saw during this test:\n${seen.join('\n')}`;
-      throw error;
-    }
-  });
-}
+/** Each test's failure carries what the browser saw meanwhile. */
+const uiTest = (name: string, ...rest: UiTestArgs) => browserTest(() => browser, name, ...rest);
 
 before(async () => {
   daemon = await startDaemon();
