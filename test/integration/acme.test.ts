@@ -70,7 +70,7 @@ before(async () => {
   if (skip) return;
   responder = new AcmeChallengeResponder();
   const upstream = await responder.start();
-  pebble = await startPebble({ httpPort: upstream.port, validitySeconds: 15 });
+  pebble = await startPebble({ httpPort: upstream.port, validitySeconds: 30 });
   store = Store.open(join(mkdtempSync(join(tmpdir(), 'slipway-acme-')), 'slipway.db'));
   const org = store.orgs.create('acme');
   const app = store.apps.create({ orgId: org.id, name: 'shop', type: 'node', region: 'par' });
@@ -85,7 +85,8 @@ before(async () => {
     platformDomain: 'slipway.test',
     acme: new AcmeIssuer({ store, directoryUrl: pebble.directoryUrl, challenges: responder, directoryCaPem: pebble.directoryCaPem }),
     applyRoutes: async () => undefined,
-    // Certificates live 15 s: checked every second, renewed with less than 5 s left.
+    // Certificates live 30 s: checked every second, renewed with less than 10 s left, which leaves
+    // an order (about 5 s on a busy machine) time to finish before the old one runs out.
     checkIntervalMs: 1000,
     log: (line) => logged.push(line),
   });
