@@ -248,7 +248,9 @@ test("scala-single: another JDK discards sbt's kept state and compiles everythin
 });
 
 test('scala-single: a crashed JVM is restarted automatically and the restart is logged', async () => {
-  const [pid, ...others] = appJavaPids(single.id);
+  // The release the previous test replaced drains and stops after its deployment is OK: wait
+  // until only the serving JVM is left.
+  const [pid, ...others] = await waitUntil('one JVM to serve the app', async () => (appJavaPids(single.id).length === 1 ? appJavaPids(single.id) : undefined), 60_000);
   assert.ok(pid, 'the serving JVM was found');
   assert.deepEqual(others, [], 'one JVM serves the app');
   process.kill(pid, 'SIGKILL');
