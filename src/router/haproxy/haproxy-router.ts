@@ -10,6 +10,7 @@ import { existsSync } from "node:fs";
 import { chmod, mkdir, readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { stopGracefully, systemUserExists } from "../engine-process.js";
 import type { AccessRecord, Router, RouterOptions, RoutingTable, TlsCertificate, Upstream } from "../router.js";
 import { noInstancePage, unknownHostPage, upstreamFailedPage } from "../pages.js";
 import { validateCidr, validateIPv4, validatePort, validateTable, type ValidatedRoute } from "../validate.js";
@@ -124,11 +125,7 @@ export class HaproxyRouter implements Router {
     await this.queue.catch(() => undefined);
     if (child.exitCode === null && child.signalCode === null) {
       // SIGUSR1: soft stop; requests in flight finish, bounded by hard-stop-after.
-      child.kill("SIGUSR1");
-      if (!(await this.waitExit((this.drainTimeoutSeconds + 5) * 1000))) {
-        child.kill("SIGTERM");
-        if (!(await this.waitExit(5000))) child.kill("SIGKILL");
-      }
+      await stopGracefully(child, this.exited!, "SIGUSR1", this.drainTimeoutSeconds);
     }
     await this.exited;
     process.off("exit", this.killOnExit);
@@ -405,19 +402,6 @@ export class HaproxyRouter implements Router {
       );
     }
   }
-
-  private async waitExit(timeoutMs: number): Promise<boolean> {
-    const cancel = new AbortController();
-    const timer = sleep(timeoutMs, false, { signal: cancel.signal }).catch(() => false);
-    const done = await Promise.race([this.exited!.then(() => true), timer]);
-    cancel.abort();
-    return done;
-  }
-}
-
-async function systemUserExists(name: string): Promise<boolean> {
-  const passwd = await readFile("/etc/passwd", "utf8").catch(() => "");
-  return passwd.split("\n").some((line) => line.startsWith(`${name}:`));
 }
 
 /** A self-signed certificate for names nobody has a certificate for (clients see a warning, never another app's certificate). */

@@ -14,6 +14,7 @@ import { existsSync } from "node:fs";
 import { chmod, mkdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { stopGracefully, systemUserExists } from "../engine-process.js";
 import type { AccessRecord, Router, RoutingTable, TlsCertificate } from "../router.js";
 import { AccessLogTail, appOfHost, parseNginxAccessLine } from "./access-log-tail.js";
 import { nginxRunArgv, nginxTestArgv, type NginxCommandInput } from "./commands.js";
@@ -159,11 +160,7 @@ export class NginxRouter implements Router {
     await this.queue;
     if (!this.exit) {
       // SIGQUIT: graceful; workers finish in-flight requests, bounded by worker_shutdown_timeout.
-      child.kill("SIGQUIT");
-      if (!(await this.waitExit((this.drainTimeoutSeconds + 5) * 1000))) {
-        child.kill("SIGTERM");
-        if (!(await this.waitExit(5000))) child.kill("SIGKILL");
-      }
+      await stopGracefully(child, this.exited!, "SIGQUIT", this.drainTimeoutSeconds);
     }
     await this.exited;
     // nginx flushed its buffered log lines as it exited: hand them on, then stop following.
@@ -325,20 +322,6 @@ export class NginxRouter implements Router {
     const tail = log.trim().split("\n").slice(-5).join(" | ");
     return tail || this.stderrTail.trim() || `nothing (see ${this.paths.errorLog})`;
   }
-
-  private async waitExit(timeoutMs: number): Promise<boolean> {
-    // The timer is cancelled once nginx exits, so it never holds the event loop open.
-    const cancel = new AbortController();
-    const timer = sleep(timeoutMs, false, { signal: cancel.signal }).catch(() => false);
-    const done = await Promise.race([this.exited!.then(() => true), timer]);
-    cancel.abort();
-    return done;
-  }
-}
-
-async function systemUserExists(name: string): Promise<boolean> {
-  const passwd = await readFile("/etc/passwd", "utf8").catch(() => "");
-  return passwd.split("\n").some((line) => line.startsWith(`${name}:`));
 }
 
 /** Debian installs nginx in /usr/sbin, which is not on every user's PATH. */
