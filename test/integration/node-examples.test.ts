@@ -110,6 +110,30 @@ async function facts(deployed: Deployed): Promise<Facts> {
   return JSON.parse(response.body) as Facts;
 }
 
+type Variant = NonNullable<ExampleMeta['variants']>[number];
+
+/**
+ * Deploys each variant of an example (its variables set, the previous variant's removed) as a
+ * new release of one app, and hands each deployment with what the app reported to `check`.
+ */
+async function deployEachVariant(example: string, appName: string, check: (deployed: Deployed, variant: Variant, seen: Facts) => void): Promise<void> {
+  const { variants } = meta(example);
+  assert.ok(variants && variants.length >= 4);
+  const dir = checkoutExample(example);
+  const appId = await createApp(daemon, dir, appName);
+  const app = { dir, appId, host: `${appId}.localhost`, env: {} };
+  let previous: Record<string, string> = {};
+  for (const [index, variant] of variants.entries()) {
+    for (const name of Object.keys(previous)) assert.equal((await daemon.cli(['env', 'rm', name], { cwd: dir })).code, 0);
+    for (const [name, value] of Object.entries(variant.env)) assert.equal((await daemon.cli(['env', 'set', name, value], { cwd: dir })).code, 0);
+    previous = variant.env;
+    newRelease(dir, `variant-${index}`);
+    const deployed = await push(app);
+    assertDeployed(deployed);
+    check(deployed, variant, await facts(deployed));
+  }
+}
+
 /** The example.json expectations, with the same keys examples-run.test.ts understands. */
 function checkExpect(seen: Facts, expect: Facts | undefined): void {
   for (const [key, value] of Object.entries(expect ?? {})) {
@@ -278,22 +302,10 @@ test('node-custom: CC_CUSTOM_BUILD_TOOL is the install step', LONG, async () => 
 });
 
 test('node-custom: CC_NODE_DEV_DEPENDENCIES decides for a custom npm or Yarn 1 command too, through redeploys of one app', LONG, async () => {
-  const { variants } = meta('node-custom');
-  assert.ok(variants && variants.length >= 4);
-  const dir = checkoutExample('node-custom');
-  const appId = await createApp(daemon, dir, 'custom-dev-deps');
-  const app = { dir, appId, host: `${appId}.localhost`, env: {} };
-  let previous: Record<string, string> = {};
-  for (const [index, variant] of variants.entries()) {
-    for (const name of Object.keys(previous)) assert.equal((await daemon.cli(['env', 'rm', name], { cwd: dir })).code, 0);
-    for (const [name, value] of Object.entries(variant.env)) assert.equal((await daemon.cli(['env', 'set', name, value], { cwd: dir })).code, 0);
-    previous = variant.env;
-    newRelease(dir, `variant-${index}`);
-    const deployed = await push(app);
-    assertDeployed(deployed);
-    checkExpect(await facts(deployed), variant.expect);
+  await deployEachVariant('node-custom', 'custom-dev-deps', (deployed, variant, seen) => {
+    checkExpect(seen, variant.expect);
     assertLogged(deployed, new RegExp(`devDependencies: ${variant.expect.devDependency ? 'installed' : 'not installed'} \\(`));
-  }
+  });
 });
 
 test('node-engines-pin: engines.node wins over CC_NODE_VERSION', LONG, async () => {
@@ -307,24 +319,11 @@ test('node-version-minor: CC_NODE_VERSION as major.minor runs the newest patch o
 });
 
 test('node-dev-deps: every variant of SPEC §4.4 rule 5 through redeploys of one app', LONG, async () => {
-  const { variants } = meta('node-dev-deps');
-  assert.ok(variants && variants.length >= 4);
-  const dir = checkoutExample('node-dev-deps');
-  const appId = await createApp(daemon, dir, 'dev-deps');
-  const app = { dir, appId, host: `${appId}.localhost`, env: {} };
-  let previous: Record<string, string> = {};
-  for (const [index, variant] of variants.entries()) {
-    for (const name of Object.keys(previous)) assert.equal((await daemon.cli(['env', 'rm', name], { cwd: dir })).code, 0);
-    for (const [name, value] of Object.entries(variant.env)) assert.equal((await daemon.cli(['env', 'set', name, value], { cwd: dir })).code, 0);
-    previous = variant.env;
-    newRelease(dir, `variant-${index}`);
-    const deployed = await push(app);
-    assertDeployed(deployed);
-    const seen = await facts(deployed);
+  await deployEachVariant('node-dev-deps', 'dev-deps', (deployed, variant, seen) => {
     assert.equal(seen.nodeEnv, variant.env.NODE_ENV ?? null);
     checkExpect(seen, variant.expect);
     assertLogged(deployed, new RegExp(`devDependencies: ${variant.expect.devDependency ? 'installed' : 'not installed'} \\(`));
-  }
+  });
 });
 
 test('node-deno-mise: Deno from mise.toml is installed at build and serves the app', LONG, async () => {
