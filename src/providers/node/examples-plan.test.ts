@@ -53,6 +53,19 @@ async function examplePlan(name: string, variant?: number): Promise<BuildPlan> {
   return planFor(examplePath(name), await exampleEnv(name, variant));
 }
 
+
+/** Yarn 4's production install, as both Yarn 4 examples (node-modules and Plug'n'Play) build. */
+const YARN4_PRODUCTION_FOCUS = {
+  label: 'yarn workspaces focus --all --production (Yarn 4, without devDependencies)',
+  argv: ['yarn', 'workspaces', 'focus', '--all', '--production'],
+  env: {
+    YARN_ENABLE_TELEMETRY: '0',
+    YARN_ENABLE_IMMUTABLE_INSTALLS: 'false',
+    YARN_ENABLE_PROGRESS_BARS: 'false',
+    YARN_ENABLE_GLOBAL_CACHE: 'false',
+    YARN_CACHE_FOLDER: '.slipway-cache/yarn-berry',
+  },
+};
 describe('build plans of the example apps', () => {
   it('node-npm: npm install with devDependencies (NODE_ENV unset), prestart run by npm around start', async () => {
     const plan = await examplePlan('node-npm');
@@ -121,17 +134,7 @@ describe('build plans of the example apps', () => {
       env: { npm_config_update_notifier: 'false' },
       files: [],
       build: [
-        {
-          label: 'yarn workspaces focus --all --production (Yarn 4, without devDependencies)',
-          argv: ['yarn', 'workspaces', 'focus', '--all', '--production'],
-          env: {
-            YARN_ENABLE_TELEMETRY: '0',
-            YARN_ENABLE_IMMUTABLE_INSTALLS: 'false',
-            YARN_ENABLE_PROGRESS_BARS: 'false',
-            YARN_ENABLE_GLOBAL_CACHE: 'false',
-            YARN_CACHE_FOLDER: '.slipway-cache/yarn-berry',
-          },
-        },
+        YARN4_PRODUCTION_FOCUS,
       ],
       beforeStart: [{ label: 'prestart script', argv: ['yarn', 'run', 'prestart'] }],
       start: directStart('node-yarn-berry', agent('yarn/4.18.1')),
@@ -149,17 +152,7 @@ describe('build plans of the example apps', () => {
       env: { npm_config_update_notifier: 'false' },
       files: [],
       build: [
-        {
-          label: 'yarn workspaces focus --all --production (Yarn 4, without devDependencies)',
-          argv: ['yarn', 'workspaces', 'focus', '--all', '--production'],
-          env: {
-            YARN_ENABLE_TELEMETRY: '0',
-            YARN_ENABLE_IMMUTABLE_INSTALLS: 'false',
-            YARN_ENABLE_PROGRESS_BARS: 'false',
-            YARN_ENABLE_GLOBAL_CACHE: 'false',
-            YARN_CACHE_FOLDER: '.slipway-cache/yarn-berry',
-          },
-        },
+        YARN4_PRODUCTION_FOCUS,
       ],
       beforeStart: [],
       start: directStart('node-yarn-pnp', agent('yarn/4.18.1'), true),
