@@ -2,7 +2,6 @@
  * What the router engines (HAProxy, nginx) share about the process they run: a graceful stop
  * bounded by the drain period, and the unprivileged system user their workers run as.
  */
-import type { ChildProcess } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { setTimeout as sleep } from "node:timers/promises";
 
@@ -19,7 +18,7 @@ async function exitedWithin(exited: Promise<unknown>, timeoutMs: number): Promis
  * Sends the engine's graceful-stop signal (requests in flight finish, bounded by the drain
  * period), then SIGTERM 5 s after the drain period, then SIGKILL 5 s later; resolves once it exited.
  */
-export async function stopGracefully(child: ChildProcess, exited: Promise<unknown>, gracefulSignal: NodeJS.Signals, drainSeconds: number): Promise<void> {
+export async function stopGracefully(child: { kill(signal: NodeJS.Signals): unknown }, exited: Promise<unknown>, gracefulSignal: NodeJS.Signals, drainSeconds: number): Promise<void> {
   child.kill(gracefulSignal);
   if (!(await exitedWithin(exited, (drainSeconds + 5) * 1000))) {
     child.kill("SIGTERM");
