@@ -101,9 +101,28 @@ export function uiTest(browser: () => TestBrowser | undefined, name: string, ...
     try {
       await body();
     } catch (error) {
-      const seen = browser()?.diagnostics.slice(from) ?? [];
-      if (error instanceof Error && seen.length > 0) error.message += `\nWhat the browser saw during this test:\n${seen.join('\n')}`;
-      throw error;
+      const current = browser();
+      if (!current || !(error instanceof Error)) throw error;
+      const seen = current.diagnostics.slice(from);
+      const page = await describePage(current.page);
+      // The reporter prints the stack, which was written when the error was made: the
+      // diagnostics go into a new error whose cause is the original.
+      throw new Error(`${error.message}\n${page}\nWhat the browser saw during this test:\n${seen.length > 0 ? seen.join('\n') : '(nothing)'}`, { cause: error });
     }
   });
+}
+
+/** The page's address and the start of its text, and a screenshot named after the time. */
+async function describePage(page: Page): Promise<string> {
+  try {
+    const text = await Promise.race([
+      page.evaluate(() => document.body?.innerText ?? ''),
+      new Promise<string>((resolve) => setTimeout(() => resolve('(the page did not answer within 10 s)'), 10_000).unref()),
+    ]);
+    const file = join(SCREENSHOTS, `failure-${Date.now()}.png`);
+    await page.screenshot({ path: file, fullPage: true, timeout: 10_000 }).catch(() => undefined);
+    return `The page at ${page.url()} (screenshot ${file}) read:\n${text.slice(0, 1500)}`;
+  } catch (error) {
+    return `The page could not be read: ${(error as Error).message}`;
+  }
 }
