@@ -1,11 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BuildPlan } from '../providers/plan.js';
-import { RefusedPathError } from '../sandbox/untrusted-tree.js';
+import { RefusedPathError, repositoryTree } from '../sandbox/untrusted-tree.js';
 import { BuildCache, cacheKey } from './build-cache.js';
+import { installInputsDigest } from './install-inputs.js';
 
 function plan(toolchain: Array<{ name: 'node' | 'npm'; version: string }>): BuildPlan {
   return {
@@ -170,4 +171,80 @@ test('folders the plan no longer names are dropped from the cache instead of sta
   assert.equal(existsSync(join(appCache, 'build-cache/dirs')), false, 'nothing left behind in the cache');
   await cache.save(packageCacheOnly, build, true);
   assert.deepEqual(readdirSync(join(appCache, 'build-cache/dirs/.slipway-cache')), ['npm']);
+});
+
+/** A plan whose npm install may be skipped, for a project folder with package.json and a lockfile. */
+function skippablePlan(npmVersion = '11.6.1', dev = false): BuildPlan {
+  const node24 = plan([{ name: 'node', version: '24.11.0' }, { name: 'npm', version: npmVersion }]);
+  const inputs = { files: ['package.json', 'package-lock.json'], settings: [`npm ${npmVersion}`, dev ? 'with devDependencies' : 'without devDependencies'] };
+  return { ...node24, build: [{ label: 'npm install', argv: ['npm', 'install', ...(dev ? [] : ['--omit=dev'])], skipWhenUnchanged: inputs }] };
+}
+
+function project(lockfile: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'slipway-build-'));
+  writeFileSync(join(dir, 'package.json'), '{"dependencies":{"dep":"1.0.0"}}');
+  writeFileSync(join(dir, 'package-lock.json'), lockfile);
+  return dir;
+}
+
+/** One build as the deployer runs it: restore, decide, "install" (unless skipped), save. */
+async function build(appCache: string, buildPlan: BuildPlan, dir: string, options: { succeeds?: boolean } = {}): Promise<boolean> {
+  const cache = new BuildCache(appCache);
+  await cache.restore(buildPlan, dir);
+  const inputs = await installInputsDigest(buildPlan, repositoryTree(dir));
+  const skipped = await cache.installUnchanged(buildPlan, dir, inputs);
+  if (!skipped) {
+    mkdirSync(join(dir, 'node_modules/dep'), { recursive: true });
+    writeFileSync(join(dir, 'node_modules/dep/index.js'), 'installed');
+  }
+  await cache.save(buildPlan, dir, options.succeeds ?? true, inputs);
+  return skipped;
+}
+
+test('the install is skipped only when the kept node_modules came from the same lockfile, manager version and devDependencies choice', async () => {
+  const appCache = mkdtempSync(join(tmpdir(), 'slipway-app-cache-'));
+  assert.equal(await build(appCache, skippablePlan(), project('lock 1')), false, 'the first build installs');
+  const second = project('lock 1');
+  assert.equal(await build(appCache, skippablePlan(), second), true, 'same inputs: skipped');
+  assert.equal(readFileSync(join(second, 'node_modules/dep/index.js'), 'utf8'), 'installed', 'the release has the kept node_modules');
+  assert.equal(await build(appCache, skippablePlan(), project('lock 2')), false, 'a changed lockfile installs');
+  assert.equal(await build(appCache, skippablePlan(), project('lock 2')), true);
+  assert.equal(await build(appCache, skippablePlan('11.6.2'), project('lock 2')), false, 'another npm installs');
+  assert.equal(await build(appCache, skippablePlan('11.6.2', true), project('lock 2')), false, 'devDependencies wanted: installs');
+  const changedPackage = project('lock 2');
+  writeFileSync(join(changedPackage, 'package.json'), '{"dependencies":{"dep":"1.0.1"}}');
+  assert.equal(await build(appCache, skippablePlan('11.6.2', true), changedPackage), false, 'a changed package.json installs');
+});
+
+test('after a failed build, with a committed node_modules or a garbled record, the install runs', async () => {
+  const appCache = mkdtempSync(join(tmpdir(), 'slipway-app-cache-'));
+  await build(appCache, skippablePlan(), project('lock'));
+  await build(appCache, skippablePlan(), project('lock'), { succeeds: false });
+  assert.equal(await build(appCache, skippablePlan(), project('lock')), false, 'the failed build left no record');
+  assert.equal(await build(appCache, skippablePlan(), project('lock')), true);
+
+  // An install that wrote no node_modules (no dependency), then a commit that brings its own.
+  const noDependencies = mkdtempSync(join(tmpdir(), 'slipway-app-cache-'));
+  const first = new BuildCache(noDependencies);
+  const empty = project('lock');
+  await first.restore(skippablePlan(), empty);
+  await first.save(skippablePlan(), empty, true, await installInputsDigest(skippablePlan(), repositoryTree(empty)));
+  const again = project('lock');
+  assert.equal(await new BuildCache(noDependencies).installUnchanged(skippablePlan(), again, await installInputsDigest(skippablePlan(), repositoryTree(again))), true, 'nothing to install, again');
+  const committed = project('lock');
+  mkdirSync(join(committed, 'node_modules'));
+  const cache = new BuildCache(noDependencies);
+  await cache.restore(skippablePlan(), committed);
+  assert.equal(await cache.installUnchanged(skippablePlan(), committed, await installInputsDigest(skippablePlan(), repositoryTree(committed))), false, 'a node_modules the record does not know');
+
+  writeFileSync(join(appCache, 'build-cache/installed-from'), '{"inputs": 1');
+  assert.equal(await build(appCache, skippablePlan(), project('lock')), false, 'a garbled record');
+});
+
+test('the install digest refuses a lockfile that is a link out of the repository, so the install runs', async () => {
+  const dir = project('lock');
+  rmSync(join(dir, 'package-lock.json'));
+  symlinkSync('/etc/hostname', join(dir, 'package-lock.json'));
+  assert.equal(await installInputsDigest(skippablePlan(), repositoryTree(dir)), undefined);
+  assert.equal(await installInputsDigest({ ...skippablePlan(), cacheDirsInRelease: [] }, repositoryTree(project('lock'))), undefined, 'nothing installed is kept');
 });

@@ -28,6 +28,8 @@ export function cacheKey(plan: BuildPlan): string {
 const CACHE = 'build-cache';
 const KEY_FILE = `${CACHE}/key`;
 const DIRS = `${CACHE}/dirs`;
+/** What the kept installed folders were made from: `{ inputs, dirs }` (see installUnchanged). */
+const INSTALLED_FROM = `${CACHE}/installed-from`;
 
 /**
  * Both ends are trees the app writes (its builds have the cache folder mounted writable), so
@@ -35,6 +37,9 @@ const DIRS = `${CACHE}/dirs`;
  * anywhere on the way never makes root move, copy or delete a folder outside them.
  */
 export class BuildCache {
+  /** The folders restore() moved into the build folder. */
+  private readonly restored = new Set<string>();
+
   constructor(
     private readonly appCacheDir: string,
     /** The app's user; by default whoever owns the app's cache folder (the platform made it so). */
@@ -48,6 +53,7 @@ export class BuildCache {
     // Before anything moves: where a cache folder goes must stay inside the build folder.
     for (const rel of dirs) await refuseCommittedLink(build, rel);
     const key = cacheKey(plan);
+    this.restored.clear();
     if (!(await this.usable(cache, key, dirs))) {
       await cache.remove(CACHE);
       await cache.writeFile(KEY_FILE, key);
@@ -55,7 +61,10 @@ export class BuildCache {
     }
     let restored = false;
     for (const rel of dirs) {
-      if (await cache.moveFolderTo(`${DIRS}/${rel}`, build, rel)) restored = true;
+      if (await cache.moveFolderTo(`${DIRS}/${rel}`, build, rel)) {
+        restored = true;
+        this.restored.add(rel);
+      }
     }
     // What is left was kept for folders this plan no longer names (a linker or module changed):
     // it would never be used again, and would grow the cache on every such change.
@@ -70,19 +79,54 @@ export class BuildCache {
    * those the release needs, when the build succeeded. A folder that cannot be kept safely (a
    * link where it or the cache should be) is not kept: the next build starts without it.
    */
-  async save(plan: BuildPlan, buildDir: string, buildSucceeded = true): Promise<void> {
+  async save(plan: BuildPlan, buildDir: string, buildSucceeded = true, installedFrom?: string): Promise<void> {
     const { cache, build } = await this.trees(buildDir);
     const inRelease = new Set(plan.cacheDirsInRelease ?? []);
+    // The installed folders kept, and whether every one the build has could be kept.
+    const kept: string[] = [];
+    let keptAll = true;
     for (const dir of plan.cacheDirs) {
       const rel = checkRelativePath('cache folder', dir);
       if (inRelease.has(dir) && !buildSucceeded) continue;
       try {
-        if (inRelease.has(dir)) await build.copyFolderTo(rel, cache, `${DIRS}/${rel}`);
-        else await build.moveFolderTo(rel, cache, `${DIRS}/${rel}`);
+        if (!inRelease.has(dir)) await build.moveFolderTo(rel, cache, `${DIRS}/${rel}`);
+        // An install with nothing to install (no dependency) may write no node_modules at all.
+        else if ((await build.entry(rel)) === undefined) continue;
+        else if (await build.copyFolderTo(rel, cache, `${DIRS}/${rel}`)) kept.push(rel);
+        else keptAll = false;
       } catch (error) {
         if (!(error instanceof RefusedPathError)) throw error;
+        if (inRelease.has(dir)) keptAll = false;
       }
     }
+    if (buildSucceeded && keptAll && installedFrom !== undefined) await cache.writeFile(INSTALLED_FROM, JSON.stringify({ inputs: installedFrom, dirs: kept }));
+    else await cache.remove(INSTALLED_FROM);
+  }
+
+  /**
+   * True when the installed folders now in the build folder were made by a successful build
+   * from these same install inputs (installInputsDigest): each folder that build kept was
+   * restored, and no other installed folder is there (a committed node_modules, say). Call it
+   * after restore() and before the build writes anything.
+   */
+  async installUnchanged(plan: BuildPlan, buildDir: string, inputs: string | undefined): Promise<boolean> {
+    if (inputs === undefined) return false;
+    const { cache, build } = await this.trees(buildDir);
+    let recorded: unknown;
+    try {
+      recorded = JSON.parse((await cache.readText(INSTALLED_FROM, { maxBytes: 4096 })) ?? 'null');
+    } catch (error) {
+      // A record the app's builds garbled (they may write the cache folder) just means: install.
+      if (error instanceof RefusedPathError || error instanceof SyntaxError) return false;
+      throw error;
+    }
+    if (!isInstallRecord(recorded) || recorded.inputs !== inputs) return false;
+    for (const dir of plan.cacheDirsInRelease ?? []) {
+      const wanted = recorded.dirs.includes(dir);
+      if (wanted && !this.restored.has(dir)) return false;
+      if (!wanted && (await build.entry(checkRelativePath('cache folder', dir)).catch(() => 'refused')) !== undefined) return false;
+    }
+    return true;
   }
 
   /** The key matches and nothing in the cache leads out of it. */
@@ -104,6 +148,11 @@ export class BuildCache {
       build: repositoryTree(buildDir, owner),
     };
   }
+}
+
+function isInstallRecord(value: unknown): value is { inputs: string; dirs: string[] } {
+  const record = value as { inputs?: unknown; dirs?: unknown } | null;
+  return typeof record === 'object' && record !== null && typeof record.inputs === 'string' && Array.isArray(record.dirs) && record.dirs.every((d) => typeof d === 'string');
 }
 
 /** A committed `.slipway-cache -> /somewhere` fails the deployment, saying what to remove. */

@@ -18,6 +18,7 @@ import { makeRedactor, secretValues } from './redact.js';
 import { parseReleaseSpec, type ReleaseSpec } from './release-spec.js';
 import { newId } from '../core/ids.js';
 import { BuildCache, refuseCommittedLink } from './build-cache.js';
+import { installInputsDigest } from './install-inputs.js';
 import { explainGitSshRefusal, installBuildSshKey, withoutBuildOnlyVariables } from './build-ssh-key.js';
 import type { InstanceSandbox } from '../instances/backend.js';
 import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
@@ -337,6 +338,15 @@ export class Deployer {
         : 'No build cache for this toolchain: performing a full build.',
     );
     const repository = repositoryTree(buildDir, sandbox.user);
+    // Before the plan's files are written: the digest takes them from the plan.
+    const installInputs = await installInputsDigest(plan, repository);
+    const skipped = (await cache.installUnchanged(plan, buildDir, installInputs)) ? plan.build.filter((command) => command.skipWhenUnchanged) : [];
+    if (skipped.length > 0) {
+      log(
+        `${(plan.cacheDirsInRelease ?? []).join(', ')} kept from a build with the same package files, lockfile, settings and tool versions: ` +
+          `${skipped.map((command) => command.label).join(', ')} skipped.`,
+      );
+    }
     for (const file of plan.files) {
       // A generated file inside a folder (`.slipway-cache/config/.npmrc`): a committed link on
       // the way fails with what to remove; a link at the file itself is replaced by writeFile.
@@ -378,13 +388,13 @@ export class Deployer {
         { destination: secretsDir, source: secretsDir, writable: false },
         ...sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
       ];
-      await this.runBuildCommands(plan, buildDir, { ...env, ...sshKey.env }, output, log, { deployment, sandbox, mounts, network, signal, provider });
+      await this.runBuildCommands(skipped.length > 0 ? { ...plan, build: plan.build.filter((command) => !skipped.includes(command)) } : plan, buildDir, { ...env, ...sshKey.env }, output, log, { deployment, sandbox, mounts, network, signal, provider });
       built = true;
     } finally {
       await network.release();
       await sshKey.remove();
       await rm(secretsDir, { recursive: true, force: true });
-      await cache.save(plan, buildDir, built);
+      await cache.save(plan, buildDir, built, installInputs);
     }
 
     for (const file of plan.files.filter((f) => f.secret)) await repository.remove(file.path);

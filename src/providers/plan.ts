@@ -24,6 +24,18 @@ export interface PlanCommand {
   cwd?: string;
   /** Extra variables for this command only. */
   env?: Record<string, string>;
+  /**
+   * An install whose whole result is in the kept folders the release needs (cacheDirsInRelease):
+   * when those folders were made by a successful build that ran this same command with the same
+   * files and settings, it is not run again (see src/pipeline/install-inputs.ts).
+   */
+  skipWhenUnchanged?: InstallInputs;
+}
+
+/** What an install reads: files of the build folder (by path) and settings (plain words, no secret). */
+export interface InstallInputs {
+  files: string[];
+  settings: string[];
 }
 
 /** A file the pipeline writes into the build folder before the install phase. */

@@ -26,7 +26,7 @@
  */
 import { constants, type Stats } from 'node:fs';
 import { lchown, lstat, mkdir, open, readdir, readlink, rename, rm, unlink } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { PlanError } from '../core/errors.js';
 import { runCommand } from '../executor/run-command.js';
@@ -166,6 +166,36 @@ export class UntrustedTree {
         filled += bytesRead;
       }
       return buffer.toString('utf8', 0, filled);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /**
+   * The SHA-256 (hex) of a regular file's bytes, undefined when it does not exist; refused as
+   * readText refuses. Read in chunks, so a large lockfile costs no memory.
+   */
+  async sha256(rel: string): Promise<string | undefined> {
+    const walk = await this.walk(rel, true);
+    if (!walk.found) return undefined;
+    const shown = walk.real.join('/');
+    if (!walk.stats.isFile()) throw this.notAFile(shown, rel, kindOf(walk.stats));
+    const handle = await open(join(this.root, ...walk.real), OPEN_READ).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ELOOP') throw this.refuse(`${this.where(shown, rel)} changed into a symbolic link while slipway read it`, 'Push again.');
+      throw error;
+    });
+    try {
+      const stats = await handle.stat();
+      if (!stats.isFile()) throw this.notAFile(shown, rel, kindOf(stats));
+      const hash = createHash('sha256');
+      const buffer = Buffer.alloc(Math.min(Math.max(stats.size, 1), 1024 * 1024));
+      for (let position = 0; ; ) {
+        const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+        if (bytesRead === 0) break;
+        hash.update(buffer.subarray(0, bytesRead));
+        position += bytesRead;
+      }
+      return hash.digest('hex');
     } finally {
       await handle.close();
     }

@@ -398,7 +398,7 @@ test('node-sigterm: the app gets SIGTERM on redeploy and on stop, and what it lo
   assert.equal((await getThroughRouter(daemon, deployed.host)).status, 503);
 });
 
-test('node-cached: a redeploy with an unchanged lockfile reuses the build cache; a malformed package.json then fails at its line and column', LONG, async () => {
+test('node-cached: a redeploy with an unchanged lockfile skips the install; a changed lockfile installs again; a malformed package.json then fails at its line and column', LONG, async () => {
   const { deployed: first, seen } = await deployAndCheck('node-cached');
   assert.equal(seen.express, '4.21.2');
   assertLogged(first, /^No build cache for this toolchain: performing a full build\.$/);
@@ -408,9 +408,22 @@ test('node-cached: a redeploy with an unchanged lockfile reuses the build cache;
   assertDeployed(second);
   assertLogged(second, /^A build cache exists for this toolchain: reusing it\.$/);
   assertLogged(first, /^added \d+ packages in /);
-  // node_modules from the first build is kept, so npm has nothing to write.
-  assertLogged(second, /^up to date in /);
+  // node_modules from the first build was installed from this same package.json, lockfile and
+  // npm: npm is not even started.
+  assertLogged(second, /^node_modules kept from a build with the same package files, lockfile, settings and tool versions: npm install \(without devDependencies\) skipped\.$/);
+  assert.equal(second.log.some((l) => /^==> \[build\] npm install/.test(l)), false, 'npm install did not run');
   assert.equal((await facts(second)).release, 'two');
+  assert.equal((await facts(second)).express, '4.21.2', 'the release has the kept node_modules');
+
+  // The same dependencies in a lockfile written differently: another lockfile, so npm runs,
+  // and finds the kept node_modules up to date.
+  const lockfile = join(first.dir, 'package-lock.json');
+  writeFileSync(lockfile, JSON.stringify(JSON.parse(readFileSync(lockfile, 'utf8')), null, 1));
+  commitAll(first.dir, 'reformat the lockfile');
+  const relocked = await push(first);
+  assertDeployed(relocked);
+  assertLogged(relocked, /^==> \[build\] npm install \(without devDependencies\)/);
+  assertLogged(relocked, /^up to date in /);
 
   const packageJson = join(first.dir, 'package.json');
   const text = readFileSync(packageJson, 'utf8');

@@ -43,10 +43,10 @@ function npmInstall(dev: boolean, command: 'install' | 'ci' = 'install'): PlanCo
   };
 }
 
-/** The parts of a plan that decide what runs; notes and cache keys are checked separately. */
+/** The parts of a plan that decide what runs; notes, cache keys and install reuse are checked separately. */
 function core(plan: BuildPlan) {
-  const { notes: _notes, cacheKeyInputs: _cacheKeyInputs, ...rest } = plan;
-  return rest;
+  const { notes: _notes, cacheKeyInputs: _cacheKeyInputs, build, ...rest } = plan;
+  return { ...rest, build: build.map(({ skipWhenUnchanged: _inputs, ...command }) => command) };
 }
 
 async function examplePlan(name: string, variant?: number): Promise<BuildPlan> {
@@ -259,7 +259,7 @@ describe('build plans of the example apps', () => {
       SYSTEM_YARN,
     ]);
     assert.ok(plan.notes.includes('CC_NODE_VERSION=20 is not used: engines.node in package.json takes priority over it.'));
-    assert.deepEqual(plan.build, [npmInstall(false)]);
+    assert.deepEqual(core(plan).build, [npmInstall(false)]);
   });
 
   it('node-version-minor: CC_NODE_VERSION=22.11 picks the newest 22.11.x', async () => {
@@ -272,7 +272,7 @@ describe('build plans of the example apps', () => {
     const expected = [true, false, false, true];
     for (const [variant, dev] of expected.entries()) {
       const plan = await examplePlan('node-dev-deps', variant);
-      assert.deepEqual(plan.build, [npmInstall(dev)], `variant ${variant}`);
+      assert.deepEqual(core(plan).build, [npmInstall(dev)], `variant ${variant}`);
     }
   });
 
@@ -288,7 +288,7 @@ describe('build plans of the example apps', () => {
     ]);
     const install = npmInstall(false);
     // Read as npm's user configuration; the registry of every package stays the default one.
-    assert.deepEqual(plan.build, [{ ...install, env: { ...install.env, npm_config_userconfig: path.join(dir, '.slipway-cache/config/.npmrc') } }]);
+    assert.deepEqual(core(plan).build, [{ ...install, env: { ...install.env, npm_config_userconfig: path.join(dir, '.slipway-cache/config/.npmrc') } }]);
     // The example commits no .npmrc (its tests write one naming their registry): nothing sends a package to that host.
     assert.ok(plan.warnings.some((w) => w.startsWith('CC_NPM_REGISTRY says where the credentials go (//127.0.0.1:4873/), not where packages come from')), plan.warnings.join('\n'));
   });
@@ -339,6 +339,15 @@ describe('build plans of the example apps', () => {
     assert.deepEqual((await examplePlan('node-yarn1')).cacheKeyInputs, ['yarn1 1.22.22', 'with devDependencies']);
     assert.deepEqual((await examplePlan('node-bun')).cacheKeyInputs, ['bun 1.3.1', 'without devDependencies']);
     assert.deepEqual((await examplePlan('node-npm')).cacheKeyInputs, [`npm ${NPM_DEFAULT.version}`, 'with devDependencies']);
+  });
+
+  it('an install with nothing but the lockfile to write may be skipped; one with install scripts may not', async () => {
+    const cached = await examplePlan('node-cached');
+    assert.deepEqual(cached.build[0]!.skipWhenUnchanged?.settings, ['node 24.11.0', `npm ${NPM_DEFAULT.version}`, 'yarn 1.22.22', 'without devDependencies']);
+    assert.ok(cached.build[0]!.skipWhenUnchanged?.files.includes('package-lock.json'));
+    for (const name of ['node-npm', 'node-pnpm', 'node-yarn1', 'node-yarn-berry', 'node-custom']) {
+      assert.equal((await examplePlan(name)).build.some((command) => command.skipWhenUnchanged), false, name);
+    }
   });
 
   it('node-sigterm and node-https-redirect: the plain npm path', async () => {

@@ -12,6 +12,7 @@ import { choosePackageManager, type PackageManager } from './detect-package-mana
 import { decideDevDependencies } from './dev-dependencies.js';
 import { hygieneWarnings } from './hygiene.js';
 import { berryNodeLinker, installPlan } from './install-commands.js';
+import { installReuse } from './install-reuse.js';
 import { parseMiseTools, type MiseTools } from './mise.js';
 import { parsePackageManagerField } from './package-manager-field.js';
 import { readProjectFiles } from './project-files.js';
@@ -171,6 +172,19 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
         );
       }
 
+      const reuse = installReuse({
+        choice,
+        scripts: pkg.scripts,
+        dependencies: pkg.dependencies,
+        devDependencies: pkg.devDependencies,
+        workspaces: pkg.workspaces === true || (await repository.entry('pnpm-workspace.yaml')) !== undefined,
+        toolchain: versions.toolchain,
+        installDevDependencies: dev.install,
+        env,
+      });
+      notes.push(reuse.note);
+      const build = reuse.inputs ? install.build.map((command) => ({ ...command, skipWhenUnchanged: reuse.inputs })) : install.build;
+
       warnings.push(...hygieneWarnings({ gitignore: files.gitignore, nodeModulesCommitted: files.nodeModulesCommitted }));
 
       return {
@@ -178,7 +192,7 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
         toolchain: versions.toolchain,
         env: { npm_config_update_notifier: 'false' },
         files: [...auth.files, ...(install.files ?? [])],
-        build: install.build,
+        build,
         beforeStart: start.beforeStart,
         start: start.start,
         cacheDirs: install.cacheDirs,

@@ -16,6 +16,8 @@ export interface PackageJson {
   devDependencies: Record<string, string>;
   engines: Record<string, string>;
   packageManager?: string;
+  /** Present (true) when package.json declares workspaces. */
+  workspaces?: true;
 }
 
 type JsonObject = Record<string, unknown>;
@@ -89,6 +91,7 @@ export function parsePackageJson(rawText: string, file = 'package.json'): Packag
     devDependencies: stringMap(parsed, 'devDependencies', file),
     engines: stringMap(parsed, 'engines', file),
     packageManager: optionalString(parsed, 'packageManager', file),
+    ...(parsed.workspaces !== undefined ? { workspaces: true as const } : {}),
   };
 }
 
