@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startDaemon } from '../test/support/daemon.js';
-import { checkoutExample, createApp, deploymentLog, newRelease, pushAndWait, registerSshKey, getThroughRouter, waitForDeploymentOf } from '../test/support/deploy.js';
+import { checkoutExample, createApp, newRelease, pushAndWait, registerSshKey, getThroughRouter, waitForDeploymentOf } from '../test/support/deploy.js';
 import { wrkArgv, parseWrk, type WrkResult } from './router.js';
 
 export interface PushToLiveResult {
@@ -27,7 +27,7 @@ export interface PushToLiveResult {
   redeploySeconds: number;
   /** The same app by hand: `npm install`, start, one request. */
   floorSeconds: number;
-  /** The redeploy's deployment log, to see where its time went. */
+  /** The redeploy's deployment log, each line with its time since `git push` started, to see where the time went. */
   redeployLog: string[];
 }
 
@@ -65,6 +65,7 @@ async function timedRedeploy(dir: string, appId: string, host: string, daemon: A
   const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: dir, encoding: 'utf8' }).trim();
   const url = `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`;
   const started = performance.now();
+  const pushedAt = Date.now();
   const push = new Promise<void>((resolve, reject) =>
     execFile('git', ['push', url, 'master'], { cwd: dir, env: gitEnv, timeout: 120_000 }, (error, stdout, stderr) => (error ? reject(new Error(`git push failed:\n${stdout}${stderr}`)) : resolve())),
   );
@@ -80,7 +81,21 @@ async function timedRedeploy(dir: string, appId: string, host: string, daemon: A
   await push;
   const result = await waitForDeploymentOf(daemon, appId, commit);
   if (result.state !== 'OK') throw new Error(`deployment ${result.id} ended ${result.state}`);
-  return { seconds, log: await deploymentLog(daemon, appId, result.id) };
+  return { seconds, log: [...(await timedLog(daemon, appId, result.id, pushedAt)), `+${seconds.toFixed(2)} s  (the first 200 of the new release through the router)`] };
+}
+
+/** The deployment's log lines, each prefixed with its time since `since` (from the log's own timestamps). */
+async function timedLog(daemon: Awaited<ReturnType<typeof startDaemon>>, appId: string, deploymentId: string, since: number): Promise<string[]> {
+  const out = await daemon.cli(['logs', '--app', appId, '--deployment-id', deploymentId, '--format', 'json']);
+  const lines: string[] = [];
+  for (const text of out.stdout.split('\n')) {
+    if (!text.trim()) continue;
+    const entry = JSON.parse(text) as { time?: string; line?: string };
+    if (entry.line === undefined) continue;
+    const at = entry.time ? `+${((Date.parse(entry.time) - since) / 1000).toFixed(2)} s` : '';
+    lines.push(`${at.padEnd(9)} ${entry.line}`);
+  }
+  return lines;
 }
 
 function wrk(url: string, host: string, seconds: number): Promise<WrkResult> {
