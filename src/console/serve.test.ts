@@ -2,7 +2,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdirSync, mkdtempSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONSOLE_ENTRY, consoleFileFor, consoleHandler, defaultConsoleFiles } from './serve.js';
@@ -69,11 +69,16 @@ test('never serves a file outside the scripts folder', () => {
   assert.equal(consoleFileFor(files, '/console/js/%2Fetc%2Fpasswd.js'), undefined);
   assert.equal(consoleFileFor(files, '/console/js/%E0%A4%A.js'), undefined);
   assert.equal(consoleFileFor(files, '/console/js/console/browser/main.js'), join(files.scriptsDir, 'console', 'browser', 'main.js'));
+  assert.equal(consoleFileFor(files, '/console/boot.js'), join(files.staticDir, 'boot.js'));
 });
 
 test('the default files are the ones in this repository', () => {
   const defaults = defaultConsoleFiles();
   assert.ok(existsSync(join(defaults.staticDir, 'index.html')), defaults.staticDir);
   assert.ok(existsSync(join(defaults.staticDir, 'style.css')));
+  const page = readFileSync(join(defaults.staticDir, 'index.html'), 'utf8');
+  const boot = readFileSync(join(defaults.staticDir, 'boot.js'), 'utf8');
+  assert.match(page, /<script src="\/console\/boot\.js"><\/script>/, 'the page loads its modules through the boot script');
+  assert.ok(boot.includes(`'${CONSOLE_ENTRY}'`), 'the boot script loads the entry module');
   assert.match(defaults.scriptsDir, /dist\/console$/);
 });

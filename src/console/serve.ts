@@ -57,6 +57,7 @@ export function consoleFileFor(files: ConsoleFiles, path: string): string | unde
   if (path === '/' || path === '/index.html') return join(files.staticDir, 'index.html');
   if (path === `${CONSOLE_PREFIX}style.css`) return join(files.staticDir, 'style.css');
   if (path === `${CONSOLE_PREFIX}icon.svg`) return join(files.staticDir, 'icon.svg');
+  if (path === `${CONSOLE_PREFIX}boot.js`) return join(files.staticDir, 'boot.js');
   const jsPrefix = `${CONSOLE_PREFIX}js/`;
   if (!path.startsWith(jsPrefix) || !/\.js(\.map)?$/.test(path)) return undefined;
   let relative: string;

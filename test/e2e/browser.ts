@@ -88,6 +88,20 @@ export async function gotoPage(page: Page, url: string): Promise<void> {
 }
 
 /**
+ * Loads a console page as a new document, never as a same-document hash change (whose render
+ * would race the test's first keystrokes), and waits for its view to have rendered and taken
+ * the focus.
+ */
+export async function openConsolePage(page: Page, url: string): Promise<void> {
+  await gotoPage(page, 'about:blank');
+  await gotoPage(page, url);
+  await page.waitForFunction(() => {
+    const main = document.getElementById('main');
+    return main !== null && !main.hasAttribute('aria-busy') && main.querySelector('h1') !== null;
+  });
+}
+
+/**
  * Declares a test whose failure carries what the browser saw meanwhile: page errors, console
  * lines, refused requests. `browser` is read when the test runs, after the file's before hook.
  */

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
-import { horizontalOverflow, launchBrowser, type TestBrowser, type UiTestArgs, uiTest as browserTest } from './browser.js';
+import { horizontalOverflow, launchBrowser, openConsolePage, type TestBrowser, type UiTestArgs, uiTest as browserTest } from './browser.js';
 
 let daemon: TestDaemon;
 let browser: TestBrowser;
@@ -33,28 +33,14 @@ async function served(): Promise<string> {
   return String((JSON.parse(response.body) as { release: string }).release);
 }
 
-function open(hash: string): Promise<unknown> {
-  return page.goto(`${daemon.apiUrl}/${hash}`);
+function open(hash: string): Promise<void> {
+  return openConsolePage(page, `${daemon.apiUrl}/${hash}`);
 }
 
-/**
- * Opens a page and waits for its title. Chromium aborts the loads in flight with
- * ERR_NETWORK_CHANGED when the machine's interfaces change, which every instance start does
- * (it adds a veth pair): such a load is tried again, at most three times.
- */
+/** Opens a page and checks its title. */
 async function opened(hash: string, title: RegExp): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    const from = browser.diagnostics.length;
-    await open(hash);
-    try {
-      await page.getByRole('heading', { level: 1, name: title }).waitFor({ timeout: 20_000 });
-      break;
-    } catch (error) {
-      const changed = browser.diagnostics.slice(from).some((line) => line.includes('ERR_NETWORK_CHANGED'));
-      if (!changed || attempt === 3) throw error;
-    }
-  }
-  await page.locator('main:not([aria-busy])').waitFor();
+  await open(hash);
+  await page.getByRole('heading', { level: 1, name: title }).waitFor();
 }
 
 /** Waits for the outcome box to show the end of the deployment an action started; returns its id. */

@@ -12,7 +12,7 @@ import { checkoutExample, commitAll, getThroughRouter, registerSshKey } from '..
 import { waitUntil } from '../support/wait.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gotoPage, horizontalOverflow, launchBrowser, nonLoopback, type TestBrowser, type UiTestArgs, uiTest as browserTest } from './browser.js';
+import { gotoPage, horizontalOverflow, openConsolePage, launchBrowser, nonLoopback, type TestBrowser, type UiTestArgs, uiTest as browserTest } from './browser.js';
 
 let daemon: TestDaemon;
 let browser: TestBrowser;
@@ -35,11 +35,13 @@ async function api<T = Record<string, any>>(method: string, path: string, body?:
 const envOf = async (appId: string) => (await api<{ env: Array<{ name: string; value: string }> }>('GET', `/v1/apps/${appId}/env`)).env;
 
 function open(hash: string): Promise<void> {
-  return gotoPage(page, `${daemon.apiUrl}/${hash}`);
+  return openConsolePage(page, `${daemon.apiUrl}/${hash}`);
 }
 
-function heading(name: string | RegExp) {
-  return page.getByRole('heading', { level: 1, name });
+/** Waits for the page titled `name` to have rendered whole: its view has cleared aria-busy and taken the focus. */
+async function showing(name: string | RegExp): Promise<void> {
+  await page.getByRole('heading', { level: 1, name }).waitFor();
+  await page.locator('main:not([aria-busy])').waitFor();
 }
 
 /** Presses Tab until the focused element's text or label matches; fails after `max` presses. */
@@ -85,7 +87,7 @@ after(async () => {
 
 uiTest('sign in with an API token; a wrong token is refused in the form', async () => {
   await open('');
-  await heading('Sign in to slipway').waitFor();
+  await showing('Sign in to slipway');
   await page.getByLabel('API token').fill('not-a-real-token');
   await page.keyboard.press('Enter');
   await page.getByText('The daemon does not know this token').waitFor();
@@ -94,7 +96,7 @@ uiTest('sign in with an API token; a wrong token is refused in the form', async 
 
   await page.getByLabel('API token').fill(daemon.adminToken);
   await page.keyboard.press('Enter');
-  await heading('Organisations').waitFor();
+  await showing('Organisations');
   await page.getByRole('heading', { level: 2, name: 'default' }).waitFor();
   await page.getByText('Signed in as admin').waitFor();
   assert.equal(await page.evaluate(() => sessionStorage.getItem('slipway.token')), daemon.adminToken);
@@ -103,12 +105,12 @@ uiTest('sign in with an API token; a wrong token is refused in the form', async 
 
 uiTest('create an application with the keyboard; the API validation error shows beside the name', async () => {
   await open('#/');
-  await heading('Organisations').waitFor();
+  await showing('Organisations');
   await tabTo(/Create an application/);
   const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle);
   assert.notEqual(outline, 'none', 'the focused link shows a visible focus outline');
   await page.keyboard.press('Enter');
-  await heading('Create an application').waitFor();
+  await showing('Create an application');
   assert.equal(await page.getByLabel('Organisation').inputValue(), orgId, 'the organisation comes preselected');
 
   await page.getByLabel('Name').focus();
@@ -127,7 +129,7 @@ uiTest('create an application with the keyboard; the API validation error shows 
   await page.keyboard.press('ArrowDown'); // par -> mtl
   assert.equal(await page.getByLabel('Region').inputValue(), 'mtl');
   await page.getByRole('button', { name: 'Create application' }).press('Enter');
-  await heading('web-shop: Information').waitFor();
+  await showing('web-shop: Information');
 
   const { apps } = await api('GET', `/v1/apps?org=${orgId}`);
   assert.equal(apps.length, 1);
@@ -145,7 +147,7 @@ uiTest('create an application with the keyboard; the API validation error shows 
 
 uiTest('environment variables: Add builds a pending list, "Update changes" saves it all at once, invalid names stay in the form', async () => {
   await page.getByRole('link', { name: 'Environment variables' }).click();
-  await heading('web-shop: Environment variables').waitFor();
+  await showing('web-shop: Environment variables');
   const name = page.getByLabel('Variable name');
   const value = page.getByLabel('Variable value');
   const summary = page.locator('.pending-summary');
@@ -203,7 +205,7 @@ uiTest('environment variables: Add builds a pending list, "Update changes" saves
 
 uiTest('environment variables: an error from the API is shown in the form and nothing is saved', async () => {
   await open(`#/apps/${webShop.id}/env`);
-  await heading('web-shop: Environment variables').waitFor();
+  await showing('web-shop: Environment variables');
   // Each value is within the 256 KiB limit, but together they exceed the API's 4 MiB body limit.
   const big = 'v'.repeat(250_000);
   for (let i = 0; i < 17; i++) {
@@ -224,7 +226,7 @@ uiTest('environment variables: an error from the API is shown in the form and no
 uiTest('environment variables of an sbt application also accept "-" and "."', async () => {
   const { app } = await api('POST', '/v1/apps', { type: 'sbt', name: 'billing', region: 'par', org: orgId });
   await open(`#/apps/${app.id}/env`);
-  await heading('billing: Environment variables').waitFor();
+  await showing('billing: Environment variables');
   await page.getByLabel('Variable name').fill('java.opts-extra');
   await page.getByLabel('Variable value').fill('-Xmx256m');
   await page.getByLabel('Variable value').press('Enter');
@@ -239,12 +241,12 @@ uiTest('environment variables of an sbt application also accept "-" and "."', as
 uiTest('add-on creation: provider and name, then the Applications screen links the toggled ones', async () => {
   apiBackendId = (await api('POST', '/v1/apps', { type: 'node', name: 'api-backend', region: 'par', org: orgId })).app.id;
   await open('#/');
-  await heading('Organisations').waitFor();
+  await showing('Organisations');
   await page.getByRole('link', { name: 'Add-ons' }).click();
-  await heading('Add-ons of default').waitFor();
+  await showing('Add-ons of default');
   await page.getByText('No add-on yet.').waitFor();
   await page.getByRole('link', { name: 'Create an add-on' }).click();
-  await heading('Create an add-on').waitFor();
+  await showing('Create an add-on');
 
   const providers = await api<{ providers: Array<{ name: string }> }>('GET', '/v1/addon-providers');
   assert.ok(providers.providers.some((p) => p.name === 'redis'), JSON.stringify(providers));
@@ -274,7 +276,7 @@ uiTest('add-on creation: provider and name, then the Applications screen links t
   assert.equal(await page.getByRole('switch', { name: 'Link web-shop' }).isChecked(), true);
   await browser.screenshot('addon-create-applications');
   await page.getByRole('button', { name: 'Create add-on' }).click();
-  await heading('Add-ons of default').waitFor({ timeout: 120_000 });
+  await page.getByRole('heading', { level: 1, name: 'Add-ons of default' }).waitFor({ timeout: 120_000 });
 
   const { addons } = await api('GET', `/v1/addons?org=${orgId}`);
   assert.equal(addons.length, 1);
@@ -292,7 +294,7 @@ uiTest('add-on creation: provider and name, then the Applications screen links t
 
 uiTest('Service Dependencies: "Link add-ons" and "Link applications" dropdowns on one page, and unlink', async () => {
   await open(`#/apps/${apiBackendId}/services`);
-  await heading('api-backend: Service dependencies').waitFor();
+  await showing('api-backend: Service dependencies');
   const addonForm = page.locator('form', { has: page.getByLabel('Link add-ons') });
   const appForm = page.locator('form', { has: page.getByLabel('Link applications') });
   await page.getByText('No add-on linked.').waitFor();
@@ -325,7 +327,7 @@ uiTest('Service Dependencies: "Link add-ons" and "Link applications" dropdowns o
 
 uiTest('Domain names: add exact, wildcard and international names, refuse a non-host name in the form, favourite and remove', async () => {
   await open(`#/apps/${apiBackendId}/domains`);
-  await heading('api-backend: Domain names').waitFor();
+  await showing('api-backend: Domain names');
   const name = page.getByLabel('Add a domain');
   await name.fill('https://shop.example.com/');
   await name.press('Enter');
@@ -361,7 +363,7 @@ uiTest('the Information page shows a deployment log live while it runs', { timeo
   writeFileSync(pkgPath, JSON.stringify(pkg, null, 2));
   commitAll(dir, 'a build held open by the test');
   await open(`#/apps/${webShop.id}`);
-  await heading('web-shop: Information').waitFor();
+  await showing('web-shop: Information');
   await page.getByText('No deployment yet').waitFor();
 
   const url = `git+ssh://git@127.0.0.1:${daemon.sshPort}/${webShop.id}.git`;
@@ -402,7 +404,7 @@ uiTest("the Information page charts the app's requests of the last hour, from th
   await waitUntil('the requests counted', async () => ((await counted()) >= 3 ? true : undefined), 30_000);
   const total = await counted();
   await open(`#/apps/${webShop.id}`);
-  await heading('web-shop: Information').waitFor();
+  await showing('web-shop: Information');
   const requests = page.locator('figure[data-chart="requests"]');
   // The page redraws its charts every 10 s: it catches up with the API by itself.
   await page.waitForFunction((n) => document.querySelector('figure[data-chart="requests"]')?.getAttribute('data-total') === String(n), total, { timeout: 30_000 });
@@ -427,7 +429,7 @@ uiTest('every page is readable at 375px wide: nothing overflows horizontally', a
   ];
   for (const [name, hash, title] of pages) {
     await open(hash);
-    await heading(title).waitFor();
+    await showing(title);
     await page.locator('main:not([aria-busy])').waitFor();
     assert.equal(await horizontalOverflow(page), 0, `${name} overflows horizontally at 375px`);
     await browser.screenshot(`narrow-${name}`);
@@ -435,15 +437,45 @@ uiTest('every page is readable at 375px wide: nothing overflows horizontally', a
   await page.setViewportSize({ width: 1280, height: 900 });
 });
 
+uiTest('a script that fails to arrive is fetched again by reloading the page; one that never arrives is explained', async () => {
+  const module = '**/console/js/console/browser/api.js';
+  let tries = 0;
+  await page.route(module, (route) => (tries++ === 0 ? route.abort('connectionreset') : route.continue()));
+  try {
+    await open('#/');
+    await showing('Organisations');
+    assert.equal(tries, 2, 'the module was asked for again after the first try failed');
+  } finally {
+    await page.unroute(module);
+  }
+
+  let refused = 0;
+  await page.route(module, (route) => {
+    refused++;
+    return route.abort('connectionreset');
+  });
+  try {
+    await gotoPage(page, 'about:blank');
+    await gotoPage(page, `${daemon.apiUrl}/#/`);
+    await page.getByText("The console's scripts could not be loaded").waitFor();
+    assert.equal(refused, 3, 'the page was loaded three times, then gave up');
+    assert.equal(await page.getByRole('heading', { level: 1 }).count(), 0);
+  } finally {
+    await page.unroute(module);
+  }
+  await open('#/');
+  await showing('Organisations');
+});
+
 uiTest('sign out forgets the token; the console made no request beyond this machine', async () => {
   await open('#/');
-  await heading('Organisations').waitFor();
+  await showing('Organisations');
   await page.getByRole('button', { name: 'Sign out' }).click();
-  await heading('Sign in to slipway').waitFor();
+  await showing('Sign in to slipway');
   assert.equal(await page.evaluate(() => sessionStorage.getItem('slipway.token')), null);
 
   assert.ok(browser.requests.length > 10, 'requests were recorded');
   assert.deepEqual(nonLoopback(browser.requests), []);
-  const origins = new Set(browser.requests.map((u) => new URL(u).origin));
+  const origins = new Set(browser.requests.filter((u) => !u.startsWith('about:')).map((u) => new URL(u).origin));
   assert.deepEqual([...origins], [daemon.apiUrl], 'every request went to the daemon itself');
 });
