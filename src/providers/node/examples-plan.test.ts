@@ -166,16 +166,43 @@ describe('build plans of the example apps', () => {
     assert.deepEqual(linked.cacheDirs, ['.slipway-cache/yarn-berry', 'node_modules']);
     assert.deepEqual(linked.cacheDirsInRelease, ['node_modules']);
 
-    // A start script that does not run node may call a dependency's binary, which only Yarn finds under Plug'n'Play.
+    // A start script of several commands may call several binaries, which only Yarn finds under Plug'n'Play.
     const dir = mkdtempSync(path.join(tmpdir(), 'slipway-pnp-bin-'));
     try {
       cpSync(examplePath('node-yarn-pnp'), dir, { recursive: true });
       const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
-      writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...pkg, scripts: { start: 'serve-it --port 8080' } }));
-      assert.deepEqual((await planFor(dir, { NODE_ENV: 'production' })).start, { label: 'start script', argv: ['yarn', 'run', 'start'] });
+      writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...pkg, scripts: { start: 'migrate-it && serve-it --port 8080' } }));
+      const plan = await planFor(dir, { NODE_ENV: 'production' });
+      assert.deepEqual(plan.start, { label: 'start script', argv: ['yarn', 'run', 'start'] });
+      assert.deepEqual(plan.build, [YARN4_PRODUCTION_FOCUS], 'nothing to resolve');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it("node-yarn-pnp-bin: a start script naming a dependency's binary is resolved with yarn bin after the install and run by node", async () => {
+    const plan = await examplePlan('node-yarn-pnp-bin');
+    const resolve = plan.build[1]!;
+    assert.deepEqual(plan.build[0], YARN4_PRODUCTION_FOCUS);
+    assert.equal(plan.build.length, 2);
+    // The name is an argument of a fixed program, and yarn bin sees the install's cache settings.
+    assert.deepEqual(resolve.argv.slice(0, 2), ['bash', '-c']);
+    assert.deepEqual(resolve.argv.slice(3), ['yarn-bin', 'micro']);
+    assert.match(resolve.argv[2]!, /yarn bin "\$1"/);
+    assert.deepEqual(resolve.env, YARN4_PRODUCTION_FOCUS.env);
+    assert.deepEqual(plan.beforeStart, []);
+    const [bash, dashC, program, ...args] = plan.start.argv;
+    assert.deepEqual([bash, dashC], ['bash', '-c']);
+    assert.ok(program!.startsWith(PRELUDE + PNP), program);
+    assert.match(program!, /exec bash -c "\$5" start "\$slipway_binary"; else exec bash -c "\$1"; fi$/);
+    assert.deepEqual(args, [
+      'start',
+      'micro --listen tcp://0.0.0.0:$PORT handler.js',
+      'slipway-example-yarn-pnp-bin',
+      '1.0.0',
+      agent('yarn/4.18.1'),
+      'slipway_binary=$1; shift; exec node "$slipway_binary" --listen tcp://0.0.0.0:$PORT handler.js',
+    ]);
   });
 
   it('node-yarn1: the system Yarn 1.22.22 with a deprecation warning', async () => {

@@ -192,7 +192,8 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
         toolchain: versions.toolchain,
         env: { npm_config_update_notifier: 'false' },
         files: [...auth.files, ...(install.files ?? [])],
-        build,
+        // The start command's own build steps see the configuration the install had (cache folder).
+        build: [...build, ...start.build.map((step) => ({ ...step, env: { ...install.build.at(-1)?.env, ...step.env } }))],
         beforeStart: start.beforeStart,
         start: start.start,
         cacheDirs: install.cacheDirs,

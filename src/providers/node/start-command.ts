@@ -27,11 +27,17 @@
  * Yarn berry with Plug'n'Play loads packages through .pnp.cjs, which `yarn run` puts in
  * NODE_OPTIONS (`--require <release>/.pnp.cjs`, and `--experimental-loader` for .pnp.loader.mjs
  * when the project has one; seen with Yarn 4.18.1): a start script that runs `node` gets the
- * same without Yarn. Any other start script may call a dependency's binary, which only Yarn's
- * shims find under Plug'n'Play, so it still runs under `yarn run`.
+ * same without Yarn. A start script that names a dependency's binary (`micro -l ...`) finds it
+ * only through the shims `yarn run` writes, each of which runs `node <the binary's file>`: the
+ * build asks `yarn bin <name>` (as the app's user, in the build sandbox) where that file is and
+ * writes its path into the build folder (see pnp-binary.ts), and the instance runs
+ * `exec node <that path> <the script's arguments>` with the same NODE_OPTIONS. A script that is
+ * not one simple command (`a && b`, a pipe, a variable assignment first) may call several
+ * binaries, so it still runs under `yarn run`.
  */
 import { PlanError, type PlanCommand } from '../plan.js';
 import type { PackageManager } from './detect-package-manager.js';
+import { PNP_BINARY_FILE, pnpBinaryOf, resolvePnpBinaryCommand } from './pnp-binary.js';
 
 export interface StartInput {
   manager: PackageManager;
@@ -51,6 +57,8 @@ export interface StartInput {
 }
 
 export interface StartPlan {
+  /** Build steps the start command needs (resolving a binary under Plug'n'Play), run after the install. */
+  build: PlanCommand[];
   beforeStart: PlanCommand[];
   start: PlanCommand;
   notes: string[];
@@ -125,14 +133,32 @@ function startsNode(script: string): boolean {
   return /^node(\s|$)/.test(script.trim());
 }
 
-function directStart(manager: PackageManager, input: StartInput, withPoststart: boolean, pnp: boolean): PlanCommand {
+/**
+ * The start script with its binary run by node from the path the build found (PNP_BINARY_FILE):
+ * $5 is the script with its first word replaced by `exec node "$slipway_binary"`, the rest
+ * (arguments, `$PORT`) left for bash as the manager would. When the build found no such binary
+ * of the dependencies (a program on PATH), the file is empty and the script runs as written,
+ * which is what `yarn run` does with it too. A relative path is the release's own.
+ */
+const PNP_BINARY_FOUND =
+  `slipway_binary=; if [ -f ${PNP_BINARY_FILE} ]; then slipway_binary=$(<${PNP_BINARY_FILE}); fi; ` +
+  'case $slipway_binary in ""|/*) ;; *) slipway_binary="$PWD/$slipway_binary";; esac; ';
+
+function directStart(manager: PackageManager, input: StartInput, withPoststart: boolean, pnp: boolean, binaryRest?: string): PlanCommand {
   const args = ['start', input.scripts.start!, input.packageName ?? '', input.packageVersion ?? '', input.userAgent ?? ''];
-  const prelude = DIRECT_PRELUDE + (pnp ? PNP_PRELUDE : '');
-  if (!withPoststart) return { label: 'start script', argv: ['bash', '-c', `${prelude}exec bash -c "$1"`, ...args] };
+  let prelude = DIRECT_PRELUDE + (pnp ? PNP_PRELUDE : '');
+  let run = (exec: string) => `${exec}bash -c "$1"`;
+  if (binaryRest !== undefined) {
+    prelude += PNP_BINARY_FOUND;
+    // The binary's path goes in as an argument of the inner bash, never into its program text.
+    args.push(`slipway_binary=$1; shift; exec node "$slipway_binary"${binaryRest}`);
+    run = (exec) => `if [ -n "$slipway_binary" ]; then ${exec}bash -c "$5" start "$slipway_binary"; else ${exec}bash -c "$1"; fi`;
+  }
+  if (!withPoststart) return { label: 'start script', argv: ['bash', '-c', `${prelude}${run('exec ')}`, ...args] };
   const poststart = scriptCommand(manager, 'poststart', 'poststart script');
   return {
     label: 'start script, then poststart',
-    argv: ['bash', '-c', `${prelude}bash -c "$1" && exec ${poststart.argv.join(' ')}`, ...args],
+    argv: ['bash', '-c', `${prelude}${run('')} && exec ${poststart.argv.join(' ')}`, ...args],
     ...(poststart.env ? { env: poststart.env } : {}),
   };
 }
@@ -153,7 +179,7 @@ export function startPlan(input: StartInput): StartPlan {
       'Start command: CC_RUN_COMMAND, run with bash -c (the app owner\'s own command for the app\'s own sandbox; bash execs a single command so it receives SIGTERM). ' +
         'prestart and poststart belong to scripts.start and are not run.',
     );
-    return { beforeStart: [], start: { label: 'CC_RUN_COMMAND', argv: ['bash', '-c', runCommand] }, notes, warnings };
+    return { build: [], beforeStart: [], start: { label: 'CC_RUN_COMMAND', argv: ['bash', '-c', runCommand] }, notes, warnings };
   }
 
   const hasPre = scripts.prestart !== undefined;
@@ -162,18 +188,30 @@ export function startPlan(input: StartInput): StartPlan {
   if (scripts.start !== undefined) {
     const start = scriptCommand(manager, 'start', 'start script');
     const pnp = manager === 'yarn-berry' && input.berryLinker === 'pnp';
-    if (pnp && !startsNode(scripts.start)) {
+    const binary = pnp && !startsNode(scripts.start) ? pnpBinaryOf(scripts.start) : undefined;
+    if (pnp && !startsNode(scripts.start) && !binary) {
       const beforeStart = hasPre ? [scriptCommand(manager, 'prestart', 'prestart script')] : [];
       const runs = [hasPre ? 'after prestart' : '', hasPost ? 'then poststart when it exits with status 0' : ''].filter(Boolean).join(', ');
-      notes.push(`Start command: scripts.start through \`yarn run start\`${runs ? `, ${runs} (Yarn berry does not run pre/post scripts itself)` : ''}; it does not start with node, so it may need the binaries Yarn provides under Plug'n'Play.`);
-      return { beforeStart, start: hasPost ? thenPoststart(manager, start, 'start script, then poststart', []) : start, notes, warnings };
+      notes.push(`Start command: scripts.start through \`yarn run start\`${runs ? `, ${runs} (Yarn berry does not run pre/post scripts itself)` : ''}; it is not one command naming node or a binary, so it may need several of the binaries Yarn provides under Plug'n'Play.`);
+      return { build: [], beforeStart, start: hasPost ? thenPoststart(manager, start, 'start script, then poststart', []) : start, notes, warnings };
     }
     // The manager runs prestart and ends; the start script then runs without it (see above).
     const beforeStart = hasPre ? [scriptCommand(manager, 'prestart', 'prestart script')] : [];
     const runs = [hasPre ? 'after prestart' : '', hasPost ? 'then poststart when it exits with status 0' : ''].filter(Boolean).join(', ');
     notes.push(`Start command: scripts.start run by bash with node_modules/.bin on PATH, as \`${start.argv.join(' ')}\` would run it but without the package manager staying beside the app${runs ? `, ${runs}` : ''}.`);
     if (pnp) notes.push("Plug'n'Play: NODE_OPTIONS loads .pnp.cjs, as yarn run would.");
-    return { beforeStart, start: directStart(manager, input, hasPost, pnp), notes, warnings };
+    if (binary) {
+      notes.push(
+        `Plug'n'Play binary: \`yarn bin ${binary.name}\` finds its file after the install (written to ${PNP_BINARY_FILE}) and the instance runs it with node, as Yarn's shim would; a name that is not a binary of the dependencies runs from PATH.`,
+      );
+    }
+    return {
+      build: binary ? [resolvePnpBinaryCommand(binary.name)] : [],
+      beforeStart,
+      start: directStart(manager, input, hasPost, pnp, binary?.rest),
+      notes,
+      warnings,
+    };
   }
 
   if (input.main !== undefined && input.main.trim() !== '') {
@@ -182,7 +220,7 @@ export function startPlan(input: StartInput): StartPlan {
     const runs = [hasPre ? 'after prestart' : '', hasPost ? 'then poststart when it exits with status 0' : ''].filter(Boolean).join(', ');
     notes.push(`Start command: no scripts.start, so the main file runs with ${runtime} (${input.main})${runs ? `, ${runs}` : ''}.`);
     const main: PlanCommand = { label: `${runtime} ${input.main}`, argv: [runtime, asPathArgument(input.main.trim())] };
-    return { beforeStart, start: hasPost ? thenPoststart(manager, main, `${runtime} ${input.main}, then poststart`, main.argv.slice(1)) : main, notes, warnings };
+    return { build: [], beforeStart, start: hasPost ? thenPoststart(manager, main, `${runtime} ${input.main}, then poststart`, main.argv.slice(1)) : main, notes, warnings };
   }
 
   const found = input.startCandidates.length > 0 ? ` The repository has ${input.startCandidates.join(', ')}: for example add "scripts": { "start": "node ${input.startCandidates[0]}" }.` : '';
