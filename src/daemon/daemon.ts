@@ -135,7 +135,7 @@ export class Daemon {
     const instanceBackend = instances ?? backend;
 
     // What the edge sees: the router reports each request here (access logs, charts, metrics).
-    const traffic = makeTrafficRecorder({ dataDir: options.dataDir, store, log, activeConnections: async () => (router as Router).activeConnections?.() });
+    const traffic = makeTrafficRecorder({ dataDir: options.dataDir, store, log, activeConnections: async () => (router as Router).activeConnections?.(), appConnections: async () => (router as Router).appConnections?.() });
     // ACME HTTP-01 challenges arrive at the router for any host; it passes them to this responder.
     const acmeChallenges = new AcmeChallengeResponder();
     const acmeChallenge = await acmeChallenges.start();

@@ -17,10 +17,11 @@ export function makeTrafficRecorder(options: {
   store: Store;
   log(line: string): void;
   activeConnections(): Promise<number | undefined>;
+  appConnections(): Promise<Map<string, number> | undefined>;
 }): TrafficRecorder {
   const { dataDir, store, log } = options;
   const hub = new LogHub(join(dataDir, 'access-logs'), { limits: { ...DEFAULT_LOG_LIMITS, app: ACCESS_LOG_LIMITS }, warn: log });
-  const metrics = new PlatformMetrics({ deploymentsByState: () => store.deployments.countByState(), activeConnections: options.activeConnections });
+  const metrics = new PlatformMetrics({ deploymentsByState: () => store.deployments.countByState(), activeConnections: options.activeConnections, appConnections: options.appConnections });
   store.deployments.onFinished((d) => {
     if (d.finished_at) metrics.deploymentFinished(d.state, (Date.parse(d.finished_at) - Date.parse(d.created_at)) / 1000);
   });

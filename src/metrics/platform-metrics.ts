@@ -6,6 +6,8 @@ export interface PlatformMetricsSources {
   deploymentsByState?(): Record<string, number>;
   /** Client connections the router holds open now; absent when the engine cannot tell. */
   activeConnections?(): number | undefined | Promise<number | undefined>;
+  /** Connections each app's instances serve through the router now, by app id; absent when the engine cannot tell. */
+  appConnections?(): Map<string, number> | undefined | Promise<Map<string, number> | undefined>;
 }
 
 /** Seconds: from a static file answered at once to a request the app thinks about for a minute. */
@@ -53,6 +55,18 @@ export class PlatformMetrics {
         const open = await sources.activeConnections?.();
         if (open === undefined) this.reset();
         else this.set(open);
+      },
+    });
+    new Gauge({
+      name: 'slipway_router_app_connections',
+      help: "Connections the router has open to each app's instances, by app (HAProxy: the sessions its backend serves)",
+      labelNames: ['app'],
+      registers,
+      async collect() {
+        const byApp = await sources.appConnections?.();
+        // Read whole at each scrape: an app no longer routed has no series.
+        this.reset();
+        for (const [app, open] of byApp ?? []) this.set({ app }, open);
       },
     });
     new Gauge({

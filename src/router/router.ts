@@ -74,5 +74,7 @@ export interface Router {
   applyCertificates(certs: readonly TlsCertificate[]): Promise<void>;
   /** Client connections open now (the Prometheus gauge); absent when the engine cannot tell. */
   activeConnections?(): Promise<number | undefined>;
+  /** Connections each routed app's instances serve now, by app id (every routed app, 0 when idle); absent when the engine cannot tell. */
+  appConnections?(): Promise<Map<string, number> | undefined>;
   stop(): Promise<void>;
 }

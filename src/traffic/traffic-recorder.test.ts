@@ -17,7 +17,7 @@ function recorder() {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-traffic-'));
   const hub = new LogHub(join(dir, 'access-logs'), { limits: { ...DEFAULT_LOG_LIMITS, app: ACCESS_LOG_LIMITS } });
   const deployments = { WIP: 1, OK: 3 };
-  const metrics = new PlatformMetrics({ deploymentsByState: () => deployments, activeConnections: () => 4 });
+  const metrics = new PlatformMetrics({ deploymentsByState: () => deployments, activeConnections: () => 4, appConnections: () => new Map([['app_busy', 2], ['app_idle', 0]]) });
   return { dir, hub, recorder: new TrafficRecorder(new AccessLog(hub), new TrafficMinutes(), metrics) };
 }
 
@@ -81,6 +81,8 @@ test('a request lands in the access log, the per-minute figures and the Promethe
   assert.match(text, new RegExp(`slipway_http_requests_total\\{app="${app}",status="503"\\} 1`));
   assert.match(text, new RegExp(`slipway_http_request_duration_seconds_count\\{app="${app}"\\} 2`));
   assert.match(text, /slipway_router_active_connections 4/);
+  assert.match(text, /^slipway_router_app_connections\{app="app_busy"\} 2$/m);
+  assert.match(text, /^slipway_router_app_connections\{app="app_idle"\} 0$/m);
   assert.match(text, /slipway_deployments\{state="OK"\} 3/);
   assert.match(text, /slipway_deployments\{state="FAIL"\} 0/);
   assert.match(text, /slipway_daemon_process_cpu_seconds_total/);

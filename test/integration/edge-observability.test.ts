@@ -6,6 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { SLIPWAY_BIN } from '../support/cli.js';
 import { checkoutExample, createApp, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
@@ -134,6 +135,32 @@ test('per-minute figures and Prometheus metrics count the same requests; /metric
   const lastHour = minutes.reduce((n, m) => n + m.requests, 0);
   assert.ok(lastHour >= ok200 + 4, `the minutes count every request (${lastHour})`);
   assert.ok(minutes.some((m) => m.p95_ms !== null && m.p95_ms >= 0));
+});
+
+/** A gauge's value, undefined when the series is absent. */
+function gauge(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.split(' ').at(-1));
+}
+
+test("open connections: the router's clients, and each app's from HAProxy's backend sessions", async () => {
+  const scrape = async () => (await metricsText(`http://127.0.0.1:${metricsPort}/metrics`)).text;
+  const appSeries = `slipway_router_app_connections{app="${appId}"}`;
+  // Finished requests leave none open on the app (an idle keep-alive client is not attached to it).
+  assert.equal(gauge(await scrape(), appSeries), 0, 'every routed app has a series, 0 when idle');
+  // An upgraded connection (the example echoes an Upgrade) stays attached to the app's instance.
+  const socket = connect(daemon.routerPort, '127.0.0.1');
+  try {
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    socket.write(`GET /held HTTP/1.1\r\nHost: ${appId}.localhost\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n`);
+    const head = await new Promise<string>((resolve, reject) => socket.once('data', (data) => resolve(data.toString())).once('error', reject));
+    assert.match(head, /^HTTP\/1\.1 101 /);
+    const held = await scrape();
+    assert.ok((gauge(held, appSeries) ?? 0) >= 1, `the app's held connection is counted:\n${held.split('\n').filter((l) => l.includes('connections')).join('\n')}`);
+    assert.ok((gauge(held, 'slipway_router_active_connections') ?? 0) >= 1, 'the client connection is counted');
+  } finally {
+    socket.destroy();
+  }
 });
 
 test('a crash restart is counted', async () => {

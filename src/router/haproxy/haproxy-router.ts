@@ -18,6 +18,7 @@ import { AccessLogReceiver } from "./access-log.js";
 import { crtListLine, prepareCertificate, type PreparedCertificate } from "./certificates.js";
 import { haproxyPaths, renderHaproxyConfig, SERVER_OPTIONS, slotBackend, type HaproxyPaths, type HaproxyServer } from "./config.js";
 import { expectAnswer, runtimeCommand } from "./runtime-api.js";
+import { backendSessions } from "./stats.js";
 
 export interface HaproxyRouterOptions extends RouterOptions {
   /** Defaults to /usr/sbin/haproxy when present, else "haproxy" on PATH. */
@@ -140,6 +141,19 @@ export class HaproxyRouter implements Router {
     const info = await runtimeCommand(this.paths.adminSocket, "show info", undefined, 2000).catch(() => "");
     const match = /^CurrConns: (\d+)/m.exec(info);
     return match ? Number(match[1]) : undefined;
+  }
+
+  /** Sessions each app's backend serves now (`show stat` scur), by app id: every routed app, 0 when idle. */
+  async appConnections(): Promise<Map<string, number> | undefined> {
+    if (!this.child) return undefined;
+    const stat = await runtimeCommand(this.paths.adminSocket, "show stat", undefined, 2000).catch(() => undefined);
+    if (stat === undefined) return undefined;
+    const byApp = new Map<string, number>();
+    for (const [backend, sessions] of backendSessions(stat)) {
+      const appId = this.appOfBackend(backend);
+      if (appId !== undefined) byApp.set(appId, (byApp.get(appId) ?? 0) + sessions);
+    }
+    return byApp;
   }
 
   /** Resolves once every removed server has been deleted from HAProxy (tests). */
