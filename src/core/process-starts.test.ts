@@ -19,7 +19,6 @@ const STILL_THEIR_OWN: Record<string, string> = {
   'cli/open-browser.ts': 'xdg-open is left running detached, the CLI does not wait for it',
   'instances/swarm/base-image.ts': 'the swarm backend builds its base image with mmdebstrap (not moved yet)',
   'instances/swarm/build-context.ts': 'the swarm backend streams a build context to docker (not moved yet)',
-  'instances/swarm/release-images.ts': 'the swarm backend lists a release folder with find (not moved yet)',
 };
 
 function sourceFiles(dir: string): string[] {

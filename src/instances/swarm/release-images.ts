@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync, createReadStream, createWriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +7,7 @@ import { DockerApiError, type DockerApi } from './docker-api.js';
 import { baseImageTag, debianSuite, importBaseImage } from './base-image.js';
 import { buildContext, layerDockerfile } from './build-context.js';
 import { deleteFromRegistry } from './registry.js';
+import { runChecked } from '../../executor/run-captured.js';
 
 export interface ReleaseImagesOptions {
   api: DockerApi;
@@ -85,8 +85,8 @@ export class ReleaseImages {
     return name;
   }
 
-  private toolchainImage(paths: string[]): Promise<string> {
-    const key = fingerprint(paths);
+  private async toolchainImage(paths: string[]): Promise<string> {
+    const key = await fingerprint(paths);
     let pending = this.toolchains.get(key);
     if (!pending) {
       pending = (async () => {
@@ -199,12 +199,12 @@ export function tagName(deploymentId: string): string {
  * Names the content of the toolchain folders by every file's path, size and modification time:
  * a new Node or JDK in the cache makes a new layer, an unchanged cache reuses the old one.
  */
-export function fingerprint(paths: string[]): string {
+export async function fingerprint(paths: string[]): Promise<string> {
   const hash = createHash('sha256');
   for (const path of [...paths].sort()) {
     hash.update(`${path}\n`);
-    const listing = execFileSync('find', [path, '-printf', '%P\\t%y\\t%s\\t%T@\\n'], { maxBuffer: 512 * 1024 * 1024, encoding: 'utf8', env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' } });
-    hash.update(listing.split('\n').sort().join('\n'));
+    const listing = await runChecked(['find', path, '-printf', '%P\\t%y\\t%s\\t%T@\\n'], { maxOutputBytes: 512 * 1024 * 1024, env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' }, timeoutMs: 10 * 60_000 });
+    hash.update(listing.stdout.split('\n').sort().join('\n'));
   }
   return hash.digest('hex').slice(0, 16);
 }
