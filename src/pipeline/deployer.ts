@@ -13,7 +13,7 @@ import type { LogHub } from '../logs/log-hub.js';
 import type { AppRuntime } from './app-runtime.js';
 import { PhaseError } from './phase-error.js';
 import { injectedEnv, composeEnv } from './injected-env.js';
-import { prepareToolchain } from './prepare-toolchain.js';
+import { prepareToolchain, previewToolchain } from './prepare-toolchain.js';
 import { makeRedactor, secretValues } from './redact.js';
 import { parseReleaseSpec, type ReleaseSpec } from './release-spec.js';
 import { newId } from '../core/ids.js';
@@ -152,7 +152,9 @@ export class Deployer {
         throw new PlanError(help.message, help.hint);
       }
       const appVars = this.o.appEnv(app.id);
-      const plan = withBuildHooks(await provider.plan({ sourceDir: dir, appType: app.type, env: appVars, catalog: this.o.catalog }), appVars);
+      const made = withBuildHooks(await provider.plan({ sourceDir: dir, appType: app.type, env: appVars, catalog: this.o.catalog }), appVars);
+      // The paths the build would use, as the deploy log prints them, without fetching anything.
+      const plan = await previewToolchain(made, provider, { toolchainCacheDir: this.o.toolchainCacheDir, appCacheDir: join(this.o.dataDir, 'cache', 'apps', app.id) });
       const redact = makeRedactor(secretValues(appVars));
       return { plan, lines: [...describePlan(plan), ...describeRunHooks(appVars)].map(redact), redact };
     } finally {

@@ -130,6 +130,11 @@ export interface Provider {
    */
   prepare?(plan: BuildPlan, context: PrepareContext): Promise<{ plan: BuildPlan; toolPath: string[] }>;
   /**
+   * What prepare() would fill in, without fetching or writing anything (`slipway plan`): the
+   * paths the build will use, with a note for each that is not in the cache yet.
+   */
+  preview?(plan: BuildPlan, context: Pick<PrepareContext, 'toolchainCacheDir' | 'appCacheDir'>): Promise<BuildPlan>;
+  /**
    * After a successful build, the start command when the plan could only describe it (sbt's
    * staged script, named by the build). Throws PlanError when it cannot be found.
    */

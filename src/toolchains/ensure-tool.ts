@@ -59,6 +59,16 @@ async function exists(path: string): Promise<boolean> {
 }
 
 /**
+ * Where `tool` at exactly `version` is (or will be, once fetched) in the cache, and whether it
+ * is there: for showing a plan without fetching anything.
+ */
+export async function locateTool(cacheDir: string, tool: NpmTool, version: string): Promise<{ install: ToolInstall; installed: boolean }> {
+  const home = join(resolve(cacheDir), tool, exactVersion(tool, version));
+  const install: ToolInstall = { tool, version, binDir: join(home, 'bin'), home };
+  return { install, installed: await exists(join(install.binDir, tool)) };
+}
+
+/**
  * Fetches `tool` at exactly `version` unless the cache has it, and returns where it is.
  * `log` receives progress lines for the deploy log.
  */

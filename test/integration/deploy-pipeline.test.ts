@@ -78,6 +78,9 @@ test('slipway plan prints, for the folder\'s commit and without deploying, the p
   assert.equal(printed.code, 0, printed.stderr);
   const lines = printed.stdout.trimEnd().split('\n');
   assert.equal(lines[0], 'Build plan (node)');
+  // Real paths, not tokens: where the build's Node.js is in the toolchain cache.
+  assert.doesNotMatch(printed.stdout, /\$\{SLIPWAY_/);
+  assert.match(printed.stdout, /- node \d+\.\d+\.\d+ runs from \/\S+\/node\/\d+\.\d+\.\d+\/bin\.$/m);
   const log = await deploymentLog(daemon, appId, deployed.id);
   const start = log.indexOf(`    ${lines[0]}`);
   assert.ok(start >= 0, log.join('\n'));

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { PlanError, type BuildPlan, type PlanCommand } from '../plan.js';
 import { explainSbtFailure } from './explain-failure.js';
 import { hasPlaceholder } from './placeholders.js';
-import { prepareSbtPlan } from './prepare.js';
+import { prepareSbtPlan, previewSbtPlan } from './prepare.js';
 import { resolveSbtBinary } from './resolve-binary.js';
 import { sbtProvider } from './sbt-provider.js';
 
@@ -59,6 +59,8 @@ function runCommand(command: PlanCommand, buildDir: string, env: Record<string, 
 
 async function buildWithPlan(plan: BuildPlan, buildDir: string, env: Record<string, string>): Promise<BuildRun> {
   const prepared = await prepareSbtPlan(plan, { toolchainCacheDir, appCacheDir, log: (line) => console.log(`  ${line}`) });
+  // `slipway plan` fetches nothing, yet shows the paths this build runs with.
+  assert.deepEqual(await previewSbtPlan(plan, { toolchainCacheDir, appCacheDir }), prepared, 'the previewed plan is the prepared one');
   const runs: BuildRun[] = [];
   for (const command of prepared.build) {
     assert.equal(hasPlaceholder(command.argv), false, `no token left in ${command.argv.join(' ')}`);

@@ -8,7 +8,7 @@ import { selectJdk } from '../../toolchains/sbt/jdks.js';
 import { PlanError, type BuildPlan, type PlanCommand, type PlanContext, type Provider } from '../plan.js';
 import { chooseSbtVersion } from './build-properties.js';
 import { explainSbtFailure } from './explain-failure.js';
-import { prepareSbtPlan } from './prepare.js';
+import { prepareSbtPlan, previewSbtPlan } from './prepare.js';
 import { resolveSbtBinary } from './resolve-binary.js';
 import { PLACEHOLDER_PATHS, sbtBuildArgv } from './build-command.js';
 import { parseDeployGoal } from './deploy-goal.js';
@@ -138,6 +138,7 @@ export const sbtProvider: Provider = {
     // The JDK the plan chose runs sbt and the app: its java comes first on PATH.
     return { plan: prepared, toolPath: plan.env.JAVA_HOME ? [join(plan.env.JAVA_HOME, 'bin')] : [] };
   },
+  preview: previewSbtPlan,
   // The staged script is named by the build: found in the build folder once it has run.
   resolveStart: (buildDir, _plan, env) => resolveSbtBinary(buildDir, env),
   explainFailure: (outputLines) => explainSbtFailure(outputLines) ?? undefined,
