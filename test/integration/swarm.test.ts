@@ -31,15 +31,55 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
   let host: string;
   const deployments: Record<string, string> = {};
 
-  /** The app's swarm services that have a running task. */
-  async function runningServices(): Promise<string[]> {
+  /** The app's swarm services with a running task, and how many tasks run in each. */
+  async function runningTasks(): Promise<number[]> {
     const services = await docker.json<Array<{ ID: string }>>({ path: '/services', query: { filters: JSON.stringify({ label: [`slipway.app=${appId}`] }) }, what: 'list services' });
-    const running: string[] = [];
+    const running: number[] = [];
     for (const s of services) {
       const tasks = await docker.json<Array<{ Status: { State: string } }>>({ path: '/tasks', query: { filters: JSON.stringify({ service: [s.ID] }) }, what: 'list tasks' });
-      if (tasks.some((t) => t.Status.State === 'running')) running.push(s.ID);
+      const count = tasks.filter((t) => t.Status.State === 'running').length;
+      if (count > 0) running.push(count);
     }
     return running;
+  }
+
+  /** Requests through the router on keep-alive connections while `during` runs: how many, which failed, who answered. */
+  async function underLoad<T>(during: () => Promise<T>): Promise<{ result: T; ok: number; failures: string[]; instances: Set<string> }> {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+    let ok = 0;
+    const failures: string[] = [];
+    const instances = new Set<string>();
+    let running = true;
+    const worker = async () => {
+      while (running) {
+        await new Promise<void>((resolve) => {
+          const req = http.get({ host: '127.0.0.1', port: daemon.routerPort, path: '/', headers: { host }, agent, timeout: 10_000 }, (res) => {
+            let body = '';
+            res.on('data', (c) => (body += c));
+            res.on('end', () => {
+              if (res.statusCode === 200) {
+                ok++;
+                instances.add((JSON.parse(body) as { instanceId: string }).instanceId);
+              } else failures.push(`HTTP ${res.statusCode}`);
+              resolve();
+            });
+          });
+          req.on('timeout', () => req.destroy(new Error('timed out')));
+          req.on('error', (e) => {
+            failures.push(e.message);
+            resolve();
+          });
+        });
+      }
+    };
+    const load = Promise.all([worker(), worker(), worker(), worker()]);
+    try {
+      return { result: await during(), ok, failures, instances };
+    } finally {
+      running = false;
+      await load;
+      agent.destroy();
+    }
   }
 
   async function served(): Promise<{ release: string; instanceId: string }> {
@@ -73,8 +113,8 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     await daemon?.stop();
   });
 
-  test('two replicas, each a swarm service, both answer through the router', async () => {
-    assert.equal((await runningServices()).length, 2);
+  test('two replicas of one swarm service both answer through the router', async () => {
+    assert.deepEqual(await runningTasks(), [2]);
     const seen = new Set<string>();
     for (let i = 0; i < 40 && seen.size < 2; i++) {
       const facts = await served();
@@ -118,41 +158,14 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
   });
 
   test('a redeploy under keep-alive load fails no request and ends on the new release', async () => {
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
-    let ok = 0;
-    const failures: string[] = [];
-    let running = true;
-    const worker = async () => {
-      while (running) {
-        await new Promise<void>((resolve) => {
-          const req = http.get({ host: '127.0.0.1', port: daemon.routerPort, path: '/', headers: { host }, agent, timeout: 10_000 }, (res) => {
-            res.resume();
-            res.on('end', () => {
-              if (res.statusCode === 200) ok++;
-              else failures.push(`HTTP ${res.statusCode}`);
-              resolve();
-            });
-          });
-          req.on('timeout', () => req.destroy(new Error('timed out')));
-          req.on('error', (e) => {
-            failures.push(e.message);
-            resolve();
-          });
-        });
-      }
-    };
-    const load = Promise.all([worker(), worker(), worker(), worker()]);
-    const result = await deploy('two');
-    running = false;
-    await load;
-    agent.destroy();
+    const { result, ok, failures } = await underLoad(() => deploy('two'));
     assert.equal(result.state, 'OK', (await deploymentLog(daemon, appId, result.id)).join('\n'));
     assert.deepEqual(failures, [], `${failures.length} failed of ${ok + failures.length}`);
     assert.ok(ok > 20, `only ${ok} requests during the deployment`);
     assert.equal((await served()).release, 'two');
     console.log(`# ${ok} requests through the router during the redeploy, none failed`);
-    // The old release's services drain, then go.
-    await waitUntil('the old services to go', async () => (await runningServices()).length === 2);
+    // The old release's service drains, then goes.
+    await waitUntil("the old release's service to go", async () => (await runningTasks()).join() === '2');
   });
 
   test('a failed health check leaves the previous release serving', async () => {
@@ -163,15 +176,29 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     const log = (await deploymentLog(daemon, appId, result.id)).join('\n');
     assert.match(log, /404/, log);
     assert.equal((await served()).release, 'two');
-    assert.equal((await runningServices()).length, 2);
+    assert.deepEqual(await runningTasks(), [2]);
     const removed = await daemon.cli(['env', 'rm', 'CC_HEALTH_CHECK_PATH'], { cwd: dir });
     assert.equal(removed.code, 0, removed.stderr);
   });
 
-  test('scale changes the number of services at once', async () => {
-    const down = await daemon.cli(['scale', '--instances', '1'], { cwd: dir });
-    assert.equal(down.code, 0, down.stderr);
-    await waitUntil('one service', async () => (await runningServices()).length === 1);
+  test('a scale to 3 adds a replica that takes requests under keep-alive load, none failing; a scale to 1 takes two away', async () => {
+    const { result: up, ok, failures, instances } = await underLoad(async () => {
+      const r = await daemon.cli(['scale', '--instances', '3'], { cwd: dir });
+      await waitUntil('three running tasks', async () => (await runningTasks()).join() === '3');
+      // Requests go on a moment after the router took the new replica.
+      await new Promise((r) => setTimeout(r, 2000));
+      return r;
+    });
+    assert.equal(up.code, 0, up.stderr);
+    assert.deepEqual(failures, [], `${failures.length} failed of ${ok + failures.length}`);
+    assert.equal(instances.size, 3, `answers came from ${[...instances].join(', ')}`);
+    const down = await underLoad(async () => {
+      const r = await daemon.cli(['scale', '--instances', '1'], { cwd: dir });
+      await waitUntil('one running task', async () => (await runningTasks()).join() === '1');
+      return r;
+    });
+    assert.equal(down.result.code, 0, down.result.stderr);
+    assert.deepEqual(down.failures, [], `${down.failures.length} failed of ${down.ok + down.failures.length}`);
     assert.equal((await served()).release, 'two');
   });
 
@@ -179,7 +206,7 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     const back = await daemon.cli(['rollback', deployments.one!, '--app', appId]);
     assert.equal(back.code, 0, back.stderr);
     await waitUntil('release one served', async () => (await served()).release === 'one');
-    await waitUntil('the replaced service to go', async () => (await runningServices()).length === 1);
+    await waitUntil('the replaced service to go', async () => (await runningTasks()).join() === '1');
   });
 
   test('a task reaches the add-on its app is linked to, on the control machine, with the same variables', async () => {
@@ -202,7 +229,7 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
   test("delete removes the app's services", async () => {
     const deleted = await daemon.cli(['delete', '--app', appId, '--yes']);
     assert.equal(deleted.code, 0, deleted.stderr);
-    await waitUntil('no service left', async () => (await runningServices()).length === 0);
+    await waitUntil('no service left', async () => (await runningTasks()).length === 0);
     assert.notEqual((await getThroughRouter(daemon, host)).status, 200);
   });
 });

@@ -36,16 +36,19 @@ test('an instance is one replica with the app user, no capabilities, a read-only
   assert.equal(spec.Labels['slipway.owner'], 'slipway77');
 });
 
-test('a before-start command is a job that is never restarted', () => {
-  const spec = serviceSpec({ ...input, role: 'before-start' }) as any;
-  assert.deepEqual(spec.Mode, { ReplicatedJob: { MaxConcurrent: 1, TotalCompletions: 1 } });
-  assert.deepEqual(spec.TaskTemplate.RestartPolicy, { Condition: 'none' });
+test('a release is one service of N replicas; its own entrypoint runs as given and its slots identity is mounted read-only', () => {
+  const entry = ['/bin/sh', '-c', 'exec "$@"', 'sh'];
+  const spec = serviceSpec({ ...input, instanceId: undefined, command: entry, entrypoint: true, replicas: 3, binds: [{ source: '/run/slipway-swarm/x/s', target: '/run/slipway-slot' }] }) as any;
+  assert.deepEqual(spec.Mode, { Replicated: { Replicas: 3 } });
+  assert.deepEqual(spec.TaskTemplate.ContainerSpec.Command, ['/usr/bin/tini', '--', ...entry]);
+  assert.deepEqual(spec.TaskTemplate.ContainerSpec.Mounts.at(-1), { Type: 'bind', Source: '/run/slipway-swarm/x/s', Target: '/run/slipway-slot', ReadOnly: true });
+  assert.equal('slipway.instance' in spec.Labels, false);
 });
 
 test('service names fit Docker (63 characters, letters, digits, dashes) whatever the instance id', () => {
-  const name = serviceName('slipway77', 'i', 'x'.repeat(300));
+  const name = serviceName('slipway77', 'r', 'x'.repeat(300));
   assert.match(name, /^[a-z0-9-]{1,63}$/);
-  assert.notEqual(serviceName('slipway77', 'b', 'a', 0), serviceName('slipway77', 'b', 'a', 1));
+  assert.notEqual(serviceName('slipway77', 'r', 'a', 0), serviceName('slipway77', 'r', 'a', 1));
   assert.throws(() => validateOwner('Bad Owner'), /lowercase/);
 });
 

@@ -18,14 +18,22 @@ export interface ServiceSpecInput {
   name: string;
   /** Which daemon owns the service: a restarted daemon removes its own leftovers only. */
   owner: string;
-  role: 'instance' | 'before-start' | 'worker';
+  role: 'instance' | 'worker';
   /** A worker's restart policy (CC_WORKER_RESTART); instances restart after any exit. */
   restart?: 'always' | 'on-failure' | 'no';
   appId: string;
   deploymentId: string;
-  instanceId: string;
+  /** A worker's instance; a release's service holds many instances (its replicas). */
+  instanceId?: string;
   image: string;
+  /** Run under tini as given when `entrypoint` is set, otherwise through `env -u HOSTNAME`. */
   command: string[];
+  /** The task's own start-up (task-entrypoint.ts): `command` is then its argv as is. */
+  entrypoint?: boolean;
+  /** Tasks of the service (default 1). */
+  replicas?: number;
+  /** Folders of the node mounted read-only (the slots' identity files). */
+  binds?: Array<{ source: string; target: string }>;
   env: Record<string, string>;
   workingDir: string;
   sandbox: InstanceSandbox;
@@ -35,30 +43,36 @@ export interface ServiceSpecInput {
 }
 
 /**
- * A Swarm service of one replica for one instance: the app's image, its exact environment, its
- * own uid, no capabilities, a read-only root file system with a private /tmp of a quarter of the
- * memory limit (as the local sandbox), the flavour as memory, process and CPU limits. Swarm
- * restarts the task after any exit, like the local supervisor; a before-start command runs as a
- * job that is never restarted.
+ * A Swarm service of a release (its instances are the replicas) or of a worker: the app's image,
+ * its exact environment, its own uid, no capabilities, a read-only root file system with a
+ * private /tmp of a quarter of the memory limit (as the local sandbox), the flavour as memory,
+ * process and CPU limits. Swarm restarts a task after any exit, like the local supervisor.
  */
 export function serviceSpec(i: ServiceSpecInput): Record<string, unknown> {
   const { limits } = i.sandbox;
-  const job = i.role === 'before-start';
+  const tmp = isUnder(i.workingDir, '/tmp') ? [] : [{ Type: 'tmpfs', Target: '/tmp', TmpfsOptions: { SizeBytes: Math.max(1024 * 1024, Math.floor(limits.memoryBytes / 4)), Mode: 0o1777 } }];
+  const binds = (i.binds ?? []).map((b) => ({ Type: 'bind', Source: b.source, Target: b.target, ReadOnly: true }));
   return {
     Name: i.name,
-    Labels: { [LABEL_OWNER]: i.owner, [LABEL_ROLE]: i.role, 'slipway.app': i.appId, 'slipway.deployment': i.deploymentId, [LABEL_INSTANCE]: i.instanceId },
+    Labels: {
+      [LABEL_OWNER]: i.owner,
+      [LABEL_ROLE]: i.role,
+      'slipway.app': i.appId,
+      'slipway.deployment': i.deploymentId,
+      ...(i.instanceId === undefined ? {} : { [LABEL_INSTANCE]: i.instanceId }),
+    },
     TaskTemplate: {
       ContainerSpec: {
         Image: i.image,
         // Docker adds HOSTNAME to the environment; the app gets exactly the variables it was given.
-        Command: [...INIT, '/usr/bin/env', ...('HOSTNAME' in i.env ? [] : ['-u', 'HOSTNAME']), '--', ...i.command],
+        Command: [...INIT, ...(i.entrypoint ? i.command : ['/usr/bin/env', ...('HOSTNAME' in i.env ? [] : ['-u', 'HOSTNAME']), '--', ...i.command])],
         Env: Object.entries(i.env).map(([k, v]) => `${k}=${v}`),
         Dir: i.workingDir,
         User: `${i.sandbox.user.uid}:${i.sandbox.user.gid}`,
         Hostname: 'instance',
         ReadOnly: true,
         // A release kept under /tmp (tests) lives in the image there: a tmpfs would hide it.
-        Mounts: isUnder(i.workingDir, '/tmp') ? [] : [{ Type: 'tmpfs', Target: '/tmp', TmpfsOptions: { SizeBytes: Math.max(1024 * 1024, Math.floor(limits.memoryBytes / 4)), Mode: 0o1777 } }],
+        Mounts: [...tmp, ...binds],
         CapabilityDrop: ['ALL'],
         StopSignal: 'SIGTERM',
         StopGracePeriod: i.stopGraceMs * NS_PER_MS,
@@ -67,10 +81,10 @@ export function serviceSpec(i: ServiceSpecInput): Record<string, unknown> {
       Resources: {
         Limits: { MemoryBytes: limits.memoryBytes, Pids: limits.pids, NanoCPUs: nanoCpus(limits.cpuShares) },
       },
-      RestartPolicy: job ? { Condition: 'none' } : { Condition: RESTART_CONDITIONS[i.restart ?? 'always'], Delay: i.restartDelayMs * NS_PER_MS, MaxAttempts: 0 },
+      RestartPolicy: { Condition: RESTART_CONDITIONS[i.restart ?? 'always'], Delay: i.restartDelayMs * NS_PER_MS, MaxAttempts: 0 },
       Networks: [{ Target: i.network }],
     },
-    Mode: job ? { ReplicatedJob: { MaxConcurrent: 1, TotalCompletions: 1 } } : { Replicated: { Replicas: 1 } },
+    Mode: { Replicated: { Replicas: i.replicas ?? 1 } },
   };
 }
 
@@ -83,9 +97,13 @@ export function nanoCpus(cpuShares: number): number {
   return Math.max(100_000_000, Math.round((cpuShares / 1024) * 1e9));
 }
 
-/** Service names: at most 63 letters, digits and dashes; instance ids are longer, so a digest stands in. */
-export function serviceName(owner: string, kind: 'i' | 'b' | 'w', instanceId: string, step = 0): string {
-  const digest = createHash('sha256').update(`${instanceId}\n${step}`).digest('hex').slice(0, 24);
+/**
+ * Service names: at most 63 letters, digits and dashes; ids are longer, so a digest stands in.
+ * `r`: a release's service (the digest of what its replicas share, then a generation: a release
+ * started again while its previous service is still going gets a new one); `w`: a worker.
+ */
+export function serviceName(owner: string, kind: 'r' | 'w', id: string, step = 0): string {
+  const digest = createHash('sha256').update(`${id}\n${step}`).digest('hex').slice(0, 24);
   return `${owner}-${kind}-${digest}`;
 }
 

@@ -61,6 +61,49 @@ describe('SwarmBackend specifics', { skip: missing ? `swarm: ${missing}` : false
     }
   });
 
+  test("a release's instances are replicas of one service: each its own identity, one stopped leaves the others serving, a restarted task runs before-start again", async () => {
+    const release = writeContractRelease({
+      'server.cjs': `require('node:http').createServer((q, s) => {
+  if (q.url === '/crash') process.exit(1);
+  s.end(JSON.stringify({ instance: process.env.INSTANCE_ID, number: process.env.INSTANCE_NUMBER }));
+}).listen(8080);`,
+    });
+    const specs = [0, 1, 2].map((n) => {
+      const s = contractSpec(release, { appId: 'swarm-replica-app', deploymentId: 'replica-deployment', script: 'server.cjs', instanceId: `replica-${n}`, instanceNumber: n });
+      s.spec.beforeStart = [[CONTRACT_NODE, '-e', 'console.log("before start of " + process.env.INSTANCE_ID)']];
+      s.spec.env = { PATH: '/usr/bin:/bin', HOME: release, INSTANCE_ID: `replica-${n}`, INSTANCE_NUMBER: String(n) };
+      return s;
+    });
+    const services = () =>
+      docker.json<Array<{ ID: string; Spec: { Mode: { Replicated: { Replicas: number } } } }>>({ path: '/services', query: { filters: JSON.stringify({ label: ['slipway.app=swarm-replica-app'] }) }, what: 'list services' });
+    const get = (address: string, path = '/') =>
+      new Promise<string>((resolve, reject) => http.get({ host: address, port: 8080, path, agent: false, timeout: 2000 }, (res) => { let b = ''; res.on('data', (c) => (b += c)); res.on('end', () => resolve(b)); }).on('error', reject));
+    const answer = async (i: { address: string }) => JSON.parse(await waitFor('an answer', () => get(i.address), 10_000)) as unknown;
+    const instances = await Promise.all(specs.map((s) => backend.start(s.spec)));
+    try {
+      const [service, ...others] = await services();
+      assert.equal(others.length, 0, 'one service for the release');
+      assert.equal(service!.Spec.Mode.Replicated.Replicas, 3);
+      for (const [n, i] of instances.entries()) assert.deepEqual(await answer(i), { instance: `replica-${n}`, number: String(n) });
+      await instances[0]!.stop(2000);
+      assert.equal((await services())[0]!.Spec.Mode.Replicated.Replicas, 2);
+      for (const [n, i] of instances.entries()) if (n > 0) assert.deepEqual(await answer(i), { instance: `replica-${n}`, number: String(n) });
+      assert.equal(instances[1]!.state(), 'running');
+      assert.equal(instances[1]!.restarts(), 0, 'the stop of another replica is not a crash of this one');
+      await get(instances[1]!.address, '/crash').catch(() => undefined);
+      const hooks = () => specs[1]!.logs.filter((l) => l.line === 'before start of replica-1').length;
+      await waitFor('before-start again in the restarted task', () => hooks() === 2, 30_000);
+      await waitFor('the restarted task to run', () => instances[1]!.state() === 'running' && specs[1]!.logs.some((l) => /^running again/.test(l.line)), 30_000);
+      assert.equal(instances[1]!.restarts(), 1);
+      assert.deepEqual(await answer(instances[1]!), { instance: 'replica-1', number: '1' });
+      assert.ok(!specs[2]!.logs.some((l) => l.line.includes('replica-1')), "a replica's lines reach its own log only");
+    } finally {
+      await Promise.all(instances.map((i) => i.stop(1000)));
+      rmSync(release, { recursive: true, force: true });
+    }
+    assert.deepEqual(await services(), []);
+  });
+
   test('the release image is in the registry until its release folder is gone', async () => {
     const release = writeContractRelease({ 'server.cjs': "require('node:http').createServer((q, s) => s.end('ok')).listen(8080);" });
     const s = contractSpec(release, { appId: 'swarm-prune-app', deploymentId: 'prune-deployment', script: 'server.cjs' });

@@ -7,8 +7,13 @@ import { DockerApiError, type DockerApi } from './docker-api.js';
 import { checkSwarmManager, type SwarmNode } from './swarm-checks.js';
 import { ReleaseImages } from './release-images.js';
 import { LABEL_OWNER, serviceName, serviceSpec, validateOwner } from './service-spec.js';
-import { SwarmServices, TERMINAL_STATES, describeTaskEnd } from './swarm-services.js';
+import { SwarmServices } from './swarm-services.js';
 import { SwarmInstance } from './swarm-instance.js';
+import { ReleaseService } from './release-service.js';
+import { IDENTITY_MOUNT, PER_INSTANCE_VARIABLES, SLOT_VARIABLE, taskEntrypoint } from './task-entrypoint.js';
+import { createHash, randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { usedToolchainFolders } from './toolchain-folders.js';
 
 export interface SwarmBackendOptions {
@@ -23,6 +28,8 @@ export interface SwarmBackendOptions {
   bridgeName?: string;
   /** Told when an instance holds an address and when it gives it back (add-on access). */
   networkEvents?: SandboxNetworkEvents;
+  /** The manager's folder of the slots' identity files (default /run/slipway-swarm/<owner>). */
+  identityRoot?: string;
   /** How long a task may take to be scheduled, pull its image and run. */
   startTimeoutMs?: number;
   restartDelayMs?: number;
@@ -34,10 +41,11 @@ const BRIDGE_NAME_OPTION = 'com.docker.network.bridge.name';
 const DEFAULT_RESTART_DELAY_MS = 1000;
 
 /**
- * Runs each instance as a Docker Swarm service of one replica, from an image of its release
- * pushed to the configured registry. The runtime still decides which instances serve: it
- * starts the new ones, health-checks each at its own address, switches the router and stops
- * the old ones, exactly as with the local backend; Swarm places, runs and restarts the tasks.
+ * Runs the instances of each release as the replicas of one Docker Swarm service, from an image
+ * of the release pushed to the configured registry. The runtime still decides which instances
+ * serve: it starts the new ones (a new service for a new release, one more replica for a scale),
+ * health-checks each task at its own address, switches the router and stops the old ones,
+ * exactly as with the local backend; Swarm places, runs and restarts the tasks.
  */
 export class SwarmBackend implements InstanceBackend {
   readonly images: ReleaseImages;
@@ -50,6 +58,9 @@ export class SwarmBackend implements InstanceBackend {
   private readonly services: SwarmServices;
   private readonly owner: string;
   private readonly instances = new Map<string, SwarmInstance>();
+  private readonly releases = new Map<string, ReleaseService>();
+  private generation = 0;
+  private readonly identityRoot: string;
   private node: SwarmNode | undefined;
   private networkEvents: SandboxNetworkEvents | undefined;
   private readonly log: (line: string) => void;
@@ -64,6 +75,7 @@ export class SwarmBackend implements InstanceBackend {
     if (!/^[A-Za-z0-9_-]{1,15}$/.test(this.bridgeName)) throw new Error(`Invalid bridge name ${JSON.stringify(this.bridgeName)}: up to 15 letters, digits, "_" or "-".`);
     this.gatewayAddress = gatewayOf(o.subnet);
     this.networkEvents = o.networkEvents;
+    this.identityRoot = o.identityRoot ?? `/run/slipway-swarm/${this.owner}`;
   }
 
   /**
@@ -76,6 +88,7 @@ export class SwarmBackend implements InstanceBackend {
       this.log(`removing swarm service ${stale.Spec.Name} left by a previous run`);
       await this.services.remove(stale.ID);
     }
+    rmSync(this.identityRoot, { recursive: true, force: true });
     await this.ensureNetwork();
     await this.ip(['route', 'replace', ...this.fallbackRoute()]);
     // Images of releases removed while no daemon ran (apps deleted, old releases pruned).
@@ -101,28 +114,7 @@ export class SwarmBackend implements InstanceBackend {
       user: spec.sandbox.user,
     });
     void this.images.pruneApp().catch((e: Error) => this.log(`could not remove old release images: ${e.message}`));
-    let step = 0;
-    for (const command of spec.beforeStart) await this.runBeforeStart(spec, image, command, step++);
 
-    const name = serviceName(this.owner, 'i', id);
-    const serviceId = await this.services.create(
-      serviceSpec({
-        name,
-        owner: this.owner,
-        role: 'instance',
-        appId: spec.appId,
-        deploymentId: spec.deploymentId,
-        instanceId: id,
-        image,
-        command: spec.command,
-        env: spec.env,
-        workingDir: spec.releaseDir,
-        sandbox: spec.sandbox,
-        network: this.networkName,
-        restartDelayMs: this.o.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS,
-        stopGraceMs: 10_000,
-      }),
-    );
     const instance = new SwarmInstance(
       {
         services: this.services,
@@ -132,11 +124,11 @@ export class SwarmBackend implements InstanceBackend {
         detached: async (_i, address) => this.networkEvents?.detached(address),
         forget: (i) => {
           if (this.instances.get(i.id) === i) this.instances.delete(i.id);
+          if (i.release.closing && this.releases.get(i.release.key) === i.release) this.releases.delete(i.release.key);
         },
       },
       spec,
-      serviceId,
-      name,
+      this.releaseService(spec, image),
     );
     this.instances.set(id, instance);
     try {
@@ -147,6 +139,44 @@ export class SwarmBackend implements InstanceBackend {
       throw error;
     }
     return instance;
+  }
+
+  /**
+   * The service of the instance's release: instances that share everything but their identity
+   * (INSTANCE_ID, INSTANCE_NUMBER) are replicas of one service. A release whose service is
+   * closing (its last instance stopping) gets a new one.
+   */
+  private releaseService(spec: InstanceSpec, image: string): ReleaseService {
+    const shared = Object.fromEntries(Object.entries(spec.env).filter(([k]) => !(PER_INSTANCE_VARIABLES as readonly string[]).includes(k)));
+    const key = createHash('sha256')
+      .update(JSON.stringify([spec.appId, spec.deploymentId, spec.releaseDir, image, spec.command, spec.beforeStart, shared, spec.sandbox]))
+      .digest('hex');
+    const current = this.releases.get(key);
+    if (current && !current.closing) return current;
+    const name = serviceName(this.owner, 'r', key, this.generation++);
+    const marker = `slipway-${randomBytes(8).toString('hex')}`;
+    const release = new ReleaseService(this.services, key, name, marker, join(this.identityRoot, name), (replicas) =>
+      serviceSpec({
+        name,
+        owner: this.owner,
+        role: 'instance',
+        appId: spec.appId,
+        deploymentId: spec.deploymentId,
+        image,
+        command: taskEntrypoint({ marker, beforeStart: spec.beforeStart, command: spec.command, env: spec.env }),
+        entrypoint: true,
+        replicas,
+        binds: [{ source: join(this.identityRoot, name), target: IDENTITY_MOUNT }],
+        env: { ...shared, [SLOT_VARIABLE]: '{{.Task.Slot}}' },
+        workingDir: spec.releaseDir,
+        sandbox: spec.sandbox,
+        network: this.networkName,
+        restartDelayMs: this.o.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS,
+        stopGraceMs: 10_000,
+      }),
+    );
+    this.releases.set(key, release);
+    return release;
   }
 
   list(): Instance[] {
@@ -215,51 +245,6 @@ export class SwarmBackend implements InstanceBackend {
     const started = new SwarmWorker(this.services, worker, serviceId, (stream, line) => spec.onLog(stream, line));
     await started.start();
     return started;
-  }
-
-  /**
-   * A before-start command runs as a Swarm job of the same image, user and limits, to its end:
-   * its output goes to the app's log and a non-zero exit fails the start.
-   */
-  private async runBeforeStart(spec: InstanceSpec, image: string, command: string[], step: number): Promise<void> {
-    spec.onLog('system', `running before start: ${JSON.stringify(command)}`);
-    const name = serviceName(this.owner, 'b', spec.instanceId, step);
-    const serviceId = await this.services.create(
-      serviceSpec({
-        name,
-        owner: this.owner,
-        role: 'before-start',
-        appId: spec.appId,
-        deploymentId: spec.deploymentId,
-        instanceId: spec.instanceId,
-        image,
-        command,
-        env: spec.env,
-        workingDir: spec.releaseDir,
-        sandbox: spec.sandbox,
-        network: this.networkName,
-        restartDelayMs: 0,
-        stopGraceMs: 1000,
-      }),
-    );
-    try {
-      const logs = await this.services.followLogs(serviceId, (stream, line) => spec.onLog(stream, line));
-      const deadline = Date.now() + (this.o.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
-      let ended: Awaited<ReturnType<typeof this.services.tasks>>[number] | undefined;
-      for (;;) {
-        ended = (await this.services.tasks(serviceId)).find((t) => TERMINAL_STATES.has(t.Status.State));
-        if (ended || Date.now() > deadline) break;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      await Promise.race([logs.ended, new Promise((r) => setTimeout(r, 1500))]);
-      logs.close();
-      if (!ended) throw new Error(`Before-start command ${JSON.stringify(command)} did not end in time; the instance was not started.`);
-      if (ended.Status.State !== 'complete') {
-        throw new Error(`Before-start command ${JSON.stringify(command)} ${describeTaskEnd(ended)}; the instance was not started. See its output above in the instance log.`);
-      }
-    } finally {
-      await this.services.remove(serviceId);
-    }
   }
 
   /**

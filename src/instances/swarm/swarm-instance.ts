@@ -1,6 +1,8 @@
 import type { Instance, InstanceSpec, InstanceState, LogStream } from '../backend.js';
-import { NS_PER_MS } from './service-spec.js';
 import type { SwarmWorker } from './swarm-worker.js';
+import type { ReleaseService, Replica } from './release-service.js';
+import type { EntrypointEvent } from './task-entrypoint.js';
+import { identityFile } from './task-entrypoint.js';
 import { TERMINAL_STATES, describeTaskEnd, type SwarmServices, type SwarmTask } from './swarm-services.js';
 
 export const INSTANCE_PORT = 8080;
@@ -8,6 +10,8 @@ const DEFAULT_GRACE_MS = 10_000;
 const POLL_MS = 250;
 /** Lines a task printed just before it ended may reach the log stream a moment after its end. */
 const LOG_SETTLE_MS = 400;
+/** How long Swarm may take to take away the slot of a stopped replica. */
+const SLOT_REMOVAL_MS = 15_000;
 
 /** What an instance needs from the backend that owns it. */
 export interface SwarmInstanceHost {
@@ -25,26 +29,33 @@ function seconds(ms: number): string {
   return `${Number((ms / 1000).toFixed(1))} s`;
 }
 
+const live = (t: SwarmTask) => !TERMINAL_STATES.has(t.Status.State);
+
 /**
- * One instance as a Swarm service of one replica. Swarm restarts its task after a crash; this
- * object watches the tasks to tell the app's log and the runtime about crashes, restarts and the
- * address the router reaches the running task at.
+ * One instance as one replica (one slot) of its release's Swarm service. Swarm restarts the
+ * slot's task after a crash; this object follows the slot's tasks to tell the app's log and the
+ * runtime about crashes, restarts and the address the router reaches the running task at.
  */
-export class SwarmInstance implements Instance {
+export class SwarmInstance implements Instance, Replica {
   readonly id: string;
   readonly port = INSTANCE_PORT;
+  slot: number | undefined;
 
   private currentState: InstanceState = 'starting';
   private currentAddress = '';
   private restartCount = 0;
   private memory: number | undefined;
   private stopping: Promise<void> | undefined;
-  private poller: NodeJS.Timeout | undefined;
-  private logs: { close(): void; ended: Promise<void> } | undefined;
+  private launched = false;
+  /** Tasks of the slot from before this instance held it: never ours. */
+  private readonly before = new Set<string>();
   /** Tasks whose end was already told, and the task that runs now. */
   private readonly ended = new Set<string>();
   private runningTask: string | undefined;
   private readonly seen = new Set<string>();
+  /** Tasks whose entrypoint said the app runs (the before-start commands succeeded). */
+  private readonly started = new Set<string>();
+  private readonly hookFailures = new Map<string, { index: number; code: number }>();
   private readonly workers: SwarmWorker[] = [];
   private lastEndAt = Date.now();
   private startedAt = Date.now();
@@ -52,14 +63,17 @@ export class SwarmInstance implements Instance {
   constructor(
     private readonly host: SwarmInstanceHost,
     readonly spec: InstanceSpec,
-    readonly serviceId: string,
-    readonly serviceName: string,
+    readonly release: ReleaseService,
   ) {
     this.id = spec.instanceId;
   }
 
   get address(): string {
     return this.currentAddress;
+  }
+
+  get serviceName(): string {
+    return this.release.name;
   }
 
   state(): InstanceState {
@@ -74,15 +88,19 @@ export class SwarmInstance implements Instance {
     return this.currentState === 'running' ? this.memory : undefined;
   }
 
-  /** Follows the service's logs and waits until its first task runs with an address. */
+  /** Adds a replica to the release's service, then waits until its task runs the app with an address. */
   async launch(timeoutMs: number): Promise<void> {
-    this.logs = await this.host.services.followLogs(this.serviceId, (stream, line) => this.log(stream, line));
     const deadline = Date.now() + timeoutMs;
+    this.slot = await this.release.addReplica(this, identityFile(this.spec.env), timeoutMs);
+    let first = true;
     for (;;) {
       if (this.stopping) throw new Error('instance stopped while starting');
-      const tasks = await this.host.services.tasks(this.serviceId);
+      const slotTasks = (await this.release.tasks()).filter((t) => t.Slot === this.slot);
+      if (first) for (const t of slotTasks) if (!live(t) || t.DesiredState === 'shutdown') this.before.add(t.ID);
+      first = false;
+      const tasks = slotTasks.filter((t) => !this.before.has(t.ID));
       for (const task of tasks) this.seen.add(task.ID);
-      const running = tasks.find((t) => t.Status.State === 'running');
+      const running = tasks.find((t) => t.Status.State === 'running' && this.started.has(t.ID));
       const containerId = running?.Status.ContainerStatus?.ContainerID;
       if (running && containerId) {
         const address = await this.host.services.containerAddress(containerId, this.host.network);
@@ -91,8 +109,20 @@ export class SwarmInstance implements Instance {
           break;
         }
       }
-      const failed = tasks.find((t) => t.Status.State === 'rejected' || (t.Status.Err && TERMINAL_STATES.has(t.Status.State)));
-      if (failed && failed.Status.State === 'rejected') throw new Error(`Swarm could not start the instance: ${failed.Status.Err ?? failed.Status.Message ?? 'rejected'}.`);
+      const rejected = tasks.find((t) => t.Status.State === 'rejected');
+      if (rejected) throw new Error(`Swarm could not start the instance: ${rejected.Status.Err ?? rejected.Status.Message ?? 'rejected'}.`);
+      const ended = tasks.find((t) => !live(t));
+      if (ended) {
+        // The marker of a failed before-start command comes through the logs: give it a moment.
+        await new Promise((r) => setTimeout(r, LOG_SETTLE_MS));
+        const hook = this.hookFailures.get(ended.ID);
+        if (hook) {
+          throw new Error(
+            `Before-start command ${JSON.stringify(this.spec.beforeStart[hook.index])} exited with code ${hook.code}; the instance was not started. See its output above in the instance log.`,
+          );
+        }
+        throw new Error(`The instance's task ${describeTaskEnd(ended)} before the app started; its output is above.`);
+      }
       if (Date.now() > deadline) {
         const last = tasks.at(-1);
         throw new Error(`The instance's task did not run within ${seconds(timeoutMs)}${last ? ` (task ${last.Status.State}: ${last.Status.Err ?? last.Status.Message ?? ''})` : ''}.`);
@@ -101,9 +131,9 @@ export class SwarmInstance implements Instance {
     }
     this.log(
       'system',
-      `started ${JSON.stringify(this.spec.command)} (swarm service ${this.serviceName}, uid ${this.spec.sandbox.user.uid}, ${this.spec.sandbox.flavor}), reachable at ${this.currentAddress}:${this.port}`,
+      `started ${JSON.stringify(this.spec.command)} (swarm service ${this.release.name}, replica ${this.slot}, uid ${this.spec.sandbox.user.uid}, ${this.spec.sandbox.flavor}), reachable at ${this.currentAddress}:${this.port}`,
     );
-    this.poller = setInterval(() => void this.watch().catch(() => undefined), POLL_MS);
+    this.launched = true;
   }
 
   /** Workers started beside this instance: they stop with it. */
@@ -114,6 +144,53 @@ export class SwarmInstance implements Instance {
   stop(graceMs = DEFAULT_GRACE_MS): Promise<void> {
     this.stopping ??= this.stopNow(graceMs);
     return this.stopping;
+  }
+
+  line(stream: LogStream, line: string, taskId: string): void {
+    if (!this.before.has(taskId)) this.log(stream, line);
+  }
+
+  event(event: EntrypointEvent, taskId: string): void {
+    if (this.before.has(taskId)) return;
+    if (event.kind === 'started') this.started.add(taskId);
+    else if (event.kind === 'before-start') this.log('system', `running before start: ${JSON.stringify(this.spec.beforeStart[event.index])}`);
+    else {
+      this.hookFailures.set(taskId, event);
+      this.log('system', `before-start command ${JSON.stringify(this.spec.beforeStart[event.index])} exited with code ${event.code}`);
+    }
+  }
+
+  /** One look at the slot's tasks: tells crashes and restarts, follows the running task. */
+  async observe(slotTasks: SwarmTask[]): Promise<void> {
+    if (this.stopping || !this.launched) return;
+    const tasks = slotTasks.filter((t) => !this.before.has(t.ID));
+    for (const task of tasks) this.seen.add(task.ID);
+    // Each task after the first is Swarm's restart of the instance.
+    this.restartCount = Math.max(this.restartCount, this.seen.size - 1);
+    for (const task of tasks) {
+      if (live(task) || this.ended.has(task.ID)) continue;
+      this.ended.add(task.ID);
+      const uptime = Date.now() - this.startedAt;
+      this.lastEndAt = Date.now();
+      // Give the last lines of the ended task a moment to arrive before the crash message.
+      await new Promise((r) => setTimeout(r, LOG_SETTLE_MS));
+      if (this.stopping) return;
+      this.setState('crashed');
+      this.log('system', `crashed: the process ${describeTaskEnd(task)} after ${seconds(uptime)}`);
+      this.setState('restarting');
+      this.log('system', `restarting: Swarm starts a new task (restart #${this.seen.size})`);
+    }
+    const running = tasks.filter((t) => t.Status.State === 'running' && t.DesiredState === 'running' && this.started.has(t.ID)).at(-1);
+    if (running && running.ID !== this.runningTask) {
+      const containerId = running.Status.ContainerStatus?.ContainerID;
+      const address = containerId ? await this.host.services.containerAddress(containerId, this.host.network).catch(() => undefined) : undefined;
+      if (address && !this.stopping) {
+        await this.becameRunning(running, address);
+        this.log('system', `running again at ${address}:${this.port} after ${seconds(Date.now() - this.lastEndAt)}`);
+      }
+    }
+    const containerId = running?.Status.ContainerStatus?.ContainerID;
+    if (containerId && this.currentState === 'running') this.memory = await this.host.services.memoryUsage(containerId).catch(() => undefined);
   }
 
   private log(stream: LogStream, line: string): void {
@@ -147,82 +224,61 @@ export class SwarmInstance implements Instance {
     this.setState('running');
   }
 
-  /** One look at the service's tasks: tells crashes and restarts, follows the running task. */
-  private async watch(): Promise<void> {
-    if (this.stopping) return;
-    const tasks = await this.host.services.tasks(this.serviceId);
-    if (this.stopping) return;
-    for (const task of tasks) this.seen.add(task.ID);
-    // Each task after the first is Swarm's restart of the instance.
-    this.restartCount = Math.max(this.restartCount, this.seen.size - 1);
-    for (const task of tasks) {
-      if (!TERMINAL_STATES.has(task.Status.State) || this.ended.has(task.ID)) continue;
-      this.ended.add(task.ID);
-      const uptime = Date.now() - this.startedAt;
-      this.lastEndAt = Date.now();
-      // Give the last lines of the ended task a moment to arrive before the crash message.
-      await new Promise((r) => setTimeout(r, LOG_SETTLE_MS));
-      if (this.stopping) return;
-      this.setState('crashed');
-      this.log('system', `crashed: the process ${describeTaskEnd(task)} after ${seconds(uptime)}`);
-      this.setState('restarting');
-      this.log('system', `restarting: Swarm starts a new task (restart #${this.seen.size})`);
-    }
-    const running = tasks.filter((t) => t.Status.State === 'running' && t.DesiredState === 'running').at(-1);
-    if (running && running.ID !== this.runningTask) {
-      const containerId = running.Status.ContainerStatus?.ContainerID;
-      const address = containerId ? await this.host.services.containerAddress(containerId, this.host.network).catch(() => undefined) : undefined;
-      if (address && !this.stopping) {
-        await this.becameRunning(running, address);
-        this.log('system', `running again at ${address}:${this.port} after ${seconds(Date.now() - this.lastEndAt)}`);
-      }
-    }
-    const containerId = running?.Status.ContainerStatus?.ContainerID;
-    if (containerId && this.currentState === 'running') this.memory = await this.host.services.memoryUsage(containerId).catch(() => undefined);
+  private async slotTasks(): Promise<SwarmTask[]> {
+    return (await this.release.tasks()).filter((t) => t.Slot === this.slot && !this.before.has(t.ID));
   }
 
   /**
-   * Scales the service to none: Swarm sends SIGTERM to the task. Its stop grace is fixed when the
-   * task is made (changing it would replace the task), so SIGKILL after this stop's own grace
-   * is sent here, through the API of the node the task runs on. Then the service is removed.
+   * SIGTERM to the slot's task at once, through the API of the node it runs on, SIGKILL after
+   * this stop's own grace (a task's stop grace is fixed when the task is made). The replica is
+   * taken away once its task has ended, so Swarm removes this slot and no other; the last
+   * instance of the release scales the service to none first, so Swarm restarts nothing, and
+   * removes the service.
    */
   private async stopNow(graceMs: number): Promise<void> {
     this.setState('stopping');
     this.log('system', `stopping: sending SIGTERM, killing after ${seconds(graceMs)}`);
-    clearInterval(this.poller);
     const workersStopped = Promise.all(this.workers.map((w) => w.stop(graceMs).catch((e: Error) => this.log('system', `stopping a worker failed: ${e.message}`))));
     const started = Date.now();
     let last: SwarmTask | undefined;
     let killed = false;
-    try {
-      // No replica wanted first, so that Swarm does not replace the task the SIGTERM ends.
-      await this.host.services.update(this.serviceId, (spec) => {
-        if (spec.Mode?.Replicated) spec.Mode.Replicated.Replicas = 0;
-      });
-      // SIGTERM at once through the node's API: Swarm's own comes only when the scale-down
-      // reaches the node, which may be later than a short grace.
-      for (const t of await this.host.services.tasks(this.serviceId)) {
-        const containerId = t.Status.ContainerStatus?.ContainerID;
-        if (containerId && t.Status.State === 'running') await this.host.services.kill(containerId, 'SIGTERM').catch(() => undefined);
-      }
-      const deadline = Date.now() + graceMs + 30_000;
-      for (;;) {
-        const tasks = await this.host.services.tasks(this.serviceId);
-        const live = tasks.filter((t) => !TERMINAL_STATES.has(t.Status.State));
-        last = tasks.filter((t) => t.Status.ContainerStatus?.ContainerID).at(-1) ?? last;
-        if (live.length === 0 || Date.now() > deadline) break;
-        if (!killed && Date.now() - started >= graceMs) {
-          killed = true;
-          for (const t of live) {
+    const slot = this.slot;
+    const alone = this.release.leave();
+    if (alone) await this.release.scaleToNone().catch((e: Error) => this.log('system', `scaling the swarm service to none failed: ${e.message}`));
+    if (slot !== undefined) {
+      try {
+        const signalled = new Set<string>();
+        const signal = async (tasks: SwarmTask[], name: 'SIGTERM' | 'SIGKILL') => {
+          for (const t of tasks) {
             const containerId = t.Status.ContainerStatus?.ContainerID;
-            if (containerId) await this.host.services.kill(containerId, 'SIGKILL').catch(() => undefined);
+            if (containerId && live(t)) {
+              signalled.add(t.ID);
+              await this.host.services.kill(containerId, name).catch(() => undefined);
+            }
           }
+        };
+        await signal(await this.slotTasks(), 'SIGTERM');
+        const deadline = Date.now() + graceMs + 30_000;
+        for (;;) {
+          const tasks = await this.slotTasks();
+          last = tasks.filter((t) => t.Status.ContainerStatus?.ContainerID).at(-1) ?? last;
+          // Alone, every task must end; otherwise the ones signalled (Swarm may make a new one in the slot meanwhile).
+          const waiting = tasks.filter((t) => live(t) && (alone || signalled.has(t.ID) || signalled.size === 0));
+          if (waiting.length === 0 || Date.now() > deadline) break;
+          if (!killed && Date.now() - started >= graceMs) {
+            killed = true;
+            await signal(waiting, 'SIGKILL');
+          }
+          await new Promise((r) => setTimeout(r, 50));
         }
-        await new Promise((r) => setTimeout(r, 50));
+        if (!alone) {
+          await this.release.removeReplica(slot);
+          await this.waitForSlotRemoval();
+        }
+        await new Promise((r) => setTimeout(r, LOG_SETTLE_MS));
+      } catch (error) {
+        this.log('system', `stopping the swarm task failed: ${(error as Error).message}`);
       }
-      await new Promise((r) => setTimeout(r, LOG_SETTLE_MS));
-    } catch (error) {
-      this.log('system', `stopping the swarm service failed: ${(error as Error).message}; removing it`);
     }
     const took = Date.now() - started;
     const code = last?.Status.ContainerStatus?.ExitCode;
@@ -232,11 +288,23 @@ export class SwarmInstance implements Instance {
       this.log('system', `process ended after SIGTERM (${describeTaskEnd(last)})`);
     }
     await workersStopped;
-    this.logs?.close();
-    await this.host.services.remove(this.serviceId).catch((e: Error) => this.log('system', `could not remove the swarm service: ${e.message}`));
+    if (slot !== undefined) this.release.release(slot);
+    if (this.release.holders() === 0 && this.release.closing) {
+      await this.release.remove().catch((e: Error) => this.log('system', `could not remove the swarm service: ${e.message}`));
+    }
     if (this.currentAddress) await this.host.detached(this, this.currentAddress).catch(() => undefined);
     this.host.forget(this);
     this.setState('stopped');
     this.log('system', 'stopped');
+  }
+
+  /** Swarm removes the slot's new task (its restart of the ended one) when it takes the replica away. */
+  private async waitForSlotRemoval(): Promise<void> {
+    const deadline = Date.now() + SLOT_REMOVAL_MS;
+    while (Date.now() < deadline) {
+      if (!(await this.slotTasks()).some((t) => live(t) && t.DesiredState !== 'shutdown' && t.DesiredState !== 'remove')) return;
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+    this.log('system', `Swarm kept replica ${this.slot} after it was taken away; another replica may have gone instead`);
   }
 }

@@ -1,0 +1,240 @@
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LogStream } from '../backend.js';
+import { DockerApiError } from './docker-api.js';
+import { LogFrameReader } from './log-frames.js';
+import { TERMINAL_STATES, type SwarmServices, type SwarmTask } from './swarm-services.js';
+import { entrypointEvent, type EntrypointEvent } from './task-entrypoint.js';
+
+const POLL_MS = 250;
+/** Lines of a slot that no instance holds yet (its task printed before the claim): kept this many. */
+const EARLY_LINES = 500;
+
+/** What a replica (a SwarmInstance) is told by the service it belongs to. */
+export interface Replica {
+  /** A line the task of its slot printed (marker lines taken out). */
+  line(stream: LogStream, line: string, taskId: string): void;
+  /** A marker line of the task's entrypoint. */
+  event(event: EntrypointEvent, taskId: string): void;
+  /** The tasks of its slot, oldest first, at each look. */
+  observe(tasks: SwarmTask[]): Promise<void>;
+}
+
+/**
+ * One Swarm service of N replicas for the instances of one release that share everything but
+ * their identity. Each instance holds a slot (Swarm's replica number): starting an instance adds
+ * a replica and claims the slot Swarm gives it, stopping one ends its task first and then takes a
+ * replica away, so that Swarm (which removes stopped slots before running ones) removes that one.
+ * The slot's identity file tells the task which instance it is.
+ */
+export class ReleaseService {
+  serviceId: string | undefined;
+  /** No instance may join any more: its last instance is stopping. */
+  closing = false;
+
+  private replicas = 0;
+  /** Instances started and not stopping. */
+  private active = 0;
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly claims = new Map<number, Replica>();
+  private readonly taskSlots = new Map<string, number>();
+  private readonly early = new Map<number, Array<[LogStream, string, string]>>();
+  /** Lines waiting for the slot of their task to be looked up, and behind them, to keep order. */
+  private lookups: Promise<unknown> = Promise.resolve();
+  private waitingLines = 0;
+  private logs: { close(): void } | undefined;
+  private poller: NodeJS.Timeout | undefined;
+  private looking: Promise<void> | undefined;
+
+  constructor(
+    private readonly services: SwarmServices,
+    /** What the replicas share, digested: the backend's key for this release. */
+    readonly key: string,
+    readonly name: string,
+    readonly marker: string,
+    /** The node's folder of this service's identity files, mounted read-only into each task. */
+    readonly identityDir: string,
+    private readonly specFor: (replicas: number) => Record<string, unknown>,
+  ) {}
+
+  /** Asks Swarm for one more replica and claims the slot it makes for `replica`. */
+  async addReplica(replica: Replica, identity: string, timeoutMs: number): Promise<number> {
+    this.active++;
+    await this.serially(async () => {
+      this.replicas++;
+      if (this.serviceId === undefined) {
+        mkdirSync(this.identityDir, { recursive: true, mode: 0o755 });
+        this.serviceId = await this.services.create(this.specFor(this.replicas));
+        this.logs = await this.followLogs(this.serviceId);
+        this.poller = setInterval(() => void this.look().catch(() => undefined), POLL_MS);
+      } else await this.setReplicas();
+    });
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const tasks = await this.services.tasks(this.serviceId!);
+      this.learn(tasks);
+      const free = tasks
+        .filter((t) => t.Slot !== undefined && !this.claims.has(t.Slot) && !TERMINAL_STATES.has(t.Status.State) && t.DesiredState !== 'shutdown' && t.DesiredState !== 'remove')
+        .sort((a, b) => a.Slot! - b.Slot!)[0];
+      if (free) {
+        const slot = free.Slot!;
+        this.claims.set(slot, replica);
+        this.writeIdentity(slot, identity);
+        for (const [stream, line, taskId] of this.early.get(slot) ?? []) this.deliver(slot, stream, line, taskId);
+        this.early.delete(slot);
+        return slot;
+      }
+      if (Date.now() > deadline) throw new Error(`Swarm made no new task for the instance within ${Math.round(timeoutMs / 1000)} s.`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  /** The tasks of the service now, oldest first. */
+  async tasks(): Promise<SwarmTask[]> {
+    if (this.serviceId === undefined) return [];
+    const tasks = await this.services.tasks(this.serviceId);
+    this.learn(tasks);
+    return tasks;
+  }
+
+  /**
+   * Takes away the replica of `slot`, whose task has ended (or is ending): Swarm removes the
+   * slots that do not run first. The last one removes the service.
+   */
+  async removeReplica(slot: number): Promise<void> {
+    await this.serially(async () => {
+      this.replicas = Math.max(0, this.replicas - 1);
+      if (this.serviceId !== undefined && !this.closing) await this.setReplicas();
+    });
+    this.release(slot);
+  }
+
+  /** An instance stops: true when it was the last one running, and the service closes. */
+  leave(): boolean {
+    this.active = Math.max(0, this.active - 1);
+    if (this.active === 0) this.closing = true;
+    return this.active === 0;
+  }
+
+  /** No replica wanted any more: Swarm ends every task (SIGTERM, as Swarm's scale-down does). */
+  async scaleToNone(): Promise<void> {
+    this.closing = true;
+    await this.serially(async () => {
+      this.replicas = 0;
+      if (this.serviceId !== undefined) await this.setReplicas();
+    });
+  }
+
+  /** Forgets a slot's holder (its task is gone) and its identity. */
+  release(slot: number): void {
+    this.claims.delete(slot);
+    rmSync(join(this.identityDir, String(slot)), { force: true });
+  }
+
+  /** Instances still holding a slot. */
+  holders(): number {
+    return this.claims.size;
+  }
+
+  /** Removes the service and its identity files. */
+  async remove(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.poller);
+    this.logs?.close();
+    if (this.serviceId !== undefined) await this.services.remove(this.serviceId);
+    rmSync(this.identityDir, { recursive: true, force: true });
+  }
+
+  private serially<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async setReplicas(): Promise<void> {
+    try {
+      await this.services.update(this.serviceId!, (spec) => {
+        spec.Mode.Replicated.Replicas = this.replicas;
+      });
+    } catch (e) {
+      // Gone already: removed by a stop of all its instances.
+      if (!(e instanceof DockerApiError && e.status === 404)) throw e;
+    }
+  }
+
+  /** Written whole, then renamed: the task never reads half a file. */
+  private writeIdentity(slot: number, content: string): void {
+    const file = join(this.identityDir, String(slot));
+    writeFileSync(`${file}.new`, content, { mode: 0o644 });
+    renameSync(`${file}.new`, file);
+  }
+
+  private learn(tasks: SwarmTask[]): void {
+    for (const t of tasks) if (t.Slot !== undefined) this.taskSlots.set(t.ID, t.Slot);
+  }
+
+  /** One look at the tasks for every replica (crashes, restarts, the running task's address). */
+  private look(): Promise<void> {
+    this.looking ??= (async () => {
+      try {
+        const tasks = await this.tasks();
+        await Promise.all([...this.claims].map(([slot, replica]) => replica.observe(tasks.filter((t) => t.Slot === slot)).catch(() => undefined)));
+      } finally {
+        this.looking = undefined;
+      }
+    })();
+    return this.looking;
+  }
+
+  /**
+   * One stream of the service's lines, each carrying the task it came from (`details`): lines
+   * go to the instance holding the task's slot, in order.
+   */
+  private async followLogs(serviceId: string): Promise<{ close(): void }> {
+    const res = await this.services.api.stream({
+      path: `/services/${serviceId}/logs`,
+      query: { follow: true, stdout: true, stderr: true, details: true },
+      what: 'follow the logs of a service',
+    });
+    const reader = new LogFrameReader((stream, text) => {
+      const m = /^(\S*com\.docker\.swarm\.task\.id=([a-z0-9]+)\S*) (.*)$/s.exec(text);
+      if (!m) return;
+      const taskId = m[2]!;
+      const line = m[3]!;
+      const slot = this.taskSlots.get(taskId);
+      if (slot !== undefined && this.waitingLines === 0) return this.route(slot, stream, line, taskId);
+      this.waitingLines++;
+      this.lookups = this.lookups
+        .then(() => this.slotOf(taskId))
+        .then((s) => s !== undefined && this.route(s, stream, line, taskId))
+        .finally(() => this.waitingLines--);
+    });
+    res.on('data', (chunk: Buffer) => reader.push(chunk));
+    res.on('end', () => reader.end());
+    res.on('error', () => undefined);
+    return { close: () => res.destroy() };
+  }
+
+  private async slotOf(taskId: string): Promise<number | undefined> {
+    const known = this.taskSlots.get(taskId);
+    if (known !== undefined) return known;
+    const task = await this.services.api.json<SwarmTask>({ path: `/tasks/${taskId}`, what: 'inspect a task' }).catch(() => undefined);
+    if (task?.Slot !== undefined) this.taskSlots.set(taskId, task.Slot);
+    return task?.Slot;
+  }
+
+  private route(slot: number, stream: LogStream, line: string, taskId: string): void {
+    if (this.claims.has(slot)) return this.deliver(slot, stream, line, taskId);
+    const early = this.early.get(slot) ?? [];
+    if (early.length < EARLY_LINES) early.push([stream, line, taskId]);
+    this.early.set(slot, early);
+  }
+
+  private deliver(slot: number, stream: LogStream, line: string, taskId: string): void {
+    const replica = this.claims.get(slot);
+    if (!replica) return;
+    const event = stream === 'out' ? entrypointEvent(this.marker, line) : undefined;
+    if (event) replica.event(event, taskId);
+    else replica.line(stream, line, taskId);
+  }
+}
