@@ -19,6 +19,7 @@
  * deploy fetches it too (the log says so, and the result records it).
  *
  *   node --import tsx bench/sbt-build.ts
+ *   SBT_BENCH_LOGS=/tmp/logs node --import tsx bench/sbt-build.ts   (keeps every log, timed, to compare phases)
  */
 import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -72,6 +73,7 @@ async function timedDeploy(daemon: TestDaemon, dir: string, appId: string, gitEn
     await new Promise((r) => setTimeout(r, 100));
   }
   const seconds = (performance.now() - started) / 1000;
+  keepLog(result.id, readFileSync(join(daemon.dataDir, 'logs', `${result.id}.ndjson`), 'utf8'));
   const built = log.map((l) => /^Build succeeded in ([\d.]+) s$/.exec(l)).find(Boolean);
   if (!built) throw new Error(`deployment ${result.id} has no "Build succeeded in" line`);
   const compiled = log.map((l) => COMPILING.exec(l)).filter(Boolean).map((m) => Number(m![1]));
@@ -93,19 +95,24 @@ function makeCpuGroup(): { procs: string; remove(): void } {
   return { procs: join(dir, 'cgroup.procs'), remove: () => rmdirSync(dir) };
 }
 
-function runSbt(argv: string[], cwd: string, cgroupProcs?: string): Promise<{ seconds: number; output: string }> {
+function runSbt(argv: string[], cwd: string, cgroupProcs?: string): Promise<{ seconds: number; output: string; timed: string }> {
   const started = performance.now();
   // The shell joins the group, then becomes sbt: every thread of the JVM starts inside it.
   const command = cgroupProcs ? ['sh', '-c', 'echo $$ > "$0" && exec "$@"', cgroupProcs, ...argv] : argv;
   return new Promise((resolve, reject) => {
     const child = spawn(command[0]!, command.slice(1), { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    child.stdout.on('data', (d) => (output += d));
-    child.stderr.on('data', (d) => (output += d));
+    let timed = '';
+    const collect = (d: Buffer) => {
+      output += d;
+      timed += `${((performance.now() - started) / 1000).toFixed(2)} ${d}`;
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
     child.on('error', reject);
     child.on('close', (code) => {
       if (code !== 0) reject(new Error(`sbt exited ${code}:\n${output}`));
-      else resolve({ seconds: (performance.now() - started) / 1000, output });
+      else resolve({ seconds: (performance.now() - started) / 1000, output, timed });
     });
   });
 }
@@ -139,6 +146,7 @@ class BareSbt {
   async edit(): Promise<number> {
     editSource(this.dir);
     const run = await runSbt(this.argv, this.dir, this.group.procs);
+    keepLog(`bare-${edits}`, run.timed);
     if (!/compiling 1 Scala source/.test(run.output)) throw new Error(`the bare build did not compile the changed source:\n${run.output}`);
     return run.seconds;
   }
@@ -148,6 +156,12 @@ class BareSbt {
     rmSync(this.scratch, { recursive: true, force: true });
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** With SBT_BENCH_LOGS=<folder>, each deployment's log and each bare build's output, timed, are written there: where the time goes. */
+function keepLog(name: string, text: string): void {
+  const folder = process.env.SBT_BENCH_LOGS;
+  if (folder) writeFileSync(join(folder, `${name}.log`), text);
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;

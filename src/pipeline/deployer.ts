@@ -162,6 +162,17 @@ export class Deployer {
     }
   }
 
+  /**
+   * Where the app's builds run: one folder per app, the same path for each of its builds (they
+   * run one at a time), renamed to the release's folder when the build succeeds. Build tools
+   * that keep incremental state between builds record absolute paths and name projects after
+   * their folder (sbt's project id is the folder's name, its task caches hold paths): in a new
+   * path each time they redo work a developer's own checkout never redoes.
+   */
+  private buildFolder(appId: string): string {
+    return join(this.o.dataDir, 'builds', appId);
+  }
+
   /** Resolves once every queued deployment has ended (tests and shutdown). */
   async idle(): Promise<void> {
     await Promise.all([...this.queues.values()]);
@@ -208,7 +219,7 @@ export class Deployer {
       } else {
         enter('receive');
         const sandbox = await this.o.sandboxes.build(app);
-        const buildDir = join(this.o.dataDir, 'builds', deployment.id);
+        const buildDir = this.buildFolder(app.id);
         await rm(buildDir, { recursive: true, force: true });
         await ownedFolder(buildDir, sandbox.user);
         await this.exportCommit(app, deployment, buildDir, sandbox, cancel.signal);
@@ -267,7 +278,7 @@ export class Deployer {
         log(`==> Deployment cancelled during the ${phase} phase: ${reason}`);
         if (this.o.runtime.current(app.id)) log('The previous release keeps serving.');
         store.deployments.finish(deployment.id, 'CANCELLED', reason);
-        await rm(join(this.o.dataDir, 'builds', deployment.id), { recursive: true, force: true });
+        await rm(this.buildFolder(app.id), { recursive: true, force: true });
         return;
       }
       const failedPhase = error instanceof PhaseError ? error.phase : phase ?? 'build';
@@ -284,7 +295,7 @@ export class Deployer {
       }
       store.deployments.setPhase(deployment.id, failedPhase);
       store.deployments.finish(deployment.id, 'FAIL', `${failedPhase}: ${message}`);
-      await rm(join(this.o.dataDir, 'builds', deployment.id), { recursive: true, force: true });
+      await rm(this.buildFolder(app.id), { recursive: true, force: true });
     } finally {
       if (this.running.get(app.id)?.deploymentId === deployment.id) this.running.delete(app.id);
       logs.finish(deployment.id);

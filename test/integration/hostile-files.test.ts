@@ -62,9 +62,9 @@ async function stillServesReleaseOne(): Promise<void> {
   assert.equal((JSON.parse(response.body) as { release: string }).release, 'one', 'the release deployed before keeps serving');
 }
 
-/** Where a committed link lands once the commit is exported to `<data>/builds/<deployment>/`. */
+/** Where a committed link lands once the commit is exported to `<data>/builds/<app>/`. */
 function fromBuildFolder(target: string): string {
-  return relative(join(daemon.dataDir, 'builds', 'a-deployment'), target);
+  return relative(join(daemon.dataDir, 'builds', 'an-app'), target);
 }
 
 test('package.json linked to the admin token through the data folder is refused by name, and the token is read nowhere', { skip: needsRoot }, async () => {

@@ -223,6 +223,10 @@ test("scala-single: a commit that changes no source compiles nothing: sbt's incr
   assert.ok(result.log.includes('A build cache exists for this toolchain: reusing it.'), result.text);
   assert.match(result.text, /sbt's incremental state is kept between builds: target, project\/target, project\/project/);
   assert.deepEqual(compiledSources(result.log), [], `sbt compiled again:\n${result.text}`);
+  // sbt names projects after their folder and its task caches hold paths: each build of the app
+  // runs in the app's one build folder, where the previous build's state is valid.
+  const buildFolder = join(daemon.dataDir, 'builds', single.id);
+  assert.ok(result.log.includes(`[info] loading project definition from ${buildFolder}/project`), result.text);
   assert.equal(json((await getThroughRouter(daemon, single.host)).body).app, 'scala-single v2');
   t.diagnostic(`redeploy with no source changed: build ${buildSeconds(result.log)} s`);
 });

@@ -5,8 +5,9 @@
  * every source and the build definition again, which doubled a redeploy's build.
  *
  * zinc records paths relative to the build's root (sbt 1.4+ maps them to ${BASE}) and stamps
- * sources by content hash, so the state carries over to the next deployment's own build folder:
- * an unchanged source is not compiled again.
+ * sources by content hash, so an unchanged source is not compiled again. The rest of sbt's state
+ * (project ids named after the folder, task caches holding paths) needs the same path each time:
+ * the pipeline builds every deployment of an app in one folder.
  */
 import type { UntrustedTree } from '../../sandbox/untrusted-tree.js';
 
