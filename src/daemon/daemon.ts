@@ -128,8 +128,8 @@ export class Daemon {
     backend.setNetworkEvents(addonAccess);
     store.links.onAddonLinksChanged(() => void addonAccess.linksChanged());
 
-    // With --backend swarm, the apps' instances run as swarm services; builds, one-off commands
-    // and add-on servers stay in this machine's sandboxes (docs/swarm.md).
+    // With --backend swarm, the apps' instances and one-off commands run as swarm services;
+    // builds and add-on servers stay in this machine's sandboxes (docs/swarm.md).
     const instances = options.backend === 'swarm' ? await startSwarmBackend(swarmOptions(options.swarm), names.cgroupRoot, addonAccess, log) : undefined;
     if (instances) this.onStop('swarm network', () => instances.removeNetwork());
     const instanceBackend = instances ?? backend;
@@ -226,7 +226,7 @@ export class Daemon {
         await removeApp({ store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir }, app);
         await traffic.forgetApp(app.id);
       },
-      runOneOff: (app, argv, onData) => startOneOff({ store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend }, app, argv, onData),
+      runOneOff: (app, argv, onData) => startOneOff({ store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend, instances }, app, argv, onData),
       sandboxOf: (app) => policy.instance(app),
       domains: certificates.manager,
     }, addons, traffic }, { fallback: consoleHandler() });

@@ -5,6 +5,7 @@
  */
 
 import type { SandboxLimits } from '../sandbox/cgroups.js';
+import type { Sandbox } from '../sandbox/sandbox-host.js';
 
 export type LogStream = 'out' | 'err' | 'system';
 
@@ -67,8 +68,25 @@ export interface Instance {
   stop(graceMs?: number): Promise<void>;
 }
 
+/** A one-off command (`slipway run`) of a release: its environment, user and limits, never routed. */
+export interface OneOffSpec {
+  appId: string;
+  deploymentId: string;
+  releaseDir: string;
+  command: string[];
+  env: Record<string, string>;
+  sandbox: InstanceSandbox;
+  /** The command's output as it comes. */
+  onData(stream: 'out' | 'err', chunk: Buffer): void;
+}
+
 export interface InstanceBackend {
   start(spec: InstanceSpec): Promise<Instance>;
+  /**
+   * Runs a one-off command where the instances run (a backend that runs them elsewhere than
+   * this machine's sandboxes); without it, one-off commands run in a local sandbox.
+   */
+  runOnce?(spec: OneOffSpec): Promise<Sandbox>;
   list(): Instance[];
   /** Stops every instance (daemon shutdown). */
   stopAll(graceMs?: number): Promise<void>;

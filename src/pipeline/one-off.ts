@@ -4,6 +4,7 @@ import type { SandboxHost, Sandbox } from '../sandbox/sandbox-host.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
 import type { AppRuntime } from './app-runtime.js';
 import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
+import type { InstanceBackend } from '../instances/backend.js';
 import { parseReleaseSpec } from './release-spec.js';
 import { newId } from '../core/ids.js';
 import { sandboxIdFor } from '../sandbox/describe.js';
@@ -16,6 +17,8 @@ export interface OneOffDeps {
   sandboxes: SandboxPolicy;
   sandboxHost: SandboxHost;
   networks: { acquireBuildNetwork(appId: string): Promise<BuildNetwork> };
+  /** The instances' backend: one that runs instances away from this machine runs the command there too. */
+  instances?: Pick<InstanceBackend, 'runOnce'>;
 }
 
 /** A command as the CLI sends it: a non-empty JSON array of strings. */
@@ -35,7 +38,8 @@ export function parseOneOffCommand(text: string | null): string[] {
 /**
  * One-off commands (migrations, consoles, scripts): a fresh sandbox of the app's current
  * release, with its user, limits, environment and a network of its own (the outside and the
- * app's add-ons), never routed. Interactive: raw output and a standard input.
+ * app's add-ons), never routed. Interactive: raw output and a standard input. With a backend
+ * that runs instances elsewhere (Swarm), the command runs there, as a task of the release.
  */
 export async function startOneOff(
   deps: OneOffDeps,
@@ -47,8 +51,12 @@ export async function startOneOff(
   if (!record) throw new ConflictError('This application has no release to run a command in.', 'Deploy it first with git push or `slipway deploy`.');
   const release = parseReleaseSpec(record.start_json);
   const sandbox = await deps.sandboxes.instance(app);
-  const network = await deps.networks.acquireBuildNetwork(app.id);
   const id = newId('instance');
+  const env = { ...deps.runtime.environmentFor(app, release, id, 0), INSTANCE_TYPE: 'run' };
+  if (deps.instances?.runOnce) {
+    return deps.instances.runOnce({ appId: app.id, deploymentId: release.deploymentId, releaseDir: release.releaseDir, command: argv, env, sandbox, onData });
+  }
+  const network = await deps.networks.acquireBuildNetwork(app.id);
   let started: Sandbox;
   try {
     started = await deps.sandboxHost.start({
@@ -60,7 +68,7 @@ export async function startOneOff(
         releaseDir: release.releaseDir,
         sandbox,
         args: argv,
-        env: { ...deps.runtime.environmentFor(app, release, id, 0), INSTANCE_TYPE: 'run' },
+        env,
         hostname: 'run',
         networkNamespacePath: network.namespacePath,
       }),

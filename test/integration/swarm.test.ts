@@ -209,6 +209,19 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     await waitUntil('the replaced service to go', async () => (await runningTasks()).join() === '1');
   });
 
+  test('slipway run runs the command as a swarm task of the release, streams its output and returns its exit code', async () => {
+    const runServices = async () =>
+      (await docker.json<unknown[]>({ path: '/services', query: { filters: JSON.stringify({ label: [`slipway.app=${appId}`, 'slipway.role=run'] }) }, what: 'list services' })).length;
+    const script = "console.log('run as ' + process.getuid() + ' ' + process.env.INSTANCE_TYPE + ' ' + require('node:fs').readFileSync('RELEASE', 'utf8').trim()); console.error('to stderr'); setTimeout(() => process.exit(3), 1500)";
+    const run = daemon.cli(['run', '--app', appId, '--', 'node', '-e', script]);
+    await waitUntil('the one-off task', async () => (await runServices()) === 1);
+    const result = await run;
+    assert.equal(result.code, 3, result.stderr);
+    assert.match(result.stdout, /^run as [1-9]\d* run one$/m);
+    assert.match(result.stderr, /to stderr/);
+    assert.equal(await runServices(), 0, 'the job goes with its end');
+  });
+
   test('a task reaches the add-on its app is linked to, on the control machine, with the same variables', async () => {
     const addonsDir = checkoutExample('node-addons');
     const addonsApp = await createApp(daemon, addonsDir, 'swarm-addons');

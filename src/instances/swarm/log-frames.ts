@@ -7,17 +7,22 @@ export class LogFrameReader {
   private buffer: Buffer = Buffer.alloc(0);
   private readonly partial = { out: '', err: '' };
 
-  constructor(private readonly onLine: (stream: 'out' | 'err', line: string) => void) {}
+  constructor(
+    private readonly onLine: (stream: 'out' | 'err', line: string) => void,
+    /** Takes each payload as it comes instead (raw output of a one-off command). */
+    private readonly onPayload?: (stream: 'out' | 'err', payload: Buffer) => void,
+  ) {}
 
   push(chunk: Buffer): void {
     this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
     while (this.buffer.length >= 8) {
       const size = this.buffer.readUInt32BE(4);
       if (this.buffer.length < 8 + size) break;
-      const type = this.buffer[0];
-      const payload = this.buffer.subarray(8, 8 + size).toString('utf8');
+      const stream = this.buffer[0] === 2 ? 'err' : 'out';
+      const payload = this.buffer.subarray(8, 8 + size);
       this.buffer = this.buffer.subarray(8 + size);
-      this.text(type === 2 ? 'err' : 'out', payload);
+      if (this.onPayload) this.onPayload(stream, Buffer.from(payload));
+      else this.text(stream, payload.toString('utf8'));
     }
   }
 

@@ -18,7 +18,7 @@ export interface ServiceSpecInput {
   name: string;
   /** Which daemon owns the service: a restarted daemon removes its own leftovers only. */
   owner: string;
-  role: 'instance' | 'worker';
+  role: 'instance' | 'worker' | 'run';
   /** A worker's restart policy (CC_WORKER_RESTART); instances restart after any exit. */
   restart?: 'always' | 'on-failure' | 'no';
   appId: string;
@@ -30,6 +30,8 @@ export interface ServiceSpecInput {
   command: string[];
   /** The task's own start-up (task-entrypoint.ts): `command` is then its argv as is. */
   entrypoint?: boolean;
+  /** A job: one task run to its end, never restarted (a one-off command). */
+  job?: boolean;
   /** Tasks of the service (default 1). */
   replicas?: number;
   /** Folders of the node mounted read-only (the slots' identity files). */
@@ -69,7 +71,7 @@ export function serviceSpec(i: ServiceSpecInput): Record<string, unknown> {
         Env: Object.entries(i.env).map(([k, v]) => `${k}=${v}`),
         Dir: i.workingDir,
         User: `${i.sandbox.user.uid}:${i.sandbox.user.gid}`,
-        Hostname: 'instance',
+        Hostname: i.role === 'run' ? 'run' : 'instance',
         ReadOnly: true,
         // A release kept under /tmp (tests) lives in the image there: a tmpfs would hide it.
         Mounts: [...tmp, ...binds],
@@ -81,10 +83,10 @@ export function serviceSpec(i: ServiceSpecInput): Record<string, unknown> {
       Resources: {
         Limits: { MemoryBytes: limits.memoryBytes, Pids: limits.pids, NanoCPUs: nanoCpus(limits.cpuShares) },
       },
-      RestartPolicy: { Condition: RESTART_CONDITIONS[i.restart ?? 'always'], Delay: i.restartDelayMs * NS_PER_MS, MaxAttempts: 0 },
+      RestartPolicy: i.job ? { Condition: 'none' } : { Condition: RESTART_CONDITIONS[i.restart ?? 'always'], Delay: i.restartDelayMs * NS_PER_MS, MaxAttempts: 0 },
       Networks: [{ Target: i.network }],
     },
-    Mode: { Replicated: { Replicas: i.replicas ?? 1 } },
+    Mode: i.job ? { ReplicatedJob: { MaxConcurrent: 1, TotalCompletions: 1 } } : { Replicated: { Replicas: i.replicas ?? 1 } },
   };
 }
 
@@ -100,9 +102,10 @@ export function nanoCpus(cpuShares: number): number {
 /**
  * Service names: at most 63 letters, digits and dashes; ids are longer, so a digest stands in.
  * `r`: a release's service (the digest of what its replicas share, then a generation: a release
- * started again while its previous service is still going gets a new one); `w`: a worker.
+ * started again while its previous service is still going gets a new one); `w`: a worker;
+ * `o`: a one-off command.
  */
-export function serviceName(owner: string, kind: 'r' | 'w', id: string, step = 0): string {
+export function serviceName(owner: string, kind: 'r' | 'w' | 'o', id: string, step = 0): string {
   const digest = createHash('sha256').update(`${id}\n${step}`).digest('hex').slice(0, 24);
   return `${owner}-${kind}-${digest}`;
 }

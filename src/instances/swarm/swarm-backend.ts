@@ -1,4 +1,6 @@
-import type { Instance, InstanceBackend, InstanceSpec, WorkerSpec } from '../backend.js';
+import type { Instance, InstanceBackend, InstanceSpec, OneOffSpec, WorkerSpec } from '../backend.js';
+import type { Sandbox } from '../../sandbox/sandbox-host.js';
+import { startOneOffTask } from './one-off-task.js';
 import { SwarmWorker } from './swarm-worker.js';
 import { runCommand } from '../../executor/run-command.js';
 import { isolateTaskPort } from './port-isolation.js';
@@ -177,6 +179,46 @@ export class SwarmBackend implements InstanceBackend {
     );
     this.releases.set(key, release);
     return release;
+  }
+
+  /** A one-off command as a Swarm job of the release's image (one-off-task.ts). */
+  async runOnce(spec: OneOffSpec): Promise<Sandbox> {
+    if (!this.node) throw new Error('SwarmBackend.init() must be called (and awaited) before use.');
+    const image = await this.images.releaseImage({
+      appId: spec.appId,
+      deploymentId: spec.deploymentId,
+      releaseDir: spec.releaseDir,
+      readOnlyPaths: usedToolchainFolders(spec.sandbox.readOnlyPaths, spec.env),
+      user: spec.sandbox.user,
+    });
+    const serviceId = await this.services.create(
+      serviceSpec({
+        name: serviceName(this.owner, 'o', `${spec.appId}\n${randomBytes(8).toString('hex')}`),
+        owner: this.owner,
+        role: 'run',
+        job: true,
+        appId: spec.appId,
+        deploymentId: spec.deploymentId,
+        image,
+        command: spec.command,
+        env: spec.env,
+        workingDir: spec.releaseDir,
+        sandbox: spec.sandbox,
+        network: this.networkName,
+        restartDelayMs: 0,
+        stopGraceMs: 10_000,
+      }),
+    );
+    return startOneOffTask(
+      {
+        services: this.services,
+        network: this.networkName,
+        attached: async (address) => this.networkEvents?.attached({ appId: spec.appId, kind: 'instance', address }),
+        detached: async (address) => this.networkEvents?.detached(address),
+      },
+      serviceId,
+      spec,
+    );
   }
 
   list(): Instance[] {
