@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { launchDetached } from '../executor/launch-detached.js';
 import type { CommandContext } from './command.js';
 
 /** A graphical session someone could see a browser in (xdg-open needs one to do anything useful). */
@@ -15,21 +15,14 @@ export async function openInBrowser(ctx: CommandContext, url: string): Promise<v
     ctx.err('No display here (DISPLAY and WAYLAND_DISPLAY are unset): open the URL above in a browser.\n');
     return;
   }
-  const outcome = await new Promise<string | undefined>((resolve) => {
-    const child = spawn('xdg-open', [url], { env: ctx.env, stdio: 'ignore', detached: true });
-    // A browser that stays attached to xdg-open must not keep the command waiting.
-    const timer = setTimeout(() => {
-      child.unref();
-      resolve(undefined);
-    }, 5000);
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      resolve((error as NodeJS.ErrnoException).code === 'ENOENT' ? 'xdg-open is not installed' : error.message);
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve(code === 0 ? undefined : `xdg-open exited with ${code} (no browser configured?)`);
-    });
-  });
+  const env = Object.fromEntries(Object.entries(ctx.env).filter((e): e is [string, string] => e[1] !== undefined));
+  // A browser that stays attached to xdg-open must not keep the command waiting: 5 s, then it is left running.
+  const outcome = await launchDetached({ argv: ['xdg-open', url], cwd: '/', env, settleMs: 5000 }).then(
+    (launched) =>
+      launched.state === 'running' || launched.exitCode === 0
+        ? undefined
+        : `xdg-open ${launched.signal ? `was killed by ${launched.signal}` : `exited with ${launched.exitCode}`} (no browser configured?)`,
+    (error: Error) => (/ENOENT/.test(error.message) ? 'xdg-open is not installed' : error.message),
+  );
   if (outcome) ctx.err(`Could not open a browser: ${outcome}. Open the URL above yourself.\n`);
 }

@@ -45,6 +45,8 @@ export interface ProcessGroup {
   signalGroup(signal: NodeJS.Signals): boolean;
   /** Whether the leader has exited. */
   exited(): boolean;
+  /** How the leader ended, as soon as it has (before its output is drained); undefined while it runs. */
+  exitStatus(): ProcessGroupExit | undefined;
   /** The process's standard input, when asked for. */
   readonly stdin?: NodeJS.WritableStream;
   /** Its output streams, with rawOutput. */
@@ -108,7 +110,7 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
     // A reader that went away (EPIPE) must not crash the daemon.
     child.stdin?.on('error', () => undefined);
 
-    let leaderExited = false;
+    let leaderExit: ProcessGroupExit | undefined;
     const signalGroup = (signal: NodeJS.Signals): boolean => {
       if (child.pid === undefined) return false;
       try {
@@ -126,7 +128,7 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
     // Listen for the exit before 'spawn' fires, so even an instant exit is seen.
     const done = new Promise<ProcessGroupExit>((resolveDone) => {
       child.once('exit', (exitCode, signal) => {
-        leaderExited = true;
+        leaderExit = { exitCode, signal };
         // Whatever the leader left behind in its group would keep the pipes open (and a
         // port bound) forever: the command is over, so its helpers are too.
         // (Not with keepTerminal: the group is the caller's, and the pid is already reaped.)
@@ -154,7 +156,8 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
         pid,
         startedAt: Date.now(),
         signalGroup,
-        exited: () => leaderExited,
+        exited: () => leaderExit !== undefined,
+        exitStatus: () => leaderExit,
         stdin: child.stdin ?? undefined,
         stdout: o.rawOutput ? child.stdout! : undefined,
         stderr: o.rawOutput ? child.stderr! : undefined,

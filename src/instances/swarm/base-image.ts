@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, existsSync, mkdtempSync, rmSync, createReadStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
+import { runCommand } from '../../executor/run-command.js';
 import type { DockerApi } from './docker-api.js';
 
 /**
@@ -59,15 +59,16 @@ export async function importBaseImage(api: DockerApi, repository: string, tag: s
   log(`building the base image ${repository}:${tag} from Debian ${suite} packages (${BASE_PACKAGES.join(', ')}); this happens once`);
   try {
     const errors: string[] = [];
-    const code = await new Promise<number | null>((resolve, reject) => {
-      const child = spawn('mmdebstrap', argv, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' } });
-      child.stderr.setEncoding('utf8');
-      child.stderr.on('data', (d: string) => errors.push(d));
-      child.on('error', (e) => reject(new Error(`Cannot run mmdebstrap (Debian package mmdebstrap): ${e.message}`)));
-      child.on('close', resolve);
+    const result = await runCommand({
+      argv: ['mmdebstrap', ...argv],
+      cwd: '/',
+      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' },
+      onLine: (stream, line) => stream === 'err' && errors.push(line) > 5 && errors.shift(),
+    }).catch((e: Error) => {
+      throw new Error(`${e.message} (mmdebstrap comes with the Debian package mmdebstrap)`);
     });
-    if (code !== 0) {
-      throw new Error(`mmdebstrap could not build the base image (exit ${code}): ${errors.join('').trim().split('\n').slice(-5).join(' ')}`);
+    if (result.exitCode !== 0) {
+      throw new Error(`mmdebstrap could not build the base image (exit ${result.exitCode ?? result.signal}): ${errors.join(' ').trim()}`);
     }
     await api.progress({
       method: 'POST',

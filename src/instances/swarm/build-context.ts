@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, isAbsolute, normalize } from 'node:path';
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
+import { spawnProcessGroup } from '../../executor/process-group.js';
 
 /** One folder of the host copied into an image at the same path. */
 export interface ContextFolder {
@@ -64,17 +64,28 @@ export function buildContext(dockerfileText: string, folders: string[], readAs?:
   } else {
     argv = ['tar', '--create', '--file=-', '--directory=/', dockerfile, ...folders.map(relativeToRoot)];
   }
-  const child = spawn(argv[0]!, argv.slice(1), { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' } });
-  let errors = 0;
-  child.stderr.on('data', () => errors++);
-  const done = new Promise<void>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code) => {
-      rmSync(dir, { recursive: true, force: true });
+  // The executor hands tar's output over as a stream for Docker to read at its own pace.
+  const stream = new PassThrough();
+  const done = spawnProcessGroup({ argv, cwd, env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' }, rawOutput: true })
+    .then(async (tar) => {
+      let errors = 0;
+      tar.stderr!.on('data', () => errors++);
+      let ended = false;
+      tar.stdout!.once('end', () => (ended = true));
+      tar.stdout!.pipe(stream);
+      const exit = await tar.done;
+      // The executor stops waiting for output two seconds after tar ended: a reader stalled that
+      // long gets a clear failure rather than a cut archive.
+      if (!ended) throw new Error('Could not pack the folder into an image: the archive was not read in time after tar ended.');
       // tar's own messages name files of the pushed tree: they stay out of the error.
-      if (code === 0 && errors === 0) resolve();
-      else reject(new Error(`Could not pack the folder into an image (tar exited with ${code}): some file in it cannot be read by ${readAs ? "the app's user" : 'the daemon'}.`));
-    });
-  });
-  return { stream: child.stdout, dockerfile, done };
+      if (exit.exitCode !== 0 || errors !== 0) {
+        throw new Error(`Could not pack the folder into an image (tar exited with ${exit.exitCode ?? exit.signal}): some file in it cannot be read by ${readAs ? "the app's user" : 'the daemon'}.`);
+      }
+    })
+    .catch((error: Error) => {
+      stream.destroy(error);
+      throw error;
+    })
+    .finally(() => rmSync(dir, { recursive: true, force: true }));
+  return { stream, dockerfile, done };
 }

@@ -5,12 +5,12 @@
  * maintenance (no new request; requests in flight finish) and deletes them once idle.
  * Certificates are swapped the same way (`set ssl cert` + `commit`), so open connections stay.
  */
-import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, mkdir, readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { stopGracefully, systemUserExists } from "../engine-process.js";
+import { startAttachedServer, type AttachedServer } from "../../executor/start-attached.js";
+import { engineEnv, runEngineTool as run, stopGracefully, systemUserExists } from "../engine-process.js";
 import type { AccessRecord, Router, RouterOptions, RoutingTable, TlsCertificate, Upstream } from "../router.js";
 import { noInstancePage, unknownHostPage, upstreamFailedPage } from "../pages.js";
 import { validateCidr, validateIPv4, validatePort, validateTable, type ValidatedRoute } from "../validate.js";
@@ -41,8 +41,7 @@ export class HaproxyRouter implements Router {
   private readonly paths: HaproxyPaths;
   private readonly binary: string;
   private readonly drainTimeoutSeconds: number;
-  private child: ChildProcess | undefined;
-  private exited: Promise<void> | undefined;
+  private child: AttachedServer | undefined;
   private stderrTail = "";
   private logs: AccessLogReceiver | undefined;
   private logPort: number | undefined;
@@ -55,7 +54,6 @@ export class HaproxyRouter implements Router {
   private readonly deleting = new Set<Promise<void>>();
   private certificates = new Map<string, PreparedCertificate>();
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly killOnExit = () => this.child?.kill("SIGTERM");
 
   constructor(options: HaproxyRouterOptions) {
     validateIPv4(options.listenHost, "Router listen address");
@@ -79,19 +77,15 @@ export class HaproxyRouter implements Router {
     }
     await this.writeConfig();
     await this.check();
-    const child = spawn("setpriv", ["--pdeathsig", "TERM", "--", this.binary, "-W", "-db", "-f", this.paths.config], { stdio: ["ignore", "ignore", "pipe"] });
-    this.child = child;
     this.stderrTail = "";
-    child.stderr!.setEncoding("utf8");
-    child.stderr!.on("data", (chunk: string) => (this.stderrTail = (this.stderrTail + chunk).slice(-4000)));
-    this.exited = new Promise<void>((done) => {
-      child.on("error", (error) => {
-        this.stderrTail += `\n${error.message}`;
-        done();
-      });
-      child.on("exit", () => done());
+    this.child = await startAttachedServer({
+      argv: [this.binary, "-W", "-db", "-f", this.paths.config],
+      cwd: "/",
+      env: engineEnv(),
+      onLine: (stream, line) => {
+        if (stream === "err") this.stderrTail = `${this.stderrTail}${line}\n`.slice(-4000);
+      },
     });
-    process.on("exit", this.killOnExit);
     try {
       await this.waitForWorker(undefined);
     } catch (error) {
@@ -124,12 +118,11 @@ export class HaproxyRouter implements Router {
     const child = this.child;
     if (!child) return;
     await this.queue.catch(() => undefined);
-    if (child.exitCode === null && child.signalCode === null) {
+    if (!child.exitStatus()) {
       // SIGUSR1: soft stop; requests in flight finish, bounded by hard-stop-after.
-      await stopGracefully(child, this.exited!, "SIGUSR1", this.drainTimeoutSeconds);
+      await stopGracefully({ kill: (signal) => child.signal(signal) }, child.exited, "SIGUSR1", this.drainTimeoutSeconds);
     }
-    await this.exited;
-    process.off("exit", this.killOnExit);
+    await child.exited;
     this.child = undefined;
     this.logs?.stop();
     this.logs = undefined;
@@ -268,7 +261,7 @@ export class HaproxyRouter implements Router {
     await this.writeConfig();
     await this.check();
     const oldPid = await this.workerPid();
-    process.kill(this.child!.pid!, "SIGUSR2");
+    this.child!.signal("SIGUSR2");
     await this.waitForWorker(oldPid);
     return true;
   }
@@ -409,9 +402,10 @@ export class HaproxyRouter implements Router {
   private assertRunning(action: string): void {
     const child = this.child;
     if (!child) throw new Error(`Cannot ${action}: the HAProxy router is not started. Call start() first.`);
-    if (child.exitCode !== null || child.signalCode !== null) {
+    const exit = child.exitStatus();
+    if (exit) {
       throw new Error(
-        `Cannot ${action}: HAProxy exited (code ${child.exitCode}, signal ${child.signalCode}). It said: ${this.stderrTail.trim() || "nothing"}. ` +
+        `Cannot ${action}: HAProxy exited (code ${exit.exitCode}, signal ${exit.signal}). It said: ${this.stderrTail.trim() || "nothing"}. ` +
           `A common cause is another process listening on ${this.o.listenHost}:${this.o.port}${this.o.httpsPort ? ` or :${this.o.httpsPort}` : ""}.`,
       );
     }
@@ -431,14 +425,4 @@ async function makeDefaultCertificate(path: string): Promise<void> {
   await writeFile(path, pem, { mode: 0o600 });
   await unlink(key);
   await unlink(cert);
-}
-
-function run(argv: string[]): Promise<{ code: number; output: string; missing: boolean }> {
-  const [file, ...args] = argv;
-  return new Promise((resolveRun) => {
-    execFile(file!, args, { timeout: 20_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
-      resolveRun({ code, missing: error?.code === "ENOENT", output: `${stdout}${stderr}` });
-    });
-  });
 }

@@ -10,12 +10,13 @@ export interface NginxCommandInput {
 }
 
 /**
- * Runs the master in the foreground under `setpriv --pdeathsig TERM`: the kernel sends
- * the master SIGTERM (fast shutdown, workers included) if slipway dies without calling
- * stop(), even by SIGKILL, so no orphaned router keeps the port.
+ * Runs the master in the foreground; the executor's startAttachedServer runs it under
+ * `setpriv --pdeathsig TERM`, so the kernel sends the master SIGTERM (fast shutdown, workers
+ * included) if slipway dies without calling stop(), even by SIGKILL, and no orphaned router
+ * keeps the port.
  */
-export function nginxRunArgv(input: NginxCommandInput, setprivBinary = "setpriv"): string[] {
-  return [setprivBinary, "--pdeathsig", "TERM", "--", input.nginxBinary, "-p", withSlash(input.workDir), "-c", input.configPath];
+export function nginxRunArgv(input: NginxCommandInput): string[] {
+  return [input.nginxBinary, "-p", withSlash(input.workDir), "-c", input.configPath];
 }
 
 /** Validates a candidate configuration without touching the running master. */

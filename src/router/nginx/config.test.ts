@@ -130,6 +130,6 @@ test("page text is quoted for nginx and may never carry a variable", () => {
 
 test("nginx command lines are argv arrays with the work directory as prefix", () => {
   const command = { nginxBinary: "/usr/sbin/nginx", workDir: "/w", configPath: "/w/nginx.conf" };
-  assert.deepEqual(nginxRunArgv(command), ["setpriv", "--pdeathsig", "TERM", "--", "/usr/sbin/nginx", "-p", "/w/", "-c", "/w/nginx.conf"]);
+  assert.deepEqual(nginxRunArgv(command), ["/usr/sbin/nginx", "-p", "/w/", "-c", "/w/nginx.conf"]);
   assert.deepEqual(nginxTestArgv({ ...command, configPath: "/w/nginx.conf.next" }), ["/usr/sbin/nginx", "-t", "-q", "-p", "/w/", "-c", "/w/nginx.conf.next"]);
 });

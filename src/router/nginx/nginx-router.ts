@@ -9,12 +9,12 @@
  * generation number is served on the control socket and every old worker has stopped
  * accepting.
  */
-import { spawn, execFile, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { chmod, mkdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { stopGracefully, systemUserExists } from "../engine-process.js";
+import { startAttachedServer, type AttachedServer } from "../../executor/start-attached.js";
+import { engineEnv, runEngineTool as run, stopGracefully, systemUserExists } from "../engine-process.js";
 import type { AccessRecord, Router, RoutingTable, TlsCertificate } from "../router.js";
 import { AccessLogTail, appOfHost, parseNginxAccessLine } from "./access-log-tail.js";
 import { nginxRunArgv, nginxTestArgv, type NginxCommandInput } from "./commands.js";
@@ -41,11 +41,6 @@ export interface NginxRouterOptions {
   onRequest?: (record: AccessRecord) => void;
 }
 
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
-
 export class NginxRouter implements Router {
   private readonly listenHost: string;
   private readonly port: number;
@@ -55,14 +50,11 @@ export class NginxRouter implements Router {
   private readonly readyTimeoutMs: number;
   private readonly paths: NginxPaths;
   private workerUser: string | undefined;
-  private child: ChildProcess | undefined;
-  private exit: Exit | undefined;
-  private exited: Promise<Exit> | undefined;
+  private child: AttachedServer | undefined;
   private stderrTail = "";
   private generation = 0;
   private routes: ValidatedRoute[] = [];
   private queue: Promise<unknown> = Promise.resolve();
-  private readonly killOnExit = () => this.child?.kill("SIGTERM");
   private readonly onRequest: ((record: AccessRecord) => void) | undefined;
   private accessTail: AccessLogTail | undefined;
 
@@ -98,26 +90,15 @@ export class NginxRouter implements Router {
     await this.installConfig(renderNginxConfig(this.configInput(0, [])));
 
     const command = this.command();
-    const [file, ...args] = nginxRunArgv(command);
-    const child = spawn(file!, args, { stdio: ["ignore", "ignore", "pipe"] });
-    this.child = child;
-    this.exit = undefined;
     this.stderrTail = "";
-    child.stderr!.setEncoding("utf8");
-    child.stderr!.on("data", (chunk: string) => (this.stderrTail = (this.stderrTail + chunk).slice(-4000)));
-    this.exited = new Promise<Exit>((resolveExit) => {
-      child.on("error", (error) => {
-        const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
-        this.stderrTail += missing ? `\n${file} was not found: it comes with the Debian package util-linux.` : `\n${error.message}`;
-        this.exit = { code: -1, signal: null };
-        resolveExit(this.exit);
-      });
-      child.on("exit", (code, signal) => {
-        this.exit = { code, signal };
-        resolveExit(this.exit);
-      });
+    this.child = await startAttachedServer({
+      argv: nginxRunArgv(command),
+      cwd: "/",
+      env: engineEnv(),
+      onLine: (stream, line) => {
+        if (stream === "err") this.stderrTail = `${this.stderrTail}${line}\n`.slice(-4000);
+      },
     });
-    process.on("exit", this.killOnExit);
 
     try {
       await this.waitForGeneration(0, []);
@@ -158,15 +139,14 @@ export class NginxRouter implements Router {
     const child = this.child;
     if (!child) return;
     await this.queue;
-    if (!this.exit) {
+    if (!child.exitStatus()) {
       // SIGQUIT: graceful; workers finish in-flight requests, bounded by worker_shutdown_timeout.
-      await stopGracefully(child, this.exited!, "SIGQUIT", this.drainTimeoutSeconds);
+      await stopGracefully({ kill: (signal) => child.signal(signal) }, child.exited, "SIGQUIT", this.drainTimeoutSeconds);
     }
-    await this.exited;
+    await child.exited;
     // nginx flushed its buffered log lines as it exited: hand them on, then stop following.
     this.accessTail?.stop();
     this.accessTail = undefined;
-    process.off("exit", this.killOnExit);
     this.child = undefined;
   }
 
@@ -176,7 +156,7 @@ export class NginxRouter implements Router {
    */
   async reopenLogs(): Promise<void> {
     this.assertRunning("reopen the logs");
-    process.kill(this.child!.pid!, "SIGUSR1");
+    this.child!.signal("SIGUSR1");
     const deadline = Date.now() + this.readyTimeoutMs;
     while (!existsSync(this.paths.accessLog)) {
       if (Date.now() > deadline) throw new Error(`nginx did not reopen ${this.paths.accessLog} within ${this.readyTimeoutMs} ms. Check ${this.paths.errorLog}.`);
@@ -188,9 +168,8 @@ export class NginxRouter implements Router {
     this.assertRunning("apply a routing table");
     const generation = this.generation + 1;
     await this.installConfig(renderNginxConfig(this.configInput(generation, routes)));
-    const masterPid = this.child!.pid!;
-    const oldWorkers = childPids(masterPid);
-    process.kill(masterPid, "SIGHUP");
+    const oldWorkers = childPids(this.child!.pid);
+    this.child!.signal("SIGHUP");
     await this.waitForGeneration(generation, oldWorkers);
     this.generation = generation;
     this.routes = routes;
@@ -308,9 +287,10 @@ export class NginxRouter implements Router {
 
   private assertRunning(action: string): void {
     if (!this.child) throw new Error(`Cannot ${action}: the nginx router is not started. Call start() first.`);
-    if (this.exit) {
+    const exit = this.child.exitStatus();
+    if (exit) {
       throw new Error(
-        `Cannot ${action}: nginx exited (code ${this.exit.code}, signal ${this.exit.signal}). ` +
+        `Cannot ${action}: nginx exited (code ${exit.exitCode}, signal ${exit.signal}). ` +
           `It said: ${this.stderrTail.trim() || "nothing on stderr"}. Check ${this.paths.errorLog}; ` +
           `a common cause is another process already listening on ${this.listenHost}:${this.port}.`,
       );
@@ -327,18 +307,4 @@ export class NginxRouter implements Router {
 /** Debian installs nginx in /usr/sbin, which is not on every user's PATH. */
 function defaultNginxBinary(): string {
   return existsSync("/usr/sbin/nginx") ? "/usr/sbin/nginx" : "nginx";
-}
-
-function run(argv: string[]): Promise<{ code: number; output: string; missing: boolean }> {
-  const [file, ...args] = argv;
-  return new Promise((resolveRun) => {
-    execFile(file!, args, { timeout: 20_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
-      resolveRun({
-        code,
-        missing: error?.code === "ENOENT",
-        output: `${stdout}${stderr}${error && typeof error.code !== "number" ? error.message : ""}`,
-      });
-    });
-  });
 }
