@@ -1,4 +1,4 @@
-import { APP_TYPES } from '../core/names.js';
+import { appTypes } from '../providers/registry.js';
 import { arr, bool, int, named, nullable, obj, oneOf, str, time, type Schema } from './schema.js';
 
 /** The shapes the API answers with, shared by the routes' declarations (src/api/routes/*.spec.ts). */
@@ -26,7 +26,7 @@ export const App = named(
   obj({
     id: str('app_<uuid>'),
     name: str(),
-    type: oneOf(APP_TYPES),
+    type: oneOf(appTypes().map((t) => t.name)),
     region: oneOf(['par', 'mtl']),
     org_id: str(),
     org_name: nullable(str()),

@@ -4,9 +4,14 @@ import { checkAppType, checkRegion, checkEnvName, checkEnvValue, checkDisplayNam
 import { ValidationError } from './errors.js';
 
 test('application types and regions are the documented ones only', () => {
-  assert.equal(checkAppType('node'), 'node');
-  assert.equal(checkAppType('sbt'), 'sbt');
-  assert.throws(() => checkAppType('java'), (e: ValidationError) => /Valid types: node, sbt/.test(e.hint!));
+  const types = [
+    { name: 'node', label: 'Node.js or Bun' },
+    { name: 'sbt', label: 'Scala' },
+  ];
+  assert.equal(checkAppType('node', types), 'node');
+  assert.equal(checkAppType('sbt', types), 'sbt');
+  assert.throws(() => checkAppType('java', types), (e: ValidationError) => e.hint === 'Valid types: node (Node.js or Bun), sbt (Scala).');
+  assert.throws(() => checkAppType(7, types), /Unknown application type 7/);
   assert.equal(checkRegion('par'), 'par');
   assert.equal(checkRegion('mtl'), 'mtl');
   assert.throws(() => checkRegion('PAR'), /Unknown region "PAR"/);

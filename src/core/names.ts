@@ -4,15 +4,6 @@
  */
 import { ValidationError } from './errors.js';
 
-/** Application types: one per provider (src/providers/registry.ts; a test keeps them equal). */
-export const APP_TYPES = ['node', 'sbt'] as const;
-export type AppType = (typeof APP_TYPES)[number];
-
-/** How the CLI's help and the console name each type. */
-export const APP_TYPE_LABELS: Record<AppType, string> = {
-  node: 'Node.js or Bun',
-  sbt: 'Scala or Java built with sbt',
-};
 
 export const REGIONS = ['par', 'mtl'] as const;
 export type Region = (typeof REGIONS)[number];
@@ -35,14 +26,19 @@ export function isId(value: string): boolean {
   return ANY_ID.test(value);
 }
 
-export function checkAppType(value: unknown): AppType {
-  if (typeof value !== 'string' || !(APP_TYPES as readonly string[]).includes(value)) {
+/**
+ * An application type among `types`: the providers' list (src/providers/registry.ts), passed in
+ * because the runtimes are the providers' to name, not core's.
+ */
+export function checkAppType(value: unknown, types: ReadonlyArray<{ name: string; label: string }>): string {
+  const known = types.find((t) => t.name === value);
+  if (typeof value !== 'string' || !known) {
     throw new ValidationError(
       `Unknown application type ${JSON.stringify(value)}.`,
-      `Valid types: ${APP_TYPES.join(', ')} (node for Node.js/Bun, sbt for Scala/Java built with sbt).`,
+      `Valid types: ${types.map((t) => `${t.name} (${t.label})`).join(', ')}.`,
     );
   }
-  return value as AppType;
+  return known.name;
 }
 
 export function checkRegion(value: unknown): Region {

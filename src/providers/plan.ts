@@ -117,6 +117,8 @@ export interface PrepareContext {
 export interface Provider {
   /** Name matching the application type (`node`, `sbt`). */
   readonly name: string;
+  /** How the API's schema, `slipway create --help` and the console's creation page name the type. */
+  readonly label: string;
   /** True when the source folder looks like this provider's kind of app (read through the untrusted tree too). */
   detect(sourceDir: string): Promise<boolean>;
   /** Said when detect() found nothing: what it looked for, and what to do. */

@@ -1,10 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { APP_TYPES } from '../core/names.js';
-import { makeProviders } from './registry.js';
+import { appTypes, makeProviders } from './registry.js';
 
-test('every application type has its provider, and every provider its type', () => {
+test('every provider is registered under its own name, and is an application type with a label', () => {
   const providers = makeProviders();
-  assert.deepEqual([...providers.keys()].sort(), [...APP_TYPES].sort());
   for (const [type, provider] of providers) assert.equal(provider.name, type);
+  assert.deepEqual(
+    appTypes().map((t) => t.name),
+    [...providers.keys()],
+  );
+  for (const t of appTypes()) assert.ok(t.label.trim().length > 0, `${t.name} has no label`);
 });

@@ -124,6 +124,8 @@ uiTest('create an application with the keyboard; the API validation error shows 
   await browser.screenshot('create-app-invalid-name');
 
   await page.getByLabel('Name').fill('web-shop');
+  // The types are the daemon's providers, as GET /v1/app-types lists them.
+  assert.deepEqual(await page.getByLabel('Type').locator('option').allInnerTexts(), ['Node.js or Bun (node)', 'Scala or Java built with sbt (sbt)']);
   await page.getByLabel('Type').selectOption('node');
   await page.getByLabel('Region').focus();
   await page.keyboard.press('ArrowDown'); // par -> mtl

@@ -132,6 +132,8 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   await call('GET', '/v1/tokens?all=1', undefined, { token: alice.token, expect: 403 });
   await call('DELETE', `/v1/tokens/${ci.token.id}`, undefined, { expect: 200 });
   await call('DELETE', `/v1/tokens/${ci.token.id}`, undefined, { expect: 409 });
+  const { types } = await call<{ types: Array<{ name: string }> }>('GET', '/v1/app-types', undefined, { expect: 200 });
+  assert.deepEqual(types.map((t) => t.name), ['node', 'sbt']);
   await call('GET', '/v1/orgs', undefined, { expect: 200 });
   await call('POST', '/v1/orgs', { name: 'acme' }, { expect: 201 });
   await call('POST', '/v1/orgs', { name: 'acme' }, { expect: 409 });

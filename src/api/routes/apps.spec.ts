@@ -1,11 +1,22 @@
 import type { RouteSpec } from '../route-spec.js';
 import { arr, obj, str } from '../schema.js';
 import { App } from '../schemas.js';
+import { appTypes } from '../../providers/registry.js';
 
 export const APP_PARAM = { app: 'Application id (app_<uuid>)' };
 export const ORG_FILTER = { org: { schema: str(), description: 'Only those of this organisation (id or name)' } };
 
 export const appSpecs = {
+  types: {
+    operationId: 'listAppTypes',
+    tag: 'Applications',
+    summary: 'The application types this platform builds, one per runtime provider, with how to name each',
+    success: {
+      status: 200,
+      response: { description: 'The types', schema: obj({ types: arr(obj({ name: str('What `type` takes'), label: str('The runtimes it covers') })) }) },
+    },
+    errors: [],
+  },
   list: {
     operationId: 'listApps',
     tag: 'Applications',
@@ -20,7 +31,7 @@ export const appSpecs = {
     summary: 'Create an application',
     body: obj(
       {
-        type: str('node (Node.js and Bun) or sbt (Scala)'),
+        type: str(appTypes().map((t) => `${t.name} (${t.label})`).join(', ')),
         name: str('Unique in its organisation'),
         region: str('par (default) or mtl'),
         org: str('Organisation id or name'),

@@ -1,6 +1,7 @@
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import { checkAppType, checkDisplayName, checkRegion } from '../../core/names.js';
+import { appTypes } from '../../providers/registry.js';
 import { requireString } from '../body.js';
 import { appForUser, orgForUser } from '../access.js';
 import { appView } from '../platform.js';
@@ -8,6 +9,8 @@ import { SlipwayError } from '../../core/errors.js';
 import { appSpecs } from './apps.spec.js';
 
 export function appRoutes(router: HttpRouter<ApiContext>): void {
+  router.add('GET', '/v1/app-types', appSpecs.types, () => ({ types: appTypes() }));
+
   router.add('GET', '/v1/apps', appSpecs.list, ({ user, deps, query }) => {
     const org = query.get('org');
     const apps = org
@@ -18,7 +21,7 @@ export function appRoutes(router: HttpRouter<ApiContext>): void {
 
   router.add('POST', '/v1/apps', appSpecs.create, async ({ user, deps, body }) => {
     const input = await body();
-    const type = checkAppType(input.type);
+    const type = checkAppType(input.type, appTypes());
     const name = checkDisplayName('application', requireString(input, 'name', 'Give the application a name.'));
     const region = checkRegion(input.region ?? 'par');
     const org = orgForUser(deps.store, user, input.org);

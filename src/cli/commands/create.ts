@@ -1,20 +1,22 @@
 import type { Command } from '../command.js';
 import { assertAliasFree, linkApp } from '../link-file.js';
 import { UsageError } from '../errors.js';
-import { APP_TYPE_LABELS, APP_TYPES } from '../../core/names.js';
+import { appTypes } from '../../providers/registry.js';
 import type { AppSummary } from '../resolve-app.js';
+
+const TYPES = appTypes().map((t) => t.name);
 
 export const create: Command = {
   path: ['create'],
   summary: 'Create an application and link the current folder to it',
-  usage: `create --type <${APP_TYPES.join('|')}> <app-name> --region <par|mtl> --org <org> [--alias <alias>]`,
+  usage: `create --type <${TYPES.join('|')}> <app-name> --region <par|mtl> --org <org> [--alias <alias>]`,
   options: {
     type: {
       type: 'string',
       short: 't',
-      value: `<${APP_TYPES.join('|')}>`,
-      choices: APP_TYPES,
-      description: `The runtime: ${APP_TYPES.map((t) => `${t} (${APP_TYPE_LABELS[t]})`).join(', ')}`,
+      value: `<${TYPES.join('|')}>`,
+      choices: TYPES,
+      description: `The runtime: ${appTypes().map((t) => `${t.name} (${t.label})`).join(', ')}`,
     },
     region: { type: 'string', short: 'r', value: '<par|mtl>', choices: ['par', 'mtl'], description: 'The region label (default par)' },
     org: { type: 'string', short: 'o', value: '<org>', description: 'The organisation (id or name); optional when you belong to only one' },

@@ -55,6 +55,7 @@ function safeMisePath(value: string): string {
 export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
   return {
     name: 'node',
+    label: 'Node.js or Bun',
 
     async detect(sourceDir: string): Promise<boolean> {
       // A package.json that is a link out of the repository is refused here, by name.

@@ -121,6 +121,7 @@ export async function planSbt(context: PlanContext): Promise<BuildPlan> {
 
 export const sbtProvider: Provider = {
   name: 'sbt',
+  label: 'Scala or Java built with sbt',
   async detect(sourceDir: string): Promise<boolean> {
     // A build.sbt that is a link out of the repository is refused here, by name.
     const repository = repositoryTree(sourceDir);

@@ -1,4 +1,3 @@
-import { APP_TYPE_LABELS, APP_TYPES } from '../../../core/names.js';
 import { ApiError, type App, type Org } from '../api.js';
 import { errorBox, field, h, replaceChildren, select } from '../dom.js';
 import { href, type Route } from '../routes.js';
@@ -15,13 +14,17 @@ export function fieldOfError(message: string): 'name' | 'type' | 'region' | 'org
 
 /** Creates an application: type, name, region and organisation (docs/behaviour.md, Applications). */
 export async function createAppView(ctx: ViewContext, route: Extract<Route, { page: 'create-app' }>): Promise<void> {
-  const { orgs } = await ctx.api.get<{ orgs: Org[] }>('/v1/orgs');
+  // The types are the daemon's runtime providers: it says which there are.
+  const [{ orgs }, { types }] = await Promise.all([
+    ctx.api.get<{ orgs: Org[] }>('/v1/orgs'),
+    ctx.api.get<{ types: Array<{ name: string; label: string }> }>('/v1/app-types'),
+  ]);
   const fields = {
     org: field('Organisation', select(orgs.map((o) => ({ value: o.id, label: o.name })), { name: 'org' })),
     type: field(
       'Type',
       select(
-        APP_TYPES.map((t) => ({ value: t, label: `${APP_TYPE_LABELS[t]} (${t})` })),
+        types.map((t) => ({ value: t.name, label: `${t.label} (${t.name})` })),
         { name: 'type' },
       ),
     ),
