@@ -34,6 +34,17 @@ export interface HaproxyConfigInput {
   drainTimeoutSeconds: number;
   /** Run workers as this user (when started as root). */
   user?: string;
+  /** Worker threads (see routerThreads). */
+  threads: number;
+}
+
+/**
+ * Half the machine's cores, at least one: the router shares the machine with the apps it
+ * serves. On 2 cores one thread costs 19 µs of CPU per small request where two cost 26 (they
+ * share the queues and the pools, and each wakes the other), and serves more requests a second.
+ */
+export function routerThreads(cores: number): number {
+  return Math.max(1, Math.floor(cores / 2));
 }
 
 export interface HaproxyPaths {
@@ -143,6 +154,7 @@ export function renderHaproxyConfig(input: HaproxyConfigInput): string {
     ...(user ? [`  user ${user}`, `  group ${user}`] : []),
     // Within the 20000 descriptors a process may hold here (two per proxied connection).
     "  maxconn 9000",
+    `  nbthread ${Number.isInteger(input.threads) && input.threads >= 1 ? input.threads : 1}`,
     `  hard-stop-after ${input.drainTimeoutSeconds}s`,
     "  ssl-default-bind-options ssl-min-ver TLSv1.2 no-tls-tickets",
     "  tune.ssl.default-dh-param 2048",

@@ -7,6 +7,7 @@
  */
 import { existsSync } from "node:fs";
 import { chmod, mkdir, readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { join, resolve } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { startAttachedServer, type AttachedServer } from "../../executor/start-attached.js";
@@ -16,7 +17,7 @@ import { noInstancePage, unknownHostPage, upstreamFailedPage } from "../pages.js
 import { validateCidr, validateIPv4, validatePort, validateTable, type ValidatedRoute } from "../validate.js";
 import { AccessLogReceiver } from "./access-log.js";
 import { crtListLine, prepareCertificate, type PreparedCertificate } from "./certificates.js";
-import { haproxyPaths, renderHaproxyConfig, SERVER_OPTIONS, slotBackend, type HaproxyPaths, type HaproxyServer } from "./config.js";
+import { haproxyPaths, renderHaproxyConfig, routerThreads, SERVER_OPTIONS, slotBackend, type HaproxyPaths, type HaproxyServer } from "./config.js";
 import { expectAnswer, runtimeCommand } from "./runtime-api.js";
 import { backendSessions } from "./stats.js";
 
@@ -344,6 +345,7 @@ export class HaproxyRouter implements Router {
       servers,
       drainTimeoutSeconds: this.drainTimeoutSeconds,
       user: process.getuid?.() === 0 && (await systemUserExists("haproxy")) ? "haproxy" : undefined,
+      threads: routerThreads(availableParallelism()),
     });
     await writeFile(this.paths.config, text, { mode: 0o600 });
   }
