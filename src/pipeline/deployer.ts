@@ -393,7 +393,9 @@ export class Deployer {
     await ownedFolder(secretsDir, sandbox.user);
     const sshKey = await installBuildSshKey({ appVars, home: secretsDir, user: sandbox.user, log });
     let built = false;
-    const network = await this.o.buildNetworks.acquireBuildNetwork(app.id);
+    const commands = plan.build.filter((command) => !skipped.includes(command));
+    // Nothing left to run (the install skipped, no hook): no build network to set up.
+    const network = commands.length > 0 ? await this.o.buildNetworks.acquireBuildNetwork(app.id) : undefined;
     try {
       const mounts = [
         { destination: buildDir, source: buildDir, writable: true },
@@ -401,10 +403,10 @@ export class Deployer {
         { destination: secretsDir, source: secretsDir, writable: false },
         ...sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
       ];
-      await this.runBuildCommands(skipped.length > 0 ? { ...plan, build: plan.build.filter((command) => !skipped.includes(command)) } : plan, buildDir, { ...env, ...sshKey.env }, output, log, { deployment, sandbox, mounts, network, signal, provider });
+      if (network) await this.runBuildCommands({ ...plan, build: commands }, buildDir, { ...env, ...sshKey.env }, output, log, { deployment, sandbox, mounts, network, signal, provider });
       built = true;
     } finally {
-      await network.release();
+      await network?.release();
       await sshKey.remove();
       await rm(secretsDir, { recursive: true, force: true });
       await cache.save(plan, buildDir, built, installInputs);
