@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
+import { READ_PAUSE_MS } from "./access-log.js";
 import { HaproxyRouter } from "./haproxy-router.js";
 import type { AccessRecord, HostRoute, TlsCertificate, Upstream } from "../router.js";
 import { freePort } from "../../../test/support/free-port.js";
@@ -145,6 +146,8 @@ describe("HaproxyRouter with real HAProxy", () => {
 
   test("one access record per request routed to an app, none for the 404 page", async () => {
     await router.apply(new Map([["alpha.test", route("app_a", [a])], ["idle.test", route("app_idle", [])]]));
+    // Records arrive in batches, up to READ_PAUSE_MS late: let the earlier tests' come in first.
+    await sleep(3 * READ_PAUSE_MS);
     records.length = 0;
     await get(port, "alpha.test", { path: "/hello?x=1" });
     await get(port, "nobody.test");
@@ -248,6 +251,7 @@ describe("HaproxyRouter with real HAProxy", () => {
     counted.server.on("connection", () => connections++);
     try {
       await router.apply(new Map([["alpha.test", route("app_a", [counted])]]));
+      await sleep(3 * READ_PAUSE_MS);
       records.length = 0;
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       for (let i = 0; i < 40; i++) assert.equal(nameOf(await get(port, "alpha.test", { agent })), "C");
