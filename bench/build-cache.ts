@@ -18,7 +18,17 @@ import { pathToFileURL } from 'node:url';
 import type { ToolName } from '../src/providers/plan.js';
 import { ensureTool, toolPath } from '../src/toolchains/ensure-tool.js';
 import { startDaemon, type TestDaemon } from '../test/support/daemon.js';
-import { EXAMPLES, checkoutExample, commitAll, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../test/support/deploy.js';
+import {
+  EXAMPLES,
+  checkoutExample,
+  commitAll,
+  createApp,
+  deploymentLog,
+  getThroughRouter,
+  newRelease,
+  pushAndWait,
+  registerSshKey,
+} from '../test/support/deploy.js';
 
 export interface ManagerResult {
   manager: string;
@@ -51,7 +61,12 @@ interface Manager {
 
 const NODE = '24.11.0';
 const MANAGERS: Manager[] = [
-  { name: 'pnpm', packageManager: 'pnpm@10.34.9', tool: { name: 'pnpm', version: '10.34.9' }, lock: ['pnpm', 'install', '--lockfile-only'] },
+  {
+    name: 'pnpm',
+    packageManager: 'pnpm@10.34.9',
+    tool: { name: 'pnpm', version: '10.34.9' },
+    lock: ['pnpm', 'install', '--lockfile-only'],
+  },
   { name: 'Yarn 1', tool: { name: 'yarn', version: '1.22.22' }, lock: ['yarn', 'install', '--ignore-scripts', '--non-interactive'] },
   {
     name: 'Yarn berry (node-modules)',
@@ -68,7 +83,8 @@ function networkEnv(): Record<string, string> {
   return Object.fromEntries(
     Object.entries(process.env).filter(
       (entry): entry is [string, string] =>
-        entry[1] !== undefined && /^(NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy)$/.test(entry[0]),
+        entry[1] !== undefined &&
+        /^(NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy)$/.test(entry[0]),
     ),
   );
 }
@@ -81,7 +97,10 @@ async function managerProject(manager: Manager, toolchainCache: string): Promise
   if (manager.packageManager) pkg.packageManager = manager.packageManager;
   writeFileSync(join(dir, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
   for (const [path, content] of Object.entries(manager.files ?? {})) writeFileSync(join(dir, path), content);
-  const installs = [await ensureTool(toolchainCache, 'node', NODE), await ensureTool(toolchainCache, manager.tool.name, manager.tool.version)];
+  const installs = [
+    await ensureTool(toolchainCache, 'node', NODE),
+    await ensureTool(toolchainCache, manager.tool.name, manager.tool.version),
+  ];
   const scratch = mkdtempSync(join(tmpdir(), 'slipway-bench-lock-'));
   const registry = execFileSync('npm', ['config', 'get', 'registry'], { encoding: 'utf8' }).trim();
   try {
@@ -116,7 +135,9 @@ async function timedPush(daemon: TestDaemon, dir: string, appId: string, gitEnv:
   const seconds = (performance.now() - started) / 1000;
   const log = await deploymentLog(daemon, appId, result.id);
   if (result.state !== 'OK') throw new Error(`deployment ${result.id} ended ${result.state}:\n${log.join('\n')}`);
-  const cacheLine = expectCache ? 'A build cache exists for this toolchain: reusing it.' : 'No build cache for this toolchain: performing a full build.';
+  const cacheLine = expectCache
+    ? 'A build cache exists for this toolchain: reusing it.'
+    : 'No build cache for this toolchain: performing a full build.';
   if (!log.includes(cacheLine)) throw new Error(`deployment ${result.id} did not log "${cacheLine}":\n${log.join('\n')}`);
   const built = log.map((l) => /^Build succeeded in ([\d.]+) s$/.exec(l)).find(Boolean);
   if (!built) throw new Error(`deployment ${result.id} has no "Build succeeded in" line`);
@@ -125,12 +146,21 @@ async function timedPush(daemon: TestDaemon, dir: string, appId: string, gitEnv:
 
 async function firstAndRedeploy(daemon: TestDaemon, gitEnv: NodeJS.ProcessEnv, name: string, dir: string): Promise<ManagerResult> {
   newRelease(dir, 'one');
-  const appId = await createApp(daemon, dir, `cached-${name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/-$/, '')}`, { NODE_ENV: 'production' });
+  const appId = await createApp(
+    daemon,
+    dir,
+    `cached-${name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/-$/, '')}`,
+    { NODE_ENV: 'production' },
+  );
   const first = await timedPush(daemon, dir, appId, gitEnv, false);
   newRelease(dir, 'two');
   const second = await timedPush(daemon, dir, appId, gitEnv, true);
   const answer = await getThroughRouter(daemon, `${appId}.localhost`);
-  if (answer.status !== 200 || JSON.parse(answer.body).release !== 'two') throw new Error(`the redeployed ${name} app answered ${answer.status} ${answer.body}`);
+  if (answer.status !== 200 || JSON.parse(answer.body).release !== 'two')
+    throw new Error(`the redeployed ${name} app answered ${answer.status} ${answer.body}`);
   return {
     manager: name,
     firstSeconds: first.seconds,

@@ -11,7 +11,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startDaemon } from '../test/support/daemon.js';
-import { checkoutExample, createApp, newRelease, pushAndWait, registerSshKey, getThroughRouter, waitForDeploymentOf } from '../test/support/deploy.js';
+import {
+  checkoutExample,
+  createApp,
+  newRelease,
+  pushAndWait,
+  registerSshKey,
+  getThroughRouter,
+  waitForDeploymentOf,
+} from '../test/support/deploy.js';
 import { wrkArgv, parseWrk, type WrkResult } from './router.js';
 
 export interface PushToLiveResult {
@@ -36,16 +44,28 @@ async function floorSeconds(): Promise<number> {
   const dir = checkoutExample('node-hello');
   // The example listens on 8080 whatever PORT says, as apps on the platform do.
   const url = 'http://127.0.0.1:8080/';
-  if (await fetch(url).then(() => true, () => false)) throw new Error('Something already answers on 127.0.0.1:8080: the floor cannot be measured.');
+  if (
+    await fetch(url).then(
+      () => true,
+      () => false,
+    )
+  )
+    throw new Error('Something already answers on 127.0.0.1:8080: the floor cannot be measured.');
   const started = performance.now();
-  await new Promise<void>((resolve, reject) => execFile('npm', ['install', '--no-audit', '--no-fund'], { cwd: dir }, (e) => (e ? reject(e) : resolve())));
+  await new Promise<void>((resolve, reject) =>
+    execFile('npm', ['install', '--no-audit', '--no-fund'], { cwd: dir }, (e) => (e ? reject(e) : resolve())),
+  );
   const child = spawn(process.execPath, ['server.js'], { cwd: dir, stdio: 'ignore' });
   try {
     const deadline = started + 60_000;
     for (;;) {
-      const ok = await fetch(url).then((r) => r.status === 200, () => false);
+      const ok = await fetch(url).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) break;
-      if (performance.now() > deadline || child.exitCode !== null) throw new Error('The example app did not answer on 127.0.0.1:8080 within 60 s.');
+      if (performance.now() > deadline || child.exitCode !== null)
+        throw new Error('The example app did not answer on 127.0.0.1:8080 within 60 s.');
       await new Promise((r) => setTimeout(r, 5));
     }
     return (performance.now() - started) / 1000;
@@ -60,14 +80,22 @@ async function floorSeconds(): Promise<number> {
  * the CLI would add its own start-up time to the figure). Returns the deployment's log too, to
  * show where the time goes.
  */
-async function timedRedeploy(dir: string, appId: string, host: string, daemon: Awaited<ReturnType<typeof startDaemon>>, gitEnv: NodeJS.ProcessEnv) {
+async function timedRedeploy(
+  dir: string,
+  appId: string,
+  host: string,
+  daemon: Awaited<ReturnType<typeof startDaemon>>,
+  gitEnv: NodeJS.ProcessEnv,
+) {
   newRelease(dir, 'redeploy');
   const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: dir, encoding: 'utf8' }).trim();
   const url = `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`;
   const started = performance.now();
   const pushedAt = Date.now();
   const push = new Promise<void>((resolve, reject) =>
-    execFile('git', ['push', url, 'master'], { cwd: dir, env: gitEnv, timeout: 120_000 }, (error, stdout, stderr) => (error ? reject(new Error(`git push failed:\n${stdout}${stderr}`)) : resolve())),
+    execFile('git', ['push', url, 'master'], { cwd: dir, env: gitEnv, timeout: 120_000 }, (error, stdout, stderr) =>
+      error ? reject(new Error(`git push failed:\n${stdout}${stderr}`)) : resolve(),
+    ),
   );
   let pushFailed: unknown;
   push.catch((error: unknown) => (pushFailed = error));
@@ -81,11 +109,22 @@ async function timedRedeploy(dir: string, appId: string, host: string, daemon: A
   await push;
   const result = await waitForDeploymentOf(daemon, appId, commit);
   if (result.state !== 'OK') throw new Error(`deployment ${result.id} ended ${result.state}`);
-  return { seconds, log: [...(await timedLog(daemon, appId, result.id, pushedAt)), `+${seconds.toFixed(2)} s  (the first 200 of the new release through the router)`] };
+  return {
+    seconds,
+    log: [
+      ...(await timedLog(daemon, appId, result.id, pushedAt)),
+      `+${seconds.toFixed(2)} s  (the first 200 of the new release through the router)`,
+    ],
+  };
 }
 
 /** The deployment's log lines, each prefixed with its time since `since` (from the log's own timestamps). */
-async function timedLog(daemon: Awaited<ReturnType<typeof startDaemon>>, appId: string, deploymentId: string, since: number): Promise<string[]> {
+async function timedLog(
+  daemon: Awaited<ReturnType<typeof startDaemon>>,
+  appId: string,
+  deploymentId: string,
+  since: number,
+): Promise<string[]> {
   const out = await daemon.cli(['logs', '--app', appId, '--deployment-id', deploymentId, '--format', 'json']);
   const lines: string[] = [];
   for (const text of out.stdout.split('\n')) {
@@ -151,9 +190,15 @@ if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
   const r = await benchPushToLive();
   console.log(`push-to-live, cold toolchain cache: ${r.coldSeconds.toFixed(1)} s`);
   console.log(`push-to-live, warm toolchain cache: ${r.warmSeconds.toFixed(1)} s  (warm/cold ${r.warmOverCold.toFixed(2)})`);
-  console.log(`instance direct: ${r.direct.requestsPerSecond.toFixed(0)} req/s, p50 ${r.direct.p50Ms.toFixed(2)} ms, p99 ${r.direct.p99Ms.toFixed(2)} ms`);
-  console.log(`through router:  ${r.routed.requestsPerSecond.toFixed(0)} req/s, p50 ${r.routed.p50Ms.toFixed(2)} ms, p99 ${r.routed.p99Ms.toFixed(2)} ms  (router/direct ${r.routerRatio.toFixed(2)})`);
-  console.log(`warm redeploy, push to first 200 of the new release: ${r.redeploySeconds.toFixed(2)} s (target <= 1.0 s); floor (npm install + start + one request by hand): ${r.floorSeconds.toFixed(2)} s`);
+  console.log(
+    `instance direct: ${r.direct.requestsPerSecond.toFixed(0)} req/s, p50 ${r.direct.p50Ms.toFixed(2)} ms, p99 ${r.direct.p99Ms.toFixed(2)} ms`,
+  );
+  console.log(
+    `through router:  ${r.routed.requestsPerSecond.toFixed(0)} req/s, p50 ${r.routed.p50Ms.toFixed(2)} ms, p99 ${r.routed.p99Ms.toFixed(2)} ms  (router/direct ${r.routerRatio.toFixed(2)})`,
+  );
+  console.log(
+    `warm redeploy, push to first 200 of the new release: ${r.redeploySeconds.toFixed(2)} s (target <= 1.0 s); floor (npm install + start + one request by hand): ${r.floorSeconds.toFixed(2)} s`,
+  );
   console.log(`the redeploy's log:\n  ${r.redeployLog.filter((line) => line.trim()).join('\n  ')}`);
   const { redeployLog: _log, ...figures } = r;
   console.log(JSON.stringify(figures));

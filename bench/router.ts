@@ -12,14 +12,14 @@
  *
  * GUIDE.md's reference: nginx with upstream keep-alive reaches 0.53-0.59 of direct.
  */
-import { spawn, execFile, type ChildProcess } from "node:child_process";
-import { chmod, mkdtemp, rm } from "node:fs/promises";
-import { createServer, type AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { NginxRouter } from "../src/router/nginx/nginx-router.js";
-import { HaproxyRouter } from "../src/router/haproxy/haproxy-router.js";
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { NginxRouter } from '../src/router/nginx/nginx-router.js';
+import { HaproxyRouter } from '../src/router/haproxy/haproxy-router.js';
 
 export interface WrkResult {
   requestsPerSecond: number;
@@ -42,7 +42,7 @@ export interface RouterBenchResult {
   roundRatios: number[];
 }
 
-const HOST = "bench.test";
+const HOST = 'bench.test';
 const HELLO_WORLD = `
 const http = require("node:http");
 const server = http.createServer((req, res) => { res.writeHead(200, { "content-type": "text/plain" }); res.end("hello world\\n"); });
@@ -51,11 +51,11 @@ server.listen(0, "127.0.0.1", () => process.stdout.write(server.address().port +
 
 /** wrk's argv for one bounded run. */
 export function wrkArgv(url: string, seconds: number, host: string): string[] {
-  return ["wrk", "-t1", "-c32", `-d${seconds}s`, "--timeout", "5s", "--latency", "-H", `Host: ${host}`, url];
+  return ['wrk', '-t1', '-c32', `-d${seconds}s`, '--timeout', '5s', '--latency', '-H', `Host: ${host}`, url];
 }
 
 function toMs(value: string, unit: string): number {
-  const factor = unit === "us" ? 0.001 : unit === "ms" ? 1 : unit === "s" ? 1000 : unit === "m" ? 60_000 : NaN;
+  const factor = unit === 'us' ? 0.001 : unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : NaN;
   return Number(value) * factor;
 }
 
@@ -66,7 +66,8 @@ export function parseWrk(output: string): WrkResult {
   const p99 = /^\s*99%\s+([\d.]+)(us|ms|s|m)\b/m.exec(output);
   if (!rps || !p50 || !p99) throw new Error(`Could not read wrk's output (expected "Requests/sec" and a latency distribution):\n${output}`);
   const failures = /Non-2xx or 3xx responses:\s+(\d+)/.exec(output);
-  if (failures) throw new Error(`wrk saw ${failures[1]} non-2xx responses: the route is broken, the figures would be meaningless.\n${output}`);
+  if (failures)
+    throw new Error(`wrk saw ${failures[1]} non-2xx responses: the route is broken, the figures would be meaningless.\n${output}`);
   const errors = /Socket errors: (.*)/.exec(output);
   if (errors) process.stderr.write(`wrk reported socket errors: ${errors[1]}\n`);
   return { requestsPerSecond: Number(rps[1]), p50Ms: toMs(p50[1]!, p50[2]!), p99Ms: toMs(p99[1]!, p99[2]!) };
@@ -77,8 +78,14 @@ function runWrk(url: string, seconds: number): Promise<WrkResult> {
   return new Promise((resolve, reject) => {
     execFile(file!, args, { timeout: (seconds + 15) * 1000 }, (error, stdout, stderr) => {
       if (error) {
-        const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
-        reject(new Error(missing ? "wrk is not installed: install the Debian package wrk (apt-get install -y wrk)." : `wrk failed: ${error.message}\n${stderr}`));
+        const missing = (error as NodeJS.ErrnoException).code === 'ENOENT';
+        reject(
+          new Error(
+            missing
+              ? 'wrk is not installed: install the Debian package wrk (apt-get install -y wrk).'
+              : `wrk failed: ${error.message}\n${stderr}`,
+          ),
+        );
         return;
       }
       try {
@@ -92,7 +99,7 @@ function runWrk(url: string, seconds: number): Promise<WrkResult> {
 
 async function freePort(): Promise<number> {
   const probe = createServer();
-  await new Promise<void>((ok) => probe.listen(0, "127.0.0.1", ok));
+  await new Promise<void>((ok) => probe.listen(0, '127.0.0.1', ok));
   const { port } = probe.address() as AddressInfo;
   await new Promise((ok) => probe.close(ok));
   return port;
@@ -100,11 +107,11 @@ async function freePort(): Promise<number> {
 
 /** The upstream runs in its own process so the bench's own event loop does not share its core. */
 function startUpstream(): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ["-e", HELLO_WORLD], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ['-e', HELLO_WORLD], { stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
-    child.once("error", reject);
-    child.once("exit", (code) => reject(new Error(`The hello-world upstream exited early (code ${code}).`)));
-    child.stdout!.once("data", (data: Buffer) => resolve({ child, port: Number(data.toString().trim()) }));
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`The hello-world upstream exited early (code ${code}).`)));
+    child.stdout!.once('data', (data: Buffer) => resolve({ child, port: Number(data.toString().trim()) }));
   });
 }
 
@@ -120,7 +127,7 @@ function median(results: WrkResult[]): WrkResult {
 export async function benchRouter(options: { seconds?: number; rounds?: number } = {}): Promise<RouterBenchResult> {
   const seconds = options.seconds ?? Number(process.env.SLIPWAY_BENCH_SECONDS ?? 3);
   const rounds = options.rounds ?? Number(process.env.SLIPWAY_BENCH_ROUNDS ?? 3);
-  const workDir = await mkdtemp(join(tmpdir(), "slipway-bench-router-"));
+  const workDir = await mkdtemp(join(tmpdir(), 'slipway-bench-router-'));
   // nginx's workers (www-data) must be able to search their way to its temp folder inside.
   await chmod(workDir, 0o711);
   const upstream = await startUpstream();
@@ -128,36 +135,40 @@ export async function benchRouter(options: { seconds?: number; rounds?: number }
   let records = 0;
   let nginxRecords = 0;
   const nginx = new NginxRouter({
-    listenHost: "127.0.0.1",
+    listenHost: '127.0.0.1',
     port: nginxPort,
-    workDir: join(workDir, "nginx"),
+    workDir: join(workDir, 'nginx'),
     drainTimeoutSeconds: 5,
     onRequest: () => nginxRecords++,
   });
   const haproxy = new HaproxyRouter({
-    listenHost: "127.0.0.1",
+    listenHost: '127.0.0.1',
     port: haproxyPort,
-    workDir: join(workDir, "haproxy"),
+    workDir: join(workDir, 'haproxy'),
     drainTimeoutSeconds: 5,
     onRequest: () => records++,
   });
   try {
-    const table = new Map([[HOST, { appId: "app_bench", upstreams: [{ address: "127.0.0.1", port: upstream.port }], forceHttps: false }]]);
+    const table = new Map([[HOST, { appId: 'app_bench', upstreams: [{ address: '127.0.0.1', port: upstream.port }], forceHttps: false }]]);
     for (const router of [nginx, haproxy]) {
       await router.start();
       await router.apply(table);
     }
-    const urls = { direct: `http://127.0.0.1:${upstream.port}/`, routed: `http://127.0.0.1:${haproxyPort}/`, nginx: `http://127.0.0.1:${nginxPort}/` };
+    const urls = {
+      direct: `http://127.0.0.1:${upstream.port}/`,
+      routed: `http://127.0.0.1:${haproxyPort}/`,
+      nginx: `http://127.0.0.1:${nginxPort}/`,
+    };
     // Warm every path (JIT, keep-alive pools) before measuring.
     for (const url of Object.values(urls)) await runWrk(url, 1);
     const runs = { direct: [] as WrkResult[], routed: [] as WrkResult[], nginx: [] as WrkResult[] };
     for (let round = 0; round < rounds; round++) {
-      for (const path of ["direct", "routed", "nginx"] as const) runs[path].push(await runWrk(urls[path], seconds));
+      for (const path of ['direct', 'routed', 'nginx'] as const) runs[path].push(await runWrk(urls[path], seconds));
     }
-    if (records === 0) throw new Error("HAProxy reported no access record: the measured path is not the deployed one.");
+    if (records === 0) throw new Error('HAProxy reported no access record: the measured path is not the deployed one.');
     // nginx flushes its buffered access log every second.
     for (let i = 0; i < 30 && nginxRecords === 0; i++) await new Promise((ok) => setTimeout(ok, 100));
-    if (nginxRecords === 0) throw new Error("nginx reported no access record: it is not configured as the daemon configured it.");
+    if (nginxRecords === 0) throw new Error('nginx reported no access record: it is not configured as the daemon configured it.');
     const direct = median(runs.direct);
     const routed = median(runs.routed);
     const viaNginx = median(runs.nginx);
@@ -173,8 +184,8 @@ export async function benchRouter(options: { seconds?: number; rounds?: number }
   } finally {
     await haproxy.stop().catch(() => undefined);
     await nginx.stop().catch(() => undefined);
-    upstream.child.removeAllListeners("exit");
-    upstream.child.kill("SIGTERM");
+    upstream.child.removeAllListeners('exit');
+    upstream.child.kill('SIGTERM');
     await rm(workDir, { recursive: true, force: true });
   }
 }
@@ -185,10 +196,12 @@ function row(name: string, result: WrkResult): string {
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const result = await benchRouter();
-  console.log(`${"path".padEnd(8)} ${"req/s".padStart(10)} ${"p50 ms".padStart(9)} ${"p99 ms".padStart(9)}`);
-  console.log(row("direct", result.direct));
-  console.log(row("haproxy", result.routed));
-  console.log(row("nginx", result.nginx));
-  console.log(`ratio (haproxy/direct): ${result.ratio} (target >= 0.55; per round: ${result.roundRatios.join(", ")}); haproxy/nginx: ${result.overNginx} (target >= 1)`);
-  console.log(JSON.stringify({ bench: "router", engine: "haproxy", ...result }));
+  console.log(`${'path'.padEnd(8)} ${'req/s'.padStart(10)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)}`);
+  console.log(row('direct', result.direct));
+  console.log(row('haproxy', result.routed));
+  console.log(row('nginx', result.nginx));
+  console.log(
+    `ratio (haproxy/direct): ${result.ratio} (target >= 0.55; per round: ${result.roundRatios.join(', ')}); haproxy/nginx: ${result.overNginx} (target >= 1)`,
+  );
+  console.log(JSON.stringify({ bench: 'router', engine: 'haproxy', ...result }));
 }

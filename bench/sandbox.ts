@@ -123,7 +123,9 @@ function cgroupRssKiB(root: string, sandboxId: string): number {
   const v2 = !existsSync(join(CGROUP_MOUNT, 'memory'));
   const file = v2 ? join(CGROUP_MOUNT, root, sandboxId, 'memory.stat') : join(CGROUP_MOUNT, 'memory', root, sandboxId, 'memory.stat');
   const key = v2 ? 'anon' : 'total_rss';
-  const line = readFileSync(file, 'utf8').split('\n').find((l) => l.startsWith(`${key} `));
+  const line = readFileSync(file, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${key} `));
   return Math.round(Number(line?.split(' ')[1] ?? 0) / 1024);
 }
 
@@ -138,7 +140,8 @@ export function removeCgroupRoot(root: string): void {
     try {
       rmdirSync(dir);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') console.error(`bench: could not remove cgroup ${dir}: ${(error as Error).message}`);
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+        console.error(`bench: could not remove cgroup ${dir}: ${(error as Error).message}`);
     }
   }
 }
@@ -179,7 +182,12 @@ async function benchSandboxed(release: string) {
     stateDir: join(BENCH_NAMES.stateDir, 'runc'),
     cgroupRoot: BENCH_NAMES.cgroupRoot,
   });
-  const backend = new LocalNetnsBackend({ bridgeName: BENCH_NAMES.bridge, subnet: BENCH_NAMES.subnet, namespacePrefix: BENCH_NAMES.prefix, sandboxes });
+  const backend = new LocalNetnsBackend({
+    bridgeName: BENCH_NAMES.bridge,
+    subnet: BENCH_NAMES.subnet,
+    namespacePrefix: BENCH_NAMES.prefix,
+    sandboxes,
+  });
   const times: number[] = [];
   let memory = { appRssKiB: 0, extraRssKiB: 0, extraAnonKiB: 0, extraProcesses: [] as string[], cgroupMemoryKiB: 0, cgroupRssKiB: 0 };
   try {
@@ -206,7 +214,10 @@ async function benchSandboxed(release: string) {
           await sleep(1000); // idle
           // The backend keeps its sandbox private; a benchmark may look.
           const sandbox = (instance as unknown as { group?: Sandbox }).group;
-          if (!sandbox) throw new Error('The local instance no longer exposes its sandbox as `group`; update bench/sandbox.ts to find the runc process.');
+          if (!sandbox)
+            throw new Error(
+              'The local instance no longer exposes its sandbox as `group`; update bench/sandbox.ts to find the runc process.',
+            );
           const tree = [sandbox.pid, ...childrenOf(sandbox.pid)];
           const app = tree.find((p) => comm(p) === 'node');
           if (app === undefined) throw new Error(`No node process under runc (pid ${sandbox.pid}): saw ${tree.map(comm).join(', ')}.`);

@@ -30,7 +30,16 @@ import { planSbt } from '../src/providers/sbt/sbt-provider.js';
 import { prepareSbtPlan } from '../src/providers/sbt/prepare.js';
 import { detectLayout } from '../src/sandbox/cgroups.js';
 import { startDaemon, type TestDaemon } from '../test/support/daemon.js';
-import { checkoutExample, commitAll, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../test/support/deploy.js';
+import {
+  checkoutExample,
+  commitAll,
+  createApp,
+  deploymentLog,
+  getThroughRouter,
+  newRelease,
+  pushAndWait,
+  registerSshKey,
+} from '../test/support/deploy.js';
 
 export interface SbtBuildResult {
   /** git push to the app answering 200 through the router, empty app cache. */
@@ -76,7 +85,10 @@ async function timedDeploy(daemon: TestDaemon, dir: string, appId: string, gitEn
   keepLog(result.id, readFileSync(join(daemon.dataDir, 'logs', `${result.id}.ndjson`), 'utf8'));
   const built = log.map((l) => /^Build succeeded in ([\d.]+) s$/.exec(l)).find(Boolean);
   if (!built) throw new Error(`deployment ${result.id} has no "Build succeeded in" line`);
-  const compiled = log.map((l) => COMPILING.exec(l)).filter(Boolean).map((m) => Number(m![1]));
+  const compiled = log
+    .map((l) => COMPILING.exec(l))
+    .filter(Boolean)
+    .map((m) => Number(m![1]));
   return { seconds, buildSeconds: Number(built[1]), log, compiled };
 }
 

@@ -96,7 +96,13 @@ export async function benchStartCommand(): Promise<StartCommandBenchResult> {
   writeFileSync(join(release, 'package.json'), JSON.stringify(PACKAGE));
   for (const file of ['server.js', 'package.json']) chmodSync(join(release, file), 0o644);
 
-  const planned = startPlan({ manager: 'npm', scripts: PACKAGE.scripts, packageName: PACKAGE.name, packageVersion: PACKAGE.version, startCandidates: [] }).start;
+  const planned = startPlan({
+    manager: 'npm',
+    scripts: PACKAGE.scripts,
+    packageName: PACKAGE.name,
+    packageVersion: PACKAGE.version,
+    startCandidates: [],
+  }).start;
   const ways: Record<'before' | 'now', { argv: string[]; env: Record<string, string> }> = {
     before: { argv: ['npm', 'run', 'start'], env: { ...SCRIPT_SHELL_ENV, npm_config_update_notifier: 'false' } },
     now: { argv: planned.argv, env: planned.env ?? {} },
@@ -104,7 +110,11 @@ export async function benchStartCommand(): Promise<StartCommandBenchResult> {
 
   const createdUser = !userExists(NAMES.appUser);
   const user = await ensureAppUser(NAMES.appUser);
-  const sandboxes = new SandboxHost({ bundlesDir: join(NAMES.stateDir, 'bundles'), stateDir: join(NAMES.stateDir, 'runc'), cgroupRoot: NAMES.cgroupRoot });
+  const sandboxes = new SandboxHost({
+    bundlesDir: join(NAMES.stateDir, 'bundles'),
+    stateDir: join(NAMES.stateDir, 'runc'),
+    cgroupRoot: NAMES.cgroupRoot,
+  });
   const backend = new LocalNetnsBackend({ bridgeName: NAMES.bridge, subnet: NAMES.subnet, namespacePrefix: NAMES.prefix, sandboxes });
   const seen: Record<'before' | 'now', StartMemory[]> = { before: [], now: [] };
   try {
@@ -129,7 +139,10 @@ export async function benchStartCommand(): Promise<StartCommandBenchResult> {
           await firstOk(instance.address, instance.port);
           await sleep(1500); // idle
           const sandbox = (instance as unknown as { group?: Sandbox }).group;
-          if (!sandbox) throw new Error('The local instance no longer exposes its sandbox as `group`; update bench/start-command.ts to find the runc process.');
+          if (!sandbox)
+            throw new Error(
+              'The local instance no longer exposes its sandbox as `group`; update bench/start-command.ts to find the runc process.',
+            );
           seen[way].push(measure(sandbox));
         } finally {
           await instance.stop(1000);

@@ -19,8 +19,14 @@ function fixture(gatewayAddress: string) {
 
 test('providers are listed in order; an unknown one is refused with the list', () => {
   const { store, manager } = fixture('10.77.0.1');
-  assert.deepEqual(manager.providerList().map((p) => p.name), ['postgresql', 'redis']);
-  assert.throws(() => manager.provider('mysql'), (e: unknown) => e instanceof ValidationError && /Available providers: postgresql, redis/.test(e.message));
+  assert.deepEqual(
+    manager.providerList().map((p) => p.name),
+    ['postgresql', 'redis'],
+  );
+  assert.throws(
+    () => manager.provider('mysql'),
+    (e: unknown) => e instanceof ValidationError && /Available providers: postgresql, redis/.test(e.message),
+  );
   store.close();
 });
 
@@ -29,7 +35,10 @@ test('a provider that cannot start fails the create with the reason and keeps no
   const { store, manager, org } = fixture('10.79.254.1');
   await assert.rejects(
     manager.create({ orgId: org.id, provider: 'redis', name: 'cache' }),
-    (e: unknown) => e instanceof AddonUnavailableError && e.status === 503 && /redis add-on servers could not start: .*not assigned to any interface/.test(e.message),
+    (e: unknown) =>
+      e instanceof AddonUnavailableError &&
+      e.status === 503 &&
+      /redis add-on servers could not start: .*not assigned to any interface/.test(e.message),
   );
   assert.deepEqual(store.addons.all(), []);
   store.close();

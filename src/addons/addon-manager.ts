@@ -31,13 +31,21 @@ export class AddonManager {
 
   /** Providers in the order `slipway addon providers` lists them. */
   providerList(): Array<{ name: string; description: string }> {
-    return addonProviderNames.filter((n) => this.o.providers.has(n)).map((name) => ({ name, description: this.o.providers.get(name)!.description }));
+    return addonProviderNames
+      .filter((n) => this.o.providers.has(n))
+      .map((name) => ({ name, description: this.o.providers.get(name)!.description }));
   }
 
   /** The provider of a name a user typed; unknown names are refused with the list. */
   provider(name: unknown): AddonProvider {
     const provider = typeof name === 'string' ? this.o.providers.get(name) : undefined;
-    if (!provider) throw new ValidationError(unknownProviderMessage(String(name)), `Available providers: ${this.providerList().map((p) => p.name).join(', ')}.`);
+    if (!provider)
+      throw new ValidationError(
+        unknownProviderMessage(String(name)),
+        `Available providers: ${this.providerList()
+          .map((p) => p.name)
+          .join(', ')}.`,
+      );
     return provider;
   }
 
@@ -102,7 +110,12 @@ export class AddonManager {
     } catch (error) {
       this.o.store.addons.remove(row.id);
       if (error instanceof SlipwayError) throw error;
-      throw new SlipwayError(500, 'provision_failed', `The ${input.provider} add-on could not be created: ${(error as Error).message}`, 'Nothing was kept; try again, and see the daemon output if it fails again.');
+      throw new SlipwayError(
+        500,
+        'provision_failed',
+        `The ${input.provider} add-on could not be created: ${(error as Error).message}`,
+        'Nothing was kept; try again, and see the daemon output if it fails again.',
+      );
     }
   }
 
@@ -124,7 +137,12 @@ export class AddonManager {
       try {
         await provider.deprovision({ id: row.id }, config);
       } catch (error) {
-        throw new SlipwayError(500, 'deprovision_failed', `The add-on ${row.name} could not be deleted: ${(error as Error).message}`, 'It is kept; try again, and see the daemon output if it fails again.');
+        throw new SlipwayError(
+          500,
+          'deprovision_failed',
+          `The add-on ${row.name} could not be deleted: ${(error as Error).message}`,
+          'It is kept; try again, and see the daemon output if it fails again.',
+        );
       }
     }
     // Through the link repository, so those watching links (the firewall) hear of it.

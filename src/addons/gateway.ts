@@ -35,14 +35,19 @@ export async function assertAddressAssigned(address: string): Promise<void> {
 /** Every IPv4 address the kernel has on an interface, whatever the interface's state. */
 export async function kernelAddresses(): Promise<string[]> {
   const { ip } = await findHostTools();
-  const { stdout } = await runChecked([ip, '-j', '-4', 'address', 'show'], { timeoutMs: 10_000, env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } });
+  const { stdout } = await runChecked([ip, '-j', '-4', 'address', 'show'], {
+    timeoutMs: 10_000,
+    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
+  });
   return parseIpAddressJson(stdout);
 }
 
 /** The `local` addresses of `ip -j addr` output. */
 export function parseIpAddressJson(json: string): string[] {
   const links = JSON.parse(json) as Array<{ addr_info?: Array<{ family?: string; local?: string }> }>;
-  return links.flatMap((link) => (link.addr_info ?? []).filter((a) => a.family === 'inet' && typeof a.local === 'string').map((a) => a.local!));
+  return links.flatMap((link) =>
+    (link.addr_info ?? []).filter((a) => a.family === 'inet' && typeof a.local === 'string').map((a) => a.local!),
+  );
 }
 
 /** The /16 around an IPv4 address, e.g. 10.77.0.1 -> 10.77.0.0/16: the default app subnet. */

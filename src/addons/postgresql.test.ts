@@ -37,7 +37,7 @@ async function canConnect(env: Record<string, string>, overrides: pg.ClientConfi
 }
 
 describe('postgresql statements and argv (pure)', () => {
-  test('identifiers must be slipway\'s own addon_<hex> form', () => {
+  test("identifiers must be slipway's own addon_<hex> form", () => {
     assert.throws(() => createRoleSql('bob"; DROP TABLE x; --', 'pw'), /not a PostgreSQL add-on identifier/);
     assert.throws(() => dropSql('addon_1234abcd', 'postgres'), /not a PostgreSQL add-on identifier/);
     assert.throws(() => createDatabaseSql('Addon_1234ABCD', 'addon_1234abcd'), /not a PostgreSQL add-on identifier/);
@@ -61,7 +61,11 @@ describe('postgresql statements and argv (pure)', () => {
     const argv = postgresArgv('/b/postgres', { dataDir: '/d', socketDir: '/s', hbaFile: '/h' }, ['127.0.0.1', '10.77.0.1'], 5433);
     assert.ok(argv.includes('listen_addresses=127.0.0.1,10.77.0.1'));
     assert.ok(argv.includes('port=5433'));
-    const hba = hbaConf({ hostAddresses: ['127.0.0.1', '10.77.0.1'], appSubnet: '10.77.0.0/16', clients: [{ database: 'addon_1234abcd', role: 'addon_1234abcd', address: '10.77.0.6' }] });
+    const hba = hbaConf({
+      hostAddresses: ['127.0.0.1', '10.77.0.1'],
+      appSubnet: '10.77.0.0/16',
+      clients: [{ database: 'addon_1234abcd', role: 'addon_1234abcd', address: '10.77.0.6' }],
+    });
     assert.match(hba, /^host\s+all\s+all\s+10\.77\.0\.1\/32\s+scram-sha-256$/m);
     assert.match(hba, /^host\s+addon_1234abcd\s+addon_1234abcd\s+10\.77\.0\.6\/32\s+scram-sha-256$/m);
     assert.doesNotMatch(hba, /10\.77\.0\.0\/16/, 'the subnet as a whole is not let in');
@@ -69,7 +73,9 @@ describe('postgresql statements and argv (pure)', () => {
   });
 });
 
-describe('postgresql add-on provider with a real embedded cluster', { skip: process.getuid?.() !== 0 && 'needs root (server user, instance network)' }, () => {
+describe('postgresql add-on provider with a real embedded cluster', {
+  skip: process.getuid?.() !== 0 && 'needs root (server user, instance network)',
+}, () => {
   let dataDir: string;
   let port: number;
   let provider: PostgresqlProvider;
@@ -126,9 +132,7 @@ describe('postgresql add-on provider with a real embedded cluster', { skip: proc
     await viaUri.connect();
     await viaUri.query('CREATE TABLE notes (id serial PRIMARY KEY, body text NOT NULL)');
     await viaUri.query('INSERT INTO notes (body) VALUES ($1)', ['hello']);
-    const { rows } = await viaUri.query<{ body: string; addr: string }>(
-      'SELECT body, host(inet_server_addr()) AS addr FROM notes',
-    );
+    const { rows } = await viaUri.query<{ body: string; addr: string }>('SELECT body, host(inet_server_addr()) AS addr FROM notes');
     assert.deepEqual(rows, [{ body: 'hello', addr: network.gateway }]);
     await viaUri.end();
 
@@ -143,7 +147,7 @@ describe('postgresql add-on provider with a real embedded cluster', { skip: proc
     assert.ok(err instanceof Error && /password authentication failed/.test(err.message), String(err));
   });
 
-  test('one add-on cannot open or read another add-on\'s database', async () => {
+  test("one add-on cannot open or read another add-on's database", async () => {
     const err = await canConnect(second, { database: first.POSTGRESQL_ADDON_DB });
     assert.ok(err instanceof Error, 'connection must be refused');
     assert.match(err.message, /permission denied for database/);
@@ -205,9 +209,10 @@ describe('postgresql add-on provider with a real embedded cluster', { skip: proc
     const err = await canConnect(first);
     assert.ok(err instanceof Error && /password authentication failed|does not exist/.test(err.message), String(err));
     const witness = await connect(second);
-    const { rows } = await witness.query('SELECT 1 FROM pg_roles WHERE rolname = $1 UNION ALL SELECT 1 FROM pg_database WHERE datname = $1', [
-      first.POSTGRESQL_ADDON_DB,
-    ]);
+    const { rows } = await witness.query(
+      'SELECT 1 FROM pg_roles WHERE rolname = $1 UNION ALL SELECT 1 FROM pg_database WHERE datname = $1',
+      [first.POSTGRESQL_ADDON_DB],
+    );
     assert.equal(rows.length, 0);
     await witness.end();
     // Idempotent.

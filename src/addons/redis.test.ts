@@ -37,7 +37,9 @@ describe('redis config, ports and RESP (pure)', () => {
   });
 });
 
-describe('redis add-on provider with real redis-server processes', { skip: process.getuid?.() !== 0 && 'needs root (server user, instance network)' }, () => {
+describe('redis add-on provider with real redis-server processes', {
+  skip: process.getuid?.() !== 0 && 'needs root (server user, instance network)',
+}, () => {
   let dataDir: string;
   let provider: RedisProvider;
   let network: TestInstanceNetwork;
@@ -86,7 +88,13 @@ describe('redis add-on provider with real redis-server processes', { skip: proce
     ]);
     assert.deepEqual(replies, ['OK', 'OK', 'hello']);
     // Also on loopback, for the host itself.
-    assert.deepEqual(await respExchange('127.0.0.1', Number(env.REDIS_PORT), [['AUTH', env.REDIS_PASSWORD!], ['GET', 'greeting']]), ['OK', 'hello']);
+    assert.deepEqual(
+      await respExchange('127.0.0.1', Number(env.REDIS_PORT), [
+        ['AUTH', env.REDIS_PASSWORD!],
+        ['GET', 'greeting'],
+      ]),
+      ['OK', 'hello'],
+    );
   });
 
   test('runs as an unprivileged user and keeps the password off the command line', async () => {
@@ -104,7 +112,10 @@ describe('redis add-on provider with real redis-server processes', { skip: proce
     const port = Number(env.REDIS_PORT);
     const [noAuth] = await respExchange(network.gateway, port, [['GET', 'greeting']]);
     assert.ok(noAuth instanceof RespError && noAuth.message.startsWith('NOAUTH'), String(noAuth));
-    const [wrong, after] = await respExchange(network.gateway, port, [['AUTH', 'wrong'], ['GET', 'greeting']]);
+    const [wrong, after] = await respExchange(network.gateway, port, [
+      ['AUTH', 'wrong'],
+      ['GET', 'greeting'],
+    ]);
     assert.ok(wrong instanceof RespError && /WRONGPASS/.test(wrong.message));
     assert.ok(after instanceof RespError && after.message.startsWith('NOAUTH'));
   });
@@ -120,7 +131,10 @@ describe('redis add-on provider with real redis-server processes', { skip: proce
   test('two add-ons get two servers with separate data', async () => {
     other = provider.env((await provider.provision({ id: 'r2', name: 'other' })).config);
     assert.notEqual(other.REDIS_PORT, env.REDIS_PORT);
-    const replies = await respExchange(network.gateway, Number(other.REDIS_PORT), [['AUTH', other.REDIS_PASSWORD!], ['GET', 'greeting']]);
+    const replies = await respExchange(network.gateway, Number(other.REDIS_PORT), [
+      ['AUTH', other.REDIS_PASSWORD!],
+      ['GET', 'greeting'],
+    ]);
     assert.deepEqual(replies, ['OK', null]);
     const [crossAuth] = await respExchange(network.gateway, Number(other.REDIS_PORT), [['AUTH', env.REDIS_PASSWORD!]]);
     assert.ok(crossAuth instanceof RespError);
@@ -138,7 +152,10 @@ describe('redis add-on provider with real redis-server processes', { skip: proce
     const began = Date.now();
     await restarted.resume({ id: 'r1' }, config);
     console.log(`redis resume ${Date.now() - began} ms`);
-    const replies = await respExchange(network.gateway, Number(env.REDIS_PORT), [['AUTH', env.REDIS_PASSWORD!], ['GET', 'greeting']]);
+    const replies = await respExchange(network.gateway, Number(env.REDIS_PORT), [
+      ['AUTH', env.REDIS_PASSWORD!],
+      ['GET', 'greeting'],
+    ]);
     assert.deepEqual(replies, ['OK', 'hello']);
   });
 

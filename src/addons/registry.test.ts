@@ -36,7 +36,9 @@ describe('add-on provider registry', () => {
   });
 });
 
-test('a data folder the server users cannot enter is reported with the fix', { skip: process.getuid?.() !== 0 && 'needs root (server users)' }, async () => {
+test('a data folder the server users cannot enter is reported with the fix', {
+  skip: process.getuid?.() !== 0 && 'needs root (server users)',
+}, async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'slipway-addons-private-')); // mode 0700, root
   try {
     const providers = makeAddonProviders({ dataDir, gatewayAddress: '127.0.0.1', postgresPort: await freePort() });
@@ -47,7 +49,9 @@ test('a data folder the server users cannot enter is reported with the fix', { s
   }
 });
 
-describe('an app in its own network namespace reaches add-ons with the injected values', { skip: process.getuid?.() !== 0 && 'needs root (network namespaces)' }, () => {
+describe('an app in its own network namespace reaches add-ons with the injected values', {
+  skip: process.getuid?.() !== 0 && 'needs root (network namespaces)',
+}, () => {
   let dataDir: string;
   let providers: Map<string, AddonProvider>;
   let network: TestInstanceNetwork;
@@ -80,10 +84,12 @@ describe('an app in its own network namespace reaches add-ons with the injected 
     const postgresql = providers.get('postgresql')!;
     const config = (await postgresql.provision({ id: 'p1', name: 'db' })).config;
     const env = postgresql.env(config);
-    const query = ['psql', env.POSTGRESQL_ADDON_URI!, '-tA', '-c', 'SELECT inet_client_addr()::text || \' \' || current_user'];
+    const query = ['psql', env.POSTGRESQL_ADDON_URI!, '-tA', '-c', "SELECT inet_client_addr()::text || ' ' || current_user"];
     // Nothing in the subnet is let in until the address is given the database (its app linked).
     assert.throws(() => app.exec(query), new RegExp(`no pg_hba\\.conf entry for host "${app.address.replaceAll('.', '\\.')}"`));
-    await (postgresql as PostgresqlProvider).allowClients([{ database: env.POSTGRESQL_ADDON_DB!, role: env.POSTGRESQL_ADDON_USER!, address: app.address }]);
+    await (postgresql as PostgresqlProvider).allowClients([
+      { database: env.POSTGRESQL_ADDON_DB!, role: env.POSTGRESQL_ADDON_USER!, address: app.address },
+    ]);
     const out = app.exec(query);
     assert.equal(out.trim(), `${app.address}/32 ${env.POSTGRESQL_ADDON_USER}`);
     await postgresql.deprovision({ id: 'p1' }, config);

@@ -10,9 +10,17 @@ export interface SystemUser {
 export function useraddArgv(name: string): string[] {
   assertUserName(name);
   return [
-    'useradd', '--system', '--user-group', '--no-create-home',
-    '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin',
-    '--comment', 'slipway add-on servers', name,
+    'useradd',
+    '--system',
+    '--user-group',
+    '--no-create-home',
+    '--home-dir',
+    '/nonexistent',
+    '--shell',
+    '/usr/sbin/nologin',
+    '--comment',
+    'slipway add-on servers',
+    name,
   ];
 }
 

@@ -15,7 +15,10 @@ export function orgForUser(store: Store, user: User, ref: unknown): Org {
   }
   const org = isId(ref) ? store.orgs.byId(ref) : store.orgs.byName(ref);
   if (!org || !store.orgs.isMember(org.id, user.id)) {
-    throw new NotFoundError(`No organisation ${JSON.stringify(ref)} among yours.`, '`slipway org list` shows the organisations you belong to.');
+    throw new NotFoundError(
+      `No organisation ${JSON.stringify(ref)} among yours.`,
+      '`slipway org list` shows the organisations you belong to.',
+    );
   }
   return org;
 }
@@ -23,7 +26,10 @@ export function orgForUser(store: Store, user: User, ref: unknown): Org {
 export function appForUser(store: Store, user: User, appId: string): AppRow {
   const app = isAppId(appId) ? store.apps.byId(appId) : undefined;
   if (!app || !store.orgs.isMember(app.org_id, user.id)) {
-    throw new NotFoundError(`No application ${JSON.stringify(appId)} among yours.`, '`slipway applications` lists the applications you can reach.');
+    throw new NotFoundError(
+      `No application ${JSON.stringify(appId)} among yours.`,
+      '`slipway applications` lists the applications you can reach.',
+    );
   }
   return app;
 }

@@ -12,7 +12,10 @@ import { orgForUser } from './access.js';
 const ADDON_ID = /^addon_/;
 
 function notFound(ref: string): NotFoundError {
-  return new NotFoundError(`No add-on ${JSON.stringify(ref)} among yours.`, '`slipway addon list` shows the add-ons of your organisations.');
+  return new NotFoundError(
+    `No add-on ${JSON.stringify(ref)} among yours.`,
+    '`slipway addon list` shows the add-ons of your organisations.',
+  );
 }
 
 /**
@@ -36,7 +39,10 @@ export function addonForUser(store: Store, user: User, ref: string, orgRef?: str
   if (found.length === 0) throw notFound(ref);
   if (found.length > 1) {
     const orgs = found.map((a) => store.orgs.byId(a.org_id)?.name ?? a.org_id);
-    throw new ConflictError(`Several of your organisations have an add-on named ${JSON.stringify(ref)}: ${orgs.join(', ')}.`, 'Pass --org <org> or the add-on id.');
+    throw new ConflictError(
+      `Several of your organisations have an add-on named ${JSON.stringify(ref)}: ${orgs.join(', ')}.`,
+      'Pass --org <org> or the add-on id.',
+    );
   }
   return found[0]!;
 }
@@ -44,10 +50,17 @@ export function addonForUser(store: Store, user: User, ref: string, orgRef?: str
 /** An add-on named from an app's page: it must belong to the app's organisation. */
 export function addonForApp(store: Store, user: User, app: AppRow, ref: unknown): AddonRow {
   if (typeof ref !== 'string' || ref === '') {
-    throw new ValidationError('Missing field "addon" (the add-on id or name).', '`slipway addon list` shows the add-ons of your organisations.');
+    throw new ValidationError(
+      'Missing field "addon" (the add-on id or name).',
+      '`slipway addon list` shows the add-ons of your organisations.',
+    );
   }
   const addon = isId(ref) && ADDON_ID.test(ref) ? addonForUser(store, user, ref) : store.addons.byName(app.org_id, ref);
-  if (!addon) throw new NotFoundError(`The application's organisation has no add-on ${JSON.stringify(ref)}.`, '`slipway addon list --org <org>` shows its add-ons.');
+  if (!addon)
+    throw new NotFoundError(
+      `The application's organisation has no add-on ${JSON.stringify(ref)}.`,
+      '`slipway addon list --org <org>` shows its add-ons.',
+    );
   assertSameOrg(store, addon, app);
   return addon;
 }

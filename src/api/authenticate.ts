@@ -4,7 +4,8 @@ import type { User } from '../store/users.js';
 import type { ApiToken } from '../store/api-tokens.js';
 import { UnauthorizedError } from '../core/errors.js';
 
-const RENEW_HINT = 'Log in with another token (`slipway login --url <api-url> --token <token>`); `slipway tokens create` makes one, or an administrator can.';
+const RENEW_HINT =
+  'Log in with another token (`slipway login --url <api-url> --token <token>`); `slipway tokens create` makes one, or an administrator can.';
 
 /**
  * The user and token of a request's `Authorization: Bearer` header. An expired or revoked

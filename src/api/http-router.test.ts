@@ -7,7 +7,11 @@ import { ValidationError } from '../core/errors.js';
 test('a path segment decodes its escapes, and a malformed one is a ValidationError', () => {
   assert.equal(decodePathSegment('caf%C3%A9%20shop'), 'café shop');
   for (const bad of ['%E0%A4%A', '%zz', 'shop%', '%C3']) {
-    assert.throws(() => decodePathSegment(bad), (error: unknown) => error instanceof ValidationError && /not valid percent-encoding/.test((error as Error).message), bad);
+    assert.throws(
+      () => decodePathSegment(bad),
+      (error: unknown) => error instanceof ValidationError && /not valid percent-encoding/.test((error as Error).message),
+      bad,
+    );
   }
 });
 
@@ -30,5 +34,9 @@ test('the API answers 400, not 500, for malformed percent-encoding in a path', a
     assert.match(body.error.message, /is not valid percent-encoding/);
     assert.match(body.error.hint, /%25/);
   }
-  assert.deepEqual(errors.filter((e) => /URIError|API error/.test(e)), [], 'no stack printed');
+  assert.deepEqual(
+    errors.filter((e) => /URIError|API error/.test(e)),
+    [],
+    'no stack printed',
+  );
 });

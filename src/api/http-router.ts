@@ -87,7 +87,9 @@ export function sendError(res: ServerResponse, error: unknown): void {
     return;
   }
   process.stderr.write(`API error: ${(error as Error)?.stack ?? String(error)}\n`);
-  sendJson(res, 500, { error: { code: 'internal', message: 'Internal error in the slipway daemon.', hint: 'See the daemon output for details.' } });
+  sendJson(res, 500, {
+    error: { code: 'internal', message: 'Internal error in the slipway daemon.', hint: 'See the daemon output for details.' },
+  });
 }
 
 /**
@@ -117,7 +119,9 @@ export class HttpRouter<C extends RequestContext> {
     const spec = typeof specOrHandler === 'function' ? undefined : specOrHandler;
     const handler = typeof specOrHandler === 'function' ? specOrHandler : maybeHandler!;
     if (!spec && this.options.requireSpec) {
-      throw new Error(`The API route ${method} ${pattern} has no RouteSpec: declare what it takes and answers (see src/api/route-spec.ts).`);
+      throw new Error(
+        `The API route ${method} ${pattern} has no RouteSpec: declare what it takes and answers (see src/api/route-spec.ts).`,
+      );
     }
     this.routes.push({ method, pattern, handler, spec, ...compile(pattern) });
     return this;

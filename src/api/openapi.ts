@@ -13,7 +13,21 @@ const ERROR_MEANINGS: Record<number, string> = {
   503: 'Not available on this daemon',
 };
 
-const ORDER = ['Daemon', 'Users', 'Tokens', 'Organisations', 'Applications', 'Environment', 'Deployments', 'Scaling', 'Domains', 'Add-ons', 'Services', 'SSH keys', 'Runtimes'];
+const ORDER = [
+  'Daemon',
+  'Users',
+  'Tokens',
+  'Organisations',
+  'Applications',
+  'Environment',
+  'Deployments',
+  'Scaling',
+  'Domains',
+  'Add-ons',
+  'Services',
+  'SSH keys',
+  'Runtimes',
+];
 
 export interface DocumentedRoute {
   method: string;
@@ -37,7 +51,8 @@ function toDocument(schema: Schema, components: Record<string, Schema>): Schema 
 function convert(schema: Schema, components: Record<string, Schema>): Schema {
   const out: Schema = { ...schema };
   if (schema.items) out.items = toDocument(schema.items, components);
-  if (schema.properties) out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, toDocument(v, components)]));
+  if (schema.properties)
+    out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, toDocument(v, components)]));
   if (typeof schema.additionalProperties === 'object') out.additionalProperties = toDocument(schema.additionalProperties, components);
   if (schema.anyOf) out.anyOf = schema.anyOf.map((s) => toDocument(s, components));
   return out;
@@ -72,13 +87,27 @@ export function buildOpenApi(routes: DocumentedRoute[]) {
     }
     const parameters = [
       ...pathParams.map((name) => ({ name, in: 'path', required: true, description: spec.params![name], schema: { type: 'string' } })),
-      ...Object.entries(spec.query ?? {}).map(([name, q]) => ({ name, in: 'query', required: false, description: q.description, schema: toDocument(q.schema, components) })),
+      ...Object.entries(spec.query ?? {}).map(([name, q]) => ({
+        name,
+        in: 'query',
+        required: false,
+        description: q.description,
+        schema: toDocument(q.schema, components),
+      })),
     ];
     const { status, response } = spec.success;
     const responses: Record<string, unknown> = {
       [String(status)]: {
         description: response.description,
-        ...(status === 101 ? {} : { content: { [response.text ?? (response.stream ? 'application/x-ndjson' : 'application/json')]: { schema: toDocument(response.schema, components) } } }),
+        ...(status === 101
+          ? {}
+          : {
+              content: {
+                [response.text ?? (response.stream ? 'application/x-ndjson' : 'application/json')]: {
+                  schema: toDocument(response.schema, components),
+                },
+              },
+            }),
       },
     };
     for (const error of errorStatuses(pattern, spec)) {
@@ -92,7 +121,9 @@ export function buildOpenApi(routes: DocumentedRoute[]) {
       summary: spec.summary,
       ...(spec.description ? { description: spec.description } : {}),
       ...(parameters.length ? { parameters } : {}),
-      ...(spec.body ? { requestBody: { required: true, content: { 'application/json': { schema: toDocument(spec.body, components) } } } } : {}),
+      ...(spec.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: toDocument(spec.body, components) } } } }
+        : {}),
       ...(spec.public ? { security: [] } : {}),
       responses,
     };
@@ -103,7 +134,8 @@ export function buildOpenApi(routes: DocumentedRoute[]) {
     info: {
       title: 'slipway API',
       version: '1',
-      description: 'Every request but /v1/health and /v1/openapi.json needs `Authorization: Bearer <token>`. Errors answer {"error": {"code", "message", "hint"}}.',
+      description:
+        'Every request but /v1/health and /v1/openapi.json needs `Authorization: Bearer <token>`. Errors answer {"error": {"code", "message", "hint"}}.',
     },
     security: [{ bearer: [] }],
     tags: tags.map((name) => ({ name })),

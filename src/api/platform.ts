@@ -56,7 +56,11 @@ export interface DeploymentServices {
   logs: import('../logs/log-hub.js').LogHub;
   repos: import('../receiver/repo-store.js').RepoStore;
   /** Starts a one-off command in a fresh sandbox of the app's current release. */
-  runOneOff?(app: AppRow, argv: string[], onData: (stream: 'out' | 'err', chunk: Buffer) => void): Promise<import('../sandbox/sandbox-host.js').Sandbox>;
+  runOneOff?(
+    app: AppRow,
+    argv: string[],
+    onData: (stream: 'out' | 'err', chunk: Buffer) => void,
+  ): Promise<import('../sandbox/sandbox-host.js').Sandbox>;
   /** The sandbox settings of the app's instances (for messages naming its limits). */
   sandboxOf?(app: AppRow): Promise<import('../instances/backend.js').InstanceSandbox>;
   /** Deletes an application and everything of it but its add-ons. */

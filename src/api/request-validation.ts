@@ -27,7 +27,9 @@ export function checkQuery(spec: RouteSpec, method: string, pattern: string, que
       const known = Object.keys(declared);
       throw new ValidationError(
         `Unknown query parameter ${shown}.`,
-        known.length ? `${method} ${pattern} takes ${known.join(', ')} (see /v1/openapi.json).` : `${method} ${pattern} takes no query parameter.`,
+        known.length
+          ? `${method} ${pattern} takes ${known.join(', ')} (see /v1/openapi.json).`
+          : `${method} ${pattern} takes no query parameter.`,
       );
     }
     const values = query.getAll(name);
@@ -53,7 +55,9 @@ function describeProblem(problem: Problem, spec: RouteSpec, method: string, patt
       return new ValidationError(`Missing field ${JSON.stringify(field)}.`, property?.description);
     }
     default:
-      return field ? new ValidationError(`Field ${JSON.stringify(field)} ${problem.message}.`) : new ValidationError(`The request body ${problem.message}.`);
+      return field
+        ? new ValidationError(`Field ${JSON.stringify(field)} ${problem.message}.`)
+        : new ValidationError(`The request body ${problem.message}.`);
   }
 }
 

@@ -13,8 +13,15 @@ const RUN_PATH = /^\/v1\/apps\/([^/]+)\/run$/;
 
 function refuse(socket: Duplex, error: unknown): void {
   const status = error instanceof SlipwayError ? error.status : 500;
-  const body = JSON.stringify({ error: { message: error instanceof SlipwayError ? error.message : 'Internal error.', hint: error instanceof SlipwayError ? error.hint : undefined } });
-  socket.end(`HTTP/1.1 ${status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  const body = JSON.stringify({
+    error: {
+      message: error instanceof SlipwayError ? error.message : 'Internal error.',
+      hint: error instanceof SlipwayError ? error.hint : undefined,
+    },
+  });
+  socket.end(
+    `HTTP/1.1 ${status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
 }
 
 /**
@@ -32,7 +39,9 @@ export async function handleRunUpgrade(deps: ApiDependencies, req: IncomingMessa
     const argv = parseOneOffCommand(url.searchParams.get('command'));
     const run = deps.services?.runOneOff;
     if (!run) throw new SlipwayError(503, 'unavailable', 'One-off commands are not available on this daemon.');
-    const sandbox = await run(app, argv, (stream, chunk) => socket.write(encodeFrame(stream === 'out' ? FRAME.stdout : FRAME.stderr, chunk)));
+    const sandbox = await run(app, argv, (stream, chunk) =>
+      socket.write(encodeFrame(stream === 'out' ? FRAME.stdout : FRAME.stderr, chunk)),
+    );
     socket.write('HTTP/1.1 101 Switching Protocols\r\nupgrade: slipway-run\r\nconnection: Upgrade\r\n\r\n');
     if (head.length) sandbox.stdin?.write(head);
     socket.on('data', (chunk: Buffer) => sandbox.stdin?.write(chunk));
@@ -48,7 +57,12 @@ export async function handleRunUpgrade(deps: ApiDependencies, req: IncomingMessa
     }, 1000);
     const exit = await sandbox.done.finally(() => clearInterval(heartbeat));
     const sandboxInfo = await deps.services!.sandboxOf!(app);
-    const payload = { code: exit.exitCode, signal: exit.signal, outOfMemory: exit.outOfMemory, description: describeSandboxExit(exit, sandboxInfo) };
+    const payload = {
+      code: exit.exitCode,
+      signal: exit.signal,
+      outOfMemory: exit.outOfMemory,
+      description: describeSandboxExit(exit, sandboxInfo),
+    };
     if (!socket.destroyed) socket.end(encodeFrame(FRAME.exit, JSON.stringify(payload)));
   } catch (error) {
     if (!socket.destroyed) refuse(socket, error);

@@ -36,9 +36,17 @@ export function nameOf(schema: Schema): string | undefined {
   return names.get(schema);
 }
 
-export const str = (description?: string, extra: Partial<Schema> = {}): Schema => ({ type: 'string', ...(description ? { description } : {}), ...extra });
+export const str = (description?: string, extra: Partial<Schema> = {}): Schema => ({
+  type: 'string',
+  ...(description ? { description } : {}),
+  ...extra,
+});
 export const time = (description?: string): Schema => str(description, { format: 'date-time' });
-export const int = (description?: string, extra: Partial<Schema> = {}): Schema => ({ type: 'integer', ...(description ? { description } : {}), ...extra });
+export const int = (description?: string, extra: Partial<Schema> = {}): Schema => ({
+  type: 'integer',
+  ...(description ? { description } : {}),
+  ...extra,
+});
 export const bool = (description?: string): Schema => ({ type: 'boolean', ...(description ? { description } : {}) });
 export const oneOf = (values: readonly string[], description?: string): Schema => str(description, { enum: values });
 export const arr = (items: Schema, description?: string): Schema => ({ type: 'array', items, ...(description ? { description } : {}) });
@@ -97,7 +105,12 @@ function describeTypes(types: SchemaType[]): string {
  * Every way `value` fails `schema` (empty when it fits). `root` resolves `$ref`s of a served
  * document; schemas built in code have none.
  */
-export function validate(schema: Schema, value: unknown, at: string, root?: { components?: { schemas?: Record<string, Schema> } }): Problem[] {
+export function validate(
+  schema: Schema,
+  value: unknown,
+  at: string,
+  root?: { components?: { schemas?: Record<string, Schema> } },
+): Problem[] {
   if (schema.$ref) {
     const name = /^#\/components\/schemas\/(.+)$/.exec(schema.$ref)?.[1];
     const target = name ? root?.components?.schemas?.[name] : undefined;
@@ -121,12 +134,16 @@ export function validate(schema: Schema, value: unknown, at: string, root?: { co
     problems.push({ at, message: `must be one of ${schema.enum.map((v) => JSON.stringify(v)).join(', ')}`, kind: 'value' });
   }
   if (typeof value === 'string') {
-    if (schema.pattern && !new RegExp(schema.pattern).test(value)) problems.push({ at, message: `must match ${schema.pattern}`, kind: 'value' });
-    if (schema.format === 'date-time' && Number.isNaN(Date.parse(value))) problems.push({ at, message: 'must be a time such as 2024-05-01T12:00:00Z', kind: 'value' });
+    if (schema.pattern && !new RegExp(schema.pattern).test(value))
+      problems.push({ at, message: `must match ${schema.pattern}`, kind: 'value' });
+    if (schema.format === 'date-time' && Number.isNaN(Date.parse(value)))
+      problems.push({ at, message: 'must be a time such as 2024-05-01T12:00:00Z', kind: 'value' });
   }
   if (typeof value === 'number') {
-    if (schema.minimum !== undefined && value < schema.minimum) problems.push({ at, message: `must be at least ${schema.minimum}`, kind: 'value' });
-    if (schema.maximum !== undefined && value > schema.maximum) problems.push({ at, message: `must be at most ${schema.maximum}`, kind: 'value' });
+    if (schema.minimum !== undefined && value < schema.minimum)
+      problems.push({ at, message: `must be at least ${schema.minimum}`, kind: 'value' });
+    if (schema.maximum !== undefined && value > schema.maximum)
+      problems.push({ at, message: `must be at most ${schema.maximum}`, kind: 'value' });
   }
   if (Array.isArray(value) && schema.items) {
     for (const [i, item] of value.entries()) problems.push(...validate(schema.items!, item, `${at}[${i}]`, root));

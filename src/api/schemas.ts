@@ -79,7 +79,10 @@ export const Services = named(
   }),
 );
 
-export const SshKey = named('SshKey', obj({ id: str(), label: str(), algorithm: str(), fingerprint: str('SHA256:...'), created_at: time() }));
+export const SshKey = named(
+  'SshKey',
+  obj({ id: str(), label: str(), algorithm: str(), fingerprint: str('SHA256:...'), created_at: time() }),
+);
 
 export const Token = named(
   'Token',
@@ -119,9 +122,22 @@ export const Status = named(
   obj({
     status: oneOf(['running', 'stopped']),
     instance: nullable(
-      obj({ id: str(), address: str(), port: int(), state: InstanceState, restarts: int(), memory_bytes: nullable(int()) }, [], 'The first instance (see instances for all)'),
+      obj(
+        { id: str(), address: str(), port: int(), state: InstanceState, restarts: int(), memory_bytes: nullable(int()) },
+        [],
+        'The first instance (see instances for all)',
+      ),
     ),
-    instances: arr(obj({ id: str(), number: int('INSTANCE_NUMBER'), address: str(), state: InstanceState, restarts: int(), memory_bytes: nullable(int()) })),
+    instances: arr(
+      obj({
+        id: str(),
+        number: int('INSTANCE_NUMBER'),
+        address: str(),
+        state: InstanceState,
+        restarts: int(),
+        memory_bytes: nullable(int()),
+      }),
+    ),
     instance_count: int('Instances wanted'),
     release: nullable(obj({ deployment_id: str(), commit: str() }, [], 'What serves')),
     pushed_commit: nullable(str('Head of master in the app repository')),
@@ -133,7 +149,11 @@ export const Status = named(
 export const LogLine: Schema = named('LogLine', {
   anyOf: [
     obj({ time: time(), stream: str('out, err or system'), line: str() }),
-    obj({ end: { type: 'boolean', enum: [true] }, state: DeploymentState, message: nullable(str()) }, ['state', 'message'], 'The closing line (a deployment log adds its final state)'),
+    obj(
+      { end: { type: 'boolean', enum: [true] }, state: DeploymentState, message: nullable(str()) },
+      ['state', 'message'],
+      'The closing line (a deployment log adds its final state)',
+    ),
   ],
 });
 
@@ -175,7 +195,12 @@ export const Setting = named('Setting', obj({ name: str(), value: bool(), descri
 
 export const Runtime = named(
   'Runtime',
-  obj({ runtime: oneOf(['node', 'bun']), version: str(), end_of_life: bool(), default: bool('The version used when the app asks for none') }),
+  obj({
+    runtime: oneOf(['node', 'bun']),
+    version: str(),
+    end_of_life: bool(),
+    default: bool('The version used when the app asks for none'),
+  }),
 );
 
 export const Plan = named('Plan', obj({ name: str(), description: str() }));

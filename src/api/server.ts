@@ -41,7 +41,27 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
       if (method !== 'GET') checkBody(spec, method, pattern, await ctx.body());
     },
   });
-  for (const module of [userRoutes, orgRoutes, appRoutes, envRoutes, sshKeyRoutes, deploymentRoutes, rollbackRoutes, appConfigRoutes, instanceRoutes, addonRoutes, serviceRoutes, publishedConfigRoutes, runtimeRoutes, tokenRoutes, domainRoutes, trafficRoutes, planRoutes, ...extraModules]) module(router);
+  for (const module of [
+    userRoutes,
+    orgRoutes,
+    appRoutes,
+    envRoutes,
+    sshKeyRoutes,
+    deploymentRoutes,
+    rollbackRoutes,
+    appConfigRoutes,
+    instanceRoutes,
+    addonRoutes,
+    serviceRoutes,
+    publishedConfigRoutes,
+    runtimeRoutes,
+    tokenRoutes,
+    domainRoutes,
+    trafficRoutes,
+    planRoutes,
+    ...extraModules,
+  ])
+    module(router);
   return router;
 }
 

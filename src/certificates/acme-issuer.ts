@@ -35,7 +35,11 @@ export class AcmeIssuer {
       store.acme.saveAccount(directoryUrl, key, null);
       saved = store.acme.account(directoryUrl)!;
     }
-    const client = new acme.Client({ directoryUrl, accountKey: saved.account_key_pem, ...(saved.account_url ? { accountUrl: saved.account_url } : {}) });
+    const client = new acme.Client({
+      directoryUrl,
+      accountKey: saved.account_key_pem,
+      ...(saved.account_url ? { accountUrl: saved.account_url } : {}),
+    });
     if (!saved.account_url) {
       await client.createAccount({ termsOfServiceAgreed: true, ...(email ? { contact: [`mailto:${email}`] } : {}) });
       store.acme.saveAccount(directoryUrl, saved.account_key_pem, client.getAccountUrl());

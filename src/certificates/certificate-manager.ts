@@ -131,7 +131,12 @@ export class CertificateManager implements DomainService {
     const { store, platformDomain } = this.options;
     const certs: TlsCertificate[] = [];
     const served = new Map<string, ServedCertificate>();
-    const platform = await this.internalFor(platformNames(platformDomain, store.apps.all().map((app) => app.id)));
+    const platform = await this.internalFor(
+      platformNames(
+        platformDomain,
+        store.apps.all().map((app) => app.id),
+      ),
+    );
     certs.push({ names: platform.names, certificatePem: platform.certificatePem, privateKeyPem: platform.privateKeyPem });
     const now = Date.now();
     for (const domain of store.domains.all()) {

@@ -17,5 +17,6 @@ test('ACME options: an https directory, an e-mail address, a check interval in s
 test('ACME serves exact public names; wildcards and private top-level domains keep the internal CA', () => {
   assert.equal(canUseAcme('shop.example.com'), true);
   assert.equal(canUseAcme('xn--bcher-kva.de'), true);
-  for (const name of ['*.example.com', 'shop.intranet.test', 'printer.local', 'nas.home.arpa', 'db.internal', 'x.localhost']) assert.equal(canUseAcme(name), false, name);
+  for (const name of ['*.example.com', 'shop.intranet.test', 'printer.local', 'nas.home.arpa', 'db.internal', 'x.localhost'])
+    assert.equal(canUseAcme(name), false, name);
 });

@@ -17,13 +17,15 @@ export function parseAcmeDirectory(value: string | undefined): string | undefine
   } catch {
     throw new Error(`--acme-directory must be the URL of an ACME directory (https://.../directory), not ${JSON.stringify(value)}.`);
   }
-  if (url.protocol !== 'https:') throw new Error(`--acme-directory must be an https:// URL (ACME runs over TLS), not ${JSON.stringify(value)}.`);
+  if (url.protocol !== 'https:')
+    throw new Error(`--acme-directory must be an https:// URL (ACME runs over TLS), not ${JSON.stringify(value)}.`);
   return url.href;
 }
 
 export function parseAcmeEmail(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  if (!/^[^\s@<>()",;:]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$/.test(value)) throw new Error(`--acme-email must be an e-mail address, not ${JSON.stringify(value)}.`);
+  if (!/^[^\s@<>()",;:]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$/.test(value))
+    throw new Error(`--acme-email must be an e-mail address, not ${JSON.stringify(value)}.`);
   return value;
 }
 

@@ -14,12 +14,19 @@ test('the internal CA is created once, its key 0600, and what it issues verifies
   const ca = await InternalCa.openOrCreate(folder, 'localhost');
   assert.equal(statSync(join(folder, 'ca.key')).mode & 0o777, 0o600);
   const again = await InternalCa.openOrCreate(folder, 'localhost');
-  assert.equal(readFileSync(again.certificatePath, 'utf8'), readFileSync(ca.certificatePath, 'utf8'), 'a restart keeps the CA clients trust');
+  assert.equal(
+    readFileSync(again.certificatePath, 'utf8'),
+    readFileSync(ca.certificatePath, 'utf8'),
+    'a restart keeps the CA clients trust',
+  );
 
   const issued = await again.issue(['*.apps.test', 'shop.test']);
   assert.doesNotThrow(() => checkUploadedCertificate('x.apps.test', issued.certificatePem, issued.privateKeyPem));
   assert.doesNotThrow(() => checkUploadedCertificate('*.apps.test', issued.certificatePem, issued.privateKeyPem));
-  assert.throws(() => checkUploadedCertificate('other.test', issued.certificatePem, issued.privateKeyPem), /does not cover other\.test: it is for \*\.apps\.test, shop\.test/);
+  assert.throws(
+    () => checkUploadedCertificate('other.test', issued.certificatePem, issued.privateKeyPem),
+    /does not cover other\.test: it is for \*\.apps\.test, shop\.test/,
+  );
 
   // A TLS client that trusts only the CA file accepts the server for both names.
   const server = createServer({ cert: issued.certificatePem, key: issued.privateKeyPem }, (_req, res) => res.end('ok'));
@@ -27,11 +34,14 @@ test('the internal CA is created once, its key 0600, and what it issues verifies
   const port = (server.address() as AddressInfo).port;
   const ask = (servername: string) =>
     new Promise<string>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, servername, headers: { host: servername }, ca: readFileSync(ca.certificatePath) }, (res) => {
-        let body = '';
-        res.on('data', (d) => (body += d));
-        res.on('end', () => resolve(body));
-      });
+      const req = request(
+        { host: '127.0.0.1', port, servername, headers: { host: servername }, ca: readFileSync(ca.certificatePath) },
+        (res) => {
+          let body = '';
+          res.on('data', (d) => (body += d));
+          res.on('end', () => resolve(body));
+        },
+      );
       req.on('error', reject);
       req.end();
     });

@@ -16,7 +16,12 @@ const HINT = 'Give the PEM certificate (leaf first, then its chain) with --cert 
  * key is the certificate's, the certificate names the domain and is valid now. Nothing of the
  * files is quoted back: a key must never end up in an error message or a log.
  */
-export function checkUploadedCertificate(fqdn: string, certificatePem: unknown, privateKeyPem: unknown, now = new Date()): CheckedCertificate {
+export function checkUploadedCertificate(
+  fqdn: string,
+  certificatePem: unknown,
+  privateKeyPem: unknown,
+  now = new Date(),
+): CheckedCertificate {
   if (typeof certificatePem !== 'string' || typeof privateKeyPem !== 'string') {
     throw new ValidationError('Both a certificate and a private key are required.', HINT);
   }
@@ -32,11 +37,17 @@ export function checkUploadedCertificate(fqdn: string, certificatePem: unknown, 
   try {
     key = createPrivateKey(privateKeyPem);
   } catch {
-    throw new ValidationError('The private key is not a PEM private key (unencrypted PKCS#8, PKCS#1 or SEC1).', `${HINT} An encrypted key must be decrypted first.`);
+    throw new ValidationError(
+      'The private key is not a PEM private key (unencrypted PKCS#8, PKCS#1 or SEC1).',
+      `${HINT} An encrypted key must be decrypted first.`,
+    );
   }
   const leaf = certs[0]!;
   if (!leaf.checkPrivateKey(key)) {
-    throw new ValidationError('The private key does not belong to the certificate.', 'Give the key the certificate was issued for (the first certificate of the file is the server certificate).');
+    throw new ValidationError(
+      'The private key does not belong to the certificate.',
+      'Give the key the certificate was issued for (the first certificate of the file is the server certificate).',
+    );
   }
   if (!certificateCovers(leaf, fqdn)) {
     const names = certificateNames(leaf);
@@ -47,8 +58,13 @@ export function checkUploadedCertificate(fqdn: string, certificatePem: unknown, 
   }
   const notBefore = new Date(leaf.validFrom);
   const notAfter = new Date(leaf.validTo);
-  if (notAfter <= now) throw new ValidationError(`The certificate expired on ${notAfter.toISOString()}.`, 'Renew it and upload the new one.');
-  if (notBefore > now) throw new ValidationError(`The certificate is valid only from ${notBefore.toISOString()}.`, 'Check the clock of the machine that issued it.');
+  if (notAfter <= now)
+    throw new ValidationError(`The certificate expired on ${notAfter.toISOString()}.`, 'Renew it and upload the new one.');
+  if (notBefore > now)
+    throw new ValidationError(
+      `The certificate is valid only from ${notBefore.toISOString()}.`,
+      'Check the clock of the machine that issued it.',
+    );
   return {
     certificatePem: chain.join('\n') + '\n',
     privateKeyPem: key.export({ type: 'pkcs8', format: 'pem' }) as string,

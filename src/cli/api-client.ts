@@ -54,7 +54,12 @@ export class ApiClient {
         });
       });
       request.once('error', (e) =>
-        reject(new CliError(`Cannot reach the slipway daemon at ${this.config.url}: ${e.message}.`, 'Start it with `slipway server` (or check SLIPWAY_URL / `slipway login`).')),
+        reject(
+          new CliError(
+            `Cannot reach the slipway daemon at ${this.config.url}: ${e.message}.`,
+            'Start it with `slipway server` (or check SLIPWAY_URL / `slipway login`).',
+          ),
+        ),
       );
       request.end();
     });

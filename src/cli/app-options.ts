@@ -13,7 +13,7 @@ export const APP_OPTIONS: OptionSpec = {
     type: 'string',
     short: 'a',
     value: '<alias>',
-    description: "The application linked to this folder under that alias (`slipway applications` shows the aliases)",
+    description: 'The application linked to this folder under that alias (`slipway applications` shows the aliases)',
   },
 };
 

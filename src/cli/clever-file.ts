@@ -53,7 +53,8 @@ function matchApp(entry: CleverLinkedApp, apps: AppSummary[]): AppSummary | stri
     if (!key) continue;
     const matches = apps.filter((a) => a.name === key);
     if (matches.length === 1) return matches[0]!;
-    if (matches.length > 1) return `several of your applications are named ${JSON.stringify(key)} (${matches.map((a) => a.org_name ?? a.org_id).join(', ')}): link one by id`;
+    if (matches.length > 1)
+      return `several of your applications are named ${JSON.stringify(key)} (${matches.map((a) => a.org_name ?? a.org_id).join(', ')}): link one by id`;
   }
   return 'no application of that name among yours on this slipway';
 }

@@ -17,7 +17,11 @@ function script(text: string): string {
 function bashOffers(words: string[]): string[] {
   const file = script(bashCompletion(commands));
   const array = words.map((w) => `'${w}'`).join(' ');
-  const run = spawnSync('bash', ['-c', `source ${file}; COMP_WORDS=(${array}); COMP_CWORD=${words.length - 1}; _slipway; printf '%s\\n' "\${COMPREPLY[@]}"`], { encoding: 'utf8' });
+  const run = spawnSync(
+    'bash',
+    ['-c', `source ${file}; COMP_WORDS=(${array}); COMP_CWORD=${words.length - 1}; _slipway; printf '%s\\n' "\${COMPREPLY[@]}"`],
+    { encoding: 'utf8' },
+  );
   assert.equal(run.status, 0, run.stderr);
   return run.stdout.split('\n').filter(Boolean);
 }
@@ -43,7 +47,11 @@ test('every command and option is in the model', () => {
   for (const command of commands) {
     const path = command.path.join(' ');
     assert.ok(model.known.includes(path), path);
-    for (const name of Object.keys(command.options ?? {})) assert.ok(model.options.get(path)!.some((o) => o.word === `--${name}`), `${path} --${name}`);
+    for (const name of Object.keys(command.options ?? {}))
+      assert.ok(
+        model.options.get(path)!.some((o) => o.word === `--${name}`),
+        `${path} --${name}`,
+      );
   }
 });
 
@@ -74,12 +82,18 @@ _slipway`,
   };
   assert.ok(offers(['slipway', '']).some((l) => /^deploy:Push the current commit/.test(l)));
   assert.ok(offers(['slipway', '']).some((l) => /^addon:Add-ons/.test(l)));
-  assert.deepEqual(offers(['slipway', 'tokens', '']).map((l) => l.split(':')[0]), ['create', 'list', 'revoke']);
+  assert.deepEqual(
+    offers(['slipway', 'tokens', '']).map((l) => l.split(':')[0]),
+    ['create', 'list', 'revoke'],
+  );
   assert.ok(offers(['slipway', 'deploy', '-']).includes('--tag:Deploy the commit of this local tag (create it first with git tag <tag>)'));
   assert.deepEqual(offers(['slipway', 'deploy', '--exit-on', '']), ['deploy-start', 'deploy-end', 'never']);
   assert.deepEqual(offers(['slipway', 'completion', '']), ['bash', 'zsh']);
   assert.deepEqual(offers(['slipway', 'ssh-keys', 'add', '']), ['<files>']);
   // Sourced in a shell that has not loaded the completion system, it loads it and registers itself.
-  const registered = spawnSync('zsh', ['-fc', `source ${file}; print -r -- $_comps[slipway]`], { encoding: 'utf8', env: { ...process.env, HOME: mkdtempSync(join(tmpdir(), 'slipway-zsh-')) } });
+  const registered = spawnSync('zsh', ['-fc', `source ${file}; print -r -- $_comps[slipway]`], {
+    encoding: 'utf8',
+    env: { ...process.env, HOME: mkdtempSync(join(tmpdir(), 'slipway-zsh-')) },
+  });
   assert.equal(registered.stdout.trim(), '_slipway', registered.stderr);
 });

@@ -88,13 +88,19 @@ function sharedFunctions(model: CompletionModel, print: (words: string[]) => str
   }
   return `_slipway_children() {
   case "$1" in
-${caseOf([...model.children].map(([path, items]) => [path, describe(items)]), print)}
+${caseOf(
+  [...model.children].map(([path, items]) => [path, describe(items)]),
+  print,
+)}
   esac
 }
 
 _slipway_options() {
   case "$1" in
-${caseOf([...model.options].map(([path, items]) => [path, describe(items)]), print)}
+${caseOf(
+  [...model.options].map(([path, items]) => [path, describe(items)]),
+  print,
+)}
   esac
 }
 
@@ -115,7 +121,10 @@ ${takesValue.map((key) => `    ${quote(key)}) return 0 ;;`).join('\n')}
 
 _slipway_arguments() {
   case "$1" in
-${caseOf([...model.arguments].map(([path, choices]) => [path, [...choices]]), print)}
+${caseOf(
+  [...model.arguments].map(([path, choices]) => [path, [...choices]]),
+  print,
+)}
   esac
 }
 `;

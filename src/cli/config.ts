@@ -34,7 +34,10 @@ export function loadConfig(env: NodeJS.ProcessEnv): CliConfig {
   const url = env.SLIPWAY_URL || saved.url;
   const token = env.SLIPWAY_TOKEN || saved.token;
   if (!url || !token) {
-    throw new CliError('Not logged in to a slipway daemon.', 'Run `slipway login --url <api-url> --token <token>` (the daemon prints it on first start), or set SLIPWAY_URL and SLIPWAY_TOKEN.');
+    throw new CliError(
+      'Not logged in to a slipway daemon.',
+      'Run `slipway login --url <api-url> --token <token>` (the daemon prints it on first start), or set SLIPWAY_URL and SLIPWAY_TOKEN.',
+    );
   }
   return { url: url.replace(/\/+$/, ''), token };
 }

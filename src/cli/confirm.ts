@@ -12,7 +12,9 @@ export async function confirmByTyping(ctx: CommandContext, question: string, exp
   }
   const rl = createInterface({ input: ctx.stdin, output: process.stderr });
   try {
-    const answer = await new Promise<string>((resolve) => rl.question(`${question}\nType ${JSON.stringify(expected)} to confirm: `, resolve));
+    const answer = await new Promise<string>((resolve) =>
+      rl.question(`${question}\nType ${JSON.stringify(expected)} to confirm: `, resolve),
+    );
     if (answer.trim() !== expected) throw new CliError('Not confirmed; nothing was changed.');
   } finally {
     rl.close();

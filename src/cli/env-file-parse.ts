@@ -18,7 +18,8 @@ export interface ParsedEnvFile {
   skipped: Array<{ source: string; count: number }>;
 }
 
-const HINT = 'Write one NAME="value" per line, as `slipway env` prints them (a `"` inside a value is written \\"), or give JSON with --json.';
+const HINT =
+  'Write one NAME="value" per line, as `slipway env` prints them (a `"` inside a value is written \\"), or give JSON with --json.';
 
 function lineNumber(text: string, index: number): number {
   let line = 1;

@@ -71,7 +71,13 @@ test("env import reads the reference tool's files: quotes of both kinds, bare va
 test("env import leaves out the add-on's and linked apps' sections of slipway env", () => {
   const text = formatEnvSections([
     { source: 'application', env: [{ name: 'OWN', value: 'mine' }] },
-    { source: 'add-on db (postgresql)', env: [{ name: 'POSTGRESQL_ADDON_URI', value: 'postgresql://u:p@h/db' }, { name: 'TRAP', value: 'x\n# application\ny' }] },
+    {
+      source: 'add-on db (postgresql)',
+      env: [
+        { name: 'POSTGRESQL_ADDON_URI', value: 'postgresql://u:p@h/db' },
+        { name: 'TRAP', value: 'x\n# application\ny' },
+      ],
+    },
     { source: 'linked app api', env: [{ name: 'API_BASE', value: 'http://api' }] },
     { source: 'add-on empty (redis)', env: [] },
   ]);
@@ -87,12 +93,19 @@ test("env import leaves out the add-on's and linked apps' sections of slipway en
     ],
   });
   // Variables after the app's own header again are read.
-  assert.deepEqual(parseEnvFile(`${text}# application\nLATER="1"\n`).variables.map((v) => v.name), ['OWN', 'LATER']);
+  assert.deepEqual(
+    parseEnvFile(`${text}# application\nLATER="1"\n`).variables.map((v) => v.name),
+    ['OWN', 'LATER'],
+  );
 });
 
 test('env import says which line it cannot read and what it expects', () => {
   const refused = (text: string, pattern: RegExp) =>
-    assert.throws(() => parseEnvFile(text), (e: unknown) => e instanceof CliError && pattern.test(e.message) && /NAME="value"|slipway env >/.test(e.hint ?? ''), text);
+    assert.throws(
+      () => parseEnvFile(text),
+      (e: unknown) => e instanceof CliError && pattern.test(e.message) && /NAME="value"|slipway env >/.test(e.hint ?? ''),
+      text,
+    );
   refused('A=1\nnot a variable\n', /^Line 2 has no "=": "not a variable"\.$/);
   refused('A="open\nstill open', /^The value of A \(line 1\) opens a " that never closes\.$/);
   refused('A="x" trailing\n', /^Line 1 has "trailing" after the closing quote of A\.$/);
@@ -103,10 +116,19 @@ test('--format shell, sourced by a real shell, gives every value exactly and the
   const env = TRICKY.map((value, i) => ({ name: `V${i}`, value }));
   const script = formatShellSections([
     { source: 'application', env: [...env, { name: 'SHARED', value: 'own' }] },
-    { source: 'add-on db (postgresql)', env: [{ name: 'SHARED', value: 'add-on' }, { name: 'DB', value: 'x' }] },
+    {
+      source: 'add-on db (postgresql)',
+      env: [
+        { name: 'SHARED', value: 'add-on' },
+        { name: 'DB', value: 'x' },
+      ],
+    },
   ]);
   assert.match(script, /^# SHARED: the value set above wins$/m);
-  const printed = execFileSync('sh', ['-c', `${script}\nnode -e 'process.stdout.write(JSON.stringify(process.env))'`], { encoding: 'utf8', env: { PATH: process.env.PATH } });
+  const printed = execFileSync('sh', ['-c', `${script}\nnode -e 'process.stdout.write(JSON.stringify(process.env))'`], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH },
+  });
   const seen = JSON.parse(printed) as Record<string, string>;
   for (const { name, value } of env) assert.equal(seen[name], value, name);
   assert.equal(seen.SHARED, 'own');

@@ -1,6 +1,9 @@
 /** Wrong use of the command line: exit code 2 with the usage line. */
 export class UsageError extends Error {
-  constructor(message: string, readonly usage?: string) {
+  constructor(
+    message: string,
+    readonly usage?: string,
+  ) {
     super(message);
     this.name = 'UsageError';
   }
@@ -8,7 +11,10 @@ export class UsageError extends Error {
 
 /** A failure the user can act on: exit code 1, message then hint. */
 export class CliError extends Error {
-  constructor(message: string, readonly hint?: string | null) {
+  constructor(
+    message: string,
+    readonly hint?: string | null,
+  ) {
     super(message);
     this.name = 'CliError';
   }

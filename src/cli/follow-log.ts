@@ -17,7 +17,9 @@ export async function followLog(
   options: { follow: boolean; print?: (entry: LogLine) => void; filter?: LogFilter },
 ): Promise<LogLine> {
   const abort = new AbortController();
-  const response = await ctx.client().raw('GET', `${path}${path.includes('?') ? '&' : '?'}follow=${options.follow ? 1 : 0}`, undefined, abort.signal);
+  const response = await ctx
+    .client()
+    .raw('GET', `${path}${path.includes('?') ? '&' : '?'}follow=${options.follow ? 1 : 0}`, undefined, abort.signal);
   if (!response.ok || !response.body) {
     const text = await response.text();
     let message = `The daemon answered ${response.status}.`;
@@ -28,13 +30,15 @@ export async function followLog(
     }
     throw new CliError(message);
   }
-  const print = options.print ?? ((entry: LogLine) => (ctx.format === 'json' ? ctx.out(JSON.stringify(entry) + '\n') : ctx.out(`${entry.line}\n`)));
+  const print =
+    options.print ?? ((entry: LogLine) => (ctx.format === 'json' ? ctx.out(JSON.stringify(entry) + '\n') : ctx.out(`${entry.line}\n`)));
   const decoder = new TextDecoder();
   const records = new NdjsonReader<LogLine>();
   let last: LogLine = {};
   const filter = options.filter ?? {};
   // Following up to a time in the future ends at that time, lines or not.
-  const untilTimer = filter.until && options.follow ? setTimeout(() => abort.abort(), Math.max(0, Date.parse(filter.until) - Date.now())) : undefined;
+  const untilTimer =
+    filter.until && options.follow ? setTimeout(() => abort.abort(), Math.max(0, Date.parse(filter.until) - Date.now())) : undefined;
   try {
     for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
       for (const entry of records.push(decoder.decode(chunk, { stream: true }))) {

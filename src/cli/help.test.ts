@@ -20,11 +20,14 @@ test('every command describes every option, names its arguments and shows an exa
     if (command.args.max > 0) assert.ok(command.arguments?.length, `${name} takes arguments but names none`);
     assert.ok(command.examples.length > 0, `${name} has no example`);
     assert.ok(
-      command.examples.some((e) => e.includes(`slipway ${name}`) || (command.aliases ?? []).some((a) => e.includes(`slipway ${a.join(' ')}`))),
+      command.examples.some(
+        (e) => e.includes(`slipway ${name}`) || (command.aliases ?? []).some((a) => e.includes(`slipway ${a.join(' ')}`)),
+      ),
       `${name}: no example runs it`,
     );
     const help = commandHelp(command, commands);
-    for (const option of Object.keys(command.options ?? {})) assert.match(help, new RegExp(`--${option}\\b`), `${name} help lacks --${option}`);
+    for (const option of Object.keys(command.options ?? {}))
+      assert.match(help, new RegExp(`--${option}\\b`), `${name} help lacks --${option}`);
     assert.match(help, /Examples:\n {2}/);
   }
 });
@@ -51,12 +54,16 @@ test('option and topic listings fit 100 columns too', () => {
     const usageEnd = help.indexOf('\n\n');
     for (const line of help.slice(usageEnd).split('\n')) assert.ok(line.length <= HELP_WIDTH, `${command.path.join(' ')}: ${line}`);
   }
-  for (const topic of topics(commands)) for (const line of topicHelp(topic, commands).split('\n')) assert.ok(line.length <= HELP_WIDTH, line);
+  for (const topic of topics(commands))
+    for (const line of topicHelp(topic, commands).split('\n')) assert.ok(line.length <= HELP_WIDTH, line);
 });
 
 test('a usage line wraps between bracketed groups only', () => {
   const lines = wrapUsage('Usage: slipway deploy [--app <app> | -a <alias>] [--branch <branch> | --tag <tag>] [--force] [--quiet]', 60);
-  assert.deepEqual(lines, ['Usage: slipway deploy [--app <app> | -a <alias>]', '    [--branch <branch> | --tag <tag>] [--force] [--quiet]']);
+  assert.deepEqual(lines, [
+    'Usage: slipway deploy [--app <app> | -a <alias>]',
+    '    [--branch <branch> | --tag <tag>] [--force] [--quiet]',
+  ]);
 });
 
 test('the nearest command is suggested for a typo, not for something unrelated', () => {

@@ -97,7 +97,9 @@ export function commandName(command: Command): string {
 export function topics(commands: Command[]): string[] {
   const counts = new Map<string, number>();
   for (const c of commands) counts.set(c.path[0]!, (counts.get(c.path[0]!) ?? 0) + 1);
-  return [...counts].filter(([topic, n]) => n > 1 || commands.some((c) => c.path[0] === topic && c.path.length > 1)).map(([topic]) => topic);
+  return [...counts]
+    .filter(([topic, n]) => n > 1 || commands.some((c) => c.path[0] === topic && c.path.length > 1))
+    .map(([topic]) => topic);
 }
 
 export function subCommands(commands: Command[], path: string[]): Command[] {
@@ -109,7 +111,15 @@ export function commonOptions(command: Command): Record<string, OptionDefinition
   const formats = command.formats ?? (command.printsData ? ['human', 'json'] : []);
   return {
     ...(formats.length
-      ? { format: { type: 'string', short: 'F', value: '<format>', choices: formats, description: `Output format: ${formats.join(', ')} (default human)` } satisfies OptionDefinition }
+      ? {
+          format: {
+            type: 'string',
+            short: 'F',
+            value: '<format>',
+            choices: formats,
+            description: `Output format: ${formats.join(', ')} (default human)`,
+          } satisfies OptionDefinition,
+        }
       : {}),
     help: { type: 'boolean', short: 'h', description: 'Show this help' },
   };
@@ -123,13 +133,22 @@ function optionLabel(name: string, option: OptionDefinition): string {
 /** `slipway help <command>` and `<command> --help`: usage, every option described, examples. */
 export function commandHelp(command: Command, all: Command[]): string {
   const usage = command.usage.split('\n');
-  let out = `${wrapUsage(`Usage: slipway ${usage[0]}`, HELP_WIDTH).join('\n')}\n${usage.slice(1).map((l) => `${l}\n`).join('')}`;
+  let out = `${wrapUsage(`Usage: slipway ${usage[0]}`, HELP_WIDTH).join('\n')}\n${usage
+    .slice(1)
+    .map((l) => `${l}\n`)
+    .join('')}`;
   out += `\n${wrap(sentence(command.summary), HELP_WIDTH).join('\n')}\n`;
   if (command.arguments?.length) {
     out += '\nArguments:\n' + table(command.arguments.map((a) => [a.name, a.description]));
   }
   const options = { ...command.options, ...commonOptions(command) };
-  out += '\nOptions:\n' + table(Object.entries(options).map(([name, o]) => [optionLabel(name, o), o.description]), 2, 32);
+  out +=
+    '\nOptions:\n' +
+    table(
+      Object.entries(options).map(([name, o]) => [optionLabel(name, o), o.description]),
+      2,
+      32,
+    );
   const subs = subCommands(all, command.path);
   if (subs.length) out += '\nCommands:\n' + table(subs.map((c) => [commandName(c), c.summary]));
   out += '\nExamples:\n' + command.examples.map((e) => `  ${e}\n`).join('');
@@ -150,7 +169,11 @@ export function topicHelp(topic: string, all: Command[]): string {
 export function globalHelp(all: Command[]): string {
   return (
     'Usage: slipway <command> [options]\n\nCommands:\n' +
-    table(all.map((c) => [commandName(c), c.summary]), 2, 24) +
+    table(
+      all.map((c) => [commandName(c), c.summary]),
+      2,
+      24,
+    ) +
     '\nCommands that print data accept --format json. Commands about one application take\n' +
     '--app <id|name|alias> or --alias/-a <alias> (default: the application linked to the folder).\n' +
     'Run `slipway help <command>` or `slipway <command> --help` for its options and examples.\n' +
@@ -164,7 +187,9 @@ function sentence(text: string): string {
 
 /** Edit distance between two words (insertions, deletions, substitutions, transpositions). */
 export function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;

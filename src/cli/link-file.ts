@@ -28,7 +28,10 @@ export function findLinkFile(cwd: string): { path: string; data: LinkFile } | un
         if (!Array.isArray(data.apps)) throw new Error('no "apps" array');
         return { path, data };
       } catch (error) {
-        throw new CliError(`${path} is not a valid link file: ${(error as Error).message}.`, 'Fix or delete it, then run `slipway link <app>`.');
+        throw new CliError(
+          `${path} is not a valid link file: ${(error as Error).message}.`,
+          'Fix or delete it, then run `slipway link <app>`.',
+        );
       }
     }
     const parent = dirname(dir);
@@ -44,7 +47,11 @@ export function writeLinkFile(path: string, data: LinkFile): void {
 /** Refuses, before anything is created, an alias the folder's link file already uses. */
 export function assertAliasFree(cwd: string, alias: string): void {
   const clash = findLinkFile(cwd)?.data.apps.find((a) => a.alias === alias);
-  if (clash) throw new CliError(`The alias ${JSON.stringify(alias)} already names ${clash.name} (${clash.app_id}) here.`, 'Choose another one with --alias.');
+  if (clash)
+    throw new CliError(
+      `The alias ${JSON.stringify(alias)} already names ${clash.name} (${clash.app_id}) here.`,
+      'Choose another one with --alias.',
+    );
 }
 
 /** Adds a linked app, made the default when it is the first; an id or alias linked already is refused. */
@@ -61,7 +68,10 @@ export function linkApp(cwd: string, app: LinkedApp, folder = cwd): string {
   }
   const clash = data.apps.find((a) => a.alias === app.alias);
   if (clash) {
-    throw new CliError(`The alias ${JSON.stringify(app.alias)} already names ${clash.name} (${clash.app_id}) here.`, 'Choose another one with --alias.');
+    throw new CliError(
+      `The alias ${JSON.stringify(app.alias)} already names ${clash.name} (${clash.app_id}) here.`,
+      'Choose another one with --alias.',
+    );
   }
   data.apps.push(app);
   if (!data.default || !data.apps.some((a) => a.app_id === data.default)) data.default = app.app_id;

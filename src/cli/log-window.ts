@@ -17,13 +17,16 @@ export function parseSince(value: string, now = Date.now(), flag = '--since'): s
   if (duration) return new Date(now - Number(duration[1]) * UNIT_MS[duration[2]!]!).toISOString();
   const time = /^\d{4}-\d{2}-\d{2}/.test(value) ? Date.parse(value) : NaN;
   if (Number.isNaN(time)) {
-    throw new UsageError(`${flag} takes a duration back from now such as 90s, 15m, 2h or 1d, or a time such as 2024-05-01T12:00:00Z; not ${JSON.stringify(value)}.`);
+    throw new UsageError(
+      `${flag} takes a duration back from now such as 90s, 15m, 2h or 1d, or a time such as 2024-05-01T12:00:00Z; not ${JSON.stringify(value)}.`,
+    );
   }
   return new Date(time).toISOString();
 }
 
 export function parseLines(value: string): number {
-  if (!/^\d{1,9}$/.test(value.trim())) throw new UsageError(`--lines takes a whole number of lines such as 100, not ${JSON.stringify(value)}.`);
+  if (!/^\d{1,9}$/.test(value.trim()))
+    throw new UsageError(`--lines takes a whole number of lines such as 100, not ${JSON.stringify(value)}.`);
   return Number(value);
 }
 

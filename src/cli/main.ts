@@ -72,7 +72,10 @@ function describeUsageError(error: Error): string {
   return "An argument that starts with '-' was read as an option. Put -- before values that start with '-' (e.g. slipway env set NAME -- \"$VALUE\").";
 }
 
-export async function main(argv: string[], io: Partial<Pick<CommandContext, 'out' | 'err' | 'cwd' | 'env' | 'stdin'>> = {}): Promise<number> {
+export async function main(
+  argv: string[],
+  io: Partial<Pick<CommandContext, 'out' | 'err' | 'cwd' | 'env' | 'stdin'>> = {},
+): Promise<number> {
   const out = io.out ?? ((t: string) => void process.stdout.write(t));
   const err = io.err ?? ((t: string) => void process.stderr.write(t));
   if (argv.length === 0) {
@@ -80,7 +83,12 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'out
     return EXIT_USAGE;
   }
   if (argv[0] === '--help' || argv[0] === '-h') return helpFor([], out, err);
-  if (argv[0] === 'help') return helpFor(argv.slice(1).filter((a) => !a.startsWith('-')), out, err);
+  if (argv[0] === 'help')
+    return helpFor(
+      argv.slice(1).filter((a) => !a.startsWith('-')),
+      out,
+      err,
+    );
   if (argv[0] === '--version' || argv[0] === '-v' || (argv[0] === 'version' && argv.length === 1)) {
     out(`slipway ${slipwayVersion()}\n`);
     return EXIT_OK;
@@ -101,7 +109,10 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'out
     const { values, positionals } = parseArgs({
       args: rest,
       options: Object.fromEntries(
-        Object.entries(options).map(([name, o]) => [name, { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) }]),
+        Object.entries(options).map(([name, o]) => [
+          name,
+          { type: o.type, ...(o.short ? { short: o.short } : {}), ...(o.multiple ? { multiple: true } : {}) },
+        ]),
       ),
       allowPositionals: true,
       strict: true,
@@ -121,7 +132,9 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'out
     }
     if (positionals.length > command.args.max) {
       const sub = positionals.length > 0 && nearestCommand([...command.path, ...positionals], subCommands(commands, command.path));
-      throw new UsageError(`Unexpected argument ${JSON.stringify(positionals[command.args.max])}.${sub ? ` Did you mean \`slipway ${sub}\`?` : ''}`);
+      throw new UsageError(
+        `Unexpected argument ${JSON.stringify(positionals[command.args.max])}.${sub ? ` Did you mean \`slipway ${sub}\`?` : ''}`,
+      );
     }
     const env = io.env ?? process.env;
     let client: ApiClient | undefined;
@@ -138,7 +151,9 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'out
     return typeof code === 'number' ? code : EXIT_OK;
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-      err(`Error: ${describeUsageError(error as Error)}\nUsage: slipway ${command.usage.split('\n')[0]}\nRun \`slipway help ${command.path.join(' ')}\` for its options and examples.\n`);
+      err(
+        `Error: ${describeUsageError(error as Error)}\nUsage: slipway ${command.usage.split('\n')[0]}\nRun \`slipway help ${command.path.join(' ')}\` for its options and examples.\n`,
+      );
       return EXIT_USAGE;
     }
     if (error instanceof CliError) {

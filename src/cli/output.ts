@@ -1,7 +1,12 @@
 import type { CommandContext } from './command.js';
 
 /** Prints rows as an aligned table for people, or the raw data as JSON for programs. */
-export function printTable<T extends Record<string, unknown>>(ctx: CommandContext, rows: T[], columns: Array<keyof T & string>, json: unknown = rows): void {
+export function printTable<T extends Record<string, unknown>>(
+  ctx: CommandContext,
+  rows: T[],
+  columns: Array<keyof T & string>,
+  json: unknown = rows,
+): void {
   if (ctx.format === 'json') {
     ctx.out(JSON.stringify(json, null, 2) + '\n');
     return;

@@ -8,5 +8,6 @@ export interface Redeployed {
 
 /** Tells which linked applications restart to pick the change up. */
 export function reportRedeploys(ctx: CommandContext, redeployed: Redeployed[]): void {
-  for (const r of redeployed) ctx.err(`Restarting ${r.app_name} (${r.app_id}), linked to this application: deployment ${r.deployment_id}.\n`);
+  for (const r of redeployed)
+    ctx.err(`Restarting ${r.app_name} (${r.app_id}), linked to this application: deployment ${r.deployment_id}.\n`);
 }

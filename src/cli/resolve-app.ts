@@ -19,7 +19,10 @@ export async function resolveApp(ctx: CommandContext, ref: string | undefined): 
   if (ref === undefined) {
     id = link?.data.default ?? undefined;
     if (!id) {
-      throw new CliError('No application is linked to this folder.', 'Run `slipway create ...` or `slipway link <app>` here, or pass --app <id|name|alias>.');
+      throw new CliError(
+        'No application is linked to this folder.',
+        'Run `slipway create ...` or `slipway link <app>` here, or pass --app <id|name|alias>.',
+      );
     }
   } else if (APP_ID.test(ref)) {
     id = ref;
@@ -32,7 +35,10 @@ export async function resolveApp(ctx: CommandContext, ref: string | undefined): 
   const matches = apps.filter((a) => a.name === ref);
   if (matches.length === 1) return matches[0]!;
   if (matches.length > 1) {
-    throw new CliError(`Several applications are named ${JSON.stringify(ref)}: ${matches.map((a) => `${a.id} (${a.org_name})`).join(', ')}.`, 'Pass the application id instead.');
+    throw new CliError(
+      `Several applications are named ${JSON.stringify(ref)}: ${matches.map((a) => `${a.id} (${a.org_name})`).join(', ')}.`,
+      'Pass the application id instead.',
+    );
   }
   throw new CliError(`No application ${JSON.stringify(ref)} among yours.`, '`slipway applications` lists the applications you can reach.');
 }

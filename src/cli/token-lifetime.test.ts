@@ -11,5 +11,6 @@ test('token lifetimes are minutes, hours, days, weeks or years', () => {
 });
 
 test('anything else is refused with the forms accepted', () => {
-  for (const bad of ['30', '1 month', 'd', '-5d', '10s', '']) assert.throws(() => parseTokenLifetime(bad), /--expires takes a lifetime such as 90m/);
+  for (const bad of ['30', '1 month', 'd', '-5d', '10s', ''])
+    assert.throws(() => parseTokenLifetime(bad), /--expires takes a lifetime such as 90m/);
 });

@@ -6,7 +6,9 @@ const UNIT_SECONDS: Record<string, number> = { m: 60, h: 3600, d: 86_400, w: 7 *
 export function parseTokenLifetime(value: string): number {
   const match = /^(\d{1,6})\s*([mhdwy])$/.exec(value.trim());
   if (!match) {
-    throw new UsageError(`--expires takes a lifetime such as 90m, 12h, 30d, 8w or 1y (minutes, hours, days, weeks, years), not ${JSON.stringify(value)}.`);
+    throw new UsageError(
+      `--expires takes a lifetime such as 90m, 12h, 30d, 8w or 1y (minutes, hours, days, weeks, years), not ${JSON.stringify(value)}.`,
+    );
   }
   return Number(match[1]) * UNIT_SECONDS[match[2]!]!;
 }

@@ -19,7 +19,8 @@ test('every page round-trips through its URL fragment', () => {
     { page: 'addons', org },
     { page: 'addon-create', org },
   ];
-  for (const route of routes) assert.deepEqual(parseRoute(href(route)), route.page === 'create-app' && !route.org ? { page: 'create-app', org: undefined } : route);
+  for (const route of routes)
+    assert.deepEqual(parseRoute(href(route)), route.page === 'create-app' && !route.org ? { page: 'create-app', org: undefined } : route);
 });
 
 test('an empty fragment is the home page and anything else is not found', () => {

@@ -88,7 +88,13 @@ export function consoleHandler(files: ConsoleFiles = defaultConsoleFiles()): (re
     const head = req.method === 'HEAD';
     if (!existsSync(file)) {
       // The page itself says to build the scripts when its entry module never loads.
-      send(res, 404, 'text/plain; charset=utf-8', `The console has no file ${path}. If it is one of its scripts, run \`npm run build\` in the slipway folder.\n`, head);
+      send(
+        res,
+        404,
+        'text/plain; charset=utf-8',
+        `The console has no file ${path}. If it is one of its scripts, run \`npm run build\` in the slipway folder.\n`,
+        head,
+      );
       return true;
     }
     const type = TYPES[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream';

@@ -53,7 +53,10 @@ export class ConflictError extends SlipwayError {
 }
 
 export class UnauthorizedError extends SlipwayError {
-  constructor(message = 'Missing or invalid API token.', hint = 'Run `slipway login --url <api-url> --token <token>` or set SLIPWAY_TOKEN.') {
+  constructor(
+    message = 'Missing or invalid API token.',
+    hint = 'Run `slipway login --url <api-url> --token <token>` or set SLIPWAY_TOKEN.',
+  ) {
     super(401, 'unauthorized', message, hint);
   }
 }

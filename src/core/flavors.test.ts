@@ -1,6 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildCpu, buildLimits, cpuUnits, DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, describeFlavor, FLAVORS, flavorList, flavorNamed, formatMemory } from './flavors.js';
+import {
+  buildCpu,
+  buildLimits,
+  cpuUnits,
+  DEFAULT_BUILD_FLAVOR,
+  DEFAULT_INSTANCE_FLAVOR,
+  describeFlavor,
+  FLAVORS,
+  flavorList,
+  flavorNamed,
+  formatMemory,
+} from './flavors.js';
 
 const MiB = 1024 * 1024;
 
@@ -23,7 +34,10 @@ test('memory and CPU share grow with size, in both cgroup units', () => {
   for (let i = 1; i < FLAVORS.length; i++) {
     const [smaller, larger] = [FLAVORS[i - 1]!, FLAVORS[i]!];
     assert.ok(larger.memoryBytes > smaller.memoryBytes, `${larger.name} has more memory than ${smaller.name}`);
-    assert.ok(larger.cpuShares > smaller.cpuShares && larger.cpuWeight > smaller.cpuWeight, `${larger.name} has a larger CPU share than ${smaller.name}`);
+    assert.ok(
+      larger.cpuShares > smaller.cpuShares && larger.cpuWeight > smaller.cpuWeight,
+      `${larger.name} has a larger CPU share than ${smaller.name}`,
+    );
     assert.ok(larger.pids >= smaller.pids);
   }
 });
@@ -54,12 +68,15 @@ test('an unknown name is refused with the list of valid ones', () => {
   const listing = 'pico (256 MiB), nano (512 MiB), XS (1 GiB), S (2 GiB), M (4 GiB), L (8 GiB), XL (16 GiB)';
   assert.equal(flavorList(), listing);
   const refused = (value: unknown, seen: RegExp) =>
-    assert.throws(() => flavorNamed(value), (e: Error & { hint?: string; status?: number }) => {
-      assert.match(e.message, seen);
-      assert.equal(e.hint, `Flavours: ${listing}.`);
-      assert.equal(e.status, 400);
-      return true;
-    });
+    assert.throws(
+      () => flavorNamed(value),
+      (e: Error & { hint?: string; status?: number }) => {
+        assert.match(e.message, seen);
+        assert.equal(e.hint, `Flavours: ${listing}.`);
+        assert.equal(e.status, 400);
+        return true;
+      },
+    );
   refused('huge', /^Unknown flavour "huge"\.$/);
   refused('', /^Unknown flavour ""\.$/);
   refused(undefined, /^Unknown flavour \(undefined\)\.$/);

@@ -82,7 +82,10 @@ export function flavorList(): string {
 export function flavorNamed(name: unknown): Flavor {
   const found = typeof name === 'string' ? FLAVORS.find((f) => f.name.toLowerCase() === name.trim().toLowerCase()) : undefined;
   if (!found) {
-    const seen = typeof name === 'string' ? JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}…` : name) : `(${name === null ? 'null' : typeof name})`;
+    const seen =
+      typeof name === 'string'
+        ? JSON.stringify(name.length > 40 ? `${name.slice(0, 40)}…` : name)
+        : `(${name === null ? 'null' : typeof name})`;
     throw new ValidationError(`Unknown flavour ${seen}.`, `Flavours: ${flavorList()}.`);
   }
   return found;

@@ -3,7 +3,14 @@ import assert from 'node:assert/strict';
 import { byPrecedence, forDisplay, mergeEnv, type EnvSection } from './merge-env.js';
 import { secretValues } from '../pipeline/redact.js';
 
-const own: EnvSection = { kind: 'application', source: 'application', env: [{ name: 'REDIS_URL', value: 'redis://own' }, { name: 'ONLY_OWN', value: '1' }] };
+const own: EnvSection = {
+  kind: 'application',
+  source: 'application',
+  env: [
+    { name: 'REDIS_URL', value: 'redis://own' },
+    { name: 'ONLY_OWN', value: '1' },
+  ],
+};
 const redis: EnvSection = {
   kind: 'add-on',
   source: 'add-on cache (redis)',
@@ -13,7 +20,14 @@ const redis: EnvSection = {
   ],
 };
 const pg: EnvSection = { kind: 'add-on', source: 'add-on db (postgresql)', env: [{ name: 'SHARED', value: 'from second add-on' }] };
-const api: EnvSection = { kind: 'linked-app', source: 'linked app api', env: [{ name: 'SHARED', value: 'from linked app' }, { name: 'API_URL', value: 'http://api' }] };
+const api: EnvSection = {
+  kind: 'linked-app',
+  source: 'linked app api',
+  env: [
+    { name: 'SHARED', value: 'from linked app' },
+    { name: 'API_URL', value: 'http://api' },
+  ],
+};
 const api2: EnvSection = { kind: 'linked-app', source: 'linked app api2', env: [{ name: 'API_URL', value: 'http://api2' }] };
 
 test("the app's own variable overrides an add-on's, which overrides a linked app's", () => {
@@ -36,8 +50,14 @@ test('among sources of one kind the one linked later wins', () => {
 
 test('precedence order runs weakest first, display order strongest first', () => {
   const sections = [own, redis, pg, api, api2];
-  assert.deepEqual(byPrecedence(sections).map((s) => s.source), ['linked app api', 'linked app api2', 'add-on cache (redis)', 'add-on db (postgresql)', 'application']);
-  assert.deepEqual(forDisplay(sections).map((s) => s.source), ['application', 'add-on db (postgresql)', 'add-on cache (redis)', 'linked app api2', 'linked app api']);
+  assert.deepEqual(
+    byPrecedence(sections).map((s) => s.source),
+    ['linked app api', 'linked app api2', 'add-on cache (redis)', 'add-on db (postgresql)', 'application'],
+  );
+  assert.deepEqual(
+    forDisplay(sections).map((s) => s.source),
+    ['application', 'add-on db (postgresql)', 'add-on cache (redis)', 'linked app api2', 'linked app api'],
+  );
 });
 
 test('no sections give an empty environment; empty sections change nothing', () => {

@@ -55,4 +55,3 @@ export function mergeEnv(sections: readonly EnvSection[]): Record<string, string
   }
   return merged;
 }
-

@@ -10,7 +10,10 @@ test('application types and regions are the documented ones only', () => {
   ];
   assert.equal(checkAppType('node', types), 'node');
   assert.equal(checkAppType('sbt', types), 'sbt');
-  assert.throws(() => checkAppType('java', types), (e: ValidationError) => e.hint === 'Valid types: node (Node.js or Bun), sbt (Scala).');
+  assert.throws(
+    () => checkAppType('java', types),
+    (e: ValidationError) => e.hint === 'Valid types: node (Node.js or Bun), sbt (Scala).',
+  );
   assert.throws(() => checkAppType(7, types), /Unknown application type 7/);
   assert.equal(checkRegion('par'), 'par');
   assert.equal(checkRegion('mtl'), 'mtl');
@@ -19,7 +22,8 @@ test('application types and regions are the documented ones only', () => {
 
 test('variable names: letters, digits not first, underscore; sbt apps add - and .', () => {
   for (const good of ['A', '_X', 'NODE_ENV', 'CC_HEALTH_CHECK_PATH_0', 'lower_case1']) assert.equal(checkEnvName(good, 'node'), good);
-  for (const bad of ['', '1A', 'A-B', 'a.b', 'A B', 'A=B', 'É', '$(x)']) assert.throws(() => checkEnvName(bad, 'node'), ValidationError, bad);
+  for (const bad of ['', '1A', 'A-B', 'a.b', 'A B', 'A=B', 'É', '$(x)'])
+    assert.throws(() => checkEnvName(bad, 'node'), ValidationError, bad);
   assert.equal(checkEnvName('http.port-x', 'sbt'), 'http.port-x');
   assert.throws(() => checkEnvName('-x', 'sbt'), ValidationError);
   assert.throws(() => checkEnvName('9a', 'sbt'), ValidationError);
@@ -41,7 +45,8 @@ test('display names refuse control characters, path separators and shell syntax'
 test('relative paths inside the build folder only', () => {
   assert.equal(checkRelativePath('CC_SBT_TARGET_DIR', 'web'), 'web');
   assert.equal(checkRelativePath('CC_SBT_TARGET_DIR', './modules/web/'), 'modules/web');
-  for (const bad of ['/etc', '../x', 'a/../../b', 'a\nb']) assert.throws(() => checkRelativePath('CC_SBT_TARGET_DIR', bad), ValidationError, bad);
+  for (const bad of ['/etc', '../x', 'a/../../b', 'a\nb'])
+    assert.throws(() => checkRelativePath('CC_SBT_TARGET_DIR', bad), ValidationError, bad);
 });
 
 test('app ids have the app_<uuid> form', () => {

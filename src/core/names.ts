@@ -4,7 +4,6 @@
  */
 import { ValidationError } from './errors.js';
 
-
 export const REGIONS = ['par', 'mtl'] as const;
 export type Region = (typeof REGIONS)[number];
 
@@ -43,10 +42,7 @@ export function checkAppType(value: unknown, types: ReadonlyArray<{ name: string
 
 export function checkRegion(value: unknown): Region {
   if (typeof value !== 'string' || !(REGIONS as readonly string[]).includes(value)) {
-    throw new ValidationError(
-      `Unknown region ${JSON.stringify(value)}.`,
-      `Valid regions: par (Paris), mtl (Montreal).`,
-    );
+    throw new ValidationError(`Unknown region ${JSON.stringify(value)}.`, `Valid regions: par (Paris), mtl (Montreal).`);
   }
   return value as Region;
 }

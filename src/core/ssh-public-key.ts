@@ -17,9 +17,16 @@ export function fingerprintOf(blob: Buffer): string {
 
 /** Parses one OpenSSH public key line; private keys and garbage are refused. */
 export function parsePublicKey(text: string): ParsedPublicKey {
-  const line = text.trim().split('\n').find((l) => l.trim() !== '' && !l.startsWith('#')) ?? '';
+  const line =
+    text
+      .trim()
+      .split('\n')
+      .find((l) => l.trim() !== '' && !l.startsWith('#')) ?? '';
   if (/PRIVATE KEY/.test(text)) {
-    throw new ValidationError('This is a private key.', 'Give the public key (the .pub file), e.g. ~/.ssh/id_ed25519.pub; keep the private key secret.');
+    throw new ValidationError(
+      'This is a private key.',
+      'Give the public key (the .pub file), e.g. ~/.ssh/id_ed25519.pub; keep the private key secret.',
+    );
   }
   const parsed = ssh2.utils.parseKey(line);
   if (parsed instanceof Error || Array.isArray(parsed) || parsed.isPrivateKey()) {

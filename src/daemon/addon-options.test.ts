@@ -13,6 +13,12 @@ test('add-on server ports come from the environment, defaults otherwise', () => 
 });
 
 test('bad values are refused with what was expected', () => {
-  assert.throws(() => addonProviderOptions('/d', '10.77.0.1', { SLIPWAY_POSTGRES_PORT: 'x' }), /SLIPWAY_POSTGRES_PORT must be a port number.*"x"/);
-  assert.throws(() => addonProviderOptions('/d', '10.77.0.1', { SLIPWAY_REDIS_PORTS: '6400' }), /SLIPWAY_REDIS_PORTS must be a range "first-last"/);
+  assert.throws(
+    () => addonProviderOptions('/d', '10.77.0.1', { SLIPWAY_POSTGRES_PORT: 'x' }),
+    /SLIPWAY_POSTGRES_PORT must be a port number.*"x"/,
+  );
+  assert.throws(
+    () => addonProviderOptions('/d', '10.77.0.1', { SLIPWAY_REDIS_PORTS: '6400' }),
+    /SLIPWAY_REDIS_PORTS must be a range "first-last"/,
+  );
 });

@@ -25,13 +25,15 @@ export async function startCertificates(input: {
   const { options, store, router, challenges, log } = input;
   const ca = await InternalCa.openOrCreate(join(options.dataDir, 'ca'), options.domain);
   const settings = options.certificates ?? {};
-  const acme = settings.acmeDirectory ? new AcmeIssuer({
+  const acme = settings.acmeDirectory
+    ? new AcmeIssuer({
         store,
         directoryUrl: settings.acmeDirectory,
         email: settings.acmeEmail,
         challenges,
         directoryCaPem: settings.acmeDirectoryCaFile ? readFileSync(settings.acmeDirectoryCaFile, 'utf8') : undefined,
-      }) : undefined;
+      })
+    : undefined;
   const manager = new CertificateManager({
     store,
     router,

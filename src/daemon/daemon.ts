@@ -49,7 +49,10 @@ import { addonProviderOptions } from './addon-options.js';
 export class Daemon {
   private readonly stoppers: Array<{ name: string; stop: () => Promise<void> | void }> = [];
 
-  constructor(private readonly options: DaemonOptions, private readonly log: (line: string) => void) {}
+  constructor(
+    private readonly options: DaemonOptions,
+    private readonly log: (line: string) => void,
+  ) {}
 
   private onStop(name: string, stop: () => Promise<void> | void): void {
     this.stoppers.push({ name, stop });
@@ -94,7 +97,12 @@ export class Daemon {
     const appUsers = new AppUsers(store, parseUidRange(options.appUids));
     await migrateAppFolders(store, appUsers, options.dataDir, log);
 
-    const backend = new LocalNetnsBackend({ bridgeName: names.bridgeName, namespacePrefix: names.namespacePrefix, subnet: options.subnet, sandboxes });
+    const backend = new LocalNetnsBackend({
+      bridgeName: names.bridgeName,
+      namespacePrefix: names.namespacePrefix,
+      subnet: options.subnet,
+      sandboxes,
+    });
     await backend.init();
     const firewall = new Firewall({
       table: names.cgroupRoot,
@@ -116,7 +124,13 @@ export class Daemon {
     // PostgreSQL, pg_hba.conf; both follow sandboxes (told by the backend) and links.
     const postgresql = addonProviders.get('postgresql');
     // With --backend swarm, the tasks' bridge gets the same rules as the sandboxes' one.
-    const swarmFirewall = options.backend === 'swarm' ? await startSwarmFirewall(swarmOptions(options.swarm), names.cgroupRoot, backend.gatewayAddress, [options.routerPort, options.httpsPort]) : undefined;
+    const swarmFirewall =
+      options.backend === 'swarm'
+        ? await startSwarmFirewall(swarmOptions(options.swarm), names.cgroupRoot, backend.gatewayAddress, [
+            options.routerPort,
+            options.httpsPort,
+          ])
+        : undefined;
     if (swarmFirewall) this.onStop('swarm firewall', () => swarmFirewall.stop());
     const addonAccess = new AddonAccess({
       firewall: swarmFirewall ? bothFirewalls(firewall, swarmFirewall) : firewall,
@@ -130,12 +144,19 @@ export class Daemon {
 
     // With --backend swarm, the apps' instances and one-off commands run as swarm services;
     // builds and add-on servers stay in this machine's sandboxes (docs/swarm.md).
-    const instances = options.backend === 'swarm' ? await startSwarmBackend(swarmOptions(options.swarm), names.cgroupRoot, addonAccess, log) : undefined;
+    const instances =
+      options.backend === 'swarm' ? await startSwarmBackend(swarmOptions(options.swarm), names.cgroupRoot, addonAccess, log) : undefined;
     if (instances) this.onStop('swarm network', () => instances.removeNetwork());
     const instanceBackend = instances ?? backend;
 
     // What the edge sees: the router reports each request here (access logs, charts, metrics).
-    const traffic = makeTrafficRecorder({ dataDir: options.dataDir, store, log, activeConnections: async () => (router as Router).activeConnections?.(), appConnections: async () => (router as Router).appConnections?.() });
+    const traffic = makeTrafficRecorder({
+      dataDir: options.dataDir,
+      store,
+      log,
+      activeConnections: async () => (router as Router).activeConnections?.(),
+      appConnections: async () => (router as Router).appConnections?.(),
+    });
     // ACME HTTP-01 challenges arrive at the router for any host; it passes them to this responder.
     const acmeChallenges = new AcmeChallengeResponder();
     const acmeChallenge = await acmeChallenges.start();
@@ -173,7 +194,18 @@ export class Daemon {
       buildLimits: (app) => flavorLimits(buildLimits(flavorNamed(app.build_flavor ?? DEFAULT_BUILD_FLAVOR))),
     });
     const runtime = new AppRuntime({
-      ...{ store, backend: instanceBackend, sandboxes: policy, router, logs, domain: options.domain, gatewayAddress: instanceBackend.gatewayAddress, trustedProxies: options.trustedProxies, appEnv, log },
+      ...{
+        store,
+        backend: instanceBackend,
+        sandboxes: policy,
+        router,
+        logs,
+        domain: options.domain,
+        gatewayAddress: instanceBackend.gatewayAddress,
+        trustedProxies: options.trustedProxies,
+        appEnv,
+        log,
+      },
       onInstanceRestart: (appId) => traffic.metrics.instanceRestarted(appId),
     });
     this.onStop('instances', () => runtime.shutdown());
@@ -222,14 +254,30 @@ export class Daemon {
     const { port: sshPort } = await ssh.start();
     this.onStop('git over SSH', () => ssh.stop());
 
-    const api = createApiServer({ store, endpoints, services: { deployer, runtime, logs, repos, catalog, removeApp: async (app) => {
-        await removeApp({ store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir }, app);
-        await traffic.forgetApp(app.id);
+    const api = createApiServer(
+      {
+        store,
+        endpoints,
+        services: {
+          deployer,
+          runtime,
+          logs,
+          repos,
+          catalog,
+          removeApp: async (app) => {
+            await removeApp({ store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir }, app);
+            await traffic.forgetApp(app.id);
+          },
+          runOneOff: (app, argv, onData) =>
+            startOneOff({ store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend, instances }, app, argv, onData),
+          sandboxOf: (app) => policy.instance(app),
+          domains: certificates.manager,
+        },
+        addons,
+        traffic,
       },
-      runOneOff: (app, argv, onData) => startOneOff({ store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend, instances }, app, argv, onData),
-      sandboxOf: (app) => policy.instance(app),
-      domains: certificates.manager,
-    }, addons, traffic }, { fallback: consoleHandler() });
+      { fallback: consoleHandler() },
+    );
     await new Promise<void>((resolve, reject) => {
       api.once('error', reject);
       api.listen(options.apiPort, options.listen, () => resolve());
@@ -246,9 +294,13 @@ export class Daemon {
     log(`slipway API listening on ${apiUrl} (data folder ${options.dataDir})`);
     log(`Web console on ${apiUrl}/ (sign in with an API token)`);
     if (options.httpsPort > 0) {
-      log(`HTTPS on ${options.listen}:${options.httpsPort}; the internal CA's certificate is ${certificates.caCertificatePath} (clients trust it for <app_id>.${options.domain} and names without ACME)`);
+      log(
+        `HTTPS on ${options.listen}:${options.httpsPort}; the internal CA's certificate is ${certificates.caCertificatePath} (clients trust it for <app_id>.${options.domain} and names without ACME)`,
+      );
     }
-    log(`git over SSH on port ${sshPort}; router on ${options.listen}:${options.routerPort} for *.${options.domain}; instances on ${options.subnet}`);
+    log(
+      `git over SSH on port ${sshPort}; router on ${options.listen}:${options.routerPort} for *.${options.domain}; instances on ${options.subnet}`,
+    );
     if (first.token) {
       log(`First start: created user "admin", organisation "default" and an API token (saved in ${first.tokenFile}).`);
       log(`Log in with: slipway login --url ${apiUrl} --token ${first.token}`);

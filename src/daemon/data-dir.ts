@@ -7,7 +7,11 @@ import { mkdirSync, openSync, writeSync, closeSync, readFileSync, unlinkSync } f
  * (root's home is closed to the unprivileged app user, who must reach its release folders),
  * $XDG_DATA_HOME/slipway or ~/.local/share/slipway for anyone else.
  */
-export function resolveDataDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, uid: number = process.getuid?.() ?? -1): string {
+export function resolveDataDir(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  uid: number = process.getuid?.() ?? -1,
+): string {
   if (flag) return resolve(flag);
   if (env.SLIPWAY_DATA_DIR) return resolve(env.SLIPWAY_DATA_DIR);
   if (uid === 0) return '/var/lib/slipway';

@@ -50,7 +50,7 @@ export function subnetTakenMessage(subnet: string, owner: Owner, suggestion: str
   const { bridgeName } = networkNames(subnet);
   return (
     `Another slipway daemon (pid ${owner.pid}, data folder ${owner.dataDir}) already runs its apps on the subnet ${subnet} (bridge ${bridgeName}).\n` +
-    'Two daemons on one subnet would take down each other\'s bridge and instances. ' +
+    "Two daemons on one subnet would take down each other's bridge and instances. " +
     `Start this one on a subnet of its own with --subnet${suggestion ? ` (for example --subnet ${suggestion})` : ' 10.<n>.0.0/16'}, or stop the other daemon first.`
   );
 }
@@ -75,7 +75,9 @@ function lockPath(lockDir: string, subnet: string): string {
 function readOwner(path: string): Owner | undefined {
   try {
     const owner = JSON.parse(readFileSync(path, 'utf8')) as Partial<Owner>;
-    return Number.isInteger(owner.pid) && (owner.pid as number) > 0 ? { pid: owner.pid as number, dataDir: String(owner.dataDir ?? '?') } : undefined;
+    return Number.isInteger(owner.pid) && (owner.pid as number) > 0
+      ? { pid: owner.pid as number, dataDir: String(owner.dataDir ?? '?') }
+      : undefined;
   } catch {
     return undefined;
   }

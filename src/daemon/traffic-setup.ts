@@ -21,7 +21,11 @@ export function makeTrafficRecorder(options: {
 }): TrafficRecorder {
   const { dataDir, store, log } = options;
   const hub = new LogHub(join(dataDir, 'access-logs'), { limits: { ...DEFAULT_LOG_LIMITS, app: ACCESS_LOG_LIMITS }, warn: log });
-  const metrics = new PlatformMetrics({ deploymentsByState: () => store.deployments.countByState(), activeConnections: options.activeConnections, appConnections: options.appConnections });
+  const metrics = new PlatformMetrics({
+    deploymentsByState: () => store.deployments.countByState(),
+    activeConnections: options.activeConnections,
+    appConnections: options.appConnections,
+  });
   store.deployments.onFinished((d) => {
     if (d.finished_at) metrics.deploymentFinished(d.state, (Date.parse(d.finished_at) - Date.parse(d.created_at)) / 1000);
   });

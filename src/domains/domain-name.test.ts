@@ -44,7 +44,11 @@ test('anything that is not a host name is refused with the reason', () => {
     ['*.apps.example.org', /platform's own domain/],
   ];
   for (const [input, reason] of refused) {
-    assert.throws(() => parseDomainName(input, PLATFORM), (e: Error) => e instanceof ValidationError && reason.test(e.message), JSON.stringify(input));
+    assert.throws(
+      () => parseDomainName(input, PLATFORM),
+      (e: Error) => e instanceof ValidationError && reason.test(e.message),
+      JSON.stringify(input),
+    );
   }
   assert.throws(() => parseDomainName(42, PLATFORM), ValidationError);
 });

@@ -28,7 +28,8 @@ export function parseDomainName(input: unknown, platformDomain: string): DomainN
   if (typeof input !== 'string' || input.length === 0) {
     throw new ValidationError('A domain name is required.', EXAMPLES);
   }
-  if (input.length > 253 * 4) throw new ValidationError(`${shown(input)} is too long for a domain name (at most 253 characters).`, EXAMPLES);
+  if (input.length > 253 * 4)
+    throw new ValidationError(`${shown(input)} is too long for a domain name (at most 253 characters).`, EXAMPLES);
   for (const char of input) {
     if (char.charCodeAt(0) < 0x80 && !ASCII_ALLOWED.test(char)) {
       throw new ValidationError(
@@ -40,7 +41,10 @@ export function parseDomainName(input: unknown, platformDomain: string): DomainN
   const wildcard = input.startsWith('*.');
   const rest = (wildcard ? input.slice(2) : input).replace(/\.$/, '');
   if (rest.includes('*')) {
-    throw new ValidationError(`${shown(input)} is not a host name: a wildcard is only allowed as the whole first label, as in *.example.com.`, EXAMPLES);
+    throw new ValidationError(
+      `${shown(input)} is not a host name: a wildcard is only allowed as the whole first label, as in *.example.com.`,
+      EXAMPLES,
+    );
   }
   const ascii = domainToASCII(rest);
   if (ascii === '') throw new ValidationError(`${shown(input)} is not a valid international domain name.`, EXAMPLES);

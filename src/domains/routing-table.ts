@@ -10,7 +10,11 @@ export function buildRoutingTable(store: Store, platformDomain: string, upstream
   const table = new Map<string, HostRoute>();
   const routes = new Map<string, HostRoute>();
   for (const app of store.apps.all()) {
-    const route: HostRoute = { appId: app.id, upstreams: upstreamsOf(app.id), forceHttps: settingsFrom(store.appConfig.all(app.id))['force-https'] };
+    const route: HostRoute = {
+      appId: app.id,
+      upstreams: upstreamsOf(app.id),
+      forceHttps: settingsFrom(store.appConfig.all(app.id))['force-https'],
+    };
     routes.set(app.id, route);
     table.set(`${app.id}.${platformDomain}`, route);
   }

@@ -44,7 +44,9 @@ test('creates the user once, concurrently and idempotently', { skip: process.get
   const again = await ensureAppUser(NAME);
   for (const r of [...results, again]) assert.deepEqual(r, results[0]);
   assert.notEqual(results[0]!.uid, 0);
-  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${NAME}:`));
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${NAME}:`));
   assert.ok(line, 'user is in /etc/passwd');
   assert.equal(line.split(':')[6], '/usr/sbin/nologin');
 });
@@ -52,10 +54,7 @@ test('creates the user once, concurrently and idempotently', { skip: process.get
 test('a second process racing useradd settles on the same user', { skip: process.getuid?.() !== 0 && 'needs root' }, async () => {
   await removeUser();
   // Another process creates it between our lookup and our useradd: simulate by running both at once.
-  const [a, b] = await Promise.all([
-    runCommand({ argv: useraddArgv(NAME), cwd: '/', env: sysEnv }),
-    ensureAppUser(NAME),
-  ]);
+  const [a, b] = await Promise.all([runCommand({ argv: useraddArgv(NAME), cwd: '/', env: sysEnv }), ensureAppUser(NAME)]);
   assert.ok(a.exitCode === 0 || a.exitCode === 9, `useradd exited ${a.exitCode}`);
   assert.deepEqual(await lookupUser(NAME), b);
 });

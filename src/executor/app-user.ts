@@ -23,7 +23,9 @@ const pending = new Map<string, Promise<AppUser>>();
 export function ensureAppUser(name = 'slipway-app'): Promise<AppUser> {
   if (!USER_NAME.test(name)) {
     return Promise.reject(
-      new Error(`Invalid app user name ${JSON.stringify(name)}: use lower-case letters, digits, '_' or '-', starting with a letter or '_', at most 32 characters.`),
+      new Error(
+        `Invalid app user name ${JSON.stringify(name)}: use lower-case letters, digits, '_' or '-', starting with a letter or '_', at most 32 characters.`,
+      ),
     );
   }
   let p = pending.get(name);
@@ -39,7 +41,9 @@ export function ensureAppUser(name = 'slipway-app'): Promise<AppUser> {
 /** Apps must never run with root's uid or gid, whatever the configured name says. */
 function refuseRoot(user: AppUser): AppUser {
   if (user.uid === 0 || user.gid === 0) {
-    throw new Error(`The app user ${JSON.stringify(user.name)} has uid ${user.uid} and gid ${user.gid}; apps must not run as root. Configure another user name.`);
+    throw new Error(
+      `The app user ${JSON.stringify(user.name)} has uid ${user.uid} and gid ${user.gid}; apps must not run as root. Configure another user name.`,
+    );
   }
   return user;
 }

@@ -25,7 +25,12 @@ test('an attached server is read while it serves, gets signals alone, and report
   const lines: string[] = [];
   // The shell is the server: it answers SIGUSR1 on stderr, and SIGTERM ends it with code 3.
   const script = 'trap "echo usr1 >&2" USR1; trap "exit 3" TERM; echo ready >&2; while :; do sleep 0.05; done';
-  const server = await startAttachedServer({ argv: ['sh', '-c', script], cwd: '/', env, onLine: (stream, line) => lines.push(`${stream}:${line}`) });
+  const server = await startAttachedServer({
+    argv: ['sh', '-c', script],
+    cwd: '/',
+    env,
+    onLine: (stream, line) => lines.push(`${stream}:${line}`),
+  });
   assert.equal(server.exitStatus(), undefined);
   assert.equal(sessionOf(server.pid), server.pid, 'the server leads a session of its own');
   while (!lines.includes('err:ready')) await sleep(10);
@@ -71,7 +76,11 @@ test('a missing server program ends it at once, saying which', async () => {
 });
 
 test('a detached launch reports a quick exit, and leaves a slow program running in its own session', async () => {
-  assert.deepEqual(await launchDetached({ argv: ['sh', '-c', 'exit 4'], cwd: '/', env, settleMs: 5000 }), { state: 'exited', exitCode: 4, signal: null });
+  assert.deepEqual(await launchDetached({ argv: ['sh', '-c', 'exit 4'], cwd: '/', env, settleMs: 5000 }), {
+    state: 'exited',
+    exitCode: 4,
+    signal: null,
+  });
   const slow = await launchDetached({ argv: ['sleep', '30'], cwd: '/', env, settleMs: 200 });
   assert.equal(slow.state, 'running');
   if (slow.state !== 'running') return;
@@ -81,5 +90,8 @@ test('a detached launch reports a quick exit, and leaves a slow program running 
   } finally {
     process.kill(slow.pid, 'SIGKILL');
   }
-  await assert.rejects(launchDetached({ argv: ['no-such-launcher-here'], cwd: '/', env, settleMs: 100 }), /Cannot run "no-such-launcher-here".*ENOENT/);
+  await assert.rejects(
+    launchDetached({ argv: ['no-such-launcher-here'], cwd: '/', env, settleMs: 100 }),
+    /Cannot run "no-such-launcher-here".*ENOENT/,
+  );
 });

@@ -11,9 +11,7 @@ export interface DetachedLaunch {
   settleMs: number;
 }
 
-export type DetachedOutcome =
-  | { state: 'exited'; exitCode: number | null; signal: string | null }
-  | { state: 'running'; pid: number };
+export type DetachedOutcome = { state: 'exited'; exitCode: number | null; signal: string | null } | { state: 'running'; pid: number };
 
 /**
  * Launches a program the caller does not wait for (xdg-open, which may stay attached to the

@@ -49,7 +49,7 @@ test('runChecked returns the output of a command that succeeds and rejects with 
   await assert.rejects(runChecked(['sleep', '5'], { env: ENV, timeoutMs: 200 }), /was stopped after its time limit/);
 });
 
-test('keepTerminal leaves the command in the caller\'s session; otherwise it gets one of its own', async () => {
+test("keepTerminal leaves the command in the caller's session; otherwise it gets one of its own", async () => {
   const sessionOf = async (keepTerminal: boolean) =>
     (await runCaptured({ argv: ['sh', '-c', 'ps -o sid= -p $$'], cwd: '/', env: ENV, keepTerminal })).stdout.trim();
   const mine = (await runCaptured({ argv: ['ps', '-o', 'sid=', '-p', String(process.pid)], cwd: '/', env: ENV })).stdout.trim();

@@ -67,7 +67,11 @@ export async function runChecked(
   const env = o.env ? Object.fromEntries(Object.entries(o.env).filter((e): e is [string, string] => e[1] !== undefined)) : daemonEnv();
   const result = await runCaptured({ ...o, argv, cwd: o.cwd ?? process.cwd(), env });
   if (result.exitCode !== 0) {
-    const how = result.timedOut ? 'was stopped after its time limit' : result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
+    const how = result.timedOut
+      ? 'was stopped after its time limit'
+      : result.signal
+        ? `was killed by ${result.signal}`
+        : `exited with code ${result.exitCode}`;
     const said = result.stderr.trim() || result.stdout.trim();
     throw new CommandFailedError(`\`${argv.join(' ')}\` ${how}${said ? `: ${said.split('\n').slice(-5).join(' ')}` : ''}`, result);
   }

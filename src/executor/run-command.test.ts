@@ -32,7 +32,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('arguments reach the program verbatim, never through a shell', async () => {
   const c = collect();
-  const hostile = ['a; echo pwned', '$(id)', '`id`', '$HOME', "it's \"quoted\"", '*', ''];
+  const hostile = ['a; echo pwned', '$(id)', '`id`', '$HOME', 'it\'s "quoted"', '*', ''];
   const r = await runCommand({ argv: ['printf', '[%s]\\n', ...hostile], cwd: dir, env, onLine: c.onLine });
   assert.equal(r.exitCode, 0);
   assert.deepEqual(
@@ -46,8 +46,14 @@ test('stdout and stderr arrive as separate line streams, \\r ends a line, the la
   const script = "process.stdout.write('a\\r\\nb\\rc\\n'); process.stderr.write('warn\\n'); process.stdout.write('tail')";
   const r = await runCommand({ argv: [process.execPath, '-e', script], cwd: dir, env, onLine: c.onLine });
   assert.equal(r.exitCode, 0);
-  assert.deepEqual(c.lines.filter((l) => l.stream === 'out').map((l) => l.line), ['a', 'b', 'c', 'tail']);
-  assert.deepEqual(c.lines.filter((l) => l.stream === 'err').map((l) => l.line), ['warn']);
+  assert.deepEqual(
+    c.lines.filter((l) => l.stream === 'out').map((l) => l.line),
+    ['a', 'b', 'c', 'tail'],
+  );
+  assert.deepEqual(
+    c.lines.filter((l) => l.stream === 'err').map((l) => l.line),
+    ['warn'],
+  );
 });
 
 test('reports exit codes and signals', async () => {

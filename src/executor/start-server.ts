@@ -31,7 +31,14 @@ export async function startServer(o: ServerStart): Promise<StartedServer> {
   const logFd = openSync(o.logFile, 'a', 0o640);
   let child: ReturnType<typeof spawn>;
   try {
-    child = spawn(command, args, { cwd: o.cwd, uid: o.user?.uid, gid: o.user?.gid, env: o.env, stdio: ['ignore', logFd, logFd], detached: true });
+    child = spawn(command, args, {
+      cwd: o.cwd,
+      uid: o.user?.uid,
+      gid: o.user?.gid,
+      env: o.env,
+      stdio: ['ignore', logFd, logFd],
+      detached: true,
+    });
   } finally {
     closeSync(logFd);
   }

@@ -20,7 +20,10 @@ function isHealthCheckPath(value: string): boolean {
  */
 export function checkHealthCheckVariable(name: string, value: string): void {
   if (!isHealthCheckVariable(name) || isHealthCheckPath(value)) return;
-  throw new ValidationError(`${name} is ${JSON.stringify(value)}, which is not a path; nothing was changed.`, `${PATH_RULE} Set it again with a path, e.g. \`slipway env set ${name} /health\`.`);
+  throw new ValidationError(
+    `${name} is ${JSON.stringify(value)}, which is not a path; nothing was changed.`,
+    `${PATH_RULE} Set it again with a path, e.g. \`slipway env set ${name} /health\`.`,
+  );
 }
 
 /**
@@ -39,7 +42,10 @@ export function healthCheckPaths(env: Record<string, string | undefined>): strin
   const paths: string[] = [];
   for (const { name, value } of configured) {
     if (!isHealthCheckPath(value)) {
-      throw new PlanError(`${name} is ${JSON.stringify(value)}, which is not a path.`, `${PATH_RULE} Fix it with \`slipway env set ${name} /health\`.`);
+      throw new PlanError(
+        `${name} is ${JSON.stringify(value)}, which is not a path.`,
+        `${PATH_RULE} Fix it with \`slipway env set ${name} /health\`.`,
+      );
     }
     if (!paths.includes(value)) paths.push(value);
   }

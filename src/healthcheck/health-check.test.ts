@@ -28,7 +28,13 @@ async function serve(handler: (path: string) => number): Promise<{ server: Serve
 test('every path answering 200 passes and logs one line per path', async () => {
   const { server, port } = await serve(() => 200);
   const lines: string[] = [];
-  const outcome = await runHealthCheck({ address: '127.0.0.1', port, paths: ['/', '/db'], bootDeadlineMs: 5000, log: (l) => lines.push(l) });
+  const outcome = await runHealthCheck({
+    address: '127.0.0.1',
+    port,
+    paths: ['/', '/db'],
+    bootDeadlineMs: 5000,
+    log: (l) => lines.push(l),
+  });
   server.close();
   assert.equal(outcome.ok, true);
   assert.deepEqual(lines, ['Response from GET / is 200', 'Response from GET /db is 200']);
@@ -37,17 +43,36 @@ test('every path answering 200 passes and logs one line per path', async () => {
 test('a path answering something other than 200 fails with the documented lines', async () => {
   const { server, port } = await serve((path) => (path === '/db' ? 503 : 200));
   const lines: string[] = [];
-  const outcome = await runHealthCheck({ address: '127.0.0.1', port, paths: ['/', '/db'], bootDeadlineMs: 5000, settleMs: 300, log: (l) => lines.push(l) });
+  const outcome = await runHealthCheck({
+    address: '127.0.0.1',
+    port,
+    paths: ['/', '/db'],
+    bootDeadlineMs: 5000,
+    settleMs: 300,
+    log: (l) => lines.push(l),
+  });
   server.close();
   assert.equal(outcome.ok, false);
-  assert.deepEqual(lines.slice(0, 4), ['Response from GET / is 200', 'Response from GET /db is 503', 'Health check failed:', '- GET /db returned 503.']);
+  assert.deepEqual(lines.slice(0, 4), [
+    'Response from GET / is 200',
+    'Response from GET /db is 503',
+    'Health check failed:',
+    '- GET /db returned 503.',
+  ]);
   assert.match(lines[4]!, /Update the health check configuration/);
 });
 
 test('a 301 is not 200', async () => {
   const { server, port } = await serve(() => 301);
   const lines: string[] = [];
-  const outcome = await runHealthCheck({ address: '127.0.0.1', port, paths: ['/'], bootDeadlineMs: 5000, settleMs: 200, log: (l) => lines.push(l) });
+  const outcome = await runHealthCheck({
+    address: '127.0.0.1',
+    port,
+    paths: ['/'],
+    bootDeadlineMs: 5000,
+    settleMs: 200,
+    log: (l) => lines.push(l),
+  });
   server.close();
   assert.equal(outcome.ok, false);
   assert.ok(lines.includes('- GET / returned 301.'));

@@ -35,11 +35,21 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function get(address: string, port: number, path: string, timeoutMs: number): Promise<PathResult> {
   return new Promise((resolve) => {
-    const req = request({ host: address, port, path, method: 'GET', timeout: timeoutMs, headers: { 'user-agent': 'slipway-health-check', connection: 'close' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ path, status: res.statusCode ?? null }));
-      res.on('error', () => resolve({ path, status: res.statusCode ?? null }));
-    });
+    const req = request(
+      {
+        host: address,
+        port,
+        path,
+        method: 'GET',
+        timeout: timeoutMs,
+        headers: { 'user-agent': 'slipway-health-check', connection: 'close' },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ path, status: res.statusCode ?? null }));
+        res.on('error', () => resolve({ path, status: res.statusCode ?? null }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
     req.on('error', (error) => resolve({ path, status: null, error: (error as NodeJS.ErrnoException).code ?? error.message }));
     req.end();
@@ -66,10 +76,19 @@ export async function runHealthCheck(options: HealthCheckOptions): Promise<Healt
     first = await get(address, port, paths[0]!, 5000);
     if (first.status !== null) break;
     const reason = options.giveUp?.();
-    if (reason) return fail(paths.map((path) => ({ path, status: null, error: reason })), reason, log);
+    if (reason)
+      return fail(
+        paths.map((path) => ({ path, status: null, error: reason })),
+        reason,
+        log,
+      );
     if (Date.now() > bootDeadline) {
       const why = `the application did not answer on port ${port} within ${Math.round(options.bootDeadlineMs / 1000)} s (${first.error ?? 'no answer'})`;
-      return fail(paths.map((path) => ({ path, status: null, error: first.error })), why, log);
+      return fail(
+        paths.map((path) => ({ path, status: null, error: first.error })),
+        why,
+        log,
+      );
     }
     await sleep(Date.now() < quickUntil ? 20 : 250);
   }

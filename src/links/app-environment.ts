@@ -25,6 +25,10 @@ export function appEnvironment(store: Store, addons: AddonManager, appId: string
 }
 
 /** The sections as `slipway env` and the console show them, without the internal kind. */
-export function appEnvForDisplay(store: Store, addons: AddonManager, appId: string): Array<{ source: string; env: Array<{ name: string; value: string }> }> {
+export function appEnvForDisplay(
+  store: Store,
+  addons: AddonManager,
+  appId: string,
+): Array<{ source: string; env: Array<{ name: string; value: string }> }> {
   return forDisplay(appEnvSections(store, addons, appId)).map(({ source, env }) => ({ source, env }));
 }

@@ -19,7 +19,11 @@ async function stored(logs: LogHub, key: string, options = {}): Promise<LogEntry
   const { snapshot } = await logs.snapshot(key);
   const chunks: Buffer[] = [];
   for await (const chunk of readTail(snapshot, options)) chunks.push(chunk);
-  return Buffer.concat(chunks).toString('utf8').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as LogEntry);
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as LogEntry);
 }
 
 /** Waits until nothing of the log is left in memory (every line reached the disk). */
@@ -33,7 +37,7 @@ async function flushed(logs: LogHub, key: string): Promise<void> {
   throw new Error(`the log ${key} was not written within 2 s`);
 }
 
-test('the logs folder is the daemon\'s alone: 0700, files 0600', async () => {
+test("the logs folder is the daemon's alone: 0700, files 0600", async () => {
   const { dir, logs } = hub();
   const key = newId('app');
   logs.append(key, 'out', 'hello');
@@ -57,7 +61,10 @@ test('append returns at once; what was appended is in the snapshot, on disk or s
   const key = newId('app');
   for (let n = 0; n < 5000; n++) logs.append(key, 'out', `line ${n}`);
   const entries = await stored(logs, key);
-  assert.deepEqual(entries.map((e) => e.line), Array.from({ length: 5000 }, (_, n) => `line ${n}`));
+  assert.deepEqual(
+    entries.map((e) => e.line),
+    Array.from({ length: 5000 }, (_, n) => `line ${n}`),
+  );
   assert.equal(entries[0]!.stream, 'out');
   assert.match(entries[0]!.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 });
@@ -79,9 +86,16 @@ test('a follower sees every line exactly once, whichever side of the snapshot it
   clearInterval(producer);
   logs.finish(key);
   unsubscribe!();
-  const before = Buffer.concat(chunks).toString('utf8').trimEnd().split('\n').map((l) => (JSON.parse(l) as LogEntry).line);
+  const before = Buffer.concat(chunks)
+    .toString('utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => (JSON.parse(l) as LogEntry).line);
   assert.ok(before.length > 0 && live.length > 0, `both sides hold lines (${before.length} stored, ${live.length} live)`);
-  assert.deepEqual([...before, ...live], Array.from({ length: n }, (_, i) => `line ${i}`));
+  assert.deepEqual(
+    [...before, ...live],
+    Array.from({ length: n }, (_, i) => `line ${i}`),
+  );
   assert.equal(ended, true);
 });
 
@@ -105,7 +119,11 @@ test('lines beyond 64 Ki characters are cut', async () => {
 
 test('each kind of log rotates within its own limits', async () => {
   const { dir, logs } = hub({
-    limits: { app: { maxFileBytes: 1 * MiB, rotatedFiles: 2 }, deployment: { maxFileBytes: 1 * MiB, rotatedFiles: 0 }, deploymentLogsPerApp: 5 },
+    limits: {
+      app: { maxFileBytes: 1 * MiB, rotatedFiles: 2 },
+      deployment: { maxFileBytes: 1 * MiB, rotatedFiles: 0 },
+      deploymentLogsPerApp: 5,
+    },
   });
   const app = newId('app');
   const deployment = newId('deployment');
@@ -118,9 +136,20 @@ test('each kind of log rotates within its own limits', async () => {
     await flushed(logs, app);
     await flushed(logs, deployment);
   }
-  const sizeOf = (key: string) => readdirSync(dir).filter((f) => f.startsWith(key)).reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
-  assert.deepEqual(readdirSync(dir).filter((f) => f.startsWith(app)).sort(), [`${app}.ndjson`, `${app}.ndjson.1`, `${app}.ndjson.2`]);
-  assert.deepEqual(readdirSync(dir).filter((f) => f.startsWith(deployment)), [`${deployment}.ndjson`]);
+  const sizeOf = (key: string) =>
+    readdirSync(dir)
+      .filter((f) => f.startsWith(key))
+      .reduce((sum, f) => sum + statSync(join(dir, f)).size, 0);
+  assert.deepEqual(
+    readdirSync(dir)
+      .filter((f) => f.startsWith(app))
+      .sort(),
+    [`${app}.ndjson`, `${app}.ndjson.1`, `${app}.ndjson.2`],
+  );
+  assert.deepEqual(
+    readdirSync(dir).filter((f) => f.startsWith(deployment)),
+    [`${deployment}.ndjson`],
+  );
   assert.ok(sizeOf(app) <= 3 * MiB && sizeOf(app) > 2 * MiB, `app log: ${sizeOf(app)} bytes`);
   assert.ok(sizeOf(deployment) <= 1 * MiB, `deployment log: ${sizeOf(deployment)} bytes`);
   const last = await stored(logs, app, { lines: 1 });

@@ -79,7 +79,8 @@ export class LogHub {
     const log = this.logOf(key);
     const cut = line.length > MAX_LINE_LENGTH ? line.slice(0, MAX_LINE_LENGTH) : line;
     // Judged before serializing, so a flood costs little for the lines it drops.
-    if (log.writer.queued + cut.length + ENTRY_OVERHEAD_CHARS > this.maxQueuedChars) return this.drop(log, cut.length + ENTRY_OVERHEAD_CHARS);
+    if (log.writer.queued + cut.length + ENTRY_OVERHEAD_CHARS > this.maxQueuedChars)
+      return this.drop(log, cut.length + ENTRY_OVERHEAD_CHARS);
     this.queue(key, log, { time: new Date().toISOString(), stream, line: cut });
   }
 
@@ -152,7 +153,8 @@ export class LogHub {
         onIdle: () => {
           if (this.open.get(key) === log && writer.idle() && log!.dropped.lines === 0) this.open.delete(key);
         },
-        onError: (error, lost) => this.warn(`Could not write the log ${key} (${lost} lines lost): ${error.message}. Check the free space of ${this.dir}.`),
+        onError: (error, lost) =>
+          this.warn(`Could not write the log ${key} (${lost} lines lost): ${error.message}. Check the free space of ${this.dir}.`),
       });
       log = { files, writer, dropped: { lines: 0, chars: 0 } };
       this.open.set(key, log);

@@ -41,7 +41,9 @@ export function parseSize(flag: string, value: string): number {
   const match = /^(\d+)\s*([kmg]?)(?:i?b)?$/i.exec(value.trim());
   const bytes = match ? Number(match[1]) * UNITS[match[2]!.toLowerCase()]! : NaN;
   if (!Number.isSafeInteger(bytes) || bytes < MIN_LOG_FILE_BYTES || bytes > 64 * 1024 * MiB) {
-    throw new Error(`${flag} must be a size from 1M to 64G such as 10M or 512M (bytes, or K, M, G for KiB, MiB, GiB), not ${JSON.stringify(value)}.`);
+    throw new Error(
+      `${flag} must be a size from 1M to 64G such as 10M or 512M (bytes, or K, M, G for KiB, MiB, GiB), not ${JSON.stringify(value)}.`,
+    );
   }
   return bytes;
 }

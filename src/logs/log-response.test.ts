@@ -18,7 +18,12 @@ function serve(logs: LogHub, key: string, live: () => boolean) {
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address() as AddressInfo;
       resolve({
-        get: (query) => new Promise((ok, fail) => request({ host: '127.0.0.1', port, path: `/?${query}` }, ok).on('error', fail).end()),
+        get: (query) =>
+          new Promise((ok, fail) =>
+            request({ host: '127.0.0.1', port, path: `/?${query}` }, ok)
+              .on('error', fail)
+              .end(),
+          ),
         close: () => server.close(),
       });
     }),
@@ -28,7 +33,10 @@ function serve(logs: LogHub, key: string, live: () => boolean) {
 async function lines(res: IncomingMessage): Promise<Array<Record<string, unknown>>> {
   let text = '';
   for await (const chunk of res) text += chunk;
-  return text.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  return text
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 test('the query: follow, lines and since, validated with what they take', () => {
@@ -49,7 +57,10 @@ test('the last lines, then live ones, then the end record', async () => {
   const server = await serve(logs, key, () => true);
   try {
     const tail = await lines(await server.get('lines=3'));
-    assert.deepEqual(tail.map((e) => e.line ?? e), ['stored 97', 'stored 98', 'stored 99', { end: true, state: 'OK' }]);
+    assert.deepEqual(
+      tail.map((e) => e.line ?? e),
+      ['stored 97', 'stored 98', 'stored 99', { end: true, state: 'OK' }],
+    );
 
     const res = await server.get('lines=1&follow=1');
     const received = lines(res);
@@ -57,7 +68,10 @@ test('the last lines, then live ones, then the end record', async () => {
     logs.append(key, 'system', 'live 1');
     logs.append(key, 'system', 'live 2');
     logs.finish(key);
-    assert.deepEqual((await received).map((e) => e.line ?? e), ['stored 99', 'live 1', 'live 2', { end: true, state: 'OK' }]);
+    assert.deepEqual(
+      (await received).map((e) => e.line ?? e),
+      ['stored 99', 'live 1', 'live 2', { end: true, state: 'OK' }],
+    );
   } finally {
     server.close();
   }

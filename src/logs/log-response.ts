@@ -13,7 +13,8 @@ export function parseLogQuery(query: URLSearchParams): LogRequest {
   const request: LogRequest = { follow: query.get('follow') === '1' };
   const lines = query.get('lines');
   if (lines !== null) {
-    if (!/^\d{1,9}$/.test(lines)) throw new ValidationError(`lines must be a whole number of lines such as 100, not ${JSON.stringify(lines)}.`);
+    if (!/^\d{1,9}$/.test(lines))
+      throw new ValidationError(`lines must be a whole number of lines such as 100, not ${JSON.stringify(lines)}.`);
     request.lines = Number(lines);
   }
   const since = query.get('since');
@@ -47,7 +48,9 @@ export async function streamLog(
   // A follower asking for no stored line must still see the response begin.
   res.flushHeaders();
   const follower = new Follower(res, () => JSON.stringify({ end: true, ...final() }) + '\n');
-  const { snapshot, unsubscribe } = await logs.snapshot(key, () => (request.follow && live() ? (entry) => follower.push(entry) : undefined));
+  const { snapshot, unsubscribe } = await logs.snapshot(key, () =>
+    request.follow && live() ? (entry) => follower.push(entry) : undefined,
+  );
   let closed = res.destroyed;
   res.once('close', () => {
     closed = true;

@@ -46,7 +46,8 @@ test('the last n lines, whatever the chunk size and wherever files and pending l
   const { all, files, pending } = layout();
   for (const chunkBytes of [2, 7, 64, 101, 65_536]) {
     // Every count with large chunks; counts next to each boundary with small ones (slow to read).
-    const counts = chunkBytes >= 64 ? Array.from({ length: all.length + 3 }, (_, n) => n) : [0, 1, 2, 3, 4, 6, 7, 8, 16, 17, 18, 24, 25, 26];
+    const counts =
+      chunkBytes >= 64 ? Array.from({ length: all.length + 3 }, (_, n) => n) : [0, 1, 2, 3, 4, 6, 7, 8, 16, 17, 18, 24, 25, 26];
     for (const n of counts) {
       const expected = n === 0 ? '' : all.slice(-n).join('');
       assert.equal(await read(snapshot(files, pending), { lines: n }, chunkBytes), expected, `last ${n} lines, chunks of ${chunkBytes}`);
@@ -84,7 +85,11 @@ test('since: lines at or after a time, across files and pending lines, alone or 
   const at = (n: number) => new Date(Date.UTC(2024, 4, 1, 12, 0, n)).toISOString();
   for (const chunkBytes of [3, 50, 65_536]) {
     for (const from of [0, 5, 8, 17, 18, 21, 22, 24]) {
-      assert.equal(await read(snapshot(files, pending), { since: at(from) }, chunkBytes), all.slice(from).join(''), `since ${from}, chunks of ${chunkBytes}`);
+      assert.equal(
+        await read(snapshot(files, pending), { since: at(from) }, chunkBytes),
+        all.slice(from).join(''),
+        `since ${from}, chunks of ${chunkBytes}`,
+      );
     }
     assert.equal(await read(snapshot(files, pending), { since: at(30) }, chunkBytes), '', 'nothing newer');
     assert.equal(await read(snapshot(files, pending), { since: '2020-01-01T00:00:00.000Z' }, chunkBytes), all.join(''));

@@ -52,7 +52,9 @@ export class AddonAccess implements NetworkEvents {
 
   /** A link between an app and an add-on was made or removed, or an add-on went away. */
   linksChanged(): Promise<void> {
-    return this.serialized(() => this.apply()).catch((error: Error) => this.o.log(`Could not update add-on access after a link change: ${error.message}`));
+    return this.serialized(() => this.apply()).catch((error: Error) =>
+      this.o.log(`Could not update add-on access after a link change: ${error.message}`),
+    );
   }
 
   /** Resolves once every change asked for so far has been applied (or has failed). */

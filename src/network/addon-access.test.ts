@@ -4,10 +4,31 @@ import { addonAccess, addonServerOf, type AddonServer } from './addon-access.js'
 import { hbaConf } from '../addons/postgresql/cluster-config.js';
 
 const gateway = '10.77.0.1';
-const pgA: AddonServer = { addonId: 'addon_a', provider: 'postgresql', host: gateway, port: 5433, database: 'addon_0000000a', role: 'addon_0000000a' };
-const pgB: AddonServer = { addonId: 'addon_b', provider: 'postgresql', host: gateway, port: 5433, database: 'addon_0000000b', role: 'addon_0000000b' };
+const pgA: AddonServer = {
+  addonId: 'addon_a',
+  provider: 'postgresql',
+  host: gateway,
+  port: 5433,
+  database: 'addon_0000000a',
+  role: 'addon_0000000a',
+};
+const pgB: AddonServer = {
+  addonId: 'addon_b',
+  provider: 'postgresql',
+  host: gateway,
+  port: 5433,
+  database: 'addon_0000000b',
+  role: 'addon_0000000b',
+};
 const redisA: AddonServer = { addonId: 'addon_r', provider: 'redis', host: gateway, port: 6401 };
-const externalPg: AddonServer = { addonId: 'addon_x', provider: 'postgresql', host: '192.0.2.10', port: 5432, database: 'addon_0000000c', role: 'addon_0000000c' };
+const externalPg: AddonServer = {
+  addonId: 'addon_x',
+  provider: 'postgresql',
+  host: '192.0.2.10',
+  port: 5432,
+  database: 'addon_0000000c',
+  role: 'addon_0000000c',
+};
 
 const sandboxes = [
   { appId: 'app_a', kind: 'instance' as const, address: '10.77.0.2' },
@@ -46,7 +67,15 @@ test("each sandbox reaches the add-on ports of its own app's links, builds inclu
 });
 
 test('pg_hba.conf opens each database to the addresses of its linked apps only, with SCRAM', () => {
-  const plan = addonAccess({ gateway, servers: [pgA, pgB], links: [{ appId: 'app_a', addonId: 'addon_a' }, { appId: 'app_b', addonId: 'addon_b' }], sandboxes });
+  const plan = addonAccess({
+    gateway,
+    servers: [pgA, pgB],
+    links: [
+      { appId: 'app_a', addonId: 'addon_a' },
+      { appId: 'app_b', addonId: 'addon_b' },
+    ],
+    sandboxes,
+  });
   const lines = hbaConf({ hostAddresses: ['127.0.0.1', gateway], appSubnet: '10.77.0.0/16', clients: plan.postgresql })
     .split('\n')
     .filter((l) => l.startsWith('host'))
@@ -62,24 +91,53 @@ test('pg_hba.conf opens each database to the addresses of its linked apps only, 
 });
 
 test('no sandbox, no link: nothing is open', () => {
-  assert.deepEqual(addonAccess({ gateway, servers: [pgA, redisA], links: [{ appId: 'app_a', addonId: 'addon_a' }], sandboxes: [] }), { endpoints: [], postgresql: [] });
+  assert.deepEqual(addonAccess({ gateway, servers: [pgA, redisA], links: [{ appId: 'app_a', addonId: 'addon_a' }], sandboxes: [] }), {
+    endpoints: [],
+    postgresql: [],
+  });
   assert.deepEqual(addonAccess({ gateway, servers: [pgA, redisA], links: [], sandboxes }), { endpoints: [], postgresql: [] });
 });
 
 test("an add-on's server is read from the variables its apps receive", () => {
   assert.deepEqual(
-    addonServerOf({ id: 'addon_a', provider: 'postgresql' }, { POSTGRESQL_ADDON_HOST: gateway, POSTGRESQL_ADDON_PORT: '5433', POSTGRESQL_ADDON_DB: 'addon_0000000a', POSTGRESQL_ADDON_USER: 'addon_0000000a', POSTGRESQL_ADDON_PASSWORD: 'x' }),
+    addonServerOf(
+      { id: 'addon_a', provider: 'postgresql' },
+      {
+        POSTGRESQL_ADDON_HOST: gateway,
+        POSTGRESQL_ADDON_PORT: '5433',
+        POSTGRESQL_ADDON_DB: 'addon_0000000a',
+        POSTGRESQL_ADDON_USER: 'addon_0000000a',
+        POSTGRESQL_ADDON_PASSWORD: 'x',
+      },
+    ),
     pgA,
   );
-  assert.deepEqual(addonServerOf({ id: 'addon_r', provider: 'redis' }, { REDIS_HOST: gateway, REDIS_PORT: '6401', REDIS_PASSWORD: 'x' }), redisA);
-  assert.deepEqual(addonServerOf({ id: 'addon_m', provider: 'mysql' }, { MYSQL_ADDON_HOST: gateway, MYSQL_ADDON_PORT: '3306' }), { addonId: 'addon_m', provider: 'mysql', host: gateway, port: 3306 });
+  assert.deepEqual(
+    addonServerOf({ id: 'addon_r', provider: 'redis' }, { REDIS_HOST: gateway, REDIS_PORT: '6401', REDIS_PASSWORD: 'x' }),
+    redisA,
+  );
+  assert.deepEqual(addonServerOf({ id: 'addon_m', provider: 'mysql' }, { MYSQL_ADDON_HOST: gateway, MYSQL_ADDON_PORT: '3306' }), {
+    addonId: 'addon_m',
+    provider: 'mysql',
+    host: gateway,
+    port: 3306,
+  });
   assert.equal(addonServerOf({ id: 'addon_r', provider: 'redis' }, {}), undefined, 'still being provisioned');
   assert.equal(addonServerOf({ id: 'addon_r', provider: 'redis' }, { REDIS_HOST: gateway, REDIS_PORT: 'eighty' }), undefined);
 });
 
 test('pg_hba.conf refuses what is not a slipway database or a sandbox address', () => {
   const access = { hostAddresses: [gateway], appSubnet: '10.77.0.0/16' };
-  assert.throws(() => hbaConf({ ...access, clients: [{ database: 'all', role: 'addon_0000000a', address: '10.77.0.2' }] }), /not a PostgreSQL add-on identifier/);
-  assert.throws(() => hbaConf({ ...access, clients: [{ database: 'addon_0000000a', role: 'addon_0000000a', address: '10.78.0.2' }] }), /not in the sandbox subnet 10\.77\.0\.0\/16/);
-  assert.throws(() => hbaConf({ ...access, clients: [{ database: 'addon_0000000a', role: 'addon_0000000a', address: '0.0.0.0/0' }] }), /not an IPv4 address/);
+  assert.throws(
+    () => hbaConf({ ...access, clients: [{ database: 'all', role: 'addon_0000000a', address: '10.77.0.2' }] }),
+    /not a PostgreSQL add-on identifier/,
+  );
+  assert.throws(
+    () => hbaConf({ ...access, clients: [{ database: 'addon_0000000a', role: 'addon_0000000a', address: '10.78.0.2' }] }),
+    /not in the sandbox subnet 10\.77\.0\.0\/16/,
+  );
+  assert.throws(
+    () => hbaConf({ ...access, clients: [{ database: 'addon_0000000a', role: 'addon_0000000a', address: '0.0.0.0/0' }] }),
+    /not an IPv4 address/,
+  );
 });

@@ -55,7 +55,11 @@ export function addonAccess(input: AddonAccessInput): AddonAccessPlan {
     for (const server of addonsOfApp.get(sandbox.appId) ?? []) {
       endpoints.set(`${sandbox.address} ${server.port}`, { address: sandbox.address, port: server.port });
       if (server.provider === 'postgresql' && server.database && server.role) {
-        postgresql.set(`${server.database} ${server.role} ${sandbox.address}`, { database: server.database, role: server.role, address: sandbox.address });
+        postgresql.set(`${server.database} ${server.role} ${sandbox.address}`, {
+          database: server.database,
+          role: server.role,
+          address: sandbox.address,
+        });
       }
     }
   }
@@ -73,7 +77,8 @@ export function addonAccess(input: AddonAccessInput): AddonAccessPlan {
 export function addonServerOf(addon: { id: string; provider: string }, env: Record<string, string>): AddonServer | undefined {
   const named = (suffix: string) => Object.entries(env).find(([name]) => name.endsWith(suffix))?.[1];
   const host = addon.provider === 'postgresql' ? env.POSTGRESQL_ADDON_HOST : addon.provider === 'redis' ? env.REDIS_HOST : named('_HOST');
-  const portText = addon.provider === 'postgresql' ? env.POSTGRESQL_ADDON_PORT : addon.provider === 'redis' ? env.REDIS_PORT : named('_PORT');
+  const portText =
+    addon.provider === 'postgresql' ? env.POSTGRESQL_ADDON_PORT : addon.provider === 'redis' ? env.REDIS_PORT : named('_PORT');
   const port = Number(portText);
   if (!host || !portText || !/^\d{1,5}$/.test(portText) || port < 1 || port > 65535) return undefined;
   const server: AddonServer = { addonId: addon.id, provider: addon.provider, host, port };

@@ -3,7 +3,10 @@ import type { AddonRow } from '../store/addons.js';
 import { addonServerOf, type AddonLink, type AddonServer } from './addon-access.js';
 
 /** The add-on servers and links as the store has them now, for AddonAccess. */
-export function addonCatalog(store: Store, addons: { env(row: AddonRow): Record<string, string> }): () => { servers: AddonServer[]; links: AddonLink[] } {
+export function addonCatalog(
+  store: Store,
+  addons: { env(row: AddonRow): Record<string, string> },
+): () => { servers: AddonServer[]; links: AddonLink[] } {
   return () => {
     const servers: AddonServer[] = [];
     const links: AddonLink[] = [];

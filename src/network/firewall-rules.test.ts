@@ -32,7 +32,17 @@ test('one table of its own, with the three sets and three chains', () => {
   assert.match(rules, /^table inet slipway77 \{\n/);
   assert.equal(rules.match(/^table /gm)?.length, 1, 'no other table is named');
   const lines = rules.split('\n').map((l) => l.trim());
-  assert.deepEqual(lines.slice(1, 10), ['set builds {', 'type ipv4_addr', '}', 'set instances {', 'type ipv4_addr', '}', 'set addon_access {', 'type ipv4_addr . inet_service', '}']);
+  assert.deepEqual(lines.slice(1, 10), [
+    'set builds {',
+    'type ipv4_addr',
+    '}',
+    'set instances {',
+    'type ipv4_addr',
+    '}',
+    'set addon_access {',
+    'type ipv4_addr . inet_service',
+    '}',
+  ]);
 });
 
 test('from the bridge the host accepts replies, linked add-ons and, from instances, the router; nothing else', () => {
@@ -86,13 +96,31 @@ test('start replaces a stale table in one transaction; stop deletes only ours', 
 });
 
 test('sandbox addresses go to the set of their kind', () => {
-  assert.deepEqual(sandboxElementArgs('slipway77', 'build', '10.77.0.9', 'add'), ['add', 'element', 'inet', 'slipway77', 'builds', '{ 10.77.0.9 }']);
-  assert.deepEqual(sandboxElementArgs('slipway77', 'instance', '10.77.0.9', 'delete'), ['delete', 'element', 'inet', 'slipway77', 'instances', '{ 10.77.0.9 }']);
+  assert.deepEqual(sandboxElementArgs('slipway77', 'build', '10.77.0.9', 'add'), [
+    'add',
+    'element',
+    'inet',
+    'slipway77',
+    'builds',
+    '{ 10.77.0.9 }',
+  ]);
+  assert.deepEqual(sandboxElementArgs('slipway77', 'instance', '10.77.0.9', 'delete'), [
+    'delete',
+    'element',
+    'inet',
+    'slipway77',
+    'instances',
+    '{ 10.77.0.9 }',
+  ]);
 });
 
 test('add-on access is replaced whole: flushed and refilled in one script, sorted and without repeats', () => {
   assert.equal(
-    addonAccessScript('slipway77', [{ address: '10.77.0.9', port: 5433 }, { address: '10.77.0.9', port: 5433 }, { address: '10.77.0.3', port: 6400 }]),
+    addonAccessScript('slipway77', [
+      { address: '10.77.0.9', port: 5433 },
+      { address: '10.77.0.9', port: 5433 },
+      { address: '10.77.0.3', port: 6400 },
+    ]),
     'flush set inet slipway77 addon_access\nadd element inet slipway77 addon_access { 10.77.0.3 . 6400, 10.77.0.9 . 5433 }\n',
   );
   assert.equal(addonAccessScript('slipway77', []), 'flush set inet slipway77 addon_access\n');

@@ -52,7 +52,10 @@ function checkPort(port: number): number {
 }
 
 export function checkTable(table: string): string {
-  if (!TABLE.test(table)) throw new Error(`Invalid nftables table name ${JSON.stringify(table)}: use lower-case letters, digits and "_", starting with a letter.`);
+  if (!TABLE.test(table))
+    throw new Error(
+      `Invalid nftables table name ${JSON.stringify(table)}: use lower-case letters, digits and "_", starting with a letter.`,
+    );
   return table;
 }
 
@@ -81,7 +84,9 @@ export function firewallRuleset(config: FirewallConfig): string {
   const c = checkConfig(config);
   const br = JSON.stringify(c.bridge);
   const routerPorts = c.routerPorts.length
-    ? [`    iifname ${br} ip saddr @instances ip daddr ${c.gateway} tcp dport { ${[...new Set(c.routerPorts)].sort((a, b) => a - b).join(', ')} } accept`]
+    ? [
+        `    iifname ${br} ip saddr @instances ip daddr ${c.gateway} tcp dport { ${[...new Set(c.routerPorts)].sort((a, b) => a - b).join(', ')} } accept`,
+      ]
     : [];
   const forwardGuard = c.forwardingEnabledBySlipway
     ? [`    iifname != ${JSON.stringify(`${bridgeFamily(c.bridge)}*`)} oifname != ${JSON.stringify(`${bridgeFamily(c.bridge)}*`)} drop`]
@@ -153,5 +158,9 @@ export function sandboxElementArgs(table: string, kind: SandboxKind, address: st
 export function addonAccessScript(table: string, endpoints: AddonEndpoint[]): string {
   checkTable(table);
   const elements = [...new Set(endpoints.map((e) => `${checkIpv4(e.address)} . ${checkPort(e.port)}`))].sort();
-  return [`flush set inet ${table} addon_access`, ...(elements.length ? [`add element inet ${table} addon_access { ${elements.join(', ')} }`] : []), ''].join('\n');
+  return [
+    `flush set inet ${table} addon_access`,
+    ...(elements.length ? [`add element inet ${table} addon_access { ${elements.join(', ')} }`] : []),
+    '',
+  ].join('\n');
 }

@@ -77,14 +77,23 @@ export class Firewall {
   }
 
   private requireStarted(): void {
-    if (!this.started) throw new Error(`slipway's firewall table ${this.options.table} is not in place, so no sandbox may use the network. Restart the daemon.`);
+    if (!this.started)
+      throw new Error(
+        `slipway's firewall table ${this.options.table} is not in place, so no sandbox may use the network. Restart the daemon.`,
+      );
   }
 
   /** Tables of other daemons on this host (`slipway<n>` beside our `slipway<m>`). */
   private async otherTablesOfFamily(): Promise<boolean> {
     const family = bridgeFamily(this.options.table);
     const out: string[] = [];
-    const r = await runCommand({ argv: [NFT, 'list', 'tables', 'inet'], cwd: '/', env: SYSTEM_ENV, timeoutMs: NFT_TIMEOUT_MS, onLine: (s, l) => s === 'out' && out.push(l) });
+    const r = await runCommand({
+      argv: [NFT, 'list', 'tables', 'inet'],
+      cwd: '/',
+      env: SYSTEM_ENV,
+      timeoutMs: NFT_TIMEOUT_MS,
+      onLine: (s, l) => s === 'out' && out.push(l),
+    });
     // When in doubt, keep forwarding on: turning it off under another daemon would cut its sandboxes off.
     if (r.exitCode !== 0) return true;
     return out.some((l) => {
@@ -95,7 +104,13 @@ export class Firewall {
 
   private async nft(args: string[], what: string, tolerateMissing = false): Promise<void> {
     const err: string[] = [];
-    const r = await runCommand({ argv: [NFT, ...args], cwd: '/', env: SYSTEM_ENV, timeoutMs: NFT_TIMEOUT_MS, onLine: (s, l) => s === 'err' && err.push(l) });
+    const r = await runCommand({
+      argv: [NFT, ...args],
+      cwd: '/',
+      env: SYSTEM_ENV,
+      timeoutMs: NFT_TIMEOUT_MS,
+      onLine: (s, l) => s === 'err' && err.push(l),
+    });
     if (r.exitCode === 0) return;
     const message = err.join(' ').trim();
     if (tolerateMissing && /No such file or directory/.test(message)) return;

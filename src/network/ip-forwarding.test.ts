@@ -12,7 +12,7 @@ function files(initial: '0' | '1'): ForwardingFiles & { done(): void } {
   return { sysctl: join(dir, 'ip_forward'), marker: join(dir, 'marker'), done: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-test('forwarding that was off is turned on, marked as slipway\'s and turned back off', () => {
+test("forwarding that was off is turned on, marked as slipway's and turned back off", () => {
   const f = files('0');
   try {
     assert.equal(forwardingIsSlipways(f), true, 'off: the table must guard what enabling it opens');

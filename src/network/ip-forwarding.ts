@@ -28,7 +28,9 @@ export function forwardingIsSlipways(files: ForwardingFiles): boolean {
 export function enableForwarding(files: ForwardingFiles): void {
   if (readFileSync(files.sysctl, 'utf8').trim() !== '0') return;
   // The marker first: a crash between the two writes still leaves a guarded host.
-  writeFileSync(files.marker, 'IPv4 forwarding was off before slipway turned it on; the last slipway daemon to stop turns it off.\n', { mode: 0o644 });
+  writeFileSync(files.marker, 'IPv4 forwarding was off before slipway turned it on; the last slipway daemon to stop turns it off.\n', {
+    mode: 0o644,
+  });
   writeFileSync(files.sysctl, '1');
 }
 

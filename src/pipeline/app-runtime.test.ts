@@ -17,7 +17,11 @@ after(async () => {
 });
 
 const upstreamPorts = (appId: string) => (p.router.upstreamsOf(`${appId}.${FAKE_DOMAIN}`) ?? []).map((u) => u.port).sort();
-const servingPorts = (appId: string) => p.runtime.instancesOf(appId).map((i) => i.port).sort();
+const servingPorts = (appId: string) =>
+  p.runtime
+    .instancesOf(appId)
+    .map((i) => i.port)
+    .sort();
 
 function getThroughRouter(host: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -50,7 +54,10 @@ test('scaling up starts health-checked instances that join the table; scaling do
   const three = p.runtime.instancesOf(app.id);
   assert.equal(three.length, 3);
   assert.equal(three[0], first, 'the serving instance stays');
-  assert.deepEqual(three.map((i) => i.spec.instanceNumber), [0, 1, 2]);
+  assert.deepEqual(
+    three.map((i) => i.spec.instanceNumber),
+    [0, 1, 2],
+  );
   for (const i of three.slice(1)) assert.ok(p.events.indexOf(`health-check ${i.id} /`) >= 0, `${i.id} was health-checked`);
   assert.deepEqual(upstreamPorts(app.id), servingPorts(app.id));
 
@@ -68,9 +75,15 @@ test('scaling up when one new instance fails its health check keeps the healthy 
   p.deploy(app, p.release(app, 'e'.repeat(40), { status: (path, spec) => (path === '/ready' && spec.instanceNumber === 2 ? 500 : 200) }));
   await p.settle();
   p.store.apps.setInstances(app.id, 3);
-  await assert.rejects(p.runtime.scale(p.store.apps.byId(app.id)!, () => undefined), /Health check failed/);
+  await assert.rejects(
+    p.runtime.scale(p.store.apps.byId(app.id)!, () => undefined),
+    /Health check failed/,
+  );
   const serving = p.runtime.instancesOf(app.id);
-  assert.deepEqual(serving.map((i) => i.spec.instanceNumber), [0, 1]);
+  assert.deepEqual(
+    serving.map((i) => i.spec.instanceNumber),
+    [0, 1],
+  );
   assert.deepEqual(upstreamPorts(app.id), servingPorts(app.id));
   const running = p.backend.list().filter((i) => i.spec.appId === app.id);
   assert.deepEqual(running.map((i) => i.id).sort(), serving.map((i) => i.id).sort(), 'no instance runs outside the table');

@@ -134,7 +134,13 @@ export class AppRuntime {
     });
   }
 
-  async launch(app: AppRow, release: ReleaseSpec, deploymentLog: (line: string) => void, cancel?: AbortSignal, instanceNumber = 0): Promise<Instance> {
+  async launch(
+    app: AppRow,
+    release: ReleaseSpec,
+    deploymentLog: (line: string) => void,
+    cancel?: AbortSignal,
+    instanceNumber = 0,
+  ): Promise<Instance> {
     const instanceId = newId('instance');
     const appVars = this.options.appEnv(app.id);
     let paths: string[];
@@ -191,8 +197,8 @@ export class AppRuntime {
           cancel?.aborted
             ? 'the deployment was cancelled'
             : instance.state() === 'crashed' || instance.state() === 'restarting' || instance.restarts() > 0
-            ? 'the application exited before answering; its output is above'
-            : undefined,
+              ? 'the application exited before answering; its output is above'
+              : undefined,
         log: deploymentLog,
       });
       if (!outcome.ok) {

@@ -1,6 +1,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BuildPlan } from '../providers/plan.js';
@@ -38,7 +49,10 @@ function builtFolder(marker: string): string {
 
 test('package caches move out of the release; node_modules is copied, so the release keeps it and the next build starts from it', async () => {
   const cache = new BuildCache(mkdtempSync(join(tmpdir(), 'slipway-app-cache-')));
-  const node24 = plan([{ name: 'node', version: '24.11.0' }, { name: 'npm', version: '11.6.1' }]);
+  const node24 = plan([
+    { name: 'node', version: '24.11.0' },
+    { name: 'npm', version: '11.6.1' },
+  ]);
 
   const first = mkdtempSync(join(tmpdir(), 'slipway-build-'));
   assert.equal(await cache.restore(node24, first), false, 'nothing cached yet');
@@ -142,7 +156,10 @@ test("a link the build left in the app's cache is discarded, never moved from or
 });
 
 test('the key holds the toolchain majors and the inputs the plan names: a new exact version of one of them starts over', async () => {
-  const pnpm = (version: string): BuildPlan => ({ ...plan([{ name: 'node', version: '24.11.0' }]), cacheKeyInputs: [`pnpm ${version}`, 'without devDependencies'] });
+  const pnpm = (version: string): BuildPlan => ({
+    ...plan([{ name: 'node', version: '24.11.0' }]),
+    cacheKeyInputs: [`pnpm ${version}`, 'without devDependencies'],
+  });
   assert.equal(cacheKey(pnpm('10.34.9')), 'node24 | pnpm 10.34.9 | without devDependencies');
   assert.equal(cacheKey(plan([{ name: 'node', version: '24.11.0' }])), 'node24', 'a plan without inputs keeps the key it always had');
   assert.equal(cacheKey({ ...pnpm('1'), cacheKeyInputs: ['a\nb'] }), 'node24 | a_b', 'one line, whatever an input holds');
@@ -175,9 +192,18 @@ test('folders the plan no longer names are dropped from the cache instead of sta
 
 /** A plan whose npm install may be skipped, for a project folder with package.json and a lockfile. */
 function skippablePlan(npmVersion = '11.6.1', dev = false): BuildPlan {
-  const node24 = plan([{ name: 'node', version: '24.11.0' }, { name: 'npm', version: npmVersion }]);
-  const inputs = { files: ['package.json', 'package-lock.json'], settings: [`npm ${npmVersion}`, dev ? 'with devDependencies' : 'without devDependencies'] };
-  return { ...node24, build: [{ label: 'npm install', argv: ['npm', 'install', ...(dev ? [] : ['--omit=dev'])], skipWhenUnchanged: inputs }] };
+  const node24 = plan([
+    { name: 'node', version: '24.11.0' },
+    { name: 'npm', version: npmVersion },
+  ]);
+  const inputs = {
+    files: ['package.json', 'package-lock.json'],
+    settings: [`npm ${npmVersion}`, dev ? 'with devDependencies' : 'without devDependencies'],
+  };
+  return {
+    ...node24,
+    build: [{ label: 'npm install', argv: ['npm', 'install', ...(dev ? [] : ['--omit=dev'])], skipWhenUnchanged: inputs }],
+  };
 }
 
 function project(lockfile: string): string {
@@ -230,12 +256,24 @@ test('after a failed build, with a committed node_modules or a garbled record, t
   await first.restore(skippablePlan(), empty);
   await first.save(skippablePlan(), empty, true, await installInputsDigest(skippablePlan(), repositoryTree(empty)));
   const again = project('lock');
-  assert.equal(await new BuildCache(noDependencies).installUnchanged(skippablePlan(), again, await installInputsDigest(skippablePlan(), repositoryTree(again))), true, 'nothing to install, again');
+  assert.equal(
+    await new BuildCache(noDependencies).installUnchanged(
+      skippablePlan(),
+      again,
+      await installInputsDigest(skippablePlan(), repositoryTree(again)),
+    ),
+    true,
+    'nothing to install, again',
+  );
   const committed = project('lock');
   mkdirSync(join(committed, 'node_modules'));
   const cache = new BuildCache(noDependencies);
   await cache.restore(skippablePlan(), committed);
-  assert.equal(await cache.installUnchanged(skippablePlan(), committed, await installInputsDigest(skippablePlan(), repositoryTree(committed))), false, 'a node_modules the record does not know');
+  assert.equal(
+    await cache.installUnchanged(skippablePlan(), committed, await installInputsDigest(skippablePlan(), repositoryTree(committed))),
+    false,
+    'a node_modules the record does not know',
+  );
 
   writeFileSync(join(appCache, 'build-cache/installed-from'), '{"inputs": 1');
   assert.equal(await build(appCache, skippablePlan(), project('lock')), false, 'a garbled record');
@@ -246,5 +284,9 @@ test('the install digest refuses a lockfile that is a link out of the repository
   rmSync(join(dir, 'package-lock.json'));
   symlinkSync('/etc/hostname', join(dir, 'package-lock.json'));
   assert.equal(await installInputsDigest(skippablePlan(), repositoryTree(dir)), undefined);
-  assert.equal(await installInputsDigest({ ...skippablePlan(), cacheDirsInRelease: [] }, repositoryTree(project('lock'))), undefined, 'nothing installed is kept');
+  assert.equal(
+    await installInputsDigest({ ...skippablePlan(), cacheDirsInRelease: [] }, repositoryTree(project('lock'))),
+    undefined,
+    'nothing installed is kept',
+  );
 });

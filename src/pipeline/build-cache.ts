@@ -99,7 +99,8 @@ export class BuildCache {
         if (inRelease.has(dir)) keptAll = false;
       }
     }
-    if (buildSucceeded && keptAll && installedFrom !== undefined) await cache.writeFile(INSTALLED_FROM, JSON.stringify({ inputs: installedFrom, dirs: kept }));
+    if (buildSucceeded && keptAll && installedFrom !== undefined)
+      await cache.writeFile(INSTALLED_FROM, JSON.stringify({ inputs: installedFrom, dirs: kept }));
     else await cache.remove(INSTALLED_FROM);
   }
 
@@ -152,7 +153,13 @@ export class BuildCache {
 
 function isInstallRecord(value: unknown): value is { inputs: string; dirs: string[] } {
   const record = value as { inputs?: unknown; dirs?: unknown } | null;
-  return typeof record === 'object' && record !== null && typeof record.inputs === 'string' && Array.isArray(record.dirs) && record.dirs.every((d) => typeof d === 'string');
+  return (
+    typeof record === 'object' &&
+    record !== null &&
+    typeof record.inputs === 'string' &&
+    Array.isArray(record.dirs) &&
+    record.dirs.every((d) => typeof d === 'string')
+  );
 }
 
 /** A committed `.slipway-cache -> /somewhere` fails the deployment, saying what to remove. */

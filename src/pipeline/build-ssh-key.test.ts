@@ -5,7 +5,14 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PhaseError } from './phase-error.js';
-import { BUILD_SSH_DIR, explainGitSshRefusal, gitSshCommand, installBuildSshKey, normalizePrivateKey, withoutBuildOnlyVariables } from './build-ssh-key.js';
+import {
+  BUILD_SSH_DIR,
+  explainGitSshRefusal,
+  gitSshCommand,
+  installBuildSshKey,
+  normalizePrivateKey,
+  withoutBuildOnlyVariables,
+} from './build-ssh-key.js';
 
 function realKey(): string {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-key-unit-'));
@@ -30,11 +37,14 @@ test('keys are normalised: CRLF, missing final newline and literal \\n all give 
 });
 
 test('a value that is not a private key is refused without being shown', () => {
-  assert.throws(() => normalizePrivateKey('ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPublicKeyNotPrivate me@host'), (error: Error) => {
-    assert.match(error.message, /CC_SSH_PRIVATE_KEY is not a private key/);
-    assert.doesNotMatch(error.message, /AAAAC3/);
-    return true;
-  });
+  assert.throws(
+    () => normalizePrivateKey('ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPublicKeyNotPrivate me@host'),
+    (error: Error) => {
+      assert.match(error.message, /CC_SSH_PRIVATE_KEY is not a private key/);
+      assert.doesNotMatch(error.message, /AAAAC3/);
+      return true;
+    },
+  );
 });
 
 test('GIT_SSH_COMMAND names the key and the known_hosts, quoted for the shell git runs it with', () => {
@@ -43,16 +53,25 @@ test('GIT_SSH_COMMAND names the key and the known_hosts, quoted for the shell gi
     "ssh -i '/data/it'\\''s home/id' -o IdentitiesOnly=yes -o IdentityAgent=none -o BatchMode=yes -o StrictHostKeyChecking=accept-new -o 'UserKnownHostsFile=/data/h/known_hosts'",
   );
   // The shell turns it back into the exact words.
-  const words = execFileSync('sh', ['-c', `printf '%s\\n' ${gitSshCommand("/a b/it's", '/k h')}`], { encoding: 'utf8' }).trim().split('\n');
+  const words = execFileSync('sh', ['-c', `printf '%s\\n' ${gitSshCommand("/a b/it's", '/k h')}`], { encoding: 'utf8' })
+    .trim()
+    .split('\n');
   assert.deepEqual(words.slice(0, 3), ['ssh', '-i', "/a b/it's"]);
   assert.equal(words.at(-1), 'UserKnownHostsFile=/k h');
 });
 
-test('the key is written 0600 for the build user and removed afterwards; a leftover from a killed build goes too', { skip: process.getuid?.() !== 0 && 'needs root (gives the key to another user)' }, async () => {
+test('the key is written 0600 for the build user and removed afterwards; a leftover from a killed build goes too', {
+  skip: process.getuid?.() !== 0 && 'needs root (gives the key to another user)',
+}, async () => {
   const home = mkdtempSync(join(tmpdir(), 'slipway-home-unit-'));
   const lines: string[] = [];
   const key = realKey();
-  const installed = await installBuildSshKey({ appVars: { CC_SSH_PRIVATE_KEY: key }, home, user: { uid: 4242, gid: 4343 }, log: (l) => lines.push(l) });
+  const installed = await installBuildSshKey({
+    appVars: { CC_SSH_PRIVATE_KEY: key },
+    home,
+    user: { uid: 4242, gid: 4343 },
+    log: (l) => lines.push(l),
+  });
   const keyPath = join(home, BUILD_SSH_DIR, 'id');
   assert.equal(readFileSync(keyPath, 'utf8'), key);
   const stat = statSync(keyPath);
@@ -68,7 +87,12 @@ test('the key is written 0600 for the build user and removed afterwards; a lefto
   assert.deepEqual(none.env, {});
   assert.equal(existsSync(join(home, BUILD_SSH_DIR)), false);
 
-  const again = await installBuildSshKey({ appVars: { CC_SSH_PRIVATE_KEY: key }, home, user: { uid: 4242, gid: 4343 }, log: () => undefined });
+  const again = await installBuildSshKey({
+    appVars: { CC_SSH_PRIVATE_KEY: key },
+    home,
+    user: { uid: 4242, gid: 4343 },
+    log: () => undefined,
+  });
   await again.remove();
   assert.equal(existsSync(join(home, BUILD_SSH_DIR)), false);
 });
@@ -80,7 +104,7 @@ test('a publickey refusal in the build output gets a hint that depends on whethe
   assert.equal(explainGitSshRefusal(['npm error 404 Not Found'], false), null);
 });
 
-test('a link or a folder at the key\'s names never sends the key elsewhere', async () => {
+test("a link or a folder at the key's names never sends the key elsewhere", async () => {
   const owner = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
   const key = realKey();
   const elsewhere = mkdtempSync(join(tmpdir(), 'slipway-elsewhere-'));
@@ -99,11 +123,17 @@ test('a link or a folder at the key\'s names never sends the key elsewhere', asy
   // A link at .ssh leading out of the home fails the build by name, with nothing written.
   const linked = mkdtempSync(join(tmpdir(), 'slipway-home-unit-'));
   symlinkSync(elsewhere, join(linked, '.ssh'));
-  await assert.rejects(installBuildSshKey({ appVars: { CC_SSH_PRIVATE_KEY: key }, home: linked, user: owner, log: () => undefined }), (error: Error) => {
-    assert.ok(error instanceof PhaseError && error.phase === 'build');
-    assert.match(error.message, /Could not install CC_SSH_PRIVATE_KEY for the build: \.ssh \(on the way to \.ssh\/slipway-build\) is a symbolic link to an absolute path/);
-    assert.ok(!error.message.includes(elsewhere));
-    return true;
-  });
+  await assert.rejects(
+    installBuildSshKey({ appVars: { CC_SSH_PRIVATE_KEY: key }, home: linked, user: owner, log: () => undefined }),
+    (error: Error) => {
+      assert.ok(error instanceof PhaseError && error.phase === 'build');
+      assert.match(
+        error.message,
+        /Could not install CC_SSH_PRIVATE_KEY for the build: \.ssh \(on the way to \.ssh\/slipway-build\) is a symbolic link to an absolute path/,
+      );
+      assert.ok(!error.message.includes(elsewhere));
+      return true;
+    },
+  );
   assert.deepEqual(readdirSync(elsewhere), []);
 });

@@ -63,12 +63,18 @@ function shellQuote(word: string): string {
 export function gitSshCommand(keyPath: string, knownHostsPath: string): string {
   return [
     'ssh',
-    '-i', shellQuote(keyPath),
-    '-o', 'IdentitiesOnly=yes',
-    '-o', 'IdentityAgent=none',
-    '-o', 'BatchMode=yes',
-    '-o', 'StrictHostKeyChecking=accept-new',
-    '-o', shellQuote(`UserKnownHostsFile=${knownHostsPath}`),
+    '-i',
+    shellQuote(keyPath),
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'IdentityAgent=none',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'StrictHostKeyChecking=accept-new',
+    '-o',
+    shellQuote(`UserKnownHostsFile=${knownHostsPath}`),
   ].join(' ');
 }
 
@@ -93,7 +99,8 @@ export async function installBuildSshKey(input: {
     await home.remove(BUILD_SSH_DIR);
   };
   const fail = (error: unknown): never => {
-    if (error instanceof RefusedPathError) throw new PhaseError('build', `Could not install ${SSH_KEY_VARIABLE} for the build: ${error.message}`, error.hint);
+    if (error instanceof RefusedPathError)
+      throw new PhaseError('build', `Could not install ${SSH_KEY_VARIABLE} for the build: ${error.message}`, error.hint);
     throw new PhaseError('build', `Could not install ${SSH_KEY_VARIABLE} for the build: ${(error as Error).message}`);
   };
   // A key left behind by a build that was killed (daemon crash) goes now, with or without a new one.
@@ -114,7 +121,9 @@ export async function installBuildSshKey(input: {
     await remove().catch(() => undefined);
     fail(error);
   }
-  input.log(`${SSH_KEY_VARIABLE} is installed for the build only (git uses it through GIT_SSH_COMMAND); it is removed when the build ends.`);
+  input.log(
+    `${SSH_KEY_VARIABLE} is installed for the build only (git uses it through GIT_SSH_COMMAND); it is removed when the build ends.`,
+  );
   return { env: { GIT_SSH_COMMAND: gitSshCommand(keyPath, knownHostsPath) }, remove };
 }
 

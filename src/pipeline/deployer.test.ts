@@ -93,7 +93,10 @@ describe('the queue', () => {
     assert.ok(p.deployer.busy(app.id));
     await p.settle();
     const starts = p.events.filter((e) => e.startsWith('start ') && queued.some((d) => e.endsWith(d.id))).map((e) => e.split(' ')[2]);
-    assert.deepEqual(starts, queued.map((d) => d.id));
+    assert.deepEqual(
+      starts,
+      queued.map((d) => d.id),
+    );
     for (const d of queued) assert.equal(state(d.id), 'OK');
     assert.equal(p.runtime.instancesOf(app.id)[0]!.spec.deploymentId, queued[2]!.id, 'the last one queued serves');
     assert.equal(p.deployer.busy(app.id), false);

@@ -152,9 +152,15 @@ export class Deployer {
         throw new PlanError(help.message, help.hint);
       }
       const appVars = this.o.appEnv(app.id);
-      const made = withBuildHooks(await provider.plan({ sourceDir: dir, appType: app.type, env: appVars, catalog: this.o.catalog }), appVars);
+      const made = withBuildHooks(
+        await provider.plan({ sourceDir: dir, appType: app.type, env: appVars, catalog: this.o.catalog }),
+        appVars,
+      );
       // The paths the build would use, as the deploy log prints them, without fetching anything.
-      const plan = await previewToolchain(made, provider, { toolchainCacheDir: this.o.toolchainCacheDir, appCacheDir: join(this.o.dataDir, 'cache', 'apps', app.id) });
+      const plan = await previewToolchain(made, provider, {
+        toolchainCacheDir: this.o.toolchainCacheDir,
+        appCacheDir: join(this.o.dataDir, 'cache', 'apps', app.id),
+      });
       const redact = makeRedactor(secretValues(appVars));
       return { plan, lines: [...describePlan(plan), ...describeRunHooks(appVars)].map(redact), redact };
     } finally {
@@ -210,10 +216,19 @@ export class Deployer {
       let release: ReleaseSpec;
       if (mode === 'reuse-release') {
         const json = releaseOf ? store.deployments.byId(releaseOf)?.release_json : store.deployments.release(app.id)?.start_json;
-        if (!json) throw new PhaseError('release', 'This application has no built release to start.', 'Deploy it first with `git push` or `slipway deploy`.');
+        if (!json)
+          throw new PhaseError(
+            'release',
+            'This application has no built release to start.',
+            'Deploy it first with `git push` or `slipway deploy`.',
+          );
         release = { ...parseReleaseSpec(json), deploymentId: deployment.id };
         if (!existsSync(release.releaseDir)) {
-          throw new PhaseError('release', `The release built for commit ${release.commit} is no longer kept on disk.`, `Redeploy that commit with \`slipway restart --commit ${release.commit}\`, which builds it again.`);
+          throw new PhaseError(
+            'release',
+            `The release built for commit ${release.commit} is no longer kept on disk.`,
+            `Redeploy that commit with \`slipway restart --commit ${release.commit}\`, which builds it again.`,
+          );
         }
         log(`==> Reusing the release built for commit ${release.commit} (no build)`);
       } else {
@@ -265,12 +280,20 @@ export class Deployer {
       }
       store.deployments.setPhase(deployment.id, 'healthcheck');
       await this.o.runtime.promote(app.id, instances);
-      store.deployments.setRelease({ app_id: app.id, deployment_id: deployment.id, release_dir: release.releaseDir, start_json: JSON.stringify(release), wanted: 'running' });
+      store.deployments.setRelease({
+        app_id: app.id,
+        deployment_id: deployment.id,
+        release_dir: release.releaseDir,
+        start_json: JSON.stringify(release),
+        wanted: 'running',
+      });
       store.deployments.setReleaseJson(deployment.id, JSON.stringify(release));
       store.deployments.setPhase(deployment.id, 'done');
       store.deployments.finish(deployment.id, 'OK', null);
       log(`Successfully deployed in ${seconds()}`);
-      await this.runReleaseHook(app, release, 'CC_RUN_SUCCEEDED_HOOK', appVars, log).catch((e) => log(`CC_RUN_SUCCEEDED_HOOK: ${(e as Error).message}`));
+      await this.runReleaseHook(app, release, 'CC_RUN_SUCCEEDED_HOOK', appVars, log).catch((e) =>
+        log(`CC_RUN_SUCCEEDED_HOOK: ${(e as Error).message}`),
+      );
       await this.pruneReleases(app.id);
     } catch (error) {
       if (cancel.signal.aborted) {
@@ -281,16 +304,21 @@ export class Deployer {
         await rm(this.buildFolder(app.id), { recursive: true, force: true });
         return;
       }
-      const failedPhase = error instanceof PhaseError ? error.phase : phase ?? 'build';
+      const failedPhase = error instanceof PhaseError ? error.phase : (phase ?? 'build');
       const message = redact((error as Error).message);
       const hint = error instanceof FixableError ? error.hint : undefined;
-      log(`==> [${failedPhase}] ${failedPhase === 'healthcheck' ? 'Health check' : failedPhase[0]!.toUpperCase() + failedPhase.slice(1)} failed: ${message}`);
+      log(
+        `==> [${failedPhase}] ${failedPhase === 'healthcheck' ? 'Health check' : failedPhase[0]!.toUpperCase() + failedPhase.slice(1)} failed: ${message}`,
+      );
       if (hint) log(`Hint: ${redact(hint)}`);
       if (!(error instanceof FixableError)) this.o.log(`Deployment ${deployment.id}: ${(error as Error).stack}`);
       if (this.o.runtime.current(app.id)) log('The previous release keeps serving.');
       log(`Deploy failed in ${seconds()}`);
       if (hookCommand('CC_RUN_FAILED_HOOK', appVars)) {
-        if (releaseForHooks) await this.runReleaseHook(app, releaseForHooks, 'CC_RUN_FAILED_HOOK', appVars, log).catch((e) => log(`CC_RUN_FAILED_HOOK: ${(e as Error).message}`));
+        if (releaseForHooks)
+          await this.runReleaseHook(app, releaseForHooks, 'CC_RUN_FAILED_HOOK', appVars, log).catch((e) =>
+            log(`CC_RUN_FAILED_HOOK: ${(e as Error).message}`),
+          );
         else log('CC_RUN_FAILED_HOOK was not run: the deployment failed before a release existed.');
       }
       store.deployments.setPhase(deployment.id, failedPhase);
@@ -301,8 +329,13 @@ export class Deployer {
       logs.finish(deployment.id);
       // Only the newest deployments of an app keep their logs (older ones were removed by earlier runs).
       const kept = logs.limits.deploymentLogsPerApp;
-      const older = store.deployments.listForApp(app.id, kept + 100).slice(kept).filter((d) => d.state !== 'WIP');
-      void logs.remove(older.map((d) => d.id)).catch((e) => this.o.log(`Could not remove old deployment logs of ${app.id}: ${(e as Error).message}`));
+      const older = store.deployments
+        .listForApp(app.id, kept + 100)
+        .slice(kept)
+        .filter((d) => d.state !== 'WIP');
+      void logs
+        .remove(older.map((d) => d.id))
+        .catch((e) => this.o.log(`Could not remove old deployment logs of ${app.id}: ${(e as Error).message}`));
     }
   }
 
@@ -334,7 +367,11 @@ export class Deployer {
     const home = join(appCacheDir, 'home');
     await ownedFolder(appCacheDir, sandbox.user);
     await mkdir(home, { recursive: true });
-    const prepared = await prepareToolchain(plan, provider, { toolchainCacheDir: this.o.toolchainCacheDir, appCacheDir, log: (l) => log(l) });
+    const prepared = await prepareToolchain(plan, provider, {
+      toolchainCacheDir: this.o.toolchainCacheDir,
+      appCacheDir,
+      log: (l) => log(l),
+    });
     plan = prepared.plan;
     // Printed once the tools are fetched and every path is filled in: what it shows is what runs.
     log('==> [build] Build plan');
@@ -353,7 +390,9 @@ export class Deployer {
     const repository = repositoryTree(buildDir, sandbox.user);
     // Before the plan's files are written: the digest takes them from the plan.
     const installInputs = await installInputsDigest(plan, repository);
-    const skipped = (await cache.installUnchanged(plan, buildDir, installInputs)) ? plan.build.filter((command) => command.skipWhenUnchanged) : [];
+    const skipped = (await cache.installUnchanged(plan, buildDir, installInputs))
+      ? plan.build.filter((command) => command.skipWhenUnchanged)
+      : [];
     if (skipped.length > 0) {
       log(
         `${(plan.cacheDirsInRelease ?? []).join(', ')} kept from a build with the same package files, lockfile, settings and tool versions: ` +
@@ -403,7 +442,15 @@ export class Deployer {
         { destination: secretsDir, source: secretsDir, writable: false },
         ...sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
       ];
-      if (network) await this.runBuildCommands({ ...plan, build: commands }, buildDir, { ...env, ...sshKey.env }, output, log, { deployment, sandbox, mounts, network, signal, provider });
+      if (network)
+        await this.runBuildCommands({ ...plan, build: commands }, buildDir, { ...env, ...sshKey.env }, output, log, {
+          deployment,
+          sandbox,
+          mounts,
+          network,
+          signal,
+          provider,
+        });
       built = true;
     } finally {
       await network?.release();
@@ -436,7 +483,6 @@ export class Deployer {
       toolPath: prepared.toolPath,
     };
   }
-
 
   private async runBuildCommands(
     plan: BuildPlan,
@@ -535,7 +581,10 @@ export class Deployer {
     );
     if (result.aborted) throw new DeploymentCancelled(String(signal.reason));
     if (result.exitCode !== 0) {
-      throw new PhaseError('receive', `Could not export commit ${deployment.commit_sha}: git ${describeSandboxExit(result, sandbox)}: ${output.slice(-5).join(' ')}`);
+      throw new PhaseError(
+        'receive',
+        `Could not export commit ${deployment.commit_sha}: git ${describeSandboxExit(result, sandbox)}: ${output.slice(-5).join(' ')}`,
+      );
     }
   }
 
@@ -576,7 +625,12 @@ export class Deployer {
       );
       if (result.aborted) throw new DeploymentCancelled(String(signal?.reason));
       if (result.exitCode !== 0) {
-        if (name === 'CC_PRE_RUN_HOOK') throw new PhaseError('run', `${name} ${describeSandboxExit(result, sandbox)}; no instance was started.`, 'Its output is above; fix the hook or the variable, then redeploy.');
+        if (name === 'CC_PRE_RUN_HOOK')
+          throw new PhaseError(
+            'run',
+            `${name} ${describeSandboxExit(result, sandbox)}; no instance was started.`,
+            'Its output is above; fix the hook or the variable, then redeploy.',
+          );
         log(`${name} ${describeSandboxExit(result, sandbox)} (the outcome of the deployment stays as it is).`);
       }
     } finally {
@@ -619,7 +673,22 @@ export class Deployer {
 /** git checkout of every file of `commit` into `workTree`, without touching the repository's HEAD. */
 export function exportArgv(repo: string, workTree: string, commit: string): string[] {
   if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(commit)) throw new Error(`Not a full commit id: ${JSON.stringify(commit)}.`);
-  return ['git', '--git-dir', repo, '--work-tree', workTree, '-c', 'safe.directory=*', '-c', 'core.hooksPath=/dev/null', 'checkout', '--force', commit, '--', '.'];
+  return [
+    'git',
+    '--git-dir',
+    repo,
+    '--work-tree',
+    workTree,
+    '-c',
+    'safe.directory=*',
+    '-c',
+    'core.hooksPath=/dev/null',
+    'checkout',
+    '--force',
+    commit,
+    '--',
+    '.',
+  ];
 }
 
 /** Thrown where a cancelled deployment stops. */

@@ -4,8 +4,15 @@ import { join } from 'node:path';
 
 /** Variables that say how this machine reaches registries: proxies and extra certificate authorities. */
 const PASSED_THROUGH = [
-  'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy',
-  'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'NODE_EXTRA_CA_CERTS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
 ];
 
 async function npmConfig(key: string): Promise<string | undefined> {

@@ -48,13 +48,22 @@ export async function startOneOff(
   onData: (stream: 'out' | 'err', chunk: Buffer) => void,
 ): Promise<Sandbox> {
   const record = deps.store.deployments.release(app.id);
-  if (!record) throw new ConflictError('This application has no release to run a command in.', 'Deploy it first with git push or `slipway deploy`.');
+  if (!record)
+    throw new ConflictError('This application has no release to run a command in.', 'Deploy it first with git push or `slipway deploy`.');
   const release = parseReleaseSpec(record.start_json);
   const sandbox = await deps.sandboxes.instance(app);
   const id = newId('instance');
   const env = { ...deps.runtime.environmentFor(app, release, id, 0), INSTANCE_TYPE: 'run' };
   if (deps.instances?.runOnce) {
-    return deps.instances.runOnce({ appId: app.id, deploymentId: release.deploymentId, releaseDir: release.releaseDir, command: argv, env, sandbox, onData });
+    return deps.instances.runOnce({
+      appId: app.id,
+      deploymentId: release.deploymentId,
+      releaseDir: release.releaseDir,
+      command: argv,
+      env,
+      sandbox,
+      onData,
+    });
   }
   const network = await deps.networks.acquireBuildNetwork(app.id);
   let started: Sandbox;

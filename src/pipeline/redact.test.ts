@@ -26,7 +26,8 @@ test('the password of CC_NPM_BASIC_AUTH is hidden alone too, and keys pasted wit
   const redact = makeRedactor(
     secretValues({
       CC_NPM_BASIC_AUTH: 'deployer:s3cret-pass',
-      CC_SSH_PRIVATE_KEY: '-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\\n-----END OPENSSH PRIVATE KEY-----',
+      CC_SSH_PRIVATE_KEY:
+        '-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\\n-----END OPENSSH PRIVATE KEY-----',
     }),
   );
   assert.equal(redact('password s3cret-pass refused'), 'password [redacted] refused');

@@ -3,7 +3,13 @@ import assert from 'node:assert/strict';
 import { workersFrom } from './workers.js';
 
 test('workers come from CC_WORKER_COMMAND and its numbered siblings, in order, run by bash', () => {
-  const workers = workersFrom({ CC_WORKER_COMMAND_10: 'node b.js', CC_WORKER_COMMAND: 'node a.js', CC_WORKER_COMMAND_2: 'node c.js', CC_WORKER_COMMAND_3: '  ', OTHER: 'x' });
+  const workers = workersFrom({
+    CC_WORKER_COMMAND_10: 'node b.js',
+    CC_WORKER_COMMAND: 'node a.js',
+    CC_WORKER_COMMAND_2: 'node c.js',
+    CC_WORKER_COMMAND_3: '  ',
+    OTHER: 'x',
+  });
   assert.deepEqual(
     workers.map((w) => [w.name, w.command]),
     [

@@ -11,12 +11,18 @@ const POLICIES = ['always', 'on-failure', 'no'] as const;
 export function workersFrom(appVars: Record<string, string>): WorkerSpec[] {
   const policy = appVars.CC_WORKER_RESTART?.trim() || 'on-failure';
   if (!(POLICIES as readonly string[]).includes(policy)) {
-    throw new PlanError(`CC_WORKER_RESTART must be always, on-failure or no, not ${JSON.stringify(policy)}.`, 'Fix it with `slipway env set CC_WORKER_RESTART on-failure`.');
+    throw new PlanError(
+      `CC_WORKER_RESTART must be always, on-failure or no, not ${JSON.stringify(policy)}.`,
+      'Fix it with `slipway env set CC_WORKER_RESTART on-failure`.',
+    );
   }
   const delayText = appVars.CC_WORKER_RESTART_DELAY?.trim() || '1';
   const delay = Number(delayText);
   if (!/^\d+(\.\d+)?$/.test(delayText) || delay > 3600) {
-    throw new PlanError(`CC_WORKER_RESTART_DELAY is a number of seconds (0 to 3600), not ${JSON.stringify(delayText)}.`, 'For example: slipway env set CC_WORKER_RESTART_DELAY 5');
+    throw new PlanError(
+      `CC_WORKER_RESTART_DELAY is a number of seconds (0 to 3600), not ${JSON.stringify(delayText)}.`,
+      'For example: slipway env set CC_WORKER_RESTART_DELAY 5',
+    );
   }
   return Object.entries(appVars)
     .filter(([name, value]) => /^CC_WORKER_COMMAND(_\d+)?$/.test(name) && value.trim() !== '')

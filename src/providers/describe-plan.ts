@@ -17,7 +17,11 @@ function formatCommand(command: PlanCommand): string {
   const extras: string[] = [];
   if (command.cwd) extras.push(`in ${command.cwd}`);
   if (command.env && Object.keys(command.env).length > 0) {
-    extras.push(Object.entries(command.env).map(([k, v]) => `${k}=${quoteArg(v)}`).join(' '));
+    extras.push(
+      Object.entries(command.env)
+        .map(([k, v]) => `${k}=${quoteArg(v)}`)
+        .join(' '),
+    );
   }
   return `${command.label}: ${formatArgv(command.argv)}${extras.length > 0 ? `  [${extras.join('; ')}]` : ''}`;
 }
@@ -32,7 +36,8 @@ export function describePlan(plan: BuildPlan): string[] {
   }
   if (plan.files.length > 0) {
     lines.push('  Files written before the build:');
-    for (const file of plan.files) lines.push(`    ${file.path}${file.secret ? ' (secret: content not shown, removed before the app starts)' : ''}`);
+    for (const file of plan.files)
+      lines.push(`    ${file.path}${file.secret ? ' (secret: content not shown, removed before the app starts)' : ''}`);
   }
   lines.push('  Build:');
   if (plan.build.length === 0) lines.push('    (nothing to run)');

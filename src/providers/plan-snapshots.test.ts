@@ -46,11 +46,18 @@ function exampleCases(): ExampleCase[] {
     .sort()
     .flatMap((name): ExampleCase[] => {
       const dir = join(EXAMPLES_DIR, name);
-      const provider = existsSync(join(dir, 'build.sbt')) ? sbtProvider : existsSync(join(dir, 'package.json')) && !name.endsWith('-package') ? nodeProvider : undefined;
+      const provider = existsSync(join(dir, 'build.sbt'))
+        ? sbtProvider
+        : existsSync(join(dir, 'package.json')) && !name.endsWith('-package')
+          ? nodeProvider
+          : undefined;
       if (!provider) return [];
       const metaFile = join(dir, 'example.json');
       const meta = existsSync(metaFile)
-        ? (JSON.parse(readFileSync(metaFile, 'utf8')) as { env?: Record<string, string>; variants?: Array<{ env: Record<string, string> }> })
+        ? (JSON.parse(readFileSync(metaFile, 'utf8')) as {
+            env?: Record<string, string>;
+            variants?: Array<{ env: Record<string, string> }>;
+          })
         : {};
       return [
         { name, dir, provider, env: fillIn(meta.env ?? {}) },
@@ -79,7 +86,11 @@ function checkSnapshot(file: string, actual: string): void {
     return;
   }
   assert.ok(existsSync(path), `No snapshot ${file}: run \`npm run snapshots:update\` and review the new file.`);
-  assert.equal(actual, readFileSync(path, 'utf8'), `${file} differs: if the change is meant, run \`npm run snapshots:update\` and review the diff.`);
+  assert.equal(
+    actual,
+    readFileSync(path, 'utf8'),
+    `${file} differs: if the change is meant, run \`npm run snapshots:update\` and review the diff.`,
+  );
 }
 
 const cases = exampleCases();

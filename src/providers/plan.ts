@@ -96,7 +96,6 @@ export interface PlanContext {
   catalog: VersionCatalog;
 }
 
-
 /** A build failure the user can fix (core/errors.ts): re-exported for the providers. */
 export { PlanError } from '../core/errors.js';
 

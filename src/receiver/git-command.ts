@@ -10,9 +10,7 @@ import { isAppId } from '../core/names.js';
 
 export type GitService = 'receive-pack' | 'upload-pack';
 
-export type ParsedGitCommand =
-  | { ok: true; service: GitService; appId: string }
-  | { ok: false; reason: string };
+export type ParsedGitCommand = { ok: true; service: GitService; appId: string } | { ok: false; reason: string };
 
 const COMMAND_SHAPE = /^git[- ](receive-pack|upload-pack) +(?:'([^']*)'|([^\s'"]+))$/;
 const REPO_PATH_SHAPE = /^\/?([^/]+)\.git$/;
@@ -37,7 +35,7 @@ export function parseGitCommand(command: string): ParsedGitCommand {
       ok: false,
       reason:
         'Repository path refused: it must be `<app_id>.git` where the app id looks like ' +
-        '`app_<uuid>`. Use the app\'s git URL (`git_ssh_url` in .slipway.json, or `slipway applications`) as your remote.',
+        "`app_<uuid>`. Use the app's git URL (`git_ssh_url` in .slipway.json, or `slipway applications`) as your remote.",
     };
   }
   return { ok: true, service, appId: repo[1]! };

@@ -3,12 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isAppId } from '../core/names.js';
-import {
-  POST_RECEIVE_HOOK,
-  PRE_RECEIVE_HOOK,
-  PUSH_REPORT_CLIENT,
-  PUSH_REPORT_SCRIPT,
-} from './repo-hooks.js';
+import { POST_RECEIVE_HOOK, PRE_RECEIVE_HOOK, PUSH_REPORT_CLIENT, PUSH_REPORT_SCRIPT } from './repo-hooks.js';
 import { gitEnvironment } from './git-environment.js';
 import { runOrThrow, runProcess } from './run-process.js';
 
@@ -86,9 +81,7 @@ export class RepoStore {
       await runOrThrow([...git, 'read-tree', `${commit}^{tree}`], { env });
       await runOrThrow([...git, 'checkout-index', '--all', '--force'], { env });
     } catch (error) {
-      throw new Error(
-        `Could not export commit ${commit} of ${appId} into ${target}: ${(error as Error).message}`,
-      );
+      throw new Error(`Could not export commit ${commit} of ${appId} into ${target}: ${(error as Error).message}`);
     } finally {
       await rm(scratch, { recursive: true, force: true });
     }
@@ -99,7 +92,9 @@ export class RepoStore {
     if (!/^[0-9a-f]{4,64}$/.test(prefix)) return null;
     const path = this.pathFor(appId);
     if (!(await exists(join(path, 'HEAD')))) return null;
-    const result = await runProcess(['git', '--git-dir', path, 'rev-parse', '--verify', '--quiet', `${prefix}^{commit}`], { env: gitEnvironment() });
+    const result = await runProcess(['git', '--git-dir', path, 'rev-parse', '--verify', '--quiet', `${prefix}^{commit}`], {
+      env: gitEnvironment(),
+    });
     return result.code === 0 ? result.stdout.trim() : null;
   }
 

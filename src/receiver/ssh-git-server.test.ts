@@ -85,12 +85,18 @@ function baseEnv(): NodeJS.ProcessEnv {
 
 function sshOptions(key: string, sshPort: number | null = port): string[] {
   return [
-    '-i', key,
-    '-o', 'IdentitiesOnly=yes',
-    '-o', 'BatchMode=yes',
-    '-o', 'StrictHostKeyChecking=no',
-    '-o', 'UserKnownHostsFile=/dev/null',
-    '-o', 'LogLevel=ERROR',
+    '-i',
+    key,
+    '-o',
+    'IdentitiesOnly=yes',
+    '-o',
+    'BatchMode=yes',
+    '-o',
+    'StrictHostKeyChecking=no',
+    '-o',
+    'UserKnownHostsFile=/dev/null',
+    '-o',
+    'LogLevel=ERROR',
     ...(sshPort === null ? [] : ['-p', String(sshPort)]),
   ];
 }
@@ -160,10 +166,7 @@ describe('git push over SSH', () => {
     const push = await gitAs('alice', ['push', 'slipway', 'master'], dir);
     assert.equal(push.code, 0, push.stderr);
     assert.deepEqual(pushes, [{ userId: 'alice', appId, before: null, after: first }]);
-    assert.deepEqual(remoteLines(push.stderr), [
-      `Deployment dep_1 queued for ${first}`,
-      'Follow it: slipway logs --deployment-id dep_1',
-    ]);
+    assert.deepEqual(remoteLines(push.stderr), [`Deployment dep_1 queued for ${first}`, 'Follow it: slipway logs --deployment-id dep_1']);
     assert.equal(await repos.head(appId), first);
     assert.deepEqual(authorizeCalls, [`alice push ${appId}`]);
   });
@@ -285,7 +288,12 @@ describe('git push over SSH', () => {
       }
     }
     const degraded = new GitSshServer({
-      host: '127.0.0.1', port: 0, hostKeyPath, repos: new StoreWithoutReportHook(repos.reposDir), hooks, log: () => {},
+      host: '127.0.0.1',
+      port: 0,
+      hostKeyPath,
+      repos: new StoreWithoutReportHook(repos.reposDir),
+      hooks,
+      log: () => {},
     });
     const started = await degraded.start();
     try {

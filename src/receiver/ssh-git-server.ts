@@ -2,13 +2,7 @@ import { type ProcessGroup, spawnProcessGroup } from '../executor/process-group.
 import type { AddressInfo } from 'node:net';
 import ssh2 from 'ssh2';
 import type { AuthContext, Connection, ServerChannel, Session } from 'ssh2';
-import {
-  acceptableGitProtocol,
-  gitServiceArgv,
-  parseGitCommand,
-  USAGE_HINT,
-  type GitService,
-} from './git-command.js';
+import { acceptableGitProtocol, gitServiceArgv, parseGitCommand, USAGE_HINT, type GitService } from './git-command.js';
 import { fingerprintOf } from '../core/ssh-public-key.js';
 import { gitEnvironment } from './git-environment.js';
 import { ensureHostKey } from './host-key.js';
@@ -24,10 +18,7 @@ export interface ReceiverHooks {
   /** May this user push to / fetch from this app? (false => same message as unknown app: never reveal existence) */
   authorize(userId: string, appId: string, access: 'push' | 'fetch'): Promise<boolean>;
   /** Called after a successful push that updated refs/heads/master; `say` writes lines to the pusher's terminal. Return when the deployment is queued. */
-  onPush(
-    push: { userId: string; appId: string; before: string | null; after: string },
-    say: (line: string) => void,
-  ): Promise<void>;
+  onPush(push: { userId: string; appId: string; before: string | null; after: string }, say: (line: string) => void): Promise<void>;
 }
 
 export interface GitSshServerOptions {
@@ -81,9 +72,7 @@ export class GitSshServer {
     if (this.server) throw new Error('The git SSH server is already started.');
     const hostKey = await ensureHostKey(this.options.hostKeyPath);
     this.fingerprint = hostKey.fingerprint;
-    const server = new Server({ hostKeys: [hostKey.privateKey], ident: 'slipway' }, (client) =>
-      this.onConnection(client),
-    );
+    const server = new Server({ hostKeys: [hostKey.privateKey], ident: 'slipway' }, (client) => this.onConnection(client));
     await new Promise<void>((resolve, reject) => {
       const onError = (error: NodeJS.ErrnoException) => {
         reject(
@@ -188,17 +177,15 @@ export class GitSshServer {
       const channel = accept();
       this.serveGit(channel, info.command, userId, gitEnv).catch((error: unknown) => {
         this.log(`git request failed: ${(error as Error).message}`);
-        refuseChannel(channel, 'fatal: the git server failed while handling this request; try again, and tell the operator if it persists.');
+        refuseChannel(
+          channel,
+          'fatal: the git server failed while handling this request; try again, and tell the operator if it persists.',
+        );
       });
     });
   }
 
-  private async serveGit(
-    channel: ServerChannel,
-    command: string,
-    userId: string,
-    gitEnv: Record<string, string>,
-  ): Promise<void> {
+  private async serveGit(channel: ServerChannel, command: string, userId: string, gitEnv: Record<string, string>): Promise<void> {
     const parsed = parseGitCommand(command);
     if (!parsed.ok) return refuseChannel(channel, parsed.reason);
     const { appId, service } = parsed;
@@ -241,8 +228,7 @@ export class GitSshServer {
         const headAfter = await this.options.repos.head(appId);
         if (headAfter && headAfter !== headBefore) {
           const say = (line: string) => channel.stderr.write(`${line}\n`);
-          await queueDeployment({ ref: 'refs/heads/master', before: headBefore, after: headAfter }, say)
-            .catch(() => (status = 1));
+          await queueDeployment({ ref: 'refs/heads/master', before: headBefore, after: headAfter }, say).catch(() => (status = 1));
         }
       }
       finishChannel(channel, status);
@@ -252,12 +238,7 @@ export class GitSshServer {
   }
 
   /** Runs `git <service> <repo>` with the SSH channel as its stdio; resolves with its exit status. */
-  private async runGit(
-    channel: ServerChannel,
-    service: GitService,
-    repoPath: string,
-    env: Record<string, string>,
-  ): Promise<number> {
+  private async runGit(channel: ServerChannel, service: GitService, repoPath: string, env: Record<string, string>): Promise<number> {
     let git: ProcessGroup;
     try {
       const environment = Object.fromEntries(Object.entries(gitEnvironment(env)).filter((e): e is [string, string] => e[1] !== undefined));

@@ -142,7 +142,9 @@ export class AppUsers {
       // Left by an earlier store of this machine for the same app id: take it over only if
       // its numbers are what we would give it.
       if (existing.uid === id && existing.gid === id) return 'created';
-      throw new Error(`A unix user named ${name} already exists with another uid; remove it (userdel ${name}) or change the application uid range.`);
+      throw new Error(
+        `A unix user named ${name} already exists with another uid; remove it (userdel ${name}) or change the application uid range.`,
+      );
     }
     await this.create(name, id, appId);
     return 'created';
@@ -151,11 +153,15 @@ export class AppUsers {
   private async create(name: string, id: number, appId: string): Promise<void> {
     const group = await run(groupaddArgv(name, id));
     if (group.exitCode !== 0 && group.exitCode !== NAME_IN_USE) {
-      throw new Error(`Could not create the group ${name} (gid ${id}): ${group.stderr || `groupadd exit ${group.exitCode}`}${group.exitCode === ID_IN_USE ? ' (gid in use)' : ''}.`);
+      throw new Error(
+        `Could not create the group ${name} (gid ${id}): ${group.stderr || `groupadd exit ${group.exitCode}`}${group.exitCode === ID_IN_USE ? ' (gid in use)' : ''}.`,
+      );
     }
     const user = await run(useraddArgv(name, id, appId));
     if (user.exitCode !== 0 && user.exitCode !== NAME_IN_USE) {
-      throw new Error(`Could not create the user ${name} (uid ${id}): ${user.stderr || `useradd exit ${user.exitCode}`}. Check that the daemon runs as root.`);
+      throw new Error(
+        `Could not create the user ${name} (uid ${id}): ${user.stderr || `useradd exit ${user.exitCode}`}. Check that the daemon runs as root.`,
+      );
     }
   }
 }

@@ -138,7 +138,8 @@ export class SandboxCgroups {
   /** Current memory use of the group in bytes (undefined when unknown). */
   memoryUsage(sandbox: string): number | undefined {
     try {
-      const file = this.layout === 'v2' ? join(this.dir2(sandbox), 'memory.current') : join(this.dirs('memory', sandbox), 'memory.usage_in_bytes');
+      const file =
+        this.layout === 'v2' ? join(this.dir2(sandbox), 'memory.current') : join(this.dirs('memory', sandbox), 'memory.usage_in_bytes');
       return Number(readFileSync(file, 'utf8'));
     } catch {
       return undefined;

@@ -41,7 +41,13 @@ test('the root is read-only, the system is shared read-only and only the app fol
 
 test('its own PID, IPC, UTS and mount namespaces, and the network namespace the platform made', () => {
   const c = ociConfig(spec);
-  assert.deepEqual(c.linux.namespaces, [{ type: 'pid' }, { type: 'ipc' }, { type: 'uts' }, { type: 'mount' }, { type: 'network', path: '/run/netns/sw77-5' }]);
+  assert.deepEqual(c.linux.namespaces, [
+    { type: 'pid' },
+    { type: 'ipc' },
+    { type: 'uts' },
+    { type: 'mount' },
+    { type: 'network', path: '/run/netns/sw77-5' },
+  ]);
   const isolated = ociConfig({ ...spec, networkNamespacePath: undefined });
   assert.deepEqual(isolated.linux.namespaces.at(-1), { type: 'network' });
   assert.equal(c.linux.cgroupsPath, '/slipway77/i-1/run');
@@ -55,5 +61,8 @@ test('root, an empty command and relative or escaping paths are refused', () => 
   assert.throws(() => ociConfig({ ...spec, user: { uid: 0, gid: 0 } }), /never runs as root/);
   assert.throws(() => ociConfig({ ...spec, args: [] }), /needs a command/);
   assert.throws(() => ociConfig({ ...spec, cwd: 'relative' }), /absolute path/);
-  assert.throws(() => ociConfig({ ...spec, mounts: [{ destination: '/a/../etc', source: '/x', writable: true }] }), /absolute path without/);
+  assert.throws(
+    () => ociConfig({ ...spec, mounts: [{ destination: '/a/../etc', source: '/x', writable: true }] }),
+    /absolute path without/,
+  );
 });

@@ -101,7 +101,11 @@ export function ociConfig(spec: SandboxSpec) {
   }
   if (spec.args.length === 0 || spec.args[0] === '') throw new Error('A sandbox needs a command to run.');
   const namespaces: Array<{ type: string; path?: string }> = [{ type: 'pid' }, { type: 'ipc' }, { type: 'uts' }, { type: 'mount' }];
-  namespaces.push(spec.networkNamespacePath ? { type: 'network', path: checkAbsolute('network namespace', spec.networkNamespacePath) } : { type: 'network' });
+  namespaces.push(
+    spec.networkNamespacePath
+      ? { type: 'network', path: checkAbsolute('network namespace', spec.networkNamespacePath) }
+      : { type: 'network' },
+  );
   return {
     ociVersion: '1.0.2',
     process: {
@@ -121,11 +125,21 @@ export function ociConfig(spec: SandboxSpec) {
     mounts: [
       { destination: '/proc', type: 'proc', source: 'proc', options: ['nosuid', 'noexec', 'nodev'] },
       { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'] },
-      { destination: '/dev/pts', type: 'devpts', source: 'devpts', options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620'] },
+      {
+        destination: '/dev/pts',
+        type: 'devpts',
+        source: 'devpts',
+        options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620'],
+      },
       { destination: '/dev/shm', type: 'tmpfs', source: 'shm', options: ['nosuid', 'noexec', 'nodev', 'mode=1777', 'size=65536k'] },
       { destination: '/dev/mqueue', type: 'mqueue', source: 'mqueue', options: ['nosuid', 'noexec', 'nodev'] },
       { destination: '/sys', type: 'sysfs', source: 'sysfs', options: ['nosuid', 'noexec', 'nodev', 'ro'] },
-      { destination: '/tmp', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'nodev', 'mode=1777', `size=${Math.max(1, Math.floor(spec.tmpBytes / 1024))}k`] },
+      {
+        destination: '/tmp',
+        type: 'tmpfs',
+        source: 'tmpfs',
+        options: ['nosuid', 'nodev', 'mode=1777', `size=${Math.max(1, Math.floor(spec.tmpBytes / 1024))}k`],
+      },
       ...SYSTEM_MOUNTS.map(bindMount),
       ...spec.mounts.map(bindMount),
     ],

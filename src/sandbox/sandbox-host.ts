@@ -143,7 +143,13 @@ export class SandboxHost {
    */
   async sweep(): Promise<string[]> {
     const out: string[] = [];
-    await runCommand({ argv: listArgv(this.o.stateDir), cwd: '/', env: SYSTEM_ENV, timeoutMs: 30_000, onLine: (stream, line) => stream === 'out' && out.push(line.trim()) });
+    await runCommand({
+      argv: listArgv(this.o.stateDir),
+      cwd: '/',
+      env: SYSTEM_ENV,
+      timeoutMs: 30_000,
+      onLine: (stream, line) => stream === 'out' && out.push(line.trim()),
+    });
     const ids = new Set(out.filter((l) => /^[a-z][a-z0-9-]{0,62}$/.test(l)));
     for (const id of this.cgroups.list()) ids.add(id);
     for (const id of ids) {

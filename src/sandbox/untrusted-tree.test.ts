@@ -1,7 +1,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PlanError } from '../core/errors.js';
@@ -47,7 +58,12 @@ test('reads files of the tree, and follows relative links that stay inside it', 
   assert.equal(await tree.readText('shortcut/real.json'), 'inside');
   assert.equal(await tree.readText('config/up.json'), 'inside');
   assert.equal(await tree.readText('config/deep/../deep/real.json'), 'inside');
-  assert.deepEqual(await tree.entry('shortcut'), { path: 'config/deep', kind: 'folder', mode: statSync(join(repo, 'config/deep')).mode & 0o7777, size: statSync(join(repo, 'config/deep')).size });
+  assert.deepEqual(await tree.entry('shortcut'), {
+    path: 'config/deep',
+    kind: 'folder',
+    mode: statSync(join(repo, 'config/deep')).mode & 0o7777,
+    size: statSync(join(repo, 'config/deep')).size,
+  });
   assert.equal(await tree.readText('missing.json'), undefined);
   assert.equal(await tree.readText('package.json/inside-a-file'), undefined, 'a file on the way is like a missing folder');
   symlinkSync('nowhere', join(repo, 'dangling'));
@@ -105,8 +121,14 @@ test('a fifo or a folder where a file is expected is refused (and a fifo never b
   execFileSync('mkfifo', [join(repo, 'pipe')]);
   mkdirSync(join(repo, 'package.json'));
   symlinkSync('/dev/zero', join(repo, 'zero'));
-  assert.equal((await refusal(tree.readText('pipe'))).message, 'pipe is a named pipe (fifo) in the repository, where slipway expects a regular file.');
-  assert.equal((await refusal(tree.readText('package.json'))).message, 'package.json is a folder in the repository, where slipway expects a regular file.');
+  assert.equal(
+    (await refusal(tree.readText('pipe'))).message,
+    'pipe is a named pipe (fifo) in the repository, where slipway expects a regular file.',
+  );
+  assert.equal(
+    (await refusal(tree.readText('package.json'))).message,
+    'package.json is a folder in the repository, where slipway expects a regular file.',
+  );
   await refusal(tree.readText('zero'));
 });
 
@@ -117,7 +139,10 @@ test('a device file where a file is expected is refused', async (t) => {
   }
   const { repo, tree } = machine();
   execFileSync('mknod', [join(repo, 'package.json'), 'c', '1', '5']);
-  assert.equal((await refusal(tree.readText('package.json'))).message, 'package.json is a device file in the repository, where slipway expects a regular file.');
+  assert.equal(
+    (await refusal(tree.readText('package.json'))).message,
+    'package.json is a device file in the repository, where slipway expects a regular file.',
+  );
 });
 
 test('a file larger than the limit is refused, or cut at the limit when only its start is wanted', async () => {
@@ -156,7 +181,10 @@ test('a generated file replaces a fifo, refuses a folder, and never writes throu
   await refusal(tree.writeFile('sub/kept', 'overwritten'));
   assert.equal(readFileSync(join(outside, 'folder', 'kept'), 'utf8'), SECRET);
   writeFileSync(join(repo, 'plain'), '');
-  assert.match((await refusal(tree.writeFile('plain/x', 'y'))).message, /^plain \(on the way to plain\/x\) is a file in the repository, where slipway needs a folder/);
+  assert.match(
+    (await refusal(tree.writeFile('plain/x', 'y'))).message,
+    /^plain \(on the way to plain\/x\) is a file in the repository, where slipway needs a folder/,
+  );
 
   await tree.writeFile('new/deeper/file', 'made');
   assert.equal(readFileSync(join(repo, 'new/deeper/file'), 'utf8'), 'made');
@@ -197,7 +225,10 @@ test('folders move and copy between two trees; a link at either end moves nothin
   symlinkSync('../../outside/admin-token', join(repo, 'node_modules/escape'));
   assert.equal(await tree.copyFolderTo('node_modules', cache, 'dirs/node_modules'), true);
   assert.equal(readlinkSync(join(cacheRoot, 'dirs/node_modules/.bin/dep')), '../dep.js', 'links are copied as links');
-  assert.ok(lstatSync(join(cacheRoot, 'dirs/node_modules/escape')).isSymbolicLink(), 'a link out is copied as a link, not as the file it names');
+  assert.ok(
+    lstatSync(join(cacheRoot, 'dirs/node_modules/escape')).isSymbolicLink(),
+    'a link out is copied as a link, not as the file it names',
+  );
 
   // A linked source is not a folder of the tree: nothing moves, the folder it names stays.
   symlinkSync('../outside/folder', join(repo, 'linked'));

@@ -146,7 +146,8 @@ export class UntrustedTree {
     const max = limits.maxBytes ?? DEFAULT_MAX_BYTES;
     const handle = await open(join(this.root, ...walk.real), OPEN_READ).catch((error: NodeJS.ErrnoException) => {
       // O_NOFOLLOW met a link that was not there at the walk: refuse rather than guess.
-      if (error.code === 'ELOOP') throw this.refuse(`${this.where(shown, rel)} changed into a symbolic link while slipway read it`, 'Push again.');
+      if (error.code === 'ELOOP')
+        throw this.refuse(`${this.where(shown, rel)} changed into a symbolic link while slipway read it`, 'Push again.');
       throw error;
     });
     try {
@@ -181,7 +182,8 @@ export class UntrustedTree {
     const shown = walk.real.join('/');
     if (!walk.stats.isFile()) throw this.notAFile(shown, rel, kindOf(walk.stats));
     const handle = await open(join(this.root, ...walk.real), OPEN_READ).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ELOOP') throw this.refuse(`${this.where(shown, rel)} changed into a symbolic link while slipway read it`, 'Push again.');
+      if (error.code === 'ELOOP')
+        throw this.refuse(`${this.where(shown, rel)} changed into a symbolic link while slipway read it`, 'Push again.');
       throw error;
     });
     try {
@@ -374,7 +376,8 @@ export class UntrustedTree {
    * inside. `followLast`: whether a link as the last component is followed or returned.
    */
   private async walk(rel: string, followLast: boolean, asked = rel): Promise<Walk> {
-    if (rel.startsWith('/')) throw this.refuse(`${rel} is an absolute path, not a path inside ${this.options.name}`, `Use a relative path, ${this.nextStep()}.`);
+    if (rel.startsWith('/'))
+      throw this.refuse(`${rel} is an absolute path, not a path inside ${this.options.name}`, `Use a relative path, ${this.nextStep()}.`);
     const pending = components(rel);
     const real: string[] = [];
     let links = 0;
@@ -447,7 +450,10 @@ export class UntrustedTree {
   /** A climb above the root: through the last link followed, or written in `rel` itself. */
   private outside(link: string | undefined, rel: string): RefusedPathError {
     if (link === undefined) {
-      return this.refuse(`${rel} leads outside ${this.options.name}`, `Use a path inside ${this.options.name}, without "..", ${this.nextStep()}.`);
+      return this.refuse(
+        `${rel} leads outside ${this.options.name}`,
+        `Use a path inside ${this.options.name}, without "..", ${this.nextStep()}.`,
+      );
     }
     return this.refuse(
       `${this.where(link, rel)} is a symbolic link to a path outside ${this.options.name}`,

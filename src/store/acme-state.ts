@@ -21,7 +21,9 @@ export class AcmeStateRepository {
   constructor(private readonly db: Db) {}
 
   account(directoryUrl: string): AcmeAccountRow | undefined {
-    return this.db.prepare('SELECT directory_url, account_key_pem, account_url FROM acme_accounts WHERE directory_url = ?').get(directoryUrl) as AcmeAccountRow | undefined;
+    return this.db
+      .prepare('SELECT directory_url, account_key_pem, account_url FROM acme_accounts WHERE directory_url = ?')
+      .get(directoryUrl) as AcmeAccountRow | undefined;
   }
 
   saveAccount(directoryUrl: string, accountKeyPem: string, accountUrl: string | null): void {

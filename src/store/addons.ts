@@ -36,7 +36,9 @@ export class AddonRepository {
       created_at: new Date().toISOString(),
     };
     this.db
-      .prepare('INSERT INTO addons (id, org_id, provider, name, config_json, created_at) VALUES (@id, @org_id, @provider, @name, @config_json, @created_at)')
+      .prepare(
+        'INSERT INTO addons (id, org_id, provider, name, config_json, created_at) VALUES (@id, @org_id, @provider, @name, @config_json, @created_at)',
+      )
       .run(row);
     return row;
   }
@@ -60,7 +62,9 @@ export class AddonRepository {
   /** Add-ons of every organisation the user belongs to with this name (names are unique per org only). */
   byNameForUser(userId: string, name: string): AddonRow[] {
     return this.db
-      .prepare('SELECT a.* FROM addons a JOIN memberships m ON m.org_id = a.org_id WHERE m.user_id = ? AND a.name = ? ORDER BY a.created_at')
+      .prepare(
+        'SELECT a.* FROM addons a JOIN memberships m ON m.org_id = a.org_id WHERE m.user_id = ? AND a.name = ? ORDER BY a.created_at',
+      )
       .all(userId, name) as AddonRow[];
   }
 
@@ -80,7 +84,9 @@ export class AddonRepository {
 
   /** Names of the providers that have at least one add-on: the ones to start with the daemon. */
   providersInUse(): string[] {
-    return (this.db.prepare('SELECT DISTINCT provider FROM addons ORDER BY provider').all() as Array<{ provider: string }>).map((r) => r.provider);
+    return (this.db.prepare('SELECT DISTINCT provider FROM addons ORDER BY provider').all() as Array<{ provider: string }>).map(
+      (r) => r.provider,
+    );
   }
 
   remove(id: string): void {

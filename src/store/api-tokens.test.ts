@@ -19,7 +19,11 @@ test('an expired token and a revoked token are refused, each saying when it ende
   const now = new Date('2030-01-01T00:00:00.000Z');
   const short = store.tokens.issue(user.id, 'short', '2030-01-01T01:00:00.000Z');
   assert.equal(store.tokens.check(short.secret, now).ok, true);
-  assert.deepEqual(store.tokens.check(short.secret, new Date('2030-01-01T01:00:00.000Z')), { ok: false, reason: 'expired', at: '2030-01-01T01:00:00.000Z' });
+  assert.deepEqual(store.tokens.check(short.secret, new Date('2030-01-01T01:00:00.000Z')), {
+    ok: false,
+    reason: 'expired',
+    at: '2030-01-01T01:00:00.000Z',
+  });
 
   const revoked = store.tokens.issue(user.id, 'revoked');
   assert.equal(store.tokens.revoke(revoked.token.id, now), true);
@@ -69,7 +73,9 @@ test('tokens from before expiry existed keep working after the migration', () =>
   }
   // A token as the daemon wrote it before the migration: no expiry, revocation or last use.
   db.prepare("INSERT INTO users (id, name, is_admin, created_at) VALUES ('user_1', 'old', 1, '2024-01-01T00:00:00Z')").run();
-  db.prepare("INSERT INTO api_tokens (id, user_id, token_hash, label, created_at) VALUES ('token_1', 'user_1', ?, 'admin token', '2024-01-01T00:00:00Z')").run(hashSecret('slw_old'));
+  db.prepare(
+    "INSERT INTO api_tokens (id, user_id, token_hash, label, created_at) VALUES ('token_1', 'user_1', ?, 'admin token', '2024-01-01T00:00:00Z')",
+  ).run(hashSecret('slw_old'));
   db.close();
   const store = Store.open(path);
   assert.equal(store.users.byToken('slw_old')?.name, 'old');

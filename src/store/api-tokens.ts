@@ -29,9 +29,19 @@ export class ApiTokenRepository {
 
   issue(userId: string, label: string, expiresAt: string | null = null): { secret: string; token: ApiToken } {
     const secret = newSecretToken();
-    const token: ApiToken = { id: newId('token'), user_id: userId, label, created_at: new Date().toISOString(), expires_at: expiresAt, revoked_at: null, last_used_at: null };
+    const token: ApiToken = {
+      id: newId('token'),
+      user_id: userId,
+      label,
+      created_at: new Date().toISOString(),
+      expires_at: expiresAt,
+      revoked_at: null,
+      last_used_at: null,
+    };
     this.db
-      .prepare('INSERT INTO api_tokens (id, user_id, token_hash, label, created_at, expires_at) VALUES (@id, @user_id, @hash, @label, @created_at, @expires_at)')
+      .prepare(
+        'INSERT INTO api_tokens (id, user_id, token_hash, label, created_at, expires_at) VALUES (@id, @user_id, @hash, @label, @created_at, @expires_at)',
+      )
       .run({ ...token, hash: hashSecret(secret) });
     return { secret, token };
   }
@@ -61,13 +71,17 @@ export class ApiTokenRepository {
 
   listAll(): Array<ApiToken & { user_name: string }> {
     return this.db
-      .prepare(`SELECT t.id, t.user_id, t.label, t.created_at, t.expires_at, t.revoked_at, t.last_used_at, u.name AS user_name FROM api_tokens t JOIN users u ON u.id = t.user_id ORDER BY u.name, t.created_at, t.id`)
+      .prepare(
+        `SELECT t.id, t.user_id, t.label, t.created_at, t.expires_at, t.revoked_at, t.last_used_at, u.name AS user_name FROM api_tokens t JOIN users u ON u.id = t.user_id ORDER BY u.name, t.created_at, t.id`,
+      )
       .all() as Array<ApiToken & { user_name: string }>;
   }
 
   /** Marks a token revoked; false when it already was (or does not exist). */
   revoke(id: string, now = new Date()): boolean {
-    return this.db.prepare('UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now.toISOString(), id).changes > 0;
+    return (
+      this.db.prepare('UPDATE api_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now.toISOString(), id).changes > 0
+    );
   }
 
   /** Tokens of administrators that still work, other than `exceptId`. */

@@ -65,7 +65,9 @@ export class AppRepository {
 
   /** The flavour names of an app's instances and builds (canonical, as the API stored them). */
   flavors(id: string): { flavor: string; buildFlavor: string } | undefined {
-    const row = this.db.prepare('SELECT flavor, build_flavor FROM apps WHERE id = ?').get(id) as { flavor: string; build_flavor: string } | undefined;
+    const row = this.db.prepare('SELECT flavor, build_flavor FROM apps WHERE id = ?').get(id) as
+      | { flavor: string; build_flavor: string }
+      | undefined;
     return row && { flavor: row.flavor, buildFlavor: row.build_flavor };
   }
 

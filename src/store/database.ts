@@ -15,9 +15,7 @@ export function openDatabase(path: string): Db {
 
 export function migrate(db: Db): void {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-  const applied = new Set(
-    (db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version),
-  );
+  const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as Array<{ version: number }>).map((r) => r.version));
   for (const migration of migrations) {
     if (applied.has(migration.version)) continue;
     db.transaction(() => {

@@ -43,7 +43,10 @@ export class DeploymentRepository {
 
   /** How many deployments are stored in each state. */
   countByState(): Record<string, number> {
-    const rows = this.db.prepare('SELECT state, COUNT(*) AS n FROM deployments GROUP BY state').all() as Array<{ state: string; n: number }>;
+    const rows = this.db.prepare('SELECT state, COUNT(*) AS n FROM deployments GROUP BY state').all() as Array<{
+      state: string;
+      n: number;
+    }>;
     return Object.fromEntries(rows.map((r) => [r.state, r.n]));
   }
 
@@ -105,7 +108,9 @@ export class DeploymentRepository {
   /** OK deployments of an app that recorded their release, newest first. */
   withReleases(appId: string, limit = 200): Deployment[] {
     return this.db
-      .prepare("SELECT * FROM deployments WHERE app_id = ? AND state = 'OK' AND release_json IS NOT NULL ORDER BY created_at DESC, rowid DESC LIMIT ?")
+      .prepare(
+        "SELECT * FROM deployments WHERE app_id = ? AND state = 'OK' AND release_json IS NOT NULL ORDER BY created_at DESC, rowid DESC LIMIT ?",
+      )
       .all(appId, limit) as Deployment[];
   }
 

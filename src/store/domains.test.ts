@@ -20,15 +20,27 @@ test('a domain belongs to one application platform-wide; the refusal names no ot
   let changes = 0;
   store.domains.onChange(() => changes++);
   store.domains.add(a.id, 'shop.example.com');
-  assert.throws(() => store.domains.add(a.id, 'shop.example.com'), (e: Error) => e instanceof ConflictError && /already a domain of this application/.test(e.message));
+  assert.throws(
+    () => store.domains.add(a.id, 'shop.example.com'),
+    (e: Error) => e instanceof ConflictError && /already a domain of this application/.test(e.message),
+  );
   assert.throws(
     () => store.domains.add(b.id, 'shop.example.com'),
-    (e: ConflictError) => /already in use on this platform/.test(e.message) && !`${e.message} ${e.hint}`.includes(a.id) && !`${e.message} ${e.hint}`.includes('acme'),
+    (e: ConflictError) =>
+      /already in use on this platform/.test(e.message) &&
+      !`${e.message} ${e.hint}`.includes(a.id) &&
+      !`${e.message} ${e.hint}`.includes('acme'),
   );
   assert.throws(() => store.domains.remove(b.id, 'shop.example.com'), NotFoundError, 'another app cannot remove it');
   assert.equal(changes, 1);
   store.domains.add(b.id, '*.example.com');
-  assert.deepEqual(store.domains.all().map((d) => [d.fqdn, d.app_id]), [['*.example.com', b.id], ['shop.example.com', a.id]]);
+  assert.deepEqual(
+    store.domains.all().map((d) => [d.fqdn, d.app_id]),
+    [
+      ['*.example.com', b.id],
+      ['shop.example.com', a.id],
+    ],
+  );
   store.close();
 });
 
@@ -44,7 +56,14 @@ test('one favourite per application; removing a domain removes its certificates;
   store.domains.clearFavourite(a.id);
   assert.equal(store.domains.favourite(a.id), undefined);
 
-  store.certificates.put({ fqdn: 'one.example.com', source: 'uploaded', certificate_pem: 'c', private_key_pem: 'k', not_before: 'x', not_after: 'y' });
+  store.certificates.put({
+    fqdn: 'one.example.com',
+    source: 'uploaded',
+    certificate_pem: 'c',
+    private_key_pem: 'k',
+    not_before: 'x',
+    not_after: 'y',
+  });
   store.acme.saveOrder('one.example.com', 'pending', null, null);
   store.acme.saveOrder('gone.example.com', 'pending', null, null);
   assert.equal(store.acme.order('gone.example.com'), undefined, 'no order is recorded for a domain that does not exist');

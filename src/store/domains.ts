@@ -44,7 +44,9 @@ export class DomainRepository {
   add(appId: string, fqdn: string): DomainRow {
     const row: DomainRow = { fqdn, app_id: appId, favourite: 0, created_at: new Date().toISOString() };
     const inserted = this.db
-      .prepare('INSERT INTO app_domains (fqdn, app_id, favourite, created_at) VALUES (@fqdn, @app_id, @favourite, @created_at) ON CONFLICT (fqdn) DO NOTHING')
+      .prepare(
+        'INSERT INTO app_domains (fqdn, app_id, favourite, created_at) VALUES (@fqdn, @app_id, @favourite, @created_at) ON CONFLICT (fqdn) DO NOTHING',
+      )
       .run(row);
     if (inserted.changes === 0) {
       if (this.byName(fqdn)?.app_id === appId) {
@@ -81,7 +83,8 @@ export class DomainRepository {
   }
 
   favourite(appId: string): string | undefined {
-    return (this.db.prepare('SELECT fqdn FROM app_domains WHERE app_id = ? AND favourite = 1').get(appId) as { fqdn: string } | undefined)?.fqdn;
+    return (this.db.prepare('SELECT fqdn FROM app_domains WHERE app_id = ? AND favourite = 1').get(appId) as { fqdn: string } | undefined)
+      ?.fqdn;
   }
 }
 

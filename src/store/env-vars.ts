@@ -18,7 +18,9 @@ export class EnvVarRepository {
 
   set(appId: string, name: string, value: string): void {
     this.db
-      .prepare('INSERT INTO env_vars (app_id, name, value) VALUES (?, ?, ?) ON CONFLICT (app_id, name) DO UPDATE SET value = excluded.value')
+      .prepare(
+        'INSERT INTO env_vars (app_id, name, value) VALUES (?, ?, ?) ON CONFLICT (app_id, name) DO UPDATE SET value = excluded.value',
+      )
       .run(appId, name, value);
   }
 

@@ -53,7 +53,9 @@ test("an app made before flavours existed gets the table's defaults on upgrade",
     old.prepare('INSERT INTO schema_migrations VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString());
   }
   old.prepare("INSERT INTO orgs (id, name, created_at) VALUES ('org_1', 'o', '2026-01-01')").run();
-  old.prepare("INSERT INTO apps (id, org_id, name, type, region, created_at) VALUES ('app_1', 'org_1', 'a', 'node', 'par', '2026-01-01')").run();
+  old
+    .prepare("INSERT INTO apps (id, org_id, name, type, region, created_at) VALUES ('app_1', 'org_1', 'a', 'node', 'par', '2026-01-01')")
+    .run();
   old.close();
   const store = Store.open(path);
   assert.deepEqual(store.apps.flavors('app_1'), { flavor: DEFAULT_INSTANCE_FLAVOR, buildFlavor: DEFAULT_BUILD_FLAVOR });

@@ -35,16 +35,28 @@ test('links come back in link order, both ways, and go with the app or add-on th
   assert.equal(store.links.linkAddon(a.id, db.id), true);
   assert.equal(store.links.linkAddon(a.id, cache.id), true);
   assert.equal(store.links.linkAddon(a.id, db.id), false, 'linking twice is a no-op');
-  assert.deepEqual(store.links.addonsOf(a.id).map((x) => x.name), ['db', 'cache']);
+  assert.deepEqual(
+    store.links.addonsOf(a.id).map((x) => x.name),
+    ['db', 'cache'],
+  );
   assert.deepEqual(store.links.appsOfAddon(db.id), [a.id]);
 
   assert.equal(store.links.linkApp(a.id, b.id), true);
-  assert.deepEqual(store.links.targetsOf(a.id).map((x) => x.name), ['b']);
-  assert.deepEqual(store.links.consumersOf(b.id).map((x) => x.name), ['a']);
+  assert.deepEqual(
+    store.links.targetsOf(a.id).map((x) => x.name),
+    ['b'],
+  );
+  assert.deepEqual(
+    store.links.consumersOf(b.id).map((x) => x.name),
+    ['a'],
+  );
   assert.throws(() => store.links.linkApp(a.id, a.id), /CHECK constraint/);
 
   store.addons.remove(db.id);
-  assert.deepEqual(store.links.addonsOf(a.id).map((x) => x.name), ['cache']);
+  assert.deepEqual(
+    store.links.addonsOf(a.id).map((x) => x.name),
+    ['cache'],
+  );
   store.apps.remove(b.id);
   assert.deepEqual(store.links.targetsOf(a.id), []);
   assert.equal(store.links.unlinkAddon(a.id, cache.id), true);

@@ -26,13 +26,16 @@ export class LinkRepository {
   /** Returns false when the link already existed. */
   linkAddon(appId: string, addonId: string): boolean {
     return this.addonLinksChanged(
-      this.db.prepare('INSERT INTO addon_links (app_id, addon_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(appId, addonId, new Date().toISOString())
-        .changes > 0,
+      this.db
+        .prepare('INSERT INTO addon_links (app_id, addon_id, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING')
+        .run(appId, addonId, new Date().toISOString()).changes > 0,
     );
   }
 
   unlinkAddon(appId: string, addonId: string): boolean {
-    return this.addonLinksChanged(this.db.prepare('DELETE FROM addon_links WHERE app_id = ? AND addon_id = ?').run(appId, addonId).changes > 0);
+    return this.addonLinksChanged(
+      this.db.prepare('DELETE FROM addon_links WHERE app_id = ? AND addon_id = ?').run(appId, addonId).changes > 0,
+    );
   }
 
   /** Add-ons linked to an app. */
@@ -44,9 +47,9 @@ export class LinkRepository {
 
   /** Ids of the apps linked to an add-on. */
   appsOfAddon(addonId: string): string[] {
-    return (this.db.prepare('SELECT app_id FROM addon_links WHERE addon_id = ? ORDER BY rowid').all(addonId) as Array<{ app_id: string }>).map(
-      (r) => r.app_id,
-    );
+    return (
+      this.db.prepare('SELECT app_id FROM addon_links WHERE addon_id = ? ORDER BY rowid').all(addonId) as Array<{ app_id: string }>
+    ).map((r) => r.app_id);
   }
 
   unlinkAllOfAddon(addonId: string): number {

@@ -46,12 +46,16 @@ export class OrgRepository {
 
   members(orgId: string): Array<{ user_id: string; name: string; role: string }> {
     return this.db
-      .prepare('SELECT u.id AS user_id, u.name, m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = ? ORDER BY u.name')
+      .prepare(
+        'SELECT u.id AS user_id, u.name, m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = ? ORDER BY u.name',
+      )
       .all(orgId) as Array<{ user_id: string; name: string; role: string }>;
   }
 
   roleOf(orgId: string, userId: string): 'owner' | 'member' | undefined {
-    const row = this.db.prepare('SELECT role FROM memberships WHERE org_id = ? AND user_id = ?').get(orgId, userId) as { role: 'owner' | 'member' } | undefined;
+    const row = this.db.prepare('SELECT role FROM memberships WHERE org_id = ? AND user_id = ?').get(orgId, userId) as
+      | { role: 'owner' | 'member' }
+      | undefined;
     return row?.role;
   }
 

@@ -11,10 +11,14 @@ export class PublishedConfigRepository {
 
   /** Returns whether anything changed, so an identical value does not redeploy the consumers. */
   set(appId: string, name: string, value: string): boolean {
-    const current = this.db.prepare('SELECT value FROM published_config WHERE app_id = ? AND name = ?').get(appId, name) as { value: string } | undefined;
+    const current = this.db.prepare('SELECT value FROM published_config WHERE app_id = ? AND name = ?').get(appId, name) as
+      | { value: string }
+      | undefined;
     if (current?.value === value) return false;
     this.db
-      .prepare('INSERT INTO published_config (app_id, name, value) VALUES (?, ?, ?) ON CONFLICT (app_id, name) DO UPDATE SET value = excluded.value')
+      .prepare(
+        'INSERT INTO published_config (app_id, name, value) VALUES (?, ?, ?) ON CONFLICT (app_id, name) DO UPDATE SET value = excluded.value',
+      )
       .run(appId, name, value);
     return true;
   }

@@ -33,7 +33,9 @@ export class SshKeyRepository {
       created_at: new Date().toISOString(),
     };
     this.db
-      .prepare('INSERT INTO ssh_keys (id, user_id, label, algorithm, fingerprint, public_key, created_at) VALUES (@id, @user_id, @label, @algorithm, @fingerprint, @public_key, @created_at)')
+      .prepare(
+        'INSERT INTO ssh_keys (id, user_id, label, algorithm, fingerprint, public_key, created_at) VALUES (@id, @user_id, @label, @algorithm, @fingerprint, @public_key, @created_at)',
+      )
       .run(row);
     return row;
   }

@@ -47,7 +47,10 @@ test('apps are unique per organisation and listed only for members', () => {
   const app = store.apps.create({ orgId: acme.id, name: 'shop', type: 'node', region: 'par' });
   assert.match(app.id, /^app_[0-9a-f-]{36}$/);
   assert.throws(() => store.apps.create({ orgId: acme.id, name: 'shop', type: 'node', region: 'par' }), ConflictError);
-  assert.deepEqual(store.apps.listForUser(alice.id).map((a) => a.id), [app.id]);
+  assert.deepEqual(
+    store.apps.listForUser(alice.id).map((a) => a.id),
+    [app.id],
+  );
   assert.deepEqual(store.apps.listForUser(bob.id), []);
   store.close();
 });
@@ -61,7 +64,12 @@ test('env vars: set overwrites, replaceAll is all-or-nothing, deleting the app r
   assert.deepEqual(store.env.asRecord(app.id), { A: '2' });
   store.env.replaceAll(app.id, [{ name: 'B', value: 'x\ny' }]);
   assert.deepEqual(store.env.list(app.id), [{ name: 'B', value: 'x\ny' }]);
-  assert.throws(() => store.env.replaceAll(app.id, [{ name: 'C', value: '1' }, { name: 'C', value: '2' }]));
+  assert.throws(() =>
+    store.env.replaceAll(app.id, [
+      { name: 'C', value: '1' },
+      { name: 'C', value: '2' },
+    ]),
+  );
   assert.deepEqual(store.env.list(app.id), [{ name: 'B', value: 'x\ny' }], 'a failed replace leaves the old set');
   store.apps.remove(app.id);
   assert.deepEqual(store.env.list(app.id), []);

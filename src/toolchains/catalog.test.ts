@@ -22,7 +22,10 @@ test('NpmVersionCatalog lists real versions from the configured registry', async
   assert.ok(node.includes('24.11.0'));
   assert.ok(!node.some((v) => v.includes('-')), 'no prereleases');
   assert.ok(yarn.includes('1.22.22'), 'Yarn 1 from the yarn package');
-  assert.ok(yarn.some((v) => v.startsWith('4.')), 'berry from @yarnpkg/cli-dist');
+  assert.ok(
+    yarn.some((v) => v.startsWith('4.')),
+    'berry from @yarnpkg/cli-dist',
+  );
   assert.ok(!yarn.some((v) => v.includes('-')));
   assert.ok(bun.includes('1.3.1'));
   assert.ok(!bun.some((v) => v.includes('canary')));
@@ -47,7 +50,10 @@ test('NpmVersionCatalog falls back to a stale list when the registry is unreacha
   await new NpmVersionCatalog(dir).versions('pnpm');
   const saved = { registry: process.env.npm_config_registry, retries: process.env.npm_config_fetch_retries };
   t.after(() => {
-    for (const [key, value] of [['npm_config_registry', saved.registry], ['npm_config_fetch_retries', saved.retries]] as const) {
+    for (const [key, value] of [
+      ['npm_config_registry', saved.registry],
+      ['npm_config_fetch_retries', saved.retries],
+    ] as const) {
       if (value === undefined) delete process.env[key];
       else process.env[key] = value;
     }

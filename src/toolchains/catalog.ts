@@ -35,10 +35,7 @@ export class NpmVersionCatalog implements VersionCatalog {
   /** Requests in flight, so concurrent callers share one npm run. */
   private readonly pending = new Map<string, Promise<string[]>>();
 
-  constructor(
-    cacheDir: string,
-    options: { ttlMs?: number } = {},
-  ) {
+  constructor(cacheDir: string, options: { ttlMs?: number } = {}) {
     this.ttlMs = options.ttlMs ?? DEFAULT_TTL_MS;
     this.folder = join(cacheDir, '_catalog');
   }

@@ -80,10 +80,16 @@ for (const [tool, version, argv, expected] of quickChecks) {
   });
 }
 
-for (const [tool, version] of [['yarn', '1.22.22'], ['pnpm', '12.21.0']] as const) {
+for (const [tool, version] of [
+  ['yarn', '1.22.22'],
+  ['pnpm', '12.21.0'],
+] as const) {
   test(`${tool} ${version} runs package scripts with the fetched node`, async () => {
     const project = await mkdtemp(join(tmpdir(), 'slipway-toolchain-project-'));
-    await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'p', version: '1.0.0', scripts: { v: 'node -p process.version' } }));
+    await writeFile(
+      join(project, 'package.json'),
+      JSON.stringify({ name: 'p', version: '1.0.0', scripts: { v: 'node -p process.version' } }),
+    );
     const node = await ensureTool(CACHE, 'node', DEFAULT_NODE_VERSION);
     const manager = await ensureTool(CACHE, tool, version);
     const out = await runWithPath([node, manager], [tool, '--silent', 'run', 'v'], undefined, project);
@@ -110,7 +116,8 @@ test('ranges and other tools are refused', async () => {
 test('two processes fetching the same version at once both succeed and leave one copy', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'slipway-toolchain-race-'));
   const moduleUrl = new URL('./ensure-tool.ts', import.meta.url).href;
-  const script = `const { ensureTool } = await import(${JSON.stringify(moduleUrl)}); ` +
+  const script =
+    `const { ensureTool } = await import(${JSON.stringify(moduleUrl)}); ` +
     `const i = await ensureTool(${JSON.stringify(dir)}, 'yarn', '1.22.22'); console.log(i.binDir);`;
   const cwd = fileURLToPath(new URL('../..', import.meta.url));
   const race = () => execFileAsync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd, timeout: 300_000 });

@@ -44,7 +44,9 @@ const NATIVE_BINARIES: Partial<Record<NpmTool, { path: string; versionLine: (v: 
 function exactVersion(tool: string, version: string): string {
   const parsed = semver.parse(version);
   if (!parsed || parsed.version !== version) {
-    throw new Error(`ensureTool needs an exact version like 24.11.0 for ${tool}, got "${version}"; resolve ranges with resolveVersion first.`);
+    throw new Error(
+      `ensureTool needs an exact version like 24.11.0 for ${tool}, got "${version}"; resolve ranges with resolveVersion first.`,
+    );
   }
   return parsed.version;
 }
@@ -189,7 +191,9 @@ async function checkNativeVersion(tool: string, binary: string, version: string,
     });
     output = stdout.trim();
   } catch (error) {
-    throw new Error(`The downloaded ${tool} ${version} does not run on this machine (\`${binary} --version\` failed: ${(error as Error).message}).`);
+    throw new Error(
+      `The downloaded ${tool} ${version} does not run on this machine (\`${binary} --version\` failed: ${(error as Error).message}).`,
+    );
   }
   if (!output.split('\n').some((line) => expected.test(line.trim()))) {
     throw new Error(`The downloaded ${tool} reports "${output.split('\n')[0]}" instead of version ${version}; not caching it.`);

@@ -21,7 +21,10 @@ test('the documented defaults', () => {
 });
 
 test('the schedule covers majors 18 to 26 with the reference end-of-life dates', () => {
-  assert.deepEqual(NODE_RELEASE_LINES.map((l) => l.major), [18, 19, 20, 21, 22, 23, 24, 25, 26]);
+  assert.deepEqual(
+    NODE_RELEASE_LINES.map((l) => l.major),
+    [18, 19, 20, 21, 22, 23, 24, 25, 26],
+  );
   const eol = Object.fromEntries(NODE_RELEASE_LINES.map((l) => [l.major, l.endOfLife]));
   assert.equal(eol[18], '2025-04-30');
   assert.equal(eol[20], '2026-04-30');

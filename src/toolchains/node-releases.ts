@@ -111,7 +111,9 @@ export function isEndOfLife(
   if (newest.length === 0) newest = newestBunMinors([DEFAULT_BUN_VERSION]);
   // With a single known minor, the one numbered just before it is the second "latest".
   const oldestSupported =
-    newest.length >= 2 || newest[0].minor === 0 ? newest[newest.length - 1] : new semver.SemVer(`${newest[0].major}.${newest[0].minor - 1}.0`);
+    newest.length >= 2 || newest[0].minor === 0
+      ? newest[newest.length - 1]
+      : new semver.SemVer(`${newest[0].major}.${newest[0].minor - 1}.0`);
   const ownMinor = new semver.SemVer(`${parsed.major}.${parsed.minor}.0`);
   return semver.lt(ownMinor, oldestSupported);
 }

@@ -32,7 +32,10 @@ function list(versions: readonly string[]): string {
 function nearestVersions(range: string | null, sorted: readonly string[]): string {
   const pivot = range ? semver.minVersion(range) : null;
   if (!pivot) return `the newest available are ${list(sorted.slice(-NEAREST_COUNT).reverse())}`;
-  const below = sorted.filter((v) => semver.lt(v, pivot)).slice(-NEAREST_COUNT).reverse();
+  const below = sorted
+    .filter((v) => semver.lt(v, pivot))
+    .slice(-NEAREST_COUNT)
+    .reverse();
   const above = sorted.filter((v) => semver.gte(v, pivot)).slice(0, NEAREST_COUNT);
   const parts: string[] = [];
   if (below.length > 0) parts.push(`below: ${list(below)}`);

@@ -17,7 +17,15 @@ function recorder() {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-traffic-'));
   const hub = new LogHub(join(dir, 'access-logs'), { limits: { ...DEFAULT_LOG_LIMITS, app: ACCESS_LOG_LIMITS } });
   const deployments = { WIP: 1, OK: 3 };
-  const metrics = new PlatformMetrics({ deploymentsByState: () => deployments, activeConnections: () => 4, appConnections: () => new Map([['app_busy', 2], ['app_idle', 0]]) });
+  const metrics = new PlatformMetrics({
+    deploymentsByState: () => deployments,
+    activeConnections: () => 4,
+    appConnections: () =>
+      new Map([
+        ['app_busy', 2],
+        ['app_idle', 0],
+      ]),
+  });
   return { dir, hub, recorder: new TrafficRecorder(new AccessLog(hub), new TrafficMinutes(), metrics) };
 }
 

@@ -12,7 +12,12 @@ runInstanceBackendContract({
   name: 'FakeInstanceBackend',
   runsNoProcess: 'runs no process (each instance is an HTTP server in the test process)',
   async make() {
-    setContractSandbox({ user: { uid: 60_000, gid: 60_000 }, limits: { memoryBytes: 1 << 28, pids: 64, cpuShares: 512 }, flavor: 'pico', readOnlyPaths: [] });
+    setContractSandbox({
+      user: { uid: 60_000, gid: 60_000 },
+      limits: { memoryBytes: 1 << 28, pids: 64, cpuShares: 512 },
+      flavor: 'pico',
+      readOnlyPaths: [],
+    });
     const backend = new FakeInstanceBackend();
     return { backend, cleanup: async () => undefined };
   },

@@ -28,13 +28,24 @@ export async function launchBrowser(): Promise<TestBrowser> {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1280, height: 900 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const requests: string[] = [];
   context.on('request', (request) => requests.push(request.url()));
   const diagnostics: string[] = [];
   const note = (line: string) => diagnostics.push(`${new Date().toISOString()} ${line}`);
-  context.on('requestfailed', (request) => note(`request failed: ${request.method()} ${request.url()} ${request.failure()?.errorText ?? ''}`));
+  context.on('requestfailed', (request) =>
+    note(`request failed: ${request.method()} ${request.url()} ${request.failure()?.errorText ?? ''}`),
+  );
   context.on('response', (response) => {
     if (response.status() >= 400) note(`answer ${response.status()}: ${response.request().method()} ${response.url()}`);
   });
@@ -121,7 +132,10 @@ export function uiTest(browser: () => TestBrowser | undefined, name: string, ...
       const page = await describePage(current.page);
       // The reporter prints the stack, which was written when the error was made: the
       // diagnostics go into a new error whose cause is the original.
-      throw new Error(`${error.message}\n${page}\nWhat the browser saw during this test:\n${seen.length > 0 ? seen.join('\n') : '(nothing)'}`, { cause: error });
+      throw new Error(
+        `${error.message}\n${page}\nWhat the browser saw during this test:\n${seen.length > 0 ? seen.join('\n') : '(nothing)'}`,
+        { cause: error },
+      );
     }
   });
 }

@@ -117,7 +117,10 @@ uiTest('Roll back on a kept deployment serves its release again, without a rebui
   assert.ok(!log.some((l) => l.includes('Build plan')), 'a rollback does not build');
   // The rollback now serves, and the newer release is offered in its turn.
   await page.locator(`li[data-deployment="${id}"]`).getByText('Serving').waitFor();
-  await page.locator(`li[data-deployment="${releases.two}"]`).getByRole('button', { name: /^Roll back to commit/ }).waitFor();
+  await page
+    .locator(`li[data-deployment="${releases.two}"]`)
+    .getByRole('button', { name: /^Roll back to commit/ })
+    .waitFor();
   await browser.screenshot('actions-rolled-back');
 });
 
@@ -133,7 +136,12 @@ uiTest('Scaling sets the instance count at once and the flavour for the next sta
   await count.fill('2');
   await page.getByLabel('Flavour of each instance').selectOption('pico');
   await page.getByRole('button', { name: 'Save scaling' }).click();
-  await page.locator('.outcome').getByText(/^Saved: 2 instances of pico; the instance count applied at once; the flavour applies at the next deployment or restart\. No deployment was started\.$/).waitFor();
+  await page
+    .locator('.outcome')
+    .getByText(
+      /^Saved: 2 instances of pico; the instance count applied at once; the flavour applies at the next deployment or restart\. No deployment was started\.$/,
+    )
+    .waitFor();
   const { scale } = (await api('GET', `/v1/apps/${appId}/scale`)).body;
   assert.deepEqual([scale.instances, scale.flavor], [2, 'pico']);
   await page.locator('tr[data-instance]').nth(1).waitFor();
@@ -162,7 +170,10 @@ uiTest('the new pages are readable at 375px wide: nothing overflows horizontally
 uiTest('Stop stops every instance and says that no deployment was started', async () => {
   await opened(`#/apps/${appId}`, /Information$/);
   await page.getByRole('button', { name: 'Stop', exact: true }).click();
-  await page.locator('.outcome').getByText('Stopped web-shop: the router answers 503 until the next deployment or restart. No deployment was started.').waitFor();
+  await page
+    .locator('.outcome')
+    .getByText('Stopped web-shop: the router answers 503 until the next deployment or restart. No deployment was started.')
+    .waitFor();
   const status = (await api('GET', `/v1/apps/${appId}/status`)).body;
   assert.deepEqual([status.status, status.instances.length], ['stopped', 0]);
   assert.equal((await getThroughRouter(daemon, host)).status, 503);

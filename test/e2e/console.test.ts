@@ -12,7 +12,16 @@ import { checkoutExample, commitAll, getThroughRouter, registerSshKey } from '..
 import { waitUntil } from '../support/wait.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { gotoPage, horizontalOverflow, openConsolePage, launchBrowser, nonLoopback, type TestBrowser, type UiTestArgs, uiTest as browserTest } from './browser.js';
+import {
+  gotoPage,
+  horizontalOverflow,
+  openConsolePage,
+  launchBrowser,
+  nonLoopback,
+  type TestBrowser,
+  type UiTestArgs,
+  uiTest as browserTest,
+} from './browser.js';
 
 let daemon: TestDaemon;
 let browser: TestBrowser;
@@ -125,7 +134,10 @@ uiTest('create an application with the keyboard; the API validation error shows 
 
   await page.getByLabel('Name').fill('web-shop');
   // The types are the daemon's providers, as GET /v1/app-types lists them.
-  assert.deepEqual(await page.getByLabel('Type').locator('option').allInnerTexts(), ['Node.js or Bun (node)', 'Scala or Java built with sbt (sbt)']);
+  assert.deepEqual(await page.getByLabel('Type').locator('option').allInnerTexts(), [
+    'Node.js or Bun (node)',
+    'Scala or Java built with sbt (sbt)',
+  ]);
   await page.getByLabel('Type').selectOption('node');
   await page.getByLabel('Region').focus();
   await page.keyboard.press('ArrowDown'); // par -> mtl
@@ -147,63 +159,66 @@ uiTest('create an application with the keyboard; the API validation error shows 
   await browser.screenshot('app-information-new');
 });
 
-uiTest('environment variables: Add builds a pending list, "Update changes" saves it all at once, invalid names stay in the form', async () => {
-  await page.getByRole('link', { name: 'Environment variables' }).click();
-  await showing('web-shop: Environment variables');
-  const name = page.getByLabel('Variable name');
-  const value = page.getByLabel('Variable value');
-  const summary = page.locator('.pending-summary');
+uiTest(
+  'environment variables: Add builds a pending list, "Update changes" saves it all at once, invalid names stay in the form',
+  async () => {
+    await page.getByRole('link', { name: 'Environment variables' }).click();
+    await showing('web-shop: Environment variables');
+    const name = page.getByLabel('Variable name');
+    const value = page.getByLabel('Variable value');
+    const summary = page.locator('.pending-summary');
 
-  for (const bad of ['1BAD', 'my.prop', 'WITH SPACE']) {
-    await name.fill(bad);
-    await value.fill('x');
+    for (const bad of ['1BAD', 'my.prop', 'WITH SPACE']) {
+      await name.fill(bad);
+      await value.fill('x');
+      await page.getByRole('button', { name: 'Add', exact: true }).click();
+      await page.getByText(`Invalid variable name ${JSON.stringify(bad)}`).waitFor();
+      assert.equal(await name.getAttribute('aria-invalid'), 'true');
+      assert.equal(await summary.innerText(), 'No pending changes.');
+    }
+    await browser.screenshot('env-invalid-name');
+    assert.deepEqual(await envOf(webShop.id), [], 'an invalid name saves nothing');
+
+    await name.fill('GREETING');
+    await value.fill('bonjour le monde');
+    await name.press('Enter');
+    await page.locator('tr[data-name="GREETING"][data-state="added"]').waitFor();
+    assert.equal(await name.getAttribute('aria-invalid'), null, 'the error went away');
+    await name.fill('DB_POOL');
+    await value.fill('5');
     await page.getByRole('button', { name: 'Add', exact: true }).click();
-    await page.getByText(`Invalid variable name ${JSON.stringify(bad)}`).waitFor();
-    assert.equal(await name.getAttribute('aria-invalid'), 'true');
-    assert.equal(await summary.innerText(), 'No pending changes.');
-  }
-  await browser.screenshot('env-invalid-name');
-  assert.deepEqual(await envOf(webShop.id), [], 'an invalid name saves nothing');
+    await page.locator('tr[data-name="DB_POOL"][data-state="added"]').waitFor();
+    assert.match(await summary.innerText(), /^2 pending changes/);
+    assert.deepEqual(await envOf(webShop.id), [], 'Add alone saves nothing');
+    await browser.screenshot('env-pending');
 
-  await name.fill('GREETING');
-  await value.fill('bonjour le monde');
-  await name.press('Enter');
-  await page.locator('tr[data-name="GREETING"][data-state="added"]').waitFor();
-  assert.equal(await name.getAttribute('aria-invalid'), null, 'the error went away');
-  await name.fill('DB_POOL');
-  await value.fill('5');
-  await page.getByRole('button', { name: 'Add', exact: true }).click();
-  await page.locator('tr[data-name="DB_POOL"][data-state="added"]').waitFor();
-  assert.match(await summary.innerText(), /^2 pending changes/);
-  assert.deepEqual(await envOf(webShop.id), [], 'Add alone saves nothing');
-  await browser.screenshot('env-pending');
+    await page.getByRole('button', { name: 'Update changes' }).click();
+    await page.getByText('Saved 2 changes.').waitFor();
+    assert.deepEqual(await envOf(webShop.id), [
+      { name: 'DB_POOL', value: '5' },
+      { name: 'GREETING', value: 'bonjour le monde' },
+    ]);
 
-  await page.getByRole('button', { name: 'Update changes' }).click();
-  await page.getByText('Saved 2 changes.').waitFor();
-  assert.deepEqual(await envOf(webShop.id), [
-    { name: 'DB_POOL', value: '5' },
-    { name: 'GREETING', value: 'bonjour le monde' },
-  ]);
-
-  // A removal, a change and an addition, saved together.
-  await page.getByRole('button', { name: 'Remove GREETING' }).click();
-  await name.fill('DB_POOL');
-  await value.fill('10');
-  await value.press('Enter');
-  await name.fill('NEW_ONE');
-  await value.fill('');
-  await value.press('Enter');
-  assert.match(await summary.innerText(), /^3 pending changes/);
-  await browser.screenshot('env-three-pending');
-  assert.equal((await envOf(webShop.id)).length, 2, 'still the saved list');
-  await page.getByRole('button', { name: 'Update changes' }).click();
-  await page.getByText('Saved 3 changes.').waitFor();
-  assert.deepEqual(await envOf(webShop.id), [
-    { name: 'DB_POOL', value: '10' },
-    { name: 'NEW_ONE', value: '' },
-  ]);
-  await browser.screenshot('env-saved');
-});
+    // A removal, a change and an addition, saved together.
+    await page.getByRole('button', { name: 'Remove GREETING' }).click();
+    await name.fill('DB_POOL');
+    await value.fill('10');
+    await value.press('Enter');
+    await name.fill('NEW_ONE');
+    await value.fill('');
+    await value.press('Enter');
+    assert.match(await summary.innerText(), /^3 pending changes/);
+    await browser.screenshot('env-three-pending');
+    assert.equal((await envOf(webShop.id)).length, 2, 'still the saved list');
+    await page.getByRole('button', { name: 'Update changes' }).click();
+    await page.getByText('Saved 3 changes.').waitFor();
+    assert.deepEqual(await envOf(webShop.id), [
+      { name: 'DB_POOL', value: '10' },
+      { name: 'NEW_ONE', value: '' },
+    ]);
+    await browser.screenshot('env-saved');
+  },
+);
 
 uiTest('environment variables: an error from the API is shown in the form and nothing is saved', async () => {
   await open(`#/apps/${webShop.id}/env`);
@@ -251,7 +266,10 @@ uiTest('add-on creation: provider and name, then the Applications screen links t
   await showing('Create an add-on');
 
   const providers = await api<{ providers: Array<{ name: string }> }>('GET', '/v1/addon-providers');
-  assert.ok(providers.providers.some((p) => p.name === 'redis'), JSON.stringify(providers));
+  assert.ok(
+    providers.providers.some((p) => p.name === 'redis'),
+    JSON.stringify(providers),
+  );
   // A name the API refuses brings the form back to the first step with the error beside the name.
   await page.getByLabel('Name', { exact: true }).fill('bad/name');
   await page.getByRole('button', { name: 'Next: Applications' }).click();
@@ -305,7 +323,10 @@ uiTest('Service Dependencies: "Link add-ons" and "Link applications" dropdowns o
   await addonForm.getByRole('button', { name: 'Add' }).click();
   await page.getByRole('button', { name: 'Unlink add-on cache' }).waitFor();
   const afterAddon = await api('GET', `/v1/apps/${apiBackendId}/services`);
-  assert.deepEqual(afterAddon.addons.map((a: { name: string }) => a.name), ['cache']);
+  assert.deepEqual(
+    afterAddon.addons.map((a: { name: string }) => a.name),
+    ['cache'],
+  );
 
   await page.getByLabel('Link applications').focus();
   await page.getByLabel('Link applications').selectOption({ label: 'web-shop' });
@@ -333,7 +354,10 @@ uiTest('Domain names: add exact, wildcard and international names, refuse a non-
   const name = page.getByLabel('Add a domain');
   await name.fill('https://shop.example.com/');
   await name.press('Enter');
-  await page.getByRole('alert').getByText(/":" cannot appear/).waitFor();
+  await page
+    .getByRole('alert')
+    .getByText(/":" cannot appear/)
+    .waitFor();
   await name.fill('shop.example.com');
   await name.press('Enter');
   await page.locator('li[data-domain="shop.example.com"]').waitFor();
@@ -343,12 +367,19 @@ uiTest('Domain names: add exact, wildcard and international names, refuse a non-
   await name.fill('bücher.example.org');
   await name.press('Enter');
   await page.locator('li[data-domain="xn--bcher-kva.example.org"]').getByText('bücher.example.org').waitFor();
-  assert.equal(await page.getByRole('button', { name: 'Make *.example.net the favourite domain' }).count(), 0, 'a wildcard is no address to show');
+  assert.equal(
+    await page.getByRole('button', { name: 'Make *.example.net the favourite domain' }).count(),
+    0,
+    'a wildcard is no address to show',
+  );
   await page.getByRole('button', { name: 'Make shop.example.com the favourite domain' }).click();
   await page.locator('li[data-domain="shop.example.com"] .badge', { hasText: 'favourite' }).waitFor();
   const listing = await api<{ favourite: string; domains: Array<{ fqdn: string }> }>('GET', `/v1/apps/${apiBackendId}/domains`);
   assert.equal(listing.favourite, 'shop.example.com');
-  assert.deepEqual(listing.domains.map((d) => d.fqdn), ['*.example.net', 'shop.example.com', 'xn--bcher-kva.example.org']);
+  assert.deepEqual(
+    listing.domains.map((d) => d.fqdn),
+    ['*.example.net', 'shop.example.com', 'xn--bcher-kva.example.org'],
+  );
   await page.getByRole('button', { name: 'Remove domain bücher.example.org' }).click();
   await page.locator('li[data-domain="xn--bcher-kva.example.org"]').waitFor({ state: 'detached' });
   await browser.screenshot('app-domains');
@@ -384,7 +415,9 @@ uiTest('the Information page shows a deployment log live while it runs', { timeo
   const end = page.locator('.log-end');
   await page.getByText(/^Deployment (OK|FAILED|CANCELLED)/).waitFor({ timeout: 840_000 });
   const pageLines = (await page.locator('pre.log .line').allInnerTexts()).map((l) => l.replace(/\n$/, ''));
-  const response = await fetch(`${daemon.apiUrl}/v1/apps/${webShop.id}/deployments/${deploymentId}/logs`, { headers: { authorization: `Bearer ${daemon.adminToken}` } });
+  const response = await fetch(`${daemon.apiUrl}/v1/apps/${webShop.id}/deployments/${deploymentId}/logs`, {
+    headers: { authorization: `Bearer ${daemon.adminToken}` },
+  });
   const apiLines = (await response.text())
     .split('\n')
     .filter(Boolean)
@@ -402,18 +435,32 @@ uiTest('the Information page shows a deployment log live while it runs', { timeo
 uiTest("the Information page charts the app's requests of the last hour, from the same figures as the API", async () => {
   for (let i = 0; i < 3; i++) assert.equal((await getThroughRouter(daemon, `${webShop.id}.localhost`, `/charted-${i}`)).status, 200);
   // The router reports requests about a second late; the page reads the figures when it opens.
-  const counted = async () => (await api<{ minutes: Array<{ requests: number }> }>('GET', `/v1/apps/${webShop.id}/traffic`)).minutes.reduce((n, m) => n + m.requests, 0);
+  const counted = async () =>
+    (await api<{ minutes: Array<{ requests: number }> }>('GET', `/v1/apps/${webShop.id}/traffic`)).minutes.reduce(
+      (n, m) => n + m.requests,
+      0,
+    );
   await waitUntil('the requests counted', async () => ((await counted()) >= 3 ? true : undefined), 30_000);
   const total = await counted();
   await open(`#/apps/${webShop.id}`);
   await showing('web-shop: Information');
   const requests = page.locator('figure[data-chart="requests"]');
   // The page redraws its charts every 10 s: it catches up with the API by itself.
-  await page.waitForFunction((n) => document.querySelector('figure[data-chart="requests"]')?.getAttribute('data-total') === String(n), total, { timeout: 30_000 });
+  await page.waitForFunction(
+    (n) => document.querySelector('figure[data-chart="requests"]')?.getAttribute('data-total') === String(n),
+    total,
+    { timeout: 30_000 },
+  );
   assert.ok((await requests.locator('rect.chart-bar').count()) >= 1, 'a bar for the minute of the requests');
-  assert.match((await requests.locator('svg').getAttribute('aria-label')) ?? '', new RegExp(`Requests per minute, last hour: .*${total} in all`));
+  assert.match(
+    (await requests.locator('svg').getAttribute('aria-label')) ?? '',
+    new RegExp(`Requests per minute, last hour: .*${total} in all`),
+  );
   await page.locator('figure[data-chart="errors"]').waitFor();
-  assert.ok((await page.locator('figure[data-chart="p95"] polyline, figure[data-chart="p95"] circle').count()) >= 1, 'the p95 latency is drawn');
+  assert.ok(
+    (await page.locator('figure[data-chart="p95"] polyline, figure[data-chart="p95"] circle').count()) >= 1,
+    'the p95 latency is drawn',
+  );
   await browser.screenshot('app-information-traffic');
 });
 

@@ -43,7 +43,10 @@ async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 60
   for (;;) {
     const value = probe();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms.\nDaemon log:\n${logged.join('\n')}\nPebble:\n${pebble.output().slice(-3000)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${what} did not happen within ${timeoutMs} ms.\nDaemon log:\n${logged.join('\n')}\nPebble:\n${pebble.output().slice(-3000)}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
@@ -100,7 +103,9 @@ after(async () => {
   store?.close();
 });
 
-test('a public domain gets a certificate by ACME HTTP-01; until then, and for wildcards and private names, the internal CA serves', { skip }, async () => {
+test('a public domain gets a certificate by ACME HTTP-01; until then, and for wildcards and private names, the internal CA serves', {
+  skip,
+}, async () => {
   assert.equal(manager.served('*.slipway-acme.dev')?.source, 'internal', 'HTTP-01 cannot prove a wildcard');
   assert.equal(manager.served('intranet.test')?.source, 'internal', 'no public CA issues for .test');
   assert.equal(store.acme.order('intranet.test'), undefined);
@@ -126,7 +131,9 @@ test('an ACME certificate is renewed before it expires and the router gets the n
   assert.ok(new Date(renewed.validFrom) < new Date(first.validTo), 'renewed before the old one ran out');
   assert.ok(new Date(renewed.validTo) > new Date(first.validTo));
   await until('the router to serve the renewed certificate', () =>
-    applied.at(-1)!.some((c) => c.names.includes(DOMAIN) && new X509Certificate(c.certificatePem).serialNumber === renewed.serialNumber) ? true : undefined,
+    applied.at(-1)!.some((c) => c.names.includes(DOMAIN) && new X509Certificate(c.certificatePem).serialNumber === renewed.serialNumber)
+      ? true
+      : undefined,
   );
   assert.match(logged.join('\n'), /ACME: renewed the certificate of shop\.slipway-acme\.dev/);
 });
@@ -135,7 +142,9 @@ test("a refused order is recorded with the CA's reason and the internal certific
   const app = store.apps.all()[0]!;
   store.domains.add(app.id, 'refused.slipway-acme.dev');
   await manager.changed();
-  const order = await until('the refused order', () => (store.acme.order('refused.slipway-acme.dev')?.state === 'invalid' ? store.acme.order('refused.slipway-acme.dev') : undefined));
+  const order = await until('the refused order', () =>
+    store.acme.order('refused.slipway-acme.dev')?.state === 'invalid' ? store.acme.order('refused.slipway-acme.dev') : undefined,
+  );
   assert.match(order.error ?? '', /refused|blocked|policy|forbid/i);
   assert.equal(manager.served('refused.slipway-acme.dev')?.source, 'internal');
   assert.match(logged.join('\n'), /ACME: no certificate for refused\.slipway-acme\.dev/);

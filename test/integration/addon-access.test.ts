@@ -22,7 +22,7 @@ import { startInstanceNetwork, type TestInstanceNetwork, type TestSandboxNetwork
 
 const skip =
   process.getuid?.() !== 0
-    ? 'network namespaces, nftables and the add-on servers\' users need root'
+    ? "network namespaces, nftables and the add-on servers' users need root"
     : !existsSync(NFT)
       ? `${NFT} is missing (apt-get install nftables)`
       : !existsSync('/usr/bin/psql') || !existsSync('/usr/bin/redis-server')
@@ -86,10 +86,22 @@ before(async () => {
   appA = store.apps.create({ orgId: org.id, name: 'shop', type: 'node', region: 'local' }).id;
   appB = store.apps.create({ orgId: org.id, name: 'blog', type: 'node', region: 'local' }).id;
   const redisFirst = 17700 + Math.floor(Math.random() * 200);
-  providers = makeAddonProviders({ dataDir: dir, gatewayAddress: gateway, postgresPort: await freePort(), redisPortRange: [redisFirst, redisFirst + 9] });
+  providers = makeAddonProviders({
+    dataDir: dir,
+    gatewayAddress: gateway,
+    postgresPort: await freePort(),
+    redisPortRange: [redisFirst, redisFirst + 9],
+  });
   addons = new AddonManager({ store, providers, log: () => undefined });
 
-  firewall = new Firewall({ table: network.bridge, bridge: network.bridge, subnet: network.subnet, gateway, routerPorts: [], forwarding: { sysctl: join(dir, 'ip_forward'), marker: join(dir, 'marker') } });
+  firewall = new Firewall({
+    table: network.bridge,
+    bridge: network.bridge,
+    subnet: network.subnet,
+    gateway,
+    routerPorts: [],
+    forwarding: { sysctl: join(dir, 'ip_forward'), marker: join(dir, 'marker') },
+  });
   await firewall.start();
   const postgresql = providers.get('postgresql');
   access = new AddonAccess({
@@ -132,16 +144,24 @@ test('before its sandbox is announced, an address reaches nothing', { skip }, as
 test("an instance reaches its own app's add-ons with their variables", { skip }, async () => {
   const began = performance.now();
   await access.attached({ appId: appA, kind: 'instance', address: addressA });
-  console.log(`announcing a sandbox linked to PostgreSQL and Redis took ${Math.round(performance.now() - began)} ms (nft sets, pg_hba.conf reloaded)`);
+  console.log(
+    `announcing a sandbox linked to PostgreSQL and Redis took ${Math.round(performance.now() - began)} ms (nft sets, pg_hba.conf reloaded)`,
+  );
   await access.attached({ appId: appB, kind: 'instance', address: addressB });
   assert.equal(psql(nsA, dbA), dbA.POSTGRESQL_ADDON_DB);
   assert.equal(psql(nsB, dbB), dbB.POSTGRESQL_ADDON_DB);
-  assert.equal(nsA.exec(['redis-cli', '-h', gateway, '-p', cacheA.REDIS_PORT!, 'PING'], { REDISCLI_AUTH: cacheA.REDIS_PASSWORD! }).trim(), 'PONG');
+  assert.equal(
+    nsA.exec(['redis-cli', '-h', gateway, '-p', cacheA.REDIS_PORT!, 'PING'], { REDISCLI_AUTH: cacheA.REDIS_PASSWORD! }).trim(),
+    'PONG',
+  );
 });
 
 test("another app's instance cannot reach them, even with their passwords", { skip }, async () => {
   // Same server and port as its own database: pg_hba.conf refuses the other database by address.
-  assert.match(psql(nsB, dbA), new RegExp(`no pg_hba\\.conf entry for host "${addressB.replaceAll('.', '\\.')}".*database "${dbA.POSTGRESQL_ADDON_DB}"`));
+  assert.match(
+    psql(nsB, dbA),
+    new RegExp(`no pg_hba\\.conf entry for host "${addressB.replaceAll('.', '\\.')}".*database "${dbA.POSTGRESQL_ADDON_DB}"`),
+  );
   // Not linked to any Redis: the firewall drops it before the server sees it.
   assert.equal(probe(nsB, gateway, cacheA.REDIS_PORT!), 'timeout');
 });

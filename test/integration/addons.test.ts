@@ -60,7 +60,9 @@ async function waitForEnd(appId: string, deploymentId: string): Promise<Deployme
 }
 
 function addonEnv(name: string): Promise<Record<string, string>> {
-  return cliJson<Array<{ name: string; value: string }>>(['addon', 'env', name]).then((list) => Object.fromEntries(list.map((v) => [v.name, v.value])));
+  return cliJson<Array<{ name: string; value: string }>>(['addon', 'env', name]).then((list) =>
+    Object.fromEntries(list.map((v) => [v.name, v.value])),
+  );
 }
 
 function portAnswers(host: string, port: number): Promise<boolean> {
@@ -122,7 +124,10 @@ test('with no add-on, the daemon starts no add-on server; providers are listed',
   assert.equal(existsSync(join(daemon.dataDir, 'postgresql')), false, 'no PostgreSQL cluster was initialised');
   assert.doesNotMatch(daemon.output(), /Add-on provider \w+ started/);
   const providers = await cliJson<Array<{ name: string; description: string }>>(['addon', 'providers']);
-  assert.deepEqual(providers.map((p) => p.name), ['postgresql', 'redis']);
+  assert.deepEqual(
+    providers.map((p) => p.name),
+    ['postgresql', 'redis'],
+  );
   const human = await cliOk(['addon', 'providers']);
   assert.match(human, /^postgresql\s+PostgreSQL/m);
 });
@@ -135,7 +140,14 @@ test('an unknown provider is refused with the list of providers', async () => {
 });
 
 test('addon create provisions PostgreSQL and Redis for real and links the app', async () => {
-  const pgAddon = await cliJson<{ id: string; name: string; provider: string; linked_apps: string[] }>(['addon', 'create', 'postgresql', 'db', '--link', 'a']);
+  const pgAddon = await cliJson<{ id: string; name: string; provider: string; linked_apps: string[] }>([
+    'addon',
+    'create',
+    'postgresql',
+    'db',
+    '--link',
+    'a',
+  ]);
   assert.match(pgAddon.id, /^addon_[0-9a-f-]{36}$/);
   assert.deepEqual(pgAddon.linked_apps, [appA]);
   const created = await daemon.cli(['addon', 'create', 'redis', 'cache', '--link', appA]);
@@ -206,12 +218,20 @@ test('slipway env shows the own variables, then each add-on, then each linked ap
     sections.map((s) => s.source),
     ['application', 'add-on cache (redis)', 'add-on db (postgresql)', 'linked app b'],
   );
-  assert.deepEqual(sections[0]!.env.map((v) => v.name), ['POSTGRESQL_ADDON_VERSION', 'SHOW_VARS']);
+  assert.deepEqual(
+    sections[0]!.env.map((v) => v.name),
+    ['POSTGRESQL_ADDON_VERSION', 'SHOW_VARS'],
+  );
   assert.deepEqual(sections[3]!.env, [{ name: 'API_BASE', value: 'http://b.internal' }]);
 
   const human = await cliOk(['env', '--app', 'a']);
   const headers = human.split('\n').filter((l) => l.startsWith('# '));
-  assert.deepEqual(headers, ['# application', '# add-on cache (redis): not read by env import', '# add-on db (postgresql): not read by env import', '# linked app b: not read by env import']);
+  assert.deepEqual(headers, [
+    '# application',
+    '# add-on cache (redis): not read by env import',
+    '# add-on db (postgresql): not read by env import',
+    '# linked app b: not read by env import',
+  ]);
   // Saved and imported again, the add-ons' and the linked app's sections stay theirs.
   const reimported = await daemon.cli(['env', 'import', '--app', 'a'], { stdin: human });
   assert.equal(reimported.code, 0, reimported.stderr);
@@ -220,7 +240,10 @@ test('slipway env shows the own variables, then each add-on, then each linked ap
   assert.deepEqual(again, sections);
 
   const services = await cliJson<{ addons: Array<{ name: string }>; apps: Array<{ id: string; name: string }> }>(['service', '--app', 'a']);
-  assert.deepEqual(services.addons.map((a) => a.name), ['db', 'cache']);
+  assert.deepEqual(
+    services.addons.map((a) => a.name),
+    ['db', 'cache'],
+  );
   assert.deepEqual(services.apps, [{ id: appB, name: 'b' }]);
 });
 
@@ -229,7 +252,9 @@ test("changing a linked app's exposed config restarts the app linked to it, whic
   // B also exposes REDIS_HOST: A's redis add-on must keep winning.
   const set = await daemon.cli(['published-config', 'set', 'REDIS_HOST', 'from-b', '--app', 'b']);
   assert.equal(set.code, 0, set.stderr);
-  const restart = new RegExp(`Restarting a \\(${appA}\\), linked to this application: deployment (deployment_[0-9a-f-]{36})`).exec(set.stderr);
+  const restart = new RegExp(`Restarting a \\(${appA}\\), linked to this application: deployment (deployment_[0-9a-f-]{36})`).exec(
+    set.stderr,
+  );
   assert.ok(restart, set.stderr);
   const after = await deployments(appA);
   assert.equal(after.length, before.length + 1);
@@ -238,7 +263,10 @@ test("changing a linked app's exposed config restarts the app linked to it, whic
   const ended = await waitForEnd(appA, restart[1]!);
   const log = await deploymentLog(daemon, appA, ended.id);
   assert.equal(ended.state, 'OK', log.join('\n'));
-  assert.ok(log.some((l) => l.includes('Reusing the release')), `a restart, not a rebuild:\n${log.join('\n')}`);
+  assert.ok(
+    log.some((l) => l.includes('Reusing the release')),
+    `a restart, not a rebuild:\n${log.join('\n')}`,
+  );
 
   const seen = (await getJson('/')).env as Record<string, string | null>;
   assert.equal(seen.API_BASE, 'http://b.internal', "the linked app's exposed variable reached the running app");
@@ -304,11 +332,19 @@ test("another organisation's user cannot see, read or link the add-ons", async (
   assert.match(byName.stderr, /No add-on "db" among yours/);
   const response = await fetch(`${daemon.apiUrl}/v1/addons/${id}`, { headers: { authorization: `Bearer ${token}` } });
   assert.equal(response.status, 404);
-  const removal = await fetch(`${daemon.apiUrl}/v1/addons/${id}?unlink=1`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+  const removal = await fetch(`${daemon.apiUrl}/v1/addons/${id}?unlink=1`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${token}` },
+  });
   assert.equal(removal.status, 404);
 
   await cliOk(['org', 'create', 'eve-org'], { token });
-  const eveApp = (await cliOk(['create', '--type', 'node', 'eve-app', '--region', 'par', '--org', 'eve-org'], { token, cwd: mkdtempSync(join(tmpdir(), 'slipway-eve-')) })).trim();
+  const eveApp = (
+    await cliOk(['create', '--type', 'node', 'eve-app', '--region', 'par', '--org', 'eve-org'], {
+      token,
+      cwd: mkdtempSync(join(tmpdir(), 'slipway-eve-')),
+    })
+  ).trim();
   const steal = await daemon.cli(['service', 'link-addon', id, '--app', eveApp], { token });
   assert.equal(steal.code, 1);
   assert.match(steal.stderr, /No add-on "addon_/);
@@ -347,11 +383,17 @@ test('delete is refused while linked, asks for confirmation, and with --unlink -
   assert.match(right.output, /Deleted add-on scratch/);
 
   await cliOk(['addon', 'delete', 'cache', '--unlink', '--yes']);
-  assert.deepEqual((await cliJson<Array<{ name: string }>>(['addon', 'list'])).map((a) => a.name), ['db']);
+  assert.deepEqual(
+    (await cliJson<Array<{ name: string }>>(['addon', 'list'])).map((a) => a.name),
+    ['db'],
+  );
   assert.equal(existsSync(join(daemon.dataDir, 'redis', cacheId)), false, "the add-on's data folder is gone");
   assert.equal(await portAnswers('127.0.0.1', Number(cache.REDIS_PORT)), false, 'its server is stopped');
   const services = await cliJson<{ addons: Array<{ name: string }> }>(['service', '--app', 'a']);
-  assert.deepEqual(services.addons.map((a) => a.name), ['db']);
+  assert.deepEqual(
+    services.addons.map((a) => a.name),
+    ['db'],
+  );
 
   // Unlinking first, then deleting: the role and database are dropped for real.
   await cliOk(['service', 'unlink-addon', 'db', '--app', 'a']);

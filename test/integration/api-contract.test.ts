@@ -52,14 +52,20 @@ function operationFor(method: string, path: string): Operation {
 function check(method: string, path: string, status: number, contentType: string, text: string): unknown {
   const operation = operationFor(method, path);
   const declared = operation.responses[String(status)];
-  assert.ok(declared, `${method} ${path} answered ${status}, which ${operation.operationId} does not declare (${Object.keys(operation.responses).join(', ')}): ${text.slice(0, 300)}`);
+  assert.ok(
+    declared,
+    `${method} ${path} answered ${status}, which ${operation.operationId} does not declare (${Object.keys(operation.responses).join(', ')}): ${text.slice(0, 300)}`,
+  );
   seen.set(operation.operationId, (seen.get(operation.operationId) ?? new Set()).add(status));
   const [type, media] = Object.entries(declared.content ?? {})[0] ?? [];
   if (!media) return undefined;
   assert.ok(contentType.startsWith(type!), `${method} ${path}: ${contentType} instead of ${type}`);
   const values =
     type === 'application/x-ndjson'
-      ? text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown)
+      ? text
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as unknown)
       : type!.startsWith('text/')
         ? [text]
         : [JSON.parse(text) as unknown];
@@ -70,11 +76,19 @@ function check(method: string, path: string, status: number, contentType: string
   return type === 'application/x-ndjson' ? values : values[0];
 }
 
-async function call<T = Record<string, unknown>>(method: string, path: string, body?: unknown, options: { token?: string | null; expect?: number } = {}): Promise<T> {
+async function call<T = Record<string, unknown>>(
+  method: string,
+  path: string,
+  body?: unknown,
+  options: { token?: string | null; expect?: number } = {},
+): Promise<T> {
   const token = options.token === undefined ? daemon.adminToken : options.token;
   const response = await fetch(`${daemon.apiUrl}${path}`, {
     method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
@@ -87,7 +101,12 @@ async function call<T = Record<string, unknown>>(method: string, path: string, b
 async function waitFor(appId: string, deploymentId: string): Promise<{ state: string; id: string }> {
   const deadline = Date.now() + 600_000;
   for (;;) {
-    const { deployment } = await call<{ deployment: { state: string; id: string } }>('GET', `/v1/apps/${appId}/deployments/${deploymentId}`, undefined, { expect: 200 });
+    const { deployment } = await call<{ deployment: { state: string; id: string } }>(
+      'GET',
+      `/v1/apps/${appId}/deployments/${deploymentId}`,
+      undefined,
+      { expect: 200 },
+    );
     if (deployment.state !== 'WIP') return deployment;
     if (Date.now() > deadline) throw new Error(`deployment ${deploymentId} did not end`);
     await new Promise((r) => setTimeout(r, 300));
@@ -102,7 +121,10 @@ async function deployedOk(appId: string, deploymentId: string): Promise<void> {
 /** `slipway run`'s upgrade, answered 101 or refused. */
 function upgrade(path: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(`${daemon.apiUrl}${path}`, { method: 'POST', headers: { authorization: `Bearer ${daemon.adminToken}`, connection: 'Upgrade', upgrade: 'slipway-run' } });
+    const req = request(`${daemon.apiUrl}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${daemon.adminToken}`, connection: 'Upgrade', upgrade: 'slipway-run' },
+    });
     req.once('upgrade', (res, socket) => {
       socket.destroy();
       resolve(res.statusCode ?? 0);
@@ -133,7 +155,10 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   await call('DELETE', `/v1/tokens/${ci.token.id}`, undefined, { expect: 200 });
   await call('DELETE', `/v1/tokens/${ci.token.id}`, undefined, { expect: 409 });
   const { types } = await call<{ types: Array<{ name: string }> }>('GET', '/v1/app-types', undefined, { expect: 200 });
-  assert.deepEqual(types.map((t) => t.name), ['node', 'sbt']);
+  assert.deepEqual(
+    types.map((t) => t.name),
+    ['node', 'sbt'],
+  );
   await call('GET', '/v1/orgs', undefined, { expect: 200 });
   await call('POST', '/v1/orgs', { name: 'acme' }, { expect: 201 });
   await call('POST', '/v1/orgs', { name: 'acme' }, { expect: 409 });
@@ -147,13 +172,28 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   // SSH keys.
   const keyDir = mkdtempSync(join(tmpdir(), 'slipway-key-'));
   execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'contract', '-f', join(keyDir, 'id')]);
-  const { key } = await call<{ key: { id: string } }>('POST', '/v1/ssh-keys', { public_key: readFileSync(join(keyDir, 'id.pub'), 'utf8') }, { expect: 201 });
+  const { key } = await call<{ key: { id: string } }>(
+    'POST',
+    '/v1/ssh-keys',
+    { public_key: readFileSync(join(keyDir, 'id.pub'), 'utf8') },
+    { expect: 201 },
+  );
   await call('POST', '/v1/ssh-keys', { public_key: 'not a key' }, { expect: 400 });
   await call('GET', '/v1/ssh-keys', undefined, { expect: 200 });
 
   // Applications, their variables, settings and scaling.
-  const { app } = await call<{ app: { id: string; git_url: string } }>('POST', '/v1/apps', { type: 'node', name: 'hello', org: 'acme' }, { expect: 201 });
-  const { app: other } = await call<{ app: { id: string } }>('POST', '/v1/apps', { type: 'node', name: 'api', org: 'acme', region: 'mtl' }, { expect: 201 });
+  const { app } = await call<{ app: { id: string; git_url: string } }>(
+    'POST',
+    '/v1/apps',
+    { type: 'node', name: 'hello', org: 'acme' },
+    { expect: 201 },
+  );
+  const { app: other } = await call<{ app: { id: string } }>(
+    'POST',
+    '/v1/apps',
+    { type: 'node', name: 'api', org: 'acme', region: 'mtl' },
+    { expect: 201 },
+  );
   await call('POST', '/v1/apps', { type: 'node', name: 'x', org: 'acme', colour: 'red' }, { expect: 400 });
   await call('GET', '/v1/apps', undefined, { expect: 200 });
   await call('GET', '/v1/apps?org=acme', undefined, { expect: 200 });
@@ -164,7 +204,17 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   const base = `/v1/apps/${app.id}`;
   await call('PUT', `${base}/env/GREETING`, { value: 'bonjour' }, { expect: 200 });
   await call('PUT', `${base}/env/GREETING`, { value: 5 }, { expect: 400 });
-  await call('PUT', `${base}/env`, { env: [{ name: 'GREETING', value: 'salut' }, { name: 'EXTRA', value: 'x' }] }, { expect: 200 });
+  await call(
+    'PUT',
+    `${base}/env`,
+    {
+      env: [
+        { name: 'GREETING', value: 'salut' },
+        { name: 'EXTRA', value: 'x' },
+      ],
+    },
+    { expect: 200 },
+  );
   await call('DELETE', `${base}/env/EXTRA`, undefined, { expect: 200 });
   await call('DELETE', `${base}/env/EXTRA`, undefined, { expect: 404 });
   await call('GET', `${base}/config`, undefined, { expect: 200 });
@@ -180,9 +230,33 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   await call('GET', `${base}/domains`, undefined, { expect: 200 });
   await call('PUT', `${base}/favourite-domain`, { fqdn: 'shop.example.com' }, { expect: 200 });
   await call('DELETE', `${base}/favourite-domain`, undefined, { expect: 200 });
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=shop.example.com',
-    '-addext', 'subjectAltName=DNS:shop.example.com', '-keyout', join(keyDir, 'tls.key'), '-out', join(keyDir, 'tls.pem')], { stdio: 'ignore' });
-  const uploaded = { certificate: readFileSync(join(keyDir, 'tls.pem'), 'utf8'), private_key: readFileSync(join(keyDir, 'tls.key'), 'utf8') };
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=shop.example.com',
+      '-addext',
+      'subjectAltName=DNS:shop.example.com',
+      '-keyout',
+      join(keyDir, 'tls.key'),
+      '-out',
+      join(keyDir, 'tls.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
+  const uploaded = {
+    certificate: readFileSync(join(keyDir, 'tls.pem'), 'utf8'),
+    private_key: readFileSync(join(keyDir, 'tls.key'), 'utf8'),
+  };
   await call('PUT', `${base}/domains/shop.example.com/certificate`, uploaded, { expect: 200 });
   await call('PUT', `${base}/domains/shop.example.com/certificate`, { ...uploaded, private_key: 'x' }, { expect: 400 });
   await call('DELETE', `${base}/domains/shop.example.com/certificate`, undefined, { expect: 200 });
@@ -191,7 +265,17 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
 
   // Exposed configuration and links between apps.
   await call('PUT', `/v1/apps/${other.id}/published-config/API_URL`, { value: 'http://api/' }, { expect: 200 });
-  await call('PUT', `/v1/apps/${other.id}/published-config`, { published_config: [{ name: 'API_URL', value: 'http://api/' }, { name: 'TEMP', value: '1' }] }, { expect: 200 });
+  await call(
+    'PUT',
+    `/v1/apps/${other.id}/published-config`,
+    {
+      published_config: [
+        { name: 'API_URL', value: 'http://api/' },
+        { name: 'TEMP', value: '1' },
+      ],
+    },
+    { expect: 200 },
+  );
   await call('DELETE', `/v1/apps/${other.id}/published-config/TEMP`, undefined, { expect: 200 });
   await call('GET', `/v1/apps/${other.id}/published-config`, undefined, { expect: 200 });
   await call('POST', `${base}/services/apps`, { app: other.id }, { expect: 201 });
@@ -201,7 +285,12 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
 
   // Add-ons (a Redis of its own: the lighter provider).
   await call('GET', '/v1/addon-providers', undefined, { expect: 200 });
-  const { addon } = await call<{ addon: { id: string } }>('POST', '/v1/addons', { provider: 'redis', name: 'cache', org: 'acme', link: [app.id] }, { expect: 201 });
+  const { addon } = await call<{ addon: { id: string } }>(
+    'POST',
+    '/v1/addons',
+    { provider: 'redis', name: 'cache', org: 'acme', link: [app.id] },
+    { expect: 201 },
+  );
   await call('GET', '/v1/addons', undefined, { expect: 200 });
   await call('GET', '/v1/addons?org=acme', undefined, { expect: 200 });
   await call('GET', '/v1/addons/cache?org=acme', undefined, { expect: 200 });
@@ -222,7 +311,12 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   for (const release of ['one', 'two']) {
     pushed.push(newRelease(dir, release));
     assert.equal(gitPush(dir, url, gitEnv).code, 0);
-    const { deployments } = await call<{ deployments: Array<{ id: string; commit: string }> }>('GET', `${base}/deployments?limit=5`, undefined, { expect: 200 });
+    const { deployments } = await call<{ deployments: Array<{ id: string; commit: string }> }>(
+      'GET',
+      `${base}/deployments?limit=5`,
+      undefined,
+      { expect: 200 },
+    );
     await deployedOk(app.id, deployments.find((d) => d.commit === pushed.at(-1))!.id);
   }
   await call('GET', `${base}/deployments?limit=many`, undefined, { expect: 400 });
@@ -247,8 +341,15 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
     await deployedOk(app.id, deployment.id);
   }
   await call('POST', `${base}/deployments`, { mode: 'reboot' }, { expect: 400 });
-  await deployedOk(app.id, (await call<{ deployment: { id: string } }>('POST', `${base}/restart`, undefined, { expect: 201 })).deployment.id);
-  await deployedOk(app.id, (await call<{ deployment: { id: string } }>('POST', `${base}/restart-commit`, { commit: pushed[0]!.slice(0, 12) }, { expect: 201 })).deployment.id);
+  await deployedOk(
+    app.id,
+    (await call<{ deployment: { id: string } }>('POST', `${base}/restart`, undefined, { expect: 201 })).deployment.id,
+  );
+  await deployedOk(
+    app.id,
+    (await call<{ deployment: { id: string } }>('POST', `${base}/restart-commit`, { commit: pushed[0]!.slice(0, 12) }, { expect: 201 }))
+      .deployment.id,
+  );
   await deployedOk(app.id, (await call<{ deployment: { id: string } }>('POST', `${base}/rollback`, {}, { expect: 201 })).deployment.id);
   await call('PUT', `${base}/instances`, { count: 1 }, { expect: 200 });
   await call('POST', `${base}/deployments/cancel`, undefined, { expect: 201 });
@@ -274,7 +375,14 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   });
   if (seen.get('listRuntimes')?.has(502)) {
     console.log('GET /v1/runtimes answered 502 (the npm registry is out of reach here): its success was not checked.');
-    unreached.splice(unreached.findIndex((op) => op.operationId === 'listRuntimes'), 1);
+    unreached.splice(
+      unreached.findIndex((op) => op.operationId === 'listRuntimes'),
+      1,
+    );
   }
-  assert.deepEqual(unreached.map((op) => op.operationId), [], 'every operation answered its success at least once');
+  assert.deepEqual(
+    unreached.map((op) => op.operationId),
+    [],
+    'every operation answered its success at least once',
+  );
 });

@@ -27,7 +27,9 @@ function userOf(appId: string): { name: string; uid: number } | undefined {
 }
 
 function processesOf(uid: number): string[] {
-  return spawnSync('ps', ['-o', 'pid=,args=', '-u', String(uid)], { encoding: 'utf8' }).stdout.split('\n').filter((l) => l.trim() !== '');
+  return spawnSync('ps', ['-o', 'pid=,args=', '-u', String(uid)], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter((l) => l.trim() !== '');
 }
 
 test('slipway delete stops the app, frees its name and leaves no route, folder, repository, process or user behind', async () => {
@@ -41,7 +43,11 @@ test('slipway delete stops the app, frees its name and leaves no route, folder, 
   const user = userOf(appId);
   assert.ok(user, 'the app has its own unix user while it exists');
   assert.ok(processesOf(user.uid).length > 0, 'its instance runs as that user');
-  const folders = [join(daemon.dataDir, 'releases', appId), join(daemon.dataDir, 'cache', 'apps', appId), join(daemon.dataDir, 'repos', `${appId}.git`)];
+  const folders = [
+    join(daemon.dataDir, 'releases', appId),
+    join(daemon.dataDir, 'cache', 'apps', appId),
+    join(daemon.dataDir, 'repos', `${appId}.git`),
+  ];
   for (const folder of folders) assert.ok(existsSync(folder), `${folder} exists before`);
 
   const refused = await daemon.cli(['delete', '--app', appId], { cwd: dir, stdin: '' });
@@ -60,6 +66,8 @@ test('slipway delete stops the app, frees its name and leaves no route, folder, 
   const status = await daemon.cli(['status', '--app', appId]);
   assert.notEqual(status.code, 0, 'the app is unknown afterwards');
 
-  const again = await daemon.cli(['create', '--type', 'node', 'doomed', '--region', 'par', '--org', 'default'], { cwd: checkoutExample('node-hello') });
+  const again = await daemon.cli(['create', '--type', 'node', 'doomed', '--region', 'par', '--org', 'default'], {
+    cwd: checkoutExample('node-hello'),
+  });
   assert.equal(again.code, 0, `the name is free again: ${again.stderr}`);
 });

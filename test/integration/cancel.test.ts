@@ -4,7 +4,18 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { checkoutExample, commitAll, createApp, deploymentLog, getThroughRouter, gitPush, newRelease, pushAndWait, registerSshKey, waitForDeploymentOf } from '../support/deploy.js';
+import {
+  checkoutExample,
+  commitAll,
+  createApp,
+  deploymentLog,
+  getThroughRouter,
+  gitPush,
+  newRelease,
+  pushAndWait,
+  registerSshKey,
+  waitForDeploymentOf,
+} from '../support/deploy.js';
 import { waitUntil } from '../support/wait.js';
 
 let daemon: TestDaemon;
@@ -38,16 +49,25 @@ function fastCommit(name: string): string {
 }
 
 async function waitForBuildMarker(name: string): Promise<string> {
-  return waitUntil(`the slow build ${name} to start`, async () => {
-    const list = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout) as Array<{ id: string; state: string }>;
-    const wip = list.find((d) => d.state === 'WIP');
-    if (!wip) return undefined;
-    return (await deploymentLog(daemon, appId, wip.id)).some((l) => l.includes(`slow-build-${name}`)) ? wip.id : undefined;
-  }, 120_000);
+  return waitUntil(
+    `the slow build ${name} to start`,
+    async () => {
+      const list = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout) as Array<{
+        id: string;
+        state: string;
+      }>;
+      const wip = list.find((d) => d.state === 'WIP');
+      if (!wip) return undefined;
+      return (await deploymentLog(daemon, appId, wip.id)).some((l) => l.includes(`slow-build-${name}`)) ? wip.id : undefined;
+    },
+    120_000,
+  );
 }
 
 function sleepers(): string[] {
-  return spawnSync('ps', ['-eo', 'args='], { encoding: 'utf8' }).stdout.split('\n').filter((l) => l.startsWith('sleep 120'));
+  return spawnSync('ps', ['-eo', 'args='], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter((l) => l.startsWith('sleep 120'));
 }
 
 before(async () => {
@@ -73,15 +93,26 @@ test('cancel-deploy kills the running build, marks it CANCELLED and the previous
   const result = await daemon.cli(['cancel-deploy', '--app', appId]);
   assert.equal(result.code, 0, result.stderr);
   assert.match(result.stderr, new RegExp(`Cancelled ${id}`));
-  const ended = await waitUntil('the cancelled deployment to end', async () => {
-    const list = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout) as Array<{ id: string; state: string; message: string }>;
-    const d = list.find((x) => x.id === id)!;
-    return d.state === 'WIP' ? undefined : d;
-  }, 30_000);
+  const ended = await waitUntil(
+    'the cancelled deployment to end',
+    async () => {
+      const list = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout) as Array<{
+        id: string;
+        state: string;
+        message: string;
+      }>;
+      const d = list.find((x) => x.id === id)!;
+      return d.state === 'WIP' ? undefined : d;
+    },
+    30_000,
+  );
   assert.equal(ended.state, 'CANCELLED');
   assert.match(ended.message, /cancelled by admin/);
   const log = await deploymentLog(daemon, appId, id);
-  assert.ok(log.some((l) => l.includes('Deployment cancelled during the build phase')), log.join('\n'));
+  assert.ok(
+    log.some((l) => l.includes('Deployment cancelled during the build phase')),
+    log.join('\n'),
+  );
   assert.ok(log.includes('The previous release keeps serving.'));
   assert.equal(await served(), 'one');
   assert.deepEqual(sleepers(), [], 'no process of the build is left');
@@ -107,7 +138,10 @@ test('with cancel-on-push a newer push cancels the running deployment and deploy
   const deployed = await waitForDeploymentOf(daemon, appId, fast, 120_000);
   assert.equal(deployed.state, 'OK');
   assert.equal(await served(), 'four');
-  const list = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout) as Array<{ id: string; state: string }>;
+  const list = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout) as Array<{
+    id: string;
+    state: string;
+  }>;
   assert.equal(list.find((d) => d.id === slowId)?.state, 'CANCELLED');
   assert.deepEqual(sleepers(), []);
 });

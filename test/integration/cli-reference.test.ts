@@ -26,7 +26,11 @@ after(async () => {
 });
 
 /** The CLI as a long-running process (following logs), with its output so far. */
-function startCli(args: string[], env: NodeJS.ProcessEnv = {}, cwd = dir): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+function startCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  cwd = dir,
+): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
   const child = spawn(process.execPath, [SLIPWAY_BIN, ...args], {
     cwd,
     env: { ...process.env, ...gitEnv, SLIPWAY_URL: daemon.apiUrl, SLIPWAY_TOKEN: daemon.adminToken, ...env },
@@ -64,7 +68,8 @@ test('--version, help for a command, a topic alone, a typo and a missing argumen
 
   const help = await runCli(['help', 'logs']);
   assert.equal(help.code, 0);
-  for (const option of ['--since', '--until', '--search', '--no-follow', '--lines', '--deployment-id']) assert.match(help.stdout, new RegExp(`${option}\\b.*\\w`));
+  for (const option of ['--since', '--until', '--search', '--no-follow', '--lines', '--deployment-id'])
+    assert.match(help.stdout, new RegExp(`${option}\\b.*\\w`));
   assert.match(help.stdout, /Examples:\n {2}slipway logs/);
   assert.equal((await runCli(['logs', '--help'])).stdout, help.stdout);
 
@@ -82,7 +87,11 @@ test('--version, help for a command, a topic alone, a typo and a missing argumen
 
   const bash = await runCli(['completion', 'bash']);
   assert.equal(bash.code, 0);
-  const offered = execFileSync('bash', ['-c', 'eval "$(cat)"; COMP_WORDS=(slipway tokens r); COMP_CWORD=2; _slipway; echo "${COMPREPLY[@]}"'], { input: bash.stdout, encoding: 'utf8' });
+  const offered = execFileSync(
+    'bash',
+    ['-c', 'eval "$(cat)"; COMP_WORDS=(slipway tokens r); COMP_CWORD=2; _slipway; echo "${COMPREPLY[@]}"'],
+    { input: bash.stdout, encoding: 'utf8' },
+  );
   assert.equal(offered, 'revoke\n');
   const fish = await runCli(['completion', 'fish']);
   assert.equal(fish.code, 2);
@@ -133,7 +142,10 @@ test('open and console print the URLs; without a display nothing is opened, with
   const env = { ...desktop, DISPLAY: ':77', BROWSER: join(bin, 'browser') };
   assert.equal((await daemon.cli(['open'], { cwd: dir, env })).code, 0);
   assert.equal((await daemon.cli(['console', '--app', 'hello'], { cwd: dir, env })).code, 0);
-  assert.deepEqual(readFileSync(opened, 'utf8').split('\n').filter(Boolean), [`http://${appId}.localhost:${daemon.routerPort}/`, `${daemon.apiUrl}/#/apps/${appId}`]);
+  assert.deepEqual(readFileSync(opened, 'utf8').split('\n').filter(Boolean), [
+    `http://${appId}.localhost:${daemon.routerPort}/`,
+    `${daemon.apiUrl}/#/apps/${appId}`,
+  ]);
 
   // A display but no browser at all: the URL is printed and the command still succeeds.
   const broken = await daemon.cli(['open'], { cwd: dir, env: { DISPLAY: ':77', BROWSER: '/nonexistent/browser', PATH: '/usr/bin:/bin' } });
@@ -181,8 +193,20 @@ test('a folder with a .clever.json is linked to the apps it names, explicitly or
       join(folder, '.clever.json'),
       JSON.stringify({
         apps: [
-          { app_id: 'app_11111111-2222-3333-4444-555555555555', org_id: 'orga_x', deploy_url: 'https://push.example.invalid/app.git', name: 'hello', alias: 'production' },
-          { app_id: 'app_66666666-2222-3333-4444-555555555555', org_id: 'orga_x', deploy_url: 'https://push.example.invalid/b.git', name: 'not-here', alias: 'staging' },
+          {
+            app_id: 'app_11111111-2222-3333-4444-555555555555',
+            org_id: 'orga_x',
+            deploy_url: 'https://push.example.invalid/app.git',
+            name: 'hello',
+            alias: 'production',
+          },
+          {
+            app_id: 'app_66666666-2222-3333-4444-555555555555',
+            org_id: 'orga_x',
+            deploy_url: 'https://push.example.invalid/b.git',
+            name: 'not-here',
+            alias: 'staging',
+          },
         ],
       }),
     );
@@ -193,7 +217,10 @@ test('a folder with a .clever.json is linked to the apps it names, explicitly or
   assert.match(linked.stderr, /Linked hello \(app_[^)]+\) as "production"/);
   assert.match(linked.stderr, /Skipped "staging" .*no application of that name among yours/);
   const written = JSON.parse(readFileSync(join(explicit, '.slipway.json'), 'utf8'));
-  assert.deepEqual(written.apps.map((a: { alias: string; app_id: string }) => [a.alias, a.app_id]), [['production', appId]]);
+  assert.deepEqual(
+    written.apps.map((a: { alias: string; app_id: string }) => [a.alias, a.app_id]),
+    [['production', appId]],
+  );
   assert.equal(written.default, appId);
   const twice = await daemon.cli(['link', '--from-clever'], { cwd: explicit });
   assert.equal(twice.code, 1);
@@ -211,8 +238,17 @@ test('a folder with a .clever.json is linked to the apps it names, explicitly or
 });
 
 test('addon create accepts the reference provider names and the one plan of each provider', async () => {
-  const providers = JSON.parse((await daemon.cli(['addon', 'providers', '--format', 'json'])).stdout) as Array<{ name: string; plans: Array<{ name: string }> }>;
-  assert.deepEqual(providers.map((p) => [p.name, p.plans.map((plan) => plan.name)]), [['postgresql', ['dev']], ['redis', ['s_mono']]]);
+  const providers = JSON.parse((await daemon.cli(['addon', 'providers', '--format', 'json'])).stdout) as Array<{
+    name: string;
+    plans: Array<{ name: string }>;
+  }>;
+  assert.deepEqual(
+    providers.map((p) => [p.name, p.plans.map((plan) => plan.name)]),
+    [
+      ['postgresql', ['dev']],
+      ['redis', ['s_mono']],
+    ],
+  );
   const wrongPlan = await daemon.cli(['addon', 'create', 'postgresql-addon', 'db', '--plan', 'xl_big']);
   assert.equal(wrongPlan.code, 1);
   assert.match(wrongPlan.stderr, /The postgresql provider has no plan "xl_big"/);
@@ -232,9 +268,14 @@ test('published-config import replaces what the app exposes', async () => {
     { name: 'API_URL', value: 'http://api.internal/' },
     { name: 'MULTI', value: 'a\nb' },
   ]);
-  const json = await daemon.cli(['published-config', 'import', '--json'], { cwd: dir, stdin: JSON.stringify([{ name: 'ONLY', value: ' spaced ' }]) });
+  const json = await daemon.cli(['published-config', 'import', '--json'], {
+    cwd: dir,
+    stdin: JSON.stringify([{ name: 'ONLY', value: ' spaced ' }]),
+  });
   assert.equal(json.code, 0, json.stderr);
-  assert.deepEqual(JSON.parse((await daemon.cli(['published-config', '--format', 'json'], { cwd: dir })).stdout), [{ name: 'ONLY', value: ' spaced ' }]);
+  assert.deepEqual(JSON.parse((await daemon.cli(['published-config', '--format', 'json'], { cwd: dir })).stdout), [
+    { name: 'ONLY', value: ' spaced ' },
+  ]);
   const bad = await daemon.cli(['published-config', 'import'], { cwd: dir, stdin: '1BAD=x\n' });
   assert.equal(bad.code, 1);
 });
@@ -270,7 +311,11 @@ test('logs: --search, --until and --no-follow; on a terminal it follows by defau
   await new Promise((r) => setTimeout(r, 1500));
   assert.equal(following.child.exitCode, null, `logs on a terminal returned instead of following:\n${following.output()}`);
   await getThroughRouter(daemon, `${appId}.localhost`, '/crash');
-  await waitUntil('the crash line followed live', async () => (following.output().includes('crashing on purpose') ? true : undefined), 30_000);
+  await waitUntil(
+    'the crash line followed live',
+    async () => (following.output().includes('crashing on purpose') ? true : undefined),
+    30_000,
+  );
   following.child.kill('SIGTERM');
   await following.exited;
 
@@ -282,11 +327,21 @@ test('logs: --search, --until and --no-follow; on a terminal it follows by defau
 test('deploy --exit-on never follows the application output once the deployment ended', async () => {
   commitAll(dir, 'empty change');
   const run = startCli(['deploy', '--exit-on', 'never']);
-  await waitUntil('the deployment to end and the following to begin', async () => (run.output().includes('Following the output of hello') ? true : undefined), 600_000);
+  await waitUntil(
+    'the deployment to end and the following to begin',
+    async () => (run.output().includes('Following the output of hello') ? true : undefined),
+    600_000,
+  );
   assert.match(run.output(), /Deployment deployment_[0-9a-f-]+ OK/);
-  await waitUntil('the app to answer', async () => ((await getThroughRouter(daemon, `${appId}.localhost`)).status === 200 ? true : undefined));
+  await waitUntil('the app to answer', async () =>
+    (await getThroughRouter(daemon, `${appId}.localhost`)).status === 200 ? true : undefined,
+  );
   await getThroughRouter(daemon, `${appId}.localhost`, '/crash');
-  await waitUntil('the crash line in the followed output', async () => (run.output().includes('crashing on purpose') ? true : undefined), 30_000);
+  await waitUntil(
+    'the crash line in the followed output',
+    async () => (run.output().includes('crashing on purpose') ? true : undefined),
+    30_000,
+  );
   assert.equal(run.child.exitCode, null, 'deploy --exit-on never is still following');
   run.child.kill('SIGTERM');
   await run.exited;

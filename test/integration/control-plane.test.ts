@@ -32,9 +32,14 @@ test('login saves the URL and token in the config folder', async () => {
   assert.equal(result.code, 0, result.stderr);
   const saved = JSON.parse(readFileSync(join(configHome, 'slipway', 'config.json'), 'utf8'));
   assert.deepEqual(saved, { url: daemon.apiUrl, token: daemon.adminToken });
-  const list = await daemon.cli(['org', 'list', '--format', 'json'], { env: { XDG_CONFIG_HOME: configHome, SLIPWAY_URL: '', SLIPWAY_TOKEN: '' } });
+  const list = await daemon.cli(['org', 'list', '--format', 'json'], {
+    env: { XDG_CONFIG_HOME: configHome, SLIPWAY_URL: '', SLIPWAY_TOKEN: '' },
+  });
   assert.equal(list.code, 0, list.stderr);
-  assert.deepEqual(JSON.parse(list.stdout).map((o: { name: string }) => o.name), ['default']);
+  assert.deepEqual(
+    JSON.parse(list.stdout).map((o: { name: string }) => o.name),
+    ['default'],
+  );
 });
 
 test('a wrong token is refused with a hint to log in', async () => {
@@ -106,11 +111,16 @@ test('env set refuses bad names and keeps what was there', async () => {
     assert.match(result.stderr, /letters, digits and `_`/);
   }
   const list = await daemon.cli(['env', '--format', 'json'], { cwd: project });
-  assert.deepEqual(JSON.parse(list.stdout)[0].env.map((v: { name: string }) => v.name), ['GREETING']);
+  assert.deepEqual(
+    JSON.parse(list.stdout)[0].env.map((v: { name: string }) => v.name),
+    ['GREETING'],
+  );
 });
 
 test('sbt apps also accept "-" and "." in variable names', async () => {
-  const created = await daemon.cli(['create', '--type', 'sbt', 'jvm', '--region', 'par', '--org', 'acme', '--alias', 'jvm'], { cwd: project });
+  const created = await daemon.cli(['create', '--type', 'sbt', 'jvm', '--region', 'par', '--org', 'acme', '--alias', 'jvm'], {
+    cwd: project,
+  });
   assert.equal(created.code, 0, created.stderr);
   const result = await daemon.cli(['env', 'set', 'my.setting-one', 'x', '--app', 'jvm'], { cwd: project });
   assert.equal(result.code, 0, result.stderr);
@@ -130,7 +140,10 @@ test('env import replaces all variables, with quoted multi-line values or JSON',
   env = JSON.parse((await daemon.cli(['env', '--format', 'json', '--app', 'shop'], { cwd: project })).stdout)[0].env;
   assert.deepEqual(env, [{ name: 'ONLY', value: 'x' }]);
 
-  const bad = await daemon.cli(['env', 'import', '--json', '--app', 'shop'], { cwd: project, stdin: JSON.stringify([{ name: '9X', value: 'y' }]) });
+  const bad = await daemon.cli(['env', 'import', '--json', '--app', 'shop'], {
+    cwd: project,
+    stdin: JSON.stringify([{ name: '9X', value: 'y' }]),
+  });
   assert.equal(bad.code, 1);
   env = JSON.parse((await daemon.cli(['env', '--format', 'json', '--app', 'shop'], { cwd: project })).stdout)[0].env;
   assert.deepEqual(env, [{ name: 'ONLY', value: 'x' }], 'a refused import changes nothing');
@@ -146,13 +159,19 @@ test('slipway env > file; slipway env import < file gives back every value exact
     SHELLISH: '$HOME `id` $(id) #x',
     EMPTY: '',
   };
-  const created = await daemon.cli(['create', '--type', 'node', 'vars', '--region', 'par', '--org', 'acme', '--alias', 'vars'], { cwd: project });
+  const created = await daemon.cli(['create', '--type', 'node', 'vars', '--region', 'par', '--org', 'acme', '--alias', 'vars'], {
+    cwd: project,
+  });
   assert.equal(created.code, 0, created.stderr);
   for (const [name, value] of Object.entries(values)) {
     const set = await daemon.cli(['env', 'set', name, value, '--app', 'vars'], { cwd: project });
     assert.equal(set.code, 0, set.stderr);
   }
-  const own = async () => JSON.parse((await daemon.cli(['env', '--format', 'json', '--app', 'vars'], { cwd: project })).stdout)[0].env as Array<{ name: string; value: string }>;
+  const own = async () =>
+    JSON.parse((await daemon.cli(['env', '--format', 'json', '--app', 'vars'], { cwd: project })).stdout)[0].env as Array<{
+      name: string;
+      value: string;
+    }>;
   const before = await own();
   assert.deepEqual(Object.fromEntries(before.map((v) => [v.name, v.value])), values);
 
@@ -167,7 +186,10 @@ test('slipway env > file; slipway env import < file gives back every value exact
   assert.deepEqual(await own(), before);
 
   const shell = await daemon.cli(['env', '--format', 'shell', '--app', 'vars'], { cwd: project });
-  const sourced = execFileSync('sh', ['-c', `${shell.stdout}\nnode -e 'process.stdout.write(JSON.stringify(process.env))'`], { encoding: 'utf8', env: { PATH: process.env.PATH } });
+  const sourced = execFileSync('sh', ['-c', `${shell.stdout}\nnode -e 'process.stdout.write(JSON.stringify(process.env))'`], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH },
+  });
   const seen = JSON.parse(sourced) as Record<string, string>;
   for (const { name, value } of before) assert.equal(seen[name], value, name);
 });
@@ -177,11 +199,19 @@ test('env set and env import refuse a health check path that is not a path, befo
   assert.equal(set.code, 1);
   assert.match(set.stderr, /CC_HEALTH_CHECK_PATH is "health", which is not a path; nothing was changed/);
   assert.match(set.stderr, /starts with "\/" and has no spaces or control characters/);
-  const imported = await daemon.cli(['env', 'import', '--app', 'vars'], { cwd: project, stdin: 'CC_HEALTH_CHECK_PATH_0="/ok"\nCC_HEALTH_CHECK_PATH_1="/a b"\n' });
+  const imported = await daemon.cli(['env', 'import', '--app', 'vars'], {
+    cwd: project,
+    stdin: 'CC_HEALTH_CHECK_PATH_0="/ok"\nCC_HEALTH_CHECK_PATH_1="/a b"\n',
+  });
   assert.equal(imported.code, 1);
   assert.match(imported.stderr, /CC_HEALTH_CHECK_PATH_1 is "\/a b", which is not a path/);
-  const env = JSON.parse((await daemon.cli(['env', '--format', 'json', '--app', 'vars'], { cwd: project })).stdout)[0].env as Array<{ name: string }>;
-  assert.equal(env.some((v) => v.name.startsWith('CC_HEALTH_CHECK_PATH')), false);
+  const env = JSON.parse((await daemon.cli(['env', '--format', 'json', '--app', 'vars'], { cwd: project })).stdout)[0].env as Array<{
+    name: string;
+  }>;
+  assert.equal(
+    env.some((v) => v.name.startsWith('CC_HEALTH_CHECK_PATH')),
+    false,
+  );
 });
 
 test("another organisation's app answers 404 and leaks nothing", async () => {
@@ -201,7 +231,10 @@ test("another organisation's app answers 404 and leaks nothing", async () => {
   assert.match(viaCli.stderr, /No application/);
   const apps = await daemon.cli(['applications', '--format', 'json'], { token });
   assert.deepEqual(JSON.parse(apps.stdout), []);
-  const orgs = await daemon.cli(['create', '--type', 'node', 'steal', '--region', 'par', '--org', 'acme'], { token, cwd: mkdtempSync(join(tmpdir(), 'm-')) });
+  const orgs = await daemon.cli(['create', '--type', 'node', 'steal', '--region', 'par', '--org', 'acme'], {
+    token,
+    cwd: mkdtempSync(join(tmpdir(), 'm-')),
+  });
   assert.equal(orgs.code, 1);
   assert.match(orgs.stderr, /No organisation "acme"/);
 });
@@ -245,7 +278,7 @@ test('ssh-keys add / list / rm', async () => {
 });
 
 test('the daemon serves an OpenAPI document of its endpoints', async () => {
-  const doc = await (await fetch(`${daemon.apiUrl}/v1/openapi.json`)).json() as { openapi: string; paths: Record<string, unknown> };
+  const doc = (await (await fetch(`${daemon.apiUrl}/v1/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown> };
   assert.match(doc.openapi, /^3\./);
   assert.ok(doc.paths['/v1/apps/{app}/env/{name}']);
   assert.ok(doc.paths['/v1/orgs']);

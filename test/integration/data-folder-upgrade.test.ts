@@ -42,7 +42,11 @@ test('a data folder from before per-app users is migrated on the first start: us
 
   await daemon.restart();
   assert.match(daemon.output(), new RegExp(`Handed ${releases.replaceAll('/', '\\/')} to slw-`));
-  await waitUntil('the app to serve again', async () => ((await getThroughRouter(daemon, `${appId}.localhost`)).status === 200 ? true : undefined), 60_000);
+  await waitUntil(
+    'the app to serve again',
+    async () => ((await getThroughRouter(daemon, `${appId}.localhost`)).status === 200 ? true : undefined),
+    60_000,
+  );
   assert.equal(JSON.parse((await getThroughRouter(daemon, `${appId}.localhost`)).body).release, 'before-upgrade');
   const activity = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout) as unknown[];
   assert.equal(activity.length, 1, 'no new deployment, no rebuild');
@@ -58,7 +62,11 @@ test('a data folder from before per-app users is migrated on the first start: us
   const subnet = /instances on 10\.(\d+)\.0\.0\/16/.exec(daemon.output())?.[1];
   assert.ok(subnet, 'the daemon says its subnet');
   assert.equal(await daemon.stop(), 0);
-  for (const group of [`/sys/fs/cgroup/memory/slipway${subnet}`, `/sys/fs/cgroup/pids/slipway${subnet}`, `/sys/fs/cgroup/slipway${subnet}`]) {
+  for (const group of [
+    `/sys/fs/cgroup/memory/slipway${subnet}`,
+    `/sys/fs/cgroup/pids/slipway${subnet}`,
+    `/sys/fs/cgroup/slipway${subnet}`,
+  ]) {
     assert.equal(existsSync(group), false, `${group} is removed by a clean stop`);
   }
   const left = spawnSync('ps', ['-o', 'pid=,args=', '-u', String(owner)], { encoding: 'utf8' }).stdout.trim();

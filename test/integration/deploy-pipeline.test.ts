@@ -60,13 +60,19 @@ test('git push over SSH deploys the app, which answers through the router with i
   assert.equal(facts.forwardedFor, '127.0.0.1');
 
   const log = await deploymentLog(daemon, appId, result.id);
-  assert.ok(log.some((l) => l.includes('Build plan (node)')), 'the plan is printed');
+  assert.ok(
+    log.some((l) => l.includes('Build plan (node)')),
+    'the plan is printed',
+  );
   assert.ok(log.includes('Response from GET / is 200'));
   assert.ok(log.some((l) => /^Successfully deployed in /.test(l)));
 });
 
-test('slipway plan prints, for the folder\'s commit and without deploying, the plan the deploy log printed', async () => {
-  let deployments = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout) as Array<{ id: string; state: string }>;
+test("slipway plan prints, for the folder's commit and without deploying, the plan the deploy log printed", async () => {
+  let deployments = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout) as Array<{
+    id: string;
+    state: string;
+  }>;
   if (!deployments.some((d) => d.state === 'OK')) {
     // Run alone (--test-name-pattern), this test deploys the app itself.
     await pushAndWait(daemon, dir, appId, gitEnv);
@@ -84,7 +90,11 @@ test('slipway plan prints, for the folder\'s commit and without deploying, the p
   const log = await deploymentLog(daemon, appId, deployed.id);
   const start = log.indexOf(`    ${lines[0]}`);
   assert.ok(start >= 0, log.join('\n'));
-  assert.deepEqual(log.slice(start, start + lines.length), lines.map((l) => `    ${l}`), 'the deploy log printed the same plan');
+  assert.deepEqual(
+    log.slice(start, start + lines.length),
+    lines.map((l) => `    ${l}`),
+    'the deploy log printed the same plan',
+  );
 
   const data = JSON.parse((await daemon.cli(['plan', '--app', appId, '--format', 'json'], { cwd: dir })).stdout);
   assert.equal(data.plan.provider, 'node');
@@ -136,7 +146,10 @@ test('an HTTP upgrade passes through the router to the app', async () => {
 });
 
 test('a failing health check fails the deployment with the exact log lines and keeps the previous release serving', async () => {
-  for (const [k, v] of [['CC_HEALTH_CHECK_PATH_0', '/'], ['CC_HEALTH_CHECK_PATH_1', '/missing']]) {
+  for (const [k, v] of [
+    ['CC_HEALTH_CHECK_PATH_0', '/'],
+    ['CC_HEALTH_CHECK_PATH_1', '/missing'],
+  ]) {
     assert.equal((await daemon.cli(['env', 'set', k!, v!], { cwd: dir })).code, 0);
   }
   newRelease(dir, 'two-broken');
@@ -145,9 +158,17 @@ test('a failing health check fails the deployment with the exact log lines and k
   const log = await deploymentLog(daemon, appId, result.id);
   const at = log.indexOf('Response from GET / is 200');
   assert.ok(at >= 0, log.join('\n'));
-  assert.deepEqual(log.slice(at, at + 4), ['Response from GET / is 200', 'Response from GET /missing is 404', 'Health check failed:', '- GET /missing returned 404.']);
+  assert.deepEqual(log.slice(at, at + 4), [
+    'Response from GET / is 200',
+    'Response from GET /missing is 404',
+    'Health check failed:',
+    '- GET /missing returned 404.',
+  ]);
   assert.match(log[at + 4]!, /Update the health check configuration/);
-  assert.ok(log.some((l) => l.startsWith('==> [healthcheck]')), 'the failing phase is named');
+  assert.ok(
+    log.some((l) => l.startsWith('==> [healthcheck]')),
+    'the failing phase is named',
+  );
   assert.ok(log.includes('The previous release keeps serving.'));
 
   const response = await getThroughRouter(daemon, host);
@@ -236,7 +257,10 @@ test('pushes during a deployment are queued: each runs after the previous one en
   const b = await waitForDeploymentOf(daemon, appId, second);
   assert.equal(a.state, 'OK');
   assert.equal(b.state, 'OK');
-  const list = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout) as Array<{ id: string; finished_at: string }>;
+  const list = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout) as Array<{
+    id: string;
+    finished_at: string;
+  }>;
   const finishedA = list.find((d) => d.id === a.id)!.finished_at;
   const logB = await daemon.cli(['logs', '--app', appId, '--deployment-id', b.id, '--format', 'json']);
   const firstLineB = JSON.parse(logB.stdout.split('\n')[0]!) as { time: string };
@@ -248,7 +272,7 @@ test('pushes during a deployment are queued: each runs after the previous one en
 
 test('stop answers 503; the daemon restart serves the last OK release again without a rebuild', async () => {
   const deploymentsBefore = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json', '--limit', '50'])).stdout).length;
-  assert.equal((await daemon.stop()), 0);
+  assert.equal(await daemon.stop(), 0);
   await daemon.restart();
   const response = await waitUntil('the restored app', async () => {
     const r = await getThroughRouter(daemon, host);

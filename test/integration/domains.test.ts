@@ -54,7 +54,11 @@ test('domain add, list, favourite and rm; international names are stored as puny
   const listed = JSON.parse((await cliOk(['domain', '--format', 'json'])).stdout);
   assert.deepEqual(
     listed.domains.map((d: { fqdn: string; wildcard: boolean }) => [d.fqdn, d.wildcard]),
-    [['*.example.net', true], ['shop.example.com', false], ['xn--bcher-kva.example.org', false]],
+    [
+      ['*.example.net', true],
+      ['shop.example.com', false],
+      ['xn--bcher-kva.example.org', false],
+    ],
   );
   assert.equal(listed.domains[2].name, 'bücher.example.org');
 
@@ -79,7 +83,9 @@ test('domain add, list, favourite and rm; international names are stored as puny
 test("a domain held by another organisation's app is refused without a word about that app", async () => {
   const user = JSON.parse((await cliOk(['user', 'create', 'mallory', '--format', 'json'])).stdout) as { token: string };
   await cliOk(['org', 'create', 'mallory-org'], { token: user.token });
-  const other = (await cliOk(['create', '--type', 'node', 'copycat', '--region', 'par', '--org', 'mallory-org'], { token: user.token })).stdout.trim();
+  const other = (
+    await cliOk(['create', '--type', 'node', 'copycat', '--region', 'par', '--org', 'mallory-org'], { token: user.token })
+  ).stdout.trim();
 
   const refused = await daemon.cli(['domain', 'add', 'SHOP.example.com', '--app', other], { token: user.token });
   assert.equal(refused.code, 1);
@@ -119,17 +125,43 @@ test('names that are not host names, and names of the platform, are refused with
   assert.equal((await api('POST', `/v1/apps/${appId}/domains`, { fqdn: 42 })).status, 400);
   assert.equal((await api('POST', `/v1/apps/${appId}/domains`, { fqdn: 'ok.example.com', extra: 1 })).status, 400);
   const listed = JSON.parse((await cliOk(['domain', '--format', 'json'])).stdout);
-  assert.deepEqual(listed.domains.map((d: { fqdn: string }) => d.fqdn), ['*.example.net', 'shop.example.com'], 'nothing refused was stored');
+  assert.deepEqual(
+    listed.domains.map((d: { fqdn: string }) => d.fqdn),
+    ['*.example.net', 'shop.example.com'],
+    'nothing refused was stored',
+  );
 });
 
 test('domain cert set checks the pair and the names before storing it; cert rm removes it', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-cert-'));
   const make = (name: string, cn: string, days = 2) =>
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', String(days), '-subj', `/CN=${cn}`,
-      '-addext', `subjectAltName=DNS:${cn}`, '-keyout', join(dir, `${name}.key`), '-out', join(dir, `${name}.pem`)], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        String(days),
+        '-subj',
+        `/CN=${cn}`,
+        '-addext',
+        `subjectAltName=DNS:${cn}`,
+        '-keyout',
+        join(dir, `${name}.key`),
+        '-out',
+        join(dir, `${name}.pem`),
+      ],
+      { stdio: 'ignore' },
+    );
   make('shop', 'shop.example.com');
   make('other', 'other.example.com');
-  const set = (cert: string, key: string) => daemon.cli(['domain', 'cert', 'set', 'shop.example.com', '--cert', join(dir, cert), '--key', join(dir, key)], { cwd: project });
+  const set = (cert: string, key: string) =>
+    daemon.cli(['domain', 'cert', 'set', 'shop.example.com', '--cert', join(dir, cert), '--key', join(dir, key)], { cwd: project });
 
   const mismatched = await set('shop.pem', 'other.key');
   assert.equal(mismatched.code, 1);

@@ -36,12 +36,15 @@ interface Answer {
 
 function overHttps(host: string, ca: string | Buffer, path = '/'): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', port: daemon.httpsPort, servername: host, path, headers: { host }, ca, agent: false }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = httpsRequest(
+      { host: '127.0.0.1', port: daemon.httpsPort, servername: host, path, headers: { host }, ca, agent: false },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -67,7 +70,9 @@ async function cliOk(args: string[]): Promise<string> {
 }
 
 async function servedSource(fqdn: string): Promise<string | undefined> {
-  const listing = JSON.parse(await cliOk(['domain', '--format', 'json'])) as { domains: Array<{ fqdn: string; certificate: { source: string } | null }> };
+  const listing = JSON.parse(await cliOk(['domain', '--format', 'json'])) as {
+    domains: Array<{ fqdn: string; certificate: { source: string } | null }>;
+  };
   return listing.domains.find((d) => d.fqdn === fqdn)?.certificate?.source;
 }
 
@@ -129,13 +134,38 @@ test('a private custom domain gets the internal CA, an uploaded certificate repl
   assert.equal(await servedSource('shop.intranet.test'), 'internal');
 
   const keys = mkdtempSync(join(tmpdir(), 'slipway-upload-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=shop.intranet.test',
-    '-addext', 'subjectAltName=DNS:shop.intranet.test', '-keyout', join(keys, 'key.pem'), '-out', join(keys, 'cert.pem')], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=shop.intranet.test',
+      '-addext',
+      'subjectAltName=DNS:shop.intranet.test',
+      '-keyout',
+      join(keys, 'key.pem'),
+      '-out',
+      join(keys, 'cert.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
   await cliOk(['domain', 'cert', 'set', 'shop.intranet.test', '--cert', join(keys, 'cert.pem'), '--key', join(keys, 'key.pem')]);
   assert.equal(await servedSource('shop.intranet.test'), 'uploaded');
   const uploaded = await overHttps('shop.intranet.test', readFileSync(join(keys, 'cert.pem')));
   assert.equal(uploaded.status, 200, 'a client that trusts only the uploaded certificate connects');
-  await assert.rejects(overHttps('shop.intranet.test', ca), /self.signed|unable to verify/i, 'the internal certificate is no longer served');
+  await assert.rejects(
+    overHttps('shop.intranet.test', ca),
+    /self.signed|unable to verify/i,
+    'the internal certificate is no longer served',
+  );
 });
 
 test('a wildcard domain routes every sub-domain without its own entry, over HTTP and HTTPS; rm takes the route away', async () => {
@@ -182,7 +212,9 @@ test('a public domain gets a certificate from the ACME server, validated through
 });
 
 test('after a restart the same CA, the uploaded and the ACME certificates are served from the store', async () => {
-  const before = noAcme ? undefined : JSON.parse(await cliOk(['domain', '--format', 'json'])).domains.find((d: { fqdn: string }) => d.fqdn === 'www.slipway-acme.dev');
+  const before = noAcme
+    ? undefined
+    : JSON.parse(await cliOk(['domain', '--format', 'json'])).domains.find((d: { fqdn: string }) => d.fqdn === 'www.slipway-acme.dev');
   await daemon.stop();
   await daemon.restart();
   assert.ok(daemon.output().includes(caFile), 'the CA certificate is where it was');
@@ -193,7 +225,9 @@ test('after a restart the same CA, the uploaded and the ACME certificates are se
   }
   assert.equal(await servedSource('shop.intranet.test'), 'uploaded');
   if (before) {
-    const after = JSON.parse(await cliOk(['domain', '--format', 'json'])).domains.find((d: { fqdn: string }) => d.fqdn === 'www.slipway-acme.dev');
+    const after = JSON.parse(await cliOk(['domain', '--format', 'json'])).domains.find(
+      (d: { fqdn: string }) => d.fqdn === 'www.slipway-acme.dev',
+    );
     assert.deepEqual(after.certificate, before.certificate, 'the ACME certificate comes from the store, not a new order');
     assert.equal((await overHttps('www.slipway-acme.dev', await pebble!.root())).status, 200);
   }

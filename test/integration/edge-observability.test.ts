@@ -55,16 +55,23 @@ function counter(text: string, name: string, labels: string): number {
 test('requests show in slipway accesslogs with time, client, method, path, status, bytes, duration and instance', async () => {
   assert.equal(await request('/observed?n=1'), 200);
   assert.equal(await request('/missing'), 404);
-  const stored = await waitUntil('both requests in the access log', async () => {
-    const out = await accessLines();
-    return /\/observed\?n=1/.test(out) && /\/missing\b/.test(out) ? out : undefined;
-  }, 30_000);
+  const stored = await waitUntil(
+    'both requests in the access log',
+    async () => {
+      const out = await accessLines();
+      return /\/observed\?n=1/.test(out) && /\/missing\b/.test(out) ? out : undefined;
+    },
+    30_000,
+  );
   const line = stored.split('\n').find((l) => l.includes('/observed?n=1'))!;
   // <time> <client> <method> <path> <status> <bytes> B <duration> ms <instance>
   assert.match(line, /^\d{4}-\d\d-\d\dT\S+Z \S+ GET \/observed\?n=1 200 \d+ B [\d.]+ ms \d+\.\d+\.\d+\.\d+:\d+$/);
 
   const json = await daemon.cli(['accesslogs', '--app', appId, '--no-follow', '--format', 'json'], { cwd: dir });
-  const records = json.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const records = json.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const missing = records.find((r) => r.path === '/missing')!;
   assert.equal(missing.method, 'GET');
   assert.equal(missing.status, 404);
@@ -92,12 +99,16 @@ test('accesslogs --follow prints a new request as it is served', async () => {
   try {
     // A request served before the follower is connected is not printed (-n 0), and the router
     // reports requests at once: ask again until the follower, connected, prints one.
-    await waitUntil('the followed request printed', async () => {
-      if (output.includes('/followed-live')) return true;
-      assert.equal(await request('/followed-live'), 200);
-      await new Promise((r) => setTimeout(r, 500));
-      return undefined;
-    }, 30_000);
+    await waitUntil(
+      'the followed request printed',
+      async () => {
+        if (output.includes('/followed-live')) return true;
+        assert.equal(await request('/followed-live'), 200);
+        await new Promise((r) => setTimeout(r, 500));
+        return undefined;
+      },
+      30_000,
+    );
     assert.equal(child.exitCode, null, `accesslogs --follow returned:\n${output}`);
     assert.doesNotMatch(output, /\/observed/, '-n 0 starts with no stored request');
   } finally {
@@ -106,16 +117,24 @@ test('accesslogs --follow prints a new request as it is served', async () => {
 });
 
 test('per-minute figures and Prometheus metrics count the same requests; /metrics needs an administrator token', async () => {
-  const before = await waitUntil('the earlier requests counted', async () => {
-    const { text } = await metricsText(`${daemon.apiUrl}/metrics`, daemon.adminToken);
-    return counter(text, 'slipway_http_requests_total', `app="${appId}",status="404"`) >= 1 ? text : undefined;
-  }, 30_000);
+  const before = await waitUntil(
+    'the earlier requests counted',
+    async () => {
+      const { text } = await metricsText(`${daemon.apiUrl}/metrics`, daemon.adminToken);
+      return counter(text, 'slipway_http_requests_total', `app="${appId}",status="404"`) >= 1 ? text : undefined;
+    },
+    30_000,
+  );
   const ok200 = counter(before, 'slipway_http_requests_total', `app="${appId}",status="200"`);
   for (let i = 0; i < 3; i++) assert.equal(await request(`/counted-${i}`), 200);
-  const after = await waitUntil('three more 200s counted', async () => {
-    const { text } = await metricsText(`${daemon.apiUrl}/metrics`, daemon.adminToken);
-    return counter(text, 'slipway_http_requests_total', `app="${appId}",status="200"`) >= ok200 + 3 ? text : undefined;
-  }, 30_000);
+  const after = await waitUntil(
+    'three more 200s counted',
+    async () => {
+      const { text } = await metricsText(`${daemon.apiUrl}/metrics`, daemon.adminToken);
+      return counter(text, 'slipway_http_requests_total', `app="${appId}",status="200"`) >= ok200 + 3 ? text : undefined;
+    },
+    30_000,
+  );
   assert.ok(counter(after, 'slipway_http_request_duration_seconds_count', `app="${appId}"`) >= ok200 + 4);
   assert.ok(counter(after, 'slipway_deployments', 'state="OK"') >= 1, 'deployments by state');
   assert.ok(counter(after, 'slipway_deployment_duration_seconds_count', 'state="OK"') >= 1, 'deployment durations');
@@ -127,7 +146,10 @@ test('per-minute figures and Prometheus metrics count the same requests; /metric
   assert.equal(refused.status, 401);
   const open = await metricsText(`http://127.0.0.1:${metricsPort}/metrics`);
   assert.equal(open.status, 200);
-  assert.ok(counter(open.text, 'slipway_http_requests_total', `app="${appId}",status="200"`) >= ok200 + 3, '--metrics-listen serves the same figures');
+  assert.ok(
+    counter(open.text, 'slipway_http_requests_total', `app="${appId}",status="200"`) >= ok200 + 3,
+    '--metrics-listen serves the same figures',
+  );
 
   const response = await fetch(`${daemon.apiUrl}/v1/apps/${appId}/traffic`, { headers: { authorization: `Bearer ${daemon.adminToken}` } });
   const { minutes } = (await response.json()) as { minutes: Array<{ requests: number; errors: number; p95_ms: number | null }> };
@@ -153,10 +175,18 @@ test("open connections: the router's clients, and each app's from HAProxy's back
   try {
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
     socket.write(`GET /held HTTP/1.1\r\nHost: ${appId}.localhost\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n`);
-    const head = await new Promise<string>((resolve, reject) => socket.once('data', (data) => resolve(data.toString())).once('error', reject));
+    const head = await new Promise<string>((resolve, reject) =>
+      socket.once('data', (data) => resolve(data.toString())).once('error', reject),
+    );
     assert.match(head, /^HTTP\/1\.1 101 /);
     const held = await scrape();
-    assert.ok((gauge(held, appSeries) ?? 0) >= 1, `the app's held connection is counted:\n${held.split('\n').filter((l) => l.includes('connections')).join('\n')}`);
+    assert.ok(
+      (gauge(held, appSeries) ?? 0) >= 1,
+      `the app's held connection is counted:\n${held
+        .split('\n')
+        .filter((l) => l.includes('connections'))
+        .join('\n')}`,
+    );
     assert.ok((gauge(held, 'slipway_router_active_connections') ?? 0) >= 1, 'the client connection is counted');
   } finally {
     socket.destroy();
@@ -164,10 +194,18 @@ test("open connections: the router's clients, and each app's from HAProxy's back
 });
 
 test('a crash restart is counted', async () => {
-  const restartsBefore = counter((await metricsText(`http://127.0.0.1:${metricsPort}/metrics`)).text, 'slipway_instance_restarts_total', `app="${appId}"`);
+  const restartsBefore = counter(
+    (await metricsText(`http://127.0.0.1:${metricsPort}/metrics`)).text,
+    'slipway_instance_restarts_total',
+    `app="${appId}"`,
+  );
   await getThroughRouter(daemon, `${appId}.localhost`, '/crash').catch(() => undefined);
-  await waitUntil('the restart counted', async () => {
-    const { text } = await metricsText(`http://127.0.0.1:${metricsPort}/metrics`);
-    return counter(text, 'slipway_instance_restarts_total', `app="${appId}"`) > restartsBefore ? true : undefined;
-  }, 30_000);
+  await waitUntil(
+    'the restart counted',
+    async () => {
+      const { text } = await metricsText(`http://127.0.0.1:${metricsPort}/metrics`);
+      return counter(text, 'slipway_instance_restarts_total', `app="${appId}"`) > restartsBefore ? true : undefined;
+    },
+    30_000,
+  );
 });

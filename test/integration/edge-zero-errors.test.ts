@@ -25,15 +25,22 @@ interface Facts {
   instanceNumber: string;
 }
 
-function keepAliveGet(agent: Agent, headers: Record<string, string> = {}, localAddress?: string): Promise<{ status: number; body: string }> {
+function keepAliveGet(
+  agent: Agent,
+  headers: Record<string, string> = {},
+  localAddress?: string,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: daemon.routerPort, path: '/', agent, localAddress, headers: { host, ...headers }, timeout: 15_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      res.on('error', reject);
-    });
+    const req = request(
+      { host: '127.0.0.1', port: daemon.routerPort, path: '/', agent, localAddress, headers: { host, ...headers }, timeout: 15_000 },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timed out')));
     req.on('error', reject);
     req.end();
@@ -107,8 +114,29 @@ async function setInstances(count: number): Promise<void> {
 function selfSignedFiles(names: string[], tag: string): { cert: string; key: string } {
   const folder = mkdtempSync(join(tmpdir(), 'slipway-edge-cert-'));
   const [cert, key] = [join(folder, 'cert.pem'), join(folder, 'key.pem')];
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-subj', `/CN=${tag}`,
-    '-addext', `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}`, '-keyout', key, '-out', cert], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${tag}`,
+      '-addext',
+      `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}`,
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
+    { stdio: 'ignore' },
+  );
   return { cert, key };
 }
 
@@ -148,7 +176,9 @@ test('forwarded headers: the listener sets the protocol; a trusted proxy keeps a
   assert.deepEqual([tls.forwardedFor, tls.forwardedProto, tls.forwardedHost], ['127.0.0.1', 'https', host]);
 });
 
-test('steady keep-alive, HTTP/2 and new-connection load across five redeploys, a restart, instance count changes and certificate changes: zero errors', { timeout: 600_000 }, async () => {
+test('steady keep-alive, HTTP/2 and new-connection load across five redeploys, a restart, instance count changes and certificate changes: zero errors', {
+  timeout: 600_000,
+}, async () => {
   const load = steadyLoad();
   await sleep(300);
   for (let n = 1; n <= 5; n++) {

@@ -12,7 +12,11 @@ import { join } from 'node:path';
 import { Firewall, NFT } from '../../src/network/firewall.js';
 
 const skip =
-  process.getuid?.() !== 0 ? 'nftables tables can only be made by root' : !existsSync(NFT) ? `${NFT} is missing (apt-get install nftables)` : false;
+  process.getuid?.() !== 0
+    ? 'nftables tables can only be made by root'
+    : !existsSync(NFT)
+      ? `${NFT} is missing (apt-get install nftables)`
+      : false;
 
 const n = 1 + Math.floor(Math.random() * 250);
 const suffix = `${process.pid % 10000}${n}`;
@@ -61,8 +65,17 @@ before(() => {
   dir = mkdtempSync(join(tmpdir(), 'slipway-firewall-'));
   writeFileSync(join(dir, 'ip_forward'), '1\n');
   // Another table (standing for anybody else's rules) and a stale one of ours, as a crash leaves it.
-  execFileSync(NFT, ['-f', '-'], { input: `table inet ${canary} {\n  chain keep {\n  }\n}\ntable inet ${table} {\n  chain leftover {\n  }\n}\n` });
-  firewall = new Firewall({ table, bridge, subnet, gateway, routerPorts: [8000], forwarding: { sysctl: join(dir, 'ip_forward'), marker: join(dir, 'marker') } });
+  execFileSync(NFT, ['-f', '-'], {
+    input: `table inet ${canary} {\n  chain keep {\n  }\n}\ntable inet ${table} {\n  chain leftover {\n  }\n}\n`,
+  });
+  firewall = new Firewall({
+    table,
+    bridge,
+    subnet,
+    gateway,
+    routerPorts: [8000],
+    forwarding: { sysctl: join(dir, 'ip_forward'), marker: join(dir, 'marker') },
+  });
 });
 
 after(async () => {
@@ -81,21 +94,27 @@ after(async () => {
 test('start replaces the stale table with the whole ruleset, and touches no other table', { skip }, async () => {
   await firewall.start();
   const objects = listTable();
-  assert.deepEqual(objects.filter((o) => o.set).map((o) => [o.set!.name, o.set!.type]), [
-    ['builds', 'ipv4_addr'],
-    ['instances', 'ipv4_addr'],
-    ['addon_access', ['ipv4_addr', 'inet_service']],
-  ]);
-  assert.deepEqual(objects.filter((o) => o.chain).map((o) => [o.chain!.name, o.chain!.hook]), [
-    ['input', 'input'],
-    ['forward', 'forward'],
-    ['postrouting', 'postrouting'],
-  ]);
+  assert.deepEqual(
+    objects.filter((o) => o.set).map((o) => [o.set!.name, o.set!.type]),
+    [
+      ['builds', 'ipv4_addr'],
+      ['instances', 'ipv4_addr'],
+      ['addon_access', ['ipv4_addr', 'inet_service']],
+    ],
+  );
+  assert.deepEqual(
+    objects.filter((o) => o.chain).map((o) => [o.chain!.name, o.chain!.hook]),
+    [
+      ['input', 'input'],
+      ['forward', 'forward'],
+      ['postrouting', 'postrouting'],
+    ],
+  );
   assert.ok(tables().includes(canary), 'the other table is still there');
   assert.deepEqual(rulesOf('input').slice(-1), [`iifname "${bridge}" drop`]);
   assert.ok(rulesOf('postrouting').some((r) => r.includes('masquerade')));
   assert.equal(readFileSync(join(dir, 'ip_forward'), 'utf8').trim(), '1');
-  assert.ok(!existsSync(join(dir, 'marker')), 'forwarding was on already: not marked as slipway\'s');
+  assert.ok(!existsSync(join(dir, 'marker')), "forwarding was on already: not marked as slipway's");
   assert.ok(!rulesOf('forward').some((r) => r.includes('*')), 'and not guarded');
 });
 
@@ -108,7 +127,9 @@ test('sandboxes and add-on endpoints come and go as set elements', { skip }, asy
   ]);
   assert.deepEqual(elements('instances'), [`10.78.${n}.2`]);
   assert.deepEqual(elements('builds'), [`10.78.${n}.3`]);
-  const pairs = elements('addon_access').map((e) => JSON.stringify(e)).sort();
+  const pairs = elements('addon_access')
+    .map((e) => JSON.stringify(e))
+    .sort();
   assert.deepEqual(pairs, [JSON.stringify({ concat: [`10.78.${n}.2`, 5433] }), JSON.stringify({ concat: [`10.78.${n}.3`, 6401] })]);
 
   await firewall.setAddonAccess([{ address: `10.78.${n}.2`, port: 6402 }]);

@@ -26,7 +26,13 @@ after(async () => {
 
 test('scale shows the defaults and changes flavours; unknown names are refused with the list', async () => {
   const shown = JSON.parse((await daemon.cli(['scale', '--app', appId, '--format', 'json'])).stdout);
-  assert.deepEqual(shown, { instances: 1, flavor: 'nano', memory_bytes: 512 * 1024 ** 2, build_flavor: 'S', build_memory_bytes: 2 * 1024 ** 3 });
+  assert.deepEqual(shown, {
+    instances: 1,
+    flavor: 'nano',
+    memory_bytes: 512 * 1024 ** 2,
+    build_flavor: 'S',
+    build_memory_bytes: 2 * 1024 ** 3,
+  });
   const set = await daemon.cli(['scale', '--app', appId, '--flavor', 'Pico', '--build-flavor', 'xs']);
   assert.equal(set.code, 0, set.stderr);
   assert.match(set.stdout, /flavor\s+pico \(256 MiB\)/);
@@ -50,14 +56,28 @@ test('an instance over its flavour is killed in its own group, says so with the 
   const result = await pushAndWait(daemon, dir, appId, gitEnv);
   assert.equal(result.state, 'OK', (await deploymentLog(daemon, appId, result.id)).join('\n'));
   const log = await deploymentLog(daemon, appId, result.id);
-  assert.ok(log.some((l) => l.includes('uid 2') && l.includes('pico')), 'the instance runs as the app user with its flavour');
+  assert.ok(
+    log.some((l) => l.includes('uid 2') && l.includes('pico')),
+    'the instance runs as the app user with its flavour',
+  );
   await getThroughRouter(daemon, `${appId}.localhost`, '/hog').catch(() => undefined);
-  const lines = await waitUntil('the out-of-memory kill and the restart', async () => {
-    const l = (await daemon.cli(['logs', '--app', appId])).stdout.split('\n');
-    return l.some((x) => x.includes('restarting in')) ? l : undefined;
-  }, 60_000);
-  assert.ok(lines.some((l) => l.includes('crashed: was killed: out of memory: limit 256 MiB (flavour pico)')), lines.join('\n'));
-  await waitUntil('the app to serve again', async () => ((await getThroughRouter(daemon, `${appId}.localhost`)).status === 200 ? true : undefined), 30_000);
+  const lines = await waitUntil(
+    'the out-of-memory kill and the restart',
+    async () => {
+      const l = (await daemon.cli(['logs', '--app', appId])).stdout.split('\n');
+      return l.some((x) => x.includes('restarting in')) ? l : undefined;
+    },
+    60_000,
+  );
+  assert.ok(
+    lines.some((l) => l.includes('crashed: was killed: out of memory: limit 256 MiB (flavour pico)')),
+    lines.join('\n'),
+  );
+  await waitUntil(
+    'the app to serve again',
+    async () => ((await getThroughRouter(daemon, `${appId}.localhost`)).status === 200 ? true : undefined),
+    30_000,
+  );
 });
 
 test('a build over its flavour fails with the limit and the flavour to choose', async () => {
@@ -67,7 +87,10 @@ test('a build over its flavour fails with the limit and the flavour to choose', 
   const result = await pushAndWait(daemon, dir, appId, gitEnv);
   assert.equal(result.state, 'FAIL');
   const log = await deploymentLog(daemon, appId, result.id);
-  assert.ok(log.some((l) => l.includes('CC_PRE_BUILD_HOOK was killed: out of memory: limit 256 MiB (flavour pico)')), log.join('\n'));
+  assert.ok(
+    log.some((l) => l.includes('CC_PRE_BUILD_HOOK was killed: out of memory: limit 256 MiB (flavour pico)')),
+    log.join('\n'),
+  );
   assert.ok(log.some((l) => l.includes('slipway scale --build-flavor')));
   assert.equal((await getThroughRouter(daemon, `${appId}.localhost`)).status, 200, 'the previous release keeps serving');
   await daemon.cli(['env', 'rm', 'CC_PRE_BUILD_HOOK', '--app', appId]);
@@ -86,7 +109,10 @@ test('a storm of 5000 processes is stopped by the process limit while the daemon
   assert.equal(deployed.state, 'OK', 'another app deploys during the storm');
   const r = await storm;
   const [, started, refused] = (/started (\d+) refused (\d+)/.exec(r.stdout) ?? []).map(Number);
-  assert.ok(started! > 10 && started! < 256, `the storm was held under the pico limit of 256 tasks (${r.stdout.trim()} ${r.stderr.trim()})`);
+  assert.ok(
+    started! > 10 && started! < 256,
+    `the storm was held under the pico limit of 256 tasks (${r.stdout.trim()} ${r.stderr.trim()})`,
+  );
   assert.ok(refused! > 4000, 'most of the 5000 were refused');
   assert.equal(spawnSync('true').status, 0, 'the host still starts processes');
 });

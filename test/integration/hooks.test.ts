@@ -46,7 +46,10 @@ test('every hook runs in its phase, in order, with the app environment, and appe
   assert.equal(result.state, 'OK', log.join('\n'));
   const at = (marker: string) => log.findIndex((l) => l.startsWith(marker));
   for (const name of ['CC_PRE_BUILD_HOOK', 'CC_POST_BUILD_HOOK', 'CC_PRE_RUN_HOOK', 'CC_RUN_SUCCEEDED_HOOK', 'CC_RUN_FAILED_HOOK']) {
-    assert.ok(log.some((l) => l.includes(name) && l.includes('bash')), `${name} is in the printed plan`);
+    assert.ok(
+      log.some((l) => l.includes(name) && l.includes('bash')),
+      `${name} is in the printed plan`,
+    );
   }
   const preBuild = at('hook:pre-build');
   const install = log.findIndex((l) => /==> \[build\] (install|Install)/.test(l));
@@ -71,7 +74,10 @@ test('a failing pre-build hook fails the build with its name and exit code', asy
   const result = await pushAndWait(daemon, dir, appId, gitEnv);
   assert.equal(result.state, 'FAIL');
   const log = await deploymentLog(daemon, appId, result.id);
-  assert.ok(log.some((l) => l.includes('==> [build] Build failed: CC_PRE_BUILD_HOOK exited with code 3')), log.join('\n'));
+  assert.ok(
+    log.some((l) => l.includes('==> [build] Build failed: CC_PRE_BUILD_HOOK exited with code 3')),
+    log.join('\n'),
+  );
   assert.ok(log.includes('CC_RUN_FAILED_HOOK was not run: the deployment failed before a release existed.'));
   assert.equal(await served(), 'hooked', 'the previous release keeps serving');
   await daemon.cli(['env', 'rm', 'CC_PRE_BUILD_HOOK', '--app', appId]);
@@ -83,7 +89,10 @@ test('a failing pre-run hook fails the deployment before any instance starts; th
   const result = await pushAndWait(daemon, dir, appId, gitEnv);
   assert.equal(result.state, 'FAIL');
   const log = await deploymentLog(daemon, appId, result.id);
-  assert.ok(log.some((l) => l.includes('==> [run] Run failed: CC_PRE_RUN_HOOK exited with code 4')), log.join('\n'));
+  assert.ok(
+    log.some((l) => l.includes('==> [run] Run failed: CC_PRE_RUN_HOOK exited with code 4')),
+    log.join('\n'),
+  );
   assert.ok(!log.some((l) => l.includes('[instance] started')), 'no instance started');
   assert.ok(log.includes('hook:failed'), 'CC_RUN_FAILED_HOOK ran');
   assert.equal(await served(), 'hooked');

@@ -10,7 +10,19 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { checkoutExample, checkoutFixture, createApp, deploymentLog, getThroughRouter, gitPush, newRelease, pushAndWait, registerSshKey, waitForDeploymentOf, commitAll } from '../support/deploy.js';
+import {
+  checkoutExample,
+  checkoutFixture,
+  createApp,
+  deploymentLog,
+  getThroughRouter,
+  gitPush,
+  newRelease,
+  pushAndWait,
+  registerSshKey,
+  waitForDeploymentOf,
+  commitAll,
+} from '../support/deploy.js';
 import { waitUntil } from '../support/wait.js';
 
 const SECRET = 'victim-secret-6f1c2a9e';
@@ -60,9 +72,25 @@ before(async () => {
   gateway = victimAddress.replace(/\.\d+\.\d+$/, '.0.1');
 
   attackerDir = checkoutFixture('hostile-attacker');
-  const targets = (allTargets = [`${gateway}:${daemon.apiPort}`, `${gateway}:${daemon.sshPort}`, `127.0.0.1:${daemon.apiPort}`, `${victimAddress}:8080`, `${gateway}:${daemon.routerPort}`].join(','));
-  const paths = [join(daemon.dataDir, 'slipway.db'), join(daemon.dataDir, 'slipway.db-wal'), join(daemon.dataDir, 'admin-token'), join(victimRelease, 'server.js'), '/etc/shadow'].join(',');
-  attackerId = await createApp(daemon, attackerDir, 'attacker', { ATTACK_TARGETS: targets, ATTACK_PATHS: paths, LOOK_FOR_HEX: Buffer.from(SECRET).toString('hex') });
+  const targets = (allTargets = [
+    `${gateway}:${daemon.apiPort}`,
+    `${gateway}:${daemon.sshPort}`,
+    `127.0.0.1:${daemon.apiPort}`,
+    `${victimAddress}:8080`,
+    `${gateway}:${daemon.routerPort}`,
+  ].join(','));
+  const paths = [
+    join(daemon.dataDir, 'slipway.db'),
+    join(daemon.dataDir, 'slipway.db-wal'),
+    join(daemon.dataDir, 'admin-token'),
+    join(victimRelease, 'server.js'),
+    '/etc/shadow',
+  ].join(',');
+  attackerId = await createApp(daemon, attackerDir, 'attacker', {
+    ATTACK_TARGETS: targets,
+    ATTACK_PATHS: paths,
+    LOOK_FOR_HEX: Buffer.from(SECRET).toString('hex'),
+  });
   const a = await pushAndWait(daemon, attackerDir, attackerId, gitEnv);
   assert.equal(a.state, 'OK', (await deploymentLog(daemon, attackerId, a.id)).join('\n'));
 });
@@ -83,12 +111,16 @@ test('the attacker runs as its own unprivileged user, in its own sandbox', async
 test("other apps' processes are invisible: no environ, no cmdline, no secret", async () => {
   const seen = await attack('processes');
   assert.ok(seen.pids.length > 0 && seen.pids.length < 10, `only its own sandbox's processes: ${seen.pids}`);
-  assert.ok(seen.cmdlines.some((c: string) => c.includes('tini')), 'PID 1 is its own init');
+  assert.ok(
+    seen.cmdlines.some((c: string) => c.includes('tini')),
+    'PID 1 is its own init',
+  );
   assert.ok(!seen.cmdlines.some((c: string) => c.includes('slipway') || c.includes('runc')), 'no process of the platform');
   assert.equal(seen.secretSeen, false);
   const signals = await attack('signals');
   assert.ok(signals.reachable.length > 0, 'the probe works: it can signal itself');
-  for (const pid of signals.reachable) assert.ok(signals.ownTasks.includes(pid), `it can signal only its own processes and threads (${pid})`);
+  for (const pid of signals.reachable)
+    assert.ok(signals.ownTasks.includes(pid), `it can signal only its own processes and threads (${pid})`);
   await victimServes();
 });
 
@@ -119,7 +151,9 @@ test("another app's add-on server cannot even be reached; the app linked to it c
   const created = await daemon.cli(['addon', 'create', 'redis', 'victim-cache', '--link', victimId, '--format', 'json']);
   assert.equal(created.code, 0, created.stderr);
   const env = Object.fromEntries(
-    (JSON.parse((await daemon.cli(['addon', 'env', 'victim-cache', '--format', 'json'])).stdout) as Array<{ name: string; value: string }>).map((v) => [v.name, v.value]),
+    (
+      JSON.parse((await daemon.cli(['addon', 'env', 'victim-cache', '--format', 'json'])).stdout) as Array<{ name: string; value: string }>
+    ).map((v) => [v.name, v.value]),
   );
   const redis = `${env.REDIS_HOST}:${env.REDIS_PORT}`;
   redisPort = env.REDIS_PORT;
@@ -129,7 +163,15 @@ test("another app's add-on server cannot even be reached; the app linked to it c
   const net = await attack('network');
   assert.equal(net[`${gateway}:${daemon.routerPort}`], 'connected', 'the probe works');
   assert.notEqual(net[redis], 'connected', "the victim's Redis is out of the attacker's reach");
-  const run = await daemon.cli(['run', '--app', victimId, '--', 'node', '-e', `require('net').connect(${env.REDIS_PORT}, ${JSON.stringify(env.REDIS_HOST)}).on('connect', () => { console.log('connected'); process.exit(0) }).on('error', (e) => { console.log(e.code); process.exit(1) })`]);
+  const run = await daemon.cli([
+    'run',
+    '--app',
+    victimId,
+    '--',
+    'node',
+    '-e',
+    `require('net').connect(${env.REDIS_PORT}, ${JSON.stringify(env.REDIS_HOST)}).on('connect', () => { console.log('connected'); process.exit(0) }).on('error', (e) => { console.log(e.code); process.exit(1) })`,
+  ]);
   assert.equal(run.stdout.trim(), 'connected', 'the app linked to it reaches it');
   assert.equal((await daemon.cli(['env', 'set', 'ATTACK_TARGETS', allTargets, '--app', attackerId])).code, 0);
   await victimServes();
@@ -149,17 +191,28 @@ test('kill -9 of the daemon mid-build leaves no build process, no build folder, 
   execFileSync('git', ['-C', attackerDir, 'config', 'user.email', 't@example.invalid']);
   const pkg = JSON.parse(execFileSync('cat', [join(attackerDir, 'package.json')], { encoding: 'utf8' }));
   pkg.scripts.preinstall = 'echo slow-build-started && sleep 600';
-  execFileSync('node', ['-e', `require('fs').writeFileSync(${JSON.stringify(join(attackerDir, 'package.json'))}, ${JSON.stringify(JSON.stringify(pkg))})`]);
+  execFileSync('node', [
+    '-e',
+    `require('fs').writeFileSync(${JSON.stringify(join(attackerDir, 'package.json'))}, ${JSON.stringify(JSON.stringify(pkg))})`,
+  ]);
   const commit = commitAll(attackerDir, 'slow build');
   assert.equal(gitPush(attackerDir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${attackerId}.git`, gitEnv).code, 0);
   const sleeping = () => spawnSync('pgrep', ['-f', '^sleep 600$']).status === 0;
   await waitUntil('the slow build to run', async () => (sleeping() ? true : undefined), 120_000);
   // The victim's Redis (from the add-on test above) runs as well: it must be adopted, not started twice.
   assert.ok(redisPort, 'the add-on test ran first');
-  const redisServers = () => spawnSync('pgrep', ['-f', `^/usr/bin/redis-server .*:${redisPort}$`], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean);
+  const redisServers = () =>
+    spawnSync('pgrep', ['-f', `^/usr/bin/redis-server .*:${redisPort}$`], { encoding: 'utf8' })
+      .stdout.trim()
+      .split('\n')
+      .filter(Boolean);
   const redisBefore = redisServers();
   assert.equal(redisBefore.length, 1, 'one Redis server runs for the add-on');
-  const pid = Number(spawnSync('pgrep', ['-f', `server --data-dir ${daemon.dataDir}`], { encoding: 'utf8' }).stdout.trim().split('\n')[0]);
+  const pid = Number(
+    spawnSync('pgrep', ['-f', `server --data-dir ${daemon.dataDir}`], { encoding: 'utf8' })
+      .stdout.trim()
+      .split('\n')[0],
+  );
   assert.ok(pid > 0, 'the daemon pid');
   process.kill(pid, 'SIGKILL');
   await new Promise((r) => setTimeout(r, 500));
@@ -169,7 +222,11 @@ test('kill -9 of the daemon mid-build leaves no build process, no build folder, 
   assert.deepEqual(readdirSync(join(daemon.dataDir, 'builds')), [], 'build folders (and build credentials) are wiped');
   const d = await waitForDeploymentOf(daemon, attackerId, commit, 30_000);
   assert.equal(d.state, 'CANCELLED');
-  await waitUntil('the victim to serve again', async () => ((await getThroughRouter(daemon, `${victimId}.localhost`)).status === 200 ? true : undefined), 60_000);
+  await waitUntil(
+    'the victim to serve again',
+    async () => ((await getThroughRouter(daemon, `${victimId}.localhost`)).status === 200 ? true : undefined),
+    60_000,
+  );
   await victimServes();
   const attackerBack = await getThroughRouter(daemon, `${attackerId}.localhost`, '/whoami');
   assert.equal(attackerBack.status, 200, 'the attacker app serves its last OK release again');

@@ -8,11 +8,32 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { checkoutExample, commitAll, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
+import {
+  checkoutExample,
+  commitAll,
+  createApp,
+  deploymentLog,
+  getThroughRouter,
+  newRelease,
+  pushAndWait,
+  registerSshKey,
+} from '../support/deploy.js';
 
 const NPM_TOKEN = 'npm_hostile_files_token_3b9e71';
 /** Builds run in sandboxes as per-app users: the daemon needs root. */
@@ -52,7 +73,10 @@ async function pushExpectingFailure(): Promise<{ log: string; message: string }>
   deployments.push(result.id);
   const log = (await deploymentLog(daemon, appId, result.id)).join('\n');
   assert.equal(result.state, 'FAIL', log);
-  const activity = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json', '--limit', '50'])).stdout) as Array<{ id: string; message: string | null }>;
+  const activity = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json', '--limit', '50'])).stdout) as Array<{
+    id: string;
+    message: string | null;
+  }>;
   return { log, message: activity.find((d) => d.id === result.id)?.message ?? '' };
 }
 
@@ -67,7 +91,9 @@ function fromBuildFolder(target: string): string {
   return relative(join(daemon.dataDir, 'builds', 'an-app'), target);
 }
 
-test('package.json linked to the admin token through the data folder is refused by name, and the token is read nowhere', { skip: needsRoot }, async () => {
+test('package.json linked to the admin token through the data folder is refused by name, and the token is read nowhere', {
+  skip: needsRoot,
+}, async () => {
   renameSync(join(dir, 'package.json'), join(dir, 'package.real.json'));
   symlinkSync(fromBuildFolder(join(daemon.dataDir, 'admin-token')), join(dir, 'package.json'));
   commitAll(dir, 'package.json is a link to the admin token');
@@ -76,7 +102,10 @@ test('package.json linked to the admin token through the data folder is refused 
   assert.match(log, /==> \[build\] Build failed: package\.json is a symbolic link to a path outside the repository\./);
   assert.match(log, /Hint: Commit the file itself instead of a link/);
   assert.match(message, /package\.json is a symbolic link to a path outside the repository/);
-  assert.ok(!log.includes(daemon.adminToken) && !message.includes(daemon.adminToken), 'the token is not in the deployment log nor its record');
+  assert.ok(
+    !log.includes(daemon.adminToken) && !message.includes(daemon.adminToken),
+    'the token is not in the deployment log nor its record',
+  );
   await stillServesReleaseOne();
 
   rmSync(join(dir, 'package.json'));
@@ -84,7 +113,9 @@ test('package.json linked to the admin token through the data folder is refused 
   commitAll(dir, 'package.json is a file again');
 });
 
-test('a linked folder on the way to a file the build reads (CC_MISE_FILE_PATH) is refused, naming the folder', { skip: needsRoot }, async () => {
+test('a linked folder on the way to a file the build reads (CC_MISE_FILE_PATH) is refused, naming the folder', {
+  skip: needsRoot,
+}, async () => {
   symlinkSync(fromBuildFolder(daemon.dataDir), join(dir, 'config'));
   commitAll(dir, 'config is a link to the data folder');
   assert.equal((await daemon.cli(['env', 'set', 'CC_MISE_FILE_PATH', 'config/admin-token'], { cwd: dir })).code, 0);
@@ -99,7 +130,9 @@ test('a linked folder on the way to a file the build reads (CC_MISE_FILE_PATH) i
   commitAll(dir, 'no more config link');
 });
 
-test('.npmrc linked to a root path with NPM_TOKEN set: the deployment fails and root writes nothing there', { skip: needsRoot }, async () => {
+test('.npmrc linked to a root path with NPM_TOKEN set: the deployment fails and root writes nothing there', {
+  skip: needsRoot,
+}, async () => {
   assert.equal((await daemon.cli(['env', 'set', 'NPM_TOKEN', NPM_TOKEN], { cwd: dir })).code, 0);
   const existing = join(rootOwned, 'existing-config');
   writeFileSync(existing, 'root=config\n', { mode: 0o600 });
@@ -128,7 +161,14 @@ test('.slipway-cache linked to a root-owned folder: nothing is moved out of it n
   writeFileSync(join(victim, 'npm', 'kept'), 'root data', { mode: 0o600 });
   const owner = () => {
     const s = lstatSync(victim);
-    return { uid: s.uid, gid: s.gid, mode: s.mode & 0o7777, entries: readdirSync(victim).sort(), kept: readFileSync(join(victim, 'npm', 'kept'), 'utf8'), keptUid: statSync(join(victim, 'npm', 'kept')).uid };
+    return {
+      uid: s.uid,
+      gid: s.gid,
+      mode: s.mode & 0o7777,
+      entries: readdirSync(victim).sort(),
+      kept: readFileSync(join(victim, 'npm', 'kept'), 'utf8'),
+      keptUid: statSync(join(victim, 'npm', 'kept')).uid,
+    };
   };
   const before = owner();
   assert.equal(before.uid, 0);
@@ -145,7 +185,9 @@ test('.slipway-cache linked to a root-owned folder: nothing is moved out of it n
   commitAll(dir, 'no .slipway-cache link');
 });
 
-test('after the attacks a plain push deploys again, with the generated .npmrc written in the build and gone from the release', { skip: needsRoot }, async () => {
+test('after the attacks a plain push deploys again, with the generated .npmrc written in the build and gone from the release', {
+  skip: needsRoot,
+}, async () => {
   newRelease(dir, 'two');
   const result = await pushAndWait(daemon, dir, appId, gitEnv);
   deployments.push(result.id);
@@ -154,12 +196,18 @@ test('after the attacks a plain push deploys again, with the generated .npmrc wr
   assert.match(log, /Wrote \.slipway-cache\/config\/\.npmrc \(secret: removed before the release starts\)/);
   assert.ok(!log.includes(NPM_TOKEN));
   const release = join(daemon.dataDir, 'releases', appId, result.id);
-  assert.equal(existsSync(join(release, '.slipway-cache', 'config', '.npmrc')), false, 'the credentials file is removed before the release starts');
+  assert.equal(
+    existsSync(join(release, '.slipway-cache', 'config', '.npmrc')),
+    false,
+    'the credentials file is removed before the release starts',
+  );
   const response = await getThroughRouter(daemon, host);
   assert.equal((JSON.parse(response.body) as { release: string }).release, 'two');
 });
 
-test('the admin token and the npm token appear in no log: deployment logs, app logs, the daemon output since it was ready', { skip: needsRoot }, async () => {
+test('the admin token and the npm token appear in no log: deployment logs, app logs, the daemon output since it was ready', {
+  skip: needsRoot,
+}, async () => {
   // On first start the daemon prints the login command with the token to its operator, by
   // design: what it printed once ready (a failure it did not expect is logged there with its
   // stack) is what must not hold it.

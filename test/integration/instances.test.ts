@@ -92,7 +92,10 @@ test('scaling to 3 under load fails no request and every instance gets requests,
   const numbers = new Set<string>();
   for (let i = 0; i < 30; i++) numbers.add((await facts()).instanceNumber);
   assert.deepEqual([...numbers].sort(), ['0', '1', '2']);
-  const status = JSON.parse((await daemon.cli(['status', '--app', appId, '--format', 'json'])).stdout) as { instances: Array<{ number: number; state: string; memory_bytes: number }>; instance_count: number };
+  const status = JSON.parse((await daemon.cli(['status', '--app', appId, '--format', 'json'])).stdout) as {
+    instances: Array<{ number: number; state: string; memory_bytes: number }>;
+    instance_count: number;
+  };
   assert.equal(status.instance_count, 3);
   assert.deepEqual(status.instances.map((i) => i.number).sort(), [0, 1, 2]);
   for (const i of status.instances) {
@@ -127,10 +130,16 @@ test('a crashed instance leaves the routing table until it runs again, failing n
   const traffic = load();
   const r = await getThroughRouter(daemon, host, '/crash');
   assert.equal(r.status, 200);
-  await waitUntil('the crashed instance to leave and come back', async () => {
-    const status = JSON.parse((await daemon.cli(['status', '--app', appId, '--format', 'json'])).stdout) as { instances: Array<{ restarts: number; state: string }> };
-    return status.instances.some((i) => i.restarts > 0) && status.instances.every((i) => i.state === 'running') ? true : undefined;
-  }, 30_000);
+  await waitUntil(
+    'the crashed instance to leave and come back',
+    async () => {
+      const status = JSON.parse((await daemon.cli(['status', '--app', appId, '--format', 'json'])).stdout) as {
+        instances: Array<{ restarts: number; state: string }>;
+      };
+      return status.instances.some((i) => i.restarts > 0) && status.instances.every((i) => i.state === 'running') ? true : undefined;
+    },
+    30_000,
+  );
   const seen = await traffic.stop();
   assert.deepEqual(seen.failed, []);
   assert.equal(seen.numbers.size, 3, 'all three serve again');
@@ -144,10 +153,14 @@ test('scaling down to one stops the others after they left the router', async ()
   const seen = await traffic.stop();
   assert.deepEqual(seen.failed, []);
   for (let i = 0; i < 10; i++) assert.equal((await facts()).instanceNumber, '0');
-  await waitUntil('the removed instances to stop', async () => {
-    const status = JSON.parse((await daemon.cli(['status', '--app', appId, '--format', 'json'])).stdout) as { instances: unknown[] };
-    return status.instances.length === 1 ? true : undefined;
-  }, 30_000);
+  await waitUntil(
+    'the removed instances to stop',
+    async () => {
+      const status = JSON.parse((await daemon.cli(['status', '--app', appId, '--format', 'json'])).stdout) as { instances: unknown[] };
+      return status.instances.length === 1 ? true : undefined;
+    },
+    30_000,
+  );
   const bad = await setInstances(0);
   assert.equal(bad.status, 400);
   assert.match(bad.body, /whole number from 1 to 40/);

@@ -48,7 +48,9 @@ async function timedRequest(path: string): Promise<number> {
 
 /** Names of the log files of the app and of its deployments. */
 function logFilesOf(deploymentIds: string[]): string[] {
-  return readdirSync(join(daemon.dataDir, 'logs')).filter((name) => [appId, ...deploymentIds].some((key) => name.startsWith(`${key}.ndjson`)));
+  return readdirSync(join(daemon.dataDir, 'logs')).filter((name) =>
+    [appId, ...deploymentIds].some((key) => name.startsWith(`${key}.ndjson`)),
+  );
 }
 
 function appLogFiles(): Array<{ name: string; size: number; mode: number }> {
@@ -85,27 +87,44 @@ test('a flood of 150 000 lines in two seconds neither blocks the API nor grows t
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-    await waitUntil('the flood to end', async () => {
-      const r = await daemon.cli(['logs', '--app', appId, '--lines', '5']);
-      return r.stdout.includes(`flood done ${FLOOD_LINES}`) ? true : undefined;
-    }, 60_000);
+    await waitUntil(
+      'the flood to end',
+      async () => {
+        const r = await daemon.cli(['logs', '--app', appId, '--lines', '5']);
+        return r.stdout.includes(`flood done ${FLOOD_LINES}`) ? true : undefined;
+      },
+      60_000,
+    );
   } finally {
     clearInterval(sampler);
   }
 
-  const dropped = (await daemon.cli(['logs', '--app', appId, '--lines', '200000'])).stdout.split('\n').filter((l) => l.startsWith('slipway dropped'));
-  t.diagnostic(`flood took ${Date.now() - floodStarted} ms to reach the log; ${latencies.length} requests, slowest ${Math.max(...latencies.map((l) => l.ms)).toFixed(1)} ms`);
-  t.diagnostic(`daemon RSS ${(restingRss / 1024 / 1024).toFixed(1)} MiB at rest, peak +${((peakRss - restingRss) / 1024 / 1024).toFixed(1)} MiB; drop notices kept: ${dropped.length ? dropped.join(' | ') : 'none'}`);
+  const dropped = (await daemon.cli(['logs', '--app', appId, '--lines', '200000'])).stdout
+    .split('\n')
+    .filter((l) => l.startsWith('slipway dropped'));
+  t.diagnostic(
+    `flood took ${Date.now() - floodStarted} ms to reach the log; ${latencies.length} requests, slowest ${Math.max(...latencies.map((l) => l.ms)).toFixed(1)} ms`,
+  );
+  t.diagnostic(
+    `daemon RSS ${(restingRss / 1024 / 1024).toFixed(1)} MiB at rest, peak +${((peakRss - restingRss) / 1024 / 1024).toFixed(1)} MiB; drop notices kept: ${dropped.length ? dropped.join(' | ') : 'none'}`,
+  );
   const slow = latencies.filter((l) => l.ms >= 100);
   assert.ok(latencies.length >= 15, `only ${latencies.length} requests were measured`);
   assert.deepEqual(slow, [], `requests during the flood took ${latencies.map((l) => Math.round(l.ms)).join(', ')} ms`);
 
   const grown = peakRss - restingRss;
-  assert.ok(grown <= 40 * 1024 * 1024, `the daemon grew by ${(grown / 1024 / 1024).toFixed(1)} MiB (from ${(restingRss / 1024 / 1024).toFixed(0)} MiB)`);
+  assert.ok(
+    grown <= 40 * 1024 * 1024,
+    `the daemon grew by ${(grown / 1024 / 1024).toFixed(1)} MiB (from ${(restingRss / 1024 / 1024).toFixed(0)} MiB)`,
+  );
 
   const files = appLogFiles();
   const total = files.reduce((sum, f) => sum + f.size, 0);
-  assert.deepEqual(files.map((f) => f.name).sort(), [`${appId}.ndjson`, `${appId}.ndjson.1`, `${appId}.ndjson.2`], 'the log rotated and keeps two older files');
+  assert.deepEqual(
+    files.map((f) => f.name).sort(),
+    [`${appId}.ndjson`, `${appId}.ndjson.1`, `${appId}.ndjson.2`],
+    'the log rotated and keeps two older files',
+  );
   assert.ok(total <= CAP_BYTES, `the app's log holds ${total} bytes, above its cap of ${CAP_BYTES}`);
   for (const f of files) {
     assert.ok(f.size <= MAX_FILE_BYTES, `${f.name} holds ${f.size} bytes`);
@@ -121,36 +140,55 @@ test('a flood of 150 000 lines in two seconds neither blocks the API nor grows t
   assert.match(lines[3]!, new RegExp(`^flood done ${FLOOD_LINES} in \\d+ ms$`));
   t.diagnostic(`the app says: ${lines[3]}`);
   const numbered = lines.slice(0, 3).map((l) => Number(/^flood line (\d{6}) /.exec(l)?.[1]));
-  if (!lines.some((l) => l.startsWith('slipway dropped'))) assert.deepEqual(numbered, [FLOOD_LINES - 2, FLOOD_LINES - 1, FLOOD_LINES], tail.stdout);
+  if (!lines.some((l) => l.startsWith('slipway dropped')))
+    assert.deepEqual(numbered, [FLOOD_LINES - 2, FLOOD_LINES - 1, FLOOD_LINES], tail.stdout);
 
   // Without --lines, the CLI shows the last 1000 lines; --since picks by time; JSON keeps the stream.
   const recent = await daemon.cli(['logs', '--app', appId]);
   assert.equal(recent.stdout.trimEnd().split('\n').length, 1000);
   const since = await daemon.cli(['logs', '--app', appId, '--since', '10m', '--lines', '2', '--format', 'json']);
-  const entries = since.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { stream: string; line: string });
+  const entries = since.stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { stream: string; line: string });
   assert.equal(entries.length, 2);
   assert.equal(entries[1]!.stream, 'out');
 });
 
 test('the API refuses a window it cannot read, saying what it takes', async () => {
-  const response = await fetch(`${daemon.apiUrl}/v1/apps/${appId}/logs?lines=last`, { headers: { authorization: `Bearer ${daemon.adminToken}` } });
+  const response = await fetch(`${daemon.apiUrl}/v1/apps/${appId}/logs?lines=last`, {
+    headers: { authorization: `Bearer ${daemon.adminToken}` },
+  });
   assert.equal(response.status, 400);
-  assert.match(((await response.json()) as { error: { message: string } }).error.message, /lines must be a whole number of lines such as 100/);
+  assert.match(
+    ((await response.json()) as { error: { message: string } }).error.message,
+    /lines must be a whole number of lines such as 100/,
+  );
   const cli = await daemon.cli(['logs', '--app', appId, '--since', 'yesterday']);
   assert.equal(cli.code, 2);
   assert.match(cli.stderr, /--since takes a duration back from now such as 90s/);
 });
 
 test('only the newest deployments keep their logs, and deleting the app removes every log of it', async () => {
-  assert.deepEqual(logFilesOf([firstDeployment]).filter((n) => n.startsWith(firstDeployment)), [`${firstDeployment}.ndjson`]);
+  assert.deepEqual(
+    logFilesOf([firstDeployment]).filter((n) => n.startsWith(firstDeployment)),
+    [`${firstDeployment}.ndjson`],
+  );
   const restarted = await daemon.cli(['restart', '--app', appId]);
   assert.equal(restarted.code, 0, restarted.stderr);
   const activity = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout) as Array<{ id: string }>;
   const ids = activity.map((d) => d.id);
   assert.equal(ids.length, 2);
-  await waitUntil('the older deployment log to be removed (--deploy-logs-kept 1)', async () =>
-    logFilesOf(ids).filter((n) => n.startsWith('deployment_')).length === 1 ? true : undefined, 10_000);
-  assert.deepEqual(logFilesOf(ids).filter((n) => n.startsWith('deployment_')), [`${ids[0]}.ndjson`], 'the newest one stays');
+  await waitUntil(
+    'the older deployment log to be removed (--deploy-logs-kept 1)',
+    async () => (logFilesOf(ids).filter((n) => n.startsWith('deployment_')).length === 1 ? true : undefined),
+    10_000,
+  );
+  assert.deepEqual(
+    logFilesOf(ids).filter((n) => n.startsWith('deployment_')),
+    [`${ids[0]}.ndjson`],
+    'the newest one stays',
+  );
   const oldLog = await daemon.cli(['logs', '--app', appId, '--deployment-id', firstDeployment]);
   assert.equal(oldLog.stdout, '', 'a removed deployment log reads as empty');
 

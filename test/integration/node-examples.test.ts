@@ -13,7 +13,16 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { EXAMPLES, checkoutExample, commitAll, createApp, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
+import {
+  EXAMPLES,
+  checkoutExample,
+  commitAll,
+  createApp,
+  getThroughRouter,
+  newRelease,
+  pushAndWait,
+  registerSshKey,
+} from '../support/deploy.js';
 import { waitUntil } from '../support/wait.js';
 
 type Facts = Record<string, unknown>;
@@ -59,7 +68,10 @@ let appCount = 0;
  * Creates an app for a fresh checkout of the example (after `edit` changed it), sets the
  * example's variables (plus GREETING, to see the app gets them) and pushes.
  */
-async function deployExample(example: string, options: { env?: Record<string, string>; edit?: (dir: string) => void } = {}): Promise<Deployed> {
+async function deployExample(
+  example: string,
+  options: { env?: Record<string, string>; edit?: (dir: string) => void } = {},
+): Promise<Deployed> {
   const dir = checkoutExample(example);
   if (options.edit) {
     options.edit(dir);
@@ -116,7 +128,11 @@ type Variant = NonNullable<ExampleMeta['variants']>[number];
  * Deploys each variant of an example (its variables set, the previous variant's removed) as a
  * new release of one app, and hands each deployment with what the app reported to `check`.
  */
-async function deployEachVariant(example: string, appName: string, check: (deployed: Deployed, variant: Variant, seen: Facts) => void): Promise<void> {
+async function deployEachVariant(
+  example: string,
+  appName: string,
+  check: (deployed: Deployed, variant: Variant, seen: Facts) => void,
+): Promise<void> {
   const { variants } = meta(example);
   assert.ok(variants && variants.length >= 4);
   const dir = checkoutExample(example);
@@ -125,7 +141,8 @@ async function deployEachVariant(example: string, appName: string, check: (deplo
   let previous: Record<string, string> = {};
   for (const [index, variant] of variants.entries()) {
     for (const name of Object.keys(previous)) assert.equal((await daemon.cli(['env', 'rm', name], { cwd: dir })).code, 0);
-    for (const [name, value] of Object.entries(variant.env)) assert.equal((await daemon.cli(['env', 'set', name, value], { cwd: dir })).code, 0);
+    for (const [name, value] of Object.entries(variant.env))
+      assert.equal((await daemon.cli(['env', 'set', name, value], { cwd: dir })).code, 0);
     previous = variant.env;
     newRelease(dir, `variant-${index}`);
     const deployed = await push(app);
@@ -137,8 +154,10 @@ async function deployEachVariant(example: string, appName: string, check: (deplo
 /** The example.json expectations, with the same keys examples-run.test.ts understands. */
 function checkExpect(seen: Facts, expect: Facts | undefined): void {
   for (const [key, value] of Object.entries(expect ?? {})) {
-    if (key === 'versionMajor') assert.equal(Number(String(seen.version).replace(/^v/, '').split('.')[0]), value, `major version of ${seen.version}`);
-    else if (key === 'versionPrefix') assert.ok(String(seen.version).startsWith(String(value)), `version ${seen.version} should start with ${value}`);
+    if (key === 'versionMajor')
+      assert.equal(Number(String(seen.version).replace(/^v/, '').split('.')[0]), value, `major version of ${seen.version}`);
+    else if (key === 'versionPrefix')
+      assert.ok(String(seen.version).startsWith(String(value)), `version ${seen.version} should start with ${value}`);
     else assert.deepEqual(seen[key], value, `${key} in ${JSON.stringify(seen)}`);
   }
 }
@@ -181,23 +200,30 @@ test('node-pnpm: pnpm-lock.yaml selects pnpm, the version packageManager pins bu
   assertLogged(deployed, /pnpm 10\.34\.9 {2}\(/);
 });
 
-test('node-yarn-berry: Yarn 4 from packageManager; the legacy CC_NODE_BUILD_TOOL=yarn2 still works with a deprecation warning', LONG, async () => {
-  const { deployed, seen } = await deployAndCheck('node-yarn-berry');
-  assert.deepEqual(seen.lifecycle, ['preinstall', 'install', 'postinstall', 'prestart']);
-  assertLogged(deployed, /Package manager: Yarn berry, because yarn\.lock is present and package\.json declares "packageManager": "yarn@4\.18\.1"/);
-  assertLogged(deployed, /yarn workspaces focus --all --production/);
+test(
+  'node-yarn-berry: Yarn 4 from packageManager; the legacy CC_NODE_BUILD_TOOL=yarn2 still works with a deprecation warning',
+  LONG,
+  async () => {
+    const { deployed, seen } = await deployAndCheck('node-yarn-berry');
+    assert.deepEqual(seen.lifecycle, ['preinstall', 'install', 'postinstall', 'prestart']);
+    assertLogged(
+      deployed,
+      /Package manager: Yarn berry, because yarn\.lock is present and package\.json declares "packageManager": "yarn@4\.18\.1"/,
+    );
+    assertLogged(deployed, /yarn workspaces focus --all --production/);
 
-  assert.equal((await daemon.cli(['env', 'set', 'CC_NODE_BUILD_TOOL', 'yarn2'], { cwd: deployed.dir })).code, 0);
-  newRelease(deployed.dir, 'yarn2');
-  const legacy = await push(deployed);
-  assertDeployed(legacy);
-  assertLogged(legacy, /! CC_NODE_BUILD_TOOL=yarn2 is deprecated: set CC_NODE_BUILD_TOOL=yarn-berry/);
-  assert.equal((await facts(legacy)).startedBy, 'yarn/4.18.1');
-});
+    assert.equal((await daemon.cli(['env', 'set', 'CC_NODE_BUILD_TOOL', 'yarn2'], { cwd: deployed.dir })).code, 0);
+    newRelease(deployed.dir, 'yarn2');
+    const legacy = await push(deployed);
+    assertDeployed(legacy);
+    assertLogged(legacy, /! CC_NODE_BUILD_TOOL=yarn2 is deprecated: set CC_NODE_BUILD_TOOL=yarn-berry/);
+    assert.equal((await facts(legacy)).startedBy, 'yarn/4.18.1');
+  },
+);
 
 test("node-yarn-pnp: Yarn 4 with Plug'n'Play deploys, starts, restarts and redeploys from its build cache", LONG, async () => {
   const { deployed, seen } = await deployAndCheck('node-yarn-pnp');
-  assert.match(String(seen.pnp), /^\d+$/, "the dependency came through .pnp.cjs");
+  assert.match(String(seen.pnp), /^\d+$/, 'the dependency came through .pnp.cjs');
   assertLogged(deployed, /Yarn berry with Plug'n'Play: \.pnp\.cjs loads packages from the zip files of \.slipway-cache\/yarn-berry/);
 
   const restarted = await daemon.cli(['restart'], { cwd: deployed.dir });
@@ -213,28 +239,35 @@ test("node-yarn-pnp: Yarn 4 with Plug'n'Play deploys, starts, restarts and redep
   assert.match(String(after.pnp), /^\d+$/);
 });
 
-test('node-yarn1: yarn.lock without packageManager uses the system Yarn 1.22.22 and warns it is deprecated; so does CC_NODE_BUILD_TOOL=yarn', LONG, async () => {
-  const { deployed, seen } = await deployAndCheck('node-yarn1');
-  assert.deepEqual(seen.lifecycle, ['preinstall', 'install', 'postinstall', 'prestart']);
-  assertLogged(deployed, /Package manager: Yarn 1, because yarn\.lock is present without a Yarn 2\+ "packageManager" field/);
-  assertLogged(deployed, /! Yarn 1\.x is deprecated .*yarn set version stable/);
+test(
+  'node-yarn1: yarn.lock without packageManager uses the system Yarn 1.22.22 and warns it is deprecated; so does CC_NODE_BUILD_TOOL=yarn',
+  LONG,
+  async () => {
+    const { deployed, seen } = await deployAndCheck('node-yarn1');
+    assert.deepEqual(seen.lifecycle, ['preinstall', 'install', 'postinstall', 'prestart']);
+    assertLogged(deployed, /Package manager: Yarn 1, because yarn\.lock is present without a Yarn 2\+ "packageManager" field/);
+    assertLogged(deployed, /! Yarn 1\.x is deprecated .*yarn set version stable/);
 
-  assert.equal((await daemon.cli(['env', 'set', 'CC_NODE_BUILD_TOOL', 'yarn'], { cwd: deployed.dir })).code, 0);
-  newRelease(deployed.dir, 'legacy-yarn');
-  const pushed = Date.now();
-  const legacy = await push(deployed);
-  assertDeployed(legacy);
-  assertLogged(legacy, /! CC_NODE_BUILD_TOOL=yarn is deprecated/);
-  assertLogged(legacy, /! Yarn 1\.x is deprecated/);
-  assert.equal((await facts(legacy)).startedBy, 'yarn/1.22.22');
-  // The same Yarn with the same lockfile: the first build's node_modules is reused, no file of
-  // it written again (Yarn 1 completes this lockfile, which lacks `resolved`, so it does not say
-  // "Already up-to-date"; see NOTHING_TO_INSTALL below for the birth time).
-  assertLogged(legacy, /^A build cache exists for this toolchain: reusing it\.$/);
-  const installed = statSync(join(releaseDir(legacy), 'node_modules/is-number/package.json'));
-  assert.ok(installed.birthtimeMs > 0 && installed.birthtimeMs < pushed, `node_modules/is-number/package.json was written again (born ${installed.birthtime.toISOString()})`);
-  assert.equal((await facts(legacy)).devDependency, true);
-});
+    assert.equal((await daemon.cli(['env', 'set', 'CC_NODE_BUILD_TOOL', 'yarn'], { cwd: deployed.dir })).code, 0);
+    newRelease(deployed.dir, 'legacy-yarn');
+    const pushed = Date.now();
+    const legacy = await push(deployed);
+    assertDeployed(legacy);
+    assertLogged(legacy, /! CC_NODE_BUILD_TOOL=yarn is deprecated/);
+    assertLogged(legacy, /! Yarn 1\.x is deprecated/);
+    assert.equal((await facts(legacy)).startedBy, 'yarn/1.22.22');
+    // The same Yarn with the same lockfile: the first build's node_modules is reused, no file of
+    // it written again (Yarn 1 completes this lockfile, which lacks `resolved`, so it does not say
+    // "Already up-to-date"; see NOTHING_TO_INSTALL below for the birth time).
+    assertLogged(legacy, /^A build cache exists for this toolchain: reusing it\.$/);
+    const installed = statSync(join(releaseDir(legacy), 'node_modules/is-number/package.json'));
+    assert.ok(
+      installed.birthtimeMs > 0 && installed.birthtimeMs < pushed,
+      `node_modules/is-number/package.json was written again (born ${installed.birthtime.toISOString()})`,
+    );
+    assert.equal((await facts(legacy)).devDependency, true);
+  },
+);
 
 test('node-bun: bun.lock selects Bun 1.3.1 for build and run', LONG, async () => {
   const { deployed, seen } = await deployAndCheck('node-bun');
@@ -266,7 +299,12 @@ for (const [example, nothingToInstall] of NOTHING_TO_INSTALL) {
     const first = await deployExample(example, { env: { GREETING: 'kept', NODE_ENV: 'production', CC_NODE_DEV_DEPENDENCIES: 'install' } });
     assertDeployed(first);
     assertLogged(first, /^No build cache for this toolchain: performing a full build\.$/);
-    if (nothingToInstall) assert.equal(first.log.some((l) => nothingToInstall.test(l)), false, `the first build installs:\n${first.log.join('\n')}`);
+    if (nothingToInstall)
+      assert.equal(
+        first.log.some((l) => nothingToInstall.test(l)),
+        false,
+        `the first build installs:\n${first.log.join('\n')}`,
+      );
     newRelease(first.dir, 'two');
     const pushed = Date.now();
     const second = await push(first);
@@ -277,7 +315,10 @@ for (const [example, nothingToInstall] of NOTHING_TO_INSTALL) {
     // file's birth time): a file written by the second build's install would be newer.
     const installed = statSync(join(releaseDir(second), 'node_modules/is-number/package.json'));
     assert.ok(installed.birthtimeMs > 0, 'the file system records birth times (statx)');
-    assert.ok(installed.birthtimeMs < pushed, `node_modules/is-number/package.json was written again by the second build (born ${installed.birthtime.toISOString()})`);
+    assert.ok(
+      installed.birthtimeMs < pushed,
+      `node_modules/is-number/package.json was written again by the second build (born ${installed.birthtime.toISOString()})`,
+    );
     const seen = await facts(second);
     assert.equal(seen.devDependency, true, 'the release has the kept node_modules');
     if (example !== 'node-pnpm') return;
@@ -289,7 +330,11 @@ for (const [example, nothingToInstall] of NOTHING_TO_INSTALL) {
     const third = await push(first);
     assertDeployed(third);
     assertLogged(third, /^No build cache for this toolchain: performing a full build\.$/);
-    assert.equal(second.log.some((l) => /^\+ is-number 7\.0\.0$/.test(l)), false, 'the second build installed nothing');
+    assert.equal(
+      second.log.some((l) => /^\+ is-number 7\.0\.0$/.test(l)),
+      false,
+      'the second build installed nothing',
+    );
     assertLogged(third, /^\+ is-number 7\.0\.0$/);
     assert.equal((await facts(third)).startedBy, 'pnpm/10.20.0');
   });
@@ -301,12 +346,16 @@ test('node-custom: CC_CUSTOM_BUILD_TOOL is the install step', LONG, async () => 
   assertLogged(deployed, /^==> \[build\] CC_CUSTOM_BUILD_TOOL: bash -c/);
 });
 
-test('node-custom: CC_NODE_DEV_DEPENDENCIES decides for a custom npm or Yarn 1 command too, through redeploys of one app', LONG, async () => {
-  await deployEachVariant('node-custom', 'custom-dev-deps', (deployed, variant, seen) => {
-    checkExpect(seen, variant.expect);
-    assertLogged(deployed, new RegExp(`devDependencies: ${variant.expect.devDependency ? 'installed' : 'not installed'} \\(`));
-  });
-});
+test(
+  'node-custom: CC_NODE_DEV_DEPENDENCIES decides for a custom npm or Yarn 1 command too, through redeploys of one app',
+  LONG,
+  async () => {
+    await deployEachVariant('node-custom', 'custom-dev-deps', (deployed, variant, seen) => {
+      checkExpect(seen, variant.expect);
+      assertLogged(deployed, new RegExp(`devDependencies: ${variant.expect.devDependency ? 'installed' : 'not installed'} \\(`));
+    });
+  },
+);
 
 test('node-engines-pin: engines.node wins over CC_NODE_VERSION', LONG, async () => {
   const { deployed } = await deployAndCheck('node-engines-pin');
@@ -340,12 +389,16 @@ async function assertPoststartAfterCleanEnd(deployed: Deployed): Promise<void> {
   await getThroughRouter(daemon, deployed.host, '/exit').catch(() => undefined);
   const expected = ['prestart', 'poststart', 'prestart'];
   let last: unknown;
-  await waitUntil(`poststart, then prestart again, in ${deployed.appId}`, async () => {
-    const response = await getThroughRouter(daemon, deployed.host);
-    if (response.status !== 200) return undefined;
-    last = (JSON.parse(response.body) as Facts).lifecycle;
-    return JSON.stringify(last) === JSON.stringify(expected) ? true : undefined;
-  }, 90_000).catch((error: Error) => {
+  await waitUntil(
+    `poststart, then prestart again, in ${deployed.appId}`,
+    async () => {
+      const response = await getThroughRouter(daemon, deployed.host);
+      if (response.status !== 200) return undefined;
+      last = (JSON.parse(response.body) as Facts).lifecycle;
+      return JSON.stringify(last) === JSON.stringify(expected) ? true : undefined;
+    },
+    90_000,
+  ).catch((error: Error) => {
     throw new Error(`${error.message}: the app reports ${JSON.stringify(last)}`);
   });
 }
@@ -353,7 +406,10 @@ async function assertPoststartAfterCleanEnd(deployed: Deployed): Promise<void> {
 test('node-main-without-start: the main file runs with node, after prestart, and poststart runs when it ends cleanly', LONG, async () => {
   const { deployed, seen } = await deployAndCheck('node-main-without-start');
   assert.equal(seen.version, 'v24.11.0');
-  assertLogged(deployed, /Start command: no scripts\.start, so the main file runs with node \(server\.js\), after prestart, then poststart when it exits with status 0/);
+  assertLogged(
+    deployed,
+    /Start command: no scripts\.start, so the main file runs with node \(server\.js\), after prestart, then poststart when it exits with status 0/,
+  );
   assertLogged(deployed, /^==> \[run\] Starting: bash -c node "\$@" && exec npm run poststart start \.\/server\.js$/);
   await assertPoststartAfterCleanEnd(deployed);
 });
@@ -398,47 +454,58 @@ test('node-sigterm: the app gets SIGTERM on redeploy and on stop, and what it lo
   assert.equal((await getThroughRouter(daemon, deployed.host)).status, 503);
 });
 
-test('node-cached: a redeploy with an unchanged lockfile skips the install; a changed lockfile installs again; a malformed package.json then fails at its line and column', LONG, async () => {
-  const { deployed: first, seen } = await deployAndCheck('node-cached');
-  assert.equal(seen.express, '4.21.2');
-  assertLogged(first, /^No build cache for this toolchain: performing a full build\.$/);
+test(
+  'node-cached: a redeploy with an unchanged lockfile skips the install; a changed lockfile installs again; a malformed package.json then fails at its line and column',
+  LONG,
+  async () => {
+    const { deployed: first, seen } = await deployAndCheck('node-cached');
+    assert.equal(seen.express, '4.21.2');
+    assertLogged(first, /^No build cache for this toolchain: performing a full build\.$/);
 
-  newRelease(first.dir, 'two');
-  const second = await push(first);
-  assertDeployed(second);
-  assertLogged(second, /^A build cache exists for this toolchain: reusing it\.$/);
-  assertLogged(first, /^added \d+ packages in /);
-  // node_modules from the first build was installed from this same package.json, lockfile and
-  // npm: npm is not even started.
-  assertLogged(second, /^node_modules kept from a build with the same package files, lockfile, settings and tool versions: npm install \(without devDependencies\) skipped\.$/);
-  assert.equal(second.log.some((l) => /^==> \[build\] npm install/.test(l)), false, 'npm install did not run');
-  assert.equal((await facts(second)).release, 'two');
-  assert.equal((await facts(second)).express, '4.21.2', 'the release has the kept node_modules');
+    newRelease(first.dir, 'two');
+    const second = await push(first);
+    assertDeployed(second);
+    assertLogged(second, /^A build cache exists for this toolchain: reusing it\.$/);
+    assertLogged(first, /^added \d+ packages in /);
+    // node_modules from the first build was installed from this same package.json, lockfile and
+    // npm: npm is not even started.
+    assertLogged(
+      second,
+      /^node_modules kept from a build with the same package files, lockfile, settings and tool versions: npm install \(without devDependencies\) skipped\.$/,
+    );
+    assert.equal(
+      second.log.some((l) => /^==> \[build\] npm install/.test(l)),
+      false,
+      'npm install did not run',
+    );
+    assert.equal((await facts(second)).release, 'two');
+    assert.equal((await facts(second)).express, '4.21.2', 'the release has the kept node_modules');
 
-  // The same dependencies in a lockfile written differently: another lockfile, so npm runs,
-  // and finds the kept node_modules up to date.
-  const lockfile = join(first.dir, 'package-lock.json');
-  writeFileSync(lockfile, JSON.stringify(JSON.parse(readFileSync(lockfile, 'utf8')), null, 1));
-  commitAll(first.dir, 'reformat the lockfile');
-  const relocked = await push(first);
-  assertDeployed(relocked);
-  assertLogged(relocked, /^==> \[build\] npm install \(without devDependencies\)/);
-  assertLogged(relocked, /^up to date in /);
+    // The same dependencies in a lockfile written differently: another lockfile, so npm runs,
+    // and finds the kept node_modules up to date.
+    const lockfile = join(first.dir, 'package-lock.json');
+    writeFileSync(lockfile, JSON.stringify(JSON.parse(readFileSync(lockfile, 'utf8')), null, 1));
+    commitAll(first.dir, 'reformat the lockfile');
+    const relocked = await push(first);
+    assertDeployed(relocked);
+    assertLogged(relocked, /^==> \[build\] npm install \(without devDependencies\)/);
+    assertLogged(relocked, /^up to date in /);
 
-  const packageJson = join(first.dir, 'package.json');
-  const text = readFileSync(packageJson, 'utf8');
-  // A trailing comma after the last dependency: line 10 of the example's package.json.
-  writeFileSync(packageJson, text.replace('"express": "4.21.2"', '"express": "4.21.2",'));
-  const brokenLine = text.split('\n').findIndex((l) => l.includes('"express": "4.21.2"')) + 1;
-  commitAll(first.dir, 'break package.json');
-  const broken = await push(first);
-  assertDeployed(broken, 'FAIL');
-  assertLogged(broken, new RegExp(`Build failed: package\\.json is not valid JSON: .* at line ${brokenLine + 1}, column \\d+\\.`));
-  assertLogged(broken, /^Hint: Fix package\.json at line \d+, column \d+/);
-  assertLogged(broken, /^The previous release keeps serving\.$/);
-  const still = await facts(broken);
-  assert.equal(still.release, 'two', 'the previous release still serves');
-});
+    const packageJson = join(first.dir, 'package.json');
+    const text = readFileSync(packageJson, 'utf8');
+    // A trailing comma after the last dependency: line 10 of the example's package.json.
+    writeFileSync(packageJson, text.replace('"express": "4.21.2"', '"express": "4.21.2",'));
+    const brokenLine = text.split('\n').findIndex((l) => l.includes('"express": "4.21.2"')) + 1;
+    commitAll(first.dir, 'break package.json');
+    const broken = await push(first);
+    assertDeployed(broken, 'FAIL');
+    assertLogged(broken, new RegExp(`Build failed: package\\.json is not valid JSON: .* at line ${brokenLine + 1}, column \\d+\\.`));
+    assertLogged(broken, /^Hint: Fix package\.json at line \d+, column \d+/);
+    assertLogged(broken, /^The previous release keeps serving\.$/);
+    const still = await facts(broken);
+    assert.equal(still.release, 'two', 'the previous release still serves');
+  },
+);
 
 test('refused builds say why: unknown CC_NODE_BUILD_TOOL, no start command, unsatisfiable engines.node', LONG, async () => {
   const dir = checkoutExample('node-main-without-start');
@@ -448,7 +515,10 @@ test('refused builds say why: unknown CC_NODE_BUILD_TOOL, no start command, unsa
   newRelease(dir, 'unknown-tool');
   const unknownTool = await push(app);
   assertDeployed(unknownTool, 'FAIL');
-  assertLogged(unknownTool, /Build failed: CC_NODE_BUILD_TOOL is "gradle", which is not a known package manager\. Valid values: bun, npm, npm-install, npm-ci, pnpm, yarn-berry, custom \(legacy, deprecated: yarn, yarn2\)\./);
+  assertLogged(
+    unknownTool,
+    /Build failed: CC_NODE_BUILD_TOOL is "gradle", which is not a known package manager\. Valid values: bun, npm, npm-install, npm-ci, pnpm, yarn-berry, custom \(legacy, deprecated: yarn, yarn2\)\./,
+  );
   assert.equal((await daemon.cli(['env', 'rm', 'CC_NODE_BUILD_TOOL'], { cwd: dir })).code, 0);
 
   const packageJson = join(dir, 'package.json');
@@ -458,14 +528,20 @@ test('refused builds say why: unknown CC_NODE_BUILD_TOOL, no start command, unsa
   commitAll(dir, 'no start command');
   const noStart = await push(app);
   assertDeployed(noStart, 'FAIL');
-  assertLogged(noStart, /Build failed: No start command: .*looks for a start command in this order: CC_RUN_COMMAND, scripts\.start in package\.json, main in package\.json\./);
+  assertLogged(
+    noStart,
+    /Build failed: No start command: .*looks for a start command in this order: CC_RUN_COMMAND, scripts\.start in package\.json, main in package\.json\./,
+  );
   assertLogged(noStart, /The repository has server\.js/);
 
   writeFileSync(packageJson, JSON.stringify({ ...original, engines: { node: '18.99' } }, null, 2));
   commitAll(dir, 'impossible engines');
   const impossible = await push(app);
   assertDeployed(impossible, 'FAIL');
-  assertLogged(impossible, /Build failed: No available node version matches "18\.99"; nearest available versions below: 18\.20\.\d+.*; above: 19\.0\.0/);
+  assertLogged(
+    impossible,
+    /Build failed: No available node version matches "18\.99"; nearest available versions below: 18\.20\.\d+.*; above: 19\.0\.0/,
+  );
   assert.notEqual((await getThroughRouter(daemon, app.host)).status, 200, 'nothing was ever released');
 });
 
@@ -475,23 +551,30 @@ test('several lockfiles: the documented order picks one and a warning names them
   });
   assertDeployed(deployed);
   assertLogged(deployed, /Package manager: pnpm, because pnpm-lock\.yaml is present/);
-  assertLogged(deployed, /! Several package managers' lockfiles are committed: pnpm-lock\.yaml, package-lock\.json\. .*used pnpm-lock\.yaml/);
+  assertLogged(
+    deployed,
+    /! Several package managers' lockfiles are committed: pnpm-lock\.yaml, package-lock\.json\. .*used pnpm-lock\.yaml/,
+  );
   assert.equal((await facts(deployed)).startedBy, 'pnpm/10.34.9');
 });
 
-test('repository hygiene: a committed node_modules and a .gitignore without /node_modules give warnings; CC_RUN_COMMAND starts the app', LONG, async () => {
-  const deployed = await deployExample('node-main-without-start', {
-    env: { NODE_ENV: 'production', CC_RUN_COMMAND: 'GREETING=from-run-command exec node server.js' },
-    edit: (dir) => {
-      writeFileSync(join(dir, '.gitignore'), '/lifecycle.log\n');
-      mkdirSync(join(dir, 'node_modules', 'left-over'), { recursive: true });
-      writeFileSync(join(dir, 'node_modules', 'left-over', 'index.js'), 'module.exports = 1;\n');
-    },
-  });
-  assertDeployed(deployed);
-  assertLogged(deployed, /! node_modules is committed: .*git rm -r --cached node_modules/);
-  assertLogged(deployed, /! \.gitignore does not mention \/node_modules: add the line \/node_modules/);
-  assertLogged(deployed, /^==> \[run\] Starting: bash -c/);
-  assert.equal((await facts(deployed)).greeting, 'from-run-command');
-  rmSync(deployed.dir, { recursive: true, force: true });
-});
+test(
+  'repository hygiene: a committed node_modules and a .gitignore without /node_modules give warnings; CC_RUN_COMMAND starts the app',
+  LONG,
+  async () => {
+    const deployed = await deployExample('node-main-without-start', {
+      env: { NODE_ENV: 'production', CC_RUN_COMMAND: 'GREETING=from-run-command exec node server.js' },
+      edit: (dir) => {
+        writeFileSync(join(dir, '.gitignore'), '/lifecycle.log\n');
+        mkdirSync(join(dir, 'node_modules', 'left-over'), { recursive: true });
+        writeFileSync(join(dir, 'node_modules', 'left-over', 'index.js'), 'module.exports = 1;\n');
+      },
+    });
+    assertDeployed(deployed);
+    assertLogged(deployed, /! node_modules is committed: .*git rm -r --cached node_modules/);
+    assertLogged(deployed, /! \.gitignore does not mention \/node_modules: add the line \/node_modules/);
+    assertLogged(deployed, /^==> \[run\] Starting: bash -c/);
+    assert.equal((await facts(deployed)).greeting, 'from-run-command');
+    rmSync(deployed.dir, { recursive: true, force: true });
+  },
+);

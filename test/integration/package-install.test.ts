@@ -25,7 +25,9 @@ before(() => {
   work = mkdtempSync(join(tmpdir(), 'slipway-package-'));
   chmodSync(work, 0o755); // the data folder inside it must be reachable by the router's and apps' users
   const copy = join(work, 'repo');
-  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: REPO, encoding: 'utf8' }).split('\0').filter(Boolean);
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: REPO, encoding: 'utf8' })
+    .split('\0')
+    .filter(Boolean);
   for (const file of files) {
     mkdirSync(dirname(join(copy, file)), { recursive: true });
     try {
@@ -58,11 +60,24 @@ after(() => {
 });
 
 test('the package holds the built CLI, daemon and console, and no tests or examples', () => {
-  const listed = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' }).split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
-  for (const needed of ['bin/slipway.js', 'dist/src/cli/main.js', 'dist/src/daemon/daemon.js', 'src/console/static/index.html', 'packaging/slipway.service', 'package.json']) {
+  const listed = execFileSync('tar', ['tzf', tarball], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
+    .map((f) => f.replace(/^package\//, ''));
+  for (const needed of [
+    'bin/slipway.js',
+    'dist/src/cli/main.js',
+    'dist/src/daemon/daemon.js',
+    'src/console/static/index.html',
+    'packaging/slipway.service',
+    'package.json',
+  ]) {
     assert.ok(listed.includes(needed), `${needed} is in the package`);
   }
-  assert.ok(listed.some((f) => f.startsWith('dist/console/') && f.endsWith('.js')), "the console's scripts are in the package");
+  assert.ok(
+    listed.some((f) => f.startsWith('dist/console/') && f.endsWith('.js')),
+    "the console's scripts are in the package",
+  );
   const unwanted = listed.filter((f) => /(^|\/)(test|examples|bench|scripts)\/|\.test\.js|\/test-[^/]*\.js|\.ts$/.test(f));
   assert.deepEqual(unwanted, []);
 });
@@ -78,7 +93,25 @@ test('the installed slipway answers --version and runs the daemon until its API 
   for (let attempt = 0; attempt < 5 && !/slipway is ready/.test(output); attempt++) {
     output = '';
     const subnet = `10.${200 + Math.floor(Math.random() * 50)}.0.0/16`;
-    daemon = spawn(slipway, ['server', '--data-dir', dataDir, '--api-port', String(api), '--ssh-port', String(ssh), '--router-port', String(router), '--https-port', String(https), '--subnet', subnet], { stdio: ['ignore', 'pipe', 'pipe'] });
+    daemon = spawn(
+      slipway,
+      [
+        'server',
+        '--data-dir',
+        dataDir,
+        '--api-port',
+        String(api),
+        '--ssh-port',
+        String(ssh),
+        '--router-port',
+        String(router),
+        '--https-port',
+        String(https),
+        '--subnet',
+        subnet,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const child = daemon;
     child.stdout!.on('data', (d) => (output += d));
     child.stderr!.on('data', (d) => (output += d));
@@ -95,7 +128,10 @@ test('the installed slipway answers --version and runs the daemon until its API 
     assert.match(output, /slipway is ready/, output);
     const token = readFileSync(join(dataDir, 'admin-token'), 'utf8').trim();
     // The installed CLI against the installed daemon.
-    const me = execFileSync(slipway, ['whoami'], { encoding: 'utf8', env: { ...process.env, XDG_CONFIG_HOME: join(work, 'config'), SLIPWAY_URL: `http://127.0.0.1:${api}`, SLIPWAY_TOKEN: token } });
+    const me = execFileSync(slipway, ['whoami'], {
+      encoding: 'utf8',
+      env: { ...process.env, XDG_CONFIG_HOME: join(work, 'config'), SLIPWAY_URL: `http://127.0.0.1:${api}`, SLIPWAY_TOKEN: token },
+    });
     assert.match(me, /admin/);
     const page = await fetch(`http://127.0.0.1:${api}/`);
     assert.equal(page.status, 200);

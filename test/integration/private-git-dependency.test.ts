@@ -13,7 +13,16 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { EXAMPLES, checkoutExample, commitAll, createApp, deploymentLog, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
+import {
+  EXAMPLES,
+  checkoutExample,
+  commitAll,
+  createApp,
+  deploymentLog,
+  getThroughRouter,
+  pushAndWait,
+  registerSshKey,
+} from '../support/deploy.js';
 import { startPrivateGitServer, type PrivateGitServer } from '../support/private-git-server.js';
 
 let daemon: TestDaemon;
@@ -60,7 +69,10 @@ let appCount = 0;
 async function deploy(env: Record<string, string>, scripts: Record<string, string> = {}): Promise<Deployed> {
   const dir = checkoutExample('node-private-git-dep');
   const manifestPath = join(dir, 'package.json');
-  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { dependencies: Record<string, string>; scripts: Record<string, string> };
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as {
+    dependencies: Record<string, string>;
+    scripts: Record<string, string>;
+  };
   manifest.dependencies['@slipway-test/git-greeting'] = gitServer.dependencyUrl;
   Object.assign(manifest.scripts, scripts);
   writeFileSync(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
@@ -103,10 +115,19 @@ test('with CC_SSH_PRIVATE_KEY the git+ssh dependency resolves, the app uses it, 
   const eventsBefore = gitServer.events.length;
   const deployed = await deploy({ CC_SSH_PRIVATE_KEY: gitServer.privateKey });
   assert.equal(deployed.state, 'OK', `${deployed.log.join('\n')}\n${gitServer.diagnostics.join('\n')}`);
-  assert.ok(deployed.log.some((line) => line.startsWith('CC_SSH_PRIVATE_KEY is installed for the build only')), deployed.log.join('\n'));
+  assert.ok(
+    deployed.log.some((line) => line.startsWith('CC_SSH_PRIVATE_KEY is installed for the build only')),
+    deployed.log.join('\n'),
+  );
   const events = gitServer.events.slice(eventsBefore);
-  assert.ok(events.some((e) => e.endsWith(' accepted')), `the git server saw the deploy key:\n${events.join('\n')}`);
-  assert.ok(events.some((e) => e.startsWith('fetch ')), `the build fetched the repository:\n${events.join('\n')}`);
+  assert.ok(
+    events.some((e) => e.endsWith(' accepted')),
+    `the git server saw the deploy key:\n${events.join('\n')}`,
+  );
+  assert.ok(
+    events.some((e) => e.startsWith('fetch ')),
+    `the build fetched the repository:\n${events.join('\n')}`,
+  );
 
   const response = await getThroughRouter(daemon, `${deployed.appId}.localhost`);
   assert.equal(response.status, 200, response.body);
@@ -136,7 +157,10 @@ test('a build script that prints the installed key file shows only [redacted] li
   const deployed = await deploy(
     { CC_SSH_PRIVATE_KEY: gitServer.privateKey },
     // The key's path is wherever GIT_SSH_COMMAND's -i names it.
-    { postinstall: 'echo key-file-begins && cat "$(printf %s "$GIT_SSH_COMMAND" | sed -e "s/^ssh -i //" -e "s/ -o.*//" -e "s/\'//g")" && echo key-file-ends' },
+    {
+      postinstall:
+        'echo key-file-begins && cat "$(printf %s "$GIT_SSH_COMMAND" | sed -e "s/^ssh -i //" -e "s/ -o.*//" -e "s/\'//g")" && echo key-file-ends',
+    },
   );
   assert.equal(deployed.state, 'OK', deployed.log.join('\n'));
   const from = deployed.log.indexOf('key-file-begins');
@@ -154,8 +178,14 @@ test("without the key the build fails with git's refusal in the log", async () =
   const log = deployed.log.join('\n');
   assert.match(log, /Permission denied \(publickey\)/, log);
   assert.match(log, /Could not read from remote repository/, log);
-  assert.ok(deployed.log.some((line) => line.startsWith('Hint: A dependency is fetched with git over SSH') && line.includes('CC_SSH_PRIVATE_KEY')), log);
-  assert.ok(deployed.log.some((line) => line.startsWith('==> [build] Build failed')), log);
+  assert.ok(
+    deployed.log.some((line) => line.startsWith('Hint: A dependency is fetched with git over SSH') && line.includes('CC_SSH_PRIVATE_KEY')),
+    log,
+  );
+  assert.ok(
+    deployed.log.some((line) => line.startsWith('==> [build] Build failed')),
+    log,
+  );
   assert.ok(!deployed.log.some((line) => line.startsWith('CC_SSH_PRIVATE_KEY is installed')));
 });
 
@@ -167,13 +197,20 @@ test('a key the git server does not accept fails the build with the refusal and 
   assert.equal(deployed.state, 'FAIL', deployed.log.join('\n'));
   const log = deployed.log.join('\n');
   assert.match(log, /Permission denied \(publickey\)/, log);
-  assert.ok(deployed.log.some((line) => line.startsWith('Hint: A git server refused CC_SSH_PRIVATE_KEY')), log);
+  assert.ok(
+    deployed.log.some((line) => line.startsWith('Hint: A git server refused CC_SSH_PRIVATE_KEY')),
+    log,
+  );
   const common = linesAnyKeyHas();
   for (const line of otherKey.split('\n').filter((l) => l.length >= 16 && !l.startsWith('-----') && !common.has(l))) {
     assert.ok(!log.includes(line), 'the deployment log shows the key');
     assert.deepEqual(dataFilesContaining(line), [], 'a file of the data folder holds the key');
   }
-  assert.equal(existsSync(join(daemon.dataDir, 'cache', 'apps', deployed.appId, 'home', '.ssh', 'slipway-build')), false, 'removed after a failed build too');
+  assert.equal(
+    existsSync(join(daemon.dataDir, 'cache', 'apps', deployed.appId, 'home', '.ssh', 'slipway-build')),
+    false,
+    'removed after a failed build too',
+  );
 });
 
 test('a value that is not a private key fails the build before any command runs, without showing it', async () => {

@@ -82,7 +82,10 @@ async function assertNoSecretLeft(deployed: Deployed, secrets: string[]): Promis
     // (runc's state and bundles, root's alone), which hold the environment of their processes
     // as /proc does: the instance gets the app's variables, NPM_TOKEN among them.
     const elsewhere = filesContaining(daemon.dataDir, secret).filter(
-      (path) => !/\.(db|sqlite)(-wal|-shm|-journal)?$/.test(path) && !path.startsWith(join(daemon.dataDir, 'runc') + '/') && !path.startsWith(join(daemon.dataDir, 'sandboxes') + '/'),
+      (path) =>
+        !/\.(db|sqlite)(-wal|-shm|-journal)?$/.test(path) &&
+        !path.startsWith(join(daemon.dataDir, 'runc') + '/') &&
+        !path.startsWith(join(daemon.dataDir, 'sandboxes') + '/'),
     );
     assert.deepEqual(elsewhere, [], 'a file of the data folder holds a credential');
   }
@@ -130,9 +133,15 @@ for (const [label, env, files] of [
     const deployed = await deploy(env, files === 'berry' ? berryFiles() : files);
     await assertServesPrivatePackage(deployed);
     const seen = registry.seen.slice(seenBefore);
-    assert.ok(seen.some((line) => line.endsWith('authorized')), `the registry saw no authorized request:\n${seen.join('\n')}`);
+    assert.ok(
+      seen.some((line) => line.endsWith('authorized')),
+      `the registry saw no authorized request:\n${seen.join('\n')}`,
+    );
     assert.ok(!seen.some((line) => line.endsWith('bad-credentials')), seen.join('\n'));
-    assert.ok(seen.every((line) => line.includes('@slipway-test')), `the private registry was asked for public packages:\n${seen.join('\n')}`);
+    assert.ok(
+      seen.every((line) => line.includes('@slipway-test')),
+      `the private registry was asked for public packages:\n${seen.join('\n')}`,
+    );
     const file = env.CC_NODE_BUILD_TOOL === 'yarn-berry' ? '.yarnrc.slipway-build.yml' : '.slipway-cache/config/.npmrc';
     assert.ok(deployed.log.includes(`Wrote ${file} (secret: removed before the release starts)`), deployed.log.join('\n'));
     await assertNoSecretLeft(deployed, SECRETS);
@@ -149,7 +158,10 @@ test('a wrong token fails the build with the registry answer in the log, and the
     deployed.log.some((line) => line.includes('401 Unauthorized') && line.includes('@slipway-test') && line.includes(REFUSAL)),
     `the registry's answer is visible:\n${log}`,
   );
-  assert.ok(deployed.log.some((line) => line.startsWith('==> [build] Build failed')), log);
+  assert.ok(
+    deployed.log.some((line) => line.startsWith('==> [build] Build failed')),
+    log,
+  );
   await assertNoSecretLeft(deployed, [...SECRETS, wrong]);
   const activity = await daemon.cli(['activity', '--app', deployed.appId]);
   assert.match(activity.stdout, /FAIL/);

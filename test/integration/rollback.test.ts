@@ -52,7 +52,10 @@ test('rollback goes back to the previous OK release without a build, recorded wi
   assert.equal(latest.cause, `rollback to deployment ${releases.one!.id}`);
   assert.equal(latest.commit, releases.one!.commit);
   const log = await deploymentLog(daemon, appId, latest.id);
-  assert.ok(log.some((l) => l.includes('Reusing the release built for commit')), log.join('\n'));
+  assert.ok(
+    log.some((l) => l.includes('Reusing the release built for commit')),
+    log.join('\n'),
+  );
   assert.ok(!log.some((l) => l.includes('Build plan')), 'a rollback does not build');
 });
 

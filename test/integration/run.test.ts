@@ -29,8 +29,13 @@ after(async () => {
 
 test('run executes in the release with the app environment as the app user; the exit code is the command’s', async () => {
   const r = await daemon.cli([
-    'run', '--app', appId, '--',
-    'node', '-e', 'console.log(process.env.GREETING, process.env.INSTANCE_TYPE, require("fs").readFileSync("RELEASE","utf8").trim(), process.getuid() !== 0); console.error("to stderr"); process.exit(7)',
+    'run',
+    '--app',
+    appId,
+    '--',
+    'node',
+    '-e',
+    'console.log(process.env.GREETING, process.env.INSTANCE_TYPE, require("fs").readFileSync("RELEASE","utf8").trim(), process.getuid() !== 0); console.error("to stderr"); process.exit(7)',
   ]);
   assert.equal(r.code, 7, r.stderr);
   assert.equal(r.stdout, 'salut run ran true\n');
@@ -39,7 +44,9 @@ test('run executes in the release with the app environment as the app user; the 
 });
 
 test('standard input reaches the command, and its end ends the input', async () => {
-  const r = await daemon.cli(['run', '--app', appId, '--', 'bash', '-c', 'while read line; do echo "got:$line"; done; echo eof'], { stdin: 'one\ntwo\n' });
+  const r = await daemon.cli(['run', '--app', appId, '--', 'bash', '-c', 'while read line; do echo "got:$line"; done; echo eof'], {
+    stdin: 'one\ntwo\n',
+  });
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, 'got:one\ngot:two\neof\n');
 });

@@ -31,14 +31,23 @@ test('runtimes --format json lists Node.js and Bun versions, defaults and end-of
   const bun = rows.filter((r) => r.runtime === 'bun');
   assert.ok(node.length > 50, `only ${node.length} Node.js versions`);
   assert.ok(bun.length > 10, `only ${bun.length} Bun versions`);
-  assert.deepEqual(rows.filter((r) => r.default).map((r) => `${r.runtime} ${r.version}`), ['node 24.11.0', 'bun 1.3.1']);
+  assert.deepEqual(
+    rows.filter((r) => r.default).map((r) => `${r.runtime} ${r.version}`),
+    ['node 24.11.0', 'bun 1.3.1'],
+  );
   // Node 16 ended in 2023; 24 is LTS until 2028.
   assert.ok(node.some((r) => r.version === '16.20.2' && r.end_of_life));
   assert.ok(node.some((r) => r.version === '24.11.0' && !r.end_of_life));
-  assert.ok(node.some((r) => r.version === '22.11.0'), 'the minor CC_NODE_VERSION example resolves among these');
+  assert.ok(
+    node.some((r) => r.version === '22.11.0'),
+    'the minor CC_NODE_VERSION example resolves among these',
+  );
   // Newest first within each runtime.
   const majors = node.map((r) => Number(r.version.split('.')[0]));
-  assert.deepEqual(majors, [...majors].sort((a, b) => b - a));
+  assert.deepEqual(
+    majors,
+    [...majors].sort((a, b) => b - a),
+  );
   assert.ok(majors[0]! >= 24);
 });
 
@@ -47,9 +56,18 @@ test('runtimes prints a table; --runtime bun keeps only Bun', async () => {
   assert.equal(table.code, 0, table.stderr);
   const lines = table.stdout.trim().split('\n');
   assert.match(lines[0]!, /^RUNTIME\s+VERSION\s+STATUS$/);
-  assert.ok(lines.some((l) => /^node\s+24\.11\.0\s+default$/.test(l)), table.stdout);
-  assert.ok(lines.some((l) => /^node\s+16\.20\.2\s+end of life$/.test(l)), table.stdout);
-  assert.ok(lines.some((l) => /^bun\s+1\.3\.1\s+default$/.test(l)), table.stdout);
+  assert.ok(
+    lines.some((l) => /^node\s+24\.11\.0\s+default$/.test(l)),
+    table.stdout,
+  );
+  assert.ok(
+    lines.some((l) => /^node\s+16\.20\.2\s+end of life$/.test(l)),
+    table.stdout,
+  );
+  assert.ok(
+    lines.some((l) => /^bun\s+1\.3\.1\s+default$/.test(l)),
+    table.stdout,
+  );
 
   const onlyBun = await daemon.cli(['runtimes', '--runtime', 'bun', '--format', 'json']);
   assert.equal(onlyBun.code, 0, onlyBun.stderr);

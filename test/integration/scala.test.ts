@@ -197,9 +197,16 @@ test('scala-single: a redeploy under load fails no request, switches, and reuses
 
   // The second build finds sbt, Scala and every dependency in the app's cache: the launcher
   // fetches nothing and no jar of the cache is downloaded again, whatever the timing.
-  assert.ok(firstBuild.log.some((l) => l.includes('[launcher] getting org.scala-sbt sbt 1.13.0')), 'the first build fetched sbt');
+  assert.ok(
+    firstBuild.log.some((l) => l.includes('[launcher] getting org.scala-sbt sbt 1.13.0')),
+    'the first build fetched sbt',
+  );
   assert.ok(firstBuild.log.includes('No build cache for this toolchain: performing a full build.'));
-  assert.deepEqual(log.filter((l) => l.includes('[launcher] getting')), [], 'the second build fetched no sbt or Scala');
+  assert.deepEqual(
+    log.filter((l) => l.includes('[launcher] getting')),
+    [],
+    'the second build fetched no sbt or Scala',
+  );
   assert.ok(log.includes('A build cache exists for this toolchain: reusing it.'), log.join('\n'));
   assert.ok(jarsBefore.size > 50, `the app's coursier cache held ${jarsBefore.size} jars after the first build`);
   assert.deepEqual(jarSnapshot(single.id), jarsBefore, 'no jar was downloaded again or added');
@@ -212,7 +219,10 @@ test('scala-single: a redeploy under load fails no request, switches, and reuses
 
 /** The numbers of sources sbt compiled, from its "compiling N Scala sources" lines. */
 function compiledSources(log: string[]): number[] {
-  return log.map((l) => /compiling (\d+) Scala sources?/.exec(l)).filter((m) => m !== null).map((m) => Number(m[1]));
+  return log
+    .map((l) => /compiling (\d+) Scala sources?/.exec(l))
+    .filter((m) => m !== null)
+    .map((m) => Number(m[1]));
 }
 
 test("scala-single: a commit that changes no source compiles nothing: sbt's incremental state is kept between builds", async (t) => {
@@ -254,7 +264,11 @@ test("scala-single: another JDK discards sbt's kept state and compiles everythin
 test('scala-single: a crashed JVM is restarted automatically and the restart is logged', async () => {
   // The release the previous test replaced drains and stops after its deployment is OK: wait
   // until only the serving JVM is left.
-  const [pid, ...others] = await waitUntil('one JVM to serve the app', async () => (appJavaPids(single.id).length === 1 ? appJavaPids(single.id) : undefined), 60_000);
+  const [pid, ...others] = await waitUntil(
+    'one JVM to serve the app',
+    async () => (appJavaPids(single.id).length === 1 ? appJavaPids(single.id) : undefined),
+    60_000,
+  );
   assert.ok(pid, 'the serving JVM was found');
   assert.deepEqual(others, [], 'one JVM serves the app');
   process.kill(pid, 'SIGKILL');
@@ -299,7 +313,10 @@ test("scala-single: a compile error fails the deploy with sbt's own message", as
   const result = await deploy(single);
   assert.equal(result.state, 'FAIL', result.text);
   assert.match(result.text, /\[error\] .*Main\.scala:\d+:\d+: value startNow is not a member of com\.sun\.net\.httpserver\.HttpServer/);
-  assert.match(result.text, /The code does not compile; fix these errors and push again:\n\s+.*Main\.scala:\d+:\d+: value startNow is not a member/);
+  assert.match(
+    result.text,
+    /The code does not compile; fix these errors and push again:\n\s+.*Main\.scala:\d+:\d+: value startNow is not a member/,
+  );
   assert.ok(result.log.includes('The previous release keeps serving.'), result.text);
   assert.equal(json((await getThroughRouter(daemon, single.host)).body).app, 'scala-single v2');
   edit(single.dir, 'src/main/scala/example/Main.scala', (s) => s.replace('server.startNow()', 'server.start()'));
@@ -337,7 +354,12 @@ test('scala-multi: SBT_DEPLOY_GOAL, CC_SBT_TARGET_DIR and CC_SBT_TARGET_BIN depl
   assert.match(result.text, /web\/target\/universal\/stage\/bin\/web -Dhttp\.port=8080/);
   const response = await getThroughRouter(daemon, multi.host);
   assert.equal(response.status, 200, response.body);
-  assert.deepEqual(json(response.body), { app: 'scala-multi', module: 'web', greeting: 'hello from the core module, multi', httpPort: '8080' });
+  assert.deepEqual(json(response.body), {
+    app: 'scala-multi',
+    module: 'web',
+    greeting: 'hello from the core module, multi',
+    httpPort: '8080',
+  });
 });
 
 test('scala-multi: CC_RUN_COMMAND starts the app its own way (the target variables still checked)', async () => {

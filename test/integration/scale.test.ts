@@ -13,7 +13,12 @@ const MiB = 1024 * 1024;
 const GiB = 1024 * MiB;
 const LISTING = 'pico (256 MiB), nano (512 MiB), XS (1 GiB), S (2 GiB), M (4 GiB), L (8 GiB), XL (16 GiB)';
 
-async function api(method: string, path: string, body?: unknown, token = daemon.adminToken): Promise<{ status: number; json: any; text: string }> {
+async function api(
+  method: string,
+  path: string,
+  body?: unknown,
+  token = daemon.adminToken,
+): Promise<{ status: number; json: any; text: string }> {
   const response = await fetch(`${daemon.apiUrl}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -42,7 +47,13 @@ after(async () => {
 });
 
 test('a new app shows the default flavours in scale, status and the API', async () => {
-  assert.deepEqual(await scaleJson(), { instances: 1, flavor: 'nano', memory_bytes: 512 * MiB, build_flavor: 'S', build_memory_bytes: 2 * GiB });
+  assert.deepEqual(await scaleJson(), {
+    instances: 1,
+    flavor: 'nano',
+    memory_bytes: 512 * MiB,
+    build_flavor: 'S',
+    build_memory_bytes: 2 * GiB,
+  });
   const human = await daemon.cli(['scale'], { cwd: project });
   assert.match(human.stdout, /^flavor\s+nano \(512 MiB\)$/m);
   assert.match(human.stdout, /^build flavor\s+S \(2 GiB\)$/m);
@@ -76,7 +87,13 @@ test('scale sets both flavours in any case, prints them canonical and says when 
 
   const onlyBuild = await daemon.cli(['scale', '--build-flavor', 'M', '--format', 'json'], { cwd: project });
   assert.equal(onlyBuild.code, 0, onlyBuild.stderr);
-  assert.deepEqual(JSON.parse(onlyBuild.stdout), { instances: 1, flavor: 'pico', memory_bytes: 256 * MiB, build_flavor: 'M', build_memory_bytes: 4 * GiB });
+  assert.deepEqual(JSON.parse(onlyBuild.stdout), {
+    instances: 1,
+    flavor: 'pico',
+    memory_bytes: 256 * MiB,
+    build_flavor: 'M',
+    build_memory_bytes: 4 * GiB,
+  });
   assert.doesNotMatch(onlyBuild.stderr, /instance flavour/, 'only the flavour that changed is mentioned');
   assert.match(onlyBuild.stderr, /build flavour applies at the next build/);
 });
@@ -84,13 +101,22 @@ test('scale sets both flavours in any case, prints them canonical and says when 
 test('the API sets flavours through PUT /v1/apps/:app/scale and lists the route', async () => {
   const put = await api('PUT', `/v1/apps/${appId}/scale`, { flavor: 'xl', buildFlavor: 'nAnO' });
   assert.equal(put.status, 200, put.text);
-  assert.deepEqual(put.json.scale, { instances: 1, flavor: 'XL', memory_bytes: 16 * GiB, build_flavor: 'nano', build_memory_bytes: 512 * MiB });
+  assert.deepEqual(put.json.scale, {
+    instances: 1,
+    flavor: 'XL',
+    memory_bytes: 16 * GiB,
+    build_flavor: 'nano',
+    build_memory_bytes: 512 * MiB,
+  });
   const got = await api('GET', `/v1/apps/${appId}/scale`);
   assert.deepEqual(got.json.scale, put.json.scale);
   assert.equal((await api('GET', `/v1/apps/${appId}`)).json.app.flavor, 'XL');
 
   const doc = (await api('GET', '/v1/openapi.json')).json as { paths: Record<string, Record<string, { summary: string }>> };
-  assert.match(doc.paths['/v1/apps/{app}/scale']!.put!.summary, /"flavor"\?, "buildFlavor"\?.*pico, nano, XS, S, M, L, XL.*next deployment or restart/);
+  assert.match(
+    doc.paths['/v1/apps/{app}/scale']!.put!.summary,
+    /"flavor"\?, "buildFlavor"\?.*pico, nano, XS, S, M, L, XL.*next deployment or restart/,
+  );
   assert.match(doc.paths['/v1/apps/{app}/scale']!.get!.summary, /flavours/);
 });
 
@@ -126,7 +152,11 @@ test("another organisation's app answers 404 to scale and leaks nothing", async 
   const token = JSON.parse(created.stdout).token as string;
   const before = await scaleJson();
 
-  for (const [method, body] of [['GET', undefined], ['PUT', { flavor: 'pico' }], ['PUT', { flavor: 'no-such' }]] as const) {
+  for (const [method, body] of [
+    ['GET', undefined],
+    ['PUT', { flavor: 'pico' }],
+    ['PUT', { flavor: 'no-such' }],
+  ] as const) {
     const r = await api(method, `/v1/apps/${appId}/scale`, body, token);
     assert.equal(r.status, 404, `${method} ${JSON.stringify(body)}: ${r.text}`);
     assert.doesNotMatch(r.text, /sized|XL|nano|default/);

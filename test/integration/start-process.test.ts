@@ -28,7 +28,9 @@ interface Proc {
 
 /** The processes of the app's own user, as ps sees them on the host. */
 function processesOfApp(appId: string): Proc[] {
-  const passwd = spawnSync('getent', ['passwd'], { encoding: 'utf8' }).stdout.split('\n').find((l) => l.includes(`slipway application ${appId}`));
+  const passwd = spawnSync('getent', ['passwd'], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .find((l) => l.includes(`slipway application ${appId}`));
   assert.ok(passwd, `no user for ${appId}`);
   const uid = passwd.split(':')[2]!;
   const out = spawnSync('ps', ['-o', 'pid=,ppid=,comm=,args=', '-u', uid], { encoding: 'utf8' }).stdout;
@@ -88,7 +90,11 @@ after(async () => {
 function assertOnlyInitAndNode(appId: string): void {
   const processes = processesOfApp(appId);
   const seen = processes.map((p) => `${p.comm} (${p.args})`).join('\n');
-  const managers = processes.filter((p) => /^(npm|npx|yarn|pnpm|bun|corepack)\b/.test(p.comm) || /node_modules\/(npm|yarn|pnpm|corepack)\/|\byarn(-[\d.]+)?\.c?js\b/.test(p.args));
+  const managers = processes.filter(
+    (p) =>
+      /^(npm|npx|yarn|pnpm|bun|corepack)\b/.test(p.comm) ||
+      /node_modules\/(npm|yarn|pnpm|corepack)\/|\byarn(-[\d.]+)?\.c?js\b/.test(p.args),
+  );
   assert.deepEqual(managers, [], `a package manager stays beside the app:\n${seen}`);
   // Node names its main thread (comm shows "MainThread"): the command line tells the app.
   const app = processes.find((p) => /^(\S*\/)?node\s/.test(p.args));
@@ -132,10 +138,18 @@ test("Yarn Plug'n'Play, start script naming a dependency's binary: prestart, the
   assert.match(String(body.startedBy), /^yarn\/4\./);
   assert.match(await appLog(pnpApp), /prestart ran as prestart/);
   const log = (await deploymentLog(daemon, pnpApp, pnpDeployment)).join('\n');
-  assert.match(log, /micro is \.slipway-cache\/yarn-berry\/micro-npm-10\.0\.1-[^/]+\.zip\/node_modules\/micro\/[^\s]+: the start command runs it with node/, log);
+  assert.match(
+    log,
+    /micro is \.slipway-cache\/yarn-berry\/micro-npm-10\.0\.1-[^/]+\.zip\/node_modules\/micro\/[^\s]+: the start command runs it with node/,
+    log,
+  );
   assertOnlyInitAndNode(pnpApp);
   const app = processesOfApp(pnpApp).find((p) => /^(\S*\/)?node\s/.test(p.args))!;
-  assert.match(app.args, /\.zip\/node_modules\/micro\/\S+ --listen tcp:\/\/0\.0\.0\.0:\d+ handler\.js$/, 'node runs the binary with the script\'s arguments');
+  assert.match(
+    app.args,
+    /\.zip\/node_modules\/micro\/\S+ --listen tcp:\/\/0\.0\.0\.0:\d+ handler\.js$/,
+    "node runs the binary with the script's arguments",
+  );
 });
 
 test("Yarn Plug'n'Play binary: slipway stop's SIGTERM reaches the app's own handler", async () => {

@@ -33,10 +33,18 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
 
   /** The app's swarm services with a running task, and how many tasks run in each. */
   async function runningTasks(): Promise<number[]> {
-    const services = await docker.json<Array<{ ID: string }>>({ path: '/services', query: { filters: JSON.stringify({ label: [`slipway.app=${appId}`] }) }, what: 'list services' });
+    const services = await docker.json<Array<{ ID: string }>>({
+      path: '/services',
+      query: { filters: JSON.stringify({ label: [`slipway.app=${appId}`] }) },
+      what: 'list services',
+    });
     const running: number[] = [];
     for (const s of services) {
-      const tasks = await docker.json<Array<{ Status: { State: string } }>>({ path: '/tasks', query: { filters: JSON.stringify({ service: [s.ID] }) }, what: 'list tasks' });
+      const tasks = await docker.json<Array<{ Status: { State: string } }>>({
+        path: '/tasks',
+        query: { filters: JSON.stringify({ service: [s.ID] }) },
+        what: 'list tasks',
+      });
       const count = tasks.filter((t) => t.Status.State === 'running').length;
       if (count > 0) running.push(count);
     }
@@ -53,17 +61,20 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     const worker = async () => {
       while (running) {
         await new Promise<void>((resolve) => {
-          const req = http.get({ host: '127.0.0.1', port: daemon.routerPort, path: '/', headers: { host }, agent, timeout: 10_000 }, (res) => {
-            let body = '';
-            res.on('data', (c) => (body += c));
-            res.on('end', () => {
-              if (res.statusCode === 200) {
-                ok++;
-                instances.add((JSON.parse(body) as { instanceId: string }).instanceId);
-              } else failures.push(`HTTP ${res.statusCode}`);
-              resolve();
-            });
-          });
+          const req = http.get(
+            { host: '127.0.0.1', port: daemon.routerPort, path: '/', headers: { host }, agent, timeout: 10_000 },
+            (res) => {
+              let body = '';
+              res.on('data', (c) => (body += c));
+              res.on('end', () => {
+                if (res.statusCode === 200) {
+                  ok++;
+                  instances.add((JSON.parse(body) as { instanceId: string }).instanceId);
+                } else failures.push(`HTTP ${res.statusCode}`);
+                resolve();
+              });
+            },
+          );
           req.on('timeout', () => req.destroy(new Error('timed out')));
           req.on('error', (e) => {
             failures.push(e.message);
@@ -125,14 +136,28 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     const logs = await daemon.cli(['logs', '--app', appId, '--no-follow', '-n', '200']);
     assert.equal(logs.code, 0, logs.stderr);
     assert.equal(logs.stdout.match(/release one listening on 0\.0\.0\.0:8080/g)?.length, 2, 'slipway logs shows what both tasks printed');
-    assert.match(daemon.output(), new RegExp(`release image 127\\.0\\.0\\.1:5000/slipway\\d+/${appId}:${deployments.one} built and pushed`));
+    assert.match(
+      daemon.output(),
+      new RegExp(`release image 127\\.0\\.0\\.1:5000/slipway\\d+/${appId}:${deployments.one} built and pushed`),
+    );
   });
 
   test('a task reaches no port of the control machine nor another task: its bridge port is isolated', async () => {
-    const containers = await docker.json<Array<{ Id: string }>>({ path: '/containers/json', query: { filters: JSON.stringify({ label: [`slipway.app=${appId}`] }) }, what: 'list containers' });
+    const containers = await docker.json<Array<{ Id: string }>>({
+      path: '/containers/json',
+      query: { filters: JSON.stringify({ label: [`slipway.app=${appId}`] }) },
+      what: 'list containers',
+    });
     assert.equal(containers.length, 2);
     const inspect = async (id: string) =>
-      Object.values((await docker.json<{ NetworkSettings: { Networks: Record<string, { IPAddress: string; Gateway: string }> } }>({ path: `/containers/${id}/json`, what: 'inspect' })).NetworkSettings.Networks)[0]!;
+      Object.values(
+        (
+          await docker.json<{ NetworkSettings: { Networks: Record<string, { IPAddress: string; Gateway: string }> } }>({
+            path: `/containers/${id}/json`,
+            what: 'inspect',
+          })
+        ).NetworkSettings.Networks,
+      )[0]!;
     const [mine, other] = await Promise.all(containers.map((c) => inspect(c.Id)));
     // A server of the machine open to every address, as a careless service would be.
     const server = net.createServer((socket) => socket.end());
@@ -182,7 +207,12 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
   });
 
   test('a scale to 3 adds a replica that takes requests under keep-alive load, none failing; a scale to 1 takes two away', async () => {
-    const { result: up, ok, failures, instances } = await underLoad(async () => {
+    const {
+      result: up,
+      ok,
+      failures,
+      instances,
+    } = await underLoad(async () => {
       const r = await daemon.cli(['scale', '--instances', '3'], { cwd: dir });
       await waitUntil('three running tasks', async () => (await runningTasks()).join() === '3');
       // Requests go on a moment after the router took the new replica.
@@ -211,8 +241,15 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
 
   test('slipway run runs the command as a swarm task of the release, streams its output and returns its exit code', async () => {
     const runServices = async () =>
-      (await docker.json<unknown[]>({ path: '/services', query: { filters: JSON.stringify({ label: [`slipway.app=${appId}`, 'slipway.role=run'] }) }, what: 'list services' })).length;
-    const script = "console.log('run as ' + process.getuid() + ' ' + process.env.INSTANCE_TYPE + ' ' + require('node:fs').readFileSync('RELEASE', 'utf8').trim()); console.error('to stderr'); setTimeout(() => process.exit(3), 1500)";
+      (
+        await docker.json<unknown[]>({
+          path: '/services',
+          query: { filters: JSON.stringify({ label: [`slipway.app=${appId}`, 'slipway.role=run'] }) },
+          what: 'list services',
+        })
+      ).length;
+    const script =
+      "console.log('run as ' + process.getuid() + ' ' + process.env.INSTANCE_TYPE + ' ' + require('node:fs').readFileSync('RELEASE', 'utf8').trim()); console.error('to stderr'); setTimeout(() => process.exit(3), 1500)";
     const run = daemon.cli(['run', '--app', appId, '--', 'node', '-e', script]);
     await waitUntil('the one-off task', async () => (await runServices()) === 1);
     const result = await run;
@@ -230,7 +267,11 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     const result = await pushAndWait(daemon, addonsDir, addonsApp, gitEnv);
     assert.equal(result.state, 'OK', (await deploymentLog(daemon, addonsApp, result.id)).join('\n'));
     const root = await getThroughRouter(daemon, `${addonsApp}.localhost`);
-    assert.equal(JSON.parse(root.body).env.REDIS_HOST, daemon.subnet.replace(/\.0\.0\/16$/, '.0.1'), 'the add-on stays on the control machine');
+    assert.equal(
+      JSON.parse(root.body).env.REDIS_HOST,
+      daemon.subnet.replace(/\.0\.0\/16$/, '.0.1'),
+      'the add-on stays on the control machine',
+    );
     const cache = await getThroughRouter(daemon, `${addonsApp}.localhost`, '/cache');
     assert.equal(cache.status, 200, cache.body);
     const { set, got } = JSON.parse(cache.body) as { set: string; got: string };

@@ -99,7 +99,9 @@ async function appServes(appId: string): Promise<true | undefined> {
 
 /** `ip -o <args>` lines. */
 function ip(args: string[]): string[] {
-  return execFileSync('ip', ['-o', ...args], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  return execFileSync('ip', ['-o', ...args], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean);
 }
 
 /** The IPv6 link-local address (with its scope, as seen from inside a sandbox) in `lines` of `ip -o address`. */
@@ -117,11 +119,13 @@ function sideDoors(): { victimLinkLocal?: string; gatewayLinkLocal?: string; hos
   const namespaces = ip(['netns', 'list']).map((l) => l.split(' ')[0]!);
   const victimNs = namespaces.find((ns) => ip(['-n', ns, 'address', 'show']).some((l) => l.includes(` inet ${victim.address}/`)));
   const victimLinkLocal = victimNs ? linkLocalIn(ip(['-n', victimNs, 'address', 'show', 'dev', 'eth0']), 'eth0') : undefined;
-  const bridge = ip(['-4', 'address', 'show']).find((l) => l.includes(` inet ${gateway}/`))?.split(/\s+/)[1];
+  const bridge = ip(['-4', 'address', 'show'])
+    .find((l) => l.includes(` inet ${gateway}/`))
+    ?.split(/\s+/)[1];
   const gatewayLinkLocal = bridge ? linkLocalIn(ip(['-6', 'address', 'show', 'dev', bridge]), 'eth0') : undefined;
   // The interface of the default route: others come and go with other tests' namespaces.
   const uplink = ip(['route', 'show', 'default'])[0]?.match(/ dev (\S+)/)?.[1];
-  const hostAddresses = (uplink ? networkInterfaces()[uplink] ?? [] : [])
+  const hostAddresses = (uplink ? (networkInterfaces()[uplink] ?? []) : [])
     .filter((a) => !a.internal && !a.address.startsWith('fe80:'))
     .map((a) => a.address);
   return { victimLinkLocal, gatewayLinkLocal, hostAddresses };
@@ -138,7 +142,8 @@ function forbiddenTargets(): string[] {
   const targets = [...daemonAt(gateway), ...daemonAt('127.0.0.1'), ...doors.hostAddresses.flatMap(daemonAt), `${victim.address}:8080`];
   if (doors.gatewayLinkLocal) targets.push(...daemonAt(doors.gatewayLinkLocal));
   if (doors.victimLinkLocal) targets.push(`${doors.victimLinkLocal}:8080`);
-  if (!doors.victimLinkLocal || !doors.gatewayLinkLocal) console.log(`# no IPv6 link-local address found to attack: ${JSON.stringify(doors)}`);
+  if (!doors.victimLinkLocal || !doors.gatewayLinkLocal)
+    console.log(`# no IPv6 link-local address found to attack: ${JSON.stringify(doors)}`);
   return targets;
 }
 
@@ -175,7 +180,10 @@ before(async () => {
   attacker.dir = checkoutFixture('hostile/tenant-attacker');
   buildTargets = [...forbiddenTargets(), `${gateway}:${daemon.routerPort}`];
   buildPaths = forbiddenFiles();
-  attacker.id = await createApp(daemon, attacker.dir, 'attacker', { ATTACK_TARGETS: buildTargets.join(','), ATTACK_PATHS: buildPaths.join(',') });
+  attacker.id = await createApp(daemon, attacker.dir, 'attacker', {
+    ATTACK_TARGETS: buildTargets.join(','),
+    ATTACK_PATHS: buildPaths.join(','),
+  });
   const a = await pushAndWait(daemon, attacker.dir, attacker.id, gitEnv);
   assert.equal(a.state, 'OK', (await deploymentLog(daemon, attacker.id, a.id)).join('\n'));
   attacker.firstDeployment = a.id;
@@ -211,7 +219,8 @@ test('the attacker runs as its own unprivileged user, without capabilities, and 
   assert.equal(statSync(attacker.release).uid, me.uid, 'its release folder belongs to it');
   assert.equal(me.ownFile, true, 'it sees its own release');
   assert.equal(me.ownWrite, true, 'it writes into its own release folder');
-  for (const set of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb']) assert.match(me.status[set] ?? '', /^0+$/, `${set} is empty: ${JSON.stringify(me.status)}`);
+  for (const set of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb'])
+    assert.match(me.status[set] ?? '', /^0+$/, `${set} is empty: ${JSON.stringify(me.status)}`);
   assert.equal(me.status.NoNewPrivs, '1', 'no_new_privs is set');
   assert.equal(me.status.Seccomp, '2', 'a seccomp filter is in place');
   assert.equal(me.userNamespace.error, null, `unshare ran: ${JSON.stringify(me.userNamespace)}`);
@@ -222,9 +231,20 @@ test('the attacker runs as its own unprivileged user, without capabilities, and 
 });
 
 test("/proc shows only the attacker's own sandbox: PID 1 is tini, no process of the victim, no secret", async () => {
-  const seen = await attack<Array<{ pid: number; uid: { ok: boolean; value?: number }; cmdline: { ok: boolean; value?: string }; environ: { ok: boolean; value?: string[] } }>>('/processes');
+  const seen =
+    await attack<
+      Array<{
+        pid: number;
+        uid: { ok: boolean; value?: number };
+        cmdline: { ok: boolean; value?: string };
+        environ: { ok: boolean; value?: string[] };
+      }>
+    >('/processes');
   const init = seen.find((p) => p.pid === 1);
-  assert.ok(init?.cmdline.ok && init.cmdline.value!.startsWith('/usr/bin/tini'), `PID 1 is the sandbox's own init: ${JSON.stringify(init)}`);
+  assert.ok(
+    init?.cmdline.ok && init.cmdline.value!.startsWith('/usr/bin/tini'),
+    `PID 1 is the sandbox's own init: ${JSON.stringify(init)}`,
+  );
   assert.ok(
     seen.some((p) => p.environ.ok && p.environ.value!.includes(`APP_ID=${attacker.id}`)),
     'it reads its own environment (the probe works)',
@@ -232,11 +252,17 @@ test("/proc shows only the attacker's own sandbox: PID 1 is tini, no process of 
   for (const p of seen) {
     assert.equal(p.uid.value, attacker.uid, `every visible process is its own: ${JSON.stringify(p)}`);
     const env = p.environ.value ?? [];
-    assert.ok(!env.includes(`APP_ID=${victim.id}`) && !env.some((v) => v.startsWith('VICTIM_SECRET=')), `no environment of the victim: ${JSON.stringify(p)}`);
+    assert.ok(
+      !env.includes(`APP_ID=${victim.id}`) && !env.some((v) => v.startsWith('VICTIM_SECRET=')),
+      `no environment of the victim: ${JSON.stringify(p)}`,
+    );
   }
   const victimOnHost = hostProcessesOf(victim.uid);
   assert.ok(victimOnHost.length >= 1, 'the victim runs on the host');
-  assert.ok(seen.length <= 3, `tini and the app, not the host's processes of processes, not the host's: ${seen.map((p) => `${p.pid} ${p.cmdline.value}`).join('; ')}`);
+  assert.ok(
+    seen.length <= 3,
+    `tini and the app, not the host's processes of processes, not the host's: ${seen.map((p) => `${p.pid} ${p.cmdline.value}`).join('; ')}`,
+  );
   await victimServes();
 });
 
@@ -279,7 +305,9 @@ test("the store, the admin token and the victim's folders cannot be read", async
   const onTheWay: Record<string, string[]> = { [daemon.dataDir]: ['releases'], [join(daemon.dataDir, 'releases')]: [attacker.id] };
   // The paths exist on the host, so a refusal is the sandbox's doing, not a typo.
   for (const path of forbidden) assert.ok(existsSync(path), `${path} exists on the host`);
-  const seen = await attack<Record<string, { ok: boolean; code?: string; entries?: string[] }>>(`/files?paths=${q([own, ...forbidden, ...Object.keys(onTheWay)])}`);
+  const seen = await attack<Record<string, { ok: boolean; code?: string; entries?: string[] }>>(
+    `/files?paths=${q([own, ...forbidden, ...Object.keys(onTheWay)])}`,
+  );
   assert.equal(seen[own]!.ok, true, `it reads its own files (the probe works): ${JSON.stringify(seen[own])}`);
   for (const path of forbidden) assert.equal(seen[path]!.ok, false, `${path} must not be readable: ${JSON.stringify(seen[path])}`);
   for (const [path, allowed] of Object.entries(onTheWay)) {
@@ -292,12 +320,19 @@ test("the system is read-only, /tmp is private, and neither the victim's folder 
   const tag = randomBytes(4).toString('hex');
   // The shared toolchains too: a file planted there would run in every app's build.
   const system = [`/usr/pwned-${tag}`, `/etc/pwned-${tag}`, `/pwned-${tag}`, join(dirname(attacker.execPath), `pwned-${tag}`)];
-  const others = [join(victim.release, 'victim-data.txt'), join(victim.release, `pwned-${tag}`), join(daemon.dataDir, `pwned-${tag}`), join(daemon.dataDir, 'admin-token')];
+  const others = [
+    join(victim.release, 'victim-data.txt'),
+    join(victim.release, `pwned-${tag}`),
+    join(daemon.dataDir, `pwned-${tag}`),
+    join(daemon.dataDir, 'admin-token'),
+  ];
   const allowed = [`/tmp/attacker-${tag}`, join(attacker.cwd, `own-${tag}`)];
   try {
     const seen = await attack<Record<string, { ok: boolean; code?: string }>>(`/writes?paths=${q([...system, ...others, ...allowed])}`);
-    for (const path of allowed) assert.equal(seen[path]!.ok, true, `${path} is its own to write (the probe works): ${JSON.stringify(seen[path])}`);
-    for (const path of system) assert.equal(seen[path]!.code, 'EROFS', `${path} is on a read-only file system: ${JSON.stringify(seen[path])}`);
+    for (const path of allowed)
+      assert.equal(seen[path]!.ok, true, `${path} is its own to write (the probe works): ${JSON.stringify(seen[path])}`);
+    for (const path of system)
+      assert.equal(seen[path]!.code, 'EROFS', `${path} is on a read-only file system: ${JSON.stringify(seen[path])}`);
     for (const path of others) assert.equal(seen[path]!.ok, false, `${path} must not be writable`);
     for (const path of [...system, join(victim.release, `pwned-${tag}`), join(daemon.dataDir, `pwned-${tag}`)]) {
       assert.equal(existsSync(path), false, `${path} did not appear on the host`);
@@ -321,7 +356,12 @@ test("an instance reaches neither the daemon's ports nor the victim directly, on
 
 test("a build reaches neither the daemon's ports, the router nor the victim, and reads neither the store nor the victim's files", async () => {
   const log = await deploymentLog(daemon, attacker.id, attacker.firstDeployment);
-  const probes = new Map(log.map((l) => /^build-probe (\S+) (\S+)$/.exec(l.trim())).filter((m) => m !== null).map((m) => [m[1]!, m[2]!]));
+  const probes = new Map(
+    log
+      .map((l) => /^build-probe (\S+) (\S+)$/.exec(l.trim()))
+      .filter((m) => m !== null)
+      .map((m) => [m[1]!, m[2]!]),
+  );
   console.log(`# from a build: ${JSON.stringify(Object.fromEntries(probes))}`);
   assert.equal(probes.get('uid'), String(attacker.uid), `the preinstall script ran as the app's user:\n${log.join('\n')}`);
   assert.equal(probes.get('self'), 'connected', 'the build connects to a listener of its own (the probe works)');
@@ -356,7 +396,11 @@ test('a storm of 5000 processes is stopped by the process limit; the victim serv
     assert.equal(facts.release, 'during-the-storm', 'the new release serves');
     await victimServes();
     // The old instance drains; later tests count the victim's processes (tini and node).
-    await waitUntil('the old instance of the victim to end', async () => (hostProcessesOf(victim.uid).length <= 2 ? true : undefined), 60_000);
+    await waitUntil(
+      'the old instance of the victim to end',
+      async () => (hostProcessesOf(victim.uid).length <= 2 ? true : undefined),
+      60_000,
+    );
   } finally {
     const stopped = await attack<{ stopped: number }>('/storm-stop');
     assert.equal(stopped.stopped, storm.started, 'the storm was still holding its processes');
@@ -383,13 +427,22 @@ test('a memory hog is killed inside its own group, its log names the limit, and 
     'the out-of-memory kill and the restart in the app log',
     async () => {
       const l = (await daemon.cli(['logs', '--app', attacker.id, '--lines', '200'])).stdout.split('\n');
-      return l.some((x) => x.includes(`out of memory: limit ${limit} (flavour ${flavor})`)) && l.some((x) => /restarting in/.test(x)) ? l : undefined;
+      return l.some((x) => x.includes(`out of memory: limit ${limit} (flavour ${flavor})`)) && l.some((x) => /restarting in/.test(x))
+        ? l
+        : undefined;
     },
     90_000,
   );
-  assert.ok(lines.some((l) => l.includes(`out of memory: limit ${limit} (flavour ${flavor})`)), lines.join('\n'));
+  assert.ok(
+    lines.some((l) => l.includes(`out of memory: limit ${limit} (flavour ${flavor})`)),
+    lines.join('\n'),
+  );
   await waitUntil('the attacker to serve again after the restart', () => appServes(attacker.id), 90_000);
-  assert.deepEqual(hostProcessesOf(victim.uid).map((p) => p.pid), victimBefore, 'the kill stayed inside the hog: the victim was not touched');
+  assert.deepEqual(
+    hostProcessesOf(victim.uid).map((p) => p.pid),
+    victimBefore,
+    'the kill stayed inside the hog: the victim was not touched',
+  );
   await victimServes();
 });
 
@@ -402,15 +455,27 @@ test('kill -9 of the daemon mid-build: after a restart no build process nor fold
   const isBuildProcess = (p: { args: string }) => /build-probe\.js|npm/.test(p.args);
   // What its instance runs: tini and node ./server.js. Anything else of its uid is the build's.
   const isInstanceProcess = (p: { args: string }) => /^(\/usr\/bin\/tini -g -- )?node \.\/server\.js$/.test(p.args);
-  const buildProcesses = await waitUntil('the build to sleep in its preinstall script', async () => {
-    const found = hostProcessesOf(attacker.uid).filter(isBuildProcess);
-    return found.some((p) => p.args.includes('build-probe.js')) ? found : undefined;
-  }, 120_000);
-  const deployment = JSON.parse((await daemon.cli(['activity', '--app', attacker.id, '--format', 'json', '--limit', '5'])).stdout).find((d: { commit: string }) => d.commit === commit) as { id: string };
+  const buildProcesses = await waitUntil(
+    'the build to sleep in its preinstall script',
+    async () => {
+      const found = hostProcessesOf(attacker.uid).filter(isBuildProcess);
+      return found.some((p) => p.args.includes('build-probe.js')) ? found : undefined;
+    },
+    120_000,
+  );
+  const deployment = JSON.parse((await daemon.cli(['activity', '--app', attacker.id, '--format', 'json', '--limit', '5'])).stdout).find(
+    (d: { commit: string }) => d.commit === commit,
+  ) as { id: string };
   assert.ok(deployment, 'the deployment is listed');
   const buildSandbox = `d-${deployment.id.replace(/^deployment_/, '')}`;
-  const runcList = () => execFileSync('runc', ['--root', join(daemon.dataDir, 'runc'), 'list', '-q'], { encoding: 'utf8' }).split('\n').filter(Boolean);
-  assert.ok(runcList().some((id) => id.startsWith(buildSandbox)), `runc knows the build's sandbox ${buildSandbox}: ${runcList().join(' ')}`);
+  const runcList = () =>
+    execFileSync('runc', ['--root', join(daemon.dataDir, 'runc'), 'list', '-q'], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean);
+  assert.ok(
+    runcList().some((id) => id.startsWith(buildSandbox)),
+    `runc knows the build's sandbox ${buildSandbox}: ${runcList().join(' ')}`,
+  );
 
   const pid = daemon.pid();
   process.kill(pid, 'SIGKILL');
@@ -421,7 +486,11 @@ test('kill -9 of the daemon mid-build: after a restart no build process nor fold
   await daemon.restart();
   const left = hostProcessesOf(attacker.uid).filter((p) => !isInstanceProcess(p));
   assert.deepEqual(left, [], 'no process of the build survives the restart');
-  assert.deepEqual(runcList().filter((id) => id.startsWith(buildSandbox)), [], 'runc knows no sandbox of the build any more');
+  assert.deepEqual(
+    runcList().filter((id) => id.startsWith(buildSandbox)),
+    [],
+    'runc knows no sandbox of the build any more',
+  );
   assert.deepEqual(readdirSync(join(daemon.dataDir, 'builds')), [], 'build folders (and build credentials) are wiped');
   const d = await waitForDeploymentOf(daemon, attacker.id, commit, 30_000);
   assert.equal(d.state, 'CANCELLED', JSON.stringify(d));

@@ -41,7 +41,10 @@ test('tokens create prints a working token once; tokens list shows it without it
 
 test('a token made with --expires stops working when it expires, saying so', async () => {
   const { secret, expires_at } = await createToken(['--label', 'short', '--expires', '1m']);
-  assert.ok(expires_at && Date.parse(expires_at) - Date.now() > 50_000 && Date.parse(expires_at) - Date.now() <= 60_000, String(expires_at));
+  assert.ok(
+    expires_at && Date.parse(expires_at) - Date.now() > 50_000 && Date.parse(expires_at) - Date.now() <= 60_000,
+    String(expires_at),
+  );
   assert.equal((await daemon.cli(['org', 'list'], { token: secret })).code, 0);
   // Wait out the minute: expiry is checked against the daemon's clock on every request.
   await new Promise((r) => setTimeout(r, Date.parse(expires_at!) - Date.now() + 500));
@@ -55,10 +58,15 @@ test('a token made with --expires stops working when it expires, saying so', asy
 });
 
 test('a revoked token is refused at once; the first-start token can be revoked only once another admin token exists', async () => {
-  const me = JSON.parse((await daemon.cli(['tokens', 'list', '--format', 'json'])).stdout) as Array<{ id: string; label: string; state: string }>;
+  const me = JSON.parse((await daemon.cli(['tokens', 'list', '--format', 'json'])).stdout) as Array<{
+    id: string;
+    label: string;
+    state: string;
+  }>;
   const firstStart = me.find((t) => t.label === 'admin token')!;
   // Revoke every other working admin token, so the first-start one is the last.
-  for (const t of me.filter((t) => t.id !== firstStart.id && t.state === 'valid')) assert.equal((await daemon.cli(['tokens', 'revoke', t.id])).code, 0);
+  for (const t of me.filter((t) => t.id !== firstStart.id && t.state === 'valid'))
+    assert.equal((await daemon.cli(['tokens', 'revoke', t.id])).code, 0);
   const refused = await daemon.cli(['tokens', 'revoke', firstStart.id]);
   assert.equal(refused.code, 1);
   assert.match(refused.stderr, /last working administrator token/);
@@ -78,7 +86,11 @@ test('a revoked token is refused at once; the first-start token can be revoked o
   const selfRevoked = await daemon.cli(['tokens', 'revoke', 'ops'], { token: next.secret });
   assert.equal(selfRevoked.code, 0, selfRevoked.stderr);
   assert.match(selfRevoked.stderr, /It was the token this command used/);
-  const all = JSON.parse((await daemon.cli(['tokens', 'list', '--all', '--format', 'json'], { token: spare.secret })).stdout) as Array<{ label: string; state: string; user_name: string }>;
+  const all = JSON.parse((await daemon.cli(['tokens', 'list', '--all', '--format', 'json'], { token: spare.secret })).stdout) as Array<{
+    label: string;
+    state: string;
+    user_name: string;
+  }>;
   assert.deepEqual(
     all.filter((t) => ['admin token', 'ops', 'spare'].includes(t.label)).map((t) => [t.label, t.state, t.user_name]),
     [
@@ -90,7 +102,7 @@ test('a revoked token is refused at once; the first-start token can be revoked o
   admin = spare.secret;
 });
 
-test("org members, add-member and remove-member: owners and administrators only, never the last owner", async () => {
+test('org members, add-member and remove-member: owners and administrators only, never the last owner', async () => {
   const userToken = async (name: string) => {
     const created = await daemon.cli(['user', 'create', name, '--format', 'json'], { token: admin });
     assert.equal(created.code, 0, created.stderr);
@@ -111,7 +123,13 @@ test("org members, add-member and remove-member: owners and administrators only,
   assert.match(outsider.stderr, /No organisation "acme" among yours/);
 
   const members = await daemon.cli(['org', 'members', 'acme', '--format', 'json'], { token: bob });
-  assert.deepEqual(JSON.parse(members.stdout).map((m: { name: string; role: string }) => [m.name, m.role]), [['alice', 'owner'], ['bob', 'member']]);
+  assert.deepEqual(
+    JSON.parse(members.stdout).map((m: { name: string; role: string }) => [m.name, m.role]),
+    [
+      ['alice', 'owner'],
+      ['bob', 'member'],
+    ],
+  );
 
   // An administrator manages any organisation's members, without belonging to it.
   const byAdmin = await daemon.cli(['org', 'add-member', 'acme', 'carol', '--role', 'owner'], { token: admin });

@@ -42,7 +42,20 @@ test('a second daemon on the subnet of a running one refuses to start, names the
     const [api, ssh, router] = [await freePort(), await freePort(), await freePort()];
     const second = spawn(
       process.execPath,
-      [SLIPWAY_BIN, 'server', '--data-dir', dataDir, '--api-port', String(api), '--ssh-port', String(ssh), '--router-port', String(router), '--subnet', first.subnet],
+      [
+        SLIPWAY_BIN,
+        'server',
+        '--data-dir',
+        dataDir,
+        '--api-port',
+        String(api),
+        '--ssh-port',
+        String(ssh),
+        '--router-port',
+        String(router),
+        '--subnet',
+        first.subnet,
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let output = '';
@@ -51,7 +64,12 @@ test('a second daemon on the subnet of a running one refuses to start, names the
     const code = await new Promise<number | null>((resolve) => second.once('exit', resolve));
     assert.notEqual(code, 0, output);
     const escaped = first.subnet.replaceAll('.', '\\.').replace('/', '\\/');
-    assert.match(output, new RegExp(`Another slipway daemon \\(pid ${first.pid()}, data folder ${first.dataDir}\\) already runs its apps on the subnet ${escaped} \\(bridge ${bridge}\\)`));
+    assert.match(
+      output,
+      new RegExp(
+        `Another slipway daemon \\(pid ${first.pid()}, data folder ${first.dataDir}\\) already runs its apps on the subnet ${escaped} \\(bridge ${bridge}\\)`,
+      ),
+    );
     assert.match(output, /with --subnet \(for example --subnet 10\.\d+\.0\.0\/16\), or stop the other daemon first/);
     assert.doesNotMatch(output, /slipway is ready/);
   } finally {
@@ -66,8 +84,12 @@ test('with its bridge gone, the router answers its own 502 or 503 page, never a 
   const instanceAddress = first.subnet.replace(/0\.0\/16$/, '0.2');
   execFileSync('ip', ['link', 'delete', 'dev', bridge]);
   assert.match(execFileSync('ip', ['route', 'show', first.subnet], { encoding: 'utf8' }), /^unreachable /m);
-  assert.throws(() => execFileSync('ip', ['route', 'get', instanceAddress], { stdio: 'pipe' }), /No route to host|unreachable/, 'instance addresses stay on this machine');
+  assert.throws(
+    () => execFileSync('ip', ['route', 'get', instanceAddress], { stdio: 'pipe' }),
+    /No route to host|unreachable/,
+    'instance addresses stay on this machine',
+  );
   const response = await getThroughRouter(first, host);
   assert.ok(response.status === 502 || response.status === 503, `status ${response.status}: ${response.body}`);
-  assert.match(response.body, /<h1>50[23] - /, 'the router\'s own page');
+  assert.match(response.body, /<h1>50[23] - /, "the router's own page");
 });

@@ -10,7 +10,10 @@ export interface CliResult {
 }
 
 /** Runs the real `slipway` executable, as a user would. */
-export function runCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; stdin?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [SLIPWAY_BIN, ...args], {
       cwd: options.cwd,

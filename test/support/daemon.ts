@@ -22,7 +22,10 @@ export interface TestDaemon {
   /** Output of the daemon so far. */
   output(): string;
   /** Runs the CLI logged in as the given token (default: admin). */
-  cli(args: string[], options?: { cwd?: string; stdin?: string; token?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<CliResult>;
+  cli(
+    args: string[],
+    options?: { cwd?: string; stdin?: string; token?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number },
+  ): Promise<CliResult>;
   /** Stops the daemon with SIGTERM and waits for it to exit. */
   stop(): Promise<number | null>;
   /** Kills the daemon with SIGKILL (a crash: nothing of its own clean-up runs) and waits for it to exit. */
@@ -68,7 +71,25 @@ export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon>
     log = '';
     child = spawn(
       process.execPath,
-      [SLIPWAY_BIN, 'server', '--data-dir', dataDir, '--api-port', String(apiPort), '--ssh-port', String(sshPort), '--router-port', String(routerPort), '--https-port', String(httpsPort), '--subnet', subnet, '--toolchain-cache', toolchainCache, ...extraArgs],
+      [
+        SLIPWAY_BIN,
+        'server',
+        '--data-dir',
+        dataDir,
+        '--api-port',
+        String(apiPort),
+        '--ssh-port',
+        String(sshPort),
+        '--router-port',
+        String(routerPort),
+        '--https-port',
+        String(httpsPort),
+        '--subnet',
+        subnet,
+        '--toolchain-cache',
+        toolchainCache,
+        ...extraArgs,
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     child.stdout!.on('data', (d) => (log += d));
@@ -102,7 +123,13 @@ export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon>
         cwd: options.cwd,
         stdin: options.stdin,
         timeoutMs: options.timeoutMs,
-        env: { ...process.env, XDG_CONFIG_HOME: configHome, SLIPWAY_URL: apiUrl, SLIPWAY_TOKEN: options.token ?? adminToken, ...options.env },
+        env: {
+          ...process.env,
+          XDG_CONFIG_HOME: configHome,
+          SLIPWAY_URL: apiUrl,
+          SLIPWAY_TOKEN: options.token ?? adminToken,
+          ...options.env,
+        },
       }),
     stop: () =>
       new Promise((resolve) => {

@@ -55,7 +55,13 @@ function checkoutFolder(source: string, label: string): string {
 }
 
 export function commitAll(dir: string, message: string): string {
-  const env = { ...process.env, GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 't@example.invalid', GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 't@example.invalid' };
+  const env = {
+    ...process.env,
+    GIT_AUTHOR_NAME: 'Test',
+    GIT_AUTHOR_EMAIL: 't@example.invalid',
+    GIT_COMMITTER_NAME: 'Test',
+    GIT_COMMITTER_EMAIL: 't@example.invalid',
+  };
   execFileSync('git', ['add', '-A'], { cwd: dir, env });
   execFileSync('git', ['commit', '-q', '--allow-empty', '-m', message], { cwd: dir, env });
   return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: dir, encoding: 'utf8' }).trim();
@@ -68,7 +74,13 @@ export function newRelease(dir: string, name: string): string {
 }
 
 /** Creates an app for an example folder (linked through .slipway.json) and sets variables. */
-export async function createApp(daemon: TestDaemon, dir: string, name: string, env: Record<string, string> = {}, type = 'node'): Promise<string> {
+export async function createApp(
+  daemon: TestDaemon,
+  dir: string,
+  name: string,
+  env: Record<string, string> = {},
+  type = 'node',
+): Promise<string> {
   const created = await daemon.cli(['create', '--type', type, name, '--region', 'par', '--org', 'default'], { cwd: dir });
   if (created.code !== 0) throw new Error(`create failed: ${created.stderr}`);
   for (const [k, v] of Object.entries(env)) {
@@ -91,14 +103,30 @@ export interface RoutedResponse {
 }
 
 /** A GET through the router, with the app's Host header, on a fresh connection. */
-export function getThroughRouter(daemon: TestDaemon, host: string, path = '/', headers: Record<string, string> = {}, timeoutMs = 15_000): Promise<RoutedResponse> {
+export function getThroughRouter(
+  daemon: TestDaemon,
+  host: string,
+  path = '/',
+  headers: Record<string, string> = {},
+  timeoutMs = 15_000,
+): Promise<RoutedResponse> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: daemon.routerPort, path, headers: { host, connection: 'close', ...headers }, agent: false, timeout: timeoutMs }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: daemon.routerPort,
+        path,
+        headers: { host, connection: 'close', ...headers },
+        agent: false,
+        timeout: timeoutMs,
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
     req.end();
@@ -106,12 +134,19 @@ export function getThroughRouter(daemon: TestDaemon, host: string, path = '/', h
 }
 
 /** Waits for the deployment of a commit to end; returns its final record. */
-export async function waitForDeploymentOf(daemon: TestDaemon, appId: string, commit: string, timeoutMs = 600_000): Promise<{ id: string; state: string; message: string | null }> {
+export async function waitForDeploymentOf(
+  daemon: TestDaemon,
+  appId: string,
+  commit: string,
+  timeoutMs = 600_000,
+): Promise<{ id: string; state: string; message: string | null }> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const list = await daemon.cli(['activity', '--app', appId, '--format', 'json', '--limit', '20']);
     if (list.code === 0) {
-      const found = (JSON.parse(list.stdout) as Array<{ id: string; commit: string; state: string; message: string | null }>).find((d) => d.commit === commit);
+      const found = (JSON.parse(list.stdout) as Array<{ id: string; commit: string; state: string; message: string | null }>).find(
+        (d) => d.commit === commit,
+      );
       if (found && found.state !== 'WIP') return found;
     }
     await new Promise((r) => setTimeout(r, 500));
@@ -126,7 +161,12 @@ export async function deploymentLog(daemon: TestDaemon, appId: string, deploymen
 }
 
 /** Pushes an example checkout and waits for its deployment. */
-export async function pushAndWait(daemon: TestDaemon, dir: string, appId: string, gitEnv: NodeJS.ProcessEnv): Promise<{ id: string; state: string; push: string; commit: string }> {
+export async function pushAndWait(
+  daemon: TestDaemon,
+  dir: string,
+  appId: string,
+  gitEnv: NodeJS.ProcessEnv,
+): Promise<{ id: string; state: string; push: string; commit: string }> {
   const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: dir, encoding: 'utf8' }).trim();
   const url = `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`;
   const push = gitPush(dir, url, gitEnv);

@@ -40,7 +40,11 @@ export async function startInstanceNetwork(letter: string, events?: SandboxNetwo
   const name = `${letter}${1000 + Math.floor(Math.random() * 9000)}`;
   const subnet = `10.79.${1 + Math.floor(Math.random() * 254)}.0/24`;
   const stateDir = mkdtempSync(join(tmpdir(), 'slipway-test-network-'));
-  const sandboxes = new SandboxHost({ bundlesDir: join(stateDir, 'bundles'), stateDir: join(stateDir, 'runc'), cgroupRoot: `slipway${name}` });
+  const sandboxes = new SandboxHost({
+    bundlesDir: join(stateDir, 'bundles'),
+    stateDir: join(stateDir, 'runc'),
+    cgroupRoot: `slipway${name}`,
+  });
   const bridge = `slipway${name}`;
   const backend = new LocalNetnsBackend({ bridgeName: bridge, namespacePrefix: name, subnet, sandboxes, networkEvents: events });
   await backend.init();
@@ -50,7 +54,11 @@ export async function startInstanceNetwork(letter: string, events?: SandboxNetwo
     return {
       address: network.address,
       exec: (argv, env) =>
-        execFileSync('ip', ['netns', 'exec', namespace, ...argv], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', ...env }, timeout: 15_000 }),
+        execFileSync('ip', ['netns', 'exec', namespace, ...argv], {
+          encoding: 'utf8',
+          env: { PATH: '/usr/bin:/bin', ...env },
+          timeout: 15_000,
+        }),
       release: network.release,
     };
   };

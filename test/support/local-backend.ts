@@ -31,7 +31,12 @@ export async function makeTestLocalBackend(
   network: TestNetwork = DEFAULT_NETWORK,
 ): Promise<{ backend: LocalNetnsBackend; sandbox: InstanceSandbox; cleanup(): Promise<void> }> {
   const user = await ensureAppUser(APP_USER);
-  const sandbox: InstanceSandbox = { user, limits: { memoryBytes: 256 * 1024 * 1024, pids: 256, cpuShares: 512 }, flavor: 'pico', readOnlyPaths: [] };
+  const sandbox: InstanceSandbox = {
+    user,
+    limits: { memoryBytes: 256 * 1024 * 1024, pids: 256, cpuShares: 512 },
+    flavor: 'pico',
+    readOnlyPaths: [],
+  };
   const sandboxes = new SandboxHost({
     bundlesDir: `/run/slipway-test/${network.prefix}/bundles`,
     stateDir: `/run/slipway-test/${network.prefix}/runc`,

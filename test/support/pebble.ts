@@ -32,7 +32,8 @@ export function pebbleBinaries(): { pebble: string; challtestsrv: string } | { m
   }
   const pebble = join(gopath, 'bin', 'pebble');
   const challtestsrv = join(gopath, 'bin', 'pebble-challtestsrv');
-  if (!existsSync(pebble) || !existsSync(challtestsrv)) return { missing: `Pebble is not installed in ${join(gopath, 'bin')} (run scripts/setup.sh)` };
+  if (!existsSync(pebble) || !existsSync(challtestsrv))
+    return { missing: `Pebble is not installed in ${join(gopath, 'bin')} (run scripts/setup.sh)` };
   return { pebble, challtestsrv };
 }
 
@@ -62,7 +63,13 @@ export async function startPebble(options: { httpPort: number; validitySeconds: 
   const tls = await ca.issue(['localhost']);
   writeFileSync(join(dir, 'cert.pem'), tls.certificatePem);
   writeFileSync(join(dir, 'key.pem'), tls.privateKeyPem);
-  const [acmePort, managementPort, dnsPort, dnsManagementPort, tlsPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+  const [acmePort, managementPort, dnsPort, dnsManagementPort, tlsPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   writeFileSync(
     join(dir, 'pebble.json'),
     JSON.stringify({
@@ -88,7 +95,24 @@ export async function startPebble(options: { httpPort: number; validitySeconds: 
   };
   const dns = spawn(
     binaries.challtestsrv,
-    ['-defaultIPv4', '127.0.0.1', '-defaultIPv6', '', '-dns01', `127.0.0.1:${dnsPort}`, '-management', `127.0.0.1:${dnsManagementPort}`, '-http01', '', '-https01', '', '-tlsalpn01', '', '-doh', ''],
+    [
+      '-defaultIPv4',
+      '127.0.0.1',
+      '-defaultIPv6',
+      '',
+      '-dns01',
+      `127.0.0.1:${dnsPort}`,
+      '-management',
+      `127.0.0.1:${dnsManagementPort}`,
+      '-http01',
+      '',
+      '-https01',
+      '',
+      '-tlsalpn01',
+      '',
+      '-doh',
+      '',
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   collect(dns);

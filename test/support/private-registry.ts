@@ -30,10 +30,14 @@ export interface PrivateRegistry {
 
 export async function startPrivateRegistry(credentials: { token: string; basic: string }): Promise<PrivateRegistry> {
   const packDir = mkdtempSync(join(tmpdir(), 'slipway-registry-'));
-  const packed = execFileSync('npm', ['pack', '--pack-destination', packDir, join(EXAMPLES, 'node-private-registry-package/secret-greeting')], {
-    encoding: 'utf8',
-    env: { ...process.env, npm_config_update_notifier: 'false' },
-  })
+  const packed = execFileSync(
+    'npm',
+    ['pack', '--pack-destination', packDir, join(EXAMPLES, 'node-private-registry-package/secret-greeting')],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, npm_config_update_notifier: 'false' },
+    },
+  )
     .trim()
     .split('\n')
     .pop()!;

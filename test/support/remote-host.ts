@@ -79,7 +79,9 @@ export function startRemoteHost(): RemoteHost {
     address,
     hostSideAddress,
     async expose(port) {
-      const child = spawn('ip', ['netns', 'exec', namespace, process.execPath, '-e', FORWARDER, String(port), hostSideAddress], { stdio: 'ignore' });
+      const child = spawn('ip', ['netns', 'exec', namespace, process.execPath, '-e', FORWARDER, String(port), hostSideAddress], {
+        stdio: 'ignore',
+      });
       forwarders.push(child);
       const deadline = Date.now() + 10_000;
       while (!(await reachable(address, port))) {

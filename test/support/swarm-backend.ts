@@ -22,12 +22,24 @@ export async function swarmBackendMissing(): Promise<string | undefined> {
   }
 }
 
-export async function makeTestSwarmBackend(
-  names: { owner: string; subnet: string },
-): Promise<{ backend: SwarmBackend; sandbox: InstanceSandbox; cleanup(): Promise<void> }> {
+export async function makeTestSwarmBackend(names: {
+  owner: string;
+  subnet: string;
+}): Promise<{ backend: SwarmBackend; sandbox: InstanceSandbox; cleanup(): Promise<void> }> {
   const user = await ensureAppUser('slipway-test-app');
-  const sandbox: InstanceSandbox = { user, limits: { memoryBytes: 256 * 1024 * 1024, pids: 256, cpuShares: 512 }, flavor: 'pico', readOnlyPaths: [] };
-  const backend = new SwarmBackend({ api: new DockerApi(), registry: TEST_REGISTRY, owner: names.owner, subnet: names.subnet, log: (line) => console.log(`# ${line}`) });
+  const sandbox: InstanceSandbox = {
+    user,
+    limits: { memoryBytes: 256 * 1024 * 1024, pids: 256, cpuShares: 512 },
+    flavor: 'pico',
+    readOnlyPaths: [],
+  };
+  const backend = new SwarmBackend({
+    api: new DockerApi(),
+    registry: TEST_REGISTRY,
+    owner: names.owner,
+    subnet: names.subnet,
+    log: (line) => console.log(`# ${line}`),
+  });
   await backend.init();
   return {
     backend,

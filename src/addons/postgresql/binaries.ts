@@ -15,10 +15,7 @@ export interface PostgresBinaries {
  * Picks the binaries of `wantedMajor` (a cluster's PG_VERSION: its files only open with that
  * major) or, for a new cluster, the highest major installed.
  */
-export async function findPostgresBinaries(
-  wantedMajor?: number,
-  root: string = DEBIAN_POSTGRES_ROOT,
-): Promise<PostgresBinaries> {
+export async function findPostgresBinaries(wantedMajor?: number, root: string = DEBIAN_POSTGRES_ROOT): Promise<PostgresBinaries> {
   let entries: string[] = [];
   try {
     entries = await readdir(root);

@@ -20,32 +20,41 @@ export interface ClusterLayout {
 export function initdbArgv(initdb: string, dataDir: string, passwordFile: string): string[] {
   return [
     initdb,
-    '--pgdata', dataDir,
-    '--username', ADMIN_ROLE,
-    '--pwfile', passwordFile,
-    '--auth-local', 'scram-sha-256',
-    '--auth-host', 'scram-sha-256',
-    '--encoding', 'UTF8',
-    '--locale', 'C.UTF-8',
+    '--pgdata',
+    dataDir,
+    '--username',
+    ADMIN_ROLE,
+    '--pwfile',
+    passwordFile,
+    '--auth-local',
+    'scram-sha-256',
+    '--auth-host',
+    'scram-sha-256',
+    '--encoding',
+    'UTF8',
+    '--locale',
+    'C.UTF-8',
   ];
 }
 
-export function postgresArgv(
-  postgres: string,
-  layout: ClusterLayout,
-  listenAddresses: string[],
-  port: number,
-): string[] {
+export function postgresArgv(postgres: string, layout: ClusterLayout, listenAddresses: string[], port: number): string[] {
   return [
     postgres,
-    '-D', layout.dataDir,
-    '-c', `listen_addresses=${listenAddresses.join(',')}`,
-    '-c', `port=${port}`,
-    '-c', `unix_socket_directories=${layout.socketDir}`,
-    '-c', `hba_file=${layout.hbaFile}`,
-    '-c', 'password_encryption=scram-sha-256',
+    '-D',
+    layout.dataDir,
+    '-c',
+    `listen_addresses=${listenAddresses.join(',')}`,
+    '-c',
+    `port=${port}`,
+    '-c',
+    `unix_socket_directories=${layout.socketDir}`,
+    '-c',
+    `hba_file=${layout.hbaFile}`,
+    '-c',
+    'password_encryption=scram-sha-256',
     // The log goes to the file the daemon gave as stderr; no collector process needed.
-    '-c', 'logging_collector=off',
+    '-c',
+    'logging_collector=off',
   ];
 }
 
@@ -73,7 +82,9 @@ export interface HbaAccess {
  * isolation also comes from REVOKE CONNECT ... FROM PUBLIC at provisioning time.
  */
 export function hbaConf(access: HbaAccess): string {
-  const host = access.hostAddresses.filter((a) => !a.startsWith('127.')).map((a) => `host    all       all   ${checkIpv4(a)}/32  scram-sha-256`);
+  const host = access.hostAddresses
+    .filter((a) => !a.startsWith('127.'))
+    .map((a) => `host    all       all   ${checkIpv4(a)}/32  scram-sha-256`);
   const apps = [
     ...new Set(
       access.clients.map((c) => {
@@ -99,9 +110,10 @@ export function hbaConf(access: HbaAccess): string {
 function inSubnet(address: string, cidr: string): boolean {
   const [network, bits] = cidr.split('/');
   const length = Number(bits);
-  if (network === undefined || !Number.isInteger(length) || length < 0 || length > 32) throw new Error(`"${cidr}" is not an IPv4 subnet such as 10.77.0.0/16.`);
+  if (network === undefined || !Number.isInteger(length) || length < 0 || length > 32)
+    throw new Error(`"${cidr}" is not an IPv4 subnet such as 10.77.0.0/16.`);
   const mask = length === 0 ? 0 : (0xffffffff << (32 - length)) >>> 0;
-  return ((toNumber(address) & mask) >>> 0) === ((toNumber(checkIpv4(network)) & mask) >>> 0);
+  return (toNumber(address) & mask) >>> 0 === (toNumber(checkIpv4(network)) & mask) >>> 0;
 }
 
 function toNumber(address: string): number {

@@ -4,13 +4,7 @@ import { dirname, join } from 'node:path';
 import pg from 'pg';
 import { assertTraversable, ensureDir } from '../directories.js';
 import { randomPassword } from '../secrets.js';
-import {
-  ServerProcess,
-  isOurServer,
-  logTail,
-  readPidFile,
-  waitUntilReady,
-} from '../server-process.js';
+import { ServerProcess, isOurServer, logTail, readPidFile, waitUntilReady } from '../server-process.js';
 import { ensureSystemUser, type SystemUser } from '../system-user.js';
 import { findPostgresBinaries } from './binaries.js';
 import { ADMIN_ROLE, hbaConf, initdbArgv, postgresArgv, type ClusterLayout, type HbaClient } from './cluster-config.js';
@@ -114,13 +108,17 @@ export class EmbeddedCluster {
       });
     }
     const admin = this.admin;
-    await waitUntilReady(this.server!, () => canQuery(admin), this.options.startTimeoutMs ?? 60_000, async (reason) => {
-      await this.server?.stop('SIGINT', 10_000);
-      return new Error(
-        `PostgreSQL add-on server did not start: ${reason}. Last lines of ${layout.logFile}:\n` +
-          (await logTail(layout.logFile)),
-      );
-    });
+    await waitUntilReady(
+      this.server!,
+      () => canQuery(admin),
+      this.options.startTimeoutMs ?? 60_000,
+      async (reason) => {
+        await this.server?.stop('SIGINT', 10_000);
+        return new Error(
+          `PostgreSQL add-on server did not start: ${reason}. Last lines of ${layout.logFile}:\n` + (await logTail(layout.logFile)),
+        );
+      },
+    );
     this.major = major;
     this.timings = { initdbMs, startMs: Date.now() - began, adopted };
     this.loadedHba = hba;
@@ -148,7 +146,11 @@ export class EmbeddedCluster {
   }
 
   private hba(change: { clients?: HbaClient[] } = {}): string {
-    return hbaConf({ hostAddresses: this.options.listenAddresses, appSubnet: this.options.appSubnet, clients: change.clients ?? this.clients });
+    return hbaConf({
+      hostAddresses: this.options.listenAddresses,
+      appSubnet: this.options.appSubnet,
+      clients: change.clients ?? this.clients,
+    });
   }
 
   private async applyHba(): Promise<void> {
@@ -160,9 +162,13 @@ export class EmbeddedCluster {
     // A fresh backend reports when the postmaster last loaded its configuration: once that
     // moves, every new connection is checked against the new file.
     const before = await adminQuery(admin, async (c) => {
-      const errors = await c.query<{ line_number: number; error: string }>('SELECT line_number, error FROM pg_hba_file_rules WHERE error IS NOT NULL');
+      const errors = await c.query<{ line_number: number; error: string }>(
+        'SELECT line_number, error FROM pg_hba_file_rules WHERE error IS NOT NULL',
+      );
       if (errors.rows.length > 0) {
-        throw new Error(`PostgreSQL rejects the pg_hba.conf slipway wrote (${errors.rows.map((r) => `line ${r.line_number}: ${r.error}`).join('; ')}); it keeps the rules it had. See ${layout.hbaFile}.`);
+        throw new Error(
+          `PostgreSQL rejects the pg_hba.conf slipway wrote (${errors.rows.map((r) => `line ${r.line_number}: ${r.error}`).join('; ')}); it keeps the rules it had. See ${layout.hbaFile}.`,
+        );
       }
       const loaded = await confLoadTimeOf(c);
       await c.query('SELECT pg_reload_conf()');

@@ -30,7 +30,7 @@ type Mode = 'embedded' | 'external';
 /** One database and one login role per add-on on a shared server. */
 export class PostgresqlProvider implements AddonProvider {
   readonly name = 'postgresql';
-  readonly description = 'PostgreSQL: a database and a role of its own on the platform\'s PostgreSQL server';
+  readonly description = "PostgreSQL: a database and a role of its own on the platform's PostgreSQL server";
   readonly cluster: EmbeddedCluster | undefined;
   private readonly mode: Mode;
   private starting: Promise<AdminTarget | string> | undefined;
@@ -198,7 +198,9 @@ function parseExternalUrl(url: string): { hostname: string; port: number } {
 
 async function withClient<T>(target: AdminTarget | string, use: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client(
-    typeof target === 'string' ? { connectionString: target, connectionTimeoutMillis: 10_000 } : { ...target, connectionTimeoutMillis: 10_000 },
+    typeof target === 'string'
+      ? { connectionString: target, connectionTimeoutMillis: 10_000 }
+      : { ...target, connectionTimeoutMillis: 10_000 },
   );
   client.on('error', () => undefined); // a server restart must not crash the daemon; the query rejects instead
   await client.connect();

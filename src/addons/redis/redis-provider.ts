@@ -186,10 +186,15 @@ export class RedisProvider implements AddonProvider {
     }
     const logFile = join(dir, 'redis.log');
     const started = server;
-    await waitUntilReady(started, () => answersPing('127.0.0.1', port, password), 30_000, async (reason) => {
-      await started.stop('SIGTERM', 5_000);
-      return new Error(`Redis add-on ${id} did not start: ${reason}. Last lines of ${logFile}:\n${await logTail(logFile)}`);
-    });
+    await waitUntilReady(
+      started,
+      () => answersPing('127.0.0.1', port, password),
+      30_000,
+      async (reason) => {
+        await started.stop('SIGTERM', 5_000);
+        return new Error(`Redis add-on ${id} did not start: ${reason}. Last lines of ${logFile}:\n${await logTail(logFile)}`);
+      },
+    );
     this.servers.set(id, server);
     this.ports.set(id, port);
   }

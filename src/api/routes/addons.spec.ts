@@ -62,8 +62,14 @@ export const addonSpecs = {
     tag: 'Add-ons',
     summary: 'Delete an add-on and its data; refused (409) while linked unless ?unlink=1',
     params: ADDON,
-    query: { ...ORG_OF_NAME, unlink: { schema: oneOf(['0', '1', 'true', 'false']), description: '1: unlink it from its applications first' } },
-    success: { status: 200, response: { description: 'The add-on deleted and the applications unlinked', schema: obj({ deleted: str(), unlinked: arr(str()) }) } },
+    query: {
+      ...ORG_OF_NAME,
+      unlink: { schema: oneOf(['0', '1', 'true', 'false']), description: '1: unlink it from its applications first' },
+    },
+    success: {
+      status: 200,
+      response: { description: 'The add-on deleted and the applications unlinked', schema: obj({ deleted: str(), unlinked: arr(str()) }) },
+    },
     errors: [404, 409, 503],
   },
 } satisfies Record<string, RouteSpec>;

@@ -28,7 +28,11 @@ function appsToLink(ctx: ApiContext, link: unknown, orgId: string): AppRow[] {
 }
 
 export function addonRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/addon-providers', addonSpecs.providers, (ctx) => ({ providers: addonManager(ctx).providerList().map((p) => ({ ...p, plans: [planOf(p.name)].filter(Boolean) })) }));
+  router.add('GET', '/v1/addon-providers', addonSpecs.providers, (ctx) => ({
+    providers: addonManager(ctx)
+      .providerList()
+      .map((p) => ({ ...p, plans: [planOf(p.name)].filter(Boolean) })),
+  }));
 
   router.add('GET', '/v1/addons', addonSpecs.list, ({ user, deps, query }) => {
     const org = query.get('org');
@@ -41,13 +45,18 @@ export function addonRoutes(router: HttpRouter<ApiContext>): void {
     const { store } = ctx.deps;
     const manager = addonManager(ctx);
     const input = await ctx.body();
-    const provider = manager.provider(canonicalProviderName(requireString(input, 'provider', '`slipway addon providers` lists them.'))).name;
+    const provider = manager.provider(
+      canonicalProviderName(requireString(input, 'provider', '`slipway addon providers` lists them.')),
+    ).name;
     checkPlan(provider, input.plan);
     const name = checkDisplayName('add-on', requireString(input, 'name', 'Give the add-on a name.'));
     const org = orgForUser(store, ctx.user, input.org);
     const apps = appsToLink(ctx, input.link, org.id);
     if (store.addons.byName(org.id, name)) {
-      throw new ConflictError(`The organisation already has an add-on named ${JSON.stringify(name)}.`, 'Choose another name; `slipway addon list` shows the existing ones.');
+      throw new ConflictError(
+        `The organisation already has an add-on named ${JSON.stringify(name)}.`,
+        'Choose another name; `slipway addon list` shows the existing ones.',
+      );
     }
     const addon = await manager.create({ orgId: org.id, provider, name });
     for (const app of apps) store.links.linkAddon(app.id, addon.id);

@@ -11,7 +11,13 @@ export function appConfigRoutes(router: HttpRouter<ApiContext>): void {
   router.add('GET', '/v1/apps/:app/config', appConfigSpecs.list, ({ user, deps, params }) => {
     const app = appForUser(deps.store, user, params.app!);
     const values = settingsFrom(deps.store.appConfig.all(app.id));
-    return { config: Object.entries(values).map(([name, value]) => ({ name, value, description: APP_SETTINGS[name as keyof typeof APP_SETTINGS].description })) };
+    return {
+      config: Object.entries(values).map(([name, value]) => ({
+        name,
+        value,
+        description: APP_SETTINGS[name as keyof typeof APP_SETTINGS].description,
+      })),
+    };
   });
 
   router.add('PUT', '/v1/apps/:app/config/:name', appConfigSpecs.set, async ({ user, deps, params, body }) => {

@@ -13,7 +13,10 @@ export const appSpecs = {
     summary: 'The application types this platform builds, one per runtime provider, with how to name each',
     success: {
       status: 200,
-      response: { description: 'The types', schema: obj({ types: arr(obj({ name: str('What `type` takes'), label: str('The runtimes it covers') })) }) },
+      response: {
+        description: 'The types',
+        schema: obj({ types: arr(obj({ name: str('What `type` takes'), label: str('The runtimes it covers') })) }),
+      },
     },
     errors: [],
   },
@@ -31,7 +34,11 @@ export const appSpecs = {
     summary: 'Create an application',
     body: obj(
       {
-        type: str(appTypes().map((t) => `${t.name} (${t.label})`).join(', ')),
+        type: str(
+          appTypes()
+            .map((t) => `${t.name} (${t.label})`)
+            .join(', '),
+        ),
         name: str('Unique in its organisation'),
         region: str('par (default) or mtl'),
         org: str('Organisation id or name'),

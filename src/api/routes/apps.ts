@@ -13,9 +13,7 @@ export function appRoutes(router: HttpRouter<ApiContext>): void {
 
   router.add('GET', '/v1/apps', appSpecs.list, ({ user, deps, query }) => {
     const org = query.get('org');
-    const apps = org
-      ? deps.store.apps.listForOrg(orgForUser(deps.store, user, org).id)
-      : deps.store.apps.listForUser(user.id);
+    const apps = org ? deps.store.apps.listForOrg(orgForUser(deps.store, user, org).id) : deps.store.apps.listForUser(user.id);
     return { apps: apps.map((a) => appView(deps.endpoints, a, deps.store.orgs.byId(a.org_id)?.name, deps.store.domains.favourite(a.id))) };
   });
 

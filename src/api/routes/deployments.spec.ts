@@ -7,7 +7,11 @@ const DEPLOYMENT = { ...APP_PARAM, deployment: 'Deployment id (deployment_<uuid>
 
 /** The window and following of a log stream, shared by deployment logs and application output. */
 export const LOG_QUERY: Record<string, QueryParam> = {
-  lines: { schema: int(undefined, { minimum: 0, maximum: 999_999_999 }), description: 'Start with the last n stored lines', expects: 'a whole number of lines such as 100' },
+  lines: {
+    schema: int(undefined, { minimum: 0, maximum: 999_999_999 }),
+    description: 'Start with the last n stored lines',
+    expects: 'a whole number of lines such as 100',
+  },
   since: { schema: time(), description: 'Start at this time', expects: 'a time such as 2024-05-01T12:00:00Z' },
   follow: { schema: oneOf(['0', '1']), description: '1: keep the stream open and send new lines as they come' },
 };
@@ -27,7 +31,13 @@ export const deploymentSpecs = {
     tag: 'Deployments',
     summary: 'Deployments of the application, newest first',
     params: APP_PARAM,
-    query: { limit: { schema: int(undefined, { minimum: 1 }), description: 'How many (default 10, at most 200 are returned)', expects: 'a whole number such as 20' } },
+    query: {
+      limit: {
+        schema: int(undefined, { minimum: 1 }),
+        description: 'How many (default 10, at most 200 are returned)',
+        expects: 'a whole number such as 20',
+      },
+    },
     success: { status: 200, response: { description: 'The deployments', schema: obj({ deployments: arr(ListedDeployment) }) } },
     errors: [404],
   },
@@ -45,15 +55,22 @@ export const deploymentSpecs = {
     summary: "A deployment's log as NDJSON, from its start unless told; with follow=1, live until the deployment ends",
     params: DEPLOYMENT,
     query: LOG_QUERY,
-    success: { status: 200, response: { description: 'One JSON object per line; the last is {"end": true, "state", "message"}', schema: LogLine, stream: true } },
+    success: {
+      status: 200,
+      response: { description: 'One JSON object per line; the last is {"end": true, "state", "message"}', schema: LogLine, stream: true },
+    },
     errors: [404, 503],
   },
   create: {
     operationId: 'redeploy',
     tag: 'Deployments',
-    summary: 'Deploy again: mode rebuild builds a pushed commit (default: the head of master), mode restart starts the current release again',
+    summary:
+      'Deploy again: mode rebuild builds a pushed commit (default: the head of master), mode restart starts the current release again',
     params: APP_PARAM,
-    body: obj({ mode: oneOf(['rebuild', 'restart'], 'Default rebuild'), commit: str('A pushed 40-character commit id (rebuild only)') }, ['mode', 'commit']),
+    body: obj({ mode: oneOf(['rebuild', 'restart'], 'Default rebuild'), commit: str('A pushed 40-character commit id (rebuild only)') }, [
+      'mode',
+      'commit',
+    ]),
     success: { status: 201, response: queued },
     errors: [404, 409, 503],
   },
@@ -87,7 +104,10 @@ export const deploymentSpecs = {
     summary: "The application's output as NDJSON, read from its end; with follow=1, live",
     params: APP_PARAM,
     query: LOG_QUERY,
-    success: { status: 200, response: { description: 'One JSON object per line; the last is {"end": true}', schema: LogLine, stream: true } },
+    success: {
+      status: 200,
+      response: { description: 'One JSON object per line; the last is {"end": true}', schema: LogLine, stream: true },
+    },
     errors: [404, 503],
   },
 } satisfies Record<string, RouteSpec>;

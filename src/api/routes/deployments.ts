@@ -34,13 +34,18 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const limit = Math.min(Number(ctx.query.get('limit') ?? 10) || 10, 200);
     // Whether each can be rolled back to without a rebuild: the console offers it on those.
-    return { deployments: ctx.deps.store.deployments.listForApp(app.id, limit).map((d) => ({ ...deploymentView(d), release_kept: releaseKeptOnDisk(d) })) };
+    return {
+      deployments: ctx.deps.store.deployments
+        .listForApp(app.id, limit)
+        .map((d) => ({ ...deploymentView(d), release_kept: releaseKeptOnDisk(d) })),
+    };
   });
 
   router.add('GET', '/v1/apps/:app/deployments/:deployment', deploymentSpecs.get, (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const d = ctx.deps.store.deployments.byId(ctx.params.deployment!);
-    if (!d || d.app_id !== app.id) throw new NotFoundError(`No deployment ${ctx.params.deployment} for this application.`, '`slipway activity` lists them.');
+    if (!d || d.app_id !== app.id)
+      throw new NotFoundError(`No deployment ${ctx.params.deployment} for this application.`, '`slipway activity` lists them.');
     return { deployment: deploymentView(d) };
   });
 
@@ -48,12 +53,20 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const { store } = ctx.deps;
     const d = store.deployments.byId(ctx.params.deployment!);
-    if (!d || d.app_id !== app.id) throw new NotFoundError(`No deployment ${ctx.params.deployment} for this application.`, '`slipway activity` lists them.');
+    if (!d || d.app_id !== app.id)
+      throw new NotFoundError(`No deployment ${ctx.params.deployment} for this application.`, '`slipway activity` lists them.');
     const request = parseLogQuery(ctx.query);
-    await streamLog(ctx.res, services(ctx).logs, d.id, request, () => store.deployments.byId(d.id)?.state === 'WIP', () => {
-      const now = store.deployments.byId(d.id)!;
-      return { state: now.state, message: now.message };
-    });
+    await streamLog(
+      ctx.res,
+      services(ctx).logs,
+      d.id,
+      request,
+      () => store.deployments.byId(d.id)?.state === 'WIP',
+      () => {
+        const now = store.deployments.byId(d.id)!;
+        return { state: now.state, message: now.message };
+      },
+    );
     return undefined;
   });
 
@@ -63,11 +76,16 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
     const { deployer, repos } = services(ctx);
     const body = await ctx.body();
     const mode = optionalString(body, 'mode') ?? 'rebuild';
-    if (mode !== 'rebuild' && mode !== 'restart') throw new ValidationError(`Unknown mode ${JSON.stringify(mode)}.`, 'Use "rebuild" or "restart".');
+    if (mode !== 'rebuild' && mode !== 'restart')
+      throw new ValidationError(`Unknown mode ${JSON.stringify(mode)}.`, 'Use "rebuild" or "restart".');
     if (mode === 'restart') return restart(ctx);
     const head = await repos.head(app.id);
     const commit = optionalString(body, 'commit') ?? head;
-    if (!commit) throw new ConflictError('Nothing has been pushed to this application yet.', `Push first: git push <remote> master (or \`slipway deploy\`).`);
+    if (!commit)
+      throw new ConflictError(
+        'Nothing has been pushed to this application yet.',
+        `Push first: git push <remote> master (or \`slipway deploy\`).`,
+      );
     if (!/^[0-9a-f]{40}$/.test(commit)) throw new ValidationError('A commit is a 40-character hexadecimal id.');
     const deployment = deployer.enqueue(app, { commit, cause: 'rebuild requested', userId: ctx.user.id, mode: 'build' });
     return { deployment: deploymentView(deployment) };
@@ -77,9 +95,18 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const { deployer } = services(ctx);
     const release = ctx.deps.store.deployments.release(app.id);
-    if (!release) throw new ConflictError('This application has never been deployed, so there is nothing to restart.', 'Deploy it first with git push or `slipway deploy`.');
+    if (!release)
+      throw new ConflictError(
+        'This application has never been deployed, so there is nothing to restart.',
+        'Deploy it first with git push or `slipway deploy`.',
+      );
     const last = ctx.deps.store.deployments.byId(release.deployment_id)!;
-    const deployment = deployer.enqueue(app, { commit: last.commit_sha, cause: 'restart requested', userId: ctx.user.id, mode: 'reuse-release' });
+    const deployment = deployer.enqueue(app, {
+      commit: last.commit_sha,
+      cause: 'restart requested',
+      userId: ctx.user.id,
+      mode: 'reuse-release',
+    });
     return { deployment: deploymentView(deployment) };
   };
   router.add('POST', '/v1/apps/:app/restart', deploymentSpecs.restart, restart);
@@ -98,11 +125,21 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
     const instance = runtime.current(app.id);
     const release = store.deployments.release(app.id);
     const releaseDeployment = release ? store.deployments.byId(release.deployment_id) : undefined;
-    const inProgress = store.deployments.listForApp(app.id, 20).filter((d) => d.state === 'WIP').map(deploymentView);
+    const inProgress = store.deployments
+      .listForApp(app.id, 20)
+      .filter((d) => d.state === 'WIP')
+      .map(deploymentView);
     return {
       status: instance ? 'running' : 'stopped',
       instance: instance
-        ? { id: instance.id, address: instance.address, port: instance.port, state: instance.state(), restarts: instance.restarts(), memory_bytes: instance.memoryUsage() ?? null }
+        ? {
+            id: instance.id,
+            address: instance.address,
+            port: instance.port,
+            state: instance.state(),
+            restarts: instance.restarts(),
+            memory_bytes: instance.memoryUsage() ?? null,
+          }
         : null,
       instances: runtime.instancesOf(app.id).map((i) => ({
         id: i.id,
@@ -122,7 +159,14 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
   router.add('GET', '/v1/apps/:app/logs', deploymentSpecs.appLogs, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const request = parseLogQuery(ctx.query);
-    await streamLog(ctx.res, services(ctx).logs, app.id, request, () => true, () => ({}));
+    await streamLog(
+      ctx.res,
+      services(ctx).logs,
+      app.id,
+      request,
+      () => true,
+      () => ({}),
+    );
     return undefined;
   });
 }

@@ -10,7 +10,9 @@ export const Domain = named(
     wildcard: bool('Routes every sub-domain that has no entry of its own'),
     favourite: bool('The address the CLI and console print for the application'),
     created_at: time(),
-    certificate: nullable(obj({ source: oneOf(['acme', 'uploaded', 'internal']), not_after: time() }, [], 'The certificate the router serves for it')),
+    certificate: nullable(
+      obj({ source: oneOf(['acme', 'uploaded', 'internal']), not_after: time() }, [], 'The certificate the router serves for it'),
+    ),
     acme: nullable(obj({ state: oneOf(['pending', 'valid', 'invalid']), error: nullable(str()) }, [], 'The last ACME order for it')),
   }),
 );
@@ -18,7 +20,11 @@ export const Domain = named(
 const DOMAIN_PARAM = { ...APP_PARAM, fqdn: 'The domain, e.g. shop.example.com or *.example.com' };
 const listing = {
   description: "The application's domains",
-  schema: obj({ default: str('<app_id>.<domain>, always routed'), favourite: str('The favourite domain, or the default one'), domains: arr(Domain) }),
+  schema: obj({
+    default: str('<app_id>.<domain>, always routed'),
+    favourite: str('The favourite domain, or the default one'),
+    domains: arr(Domain),
+  }),
 };
 
 export const domainSpecs = {

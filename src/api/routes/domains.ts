@@ -35,7 +35,8 @@ function listing(ctx: ApiContext, app: AppRow) {
 function ownDomain(ctx: ApiContext, app: AppRow, input: unknown): DomainRow {
   const { fqdn } = parseDomainName(input, ctx.deps.endpoints.domain);
   const row = ctx.deps.store.domains.byName(fqdn);
-  if (!row || row.app_id !== app.id) throw new NotFoundError(`${fqdn} is not a domain of this application.`, 'List its domains with `slipway domain`.');
+  if (!row || row.app_id !== app.id)
+    throw new NotFoundError(`${fqdn} is not a domain of this application.`, 'List its domains with `slipway domain`.');
   return row;
 }
 
@@ -45,7 +46,9 @@ async function edgeChanged(ctx: ApiContext): Promise<void> {
 
 /** Custom domains of an application, its favourite one, and certificates users upload. */
 export function domainRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/apps/:app/domains', domainSpecs.list, (ctx) => listing(ctx, appForUser(ctx.deps.store, ctx.user, ctx.params.app!)));
+  router.add('GET', '/v1/apps/:app/domains', domainSpecs.list, (ctx) =>
+    listing(ctx, appForUser(ctx.deps.store, ctx.user, ctx.params.app!)),
+  );
 
   router.add('POST', '/v1/apps/:app/domains', domainSpecs.add, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
@@ -66,7 +69,10 @@ export function domainRoutes(router: HttpRouter<ApiContext>): void {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const row = ownDomain(ctx, app, (await ctx.body()).fqdn);
     if (row.fqdn.startsWith('*.')) {
-      throw new ValidationError(`${row.fqdn} is a wildcard: it is no address to print.`, 'Add one name it covers (`slipway domain add www.example.com`) and make that the favourite.');
+      throw new ValidationError(
+        `${row.fqdn} is a wildcard: it is no address to print.`,
+        'Add one name it covers (`slipway domain add www.example.com`) and make that the favourite.',
+      );
     }
     ctx.deps.store.domains.setFavourite(app.id, row.fqdn);
     return listing(ctx, app);
@@ -99,7 +105,10 @@ export function domainRoutes(router: HttpRouter<ApiContext>): void {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const row = ownDomain(ctx, app, ctx.params.fqdn);
     if (!ctx.deps.store.certificates.remove(row.fqdn, 'uploaded')) {
-      throw new NotFoundError(`${row.fqdn} has no uploaded certificate.`, 'Upload one with `slipway domain cert set <fqdn> --cert <file> --key <file>`.');
+      throw new NotFoundError(
+        `${row.fqdn} has no uploaded certificate.`,
+        'Upload one with `slipway domain cert set <fqdn> --cert <file> --key <file>`.',
+      );
     }
     await edgeChanged(ctx);
     return { domain: domainView(ctx, row) };

@@ -12,12 +12,17 @@ export const envSpecs = {
     tag: 'Environment',
     summary: "The application's own variables; ?all=1 adds every source it receives, strongest first",
     params: APP_PARAM,
-    query: { all: { schema: oneOf(['0', '1']), description: '1: also the sections (its own, each linked add-on, each linked application)' } },
+    query: {
+      all: { schema: oneOf(['0', '1']), description: '1: also the sections (its own, each linked add-on, each linked application)' },
+    },
     success: {
       status: 200,
       response: {
         description: 'The variables',
-        schema: obj({ env: EnvList, sections: arr(obj({ source: str('application, add-on <name> or application <name>'), env: EnvList })) }, ['sections']),
+        schema: obj(
+          { env: EnvList, sections: arr(obj({ source: str('application, add-on <name> or application <name>'), env: EnvList })) },
+          ['sections'],
+        ),
       },
     },
     errors: [404],

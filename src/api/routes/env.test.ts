@@ -11,14 +11,24 @@ test('env set and env import refuse a health check path that is not a path, and 
   const env = `/v1/apps/${created.body.app.id}/env`;
   assert.equal((await api.request('PUT', `${env}/CC_HEALTH_CHECK_PATH`, { value: '/health' })).status, 200);
 
-  for (const [name, value] of [['CC_HEALTH_CHECK_PATH', 'health'], ['CC_HEALTH_CHECK_PATH_0', '/a b'], ['CC_HEALTH_CHECK_PATH_12', '/x\ty'], ['CC_HEALTH_CHECK_PATH', '']]) {
+  for (const [name, value] of [
+    ['CC_HEALTH_CHECK_PATH', 'health'],
+    ['CC_HEALTH_CHECK_PATH_0', '/a b'],
+    ['CC_HEALTH_CHECK_PATH_12', '/x\ty'],
+    ['CC_HEALTH_CHECK_PATH', ''],
+  ]) {
     const set = await api.request('PUT', `${env}/${name}`, { value });
     assert.equal(set.status, 400, `${name}=${JSON.stringify(value)}: ${JSON.stringify(set.body)}`);
     assert.equal(set.body.error.message, `${name} is ${JSON.stringify(value)}, which is not a path; nothing was changed.`);
     assert.match(set.body.error.hint, /starts with "\/" and has no spaces or control characters, e\.g\. \/health/);
     assert.match(set.body.error.hint, new RegExp(`slipway env set ${name} /health`));
   }
-  const imported = await api.request('PUT', env, { env: [{ name: 'A', value: '1' }, { name: 'CC_HEALTH_CHECK_PATH_1', value: 'db' }] });
+  const imported = await api.request('PUT', env, {
+    env: [
+      { name: 'A', value: '1' },
+      { name: 'CC_HEALTH_CHECK_PATH_1', value: 'db' },
+    ],
+  });
   assert.equal(imported.status, 400, JSON.stringify(imported.body));
   assert.match(imported.body.error.message, /CC_HEALTH_CHECK_PATH_1 is "db", which is not a path/);
   assert.deepEqual((await api.request('GET', env)).body.env, [{ name: 'CC_HEALTH_CHECK_PATH', value: '/health' }]);

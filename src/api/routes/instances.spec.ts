@@ -37,7 +37,10 @@ export const instanceSpecs = {
     summary: 'Change how many instances serve the running release, at once',
     params: APP_PARAM,
     body: obj({ count: COUNT }),
-    success: { status: 200, response: { description: 'The count wanted and the instances running', schema: obj({ instances: int(), running: int() }) } },
+    success: {
+      status: 200,
+      response: { description: 'The count wanted and the instances running', schema: obj({ instances: int(), running: int() }) },
+    },
     errors: [404, 503],
   },
 } satisfies Record<string, RouteSpec>;

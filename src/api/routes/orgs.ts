@@ -26,14 +26,20 @@ function orgForMembers(store: Store, user: User, ref: unknown): Org {
 function orgToManage(store: Store, user: User, ref: unknown): Org {
   const org = orgForMembers(store, user, ref);
   if (!user.is_admin && store.orgs.roleOf(org.id, user.id) !== 'owner') {
-    throw new ForbiddenError(`Only the owners of ${org.name} or an administrator can change its members.`, `\`slipway org members ${org.name}\` shows its owners.`);
+    throw new ForbiddenError(
+      `Only the owners of ${org.name} or an administrator can change its members.`,
+      `\`slipway org members ${org.name}\` shows its owners.`,
+    );
   }
   return org;
 }
 
 function memberRole(value: string | undefined): 'owner' | 'member' {
   if (value === undefined || value === 'member' || value === 'owner') return value ?? 'member';
-  throw new ValidationError(`Unknown role ${JSON.stringify(value.slice(0, 40))}.`, 'A member is "member" (uses the apps and add-ons) or "owner" (also manages the members).');
+  throw new ValidationError(
+    `Unknown role ${JSON.stringify(value.slice(0, 40))}.`,
+    'A member is "member" (uses the apps and add-ons) or "owner" (also manages the members).',
+  );
 }
 
 export function orgRoutes(router: HttpRouter<ApiContext>): void {
@@ -67,10 +73,16 @@ export function orgRoutes(router: HttpRouter<ApiContext>): void {
     const role = memberRole(optionalString(input, 'role'));
     const member = store.users.byName(name);
     if (!member) {
-      throw new NotFoundError(`No user named ${JSON.stringify(name)}.`, 'An administrator creates users with `slipway user create <name>`.');
+      throw new NotFoundError(
+        `No user named ${JSON.stringify(name)}.`,
+        'An administrator creates users with `slipway user create <name>`.',
+      );
     }
     if (role === 'member' && store.orgs.roleOf(org.id, member.id) === 'owner' && store.orgs.ownerCount(org.id) === 1) {
-      throw new ConflictError(`${member.name} is the last owner of ${org.name}.`, 'Make another member owner first (`slipway org add-member <org> <user> --role owner`).');
+      throw new ConflictError(
+        `${member.name} is the last owner of ${org.name}.`,
+        'Make another member owner first (`slipway org add-member <org> <user> --role owner`).',
+      );
     }
     store.orgs.addMember(org.id, member.id, role);
     return { members: store.orgs.members(org.id) };
@@ -81,10 +93,16 @@ export function orgRoutes(router: HttpRouter<ApiContext>): void {
     const org = orgToManage(store, user, params.org);
     const member = isId(params.user!) ? store.users.byId(params.user!) : store.users.byName(params.user!);
     if (!member || !store.orgs.roleOf(org.id, member.id)) {
-      throw new NotFoundError(`${JSON.stringify(params.user)} is not a member of ${org.name}.`, `\`slipway org members ${org.name}\` lists them.`);
+      throw new NotFoundError(
+        `${JSON.stringify(params.user)} is not a member of ${org.name}.`,
+        `\`slipway org members ${org.name}\` lists them.`,
+      );
     }
     if (store.orgs.roleOf(org.id, member.id) === 'owner' && store.orgs.ownerCount(org.id) === 1) {
-      throw new ConflictError(`${member.name} is the last owner of ${org.name}: nobody would be left to manage its members.`, 'Make another member owner first (`slipway org add-member <org> <user> --role owner`).');
+      throw new ConflictError(
+        `${member.name} is the last owner of ${org.name}: nobody would be left to manage its members.`,
+        'Make another member owner first (`slipway org add-member <org> <user> --role owner`).',
+      );
     }
     store.orgs.removeMember(org.id, member.id);
     return { members: store.orgs.members(org.id) };

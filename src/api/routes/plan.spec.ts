@@ -33,7 +33,11 @@ export const planSpecs = {
     summary: 'The build plan a deployment of a pushed commit would make with the current variables, without deploying',
     params: APP_PARAM,
     query: {
-      commit: { schema: str(undefined, { pattern: '^[0-9a-f]{4,40}$' }), description: 'A pushed commit (default: the head of master)', expects: '4 to 40 hexadecimal digits' },
+      commit: {
+        schema: str(undefined, { pattern: '^[0-9a-f]{4,40}$' }),
+        description: 'A pushed commit (default: the head of master)',
+        expects: '4 to 40 hexadecimal digits',
+      },
     },
     success: {
       status: 200,

@@ -36,8 +36,14 @@ export function planRoutes(router: HttpRouter<ApiContext>): void {
     const commit = asked ? await services.repos.resolveCommit(app.id, asked) : await services.repos.head(app.id);
     if (!commit) {
       throw asked
-        ? new NotFoundError(`No commit ${asked} was pushed to this application.`, 'Push it first (`slipway deploy` or `git push`), or pick one from `git log`.')
-        : new NotFoundError('Nothing was pushed to this application yet.', 'Push a commit first: `slipway deploy` or `git push <remote> master`.');
+        ? new NotFoundError(
+            `No commit ${asked} was pushed to this application.`,
+            'Push it first (`slipway deploy` or `git push`), or pick one from `git log`.',
+          )
+        : new NotFoundError(
+            'Nothing was pushed to this application yet.',
+            'Push a commit first: `slipway deploy` or `git push <remote> master`.',
+          );
     }
     try {
       const { plan, lines, redact } = await services.deployer.planCommit(app, commit);

@@ -34,7 +34,10 @@ export function publishedConfigRoutes(router: HttpRouter<ApiContext>): void {
   router.add('DELETE', '/v1/apps/:app/published-config/:name', publishedConfigSpecs.remove, (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     if (!ctx.deps.store.publishedConfig.remove(app.id, ctx.params.name!)) {
-      throw new NotFoundError(`The application exposes no ${JSON.stringify(ctx.params.name)}.`, '`slipway published-config` lists what it exposes.');
+      throw new NotFoundError(
+        `The application exposes no ${JSON.stringify(ctx.params.name)}.`,
+        '`slipway published-config` lists what it exposes.',
+      );
     }
     return { published_config: ctx.deps.store.publishedConfig.list(app.id), redeployed: changed(ctx, app) };
   });

@@ -27,14 +27,22 @@ export function rollbackRoutes(router: HttpRouter<ApiContext>): void {
     let target: Deployment | undefined;
     if (wanted) {
       target = store.deployments.byId(wanted);
-      if (!target || target.app_id !== app.id) throw new NotFoundError(`No deployment ${wanted} for this application.`, '`slipway activity` lists them.');
+      if (!target || target.app_id !== app.id)
+        throw new NotFoundError(`No deployment ${wanted} for this application.`, '`slipway activity` lists them.');
       if (target.state !== 'OK' || !target.release_json) {
-        throw new ConflictError(`Deployment ${wanted} did not end OK, so it has no release to go back to.`, 'Pick an OK deployment from `slipway activity`.');
+        throw new ConflictError(
+          `Deployment ${wanted} did not end OK, so it has no release to go back to.`,
+          'Pick an OK deployment from `slipway activity`.',
+        );
       }
     } else {
       // The newest kept release other than the one serving now.
       target = candidates.find((d) => parseReleaseSpec(d.release_json!).releaseDir !== servingFolder && keptOnDisk(d));
-      if (!target) throw new ConflictError('There is no earlier release to roll back to.', 'Deploy again, or list deployments with `slipway activity`.');
+      if (!target)
+        throw new ConflictError(
+          'There is no earlier release to roll back to.',
+          'Deploy again, or list deployments with `slipway activity`.',
+        );
     }
     if (!keptOnDisk(target)) {
       throw new ConflictError(
@@ -58,15 +66,27 @@ export function rollbackRoutes(router: HttpRouter<ApiContext>): void {
     if (!services) throw new SlipwayError(503, 'unavailable', 'Deployments are not available on this daemon.');
     const body = await ctx.body();
     const commit = optionalString(body, 'commit');
-    if (!commit || !/^[0-9a-f]{4,40}$/.test(commit)) throw new ValidationError('Give a commit id (4 to 40 hexadecimal digits).', 'For example: slipway restart --commit 1a2b3c4');
+    if (!commit || !/^[0-9a-f]{4,40}$/.test(commit))
+      throw new ValidationError('Give a commit id (4 to 40 hexadecimal digits).', 'For example: slipway restart --commit 1a2b3c4');
     const kept = ctx.deps.store.deployments.withReleases(app.id).find((d) => d.commit_sha.startsWith(commit) && keptOnDisk(d));
     if (kept) {
-      const deployment = services.deployer.enqueue(app, { commit: kept.commit_sha, cause: `restart on commit ${kept.commit_sha}`, userId: ctx.user.id, mode: 'reuse-release', releaseOf: kept.id });
+      const deployment = services.deployer.enqueue(app, {
+        commit: kept.commit_sha,
+        cause: `restart on commit ${kept.commit_sha}`,
+        userId: ctx.user.id,
+        mode: 'reuse-release',
+        releaseOf: kept.id,
+      });
       return { deployment: deploymentView(deployment), rebuild: false };
     }
     const full = await services.repos.resolveCommit(app.id, commit);
     if (!full) throw new NotFoundError(`No commit ${commit} was pushed to this application.`, 'Push it first, or pick one from `git log`.');
-    const deployment = services.deployer.enqueue(app, { commit: full, cause: `restart on commit ${full}`, userId: ctx.user.id, mode: 'build' });
+    const deployment = services.deployer.enqueue(app, {
+      commit: full,
+      cause: `restart on commit ${full}`,
+      userId: ctx.user.id,
+      mode: 'build',
+    });
     return { deployment: deploymentView(deployment), rebuild: true };
   });
 }

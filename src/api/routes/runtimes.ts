@@ -11,10 +11,13 @@ import { runtimeSpecs } from './runtimes.spec.js';
 export function runtimeRoutes(router: HttpRouter<ApiContext>): void {
   router.add('GET', '/v1/runtimes', runtimeSpecs.list, async ({ deps }) => {
     const catalog = deps.services?.catalog;
-    if (!catalog) throw new SlipwayError(503, 'unavailable', 'The list of runtimes is not available on this daemon (it runs no deploy pipeline).');
+    if (!catalog)
+      throw new SlipwayError(503, 'unavailable', 'The list of runtimes is not available on this daemon (it runs no deploy pipeline).');
     try {
       const runtimes = await listRuntimes(catalog);
-      return { runtimes: runtimes.map((r) => ({ runtime: r.runtime, version: r.version, end_of_life: r.endOfLife, default: r.isDefault })) };
+      return {
+        runtimes: runtimes.map((r) => ({ runtime: r.runtime, version: r.version, end_of_life: r.endOfLife, default: r.isDefault })),
+      };
     } catch (error) {
       throw new SlipwayError(
         502,

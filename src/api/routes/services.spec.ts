@@ -34,7 +34,7 @@ export const serviceSpecs = {
   linkApp: {
     operationId: 'linkApp',
     tag: 'Services',
-    summary: "Link another application of the same organisation: this one receives its exposed configuration",
+    summary: 'Link another application of the same organisation: this one receives its exposed configuration',
     params: APP_PARAM,
     body: obj({ app: str('Id of the application to link') }),
     success: { status: 201, response: services },

@@ -24,13 +24,18 @@ function linkedAppTarget(ctx: ApiContext, app: AppRow, ref: unknown): AppRow {
   const target = appForUser(ctx.deps.store, ctx.user, ref);
   if (target.id === app.id) throw new ValidationError('An application cannot be linked to itself.');
   if (target.org_id !== app.org_id) {
-    throw new ValidationError(`The application ${target.name} is in another organisation.`, 'Only applications of the same organisation can be linked.');
+    throw new ValidationError(
+      `The application ${target.name} is in another organisation.`,
+      'Only applications of the same organisation can be linked.',
+    );
   }
   return target;
 }
 
 export function serviceRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/apps/:app/services', serviceSpecs.list, (ctx) => servicesView(ctx, appForUser(ctx.deps.store, ctx.user, ctx.params.app!)));
+  router.add('GET', '/v1/apps/:app/services', serviceSpecs.list, (ctx) =>
+    servicesView(ctx, appForUser(ctx.deps.store, ctx.user, ctx.params.app!)),
+  );
 
   router.add('POST', '/v1/apps/:app/services/addons', serviceSpecs.linkAddon, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
@@ -43,7 +48,10 @@ export function serviceRoutes(router: HttpRouter<ApiContext>): void {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const addon = addonForApp(ctx.deps.store, ctx.user, app, ctx.params.addon);
     if (!ctx.deps.store.links.unlinkAddon(app.id, addon.id)) {
-      throw new NotFoundError(`The application ${app.name} is not linked to the add-on ${addon.name}.`, '`slipway service` lists its links.');
+      throw new NotFoundError(
+        `The application ${app.name} is not linked to the add-on ${addon.name}.`,
+        '`slipway service` lists its links.',
+      );
     }
     return servicesView(ctx, app);
   });

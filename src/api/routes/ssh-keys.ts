@@ -16,14 +16,25 @@ export function sshKeyRoutes(router: HttpRouter<ApiContext>): void {
   router.add('POST', '/v1/ssh-keys', sshKeySpecs.add, async ({ user, deps, body }) => {
     const input = await body();
     const parsed = parsePublicKey(requireString(input, 'public_key', 'Send the content of your .pub file.'));
-    const label = checkDisplayName('key', optionalString(input, 'label') || parsed.comment.replace(/[^\p{L}\p{N} ._-]/gu, '-').slice(0, 63) || parsed.fingerprint.slice(7, 19));
-    const key = deps.store.sshKeys.add(user.id, { label, algorithm: parsed.algorithm, fingerprint: parsed.fingerprint, publicKey: parsed.openssh });
+    const label = checkDisplayName(
+      'key',
+      optionalString(input, 'label') || parsed.comment.replace(/[^\p{L}\p{N} ._-]/gu, '-').slice(0, 63) || parsed.fingerprint.slice(7, 19),
+    );
+    const key = deps.store.sshKeys.add(user.id, {
+      label,
+      algorithm: parsed.algorithm,
+      fingerprint: parsed.fingerprint,
+      publicKey: parsed.openssh,
+    });
     return { key: keyView(key) };
   });
 
   router.add('DELETE', '/v1/ssh-keys/:key', sshKeySpecs.remove, ({ user, deps, params }) => {
     if (!deps.store.sshKeys.remove(user.id, params.key!)) {
-      throw new NotFoundError(`You have no SSH key ${JSON.stringify(params.key)}.`, '`slipway ssh-keys list` shows ids, labels and fingerprints.');
+      throw new NotFoundError(
+        `You have no SSH key ${JSON.stringify(params.key)}.`,
+        '`slipway ssh-keys list` shows ids, labels and fingerprints.',
+      );
     }
     return { keys: deps.store.sshKeys.listForUser(user.id).map(keyView) };
   });

@@ -23,11 +23,20 @@ export const tokenSpecs = {
     body: obj(
       {
         label: str('A name to recognise it by (default "token <date>")'),
-        expires_in: int('Seconds until it stops working, 60 to ten years (default: never)', { minimum: 60, maximum: MAX_TOKEN_LIFETIME_SECONDS }),
+        expires_in: int('Seconds until it stops working, 60 to ten years (default: never)', {
+          minimum: 60,
+          maximum: MAX_TOKEN_LIFETIME_SECONDS,
+        }),
       },
       ['label', 'expires_in'],
     ),
-    success: { status: 201, response: { description: 'The token and its value', schema: obj({ token: Token, secret: str('slw_...: send it as Authorization: Bearer <secret>') }) } },
+    success: {
+      status: 201,
+      response: {
+        description: 'The token and its value',
+        schema: obj({ token: Token, secret: str('slw_...: send it as Authorization: Bearer <secret>') }),
+      },
+    },
     errors: [],
   },
   revoke: {
@@ -37,7 +46,10 @@ export const tokenSpecs = {
     params: TOKEN,
     success: {
       status: 200,
-      response: { description: 'The revoked token', schema: obj({ token: Token, was_current: bool('Whether the request used this token') }) },
+      response: {
+        description: 'The revoked token',
+        schema: obj({ token: Token, was_current: bool('Whether the request used this token') }),
+      },
     },
     errors: [404, 409],
   },

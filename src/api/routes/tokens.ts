@@ -23,7 +23,10 @@ export function tokenView(token: ApiToken & { user_name?: string }) {
 function expiresAt(value: unknown): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 60 || value > MAX_TOKEN_LIFETIME_SECONDS) {
-    throw new ValidationError(`Field "expires_in" is a whole number of seconds from 60 to ${MAX_TOKEN_LIFETIME_SECONDS} (ten years).`, 'For example: slipway tokens create --expires 30d');
+    throw new ValidationError(
+      `Field "expires_in" is a whole number of seconds from 60 to ${MAX_TOKEN_LIFETIME_SECONDS} (ten years).`,
+      'For example: slipway tokens create --expires 30d',
+    );
   }
   return new Date(Date.now() + value * 1000).toISOString();
 }
@@ -35,7 +38,8 @@ function tokenFor(ctx: ApiContext, ref: string): ApiToken {
   if (byId && (byId.user_id === ctx.user.id || ctx.user.is_admin)) return byId;
   const labelled = tokens.listForUser(ctx.user.id).filter((t) => t.label === ref && !t.revoked_at);
   if (labelled.length === 1) return labelled[0]!;
-  if (labelled.length > 1) throw new ConflictError(`Several of your tokens are labelled ${JSON.stringify(ref)}.`, 'Give its id (`slipway tokens list`).');
+  if (labelled.length > 1)
+    throw new ConflictError(`Several of your tokens are labelled ${JSON.stringify(ref)}.`, 'Give its id (`slipway tokens list`).');
   throw new NotFoundError(`You have no API token ${JSON.stringify(ref)}.`, '`slipway tokens list` shows ids and labels.');
 }
 

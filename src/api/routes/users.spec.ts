@@ -25,7 +25,13 @@ export const userSpecs = {
     tag: 'Users',
     summary: 'Create a user and their first API token (administrators); the token is shown once',
     body: obj({ name: str('Lower-case letters, digits, - and _') }),
-    success: { status: 201, response: { description: 'The user and their first token', schema: obj({ user: obj({ id: str(), name: str() }), token: str('slw_...') }) } },
+    success: {
+      status: 201,
+      response: {
+        description: 'The user and their first token',
+        schema: obj({ user: obj({ id: str(), name: str() }), token: str('slw_...') }),
+      },
+    },
     errors: [403, 409],
   },
 } satisfies Record<string, RouteSpec>;

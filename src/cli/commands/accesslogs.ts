@@ -16,17 +16,38 @@ function printable(text: string): string {
 export const accesslogs: Command = {
   path: ['accesslogs'],
   summary: `Show the requests the router forwarded to the application (the last ${DEFAULT_ACCESS_LOG_LINES} unless told): time, client, method, path, status, bytes, duration, instance`,
-  usage: 'accesslogs [--app <app>] [--lines|-n <n>] [--since <15m|2h|1d|time>] [--until <time>] [--follow|--no-follow] [--format human|json]',
+  usage:
+    'accesslogs [--app <app>] [--lines|-n <n>] [--since <15m|2h|1d|time>] [--until <time>] [--follow|--no-follow] [--format human|json]',
   options: {
     ...APP_OPTIONS,
-    lines: { type: 'string', short: 'n', value: '<n>', description: `Start with the last n requests (default ${DEFAULT_ACCESS_LOG_LINES})` },
-    since: { type: 'string', value: '<when>', description: 'Start at this time: a duration back from now (90s, 15m, 2h, 1d) or a time (2024-05-01T12:00:00Z)' },
-    until: { type: 'string', value: '<when>', description: 'Stop at this time (same forms as --since); a time already past means no following' },
+    lines: {
+      type: 'string',
+      short: 'n',
+      value: '<n>',
+      description: `Start with the last n requests (default ${DEFAULT_ACCESS_LOG_LINES})`,
+    },
+    since: {
+      type: 'string',
+      value: '<when>',
+      description: 'Start at this time: a duration back from now (90s, 15m, 2h, 1d) or a time (2024-05-01T12:00:00Z)',
+    },
+    until: {
+      type: 'string',
+      value: '<when>',
+      description: 'Stop at this time (same forms as --since); a time already past means no following',
+    },
     follow: { type: 'boolean', short: 'f', description: 'Keep printing requests as they come, even when the output is not a terminal' },
-    'no-follow': { type: 'boolean', description: 'Print the requests stored so far and return (the default when the output is not a terminal)' },
+    'no-follow': {
+      type: 'boolean',
+      description: 'Print the requests stored so far and return (the default when the output is not a terminal)',
+    },
   },
   args: { min: 0, max: 0 },
-  examples: ['slipway accesslogs --follow', 'slipway accesslogs --since 1h --no-follow', 'slipway accesslogs -n 1000 --format json > requests.ndjson'],
+  examples: [
+    'slipway accesslogs --follow',
+    'slipway accesslogs --since 1h --no-follow',
+    'slipway accesslogs -n 1000 --format json > requests.ndjson',
+  ],
   printsData: true,
   async run(ctx, _args, options) {
     const window: LogWindow = {};
@@ -40,7 +61,8 @@ export const accesslogs: Command = {
     const untilPast = filter.until !== undefined && filter.until <= new Date().toISOString();
     const follow = options['no-follow'] || untilPast ? false : options.follow === true || process.stdout.isTTY === true;
     const app = await resolveAppOption(ctx, options);
-    const print = (entry: LogLine) => (ctx.format === 'json' ? ctx.out(`${JSON.stringify(entry)}\n`) : ctx.out(`${entry.time ?? ''} ${printable(entry.line ?? '')}\n`));
+    const print = (entry: LogLine) =>
+      ctx.format === 'json' ? ctx.out(`${JSON.stringify(entry)}\n`) : ctx.out(`${entry.time ?? ''} ${printable(entry.line ?? '')}\n`);
     await followLog(ctx, `/v1/apps/${app.id}/accesslogs${windowQuery(window)}`, { follow, filter, print });
     return 0;
   },

@@ -13,7 +13,9 @@ export const activity: Command = {
   async run(ctx, _args, options) {
     const app = await resolveAppOption(ctx, options);
     const limit = Number(options.limit ?? 10) || 10;
-    const { deployments } = await ctx.client().request<{ deployments: Array<{ id: string; state: string; cause: string; created_at: string; commit: string; message: string | null }> }>('GET', `/v1/apps/${app.id}/deployments?limit=${limit}`);
+    const { deployments } = await ctx.client().request<{
+      deployments: Array<{ id: string; state: string; cause: string; created_at: string; commit: string; message: string | null }>;
+    }>('GET', `/v1/apps/${app.id}/deployments?limit=${limit}`);
     const rows = deployments.map((d) => ({ ...d, commit: d.commit?.slice(0, 12) ?? '', message: d.message ?? '' }));
     printTable(ctx, rows, ['created_at', 'state', 'cause', 'commit', 'id', 'message'], deployments);
   },

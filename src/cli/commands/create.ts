@@ -16,16 +16,16 @@ export const create: Command = {
       short: 't',
       value: `<${TYPES.join('|')}>`,
       choices: TYPES,
-      description: `The runtime: ${appTypes().map((t) => `${t.name} (${t.label})`).join(', ')}`,
+      description: `The runtime: ${appTypes()
+        .map((t) => `${t.name} (${t.label})`)
+        .join(', ')}`,
     },
     region: { type: 'string', short: 'r', value: '<par|mtl>', choices: ['par', 'mtl'], description: 'The region label (default par)' },
     org: { type: 'string', short: 'o', value: '<org>', description: 'The organisation (id or name); optional when you belong to only one' },
     alias: { type: 'string', short: 'a', value: '<alias>', description: 'The name this folder uses for the app (default: the app name)' },
   },
   args: { min: 1, max: 1 },
-  arguments: [
-    { name: '<app-name>', description: 'The application name, unique in its organisation' },
-  ],
+  arguments: [{ name: '<app-name>', description: 'The application name, unique in its organisation' }],
   examples: ['slipway create --type node shop --region par --org acme', 'slipway create -t sbt api --alias backend'],
   printsData: true,
   async run(ctx, [name], options) {
@@ -36,7 +36,8 @@ export const create: Command = {
     if (!org) {
       // Without --org, a user with exactly one organisation gets it; otherwise they must choose.
       const { orgs } = await client.request<{ orgs: Array<{ id: string; name: string }> }>('GET', '/v1/orgs');
-      if (orgs.length !== 1) throw new UsageError(`--org is required: you belong to ${orgs.length} organisations (${orgs.map((o) => o.name).join(', ')}).`);
+      if (orgs.length !== 1)
+        throw new UsageError(`--org is required: you belong to ${orgs.length} organisations (${orgs.map((o) => o.name).join(', ')}).`);
       org = orgs[0]!.id;
     }
     const { app } = await client.request<{ app: AppSummary }>('POST', '/v1/apps', {

@@ -13,7 +13,12 @@ export const deleteApp: Command = {
   async run(ctx, _args, options) {
     const app = await resolveAppOption(ctx, options);
     if (!options.yes) {
-      await confirmByTyping(ctx, `Delete the application ${JSON.stringify(app.name)} (${app.id}), its releases and its pushed history? Its add-ons stay.`, app.name, '--yes');
+      await confirmByTyping(
+        ctx,
+        `Delete the application ${JSON.stringify(app.name)} (${app.id}), its releases and its pushed history? Its add-ons stay.`,
+        app.name,
+        '--yes',
+      );
     }
     await ctx.client().request('DELETE', `/v1/apps/${encodeURIComponent(app.id)}`);
     // The folder's link to the deleted app would only lead to "not found" from now on.

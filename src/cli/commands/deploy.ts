@@ -29,7 +29,9 @@ async function ensureRemote(ctx: CommandContext, app: AppSummary): Promise<strin
 
 async function findDeploymentFor(ctx: CommandContext, app: AppSummary, commit: string, since: string): Promise<string | undefined> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    const { deployments } = await ctx.client().request<{ deployments: Array<{ id: string; commit: string; created_at: string }> }>('GET', `/v1/apps/${app.id}/deployments?limit=5`);
+    const { deployments } = await ctx
+      .client()
+      .request<{ deployments: Array<{ id: string; commit: string; created_at: string }> }>('GET', `/v1/apps/${app.id}/deployments?limit=5`);
     const found = deployments.find((d) => d.commit === commit && d.created_at >= since);
     if (found) return found.id;
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -45,24 +47,48 @@ async function commitToDeploy(ctx: CommandContext, branch: string | undefined, t
     if (!REF_NAME.test(tag)) throw new UsageError(`Invalid tag ${JSON.stringify(tag)}.`);
     const found = await git(['rev-parse', '--verify', '--quiet', `refs/tags/${tag}^{commit}`], ctx.cwd, ctx.env);
     if (found.code !== 0) {
-      throw new CliError(`The tag ${tag} does not exist in this repository.`, `Create it with \`git tag ${tag}\` (or fetch it: git fetch --tags), then deploy again.`);
+      throw new CliError(
+        `The tag ${tag} does not exist in this repository.`,
+        `Create it with \`git tag ${tag}\` (or fetch it: git fetch --tags), then deploy again.`,
+      );
     }
     return found.stdout.trim();
   }
   const source = branch ?? 'HEAD';
   if (!REF_NAME.test(source)) throw new UsageError(`Invalid branch ${JSON.stringify(source)}.`);
-  return gitOrFail(['rev-parse', '--verify', `${source}^{commit}`], ctx.cwd, ctx.env, `No commit to deploy at ${source}`, 'Commit your code first: git add . && git commit -m "..."');
+  return gitOrFail(
+    ['rev-parse', '--verify', `${source}^{commit}`],
+    ctx.cwd,
+    ctx.env,
+    `No commit to deploy at ${source}`,
+    'Commit your code first: git add . && git commit -m "..."',
+  );
 }
 
 export const deploy: Command = {
   path: ['deploy'],
   summary: 'Push the current commit to the application and follow the deployment',
-  usage: 'deploy [--app <app> | -a <alias>] [--branch <branch> | --tag <tag>] [--force] [--same-commit-policy <policy>] [--exit-on <step>] [--quiet]',
+  usage:
+    'deploy [--app <app> | -a <alias>] [--branch <branch> | --tag <tag>] [--force] [--same-commit-policy <policy>] [--exit-on <step>] [--quiet]',
   options: {
     ...APP_OPTIONS,
-    branch: { type: 'string', short: 'b', value: '<branch>', description: 'Deploy the head of this local branch (default: the current commit, HEAD)' },
-    tag: { type: 'string', short: 't', value: '<tag>', description: 'Deploy the commit of this local tag (create it first with git tag <tag>)' },
-    force: { type: 'boolean', short: 'f', description: "Replace the application's commits even when yours do not follow them (push --force)" },
+    branch: {
+      type: 'string',
+      short: 'b',
+      value: '<branch>',
+      description: 'Deploy the head of this local branch (default: the current commit, HEAD)',
+    },
+    tag: {
+      type: 'string',
+      short: 't',
+      value: '<tag>',
+      description: 'Deploy the commit of this local tag (create it first with git tag <tag>)',
+    },
+    force: {
+      type: 'boolean',
+      short: 'f',
+      description: "Replace the application's commits even when yours do not follow them (push --force)",
+    },
     'same-commit-policy': {
       type: 'string',
       short: 'p',
@@ -75,22 +101,31 @@ export const deploy: Command = {
       short: 'e',
       value: '<step>',
       choices: EXIT_ON,
-      description: "When to return: deploy-start (print the deployment id once it starts), deploy-end (default: once it ends, exit 0 only if OK) or never (then follow the application's output until interrupted)",
+      description:
+        "When to return: deploy-start (print the deployment id once it starts), deploy-end (default: once it ends, exit 0 only if OK) or never (then follow the application's output until interrupted)",
     },
     quiet: { type: 'boolean', short: 'q', description: "Do not print the deployment's log while waiting" },
   },
   args: { min: 0, max: 0 },
-  examples: ['slipway deploy', 'slipway deploy --alias staging --branch feature-x', 'git tag v1.2.0 && slipway deploy --tag v1.2.0', 'slipway deploy --same-commit-policy rebuild --exit-on deploy-start'],
+  examples: [
+    'slipway deploy',
+    'slipway deploy --alias staging --branch feature-x',
+    'git tag v1.2.0 && slipway deploy --tag v1.2.0',
+    'slipway deploy --same-commit-policy rebuild --exit-on deploy-start',
+  ],
   async run(ctx, _args, options) {
     const policy = (options['same-commit-policy'] as string | undefined) ?? 'error';
-    if (!(POLICIES as readonly string[]).includes(policy)) throw new UsageError(`--same-commit-policy must be one of ${POLICIES.join(', ')}.`);
+    if (!(POLICIES as readonly string[]).includes(policy))
+      throw new UsageError(`--same-commit-policy must be one of ${POLICIES.join(', ')}.`);
     const exitOn = (options['exit-on'] as string | undefined) ?? 'deploy-end';
     if (!(EXIT_ON as readonly string[]).includes(exitOn)) throw new UsageError(`--exit-on must be one of ${EXIT_ON.join(', ')}.`);
     if (options.branch !== undefined && options.tag !== undefined) throw new UsageError('Give --branch or --tag, not both.');
     const app = await resolveAppOption(ctx, options);
     const commit = await commitToDeploy(ctx, options.branch as string | undefined, options.tag as string | undefined);
 
-    const status = await ctx.client().request<{ release: { commit: string } | null; pushed_commit: string | null }>('GET', `/v1/apps/${app.id}/status`);
+    const status = await ctx
+      .client()
+      .request<{ release: { commit: string } | null; pushed_commit: string | null }>('GET', `/v1/apps/${app.id}/status`);
     let deploymentId: string | undefined;
     if (status.pushed_commit === commit) {
       const deployed = status.release?.commit === commit;
@@ -105,7 +140,8 @@ export const deploy: Command = {
         return 0;
       }
       const body = policy === 'restart' ? { mode: 'restart' } : { mode: 'rebuild', commit };
-      deploymentId = (await ctx.client().request<{ deployment: { id: string } }>('POST', `/v1/apps/${app.id}/deployments`, body)).deployment.id;
+      deploymentId = (await ctx.client().request<{ deployment: { id: string } }>('POST', `/v1/apps/${app.id}/deployments`, body)).deployment
+        .id;
       ctx.err(`${policy === 'restart' ? 'Restart' : 'Rebuild'} ${deploymentId} queued.\n`);
     } else {
       const shallow = (await git(['rev-parse', '--is-shallow-repository'], ctx.cwd, ctx.env)).stdout.trim() === 'true';
@@ -121,10 +157,11 @@ export const deploy: Command = {
             ? 'This is a shallow clone: run `git fetch --unshallow` and deploy again.'
             : /non-fast-forward|fetch first|rejected/.test(push.stderr)
               ? 'The application has commits yours lacks: deploy with --force to replace them.'
-              : 'Check that your SSH key is registered (`slipway ssh-keys add`) and that you belong to the app\'s organisation.',
+              : "Check that your SSH key is registered (`slipway ssh-keys add`) and that you belong to the app's organisation.",
         );
       }
-      deploymentId = /deployment (deployment_[0-9a-f-]{36}) queued/.exec(push.stderr)?.[1] ?? (await findDeploymentFor(ctx, app, commit, since));
+      deploymentId =
+        /deployment (deployment_[0-9a-f-]{36}) queued/.exec(push.stderr)?.[1] ?? (await findDeploymentFor(ctx, app, commit, since));
       if (!deploymentId) throw new CliError('The push went through but no deployment started.', 'See `slipway activity`.');
     }
     if (exitOn === 'deploy-start') {

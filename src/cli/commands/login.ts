@@ -9,7 +9,11 @@ export const login: Command = {
   usage: 'login --url <api-url> --token <token>',
   options: {
     url: { type: 'string', value: '<api-url>', description: 'The daemon API, e.g. http://127.0.0.1:4040' },
-    token: { type: 'string', value: '<token>', description: 'An API token (the daemon prints the first one; `slipway tokens create` makes more)' },
+    token: {
+      type: 'string',
+      value: '<token>',
+      description: 'An API token (the daemon prints the first one; `slipway tokens create` makes more)',
+    },
   },
   args: { min: 0, max: 0 },
   examples: ['slipway login --url http://127.0.0.1:4040 --token "$(sudo cat /var/lib/slipway/admin-token)"'],

@@ -8,19 +8,49 @@ import { UsageError } from '../errors.js';
 export const logs: Command = {
   path: ['logs'],
   summary: `Show the application's output (its last ${DEFAULT_APP_LOG_LINES} lines unless told), or a deployment's log with --deployment-id`,
-  usage: 'logs [--app <app>] [--deployment-id <id>] [--lines|-n <n>] [--since <15m|2h|1d|time>] [--until <time>] [--search <text>] [--follow|--no-follow] [--format human|json]',
+  usage:
+    'logs [--app <app>] [--deployment-id <id>] [--lines|-n <n>] [--since <15m|2h|1d|time>] [--until <time>] [--search <text>] [--follow|--no-follow] [--format human|json]',
   options: {
     ...APP_OPTIONS,
-    'deployment-id': { type: 'string', value: '<id>', description: "A deployment's log instead of the application's output (`slipway activity` lists them)" },
-    lines: { type: 'string', short: 'n', value: '<n>', description: `Start with the last n lines (default ${DEFAULT_APP_LOG_LINES} for the output; a deployment's log starts at its beginning)` },
-    since: { type: 'string', value: '<when>', description: 'Start at this time: a duration back from now (90s, 15m, 2h, 1d) or a time (2024-05-01T12:00:00Z)' },
-    until: { type: 'string', value: '<when>', description: 'Stop at this time (same forms as --since); a time already past means no following' },
-    search: { type: 'string', value: '<text>', description: 'Only lines containing this text (case-sensitive); --lines counts the lines before the search' },
+    'deployment-id': {
+      type: 'string',
+      value: '<id>',
+      description: "A deployment's log instead of the application's output (`slipway activity` lists them)",
+    },
+    lines: {
+      type: 'string',
+      short: 'n',
+      value: '<n>',
+      description: `Start with the last n lines (default ${DEFAULT_APP_LOG_LINES} for the output; a deployment's log starts at its beginning)`,
+    },
+    since: {
+      type: 'string',
+      value: '<when>',
+      description: 'Start at this time: a duration back from now (90s, 15m, 2h, 1d) or a time (2024-05-01T12:00:00Z)',
+    },
+    until: {
+      type: 'string',
+      value: '<when>',
+      description: 'Stop at this time (same forms as --since); a time already past means no following',
+    },
+    search: {
+      type: 'string',
+      value: '<text>',
+      description: 'Only lines containing this text (case-sensitive); --lines counts the lines before the search',
+    },
     follow: { type: 'boolean', short: 'f', description: 'Keep printing new lines as they come, even when the output is not a terminal' },
-    'no-follow': { type: 'boolean', description: 'Print the lines stored so far and return (the default when the output is not a terminal)' },
+    'no-follow': {
+      type: 'boolean',
+      description: 'Print the lines stored so far and return (the default when the output is not a terminal)',
+    },
   },
   args: { min: 0, max: 0 },
-  examples: ['slipway logs', 'slipway logs --since 15m --search ERROR --no-follow', 'slipway logs --deployment-id deployment_0b6f2c0e-5f0c-4c3e-9d8f-1a2b3c4d5e6f', 'slipway logs -n 50 --format json > last.ndjson'],
+  examples: [
+    'slipway logs',
+    'slipway logs --since 15m --search ERROR --no-follow',
+    'slipway logs --deployment-id deployment_0b6f2c0e-5f0c-4c3e-9d8f-1a2b3c4d5e6f',
+    'slipway logs -n 50 --format json > last.ndjson',
+  ],
   printsData: true,
   async run(ctx, _args, options) {
     const window: LogWindow = {};
@@ -40,7 +70,8 @@ export const logs: Command = {
     if (!deploymentId && window.lines === undefined && window.since === undefined) window.lines = DEFAULT_APP_LOG_LINES;
     const base = deploymentId ? `/v1/apps/${app.id}/deployments/${encodeURIComponent(deploymentId)}/logs` : `/v1/apps/${app.id}/logs`;
     const end = await followLog(ctx, `${base}${windowQuery(window)}`, { follow, filter });
-    if (deploymentId && end.state && ctx.format === 'human') ctx.err(`Deployment ${deploymentId}: ${end.state}${end.message ? ` (${end.message})` : ''}\n`);
+    if (deploymentId && end.state && ctx.format === 'human')
+      ctx.err(`Deployment ${deploymentId}: ${end.state}${end.message ? ` (${end.message})` : ''}\n`);
     return deploymentId && end.state && end.state !== 'OK' && end.state !== 'WIP' ? 1 : 0;
   },
 };

@@ -14,7 +14,10 @@ export const makeDefault: Command = {
     if (!found) throw new CliError('No application is linked to this folder.', 'Link one with `slipway link <app>`.');
     const target = found.data.apps.find((a) => a.alias === alias);
     if (!target) {
-      throw new CliError(`No linked application with alias ${JSON.stringify(alias)}.`, `Linked here: ${found.data.apps.map((a) => a.alias).join(', ') || 'none'}.`);
+      throw new CliError(
+        `No linked application with alias ${JSON.stringify(alias)}.`,
+        `Linked here: ${found.data.apps.map((a) => a.alias).join(', ') || 'none'}.`,
+      );
     }
     found.data.default = target.app_id;
     writeLinkFile(found.path, found.data);

@@ -5,7 +5,8 @@ import { CliError } from '../errors.js';
 
 export const run: Command = {
   path: ['run'],
-  summary: "Run a one-off command in a fresh sandbox of the app's current release (migrations, consoles, scripts); its exit code is the command's",
+  summary:
+    "Run a one-off command in a fresh sandbox of the app's current release (migrations, consoles, scripts); its exit code is the command's",
   usage: 'run [--app <app>] -- <command> [args...]',
   options: { ...APP_OPTIONS },
   args: { min: 1, max: 1000 },

@@ -14,8 +14,10 @@ function defaultOf(name: string): string {
   return `${f.name}, ${formatMemory(f.memoryBytes)}`;
 }
 
-const INSTANCE_FLAVOR_APPLIES = 'The instance flavour applies at the next deployment or `slipway restart`; running instances keep their limits until then.';
-const BUILD_FLAVOR_APPLIES = 'The build flavour applies at the next build (the next push, or `slipway restart --commit <sha>` when it rebuilds).';
+const INSTANCE_FLAVOR_APPLIES =
+  'The instance flavour applies at the next deployment or `slipway restart`; running instances keep their limits until then.';
+const BUILD_FLAVOR_APPLIES =
+  'The build flavour applies at the next build (the next push, or `slipway restart --commit <sha>` when it rebuilds).';
 
 export const scale: Command = {
   path: ['scale'],
@@ -36,15 +38,25 @@ export const scale: Command = {
     instances: { type: 'string', value: '<n>', description: 'How many instances serve the app (1 to 40); applies at once' },
     'min-instances': { type: 'string', value: '<n>', description: 'Accepted with the same value as --instances (no autoscaling yet)' },
     'max-instances': { type: 'string', value: '<n>', description: 'Accepted with the same value as --instances (no autoscaling yet)' },
-    flavor: { type: 'string', value: '<name>', description: `Memory, process limit and CPU share of each instance (default ${defaultOf(DEFAULT_INSTANCE_FLAVOR)}); applies at the next deployment or restart` },
-    'build-flavor': { type: 'string', value: '<name>', description: `The same for builds (default ${defaultOf(DEFAULT_BUILD_FLAVOR)}); applies at the next build` },
+    flavor: {
+      type: 'string',
+      value: '<name>',
+      description: `Memory, process limit and CPU share of each instance (default ${defaultOf(DEFAULT_INSTANCE_FLAVOR)}); applies at the next deployment or restart`,
+    },
+    'build-flavor': {
+      type: 'string',
+      value: '<name>',
+      description: `The same for builds (default ${defaultOf(DEFAULT_BUILD_FLAVOR)}); applies at the next build`,
+    },
   },
   args: { min: 0, max: 0 },
   examples: ['slipway scale', 'slipway scale --flavor XS --build-flavor M', 'slipway scale --instances 3'],
   printsData: true,
   async run(ctx, _args, options) {
     const app = await resolveAppOption(ctx, options);
-    const counts = [options.instances, options['min-instances'], options['max-instances']].filter((v): v is string => typeof v === 'string');
+    const counts = [options.instances, options['min-instances'], options['max-instances']].filter(
+      (v): v is string => typeof v === 'string',
+    );
     if (new Set(counts).size > 1) {
       throw new UsageError('--min-instances and --max-instances must equal --instances: slipway does not autoscale yet.');
     }

@@ -3,7 +3,17 @@ import { Daemon } from '../../daemon/daemon.js';
 import { resolveDataDir } from '../../daemon/data-dir.js';
 import { parseUidRange } from '../../sandbox/app-users.js';
 import { DEFAULT_LOG_LIMITS, LOG_LIMIT_FLAGS, parseLogLimits, type LogLimitFlag } from '../../logs/log-limits.js';
-import { checkDomain, DEFAULT_API_PORT, DEFAULT_DOMAIN, DEFAULT_HTTPS_PORT, DEFAULT_ROUTER_PORT, DEFAULT_SSH_PORT, DEFAULT_SUBNET, networkNames, parsePort } from '../../daemon/options.js';
+import {
+  checkDomain,
+  DEFAULT_API_PORT,
+  DEFAULT_DOMAIN,
+  DEFAULT_HTTPS_PORT,
+  DEFAULT_ROUTER_PORT,
+  DEFAULT_SSH_PORT,
+  DEFAULT_SUBNET,
+  networkNames,
+  parsePort,
+} from '../../daemon/options.js';
 import { parseBackend } from '../../daemon/options.js';
 import { DEFAULT_REGISTRY, DEFAULT_SWARM_SUBNET } from '../../instances/swarm/start.js';
 import { join } from 'node:path';
@@ -25,41 +35,101 @@ const LOG_LIMIT_HELP: Record<LogLimitFlag, string> = {
 export const server: Command = {
   path: ['server'],
   summary: 'Run the slipway daemon in the foreground',
-  usage: 'server [--data-dir <dir>] [--listen <addr>] [--api-port <port>] [--ssh-port <port>] [--router-port <port>] [--domain <domain>] [other options]',
+  usage:
+    'server [--data-dir <dir>] [--listen <addr>] [--api-port <port>] [--ssh-port <port>] [--router-port <port>] [--domain <domain>] [other options]',
   options: {
-    'data-dir': { type: 'string', value: '<dir>', description: 'Where the store, repositories, releases and logs live (default $SLIPWAY_DATA_DIR, else /var/lib/slipway as root)' },
+    'data-dir': {
+      type: 'string',
+      value: '<dir>',
+      description: 'Where the store, repositories, releases and logs live (default $SLIPWAY_DATA_DIR, else /var/lib/slipway as root)',
+    },
     listen: { type: 'string', value: '<addr>', description: 'Address the API, SSH and router listen on (default 127.0.0.1)' },
     'api-port': { type: 'string', value: '<port>', description: `Port of the API and web console (default ${DEFAULT_API_PORT})` },
     'ssh-port': { type: 'string', value: '<port>', description: `Port of the git SSH server (default ${DEFAULT_SSH_PORT})` },
     'router-port': { type: 'string', value: '<port>', description: `Port the router serves the apps on (default ${DEFAULT_ROUTER_PORT})` },
-    'https-port': { type: 'string', value: '<port>', description: `Port the router serves the apps on over HTTPS, 0 for none (default ${DEFAULT_HTTPS_PORT})` },
-    'trusted-proxy': { type: 'string', multiple: true, value: '<cidr>', description: 'A proxy in front of slipway whose X-Forwarded-For/-Proto/-Host are kept and extended; repeat for several' },
-    'acme-directory': { type: 'string', value: '<url>', description: 'ACME directory to get certificates of public custom domains from (HTTP-01 through the router); without it the internal CA signs every name' },
-    'acme-directory-ca': { type: 'string', value: '<file>', description: "PEM certificate to trust for the ACME directory's own HTTPS (a private ACME server)" },
+    'https-port': {
+      type: 'string',
+      value: '<port>',
+      description: `Port the router serves the apps on over HTTPS, 0 for none (default ${DEFAULT_HTTPS_PORT})`,
+    },
+    'trusted-proxy': {
+      type: 'string',
+      multiple: true,
+      value: '<cidr>',
+      description: 'A proxy in front of slipway whose X-Forwarded-For/-Proto/-Host are kept and extended; repeat for several',
+    },
+    'acme-directory': {
+      type: 'string',
+      value: '<url>',
+      description:
+        'ACME directory to get certificates of public custom domains from (HTTP-01 through the router); without it the internal CA signs every name',
+    },
+    'acme-directory-ca': {
+      type: 'string',
+      value: '<file>',
+      description: "PEM certificate to trust for the ACME directory's own HTTPS (a private ACME server)",
+    },
     'acme-email': { type: 'string', value: '<email>', description: 'Contact address of the ACME account' },
-    'certificate-check-interval': { type: 'string', value: '<seconds>', description: 'How often certificates are checked and renewed when a third of their lifetime is left (default 43200)' },
+    'certificate-check-interval': {
+      type: 'string',
+      value: '<seconds>',
+      description: 'How often certificates are checked and renewed when a third of their lifetime is left (default 43200)',
+    },
     domain: { type: 'string', value: '<domain>', description: `Apps get <app_id>.<domain> (default ${DEFAULT_DOMAIN})` },
     'public-host': { type: 'string', value: '<host>', description: 'Host name users put in git remotes (default: the domain)' },
     subnet: { type: 'string', value: '<cidr>', description: `The instances' network, a 10.<n>.0.0/16 (default ${DEFAULT_SUBNET})` },
-    'toolchain-cache': { type: 'string', value: '<dir>', description: 'Where fetched Node, Bun, package managers and sbt are kept (default $SLIPWAY_TOOLCHAIN_CACHE, else <data-dir>/cache/toolchains)' },
-    'app-uids': { type: 'string', value: '<first-last>', description: 'Range of user ids given to apps (default $SLIPWAY_APP_UIDS, else 2000000-2099999)' },
+    'toolchain-cache': {
+      type: 'string',
+      value: '<dir>',
+      description:
+        'Where fetched Node, Bun, package managers and sbt are kept (default $SLIPWAY_TOOLCHAIN_CACHE, else <data-dir>/cache/toolchains)',
+    },
+    'app-uids': {
+      type: 'string',
+      value: '<first-last>',
+      description: 'Range of user ids given to apps (default $SLIPWAY_APP_UIDS, else 2000000-2099999)',
+    },
     'metrics-listen': {
       type: 'string',
       value: '<addr:port>',
       description:
         'Also serve Prometheus metrics at http://<addr:port>/metrics without a token, for a monitoring network (default $SLIPWAY_METRICS_LISTEN; else only /metrics on the API port, with an administrator token)',
     },
-    'kept-releases': { type: 'string', value: '<n>', description: 'Releases kept per app for rollbacks, 1 to 100 (default $SLIPWAY_KEPT_RELEASES, else 5)' },
-    backend: { type: 'string', value: '<local|swarm>', description: 'Where instances run: sandboxes on this machine, or services of the Docker Swarm this machine manages (default $SLIPWAY_BACKEND, else local)' },
-    'docker-socket': { type: 'string', value: '<path>', description: 'Docker API of the swarm manager, with --backend swarm (default /var/run/docker.sock)' },
-    registry: { type: 'string', value: '<host:port>', description: `Registry the swarm nodes pull release images from (default $SLIPWAY_REGISTRY, else ${DEFAULT_REGISTRY})` },
+    'kept-releases': {
+      type: 'string',
+      value: '<n>',
+      description: 'Releases kept per app for rollbacks, 1 to 100 (default $SLIPWAY_KEPT_RELEASES, else 5)',
+    },
+    backend: {
+      type: 'string',
+      value: '<local|swarm>',
+      description:
+        'Where instances run: sandboxes on this machine, or services of the Docker Swarm this machine manages (default $SLIPWAY_BACKEND, else local)',
+    },
+    'docker-socket': {
+      type: 'string',
+      value: '<path>',
+      description: 'Docker API of the swarm manager, with --backend swarm (default /var/run/docker.sock)',
+    },
+    registry: {
+      type: 'string',
+      value: '<host:port>',
+      description: `Registry the swarm nodes pull release images from (default $SLIPWAY_REGISTRY, else ${DEFAULT_REGISTRY})`,
+    },
     'swarm-subnet': { type: 'string', value: '<cidr>', description: `The swarm tasks' network, a /16 (default ${DEFAULT_SWARM_SUBNET})` },
     ...Object.fromEntries(
-      (Object.keys(LOG_LIMIT_FLAGS) as LogLimitFlag[]).map((flag) => [flag, { type: 'string' as const, value: '<n>', description: `${LOG_LIMIT_HELP[flag]}; $${LOG_LIMIT_FLAGS[flag]} when not given` }]),
+      (Object.keys(LOG_LIMIT_FLAGS) as LogLimitFlag[]).map((flag) => [
+        flag,
+        { type: 'string' as const, value: '<n>', description: `${LOG_LIMIT_HELP[flag]}; $${LOG_LIMIT_FLAGS[flag]} when not given` },
+      ]),
     ),
   },
   args: { min: 0, max: 0 },
-  examples: ['sudo slipway server', 'sudo slipway server --backend swarm --registry 127.0.0.1:5000', 'sudo slipway server --data-dir /srv/slipway --listen 0.0.0.0 --domain apps.example.com --router-port 80'],
+  examples: [
+    'sudo slipway server',
+    'sudo slipway server --backend swarm --registry 127.0.0.1:5000',
+    'sudo slipway server --data-dir /srv/slipway --listen 0.0.0.0 --domain apps.example.com --router-port 80',
+  ],
   async run(ctx, _args, o) {
     let options: ConstructorParameters<typeof Daemon>[0];
     try {
@@ -70,7 +140,8 @@ export const server: Command = {
       options = {
         dataDir,
         subnet,
-        toolchainCacheDir: (o['toolchain-cache'] as string | undefined) ?? ctx.env.SLIPWAY_TOOLCHAIN_CACHE ?? join(dataDir, 'cache', 'toolchains'),
+        toolchainCacheDir:
+          (o['toolchain-cache'] as string | undefined) ?? ctx.env.SLIPWAY_TOOLCHAIN_CACHE ?? join(dataDir, 'cache', 'toolchains'),
         listen: (o.listen as string | undefined) ?? '127.0.0.1',
         apiPort: parsePort('--api-port', o['api-port'] as string | undefined, DEFAULT_API_PORT),
         sshPort: parsePort('--ssh-port', o['ssh-port'] as string | undefined, DEFAULT_SSH_PORT),
@@ -80,7 +151,9 @@ export const server: Command = {
         domain,
         publicHost: (o['public-host'] as string | undefined) ?? domain,
         keptReleases: parseKeptReleases((o['kept-releases'] as string | undefined) ?? ctx.env.SLIPWAY_KEPT_RELEASES),
-        appUids: parseUidRange((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS) && ((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS),
+        appUids:
+          parseUidRange((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS) &&
+          ((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS),
         logLimits: parseLogLimits(o as Partial<Record<LogLimitFlag, string>>, ctx.env),
         metricsListen: metricsListen((o['metrics-listen'] as string | undefined) ?? ctx.env.SLIPWAY_METRICS_LISTEN),
         certificates: {
@@ -135,6 +208,7 @@ function metricsListen(value: string | undefined): { host: string; port: number 
 function parseKeptReleases(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 100) throw new Error(`--kept-releases must be a whole number from 1 to 100, not ${JSON.stringify(value)}.`);
+  if (!Number.isInteger(n) || n < 1 || n > 100)
+    throw new Error(`--kept-releases must be a whole number from 1 to 100, not ${JSON.stringify(value)}.`);
   return n;
 }

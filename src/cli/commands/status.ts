@@ -4,7 +4,6 @@ import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { printObject } from '../output.js';
 import { formatMemory } from '../../core/flavors.js';
 
-
 /** "nano (512 MiB)"; a daemon from before flavours sends neither. */
 function withMemory(flavor: string | undefined, bytes: number | undefined): string {
   if (flavor === undefined) return 'unknown (the daemon predates flavours)';

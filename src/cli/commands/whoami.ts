@@ -26,7 +26,9 @@ export const whoami: Command = {
         user: `${me.user.name}${me.user.admin ? ' (administrator)' : ''}`,
         id: me.user.id,
         daemon: client.baseUrl,
-        token: me.token ? `${me.token.label} (${me.token.id}), ${me.token.expires_at ? `expires ${me.token.expires_at}` : 'never expires'}, from ${source}` : `from ${source}`,
+        token: me.token
+          ? `${me.token.label} (${me.token.id}), ${me.token.expires_at ? `expires ${me.token.expires_at}` : 'never expires'}, from ${source}`
+          : `from ${source}`,
         organisations: me.orgs.map((o) => `${o.name} (${o.role})`).join(', ') || 'none',
       },
       { ...me, daemon: client.baseUrl },

@@ -1,5 +1,15 @@
 /** The slipway API as the console uses it: same origin, bearer token, JSON in and out. */
-import type { AddonView, AppStatusView, AppView, DeploymentView, EnvSectionView, EnvVarView, InstanceView, LogEntry, ScaleView } from '../../shared/api-types.js';
+import type {
+  AddonView,
+  AppStatusView,
+  AppView,
+  DeploymentView,
+  EnvSectionView,
+  EnvVarView,
+  InstanceView,
+  LogEntry,
+  ScaleView,
+} from '../../shared/api-types.js';
 import { NdjsonReader } from '../../shared/ndjson.js';
 
 // The shapes the API answers, under the names the console's views use.
@@ -79,7 +89,12 @@ export class Api {
           await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
           continue;
         }
-        throw new ApiError(0, 'network', `Could not reach the slipway daemon (${(error as Error).message}).`, 'Check that the daemon is running, then try again.');
+        throw new ApiError(
+          0,
+          'network',
+          `Could not reach the slipway daemon (${(error as Error).message}).`,
+          'Check that the daemon is running, then try again.',
+        );
       }
     }
     if (!response.ok) {

@@ -55,7 +55,14 @@ export function field<T extends HTMLInputElement | HTMLSelectElement>(label: str
   const error = h('p', { id: errorId, class: 'field-error', hidden: true });
   const describedBy = help ? `${helpId} ${errorId}` : errorId;
   control.setAttribute('aria-describedby', describedBy);
-  const wrapper = h('div', { class: 'field' }, h('label', { for: id }, label), control, help ? h('p', { id: helpId, class: 'help' }, help) : null, error);
+  const wrapper = h(
+    'div',
+    { class: 'field' },
+    h('label', { for: id }, label),
+    control,
+    help ? h('p', { id: helpId, class: 'help' }, help) : null,
+    error,
+  );
   return {
     wrapper,
     control,

@@ -113,7 +113,11 @@ function renderRoute(ctx: ViewContext, route: Route): Promise<void> {
     case 'addon-create':
       return addonCreateView(ctx, route);
     case 'not-found':
-      replaceChildren(ctx.main, pageTitle('Page not found'), h('p', {}, `The console has no page ${route.path}. `, h('a', { href: '#/' }, 'Go to the organisations.')));
+      replaceChildren(
+        ctx.main,
+        pageTitle('Page not found'),
+        h('p', {}, `The console has no page ${route.path}. `, h('a', { href: '#/' }, 'Go to the organisations.')),
+      );
       return Promise.resolve();
   }
 }

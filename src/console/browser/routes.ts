@@ -16,13 +16,16 @@ export function parseRoute(hash: string): Route {
   const raw = hash.replace(/^#/, '');
   const [pathPart = '', queryPart = ''] = raw.split('?', 2);
   const query = new URLSearchParams(queryPart);
-  const parts = pathPart.split('/').filter(Boolean).map((p) => {
-    try {
-      return decodeURIComponent(p);
-    } catch {
-      return p;
-    }
-  });
+  const parts = pathPart
+    .split('/')
+    .filter(Boolean)
+    .map((p) => {
+      try {
+        return decodeURIComponent(p);
+      } catch {
+        return p;
+      }
+    });
   const [a, b, c, d] = parts;
   if (parts.length === 0) return { page: 'home' };
   if (a === 'apps' && b === 'new' && parts.length === 2) return { page: 'create-app', org: query.get('org') ?? undefined };

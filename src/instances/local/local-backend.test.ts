@@ -3,8 +3,19 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { rmSync } from 'node:fs';
 import type { LocalNetnsBackend } from './local-netns-backend.js';
-import { contractSpec, writeContractRelease, waitFor, CONTRACT_NODE, setContractSandbox } from '../../../test/contracts/instance-backend.contract.js';
-import { localBackendMissing, makeTestLocalBackend, TEST_BRIDGE as BRIDGE, TEST_PREFIX as PREFIX } from '../../../test/support/local-backend.js';
+import {
+  contractSpec,
+  writeContractRelease,
+  waitFor,
+  CONTRACT_NODE,
+  setContractSandbox,
+} from '../../../test/contracts/instance-backend.contract.js';
+import {
+  localBackendMissing,
+  makeTestLocalBackend,
+  TEST_BRIDGE as BRIDGE,
+  TEST_PREFIX as PREFIX,
+} from '../../../test/support/local-backend.js';
 import { runCommand } from '../../executor/run-command.js';
 
 // The interface's behaviour is checked by test/contracts/instance-backend.test.ts; these are the
@@ -85,7 +96,11 @@ describe('LocalNetnsBackend specifics', { skip }, () => {
   test('kernel objects have short names, live while the instance runs and are gone after stop', async () => {
     const s = contractSpec(releaseDir, {
       instanceId: 'a'.repeat(150),
-      command: ['sh', '-c', 'grep -E "^(Uid|Gid|Groups|CapEff|NoNewPrivs):" /proc/self/status; ip -o -4 address show 2>/dev/null || cat /proc/net/fib_trie >/dev/null; exec sleep 60'],
+      command: [
+        'sh',
+        '-c',
+        'grep -E "^(Uid|Gid|Groups|CapEff|NoNewPrivs):" /proc/self/status; ip -o -4 address show 2>/dev/null || cat /proc/net/fib_trie >/dev/null; exec sleep 60',
+      ],
     });
     const inst = await backend.start(s.spec);
     const namespaces = (await sh(['ip', 'netns', 'list'])).out;
@@ -100,7 +115,9 @@ describe('LocalNetnsBackend specifics', { skip }, () => {
 
     await waitFor('the status lines', () => s.logs.some((l) => l.line.startsWith('NoNewPrivs:')));
     const status = Object.fromEntries(
-      s.logs.filter((l) => l.stream === 'out' && /^[A-Za-z]+:/.test(l.line)).map((l) => [l.line.split(':')[0], l.line.split(':')[1]!.trim()]),
+      s.logs
+        .filter((l) => l.stream === 'out' && /^[A-Za-z]+:/.test(l.line))
+        .map((l) => [l.line.split(':')[0], l.line.split(':')[1]!.trim()]),
     );
     const uids = status.Uid!.split(/\s+/);
     assert.equal(new Set(uids).size, 1, `real, effective, saved and fs uid differ: ${status.Uid}`);

@@ -119,7 +119,8 @@ export class LocalInstance implements Instance {
     (this.spec.workers ?? []).forEach((spec, index) => {
       const worker = new WorkerProcess(
         spec,
-        (onLine, attempt) => this.host.sandboxes.start({ ...this.sandboxFor(sandboxIdFor(this.id, `w${index}-${attempt}`), spec.command), onLine }),
+        (onLine, attempt) =>
+          this.host.sandboxes.start({ ...this.sandboxFor(sandboxIdFor(this.id, `w${index}-${attempt}`), spec.command), onLine }),
         (stream, line) => this.log(stream, line),
       );
       this.workers.push(worker);
@@ -133,7 +134,9 @@ export class LocalInstance implements Instance {
     let step = 0;
     for (const command of this.spec.beforeStart) {
       this.log('system', `running before start: ${JSON.stringify(command)}`);
-      const r = await runSandboxed(this.host.sandboxes, this.sandboxFor(sandboxIdFor(this.id, `b${step++}`), command), { signal: this.stopSignal.signal });
+      const r = await runSandboxed(this.host.sandboxes, this.sandboxFor(sandboxIdFor(this.id, `b${step++}`), command), {
+        signal: this.stopSignal.signal,
+      });
       if (this.stopping) throw new Error('instance stopped while starting');
       if (r.exitCode !== 0) {
         throw new Error(

@@ -221,7 +221,10 @@ export class LocalNetnsBackend implements InstanceBackend {
 
   private async killNamespaceProcesses(tools: HostTools, namespace: string): Promise<void> {
     const out = await this.capture(namespacePidsArgv(tools, namespace), 'list processes of a namespace', true);
-    for (const pid of (out ?? '').split('\n').map(Number).filter((n) => Number.isInteger(n) && n > 1)) {
+    for (const pid of (out ?? '')
+      .split('\n')
+      .map(Number)
+      .filter((n) => Number.isInteger(n) && n > 1)) {
       try {
         process.kill(pid, 'SIGKILL');
       } catch {

@@ -21,15 +21,33 @@ test('instance network setup, in order', () => {
     ['/usr/sbin/ip', 'link', 'delete', 'dev', 'slw-6h'],
     ['/usr/sbin/ip', 'netns', 'delete', 'slw-6'],
   ]);
-  assert.deepEqual(bridgeAddressArgv(tools, 'slipway0', '10.77.0.1', 16), ['/usr/sbin/ip', 'address', 'replace', '10.77.0.1/16', 'dev', 'slipway0']);
+  assert.deepEqual(bridgeAddressArgv(tools, 'slipway0', '10.77.0.1', 16), [
+    '/usr/sbin/ip',
+    'address',
+    'replace',
+    '10.77.0.1/16',
+    'dev',
+    'slipway0',
+  ]);
 });
 
 test('the app command is appended verbatim after --, as the unprivileged user', () => {
   const argv = inNamespaceAsUserArgv(tools, 'slw-6', { uid: 994, gid: 993 }, ['node', 'server.js', '--flag', '$(id); rm -rf /']);
   assert.deepEqual(argv, [
-    '/usr/sbin/ip', 'netns', 'exec', 'slw-6',
-    '/usr/bin/setpriv', '--reuid=994', '--regid=993', '--clear-groups', '--no-new-privs', '--',
-    'node', 'server.js', '--flag', '$(id); rm -rf /',
+    '/usr/sbin/ip',
+    'netns',
+    'exec',
+    'slw-6',
+    '/usr/bin/setpriv',
+    '--reuid=994',
+    '--regid=993',
+    '--clear-groups',
+    '--no-new-privs',
+    '--',
+    'node',
+    'server.js',
+    '--flag',
+    '$(id); rm -rf /',
   ]);
 });
 

@@ -106,12 +106,7 @@ export function teardownInstanceNetworkArgvs(t: HostTools, n: InstanceNetNames):
  * Both exec in place, so the pid we spawn is the app's own pid. The command itself is looked
  * up on the PATH of the instance's environment.
  */
-export function inNamespaceAsUserArgv(
-  t: HostTools,
-  namespace: string,
-  user: { uid: number; gid: number },
-  command: string[],
-): string[] {
+export function inNamespaceAsUserArgv(t: HostTools, namespace: string, user: { uid: number; gid: number }, command: string[]): string[] {
   if (command.length === 0 || command[0] === '') throw new Error('Cannot start an instance with an empty command.');
   if (!Number.isInteger(user.uid) || !Number.isInteger(user.gid) || user.uid <= 0 || user.gid <= 0) {
     throw new Error(`Refusing to run an instance as uid ${user.uid} gid ${user.gid}: the app user must be unprivileged.`);

@@ -16,9 +16,17 @@ export const BASE_PACKAGES = ['ca-certificates', 'tzdata', 'tini', 'nodejs', 'li
 /** Where mmdebstrap takes Debian from: the machine's own apt sources, so no host name is ours. */
 export function aptSourcesFile(): string {
   for (const candidate of ['/etc/apt/sources.list.d/debian.sources', '/etc/apt/sources.list']) {
-    if (existsSync(candidate) && readFileSync(candidate, 'utf8').split('\n').some((l) => /^\s*(deb\s|URIs:)/.test(l))) return candidate;
+    if (
+      existsSync(candidate) &&
+      readFileSync(candidate, 'utf8')
+        .split('\n')
+        .some((l) => /^\s*(deb\s|URIs:)/.test(l))
+    )
+      return candidate;
   }
-  throw new Error('No Debian apt source is configured on this machine (/etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list): the base image is built from it.');
+  throw new Error(
+    'No Debian apt source is configured on this machine (/etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list): the base image is built from it.',
+  );
 }
 
 /** The Debian release this machine runs (bookworm...): the base image holds the same. */
@@ -31,7 +39,10 @@ export function debianSuite(): string {
 
 /** The tag of the base image: changes when the package list or the Debian release does. */
 export function baseImageTag(suite: string, packages = BASE_PACKAGES): string {
-  return `${suite}-${createHash('sha256').update(JSON.stringify([suite, packages])).digest('hex').slice(0, 12)}`;
+  return `${suite}-${createHash('sha256')
+    .update(JSON.stringify([suite, packages]))
+    .digest('hex')
+    .slice(0, 12)}`;
 }
 
 /**

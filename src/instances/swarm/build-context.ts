@@ -22,12 +22,18 @@ export function layerDockerfile(from: string, folders: ContextFolder[], labels: 
     const rel = relativeToRoot(f.path);
     lines.push(`COPY --chown=${f.owner.uid}:${f.owner.gid} ${JSON.stringify([rel, `/${rel}`])}`);
   }
-  if (Object.keys(labels).length) lines.push(`LABEL ${Object.entries(labels).map(([k, v]) => `${JSON.stringify(k)}=${JSON.stringify(v)}`).join(' ')}`);
+  if (Object.keys(labels).length)
+    lines.push(
+      `LABEL ${Object.entries(labels)
+        .map(([k, v]) => `${JSON.stringify(k)}=${JSON.stringify(v)}`)
+        .join(' ')}`,
+    );
   return lines.join('\n') + '\n';
 }
 
 export function relativeToRoot(path: string): string {
-  if (!isAbsolute(path) || normalize(path) !== path || path === '/') throw new Error(`A folder copied into an image must be a normalised absolute path, not ${JSON.stringify(path)}.`);
+  if (!isAbsolute(path) || normalize(path) !== path || path === '/')
+    throw new Error(`A folder copied into an image must be a normalised absolute path, not ${JSON.stringify(path)}.`);
   return path.replace(/\/+$/, '').slice(1);
 }
 
@@ -79,7 +85,9 @@ export function buildContext(dockerfileText: string, folders: string[], readAs?:
       if (!ended) throw new Error('Could not pack the folder into an image: the archive was not read in time after tar ended.');
       // tar's own messages name files of the pushed tree: they stay out of the error.
       if (exit.exitCode !== 0 || errors !== 0) {
-        throw new Error(`Could not pack the folder into an image (tar exited with ${exit.exitCode ?? exit.signal}): some file in it cannot be read by ${readAs ? "the app's user" : 'the daemon'}.`);
+        throw new Error(
+          `Could not pack the folder into an image (tar exited with ${exit.exitCode ?? exit.signal}): some file in it cannot be read by ${readAs ? "the app's user" : 'the daemon'}.`,
+        );
       }
     })
     .catch((error: Error) => {

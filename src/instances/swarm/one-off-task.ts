@@ -23,7 +23,11 @@ export interface OneOffTaskHost {
  */
 export async function startOneOffTask(host: OneOffTaskHost, serviceId: string, spec: OneOffSpec): Promise<Sandbox> {
   const startedAt = Date.now();
-  const logs = await host.services.api.stream({ path: `/services/${serviceId}/logs`, query: { follow: true, stdout: true, stderr: true }, what: 'follow the output of a one-off command' });
+  const logs = await host.services.api.stream({
+    path: `/services/${serviceId}/logs`,
+    query: { follow: true, stdout: true, stderr: true },
+    what: 'follow the output of a one-off command',
+  });
   const reader = new LogFrameReader(
     () => undefined,
     (stream, chunk) => spec.onData(stream, chunk),
@@ -50,11 +54,16 @@ export async function startOneOffTask(host: OneOffTaskHost, serviceId: string, s
       await new Promise((r) => setTimeout(r, OUTPUT_SETTLE_MS));
       const code = task?.Status.ContainerStatus?.ExitCode;
       if (code === undefined) {
-        spec.onData('err', Buffer.from(`The one-off command's task ended without running (${task?.Status.State ?? 'unknown'}: ${task?.Status.Err ?? task?.Status.Message ?? ''}).\n`));
+        spec.onData(
+          'err',
+          Buffer.from(
+            `The one-off command's task ended without running (${task?.Status.State ?? 'unknown'}: ${task?.Status.Err ?? task?.Status.Message ?? ''}).\n`,
+          ),
+        );
         return { exitCode: null, signal: killedBy, outOfMemory: false };
       }
       const bySignal = code > 128 && code < 160;
-      return { exitCode: bySignal ? null : code, signal: bySignal ? killedBy ?? signalName(code - 128) : null, outOfMemory: false };
+      return { exitCode: bySignal ? null : code, signal: bySignal ? (killedBy ?? signalName(code - 128)) : null, outOfMemory: false };
     } finally {
       ended = true;
       logs.destroy();

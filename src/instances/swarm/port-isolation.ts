@@ -5,7 +5,13 @@ const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
 
 async function capture(argv: string[]): Promise<string> {
   const out: string[] = [];
-  const r = await runCommand({ argv, cwd: '/', env: SYSTEM_ENV, timeoutMs: 10_000, onLine: (stream, line) => stream === 'out' && out.push(line) });
+  const r = await runCommand({
+    argv,
+    cwd: '/',
+    env: SYSTEM_ENV,
+    timeoutMs: 10_000,
+    onLine: (stream, line) => stream === 'out' && out.push(line),
+  });
   if (r.exitCode !== 0) throw new Error(`\`${argv.join(' ')}\` failed (exit ${r.exitCode}).`);
   return out.join('\n');
 }
@@ -20,7 +26,8 @@ async function capture(argv: string[]): Promise<string> {
 export async function isolateTaskPort(api: DockerApi, containerId: string): Promise<boolean> {
   let pid: number | undefined;
   try {
-    pid = (await api.json<{ State?: { Pid?: number } }>({ path: `/containers/${containerId}/json`, what: 'inspect a container' })).State?.Pid;
+    pid = (await api.json<{ State?: { Pid?: number } }>({ path: `/containers/${containerId}/json`, what: 'inspect a container' })).State
+      ?.Pid;
   } catch {
     return false;
   }

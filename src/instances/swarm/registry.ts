@@ -18,12 +18,21 @@ export async function deleteFromRegistry(registry: string, repositoryAndTag: str
   const head = await request(registry, 'HEAD', `/v2/${repository}/manifests/${tag}`, { accept: MANIFEST_TYPES });
   if (head.status === 404) return;
   const digest = head.headers['docker-content-digest'];
-  if (head.status !== 200 || typeof digest !== 'string') throw new Error(`The registry ${registry} did not give the digest of ${repositoryAndTag} (HTTP ${head.status}).`);
+  if (head.status !== 200 || typeof digest !== 'string')
+    throw new Error(`The registry ${registry} did not give the digest of ${repositoryAndTag} (HTTP ${head.status}).`);
   const del = await request(registry, 'DELETE', `/v2/${repository}/manifests/${digest}`, {});
-  if (del.status !== 202 && del.status !== 404) throw new Error(`The registry ${registry} refused to delete ${repositoryAndTag} (HTTP ${del.status}); start it with storage.delete.enabled.`);
+  if (del.status !== 202 && del.status !== 404)
+    throw new Error(
+      `The registry ${registry} refused to delete ${repositoryAndTag} (HTTP ${del.status}); start it with storage.delete.enabled.`,
+    );
 }
 
-function request(registry: string, method: string, path: string, headers: Record<string, string>): Promise<{ status: number; headers: http.IncomingHttpHeaders }> {
+function request(
+  registry: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders }> {
   const [host, port] = registry.split(':');
   return new Promise((resolve, reject) => {
     const req = http.request({ host, port: Number(port ?? 80), method, path, headers, timeout: 10_000 }, (res) => {

@@ -47,7 +47,8 @@ export class ReleaseImages {
   private readonly releases = new Map<string, Promise<string>>();
 
   constructor(private readonly o: ReleaseImagesOptions) {
-    if (!/^[a-z0-9.-]+(:\d+)?$/.test(o.registry)) throw new Error(`The registry must be host:port (e.g. 127.0.0.1:5000), not ${JSON.stringify(o.registry)}.`);
+    if (!/^[a-z0-9.-]+(:\d+)?$/.test(o.registry))
+      throw new Error(`The registry must be host:port (e.g. 127.0.0.1:5000), not ${JSON.stringify(o.registry)}.`);
   }
 
   /** The base image's name, building it on first use. */
@@ -79,7 +80,13 @@ export class ReleaseImages {
   private async buildRelease(name: string, r: ReleaseImageRequest): Promise<string> {
     const from = r.readOnlyPaths.length ? await this.toolchainImage(r.readOnlyPaths) : await this.ensureBase();
     const labels = { [LABEL_APP]: r.appId, [LABEL_DEPLOYMENT]: r.deploymentId, [LABEL_RELEASE_DIR]: r.releaseDir };
-    await this.build(name, layerDockerfile(from, [{ path: r.releaseDir, owner: r.user }], labels), [r.releaseDir], r.user, `build the image of deployment ${r.deploymentId}`);
+    await this.build(
+      name,
+      layerDockerfile(from, [{ path: r.releaseDir, owner: r.user }], labels),
+      [r.releaseDir],
+      r.user,
+      `build the image of deployment ${r.deploymentId}`,
+    );
     await this.push(name);
     this.o.log(`release image ${name} built and pushed`);
     return name;
@@ -95,7 +102,17 @@ export class ReleaseImages {
         const base = await this.ensureBase();
         this.o.log(`building the toolchains layer ${name}`);
         const root = { uid: 0, gid: 0 };
-        await this.build(name, layerDockerfile(base, paths.map((path) => ({ path, owner: root })), {}), paths, undefined, 'build the toolchains layer');
+        await this.build(
+          name,
+          layerDockerfile(
+            base,
+            paths.map((path) => ({ path, owner: root })),
+            {},
+          ),
+          paths,
+          undefined,
+          'build the toolchains layer',
+        );
         return name;
       })();
       this.toolchains.set(key, pending);
@@ -123,12 +140,18 @@ export class ReleaseImages {
       // The release folder is of the platform's own layout: checking that it exists is safe.
       if (!dir || existsSync(dir)) continue;
       try {
-        await this.o.api.json({ method: 'DELETE', path: `/images/${image.Id}`, query: { force: true }, what: 'remove an old release image' });
+        await this.o.api.json({
+          method: 'DELETE',
+          path: `/images/${image.Id}`,
+          query: { force: true },
+          what: 'remove an old release image',
+        });
       } catch {
         continue;
       }
       for (const tag of image.RepoTags ?? []) {
-        if (tag.startsWith(`${this.o.registry}/`)) await deleteFromRegistry(this.o.registry, tag.slice(this.o.registry.length + 1)).catch(() => undefined);
+        if (tag.startsWith(`${this.o.registry}/`))
+          await deleteFromRegistry(this.o.registry, tag.slice(this.o.registry.length + 1)).catch(() => undefined);
         removed.push(tag);
       }
       for (const [key] of this.releases) if (key.endsWith(`\n${dir}`)) this.releases.delete(key);
@@ -151,7 +174,13 @@ export class ReleaseImages {
    * dockerd may answer and close the connection before the tar padding is sent, and the build
    * fails with a reset connection.
    */
-  private async build(name: string, dockerfile: string, folders: string[], readAs: { uid: number; gid: number } | undefined, what: string): Promise<void> {
+  private async build(
+    name: string,
+    dockerfile: string,
+    folders: string[],
+    readAs: { uid: number; gid: number } | undefined,
+    what: string,
+  ): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'slipway-context-'));
     try {
       const file = join(dir, 'context.tar');
@@ -185,14 +214,20 @@ export class ReleaseImages {
 /** Docker repository names are lowercase letters and digits joined by `.`, `_`, `__` or dashes. */
 export function repositoryName(appId: string): string {
   if (/^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/.test(appId) && appId.length <= 128) return appId;
-  const name = appId.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 100);
+  const name = appId
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 100);
   return `${name || 'app'}-${createHash('sha256').update(appId).digest('hex').slice(0, 8)}`;
 }
 
 /** Tags: letters, digits, `_`, `.`, `-`, at most 128 characters. */
 export function tagName(deploymentId: string): string {
   const tag = deploymentId.replace(/[^A-Za-z0-9_.-]/g, '-').replace(/^[.-]+/, '');
-  return tag === deploymentId && tag.length <= 128 ? tag : `${tag.slice(0, 100) || 'd'}-${createHash('sha256').update(deploymentId).digest('hex').slice(0, 12)}`;
+  return tag === deploymentId && tag.length <= 128
+    ? tag
+    : `${tag.slice(0, 100) || 'd'}-${createHash('sha256').update(deploymentId).digest('hex').slice(0, 12)}`;
 }
 
 /**
@@ -203,7 +238,11 @@ export async function fingerprint(paths: string[]): Promise<string> {
   const hash = createHash('sha256');
   for (const path of [...paths].sort()) {
     hash.update(`${path}\n`);
-    const listing = await runChecked(['find', path, '-printf', '%P\\t%y\\t%s\\t%T@\\n'], { maxOutputBytes: 512 * 1024 * 1024, env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' }, timeoutMs: 10 * 60_000 });
+    const listing = await runChecked(['find', path, '-printf', '%P\\t%y\\t%s\\t%T@\\n'], {
+      maxOutputBytes: 512 * 1024 * 1024,
+      env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' },
+      timeoutMs: 10 * 60_000,
+    });
     hash.update(listing.stdout.split('\n').sort().join('\n'));
   }
   return hash.digest('hex').slice(0, 16);

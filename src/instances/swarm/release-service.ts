@@ -74,7 +74,14 @@ export class ReleaseService {
       const tasks = await this.services.tasks(this.serviceId!);
       this.learn(tasks);
       const free = tasks
-        .filter((t) => t.Slot !== undefined && !this.claims.has(t.Slot) && !TERMINAL_STATES.has(t.Status.State) && t.DesiredState !== 'shutdown' && t.DesiredState !== 'remove')
+        .filter(
+          (t) =>
+            t.Slot !== undefined &&
+            !this.claims.has(t.Slot) &&
+            !TERMINAL_STATES.has(t.Status.State) &&
+            t.DesiredState !== 'shutdown' &&
+            t.DesiredState !== 'remove',
+        )
         .sort((a, b) => a.Slot! - b.Slot!)[0];
       if (free) {
         const slot = free.Slot!;
@@ -178,7 +185,9 @@ export class ReleaseService {
     this.looking ??= (async () => {
       try {
         const tasks = await this.tasks();
-        await Promise.all([...this.claims].map(([slot, replica]) => replica.observe(tasks.filter((t) => t.Slot === slot)).catch(() => undefined)));
+        await Promise.all(
+          [...this.claims].map(([slot, replica]) => replica.observe(tasks.filter((t) => t.Slot === slot)).catch(() => undefined)),
+        );
       } finally {
         this.looking = undefined;
       }

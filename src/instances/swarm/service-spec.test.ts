@@ -13,7 +13,12 @@ const input = {
   command: ['node', 'server.js'],
   env: { PATH: '/usr/bin:/bin', PORT: '8080', ODD: 'a=b; $(x)' },
   workingDir: '/var/lib/slipway/releases/app_1/dep_1',
-  sandbox: { user: { uid: 2000001, gid: 2000001 }, limits: { memoryBytes: 512 * 1024 * 1024, pids: 512, cpuShares: 1024 }, flavor: 'nano', readOnlyPaths: [] },
+  sandbox: {
+    user: { uid: 2000001, gid: 2000001 },
+    limits: { memoryBytes: 512 * 1024 * 1024, pids: 512, cpuShares: 1024 },
+    flavor: 'nano',
+    readOnlyPaths: [],
+  },
   network: 'slipway77-instances',
   restartDelayMs: 1000,
   stopGraceMs: 10_000,
@@ -38,10 +43,22 @@ test('an instance is one replica with the app user, no capabilities, a read-only
 
 test('a release is one service of N replicas; its own entrypoint runs as given and its slots identity is mounted read-only', () => {
   const entry = ['/bin/sh', '-c', 'exec "$@"', 'sh'];
-  const spec = serviceSpec({ ...input, instanceId: undefined, command: entry, entrypoint: true, replicas: 3, binds: [{ source: '/run/slipway-swarm/x/s', target: '/run/slipway-slot' }] }) as any;
+  const spec = serviceSpec({
+    ...input,
+    instanceId: undefined,
+    command: entry,
+    entrypoint: true,
+    replicas: 3,
+    binds: [{ source: '/run/slipway-swarm/x/s', target: '/run/slipway-slot' }],
+  }) as any;
   assert.deepEqual(spec.Mode, { Replicated: { Replicas: 3 } });
   assert.deepEqual(spec.TaskTemplate.ContainerSpec.Command, ['/usr/bin/tini', '--', ...entry]);
-  assert.deepEqual(spec.TaskTemplate.ContainerSpec.Mounts.at(-1), { Type: 'bind', Source: '/run/slipway-swarm/x/s', Target: '/run/slipway-slot', ReadOnly: true });
+  assert.deepEqual(spec.TaskTemplate.ContainerSpec.Mounts.at(-1), {
+    Type: 'bind',
+    Source: '/run/slipway-swarm/x/s',
+    Target: '/run/slipway-slot',
+    ReadOnly: true,
+  });
   assert.equal('slipway.instance' in spec.Labels, false);
 });
 

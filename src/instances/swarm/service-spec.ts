@@ -52,7 +52,15 @@ export interface ServiceSpecInput {
  */
 export function serviceSpec(i: ServiceSpecInput): Record<string, unknown> {
   const { limits } = i.sandbox;
-  const tmp = isUnder(i.workingDir, '/tmp') ? [] : [{ Type: 'tmpfs', Target: '/tmp', TmpfsOptions: { SizeBytes: Math.max(1024 * 1024, Math.floor(limits.memoryBytes / 4)), Mode: 0o1777 } }];
+  const tmp = isUnder(i.workingDir, '/tmp')
+    ? []
+    : [
+        {
+          Type: 'tmpfs',
+          Target: '/tmp',
+          TmpfsOptions: { SizeBytes: Math.max(1024 * 1024, Math.floor(limits.memoryBytes / 4)), Mode: 0o1777 },
+        },
+      ];
   const binds = (i.binds ?? []).map((b) => ({ Type: 'bind', Source: b.source, Target: b.target, ReadOnly: true }));
   return {
     Name: i.name,
@@ -67,7 +75,10 @@ export function serviceSpec(i: ServiceSpecInput): Record<string, unknown> {
       ContainerSpec: {
         Image: i.image,
         // Docker adds HOSTNAME to the environment; the app gets exactly the variables it was given.
-        Command: [...INIT, ...(i.entrypoint ? i.command : ['/usr/bin/env', ...('HOSTNAME' in i.env ? [] : ['-u', 'HOSTNAME']), '--', ...i.command])],
+        Command: [
+          ...INIT,
+          ...(i.entrypoint ? i.command : ['/usr/bin/env', ...('HOSTNAME' in i.env ? [] : ['-u', 'HOSTNAME']), '--', ...i.command]),
+        ],
         Env: Object.entries(i.env).map(([k, v]) => `${k}=${v}`),
         Dir: i.workingDir,
         User: `${i.sandbox.user.uid}:${i.sandbox.user.gid}`,
@@ -83,7 +94,9 @@ export function serviceSpec(i: ServiceSpecInput): Record<string, unknown> {
       Resources: {
         Limits: { MemoryBytes: limits.memoryBytes, Pids: limits.pids, NanoCPUs: nanoCpus(limits.cpuShares) },
       },
-      RestartPolicy: i.job ? { Condition: 'none' } : { Condition: RESTART_CONDITIONS[i.restart ?? 'always'], Delay: i.restartDelayMs * NS_PER_MS, MaxAttempts: 0 },
+      RestartPolicy: i.job
+        ? { Condition: 'none' }
+        : { Condition: RESTART_CONDITIONS[i.restart ?? 'always'], Delay: i.restartDelayMs * NS_PER_MS, MaxAttempts: 0 },
       Networks: [{ Target: i.network }],
     },
     Mode: i.job ? { ReplicatedJob: { MaxConcurrent: 1, TotalCompletions: 1 } } : { Replicated: { Replicas: i.replicas ?? 1 } },
@@ -112,7 +125,10 @@ export function serviceName(owner: string, kind: 'r' | 'w' | 'o', id: string, st
 
 /** Owner names become part of service names: lowercase letters and digits, 1 to 20. */
 export function validateOwner(owner: string): string {
-  if (!/^[a-z][a-z0-9]{0,19}$/.test(owner)) throw new Error(`The swarm owner name must be 1-20 lowercase letters and digits, starting with a letter, not ${JSON.stringify(owner)}.`);
+  if (!/^[a-z][a-z0-9]{0,19}$/.test(owner))
+    throw new Error(
+      `The swarm owner name must be 1-20 lowercase letters and digits, starting with a letter, not ${JSON.stringify(owner)}.`,
+    );
   return owner;
 }
 

@@ -36,7 +36,12 @@ function swarmBridgeName(owner: string): string {
  * to (on the control machine's address where add-on servers listen) and the router, no other
  * port of this machine, and no other task through it.
  */
-export async function startSwarmFirewall(swarm: SwarmOptions, owner: string, addonAddress: string, routerPorts: number[]): Promise<Firewall> {
+export async function startSwarmFirewall(
+  swarm: SwarmOptions,
+  owner: string,
+  addonAddress: string,
+  routerPorts: number[],
+): Promise<Firewall> {
   const firewall = new Firewall({
     table: `${owner}sw`,
     bridge: swarmBridgeName(owner),
@@ -58,9 +63,24 @@ export function bothFirewalls(a: Firewall, b: Firewall): Pick<Firewall, 'addSand
 }
 
 /** Checks the swarm (saying what to do when it is not usable) and readies the backend. */
-export async function startSwarmBackend(swarm: SwarmOptions, owner: string, networkEvents: SandboxNetworkEvents, log: (line: string) => void): Promise<SwarmBackend> {
-  const backend = new SwarmBackend({ api: new DockerApi(swarm.dockerSocket), registry: swarm.registry, owner, subnet: swarm.subnet, bridgeName: swarmBridgeName(owner), networkEvents, log });
+export async function startSwarmBackend(
+  swarm: SwarmOptions,
+  owner: string,
+  networkEvents: SandboxNetworkEvents,
+  log: (line: string) => void,
+): Promise<SwarmBackend> {
+  const backend = new SwarmBackend({
+    api: new DockerApi(swarm.dockerSocket),
+    registry: swarm.registry,
+    owner,
+    subnet: swarm.subnet,
+    bridgeName: swarmBridgeName(owner),
+    networkEvents,
+    log,
+  });
   const node = await backend.init();
-  log(`Instances run on Docker Swarm (Docker ${node.serverVersion}, ${node.nodes} node(s), ${node.managers} manager(s)); images go to ${swarm.registry}; tasks on ${swarm.subnet}.`);
+  log(
+    `Instances run on Docker Swarm (Docker ${node.serverVersion}, ${node.nodes} node(s), ${node.managers} manager(s)); images go to ${swarm.registry}; tasks on ${swarm.subnet}.`,
+  );
   return backend;
 }

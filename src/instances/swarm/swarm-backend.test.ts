@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import http from 'node:http';
 import { makeTestSwarmBackend, swarmBackendMissing, TEST_REGISTRY } from '../../../test/support/swarm-backend.js';
-import { contractSpec, setContractSandbox, waitFor, writeContractRelease, CONTRACT_NODE } from '../../../test/contracts/instance-backend.contract.js';
+import {
+  contractSpec,
+  setContractSandbox,
+  waitFor,
+  writeContractRelease,
+  CONTRACT_NODE,
+} from '../../../test/contracts/instance-backend.contract.js';
 import type { SwarmBackend } from './swarm-backend.js';
 import { DockerApi } from './docker-api.js';
 
@@ -47,12 +53,23 @@ describe('SwarmBackend specifics', { skip: missing ? `swarm: ${missing}` : false
         appId: 'swarm-worker-app',
         deploymentId: 'worker-deployment',
         script: 'server.cjs',
-        workers: [{ name: 'worker', command: [CONTRACT_NODE, '-e', "console.log('working as ' + process.getuid()); setInterval(() => {}, 1000)"], restart: 'always', restartDelayMs: 1000 }],
+        workers: [
+          {
+            name: 'worker',
+            command: [CONTRACT_NODE, '-e', "console.log('working as ' + process.getuid()); setInterval(() => {}, 1000)"],
+            restart: 'always',
+            restartDelayMs: 1000,
+          },
+        ],
       });
       const instance = await backend.start(s.spec);
       await waitFor('the worker line', () => s.logs.some((l) => /^\[worker\] working as [1-9]\d*$/.test(l.line)), 30_000);
       const services = () =>
-        docker.json<Array<{ Spec: { Labels: Record<string, string> } }>>({ path: '/services', query: { filters: JSON.stringify({ label: ['slipway.app=swarm-worker-app'] }) }, what: 'list services' });
+        docker.json<Array<{ Spec: { Labels: Record<string, string> } }>>({
+          path: '/services',
+          query: { filters: JSON.stringify({ label: ['slipway.app=swarm-worker-app'] }) },
+          what: 'list services',
+        });
       assert.deepEqual((await services()).map((x) => x.Spec.Labels['slipway.role']).sort(), ['instance', 'worker']);
       await instance.stop(2000);
       assert.deepEqual(await services(), []);
@@ -69,15 +86,33 @@ describe('SwarmBackend specifics', { skip: missing ? `swarm: ${missing}` : false
 }).listen(8080);`,
     });
     const specs = [0, 1, 2].map((n) => {
-      const s = contractSpec(release, { appId: 'swarm-replica-app', deploymentId: 'replica-deployment', script: 'server.cjs', instanceId: `replica-${n}`, instanceNumber: n });
+      const s = contractSpec(release, {
+        appId: 'swarm-replica-app',
+        deploymentId: 'replica-deployment',
+        script: 'server.cjs',
+        instanceId: `replica-${n}`,
+        instanceNumber: n,
+      });
       s.spec.beforeStart = [[CONTRACT_NODE, '-e', 'console.log("before start of " + process.env.INSTANCE_ID)']];
       s.spec.env = { PATH: '/usr/bin:/bin', HOME: release, INSTANCE_ID: `replica-${n}`, INSTANCE_NUMBER: String(n) };
       return s;
     });
     const services = () =>
-      docker.json<Array<{ ID: string; Spec: { Mode: { Replicated: { Replicas: number } } } }>>({ path: '/services', query: { filters: JSON.stringify({ label: ['slipway.app=swarm-replica-app'] }) }, what: 'list services' });
+      docker.json<Array<{ ID: string; Spec: { Mode: { Replicated: { Replicas: number } } } }>>({
+        path: '/services',
+        query: { filters: JSON.stringify({ label: ['slipway.app=swarm-replica-app'] }) },
+        what: 'list services',
+      });
     const get = (address: string, path = '/') =>
-      new Promise<string>((resolve, reject) => http.get({ host: address, port: 8080, path, agent: false, timeout: 2000 }, (res) => { let b = ''; res.on('data', (c) => (b += c)); res.on('end', () => resolve(b)); }).on('error', reject));
+      new Promise<string>((resolve, reject) =>
+        http
+          .get({ host: address, port: 8080, path, agent: false, timeout: 2000 }, (res) => {
+            let b = '';
+            res.on('data', (c) => (b += c));
+            res.on('end', () => resolve(b));
+          })
+          .on('error', reject),
+      );
     const answer = async (i: { address: string }) => JSON.parse(await waitFor('an answer', () => get(i.address), 10_000)) as unknown;
     const instances = await Promise.all(specs.map((s) => backend.start(s.spec)));
     try {
@@ -87,13 +122,18 @@ describe('SwarmBackend specifics', { skip: missing ? `swarm: ${missing}` : false
       for (const [n, i] of instances.entries()) assert.deepEqual(await answer(i), { instance: `replica-${n}`, number: String(n) });
       await instances[0]!.stop(2000);
       assert.equal((await services())[0]!.Spec.Mode.Replicated.Replicas, 2);
-      for (const [n, i] of instances.entries()) if (n > 0) assert.deepEqual(await answer(i), { instance: `replica-${n}`, number: String(n) });
+      for (const [n, i] of instances.entries())
+        if (n > 0) assert.deepEqual(await answer(i), { instance: `replica-${n}`, number: String(n) });
       assert.equal(instances[1]!.state(), 'running');
       assert.equal(instances[1]!.restarts(), 0, 'the stop of another replica is not a crash of this one');
       await get(instances[1]!.address, '/crash').catch(() => undefined);
       const hooks = () => specs[1]!.logs.filter((l) => l.line === 'before start of replica-1').length;
       await waitFor('before-start again in the restarted task', () => hooks() === 2, 30_000);
-      await waitFor('the restarted task to run', () => instances[1]!.state() === 'running' && specs[1]!.logs.some((l) => /^running again/.test(l.line)), 30_000);
+      await waitFor(
+        'the restarted task to run',
+        () => instances[1]!.state() === 'running' && specs[1]!.logs.some((l) => /^running again/.test(l.line)),
+        30_000,
+      );
       assert.equal(instances[1]!.restarts(), 1);
       assert.deepEqual(await answer(instances[1]!), { instance: 'replica-1', number: '1' });
       assert.ok(!specs[2]!.logs.some((l) => l.line.includes('replica-1')), "a replica's lines reach its own log only");
@@ -114,7 +154,11 @@ describe('SwarmBackend specifics', { skip: missing ? `swarm: ${missing}` : false
     // Any daemon's backend may prune it first (they prune after each build): the outcome counts.
     await backend.images.pruneApp('swarm-prune-app');
     assert.deepEqual(await registryTags('swspecific/swarm-prune-app'), []);
-    const left = await docker.json<unknown[]>({ path: '/images/json', query: { filters: JSON.stringify({ label: ['slipway.app=swarm-prune-app'] }) }, what: 'list images' });
+    const left = await docker.json<unknown[]>({
+      path: '/images/json',
+      query: { filters: JSON.stringify({ label: ['slipway.app=swarm-prune-app'] }) },
+      what: 'list images',
+    });
     assert.deepEqual(left, []);
   });
 });

@@ -74,7 +74,8 @@ export class SwarmBackend implements InstanceBackend {
     this.images = new ReleaseImages({ api: o.api, registry: o.registry, namespace: this.owner, log: this.log });
     this.networkName = `${this.owner}-instances`;
     this.bridgeName = o.bridgeName ?? `${this.owner.slice(0, 12)}sw0`;
-    if (!/^[A-Za-z0-9_-]{1,15}$/.test(this.bridgeName)) throw new Error(`Invalid bridge name ${JSON.stringify(this.bridgeName)}: up to 15 letters, digits, "_" or "-".`);
+    if (!/^[A-Za-z0-9_-]{1,15}$/.test(this.bridgeName))
+      throw new Error(`Invalid bridge name ${JSON.stringify(this.bridgeName)}: up to 15 letters, digits, "_" or "-".`);
     this.gatewayAddress = gatewayOf(o.subnet);
     this.networkEvents = o.networkEvents;
     this.identityRoot = o.identityRoot ?? `/run/slipway-swarm/${this.owner}`;
@@ -240,13 +241,20 @@ export class SwarmBackend implements InstanceBackend {
 
   private async ip(args: string[]): Promise<void> {
     const errors: string[] = [];
-    const r = await runCommand({ argv: ['ip', ...args], cwd: '/', env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' }, timeoutMs: 10_000, onLine: (_s, l) => errors.push(l) });
+    const r = await runCommand({
+      argv: ['ip', ...args],
+      cwd: '/',
+      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' },
+      timeoutMs: 10_000,
+      onLine: (_s, l) => errors.push(l),
+    });
     if (r.exitCode !== 0) throw new Error(`Could not set the route of the tasks' network (\`ip ${args.join(' ')}\`): ${errors.join(' ')}`);
   }
 
   /** Removes the instances' network (uninstall, tests). Stop the instances first. */
   async removeNetwork(): Promise<void> {
-    if (this.instances.size > 0) throw new Error(`Cannot remove network ${this.networkName}: ${this.instances.size} instance(s) still running.`);
+    if (this.instances.size > 0)
+      throw new Error(`Cannot remove network ${this.networkName}: ${this.instances.size} instance(s) still running.`);
     for (const name of [this.networkName, `${this.networkName}-config`]) {
       // The configuration stays "in use" for a moment after the swarm network is gone.
       for (let attempt = 0; ; attempt++) {
@@ -305,7 +313,10 @@ export class SwarmBackend implements InstanceBackend {
         },
       );
     if (await exists(configName)) {
-      const config = await this.o.api.json<{ Options?: Record<string, string> }>({ path: `/networks/${configName}`, what: `inspect network ${configName}` });
+      const config = await this.o.api.json<{ Options?: Record<string, string> }>({
+        path: `/networks/${configName}`,
+        what: `inspect network ${configName}`,
+      });
       const bridge = config.Options?.[BRIDGE_NAME_OPTION];
       if (bridge !== this.bridgeName) {
         throw new Error(

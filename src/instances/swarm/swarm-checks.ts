@@ -43,5 +43,10 @@ export function swarmNodeOf(info: InfoAnswer): SwarmNode {
         'or promote this node with `docker node promote <node>` on a manager.',
     );
   }
-  return { nodeId: swarm.NodeID ?? '', serverVersion: info.ServerVersion ?? 'unknown', managers: swarm.Managers ?? 0, nodes: swarm.Nodes ?? 0 };
+  return {
+    nodeId: swarm.NodeID ?? '',
+    serverVersion: info.ServerVersion ?? 'unknown',
+    managers: swarm.Managers ?? 0,
+    nodes: swarm.Nodes ?? 0,
+  };
 }

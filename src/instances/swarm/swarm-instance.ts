@@ -125,7 +125,9 @@ export class SwarmInstance implements Instance, Replica {
       }
       if (Date.now() > deadline) {
         const last = tasks.at(-1);
-        throw new Error(`The instance's task did not run within ${seconds(timeoutMs)}${last ? ` (task ${last.Status.State}: ${last.Status.Err ?? last.Status.Message ?? ''})` : ''}.`);
+        throw new Error(
+          `The instance's task did not run within ${seconds(timeoutMs)}${last ? ` (task ${last.Status.State}: ${last.Status.Err ?? last.Status.Message ?? ''})` : ''}.`,
+        );
       }
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
@@ -153,7 +155,8 @@ export class SwarmInstance implements Instance, Replica {
   event(event: EntrypointEvent, taskId: string): void {
     if (this.before.has(taskId)) return;
     if (event.kind === 'started') this.started.add(taskId);
-    else if (event.kind === 'before-start') this.log('system', `running before start: ${JSON.stringify(this.spec.beforeStart[event.index])}`);
+    else if (event.kind === 'before-start')
+      this.log('system', `running before start: ${JSON.stringify(this.spec.beforeStart[event.index])}`);
     else {
       this.hookFailures.set(taskId, event);
       this.log('system', `before-start command ${JSON.stringify(this.spec.beforeStart[event.index])} exited with code ${event.code}`);
@@ -183,14 +186,17 @@ export class SwarmInstance implements Instance, Replica {
     const running = tasks.filter((t) => t.Status.State === 'running' && t.DesiredState === 'running' && this.started.has(t.ID)).at(-1);
     if (running && running.ID !== this.runningTask) {
       const containerId = running.Status.ContainerStatus?.ContainerID;
-      const address = containerId ? await this.host.services.containerAddress(containerId, this.host.network).catch(() => undefined) : undefined;
+      const address = containerId
+        ? await this.host.services.containerAddress(containerId, this.host.network).catch(() => undefined)
+        : undefined;
       if (address && !this.stopping) {
         await this.becameRunning(running, address);
         this.log('system', `running again at ${address}:${this.port} after ${seconds(Date.now() - this.lastEndAt)}`);
       }
     }
     const containerId = running?.Status.ContainerStatus?.ContainerID;
-    if (containerId && this.currentState === 'running') this.memory = await this.host.services.memoryUsage(containerId).catch(() => undefined);
+    if (containerId && this.currentState === 'running')
+      this.memory = await this.host.services.memoryUsage(containerId).catch(() => undefined);
   }
 
   private log(stream: LogStream, line: string): void {
@@ -238,13 +244,16 @@ export class SwarmInstance implements Instance, Replica {
   private async stopNow(graceMs: number): Promise<void> {
     this.setState('stopping');
     this.log('system', `stopping: sending SIGTERM, killing after ${seconds(graceMs)}`);
-    const workersStopped = Promise.all(this.workers.map((w) => w.stop(graceMs).catch((e: Error) => this.log('system', `stopping a worker failed: ${e.message}`))));
+    const workersStopped = Promise.all(
+      this.workers.map((w) => w.stop(graceMs).catch((e: Error) => this.log('system', `stopping a worker failed: ${e.message}`))),
+    );
     const started = Date.now();
     let last: SwarmTask | undefined;
     let killed = false;
     const slot = this.slot;
     const alone = this.release.leave();
-    if (alone) await this.release.scaleToNone().catch((e: Error) => this.log('system', `scaling the swarm service to none failed: ${e.message}`));
+    if (alone)
+      await this.release.scaleToNone().catch((e: Error) => this.log('system', `scaling the swarm service to none failed: ${e.message}`));
     if (slot !== undefined) {
       try {
         const signalled = new Set<string>();

@@ -19,12 +19,21 @@ export class SwarmServices {
   constructor(readonly api: DockerApi) {}
 
   async create(spec: Record<string, unknown>): Promise<string> {
-    const answer = await this.api.json<{ ID: string }>({ method: 'POST', path: '/services/create', body: spec, what: `create service ${String(spec.Name)}` });
+    const answer = await this.api.json<{ ID: string }>({
+      method: 'POST',
+      path: '/services/create',
+      body: spec,
+      what: `create service ${String(spec.Name)}`,
+    });
     return answer.ID;
   }
 
   async tasks(serviceId: string): Promise<SwarmTask[]> {
-    const tasks = await this.api.json<SwarmTask[]>({ path: '/tasks', query: { filters: JSON.stringify({ service: [serviceId] }) }, what: 'list the tasks of a service' });
+    const tasks = await this.api.json<SwarmTask[]>({
+      path: '/tasks',
+      query: { filters: JSON.stringify({ service: [serviceId] }) },
+      what: 'list the tasks of a service',
+    });
     return tasks.sort((a, b) => a.CreatedAt.localeCompare(b.CreatedAt));
   }
 
@@ -39,9 +48,18 @@ export class SwarmServices {
   }
 
   private async updateOnce(serviceId: string, change: (spec: Record<string, any>) => void): Promise<void> {
-    const current = await this.api.json<{ Version: { Index: number }; Spec: Record<string, any> }>({ path: `/services/${serviceId}`, what: 'inspect a service' });
+    const current = await this.api.json<{ Version: { Index: number }; Spec: Record<string, any> }>({
+      path: `/services/${serviceId}`,
+      what: 'inspect a service',
+    });
     change(current.Spec);
-    await this.api.json({ method: 'POST', path: `/services/${serviceId}/update`, query: { version: current.Version.Index }, body: current.Spec, what: 'update a service' });
+    await this.api.json({
+      method: 'POST',
+      path: `/services/${serviceId}/update`,
+      query: { version: current.Version.Index },
+      body: current.Spec,
+      what: 'update a service',
+    });
   }
 
   async remove(serviceId: string): Promise<void> {
@@ -61,7 +79,10 @@ export class SwarmServices {
    * Follows the output of every task of a service, line by line, until `close` is called or the
    * service is gone. Docker keeps the lines of ended tasks: a crash's last words are there too.
    */
-  async followLogs(serviceId: string, onLine: (stream: 'out' | 'err', line: string) => void): Promise<{ close(): void; ended: Promise<void> }> {
+  async followLogs(
+    serviceId: string,
+    onLine: (stream: 'out' | 'err', line: string) => void,
+  ): Promise<{ close(): void; ended: Promise<void> }> {
     const res: http.IncomingMessage = await this.api.stream({
       path: `/services/${serviceId}/logs`,
       query: { follow: true, stdout: true, stderr: true },
@@ -82,7 +103,10 @@ export class SwarmServices {
 
   /** The address of a task's container on a network, asked from the node the task runs on. */
   async containerAddress(containerId: string, network: string): Promise<string | undefined> {
-    const c = await this.api.json<{ NetworkSettings?: { Networks?: Record<string, { IPAddress?: string }> } }>({ path: `/containers/${containerId}/json`, what: 'inspect a container' });
+    const c = await this.api.json<{ NetworkSettings?: { Networks?: Record<string, { IPAddress?: string }> } }>({
+      path: `/containers/${containerId}/json`,
+      what: 'inspect a container',
+    });
     const address = c.NetworkSettings?.Networks?.[network]?.IPAddress;
     return address || undefined;
   }
@@ -93,7 +117,11 @@ export class SwarmServices {
   }
 
   async memoryUsage(containerId: string): Promise<number | undefined> {
-    const s = await this.api.json<{ memory_stats?: { usage?: number } }>({ path: `/containers/${containerId}/stats`, query: { stream: false }, what: 'read the memory of a container' });
+    const s = await this.api.json<{ memory_stats?: { usage?: number } }>({
+      path: `/containers/${containerId}/stats`,
+      query: { stream: false },
+      what: 'read the memory of a container',
+    });
     return s.memory_stats?.usage;
   }
 }

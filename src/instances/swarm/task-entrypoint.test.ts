@@ -24,15 +24,40 @@ function run(beforeStart: string[][], command: string[], env: Record<string, str
 
 test('the app gets its slot identity and exactly its environment, odd values intact, after the before-start commands', () => {
   const env = { PATH: '/usr/bin:/bin', INSTANCE_ID: "inst-'1'", INSTANCE_NUMBER: '1', ODD: 'a=b; $(echo no) "q" \'s\'' };
-  const r = run([['/bin/echo', 'hook one'], ['/bin/sh', '-c', 'echo "hook two $INSTANCE_ID"']], ['/usr/bin/node', '-e', NODE_ENV_KEYS], env);
+  const r = run(
+    [
+      ['/bin/echo', 'hook one'],
+      ['/bin/sh', '-c', 'echo "hook two $INSTANCE_ID"'],
+    ],
+    ['/usr/bin/node', '-e', NODE_ENV_KEYS],
+    env,
+  );
   assert.equal(r.status, 0, r.stderr);
   const lines = r.stdout.trim().split('\n');
-  assert.deepEqual(lines.slice(0, 5), [`${MARKER} before-start 0`, 'hook one', `${MARKER} before-start 1`, "hook two inst-'1'", `${MARKER} started`]);
-  assert.deepEqual(JSON.parse(lines[5]!), Object.entries(env).map(([k, v]) => `${k}=${v}`).sort());
+  assert.deepEqual(lines.slice(0, 5), [
+    `${MARKER} before-start 0`,
+    'hook one',
+    `${MARKER} before-start 1`,
+    "hook two inst-'1'",
+    `${MARKER} started`,
+  ]);
+  assert.deepEqual(
+    JSON.parse(lines[5]!),
+    Object.entries(env)
+      .map(([k, v]) => `${k}=${v}`)
+      .sort(),
+  );
 });
 
 test('a failing before-start command stops the task with its exit code, the app never runs', () => {
-  const r = run([['/bin/sh', '-c', 'echo broke >&2; exit 4'], ['/bin/echo', 'never']], ['/bin/echo', 'app ran'], { PATH: '/usr/bin:/bin' });
+  const r = run(
+    [
+      ['/bin/sh', '-c', 'echo broke >&2; exit 4'],
+      ['/bin/echo', 'never'],
+    ],
+    ['/bin/echo', 'app ran'],
+    { PATH: '/usr/bin:/bin' },
+  );
   assert.equal(r.status, 4);
   assert.equal(r.stdout, `${MARKER} before-start 0\n${MARKER} before-start-failed 0 4\n`);
   assert.equal(r.stderr, 'broke\n');

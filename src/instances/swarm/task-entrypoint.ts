@@ -53,7 +53,11 @@ export function taskEntrypoint(i: EntrypointInput): string[] {
     '  sleep 0.1',
     'done',
     '. "$identity"',
-    ...i.beforeStart.flatMap((argv, index) => [say(`'before-start ${index}'`), run(argv), `code=$?; if [ "$code" -ne 0 ]; then ${say(`"before-start-failed ${index} $code"`)}; exit "$code"; fi`]),
+    ...i.beforeStart.flatMap((argv, index) => [
+      say(`'before-start ${index}'`),
+      run(argv),
+      `code=$?; if [ "$code" -ne 0 ]; then ${say(`"before-start-failed ${index} $code"`)}; exit "$code"; fi`,
+    ]),
     say('started'),
     `exec ${run(i.command)}`,
   ];
@@ -67,7 +71,10 @@ export function identityFile(env: Record<string, string>): string {
     .join('');
 }
 
-export type EntrypointEvent = { kind: 'started' } | { kind: 'before-start'; index: number } | { kind: 'before-start-failed'; index: number; code: number };
+export type EntrypointEvent =
+  | { kind: 'started' }
+  | { kind: 'before-start'; index: number }
+  | { kind: 'before-start-failed'; index: number; code: number };
 
 /** The event a line of the task's stdout carries, or undefined for the app's own lines. */
 export function entrypointEvent(marker: string, line: string): EntrypointEvent | undefined {

@@ -8,7 +8,10 @@ import { PlanError } from '../plan.js';
 /** `npm config get registry` with the machine's npm configuration. */
 export async function npmConfiguredRegistry(): Promise<string> {
   try {
-    const { stdout } = await runChecked(['npm', 'config', 'get', 'registry'], { timeoutMs: 30_000, env: { ...process.env, npm_config_update_notifier: 'false' } });
+    const { stdout } = await runChecked(['npm', 'config', 'get', 'registry'], {
+      timeoutMs: 30_000,
+      env: { ...process.env, npm_config_update_notifier: 'false' },
+    });
     const value = stdout.trim();
     if (value === '' || value === 'undefined') throw new Error('npm printed no registry');
     return value;

@@ -18,13 +18,21 @@ describe('package manager choice', () => {
   });
 
   it('yarn.lock: berry with packageManager yarn 3.x/4.x, Yarn 1 otherwise (with the deprecation warning)', () => {
-    const berry = choosePackageManager({ lockfiles: ['yarn.lock'], yarnLockHead: BERRY_LOCK, declared: parsePackageManagerField('yarn@3.8.7') });
+    const berry = choosePackageManager({
+      lockfiles: ['yarn.lock'],
+      yarnLockHead: BERRY_LOCK,
+      declared: parsePackageManagerField('yarn@3.8.7'),
+    });
     assert.equal(berry.manager, 'yarn-berry');
     assert.deepEqual(berry.warnings, []);
     const classic = choosePackageManager({ lockfiles: ['yarn.lock'], yarnLockHead: V1_LOCK });
     assert.equal(classic.manager, 'yarn1');
     assert.match(classic.warnings[0], /^Yarn 1\.x is deprecated/);
-    const declaredClassic = choosePackageManager({ lockfiles: ['yarn.lock'], yarnLockHead: V1_LOCK, declared: parsePackageManagerField('yarn@1.22.19') });
+    const declaredClassic = choosePackageManager({
+      lockfiles: ['yarn.lock'],
+      yarnLockHead: V1_LOCK,
+      declared: parsePackageManagerField('yarn@1.22.19'),
+    });
     assert.equal(declaredClassic.manager, 'yarn1');
     assert.match(declaredClassic.warnings[0], /^Yarn 1\.x is deprecated/);
   });
@@ -43,9 +51,17 @@ describe('package manager choice', () => {
     for (const buildTool of ['yarn-berry', 'yarn2', 'yarn']) {
       const choice = choosePackageManager({ buildTool, lockfiles: ['yarn.lock'], yarnLockHead: BERRY_LOCK, declared });
       assert.equal(choice.manager, 'yarn-berry', buildTool);
-      assert.equal(choice.warnings.filter((w) => /^Yarn 2\.x is deprecated/.test(w)).length, 1, `${buildTool}: ${choice.warnings.join(' | ')}`);
+      assert.equal(
+        choice.warnings.filter((w) => /^Yarn 2\.x is deprecated/.test(w)).length,
+        1,
+        `${buildTool}: ${choice.warnings.join(' | ')}`,
+      );
     }
-    const four = choosePackageManager({ buildTool: 'yarn-berry', lockfiles: ['yarn.lock'], declared: parsePackageManagerField('yarn@4.18.1') });
+    const four = choosePackageManager({
+      buildTool: 'yarn-berry',
+      lockfiles: ['yarn.lock'],
+      declared: parsePackageManagerField('yarn@4.18.1'),
+    });
     assert.deepEqual(four.warnings, []);
   });
 
@@ -58,7 +74,11 @@ describe('package manager choice', () => {
         'bun.lock/bun.lockb, pnpm-lock.yaml, yarn.lock, package-lock.json and used pnpm-lock.yaml. ' +
         'Delete the lockfiles of the package managers you do not use (git rm), or set CC_NODE_BUILD_TOOL.',
     );
-    assert.deepEqual(choosePackageManager({ lockfiles: ['bun.lock', 'bun.lockb'] }).warnings, [], 'two lockfiles of one manager are not a conflict');
+    assert.deepEqual(
+      choosePackageManager({ lockfiles: ['bun.lock', 'bun.lockb'] }).warnings,
+      [],
+      'two lockfiles of one manager are not a conflict',
+    );
   });
 
   it('CC_NODE_BUILD_TOOL overrides detection', () => {
@@ -84,7 +104,11 @@ describe('package manager choice', () => {
     const yarn = choosePackageManager({ buildTool: 'yarn', lockfiles: ['yarn.lock'], yarnLockHead: V1_LOCK });
     assert.equal(yarn.manager, 'yarn1');
     assert.match(yarn.warnings[0], /^CC_NODE_BUILD_TOOL=yarn is deprecated/);
-    const yarnOnBerry = choosePackageManager({ buildTool: 'yarn', lockfiles: ['yarn.lock'], declared: parsePackageManagerField('yarn@4.9.4') });
+    const yarnOnBerry = choosePackageManager({
+      buildTool: 'yarn',
+      lockfiles: ['yarn.lock'],
+      declared: parsePackageManagerField('yarn@4.9.4'),
+    });
     assert.equal(yarnOnBerry.manager, 'yarn-berry');
     const yarn2 = choosePackageManager({ buildTool: 'yarn2', lockfiles: [] });
     assert.equal(yarn2.manager, 'yarn-berry');
@@ -92,7 +116,10 @@ describe('package manager choice', () => {
   });
 
   it('an unknown value fails with the valid ones', () => {
-    assert.throws(() => choosePackageManager({ buildTool: 'YARN', lockfiles: [] }), (e: unknown) => e instanceof PlanError && /Valid values: bun, npm/.test(e.message));
+    assert.throws(
+      () => choosePackageManager({ buildTool: 'YARN', lockfiles: [] }),
+      (e: unknown) => e instanceof PlanError && /Valid values: bun, npm/.test(e.message),
+    );
   });
 
   it('a packageManager that detection does not follow gets a warning', () => {
@@ -108,7 +135,11 @@ describe('package manager choice', () => {
   });
 
   it('parses packageManager with a Corepack hash', () => {
-    assert.deepEqual(parsePackageManagerField('pnpm@10.20.0+sha512.abcDEF0123=='), { name: 'pnpm', version: '10.20.0', raw: 'pnpm@10.20.0+sha512.abcDEF0123==' });
+    assert.deepEqual(parsePackageManagerField('pnpm@10.20.0+sha512.abcDEF0123=='), {
+      name: 'pnpm',
+      version: '10.20.0',
+      raw: 'pnpm@10.20.0+sha512.abcDEF0123==',
+    });
     assert.throws(() => parsePackageManagerField('deno@2.0.0'), /slipway knows npm, pnpm, yarn, bun/);
   });
 });

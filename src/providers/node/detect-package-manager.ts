@@ -68,26 +68,56 @@ function warnIfYarn2(declared: DeclaredPackageManager | undefined, warnings: str
   if (declared?.name === 'yarn' && declaredMajor(declared) === 2) warnings.push(YARN2_DEPRECATION);
 }
 
-function yarnChoice(declared: DeclaredPackageManager | undefined, head: string | undefined, why: string, warnings: string[], notes: string[]): PackageManagerChoice {
+function yarnChoice(
+  declared: DeclaredPackageManager | undefined,
+  head: string | undefined,
+  why: string,
+  warnings: string[],
+  notes: string[],
+): PackageManagerChoice {
   const declaredYarn = declared?.name === 'yarn' ? declared : undefined;
   if (declaredYarn) {
     const major = declaredMajor(declaredYarn);
     if (major >= 2) {
       warnIfYarn2(declaredYarn, warnings);
-      return { manager: 'yarn-berry', npmCommand: 'install', reason: `${why} and package.json declares "packageManager": "${declaredYarn.raw}" (Yarn ${major}.x)`, warnings, notes };
+      return {
+        manager: 'yarn-berry',
+        npmCommand: 'install',
+        reason: `${why} and package.json declares "packageManager": "${declaredYarn.raw}" (Yarn ${major}.x)`,
+        warnings,
+        notes,
+      };
     }
     warnings.push(YARN1_DEPRECATION);
-    return { manager: 'yarn1', npmCommand: 'install', reason: `${why} and package.json declares "packageManager": "${declaredYarn.raw}" (Yarn 1)`, warnings, notes };
+    return {
+      manager: 'yarn1',
+      npmCommand: 'install',
+      reason: `${why} and package.json declares "packageManager": "${declaredYarn.raw}" (Yarn 1)`,
+      warnings,
+      notes,
+    };
   }
   if (yarnLockFlavour(head) === 'berry') {
     warnings.push(
       'yarn.lock is in Yarn berry format but package.json has no "packageManager" field: slipway uses the latest packaged Yarn 4.x. ' +
         'Pin your Yarn with `yarn set version <version>` and commit package.json.',
     );
-    return { manager: 'yarn-berry', npmCommand: 'install', reason: `${why}, in Yarn berry format (__metadata), and no "packageManager" field`, warnings, notes };
+    return {
+      manager: 'yarn-berry',
+      npmCommand: 'install',
+      reason: `${why}, in Yarn berry format (__metadata), and no "packageManager" field`,
+      warnings,
+      notes,
+    };
   }
   warnings.push(YARN1_DEPRECATION);
-  return { manager: 'yarn1', npmCommand: 'install', reason: `${why} without a Yarn 2+ "packageManager" field: Yarn 1 (the system Yarn)`, warnings, notes };
+  return {
+    manager: 'yarn1',
+    npmCommand: 'install',
+    reason: `${why} without a Yarn 2+ "packageManager" field: Yarn 1 (the system Yarn)`,
+    warnings,
+    notes,
+  };
 }
 
 function fromBuildTool(value: string, input: ChooseInput, warnings: string[], notes: string[]): PackageManagerChoice {
@@ -115,9 +145,17 @@ function fromBuildTool(value: string, input: ChooseInput, warnings: string[], no
     case 'yarn2':
       warnings.push('CC_NODE_BUILD_TOOL=yarn2 is deprecated: set CC_NODE_BUILD_TOOL=yarn-berry instead (same behaviour).');
       warnIfYarn2(input.declared, warnings);
-      return { manager: 'yarn-berry', npmCommand: 'install', reason: `${why} (deprecated name of yarn-berry): Yarn berry`, warnings, notes };
+      return {
+        manager: 'yarn-berry',
+        npmCommand: 'install',
+        reason: `${why} (deprecated name of yarn-berry): Yarn berry`,
+        warnings,
+        notes,
+      };
     case 'yarn':
-      warnings.push('CC_NODE_BUILD_TOOL=yarn is deprecated: set CC_NODE_BUILD_TOOL=yarn-berry (Yarn 4), or unset it to detect from the lockfile.');
+      warnings.push(
+        'CC_NODE_BUILD_TOOL=yarn is deprecated: set CC_NODE_BUILD_TOOL=yarn-berry (Yarn 4), or unset it to detect from the lockfile.',
+      );
       return yarnChoice(input.declared, input.yarnLockHead, why, warnings, notes);
     case 'custom': {
       const command = input.customBuildTool?.trim();
@@ -127,7 +165,14 @@ function fromBuildTool(value: string, input: ChooseInput, warnings: string[], no
           'Set CC_CUSTOM_BUILD_TOOL (for example `env set CC_CUSTOM_BUILD_TOOL "npm install && npm run build"`), or choose another CC_NODE_BUILD_TOOL.',
         );
       }
-      return { manager: 'custom', npmCommand: 'install', customCommand: command, reason: `${why}: the build runs CC_CUSTOM_BUILD_TOOL`, warnings, notes };
+      return {
+        manager: 'custom',
+        npmCommand: 'install',
+        customCommand: command,
+        reason: `${why}: the build runs CC_CUSTOM_BUILD_TOOL`,
+        warnings,
+        notes,
+      };
     }
     default:
       throw new PlanError(
@@ -147,9 +192,14 @@ export function choosePackageManager(input: ChooseInput): PackageManagerChoice {
   if (buildTool) {
     const ignored = input.lockfiles.filter((l) => {
       const owner = LOCKFILE_MANAGER[l];
-      return !(owner === buildTool || (owner === 'npm' && buildTool.startsWith('npm')) || (owner === 'yarn' && buildTool.startsWith('yarn')));
+      return !(
+        owner === buildTool ||
+        (owner === 'npm' && buildTool.startsWith('npm')) ||
+        (owner === 'yarn' && buildTool.startsWith('yarn'))
+      );
     });
-    if (ignored.length > 0 && buildTool !== 'custom') notes.push(`CC_NODE_BUILD_TOOL=${buildTool} overrides detection: ${ignored.join(', ')} not used.`);
+    if (ignored.length > 0 && buildTool !== 'custom')
+      notes.push(`CC_NODE_BUILD_TOOL=${buildTool} overrides detection: ${ignored.join(', ')} not used.`);
     return fromBuildTool(buildTool, input, warnings, notes);
   }
 
@@ -177,7 +227,13 @@ export function choosePackageManager(input: ChooseInput): PackageManagerChoice {
       choice = { manager: 'npm', npmCommand: 'install', reason: `${first} is present: npm install (the default)`, warnings, notes };
       break;
     default:
-      choice = { manager: 'npm', npmCommand: 'install', reason: 'no lockfile and no CC_NODE_BUILD_TOOL: npm install (the default)', warnings, notes };
+      choice = {
+        manager: 'npm',
+        npmCommand: 'install',
+        reason: 'no lockfile and no CC_NODE_BUILD_TOOL: npm install (the default)',
+        warnings,
+        notes,
+      };
   }
 
   const declared = input.declared;

@@ -32,8 +32,14 @@ describe('devDependencies: CC_NODE_DEV_DEPENDENCIES, then NODE_ENV', () => {
 
   it('Yarn berry: plain install with dev, workspaces focus without (built in on 4, plugin on 3)', () => {
     const berry: PackageManagerChoice = { manager: 'yarn-berry', npmCommand: 'install', reason: '', warnings: [], notes: [] };
-    assert.deepEqual(installPlan({ choice: berry, installDevDependencies: true, berryMajor: 4, installEnv: {}, buildDir: '/build' }).build[0].argv, ['yarn', 'install']);
-    assert.deepEqual(installPlan({ choice: berry, installDevDependencies: false, berryMajor: 4, installEnv: {}, buildDir: '/build' }).build[0].argv, ['yarn', 'workspaces', 'focus', '--all', '--production']);
+    assert.deepEqual(
+      installPlan({ choice: berry, installDevDependencies: true, berryMajor: 4, installEnv: {}, buildDir: '/build' }).build[0].argv,
+      ['yarn', 'install'],
+    );
+    assert.deepEqual(
+      installPlan({ choice: berry, installDevDependencies: false, berryMajor: 4, installEnv: {}, buildDir: '/build' }).build[0].argv,
+      ['yarn', 'workspaces', 'focus', '--all', '--production'],
+    );
     const withPlugin = installPlan({
       choice: berry,
       installDevDependencies: false,
@@ -48,15 +54,29 @@ describe('devDependencies: CC_NODE_DEV_DEPENDENCIES, then NODE_ENV', () => {
     assert.match(withoutPlugin.warnings[0], /devDependencies are installed anyway: Yarn 3 .*yarn plugin import workspace-tools/);
   });
 
-  it('Yarn berry keeps a zero-install project\'s own cache settings', () => {
+  it("Yarn berry keeps a zero-install project's own cache settings", () => {
     const berry: PackageManagerChoice = { manager: 'yarn-berry', npmCommand: 'install', reason: '', warnings: [], notes: [] };
-    const plan = installPlan({ choice: berry, installDevDependencies: true, berryMajor: 4, projectYarnrcYml: 'enableGlobalCache: false\n', installEnv: {}, buildDir: '/build' });
+    const plan = installPlan({
+      choice: berry,
+      installDevDependencies: true,
+      berryMajor: 4,
+      projectYarnrcYml: 'enableGlobalCache: false\n',
+      installEnv: {},
+      buildDir: '/build',
+    });
     assert.equal(plan.build[0].env?.YARN_CACHE_FOLDER, undefined);
     assert.deepEqual(plan.cacheDirs, []);
   });
 
   it('a custom build command gets the decision as the settings npm, Yarn 1, pnpm 10 and Bun read', () => {
-    const custom: PackageManagerChoice = { manager: 'custom', npmCommand: 'install', customCommand: 'npm ci', reason: '', warnings: [], notes: [] };
+    const custom: PackageManagerChoice = {
+      manager: 'custom',
+      npmCommand: 'install',
+      customCommand: 'npm ci',
+      reason: '',
+      warnings: [],
+      notes: [],
+    };
     const withDev = installPlan({ choice: custom, installDevDependencies: true, installEnv: {}, buildDir: '/build' });
     assert.equal(withDev.build[0].env?.npm_config_include, 'dev');
     assert.equal(withDev.build[0].env?.YARN_PRODUCTION, 'false');
@@ -67,6 +87,8 @@ describe('devDependencies: CC_NODE_DEV_DEPENDENCIES, then NODE_ENV', () => {
     assert.equal(without.build[0].env?.YARN_PRODUCTION, 'true');
     assert.equal(without.build[0].env?.npm_config_production, 'true');
     assert.equal(without.build[0].env?.XDG_CONFIG_HOME, '/build/.slipway-cache/config');
-    assert.deepEqual(without.files, [{ path: '.slipway-cache/config/.bunfig.toml', content: '[install]\nproduction = true\n', secret: false }]);
+    assert.deepEqual(without.files, [
+      { path: '.slipway-cache/config/.bunfig.toml', content: '[install]\nproduction = true\n', secret: false },
+    ]);
   });
 });

@@ -89,5 +89,8 @@ export interface CustomDevSettings {
 
 export function customDevSettings(install: boolean): CustomDevSettings {
   if (install) return { env: { npm_config_include: 'dev', YARN_PRODUCTION: 'false' } };
-  return { env: { npm_config_omit: 'dev', YARN_PRODUCTION: 'true', npm_config_production: 'true' }, bunfig: '[install]\nproduction = true\n' };
+  return {
+    env: { npm_config_omit: 'dev', YARN_PRODUCTION: 'true', npm_config_production: 'true' },
+    bunfig: '[install]\nproduction = true\n',
+  };
 }

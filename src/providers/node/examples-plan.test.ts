@@ -18,7 +18,8 @@ const NODE_ENV_WARNING =
   'NODE_ENV is not set: an app in production needs NODE_ENV=production (`slipway env set NODE_ENV production`). Until then devDependencies are installed and most frameworks run in development mode.';
 const SCRIPT_SHELL = { npm_config_script_shell: 'bash' };
 /** What bash is given before the start script: the release's binaries first, npm's lifecycle variables. */
-const PRELUDE = 'export PATH="$PWD/node_modules/.bin:$PATH" npm_lifecycle_event=start npm_lifecycle_script="$1" npm_package_name="$2" npm_package_version="$3" npm_config_user_agent="$4"; ';
+const PRELUDE =
+  'export PATH="$PWD/node_modules/.bin:$PATH" npm_lifecycle_event=start npm_lifecycle_script="$1" npm_package_name="$2" npm_package_version="$3" npm_config_user_agent="$4"; ';
 
 /** npm_config_user_agent as each manager sets it, on Node.js 24.11.0. */
 const agent = (tool: string) => `${tool} node/v24.11.0`;
@@ -31,8 +32,24 @@ const PNP =
 
 /** scripts.start of an example run by bash, with no package manager staying beside the app. */
 function directStart(example: string, userAgent = NPM_AGENT, pnp = false): PlanCommand {
-  const pkg = JSON.parse(readFileSync(path.join(examplePath(example), 'package.json'), 'utf8')) as { name?: string; version?: string; scripts: { start: string } };
-  return { label: 'start script', argv: ['bash', '-c', `${PRELUDE}${pnp ? PNP : ''}exec bash -c "$1"`, 'start', pkg.scripts.start, pkg.name ?? '', pkg.version ?? '', userAgent] };
+  const pkg = JSON.parse(readFileSync(path.join(examplePath(example), 'package.json'), 'utf8')) as {
+    name?: string;
+    version?: string;
+    scripts: { start: string };
+  };
+  return {
+    label: 'start script',
+    argv: [
+      'bash',
+      '-c',
+      `${PRELUDE}${pnp ? PNP : ''}exec bash -c "$1"`,
+      'start',
+      pkg.scripts.start,
+      pkg.name ?? '',
+      pkg.version ?? '',
+      userAgent,
+    ],
+  };
 }
 
 function npmInstall(dev: boolean, command: 'install' | 'ci' = 'install'): PlanCommand {
@@ -52,7 +69,6 @@ function core(plan: BuildPlan) {
 async function examplePlan(name: string, variant?: number): Promise<BuildPlan> {
   return planFor(examplePath(name), await exampleEnv(name, variant));
 }
-
 
 /** Yarn 4's production install, as both Yarn 4 examples (node-modules and Plug'n'Play) build. */
 const YARN4_PRODUCTION_FOCUS = {
@@ -82,9 +98,13 @@ describe('build plans of the example apps', () => {
       warnings: [NODE_ENV_WARNING],
     });
     assert.ok(plan.notes.includes('Package manager: npm, because package-lock.json is present: npm install (the default).'));
-    assert.ok(plan.notes.includes('Build scripts preinstall, install, postinstall: run once each by the install command itself, in that order.'));
     assert.ok(
-      plan.notes.includes('Start command: scripts.start run by bash with node_modules/.bin on PATH, as `npm run start` would run it but without the package manager staying beside the app, after prestart.'),
+      plan.notes.includes('Build scripts preinstall, install, postinstall: run once each by the install command itself, in that order.'),
+    );
+    assert.ok(
+      plan.notes.includes(
+        'Start command: scripts.start run by bash with node_modules/.bin on PATH, as `npm run start` would run it but without the package manager staying beside the app, after prestart.',
+      ),
       plan.notes.join('\n'),
     );
   });
@@ -108,7 +128,12 @@ describe('build plans of the example apps', () => {
     const plan = await examplePlan('node-pnpm');
     assert.deepEqual(core(plan), {
       provider: 'node',
-      toolchain: [NODE_DEFAULT, NPM_DEFAULT, { name: 'pnpm', version: '10.34.9', reason: '"packageManager": "pnpm@10.34.9" in package.json' }, SYSTEM_YARN],
+      toolchain: [
+        NODE_DEFAULT,
+        NPM_DEFAULT,
+        { name: 'pnpm', version: '10.34.9', reason: '"packageManager": "pnpm@10.34.9" in package.json' },
+        SYSTEM_YARN,
+      ],
       env: { npm_config_update_notifier: 'false' },
       files: [],
       build: [
@@ -118,7 +143,13 @@ describe('build plans of the example apps', () => {
           env: { npm_config_update_notifier: 'false', npm_config_store_dir: '${SLIPWAY_APP_CACHE}/pnpm-store' },
         },
       ],
-      beforeStart: [{ label: 'prestart script', argv: ['pnpm', 'run', 'prestart'], env: { ...SCRIPT_SHELL, pnpm_config_verify_deps_before_run: 'false' } }],
+      beforeStart: [
+        {
+          label: 'prestart script',
+          argv: ['pnpm', 'run', 'prestart'],
+          env: { ...SCRIPT_SHELL, pnpm_config_verify_deps_before_run: 'false' },
+        },
+      ],
       start: directStart('node-pnpm', agent('pnpm/10.34.9')),
       cacheDirs: ['node_modules'],
       cacheDirsInRelease: ['node_modules'],
@@ -130,12 +161,14 @@ describe('build plans of the example apps', () => {
     const plan = await examplePlan('node-yarn-berry');
     assert.deepEqual(core(plan), {
       provider: 'node',
-      toolchain: [NODE_DEFAULT, NPM_DEFAULT, { name: 'yarn', version: '4.18.1', reason: '"packageManager": "yarn@4.18.1" in package.json' }],
+      toolchain: [
+        NODE_DEFAULT,
+        NPM_DEFAULT,
+        { name: 'yarn', version: '4.18.1', reason: '"packageManager": "yarn@4.18.1" in package.json' },
+      ],
       env: { npm_config_update_notifier: 'false' },
       files: [],
-      build: [
-        YARN4_PRODUCTION_FOCUS,
-      ],
+      build: [YARN4_PRODUCTION_FOCUS],
       beforeStart: [{ label: 'prestart script', argv: ['yarn', 'run', 'prestart'] }],
       start: directStart('node-yarn-berry', agent('yarn/4.18.1')),
       cacheDirs: ['.slipway-cache/yarn-berry', 'node_modules'],
@@ -148,19 +181,26 @@ describe('build plans of the example apps', () => {
     const plan = await examplePlan('node-yarn-pnp');
     assert.deepEqual(core(plan), {
       provider: 'node',
-      toolchain: [NODE_DEFAULT, NPM_DEFAULT, { name: 'yarn', version: '4.18.1', reason: '"packageManager": "yarn@4.18.1" in package.json' }],
+      toolchain: [
+        NODE_DEFAULT,
+        NPM_DEFAULT,
+        { name: 'yarn', version: '4.18.1', reason: '"packageManager": "yarn@4.18.1" in package.json' },
+      ],
       env: { npm_config_update_notifier: 'false' },
       files: [],
-      build: [
-        YARN4_PRODUCTION_FOCUS,
-      ],
+      build: [YARN4_PRODUCTION_FOCUS],
       beforeStart: [],
       start: directStart('node-yarn-pnp', agent('yarn/4.18.1'), true),
       cacheDirs: ['.slipway-cache/yarn-berry'],
       cacheDirsInRelease: ['.slipway-cache/yarn-berry'],
       warnings: [],
     });
-    assert.ok(plan.notes.some((n) => n.startsWith("Yarn berry with Plug'n'Play: .pnp.cjs loads packages from the zip files of .slipway-cache/yarn-berry")), plan.notes.join('\n'));
+    assert.ok(
+      plan.notes.some((n) =>
+        n.startsWith("Yarn berry with Plug'n'Play: .pnp.cjs loads packages from the zip files of .slipway-cache/yarn-berry"),
+      ),
+      plan.notes.join('\n'),
+    );
     // The same project with a node_modules linker, from the app's environment, moves its cache out and keeps node_modules.
     const linked = await planFor(examplePath('node-yarn-pnp'), { NODE_ENV: 'production', YARN_NODE_LINKER: 'node-modules' });
     assert.deepEqual(linked.cacheDirs, ['.slipway-cache/yarn-berry', 'node_modules']);
@@ -212,7 +252,13 @@ describe('build plans of the example apps', () => {
       toolchain: [NODE_DEFAULT, NPM_DEFAULT, SYSTEM_YARN],
       env: { npm_config_update_notifier: 'false' },
       files: [],
-      build: [{ label: 'yarn install (Yarn 1, with devDependencies)', argv: ['yarn', 'install', '--production=false', '--non-interactive'], env: { YARN_CACHE_FOLDER: '.slipway-cache/yarn' } }],
+      build: [
+        {
+          label: 'yarn install (Yarn 1, with devDependencies)',
+          argv: ['yarn', 'install', '--production=false', '--non-interactive'],
+          env: { YARN_CACHE_FOLDER: '.slipway-cache/yarn' },
+        },
+      ],
       beforeStart: [{ label: 'prestart script', argv: ['yarn', 'run', 'prestart'], env: SCRIPT_SHELL }],
       start: directStart('node-yarn1', agent('yarn/1.22.22')),
       cacheDirs: ['.slipway-cache/yarn', 'node_modules'],
@@ -236,7 +282,13 @@ describe('build plans of the example apps', () => {
       ],
       env: { npm_config_update_notifier: 'false' },
       files: [],
-      build: [{ label: 'bun install (without devDependencies)', argv: ['bun', 'install', '--production'], env: { BUN_INSTALL_CACHE_DIR: '.slipway-cache/bun' } }],
+      build: [
+        {
+          label: 'bun install (without devDependencies)',
+          argv: ['bun', 'install', '--production'],
+          env: { BUN_INSTALL_CACHE_DIR: '.slipway-cache/bun' },
+        },
+      ],
       beforeStart: [],
       start: directStart('node-bun', agent('bun/1.3.1')),
       cacheDirs: ['.slipway-cache/bun', 'node_modules'],
@@ -252,7 +304,13 @@ describe('build plans of the example apps', () => {
         label: 'CC_CUSTOM_BUILD_TOOL',
         argv: ['bash', '-c', 'npm install && npm run generate'],
         // No NODE_ENV: devDependencies installed, and the managers the command runs are told so.
-        env: { ...QUIET_NPM, npm_config_cache: '.slipway-cache/npm', YARN_CACHE_FOLDER: '.slipway-cache/yarn', npm_config_include: 'dev', YARN_PRODUCTION: 'false' },
+        env: {
+          ...QUIET_NPM,
+          npm_config_cache: '.slipway-cache/npm',
+          YARN_CACHE_FOLDER: '.slipway-cache/yarn',
+          npm_config_include: 'dev',
+          YARN_PRODUCTION: 'false',
+        },
       },
     ]);
     assert.deepEqual(plan.start, directStart('node-custom'));
@@ -261,7 +319,12 @@ describe('build plans of the example apps', () => {
 
   it('node-custom: CC_NODE_DEV_DEPENDENCIES reaches the custom command, whatever NODE_ENV says', async () => {
     const dir = examplePath('node-custom');
-    for (const [variant, install] of [[0, true], [1, false], [2, true], [3, false]] as const) {
+    for (const [variant, install] of [
+      [0, true],
+      [1, false],
+      [2, true],
+      [3, false],
+    ] as const) {
       const plan = await examplePlan('node-custom', variant);
       const env = plan.build[0]!.env!;
       if (install) {
@@ -273,7 +336,11 @@ describe('build plans of the example apps', () => {
         assert.equal(env.YARN_PRODUCTION, 'true', `variant ${variant}`);
         assert.equal(env.npm_config_production, 'true', `variant ${variant}`);
         assert.equal(env.XDG_CONFIG_HOME, path.join(dir, '.slipway-cache/config'), `variant ${variant}`);
-        assert.deepEqual(plan.files, [{ path: '.slipway-cache/config/.bunfig.toml', content: '[install]\nproduction = true\n', secret: false }], `variant ${variant}`);
+        assert.deepEqual(
+          plan.files,
+          [{ path: '.slipway-cache/config/.bunfig.toml', content: '[install]\nproduction = true\n', secret: false }],
+          `variant ${variant}`,
+        );
       }
     }
   });
@@ -310,43 +377,79 @@ describe('build plans of the example apps', () => {
       {
         path: '.slipway-cache/config/.npmrc',
         secret: true,
-        content: '# Registry credentials added by slipway for the build; removed before the app starts.\n' + '//127.0.0.1:4873/:_authToken=tok-123\n',
+        content:
+          '# Registry credentials added by slipway for the build; removed before the app starts.\n' +
+          '//127.0.0.1:4873/:_authToken=tok-123\n',
       },
     ]);
     const install = npmInstall(false);
     // Read as npm's user configuration; the registry of every package stays the default one.
-    assert.deepEqual(core(plan).build, [{ ...install, env: { ...install.env, npm_config_userconfig: path.join(dir, '.slipway-cache/config/.npmrc') } }]);
+    assert.deepEqual(core(plan).build, [
+      { ...install, env: { ...install.env, npm_config_userconfig: path.join(dir, '.slipway-cache/config/.npmrc') } },
+    ]);
     // The example commits no .npmrc (its tests write one naming their registry): nothing sends a package to that host.
-    assert.ok(plan.warnings.some((w) => w.startsWith('CC_NPM_REGISTRY says where the credentials go (//127.0.0.1:4873/), not where packages come from')), plan.warnings.join('\n'));
+    assert.ok(
+      plan.warnings.some((w) =>
+        w.startsWith('CC_NPM_REGISTRY says where the credentials go (//127.0.0.1:4873/), not where packages come from'),
+      ),
+      plan.warnings.join('\n'),
+    );
   });
 
   it('node-deno-mise: Deno from mise.toml at an exact version, started by the start script', async () => {
     const plan = await examplePlan('node-deno-mise');
-    assert.deepEqual(plan.toolchain, [NODE_DEFAULT, NPM_DEFAULT, SYSTEM_YARN, { name: 'deno', version: '2.9.6', reason: 'deno = "2" in mise.toml' }]);
+    assert.deepEqual(plan.toolchain, [
+      NODE_DEFAULT,
+      NPM_DEFAULT,
+      SYSTEM_YARN,
+      { name: 'deno', version: '2.9.6', reason: 'deno = "2" in mise.toml' },
+    ]);
     assert.deepEqual(plan.start, directStart('node-deno-mise'));
     assert.deepEqual(plan.warnings, []);
   });
 
   it('node-main-without-start: the main file runs with node, after prestart, then poststart when it ends cleanly', async () => {
     const plan = await examplePlan('node-main-without-start');
-    assert.deepEqual(plan.beforeStart, [{ label: 'prestart script', argv: ['npm', 'run', 'prestart'], env: { npm_config_script_shell: 'bash' } }]);
+    assert.deepEqual(plan.beforeStart, [
+      { label: 'prestart script', argv: ['npm', 'run', 'prestart'], env: { npm_config_script_shell: 'bash' } },
+    ]);
     // The main file is an argument of a fixed script, never part of it.
     assert.deepEqual(plan.start, {
       label: 'node server.js, then poststart',
       argv: ['bash', '-c', 'node "$@" && exec npm run poststart', 'start', './server.js'],
       env: { npm_config_script_shell: 'bash' },
     });
-    assert.ok(plan.notes.includes('Start command: no scripts.start, so the main file runs with node (server.js), after prestart, then poststart when it exits with status 0.'), plan.notes.join('\n'));
-    assert.deepEqual(plan.warnings.filter((w) => w.includes('poststart')), []);
+    assert.ok(
+      plan.notes.includes(
+        'Start command: no scripts.start, so the main file runs with node (server.js), after prestart, then poststart when it exits with status 0.',
+      ),
+      plan.notes.join('\n'),
+    );
+    assert.deepEqual(
+      plan.warnings.filter((w) => w.includes('poststart')),
+      [],
+    );
   });
 
   it('node-poststart: with every manager, prestart runs through it, then bash runs the start script and poststart after a clean end', async () => {
     const byTool: Record<string, unknown> = {};
     for (const variant of [0, 1, 2, 3, 4]) {
       const plan = await examplePlan('node-poststart', variant);
-      byTool[(await exampleEnv('node-poststart', variant)).CC_NODE_BUILD_TOOL!] = { beforeStart: plan.beforeStart.map((c) => c.argv), start: plan.start.argv };
+      byTool[(await exampleEnv('node-poststart', variant)).CC_NODE_BUILD_TOOL!] = {
+        beforeStart: plan.beforeStart.map((c) => c.argv),
+        start: plan.start.argv,
+      };
     }
-    const start = (run: string, tool: string) => ['bash', '-c', `${PRELUDE}bash -c "$1" && exec ${run} poststart`, 'start', 'node server.js', 'slipway-example-poststart', '1.0.0', agent(tool)];
+    const start = (run: string, tool: string) => [
+      'bash',
+      '-c',
+      `${PRELUDE}bash -c "$1" && exec ${run} poststart`,
+      'start',
+      'node server.js',
+      'slipway-example-poststart',
+      '1.0.0',
+      agent(tool),
+    ];
     assert.deepEqual(byTool, {
       npm: { beforeStart: [['npm', 'run', 'prestart']], start: start('npm run', 'npm/11.6.1') },
       pnpm: { beforeStart: [['pnpm', 'run', 'prestart']], start: start('pnpm run', 'pnpm/10.34.9') },
@@ -355,7 +458,16 @@ describe('build plans of the example apps', () => {
       // Plug'n'Play (no .yarnrc.yml): the start script runs node, so NODE_OPTIONS loads .pnp.cjs.
       'yarn-berry': {
         beforeStart: [['yarn', 'run', 'prestart']],
-        start: ['bash', '-c', `${PRELUDE}${PNP}bash -c "$1" && exec yarn run poststart`, 'start', 'node server.js', 'slipway-example-poststart', '1.0.0', agent('yarn/4.18.1')],
+        start: [
+          'bash',
+          '-c',
+          `${PRELUDE}${PNP}bash -c "$1" && exec yarn run poststart`,
+          'start',
+          'node server.js',
+          'slipway-example-poststart',
+          '1.0.0',
+          agent('yarn/4.18.1'),
+        ],
       },
     });
   });
@@ -370,28 +482,41 @@ describe('build plans of the example apps', () => {
 
   it('an install with nothing but the lockfile to write may be skipped; one with install scripts may not', async () => {
     const cached = await examplePlan('node-cached');
-    assert.deepEqual(cached.build[0]!.skipWhenUnchanged?.settings, ['node 24.11.0', `npm ${NPM_DEFAULT.version}`, 'yarn 1.22.22', 'without devDependencies']);
+    assert.deepEqual(cached.build[0]!.skipWhenUnchanged?.settings, [
+      'node 24.11.0',
+      `npm ${NPM_DEFAULT.version}`,
+      'yarn 1.22.22',
+      'without devDependencies',
+    ]);
     assert.ok(cached.build[0]!.skipWhenUnchanged?.files.includes('package-lock.json'));
     for (const name of ['node-npm', 'node-pnpm', 'node-yarn1', 'node-yarn-berry', 'node-custom']) {
-      assert.equal((await examplePlan(name)).build.some((command) => command.skipWhenUnchanged), false, name);
+      assert.equal(
+        (await examplePlan(name)).build.some((command) => command.skipWhenUnchanged),
+        false,
+        name,
+      );
     }
   });
 
   it('node-sigterm and node-https-redirect: the plain npm path', async () => {
     for (const name of ['node-sigterm', 'node-https-redirect']) {
       const plan = await examplePlan(name);
-      assert.deepEqual(core(plan), {
-        provider: 'node',
-        toolchain: [NODE_DEFAULT, NPM_DEFAULT, SYSTEM_YARN],
-        env: { npm_config_update_notifier: 'false' },
-        files: [],
-        build: [npmInstall(false)],
-        beforeStart: [],
-        start: directStart(name),
-        cacheDirs: ['.slipway-cache/npm', 'node_modules'],
-        cacheDirsInRelease: ['node_modules'],
-        warnings: [],
-      }, name);
+      assert.deepEqual(
+        core(plan),
+        {
+          provider: 'node',
+          toolchain: [NODE_DEFAULT, NPM_DEFAULT, SYSTEM_YARN],
+          env: { npm_config_update_notifier: 'false' },
+          files: [],
+          build: [npmInstall(false)],
+          beforeStart: [],
+          start: directStart(name),
+          cacheDirs: ['.slipway-cache/npm', 'node_modules'],
+          cacheDirsInRelease: ['node_modules'],
+          warnings: [],
+        },
+        name,
+      );
     }
   });
 });

@@ -29,7 +29,8 @@ const registry = execFileSync('npm', ['config', 'get', 'registry'], { encoding: 
 const MACHINE_NETWORK_ENV = Object.fromEntries(
   Object.entries(process.env).filter(
     (entry): entry is [string, string] =>
-      entry[1] !== undefined && /^(NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy)$/.test(entry[0]),
+      entry[1] !== undefined &&
+      /^(NODE_EXTRA_CA_CERTS|SSL_CERT_FILE|SSL_CERT_DIR|HTTPS?_PROXY|NO_PROXY|https?_proxy|no_proxy)$/.test(entry[0]),
   ),
 );
 
@@ -61,7 +62,10 @@ function commandEnv(prepared: Prepared, command: PlanCommand, extra: Record<stri
 
 async function runToEnd(prepared: Prepared, command: PlanCommand): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command.argv[0], command.argv.slice(1), { cwd: path.join(prepared.dir, command.cwd ?? '.'), env: commandEnv(prepared, command) });
+    const child = spawn(command.argv[0], command.argv.slice(1), {
+      cwd: path.join(prepared.dir, command.cwd ?? '.'),
+      env: commandEnv(prepared, command),
+    });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -74,7 +78,9 @@ function withAppCache(plan: BuildPlan, appCache: string): BuildPlan {
   const fill = (command: PlanCommand): PlanCommand => ({
     ...command,
     argv: command.argv.map((a) => a.split(APP_CACHE_TOKEN).join(appCache)),
-    ...(command.env ? { env: Object.fromEntries(Object.entries(command.env).map(([k, v]) => [k, v.split(APP_CACHE_TOKEN).join(appCache)])) } : {}),
+    ...(command.env
+      ? { env: Object.fromEntries(Object.entries(command.env).map(([k, v]) => [k, v.split(APP_CACHE_TOKEN).join(appCache)])) }
+      : {}),
   });
   return { ...plan, build: plan.build.map(fill), beforeStart: plan.beforeStart.map(fill), start: fill(plan.start) };
 }
@@ -121,7 +127,11 @@ async function start(prepared: Prepared): Promise<Running> {
   const port = await freePort();
   const command = prepared.plan.start;
   // Its own process group, signalled as a whole, as tini -g does in the instance's sandbox.
-  const child = spawn(command.argv[0], command.argv.slice(1), { cwd: prepared.dir, env: commandEnv(prepared, command, { PORT: String(port) }), detached: true });
+  const child = spawn(command.argv[0], command.argv.slice(1), {
+    cwd: prepared.dir,
+    env: commandEnv(prepared, command, { PORT: String(port) }),
+    detached: true,
+  });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
@@ -161,7 +171,9 @@ async function stop(running: Running): Promise<void> {
  * once and exit 0 itself. Returns lifecycle.log.
  */
 async function endCleanly(prepared: Prepared, running: Running): Promise<string[]> {
-  await fetch(`http://127.0.0.1:${running.port}/exit`).then((r) => r.text()).catch(() => undefined);
+  await fetch(`http://127.0.0.1:${running.port}/exit`)
+    .then((r) => r.text())
+    .catch(() => undefined);
   const code = await Promise.race([running.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 30_000))]);
   if (code === 'timeout') signalGroup(running, 'SIGKILL');
   assert.equal(code, 0, `the start command ended ${code}:\n${running.logs()}`);
@@ -174,14 +186,19 @@ async function getFacts(running: Running): Promise<Record<string, unknown>> {
   return (await response.json()) as Record<string, unknown>;
 }
 
-async function exampleMeta(name: string): Promise<{ env?: Record<string, string>; expect?: Record<string, unknown>; variants?: Array<{ env: Record<string, string>; expect: Record<string, unknown> }> }> {
+async function exampleMeta(name: string): Promise<{
+  env?: Record<string, string>;
+  expect?: Record<string, unknown>;
+  variants?: Array<{ env: Record<string, string>; expect: Record<string, unknown> }>;
+}> {
   return JSON.parse(await readFile(path.join(examplePath(name), 'example.json'), 'utf8'));
 }
 
 function checkExpect(facts: Record<string, unknown>, expect: Record<string, unknown> | undefined): void {
   for (const [key, value] of Object.entries(expect ?? {})) {
     if (key === 'versionMajor') assert.equal(Number(String(facts.version).replace(/^v/, '').split('.')[0]), value, 'major version');
-    else if (key === 'versionPrefix') assert.ok(String(facts.version).startsWith(String(value)), `version ${facts.version} should start with ${value}`);
+    else if (key === 'versionPrefix')
+      assert.ok(String(facts.version).startsWith(String(value)), `version ${facts.version} should start with ${value}`);
     else assert.deepEqual(facts[key], value, key);
   }
 }
@@ -206,7 +223,12 @@ async function deployExample(name: string, extraEnv: Record<string, string> = {}
 const LONG = { timeout: 15 * 60_000 };
 
 describe('example apps built and run with the real tools', { concurrency: 1 }, () => {
-  for (const [name, runtime] of [['node-npm', 'node'], ['node-pnpm', 'node'], ['node-yarn1', 'node'], ['node-yarn-berry', 'node']] as const) {
+  for (const [name, runtime] of [
+    ['node-npm', 'node'],
+    ['node-pnpm', 'node'],
+    ['node-yarn1', 'node'],
+    ['node-yarn-berry', 'node'],
+  ] as const) {
     it(`${name}: preinstall, install, postinstall, prestart each run once, in order`, LONG, async () => {
       const { facts } = await deployExample(name);
       assert.equal(facts.runtime, runtime);
@@ -217,7 +239,7 @@ describe('example apps built and run with the real tools', { concurrency: 1 }, (
 
   it("node-yarn-pnp: Yarn 4 with Plug'n'Play loads the dependency through .pnp.cjs", LONG, async () => {
     const { facts, prepared } = await deployExample('node-yarn-pnp');
-    assert.match(String(facts.pnp), /^\d+$/, 'the app runs under the Plug\'n\'Play runtime');
+    assert.match(String(facts.pnp), /^\d+$/, "the app runs under the Plug'n'Play runtime");
     assert.deepEqual(prepared.plan.cacheDirsInRelease, ['.slipway-cache/yarn-berry']);
   });
 
@@ -249,16 +271,20 @@ describe('example apps built and run with the real tools', { concurrency: 1 }, (
     await deployExample('node-deno-mise');
   });
 
-  it('node-poststart: poststart runs once after a clean end of the start script, with npm, pnpm, Yarn 1, Yarn berry and Bun', LONG, async () => {
-    for (const variant of [0, 1, 2, 3, 4]) {
-      const meta = await exampleMeta('node-poststart');
-      const prepared = await build('node-poststart', meta.variants![variant]!.env);
-      const running = await start(prepared);
-      const facts = await getFacts(running);
-      assert.deepEqual(facts.lifecycle, ['prestart'], `variant ${variant}`);
-      assert.deepEqual(await endCleanly(prepared, running), ['prestart', 'poststart'], `variant ${variant}: ${running.logs()}`);
-    }
-  });
+  it(
+    'node-poststart: poststart runs once after a clean end of the start script, with npm, pnpm, Yarn 1, Yarn berry and Bun',
+    LONG,
+    async () => {
+      for (const variant of [0, 1, 2, 3, 4]) {
+        const meta = await exampleMeta('node-poststart');
+        const prepared = await build('node-poststart', meta.variants![variant]!.env);
+        const running = await start(prepared);
+        const facts = await getFacts(running);
+        assert.deepEqual(facts.lifecycle, ['prestart'], `variant ${variant}`);
+        assert.deepEqual(await endCleanly(prepared, running), ['prestart', 'poststart'], `variant ${variant}: ${running.logs()}`);
+      }
+    },
+  );
 
   it('node-main-without-start: main runs with node, after prestart, and poststart after a clean end', LONG, async () => {
     const prepared = await build('node-main-without-start', {});
@@ -282,7 +308,10 @@ describe('example apps built and run with the real tools', { concurrency: 1 }, (
     const prepared = await build('node-https-redirect', { NODE_ENV: 'production' });
     const running = await start(prepared);
     try {
-      const redirected = await fetch(`http://127.0.0.1:${running.port}/some/path?q=1`, { headers: { 'x-forwarded-proto': 'http', 'x-forwarded-host': 'app.example.test' }, redirect: 'manual' });
+      const redirected = await fetch(`http://127.0.0.1:${running.port}/some/path?q=1`, {
+        headers: { 'x-forwarded-proto': 'http', 'x-forwarded-host': 'app.example.test' },
+        redirect: 'manual',
+      });
       assert.equal(redirected.status, 301);
       assert.equal(redirected.headers.get('location'), 'https://app.example.test/some/path?q=1');
       const secure = await fetch(`http://127.0.0.1:${running.port}/`, { headers: { 'x-forwarded-proto': 'https' } });
@@ -303,10 +332,17 @@ async function startPrivateRegistry(token: string, basic: string) {
   const { createHash } = await import('node:crypto');
   const packDir = await mkdtemp(path.join(tmpdir(), 'slipway-registry-'));
   made.push(packDir);
-  const packed = execFileSync('npm', ['pack', '--pack-destination', packDir, examplePath('node-private-registry-package/secret-greeting')], {
-    encoding: 'utf8',
-    env: { ...process.env, npm_config_update_notifier: 'false' },
-  }).trim().split('\n').pop()!;
+  const packed = execFileSync(
+    'npm',
+    ['pack', '--pack-destination', packDir, examplePath('node-private-registry-package/secret-greeting')],
+    {
+      encoding: 'utf8',
+      env: { ...process.env, npm_config_update_notifier: 'false' },
+    },
+  )
+    .trim()
+    .split('\n')
+    .pop()!;
   const tarball = await readFile(path.join(packDir, packed));
   const name = '@slipway-test/secret-greeting';
   const seen: string[] = [];
@@ -354,7 +390,11 @@ async function startPrivateRegistry(token: string, basic: string) {
     res.end('{}');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { host: `127.0.0.1:${(server.address() as { port: number }).port}`, seen, close: () => new Promise<void>((r) => server.close(() => r())) };
+  return {
+    host: `127.0.0.1:${(server.address() as { port: number }).port}`,
+    seen,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
 }
 
 describe('private registry credentials with the real package managers', { concurrency: 1 }, () => {
@@ -381,7 +421,9 @@ describe('private registry credentials with the real package managers', { concur
         const projectNpmrc = `@slipway-test:registry=http://${registry.host}/\nfund=false\n`;
         const projectFiles: Record<string, string> =
           buildTool === 'yarn-berry'
-            ? { '.yarnrc.yml': `unsafeHttpWhitelist:\n  - 127.0.0.1\nnodeLinker: node-modules\nnpmScopes:\n  slipway-test:\n    npmRegistryServer: "http://${registry.host}"\n` }
+            ? {
+                '.yarnrc.yml': `unsafeHttpWhitelist:\n  - 127.0.0.1\nnodeLinker: node-modules\nnpmScopes:\n  slipway-test:\n    npmRegistryServer: "http://${registry.host}"\n`,
+              }
             : { '.npmrc': projectNpmrc };
         const prepared = await buildWithFiles('node-private-registry', projectFiles, {
           NODE_ENV: 'production',
@@ -395,12 +437,19 @@ describe('private registry credentials with the real package managers', { concur
           assert.equal(facts.secretGreeting, 'hello from the private registry');
           assert.equal(facts.publicDependency, true);
           assert.equal(facts.credentialsFilePresent, false);
-          if (buildTool !== 'yarn-berry') assert.deepEqual(facts.projectNpmrc, projectNpmrc.trim().split('\n'), "the project's .npmrc is kept as committed");
+          if (buildTool !== 'yarn-berry')
+            assert.deepEqual(facts.projectNpmrc, projectNpmrc.trim().split('\n'), "the project's .npmrc is kept as committed");
         } finally {
           await stop(running);
         }
-        assert.ok(registry.seen.some((line) => line.endsWith('authorized')), registry.seen.join('\n'));
-        assert.ok(registry.seen.every((line) => line.includes('@slipway-test')), `the private registry was asked for public packages:\n${registry.seen.join('\n')}`);
+        assert.ok(
+          registry.seen.some((line) => line.endsWith('authorized')),
+          registry.seen.join('\n'),
+        );
+        assert.ok(
+          registry.seen.every((line) => line.includes('@slipway-test')),
+          `the private registry was asked for public packages:\n${registry.seen.join('\n')}`,
+        );
         assert.ok(!registry.seen.some((line) => line.endsWith('bad-credentials')), registry.seen.join('\n'));
       } finally {
         await registry.close();
@@ -412,7 +461,11 @@ describe('private registry credentials with the real package managers', { concur
     const registry = await startPrivateRegistry(TOKEN, BASIC);
     try {
       await assert.rejects(
-        buildWithFiles('node-private-registry', { '.npmrc': `@slipway-test:registry=http://${registry.host}/\n` }, { NODE_ENV: 'production', NPM_TOKEN: 'wrong-token', CC_NPM_REGISTRY: `http://${registry.host}` }),
+        buildWithFiles(
+          'node-private-registry',
+          { '.npmrc': `@slipway-test:registry=http://${registry.host}/\n` },
+          { NODE_ENV: 'production', NPM_TOKEN: 'wrong-token', CC_NPM_REGISTRY: `http://${registry.host}` },
+        ),
         /exited 1/,
       );
     } finally {

@@ -80,7 +80,10 @@ describe('node provider and hostile repositories', () => {
   it('a package.json that is a fifo is refused without waiting for a writer', async () => {
     const { repo } = await layout({});
     execFileSync('mkfifo', [path.join(repo, 'package.json')]);
-    assert.equal((await refused(repo)).message, 'package.json is a named pipe (fifo) in the repository, where slipway expects a regular file.');
+    assert.equal(
+      (await refused(repo)).message,
+      'package.json is a named pipe (fifo) in the repository, where slipway expects a regular file.',
+    );
   });
 
   it('links that stay inside the repository are followed as before', async () => {
@@ -92,6 +95,9 @@ describe('node provider and hostile repositories', () => {
   it('a broken package.json is placed by line and column, without quoting the line', async () => {
     const { repo } = await layout({ 'package.json': `{\n  "token": ${SECRET}\n}\n` });
     const error = await refused(repo);
-    assert.equal(error.message, 'package.json is not valid JSON: expected a value (object, array, string, number, true, false or null), found a letter at line 2, column 12.');
+    assert.equal(
+      error.message,
+      'package.json is not valid JSON: expected a value (object, array, string, number, true, false or null), found a letter at line 2, column 12.',
+    );
   });
 });

@@ -18,7 +18,10 @@ describe('repository hygiene', () => {
     const all = hygieneWarnings({ gitignore: undefined, nodeModulesCommitted: true });
     assert.match(all[0], /node_modules is committed.*git rm -r --cached node_modules/);
     assert.match(all[1], /There is no \.gitignore: create one with the line \/node_modules/);
-    assert.match(hygieneWarnings({ gitignore: 'dist\n', nodeModulesCommitted: false })[0], /^\.gitignore does not mention \/node_modules: add the line \/node_modules/);
+    assert.match(
+      hygieneWarnings({ gitignore: 'dist\n', nodeModulesCommitted: false })[0],
+      /^\.gitignore does not mention \/node_modules: add the line \/node_modules/,
+    );
   });
 });
 
@@ -29,7 +32,9 @@ describe('mise.toml', () => {
       deno: 'latest',
       node: '22',
       bun: '1.3',
-      warnings: ['mise.toml declares python: slipway installs only deno, node, bun from mise.toml; the others are ignored. Remove them from [tools] or install them as npm dependencies.'],
+      warnings: [
+        'mise.toml declares python: slipway installs only deno, node, bun from mise.toml; the others are ignored. Remove them from [tools] or install them as npm dependencies.',
+      ],
     });
   });
 

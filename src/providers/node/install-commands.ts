@@ -99,7 +99,13 @@ export function installPlan(input: InstallInput): InstallPlan {
       // build's node_modules is a safe head start: most of a build's time is writing it out.
       // `npm ci` deletes node_modules first by design, so it only keeps npm's cache.
       return {
-        build: [{ label: `npm ${choice.npmCommand} (${devWord})`, argv: ['npm', choice.npmCommand, ...flags], env: { ...QUIET_NPM, npm_config_cache: CACHE_DIRS.npm, ...installEnv } }],
+        build: [
+          {
+            label: `npm ${choice.npmCommand} (${devWord})`,
+            argv: ['npm', choice.npmCommand, ...flags],
+            env: { ...QUIET_NPM, npm_config_cache: CACHE_DIRS.npm, ...installEnv },
+          },
+        ],
         cacheDirs: choice.npmCommand === 'install' ? [CACHE_DIRS.npm, 'node_modules'] : [CACHE_DIRS.npm],
         ...(choice.npmCommand === 'install' ? { cacheDirsInRelease: ['node_modules'] } : {}),
         notes,
@@ -122,7 +128,13 @@ export function installPlan(input: InstallInput): InstallPlan {
       };
     case 'yarn1':
       return {
-        build: [{ label: `yarn install (Yarn 1, ${devWord})`, argv: ['yarn', 'install', ...flags, '--non-interactive'], env: { YARN_CACHE_FOLDER: CACHE_DIRS.yarn1, ...installEnv } }],
+        build: [
+          {
+            label: `yarn install (Yarn 1, ${devWord})`,
+            argv: ['yarn', 'install', ...flags, '--non-interactive'],
+            env: { YARN_CACHE_FOLDER: CACHE_DIRS.yarn1, ...installEnv },
+          },
+        ],
         cacheDirs: [CACHE_DIRS.yarn1, 'node_modules'],
         ...installedTree(),
         notes,
@@ -130,7 +142,12 @@ export function installPlan(input: InstallInput): InstallPlan {
       };
     case 'yarn-berry': {
       const major = input.berryMajor ?? 4;
-      const env: Record<string, string> = { YARN_ENABLE_TELEMETRY: '0', YARN_ENABLE_IMMUTABLE_INSTALLS: 'false', YARN_ENABLE_PROGRESS_BARS: 'false', ...installEnv };
+      const env: Record<string, string> = {
+        YARN_ENABLE_TELEMETRY: '0',
+        YARN_ENABLE_IMMUTABLE_INSTALLS: 'false',
+        YARN_ENABLE_PROGRESS_BARS: 'false',
+        ...installEnv,
+      };
       const cacheDirs: string[] = [];
       const cacheDirsInRelease: string[] = [];
       if (berryOwnsCache(input.projectYarnrcYml)) {
@@ -143,7 +160,9 @@ export function installPlan(input: InstallInput): InstallPlan {
           // .pnp.cjs loads every package from the zip files of this folder: the release needs it,
           // so the build cache keeps a copy instead of moving it out.
           cacheDirsInRelease.push(CACHE_DIRS.berry);
-          notes.push(`Yarn berry with Plug'n'Play: .pnp.cjs loads packages from the zip files of ${CACHE_DIRS.berry}, so the release keeps that folder (and the next build starts from a copy).`);
+          notes.push(
+            `Yarn berry with Plug'n'Play: .pnp.cjs loads packages from the zip files of ${CACHE_DIRS.berry}, so the release keeps that folder (and the next build starts from a copy).`,
+          );
         }
       }
       if ((input.berryLinker ?? 'pnp') !== 'pnp') {
@@ -153,21 +172,46 @@ export function installPlan(input: InstallInput): InstallPlan {
         cacheDirsInRelease.push('node_modules');
       }
       const kept = { cacheDirs, ...(cacheDirsInRelease.length > 0 ? { cacheDirsInRelease } : {}) };
-      if (dev) return { build: [{ label: `yarn install (Yarn ${major}, ${devWord})`, argv: ['yarn', 'install'], env }], ...kept, notes, warnings };
+      if (dev)
+        return { build: [{ label: `yarn install (Yarn ${major}, ${devWord})`, argv: ['yarn', 'install'], env }], ...kept, notes, warnings };
       if (berryHasWorkspaceTools(major, input.projectYarnrcYml)) {
-        notes.push('Yarn berry has no production install: `yarn workspaces focus --all --production` installs dependencies without devDependencies.');
-        return { build: [{ label: `yarn workspaces focus --all --production (Yarn ${major}, ${devWord})`, argv: ['yarn', 'workspaces', 'focus', '--all', '--production'], env }], ...kept, notes, warnings };
+        notes.push(
+          'Yarn berry has no production install: `yarn workspaces focus --all --production` installs dependencies without devDependencies.',
+        );
+        return {
+          build: [
+            {
+              label: `yarn workspaces focus --all --production (Yarn ${major}, ${devWord})`,
+              argv: ['yarn', 'workspaces', 'focus', '--all', '--production'],
+              env,
+            },
+          ],
+          ...kept,
+          notes,
+          warnings,
+        };
       }
       warnings.push(
         `devDependencies are installed anyway: Yarn ${major} skips them only with \`yarn workspaces focus --production\` from the workspace-tools plugin, which this project does not have. ` +
           'Run `yarn plugin import workspace-tools` and commit .yarnrc.yml and .yarn/plugins, or move to Yarn 4 (built in).',
       );
-      return { build: [{ label: `yarn install (Yarn ${major}, with devDependencies)`, argv: ['yarn', 'install'], env }], ...kept, notes, warnings };
+      return {
+        build: [{ label: `yarn install (Yarn ${major}, with devDependencies)`, argv: ['yarn', 'install'], env }],
+        ...kept,
+        notes,
+        warnings,
+      };
     }
     case 'bun':
       if (!dev) notes.push('bun install --production also refuses a bun.lock that does not match package.json (frozen lockfile).');
       return {
-        build: [{ label: `bun install (${devWord})`, argv: ['bun', 'install', ...flags], env: { BUN_INSTALL_CACHE_DIR: CACHE_DIRS.bun, ...installEnv } }],
+        build: [
+          {
+            label: `bun install (${devWord})`,
+            argv: ['bun', 'install', ...flags],
+            env: { BUN_INSTALL_CACHE_DIR: CACHE_DIRS.bun, ...installEnv },
+          },
+        ],
         cacheDirs: [CACHE_DIRS.bun, 'node_modules'],
         ...installedTree(),
         notes,
@@ -176,12 +220,18 @@ export function installPlan(input: InstallInput): InstallPlan {
     case 'custom': {
       const settings = customDevSettings(dev);
       notes.push(
-        'CC_CUSTOM_BUILD_TOOL runs as the whole install step (through bash: it is the app owner\'s own command, run in the app\'s own build sandbox); ' +
-          `it decides about lifecycle scripts itself. devDependencies: ${dev ? 'npm_config_include=dev and YARN_PRODUCTION=false' : 'npm_config_omit=dev, YARN_PRODUCTION=true, npm_config_production=true (pnpm 10) and production = true in Bun\'s global bunfig'} ` +
+        "CC_CUSTOM_BUILD_TOOL runs as the whole install step (through bash: it is the app owner's own command, run in the app's own build sandbox); " +
+          `it decides about lifecycle scripts itself. devDependencies: ${dev ? 'npm_config_include=dev and YARN_PRODUCTION=false' : "npm_config_omit=dev, YARN_PRODUCTION=true, npm_config_production=true (pnpm 10) and production = true in Bun's global bunfig"} ` +
           'tell npm, Yarn 1, pnpm and Bun; pnpm 12 and Yarn berry read no such setting, so the command passes --prod or `yarn workspaces focus --production` itself. ' +
-          'npm\'s and Yarn\'s caches point into the kept cache folders.',
+          "npm's and Yarn's caches point into the kept cache folders.",
       );
-      const env: Record<string, string> = { ...QUIET_NPM, npm_config_cache: CACHE_DIRS.npm, YARN_CACHE_FOLDER: CACHE_DIRS.yarn1, ...settings.env, ...installEnv };
+      const env: Record<string, string> = {
+        ...QUIET_NPM,
+        npm_config_cache: CACHE_DIRS.npm,
+        YARN_CACHE_FOLDER: CACHE_DIRS.yarn1,
+        ...settings.env,
+        ...installEnv,
+      };
       const files: PlanFile[] = [];
       if (settings.bunfig) {
         files.push({ path: `${USER_CONFIG_DIR}/.bunfig.toml`, content: settings.bunfig, secret: false });

@@ -20,28 +20,48 @@ describe('skipping an install whose inputs did not change', () => {
   it('names package.json, every lockfile and the settings files, the exact tool versions and the devDependencies choice', () => {
     const reuse = installReuse(NPM);
     assert.ok(reuse.inputs);
-    for (const file of ['package.json', 'package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lock', 'bun.lockb', '.npmrc', '.yarnrc.yml']) {
+    for (const file of [
+      'package.json',
+      'package-lock.json',
+      'npm-shrinkwrap.json',
+      'yarn.lock',
+      'pnpm-lock.yaml',
+      'bun.lock',
+      'bun.lockb',
+      '.npmrc',
+      '.yarnrc.yml',
+    ]) {
       assert.ok(reuse.inputs.files.includes(file), file);
     }
     assert.deepEqual(reuse.inputs.settings, ['node 24.11.0', 'npm 11.6.1', 'without devDependencies']);
-    assert.match(reuse.note, /^The install is skipped when the kept node_modules was installed by an earlier successful build from the same package\.json, lockfile/);
+    assert.match(
+      reuse.note,
+      /^The install is skipped when the kept node_modules was installed by an earlier successful build from the same package\.json, lockfile/,
+    );
   });
 
   it('changes with the manager version, the devDependencies choice and package-manager variables, never showing their values', () => {
     const base = installReuse(NPM).inputs!.settings;
-    assert.notDeepEqual(installReuse({ ...NPM, toolchain: [NPM.toolchain[0]!, { name: 'npm', version: '11.6.2', reason: 'x' }] }).inputs!.settings, base);
+    assert.notDeepEqual(
+      installReuse({ ...NPM, toolchain: [NPM.toolchain[0]!, { name: 'npm', version: '11.6.2', reason: 'x' }] }).inputs!.settings,
+      base,
+    );
     assert.notDeepEqual(installReuse({ ...NPM, installDevDependencies: true }).inputs!.settings, base);
     const token = installReuse({ ...NPM, env: { ...NPM.env, npm_config__authToken: 'secret-token-1' } }).inputs!.settings;
     const other = installReuse({ ...NPM, env: { ...NPM.env, npm_config__authToken: 'secret-token-2' } }).inputs!.settings;
     assert.notDeepEqual(token, other);
-    assert.equal(token.some((s) => s.includes('secret-token')), false);
+    assert.equal(
+      token.some((s) => s.includes('secret-token')),
+      false,
+    );
     assert.ok(token.some((s) => s.startsWith('variable npm_config__authToken ')));
     // Variables no package manager reads do not force an install.
     assert.deepEqual(installReuse({ ...NPM, env: { ...NPM.env, GREETING: 'hello' } }).inputs!.settings, base);
   });
 
   it('applies to pnpm, Yarn 1 and Bun too', () => {
-    for (const manager of ['pnpm', 'yarn1', 'bun'] as const) assert.ok(installReuse({ ...NPM, choice: { manager, npmCommand: 'install' } }).inputs, manager);
+    for (const manager of ['pnpm', 'yarn1', 'bun'] as const)
+      assert.ok(installReuse({ ...NPM, choice: { manager, npmCommand: 'install' } }).inputs, manager);
   });
 
   it('never skips an install that does more than write node_modules from the lockfile, and says why', () => {

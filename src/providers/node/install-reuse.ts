@@ -57,7 +57,8 @@ function whyNot(input: InstallReuseInput): string | undefined {
   if (scripts.length > 0) return `package.json has ${scripts.map((s) => `scripts.${s}`).join(', ')}, which the install runs`;
   if (input.workspaces) return 'the install links or copies the workspaces of the repository';
   const local = Object.entries({ ...input.devDependencies, ...input.dependencies }).filter(([, spec]) => LOCAL_SPEC.test(spec.trim()));
-  if (local.length > 0) return `${local.map(([name]) => name).join(', ')} come${local.length === 1 ? 's' : ''} from the repository's own folders, which the install copies or links`;
+  if (local.length > 0)
+    return `${local.map(([name]) => name).join(', ')} come${local.length === 1 ? 's' : ''} from the repository's own folders, which the install copies or links`;
   return undefined;
 }
 

@@ -18,7 +18,10 @@ export interface JsonErrorPosition {
 }
 
 class JsonSyntaxStop extends Error {
-  constructor(readonly offset: number, readonly reason: string) {
+  constructor(
+    readonly offset: number,
+    readonly reason: string,
+  ) {
     super(reason);
   }
 }
@@ -147,7 +150,12 @@ export function findJsonError(text: string): JsonErrorPosition | null {
     }
     for (;;) {
       skipSpace();
-      if (text[pos] !== '"') fail(text[pos] === '}' ? 'expected a property name after the comma (a trailing comma is not allowed)' : 'expected a property name in double quotes');
+      if (text[pos] !== '"')
+        fail(
+          text[pos] === '}'
+            ? 'expected a property name after the comma (a trailing comma is not allowed)'
+            : 'expected a property name in double quotes',
+        );
       string();
       skipSpace();
       if (text[pos] !== ':') fail('expected ":" after the property name');

@@ -30,7 +30,10 @@ function versionOf(value: unknown): string | undefined {
  * (a date library's message) is left out.
  */
 function tomlRule(message: string): string {
-  const reason = message.split('\n')[0]!.replace(/^Invalid TOML document:\s*/, '').trim();
+  const reason = message
+    .split('\n')[0]!
+    .replace(/^Invalid TOML document:\s*/, '')
+    .trim();
   return /^[a-z][a-z ,:-]{0,80}$/i.test(reason) ? `: ${reason}` : '';
 }
 
@@ -50,7 +53,10 @@ export function parseMiseTools(text: string, file = 'mise.toml'): MiseTools {
     return result;
   }
   if (typeof tools !== 'object' || tools === null || Array.isArray(tools)) {
-    throw new PlanError(`${file}: "tools" must be a table ([tools]).`, `Declare tools as [tools] then lines like deno = "2", commit and push again.`);
+    throw new PlanError(
+      `${file}: "tools" must be a table ([tools]).`,
+      `Declare tools as [tools] then lines like deno = "2", commit and push again.`,
+    );
   }
   const unsupported: string[] = [];
   for (const [name, value] of Object.entries(tools)) {
@@ -60,7 +66,10 @@ export function parseMiseTools(text: string, file = 'mise.toml'): MiseTools {
     }
     const version = versionOf(value);
     if (!version) {
-      throw new PlanError(`${file}: tools.${name} has no version.`, `Write ${name} = "<version>" or ${name} = "latest", commit and push again.`);
+      throw new PlanError(
+        `${file}: tools.${name} has no version.`,
+        `Write ${name} = "<version>" or ${name} = "latest", commit and push again.`,
+      );
     }
     result[name as Supported] = version;
   }

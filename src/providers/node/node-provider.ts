@@ -47,7 +47,10 @@ function isTrue(value: string | undefined): boolean {
 function safeMisePath(value: string): string {
   const normal = path.posix.normalize(value.trim().replace(/\\/g, '/'));
   if (normal === '' || normal === '.' || normal.startsWith('/') || normal === '..' || normal.startsWith('../') || normal.includes('\0')) {
-    throw new PlanError(`CC_MISE_FILE_PATH is "${value}", which is not a path inside the repository.`, 'Set it to a relative path such as config/mise.toml, or remove it.');
+    throw new PlanError(
+      `CC_MISE_FILE_PATH is "${value}", which is not a path inside the repository.`,
+      'Set it to a relative path such as config/mise.toml, or remove it.',
+    );
   }
   return normal;
 }
@@ -93,9 +96,13 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
       warnings.push(...choice.warnings);
 
       const dev = decideDevDependencies(env);
-      notes.push(`devDependencies: ${dev.install ? 'installed' : 'not installed'} (${dev.reason}; CC_NODE_DEV_DEPENDENCIES=install or ignore decides, and when it is unset they are left out only with NODE_ENV=production).`);
+      notes.push(
+        `devDependencies: ${dev.install ? 'installed' : 'not installed'} (${dev.reason}; CC_NODE_DEV_DEPENDENCIES=install or ignore decides, and when it is unset they are left out only with NODE_ENV=production).`,
+      );
       if (env.NODE_ENV === undefined) {
-        warnings.push('NODE_ENV is not set: an app in production needs NODE_ENV=production (`slipway env set NODE_ENV production`). Until then devDependencies are installed and most frameworks run in development mode.');
+        warnings.push(
+          'NODE_ENV is not set: an app in production needs NODE_ENV=production (`slipway env set NODE_ENV production`). Until then devDependencies are installed and most frameworks run in development mode.',
+        );
       }
 
       let mise: MiseTools | undefined;
@@ -105,7 +112,10 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
         mise = parseMiseTools(files.mise.text, files.mise.path);
         warnings.push(...mise.warnings);
       } else if (miseOverride) {
-        throw new PlanError(`CC_MISE_FILE_PATH is "${miseOverride}", but there is no such file in the repository.`, 'Fix the path or remove CC_MISE_FILE_PATH.');
+        throw new PlanError(
+          `CC_MISE_FILE_PATH is "${miseOverride}", but there is no such file in the repository.`,
+          'Fix the path or remove CC_MISE_FILE_PATH.',
+        );
       }
 
       const versions = await resolveToolVersions({
@@ -125,7 +135,10 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
         projectNpmrc: files.npmrc,
         projectYarnrcYml: files.yarnrcYml,
         buildDir: sourceDir,
-        defaultRegistry: async () => env.npm_config_registry ?? env.NPM_CONFIG_REGISTRY ?? (options.defaultRegistry ? await options.defaultRegistry() : await npmConfiguredRegistry()),
+        defaultRegistry: async () =>
+          env.npm_config_registry ??
+          env.NPM_CONFIG_REGISTRY ??
+          (options.defaultRegistry ? await options.defaultRegistry() : await npmConfiguredRegistry()),
       });
 
       const yarn = versions.toolchain.find((t) => t.name === 'yarn');
@@ -146,7 +159,9 @@ export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
         notes.push(`Build scripts ${lifecycle.join(', ')}: run once each by the install command itself, in that order.`);
       }
       if (pkg.scripts.build !== undefined) {
-        notes.push('scripts.build is not run: slipway runs preinstall, install and postinstall at build time and prestart, start and poststart at run time, nothing else. Call the build from postinstall if the app needs it.');
+        notes.push(
+          'scripts.build is not run: slipway runs preinstall, install and postinstall at build time and prestart, start and poststart at run time, nothing else. Call the build from postinstall if the app needs it.',
+        );
       }
 
       const start = startPlan({

@@ -56,7 +56,10 @@ describe('node plan errors', () => {
 
   it('a package.json that is not an object, or has wrongly typed fields, is refused', async () => {
     assert.match((await planError({ 'package.json': '[]' })).message, /must hold a JSON object/);
-    assert.match((await planError({ 'package.json': '{"scripts": {"start": 1}}' })).message, /"scripts\.start" must be a string, but it is a number/);
+    assert.match(
+      (await planError({ 'package.json': '{"scripts": {"start": 1}}' })).message,
+      /"scripts\.start" must be a string, but it is a number/,
+    );
     assert.match((await planError({ 'package.json': '{"engines": "node 22"}' })).message, /"engines" must be an object of strings/);
   });
 

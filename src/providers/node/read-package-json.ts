@@ -36,7 +36,10 @@ function optionalString(json: JsonObject, field: string, file: string): string |
   const value = json[field];
   if (value === undefined) return undefined;
   if (typeof value !== 'string') {
-    throw new PlanError(`${file}: "${field}" must be a string, but it is ${typeName(value)}.`, `Fix "${field}" in ${file}, commit and push again.`);
+    throw new PlanError(
+      `${file}: "${field}" must be a string, but it is ${typeName(value)}.`,
+      `Fix "${field}" in ${file}, commit and push again.`,
+    );
   }
   return value;
 }
@@ -45,7 +48,10 @@ function stringMap(json: JsonObject, field: string, file: string): Record<string
   const value = json[field];
   if (value === undefined) return {};
   if (!isObject(value)) {
-    throw new PlanError(`${file}: "${field}" must be an object of strings, but it is ${typeName(value)}.`, `Fix "${field}" in ${file}, commit and push again.`);
+    throw new PlanError(
+      `${file}: "${field}" must be an object of strings, but it is ${typeName(value)}.`,
+      `Fix "${field}" in ${file}, commit and push again.`,
+    );
   }
   const result: Record<string, string> = {};
   for (const [key, entry] of Object.entries(value)) {
@@ -77,10 +83,16 @@ export function parsePackageJson(rawText: string, file = 'package.json'): Packag
       );
     }
     // V8's message quotes the text; the scanner found nothing, so say no more than that.
-    throw new PlanError(`${file} is not valid JSON.`, `Fix ${file} (check it with \`node -e 'JSON.parse(require("fs").readFileSync("${file}","utf8"))'\`), commit and push again.`);
+    throw new PlanError(
+      `${file} is not valid JSON.`,
+      `Fix ${file} (check it with \`node -e 'JSON.parse(require("fs").readFileSync("${file}","utf8"))'\`), commit and push again.`,
+    );
   }
   if (!isObject(parsed)) {
-    throw new PlanError(`${file} must hold a JSON object ({ ... }), but it holds ${typeName(parsed)}.`, `Put the package description in an object, commit and push again.`);
+    throw new PlanError(
+      `${file} must hold a JSON object ({ ... }), but it holds ${typeName(parsed)}.`,
+      `Put the package description in an object, commit and push again.`,
+    );
   }
   return {
     name: optionalString(parsed, 'name', file),

@@ -33,14 +33,20 @@ const PKG = JSON.stringify({ name: 'x', scripts: { start: 'node s.js' } });
 
 /** Everything of a plan that is printed or handed to processes as plain data. */
 function printedParts(plan: BuildPlan): string {
-  return JSON.stringify({ ...plan, files: plan.files.map((f) => ({ ...f, content: f.secret ? '' : f.content })) }) + describePlan(plan).join('\n');
+  return (
+    JSON.stringify({ ...plan, files: plan.files.map((f) => ({ ...f, content: f.secret ? '' : f.content })) }) +
+    describePlan(plan).join('\n')
+  );
 }
 
 describe('registry credentials', () => {
   it('NPM_TOKEN alone targets the default registry read from npm configuration (here: the test option)', async () => {
     const dir = await project({ 'package.json': PKG });
     const plan = await planFor(dir, { NPM_TOKEN: TOKEN });
-    assert.deepEqual(plan.files.map((f) => [f.path, f.secret]), [[CREDENTIALS_NPMRC, true]]);
+    assert.deepEqual(
+      plan.files.map((f) => [f.path, f.secret]),
+      [[CREDENTIALS_NPMRC, true]],
+    );
     const host = new URL(TEST_DEFAULT_REGISTRY).host;
     assert.match(plan.files[0].content, new RegExp(`^registry=https://${host}/$`, 'm'));
     assert.ok(plan.files[0].content.includes(`//${host}/:_authToken=${TOKEN}\n`));
@@ -58,20 +64,41 @@ describe('registry credentials', () => {
     const projectNpmrc = 'registry=https://mirror.invalid/\n@acme:registry=https://packages.acme.invalid/\nengine-strict=true';
     for (const buildTool of ['npm', 'pnpm', 'yarn', 'bun', 'custom']) {
       const dir = await project({ 'package.json': PKG, '.npmrc': projectNpmrc });
-      const plan = await planFor(dir, { CC_NPM_BASIC_AUTH: BASIC, CC_NPM_REGISTRY: 'packages.acme.invalid', CC_NODE_BUILD_TOOL: buildTool, CC_CUSTOM_BUILD_TOOL: 'npm ci' });
-      assert.deepEqual(plan.files, [
-        { path: CREDENTIALS_NPMRC, secret: true, content: `# Registry credentials added by slipway for the build; removed before the app starts.\n//packages.acme.invalid/:_auth=${BASIC_B64}\n` },
-      ], buildTool);
+      const plan = await planFor(dir, {
+        CC_NPM_BASIC_AUTH: BASIC,
+        CC_NPM_REGISTRY: 'packages.acme.invalid',
+        CC_NODE_BUILD_TOOL: buildTool,
+        CC_CUSTOM_BUILD_TOOL: 'npm ci',
+      });
+      assert.deepEqual(
+        plan.files,
+        [
+          {
+            path: CREDENTIALS_NPMRC,
+            secret: true,
+            content: `# Registry credentials added by slipway for the build; removed before the app starts.\n//packages.acme.invalid/:_auth=${BASIC_B64}\n`,
+          },
+        ],
+        buildTool,
+      );
       const env = plan.build[0].env ?? {};
       if (buildTool !== 'bun') assert.equal(env.npm_config_userconfig, path.join(dir, CREDENTIALS_NPMRC), buildTool);
-      if (buildTool === 'bun' || buildTool === 'custom') assert.equal(env.XDG_CONFIG_HOME, path.dirname(path.join(dir, CREDENTIALS_NPMRC)), buildTool);
+      if (buildTool === 'bun' || buildTool === 'custom')
+        assert.equal(env.XDG_CONFIG_HOME, path.dirname(path.join(dir, CREDENTIALS_NPMRC)), buildTool);
       assert.equal(env.npm_config_registry, undefined, `${buildTool}: CC_NPM_REGISTRY does not become the registry of every package`);
-      assert.deepEqual(plan.warnings.filter((w) => w.includes('CC_NPM_REGISTRY')), [], buildTool);
+      assert.deepEqual(
+        plan.warnings.filter((w) => w.includes('CC_NPM_REGISTRY')),
+        [],
+        buildTool,
+      );
     }
   });
 
   it('CC_NPM_REGISTRY that no registry setting of the project names: a warning says how to route a scope there', async () => {
-    const plan = await planFor(await project({ 'package.json': PKG, '.npmrc': 'engine-strict=true\n' }), { NPM_TOKEN: TOKEN, CC_NPM_REGISTRY: 'packages.acme.invalid' });
+    const plan = await planFor(await project({ 'package.json': PKG, '.npmrc': 'engine-strict=true\n' }), {
+      NPM_TOKEN: TOKEN,
+      CC_NPM_REGISTRY: 'packages.acme.invalid',
+    });
     assert.ok(!plan.files[0].content.includes('registry='), plan.files[0].content);
     assert.ok(
       plan.warnings.includes(
@@ -86,10 +113,14 @@ describe('registry credentials', () => {
     const dir = await project({
       'package.json': JSON.stringify({ name: 'x', scripts: { start: 'node s.js' }, packageManager: 'yarn@4.9.4' }),
       'yarn.lock': '__metadata:\n  version: 8\n',
-      '.yarnrc.yml': 'nodeLinker: node-modules\nyarnPath: .yarn/releases/yarn-4.9.4.cjs\nnpmScopes:\n  acme:\n    npmRegistryServer: "https://registry.acme.invalid:8443"\n',
+      '.yarnrc.yml':
+        'nodeLinker: node-modules\nyarnPath: .yarn/releases/yarn-4.9.4.cjs\nnpmScopes:\n  acme:\n    npmRegistryServer: "https://registry.acme.invalid:8443"\n',
     });
     const plan = await planFor(dir, { NPM_TOKEN: TOKEN, CC_NPM_BASIC_AUTH: BASIC, CC_NPM_REGISTRY: 'registry.acme.invalid:8443' });
-    assert.deepEqual(plan.files.map((f) => [f.path, f.secret]), [[BERRY_BUILD_RC, true]]);
+    assert.deepEqual(
+      plan.files.map((f) => [f.path, f.secret]),
+      [[BERRY_BUILD_RC, true]],
+    );
     assert.deepEqual(parseYaml(plan.files[0].content), {
       nodeLinker: 'node-modules',
       yarnPath: '.yarn/releases/yarn-4.9.4.cjs',
@@ -97,20 +128,35 @@ describe('registry credentials', () => {
       npmRegistries: { '//registry.acme.invalid:8443': { npmAlwaysAuth: true, npmAuthToken: TOKEN, npmAuthIdent: BASIC } },
     });
     assert.equal(plan.build[0].env?.YARN_RC_FILENAME, BERRY_BUILD_RC);
-    assert.deepEqual(plan.warnings.filter((w) => w.includes('CC_NPM_REGISTRY')), []);
+    assert.deepEqual(
+      plan.warnings.filter((w) => w.includes('CC_NPM_REGISTRY')),
+      [],
+    );
   });
 
   it('no credential appears in env, commands, notes, warnings or the printed plan', async () => {
     for (const buildTool of ['npm', 'pnpm', 'yarn-berry', 'bun', 'yarn']) {
-      const plan = await planFor(await project({ 'package.json': PKG }), { NPM_TOKEN: TOKEN, CC_NPM_BASIC_AUTH: BASIC, CC_NODE_BUILD_TOOL: buildTool });
+      const plan = await planFor(await project({ 'package.json': PKG }), {
+        NPM_TOKEN: TOKEN,
+        CC_NPM_BASIC_AUTH: BASIC,
+        CC_NODE_BUILD_TOOL: buildTool,
+      });
       const printed = printedParts(plan);
       for (const secret of [TOKEN, BASIC, BASIC_B64, 'pa55:word']) assert.ok(!printed.includes(secret), `${buildTool}: ${secret} leaked`);
-      assert.ok(describePlan(plan).some((line) => /(\.slipway-cache\/config\/\.npmrc|\.yarnrc\.slipway-build\.yml) \(secret: content not shown/.test(line)), buildTool);
+      assert.ok(
+        describePlan(plan).some((line) =>
+          /(\.slipway-cache\/config\/\.npmrc|\.yarnrc\.slipway-build\.yml) \(secret: content not shown/.test(line),
+        ),
+        buildTool,
+      );
     }
   });
 
   it('a line break in a credential is refused (it could write its own .npmrc lines)', async () => {
-    await assert.rejects(planFor(await project({ 'package.json': PKG }), { NPM_TOKEN: 'abc\nregistry=https://evil.invalid/' }), /NPM_TOKEN contains a line break/);
+    await assert.rejects(
+      planFor(await project({ 'package.json': PKG }), { NPM_TOKEN: 'abc\nregistry=https://evil.invalid/' }),
+      /NPM_TOKEN contains a line break/,
+    );
   });
 
   it('CC_NPM_REGISTRY alone writes nothing', async () => {
@@ -119,7 +165,10 @@ describe('registry credentials', () => {
   });
 
   it('registry hosts: bare host, host:port, path, or a full URL', () => {
-    assert.deepEqual(registryFrom('registry.acme.invalid', 'X'), { url: 'https://registry.acme.invalid/', authKey: '//registry.acme.invalid/' });
+    assert.deepEqual(registryFrom('registry.acme.invalid', 'X'), {
+      url: 'https://registry.acme.invalid/',
+      authKey: '//registry.acme.invalid/',
+    });
     assert.deepEqual(registryFrom('nexus.acme.invalid:8081/repository/npm', 'X'), {
       url: 'https://nexus.acme.invalid:8081/repository/npm/',
       authKey: '//nexus.acme.invalid:8081/repository/npm/',

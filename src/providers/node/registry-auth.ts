@@ -72,10 +72,16 @@ export function registryFrom(value: string, source: string): Registry {
   try {
     parsed = new URL(withScheme);
   } catch {
-    throw new PlanError(`${source} is "${trimmed}", which is not a registry host.`, `${source} takes a host name without scheme, for example "registry.example.com".`);
+    throw new PlanError(
+      `${source} is "${trimmed}", which is not a registry host.`,
+      `${source} takes a host name without scheme, for example "registry.example.com".`,
+    );
   }
   if (parsed.username || parsed.password || parsed.search || parsed.hash) {
-    throw new PlanError(`${source} must be a plain host (no credentials, query or fragment).`, 'Put credentials in NPM_TOKEN or CC_NPM_BASIC_AUTH instead.');
+    throw new PlanError(
+      `${source} must be a plain host (no credentials, query or fragment).`,
+      'Put credentials in NPM_TOKEN or CC_NPM_BASIC_AUTH instead.',
+    );
   }
   const pathname = parsed.pathname.endsWith('/') ? parsed.pathname : `${parsed.pathname}/`;
   const hostAndPath = `${parsed.host}${pathname}`;
@@ -84,13 +90,17 @@ export function registryFrom(value: string, source: string): Registry {
 
 function checkSecretValue(name: string, value: string): void {
   // A newline would let a value write its own .npmrc lines; the value itself is never printed.
-  if (/[\r\n]/.test(value)) throw new PlanError(`${name} contains a line break, which cannot be written to .npmrc.`, `Set ${name} again without line breaks.`);
+  if (/[\r\n]/.test(value))
+    throw new PlanError(`${name} contains a line break, which cannot be written to .npmrc.`, `Set ${name} again without line breaks.`);
 }
 
 function basicAuthParts(value: string): { user: string; password: string } {
   const colon = value.indexOf(':');
   if (colon <= 0 || colon === value.length - 1) {
-    throw new PlanError('CC_NPM_BASIC_AUTH must have the form <user>:<password> (its value is not shown).', 'Set CC_NPM_BASIC_AUTH to <user>:<password>.');
+    throw new PlanError(
+      'CC_NPM_BASIC_AUTH must have the form <user>:<password> (its value is not shown).',
+      'Set CC_NPM_BASIC_AUTH to <user>:<password>.',
+    );
   }
   return { user: value.slice(0, colon), password: value.slice(colon + 1) };
 }
@@ -132,7 +142,12 @@ function yarnrcRoutesTo(yarnrc: string | undefined, host: string): boolean {
  * are for the default registry and the project names none, so a manager reading only this
  * file (Bun) asks the registry the credentials are for.
  */
-export function credentialsNpmrcContent(registry: Registry, token: string | undefined, basic: string | undefined, defaultRegistry: boolean): string {
+export function credentialsNpmrcContent(
+  registry: Registry,
+  token: string | undefined,
+  basic: string | undefined,
+  defaultRegistry: boolean,
+): string {
   const lines = ['# Registry credentials added by slipway for the build; removed before the app starts.'];
   if (defaultRegistry) lines.push(`registry=${registry.url}`);
   if (token !== undefined) lines.push(`${registry.authKey}:_authToken=${token}`);
@@ -140,7 +155,13 @@ export function credentialsNpmrcContent(registry: Registry, token: string | unde
   return `${lines.join('\n')}\n`;
 }
 
-export function berryRcContent(projectYarnrc: string | undefined, registry: Registry, token: string | undefined, basic: string | undefined, defaultRegistry: boolean): string {
+export function berryRcContent(
+  projectYarnrc: string | undefined,
+  registry: Registry,
+  token: string | undefined,
+  basic: string | undefined,
+  defaultRegistry: boolean,
+): string {
   let settings: Record<string, unknown> = {};
   if (projectYarnrc !== undefined && projectYarnrc.trim() !== '') {
     let parsed: unknown;
@@ -162,7 +183,9 @@ export function berryRcContent(projectYarnrc: string | undefined, registry: Regi
   // Only credentials for the default registry make it the server: CC_NPM_REGISTRY's host serves
   // the scopes the project's own npmScopes send there.
   if (defaultRegistry && settings.npmRegistryServer === undefined) settings.npmRegistryServer = registry.url.replace(/\/$/, '');
-  const registries = (typeof settings.npmRegistries === 'object' && settings.npmRegistries !== null ? settings.npmRegistries : {}) as Record<string, unknown>;
+  const registries = (
+    typeof settings.npmRegistries === 'object' && settings.npmRegistries !== null ? settings.npmRegistries : {}
+  ) as Record<string, unknown>;
   const entry: Record<string, unknown> = { npmAlwaysAuth: true };
   if (token !== undefined) entry.npmAuthToken = token;
   if (basic !== undefined) entry.npmAuthIdent = basic;
@@ -178,7 +201,10 @@ export async function registryAuth(input: RegistryAuthInput): Promise<RegistryAu
   const customHost = env.CC_NPM_REGISTRY?.trim() || undefined;
   const result: RegistryAuth = { files: [], installEnv: {}, notes: [], warnings: [] };
   if (token === undefined && basic === undefined) {
-    if (customHost) result.notes.push('CC_NPM_REGISTRY is set but neither NPM_TOKEN nor CC_NPM_BASIC_AUTH is: no credentials to add, so no .npmrc is generated.');
+    if (customHost)
+      result.notes.push(
+        'CC_NPM_REGISTRY is set but neither NPM_TOKEN nor CC_NPM_BASIC_AUTH is: no credentials to add, so no .npmrc is generated.',
+      );
     return result;
   }
   if (token !== undefined) checkSecretValue('NPM_TOKEN', token);
@@ -186,8 +212,12 @@ export async function registryAuth(input: RegistryAuthInput): Promise<RegistryAu
     checkSecretValue('CC_NPM_BASIC_AUTH', basic);
     basicAuthParts(basic);
   }
-  const registry = customHost ? registryFrom(customHost, 'CC_NPM_REGISTRY') : registryFrom(await input.defaultRegistry(), "npm's configured registry");
-  const kinds = [token !== undefined ? 'NPM_TOKEN (_authToken)' : '', basic !== undefined ? 'CC_NPM_BASIC_AUTH (basic auth)' : ''].filter(Boolean).join(' and ');
+  const registry = customHost
+    ? registryFrom(customHost, 'CC_NPM_REGISTRY')
+    : registryFrom(await input.defaultRegistry(), "npm's configured registry");
+  const kinds = [token !== undefined ? 'NPM_TOKEN (_authToken)' : '', basic !== undefined ? 'CC_NPM_BASIC_AUTH (basic auth)' : '']
+    .filter(Boolean)
+    .join(' and ');
   const where = customHost ? `CC_NPM_REGISTRY ${registry.authKey}` : `the default registry ${registry.authKey}`;
 
   if (customHost) {
@@ -195,7 +225,10 @@ export async function registryAuth(input: RegistryAuthInput): Promise<RegistryAu
     const routed = manager === 'yarn-berry' ? yarnrcRoutesTo(input.projectYarnrcYml, host) : npmrcRoutesTo(input.projectNpmrc, host);
     if (!routed) {
       const file = manager === 'yarn-berry' ? '.yarnrc.yml' : '.npmrc';
-      const line = manager === 'yarn-berry' ? `npmScopes:\n  your-scope:\n    npmRegistryServer: "${registry.url}"` : `@your-scope:registry=${registry.url}`;
+      const line =
+        manager === 'yarn-berry'
+          ? `npmScopes:\n  your-scope:\n    npmRegistryServer: "${registry.url}"`
+          : `@your-scope:registry=${registry.url}`;
       result.warnings.push(
         `CC_NPM_REGISTRY says where the credentials go (${registry.authKey}), not where packages come from, and no registry setting of the project's ${file} names that host: ` +
           `every package is asked of the default registry. Add \`${line}\` to ${file} for the scope that registry holds, commit and push.`,
@@ -204,11 +237,15 @@ export async function registryAuth(input: RegistryAuthInput): Promise<RegistryAu
   }
 
   if (manager === 'yarn-berry') {
-    result.files.push({ path: BERRY_BUILD_RC, content: berryRcContent(input.projectYarnrcYml, registry, token, basic, !customHost), secret: true });
+    result.files.push({
+      path: BERRY_BUILD_RC,
+      content: berryRcContent(input.projectYarnrcYml, registry, token, basic, !customHost),
+      secret: true,
+    });
     result.installEnv.YARN_RC_FILENAME = BERRY_BUILD_RC;
     result.notes.push(
       `Registry credentials from ${kinds} for ${where}: Yarn berry ignores .npmrc, so the build reads them from ${BERRY_BUILD_RC} ` +
-        '(the project\'s .yarnrc.yml plus npmRegistries), selected with YARN_RC_FILENAME.',
+        "(the project's .yarnrc.yml plus npmRegistries), selected with YARN_RC_FILENAME.",
     );
     return result;
   }
@@ -236,6 +273,7 @@ export async function registryAuth(input: RegistryAuthInput): Promise<RegistryAu
       (input.projectNpmrc !== undefined ? "; the project's own .npmrc is left as committed and wins where both set something" : '') +
       '.',
   );
-  if (token !== undefined && basic !== undefined) result.notes.push('Both NPM_TOKEN and CC_NPM_BASIC_AUTH are set: npm sends the token when both are present.');
+  if (token !== undefined && basic !== undefined)
+    result.notes.push('Both NPM_TOKEN and CC_NPM_BASIC_AUTH are set: npm sends the token when both are present.');
   return result;
 }

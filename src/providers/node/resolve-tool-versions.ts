@@ -80,8 +80,14 @@ export async function resolveToolVersions(input: ToolVersionInput): Promise<Tool
     const line = npmRangeForNode(node.version);
     toolchain.push(
       line.npmRange === DEFAULT_NPM_VERSION
-        ? await resolve('npm', { request: DEFAULT_NPM_VERSION, reason: node.version === DEFAULT_NODE_VERSION ? 'npm shipped with Node.js 24.11.0' : 'default npm version' })
-        : await resolve('npm', { request: line.npmRange, reason: `newest npm ${line.npmRange} (npm ${DEFAULT_NPM_VERSION} does not run on Node.js ${node.version})` }),
+        ? await resolve('npm', {
+            request: DEFAULT_NPM_VERSION,
+            reason: node.version === DEFAULT_NODE_VERSION ? 'npm shipped with Node.js 24.11.0' : 'default npm version',
+          })
+        : await resolve('npm', {
+            request: line.npmRange,
+            reason: `newest npm ${line.npmRange} (npm ${DEFAULT_NPM_VERSION} does not run on Node.js ${node.version})`,
+          }),
     );
   }
 
@@ -124,7 +130,8 @@ export async function resolveToolVersions(input: ToolVersionInput): Promise<Tool
   if (manager === 'bun' || mise?.bun) {
     let bunRequest: Request;
     if (engines.bun !== undefined) bunRequest = { request: engines.bun, reason: `engines.bun "${engines.bun}" in package.json` };
-    else if (declared?.name === 'bun') bunRequest = { request: declared.version, reason: `"packageManager": "${declared.raw}" in package.json` };
+    else if (declared?.name === 'bun')
+      bunRequest = { request: declared.version, reason: `"packageManager": "${declared.raw}" in package.json` };
     else if (mise?.bun) bunRequest = { request: mise.bun, reason: `bun = "${mise.bun}" in ${miseFile}` };
     else bunRequest = { request: DEFAULT_BUN_VERSION, reason: 'default Bun version' };
     const resolved = await resolve('bun', bunRequest);

@@ -176,7 +176,7 @@ export function startPlan(input: StartInput): StartPlan {
 
   if (runCommand) {
     notes.push(
-      'Start command: CC_RUN_COMMAND, run with bash -c (the app owner\'s own command for the app\'s own sandbox; bash execs a single command so it receives SIGTERM). ' +
+      "Start command: CC_RUN_COMMAND, run with bash -c (the app owner's own command for the app's own sandbox; bash execs a single command so it receives SIGTERM). " +
         'prestart and poststart belong to scripts.start and are not run.',
     );
     return { build: [], beforeStart: [], start: { label: 'CC_RUN_COMMAND', argv: ['bash', '-c', runCommand] }, notes, warnings };
@@ -192,13 +192,23 @@ export function startPlan(input: StartInput): StartPlan {
     if (pnp && !startsNode(scripts.start) && !binary) {
       const beforeStart = hasPre ? [scriptCommand(manager, 'prestart', 'prestart script')] : [];
       const runs = [hasPre ? 'after prestart' : '', hasPost ? 'then poststart when it exits with status 0' : ''].filter(Boolean).join(', ');
-      notes.push(`Start command: scripts.start through \`yarn run start\`${runs ? `, ${runs} (Yarn berry does not run pre/post scripts itself)` : ''}; it is not one command naming node or a binary, so it may need several of the binaries Yarn provides under Plug'n'Play.`);
-      return { build: [], beforeStart, start: hasPost ? thenPoststart(manager, start, 'start script, then poststart', []) : start, notes, warnings };
+      notes.push(
+        `Start command: scripts.start through \`yarn run start\`${runs ? `, ${runs} (Yarn berry does not run pre/post scripts itself)` : ''}; it is not one command naming node or a binary, so it may need several of the binaries Yarn provides under Plug'n'Play.`,
+      );
+      return {
+        build: [],
+        beforeStart,
+        start: hasPost ? thenPoststart(manager, start, 'start script, then poststart', []) : start,
+        notes,
+        warnings,
+      };
     }
     // The manager runs prestart and ends; the start script then runs without it (see above).
     const beforeStart = hasPre ? [scriptCommand(manager, 'prestart', 'prestart script')] : [];
     const runs = [hasPre ? 'after prestart' : '', hasPost ? 'then poststart when it exits with status 0' : ''].filter(Boolean).join(', ');
-    notes.push(`Start command: scripts.start run by bash with node_modules/.bin on PATH, as \`${start.argv.join(' ')}\` would run it but without the package manager staying beside the app${runs ? `, ${runs}` : ''}.`);
+    notes.push(
+      `Start command: scripts.start run by bash with node_modules/.bin on PATH, as \`${start.argv.join(' ')}\` would run it but without the package manager staying beside the app${runs ? `, ${runs}` : ''}.`,
+    );
     if (pnp) notes.push("Plug'n'Play: NODE_OPTIONS loads .pnp.cjs, as yarn run would.");
     if (binary) {
       notes.push(
@@ -220,10 +230,19 @@ export function startPlan(input: StartInput): StartPlan {
     const runs = [hasPre ? 'after prestart' : '', hasPost ? 'then poststart when it exits with status 0' : ''].filter(Boolean).join(', ');
     notes.push(`Start command: no scripts.start, so the main file runs with ${runtime} (${input.main})${runs ? `, ${runs}` : ''}.`);
     const main: PlanCommand = { label: `${runtime} ${input.main}`, argv: [runtime, asPathArgument(input.main.trim())] };
-    return { build: [], beforeStart, start: hasPost ? thenPoststart(manager, main, `${runtime} ${input.main}, then poststart`, main.argv.slice(1)) : main, notes, warnings };
+    return {
+      build: [],
+      beforeStart,
+      start: hasPost ? thenPoststart(manager, main, `${runtime} ${input.main}, then poststart`, main.argv.slice(1)) : main,
+      notes,
+      warnings,
+    };
   }
 
-  const found = input.startCandidates.length > 0 ? ` The repository has ${input.startCandidates.join(', ')}: for example add "scripts": { "start": "node ${input.startCandidates[0]}" }.` : '';
+  const found =
+    input.startCandidates.length > 0
+      ? ` The repository has ${input.startCandidates.join(', ')}: for example add "scripts": { "start": "node ${input.startCandidates[0]}" }.`
+      : '';
   throw new PlanError(
     'No start command: package.json has no scripts.start and no main, and CC_RUN_COMMAND is not set. ' +
       'slipway looks for a start command in this order: CC_RUN_COMMAND, scripts.start in package.json, main in package.json.' +

@@ -104,7 +104,8 @@ describe('explainSbtFailure', () => {
   });
 
   it('a newer class file than the JVM', () => {
-    const text = '[error] java.lang.UnsupportedClassVersionError: example/Main has been compiled by a more recent version of the Java Runtime (class file version 69.0)';
+    const text =
+      '[error] java.lang.UnsupportedClassVersionError: example/Main has been compiled by a more recent version of the Java Runtime (class file version 69.0)';
     assert.match(explainSbtFailure([text])!, /CC_JAVA_VERSION/);
   });
 

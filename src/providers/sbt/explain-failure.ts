@@ -76,7 +76,9 @@ export function explainSbtFailure(outputLines: string[]): string | null {
     );
   }
 
-  if (/UnsupportedClassVersionError|class file has wrong version|has been compiled by a more recent version of the Java Runtime/.test(text)) {
+  if (
+    /UnsupportedClassVersionError|class file has wrong version|has been compiled by a more recent version of the Java Runtime/.test(text)
+  ) {
     return (
       'A class needs a newer Java than the one running sbt. Set CC_JAVA_VERSION to a newer installed JDK ' +
       '(the build log of a failing CC_JAVA_VERSION lists the installed ones), or build for an older Java target.'

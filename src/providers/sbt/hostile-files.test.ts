@@ -72,9 +72,18 @@ describe('sbt provider and hostile repositories', () => {
 
   it('a linked project folder or plugins file leading out is refused, naming it', async () => {
     const a = await layout({ 'build.sbt': '' }, { project: '../../..' });
-    assert.equal((await refused(sbtProvider.plan(context(a.repo)))).message, 'project (on the way to project/build.properties) is a symbolic link to a path outside the repository.');
-    const b = await layout({ 'build.sbt': '', 'project/build.properties': 'sbt.version=1.10.7\n' }, { 'project/plugins.sbt': '/etc/hostname' });
-    assert.match((await refused(sbtProvider.plan(context(b.repo)))).message, /^project\/plugins\.sbt is a symbolic link to an absolute path/);
+    assert.equal(
+      (await refused(sbtProvider.plan(context(a.repo)))).message,
+      'project (on the way to project/build.properties) is a symbolic link to a path outside the repository.',
+    );
+    const b = await layout(
+      { 'build.sbt': '', 'project/build.properties': 'sbt.version=1.10.7\n' },
+      { 'project/plugins.sbt': '/etc/hostname' },
+    );
+    assert.match(
+      (await refused(sbtProvider.plan(context(b.repo)))).message,
+      /^project\/plugins\.sbt is a symbolic link to an absolute path/,
+    );
   });
 
   it("links in the app's cache where sbt's folders go are removed, never followed", async () => {
@@ -87,7 +96,10 @@ describe('sbt provider and hostile repositories', () => {
     assert.equal(readFileSync(path.join(base, 'root-folder', 'tmp', 'kept'), 'utf8'), SECRET, 'the folder the link named keeps its files');
     assert.equal(existsSync(path.join(base, 'root-folder', 'boot')), false, 'nothing is made where the link pointed');
     assert.ok(lstatSync(path.join(cache, 'sbt')).isDirectory() && lstatSync(path.join(cache, 'sbt', 'boot')).isDirectory());
-    assert.match(logged.join('\n'), /sbt's caches are rebuilt from scratch: sbt \(on the way to sbt\/tmp\) is a symbolic link to a path outside the app's cache folder/);
+    assert.match(
+      logged.join('\n'),
+      /sbt's caches are rebuilt from scratch: sbt \(on the way to sbt\/tmp\) is a symbolic link to a path outside the app's cache folder/,
+    );
 
     await rm(path.join(cache, 'sbt', 'ivy'), { recursive: true });
     await symlink('/', path.join(cache, 'sbt', 'ivy'));

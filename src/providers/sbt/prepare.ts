@@ -36,9 +36,16 @@ export async function prepareSbtPlan(plan: BuildPlan, options: SbtPrepareOptions
 }
 
 /** Where the launcher and the repositories file are: the same words in the deploy log and in `slipway plan`. */
-function pathNotes(version: string, paths: { launcher: string; repositories: string }, present: { launcher: boolean; repositories: boolean }): string[] {
+function pathNotes(
+  version: string,
+  paths: { launcher: string; repositories: string },
+  present: { launcher: boolean; repositories: boolean },
+): string[] {
   const notYet = (there: boolean, what: string) => (there ? '' : ` (not yet ${what}: the build does it)`);
-  return [`sbt launcher ${version}: ${paths.launcher}${notYet(present.launcher, 'installed')}.`, `sbt's repositories file: ${paths.repositories}${notYet(present.repositories, 'written')}.`];
+  return [
+    `sbt launcher ${version}: ${paths.launcher}${notYet(present.launcher, 'installed')}.`,
+    `sbt's repositories file: ${paths.repositories}${notYet(present.repositories, 'written')}.`,
+  ];
 }
 
 function withPaths(plan: BuildPlan, values: { launcher: string; repositories: string; appCache: string }, notes: string[]): BuildPlan {
@@ -50,12 +57,27 @@ function withPaths(plan: BuildPlan, values: { launcher: string; repositories: st
  * The plan with the paths prepareSbtPlan would fill in, fetching and writing nothing (`slipway
  * plan`): the launcher and repositories file at the places the build puts them.
  */
-export async function previewSbtPlan(plan: BuildPlan, options: Pick<SbtPrepareOptions, 'toolchainCacheDir' | 'appCacheDir'>): Promise<BuildPlan> {
+export async function previewSbtPlan(
+  plan: BuildPlan,
+  options: Pick<SbtPrepareOptions, 'toolchainCacheDir' | 'appCacheDir'>,
+): Promise<BuildPlan> {
   const sbt = plan.toolchain.find((t) => t.name === 'sbt');
   if (plan.provider !== 'sbt' || !sbt) throw new PlanError(`previewSbtPlan got a ${plan.provider} plan without an sbt toolchain.`);
-  const values = { launcher: launcherPath(options.toolchainCacheDir, sbt.version), repositories: repositoriesFilePath(options.toolchainCacheDir), appCache: options.appCacheDir };
-  const isFile = (path: string) => stat(path).then((s) => s.isFile(), () => false);
-  return withPaths(plan, values, pathNotes(sbt.version, values, { launcher: await isFile(values.launcher), repositories: await isFile(values.repositories) }));
+  const values = {
+    launcher: launcherPath(options.toolchainCacheDir, sbt.version),
+    repositories: repositoriesFilePath(options.toolchainCacheDir),
+    appCache: options.appCacheDir,
+  };
+  const isFile = (path: string) =>
+    stat(path).then(
+      (s) => s.isFile(),
+      () => false,
+    );
+  return withPaths(
+    plan,
+    values,
+    pathNotes(sbt.version, values, { launcher: await isFile(values.launcher), repositories: await isFile(values.repositories) }),
+  );
 }
 
 /**

@@ -40,7 +40,12 @@ async function planError(promise: Promise<unknown>): Promise<PlanError> {
 
 describe('resolveSbtBinary', () => {
   it('starts the first script of target/universal/stage/bin with http.port, never the .bat', async () => {
-    const dir = await build(['target/universal/stage/bin/app.bat*', 'target/universal/stage/bin/app*', 'target/universal/stage/bin/zzz*', 'target/universal/stage/lib/app.jar']);
+    const dir = await build([
+      'target/universal/stage/bin/app.bat*',
+      'target/universal/stage/bin/app*',
+      'target/universal/stage/bin/zzz*',
+      'target/universal/stage/lib/app.jar',
+    ]);
     assert.deepEqual(await resolveSbtBinary(dir, {}), ['./target/universal/stage/bin/app', '-Dhttp.port=8080']);
   });
 
@@ -50,7 +55,11 @@ describe('resolveSbtBinary', () => {
   });
 
   it('CC_SBT_TARGET_DIR + CC_SBT_TARGET_BIN locate the script of a module', async () => {
-    const dir = await build(['web/target/universal/stage/bin/web*', 'web/target/universal/stage/bin/admin*', 'web/target/universal/stage/bin/web.bat']);
+    const dir = await build([
+      'web/target/universal/stage/bin/web*',
+      'web/target/universal/stage/bin/admin*',
+      'web/target/universal/stage/bin/web.bat',
+    ]);
     assert.deepEqual(await resolveSbtBinary(dir, { CC_SBT_TARGET_DIR: 'web', CC_SBT_TARGET_BIN: 'web' }), [
       './web/target/universal/stage/bin/web',
       '-Dhttp.port=8080',
@@ -66,7 +75,11 @@ describe('resolveSbtBinary', () => {
   });
 
   it('with nothing at the root, lists the staged scripts found and names the variables to set', async () => {
-    const dir = await build(['web/target/universal/stage/bin/web*', 'web/target/universal/stage/bin/web.bat', 'core/target/scala-2.13/classes/x.class']);
+    const dir = await build([
+      'web/target/universal/stage/bin/web*',
+      'web/target/universal/stage/bin/web.bat',
+      'core/target/scala-2.13/classes/x.class',
+    ]);
     const error = await planError(resolveSbtBinary(dir, {}));
     assert.match(error.message, /No binary to start: target\/universal\/stage\/bin\/ holds no executable script/);
     assert.match(error.message, /Staged scripts found: web\/target\/universal\/stage\/bin\/web\./);
@@ -108,7 +121,10 @@ describe('resolveSbtBinary', () => {
     const dir = await build(['target/universal/stage/bin/.keep']);
     await symlink('/bin/sh', join(dir, 'target/universal/stage/bin/app'));
     const error = await planError(resolveSbtBinary(dir, { CC_SBT_TARGET_BIN: 'app' }));
-    assert.equal(error.message, 'target/universal/stage/bin/app is a symbolic link to an absolute path, which slipway does not follow in the build folder.');
+    assert.equal(
+      error.message,
+      'target/universal/stage/bin/app is a symbolic link to an absolute path, which slipway does not follow in the build folder.',
+    );
     // Without CC_SBT_TARGET_BIN the escaping link is skipped rather than started.
     const skipped = await planError(resolveSbtBinary(dir, {}));
     assert.match(skipped.message, /holds no executable script/);
@@ -116,14 +132,23 @@ describe('resolveSbtBinary', () => {
 
   it('refuses escaping variables before touching the disk', async () => {
     const dir = await build(['target/universal/stage/bin/app*']);
-    for (const env of <Record<string, string>[]>[{ CC_SBT_TARGET_DIR: '../' }, { CC_SBT_TARGET_DIR: '/tmp' }, { CC_SBT_TARGET_BIN: '../../../../bin/sh' }, { CC_SBT_TARGET_BIN: 'app.bat' }]) {
+    for (const env of <Record<string, string>[]>[
+      { CC_SBT_TARGET_DIR: '../' },
+      { CC_SBT_TARGET_DIR: '/tmp' },
+      { CC_SBT_TARGET_BIN: '../../../../bin/sh' },
+      { CC_SBT_TARGET_BIN: 'app.bat' },
+    ]) {
       await planError(resolveSbtBinary(dir, env));
     }
   });
 
   it('CC_RUN_COMMAND runs as written by sh, once the staged binary is found', async () => {
     const dir = await build(['web/target/universal/stage/bin/web*']);
-    const env = { CC_SBT_TARGET_DIR: 'web', CC_SBT_TARGET_BIN: 'web', CC_RUN_COMMAND: 'web/target/universal/stage/bin/web -Dconfig.resource=prod.conf' };
+    const env = {
+      CC_SBT_TARGET_DIR: 'web',
+      CC_SBT_TARGET_BIN: 'web',
+      CC_RUN_COMMAND: 'web/target/universal/stage/bin/web -Dconfig.resource=prod.conf',
+    };
     assert.deepEqual(await resolveSbtBinary(dir, env), ['sh', '-c', env.CC_RUN_COMMAND]);
   });
 

@@ -47,7 +47,8 @@ async function findStagedElsewhere(tree: UntrustedTree): Promise<string[]> {
     if (depth === 0) return;
     // Real folders only: a link is not visited.
     for (const entry of await tree.list(rel).catch(() => [])) {
-      if (entry.kind !== 'folder' || entry.name.startsWith('.') || ['target', 'project', 'src', 'node_modules'].includes(entry.name)) continue;
+      if (entry.kind !== 'folder' || entry.name.startsWith('.') || ['target', 'project', 'src', 'node_modules'].includes(entry.name))
+        continue;
       await visit(rel === '' ? entry.name : `${rel}/${entry.name}`, depth - 1);
     }
   }
@@ -81,7 +82,10 @@ export async function findSbtBinary(buildDir: string, env: Record<string, string
     const entry = await tree.entry(`${binDir}/${target.bin}`);
     if (entry?.kind === 'file') {
       if ((entry.mode & 0o111) === 0) {
-        throw new PlanError(`${described} exists but is not executable.`, 'Stage the app with sbt-native-packager, which writes executable scripts.');
+        throw new PlanError(
+          `${described} exists but is not executable.`,
+          'Stage the app with sbt-native-packager, which writes executable scripts.',
+        );
       }
       return `${binDir}/${target.bin}`;
     }
@@ -94,7 +98,9 @@ export async function findSbtBinary(buildDir: string, env: Record<string, string
   const found = await findStagedElsewhere(tree);
   throw new PlanError(
     `No binary to start: ${described} ${target.bin ? 'does not exist' : 'holds no executable script (.bat files are ignored)'} after the build. ` +
-      (found.length > 0 ? `Staged scripts found: ${found.join(', ')}.` : 'No staged script was found anywhere in the build (searched <module>/target/universal/stage/bin two folders deep).'),
+      (found.length > 0
+        ? `Staged scripts found: ${found.join(', ')}.`
+        : 'No staged script was found anywhere in the build (searched <module>/target/universal/stage/bin two folders deep).'),
     suggestion(found) + ' CC_SBT_TARGET_DIR is the module folder, CC_SBT_TARGET_BIN the script name.',
   );
 }

@@ -118,7 +118,10 @@ async function getInside(app: RunningApp, path: string): Promise<{ status: numbe
   let last = '';
   for (let attempt = 0; attempt < 90; attempt++) {
     const run = await runCommand(
-      { label: 'probe', argv: ['nsenter', `--net=/proc/${app.pid}/ns/net`, '--', process.execPath, '-e', FETCH_SCRIPT, `http://127.0.0.1:8080${path}`] },
+      {
+        label: 'probe',
+        argv: ['nsenter', `--net=/proc/${app.pid}/ns/net`, '--', process.execPath, '-e', FETCH_SCRIPT, `http://127.0.0.1:8080${path}`],
+      },
       tmpdir(),
       {},
     );

@@ -112,7 +112,20 @@ describe('sbt provider: plan', () => {
     assert.deepEqual(plan.build[0]!.argv.slice(-1), ['stage']);
   });
 
-  for (const hostile of ['stage; rm -rf /', 'stage && id', '$(id)', '`id`', 'stage | cat', '"stage"', "'stage'", '-Dsbt.repository.config=/tmp/x', '@/etc/passwd', 'stage\nid', 'stage > /tmp/x', '${SLIPWAY_APP_CACHE}']) {
+  for (const hostile of [
+    'stage; rm -rf /',
+    'stage && id',
+    '$(id)',
+    '`id`',
+    'stage | cat',
+    '"stage"',
+    "'stage'",
+    '-Dsbt.repository.config=/tmp/x',
+    '@/etc/passwd',
+    'stage\nid',
+    'stage > /tmp/x',
+    '${SLIPWAY_APP_CACHE}',
+  ]) {
     it(`refuses SBT_DEPLOY_GOAL=${JSON.stringify(hostile)}`, async () => {
       const error = await planError(sbtProvider.plan(context(single, { SBT_DEPLOY_GOAL: hostile })));
       assert.match(error.message, /SBT_DEPLOY_GOAL/);
@@ -175,7 +188,12 @@ describe('sbt provider: plan', () => {
     ['CC_SBT_TARGET_BIN', 'web.bat'],
   ] as const) {
     it(`refuses ${name}=${JSON.stringify(value)}`, async () => {
-      const env: Record<string, string> = { SBT_DEPLOY_GOAL: 'web/stage', CC_SBT_TARGET_DIR: 'web', CC_SBT_TARGET_BIN: 'web', [name]: value };
+      const env: Record<string, string> = {
+        SBT_DEPLOY_GOAL: 'web/stage',
+        CC_SBT_TARGET_DIR: 'web',
+        CC_SBT_TARGET_BIN: 'web',
+        [name]: value,
+      };
       const error = await planError(sbtProvider.plan(context(multi, env)));
       assert.match(error.message, new RegExp(name));
     });
@@ -205,7 +223,10 @@ describe('sbt provider: plan', () => {
   });
 
   it('without build.properties (or without sbt.version in it) uses the current 1.x', async () => {
-    const none = await project('no-properties', { 'build.sbt': 'enablePlugins(JavaAppPackaging)\n', 'project/plugins.sbt': 'addSbtPlugin("com.github.sbt" % "sbt-native-packager" % "1.11.7")\n' });
+    const none = await project('no-properties', {
+      'build.sbt': 'enablePlugins(JavaAppPackaging)\n',
+      'project/plugins.sbt': 'addSbtPlugin("com.github.sbt" % "sbt-native-packager" % "1.11.7")\n',
+    });
     const plan = await sbtProvider.plan(context(none));
     assert.equal(plan.toolchain[0]!.version, DEFAULT_SBT_VERSION);
     assert.match(plan.toolchain[0]!.reason, /no project\/build.properties/);
@@ -235,7 +256,9 @@ describe('sbt provider: plan', () => {
 
   it('does not warn about the packager for a goal that does not stage', async () => {
     const dir = await project('custom-goal', { 'build.sbt': 'name := "x"\n', 'project/build.properties': 'sbt.version=1.13.0\n' });
-    const plan = await sbtProvider.plan(context(dir, { SBT_DEPLOY_GOAL: 'assembly', CC_RUN_COMMAND: 'java -jar x.jar', CC_SBT_TARGET_BIN: 'x' }));
+    const plan = await sbtProvider.plan(
+      context(dir, { SBT_DEPLOY_GOAL: 'assembly', CC_RUN_COMMAND: 'java -jar x.jar', CC_SBT_TARGET_BIN: 'x' }),
+    );
     assert.deepEqual(plan.warnings, []);
   });
 
@@ -243,10 +266,15 @@ describe('sbt provider: plan', () => {
     const plan = await sbtProvider.plan(context(single));
     assert.deepEqual(plan.cacheDirs, ['target', 'project/target', 'project/project']);
     assert.deepEqual(plan.cacheDirsInRelease, ['target']);
-    assert.deepEqual(plan.cacheKeyInputs, ['sbt 1.13.0', `java ${defaultJdk.version}${defaultJdk.implementor ? ` (${defaultJdk.implementor})` : ''}`]);
+    assert.deepEqual(plan.cacheKeyInputs, [
+      'sbt 1.13.0',
+      `java ${defaultJdk.version}${defaultJdk.implementor ? ` (${defaultJdk.implementor})` : ''}`,
+    ]);
 
     // Every module's target (a folder with src/, one or two levels down), the staged one copied.
-    const web = await sbtProvider.plan(context(multi, { SBT_DEPLOY_GOAL: 'web/stage', CC_SBT_TARGET_DIR: 'web', CC_SBT_TARGET_BIN: 'web' }));
+    const web = await sbtProvider.plan(
+      context(multi, { SBT_DEPLOY_GOAL: 'web/stage', CC_SBT_TARGET_DIR: 'web', CC_SBT_TARGET_BIN: 'web' }),
+    );
     assert.deepEqual(web.cacheDirs, ['target', 'project/target', 'project/project', 'core/target', 'web/target']);
     assert.deepEqual(web.cacheDirsInRelease, ['target', 'core/target', 'web/target']);
     const nested = await project('nested-modules', {
@@ -256,7 +284,12 @@ describe('sbt provider: plan', () => {
       'project/src/x': '',
       'a/b/c/src/x': '',
     });
-    assert.deepEqual((await sbtProvider.plan(context(nested))).cacheDirs, ['target', 'project/target', 'project/project', 'modules/api/target']);
+    assert.deepEqual((await sbtProvider.plan(context(nested))).cacheDirs, [
+      'target',
+      'project/target',
+      'project/project',
+      'modules/api/target',
+    ]);
 
     const other = jdks.find((j) => j.major !== defaultJdk.major);
     if (!other) {

@@ -59,7 +59,9 @@ export async function planSbt(context: PlanContext): Promise<BuildPlan> {
       );
     }
     if (!facts.javaAppPackaging) {
-      warnings.push('No build file enables JavaAppPackaging: add enablePlugins(JavaAppPackaging) to build.sbt (on the module with the main class).');
+      warnings.push(
+        'No build file enables JavaAppPackaging: add enablePlugins(JavaAppPackaging) to build.sbt (on the module with the main class).',
+      );
     }
   }
   if (target.dir !== '' && goal.source === 'default') {
@@ -107,7 +109,12 @@ export async function planSbt(context: PlanContext): Promise<BuildPlan> {
     ],
     env: { JAVA_HOME: jdk.javaHome, ...httpPortVariables(env) },
     files: [],
-    build: [{ label: `sbt ${goal.goals.join(' ')}`, argv: sbtBuildArgv(goal.goals, { java: join(jdk.javaHome, 'bin', 'java'), ...PLACEHOLDER_PATHS }) }],
+    build: [
+      {
+        label: `sbt ${goal.goals.join(' ')}`,
+        argv: sbtBuildArgv(goal.goals, { java: join(jdk.javaHome, 'bin', 'java'), ...PLACEHOLDER_PATHS }),
+      },
+    ],
     beforeStart: [],
     start,
     // sbt's download caches are addressed through ${SLIPWAY_APP_CACHE}, outside the build

@@ -23,7 +23,10 @@ export function checkTargetDir(value: string | undefined): string {
     return checkRelativePath('CC_SBT_TARGET_DIR', value.replace(/^ +| +$/g, ''));
   } catch (error) {
     const e = error as Error & { hint?: string };
-    throw new PlanError(e.message, `${e.hint ?? ''} CC_SBT_TARGET_DIR names the module folder, e.g. "web" for web/target/universal/stage/bin.`.trim());
+    throw new PlanError(
+      e.message,
+      `${e.hint ?? ''} CC_SBT_TARGET_DIR names the module folder, e.g. "web" for web/target/universal/stage/bin.`.trim(),
+    );
   }
 }
 

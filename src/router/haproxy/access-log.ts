@@ -5,12 +5,12 @@
  * turns each line into an AccessRecord. Lines from backends that are not apps (404 page, ACME)
  * are never sent.
  */
-import { createServer, type Server, type Socket } from "node:net";
-import type { AccessRecord } from "../router.js";
+import { createServer, type Server, type Socket } from 'node:net';
+import type { AccessRecord } from '../router.js';
 
 /** Parses one line; `appOf` names the app a backend serves (undefined: not an app, dropped). */
 export function parseAccessLine(line: string, appOf: (backend: string) => string | undefined): AccessRecord | undefined {
-  const fields = line.trim().split(" ");
+  const fields = line.trim().split(' ');
   if (fields.length < 11) return undefined;
   const [backend, time, client, method, path, status, bytes, duration, instance, tls] = fields;
   const appId = appOf(backend!);
@@ -20,7 +20,7 @@ export function parseAccessLine(line: string, appOf: (backend: string) => string
   return {
     time: new Date(Math.round(seconds * 1000)),
     appId,
-    host: fields.slice(10).join(" "),
+    host: fields.slice(10).join(' '),
     client: client!,
     method: method!,
     path: path!,
@@ -28,8 +28,8 @@ export function parseAccessLine(line: string, appOf: (backend: string) => string
     bytes: Number(bytes) || 0,
     durationMs: Math.max(0, Number(duration) || 0),
     // HAProxy writes "-:-" or "<NOSRV>" variants when no server answered (503 of an app with nothing running).
-    instance: /^\d+\.\d+\.\d+\.\d+:\d+$/.test(instance!) ? instance! : "",
-    tls: tls === "1",
+    instance: /^\d+\.\d+\.\d+\.\d+:\d+$/.test(instance!) ? instance! : '',
+    tls: tls === '1',
   };
 }
 
@@ -48,7 +48,10 @@ export class AccessLogReceiver {
   private server: Server | undefined;
   private readonly connections = new Set<Socket>();
 
-  constructor(private readonly appOf: (backend: string) => string | undefined, private readonly onRecord: (record: AccessRecord) => void) {}
+  constructor(
+    private readonly appOf: (backend: string) => string | undefined,
+    private readonly onRecord: (record: AccessRecord) => void,
+  ) {}
 
   /** Listens on a free loopback port and returns it. */
   async start(): Promise<number> {
@@ -56,11 +59,11 @@ export class AccessLogReceiver {
     const server = createServer({ highWaterMark: 1 }, (socket) => this.receive(socket));
     this.server = server;
     await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen(0, "127.0.0.1", () => resolve());
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
     });
     const address = server.address();
-    if (!address || typeof address === "string") throw new Error("The access log receiver has no TCP port.");
+    if (!address || typeof address === 'string') throw new Error('The access log receiver has no TCP port.');
     return address.port;
   }
 
@@ -73,21 +76,21 @@ export class AccessLogReceiver {
 
   private receive(socket: Socket): void {
     this.connections.add(socket);
-    let carry = "";
-    socket.setEncoding("utf8");
-    socket.on("data", (chunk: string) => {
+    let carry = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
       socket.pause();
       setTimeout(() => socket.resume(), READ_PAUSE_MS).unref();
-      const lines = (carry + chunk).split("\n");
-      carry = lines.pop() ?? "";
-      if (carry.length > MAX_LINE_BYTES) carry = "";
+      const lines = (carry + chunk).split('\n');
+      carry = lines.pop() ?? '';
+      if (carry.length > MAX_LINE_BYTES) carry = '';
       for (const line of lines) {
         if (!line) continue;
         const record = parseAccessLine(line, this.appOf);
         if (record) this.onRecord(record);
       }
     });
-    socket.on("error", () => undefined);
-    socket.on("close", () => this.connections.delete(socket));
+    socket.on('error', () => undefined);
+    socket.on('close', () => this.connections.delete(socket));
   }
 }

@@ -4,10 +4,10 @@
  * per file in the crt-list with its names as SNI filters. The first line of the crt-list is
  * the default certificate, served to clients asking for a name nobody has.
  */
-import { createHash, X509Certificate, createPrivateKey } from "node:crypto";
-import { join } from "node:path";
-import type { TlsCertificate } from "../router.js";
-import { validateHostName } from "../validate.js";
+import { createHash, X509Certificate, createPrivateKey } from 'node:crypto';
+import { join } from 'node:path';
+import type { TlsCertificate } from '../router.js';
+import { validateHostName } from '../validate.js';
 
 export interface PreparedCertificate {
   /** Absolute file name HAProxy knows the certificate by. */
@@ -21,35 +21,37 @@ const PEM_BLOCK = /-----BEGIN ([A-Z0-9 ]+)-----\r?\n[A-Za-z0-9+/=\r\n]+?-----END
 
 /** Keeps only the PEM blocks (no blank lines, no text around them), which is what the runtime API payload allows. */
 function pemBlocks(text: string, what: string): string[] {
-  const blocks = [...text.matchAll(PEM_BLOCK)].map((m) => m[0].replace(/\r/g, "").trim());
+  const blocks = [...text.matchAll(PEM_BLOCK)].map((m) => m[0].replace(/\r/g, '').trim());
   if (blocks.length === 0) throw new Error(`The ${what} is not PEM text (no -----BEGIN ...----- block).`);
   return blocks;
 }
 
 export function prepareCertificate(cert: TlsCertificate, certDir: string): PreparedCertificate {
-  if (!Array.isArray(cert.names) || cert.names.length === 0) throw new Error("A certificate needs at least one name to be served for.");
+  if (!Array.isArray(cert.names) || cert.names.length === 0) throw new Error('A certificate needs at least one name to be served for.');
   const names = [...new Set(cert.names.map((name) => validateHostName(name, { wildcard: true })))].sort();
-  const shownNames = names.join(", ");
+  const shownNames = names.join(', ');
   const chain = pemBlocks(String(cert.certificatePem), `certificate for ${shownNames}`);
   const keys = pemBlocks(String(cert.privateKeyPem), `private key for ${shownNames}`);
-  if (!chain.every((block) => block.startsWith("-----BEGIN CERTIFICATE-----"))) throw new Error(`The certificate for ${shownNames} holds something other than certificates.`);
-  if (keys.length !== 1 || !/^-----BEGIN (RSA |EC )?PRIVATE KEY-----/.test(keys[0]!)) throw new Error(`The private key for ${shownNames} must be one unencrypted PEM private key.`);
+  if (!chain.every((block) => block.startsWith('-----BEGIN CERTIFICATE-----')))
+    throw new Error(`The certificate for ${shownNames} holds something other than certificates.`);
+  if (keys.length !== 1 || !/^-----BEGIN (RSA |EC )?PRIVATE KEY-----/.test(keys[0]!))
+    throw new Error(`The private key for ${shownNames} must be one unencrypted PEM private key.`);
   let leaf: X509Certificate;
   try {
     leaf = new X509Certificate(chain[0]!);
-    if (!leaf.checkPrivateKey(createPrivateKey(keys[0]!))) throw new Error("mismatch");
+    if (!leaf.checkPrivateKey(createPrivateKey(keys[0]!))) throw new Error('mismatch');
   } catch (error) {
     throw new Error(
-      (error as Error).message === "mismatch"
+      (error as Error).message === 'mismatch'
         ? `The private key for ${shownNames} does not belong to its certificate.`
         : `The certificate or key for ${shownNames} cannot be read: ${(error as Error).message}.`,
     );
   }
-  const id = createHash("sha256").update(names.join(" ")).digest("hex").slice(0, 24);
-  return { file: join(certDir, `${id}.pem`), names, pem: [...chain, keys[0]!].join("\n") + "\n" };
+  const id = createHash('sha256').update(names.join(' ')).digest('hex').slice(0, 24);
+  return { file: join(certDir, `${id}.pem`), names, pem: [...chain, keys[0]!].join('\n') + '\n' };
 }
 
 /** The crt-list line of a certificate: its file, then its names as SNI filters. */
 export function crtListLine(cert: PreparedCertificate): string {
-  return [cert.file, ...cert.names].join(" ");
+  return [cert.file, ...cert.names].join(' ');
 }

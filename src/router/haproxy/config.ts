@@ -7,9 +7,9 @@
  * when the apps outgrow the slots; then the servers running at that moment are written in, so
  * the reloaded process starts with the same routing.
  */
-import { join } from "node:path";
-import type { Upstream } from "../router.js";
-import { validateCidr, validateIPv4, validatePort } from "../validate.js";
+import { join } from 'node:path';
+import type { Upstream } from '../router.js';
+import { validateCidr, validateIPv4, validatePort } from '../validate.js';
 
 export interface HaproxyServer extends Upstream {
   /** Unique for the router's lifetime (`i<n>`), so a server being deleted never clashes with a new one. */
@@ -61,15 +61,15 @@ export interface HaproxyPaths {
 
 export function haproxyPaths(workDir: string): HaproxyPaths {
   return {
-    config: join(workDir, "haproxy.cfg"),
-    adminSocket: join(workDir, "admin.sock"),
-    hostsMap: join(workDir, "hosts.map"),
-    wildcardMap: join(workDir, "wildcards.map"),
-    forceHttpsMap: join(workDir, "force-https.map"),
-    certList: join(workDir, "certificates.list"),
-    certDir: join(workDir, "certs"),
-    defaultCert: join(workDir, "default.pem"),
-    pagesDir: join(workDir, "pages"),
+    config: join(workDir, 'haproxy.cfg'),
+    adminSocket: join(workDir, 'admin.sock'),
+    hostsMap: join(workDir, 'hosts.map'),
+    wildcardMap: join(workDir, 'wildcards.map'),
+    forceHttpsMap: join(workDir, 'force-https.map'),
+    certList: join(workDir, 'certificates.list'),
+    certDir: join(workDir, 'certs'),
+    defaultCert: join(workDir, 'default.pem'),
+    pagesDir: join(workDir, 'pages'),
   };
 }
 
@@ -79,40 +79,40 @@ export function haproxyPaths(workDir: string): HaproxyPaths {
  * what servers written in the file get. `pool-purge-delay 2s` is below Node's 5 s server
  * keep-alive, so HAProxy drops idle upstream connections before the app closes them.
  */
-export const SERVER_OPTIONS = "pool-purge-delay 2s pool-max-conn -1";
+export const SERVER_OPTIONS = 'pool-purge-delay 2s pool-max-conn -1';
 
 export const slotBackend = (slot: number) => `app${slot}`;
 
 /** One line of the access log: space-separated, the host last (see access-log.ts). */
-export const ACCESS_LOG_FORMAT = "%b %Ts.%ms %ci %HM %HU %ST %B %Ta %si:%sp %[ssl_fc] %[var(txn.host)]";
+export const ACCESS_LOG_FORMAT = '%b %Ts.%ms %ci %HM %HU %ST %B %Ta %si:%sp %[ssl_fc] %[var(txn.host)]';
 
 /** Paths go into the file unquoted: the same plain character set as nginx's work directory. */
 function plainPath(path: string): string {
-  if (!/^\/[A-Za-z0-9._/+-]+$/.test(path) || path.split("/").includes("..")) {
+  if (!/^\/[A-Za-z0-9._/+-]+$/.test(path) || path.split('/').includes('..')) {
     throw new Error(`Router work directory path ${JSON.stringify(path)} must be absolute and made of letters, digits and . _ / + -.`);
   }
   return path;
 }
 
-function forwardedHeaderRules(proto: "http" | "https", port: number): string[] {
+function forwardedHeaderRules(proto: 'http' | 'https', port: number): string[] {
   return [
     // From anyone but a trusted proxy, forwarded headers are the client's invention: drop them.
-    ...["X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "X-Forwarded-Port", "Forwarded"].map(
+    ...['X-Forwarded-For', 'X-Forwarded-Proto', 'X-Forwarded-Host', 'X-Forwarded-Port', 'Forwarded'].map(
       (header) => `  http-request del-header ${header} unless trusted_proxy`,
     ),
     // A trusted proxy's values stand (it saw the client); otherwise this listener's.
     `  http-request set-header X-Forwarded-Proto ${proto} unless { req.hdr(x-forwarded-proto) -m found }`,
-    "  http-request set-header X-Forwarded-Host %[req.hdr(host)] unless { req.hdr(x-forwarded-host) -m found }",
+    '  http-request set-header X-Forwarded-Host %[req.hdr(host)] unless { req.hdr(x-forwarded-host) -m found }',
     `  http-request set-header X-Forwarded-Port ${port} unless { req.hdr(x-forwarded-port) -m found }`,
-    "  http-request set-header X-Request-Id %[unique-id] unless { req.hdr(x-request-id) -m found }",
+    '  http-request set-header X-Request-Id %[unique-id] unless { req.hdr(x-request-id) -m found }',
     // X-Forwarded-For is extended: `option forwardfor` appends the peer's address to what is left.
-    "  option forwardfor",
+    '  option forwardfor',
   ];
 }
 
 function routingRules(paths: HaproxyPaths): string[] {
   return [
-    "  http-request set-var(txn.host) req.hdr(host),field(1,:),lower",
+    '  http-request set-var(txn.host) req.hdr(host),field(1,:),lower',
     `  http-request set-var(txn.backend) var(txn.host),map_str(${paths.hostsMap})`,
     // Wildcards are stored as ".example.com" (longest first): any deeper sub-domain without an exact entry.
     `  http-request set-var(txn.backend) var(txn.host),map_end(${paths.wildcardMap}) unless { var(txn.backend) -m found }`,
@@ -126,112 +126,118 @@ function routingRules(paths: HaproxyPaths): string[] {
  */
 function accessLogRing(port: number): string[] {
   return [
-    "",
-    "ring accesslog",
-    "  format raw",
-    "  maxlen 8192",
-    "  size 4194304",
-    "  timeout connect 5s",
-    "  timeout server 3600s",
+    '',
+    'ring accesslog',
+    '  format raw',
+    '  maxlen 8192',
+    '  size 4194304',
+    '  timeout connect 5s',
+    '  timeout server 3600s',
     `  server daemon 127.0.0.1:${port}`,
-    "",
+    '',
   ];
 }
 
 export function renderHaproxyConfig(input: HaproxyConfigInput): string {
   const paths = haproxyPaths(plainPath(input.workDir));
-  const listen = validateIPv4(input.listenHost, "Router listen address");
-  const port = validatePort(input.port, "Router port");
-  const httpsPort = input.httpsPort === 0 ? 0 : validatePort(input.httpsPort, "Router HTTPS port");
+  const listen = validateIPv4(input.listenHost, 'Router listen address');
+  const port = validatePort(input.port, 'Router port');
+  const httpsPort = input.httpsPort === 0 ? 0 : validatePort(input.httpsPort, 'Router HTTPS port');
   const trusted = input.trustedProxies.map((cidr) => validateCidr(cidr));
-  const trustedAcl = trusted.length ? `  acl trusted_proxy src ${trusted.join(" ")}` : "  acl trusted_proxy always_false";
+  const trustedAcl = trusted.length ? `  acl trusted_proxy src ${trusted.join(' ')}` : '  acl trusted_proxy always_false';
   const user = input.user && /^[a-z_][a-z0-9_-]{0,31}$/.test(input.user) ? input.user : undefined;
   const lines = [
-    "# slipway router (HAProxy). Rendered by slipway: routes change at runtime, do not edit.",
-    "global",
+    '# slipway router (HAProxy). Rendered by slipway: routes change at runtime, do not edit.',
+    'global',
     `  stats socket ${paths.adminSocket} mode 600 level admin expose-fd listeners`,
-    "  stats timeout 1m",
+    '  stats timeout 1m',
     ...(user ? [`  user ${user}`, `  group ${user}`] : []),
     // Within the 20000 descriptors a process may hold here (two per proxied connection).
-    "  maxconn 9000",
+    '  maxconn 9000',
     `  nbthread ${Number.isInteger(input.threads) && input.threads >= 1 ? input.threads : 1}`,
     `  hard-stop-after ${input.drainTimeoutSeconds}s`,
-    "  ssl-default-bind-options ssl-min-ver TLSv1.2 no-tls-tickets",
-    "  tune.ssl.default-dh-param 2048",
-    ...(input.logPort ? ["  log ring@accesslog len 8192 format raw local0 info"] : []),
-    ...(input.logPort ? accessLogRing(validatePort(input.logPort, "Access log port")) : []),
-    "defaults",
-    "  mode http",
-    ...(input.logPort ? ["  log global", `  log-format "${ACCESS_LOG_FORMAT}"`] : []),
-    "  option http-keep-alive",
+    '  ssl-default-bind-options ssl-min-ver TLSv1.2 no-tls-tickets',
+    '  tune.ssl.default-dh-param 2048',
+    ...(input.logPort ? ['  log ring@accesslog len 8192 format raw local0 info'] : []),
+    ...(input.logPort ? accessLogRing(validatePort(input.logPort, 'Access log port')) : []),
+    'defaults',
+    '  mode http',
+    ...(input.logPort ? ['  log global', `  log-format "${ACCESS_LOG_FORMAT}"`] : []),
+    '  option http-keep-alive',
     // A reload (rare: only when apps outgrow the backends) closes idle client connections after
     // their next response, with "Connection: close", instead of under the client's feet.
-    "  option idle-close-on-response",
-    "  option redispatch 1",
+    '  option idle-close-on-response',
+    '  option redispatch 1',
     // An upstream keep-alive connection the app closed just as it was reused is retried, not a 502.
-    "  retries 3",
-    "  retry-on conn-failure empty-response",
-    "  http-reuse safe",
-    "  timeout connect 5s",
-    "  timeout http-request 30s",
-    "  timeout client 75s",
-    "  timeout http-keep-alive 75s",
-    "  timeout client-fin 5s",
+    '  retries 3',
+    '  retry-on conn-failure empty-response',
+    '  http-reuse safe',
+    '  timeout connect 5s',
+    '  timeout http-request 30s',
+    '  timeout client 75s',
+    '  timeout http-keep-alive 75s',
+    '  timeout client-fin 5s',
     // Long polling, server-sent events and websockets stay open; an hour of silence ends them.
-    "  timeout server 3600s",
-    "  timeout tunnel 3600s",
-    "  timeout queue 30s",
-    "  unique-id-format %{+X}o%ci%cp%fp%Ts%rt%pid",
-    `  errorfile 502 ${join(paths.pagesDir, "502.http")}`,
-    `  errorfile 503 ${join(paths.pagesDir, "503.http")}`,
-    `  errorfile 504 ${join(paths.pagesDir, "504.http")}`,
-    "",
-    "frontend http",
+    '  timeout server 3600s',
+    '  timeout tunnel 3600s',
+    '  timeout queue 30s',
+    '  unique-id-format %{+X}o%ci%cp%fp%Ts%rt%pid',
+    `  errorfile 502 ${join(paths.pagesDir, '502.http')}`,
+    `  errorfile 503 ${join(paths.pagesDir, '503.http')}`,
+    `  errorfile 504 ${join(paths.pagesDir, '504.http')}`,
+    '',
+    'frontend http',
     `  bind ${listen}:${port}`,
     trustedAcl,
-    ...(input.acmeChallenge ? ["  acl acme_challenge path_beg /.well-known/acme-challenge/"] : []),
+    ...(input.acmeChallenge ? ['  acl acme_challenge path_beg /.well-known/acme-challenge/'] : []),
     ...routingRules(paths),
     ...(httpsPort
       ? [
-          `  http-request redirect code 301 location https://%[var(txn.host)]${httpsPort === 443 ? "" : `:${httpsPort}`}%[url] ` +
-            `if ${input.acmeChallenge ? "!acme_challenge " : ""}{ var(txn.backend),map_str(${paths.forceHttpsMap}) -m str 1 }`,
+          `  http-request redirect code 301 location https://%[var(txn.host)]${httpsPort === 443 ? '' : `:${httpsPort}`}%[url] ` +
+            `if ${input.acmeChallenge ? '!acme_challenge ' : ''}{ var(txn.backend),map_str(${paths.forceHttpsMap}) -m str 1 }`,
         ]
       : []),
-    ...forwardedHeaderRules("http", port),
-    ...(input.acmeChallenge ? ["  use_backend acme if acme_challenge"] : []),
-    "  use_backend %[var(txn.backend)] if { var(txn.backend) -m found }",
-    "  default_backend unknown_host",
+    ...forwardedHeaderRules('http', port),
+    ...(input.acmeChallenge ? ['  use_backend acme if acme_challenge'] : []),
+    '  use_backend %[var(txn.backend)] if { var(txn.backend) -m found }',
+    '  default_backend unknown_host',
   ];
   if (httpsPort) {
     lines.push(
-      "",
-      "frontend https",
+      '',
+      'frontend https',
       `  bind ${listen}:${httpsPort} ssl crt-list ${paths.certList} alpn h2,http/1.1`,
       trustedAcl,
       ...routingRules(paths),
-      ...forwardedHeaderRules("https", httpsPort),
-      "  use_backend %[var(txn.backend)] if { var(txn.backend) -m found }",
-      "  default_backend unknown_host",
+      ...forwardedHeaderRules('https', httpsPort),
+      '  use_backend %[var(txn.backend)] if { var(txn.backend) -m found }',
+      '  default_backend unknown_host',
     );
   }
   lines.push(
-    "",
-    "backend unknown_host",
-    "  http-request set-log-level silent",
-    `  http-request return status 404 content-type "text/html; charset=utf-8" file ${join(paths.pagesDir, "404.html")}`,
+    '',
+    'backend unknown_host',
+    '  http-request set-log-level silent',
+    `  http-request return status 404 content-type "text/html; charset=utf-8" file ${join(paths.pagesDir, '404.html')}`,
   );
   if (input.acmeChallenge) {
-    const address = validateIPv4(input.acmeChallenge.address, "ACME challenge address");
-    lines.push("", "backend acme", "  http-request set-log-level silent", `  server acme ${address}:${validatePort(input.acmeChallenge.port, "ACME challenge port")}`);
+    const address = validateIPv4(input.acmeChallenge.address, 'ACME challenge address');
+    lines.push(
+      '',
+      'backend acme',
+      '  http-request set-log-level silent',
+      `  server acme ${address}:${validatePort(input.acmeChallenge.port, 'ACME challenge port')}`,
+    );
   }
-  if (!Number.isInteger(input.slots) || input.slots < 1) throw new Error(`Router backend slots must be a positive integer, got ${input.slots}.`);
+  if (!Number.isInteger(input.slots) || input.slots < 1)
+    throw new Error(`Router backend slots must be a positive integer, got ${input.slots}.`);
   for (let slot = 0; slot < input.slots; slot++) {
-    lines.push("", `backend ${slotBackend(slot)}`, "  balance leastconn");
+    lines.push('', `backend ${slotBackend(slot)}`, '  balance leastconn');
     for (const server of input.servers.get(slot) ?? []) {
       if (!/^i\d+$/.test(server.name)) throw new Error(`Router server name ${JSON.stringify(server.name)} is not i<number>.`);
       lines.push(`  server ${server.name} ${validateIPv4(server.address)}:${validatePort(server.port)} ${SERVER_OPTIONS}`);
     }
   }
-  lines.push("");
-  return lines.join("\n");
+  lines.push('');
+  return lines.join('\n');
 }

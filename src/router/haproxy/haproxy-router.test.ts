@@ -2,21 +2,21 @@
  * The HAProxy engine against real HAProxy, with Node upstreams on loopback addresses.
  * One router for the whole file (started once); each test applies the table it needs.
  */
-import { after, before, describe, test } from "node:test";
-import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
-import { Agent, createServer, request, type IncomingHttpHeaders, type Server } from "node:http";
-import { connect as http2Connect } from "node:http2";
-import { connect as tlsConnect } from "node:tls";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import { READ_PAUSE_MS } from "./access-log.js";
-import { HaproxyRouter } from "./haproxy-router.js";
-import type { AccessRecord, HostRoute, TlsCertificate, Upstream } from "../router.js";
-import { freePort } from "../../../test/support/free-port.js";
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { Agent, createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import { connect as http2Connect } from 'node:http2';
+import { connect as tlsConnect } from 'node:tls';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { READ_PAUSE_MS } from './access-log.js';
+import { HaproxyRouter } from './haproxy-router.js';
+import type { AccessRecord, HostRoute, TlsCertificate, Upstream } from '../router.js';
+import { freePort } from '../../../test/support/free-port.js';
 
 interface TestUpstream extends Upstream {
   server: Server;
@@ -24,7 +24,7 @@ interface TestUpstream extends Upstream {
 
 async function startUpstream(name: string, address: string): Promise<TestUpstream> {
   const server = createServer((req, res) => {
-    res.writeHead(200, { "content-type": "application/json" });
+    res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ name, headers: req.headers, url: req.url }));
   });
   await new Promise<void>((ok) => server.listen(0, address, ok));
@@ -37,52 +37,91 @@ interface Reply {
   body: string;
 }
 
-function get(port: number, host: string, options: { path?: string; headers?: Record<string, string>; agent?: Agent; localAddress?: string } = {}): Promise<Reply> {
+function get(
+  port: number,
+  host: string,
+  options: { path?: string; headers?: Record<string, string>; agent?: Agent; localAddress?: string } = {},
+): Promise<Reply> {
   return new Promise((ok, fail) => {
     const req = request(
-      { host: "127.0.0.1", port, path: options.path ?? "/", agent: options.agent ?? false, localAddress: options.localAddress, headers: { host, ...options.headers }, timeout: 10_000 },
+      {
+        host: '127.0.0.1',
+        port,
+        path: options.path ?? '/',
+        agent: options.agent ?? false,
+        localAddress: options.localAddress,
+        headers: { host, ...options.headers },
+        timeout: 10_000,
+      },
       (res) => {
-        let body = "";
-        res.setEncoding("utf8");
-        res.on("data", (chunk: string) => (body += chunk));
-        res.on("end", () => ok({ status: res.statusCode ?? 0, headers: res.headers, body }));
-        res.on("error", fail);
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => ok({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        res.on('error', fail);
       },
     );
-    req.on("timeout", () => req.destroy(new Error("request timed out")));
-    req.on("error", fail);
+    req.on('timeout', () => req.destroy(new Error('request timed out')));
+    req.on('error', fail);
     req.end();
   });
 }
 
 const nameOf = (reply: Reply) => (JSON.parse(reply.body) as { name: string }).name;
 const headersSeen = (reply: Reply) => (JSON.parse(reply.body) as { headers: IncomingHttpHeaders }).headers;
-const route = (appId: string, upstreams: Upstream[], forceHttps = false): HostRoute => ({ appId, upstreams: upstreams.map(({ address, port }) => ({ address, port })), forceHttps });
+const route = (appId: string, upstreams: Upstream[], forceHttps = false): HostRoute => ({
+  appId,
+  upstreams: upstreams.map(({ address, port }) => ({ address, port })),
+  forceHttps,
+});
 
 /** A self-signed certificate for the names, made with openssl. */
 function makeCertificate(dir: string, names: string[], tag: string): TlsCertificate {
   const key = join(dir, `${tag}.key`);
   const cert = join(dir, `${tag}.crt`);
-  execFileSync("openssl", [
-    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2", "-subj", `/CN=${tag}`,
-    "-addext", `subjectAltName=${names.map((n) => `DNS:${n}`).join(",")}`, "-keyout", key, "-out", cert,
-  ], { stdio: "ignore" });
-  return { names, certificatePem: execFileSync("cat", [cert], { encoding: "utf8" }), privateKeyPem: execFileSync("cat", [key], { encoding: "utf8" }) };
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      `/CN=${tag}`,
+      '-addext',
+      `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}`,
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
+    { stdio: 'ignore' },
+  );
+  return {
+    names,
+    certificatePem: execFileSync('cat', [cert], { encoding: 'utf8' }),
+    privateKeyPem: execFileSync('cat', [key], { encoding: 'utf8' }),
+  };
 }
 
 /** The subject CN of the certificate served for an SNI name. */
 function servedCommonName(port: number, servername: string): Promise<string> {
   return new Promise((ok, fail) => {
-    const socket = tlsConnect({ host: "127.0.0.1", port, servername, rejectUnauthorized: false }, () => {
+    const socket = tlsConnect({ host: '127.0.0.1', port, servername, rejectUnauthorized: false }, () => {
       const cn = socket.getPeerCertificate().subject?.CN;
       socket.end();
       ok(String(cn));
     });
-    socket.on("error", fail);
+    socket.on('error', fail);
   });
 }
 
-describe("HaproxyRouter with real HAProxy", () => {
+describe('HaproxyRouter with real HAProxy', () => {
   let workDir: string;
   let router: HaproxyRouter;
   let port: number;
@@ -93,17 +132,17 @@ describe("HaproxyRouter with real HAProxy", () => {
   const records: AccessRecord[] = [];
 
   before(async () => {
-    workDir = await mkdtemp(join(tmpdir(), "slipway-haproxy-"));
-    a = await startUpstream("A", "127.0.0.2");
-    b = await startUpstream("B", "127.0.0.3");
-    acme = await startUpstream("ACME", "127.0.0.4");
+    workDir = await mkdtemp(join(tmpdir(), 'slipway-haproxy-'));
+    a = await startUpstream('A', '127.0.0.2');
+    b = await startUpstream('B', '127.0.0.3');
+    acme = await startUpstream('ACME', '127.0.0.4');
     [port, httpsPort] = [await freePort(), await freePort()];
     router = new HaproxyRouter({
-      listenHost: "127.0.0.1",
+      listenHost: '127.0.0.1',
       port,
       httpsPort,
-      workDir: join(workDir, "router"),
-      trustedProxies: ["127.0.0.5/32"],
+      workDir: join(workDir, 'router'),
+      trustedProxies: ['127.0.0.5/32'],
       acmeChallenge: { address: acme.address, port: acme.port },
       onRequest: (record) => records.push(record),
       drainTimeoutSeconds: 10,
@@ -121,140 +160,161 @@ describe("HaproxyRouter with real HAProxy", () => {
     if (workDir) await rm(workDir, { recursive: true, force: true });
   });
 
-  test("exact hosts, wildcards for deeper names without their own entry, 404 for unknown hosts, 503 for an app with nothing running", async () => {
+  test('exact hosts, wildcards for deeper names without their own entry, 404 for unknown hosts, 503 for an app with nothing running', async () => {
     await router.apply(
       new Map([
-        ["alpha.test", route("app_a", [a])],
-        ["*.alpha.test", route("app_b", [b])],
-        ["exact.alpha.test", route("app_a", [a])],
-        ["idle.test", route("app_idle", [])],
+        ['alpha.test', route('app_a', [a])],
+        ['*.alpha.test', route('app_b', [b])],
+        ['exact.alpha.test', route('app_a', [a])],
+        ['idle.test', route('app_idle', [])],
       ]),
     );
-    assert.equal(nameOf(await get(port, "alpha.test")), "A");
-    assert.equal(nameOf(await get(port, `ALPHA.test:${port}`)), "A", "case and port do not matter");
-    assert.equal(nameOf(await get(port, "x.alpha.test")), "B");
-    assert.equal(nameOf(await get(port, "deep.x.alpha.test")), "B");
-    assert.equal(nameOf(await get(port, "exact.alpha.test")), "A", "an exact entry wins over the wildcard");
-    const unknown = await get(port, "nobody.test");
+    assert.equal(nameOf(await get(port, 'alpha.test')), 'A');
+    assert.equal(nameOf(await get(port, `ALPHA.test:${port}`)), 'A', 'case and port do not matter');
+    assert.equal(nameOf(await get(port, 'x.alpha.test')), 'B');
+    assert.equal(nameOf(await get(port, 'deep.x.alpha.test')), 'B');
+    assert.equal(nameOf(await get(port, 'exact.alpha.test')), 'A', 'an exact entry wins over the wildcard');
+    const unknown = await get(port, 'nobody.test');
     assert.equal(unknown.status, 404);
     assert.match(unknown.body, /no such app/);
-    const idle = await get(port, "idle.test");
+    const idle = await get(port, 'idle.test');
     assert.equal(idle.status, 503);
     assert.match(idle.body, /no running instance/);
-    assert.equal(idle.headers["retry-after"], "5");
+    assert.equal(idle.headers['retry-after'], '5');
   });
 
-  test("one access record per request routed to an app, none for the 404 page", async () => {
-    await router.apply(new Map([["alpha.test", route("app_a", [a])], ["idle.test", route("app_idle", [])]]));
+  test('one access record per request routed to an app, none for the 404 page', async () => {
+    await router.apply(
+      new Map([
+        ['alpha.test', route('app_a', [a])],
+        ['idle.test', route('app_idle', [])],
+      ]),
+    );
     // Records arrive in batches, up to READ_PAUSE_MS late: let the earlier tests' come in first.
     await sleep(3 * READ_PAUSE_MS);
     records.length = 0;
-    await get(port, "alpha.test", { path: "/hello?x=1" });
-    await get(port, "nobody.test");
-    await get(port, "idle.test");
+    await get(port, 'alpha.test', { path: '/hello?x=1' });
+    await get(port, 'nobody.test');
+    await get(port, 'idle.test');
     for (let i = 0; i < 50 && records.length < 2; i++) await sleep(20);
     await sleep(100);
     assert.equal(records.length, 2, JSON.stringify(records));
     const [hit, idle] = records;
-    assert.equal(hit!.appId, "app_a");
-    assert.equal(hit!.host, "alpha.test");
-    assert.equal(hit!.method, "GET");
-    assert.equal(hit!.path, "/hello?x=1", "the path with its query, as requested");
+    assert.equal(hit!.appId, 'app_a');
+    assert.equal(hit!.host, 'alpha.test');
+    assert.equal(hit!.method, 'GET');
+    assert.equal(hit!.path, '/hello?x=1', 'the path with its query, as requested');
     assert.equal(hit!.status, 200);
-    assert.equal(hit!.client, "127.0.0.1");
+    assert.equal(hit!.client, '127.0.0.1');
     assert.equal(hit!.instance, `${a.address}:${a.port}`);
     assert.equal(hit!.tls, false);
     assert.ok(hit!.bytes > 0 && hit!.durationMs >= 0 && Math.abs(hit!.time.getTime() - Date.now()) < 5000);
-    assert.equal(idle!.appId, "app_idle");
+    assert.equal(idle!.appId, 'app_idle');
     assert.equal(idle!.status, 503);
-    assert.equal(idle!.instance, "");
+    assert.equal(idle!.instance, '');
   });
 
-  test("forwarded headers: replaced for anyone, kept and extended for a trusted proxy", async () => {
-    await router.apply(new Map([["alpha.test", route("app_a", [a])]]));
-    const spoof = { "x-forwarded-for": "6.6.6.6", "x-forwarded-proto": "https", "x-forwarded-host": "evil.test" };
-    const untrusted = headersSeen(await get(port, "alpha.test", { headers: spoof }));
-    assert.equal(untrusted["x-forwarded-for"], "127.0.0.1");
-    assert.equal(untrusted["x-forwarded-proto"], "http");
-    assert.equal(untrusted["x-forwarded-host"], "alpha.test");
-    assert.equal(untrusted.host, "alpha.test");
-    assert.ok(untrusted["x-request-id"]);
-    const trusted = headersSeen(await get(port, "alpha.test", { headers: spoof, localAddress: "127.0.0.5" }));
-    assert.equal(trusted["x-forwarded-for"], "6.6.6.6, 127.0.0.5");
-    assert.equal(trusted["x-forwarded-proto"], "https");
-    assert.equal(trusted["x-forwarded-host"], "evil.test");
-    const trustedBare = headersSeen(await get(port, "alpha.test", { localAddress: "127.0.0.5" }));
-    assert.equal(trustedBare["x-forwarded-for"], "127.0.0.5");
-    assert.equal(trustedBare["x-forwarded-proto"], "http");
+  test('forwarded headers: replaced for anyone, kept and extended for a trusted proxy', async () => {
+    await router.apply(new Map([['alpha.test', route('app_a', [a])]]));
+    const spoof = { 'x-forwarded-for': '6.6.6.6', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.test' };
+    const untrusted = headersSeen(await get(port, 'alpha.test', { headers: spoof }));
+    assert.equal(untrusted['x-forwarded-for'], '127.0.0.1');
+    assert.equal(untrusted['x-forwarded-proto'], 'http');
+    assert.equal(untrusted['x-forwarded-host'], 'alpha.test');
+    assert.equal(untrusted.host, 'alpha.test');
+    assert.ok(untrusted['x-request-id']);
+    const trusted = headersSeen(await get(port, 'alpha.test', { headers: spoof, localAddress: '127.0.0.5' }));
+    assert.equal(trusted['x-forwarded-for'], '6.6.6.6, 127.0.0.5');
+    assert.equal(trusted['x-forwarded-proto'], 'https');
+    assert.equal(trusted['x-forwarded-host'], 'evil.test');
+    const trustedBare = headersSeen(await get(port, 'alpha.test', { localAddress: '127.0.0.5' }));
+    assert.equal(trustedBare['x-forwarded-for'], '127.0.0.5');
+    assert.equal(trustedBare['x-forwarded-proto'], 'http');
   });
 
-  test("ACME challenges go to the responder for any host, even one forced to HTTPS", async () => {
-    await router.apply(new Map([["alpha.test", route("app_a", [a], true)]]));
-    const reply = await get(port, "unknown.test", { path: "/.well-known/acme-challenge/token-1" });
-    assert.equal(nameOf(reply), "ACME");
-    assert.equal((JSON.parse(reply.body) as { url: string }).url, "/.well-known/acme-challenge/token-1");
-    assert.equal(nameOf(await get(port, "alpha.test", { path: "/.well-known/acme-challenge/t" })), "ACME");
+  test('ACME challenges go to the responder for any host, even one forced to HTTPS', async () => {
+    await router.apply(new Map([['alpha.test', route('app_a', [a], true)]]));
+    const reply = await get(port, 'unknown.test', { path: '/.well-known/acme-challenge/token-1' });
+    assert.equal(nameOf(reply), 'ACME');
+    assert.equal((JSON.parse(reply.body) as { url: string }).url, '/.well-known/acme-challenge/token-1');
+    assert.equal(nameOf(await get(port, 'alpha.test', { path: '/.well-known/acme-challenge/t' })), 'ACME');
   });
 
-  test("force-https answers plain HTTP with a 301 to the same URL on the HTTPS port", async () => {
-    await router.apply(new Map([["alpha.test", route("app_a", [a], true)], ["*.beta.test", route("app_b", [b], false)]]));
-    const reply = await get(port, `alpha.test:${port}`, { path: "/a/b?c=d" });
+  test('force-https answers plain HTTP with a 301 to the same URL on the HTTPS port', async () => {
+    await router.apply(
+      new Map([
+        ['alpha.test', route('app_a', [a], true)],
+        ['*.beta.test', route('app_b', [b], false)],
+      ]),
+    );
+    const reply = await get(port, `alpha.test:${port}`, { path: '/a/b?c=d' });
     assert.equal(reply.status, 301);
     assert.equal(reply.headers.location, `https://alpha.test:${httpsPort}/a/b?c=d`);
-    assert.equal(nameOf(await get(port, "x.beta.test")), "B");
+    assert.equal(nameOf(await get(port, 'x.beta.test')), 'B');
   });
 
-  test("HTTPS with HTTP/2 and HTTP/1.1, certificates chosen by SNI, a default one for other names, swapped under an open HTTP/2 session", async () => {
-    await router.apply(new Map([["alpha.test", route("app_a", [a], true)], ["x.beta.test", route("app_b", [b])]]));
-    assert.equal(await servedCommonName(httpsPort, "alpha.test"), "slipway-default.invalid");
-    await router.applyCertificates([makeCertificate(workDir, ["alpha.test"], "alpha-1"), makeCertificate(workDir, ["*.beta.test"], "beta-1")]);
-    assert.equal(await servedCommonName(httpsPort, "alpha.test"), "alpha-1");
-    assert.equal(await servedCommonName(httpsPort, "x.beta.test"), "beta-1");
-    assert.equal(await servedCommonName(httpsPort, "other.test"), "slipway-default.invalid");
-    const keyMode = (await stat(join(workDir, "router", "certs"))).mode & 0o777;
+  test('HTTPS with HTTP/2 and HTTP/1.1, certificates chosen by SNI, a default one for other names, swapped under an open HTTP/2 session', async () => {
+    await router.apply(
+      new Map([
+        ['alpha.test', route('app_a', [a], true)],
+        ['x.beta.test', route('app_b', [b])],
+      ]),
+    );
+    assert.equal(await servedCommonName(httpsPort, 'alpha.test'), 'slipway-default.invalid');
+    await router.applyCertificates([
+      makeCertificate(workDir, ['alpha.test'], 'alpha-1'),
+      makeCertificate(workDir, ['*.beta.test'], 'beta-1'),
+    ]);
+    assert.equal(await servedCommonName(httpsPort, 'alpha.test'), 'alpha-1');
+    assert.equal(await servedCommonName(httpsPort, 'x.beta.test'), 'beta-1');
+    assert.equal(await servedCommonName(httpsPort, 'other.test'), 'slipway-default.invalid');
+    const keyMode = (await stat(join(workDir, 'router', 'certs'))).mode & 0o777;
     assert.equal(keyMode, 0o700);
 
-    const session = http2Connect(`https://127.0.0.1:${httpsPort}`, { servername: "alpha.test", rejectUnauthorized: false });
+    const session = http2Connect(`https://127.0.0.1:${httpsPort}`, { servername: 'alpha.test', rejectUnauthorized: false });
     const h2get = () =>
       new Promise<{ status: number; body: string }>((ok, fail) => {
-        const stream = session.request({ ":path": "/h2", ":authority": "alpha.test" });
-        let body = "";
+        const stream = session.request({ ':path': '/h2', ':authority': 'alpha.test' });
+        let body = '';
         let status = 0;
-        stream.setEncoding("utf8");
-        stream.on("response", (headers) => (status = Number(headers[":status"])));
-        stream.on("data", (chunk: string) => (body += chunk));
-        stream.on("end", () => ok({ status, body }));
-        stream.on("error", fail);
+        stream.setEncoding('utf8');
+        stream.on('response', (headers) => (status = Number(headers[':status'])));
+        stream.on('data', (chunk: string) => (body += chunk));
+        stream.on('end', () => ok({ status, body }));
+        stream.on('error', fail);
       });
     const first = await h2get();
     assert.equal(first.status, 200);
     const seen = JSON.parse(first.body) as { name: string; headers: IncomingHttpHeaders };
-    assert.equal(seen.name, "A");
-    assert.equal(seen.headers["x-forwarded-proto"], "https", "no redirect and https over the TLS listener");
-    await router.applyCertificates([makeCertificate(workDir, ["alpha.test"], "alpha-2"), makeCertificate(workDir, ["*.beta.test"], "beta-1")]);
-    assert.equal((await h2get()).status, 200, "the open HTTP/2 session keeps working after the renewal");
+    assert.equal(seen.name, 'A');
+    assert.equal(seen.headers['x-forwarded-proto'], 'https', 'no redirect and https over the TLS listener');
+    await router.applyCertificates([
+      makeCertificate(workDir, ['alpha.test'], 'alpha-2'),
+      makeCertificate(workDir, ['*.beta.test'], 'beta-1'),
+    ]);
+    assert.equal((await h2get()).status, 200, 'the open HTTP/2 session keeps working after the renewal');
     session.close();
-    assert.equal(await servedCommonName(httpsPort, "alpha.test"), "alpha-2");
+    assert.equal(await servedCommonName(httpsPort, 'alpha.test'), 'alpha-2');
     await router.applyCertificates([]);
-    assert.equal(await servedCommonName(httpsPort, "alpha.test"), "slipway-default.invalid");
-    await assert.rejects(router.applyCertificates([{ names: ["alpha.test"], certificatePem: "nope", privateKeyPem: "nope" }]), /not PEM/);
-    const mismatched = makeCertificate(workDir, ["alpha.test"], "m1");
+    assert.equal(await servedCommonName(httpsPort, 'alpha.test'), 'slipway-default.invalid');
+    await assert.rejects(router.applyCertificates([{ names: ['alpha.test'], certificatePem: 'nope', privateKeyPem: 'nope' }]), /not PEM/);
+    const mismatched = makeCertificate(workDir, ['alpha.test'], 'm1');
     await assert.rejects(
-      router.applyCertificates([{ ...mismatched, privateKeyPem: makeCertificate(workDir, ["alpha.test"], "m2").privateKeyPem }]),
+      router.applyCertificates([{ ...mismatched, privateKeyPem: makeCertificate(workDir, ['alpha.test'], 'm2').privateKeyPem }]),
       /does not belong/,
     );
   });
 
-  test("connections to the app are reused from request to request, not opened for each one", async () => {
-    const counted = await startUpstream("C", "127.0.0.6");
+  test('connections to the app are reused from request to request, not opened for each one', async () => {
+    const counted = await startUpstream('C', '127.0.0.6');
     let connections = 0;
-    counted.server.on("connection", () => connections++);
+    counted.server.on('connection', () => connections++);
     try {
-      await router.apply(new Map([["alpha.test", route("app_a", [counted])]]));
+      await router.apply(new Map([['alpha.test', route('app_a', [counted])]]));
       await sleep(3 * READ_PAUSE_MS);
       records.length = 0;
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-      for (let i = 0; i < 40; i++) assert.equal(nameOf(await get(port, "alpha.test", { agent })), "C");
+      for (let i = 0; i < 40; i++) assert.equal(nameOf(await get(port, 'alpha.test', { agent })), 'C');
       agent.destroy();
       // HAProxy keeps a connection per thread at most here; one per request would be 40.
       assert.ok(connections <= 4, `${connections} upstream connections for 40 requests`);
@@ -264,14 +324,14 @@ describe("HaproxyRouter with real HAProxy", () => {
       assert.equal(records.filter((r) => r.instance === `${counted.address}:${counted.port}` && r.status === 200).length, 40);
       assert.equal(records.length, 40);
     } finally {
-      await router.apply(new Map([["alpha.test", route("app_a", [a])]]));
+      await router.apply(new Map([['alpha.test', route('app_a', [a])]]));
       counted.server.closeAllConnections();
       counted.server.close();
     }
   });
 
-  test("switching upstreams and outgrowing the backends (a reload) under keep-alive load fail no request", async () => {
-    await router.apply(new Map([["alpha.test", route("app_a", [a])]]));
+  test('switching upstreams and outgrowing the backends (a reload) under keep-alive load fail no request', async () => {
+    await router.apply(new Map([['alpha.test', route('app_a', [a])]]));
     const agent = new Agent({ keepAlive: true, maxSockets: 8 });
     let stop = false;
     let ok = 0;
@@ -279,7 +339,7 @@ describe("HaproxyRouter with real HAProxy", () => {
     const client = async () => {
       while (!stop) {
         try {
-          const reply = await get(port, "alpha.test", { agent });
+          const reply = await get(port, 'alpha.test', { agent });
           if (reply.status === 200) ok++;
           else failures.push(`status ${reply.status}`);
         } catch (error) {
@@ -292,24 +352,33 @@ describe("HaproxyRouter with real HAProxy", () => {
     for (let i = 0; i < 6; i++) {
       await sleep(150);
       const next = i % 2 === 0 ? b : a;
-      await router.apply(new Map([["alpha.test", route("app_a", [next])]]));
-      seen.add(nameOf(await get(port, "alpha.test")));
+      await router.apply(new Map([['alpha.test', route('app_a', [next])]]));
+      seen.add(nameOf(await get(port, 'alpha.test')));
     }
     // Three apps on two backends: the engine reloads HAProxy with more.
-    await router.apply(new Map([["alpha.test", route("app_a", [a])], ["one.test", route("app_1", [b])], ["two.test", route("app_2", [b])]]));
+    await router.apply(
+      new Map([
+        ['alpha.test', route('app_a', [a])],
+        ['one.test', route('app_1', [b])],
+        ['two.test', route('app_2', [b])],
+      ]),
+    );
     records.length = 0;
-    assert.equal(nameOf(await get(port, "two.test")), "B");
-    for (let i = 0; i < 50 && !records.some((r) => r.appId === "app_2"); i++) await sleep(20);
-    assert.ok(records.some((r) => r.appId === "app_2"), "the reloaded HAProxy still reports requests");
+    assert.equal(nameOf(await get(port, 'two.test')), 'B');
+    for (let i = 0; i < 50 && !records.some((r) => r.appId === 'app_2'); i++) await sleep(20);
+    assert.ok(
+      records.some((r) => r.appId === 'app_2'),
+      'the reloaded HAProxy still reports requests',
+    );
     await sleep(300);
     stop = true;
     await Promise.all(clients);
     agent.destroy();
     assert.deepEqual(failures, []);
     assert.ok(ok > 100, `only ${ok} requests`);
-    assert.deepEqual([...seen].sort(), ["A", "B"]);
+    assert.deepEqual([...seen].sort(), ['A', 'B']);
     await router.settled();
-    const config = await readFile(join(workDir, "router", "haproxy.cfg"), "utf8");
+    const config = await readFile(join(workDir, 'router', 'haproxy.cfg'), 'utf8');
     assert.match(config, /backend app3\n/);
   });
 });

@@ -5,21 +5,29 @@
  * maintenance (no new request; requests in flight finish) and deletes them once idle.
  * Certificates are swapped the same way (`set ssl cert` + `commit`), so open connections stay.
  */
-import { existsSync } from "node:fs";
-import { chmod, mkdir, readdir, readFile, rm, unlink, writeFile } from "node:fs/promises";
-import { availableParallelism } from "node:os";
-import { join, resolve } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import { startAttachedServer, type AttachedServer } from "../../executor/start-attached.js";
-import { engineEnv, runEngineTool as run, stopGracefully, systemUserExists } from "../engine-process.js";
-import type { AccessRecord, Router, RouterOptions, RoutingTable, TlsCertificate, Upstream } from "../router.js";
-import { noInstancePage, unknownHostPage, upstreamFailedPage } from "../pages.js";
-import { validateCidr, validateIPv4, validatePort, validateTable, type ValidatedRoute } from "../validate.js";
-import { AccessLogReceiver } from "./access-log.js";
-import { crtListLine, prepareCertificate, type PreparedCertificate } from "./certificates.js";
-import { haproxyPaths, renderHaproxyConfig, routerThreads, SERVER_OPTIONS, slotBackend, type HaproxyPaths, type HaproxyServer } from "./config.js";
-import { expectAnswer, runtimeCommand } from "./runtime-api.js";
-import { backendSessions } from "./stats.js";
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startAttachedServer, type AttachedServer } from '../../executor/start-attached.js';
+import { engineEnv, runEngineTool as run, stopGracefully, systemUserExists } from '../engine-process.js';
+import type { AccessRecord, Router, RouterOptions, RoutingTable, TlsCertificate, Upstream } from '../router.js';
+import { noInstancePage, unknownHostPage, upstreamFailedPage } from '../pages.js';
+import { validateCidr, validateIPv4, validatePort, validateTable, type ValidatedRoute } from '../validate.js';
+import { AccessLogReceiver } from './access-log.js';
+import { crtListLine, prepareCertificate, type PreparedCertificate } from './certificates.js';
+import {
+  haproxyPaths,
+  renderHaproxyConfig,
+  routerThreads,
+  SERVER_OPTIONS,
+  slotBackend,
+  type HaproxyPaths,
+  type HaproxyServer,
+} from './config.js';
+import { expectAnswer, runtimeCommand } from './runtime-api.js';
+import { backendSessions } from './stats.js';
 
 export interface HaproxyRouterOptions extends RouterOptions {
   /** Defaults to /usr/sbin/haproxy when present, else "haproxy" on PATH. */
@@ -35,7 +43,7 @@ interface SlotState {
   servers: HaproxyServer[];
 }
 
-const DEFAULT_CERT_NAME = "slipway-default.invalid";
+const DEFAULT_CERT_NAME = 'slipway-default.invalid';
 
 export class HaproxyRouter implements Router {
   private readonly o: HaproxyRouterOptions & { httpsPort: number; trustedProxies: string[] };
@@ -43,7 +51,7 @@ export class HaproxyRouter implements Router {
   private readonly binary: string;
   private readonly drainTimeoutSeconds: number;
   private child: AttachedServer | undefined;
-  private stderrTail = "";
+  private stderrTail = '';
   private logs: AccessLogReceiver | undefined;
   private logPort: number | undefined;
   private slots: number;
@@ -57,34 +65,37 @@ export class HaproxyRouter implements Router {
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: HaproxyRouterOptions) {
-    validateIPv4(options.listenHost, "Router listen address");
-    validatePort(options.port, "Router port");
-    const httpsPort = options.httpsPort ? validatePort(options.httpsPort, "Router HTTPS port") : 0;
+    validateIPv4(options.listenHost, 'Router listen address');
+    validatePort(options.port, 'Router port');
+    const httpsPort = options.httpsPort ? validatePort(options.httpsPort, 'Router HTTPS port') : 0;
     const trustedProxies = (options.trustedProxies ?? []).map((cidr) => validateCidr(cidr));
     this.o = { ...options, workDir: resolve(options.workDir), httpsPort, trustedProxies };
     this.paths = haproxyPaths(this.o.workDir);
-    this.binary = options.haproxyBinary ?? (existsSync("/usr/sbin/haproxy") ? "/usr/sbin/haproxy" : "haproxy");
+    this.binary = options.haproxyBinary ?? (existsSync('/usr/sbin/haproxy') ? '/usr/sbin/haproxy' : 'haproxy');
     this.drainTimeoutSeconds = options.drainTimeoutSeconds ?? 60;
     this.slots = options.initialSlots ?? 128;
   }
 
   async start(): Promise<void> {
-    if (this.child) throw new Error("The HAProxy router is already started; call stop() before starting it again.");
+    if (this.child) throw new Error('The HAProxy router is already started; call stop() before starting it again.');
     await this.prepareWorkDir();
     if (this.o.onRequest) {
       const onRequest = this.o.onRequest;
-      this.logs = new AccessLogReceiver((backend) => this.appOfBackend(backend), (record: AccessRecord) => onRequest(record));
+      this.logs = new AccessLogReceiver(
+        (backend) => this.appOfBackend(backend),
+        (record: AccessRecord) => onRequest(record),
+      );
       this.logPort = await this.logs.start();
     }
     await this.writeConfig();
     await this.check();
-    this.stderrTail = "";
+    this.stderrTail = '';
     this.child = await startAttachedServer({
-      argv: [this.binary, "-W", "-db", "-f", this.paths.config],
-      cwd: "/",
+      argv: [this.binary, '-W', '-db', '-f', this.paths.config],
+      cwd: '/',
       env: engineEnv(),
       onLine: (stream, line) => {
-        if (stream === "err") this.stderrTail = `${this.stderrTail}${line}\n`.slice(-4000);
+        if (stream === 'err') this.stderrTail = `${this.stderrTail}${line}\n`.slice(-4000);
       },
     });
     try {
@@ -121,7 +132,7 @@ export class HaproxyRouter implements Router {
     await this.queue.catch(() => undefined);
     if (!child.exitStatus()) {
       // SIGUSR1: soft stop; requests in flight finish, bounded by hard-stop-after.
-      await stopGracefully({ kill: (signal) => child.signal(signal) }, child.exited, "SIGUSR1", this.drainTimeoutSeconds);
+      await stopGracefully({ kill: (signal) => child.signal(signal) }, child.exited, 'SIGUSR1', this.drainTimeoutSeconds);
     }
     await child.exited;
     this.child = undefined;
@@ -132,7 +143,7 @@ export class HaproxyRouter implements Router {
   /** Client connections open now, as HAProxy counts them. */
   async activeConnections(): Promise<number | undefined> {
     if (!this.child) return undefined;
-    const info = await runtimeCommand(this.paths.adminSocket, "show info", undefined, 2000).catch(() => "");
+    const info = await runtimeCommand(this.paths.adminSocket, 'show info', undefined, 2000).catch(() => '');
     const match = /^CurrConns: (\d+)/m.exec(info);
     return match ? Number(match[1]) : undefined;
   }
@@ -140,7 +151,7 @@ export class HaproxyRouter implements Router {
   /** Sessions each app's backend serves now (`show stat` scur), by app id: every routed app, 0 when idle. */
   async appConnections(): Promise<Map<string, number> | undefined> {
     if (!this.child) return undefined;
-    const stat = await runtimeCommand(this.paths.adminSocket, "show stat", undefined, 2000).catch(() => undefined);
+    const stat = await runtimeCommand(this.paths.adminSocket, 'show stat', undefined, 2000).catch(() => undefined);
     if (stat === undefined) return undefined;
     const byApp = new Map<string, number>();
     for (const [backend, sessions] of backendSessions(stat)) {
@@ -167,7 +178,7 @@ export class HaproxyRouter implements Router {
   }
 
   private async applyNow(routes: ValidatedRoute[]): Promise<void> {
-    this.assertRunning("apply a routing table");
+    this.assertRunning('apply a routing table');
     const byApp = new Map<string, { upstreams: Upstream[]; forceHttps: boolean; hosts: string[] }>();
     for (const route of routes) {
       const entry = byApp.get(route.appId) ?? { upstreams: [], forceHttps: false, hosts: [] };
@@ -189,7 +200,11 @@ export class HaproxyRouter implements Router {
       for (const upstream of entry.upstreams) {
         if (state.servers.some((s) => s.address === upstream.address && s.port === upstream.port)) continue;
         const server: HaproxyServer = { name: `i${this.nextServer++}`, address: upstream.address, port: upstream.port };
-        await expectAnswer(this.paths.adminSocket, `add server ${backend}/${server.name} ${server.address}:${server.port} ${SERVER_OPTIONS}`, /New server registered/);
+        await expectAnswer(
+          this.paths.adminSocket,
+          `add server ${backend}/${server.name} ${server.address}:${server.port} ${SERVER_OPTIONS}`,
+          /New server registered/,
+        );
         // Dynamic servers start in maintenance.
         await runtimeCommand(this.paths.adminSocket, `enable server ${backend}/${server.name}`);
         state.servers.push(server);
@@ -201,17 +216,24 @@ export class HaproxyRouter implements Router {
       }
     }
     // The hosts point at backends whose new servers are up before any old one stops taking requests.
-    await this.replaceMap(this.paths.hostsMap, routes.filter((r) => !r.host.startsWith("*.")).map((r) => [r.host, slotBackend(this.slotOf.get(r.appId)!)]));
+    await this.replaceMap(
+      this.paths.hostsMap,
+      routes.filter((r) => !r.host.startsWith('*.')).map((r) => [r.host, slotBackend(this.slotOf.get(r.appId)!)]),
+    );
     await this.replaceMap(
       this.paths.wildcardMap,
       routes
-        .filter((r) => r.host.startsWith("*."))
+        .filter((r) => r.host.startsWith('*.'))
         .map((r): [string, string] => [r.host.slice(1), slotBackend(this.slotOf.get(r.appId)!)])
         // map_end takes the first entry that matches: the most specific suffix must come first.
         .sort((a, b) => b[0].length - a[0].length),
     );
     // Without an HTTPS listener there is nowhere to redirect to: the configuration has no such map.
-    if (this.o.httpsPort) await this.replaceMap(this.paths.forceHttpsMap, [...byApp].filter(([, e]) => e.forceHttps).map(([appId]) => [slotBackend(this.slotOf.get(appId)!), "1"]));
+    if (this.o.httpsPort)
+      await this.replaceMap(
+        this.paths.forceHttpsMap,
+        [...byApp].filter(([, e]) => e.forceHttps).map(([appId]) => [slotBackend(this.slotOf.get(appId)!), '1']),
+      );
     for (const { slot, server } of retired) {
       await runtimeCommand(this.paths.adminSocket, `set server ${slotBackend(slot)}/${server.name} state maint`);
       this.deleteWhenIdle(slot, server);
@@ -240,7 +262,7 @@ export class HaproxyRouter implements Router {
     const pending = new Set(this.freeSlots.map((f) => f.slot));
     let slot = [...Array(this.slots).keys()].find((s) => !used.has(s) && !pending.has(s));
     if (slot === undefined) {
-      const reusable = this.freeSlots.findIndex((f) => Date.now() - f.since > 60_000) ;
+      const reusable = this.freeSlots.findIndex((f) => Date.now() - f.since > 60_000);
       const index = reusable >= 0 ? reusable : 0;
       slot = this.freeSlots.splice(index, 1)[0]!.slot;
     }
@@ -262,7 +284,7 @@ export class HaproxyRouter implements Router {
     await this.writeConfig();
     await this.check();
     const oldPid = await this.workerPid();
-    this.child!.signal("SIGUSR2");
+    this.child!.signal('SIGUSR2');
     await this.waitForWorker(oldPid);
     return true;
   }
@@ -275,7 +297,7 @@ export class HaproxyRouter implements Router {
         if (!this.child) return;
         const answer = await runtimeCommand(this.paths.adminSocket, `del server ${name}`).catch((e: Error) => e.message);
         if (/Server deleted|No such server/i.test(answer)) return;
-        if (Date.now() > deadline) await runtimeCommand(this.paths.adminSocket, `shutdown sessions server ${name}`).catch(() => "");
+        if (Date.now() > deadline) await runtimeCommand(this.paths.adminSocket, `shutdown sessions server ${name}`).catch(() => '');
         await sleep(250);
       }
     })();
@@ -288,18 +310,21 @@ export class HaproxyRouter implements Router {
     const prepared = await expectAnswer(this.paths.adminSocket, `prepare map ${path}`, /New version created: \d+/);
     const version = /New version created: (\d+)/.exec(prepared)![1];
     for (let i = 0; i < entries.length; i += 200) {
-      const payload = entries.slice(i, i + 200).map(([k, v]) => `${k} ${v}`).join("\n");
+      const payload = entries
+        .slice(i, i + 200)
+        .map(([k, v]) => `${k} ${v}`)
+        .join('\n');
       await runtimeCommand(this.paths.adminSocket, `add map @${version} ${path}`, payload).then((answer) => {
-        if (answer) throw new Error(`HAProxy refused entries of ${path}: ${answer.split("\n")[0]}`);
+        if (answer) throw new Error(`HAProxy refused entries of ${path}: ${answer.split('\n')[0]}`);
       });
     }
     await runtimeCommand(this.paths.adminSocket, `commit map @${version} ${path}`);
-    await writeFile(path, entries.map(([k, v]) => `${k} ${v}\n`).join(""), { mode: 0o600 });
+    await writeFile(path, entries.map(([k, v]) => `${k} ${v}\n`).join(''), { mode: 0o600 });
   }
 
   private async applyCertificatesNow(certs: PreparedCertificate[]): Promise<void> {
-    this.assertRunning("apply certificates");
-    if (!this.o.httpsPort) throw new Error("The router has no HTTPS port (--https-port 0): certificates cannot be served.");
+    this.assertRunning('apply certificates');
+    if (!this.o.httpsPort) throw new Error('The router has no HTTPS port (--https-port 0): certificates cannot be served.');
     const wanted = new Map(certs.map((c) => [c.file, c]));
     for (const cert of wanted.values()) {
       const current = this.certificates.get(cert.file);
@@ -307,9 +332,11 @@ export class HaproxyRouter implements Router {
       if (!current) await expectAnswer(this.paths.adminSocket, `new ssl cert ${cert.file}`, /New empty certificate store/);
       const set = await runtimeCommand(this.paths.adminSocket, `set ssl cert ${cert.file}`, cert.pem);
       if (!/Transaction (created|updated)/.test(set)) {
-        await runtimeCommand(this.paths.adminSocket, `abort ssl cert ${cert.file}`).catch(() => "");
-        if (!current) await runtimeCommand(this.paths.adminSocket, `del ssl cert ${cert.file}`).catch(() => "");
-        throw new Error(`HAProxy refused the certificate for ${cert.names.join(", ")}: ${set.split("\n")[0]}. The certificates served before stay in force.`);
+        await runtimeCommand(this.paths.adminSocket, `abort ssl cert ${cert.file}`).catch(() => '');
+        if (!current) await runtimeCommand(this.paths.adminSocket, `del ssl cert ${cert.file}`).catch(() => '');
+        throw new Error(
+          `HAProxy refused the certificate for ${cert.names.join(', ')}: ${set.split('\n')[0]}. The certificates served before stay in force.`,
+        );
       }
       await expectAnswer(this.paths.adminSocket, `commit ssl cert ${cert.file}`, /Success/);
       await writeFile(cert.file, cert.pem, { mode: 0o600 });
@@ -328,7 +355,7 @@ export class HaproxyRouter implements Router {
 
   private async writeCertList(): Promise<void> {
     const lines = [this.paths.defaultCert, ...[...this.certificates.values()].map(crtListLine)];
-    await writeFile(this.paths.certList, lines.join("\n") + "\n", { mode: 0o600 });
+    await writeFile(this.paths.certList, lines.join('\n') + '\n', { mode: 0o600 });
   }
 
   private async writeConfig(): Promise<void> {
@@ -344,16 +371,27 @@ export class HaproxyRouter implements Router {
       slots: this.slots,
       servers,
       drainTimeoutSeconds: this.drainTimeoutSeconds,
-      user: process.getuid?.() === 0 && (await systemUserExists("haproxy")) ? "haproxy" : undefined,
+      user: process.getuid?.() === 0 && (await systemUserExists('haproxy')) ? 'haproxy' : undefined,
       threads: routerThreads(availableParallelism()),
     });
     await writeFile(this.paths.config, text, { mode: 0o600 });
   }
 
   private async check(): Promise<void> {
-    const result = await run([this.binary, "-c", "-f", this.paths.config]);
-    if (result.missing) throw new Error(`HAProxy is not installed (tried "${this.binary}"). Install the Debian package haproxy (apt-get install -y haproxy).`);
-    if (result.code !== 0) throw new Error(`HAProxy refused the router configuration: ${result.output.trim().split("\n").filter((l) => l.includes("ALERT")).slice(0, 5).join(" | ")}`);
+    const result = await run([this.binary, '-c', '-f', this.paths.config]);
+    if (result.missing)
+      throw new Error(
+        `HAProxy is not installed (tried "${this.binary}"). Install the Debian package haproxy (apt-get install -y haproxy).`,
+      );
+    if (result.code !== 0)
+      throw new Error(
+        `HAProxy refused the router configuration: ${result.output
+          .trim()
+          .split('\n')
+          .filter((l) => l.includes('ALERT'))
+          .slice(0, 5)
+          .join(' | ')}`,
+      );
   }
 
   /** Everything HAProxy reads lives in the work folder, root's alone (it holds private keys). */
@@ -365,27 +403,27 @@ export class HaproxyRouter implements Router {
     await rm(this.paths.certDir, { recursive: true, force: true });
     await mkdir(this.paths.certDir, { mode: 0o700 });
     await mkdir(this.paths.pagesDir, { recursive: true, mode: 0o700 });
-    await writeFile(join(this.paths.pagesDir, "404.html"), unknownHostPage());
+    await writeFile(join(this.paths.pagesDir, '404.html'), unknownHostPage());
     for (const [status, reason, body] of [
-      [503, "Service Unavailable", noInstancePage()],
-      [502, "Bad Gateway", upstreamFailedPage(502)],
-      [504, "Gateway Timeout", upstreamFailedPage(504)],
+      [503, 'Service Unavailable', noInstancePage()],
+      [502, 'Bad Gateway', upstreamFailedPage(502)],
+      [504, 'Gateway Timeout', upstreamFailedPage(504)],
     ] as const) {
-      const extra = status === 503 ? "retry-after: 5\r\n" : "";
+      const extra = status === 503 ? 'retry-after: 5\r\n' : '';
       const head = `HTTP/1.1 ${status} ${reason}\r\ncontent-type: text/html; charset=utf-8\r\ncache-control: no-store\r\n${extra}content-length: ${Buffer.byteLength(body)}\r\n\r\n`;
       await writeFile(join(this.paths.pagesDir, `${status}.http`), head + body);
     }
-    for (const map of [this.paths.hostsMap, this.paths.wildcardMap, this.paths.forceHttpsMap]) await writeFile(map, "", { mode: 0o600 });
+    for (const map of [this.paths.hostsMap, this.paths.wildcardMap, this.paths.forceHttpsMap]) await writeFile(map, '', { mode: 0o600 });
     if (!existsSync(this.paths.defaultCert)) await makeDefaultCertificate(this.paths.defaultCert);
     this.certificates = new Map();
     await this.writeCertList();
     for (const entry of await readdir(this.o.workDir)) {
-      if (entry.endsWith(".tmp")) await unlink(join(this.o.workDir, entry)).catch(() => undefined);
+      if (entry.endsWith('.tmp')) await unlink(join(this.o.workDir, entry)).catch(() => undefined);
     }
   }
 
   private async workerPid(): Promise<string | undefined> {
-    const info = await runtimeCommand(this.paths.adminSocket, "show info", undefined, 2000).catch(() => "");
+    const info = await runtimeCommand(this.paths.adminSocket, 'show info', undefined, 2000).catch(() => '');
     return /^Pid: (\d+)/m.exec(info)?.[1];
   }
 
@@ -393,10 +431,11 @@ export class HaproxyRouter implements Router {
   private async waitForWorker(oldPid: string | undefined): Promise<void> {
     const deadline = Date.now() + 15_000;
     for (;;) {
-      this.assertRunning("start HAProxy");
+      this.assertRunning('start HAProxy');
       const pid = await this.workerPid();
       if (pid && pid !== oldPid) return;
-      if (Date.now() > deadline) throw new Error(`HAProxy did not start serving within 15 s. It said: ${this.stderrTail.trim() || "nothing"}`);
+      if (Date.now() > deadline)
+        throw new Error(`HAProxy did not start serving within 15 s. It said: ${this.stderrTail.trim() || 'nothing'}`);
       await sleep(20);
     }
   }
@@ -407,8 +446,8 @@ export class HaproxyRouter implements Router {
     const exit = child.exitStatus();
     if (exit) {
       throw new Error(
-        `Cannot ${action}: HAProxy exited (code ${exit.exitCode}, signal ${exit.signal}). It said: ${this.stderrTail.trim() || "nothing"}. ` +
-          `A common cause is another process listening on ${this.o.listenHost}:${this.o.port}${this.o.httpsPort ? ` or :${this.o.httpsPort}` : ""}.`,
+        `Cannot ${action}: HAProxy exited (code ${exit.exitCode}, signal ${exit.signal}). It said: ${this.stderrTail.trim() || 'nothing'}. ` +
+          `A common cause is another process listening on ${this.o.listenHost}:${this.o.port}${this.o.httpsPort ? ` or :${this.o.httpsPort}` : ''}.`,
       );
     }
   }
@@ -419,11 +458,25 @@ async function makeDefaultCertificate(path: string): Promise<void> {
   const key = `${path}.key.tmp`;
   const cert = `${path}.crt.tmp`;
   const result = await run([
-    "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "3650",
-    "-subj", `/CN=${DEFAULT_CERT_NAME}`, "-keyout", key, "-out", cert,
+    'openssl',
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-days',
+    '3650',
+    '-subj',
+    `/CN=${DEFAULT_CERT_NAME}`,
+    '-keyout',
+    key,
+    '-out',
+    cert,
   ]);
   if (result.code !== 0) throw new Error(`Could not make the router's default certificate with openssl: ${result.output.trim()}`);
-  const pem = (await readFile(cert, "utf8")) + (await readFile(key, "utf8"));
+  const pem = (await readFile(cert, 'utf8')) + (await readFile(key, 'utf8'));
   await writeFile(path, pem, { mode: 0o600 });
   await unlink(key);
   await unlink(cert);

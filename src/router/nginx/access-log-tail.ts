@@ -1,6 +1,6 @@
-import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
-import type { AccessRecord } from "../router.js";
-import type { ValidatedRoute } from "../validate.js";
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
+import type { AccessRecord } from '../router.js';
+import type { ValidatedRoute } from '../validate.js';
 
 /**
  * nginx's access log (`log_format slipway` in config.ts) turned into the router's request
@@ -12,11 +12,11 @@ const LINE = /^(\S+) \[([^\]]+)\] "((?:[^"\\]|\\.)*)" "((?:[^"\\]|\\.)*)" (\d{3}
 
 /** The app a request's Host went to: an exact name first, then the longest wildcard that covers it. */
 export function appOfHost(routes: readonly ValidatedRoute[], host: string): string | undefined {
-  const name = host.toLowerCase().replace(/:\d+$/, "");
+  const name = host.toLowerCase().replace(/:\d+$/, '');
   let best: ValidatedRoute | undefined;
   for (const route of routes) {
     if (route.host === name) return route.appId;
-    if (route.host.startsWith("*.") && name.endsWith(route.host.slice(1)) && (!best || route.host.length > best.host.length)) best = route;
+    if (route.host.startsWith('*.') && name.endsWith(route.host.slice(1)) && (!best || route.host.length > best.host.length)) best = route;
   }
   return best?.appId;
 }
@@ -31,9 +31,9 @@ export function parseNginxAccessLine(line: string, appOf: (host: string) => stri
   if (!instance) return undefined;
   const appId = appOf(host!);
   if (!appId) return undefined;
-  const space = request!.indexOf(" ");
+  const space = request!.indexOf(' ');
   const method = space > 0 ? request!.slice(0, space) : request!;
-  const path = space > 0 ? request!.slice(space + 1).replace(/ HTTP\/[\d.]+$/, "") : "";
+  const path = space > 0 ? request!.slice(space + 1).replace(/ HTTP\/[\d.]+$/, '') : '';
   const at = Date.parse(time!);
   return {
     time: Number.isNaN(at) ? new Date() : new Date(at),
@@ -60,7 +60,7 @@ const MAX_READ = 1024 * 1024;
 export class AccessLogTail {
   private offset = 0;
   private inode = 0;
-  private partial = "";
+  private partial = '';
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -89,7 +89,7 @@ export class AccessLogTail {
   private poll(): void {
     let fd: number;
     try {
-      fd = openSync(this.path, "r");
+      fd = openSync(this.path, 'r');
     } catch {
       return;
     }
@@ -98,15 +98,15 @@ export class AccessLogTail {
       if (stat.ino !== this.inode || stat.size < this.offset) {
         this.inode = stat.ino;
         this.offset = 0;
-        this.partial = "";
+        this.partial = '';
       }
       while (this.offset < stat.size) {
         const buffer = Buffer.alloc(Math.min(MAX_READ, stat.size - this.offset));
         const read = readSync(fd, buffer, 0, buffer.length, this.offset);
         if (read <= 0) break;
         this.offset += read;
-        const lines = (this.partial + buffer.toString("utf8", 0, read)).split("\n");
-        this.partial = lines.pop() ?? "";
+        const lines = (this.partial + buffer.toString('utf8', 0, read)).split('\n');
+        this.partial = lines.pop() ?? '';
         for (const line of lines) if (line) this.onLine(line);
       }
     } finally {

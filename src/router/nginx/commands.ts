@@ -16,14 +16,14 @@ export interface NginxCommandInput {
  * keeps the port.
  */
 export function nginxRunArgv(input: NginxCommandInput): string[] {
-  return [input.nginxBinary, "-p", withSlash(input.workDir), "-c", input.configPath];
+  return [input.nginxBinary, '-p', withSlash(input.workDir), '-c', input.configPath];
 }
 
 /** Validates a candidate configuration without touching the running master. */
 export function nginxTestArgv(input: NginxCommandInput): string[] {
-  return [input.nginxBinary, "-t", "-q", "-p", withSlash(input.workDir), "-c", input.configPath];
+  return [input.nginxBinary, '-t', '-q', '-p', withSlash(input.workDir), '-c', input.configPath];
 }
 
 function withSlash(dir: string): string {
-  return dir.endsWith("/") ? dir : `${dir}/`;
+  return dir.endsWith('/') ? dir : `${dir}/`;
 }

@@ -9,19 +9,19 @@
  * generation number is served on the control socket and every old worker has stopped
  * accepting.
  */
-import { existsSync } from "node:fs";
-import { chmod, mkdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
-import { dirname, resolve } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import { startAttachedServer, type AttachedServer } from "../../executor/start-attached.js";
-import { engineEnv, runEngineTool as run, stopGracefully, systemUserExists } from "../engine-process.js";
-import type { AccessRecord, Router, RoutingTable, TlsCertificate } from "../router.js";
-import { AccessLogTail, appOfHost, parseNginxAccessLine } from "./access-log-tail.js";
-import { nginxRunArgv, nginxTestArgv, type NginxCommandInput } from "./commands.js";
-import { nginxPaths, renderNginxConfig, validateWorkDir, type NginxPaths } from "./config.js";
-import { readGeneration } from "./control.js";
-import { childPids, processTitle, workerStoppedAccepting } from "./proc.js";
-import { validateIPv4, validatePort, validateTable, type ValidatedRoute } from "../validate.js";
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startAttachedServer, type AttachedServer } from '../../executor/start-attached.js';
+import { engineEnv, runEngineTool as run, stopGracefully, systemUserExists } from '../engine-process.js';
+import type { AccessRecord, Router, RoutingTable, TlsCertificate } from '../router.js';
+import { AccessLogTail, appOfHost, parseNginxAccessLine } from './access-log-tail.js';
+import { nginxRunArgv, nginxTestArgv, type NginxCommandInput } from './commands.js';
+import { nginxPaths, renderNginxConfig, validateWorkDir, type NginxPaths } from './config.js';
+import { readGeneration } from './control.js';
+import { childPids, processTitle, workerStoppedAccepting } from './proc.js';
+import { validateIPv4, validatePort, validateTable, type ValidatedRoute } from '../validate.js';
 
 export interface NginxRouterOptions {
   /** IPv4 address to listen on, e.g. "0.0.0.0" or "127.0.0.1". */
@@ -51,7 +51,7 @@ export class NginxRouter implements Router {
   private readonly paths: NginxPaths;
   private workerUser: string | undefined;
   private child: AttachedServer | undefined;
-  private stderrTail = "";
+  private stderrTail = '';
   private generation = 0;
   private routes: ValidatedRoute[] = [];
   private queue: Promise<unknown> = Promise.resolve();
@@ -59,8 +59,8 @@ export class NginxRouter implements Router {
   private accessTail: AccessLogTail | undefined;
 
   constructor(options: NginxRouterOptions) {
-    this.listenHost = validateIPv4(options.listenHost, "Router listen address");
-    this.port = validatePort(options.port, "Router port");
+    this.listenHost = validateIPv4(options.listenHost, 'Router listen address');
+    this.port = validatePort(options.port, 'Router port');
     this.workDir = validateWorkDir(resolve(options.workDir));
     this.nginxBinary = options.nginxBinary ?? defaultNginxBinary();
     this.drainTimeoutSeconds = options.drainTimeoutSeconds ?? 60;
@@ -85,18 +85,18 @@ export class NginxRouter implements Router {
   }
 
   async start(): Promise<void> {
-    if (this.child) throw new Error("The nginx router is already started; call stop() before starting it again.");
+    if (this.child) throw new Error('The nginx router is already started; call stop() before starting it again.');
     await this.prepareWorkDir();
     await this.installConfig(renderNginxConfig(this.configInput(0, [])));
 
     const command = this.command();
-    this.stderrTail = "";
+    this.stderrTail = '';
     this.child = await startAttachedServer({
       argv: nginxRunArgv(command),
-      cwd: "/",
+      cwd: '/',
       env: engineEnv(),
       onLine: (stream, line) => {
-        if (stream === "err") this.stderrTail = `${this.stderrTail}${line}\n`.slice(-4000);
+        if (stream === 'err') this.stderrTail = `${this.stderrTail}${line}\n`.slice(-4000);
       },
     });
 
@@ -132,7 +132,7 @@ export class NginxRouter implements Router {
 
   /** This engine is kept for comparison (bench/) and serves plain HTTP only. */
   async applyCertificates(certs: readonly TlsCertificate[]): Promise<void> {
-    if (certs.length > 0) throw new Error("The nginx router engine serves plain HTTP only; certificates need the HAProxy engine.");
+    if (certs.length > 0) throw new Error('The nginx router engine serves plain HTTP only; certificates need the HAProxy engine.');
   }
 
   async stop(): Promise<void> {
@@ -141,7 +141,7 @@ export class NginxRouter implements Router {
     await this.queue;
     if (!child.exitStatus()) {
       // SIGQUIT: graceful; workers finish in-flight requests, bounded by worker_shutdown_timeout.
-      await stopGracefully({ kill: (signal) => child.signal(signal) }, child.exited, "SIGQUIT", this.drainTimeoutSeconds);
+      await stopGracefully({ kill: (signal) => child.signal(signal) }, child.exited, 'SIGQUIT', this.drainTimeoutSeconds);
     }
     await child.exited;
     // nginx flushed its buffered log lines as it exited: hand them on, then stop following.
@@ -155,21 +155,22 @@ export class NginxRouter implements Router {
    * files. Resolves once the new access log exists.
    */
   async reopenLogs(): Promise<void> {
-    this.assertRunning("reopen the logs");
-    this.child!.signal("SIGUSR1");
+    this.assertRunning('reopen the logs');
+    this.child!.signal('SIGUSR1');
     const deadline = Date.now() + this.readyTimeoutMs;
     while (!existsSync(this.paths.accessLog)) {
-      if (Date.now() > deadline) throw new Error(`nginx did not reopen ${this.paths.accessLog} within ${this.readyTimeoutMs} ms. Check ${this.paths.errorLog}.`);
+      if (Date.now() > deadline)
+        throw new Error(`nginx did not reopen ${this.paths.accessLog} within ${this.readyTimeoutMs} ms. Check ${this.paths.errorLog}.`);
       await sleep(10);
     }
   }
 
   private async applyNow(routes: ValidatedRoute[]): Promise<void> {
-    this.assertRunning("apply a routing table");
+    this.assertRunning('apply a routing table');
     const generation = this.generation + 1;
     await this.installConfig(renderNginxConfig(this.configInput(generation, routes)));
     const oldWorkers = childPids(this.child!.pid);
-    this.child!.signal("SIGHUP");
+    this.child!.signal('SIGHUP');
     await this.waitForGeneration(generation, oldWorkers);
     this.generation = generation;
     this.routes = routes;
@@ -188,14 +189,16 @@ export class NginxRouter implements Router {
     if (seen !== generation) {
       throw new Error(
         `nginx did not start serving routing configuration generation ${generation} within ${this.readyTimeoutMs} ms ` +
-          `(the control socket answered ${seen === undefined ? "nothing" : `generation ${seen}`}). ` +
+          `(the control socket answered ${seen === undefined ? 'nothing' : `generation ${seen}`}). ` +
           `The previous routing stays in force. nginx's error log says: ${await this.errorLogTail()}`,
       );
     }
     for (const pid of oldWorkers) {
       while (!workerStoppedAccepting(pid)) {
         if (Date.now() > deadline) {
-          throw new Error(`nginx worker ${pid} of the previous configuration still accepts connections ${this.readyTimeoutMs} ms after the reload (title: ${processTitle(pid)}).`);
+          throw new Error(
+            `nginx worker ${pid} of the previous configuration still accepts connections ${this.readyTimeoutMs} ms after the reload (title: ${processTitle(pid)}).`,
+          );
         }
         await sleep(5);
       }
@@ -211,13 +214,13 @@ export class NginxRouter implements Router {
       await unlink(candidate).catch(() => undefined);
       throw new Error(
         `nginx is not installed or not found (tried "${this.nginxBinary}"). Install the Debian package nginx-light ` +
-          "(apt-get install -y nginx-light) or pass nginxBinary with the full path.",
+          '(apt-get install -y nginx-light) or pass nginxBinary with the full path.',
       );
     }
     if (check.code !== 0) {
       await unlink(candidate).catch(() => undefined);
       throw new Error(
-        `nginx refused the routing configuration (nginx -t exited ${check.code}): ${check.output.trim() || "no output"}. ` +
+        `nginx refused the routing configuration (nginx -t exited ${check.code}): ${check.output.trim() || 'no output'}. ` +
           "The previous routing stays in force; this is a bug in slipway's configuration rendering or in the nginx install.",
       );
     }
@@ -247,17 +250,17 @@ export class NginxRouter implements Router {
     // A socket left by a master that died without cleaning up would make bind() fail.
     await unlink(this.paths.controlSocket).catch(() => undefined);
     if (process.getuid?.() === 0) {
-      this.workerUser ??= (await systemUserExists("www-data")) ? "www-data" : "nobody";
+      this.workerUser ??= (await systemUserExists('www-data')) ? 'www-data' : 'nobody';
       await this.letWorkersReachTempDir();
     }
   }
 
   private async refuseStaleMaster(): Promise<void> {
-    const pidText = await readFile(this.paths.pid, "utf8").catch(() => "");
+    const pidText = await readFile(this.paths.pid, 'utf8').catch(() => '');
     const pid = Number(pidText.trim());
     if (!Number.isInteger(pid) || pid <= 0) return;
     const title = processTitle(pid);
-    if (title?.includes("nginx: master process") && title.includes(this.workDir)) {
+    if (title?.includes('nginx: master process') && title.includes(this.workDir)) {
       throw new Error(
         `An nginx master (pid ${pid}) from an earlier run still serves ${this.workDir}. ` +
           `Stop it with "kill -QUIT ${pid}" (or use another work directory), then start the router again.`,
@@ -281,7 +284,7 @@ export class NginxRouter implements Router {
             `${(info.mode & 0o777).toString(8)} (no search permission for others). Run "chmod o+x ${dir}" or choose a router work directory elsewhere.`,
         );
       }
-      if (dir === "/") break;
+      if (dir === '/') break;
     }
   }
 
@@ -291,20 +294,20 @@ export class NginxRouter implements Router {
     if (exit) {
       throw new Error(
         `Cannot ${action}: nginx exited (code ${exit.exitCode}, signal ${exit.signal}). ` +
-          `It said: ${this.stderrTail.trim() || "nothing on stderr"}. Check ${this.paths.errorLog}; ` +
+          `It said: ${this.stderrTail.trim() || 'nothing on stderr'}. Check ${this.paths.errorLog}; ` +
           `a common cause is another process already listening on ${this.listenHost}:${this.port}.`,
       );
     }
   }
 
   private async errorLogTail(): Promise<string> {
-    const log = await readFile(this.paths.errorLog, "utf8").catch(() => "");
-    const tail = log.trim().split("\n").slice(-5).join(" | ");
+    const log = await readFile(this.paths.errorLog, 'utf8').catch(() => '');
+    const tail = log.trim().split('\n').slice(-5).join(' | ');
     return tail || this.stderrTail.trim() || `nothing (see ${this.paths.errorLog})`;
   }
 }
 
 /** Debian installs nginx in /usr/sbin, which is not on every user's PATH. */
 function defaultNginxBinary(): string {
-  return existsSync("/usr/sbin/nginx") ? "/usr/sbin/nginx" : "nginx";
+  return existsSync('/usr/sbin/nginx') ? '/usr/sbin/nginx' : 'nginx';
 }

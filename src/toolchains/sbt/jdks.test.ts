@@ -41,15 +41,26 @@ describe('installed JDKs (this machine)', () => {
     assert.equal(new Set(homes).size, homes.length);
     for (const jdk of jdks) await access(`${jdk.javaHome}/bin/java`);
     const temurin = '/usr/lib/jvm/temurin-25-jdk-amd64';
-    if (await access(`${temurin}/bin/java`).then(() => true, () => false)) {
-      assert.ok(jdks.some((j) => j.javaHome === temurin && j.major === 25), 'the Temurin JDK beside OpenJDK is found');
+    if (
+      await access(`${temurin}/bin/java`).then(
+        () => true,
+        () => false,
+      )
+    ) {
+      assert.ok(
+        jdks.some((j) => j.javaHome === temurin && j.major === 25),
+        'the Temurin JDK beside OpenJDK is found',
+      );
     }
   });
 
   it('ignores folders that hold no JDK', async () => {
-    const jdks = await listInstalledJdks({ roots: ['/usr/lib/jvm', '/etc'], path: '' , javaHome: '' });
+    const jdks = await listInstalledJdks({ roots: ['/usr/lib/jvm', '/etc'], path: '', javaHome: '' });
     assert.ok(jdks.every((j) => j.javaHome.startsWith('/usr/lib/jvm/')));
-    assert.ok(jdks.every((j) => !j.isDefault), 'no java on an empty PATH');
+    assert.ok(
+      jdks.every((j) => !j.isDefault),
+      'no java on an empty PATH',
+    );
   });
 
   it('selectJdk: default without a request, exact major with one, PlanError listing the installed ones otherwise', async () => {

@@ -18,7 +18,13 @@ after(async () => {
 describe('sbt launcher (real Maven)', () => {
   it('asks Maven for exactly org.scala-sbt:sbt-launch:<version>', () => {
     assert.deepEqual(launcherFetchArgv('1.13.0', '/x'), [
-      'mvn', '-B', '-q', '--no-transfer-progress', 'dependency:copy', '-Dartifact=org.scala-sbt:sbt-launch:1.13.0', '-DoutputDirectory=/x',
+      'mvn',
+      '-B',
+      '-q',
+      '--no-transfer-progress',
+      'dependency:copy',
+      '-Dartifact=org.scala-sbt:sbt-launch:1.13.0',
+      '-DoutputDirectory=/x',
     ]);
   });
 
@@ -36,7 +42,10 @@ describe('sbt launcher (real Maven)', () => {
   });
 
   it('refuses a version that is not one, without running Maven', async () => {
-    await assert.rejects(ensureSbtLauncher(cache, '1.13.0:evil'), (e: unknown) => e instanceof PlanError && /not an sbt version/.test(e.message));
+    await assert.rejects(
+      ensureSbtLauncher(cache, '1.13.0:evil'),
+      (e: unknown) => e instanceof PlanError && /not an sbt version/.test(e.message),
+    );
   });
 
   it('a version Maven cannot find fails with what Maven said and what to check', async () => {

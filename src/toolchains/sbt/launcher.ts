@@ -71,7 +71,9 @@ export async function ensureSbtLauncher(cacheDir: string, version: string, log?:
         `The sbt launcher ${version} could not be fetched from the machine's Maven repository ` +
           `(mvn exited with ${run.code}):\n${tail(run.stdout + '\n' + run.stderr)}`,
         `Check that sbt ${version} exists (sbt.version in project/build.properties) and that ` +
-          '`mvn dependency:get -Dartifact=org.scala-sbt:sbt-launch:' + version + '` works on this machine.',
+          '`mvn dependency:get -Dartifact=org.scala-sbt:sbt-launch:' +
+          version +
+          '` works on this machine.',
       );
     }
     await rename(join(staging, fetched), jarPath);

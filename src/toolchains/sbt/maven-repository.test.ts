@@ -51,7 +51,10 @@ describe('Maven mirror rules', () => {
   });
 
   it('writes an sbt repositories file with local and the chosen repository only', () => {
-    assert.equal(sbtRepositoriesFileContent('https://mirror.test/maven'), '[repositories]\n  local\n  machine-maven: https://mirror.test/maven/\n');
+    assert.equal(
+      sbtRepositoriesFileContent('https://mirror.test/maven'),
+      '[repositories]\n  local\n  machine-maven: https://mirror.test/maven/\n',
+    );
     assert.throws(() => sbtRepositoriesFileContent('https://mirror.test/a b'));
   });
 });

@@ -58,7 +58,10 @@ export function parseMirrors(settingsXml: string): MavenMirror[] {
  * `external:http:*`, with `!id` exclusions taking precedence.
  */
 export function mirrorMatches(mirrorOf: string, repository: { id: string; url: string }): boolean {
-  const patterns = mirrorOf.split(',').map((p) => p.trim()).filter(Boolean);
+  const patterns = mirrorOf
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
   if (patterns.some((p) => p === `!${repository.id}`)) return false;
   let host = '';
   let protocol = '';

@@ -16,7 +16,9 @@ export async function runTool(
   options: { cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<ToolRun> {
   const timeoutMs = options.timeoutMs ?? 10 * 60_000;
-  const env = options.env ? Object.fromEntries(Object.entries(options.env).filter((e): e is [string, string] => e[1] !== undefined)) : daemonEnv();
+  const env = options.env
+    ? Object.fromEntries(Object.entries(options.env).filter((e): e is [string, string] => e[1] !== undefined))
+    : daemonEnv();
   let result: Awaited<ReturnType<typeof runCaptured>>;
   try {
     result = await runCaptured({ argv, cwd: options.cwd ?? process.cwd(), env, timeoutMs });

@@ -139,13 +139,23 @@ export async function fakePlatform(options: { drainDelayMs?: number } = {}): Pro
       const built = store.deployments.create({ appId: app.id, commit, cause: 'test build', userId: null });
       const releaseDir = join(dir, 'releases', app.id, built.id);
       mkdirSync(releaseDir, { recursive: true });
-      const spec: ReleaseSpec = { deploymentId: built.id, commit, provider: 'node', releaseDir, start: ['node', 'server.js'], beforeStart: [], planEnv: {}, toolPath: [] };
+      const spec: ReleaseSpec = {
+        deploymentId: built.id,
+        commit,
+        provider: 'node',
+        releaseDir,
+        start: ['node', 'server.js'],
+        beforeStart: [],
+        planEnv: {},
+        toolPath: [],
+      };
       store.deployments.setReleaseJson(built.id, JSON.stringify(spec));
       store.deployments.finish(built.id, 'OK', null);
       apps.set(releaseDir, behaviour);
       return store.deployments.byId(built.id)!;
     },
-    deploy: (app, built) => deployer.enqueue(app, { commit: built.commit_sha, cause: 'test', userId: null, mode: 'reuse-release', releaseOf: built.id }),
+    deploy: (app, built) =>
+      deployer.enqueue(app, { commit: built.commit_sha, cause: 'test', userId: null, mode: 'reuse-release', releaseOf: built.id }),
     async settle() {
       await deployer.idle();
       await Promise.all(runtimes.map((r) => r.drained()));

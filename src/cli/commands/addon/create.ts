@@ -8,9 +8,20 @@ export const addonCreate: Command = {
   summary: 'Create an add-on (postgresql, redis) and optionally link applications to it',
   usage: 'addon create <provider> <addon-name> [--link <app>]... [--org <org>] [--plan <plan>]',
   options: {
-    link: { type: 'string', short: 'l', multiple: true, value: '<app>', description: 'Link this application to it (id, name or alias); repeat for several' },
+    link: {
+      type: 'string',
+      short: 'l',
+      multiple: true,
+      value: '<app>',
+      description: 'Link this application to it (id, name or alias); repeat for several',
+    },
     org: { type: 'string', short: 'o', value: '<org>', description: "The organisation (default: the linked apps', else your only one)" },
-    plan: { type: 'string', short: 'p', value: '<plan>', description: 'The plan; each provider has one (see `slipway addon providers`), so this may be left out' },
+    plan: {
+      type: 'string',
+      short: 'p',
+      value: '<plan>',
+      description: 'The plan; each provider has one (see `slipway addon providers`), so this may be left out',
+    },
   },
   args: { min: 2, max: 2 },
   arguments: [
@@ -28,11 +39,18 @@ export const addonCreate: Command = {
     if (!org && apps.length) org = apps[0]!.org_id;
     if (!org) {
       const { orgs } = await client.request<{ orgs: Array<{ id: string; name: string }> }>('GET', '/v1/orgs');
-      if (orgs.length !== 1) throw new UsageError(`--org is required: you belong to ${orgs.length} organisations (${orgs.map((o) => o.name).join(', ')}).`);
+      if (orgs.length !== 1)
+        throw new UsageError(`--org is required: you belong to ${orgs.length} organisations (${orgs.map((o) => o.name).join(', ')}).`);
       org = orgs[0]!.id;
     }
     ctx.err(`Creating ${provider} add-on ${JSON.stringify(name)}...\n`);
-    const { addon } = await client.request<{ addon: AddonSummary }>('POST', '/v1/addons', { provider, name, org, link: apps.map((a) => a.id), ...(options.plan !== undefined ? { plan: options.plan } : {}) });
+    const { addon } = await client.request<{ addon: AddonSummary }>('POST', '/v1/addons', {
+      provider,
+      name,
+      org,
+      link: apps.map((a) => a.id),
+      ...(options.plan !== undefined ? { plan: options.plan } : {}),
+    });
     if (ctx.format === 'json') {
       ctx.out(JSON.stringify(addon, null, 2) + '\n');
       return;

@@ -6,16 +6,18 @@ export const addonEnv: Command = {
   path: ['addon', 'env'],
   summary: 'Show the variables an application linked to the add-on receives (credentials included)',
   usage: 'addon env <addon> [--org <org>] [--format human|json|shell]',
-  options: { org: { type: 'string', value: '<org>', description: 'The organisation of the add-on, when several of yours have one of that name' } },
+  options: {
+    org: { type: 'string', value: '<org>', description: 'The organisation of the add-on, when several of yours have one of that name' },
+  },
   args: { min: 1, max: 1 },
-  arguments: [
-    { name: '<addon>', description: 'The add-on: its id or name' },
-  ],
+  arguments: [{ name: '<addon>', description: 'The add-on: its id or name' }],
   examples: ['slipway addon env shop-db', 'slipway addon env shop-db --format shell'],
   printsData: true,
   formats: ['human', 'json', 'shell'],
   async run(ctx, [ref], options) {
-    const { env } = await ctx.client().request<{ env: Array<{ name: string; value: string }> }>('GET', addonPath(ref!, options.org as string | undefined, '/env'));
+    const { env } = await ctx
+      .client()
+      .request<{ env: Array<{ name: string; value: string }> }>('GET', addonPath(ref!, options.org as string | undefined, '/env'));
     if (ctx.format === 'json') {
       ctx.out(JSON.stringify(env, null, 2) + '\n');
       return;

@@ -9,7 +9,9 @@ export const addonProviders: Command = {
   examples: ['slipway addon providers'],
   printsData: true,
   async run(ctx) {
-    const { providers } = await ctx.client().request<{ providers: Array<{ name: string; description: string; plans?: Array<{ name: string }> }> }>('GET', '/v1/addon-providers');
+    const { providers } = await ctx
+      .client()
+      .request<{ providers: Array<{ name: string; description: string; plans?: Array<{ name: string }> }> }>('GET', '/v1/addon-providers');
     printTable(
       ctx,
       providers.map((p) => ({ ...p, plan: (p.plans ?? []).map((plan) => plan.name).join(', ') })),

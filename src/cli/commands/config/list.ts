@@ -60,7 +60,9 @@ export const configSet: Command = {
   examples: ['slipway config set cancel-on-push true', 'slipway config set force-https true'],
   async run(ctx, [name, value], options) {
     const app = await resolveAppOption(ctx, options);
-    const result = await ctx.client().request<{ name: string; value: boolean }>('PUT', `/v1/apps/${app.id}/config/${encodeURIComponent(name!)}`, { value });
+    const result = await ctx
+      .client()
+      .request<{ name: string; value: boolean }>('PUT', `/v1/apps/${app.id}/config/${encodeURIComponent(name!)}`, { value });
     ctx.err(`${result.name} is now ${result.value} for ${app.name}.\n`);
   },
 };

@@ -29,11 +29,15 @@ export const domainCertSet: Command = {
     const certificate = await readPem(options.cert, '--cert');
     const privateKey = await readPem(options.key, '--key');
     const app = await resolveAppOption(ctx, options);
-    const { domain } = await ctx.client().request<{ domain: DomainView }>('PUT', `/v1/apps/${app.id}/domains/${encodeURIComponent(fqdn!)}/certificate`, {
-      certificate,
-      private_key: privateKey,
-    });
-    ctx.err(`${domain.fqdn} is now served with your certificate${domain.certificate ? ` (valid until ${domain.certificate.not_after})` : ''}.\n`);
+    const { domain } = await ctx
+      .client()
+      .request<{ domain: DomainView }>('PUT', `/v1/apps/${app.id}/domains/${encodeURIComponent(fqdn!)}/certificate`, {
+        certificate,
+        private_key: privateKey,
+      });
+    ctx.err(
+      `${domain.fqdn} is now served with your certificate${domain.certificate ? ` (valid until ${domain.certificate.not_after})` : ''}.\n`,
+    );
   },
 };
 

@@ -10,8 +10,15 @@ export function printDomains(out: (text: string) => void, listing: DomainListing
   out(`${mark(listing.default)}${listing.default}    (default)\n`);
   for (const d of listing.domains) {
     const shown = d.name === d.fqdn ? d.fqdn : `${d.fqdn} (${d.name})`;
-    const cert = d.certificate ? `certificate: ${d.certificate.source}, until ${d.certificate.not_after.slice(0, 10)}` : 'no certificate yet';
-    const acme = d.acme?.state === 'invalid' && d.acme.error ? `; ACME failed: ${d.acme.error}` : d.acme?.state === 'pending' ? '; ACME order pending' : '';
+    const cert = d.certificate
+      ? `certificate: ${d.certificate.source}, until ${d.certificate.not_after.slice(0, 10)}`
+      : 'no certificate yet';
+    const acme =
+      d.acme?.state === 'invalid' && d.acme.error
+        ? `; ACME failed: ${d.acme.error}`
+        : d.acme?.state === 'pending'
+          ? '; ACME order pending'
+          : '';
     out(`${mark(d.fqdn)}${shown}    ${cert}${acme}\n`);
   }
 }

@@ -30,10 +30,17 @@ export const envImport: Command = {
   usage: 'env import [--json] [--app <app>] < file',
   options: {
     ...APP_OPTIONS,
-    json: { type: 'boolean', description: 'Read JSON instead: a list of {"name", "value"} objects, or what `slipway env --format json` prints' },
+    json: {
+      type: 'boolean',
+      description: 'Read JSON instead: a list of {"name", "value"} objects, or what `slipway env --format json` prints',
+    },
   },
   args: { min: 0, max: 0 },
-  examples: ['slipway env import < .env', 'slipway env > app.env && slipway env import --app other < app.env', 'slipway env --format json | slipway env import --json --app other'],
+  examples: [
+    'slipway env import < .env',
+    'slipway env > app.env && slipway env import --app other < app.env',
+    'slipway env --format json | slipway env import --json --app other',
+  ],
   async run(ctx, _args, options) {
     const app = await resolveAppOption(ctx, options);
     const text = await readAll(ctx.stdin);

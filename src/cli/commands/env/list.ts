@@ -13,10 +13,10 @@ export const envList: Command = {
   formats: ['human', 'json', 'shell'],
   async run(ctx, _args, options) {
     const app = await resolveAppOption(ctx, options);
-    const data = await ctx.client().request<{ env: Array<{ name: string; value: string }>; sections?: Array<{ source: string; env: Array<{ name: string; value: string }> }> }>(
-      'GET',
-      `/v1/apps/${app.id}/env?all=1`,
-    );
+    const data = await ctx.client().request<{
+      env: Array<{ name: string; value: string }>;
+      sections?: Array<{ source: string; env: Array<{ name: string; value: string }> }>;
+    }>('GET', `/v1/apps/${app.id}/env?all=1`);
     const sections = data.sections ?? [{ source: OWN_SECTION, env: data.env }];
     if (ctx.format === 'json') ctx.out(JSON.stringify(sections, null, 2) + '\n');
     else ctx.out(ctx.format === 'shell' ? formatShellSections(sections) : formatEnvSections(sections));

@@ -7,9 +7,7 @@ export const envRm: Command = {
   usage: 'env rm <variable-name> [--app <app>]',
   options: { ...APP_OPTIONS },
   args: { min: 1, max: 1 },
-  arguments: [
-    { name: '<variable-name>', description: 'The variable to remove' },
-  ],
+  arguments: [{ name: '<variable-name>', description: 'The variable to remove' }],
   examples: ['slipway env rm DEBUG'],
   async run(ctx, [name], options) {
     const app = await resolveAppOption(ctx, options);

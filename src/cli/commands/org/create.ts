@@ -6,9 +6,7 @@ export const orgCreate: Command = {
   summary: 'Create an organisation (you become its owner)',
   usage: 'org create <name>',
   args: { min: 1, max: 1 },
-  arguments: [
-    { name: '<name>', description: 'The organisation name' },
-  ],
+  arguments: [{ name: '<name>', description: 'The organisation name' }],
   examples: ['slipway org create acme'],
   printsData: true,
   async run(ctx, [name]) {

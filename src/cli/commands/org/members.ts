@@ -8,7 +8,8 @@ type Members = Array<{ user_id: string; name: string; role: string }>;
 export async function orgOrOnly(ctx: CommandContext, org: string | undefined): Promise<string> {
   if (org) return org;
   const { orgs } = await ctx.client().request<{ orgs: Array<{ name: string }> }>('GET', '/v1/orgs');
-  if (orgs.length !== 1) throw new UsageError(`Name the organisation: you belong to ${orgs.length} (${orgs.map((o) => o.name).join(', ')}).`);
+  if (orgs.length !== 1)
+    throw new UsageError(`Name the organisation: you belong to ${orgs.length} (${orgs.map((o) => o.name).join(', ')}).`);
   return orgs[0]!.name;
 }
 
@@ -32,7 +33,13 @@ export const orgAddMember: Command = {
   summary: "Add a user to an organisation, or change a member's role (owners and administrators)",
   usage: 'org add-member <org> <user> [--role member|owner]',
   options: {
-    role: { type: 'string', short: 'r', value: 'member|owner', choices: ['member', 'owner'], description: 'member (default) uses its apps and add-ons; owner also manages its members' },
+    role: {
+      type: 'string',
+      short: 'r',
+      value: 'member|owner',
+      choices: ['member', 'owner'],
+      description: 'member (default) uses its apps and add-ons; owner also manages its members',
+    },
   },
   args: { min: 2, max: 2 },
   arguments: [

@@ -12,12 +12,17 @@ export const publishedConfigImport: Command = {
     json: { type: 'boolean', description: 'Read a JSON array of {"name", "value"} objects instead of NAME=VALUE lines' },
   },
   args: { min: 0, max: 0 },
-  examples: ['slipway published-config import < exposed.env', 'slipway published-config --format json | slipway published-config import --json --app other'],
+  examples: [
+    'slipway published-config import < exposed.env',
+    'slipway published-config --format json | slipway published-config import --json --app other',
+  ],
   async run(ctx, _args, options) {
     const app = await resolveAppOption(ctx, options);
     const text = await readAll(ctx.stdin);
     const vars = options.json ? parseJsonVariables(text) : parseDotenvVariables(text);
-    const { redeployed } = await ctx.client().request<{ redeployed: Redeployed[] }>('PUT', `/v1/apps/${app.id}/published-config`, { published_config: vars });
+    const { redeployed } = await ctx
+      .client()
+      .request<{ redeployed: Redeployed[] }>('PUT', `/v1/apps/${app.id}/published-config`, { published_config: vars });
     ctx.err(`${app.name} now exposes ${vars.length} variable(s).\n`);
     reportRedeploys(ctx, redeployed);
   },

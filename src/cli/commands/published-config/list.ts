@@ -13,7 +13,9 @@ export const publishedConfigList: Command = {
   formats: ['human', 'json', 'shell'],
   async run(ctx, _args, options) {
     const app = await resolveAppOption(ctx, options);
-    const data = await ctx.client().request<{ published_config: Array<{ name: string; value: string }> }>('GET', `/v1/apps/${app.id}/published-config`);
+    const data = await ctx
+      .client()
+      .request<{ published_config: Array<{ name: string; value: string }> }>('GET', `/v1/apps/${app.id}/published-config`);
     if (ctx.format === 'json') {
       ctx.out(JSON.stringify(data.published_config, null, 2) + '\n');
       return;

@@ -15,7 +15,9 @@ export const publishedConfigSet: Command = {
   examples: ['slipway published-config set API_URL http://api.internal/'],
   async run(ctx, [name, value], options) {
     const app = await resolveAppOption(ctx, options);
-    const { redeployed } = await ctx.client().request<{ redeployed: Redeployed[] }>('PUT', `/v1/apps/${app.id}/published-config/${encodeURIComponent(name!)}`, { value });
+    const { redeployed } = await ctx
+      .client()
+      .request<{ redeployed: Redeployed[] }>('PUT', `/v1/apps/${app.id}/published-config/${encodeURIComponent(name!)}`, { value });
     ctx.err(`${app.name} exposes ${name}.\n`);
     reportRedeploys(ctx, redeployed);
   },

@@ -4,13 +4,11 @@ import type { Services } from '../../service-types.js';
 
 export const serviceLinkAddon: Command = {
   path: ['service', 'link-addon'],
-  summary: "Link an add-on: the application receives its variables",
+  summary: 'Link an add-on: the application receives its variables',
   usage: 'service link-addon <addon> [--app <app>]',
   options: { ...APP_OPTIONS },
   args: { min: 1, max: 1 },
-  arguments: [
-    { name: '<addon>', description: 'The add-on to link: its id or name (same organisation)' },
-  ],
+  arguments: [{ name: '<addon>', description: 'The add-on to link: its id or name (same organisation)' }],
   examples: ['slipway service link-addon shop-db'],
   async run(ctx, [addon], options) {
     const app = await resolveAppOption(ctx, options);

@@ -9,9 +9,7 @@ export const serviceUnlinkApp: Command = {
   usage: 'service unlink-app <linked-app> [--app <app>]',
   options: { ...APP_OPTIONS },
   args: { min: 1, max: 1 },
-  arguments: [
-    { name: '<linked-app>', description: 'The linked application: id, name or alias' },
-  ],
+  arguments: [{ name: '<linked-app>', description: 'The linked application: id, name or alias' }],
   examples: ['slipway service unlink-app api --app front'],
   async run(ctx, [ref], options) {
     const app = await resolveAppOption(ctx, options);

@@ -10,9 +10,7 @@ export const sshKeysAdd: Command = {
   usage: 'ssh-keys add <public-key-file> [--label <label>]',
   options: { label: { type: 'string', value: '<label>', description: "A name for the key (default: the key's comment)" } },
   args: { min: 1, max: 1 },
-  arguments: [
-    { name: '<public-key-file>', description: 'The .pub file of the key (never the private key)' },
-  ],
+  arguments: [{ name: '<public-key-file>', description: 'The .pub file of the key (never the private key)' }],
   examples: ['slipway ssh-keys add ~/.ssh/id_ed25519.pub', 'slipway ssh-keys add laptop.pub --label laptop'],
   printsData: true,
   async run(ctx, [file], options) {
@@ -22,7 +20,9 @@ export const sshKeysAdd: Command = {
     } catch (error) {
       throw new CliError(`Cannot read ${file}: ${(error as Error).message}.`, 'Give the path of a public key, e.g. ~/.ssh/id_ed25519.pub.');
     }
-    const { key } = await ctx.client().request<{ key: Record<string, unknown> }>('POST', '/v1/ssh-keys', { public_key: text, label: options.label });
+    const { key } = await ctx
+      .client()
+      .request<{ key: Record<string, unknown> }>('POST', '/v1/ssh-keys', { public_key: text, label: options.label });
     printObject(ctx, key);
   },
 };

@@ -8,11 +8,24 @@ export const tokensCreate: Command = {
   summary: 'Create an API token for you (for CI or another machine); it is shown once',
   usage: 'tokens create [--label <label>] [--expires <lifetime>]',
   options: {
-    label: { type: 'string', short: 'l', value: '<label>', description: 'A name to recognise it by in `slipway tokens list` (default: "token <date>")' },
-    expires: { type: 'string', short: 'e', value: '<lifetime>', description: 'It stops working after 90m, 12h, 30d, 8w, 1y... (default: never; revoke it when done)' },
+    label: {
+      type: 'string',
+      short: 'l',
+      value: '<label>',
+      description: 'A name to recognise it by in `slipway tokens list` (default: "token <date>")',
+    },
+    expires: {
+      type: 'string',
+      short: 'e',
+      value: '<lifetime>',
+      description: 'It stops working after 90m, 12h, 30d, 8w, 1y... (default: never; revoke it when done)',
+    },
   },
   args: { min: 0, max: 0 },
-  examples: ['slipway tokens create --label ci --expires 90d', 'SLIPWAY_TOKEN=$(slipway tokens create --label deploy-bot --format json | jq -r .secret)'],
+  examples: [
+    'slipway tokens create --label ci --expires 90d',
+    'SLIPWAY_TOKEN=$(slipway tokens create --label deploy-bot --format json | jq -r .secret)',
+  ],
   printsData: true,
   async run(ctx, _args, options) {
     const body: Record<string, unknown> = {};

@@ -20,6 +20,11 @@ export const tokensList: Command = {
       expires: t.expires_at ?? 'never',
       'last used': t.last_used_at ?? 'never',
     }));
-    printTable(ctx, rows, options.all ? ['id', 'label', 'user', 'state', 'expires', 'last used'] : ['id', 'label', 'state', 'expires', 'last used'], tokens);
+    printTable(
+      ctx,
+      rows,
+      options.all ? ['id', 'label', 'user', 'state', 'expires', 'last used'] : ['id', 'label', 'state', 'expires', 'last used'],
+      tokens,
+    );
   },
 };

@@ -6,9 +6,7 @@ export const userCreate: Command = {
   summary: 'Create a user and print their first API token (administrators)',
   usage: 'user create <name>',
   args: { min: 1, max: 1 },
-  arguments: [
-    { name: '<name>', description: 'The user name (lower-case letters, digits, - and _)' },
-  ],
+  arguments: [{ name: '<name>', description: 'The user name (lower-case letters, digits, - and _)' }],
   examples: ['slipway user create alice'],
   printsData: true,
   async run(ctx, [name]) {

@@ -19,13 +19,38 @@ export async function addonCreateView(ctx: ViewContext, route: Extract<Route, { 
   const providerInputs = providers.map((p, i) => {
     const id = uniqueId('provider');
     const input = h('input', { type: 'radio', name: 'provider', id, value: p.name, checked: i === 0, 'aria-describedby': `${id}-desc` });
-    return { input, el: h('div', { class: 'choice' }, input, h('label', { for: id }, h('strong', {}, p.name), h('span', { id: `${id}-desc`, class: 'meta' }, p.description))) };
+    return {
+      input,
+      el: h(
+        'div',
+        { class: 'choice' },
+        input,
+        h('label', { for: id }, h('strong', {}, p.name), h('span', { id: `${id}-desc`, class: 'meta' }, p.description)),
+      ),
+    };
   });
-  const providerSet = h('fieldset', { class: 'field', 'aria-describedby': 'provider-error' }, h('legend', {}, 'Provider'), ...providerInputs.map((p) => p.el), providerError);
-  const name = field('Name', h('input', { type: 'text', name: 'name', autocomplete: 'off' }), 'How you will refer to it, e.g. "orders-db".');
+  const providerSet = h(
+    'fieldset',
+    { class: 'field', 'aria-describedby': 'provider-error' },
+    h('legend', {}, 'Provider'),
+    ...providerInputs.map((p) => p.el),
+    providerError,
+  );
+  const name = field(
+    'Name',
+    h('input', { type: 'text', name: 'name', autocomplete: 'off' }),
+    'How you will refer to it, e.g. "orders-db".',
+  );
   const next = h('button', { type: 'submit', class: 'primary' }, 'Next: Applications');
   const stepOneTitle = h('h2', { tabindex: -1 }, 'Step 1 of 2: provider and name');
-  const stepOne = h('form', { class: 'card narrow', novalidate: true }, stepOneTitle, providerSet, name.wrapper, h('div', { class: 'actions' }, next, h('a', { class: 'button secondary', href: href({ page: 'addons', org: org.id }) }, 'Cancel')));
+  const stepOne = h(
+    'form',
+    { class: 'card narrow', novalidate: true },
+    stepOneTitle,
+    providerSet,
+    name.wrapper,
+    h('div', { class: 'actions' }, next, h('a', { class: 'button secondary', href: href({ page: 'addons', org: org.id }) }, 'Cancel')),
+  );
 
   // Step 2: the Applications screen.
   const toggles = apps.map((app) => {
@@ -52,7 +77,13 @@ export async function addonCreateView(ctx: ViewContext, route: Extract<Route, { 
     { class: 'card narrow', novalidate: true, hidden: true },
     stepTwoTitle,
     stepTwoIntro,
-    toggles.length ? h('ul', { class: 'toggle-list', 'aria-label': 'Applications' }, ...toggles.map((t) => t.el)) : h('p', { class: 'empty' }, `${org.name} has no application yet; the add-on can be linked later from an application's Service dependencies.`),
+    toggles.length
+      ? h('ul', { class: 'toggle-list', 'aria-label': 'Applications' }, ...toggles.map((t) => t.el))
+      : h(
+          'p',
+          { class: 'empty' },
+          `${org.name} has no application yet; the add-on can be linked later from an application's Service dependencies.`,
+        ),
     problem.el,
     h('div', { class: 'actions' }, finish, back),
   );
@@ -93,8 +124,15 @@ export async function addonCreateView(ctx: ViewContext, route: Extract<Route, { 
     finish.textContent = 'Creating…';
     const link = toggles.filter((t) => t.input.checked).map((t) => t.app.id);
     try {
-      const { addon } = await ctx.api.json<{ addon: Addon }>('POST', '/v1/addons', { provider: chosenProvider(), name: name.control.value.trim(), org: org.id, link });
-      ctx.announce(`Add-on ${addon.name} created${link.length ? ` and linked to ${link.length} application${link.length === 1 ? '' : 's'}` : ''}.`);
+      const { addon } = await ctx.api.json<{ addon: Addon }>('POST', '/v1/addons', {
+        provider: chosenProvider(),
+        name: name.control.value.trim(),
+        org: org.id,
+        link,
+      });
+      ctx.announce(
+        `Add-on ${addon.name} created${link.length ? ` and linked to ${link.length} application${link.length === 1 ? '' : 's'}` : ''}.`,
+      );
       ctx.navigate({ page: 'addons', org: org.id });
     } catch (error) {
       const message = (error as Error).message;
@@ -118,7 +156,14 @@ export async function addonCreateView(ctx: ViewContext, route: Extract<Route, { 
 
   replaceChildren(
     ctx.main,
-    h('p', { class: 'crumbs' }, h('a', { href: href({ page: 'home' }) }, org.name), ' / ', h('a', { href: href({ page: 'addons', org: org.id }) }, 'Add-ons'), ' / New'),
+    h(
+      'p',
+      { class: 'crumbs' },
+      h('a', { href: href({ page: 'home' }) }, org.name),
+      ' / ',
+      h('a', { href: href({ page: 'addons', org: org.id }) }, 'Add-ons'),
+      ' / New',
+    ),
     pageTitle('Create an add-on'),
     stepOne,
     stepTwo,

@@ -31,7 +31,10 @@ export async function addonsView(ctx: ViewContext, route: Extract<Route, { page:
                     'p',
                     {},
                     'Linked to: ',
-                    ...a.linked_apps.flatMap((id, i) => [i ? ', ' : '', h('a', { href: href({ page: 'app-services', app: id }) }, appName.get(id) ?? id)]),
+                    ...a.linked_apps.flatMap((id, i) => [
+                      i ? ', ' : '',
+                      h('a', { href: href({ page: 'app-services', app: id }) }, appName.get(id) ?? id),
+                    ]),
                   )
                 : h('p', { class: 'empty' }, 'Not linked to any application.'),
             ),

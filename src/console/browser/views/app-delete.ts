@@ -46,5 +46,11 @@ export function deleteCard(ctx: ViewContext, app: App): HTMLElement {
     ctx.main.querySelector<HTMLElement>('h1')?.focus();
     ctx.announce(`${app.name} deleted.`);
   });
-  return h('section', { class: 'card danger-zone', 'aria-labelledby': 'delete-title' }, h('h2', { id: 'delete-title' }, 'Delete the application'), form, problem.el);
+  return h(
+    'section',
+    { class: 'card danger-zone', 'aria-labelledby': 'delete-title' },
+    h('h2', { id: 'delete-title' }, 'Delete the application'),
+    form,
+    problem.el,
+  );
 }

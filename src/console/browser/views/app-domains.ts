@@ -38,7 +38,12 @@ export async function appDomainsView(ctx: ViewContext, route: Extract<Route, { p
       h('input', { type: 'text', id: 'domain-name', autocomplete: 'off', spellcheck: 'false', placeholder: 'shop.example.com' }),
       'A name you own, pointed at this platform, or *.example.com for every sub-domain.',
     );
-    const form = h('form', { class: 'inline-form', novalidate: true }, name.wrapper, h('button', { type: 'submit', class: 'primary' }, 'Add'));
+    const form = h(
+      'form',
+      { class: 'inline-form', novalidate: true },
+      name.wrapper,
+      h('button', { type: 'submit', class: 'primary' }, 'Add'),
+    );
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       const fqdn = name.control.value.trim();
@@ -48,21 +53,50 @@ export async function appDomainsView(ctx: ViewContext, route: Extract<Route, { p
     const favouriteMark = (fqdn: string) => (listing.favourite === fqdn ? h('span', { class: 'badge' }, 'favourite') : null);
     const rows = listing.domains.map((d) => {
       const remove = h('button', { type: 'button', class: 'secondary', 'aria-label': `Remove domain ${d.name}` }, 'Remove');
-      remove.addEventListener('click', () => void act(`Domain ${d.name} removed.`, () => ctx.api.json('DELETE', `${base}/domains/${enc(d.fqdn)}`)));
-      const favourite = d.favourite || d.wildcard ? null : h('button', { type: 'button', class: 'secondary', 'aria-label': `Make ${d.name} the favourite domain` }, 'Make favourite');
-      favourite?.addEventListener('click', () => void act(`${d.name} is now the favourite domain.`, () => ctx.api.json('PUT', `${base}/favourite-domain`, { fqdn: d.fqdn })));
-      const certificate = d.certificate ? `HTTPS: ${SOURCES[d.certificate.source]} certificate until ${formatTime(d.certificate.not_after)}` : 'HTTPS: no certificate yet';
-      const acme = d.acme?.state === 'invalid' ? h('p', { class: 'field-error' }, `ACME failed: ${d.acme.error ?? 'unknown reason'}`) : d.acme?.state === 'pending' ? h('p', { class: 'meta' }, 'ACME order in progress') : null;
+      remove.addEventListener(
+        'click',
+        () => void act(`Domain ${d.name} removed.`, () => ctx.api.json('DELETE', `${base}/domains/${enc(d.fqdn)}`)),
+      );
+      const favourite =
+        d.favourite || d.wildcard
+          ? null
+          : h('button', { type: 'button', class: 'secondary', 'aria-label': `Make ${d.name} the favourite domain` }, 'Make favourite');
+      favourite?.addEventListener(
+        'click',
+        () => void act(`${d.name} is now the favourite domain.`, () => ctx.api.json('PUT', `${base}/favourite-domain`, { fqdn: d.fqdn })),
+      );
+      const certificate = d.certificate
+        ? `HTTPS: ${SOURCES[d.certificate.source]} certificate until ${formatTime(d.certificate.not_after)}`
+        : 'HTTPS: no certificate yet';
+      const acme =
+        d.acme?.state === 'invalid'
+          ? h('p', { class: 'field-error' }, `ACME failed: ${d.acme.error ?? 'unknown reason'}`)
+          : d.acme?.state === 'pending'
+            ? h('p', { class: 'meta' }, 'ACME order in progress')
+            : null;
       return h(
         'li',
         { 'data-domain': d.fqdn },
-        h('span', {}, h('strong', {}, d.name), d.name !== d.fqdn ? h('span', { class: 'meta' }, ` (${d.fqdn})`) : null, ' ', favouriteMark(d.fqdn), h('p', { class: 'meta' }, certificate), acme),
+        h(
+          'span',
+          {},
+          h('strong', {}, d.name),
+          d.name !== d.fqdn ? h('span', { class: 'meta' }, ` (${d.fqdn})`) : null,
+          ' ',
+          favouriteMark(d.fqdn),
+          h('p', { class: 'meta' }, certificate),
+          acme,
+        ),
         favourite,
         remove,
       );
     });
-    const clear = listing.favourite !== listing.default ? h('button', { type: 'button', class: 'secondary' }, 'Show the default domain again') : null;
-    clear?.addEventListener('click', () => void act('The default domain is the favourite again.', () => ctx.api.json('DELETE', `${base}/favourite-domain`)));
+    const clear =
+      listing.favourite !== listing.default ? h('button', { type: 'button', class: 'secondary' }, 'Show the default domain again') : null;
+    clear?.addEventListener(
+      'click',
+      () => void act('The default domain is the favourite again.', () => ctx.api.json('DELETE', `${base}/favourite-domain`)),
+    );
     replaceChildren(
       card,
       h('h2', { id: 'domains-title' }, 'Domain names'),
@@ -71,7 +105,12 @@ export async function appDomainsView(ctx: ViewContext, route: Extract<Route, { p
       h(
         'ul',
         { class: 'links', 'aria-label': 'Domains' },
-        h('li', { 'data-domain': listing.default }, h('span', {}, h('strong', {}, listing.default), h('span', { class: 'meta' }, ' default'), ' ', favouriteMark(listing.default)), clear),
+        h(
+          'li',
+          { 'data-domain': listing.default },
+          h('span', {}, h('strong', {}, listing.default), h('span', { class: 'meta' }, ' default'), ' ', favouriteMark(listing.default)),
+          clear,
+        ),
         ...rows,
       ),
     );

@@ -36,9 +36,19 @@ export async function appEnvView(ctx: ViewContext, route: Extract<Route, { page:
   const loaded = await ctx.api.get<{ env: EnvVar[]; sections?: EnvSection[] }>(`${base}?all=1`);
   let draft = new EnvDraft(loaded.env);
 
-  const rule = app.type === 'sbt' ? 'Letters, digits, "_", "-" and "."; not starting with a digit.' : 'Letters, digits and "_"; not starting with a digit (e.g. MY_SETTING).';
-  const name = field('Variable name', h('input', { type: 'text', name: 'name', autocomplete: 'off', spellcheck: 'false', class: 'mono' }), rule);
-  const value = field('Variable value', h('input', { type: 'text', name: 'value', autocomplete: 'off', spellcheck: 'false', class: 'mono' }));
+  const rule =
+    app.type === 'sbt'
+      ? 'Letters, digits, "_", "-" and "."; not starting with a digit.'
+      : 'Letters, digits and "_"; not starting with a digit (e.g. MY_SETTING).';
+  const name = field(
+    'Variable name',
+    h('input', { type: 'text', name: 'name', autocomplete: 'off', spellcheck: 'false', class: 'mono' }),
+    rule,
+  );
+  const value = field(
+    'Variable value',
+    h('input', { type: 'text', name: 'value', autocomplete: 'off', spellcheck: 'false', class: 'mono' }),
+  );
   const addForm = h(
     'form',
     { class: 'add-var', novalidate: true, 'aria-label': 'Add a variable' },
@@ -56,7 +66,8 @@ export async function appEnvView(ctx: ViewContext, route: Extract<Route, { page:
   const draw = () => {
     const rows = draft.rows();
     const count = draft.changeCount();
-    summary.textContent = count === 0 ? 'No pending changes.' : `${count} pending change${count === 1 ? '' : 's'}: "Update changes" saves them all together.`;
+    summary.textContent =
+      count === 0 ? 'No pending changes.' : `${count} pending change${count === 1 ? '' : 's'}: "Update changes" saves them all together.`;
     discard.hidden = count === 0;
     if (!rows.length) {
       replaceChildren(table, h('p', { class: 'empty' }, 'No variables yet.'));
@@ -68,7 +79,17 @@ export async function appEnvView(ctx: ViewContext, route: Extract<Route, { page:
         'table',
         {},
         h('caption', { class: 'visually-hidden' }, `Variables of ${app.name}`),
-        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Value'), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'col' }, 'Name'),
+            h('th', { scope: 'col' }, 'Value'),
+            h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')),
+          ),
+        ),
         h(
           'tbody',
           {},
@@ -81,14 +102,26 @@ export async function appEnvView(ctx: ViewContext, route: Extract<Route, { page:
               if (row.state === 'saved') draft.remove(row.name);
               else draft.undo(row.name);
               draw();
-              ctx.announce(row.state === 'saved' ? `${row.name} will be removed when you update changes.` : `Change to ${row.name} undone.`);
+              ctx.announce(
+                row.state === 'saved' ? `${row.name} will be removed when you update changes.` : `Change to ${row.name} undone.`,
+              );
               name.control.focus();
             });
             return h(
               'tr',
               { class: `row-${row.state}`, 'data-name': row.name, 'data-state': row.state },
-              h('th', { scope: 'row' }, h('code', {}, row.name), STATE_LABEL[row.state] ? h('span', { class: `badge pending-${row.state}` }, STATE_LABEL[row.state]) : null),
-              h('td', {}, h('code', { class: 'value' }, shorten(row.value)), row.savedValue !== undefined ? h('span', { class: 'meta' }, ` (was ${shorten(row.savedValue)})`) : null),
+              h(
+                'th',
+                { scope: 'row' },
+                h('code', {}, row.name),
+                STATE_LABEL[row.state] ? h('span', { class: `badge pending-${row.state}` }, STATE_LABEL[row.state]) : null,
+              ),
+              h(
+                'td',
+                {},
+                h('code', { class: 'value' }, shorten(row.value)),
+                row.savedValue !== undefined ? h('span', { class: 'meta' }, ` (was ${shorten(row.savedValue)})`) : null,
+              ),
               h('td', { class: 'row-actions' }, action),
             );
           }),
@@ -113,7 +146,9 @@ export async function appEnvView(ctx: ViewContext, route: Extract<Route, { page:
     name.control.value = '';
     value.control.value = '';
     name.control.focus();
-    ctx.announce(what === 'unchanged' ? `${n} already has this value.` : `${n} ${what === 'added' ? 'added to' : 'changed in'} the pending changes.`);
+    ctx.announce(
+      what === 'unchanged' ? `${n} already has this value.` : `${n} ${what === 'added' ? 'added to' : 'changed in'} the pending changes.`,
+    );
   });
 
   update.addEventListener('click', async () => {
@@ -161,9 +196,22 @@ export async function appEnvView(ctx: ViewContext, route: Extract<Route, { page:
           'section',
           { class: 'card', 'aria-labelledby': 'other-vars' },
           h('h2', { id: 'other-vars' }, 'From add-ons and linked applications'),
-          h('p', { class: 'help' }, "Read-only here: they come from the services this application is linked to. When a name is set twice, the application's own variable wins over an add-on's, and an add-on's over a linked application's."),
+          h(
+            'p',
+            { class: 'help' },
+            "Read-only here: they come from the services this application is linked to. When a name is set twice, the application's own variable wins over an add-on's, and an add-on's over a linked application's.",
+          ),
           ...others.map((s) =>
-            h('div', { class: 'env-section' }, h('h3', {}, s.source), h('dl', { class: 'details' }, ...s.env.flatMap((v) => [h('dt', {}, h('code', {}, v.name)), h('dd', {}, h('code', { class: 'value' }, shorten(v.value)))]))),
+            h(
+              'div',
+              { class: 'env-section' },
+              h('h3', {}, s.source),
+              h(
+                'dl',
+                { class: 'details' },
+                ...s.env.flatMap((v) => [h('dt', {}, h('code', {}, v.name)), h('dd', {}, h('code', { class: 'value' }, shorten(v.value)))]),
+              ),
+            ),
           ),
         )
       : null,

@@ -31,7 +31,9 @@ export async function appFrame(ctx: ViewContext, appId: string, current: Tab): P
     h(
       'nav',
       { class: 'tabs', 'aria-label': `Pages of ${app.name}` },
-      ...TABS.map((t) => h('a', { href: href({ page: t.page, app: app.id }), 'aria-current': t.page === current ? 'page' : undefined }, t.label)),
+      ...TABS.map((t) =>
+        h('a', { href: href({ page: t.page, app: app.id }), 'aria-current': t.page === current ? 'page' : undefined }, t.label),
+      ),
     ),
     body,
   );

@@ -27,7 +27,14 @@ function stateBadge(state: string): HTMLElement {
 
 /** Shows the git URL in a read-only field with a Copy button, so it can be selected whole. */
 function gitUrlField(app: App): HTMLElement {
-  const input = h('input', { type: 'text', readonly: true, value: app.git_url, id: 'git-url', 'aria-label': 'Git deployment URL', class: 'mono' });
+  const input = h('input', {
+    type: 'text',
+    readonly: true,
+    value: app.git_url,
+    id: 'git-url',
+    'aria-label': 'Git deployment URL',
+    class: 'mono',
+  });
   const copied = h('span', { class: 'copied', role: 'status' });
   const copy = h('button', { type: 'button', class: 'secondary' }, 'Copy');
   copy.addEventListener('click', async () => {
@@ -67,7 +74,13 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
   const liveBadge = h('span', { class: 'badge live', hidden: true }, 'Live');
   const logLines = h('pre', { class: 'log', role: 'log', 'aria-labelledby': 'log-title', tabindex: 0, 'data-live': 'false' });
   const logEnd = h('p', { class: 'log-end', role: 'status' });
-  const logSection = h('section', { class: 'card', id: 'log', 'aria-labelledby': 'log-title', hidden: true }, h('div', { class: 'section-head' }, logTitle, liveBadge), logLines, logEnd);
+  const logSection = h(
+    'section',
+    { class: 'card', id: 'log', 'aria-labelledby': 'log-title', hidden: true },
+    h('div', { class: 'section-head' }, logTitle, liveBadge),
+    logLines,
+    logEnd,
+  );
 
   replaceChildren(
     body,
@@ -86,7 +99,15 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
         ...detail('Domain', app.domain),
         ...detail('URL', h('a', { href: app.url, rel: 'noreferrer' }, app.url)),
       ),
-      h('p', { class: 'help' }, 'Deploy with: ', h('code', {}, `git remote add slipway ${app.git_url}`), ' then ', h('code', {}, 'git push slipway master'), '.'),
+      h(
+        'p',
+        { class: 'help' },
+        'Deploy with: ',
+        h('code', {}, `git remote add slipway ${app.git_url}`),
+        ' then ',
+        h('code', {}, 'git push slipway master'),
+        '.',
+      ),
     ),
     h(
       'section',
@@ -95,10 +116,25 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
       statusList,
       h('div', { class: 'actions' }, restartButton, stopButton),
       outcome.el,
-      h('p', { class: 'help' }, 'Restart starts the current release again with the current variables, health-checked, without a rebuild. Stop keeps it stopped until the next deployment or restart.'),
+      h(
+        'p',
+        { class: 'help' },
+        'Restart starts the current release again with the current variables, health-checked, without a rebuild. Stop keeps it stopped until the next deployment or restart.',
+      ),
     ),
-    h('section', { class: 'card', id: 'traffic', 'aria-labelledby': 'traffic-title' }, h('h2', { id: 'traffic-title' }, 'Traffic, last hour'), charts, trafficNote),
-    h('section', { class: 'card', 'aria-labelledby': 'deployments-title' }, h('h2', { id: 'deployments-title' }, 'Deployments'), deploymentList),
+    h(
+      'section',
+      { class: 'card', id: 'traffic', 'aria-labelledby': 'traffic-title' },
+      h('h2', { id: 'traffic-title' }, 'Traffic, last hour'),
+      charts,
+      trafficNote,
+    ),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'deployments-title' },
+      h('h2', { id: 'deployments-title' }, 'Deployments'),
+      deploymentList,
+    ),
     logSection,
     deleteCard(ctx, app),
   );
@@ -147,18 +183,34 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
   };
 
   restartButton.addEventListener('click', () => {
-    void outcome.run('Restart', () => ctx.api.json<{ deployment: Deployment }>('POST', `${base}/restart`), (a) => ({ message: '', deployment: a.deployment })).then(() => refresh());
+    void outcome
+      .run(
+        'Restart',
+        () => ctx.api.json<{ deployment: Deployment }>('POST', `${base}/restart`),
+        (a) => ({ message: '', deployment: a.deployment }),
+      )
+      .then(() => refresh());
   });
   stopButton.addEventListener('click', () => {
     void outcome
-      .run('Stop', () => ctx.api.json<{ stopped: boolean }>('POST', `${base}/stop`), (a) => ({
-        message: a.stopped ? `Stopped ${app.name}: the router answers 503 until the next deployment or restart. No deployment was started.` : `${app.name} was not running.`,
-      }))
+      .run(
+        'Stop',
+        () => ctx.api.json<{ stopped: boolean }>('POST', `${base}/stop`),
+        (a) => ({
+          message: a.stopped
+            ? `Stopped ${app.name}: the router answers 503 until the next deployment or restart. No deployment was started.`
+            : `${app.name} was not running.`,
+        }),
+      )
       .then(() => refresh());
   });
   const rollBack = (target: Deployment) => {
     void outcome
-      .run(`Rollback to ${shortCommit(target.commit)}`, () => ctx.api.json<{ deployment: Deployment }>('POST', `${base}/rollback`, { deployment: target.id }), (a) => ({ message: '', deployment: a.deployment }))
+      .run(
+        `Rollback to ${shortCommit(target.commit)}`,
+        () => ctx.api.json<{ deployment: Deployment }>('POST', `${base}/rollback`, { deployment: target.id }),
+        (a) => ({ message: '', deployment: a.deployment }),
+      )
       .then(() => refresh());
     restartButton.focus();
   };
@@ -174,21 +226,51 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
       deploymentList,
       ...deployments.map((d) => {
         const isShown = shown?.id === d.id;
-        const button = h('button', { type: 'button', class: 'secondary', 'data-key': `log-${d.id}`, 'aria-controls': 'log', 'aria-pressed': String(isShown) }, isShown ? 'Log shown' : 'Show log');
+        const button = h(
+          'button',
+          { type: 'button', class: 'secondary', 'data-key': `log-${d.id}`, 'aria-controls': 'log', 'aria-pressed': String(isShown) },
+          isShown ? 'Log shown' : 'Show log',
+        );
         button.addEventListener('click', () => openLog(d, true, true));
         // Each OK deployment whose release is still kept can serve again, without a rebuild.
         const canRollBack = d.release_kept && d.state === 'OK' && d.id !== servingDeployment;
         const rollback = canRollBack
-          ? h('button', { type: 'button', class: 'secondary', 'data-key': `rollback-${d.id}`, 'aria-label': `Roll back to commit ${shortCommit(d.commit)} (deployment ${d.id})` }, 'Roll back to this release')
+          ? h(
+              'button',
+              {
+                type: 'button',
+                class: 'secondary',
+                'data-key': `rollback-${d.id}`,
+                'aria-label': `Roll back to commit ${shortCommit(d.commit)} (deployment ${d.id})`,
+              },
+              'Roll back to this release',
+            )
           : null;
         rollback?.addEventListener('click', () => rollBack(d));
         return h(
           'li',
           { 'data-deployment': d.id, 'data-state': d.state },
-          h('div', { class: 'deployment-head' }, stateBadge(d.state), h('code', {}, shortCommit(d.commit)), h('span', { class: 'meta' }, d.cause ?? '')),
-          h('p', { class: 'meta' }, `Started ${formatTime(d.created_at)}`, d.finished_at ? ` · ended ${formatTime(d.finished_at)}` : d.phase ? ` · ${d.phase}` : ''),
+          h(
+            'div',
+            { class: 'deployment-head' },
+            stateBadge(d.state),
+            h('code', {}, shortCommit(d.commit)),
+            h('span', { class: 'meta' }, d.cause ?? ''),
+          ),
+          h(
+            'p',
+            { class: 'meta' },
+            `Started ${formatTime(d.created_at)}`,
+            d.finished_at ? ` · ended ${formatTime(d.finished_at)}` : d.phase ? ` · ${d.phase}` : '',
+          ),
           d.message ? h('p', { class: 'message' }, d.message) : null,
-          h('div', { class: 'actions' }, button, rollback, d.id === servingDeployment ? h('span', { class: 'badge serving' }, 'Serving') : null),
+          h(
+            'div',
+            { class: 'actions' },
+            button,
+            rollback,
+            d.id === servingDeployment ? h('span', { class: 'badge serving' }, 'Serving') : null,
+          ),
         );
       }),
     );
@@ -198,14 +280,20 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
   const drawStatus = (status: AppStatus) => {
     replaceChildren(
       statusList,
-      ...detail('State', h('span', { class: `badge state-${status.status}` }, status.status), status.deploying.length ? ' · deploying' : ''),
+      ...detail(
+        'State',
+        h('span', { class: `badge state-${status.status}` }, status.status),
+        status.deploying.length ? ' · deploying' : '',
+      ),
       ...detail(
         'Instances',
         status.instances.length
           ? h(
               'ul',
               { class: 'instances', 'aria-label': 'Instances' },
-              ...status.instances.map((i) => h('li', {}, `#${i.number} ${i.state} at ${i.address} · restarts: ${i.restarts} · ${formatBytes(i.memory_bytes)}`)),
+              ...status.instances.map((i) =>
+                h('li', {}, `#${i.number} ${i.state} at ${i.address} · restarts: ${i.restarts} · ${formatBytes(i.memory_bytes)}`),
+              ),
             )
           : `none running (${status.instance_count} wanted)`,
       ),
@@ -215,7 +303,10 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
   };
 
   const refresh = async () => {
-    const [status, { deployments }] = await Promise.all([ctx.api.get<AppStatus>(`${base}/status`), ctx.api.get<{ deployments: Deployment[] }>(`${base}/deployments?limit=10`)]);
+    const [status, { deployments }] = await Promise.all([
+      ctx.api.get<AppStatus>(`${base}/status`),
+      ctx.api.get<{ deployments: Deployment[] }>(`${base}/deployments?limit=10`),
+    ]);
     if (ctx.signal.aborted) return;
     servingDeployment = status.release?.deployment_id;
     drawStatus(status);

@@ -26,12 +26,24 @@ export async function appScalingView(ctx: ViewContext, route: Extract<Route, { p
 
   const count = field(
     'Instance count',
-    h('input', { type: 'number', id: 'instance-count', min: 1, max: MAX_INSTANCES, step: 1, inputmode: 'numeric', value: scale.instances, required: true }),
+    h('input', {
+      type: 'number',
+      id: 'instance-count',
+      min: 1,
+      max: MAX_INSTANCES,
+      step: 1,
+      inputmode: 'numeric',
+      value: scale.instances,
+      required: true,
+    }),
     `From 1 to ${MAX_INSTANCES}; applies at once: new instances are health-checked before they receive traffic.`,
   );
   const flavor = field(
     'Flavour of each instance',
-    select(FLAVORS.map((f) => ({ value: f.name, label: describeFlavor(f) })), { id: 'instance-flavor' }),
+    select(
+      FLAVORS.map((f) => ({ value: f.name, label: describeFlavor(f) })),
+      { id: 'instance-flavor' },
+    ),
     'Applies at the next deployment or restart.',
   );
   flavor.control.value = scale.flavor;
@@ -55,25 +67,37 @@ export async function appScalingView(ctx: ViewContext, route: Extract<Route, { p
     if (wanted !== saved.instances) change.instances = wanted;
     if (flavor.control.value !== saved.flavor) change.flavor = flavor.control.value;
     if (!change.instances && !change.flavor) {
-      void outcome.run('Scaling', async () => saved, () => ({ message: 'Nothing to change: this is the scaling already saved.' }));
+      void outcome.run(
+        'Scaling',
+        async () => saved,
+        () => ({ message: 'Nothing to change: this is the scaling already saved.' }),
+      );
       return;
     }
     save.disabled = true;
     void outcome
-      .run('Scaling', () => ctx.api.json<{ scale: Scale }>('PUT', `${base}/scale`, change), ({ scale: now }) => {
-        saved = now;
-        const parts = [`${now.instances} instance${now.instances === 1 ? '' : 's'} of ${now.flavor}`];
-        if (change.instances) parts.push('the instance count applied at once');
-        if (change.flavor) parts.push('the flavour applies at the next deployment or restart');
-        return { message: `Saved: ${parts.join('; ')}. No deployment was started.` };
-      })
+      .run(
+        'Scaling',
+        () => ctx.api.json<{ scale: Scale }>('PUT', `${base}/scale`, change),
+        ({ scale: now }) => {
+          saved = now;
+          const parts = [`${now.instances} instance${now.instances === 1 ? '' : 's'} of ${now.flavor}`];
+          if (change.instances) parts.push('the instance count applied at once');
+          if (change.flavor) parts.push('the flavour applies at the next deployment or restart');
+          return { message: `Saved: ${parts.join('; ')}. No deployment was started.` };
+        },
+      )
       .finally(() => {
         save.disabled = false;
         void drawInstances();
       });
   });
   restart.addEventListener('click', () => {
-    void outcome.run('Restart', () => ctx.api.json<{ deployment: Deployment }>('POST', `${base}/restart`), (a) => ({ message: '', deployment: a.deployment }));
+    void outcome.run(
+      'Restart',
+      () => ctx.api.json<{ deployment: Deployment }>('POST', `${base}/restart`),
+      (a) => ({ message: '', deployment: a.deployment }),
+    );
   });
 
   const instanceRows = h('tbody');
@@ -85,14 +109,27 @@ export async function appScalingView(ctx: ViewContext, route: Extract<Route, { p
     replaceChildren(
       instanceRows,
       ...status.instances.map((i) =>
-        h('tr', { 'data-instance': i.id }, h('th', { scope: 'row' }, String(i.number)), h('td', {}, i.state), h('td', {}, String(i.restarts)), h('td', {}, formatBytes(i.memory_bytes))),
+        h(
+          'tr',
+          { 'data-instance': i.id },
+          h('th', { scope: 'row' }, String(i.number)),
+          h('td', {}, i.state),
+          h('td', {}, String(i.restarts)),
+          h('td', {}, formatBytes(i.memory_bytes)),
+        ),
       ),
     );
   };
 
   replaceChildren(
     body,
-    h('section', { class: 'card narrow', 'aria-labelledby': 'scaling-title' }, h('h2', { id: 'scaling-title' }, 'Instances and flavour'), form, outcome.el),
+    h(
+      'section',
+      { class: 'card narrow', 'aria-labelledby': 'scaling-title' },
+      h('h2', { id: 'scaling-title' }, 'Instances and flavour'),
+      form,
+      outcome.el,
+    ),
     h(
       'section',
       { class: 'card', 'aria-labelledby': 'running-title' },
@@ -101,7 +138,18 @@ export async function appScalingView(ctx: ViewContext, route: Extract<Route, { p
       h(
         'table',
         { class: 'instance-table', 'aria-labelledby': 'running-title' },
-        h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Number'), h('th', { scope: 'col' }, 'State'), h('th', { scope: 'col' }, 'Restarts'), h('th', { scope: 'col' }, 'Memory'))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'col' }, 'Number'),
+            h('th', { scope: 'col' }, 'State'),
+            h('th', { scope: 'col' }, 'Restarts'),
+            h('th', { scope: 'col' }, 'Memory'),
+          ),
+        ),
         instanceRows,
       ),
     ),

@@ -41,22 +41,37 @@ export async function appServicesView(ctx: ViewContext, route: Extract<Route, { 
     const addonChoices = addons.filter((a) => !linkedAddons.has(a.id));
     const addonSelect = field(
       'Link add-ons',
-      select([{ value: '', label: addonChoices.length ? 'Choose an add-on' : 'No other add-on in this organisation' }, ...addonChoices.map((a) => ({ value: a.id, label: `${a.name} (${a.provider})` }))], { id: 'link-addon' }),
+      select(
+        [
+          { value: '', label: addonChoices.length ? 'Choose an add-on' : 'No other add-on in this organisation' },
+          ...addonChoices.map((a) => ({ value: a.id, label: `${a.name} (${a.provider})` })),
+        ],
+        { id: 'link-addon' },
+      ),
     );
     const addonProblem = errorBox();
-    const addonForm = h('form', { class: 'inline-form', novalidate: true }, addonSelect.wrapper, h('button', { type: 'submit', class: 'primary' }, 'Add'));
+    const addonForm = h(
+      'form',
+      { class: 'inline-form', novalidate: true },
+      addonSelect.wrapper,
+      h('button', { type: 'submit', class: 'primary' }, 'Add'),
+    );
     addonForm.addEventListener('submit', (event) => {
       event.preventDefault();
       const chosen = addons.find((a) => a.id === addonSelect.control.value);
       if (!chosen) return addonSelect.setError('Choose an add-on to link first.');
-      void act(addonProblem, 'link-addon', `Add-on ${chosen.name} linked.`, () => ctx.api.json('POST', `${base}/addons`, { addon: chosen.id }));
+      void act(addonProblem, 'link-addon', `Add-on ${chosen.name} linked.`, () =>
+        ctx.api.json('POST', `${base}/addons`, { addon: chosen.id }),
+      );
     });
     replaceChildren(
       addonCard,
       h('h2', { id: 'addons-title' }, 'Add-ons'),
       addonForm,
       addonProblem.el,
-      addonChoices.length ? null : h('p', { class: 'help' }, h('a', { href: href({ page: 'addon-create', org: app.org_id }) }, 'Create an add-on'), ' to link one.'),
+      addonChoices.length
+        ? null
+        : h('p', { class: 'help' }, h('a', { href: href({ page: 'addon-create', org: app.org_id }) }, 'Create an add-on'), ' to link one.'),
       h('h3', {}, 'Linked add-ons'),
       services.addons.length
         ? h(
@@ -64,8 +79,19 @@ export async function appServicesView(ctx: ViewContext, route: Extract<Route, { 
             { class: 'links', 'aria-label': 'Linked add-ons' },
             ...services.addons.map((a) => {
               const unlink = h('button', { type: 'button', class: 'secondary', 'aria-label': `Unlink add-on ${a.name}` }, 'Unlink');
-              unlink.addEventListener('click', () => void act(addonProblem, 'link-addon', `Add-on ${a.name} unlinked.`, () => ctx.api.json('DELETE', `${base}/addons/${enc(a.id)}`)));
-              return h('li', { 'data-addon': a.id }, h('span', {}, h('strong', {}, a.name), h('span', { class: 'meta' }, ` ${a.provider}`)), unlink);
+              unlink.addEventListener(
+                'click',
+                () =>
+                  void act(addonProblem, 'link-addon', `Add-on ${a.name} unlinked.`, () =>
+                    ctx.api.json('DELETE', `${base}/addons/${enc(a.id)}`),
+                  ),
+              );
+              return h(
+                'li',
+                { 'data-addon': a.id },
+                h('span', {}, h('strong', {}, a.name), h('span', { class: 'meta' }, ` ${a.provider}`)),
+                unlink,
+              );
             }),
           )
         : h('p', { class: 'empty' }, 'No add-on linked.'),
@@ -75,15 +101,28 @@ export async function appServicesView(ctx: ViewContext, route: Extract<Route, { 
     const appChoices = apps.filter((a) => a.id !== app.id && !linkedApps.has(a.id));
     const appSelect = field(
       'Link applications',
-      select([{ value: '', label: appChoices.length ? 'Choose an application' : 'No other application in this organisation' }, ...appChoices.map((a) => ({ value: a.id, label: a.name }))], { id: 'link-app' }),
+      select(
+        [
+          { value: '', label: appChoices.length ? 'Choose an application' : 'No other application in this organisation' },
+          ...appChoices.map((a) => ({ value: a.id, label: a.name })),
+        ],
+        { id: 'link-app' },
+      ),
     );
     const appProblem = errorBox();
-    const appForm = h('form', { class: 'inline-form', novalidate: true }, appSelect.wrapper, h('button', { type: 'submit', class: 'primary' }, 'Add'));
+    const appForm = h(
+      'form',
+      { class: 'inline-form', novalidate: true },
+      appSelect.wrapper,
+      h('button', { type: 'submit', class: 'primary' }, 'Add'),
+    );
     appForm.addEventListener('submit', (event) => {
       event.preventDefault();
       const chosen = apps.find((a) => a.id === appSelect.control.value);
       if (!chosen) return appSelect.setError('Choose an application to link first.');
-      void act(appProblem, 'link-app', `Application ${chosen.name} linked.`, () => ctx.api.json('POST', `${base}/apps`, { app: chosen.id }));
+      void act(appProblem, 'link-app', `Application ${chosen.name} linked.`, () =>
+        ctx.api.json('POST', `${base}/apps`, { app: chosen.id }),
+      );
     });
     replaceChildren(
       appCard,
@@ -98,7 +137,13 @@ export async function appServicesView(ctx: ViewContext, route: Extract<Route, { 
             { class: 'links', 'aria-label': 'Linked applications' },
             ...services.apps.map((a) => {
               const unlink = h('button', { type: 'button', class: 'secondary', 'aria-label': `Unlink application ${a.name}` }, 'Unlink');
-              unlink.addEventListener('click', () => void act(appProblem, 'link-app', `Application ${a.name} unlinked.`, () => ctx.api.json('DELETE', `${base}/apps/${enc(a.id)}`)));
+              unlink.addEventListener(
+                'click',
+                () =>
+                  void act(appProblem, 'link-app', `Application ${a.name} unlinked.`, () =>
+                    ctx.api.json('DELETE', `${base}/apps/${enc(a.id)}`),
+                  ),
+              );
               return h('li', { 'data-app': a.id }, h('a', { href: href({ page: 'app-info', app: a.id }) }, a.name), unlink);
             }),
           )

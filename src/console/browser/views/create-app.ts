@@ -20,7 +20,13 @@ export async function createAppView(ctx: ViewContext, route: Extract<Route, { pa
     ctx.api.get<{ types: Array<{ name: string; label: string }> }>('/v1/app-types'),
   ]);
   const fields = {
-    org: field('Organisation', select(orgs.map((o) => ({ value: o.id, label: o.name })), { name: 'org' })),
+    org: field(
+      'Organisation',
+      select(
+        orgs.map((o) => ({ value: o.id, label: o.name })),
+        { name: 'org' },
+      ),
+    ),
     type: field(
       'Type',
       select(
@@ -28,7 +34,11 @@ export async function createAppView(ctx: ViewContext, route: Extract<Route, { pa
         { name: 'type' },
       ),
     ),
-    name: field('Name', h('input', { type: 'text', name: 'name', autocomplete: 'off', maxlength: 63 }), 'Letters, digits, spaces, ".", "_" or "-"; starts with a letter or digit.'),
+    name: field(
+      'Name',
+      h('input', { type: 'text', name: 'name', autocomplete: 'off', maxlength: 63 }),
+      'Letters, digits, spaces, ".", "_" or "-"; starts with a letter or digit.',
+    ),
     region: field(
       'Region',
       select(

@@ -20,7 +20,12 @@ export async function homeView(ctx: ViewContext): Promise<void> {
             'ul',
             { class: 'app-list', 'aria-label': `Applications of ${org.name}` },
             ...apps.map((app) =>
-              h('li', {}, h('a', { href: href({ page: 'app-info', app: app.id }) }, app.name), h('span', { class: 'meta' }, `${app.type} · ${app.region} · ${app.id}`)),
+              h(
+                'li',
+                {},
+                h('a', { href: href({ page: 'app-info', app: app.id }) }, app.name),
+                h('span', { class: 'meta' }, `${app.type} · ${app.region} · ${app.id}`),
+              ),
             ),
           )
         : h('p', { class: 'empty' }, 'No applications yet.'),

@@ -43,14 +43,23 @@ function chart(series: Series, minutes: readonly TrafficMinute[]): HTMLElement {
   const scale = peak > 0 ? (HEIGHT - 4) / peak : 0;
   const step = WIDTH / Math.max(1, minutes.length);
   const summary = `${series.title}, last hour: ${last === null ? 'no requests in the last minute' : `${formatValue(last, series.unit)} in the last minute`}, peak ${formatValue(peak, series.unit)}${total === null ? '' : `, ${total} in all`}.`;
-  const picture = svg('svg', { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, width: '100%', height: HEIGHT, role: 'img', 'aria-label': summary, preserveAspectRatio: 'none', class: `chart chart-${series.key}` });
+  const picture = svg('svg', {
+    viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
+    width: '100%',
+    height: HEIGHT,
+    role: 'img',
+    'aria-label': summary,
+    preserveAspectRatio: 'none',
+    class: `chart chart-${series.key}`,
+  });
   picture.append(svg('line', { x1: 0, y1: HEIGHT - 0.5, x2: WIDTH, y2: HEIGHT - 0.5, class: 'chart-axis' }));
   if (series.unit === 'ms') {
     const points = values.map((v, i) => (v === null ? null : `${(i + 0.5) * step},${HEIGHT - 2 - v * scale}`));
     // Minutes without requests break the line: no latency was measured then.
     let run: string[] = [];
     const flush = () => {
-      if (run.length === 1) picture.append(svg('circle', { cx: run[0]!.split(',')[0]!, cy: run[0]!.split(',')[1]!, r: 1.5, class: 'chart-mark' }));
+      if (run.length === 1)
+        picture.append(svg('circle', { cx: run[0]!.split(',')[0]!, cy: run[0]!.split(',')[1]!, r: 1.5, class: 'chart-mark' }));
       else if (run.length > 1) picture.append(svg('polyline', { points: run.join(' '), class: 'chart-line' }));
       run = [];
     };
@@ -63,13 +72,26 @@ function chart(series: Series, minutes: readonly TrafficMinute[]): HTMLElement {
     values.forEach((v, i) => {
       if (!v) return;
       const height = Math.max(1, v * scale);
-      picture.append(svg('rect', { x: i * step + 0.5, y: HEIGHT - height, width: Math.max(1, step - 1), height, class: `chart-bar${series.key === 'errors' ? ' chart-bar-error' : ''}` }));
+      picture.append(
+        svg('rect', {
+          x: i * step + 0.5,
+          y: HEIGHT - height,
+          width: Math.max(1, step - 1),
+          height,
+          class: `chart-bar${series.key === 'errors' ? ' chart-bar-error' : ''}`,
+        }),
+      );
     });
   }
   return h(
     'figure',
     { class: 'chart-figure', 'data-chart': series.key, 'data-last': last ?? '', 'data-peak': peak, 'data-total': total ?? '' },
-    h('figcaption', {}, h('span', { class: 'chart-title' }, series.title), h('span', { class: 'chart-value' }, last === null ? '—' : formatValue(last, series.unit))),
+    h(
+      'figcaption',
+      {},
+      h('span', { class: 'chart-title' }, series.title),
+      h('span', { class: 'chart-value' }, last === null ? '—' : formatValue(last, series.unit)),
+    ),
     picture,
     h('p', { class: 'chart-scale meta' }, `peak ${formatValue(peak, series.unit)} · 60 min ago → now`),
   );
