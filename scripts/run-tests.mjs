@@ -1,4 +1,5 @@
-// Runs every test: first the type check and the linter (a broken build or a lint error stops here,
+// Runs every test: first the type check, the linter and the format check (a broken build, a lint error
+// or an unformatted file stops here,
 // before 20 minutes of tests), then unit tests beside the code (src/**/*.test.ts), then integration
 // tests (test/**/*.test.ts) one file at a time, because they start real daemons, servers and builds.
 //   node scripts/run-tests.mjs [filter]          only the files whose path contains the filter
@@ -25,7 +26,12 @@ function findTests(dir) {
 function check(name, command, args) {
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit' });
   if (result.status !== 0) {
-    console.error(`The ${name} failed: fix it before the tests run (npm run ${name === 'type check' ? 'typecheck' : 'lint'}).`);
+    const fix = {
+      'type check': 'npm run typecheck',
+      lint: 'npm run lint',
+      'format check': 'npm run format, which rewrites the files in place',
+    }[name];
+    console.error(`The ${name} failed: fix it before the tests run (${fix}).`);
     process.exit(result.status ?? 1);
   }
 }
@@ -64,6 +70,7 @@ const bin = (name) => join(root, 'node_modules', '.bin', name);
 check('type check', bin('tsc'), ['-p', 'tsconfig.json', '--noEmit']);
 check('type check', bin('tsc'), ['-p', 'tsconfig.console.json', '--noEmit']);
 check('lint', bin('biome'), ['lint']);
+check('format check', bin('biome'), ['format']);
 // Unit test files run side by side (each in its own process); integration files one at a time.
 const concurrency = unitOnly ? 2 : 1;
 const result = spawnSync(
