@@ -259,9 +259,13 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     assert.equal(await runServices(), 0, 'the job goes with its end');
   });
 
-  test('a task reaches the add-on its app is linked to, on the control machine, with the same variables', async () => {
+  test('a task reaches the add-on its app is linked to, on the control machine, with the same variables; a worker runs beside it, restarted on failure', async () => {
     const addonsDir = checkoutExample('node-addons');
-    const addonsApp = await createApp(daemon, addonsDir, 'swarm-addons');
+    const addonsApp = await createApp(daemon, addonsDir, 'swarm-addons', {
+      CC_WORKER_COMMAND: 'echo "tick $REDIS_HOST $INSTANCE_NUMBER $(id -u)"; sleep 0.3; exit 3',
+      CC_WORKER_RESTART: 'on-failure',
+      CC_WORKER_RESTART_DELAY: '0.5',
+    });
     const created = await daemon.cli(['addon', 'create', 'redis', 'swarm-cache', '--link', addonsApp]);
     assert.equal(created.code, 0, created.stderr);
     const result = await pushAndWait(daemon, addonsDir, addonsApp, gitEnv);
@@ -276,6 +280,22 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     assert.equal(cache.status, 200, cache.body);
     const { set, got } = JSON.parse(cache.body) as { set: string; got: string };
     assert.equal(got, set);
+    // The worker: one replica of its release's worker service, with the app's environment and user.
+    const gateway = daemon.subnet.replace(/\.0\.0\/16$/, '.0.1').replace(/\./g, '\\.');
+    const appLog = async () => (await daemon.cli(['logs', '--app', addonsApp, '--no-follow', '-n', '500'])).stdout;
+    await waitUntil('the worker to be restarted twice', async () => ((await appLog()).match(/\[worker\] tick /g)?.length ?? 0) >= 3);
+    const log = await appLog();
+    assert.match(log, new RegExp(`\\[worker\\] tick ${gateway} 0 [1-9]\\d*$`, 'm'));
+    assert.match(log, /worker worker exited with code 3; restarting in 0\.5 s/);
+    const workers = await docker.json<Array<{ Spec: { Mode: { Replicated: { Replicas: number } } } }>>({
+      path: '/services',
+      query: { filters: JSON.stringify({ label: [`slipway.app=${addonsApp}`, 'slipway.role=worker'] }) },
+      what: 'list services',
+    });
+    assert.deepEqual(
+      workers.map((w) => w.Spec.Mode.Replicated.Replicas),
+      [1],
+    );
     const deleted = await daemon.cli(['delete', '--app', addonsApp, '--yes']);
     assert.equal(deleted.code, 0, deleted.stderr);
   });

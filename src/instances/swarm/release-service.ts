@@ -138,6 +138,16 @@ export class ReleaseService {
     rmSync(join(this.identityDir, String(slot)), { force: true });
   }
 
+  /**
+   * Forgets a slot's holder and tells any task Swarm still starts in it to end at once with
+   * success (the slot's identity ends the script): should Swarm take another replica away
+   * instead of this one, a policy restarting failures only leaves it ended.
+   */
+  retire(slot: number): void {
+    this.claims.delete(slot);
+    this.writeIdentity(slot, 'exit 0\n');
+  }
+
   /** Instances still holding a slot. */
   holders(): number {
     return this.claims.size;

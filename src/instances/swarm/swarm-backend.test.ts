@@ -46,7 +46,7 @@ describe('SwarmBackend specifics', { skip: missing ? `swarm: ${missing}` : false
     await cleanup?.();
   });
 
-  test('a worker runs as a service of its own, its lines marked, and stops with its instance', async () => {
+  test("the workers of a release's instances are the replicas of one service, their lines marked, each stopped with its instance", async () => {
     const release = writeContractRelease({ 'server.cjs': "require('node:http').createServer((q, s) => s.end('ok')).listen(8080);" });
     try {
       const s = contractSpec(release, {
@@ -62,16 +62,31 @@ describe('SwarmBackend specifics', { skip: missing ? `swarm: ${missing}` : false
           },
         ],
       });
+      const secondId = `${s.spec.instanceId}-2`;
+      const second = { logs: [] as Array<{ stream: string; line: string }> };
       const instance = await backend.start(s.spec);
+      // Everything shared but the identity: the same release's services.
+      const other = await backend.start({
+        ...s.spec,
+        instanceId: secondId,
+        env: { ...s.spec.env, INSTANCE_ID: secondId },
+        onLog: (stream, line) => second.logs.push({ stream, line }),
+      });
       await waitFor('the worker line', () => s.logs.some((l) => /^\[worker\] working as [1-9]\d*$/.test(l.line)), 30_000);
+      await waitFor('the second worker line', () => second.logs.some((l) => /^\[worker\] working as [1-9]\d*$/.test(l.line)), 30_000);
       const services = () =>
-        docker.json<Array<{ Spec: { Labels: Record<string, string> } }>>({
+        docker.json<Array<{ Spec: { Labels: Record<string, string>; Mode: { Replicated: { Replicas: number } } } }>>({
           path: '/services',
           query: { filters: JSON.stringify({ label: ['slipway.app=swarm-worker-app'] }) },
           what: 'list services',
         });
-      assert.deepEqual((await services()).map((x) => x.Spec.Labels['slipway.role']).sort(), ['instance', 'worker']);
+      const replicas = async () =>
+        (await services()).map((x) => `${x.Spec.Labels['slipway.role']} ${x.Spec.Mode.Replicated.Replicas}`).sort();
+      assert.deepEqual(await replicas(), ['instance 2', 'worker 2']);
       await instance.stop(2000);
+      assert.deepEqual(await replicas(), ['instance 1', 'worker 1']);
+      assert.ok(!second.logs.some((l) => /^worker .* exited/.test(l.line)), 'the other instance keeps its worker');
+      await other.stop(2000);
       assert.deepEqual(await services(), []);
     } finally {
       rmSync(release, { recursive: true, force: true });

@@ -8,11 +8,11 @@ import type { SandboxNetworkEvents } from '../local/local-netns-backend.js';
 import { DockerApiError, type DockerApi } from './docker-api.js';
 import { checkSwarmManager, type SwarmNode } from './swarm-checks.js';
 import { ReleaseImages } from './release-images.js';
-import { LABEL_OWNER, serviceName, serviceSpec, validateOwner } from './service-spec.js';
+import { LABEL_OWNER, serviceName, serviceSpec, validateOwner, type ServiceSpecInput } from './service-spec.js';
 import { SwarmServices } from './swarm-services.js';
 import { SwarmInstance } from './swarm-instance.js';
 import { ReleaseService } from './release-service.js';
-import { IDENTITY_MOUNT, PER_INSTANCE_VARIABLES, SLOT_VARIABLE, taskEntrypoint } from './task-entrypoint.js';
+import { IDENTITY_MOUNT, PER_INSTANCE_VARIABLES, SLOT_VARIABLE, identityFile, taskEntrypoint } from './task-entrypoint.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -150,33 +150,35 @@ export class SwarmBackend implements InstanceBackend {
    * closing (its last instance stopping) gets a new one.
    */
   private releaseService(spec: InstanceSpec, image: string): ReleaseService {
-    const shared = Object.fromEntries(Object.entries(spec.env).filter(([k]) => !(PER_INSTANCE_VARIABLES as readonly string[]).includes(k)));
-    const key = createHash('sha256')
-      .update(JSON.stringify([spec.appId, spec.deploymentId, spec.releaseDir, image, spec.command, spec.beforeStart, shared, spec.sandbox]))
-      .digest('hex');
+    return this.serviceFor(releaseKey(spec, image), 'r', (name, marker) => ({
+      name,
+      owner: this.owner,
+      role: 'instance',
+      appId: spec.appId,
+      deploymentId: spec.deploymentId,
+      image,
+      command: taskEntrypoint({ marker, beforeStart: spec.beforeStart, command: spec.command, env: spec.env }),
+      entrypoint: true,
+      binds: [{ source: join(this.identityRoot, name), target: IDENTITY_MOUNT }],
+      env: { ...sharedEnv(spec.env), [SLOT_VARIABLE]: '{{.Task.Slot}}' },
+      workingDir: spec.releaseDir,
+      sandbox: spec.sandbox,
+      network: this.networkName,
+      restartDelayMs: this.o.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS,
+      stopGraceMs: 10_000,
+    }));
+  }
+
+  /** The open service of `key`, or a new one (the previous one is closing: its last replica stops). */
+  private serviceFor(key: string, kind: 'r' | 'w', specOf: (name: string, marker: string) => ServiceSpecInput): ReleaseService {
     const current = this.releases.get(key);
     if (current && !current.closing) return current;
-    const name = serviceName(this.owner, 'r', key, this.generation++);
+    for (const [k, done] of this.releases) if (done.closing && done.holders() === 0) this.releases.delete(k);
+    const name = serviceName(this.owner, kind, key, this.generation++);
     const marker = `slipway-${randomBytes(8).toString('hex')}`;
+    const spec = specOf(name, marker);
     const release = new ReleaseService(this.services, key, name, marker, join(this.identityRoot, name), (replicas) =>
-      serviceSpec({
-        name,
-        owner: this.owner,
-        role: 'instance',
-        appId: spec.appId,
-        deploymentId: spec.deploymentId,
-        image,
-        command: taskEntrypoint({ marker, beforeStart: spec.beforeStart, command: spec.command, env: spec.env }),
-        entrypoint: true,
-        replicas,
-        binds: [{ source: join(this.identityRoot, name), target: IDENTITY_MOUNT }],
-        env: { ...shared, [SLOT_VARIABLE]: '{{.Task.Slot}}' },
-        workingDir: spec.releaseDir,
-        sandbox: spec.sandbox,
-        network: this.networkName,
-        restartDelayMs: this.o.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS,
-        stopGraceMs: 10_000,
-      }),
+      serviceSpec({ ...spec, replicas }),
     );
     this.releases.set(key, release);
     return release;
@@ -271,29 +273,40 @@ export class SwarmBackend implements InstanceBackend {
     await this.ip(['route', 'del', ...this.fallbackRoute()]).catch(() => undefined);
   }
 
-  /** A worker: a service of its own from the same image, restarted by its own policy. */
+  /**
+   * A worker: one replica of the service its release has for this process type (instances
+   * of a release share it as they share the release's service), restarted by its own policy.
+   */
   private async startWorker(spec: InstanceSpec, image: string, worker: WorkerSpec, index: number): Promise<SwarmWorker> {
-    const serviceId = await this.services.create(
-      serviceSpec({
-        name: serviceName(this.owner, 'w', spec.instanceId, index),
-        owner: this.owner,
-        role: 'worker',
-        restart: worker.restart,
-        appId: spec.appId,
-        deploymentId: spec.deploymentId,
-        instanceId: spec.instanceId,
-        image,
-        command: worker.command,
-        env: spec.env,
-        workingDir: spec.releaseDir,
-        sandbox: spec.sandbox,
-        network: this.networkName,
-        restartDelayMs: worker.restartDelayMs,
-        stopGraceMs: 10_000,
-      }),
-    );
-    const started = new SwarmWorker(this.services, worker, serviceId, (stream, line) => spec.onLog(stream, line));
-    await started.start();
+    const shared = sharedEnv(spec.env);
+    const key = createHash('sha256')
+      .update(JSON.stringify([releaseKey(spec, image), 'worker', index, worker]))
+      .digest('hex');
+    const service = this.serviceFor(key, 'w', (name, marker) => ({
+      name,
+      owner: this.owner,
+      role: 'worker',
+      restart: worker.restart,
+      appId: spec.appId,
+      deploymentId: spec.deploymentId,
+      image,
+      command: taskEntrypoint({ marker, beforeStart: [], command: worker.command, env: spec.env }),
+      entrypoint: true,
+      binds: [{ source: join(this.identityRoot, name), target: IDENTITY_MOUNT }],
+      env: { ...shared, [SLOT_VARIABLE]: '{{.Task.Slot}}' },
+      workingDir: spec.releaseDir,
+      sandbox: spec.sandbox,
+      network: this.networkName,
+      restartDelayMs: worker.restartDelayMs,
+      stopGraceMs: 10_000,
+    }));
+    const started = new SwarmWorker(this.services, worker, service, (stream, line) => spec.onLog(stream, line));
+    try {
+      await started.start(identityFile(spec.env), this.o.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+    } finally {
+      // A worker that could not join leaves its service as a stopped instance would.
+      if (started.slot === undefined) await started.stop(0).catch(() => undefined);
+    }
     return started;
   }
 
@@ -347,6 +360,29 @@ export class SwarmBackend implements InstanceBackend {
       });
     }
   }
+}
+
+/** The environment the replicas of a service share: all but the instance's identity. */
+function sharedEnv(env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !(PER_INSTANCE_VARIABLES as readonly string[]).includes(k)));
+}
+
+/** What the instances of one release share, digested: they are the replicas of one service. */
+function releaseKey(spec: InstanceSpec, image: string): string {
+  return createHash('sha256')
+    .update(
+      JSON.stringify([
+        spec.appId,
+        spec.deploymentId,
+        spec.releaseDir,
+        image,
+        spec.command,
+        spec.beforeStart,
+        sharedEnv(spec.env),
+        spec.sandbox,
+      ]),
+    )
+    .digest('hex');
 }
 
 function gatewayOf(subnet: string): string {

@@ -1,34 +1,53 @@
 import type { LogStream, WorkerSpec } from '../backend.js';
-import { TERMINAL_STATES, describeTaskEnd, type SwarmServices } from './swarm-services.js';
+import type { ReleaseService, Replica } from './release-service.js';
+import { TERMINAL_STATES, describeTaskEnd, type SwarmServices, type SwarmTask } from './swarm-services.js';
+import type { EntrypointEvent } from './task-entrypoint.js';
 
-const POLL_MS = 500;
+const live = (t: SwarmTask) => !TERMINAL_STATES.has(t.Status.State);
 
 /**
- * A worker (CC_WORKER_COMMAND) beside an instance: a service of its own, never routed nor
- * health-checked; Swarm restarts it by its policy. Its lines are marked with its name, and its
- * ends are told in the app's log as the local backend tells them.
+ * A worker (CC_WORKER_COMMAND) beside an instance: one replica (one slot) of the service its
+ * release has for that process type, never routed nor health-checked. Swarm restarts the slot's
+ * task by the worker's policy (CC_WORKER_RESTART, after its delay); this object tells the app's
+ * log about each start and end as the local backend does, its lines marked with its name.
  */
-export class SwarmWorker {
-  private poller: NodeJS.Timeout | undefined;
-  private logs: { close(): void } | undefined;
+export class SwarmWorker implements Replica {
+  slot: number | undefined;
+  private stopping = false;
+  /** Set once the slot's earlier tasks are known. */
+  private ready = false;
+  /** Tasks of the slot from before this worker held it: never ours. */
+  private readonly before = new Set<string>();
   private readonly ended = new Set<string>();
 
   constructor(
     private readonly services: SwarmServices,
     private readonly spec: WorkerSpec,
-    readonly serviceId: string,
+    readonly service: ReleaseService,
     private readonly log: (stream: LogStream, line: string) => void,
   ) {}
 
-  async start(): Promise<void> {
-    this.logs = await this.services.followLogs(this.serviceId, (stream, line) => this.log(stream, `[${this.spec.name}] ${line}`));
-    this.log('system', `worker ${this.spec.name} started: ${JSON.stringify(this.spec.command)}`);
-    this.poller = setInterval(() => void this.watch().catch(() => undefined), POLL_MS);
+  /** Adds a replica to the process type's service; the worker starts as soon as its slot has its identity. */
+  async start(identity: string, timeoutMs: number): Promise<void> {
+    this.slot = await this.service.addReplica(this, identity, timeoutMs);
+    for (const t of await this.slotTasks()) if (!live(t) || t.DesiredState === 'shutdown') this.before.add(t.ID);
+    this.ready = true;
   }
 
-  private async watch(): Promise<void> {
-    for (const task of await this.services.tasks(this.serviceId)) {
-      if (!TERMINAL_STATES.has(task.Status.State) || this.ended.has(task.ID)) continue;
+  line(stream: LogStream, line: string, taskId: string): void {
+    if (!this.before.has(taskId)) this.log(stream, `[${this.spec.name}] ${line}`);
+  }
+
+  event(event: EntrypointEvent, taskId: string): void {
+    if (event.kind === 'started' && !this.before.has(taskId) && !this.stopping)
+      this.log('system', `worker ${this.spec.name} started: ${JSON.stringify(this.spec.command)}`);
+  }
+
+  /** Tells each end of the slot's tasks, and whether Swarm restarts it. */
+  async observe(slotTasks: SwarmTask[]): Promise<void> {
+    if (!this.ready) return;
+    for (const task of slotTasks) {
+      if (this.stopping || live(task) || this.before.has(task.ID) || this.ended.has(task.ID)) continue;
       this.ended.add(task.ID);
       const failed = task.Status.ContainerStatus?.ExitCode !== 0;
       const again = this.spec.restart === 'always' || (this.spec.restart === 'on-failure' && failed);
@@ -41,33 +60,49 @@ export class SwarmWorker {
     }
   }
 
-  /** SIGTERM now, SIGKILL after the grace, then the service is removed. */
+  /**
+   * SIGTERM to the slot's task now, SIGKILL after the grace, then one replica fewer (Swarm
+   * removes the slots that do not run first); the last worker of the service removes it.
+   */
   async stop(graceMs: number): Promise<void> {
-    clearInterval(this.poller);
+    this.stopping = true;
+    const slot = this.slot;
+    const alone = this.service.leave();
     try {
-      await this.services.update(this.serviceId, (spec) => {
-        if (spec.Mode?.Replicated) spec.Mode.Replicated.Replicas = 0;
-      });
-      const started = Date.now();
-      let termed = false;
-      let killed = false;
-      for (;;) {
-        const live = (await this.services.tasks(this.serviceId)).filter((t) => !TERMINAL_STATES.has(t.Status.State));
-        if (live.length === 0 || Date.now() - started > graceMs + 30_000) break;
-        const signal = !termed ? 'SIGTERM' : !killed && Date.now() - started >= graceMs ? 'SIGKILL' : undefined;
-        if (signal) {
-          for (const t of live) {
+      if (alone) await this.service.scaleToNone();
+      if (slot !== undefined) {
+        const started = Date.now();
+        const signalled = new Set<string>();
+        let killed = false;
+        const signal = async (tasks: SwarmTask[], name: 'SIGTERM' | 'SIGKILL') => {
+          for (const t of tasks) {
             const containerId = t.Status.ContainerStatus?.ContainerID;
-            if (containerId) await this.services.kill(containerId, signal).catch(() => undefined);
+            if (containerId && live(t)) {
+              signalled.add(t.ID);
+              await this.services.kill(containerId, name).catch(() => undefined);
+            }
           }
-          if (signal === 'SIGTERM') termed = true;
-          else killed = true;
+        };
+        if (!alone) this.service.retire(slot);
+        await signal(await this.slotTasks(), 'SIGTERM');
+        for (;;) {
+          const waiting = (await this.slotTasks()).filter((t) => live(t) && (alone || signalled.has(t.ID) || signalled.size === 0));
+          if (waiting.length === 0 || Date.now() - started > graceMs + 30_000) break;
+          if (!killed && Date.now() - started >= graceMs) {
+            killed = true;
+            await signal(waiting, 'SIGKILL');
+          }
+          await new Promise((r) => setTimeout(r, 50));
         }
-        await new Promise((r) => setTimeout(r, 50));
+        if (!alone) await this.service.removeReplica(slot);
       }
     } finally {
-      this.logs?.close();
-      await this.services.remove(this.serviceId);
+      if (slot !== undefined) this.service.release(slot);
+      if (this.service.holders() === 0 && this.service.closing) await this.service.remove();
     }
+  }
+
+  private async slotTasks(): Promise<SwarmTask[]> {
+    return (await this.service.tasks()).filter((t) => t.Slot === this.slot && !this.before.has(t.ID));
   }
 }
