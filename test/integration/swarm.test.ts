@@ -239,7 +239,7 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     await waitUntil('the replaced service to go', async () => (await runningTasks()).join() === '1');
   });
 
-  test('slipway run runs the command as a swarm task of the release, streams its output and returns its exit code', async () => {
+  test('slipway run runs the command as a swarm task of the release, with its standard input, streams its output and returns its exit code', async () => {
     const runServices = async () =>
       (
         await docker.json<unknown[]>({
@@ -257,6 +257,10 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     assert.match(result.stdout, /^run as [1-9]\d* run one$/m);
     assert.match(result.stderr, /to stderr/);
     assert.equal(await runServices(), 0, 'the job goes with its end');
+    // Standard input reaches the command, and its end ends the command's input.
+    const cat = await daemon.cli(['run', '--app', appId, '--', 'cat'], { stdin: 'hello from stdin\nsecond line\n' });
+    assert.equal(cat.code, 0, cat.stderr);
+    assert.equal(cat.stdout, 'hello from stdin\nsecond line\n');
   });
 
   test('a task reaches the add-on its app is linked to, on the control machine, with the same variables; a worker runs beside it, restarted on failure', async () => {

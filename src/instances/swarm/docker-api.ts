@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 
 /** Engine API version spoken: Docker 20.10 (Debian bookworm's docker.io) and anything newer. */
 export const DOCKER_API_VERSION = 'v1.41';
@@ -85,6 +85,26 @@ export class DockerApi {
       }
     }
     if (failure) throw new DockerApiError(200, request.what, failure);
+  }
+
+  /**
+   * Sends a request that Docker answers by taking over the connection (an exec's start with
+   * its standard input): resolves with the raw socket, both ways, and what came with the answer.
+   */
+  upgrade(request: DockerRequest): Promise<{ socket: Duplex; head: Buffer }> {
+    return new Promise((resolve, reject) => {
+      const req = http.request({
+        socketPath: this.socketPath,
+        agent: false,
+        method: request.method ?? 'POST',
+        path: `/${DOCKER_API_VERSION}${request.path}`,
+        headers: { 'content-type': 'application/json', connection: 'Upgrade', upgrade: 'tcp' },
+      });
+      req.on('upgrade', (_res, socket, head) => resolve({ socket, head }));
+      req.on('response', (res) => void readAll(res).then((text) => reject(errorOf(res.statusCode ?? 500, request.what, text)), reject));
+      req.on('error', (e) => reject(new Error(`The Docker API connection broke while trying to ${request.what}: ${e.message}`)));
+      req.end(JSON.stringify(request.body ?? {}));
+    });
   }
 
   private open(request: DockerRequest): Promise<http.IncomingMessage> {

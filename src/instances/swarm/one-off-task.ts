@@ -1,11 +1,24 @@
+import { PassThrough } from 'node:stream';
 import type { OneOffSpec } from '../backend.js';
 import type { Sandbox, SandboxExit } from '../../sandbox/sandbox-host.js';
 import { LogFrameReader } from './log-frames.js';
 import { TERMINAL_STATES, type SwarmServices, type SwarmTask } from './swarm-services.js';
 
 const POLL_MS = 200;
-/** The command's last output may reach the log stream a moment after its task ended. */
-const OUTPUT_SETTLE_MS = 500;
+/** How long the job's task may take to be scheduled, pull its image and run. */
+const START_TIMEOUT_MS = 120_000;
+
+/**
+ * What the job's task runs under tini while the command runs beside it: it waits, and passes
+ * the signals it is sent (tini forwards them to it) to every other process of the task, so a
+ * SIGTERM to the task reaches the command as it reaches an instance.
+ */
+export const ONE_OFF_HOLDER = [
+  '/bin/sh',
+  '-c',
+  'for s in TERM INT HUP; do trap "kill -s $s -1" "$s"; done; while :; do sleep 3600 & wait $!; done',
+  'sh',
+];
 
 export interface OneOffTaskHost {
   services: SwarmServices;
@@ -16,44 +29,23 @@ export interface OneOffTaskHost {
 }
 
 /**
- * `slipway run` on a swarm: the command runs as a Swarm job of the release's image, with the
- * app's environment, user and limits, on the tasks' network (the router and the linked
- * add-ons). Its output is streamed from the job's logs as it comes, and its end is the task's.
- * A job's task has no standard input that can be reached before it runs: input is not passed.
+ * `slipway run` on a swarm: a Swarm job of the release's image (the app's environment, user and
+ * limits, on the tasks' network: the router and the linked add-ons) holds a task, in which the
+ * command runs as an exec whose connection Docker hands over: standard input flows to it as it
+ * comes and its end closes the command's input, output flows back as it comes, and the exec's
+ * exit code is the command's. The job goes when the command has ended.
  */
 export async function startOneOffTask(host: OneOffTaskHost, serviceId: string, spec: OneOffSpec): Promise<Sandbox> {
   const startedAt = Date.now();
-  const logs = await host.services.api.stream({
-    path: `/services/${serviceId}/logs`,
-    query: { follow: true, stdout: true, stderr: true },
-    what: 'follow the output of a one-off command',
-  });
-  const reader = new LogFrameReader(
-    () => undefined,
-    (stream, chunk) => spec.onData(stream, chunk),
-  );
-  logs.on('data', (chunk: Buffer) => reader.push(chunk));
-  logs.on('error', () => undefined);
+  const stdin = new PassThrough();
   let task: SwarmTask | undefined;
   let address: string | undefined;
   let ended = false;
   let killedBy: string | null = null;
   const done = (async (): Promise<SandboxExit> => {
     try {
-      for (;;) {
-        const tasks = await host.services.tasks(serviceId);
-        task = tasks.at(-1) ?? task;
-        const containerId = task?.Status.ContainerStatus?.ContainerID;
-        if (!address && task?.Status.State === 'running' && containerId) {
-          address = await host.services.containerAddress(containerId, host.network).catch(() => undefined);
-          if (address) await host.attached(address).catch(() => undefined);
-        }
-        if (task && TERMINAL_STATES.has(task.Status.State)) break;
-        await new Promise((r) => setTimeout(r, POLL_MS));
-      }
-      await new Promise((r) => setTimeout(r, OUTPUT_SETTLE_MS));
-      const code = task?.Status.ContainerStatus?.ExitCode;
-      if (code === undefined) {
+      const containerId = await runningContainer();
+      if (!containerId) {
         spec.onData(
           'err',
           Buffer.from(
@@ -62,26 +54,94 @@ export async function startOneOffTask(host: OneOffTaskHost, serviceId: string, s
         );
         return { exitCode: null, signal: killedBy, outOfMemory: false };
       }
-      const bySignal = code > 128 && code < 160;
-      return { exitCode: bySignal ? null : code, signal: bySignal ? (killedBy ?? signalName(code - 128)) : null, outOfMemory: false };
+      address = await host.services.containerAddress(containerId, host.network).catch(() => undefined);
+      if (address) await host.attached(address).catch(() => undefined);
+      const code = await execute(containerId);
+      const bySignal = code === undefined || (code > 128 && code < 160);
+      return {
+        exitCode: bySignal ? null : code,
+        signal: bySignal ? (killedBy ?? (code === undefined ? 'SIGKILL' : signalName(code - 128))) : null,
+        outOfMemory: false,
+      };
     } finally {
       ended = true;
-      logs.destroy();
       if (address) await host.detached(address).catch(() => undefined);
       await host.services.remove(serviceId).catch(() => undefined);
     }
   })();
+
+  /** The job's running container, or undefined when its task ended first (or was stopped). */
+  async function runningContainer(): Promise<string | undefined> {
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    while (Date.now() < deadline && !killedBy) {
+      task = (await host.services.tasks(serviceId)).at(-1) ?? task;
+      const containerId = task?.Status.ContainerStatus?.ContainerID;
+      if (task?.Status.State === 'running' && containerId) return containerId;
+      if (task && TERMINAL_STATES.has(task.Status.State)) return undefined;
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+    return undefined;
+  }
+
+  /** Runs the command in the task, input and output through the exec's connection; its exit code. */
+  async function execute(containerId: string): Promise<number | undefined> {
+    const api = host.services.api;
+    const exec = await api.json<{ Id: string }>({
+      method: 'POST',
+      path: `/containers/${containerId}/exec`,
+      body: {
+        AttachStdin: true,
+        AttachStdout: true,
+        AttachStderr: true,
+        Tty: false,
+        // Docker adds HOSTNAME to the environment; the command gets exactly the variables it was given.
+        Cmd: ['/usr/bin/env', ...('HOSTNAME' in spec.env ? [] : ['-u', 'HOSTNAME']), '--', ...spec.command],
+        User: `${spec.sandbox.user.uid}:${spec.sandbox.user.gid}`,
+        WorkingDir: spec.releaseDir,
+      },
+      what: 'create the one-off command in its task',
+    });
+    const { socket, head } = await api.upgrade({
+      path: `/exec/${exec.Id}/start`,
+      body: { Detach: false, Tty: false },
+      what: 'start the one-off command',
+    });
+    const reader = new LogFrameReader(
+      () => undefined,
+      (stream, chunk) => spec.onData(stream, chunk),
+    );
+    const closed = new Promise<void>((resolve) => {
+      socket.on('data', (chunk: Buffer) => reader.push(chunk));
+      socket.on('end', resolve);
+      socket.on('close', resolve);
+      socket.on('error', resolve);
+    });
+    if (head.length) reader.push(head);
+    // The end of the input half-closes the connection: Docker closes the command's stdin.
+    stdin.pipe(socket);
+    await closed;
+    stdin.unpipe(socket);
+    socket.destroy();
+    const inspected = await api.json<{ ExitCode: number | null; Running: boolean }>({
+      path: `/exec/${exec.Id}/json`,
+      what: 'read the exit code of the one-off command',
+    });
+    return inspected.Running || inspected.ExitCode === null ? undefined : inspected.ExitCode;
+  }
+
   return {
     id: serviceId,
     pid: 0,
     startedAt,
     done,
+    stdin,
     exited: () => ended,
     memoryUsage: () => undefined,
     signal: async (signal) => {
       const containerId = task?.Status.ContainerStatus?.ContainerID;
       killedBy = signal;
-      if (containerId) await host.services.kill(containerId, signal === 'SIGKILL' ? 'SIGKILL' : 'SIGTERM').catch(() => undefined);
+      // The task's holder passes SIGTERM, SIGINT and SIGHUP on to the command; SIGKILL ends the task.
+      if (containerId) await host.services.kill(containerId, signal).catch(() => undefined);
       // Not running yet: the job goes with its service.
       else await host.services.remove(serviceId).catch(() => undefined);
     },

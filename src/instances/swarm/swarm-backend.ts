@@ -1,6 +1,6 @@
 import type { Instance, InstanceBackend, InstanceSpec, OneOffSpec, WorkerSpec } from '../backend.js';
 import type { Sandbox } from '../../sandbox/sandbox-host.js';
-import { startOneOffTask } from './one-off-task.js';
+import { ONE_OFF_HOLDER, startOneOffTask } from './one-off-task.js';
 import { SwarmWorker } from './swarm-worker.js';
 import { runCommand } from '../../executor/run-command.js';
 import { isolateTaskPort } from './port-isolation.js';
@@ -203,7 +203,9 @@ export class SwarmBackend implements InstanceBackend {
         appId: spec.appId,
         deploymentId: spec.deploymentId,
         image,
-        command: spec.command,
+        // The command runs beside the holder, as an exec with its standard input (one-off-task.ts).
+        command: ONE_OFF_HOLDER,
+        entrypoint: true,
         env: spec.env,
         workingDir: spec.releaseDir,
         sandbox: spec.sandbox,

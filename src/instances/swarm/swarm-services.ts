@@ -112,7 +112,7 @@ export class SwarmServices {
   }
 
   /** A signal to a task's container, through the API of the node it runs on. */
-  async kill(containerId: string, signal: 'SIGTERM' | 'SIGKILL'): Promise<void> {
+  async kill(containerId: string, signal: 'SIGTERM' | 'SIGINT' | 'SIGHUP' | 'SIGKILL'): Promise<void> {
     await this.api.json({ method: 'POST', path: `/containers/${containerId}/kill`, query: { signal }, what: 'signal a container' });
   }
 
