@@ -153,7 +153,13 @@ export class Deployer {
       }
       const appVars = this.o.appEnv(app.id);
       const made = withBuildHooks(
-        await provider.plan({ sourceDir: dir, appType: app.type, env: appVars, catalog: this.o.catalog }),
+        await provider.plan({
+          sourceDir: dir,
+          appType: app.type,
+          env: appVars,
+          catalog: this.o.catalog,
+          buildMemoryBytes: sandbox.limits.memoryBytes,
+        }),
         appVars,
       );
       // The paths the build would use, as the deploy log prints them, without fetching anything.
@@ -356,7 +362,13 @@ export class Deployer {
     }
     let plan: BuildPlan;
     try {
-      plan = await provider.plan({ sourceDir: buildDir, appType: app.type, env: appVars, catalog: this.o.catalog });
+      plan = await provider.plan({
+        sourceDir: buildDir,
+        appType: app.type,
+        env: appVars,
+        catalog: this.o.catalog,
+        buildMemoryBytes: sandbox.limits.memoryBytes,
+      });
     } catch (error) {
       if (error instanceof PlanError) throw new PhaseError('build', error.message, error.hint);
       throw error;

@@ -94,6 +94,11 @@ export interface PlanContext {
   env: Record<string, string>;
   /** Versions published for a tool, to resolve ranges against (ascending or any order). */
   catalog: VersionCatalog;
+  /**
+   * Memory the build's sandbox may use (its build flavour), for tools that size themselves
+   * from it: inside the sandbox they cannot see the limit. Absent: the default build flavour's.
+   */
+  buildMemoryBytes?: number;
 }
 
 /** A build failure the user can fix (core/errors.ts): re-exported for the providers. */

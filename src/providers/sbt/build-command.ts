@@ -10,6 +10,8 @@ export interface SbtBuildPaths {
   repositories: string;
   /** The app's cache folder; sbt's folders go under `<it>/sbt/`. */
   appCache: string;
+  /** Heap options (build-heap.ts), before the fixed ones. */
+  heap?: string[];
 }
 
 export const PLACEHOLDER_PATHS: Omit<SbtBuildPaths, 'java'> = {
@@ -36,13 +38,11 @@ export function sbtCacheFolders(appCache: string): Record<'boot' | 'ivy' | 'cour
 }
 
 /**
- * Heap and stack sized for one build at a time (-Xss as sbt's own script sets it). A build is a
- * short-lived JVM: stopping the JIT at C1 and using the parallel collector halved the CPU time
- * of a cached `stage` of examples/scala-single on a 2-core machine (43 s -> 21 s user time).
+ * Stack as sbt's own script sets it (the heap follows the build flavour: build-heap.ts). A build
+ * is a short-lived JVM: stopping the JIT at C1 and using the parallel collector halved the CPU
+ * time of a cached `stage` of examples/scala-single on a 2-core machine (43 s -> 21 s user time).
  */
 export const SBT_JVM_OPTIONS = [
-  '-Xms512m',
-  '-Xmx2g',
   '-Xss4m',
   '-XX:ReservedCodeCacheSize=256m',
   '-XX:TieredStopAtLevel=1',
@@ -54,6 +54,7 @@ export function sbtBuildArgv(goals: string[], paths: SbtBuildPaths): string[] {
   const cache = sbtCacheFolders(paths.appCache);
   return [
     paths.java,
+    ...(paths.heap ?? []),
     ...SBT_JVM_OPTIONS,
     // Plain, uncoloured lines for the deploy log; no interactive server.
     '-Dsbt.log.noformat=true',

@@ -55,6 +55,10 @@ async function planError(promise: Promise<unknown>): Promise<PlanError> {
 function expectedArgv(goals: string[], jdk: InstalledJdk): string[] {
   return [
     `${jdk.javaHome}/bin/java`,
+    // The default build flavour, S: 2 GiB.
+    '-XX:MaxRAM=2147483648',
+    '-XX:InitialRAMPercentage=25',
+    '-XX:MaxRAMPercentage=70',
     ...SBT_JVM_OPTIONS,
     '-Dsbt.log.noformat=true',
     '-Dsbt.color=false',
@@ -99,6 +103,20 @@ describe('sbt provider: plan', () => {
     assert.deepEqual(plan.beforeStart, []);
     assert.deepEqual(plan.warnings, []);
     assert.ok(plan.notes.some((n) => n.includes('target/universal/stage/bin')));
+  });
+
+  it("sizes the build's heap to the build flavour, and leaves it to the app's JAVA_TOOL_OPTIONS when that sets one", async () => {
+    const xs = await sbtProvider.plan({ ...context(single), buildMemoryBytes: 2 ** 30 });
+    const argv = xs.build[0]!.argv;
+    assert.deepEqual(argv.slice(1, 4), ['-XX:MaxRAM=1073741824', '-XX:InitialRAMPercentage=25', '-XX:MaxRAMPercentage=70']);
+    assert.ok(!argv.some((a) => a.startsWith('-Xmx') || a.startsWith('-Xms')), 'no fixed heap beside the percentages');
+    assert.ok(xs.notes.some((n) => n.includes("heap fits the build flavour's 1 GiB") && n.includes('at most 716 MiB')));
+
+    const own = await sbtProvider.plan(context(single, { JAVA_TOOL_OPTIONS: '-Dx=1 -Xmx3g' }));
+    assert.ok(!own.build[0]!.argv.some((a) => /RAM|-Xm[sx]/.test(a)), 'the app sizes the heap: the build adds nothing');
+    assert.ok(own.notes.some((n) => n.includes("the app's JAVA_TOOL_OPTIONS sets")));
+    const unrelated = await sbtProvider.plan(context(single, { JAVA_TOOL_OPTIONS: '-Dfile.encoding=UTF-8' }));
+    assert.ok(unrelated.build[0]!.argv.includes('-XX:MaxRAMPercentage=70'));
   });
 
   it('SBT_DEPLOY_GOAL replaces `stage`; several words are several sbt commands', async () => {

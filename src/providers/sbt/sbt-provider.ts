@@ -11,6 +11,7 @@ import { explainSbtFailure } from './explain-failure.js';
 import { prepareSbtPlan, previewSbtPlan } from './prepare.js';
 import { resolveSbtBinary } from './resolve-binary.js';
 import { PLACEHOLDER_PATHS, sbtBuildArgv } from './build-command.js';
+import { buildHeap } from './build-heap.js';
 import { parseDeployGoal } from './deploy-goal.js';
 import { PLACEHOLDER } from './placeholders.js';
 import { moduleTargets, sbtKeptFolders } from './kept-folders.js';
@@ -46,6 +47,7 @@ export async function planSbt(context: PlanContext): Promise<BuildPlan> {
   const goal = parseDeployGoal(env.SBT_DEPLOY_GOAL);
   const target = readTargetVariables(env);
   const start = startCommand(env);
+  const heap = buildHeap(context.buildMemoryBytes, env);
   const warnings: string[] = [];
   const notes: string[] = [];
 
@@ -82,6 +84,7 @@ export async function planSbt(context: PlanContext): Promise<BuildPlan> {
     `Java ${jdk.major} (${jdk.version}, ${jdk.javaHome}): ` +
       (env.CC_JAVA_VERSION?.trim() ? `CC_JAVA_VERSION=${env.CC_JAVA_VERSION.trim()}` : "the machine's default java"),
   );
+  notes.push(heap.note);
   notes.push(`goal: ${goal.goals.join(' ')} (${goal.source === 'default' ? 'default stage task' : 'SBT_DEPLOY_GOAL'})`);
   notes.push(
     target.bin
@@ -112,7 +115,7 @@ export async function planSbt(context: PlanContext): Promise<BuildPlan> {
     build: [
       {
         label: `sbt ${goal.goals.join(' ')}`,
-        argv: sbtBuildArgv(goal.goals, { java: join(jdk.javaHome, 'bin', 'java'), ...PLACEHOLDER_PATHS }),
+        argv: sbtBuildArgv(goal.goals, { java: join(jdk.javaHome, 'bin', 'java'), heap: heap.options, ...PLACEHOLDER_PATHS }),
       },
     ],
     beforeStart: [],
