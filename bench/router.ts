@@ -13,7 +13,7 @@
  * GUIDE.md's reference: nginx with upstream keep-alive reaches 0.53-0.59 of direct.
  */
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +22,8 @@ import { NginxRouter } from '../src/router/nginx/nginx-router.js';
 import { HaproxyRouter } from '../src/router/haproxy/haproxy-router.js';
 
 export interface WrkResult {
+  /** Responses wrk counted in the run. */
+  requests: number;
   requestsPerSecond: number;
   p50Ms: number;
   p99Ms: number;
@@ -40,7 +42,36 @@ export interface RouterBenchResult {
   overNginx: number;
   /** Each round's HAProxy/direct ratio: their spread shows how noisy the machine was. */
   roundRatios: number[];
+  /**
+   * µs of CPU per request of each proxy's processes (from /proc, over all its measured runs):
+   * on this shared 2-core machine the steadiest comparison, since other work moves requests per
+   * second far more than it moves CPU per request.
+   */
+  cpuPerRequestUs: { haproxy: number; nginx: number };
 }
+
+/** User + system clock ticks of the processes whose command line names `folder`, and of their children. */
+async function cpuTicksOfProcessesIn(folder: string): Promise<number> {
+  const stats = new Map<number, { ppid: number; ticks: number }>();
+  const owners = new Set<number>();
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      stats.set(Number(entry), { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) });
+      if ((await readFile(`/proc/${entry}/cmdline`, 'utf8')).includes(folder)) owners.add(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  let ticks = 0;
+  for (const [pid, stat] of stats) if (owners.has(pid) || owners.has(stat.ppid)) ticks += stat.ticks;
+  return ticks;
+}
+
+/** Clock ticks per second of /proc's counters (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
 
 const HOST = 'bench.test';
 const HELLO_WORLD = `
@@ -62,15 +93,17 @@ function toMs(value: string, unit: string): number {
 /** Reads requests/s and the 50th/99th latency percentiles from wrk's --latency output. */
 export function parseWrk(output: string): WrkResult {
   const rps = /Requests\/sec:\s+([\d.]+)/.exec(output);
+  const requests = /(\d+) requests in/.exec(output);
   const p50 = /^\s*50%\s+([\d.]+)(us|ms|s|m)\b/m.exec(output);
   const p99 = /^\s*99%\s+([\d.]+)(us|ms|s|m)\b/m.exec(output);
-  if (!rps || !p50 || !p99) throw new Error(`Could not read wrk's output (expected "Requests/sec" and a latency distribution):\n${output}`);
+  if (!rps || !requests || !p50 || !p99)
+    throw new Error(`Could not read wrk's output (expected "Requests/sec" and a latency distribution):\n${output}`);
   const failures = /Non-2xx or 3xx responses:\s+(\d+)/.exec(output);
   if (failures)
     throw new Error(`wrk saw ${failures[1]} non-2xx responses: the route is broken, the figures would be meaningless.\n${output}`);
   const errors = /Socket errors: (.*)/.exec(output);
   if (errors) process.stderr.write(`wrk reported socket errors: ${errors[1]}\n`);
-  return { requestsPerSecond: Number(rps[1]), p50Ms: toMs(p50[1]!, p50[2]!), p99Ms: toMs(p99[1]!, p99[2]!) };
+  return { requests: Number(requests[1]), requestsPerSecond: Number(rps[1]), p50Ms: toMs(p50[1]!, p50[2]!), p99Ms: toMs(p99[1]!, p99[2]!) };
 }
 
 function runWrk(url: string, seconds: number): Promise<WrkResult> {
@@ -161,11 +194,24 @@ export async function benchRouter(options: { seconds?: number; rounds?: number }
     };
     // Warm every path (JIT, keep-alive pools) before measuring.
     for (const url of Object.values(urls)) await runWrk(url, 1);
+    // The warm-up's records may still be on their way: the count below starts from what arrived.
+    await new Promise((ok) => setTimeout(ok, 500));
+    const routedRequests = records;
     const runs = { direct: [] as WrkResult[], routed: [] as WrkResult[], nginx: [] as WrkResult[] };
+    const folders = { routed: join(workDir, 'haproxy'), nginx: join(workDir, 'nginx') };
+    const ticks = { routed: 0, nginx: 0 };
     for (let round = 0; round < rounds; round++) {
-      for (const path of ['direct', 'routed', 'nginx'] as const) runs[path].push(await runWrk(urls[path], seconds));
+      for (const path of ['direct', 'routed', 'nginx'] as const) {
+        const before = path === 'direct' ? 0 : await cpuTicksOfProcessesIn(folders[path]);
+        runs[path].push(await runWrk(urls[path], seconds));
+        if (path !== 'direct') ticks[path] += (await cpuTicksOfProcessesIn(folders[path])) - before;
+      }
     }
-    if (records === 0) throw new Error('HAProxy reported no access record: the measured path is not the deployed one.');
+    // Every request served must be reported (item 7's figures count them): wait for the last batch.
+    const served = routedRequests + runs.routed.reduce((sum, run) => sum + run.requests, 0);
+    for (let i = 0; i < 30 && records < served; i++) await new Promise((ok) => setTimeout(ok, 100));
+    if (records < served)
+      throw new Error(`HAProxy served ${served} measured requests but reported only ${records} access records: records were lost.`);
     // nginx flushes its buffered access log every second.
     for (let i = 0; i < 30 && nginxRecords === 0; i++) await new Promise((ok) => setTimeout(ok, 100));
     if (nginxRecords === 0) throw new Error('nginx reported no access record: it is not configured as the daemon configured it.');
@@ -180,6 +226,10 @@ export async function benchRouter(options: { seconds?: number; rounds?: number }
       ratio: ratioOf(routed, direct),
       overNginx: ratioOf(routed, viaNginx),
       roundRatios: runs.routed.map((r, i) => ratioOf(r, runs.direct[i]!)),
+      cpuPerRequestUs: {
+        haproxy: perRequestUs(ticks.routed, runs.routed),
+        nginx: perRequestUs(ticks.nginx, runs.nginx),
+      },
     };
   } finally {
     await haproxy.stop().catch(() => undefined);
@@ -188,6 +238,11 @@ export async function benchRouter(options: { seconds?: number; rounds?: number }
     upstream.child.kill('SIGTERM');
     await rm(workDir, { recursive: true, force: true });
   }
+}
+
+function perRequestUs(ticks: number, runs: WrkResult[]): number {
+  const requests = runs.reduce((sum, run) => sum + run.requests, 0);
+  return Number(((ticks / TICKS_PER_SECOND / requests) * 1e6).toFixed(1));
 }
 
 function row(name: string, result: WrkResult): string {
@@ -202,6 +257,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   console.log(row('nginx', result.nginx));
   console.log(
     `ratio (haproxy/direct): ${result.ratio} (target >= 0.55; per round: ${result.roundRatios.join(', ')}); haproxy/nginx: ${result.overNginx} (target >= 1)`,
+  );
+  console.log(
+    `proxy CPU per request: haproxy ${result.cpuPerRequestUs.haproxy} µs, nginx ${result.cpuPerRequestUs.nginx} µs (every HAProxy record received)`,
   );
   console.log(JSON.stringify({ bench: 'router', engine: 'haproxy', ...result }));
 }
