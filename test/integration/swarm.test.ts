@@ -261,6 +261,16 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     const cat = await daemon.cli(['run', '--app', appId, '--', 'cat'], { stdin: 'hello from stdin\nsecond line\n' });
     assert.equal(cat.code, 0, cat.stderr);
     assert.equal(cat.stdout, 'hello from stdin\nsecond line\n');
+    // Nothing of the jobs is left running: a leftover container would hold the tasks' network.
+    const runContainers = async () =>
+      (
+        await docker.json<Array<{ Labels: Record<string, string> }>>({
+          path: '/containers/json',
+          query: { filters: JSON.stringify({ label: [`slipway.app=${appId}`] }) },
+          what: 'list containers',
+        })
+      ).filter((c) => /-o-/.test(c.Labels['com.docker.swarm.service.name'] ?? '')).length;
+    await waitUntil('the jobs’ containers to end', async () => (await runContainers()) === 0);
   });
 
   test('a task reaches the add-on its app is linked to, on the control machine, with the same variables; a worker runs beside it, restarted on failure', async () => {

@@ -66,6 +66,10 @@ export async function startOneOffTask(host: OneOffTaskHost, serviceId: string, s
     } finally {
       ended = true;
       if (address) await host.detached(address).catch(() => undefined);
+      // The holder waits for ever, and Swarm leaves a removed job's running container behind
+      // (its task is already "complete" to the orchestrator): end it first.
+      const containerId = task?.Status.ContainerStatus?.ContainerID;
+      if (containerId) await host.services.kill(containerId, 'SIGKILL').catch(() => undefined);
       await host.services.remove(serviceId).catch(() => undefined);
     }
   })();

@@ -91,6 +91,9 @@ export class SwarmBackend implements InstanceBackend {
       this.log(`removing swarm service ${stale.Spec.Name} left by a previous run`);
       await this.services.remove(stale.ID);
     }
+    for (const service of await this.services.removeContainersOf(`${this.owner}-`)) {
+      this.log(`removing a container of swarm service ${service} left by a previous run`);
+    }
     rmSync(this.identityRoot, { recursive: true, force: true });
     await this.ensureNetwork();
     await this.ip(['route', 'replace', ...this.fallbackRoute()]);

@@ -62,6 +62,36 @@ export class SwarmServices {
     });
   }
 
+  /**
+   * Removes the task containers of services whose names start with `prefix` (this daemon's):
+   * a container can outlive its service, as a job's does when the job is removed while its
+   * task runs, and it would hold the tasks' network and its addresses.
+   */
+  async removeContainersOf(prefix: string): Promise<string[]> {
+    const containers = await this.api.json<Array<{ Id: string; Labels?: Record<string, string> }>>({
+      path: '/containers/json',
+      query: { all: 'true', filters: JSON.stringify({ label: ['com.docker.swarm.service.name'] }) },
+      what: 'list the task containers',
+    });
+    const removed: string[] = [];
+    for (const container of containers) {
+      const service = container.Labels?.['com.docker.swarm.service.name'] ?? '';
+      if (!service.startsWith(prefix)) continue;
+      try {
+        await this.api.json({
+          method: 'DELETE',
+          path: `/containers/${container.Id}`,
+          query: { force: 'true' },
+          what: 'remove a task container',
+        });
+        removed.push(service);
+      } catch (e) {
+        if (!(e instanceof DockerApiError && e.status === 404)) throw e;
+      }
+    }
+    return removed;
+  }
+
   async remove(serviceId: string): Promise<void> {
     try {
       await this.api.json({ method: 'DELETE', path: `/services/${serviceId}`, what: 'remove a service' });
