@@ -1,3 +1,4 @@
+import { selfSignedCertificate } from '../support/self-signed.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -230,32 +231,10 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   await call('GET', `${base}/domains`, undefined, { expect: 200 });
   await call('PUT', `${base}/favourite-domain`, { fqdn: 'shop.example.com' }, { expect: 200 });
   await call('DELETE', `${base}/favourite-domain`, undefined, { expect: 200 });
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=shop.example.com',
-      '-addext',
-      'subjectAltName=DNS:shop.example.com',
-      '-keyout',
-      join(keyDir, 'tls.key'),
-      '-out',
-      join(keyDir, 'tls.pem'),
-    ],
-    { stdio: 'ignore' },
-  );
+  const tls = selfSignedCertificate(keyDir, 'tls', ['shop.example.com']);
   const uploaded = {
-    certificate: readFileSync(join(keyDir, 'tls.pem'), 'utf8'),
-    private_key: readFileSync(join(keyDir, 'tls.key'), 'utf8'),
+    certificate: readFileSync(tls.cert, 'utf8'),
+    private_key: readFileSync(tls.key, 'utf8'),
   };
   await call('PUT', `${base}/domains/shop.example.com/certificate`, uploaded, { expect: 200 });
   await call('PUT', `${base}/domains/shop.example.com/certificate`, { ...uploaded, private_key: 'x' }, { expect: 400 });

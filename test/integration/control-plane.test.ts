@@ -77,7 +77,7 @@ test('create refuses a bad region, a bad type and an unknown org, saying what is
 
   const type = await daemon.cli(['create', '--type', 'php', 'x2', '--region', 'par', '--org', 'acme'], { cwd: project });
   assert.equal(type.code, 1);
-  assert.match(type.stderr, /Valid types: node, sbt/);
+  assert.match(type.stderr, /Valid types: node \(Node\.js or Bun\), sbt \(Scala or Java built with sbt\)/);
 
   const org = await daemon.cli(['create', '--type', 'node', 'x3', '--region', 'par', '--org', 'nope'], { cwd: project });
   assert.equal(org.code, 1);

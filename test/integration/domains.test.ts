@@ -1,7 +1,7 @@
+import { selfSignedCertificate } from '../support/self-signed.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
@@ -134,30 +134,7 @@ test('names that are not host names, and names of the platform, are refused with
 
 test('domain cert set checks the pair and the names before storing it; cert rm removes it', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-cert-'));
-  const make = (name: string, cn: string, days = 2) =>
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:prime256v1',
-        '-nodes',
-        '-days',
-        String(days),
-        '-subj',
-        `/CN=${cn}`,
-        '-addext',
-        `subjectAltName=DNS:${cn}`,
-        '-keyout',
-        join(dir, `${name}.key`),
-        '-out',
-        join(dir, `${name}.pem`),
-      ],
-      { stdio: 'ignore' },
-    );
+  const make = (name: string, cn: string, days = 2) => selfSignedCertificate(dir, name, [cn], { days });
   make('shop', 'shop.example.com');
   make('other', 'other.example.com');
   const set = (cert: string, key: string) =>

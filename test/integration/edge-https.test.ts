@@ -1,6 +1,6 @@
+import { selfSignedCertificate } from '../support/self-signed.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { connect } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
@@ -134,32 +134,10 @@ test('a private custom domain gets the internal CA, an uploaded certificate repl
   assert.equal(await servedSource('shop.intranet.test'), 'internal');
 
   const keys = mkdtempSync(join(tmpdir(), 'slipway-upload-'));
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=shop.intranet.test',
-      '-addext',
-      'subjectAltName=DNS:shop.intranet.test',
-      '-keyout',
-      join(keys, 'key.pem'),
-      '-out',
-      join(keys, 'cert.pem'),
-    ],
-    { stdio: 'ignore' },
-  );
-  await cliOk(['domain', 'cert', 'set', 'shop.intranet.test', '--cert', join(keys, 'cert.pem'), '--key', join(keys, 'key.pem')]);
+  const upload = selfSignedCertificate(keys, 'upload', ['shop.intranet.test']);
+  await cliOk(['domain', 'cert', 'set', 'shop.intranet.test', '--cert', upload.cert, '--key', upload.key]);
   assert.equal(await servedSource('shop.intranet.test'), 'uploaded');
-  const uploaded = await overHttps('shop.intranet.test', readFileSync(join(keys, 'cert.pem')));
+  const uploaded = await overHttps('shop.intranet.test', readFileSync(upload.cert));
   assert.equal(uploaded.status, 200, 'a client that trusts only the uploaded certificate connects');
   await assert.rejects(
     overHttps('shop.intranet.test', ca),

@@ -1,6 +1,6 @@
+import { selfSignedCertificate } from '../support/self-signed.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
@@ -112,32 +112,7 @@ async function setInstances(count: number): Promise<void> {
 }
 
 function selfSignedFiles(names: string[], tag: string): { cert: string; key: string } {
-  const folder = mkdtempSync(join(tmpdir(), 'slipway-edge-cert-'));
-  const [cert, key] = [join(folder, 'cert.pem'), join(folder, 'key.pem')];
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${tag}`,
-      '-addext',
-      `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}`,
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
-  return { cert, key };
+  return selfSignedCertificate(mkdtempSync(join(tmpdir(), 'slipway-edge-cert-')), 'tls', names, { subject: tag });
 }
 
 before(async () => {

@@ -2,6 +2,7 @@
  * The HAProxy engine against real HAProxy, with Node upstreams on loopback addresses.
  * One router for the whole file (started once); each test applies the table it needs.
  */
+import { selfSignedCertificate } from '../../../test/support/self-signed.js';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -77,31 +78,7 @@ const route = (appId: string, upstreams: Upstream[], forceHttps = false): HostRo
 
 /** A self-signed certificate for the names, made with openssl. */
 function makeCertificate(dir: string, names: string[], tag: string): TlsCertificate {
-  const key = join(dir, `${tag}.key`);
-  const cert = join(dir, `${tag}.crt`);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '2',
-      '-subj',
-      `/CN=${tag}`,
-      '-addext',
-      `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}`,
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
+  const { cert, key } = selfSignedCertificate(dir, tag, names, { subject: tag });
   return {
     names,
     certificatePem: execFileSync('cat', [cert], { encoding: 'utf8' }),
