@@ -1,3 +1,4 @@
+import type { OptionSpec } from './command.js';
 import { UsageError } from './errors.js';
 
 /** The part of a log to show first: `--lines` (the last n lines) and `--since`. */
@@ -38,3 +39,17 @@ export function windowQuery(window: LogWindow): string {
   const text = query.toString();
   return text ? `?${text}` : '';
 }
+
+/** `--since` and `--until`, as every log command takes them (parsed by parseSince and parseUntil). */
+export const TIME_WINDOW_OPTIONS: OptionSpec = {
+  since: {
+    type: 'string',
+    value: '<when>',
+    description: 'Start at this time: a duration back from now (90s, 15m, 2h, 1d) or a time (2024-05-01T12:00:00Z)',
+  },
+  until: {
+    type: 'string',
+    value: '<when>',
+    description: 'Stop at this time (same forms as --since); a time already past means no following',
+  },
+};

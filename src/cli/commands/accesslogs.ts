@@ -1,7 +1,7 @@
 import type { Command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { followLog, type LogLine } from '../follow-log.js';
-import { parseLines, parseSince, windowQuery, type LogWindow } from '../log-window.js';
+import { parseLines, parseSince, TIME_WINDOW_OPTIONS, windowQuery, type LogWindow } from '../log-window.js';
 import { parseUntil, type LogFilter } from '../log-filter.js';
 import { UsageError } from '../errors.js';
 
@@ -26,16 +26,7 @@ export const accesslogs: Command = {
       value: '<n>',
       description: `Start with the last n requests (default ${DEFAULT_ACCESS_LOG_LINES})`,
     },
-    since: {
-      type: 'string',
-      value: '<when>',
-      description: 'Start at this time: a duration back from now (90s, 15m, 2h, 1d) or a time (2024-05-01T12:00:00Z)',
-    },
-    until: {
-      type: 'string',
-      value: '<when>',
-      description: 'Stop at this time (same forms as --since); a time already past means no following',
-    },
+    ...TIME_WINDOW_OPTIONS,
     follow: { type: 'boolean', short: 'f', description: 'Keep printing requests as they come, even when the output is not a terminal' },
     'no-follow': {
       type: 'boolean',

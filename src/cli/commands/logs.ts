@@ -1,7 +1,7 @@
 import type { Command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { followLog } from '../follow-log.js';
-import { DEFAULT_APP_LOG_LINES, parseLines, parseSince, windowQuery, type LogWindow } from '../log-window.js';
+import { DEFAULT_APP_LOG_LINES, parseLines, parseSince, TIME_WINDOW_OPTIONS, windowQuery, type LogWindow } from '../log-window.js';
 import { parseUntil, type LogFilter } from '../log-filter.js';
 import { UsageError } from '../errors.js';
 
@@ -23,16 +23,7 @@ export const logs: Command = {
       value: '<n>',
       description: `Start with the last n lines (default ${DEFAULT_APP_LOG_LINES} for the output; a deployment's log starts at its beginning)`,
     },
-    since: {
-      type: 'string',
-      value: '<when>',
-      description: 'Start at this time: a duration back from now (90s, 15m, 2h, 1d) or a time (2024-05-01T12:00:00Z)',
-    },
-    until: {
-      type: 'string',
-      value: '<when>',
-      description: 'Stop at this time (same forms as --since); a time already past means no following',
-    },
+    ...TIME_WINDOW_OPTIONS,
     search: {
       type: 'string',
       value: '<text>',
