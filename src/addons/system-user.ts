@@ -1,3 +1,4 @@
+import { useraddArgv as systemUseraddArgv } from '../executor/app-user.js';
 import { runChecked } from '../executor/run-captured.js';
 
 export interface SystemUser {
@@ -9,19 +10,7 @@ export interface SystemUser {
 /** argv that creates an unprivileged system account with no home and no login shell. */
 export function useraddArgv(name: string): string[] {
   assertUserName(name);
-  return [
-    'useradd',
-    '--system',
-    '--user-group',
-    '--no-create-home',
-    '--home-dir',
-    '/nonexistent',
-    '--shell',
-    '/usr/sbin/nologin',
-    '--comment',
-    'slipway add-on servers',
-    name,
-  ];
+  return systemUseraddArgv(name, 'slipway add-on servers');
 }
 
 function assertUserName(name: string): void {

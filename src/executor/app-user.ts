@@ -74,7 +74,7 @@ async function createIfMissing(name: string): Promise<AppUser> {
 }
 
 /** argv of useradd for a system user without login shell or home directory. */
-export function useraddArgv(name: string): string[] {
+export function useraddArgv(name: string, comment = 'slipway applications'): string[] {
   return [
     'useradd',
     '--system',
@@ -85,7 +85,7 @@ export function useraddArgv(name: string): string[] {
     '--shell',
     '/usr/sbin/nologin',
     '--comment',
-    'slipway applications',
+    comment,
     name,
   ];
 }
