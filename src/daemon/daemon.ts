@@ -193,6 +193,7 @@ export class Daemon {
       instanceLimits: (app) => flavorLimits(flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR)),
       buildLimits: (app) => flavorLimits(buildLimits(flavorNamed(app.build_flavor ?? DEFAULT_BUILD_FLAVOR))),
     });
+    const providers = makeProviders();
     const runtime = new AppRuntime({
       ...{
         store,
@@ -204,6 +205,7 @@ export class Daemon {
         gatewayAddress: instanceBackend.gatewayAddress,
         trustedProxies: options.trustedProxies,
         appEnv,
+        providers,
         log,
       },
       onInstanceRestart: (appId) => traffic.metrics.instanceRestarted(appId),
@@ -225,7 +227,7 @@ export class Daemon {
       repos,
       runtime,
       logs,
-      providers: makeProviders(),
+      providers,
       catalog,
       dataDir: options.dataDir,
       toolchainCacheDir: options.toolchainCacheDir,

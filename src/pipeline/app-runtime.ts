@@ -16,6 +16,7 @@ import type { PlanError } from '../core/errors.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
 import { workersFrom } from './workers.js';
 import type { WorkerSpec } from '../instances/backend.js';
+import type { Provider } from '../providers/plan.js';
 
 export interface AppRuntimeOptions {
   store: Store;
@@ -30,6 +31,8 @@ export interface AppRuntimeOptions {
   trustedProxies?: readonly string[];
   /** Every variable an app receives: its own, its add-ons', its linked apps'. */
   appEnv(appId: string): Record<string, string>;
+  /** The runtimes, for what a release's processes get from their sandbox's memory. */
+  providers?: ReadonlyMap<string, Provider>;
   log(line: string): void;
   /** How long a new instance may take to answer its first request. */
   bootDeadlineMs?: number;
@@ -86,13 +89,23 @@ export class AppRuntime {
    * Starts an instance of a release and health-checks it. Resolves with a healthy instance
    * (not yet serving) or throws a PhaseError after stopping it.
    */
-  /** The complete environment of one process of a release (an instance, a run hook). */
-  environmentFor(app: AppRow, release: ReleaseSpec, instanceId: string, instanceNumber: number): Record<string, string> {
-    const appVars = this.options.appEnv(app.id);
+  /**
+   * The complete environment of one process of a release (an instance, a run hook), in a
+   * sandbox of `memoryBytes`.
+   */
+  environmentFor(
+    app: AppRow,
+    release: ReleaseSpec,
+    instanceId: string,
+    instanceNumber: number,
+    memoryBytes: number,
+  ): Record<string, string> {
+    const appVars = withoutBuildOnlyVariables(this.options.appEnv(app.id));
+    const fromMemory = this.options.providers?.get(release.provider)?.runtimeEnv?.(memoryBytes, appVars) ?? {};
     return composeEnv({
       // CC_SSH_PRIVATE_KEY is for the build only (build-ssh-key.ts): the instance never sees it.
-      app: withoutBuildOnlyVariables(appVars),
-      plan: release.planEnv,
+      app: appVars,
+      plan: { ...release.planEnv, ...fromMemory },
       injected: injectedEnv({
         appId: app.id,
         appName: app.name,
@@ -149,7 +162,6 @@ export class AppRuntime {
     } catch (error) {
       throw new PhaseError('healthcheck', (error as PlanError).message, (error as PlanError).hint);
     }
-    const env = this.environmentFor(app, release, instanceId, instanceNumber);
     let workers: WorkerSpec[];
     try {
       workers = workersFrom(appVars);
@@ -171,7 +183,7 @@ export class AppRuntime {
         beforeStart: release.beforeStart,
         command: release.start,
         workers,
-        env,
+        env: this.environmentFor(app, release, instanceId, instanceNumber, sandbox.limits.memoryBytes),
         onLog: (stream, line) => {
           logs.append(app.id, stream, line);
           this.launching.get(instanceId)?.(stream === 'system' ? `[instance] ${line}` : line);

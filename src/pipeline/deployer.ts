@@ -628,7 +628,7 @@ export class Deployer {
             releaseDir: release.releaseDir,
             sandbox,
             args: command.argv,
-            env: this.o.runtime.environmentFor(app, release, newId('instance'), 0),
+            env: this.o.runtime.environmentFor(app, release, newId('instance'), 0, sandbox.limits.memoryBytes),
             hostname: 'hook',
             networkNamespacePath: network.namespacePath,
           }),

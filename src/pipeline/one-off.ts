@@ -53,7 +53,7 @@ export async function startOneOff(
   const release = parseReleaseSpec(record.start_json);
   const sandbox = await deps.sandboxes.instance(app);
   const id = newId('instance');
-  const env = { ...deps.runtime.environmentFor(app, release, id, 0), INSTANCE_TYPE: 'run' };
+  const env = { ...deps.runtime.environmentFor(app, release, id, 0, sandbox.limits.memoryBytes), INSTANCE_TYPE: 'run' };
   if (deps.instances?.runOnce) {
     return deps.instances.runOnce({
       appId: app.id,

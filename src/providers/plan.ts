@@ -147,4 +147,10 @@ export interface Provider {
   resolveStart?(buildDir: string, plan: BuildPlan, env: Record<string, string>): Promise<string[]>;
   /** What to do about a failed build step, when its output shows a failure this runtime knows. */
   explainFailure?(outputLines: string[]): string | undefined;
+  /**
+   * Variables a process of a release (instance, worker, hook, one-off command) gets from the
+   * memory of its sandbox, for a runtime that cannot see the limit there (the JVM); `env` is
+   * the app's own. Called at each start: the flavour may change without a rebuild.
+   */
+  runtimeEnv?(memoryBytes: number, env: Record<string, string>): Record<string, string>;
 }

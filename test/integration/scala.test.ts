@@ -155,6 +155,15 @@ test('scala-single: create --type sbt, git push, sbt stage; the app sees its var
   assert.match(text, /-Dsbt\.boot\.directory=\S+\/cache\/apps\/\S+\/sbt\/boot/, "sbt's caches are in the app's cache folder");
   assert.ok(result.log.includes('Response from GET / is 200'), text);
   assert.match(text, /target\/universal\/stage\/bin\/scala-single -Dhttp\.port=8080/);
+
+  // The JVM sizes its heap from the instance's flavour (nano, 512 MiB: a quarter), not from the machine.
+  const heap = await waitUntil(
+    'the app to print its heap',
+    async () =>
+      /scala-single: listening on 0\.0\.0\.0:8080, max heap (\d+) MiB/.exec((await daemon.cli(['logs', '--app', single.id])).stdout)?.[1],
+    30_000,
+  );
+  assert.ok(Number(heap) > 100 && Number(heap) <= 128, `max heap ${heap} MiB`);
 });
 
 test('scala-single: a redeploy under load fails no request, switches, and reuses the persisted sbt caches', async (t) => {

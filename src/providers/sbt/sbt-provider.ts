@@ -12,6 +12,7 @@ import { prepareSbtPlan, previewSbtPlan } from './prepare.js';
 import { resolveSbtBinary } from './resolve-binary.js';
 import { PLACEHOLDER_PATHS, sbtBuildArgv } from './build-command.js';
 import { buildHeap } from './build-heap.js';
+import { runtimeHeapVariables } from './runtime-heap.js';
 import { parseDeployGoal } from './deploy-goal.js';
 import { PLACEHOLDER } from './placeholders.js';
 import { moduleTargets, sbtKeptFolders } from './kept-folders.js';
@@ -153,4 +154,5 @@ export const sbtProvider: Provider = {
   // The staged script is named by the build: found in the build folder once it has run.
   resolveStart: (buildDir, _plan, env) => resolveSbtBinary(buildDir, env),
   explainFailure: (outputLines) => explainSbtFailure(outputLines) ?? undefined,
+  runtimeEnv: runtimeHeapVariables,
 };

@@ -29,7 +29,8 @@ object Main {
       server.stop(0)
     }
     server.start()
-    println(s"scala-single: listening on 0.0.0.0:$port")
+    // The heap the JVM sized itself to: the flavour's memory tells it (it cannot see the limit).
+    println(s"scala-single: listening on 0.0.0.0:$port, max heap ${Runtime.getRuntime.maxMemory / 1048576} MiB")
   }
 
   /** A JSON string literal, or null when the value is missing. */
