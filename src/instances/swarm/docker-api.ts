@@ -28,12 +28,30 @@ export interface DockerRequest {
   timeoutMs?: number;
 }
 
+/** Where an Engine API listens: a unix socket (`/path`, `unix:///path`) or `tcp://host:port`. */
+export type DockerEndpoint = { socketPath: string } | { host: string; port: number };
+
+export function parseDockerEndpoint(text: string): DockerEndpoint {
+  if (text.startsWith('/')) return { socketPath: text };
+  if (text.startsWith('unix:///')) return { socketPath: text.slice('unix://'.length) };
+  const tcp = /^(?:tcp|http):\/\/(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})\/?$/.exec(text);
+  if (tcp) return { host: tcp[1]!.replace(/^\[|\]$/g, ''), port: Number(tcp[2]) };
+  throw new Error(
+    `Invalid Docker API address ${JSON.stringify(text)}: a unix socket (/run/docker.sock, unix:///run/docker.sock) or tcp://host:port.`,
+  );
+}
+
 /**
- * The Docker Engine API over its unix socket, with nothing but node:http: no client library to
- * keep in step with the daemon, and the same calls reach a local dockerd or a swarm manager.
+ * The Docker Engine API over its unix socket (or a TCP address), with nothing but node:http: no
+ * client library to keep in step with the daemon, and the same calls reach a local dockerd, a
+ * swarm manager or a worker node.
  */
 export class DockerApi {
-  constructor(readonly socketPath = DEFAULT_DOCKER_SOCKET) {}
+  readonly endpoint: DockerEndpoint;
+
+  constructor(readonly address = DEFAULT_DOCKER_SOCKET) {
+    this.endpoint = parseDockerEndpoint(address);
+  }
 
   /** Sends a request and resolves with the parsed JSON answer (undefined for an empty body). */
   async json<T = unknown>(request: DockerRequest): Promise<T> {
@@ -94,7 +112,7 @@ export class DockerApi {
   upgrade(request: DockerRequest): Promise<{ socket: Duplex; head: Buffer }> {
     return new Promise((resolve, reject) => {
       const req = http.request({
-        socketPath: this.socketPath,
+        ...this.endpoint,
         agent: false,
         method: request.method ?? 'POST',
         path: `/${DOCKER_API_VERSION}${request.path}`,
@@ -120,7 +138,7 @@ export class DockerApi {
     return new Promise((resolve, reject) => {
       const req = http.request(
         {
-          socketPath: this.socketPath,
+          ...this.endpoint,
           // A connection per request: dockerd may close an idle kept-alive one just as it is reused.
           agent: false,
           method: request.method ?? 'GET',
@@ -133,7 +151,7 @@ export class DockerApi {
       req.on('timeout', () => req.destroy(new Error(`Docker did not answer in time while trying to ${request.what}.`)));
       req.on('error', (e: NodeJS.ErrnoException) => {
         if (e.code === 'ENOENT' || e.code === 'ECONNREFUSED' || e.code === 'EACCES') {
-          reject(new Error(`Cannot reach the Docker API at ${this.socketPath} (${e.code}) to ${request.what}. ${HOW_TO_START_DOCKER}`));
+          reject(new Error(`Cannot reach the Docker API at ${this.address} (${e.code}) to ${request.what}. ${HOW_TO_START_DOCKER}`));
         } else reject(new Error(`The Docker API connection broke while trying to ${request.what}: ${e.message}`));
       });
       if (request.stream) {

@@ -44,8 +44,8 @@ export async function startOneOffTask(host: OneOffTaskHost, serviceId: string, s
   let killedBy: string | null = null;
   const done = (async (): Promise<SandboxExit> => {
     try {
-      const containerId = await runningContainer();
-      if (!containerId) {
+      const running = await runningTask();
+      if (!running) {
         spec.onData(
           'err',
           Buffer.from(
@@ -54,12 +54,18 @@ export async function startOneOffTask(host: OneOffTaskHost, serviceId: string, s
         );
         return { exitCode: null, signal: killedBy, outOfMemory: false };
       }
-      address = await host.services.containerAddress(containerId, host.network).catch(() => undefined);
+      address = await host.services.containerAddress(running, host.network).catch(() => undefined);
       if (address) await host.attached(address).catch(() => undefined);
-      const code = await execute(containerId);
+      let code: number | undefined;
+      try {
+        code = await execute(running);
+      } catch (e) {
+        spec.onData('err', Buffer.from(`${(e as Error).message}\n`));
+        return { exitCode: null, signal: killedBy, outOfMemory: false };
+      }
       const bySignal = code === undefined || (code > 128 && code < 160);
       return {
-        exitCode: bySignal ? null : code,
+        exitCode: bySignal || code === undefined ? null : code,
         signal: bySignal ? (killedBy ?? (code === undefined ? 'SIGKILL' : signalName(code - 128))) : null,
         outOfMemory: false,
       };
@@ -68,28 +74,30 @@ export async function startOneOffTask(host: OneOffTaskHost, serviceId: string, s
       if (address) await host.detached(address).catch(() => undefined);
       // The holder waits for ever, and Swarm leaves a removed job's running container behind
       // (its task is already "complete" to the orchestrator): end it first.
-      const containerId = task?.Status.ContainerStatus?.ContainerID;
-      if (containerId) await host.services.kill(containerId, 'SIGKILL').catch(() => undefined);
+      if (task?.Status.ContainerStatus?.ContainerID) await host.services.kill(task, 'SIGKILL').catch(() => undefined);
       await host.services.remove(serviceId).catch(() => undefined);
     }
   })();
 
-  /** The job's running container, or undefined when its task ended first (or was stopped). */
-  async function runningContainer(): Promise<string | undefined> {
+  /** The job's task once its container runs, or undefined when it ended first (or was stopped). */
+  async function runningTask(): Promise<SwarmTask | undefined> {
     const deadline = Date.now() + START_TIMEOUT_MS;
     while (Date.now() < deadline && !killedBy) {
       task = (await host.services.tasks(serviceId)).at(-1) ?? task;
-      const containerId = task?.Status.ContainerStatus?.ContainerID;
-      if (task?.Status.State === 'running' && containerId) return containerId;
+      if (task?.Status.State === 'running' && task.Status.ContainerStatus?.ContainerID) return task;
       if (task && TERMINAL_STATES.has(task.Status.State)) return undefined;
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
     return undefined;
   }
 
-  /** Runs the command in the task, input and output through the exec's connection; its exit code. */
-  async function execute(containerId: string): Promise<number | undefined> {
-    const api = host.services.api;
+  /**
+   * Runs the command in the task, input and output through the exec's connection, on the API of
+   * the task's node; its exit code.
+   */
+  async function execute(running: SwarmTask): Promise<number | undefined> {
+    const api = await host.services.nodes.of(running.NodeID);
+    const containerId = running.Status.ContainerStatus!.ContainerID!;
     const exec = await api.json<{ Id: string }>({
       method: 'POST',
       path: `/containers/${containerId}/exec`,
@@ -142,10 +150,9 @@ export async function startOneOffTask(host: OneOffTaskHost, serviceId: string, s
     exited: () => ended,
     memoryUsage: () => undefined,
     signal: async (signal) => {
-      const containerId = task?.Status.ContainerStatus?.ContainerID;
       killedBy = signal;
       // The task's holder passes SIGTERM, SIGINT and SIGHUP on to the command; SIGKILL ends the task.
-      if (containerId) await host.services.kill(containerId, signal).catch(() => undefined);
+      if (task?.Status.ContainerStatus?.ContainerID) await host.services.kill(task, signal).catch(() => undefined);
       // Not running yet: the job goes with its service.
       else await host.services.remove(serviceId).catch(() => undefined);
     },

@@ -1,10 +1,9 @@
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { LogStream } from '../backend.js';
 import { DockerApiError } from './docker-api.js';
 import { LogFrameReader } from './log-frames.js';
+import { NodeApiUnknownError } from './node-apis.js';
 import { TERMINAL_STATES, type SwarmServices, type SwarmTask } from './swarm-services.js';
-import { entrypointEvent, type EntrypointEvent } from './task-entrypoint.js';
+import { IDENTITY_MOUNT, entrypointEvent, type EntrypointEvent } from './task-entrypoint.js';
 
 const POLL_MS = 250;
 /** Lines of a slot that no instance holds yet (its task printed before the claim): kept this many. */
@@ -25,7 +24,9 @@ export interface Replica {
  * their identity. Each instance holds a slot (Swarm's replica number): starting an instance adds
  * a replica and claims the slot Swarm gives it, stopping one ends its task first and then takes a
  * replica away, so that Swarm (which removes stopped slots before running ones) removes that one.
- * The slot's identity file tells the task which instance it is.
+ * The slot's identity file tells the task which instance it is: the daemon writes it into each
+ * task of the slot as it runs, through the Docker API of the task's node, so tasks on any node
+ * (and the ones Swarm restarts on its own) get it.
  */
 export class ReleaseService {
   serviceId: string | undefined;
@@ -37,6 +38,13 @@ export class ReleaseService {
   private active = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly claims = new Map<number, Replica>();
+  /** What each slot's tasks are told: the identity of the instance holding it, or an end. */
+  private readonly identities = new Map<number, string>();
+  /** Tasks that have their identity, and tasks being given it. */
+  private readonly told = new Set<string>();
+  private readonly telling = new Set<string>();
+  /** Why a slot's task could not be told its identity, when no retry can help. */
+  private readonly problems = new Map<number, string>();
   private readonly taskSlots = new Map<string, number>();
   private readonly early = new Map<number, Array<[LogStream, string, string]>>();
   /** Lines waiting for the slot of their task to be looked up, and behind them, to keep order. */
@@ -52,8 +60,8 @@ export class ReleaseService {
     readonly key: string,
     readonly name: string,
     readonly marker: string,
-    /** The node's folder of this service's identity files, mounted read-only into each task. */
-    readonly identityDir: string,
+    /** The app's uid:gid: who writes the identity into the task (its own tmpfs). */
+    private readonly user: string,
     private readonly specFor: (replicas: number) => Record<string, unknown>,
   ) {}
 
@@ -63,7 +71,6 @@ export class ReleaseService {
     await this.serially(async () => {
       this.replicas++;
       if (this.serviceId === undefined) {
-        mkdirSync(this.identityDir, { recursive: true, mode: 0o755 });
         this.serviceId = await this.services.create(this.specFor(this.replicas));
         this.logs = await this.followLogs(this.serviceId);
         this.poller = setInterval(() => void this.look().catch(() => undefined), POLL_MS);
@@ -86,7 +93,8 @@ export class ReleaseService {
       if (free) {
         const slot = free.Slot!;
         this.claims.set(slot, replica);
-        this.writeIdentity(slot, identity);
+        this.identities.set(slot, identity);
+        void this.tellIdentities(tasks).catch(() => undefined);
         for (const [stream, line, taskId] of this.early.get(slot) ?? []) this.deliver(slot, stream, line, taskId);
         this.early.delete(slot);
         return slot;
@@ -135,7 +143,13 @@ export class ReleaseService {
   /** Forgets a slot's holder (its task is gone) and its identity. */
   release(slot: number): void {
     this.claims.delete(slot);
-    rmSync(join(this.identityDir, String(slot)), { force: true });
+    this.identities.delete(slot);
+    this.problems.delete(slot);
+  }
+
+  /** Why the slot's task cannot get its identity (its node's API is unknown), if that is so. */
+  problem(slot: number | undefined): string | undefined {
+    return slot === undefined ? undefined : this.problems.get(slot);
   }
 
   /**
@@ -145,7 +159,7 @@ export class ReleaseService {
    */
   retire(slot: number): void {
     this.claims.delete(slot);
-    this.writeIdentity(slot, 'exit 0\n');
+    this.identities.set(slot, 'exit 0\n');
   }
 
   /** Instances still holding a slot. */
@@ -153,13 +167,12 @@ export class ReleaseService {
     return this.claims.size;
   }
 
-  /** Removes the service and its identity files. */
+  /** Removes the service. */
   async remove(): Promise<void> {
     this.closing = true;
     clearInterval(this.poller);
     this.logs?.close();
     if (this.serviceId !== undefined) await this.services.remove(this.serviceId);
-    rmSync(this.identityDir, { recursive: true, force: true });
   }
 
   private serially<T>(work: () => Promise<T>): Promise<T> {
@@ -179,11 +192,48 @@ export class ReleaseService {
     }
   }
 
-  /** Written whole, then renamed: the task never reads half a file. */
-  private writeIdentity(slot: number, content: string): void {
-    const file = join(this.identityDir, String(slot));
-    writeFileSync(`${file}.new`, content, { mode: 0o644 });
-    renameSync(`${file}.new`, file);
+  /**
+   * Gives each running task of a slot with an identity that identity, once: a file in the task's
+   * own tmpfs, written whole then renamed (the task never reads half of it) by a command run in
+   * the task as the app's user, through the API of the task's node. The arguments are argv, the
+   * shell only runs its builtins and /bin/mv: nothing of the app's is interpreted.
+   */
+  private async tellIdentities(tasks: SwarmTask[]): Promise<void> {
+    const waiting = tasks.filter(
+      (t) =>
+        t.Slot !== undefined &&
+        this.identities.has(t.Slot) &&
+        t.Status.State === 'running' &&
+        t.Status.ContainerStatus?.ContainerID &&
+        !this.told.has(t.ID) &&
+        !this.telling.has(t.ID),
+    );
+    await Promise.all(
+      waiting.map(async (t) => {
+        this.telling.add(t.ID);
+        try {
+          const file = `${IDENTITY_MOUNT}/${t.Slot}`;
+          const code = await this.services.execQuietly(
+            t,
+            [
+              '/bin/sh',
+              '-c',
+              'umask 022 && printf %s "$1" > "$2.new" && /bin/mv -f "$2.new" "$2"',
+              'sh',
+              this.identities.get(t.Slot!)!,
+              file,
+            ],
+            this.user,
+          );
+          if (code === 0) this.told.add(t.ID);
+        } catch (e) {
+          // Otherwise the task ended meanwhile, or its node did not answer: the next look tries again.
+          if (e instanceof NodeApiUnknownError) this.problems.set(t.Slot!, e.message);
+        } finally {
+          this.telling.delete(t.ID);
+        }
+      }),
+    );
   }
 
   private learn(tasks: SwarmTask[]): void {
@@ -195,6 +245,7 @@ export class ReleaseService {
     this.looking ??= (async () => {
       try {
         const tasks = await this.tasks();
+        await this.tellIdentities(tasks);
         await Promise.all(
           [...this.claims].map(([slot, replica]) => replica.observe(tasks.filter((t) => t.Slot === slot)).catch(() => undefined)),
         );

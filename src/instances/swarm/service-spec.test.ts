@@ -41,7 +41,7 @@ test('an instance is one replica with the app user, no capabilities, a read-only
   assert.equal(spec.Labels['slipway.owner'], 'slipway77');
 });
 
-test('a release is one service of N replicas; its own entrypoint runs as given and its slots identity is mounted read-only', () => {
+test('a release is one service of N replicas; its own entrypoint runs as given and its slot identity goes in a tmpfs of the task itself, on any node', () => {
   const entry = ['/bin/sh', '-c', 'exec "$@"', 'sh'];
   const spec = serviceSpec({
     ...input,
@@ -49,16 +49,20 @@ test('a release is one service of N replicas; its own entrypoint runs as given a
     command: entry,
     entrypoint: true,
     replicas: 3,
-    binds: [{ source: '/run/slipway-swarm/x/s', target: '/run/slipway-slot' }],
+    identityMount: '/run/slipway-slot',
   }) as any;
   assert.deepEqual(spec.Mode, { Replicated: { Replicas: 3 } });
   assert.deepEqual(spec.TaskTemplate.ContainerSpec.Command, ['/usr/bin/tini', '--', ...entry]);
   assert.deepEqual(spec.TaskTemplate.ContainerSpec.Mounts.at(-1), {
-    Type: 'bind',
-    Source: '/run/slipway-swarm/x/s',
+    Type: 'tmpfs',
     Target: '/run/slipway-slot',
-    ReadOnly: true,
+    TmpfsOptions: { SizeBytes: 64 * 1024, Mode: 0o1777 },
   });
+  assert.equal(
+    spec.TaskTemplate.ContainerSpec.Mounts.some((m: { Type: string }) => m.Type === 'bind'),
+    false,
+    'nothing of the control machine is mounted: a task on another node has the same mounts',
+  );
   assert.equal('slipway.instance' in spec.Labels, false);
 });
 

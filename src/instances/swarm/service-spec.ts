@@ -5,6 +5,9 @@ export const LABEL_OWNER = 'slipway.owner';
 export const LABEL_INSTANCE = 'slipway.instance';
 export const LABEL_ROLE = 'slipway.role';
 
+/** Room for a slot's identity (two variables) in its tmpfs. */
+const IDENTITY_TMPFS_BYTES = 64 * 1024;
+
 /** Docker counts durations in nanoseconds. */
 export const NS_PER_MS = 1_000_000;
 
@@ -34,8 +37,8 @@ export interface ServiceSpecInput {
   job?: boolean;
   /** Tasks of the service (default 1). */
   replicas?: number;
-  /** Folders of the node mounted read-only (the slots' identity files). */
-  binds?: Array<{ source: string; target: string }>;
+  /** A small tmpfs of the task's own, writable by the app's user, where the daemon writes the slot's identity. */
+  identityMount?: string;
   env: Record<string, string>;
   workingDir: string;
   sandbox: InstanceSandbox;
@@ -61,7 +64,9 @@ export function serviceSpec(i: ServiceSpecInput): Record<string, unknown> {
           TmpfsOptions: { SizeBytes: Math.max(1024 * 1024, Math.floor(limits.memoryBytes / 4)), Mode: 0o1777 },
         },
       ];
-  const binds = (i.binds ?? []).map((b) => ({ Type: 'bind', Source: b.source, Target: b.target, ReadOnly: true }));
+  const identity = i.identityMount
+    ? [{ Type: 'tmpfs', Target: i.identityMount, TmpfsOptions: { SizeBytes: IDENTITY_TMPFS_BYTES, Mode: 0o1777 } }]
+    : [];
   return {
     Name: i.name,
     Labels: {
@@ -85,7 +90,7 @@ export function serviceSpec(i: ServiceSpecInput): Record<string, unknown> {
         Hostname: i.role === 'run' ? 'run' : 'instance',
         ReadOnly: true,
         // A release kept under /tmp (tests) lives in the image there: a tmpfs would hide it.
-        Mounts: [...tmp, ...binds],
+        Mounts: [...tmp, ...identity],
         CapabilityDrop: ['ALL'],
         StopSignal: 'SIGTERM',
         StopGracePeriod: i.stopGraceMs * NS_PER_MS,

@@ -9,13 +9,11 @@ import { DockerApiError, type DockerApi } from './docker-api.js';
 import { checkSwarmManager, type SwarmNode } from './swarm-checks.js';
 import { ReleaseImages } from './release-images.js';
 import { LABEL_OWNER, serviceName, serviceSpec, validateOwner, type ServiceSpecInput } from './service-spec.js';
-import { SwarmServices } from './swarm-services.js';
+import { SwarmServices, type SwarmTask } from './swarm-services.js';
 import { SwarmInstance } from './swarm-instance.js';
 import { ReleaseService } from './release-service.js';
 import { IDENTITY_MOUNT, PER_INSTANCE_VARIABLES, SLOT_VARIABLE, identityFile, taskEntrypoint } from './task-entrypoint.js';
 import { createHash, randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { usedToolchainFolders } from './toolchain-folders.js';
 
 export interface SwarmBackendOptions {
@@ -30,8 +28,6 @@ export interface SwarmBackendOptions {
   bridgeName?: string;
   /** Told when an instance holds an address and when it gives it back (add-on access). */
   networkEvents?: SandboxNetworkEvents;
-  /** The manager's folder of the slots' identity files (default /run/slipway-swarm/<owner>). */
-  identityRoot?: string;
   /** How long a task may take to be scheduled, pull its image and run. */
   startTimeoutMs?: number;
   restartDelayMs?: number;
@@ -62,9 +58,10 @@ export class SwarmBackend implements InstanceBackend {
   private readonly instances = new Map<string, SwarmInstance>();
   private readonly releases = new Map<string, ReleaseService>();
   private generation = 0;
-  private readonly identityRoot: string;
   private node: SwarmNode | undefined;
   private networkEvents: SandboxNetworkEvents | undefined;
+  /** Nodes whose tasks' bridge ports the daemon cannot isolate, already told in the log. */
+  private readonly toldUnisolated = new Set<string>();
   private readonly log: (line: string) => void;
 
   constructor(private readonly o: SwarmBackendOptions) {
@@ -78,7 +75,6 @@ export class SwarmBackend implements InstanceBackend {
       throw new Error(`Invalid bridge name ${JSON.stringify(this.bridgeName)}: up to 15 letters, digits, "_" or "-".`);
     this.gatewayAddress = gatewayOf(o.subnet);
     this.networkEvents = o.networkEvents;
-    this.identityRoot = o.identityRoot ?? `/run/slipway-swarm/${this.owner}`;
   }
 
   /**
@@ -87,6 +83,7 @@ export class SwarmBackend implements InstanceBackend {
    */
   async init(): Promise<SwarmNode> {
     this.node = await checkSwarmManager(this.o.api);
+    this.services.nodes.setOwnNode(this.node.nodeId);
     for (const stale of await this.services.withLabels([`${LABEL_OWNER}=${this.owner}`])) {
       this.log(`removing swarm service ${stale.Spec.Name} left by a previous run`);
       await this.services.remove(stale.ID);
@@ -94,7 +91,6 @@ export class SwarmBackend implements InstanceBackend {
     for (const service of await this.services.removeContainersOf(`${this.owner}-`)) {
       this.log(`removing a container of swarm service ${service} left by a previous run`);
     }
-    rmSync(this.identityRoot, { recursive: true, force: true });
     await this.ensureNetwork();
     await this.ip(['route', 'replace', ...this.fallbackRoute()]);
     // Images of releases removed while no daemon ran (apps deleted, old releases pruned).
@@ -125,7 +121,7 @@ export class SwarmBackend implements InstanceBackend {
       {
         services: this.services,
         network: this.networkName,
-        isolate: async (containerId) => void (await isolateTaskPort(this.o.api, containerId)),
+        isolate: (task) => this.isolate(task),
         attached: async (i, address) => this.networkEvents?.attached({ appId: i.spec.appId, kind: 'instance', address }),
         detached: async (_i, address) => this.networkEvents?.detached(address),
         forget: (i) => {
@@ -162,7 +158,7 @@ export class SwarmBackend implements InstanceBackend {
       image,
       command: taskEntrypoint({ marker, beforeStart: spec.beforeStart, command: spec.command, env: spec.env }),
       entrypoint: true,
-      binds: [{ source: join(this.identityRoot, name), target: IDENTITY_MOUNT }],
+      identityMount: IDENTITY_MOUNT,
       env: { ...sharedEnv(spec.env), [SLOT_VARIABLE]: '{{.Task.Slot}}' },
       workingDir: spec.releaseDir,
       sandbox: spec.sandbox,
@@ -180,9 +176,8 @@ export class SwarmBackend implements InstanceBackend {
     const name = serviceName(this.owner, kind, key, this.generation++);
     const marker = `slipway-${randomBytes(8).toString('hex')}`;
     const spec = specOf(name, marker);
-    const release = new ReleaseService(this.services, key, name, marker, join(this.identityRoot, name), (replicas) =>
-      serviceSpec({ ...spec, replicas }),
-    );
+    const user = `${spec.sandbox.user.uid}:${spec.sandbox.user.gid}`;
+    const release = new ReleaseService(this.services, key, name, marker, user, (replicas) => serviceSpec({ ...spec, replicas }));
     this.releases.set(key, release);
     return release;
   }
@@ -227,6 +222,26 @@ export class SwarmBackend implements InstanceBackend {
       serviceId,
       spec,
     );
+  }
+
+  /**
+   * Isolates a running task's port on its node's bridge. Only the control machine's own bridge
+   * is within reach (`nsenter`, `ip`): on other nodes the operator filters the bridge
+   * (docs/swarm.md), and the first such task says so in the daemon's log.
+   */
+  private async isolate(task: SwarmTask): Promise<void> {
+    const containerId = task.Status.ContainerStatus?.ContainerID;
+    if (!containerId) return;
+    if (!this.services.nodes.isOwn(task.NodeID)) {
+      if (!this.toldUnisolated.has(task.NodeID!)) {
+        this.toldUnisolated.add(task.NodeID!);
+        this.log(
+          `tasks on swarm node ${task.NodeID} are not isolated on their bridge by slipway: filter that node's bridge as docs/swarm.md says`,
+        );
+      }
+      return;
+    }
+    await isolateTaskPort(this.o.api, containerId);
   }
 
   list(): Instance[] {
@@ -297,7 +312,7 @@ export class SwarmBackend implements InstanceBackend {
       image,
       command: taskEntrypoint({ marker, beforeStart: [], command: worker.command, env: spec.env }),
       entrypoint: true,
-      binds: [{ source: join(this.identityRoot, name), target: IDENTITY_MOUNT }],
+      identityMount: IDENTITY_MOUNT,
       env: { ...shared, [SLOT_VARIABLE]: '{{.Task.Slot}}' },
       workingDir: spec.releaseDir,
       sandbox: spec.sandbox,
@@ -349,7 +364,8 @@ export class SwarmBackend implements InstanceBackend {
         body: {
           Name: configName,
           ConfigOnly: true,
-          IPAM: { Config: [{ Subnet: this.o.subnet, Gateway: this.gatewayAddress }] },
+          // The control machine's tasks take the lower half; other nodes' parts come from the upper one (docs/swarm.md).
+          IPAM: { Config: [{ Subnet: this.o.subnet, IPRange: lowerHalf(this.o.subnet), Gateway: this.gatewayAddress }] },
           Options: { [BRIDGE_NAME_OPTION]: this.bridgeName },
           Labels: { [LABEL_OWNER]: this.owner },
         },
@@ -388,6 +404,11 @@ function releaseKey(spec: InstanceSpec, image: string): string {
       ]),
     )
     .digest('hex');
+}
+
+/** The lower half of a /16: the addresses the control machine's own tasks get. */
+function lowerHalf(subnet: string): string {
+  return subnet.replace(/\/16$/, '/17');
 }
 
 function gatewayOf(subnet: string): string {

@@ -17,8 +17,8 @@ const SLOT_REMOVAL_MS = 15_000;
 export interface SwarmInstanceHost {
   services: SwarmServices;
   network: string;
-  /** Cuts the running task's container off the other tasks on the bridge. */
-  isolate(containerId: string): Promise<void>;
+  /** Cuts the running task's container off the other tasks on its node's bridge. */
+  isolate(task: SwarmTask): Promise<void>;
   /** Told when the instance holds an address, and when it gives it back. */
   attached(instance: SwarmInstance, address: string): Promise<void>;
   detached(instance: SwarmInstance, address: string): Promise<void>;
@@ -100,10 +100,11 @@ export class SwarmInstance implements Instance, Replica {
       first = false;
       const tasks = slotTasks.filter((t) => !this.before.has(t.ID));
       for (const task of tasks) this.seen.add(task.ID);
+      const problem = this.release.problem(this.slot);
+      if (problem) throw new Error(problem);
       const running = tasks.find((t) => t.Status.State === 'running' && this.started.has(t.ID));
-      const containerId = running?.Status.ContainerStatus?.ContainerID;
-      if (running && containerId) {
-        const address = await this.host.services.containerAddress(containerId, this.host.network);
+      if (running?.Status.ContainerStatus?.ContainerID) {
+        const address = await this.host.services.containerAddress(running, this.host.network);
         if (address) {
           await this.becameRunning(running, address);
           break;
@@ -185,18 +186,16 @@ export class SwarmInstance implements Instance, Replica {
     }
     const running = tasks.filter((t) => t.Status.State === 'running' && t.DesiredState === 'running' && this.started.has(t.ID)).at(-1);
     if (running && running.ID !== this.runningTask) {
-      const containerId = running.Status.ContainerStatus?.ContainerID;
-      const address = containerId
-        ? await this.host.services.containerAddress(containerId, this.host.network).catch(() => undefined)
+      const address = running.Status.ContainerStatus?.ContainerID
+        ? await this.host.services.containerAddress(running, this.host.network).catch(() => undefined)
         : undefined;
       if (address && !this.stopping) {
         await this.becameRunning(running, address);
         this.log('system', `running again at ${address}:${this.port} after ${seconds(Date.now() - this.lastEndAt)}`);
       }
     }
-    const containerId = running?.Status.ContainerStatus?.ContainerID;
-    if (containerId && this.currentState === 'running')
-      this.memory = await this.host.services.memoryUsage(containerId).catch(() => undefined);
+    if (running?.Status.ContainerStatus?.ContainerID && this.currentState === 'running')
+      this.memory = await this.host.services.memoryUsage(running).catch(() => undefined);
   }
 
   private log(stream: LogStream, line: string): void {
@@ -218,8 +217,7 @@ export class SwarmInstance implements Instance, Replica {
   }
 
   private async becameRunning(task: SwarmTask, address: string): Promise<void> {
-    const containerId = task.Status.ContainerStatus?.ContainerID;
-    if (containerId) await this.host.isolate(containerId);
+    await this.host.isolate(task);
     this.runningTask = task.ID;
     this.startedAt = Date.now();
     if (address !== this.currentAddress) {
@@ -259,10 +257,9 @@ export class SwarmInstance implements Instance, Replica {
         const signalled = new Set<string>();
         const signal = async (tasks: SwarmTask[], name: 'SIGTERM' | 'SIGKILL') => {
           for (const t of tasks) {
-            const containerId = t.Status.ContainerStatus?.ContainerID;
-            if (containerId && live(t)) {
+            if (t.Status.ContainerStatus?.ContainerID && live(t)) {
               signalled.add(t.ID);
-              await this.host.services.kill(containerId, name).catch(() => undefined);
+              await this.host.services.kill(t, name).catch(() => undefined);
             }
           }
         };

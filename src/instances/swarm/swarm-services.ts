@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import { DockerApiError, type DockerApi } from './docker-api.js';
 import { LogFrameReader } from './log-frames.js';
+import { NodeApis } from './node-apis.js';
 
 export interface SwarmTask {
   ID: string;
@@ -16,7 +17,12 @@ export const TERMINAL_STATES = new Set(['complete', 'failed', 'shutdown', 'rejec
 
 /** The calls of the Engine API the swarm backend makes about one service. */
 export class SwarmServices {
-  constructor(readonly api: DockerApi) {}
+  /** Where each task's container is reached: the API of the node it runs on. */
+  readonly nodes: NodeApis;
+
+  constructor(readonly api: DockerApi) {
+    this.nodes = new NodeApis(api);
+  }
 
   async create(spec: Record<string, unknown>): Promise<string> {
     const answer = await this.api.json<{ ID: string }>({
@@ -132,9 +138,9 @@ export class SwarmServices {
   }
 
   /** The address of a task's container on a network, asked from the node the task runs on. */
-  async containerAddress(containerId: string, network: string): Promise<string | undefined> {
-    const c = await this.api.json<{ NetworkSettings?: { Networks?: Record<string, { IPAddress?: string }> } }>({
-      path: `/containers/${containerId}/json`,
+  async containerAddress(task: SwarmTask, network: string): Promise<string | undefined> {
+    const c = await (await this.nodes.of(task.NodeID)).json<{ NetworkSettings?: { Networks?: Record<string, { IPAddress?: string }> } }>({
+      path: `/containers/${containerOf(task)}/json`,
       what: 'inspect a container',
     });
     const address = c.NetworkSettings?.Networks?.[network]?.IPAddress;
@@ -142,18 +148,59 @@ export class SwarmServices {
   }
 
   /** A signal to a task's container, through the API of the node it runs on. */
-  async kill(containerId: string, signal: 'SIGTERM' | 'SIGINT' | 'SIGHUP' | 'SIGKILL'): Promise<void> {
-    await this.api.json({ method: 'POST', path: `/containers/${containerId}/kill`, query: { signal }, what: 'signal a container' });
+  async kill(task: SwarmTask, signal: 'SIGTERM' | 'SIGINT' | 'SIGHUP' | 'SIGKILL'): Promise<void> {
+    await (await this.nodes.of(task.NodeID)).json({
+      method: 'POST',
+      path: `/containers/${containerOf(task)}/kill`,
+      query: { signal },
+      what: 'signal a container',
+    });
   }
 
-  async memoryUsage(containerId: string): Promise<number | undefined> {
-    const s = await this.api.json<{ memory_stats?: { usage?: number } }>({
-      path: `/containers/${containerId}/stats`,
+  async memoryUsage(task: SwarmTask): Promise<number | undefined> {
+    const s = await (await this.nodes.of(task.NodeID)).json<{ memory_stats?: { usage?: number } }>({
+      path: `/containers/${containerOf(task)}/stats`,
       query: { stream: false },
       what: 'read the memory of a container',
     });
     return s.memory_stats?.usage;
   }
+
+  /**
+   * Runs a short command of the daemon's in a task's container, detached, as `user`, and
+   * resolves with its exit code (undefined when it did not end within the time).
+   */
+  async execQuietly(task: SwarmTask, argv: string[], user: string, timeoutMs = 10_000): Promise<number | undefined> {
+    const api = await this.nodes.of(task.NodeID);
+    const exec = await api.json<{ Id: string }>({
+      method: 'POST',
+      path: `/containers/${containerOf(task)}/exec`,
+      body: { AttachStdin: false, AttachStdout: false, AttachStderr: false, Tty: false, Cmd: argv, User: user },
+      what: 'create a command in a task',
+    });
+    await api.json({
+      method: 'POST',
+      path: `/exec/${exec.Id}/start`,
+      body: { Detach: true, Tty: false },
+      what: 'start a command in a task',
+    });
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const state = await api.json<{ Running: boolean; ExitCode: number | null }>({
+        path: `/exec/${exec.Id}/json`,
+        what: 'read the end of a command in a task',
+      });
+      if (!state.Running && state.ExitCode !== null) return state.ExitCode;
+      if (Date.now() > deadline) return undefined;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}
+
+function containerOf(task: SwarmTask): string {
+  const id = task.Status.ContainerStatus?.ContainerID;
+  if (!id) throw new Error(`Swarm task ${task.ID} has no container yet.`);
+  return id;
 }
 
 export function describeTaskEnd(task: SwarmTask): string {

@@ -76,10 +76,9 @@ export class SwarmWorker implements Replica {
         let killed = false;
         const signal = async (tasks: SwarmTask[], name: 'SIGTERM' | 'SIGKILL') => {
           for (const t of tasks) {
-            const containerId = t.Status.ContainerStatus?.ContainerID;
-            if (containerId && live(t)) {
+            if (t.Status.ContainerStatus?.ContainerID && live(t)) {
               signalled.add(t.ID);
-              await this.services.kill(containerId, name).catch(() => undefined);
+              await this.services.kill(t, name).catch(() => undefined);
             }
           }
         };
