@@ -12,6 +12,7 @@ import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { swarmBackendMissing } from '../support/swarm-backend.js';
 import { DockerApi } from '../../src/instances/swarm/docker-api.js';
+import { type SecondNode, startSecondSwarmNode, updateNode } from '../support/swarm-second-node.js';
 
 const missing = await swarmBackendMissing();
 if (missing) console.log(`# skipping the swarm integration test: ${missing}`);
@@ -30,6 +31,8 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
   let appId: string;
   let host: string;
   const deployments: Record<string, string> = {};
+  /** Another node of the swarm (a namespace of this machine with its own dockerd), or why there is none. */
+  let secondNode: Promise<SecondNode | string>;
 
   /** The app's swarm services with a running task, and how many tasks run in each. */
   async function runningTasks(): Promise<number[]> {
@@ -107,6 +110,8 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
   }
 
   before(async () => {
+    // Joins (drained: no task goes there until its test) while the daemon starts.
+    secondNode = startSecondSwarmNode(docker).catch((e: Error) => e.message);
     // Three kept releases: the rollback at the end goes back to the first one.
     daemon = await startDaemon(['--backend', 'swarm', '--swarm-subnet', '172.28.0.0/16', '--kept-releases', '3']);
     assert.match(daemon.output(), /Instances run on Docker Swarm/);
@@ -122,6 +127,8 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
 
   after(async () => {
     await daemon?.stop();
+    const node = await secondNode;
+    if (typeof node !== 'string') await node.stop();
   });
 
   test('two replicas of one swarm service both answer through the router', async () => {
@@ -312,6 +319,61 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     );
     const deleted = await daemon.cli(['delete', '--app', addonsApp, '--yes']);
     assert.equal(deleted.code, 0, deleted.stderr);
+  });
+
+  test('on a second node, tasks answer through the router with their own identities, stop on SIGTERM through its Docker API, and slipway run runs there', async (t) => {
+    const node = await secondNode;
+    if (typeof node === 'string') {
+      t.skip(`no second swarm node: ${node}`);
+      return;
+    }
+    // The operator's part: the node's share of the tasks' subnet, routed through it (docs/swarm.md).
+    await node.addSubnetPart(`slipway${daemon.subnet.split('.')[1]}`, '172.28.200.0/24', '172.28.200.1');
+    const manager = (await docker.json<{ Swarm: { NodeID: string } }>({ path: '/info', what: 'describe the manager' })).Swarm.NodeID;
+    await updateNode(docker, node.nodeId, (spec) => (spec.Availability = 'active'));
+    // New tasks go to the second node; the ones running here stay.
+    await updateNode(docker, manager, (spec) => (spec.Availability = 'pause'));
+    const appLog = async () => (await daemon.cli(['logs', '--app', appId, '--no-follow', '-n', '1000'])).stdout;
+    try {
+      const result = await deploy('four');
+      assert.equal(result.state, 'OK', (await deploymentLog(daemon, appId, result.id)).join('\n'));
+      const scaled = await daemon.cli(['scale', '--instances', '2'], { cwd: dir });
+      assert.equal(scaled.code, 0, scaled.stderr);
+      await waitUntil('two running tasks', async () => (await runningTasks()).join() === '2');
+      const nodes = await docker.json<Array<{ NodeID: string; Status: { State: string } }>>({
+        path: '/tasks',
+        query: { filters: JSON.stringify({ label: [`slipway.app=${appId}`], 'desired-state': ['running'] }) },
+        what: 'list tasks',
+      });
+      assert.deepEqual(
+        nodes.map((task) => task.NodeID),
+        [node.nodeId, node.nodeId],
+      );
+      const identities = new Set<string>();
+      for (let i = 0; i < 40 && identities.size < 2; i++) {
+        const facts = await served();
+        assert.equal(facts.release, 'four');
+        identities.add(facts.instanceId);
+      }
+      assert.equal(identities.size, 2, `answers came from ${[...identities].join(', ')}`);
+      const endedBefore = (await appLog()).match(/process ended after SIGTERM/g)?.length ?? 0;
+      const down = await daemon.cli(['scale', '--instances', '1'], { cwd: dir });
+      assert.equal(down.code, 0, down.stderr);
+      await waitUntil('one running task', async () => (await runningTasks()).join() === '1');
+      await waitUntil(
+        'the stopped task to end on SIGTERM',
+        async () => ((await appLog()).match(/process ended after SIGTERM/g)?.length ?? 0) > endedBefore,
+      );
+      const addresses = "console.log(Object.values(require('node:os').networkInterfaces()).flat().map((a) => a.address).join(' '))";
+      const run = await daemon.cli(['run', '--app', appId, '--', 'node', '-e', addresses]);
+      assert.equal(run.code, 0, run.stderr);
+      assert.match(run.stdout, /\b172\.28\.200\.\d+\b/, "the one-off task has an address of the second node's part");
+      const cat = await daemon.cli(['run', '--app', appId, '--', 'cat'], { stdin: 'to the second node\n' });
+      assert.equal(cat.code, 0, cat.stderr);
+      assert.equal(cat.stdout, 'to the second node\n');
+    } finally {
+      await updateNode(docker, manager, (spec) => (spec.Availability = 'active'));
+    }
   });
 
   test("delete removes the app's services", async () => {
