@@ -216,11 +216,12 @@ async function benchSandboxed(release: string) {
           const sandbox = (instance as unknown as { group?: Sandbox }).group;
           if (!sandbox)
             throw new Error(
-              'The local instance no longer exposes its sandbox as `group`; update bench/sandbox.ts to find the runc process.',
+              "The local instance no longer exposes its sandbox as `group`; update bench/sandbox.ts to find the sandbox's parent.",
             );
           const tree = [sandbox.pid, ...childrenOf(sandbox.pid)];
           const app = tree.find((p) => comm(p) === 'node');
-          if (app === undefined) throw new Error(`No node process under runc (pid ${sandbox.pid}): saw ${tree.map(comm).join(', ')}.`);
+          if (app === undefined)
+            throw new Error(`No node process under the sandbox's parent (pid ${sandbox.pid}): saw ${tree.map(comm).join(', ')}.`);
           const extras = tree.filter((p) => p !== app);
           memory = {
             appRssKiB: rssKiB(app),
@@ -332,7 +333,7 @@ export function describeSandbox(r: SandboxBenchResult): string {
     `hello world push-to-live (warm, second push) ${r.warmPushSeconds.toFixed(2)} s, against a bare process start of ${ms(r.bareStartMs.median)}; ` +
       `rollback to the previous release (no build) ${r.rollbackSeconds.toFixed(2)} s (target under ${ROLLBACK_TARGET_S} s: ${r.rollbackSeconds < ROLLBACK_TARGET_S ? 'met' : 'NOT met'})`,
     `idle instance memory: app ${r.appRssKiB} KiB RSS (bare: ${r.bareAppRssKiB} KiB); the sandbox adds ${r.extraRssKiB} KiB RSS on the host (${r.extraProcesses.join('; ')}), ` +
-      `${r.extraAnonKiB} KiB of it anonymous, the rest the binaries' pages that every instance's runc and tini share; ` +
+      `${r.extraAnonKiB} KiB of it anonymous, the rest the binaries' pages that every instance's conmon and tini share; ` +
       `its cgroup holds ${r.cgroupMemoryKiB} KiB (${r.cgroupRssKiB} KiB of it resident, the rest page cache)`,
     `  before the sandbox (setpriv + ip netns exec, each exec'ing into the next) nothing stayed beside the app: 0 KiB added`,
   ].join('\n');

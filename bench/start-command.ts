@@ -1,12 +1,15 @@
 /**
  * What an idle hello-world instance holds beyond the app's own process, started from
- * scripts.start two ways in the same run, in the same sandbox (network namespace, runc, tini):
- *  - before: `npm run start`, npm staying beside the app for its whole life;
- *  - now: the start command the node provider plans (bash execs the script, no manager left).
- * Each figure sums every process of the sandbox's tree but the app: the runc parent on the host,
- * tini, and npm or bash when they stay. It creates only test-only names (bridge slwstart0,
- * 10.78.0.0/16, namespaces slws-*, cgroup root slwstart, state under /run/slipway-bench-start)
- * and removes them.
+ * scripts.start three ways in the same run, in the same sandbox (network namespace, runc, tini):
+ *  - npm: `npm run start` with `runc run` in the foreground as the sandbox's parent, npm staying
+ *    beside the app for its whole life (before the start command was planned);
+ *  - runc: the start command the node provider plans (bash execs the script, no manager left),
+ *    `runc run` still in the foreground (before conmon held sandboxes);
+ *  - now: the planned start command, conmon as the sandbox's parent (what the platform does).
+ * Each figure sums every process of the sandbox's tree but the app: the parent on the host
+ * (runc or conmon), tini, and npm or bash when they stay. It creates only test-only names
+ * (bridge slwstart0, 10.78.0.0/16, namespaces slws-*, cgroup root slwstart, state under
+ * /run/slipway-bench-start) and removes them.
  *
  *   node --import tsx bench/start-command.ts
  */
@@ -16,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LocalNetnsBackend } from '../src/instances/local/local-netns-backend.js';
-import { SandboxHost, type Sandbox } from '../src/sandbox/sandbox-host.js';
+import { SandboxHost, type Sandbox, type SandboxHolder } from '../src/sandbox/sandbox-host.js';
 import type { Instance } from '../src/instances/backend.js';
 import { ensureAppUser } from '../src/executor/app-user.js';
 import { startPlan, SCRIPT_SHELL_ENV } from '../src/providers/node/start-command.js';
@@ -26,9 +29,9 @@ const APP = `require('http').createServer((q, s) => s.end('ok')).listen(Number(p
 const PACKAGE = { name: 'bench-hello', version: '1.0.0', private: true, scripts: { start: 'node server.js' } };
 /**
  * The budget: an idle hello world costs at most this much beyond the app itself, counted as
- * proportional set size. RSS counts in full, in every instance, the pages of runc's binary that
- * all runc processes of the machine share; PSS divides them among their users, so it is what
- * each further instance costs the machine.
+ * proportional set size. RSS counts in full, in every instance, the pages of the binaries (runc,
+ * conmon, tini) that all their processes on the machine share; PSS divides them among their
+ * users, so it is what each further instance costs the machine.
  */
 const TARGET_BEYOND_APP_KIB = Math.floor(10_000_000 / 1024); // 10 MB
 const RUNS = Number(process.env.SLIPWAY_BENCH_RUNS ?? 3);
@@ -44,16 +47,22 @@ const NAMES = {
 
 export interface StartMemory {
   appRssKiB: number;
-  /** Every process of the tree but the app, the runc parent included. */
+  /** Every process of the tree but the app, the parent on the host (runc or conmon) included. */
   beyondAppRssKiB: number;
   beyondAppAnonKiB: number;
   beyondAppPssKiB: number;
   processes: string[];
 }
 
+type Way = 'before' | 'runc' | 'now';
+
 export interface StartCommandBenchResult {
   runs: number;
+  /** npm run start, runc run in the foreground. */
   before: StartMemory;
+  /** The planned start command, runc run in the foreground. */
+  runc: StartMemory;
+  /** The planned start command, conmon. */
   now: StartMemory;
   targetBeyondAppKiB: number;
 }
@@ -72,7 +81,8 @@ function cmdline(pid: number): string {
 function measure(sandbox: Sandbox): StartMemory {
   const tree = [sandbox.pid, ...childrenOf(sandbox.pid)];
   const app = tree.find((p) => cmdline(p) === 'node server.js');
-  if (app === undefined) throw new Error(`No "node server.js" under runc (pid ${sandbox.pid}): saw ${tree.map(cmdline).join('; ')}.`);
+  if (app === undefined)
+    throw new Error(`No "node server.js" under the sandbox's parent (pid ${sandbox.pid}): saw ${tree.map(cmdline).join('; ')}.`);
   const others = tree.filter((p) => p !== app);
   return {
     appRssKiB: rssKiB(app),
@@ -103,27 +113,40 @@ export async function benchStartCommand(): Promise<StartCommandBenchResult> {
     packageVersion: PACKAGE.version,
     startCandidates: [],
   }).start;
-  const ways: Record<'before' | 'now', { argv: string[]; env: Record<string, string> }> = {
-    before: { argv: ['npm', 'run', 'start'], env: { ...SCRIPT_SHELL_ENV, npm_config_update_notifier: 'false' } },
-    now: { argv: planned.argv, env: planned.env ?? {} },
+  const npm = { argv: ['npm', 'run', 'start'], env: { ...SCRIPT_SHELL_ENV, npm_config_update_notifier: 'false' } };
+  const plannedWay = { argv: planned.argv, env: planned.env ?? {} };
+  const ways: Record<Way, { argv: string[]; env: Record<string, string>; holder: SandboxHolder }> = {
+    before: { ...npm, holder: 'runc' },
+    runc: { ...plannedWay, holder: 'runc' },
+    now: { ...plannedWay, holder: 'conmon' },
   };
 
   const createdUser = !userExists(NAMES.appUser);
   const user = await ensureAppUser(NAMES.appUser);
-  const sandboxes = new SandboxHost({
-    bundlesDir: join(NAMES.stateDir, 'bundles'),
-    stateDir: join(NAMES.stateDir, 'runc'),
-    cgroupRoot: NAMES.cgroupRoot,
-  });
-  const backend = new LocalNetnsBackend({ bridgeName: NAMES.bridge, subnet: NAMES.subnet, namespacePrefix: NAMES.prefix, sandboxes });
-  const seen: Record<'before' | 'now', StartMemory[]> = { before: [], now: [] };
+  // One backend per holder on the same bridge and subnet: one instance runs at a time, so their
+  // address pools never hand out the same address at once.
+  const backendWith = (holder: SandboxHolder) => {
+    const sandboxes = new SandboxHost({
+      bundlesDir: join(NAMES.stateDir, 'bundles'),
+      stateDir: join(NAMES.stateDir, 'runc'),
+      cgroupRoot: NAMES.cgroupRoot,
+      holder,
+    });
+    return {
+      sandboxes,
+      backend: new LocalNetnsBackend({ bridgeName: NAMES.bridge, subnet: NAMES.subnet, namespacePrefix: NAMES.prefix, sandboxes }),
+    };
+  };
+  const hosts = { runc: backendWith('runc'), conmon: backendWith('conmon') };
+  const seen: Record<Way, StartMemory[]> = { before: [], runc: [], now: [] };
   try {
-    await sandboxes.sweep();
-    await backend.init();
-    // Alternating, so both ways see the same machine.
+    await hosts.conmon.sandboxes.sweep();
+    await hosts.conmon.backend.init();
+    await hosts.runc.backend.init();
+    // Alternating, so every way sees the same machine.
     for (let i = 0; i < RUNS; i++) {
-      for (const way of ['before', 'now'] as const) {
-        const instance: Instance = await backend.start({
+      for (const way of ['before', 'runc', 'now'] as const) {
+        const instance: Instance = await hosts[ways[way].holder].backend.start({
           appId: 'bench',
           deploymentId: 'bench',
           instanceId: `bench-start-${way}-${i}`,
@@ -141,7 +164,7 @@ export async function benchStartCommand(): Promise<StartCommandBenchResult> {
           const sandbox = (instance as unknown as { group?: Sandbox }).group;
           if (!sandbox)
             throw new Error(
-              'The local instance no longer exposes its sandbox as `group`; update bench/start-command.ts to find the runc process.',
+              "The local instance no longer exposes its sandbox as `group`; update bench/start-command.ts to find the sandbox's parent.",
             );
           seen[way].push(measure(sandbox));
         } finally {
@@ -150,8 +173,11 @@ export async function benchStartCommand(): Promise<StartCommandBenchResult> {
       }
     }
   } finally {
-    await backend.stopAll(1000).catch((e) => console.error(`bench: stopping instances: ${(e as Error).message}`));
-    await backend.removeBridge().catch((e) => console.error(`bench: removing bridge ${NAMES.bridge}: ${(e as Error).message}`));
+    for (const host of Object.values(hosts))
+      await host.backend.stopAll(1000).catch((e) => console.error(`bench: stopping instances: ${(e as Error).message}`));
+    await hosts.conmon.backend
+      .removeBridge()
+      .catch((e) => console.error(`bench: removing bridge ${NAMES.bridge}: ${(e as Error).message}`));
     removeCgroupRoot(NAMES.cgroupRoot);
     rmSync(NAMES.stateDir, { recursive: true, force: true });
     rmSync(release, { recursive: true, force: true });
@@ -160,20 +186,31 @@ export async function benchStartCommand(): Promise<StartCommandBenchResult> {
       spawnSync('groupdel', [NAMES.appUser], { stdio: 'ignore' });
     }
   }
-  return { runs: RUNS, before: smallest(seen.before), now: smallest(seen.now), targetBeyondAppKiB: TARGET_BEYOND_APP_KIB };
+  return {
+    runs: RUNS,
+    before: smallest(seen.before),
+    runc: smallest(seen.runc),
+    now: smallest(seen.now),
+    targetBeyondAppKiB: TARGET_BEYOND_APP_KIB,
+  };
 }
 
 export function describeStartCommand(r: StartCommandBenchResult): string {
   const mib = (kib: number) => `${(kib / 1024).toFixed(1)} MiB`;
   const line = (name: string, m: StartMemory) =>
     `  ${name}: app ${mib(m.appRssKiB)} RSS; beyond it ${mib(m.beyondAppPssKiB)} PSS, ${mib(m.beyondAppRssKiB)} RSS, ${mib(m.beyondAppAnonKiB)} anonymous (${m.processes.join('; ')})`;
-  const met = r.now.beyondAppPssKiB <= r.targetBeyondAppKiB;
+  const met = (m: StartMemory) => (m.beyondAppRssKiB <= r.targetBeyondAppKiB ? 'met' : 'NOT met');
+  const ratios = (m: StartMemory, base: StartMemory) =>
+    `PSS ${(m.beyondAppPssKiB / base.beyondAppPssKiB).toFixed(2)}, RSS ${(m.beyondAppRssKiB / base.beyondAppRssKiB).toFixed(2)}, ` +
+    `anonymous ${(m.beyondAppAnonKiB / base.beyondAppAnonKiB).toFixed(2)}`;
   return [
     `idle hello world started from scripts.start, memory beyond the app (best of ${r.runs} runs each):`,
-    line('before, npm run start', r.before),
-    line('now, no package manager', r.now),
-    `  beyond the app now/before: PSS ${(r.now.beyondAppPssKiB / r.before.beyondAppPssKiB).toFixed(2)}, RSS ${(r.now.beyondAppRssKiB / r.before.beyondAppRssKiB).toFixed(2)}, ` +
-      `anonymous ${(r.now.beyondAppAnonKiB / r.before.beyondAppAnonKiB).toFixed(2)}; target at most 10 MB (${mib(r.targetBeyondAppKiB)}) PSS beyond the app: ${met ? 'met' : 'NOT met'}`,
+    line('npm run start, runc run in the foreground', r.before),
+    line('planned start command, runc run in the foreground', r.runc),
+    line('now: planned start command, conmon', r.now),
+    `  beyond the app, now/runc in the foreground: ${ratios(r.now, r.runc)}; now/npm run start: ${ratios(r.now, r.before)}`,
+    `  target at most 10 MB (${mib(r.targetBeyondAppKiB)}) beyond the app, counted as RSS (every shared page in full): ` +
+      `now ${met(r.now)}, runc in the foreground ${met(r.runc)}`,
   ].join('\n');
 }
 

@@ -39,10 +39,16 @@ export async function handleRunUpgrade(deps: ApiDependencies, req: IncomingMessa
     const argv = parseOneOffCommand(url.searchParams.get('command'));
     const run = deps.services?.runOneOff;
     if (!run) throw new SlipwayError(503, 'unavailable', 'One-off commands are not available on this daemon.');
-    const sandbox = await run(app, argv, (stream, chunk) =>
-      socket.write(encodeFrame(stream === 'out' ? FRAME.stdout : FRAME.stderr, chunk)),
-    );
+    // The command may print before its start resolves: its frames wait for the upgrade's answer.
+    let early: Buffer[] | undefined = [];
+    const sandbox = await run(app, argv, (stream, chunk) => {
+      const frame = encodeFrame(stream === 'out' ? FRAME.stdout : FRAME.stderr, chunk);
+      if (early) early.push(frame);
+      else socket.write(frame);
+    });
     socket.write('HTTP/1.1 101 Switching Protocols\r\nupgrade: slipway-run\r\nconnection: Upgrade\r\n\r\n');
+    for (const frame of early) socket.write(frame);
+    early = undefined;
     if (head.length) sandbox.stdin?.write(head);
     socket.on('data', (chunk: Buffer) => sandbox.stdin?.write(chunk));
     socket.on('end', () => sandbox.stdin?.end());

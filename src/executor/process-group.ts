@@ -15,6 +15,11 @@ export interface ProcessGroupOptions {
   /** Text written to the process's standard input, which is then closed. */
   input?: string;
   /**
+   * Give the process a fourth descriptor (fd 3), a pipe it reports to apart from its output
+   * (conmon's sync pipe: the sandbox's pid once created), read as ProcessGroup.report.
+   */
+  reportPipe?: boolean;
+  /**
    * Hand stdout and stderr over as streams (ProcessGroup.stdout/stderr) for the caller to pipe,
    * with backpressure, instead of reading them here; onLine and onData are not called then.
    */
@@ -49,6 +54,8 @@ export interface ProcessGroup {
   exitStatus(): ProcessGroupExit | undefined;
   /** The process's standard input, when asked for. */
   readonly stdin?: NodeJS.WritableStream;
+  /** What the process writes on fd 3, with reportPipe. */
+  readonly report?: NodeJS.ReadableStream;
   /** Its output streams, with rawOutput. */
   readonly stdout?: NodeJS.ReadableStream;
   readonly stderr?: NodeJS.ReadableStream;
@@ -89,7 +96,7 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
       cwd: o.cwd,
       env: o.env,
       detached: !o.keepTerminal, // setsid(): own session and process group, pgid = pid
-      stdio: [o.stdin || o.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      stdio: [o.stdin || o.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(o.reportPipe ? (['pipe'] as const) : [])],
       uid: o.user?.uid,
       gid: o.user?.gid,
       windowsHide: true,
@@ -142,6 +149,7 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
           clearTimeout(timer);
           child.stdout!.destroy();
           child.stderr!.destroy();
+          child.stdio[3]?.destroy();
           out.end();
           err.end();
           resolveDone({ exitCode, signal });
@@ -159,6 +167,7 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
         exited: () => leaderExit !== undefined,
         exitStatus: () => leaderExit,
         stdin: child.stdin ?? undefined,
+        report: o.reportPipe ? (child.stdio[3] as NodeJS.ReadableStream) : undefined,
         stdout: o.rawOutput ? child.stdout! : undefined,
         stderr: o.rawOutput ? child.stderr! : undefined,
         done,

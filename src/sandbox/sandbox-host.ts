@@ -1,16 +1,25 @@
 /**
  * Starts sandboxes with runc and cleans up after them: a bundle folder per sandbox (its
  * config.json and an empty, read-only root file system), a cgroup with its limits, and the
- * runc process that stays the sandbox's parent. Also the sweep run at daemon start, which
- * kills what a daemon killed with -9 left running.
+ * process that stays the sandbox's parent on the host: conmon (conmon-commands.ts), which had
+ * runc create the sandbox. Also the sweep run at daemon start, which kills what a daemon
+ * killed with -9 left running.
  */
-import { mkdirSync, rmSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnProcessGroup, type ProcessGroup } from '../executor/process-group.js';
 import { runCommand } from '../executor/run-command.js';
 import { ociConfig, ROOT_SYMLINKS, type SandboxSpec } from './oci-config.js';
 import { SandboxCgroups, type SandboxLimits } from './cgroups.js';
-import { checkContainerId, deleteArgv, killArgv, listArgv, runArgv } from './runc-commands.js';
+import { checkContainerId, deleteArgv, killArgv, listArgv, runArgv, startArgv } from './runc-commands.js';
+import { CONMON, CONMON_SYNC_PIPE_ENV, conmonArgv } from './conmon-commands.js';
+
+/**
+ * What stays on the host as the sandbox's parent: conmon, or `runc run` in the foreground (what
+ * every sandbox had before, about 8 MiB more per instance; kept for bench/start-command.ts).
+ */
+export type SandboxHolder = 'conmon' | 'runc';
 
 export interface SandboxHostOptions {
   /** Folder (root-only) holding one bundle per running sandbox. */
@@ -19,6 +28,8 @@ export interface SandboxHostOptions {
   stateDir: string;
   /** Name of slipway's cgroup root for this daemon, e.g. `slipway77`. */
   cgroupRoot: string;
+  /** Default conmon. */
+  holder?: SandboxHolder;
 }
 
 export interface SandboxStart {
@@ -40,7 +51,7 @@ export interface SandboxExit {
 
 export interface Sandbox {
   readonly id: string;
-  /** pid of the runc process (the sandbox's parent on the host). */
+  /** pid of the sandbox's parent on the host (conmon, or runc with the runc holder). */
   readonly pid: number;
   readonly startedAt: number;
   /** Delivers a signal to the app (through the sandbox's init). */
@@ -79,15 +90,17 @@ export class SandboxHost {
     writeFileSync(join(bundle, 'config.json'), JSON.stringify(config), { mode: 0o600 });
     this.cgroups.create(id, s.limits);
 
+    const conmon = (this.o.holder ?? 'conmon') === 'conmon';
     let group: ProcessGroup;
     try {
       group = await spawnProcessGroup({
-        argv: runArgv(this.o.stateDir, bundle, id),
+        argv: conmon ? conmonArgv({ stateDir: this.o.stateDir, bundle, id }) : runArgv(this.o.stateDir, bundle, id),
         cwd: bundle,
-        env: SYSTEM_ENV,
+        env: conmon ? { ...SYSTEM_ENV, ...CONMON_SYNC_PIPE_ENV } : SYSTEM_ENV,
         onLine: s.onLine,
         onData: s.io?.onData,
         stdin: s.io !== undefined,
+        reportPipe: conmon,
       });
     } catch (error) {
       this.cleanup(id);
@@ -97,9 +110,10 @@ export class SandboxHost {
     const done = group.done.then(async (exit): Promise<SandboxExit> => {
       exited = true;
       const outOfMemory = this.cgroups.outOfMemory(id);
+      // conmon's own exit code tells the sandbox's too, but also its own failures: the file is the sandbox's.
+      const code = (conmon ? exitFileStatus(bundle, id) : undefined) ?? exit.exitCode;
       await this.destroy(id);
-      // runc reports a signal that ended the sandbox's init as 128 + its number.
-      const code = exit.exitCode;
+      // runc and conmon report a signal that ended the sandbox's init as 128 + its number.
       if (code !== null && code > 128 && code <= 128 + 64) {
         return { exitCode: null, signal: SIGNALS_BY_NUMBER[code - 128] ?? `signal ${code - 128}`, outOfMemory };
       }
@@ -127,7 +141,29 @@ export class SandboxHost {
     };
     this.live.set(id, sandbox);
     void done.finally(() => this.live.delete(id));
+    if (conmon) await this.startCreated(id, group, s.onLine);
     return sandbox;
+  }
+
+  /**
+   * Waits for conmon to report the sandbox created, then starts its program. When `runc create`
+   * failed there is nothing to start: conmon ends, runc's error is on the sandbox's standard
+   * error and `done` tells how it ended, as when `runc run` failed.
+   */
+  private async startCreated(id: string, group: ProcessGroup, onLine: SandboxStart['onLine']): Promise<void> {
+    if ((await createdPid(group.report!)) === undefined) return;
+    const started = await runCommand({
+      argv: startArgv(this.o.stateDir, id),
+      cwd: '/',
+      env: SYSTEM_ENV,
+      timeoutMs: 30_000,
+      onLine: (stream, line) => stream === 'err' && onLine('err', line),
+    });
+    if (started.exitCode !== 0) {
+      // Killed (or stopped) while it was being started, or runc could not: never leave it waiting.
+      await this.runc(killArgv(this.o.stateDir, id, 'KILL'));
+      this.cgroups.killAll(id);
+    }
   }
 
   /** Daemon stop: whatever still runs (builds, one-off commands) is killed and removed. */
@@ -157,6 +193,9 @@ export class SandboxHost {
       this.cgroups.killAll(id);
       await this.destroy(id);
     }
+    // A monitor ends with its sandbox; one caught between the two (or whose sandbox was never
+    // created) is ended here, before its bundle goes.
+    await endMonitors(monitorsOf(this.o.bundlesDir));
     rmSync(this.o.bundlesDir, { recursive: true, force: true });
     mkdirSync(this.o.bundlesDir, { recursive: true, mode: 0o700 });
     return [...ids];
@@ -175,5 +214,73 @@ export class SandboxHost {
 
   private async runc(argv: string[]): Promise<void> {
     await runCommand({ argv, cwd: '/', env: SYSTEM_ENV, timeoutMs: 30_000 });
+  }
+}
+
+/** The pid conmon reports once the sandbox is created; undefined when it closes fd 3 without one. */
+function createdPid(report: NodeJS.ReadableStream): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    let text = '';
+    const finish = (pid: number | undefined) => {
+      report.removeListener('data', onData);
+      report.removeListener('close', onEnd);
+      report.removeListener('end', onEnd);
+      resolve(pid);
+    };
+    const onData = (chunk: Buffer) => {
+      text += chunk.toString();
+      const pid = Number(/"data":\s*(-?\d+)/.exec(text)?.[1]);
+      if (Number.isInteger(pid)) finish(pid > 0 ? pid : undefined);
+    };
+    const onEnd = () => finish(undefined);
+    report.on('data', onData);
+    report.once('end', onEnd);
+    report.once('close', onEnd);
+  });
+}
+
+/** The status conmon wrote for the sandbox (`<bundle>/<id>`), if it did. */
+function exitFileStatus(bundle: string, id: string): number | undefined {
+  try {
+    const status = Number(readFileSync(join(bundle, id), 'utf8').trim());
+    return Number.isInteger(status) ? status : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** conmon processes holding a bundle of this folder (a daemon killed with -9 left them). */
+function monitorsOf(bundlesDir: string): number[] {
+  const marker = `\0--bundle\0${bundlesDir}/`;
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmdline.startsWith(`${CONMON}\0`) && cmdline.includes(marker)) found.push(Number(entry));
+    } catch {
+      // ended while we looked
+    }
+  }
+  return found;
+}
+
+async function endMonitors(pids: number[]): Promise<void> {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  // Gone (not only signalled) before their bundles are removed: none writes there afterwards.
+  for (let i = 0; i < 100 && pids.some((pid) => alive(pid)); i++) await sleep(20);
+}
+
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) [ZX]/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
   }
 }

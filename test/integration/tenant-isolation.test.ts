@@ -14,7 +14,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -477,6 +477,20 @@ test('kill -9 of the daemon mid-build: after a restart no build process nor fold
     `runc knows the build's sandbox ${buildSandbox}: ${runcList().join(' ')}`,
   );
 
+  // The monitor holding the build's sandbox on the host (conmon), which a daemon killed with -9 leaves running.
+  const buildMonitors = () =>
+    readdirSync('/proc')
+      .filter((e) => /^\d+$/.test(e))
+      .filter((e) => {
+        try {
+          const argv = readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0');
+          return argv[0] === '/usr/bin/conmon' && argv[argv.indexOf('--cid') + 1]!.startsWith(buildSandbox);
+        } catch {
+          return false;
+        }
+      });
+  assert.equal(buildMonitors().length, 1, "one conmon holds the build's sandbox");
+
   const pid = daemon.pid();
   process.kill(pid, 'SIGKILL');
   await waitUntil('the daemon to die', async () => (existsSync(`/proc/${pid}`) ? undefined : true), 10_000);
@@ -491,6 +505,7 @@ test('kill -9 of the daemon mid-build: after a restart no build process nor fold
     [],
     'runc knows no sandbox of the build any more',
   );
+  assert.deepEqual(buildMonitors(), [], "no monitor of the build's sandbox is left");
   assert.deepEqual(readdirSync(join(daemon.dataDir, 'builds')), [], 'build folders (and build credentials) are wiped');
   const d = await waitForDeploymentOf(daemon, attacker.id, commit, 30_000);
   assert.equal(d.state, 'CANCELLED', JSON.stringify(d));

@@ -1,7 +1,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { rmSync } from 'node:fs';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import type { LocalNetnsBackend } from './local-netns-backend.js';
 import {
   contractSpec,
@@ -129,6 +129,42 @@ describe('LocalNetnsBackend specifics', { skip }, () => {
     await inst.stop(1000);
     assert.doesNotMatch((await sh(['ip', 'netns', 'list'])).out, new RegExp(`^${ns}\\b`, 'm'));
     assert.doesNotMatch((await sh(['ip', '-o', 'link', 'show'])).out, new RegExp(`\\b${ns}h\\b`));
+  });
+
+  test('conmon holds the sandbox on the host, tini and the app under it; a stop leaves neither it nor its bundle', async () => {
+    const bundles = `/run/slipway-test/${PREFIX}/bundles`;
+    const children = (pid: number) =>
+      readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+    const monitors = () =>
+      readdirSync('/proc')
+        .filter((e) => /^\d+$/.test(e))
+        .map(Number)
+        .filter((pid) => {
+          try {
+            return cmdline(pid).startsWith('/usr/bin/conmon ') && cmdline(pid).includes(`--bundle ${bundles}/`);
+          } catch {
+            return false;
+          }
+        });
+    const s = contractSpec(releaseDir, { command: ['sh', '-c', 'echo held; exec sleep 60'] });
+    const inst = await backend.start(s.spec);
+    await waitFor('the app to print', () => s.logs.some((l) => l.line === 'held'));
+    const [monitor, ...others] = monitors();
+    assert.ok(monitor !== undefined && others.length === 0, `one conmon for the one sandbox: ${monitors()}`);
+    const [init] = children(monitor);
+    assert.match(cmdline(init!), /^\/usr\/bin\/tini -g -- sh -c/, "the sandbox's init is conmon's child");
+    assert.deepEqual(children(init!).map(cmdline), ['sleep 60'], 'the app under it');
+    assert.equal(readdirSync(bundles).length, 1, 'the bundle of the running sandbox');
+
+    await inst.stop(1000);
+    assert.deepEqual(monitors(), [], 'conmon ended with its sandbox');
+    assert.deepEqual(readdirSync(bundles), [], 'the bundle (exit file, pid files) is removed');
+    assert.doesNotMatch(
+      (await sh(['runc', '--root', `/run/slipway-test/${PREFIX}/runc`, 'list', '-q'])).out,
+      /\S/,
+      'runc knows no sandbox',
+    );
   });
 
   test('an id that is not a plain identifier is refused before any command runs', async () => {
