@@ -16,8 +16,10 @@ export const CONMON = '/usr/bin/conmon';
  * `--api-version 1` with `_OCI_SYNCPIPE=3` in its environment: it reports `{"data": <pid>}` on
  * fd 3 once the sandbox is created, and closes it without a pid when `runc create` failed (runc's
  * error is then on the sandbox's standard error). The exit status is written to `<bundle>/<id>`
- * (128 + n for a signal n, as `runc run` reported it); pid files, control fifos and attach
- * sockets all live in the bundle, which is removed with the sandbox. Standard input goes to the
+ * (128 + n for a signal n, as `runc run` reported it); the sandbox's pid file, and any control
+ * fifo or attach socket conmon would make, live in the bundle, which is removed with the
+ * sandbox. (`--conmon-pidfile` is not given: conmon writes none with `--sync`; the daemon holds
+ * its pid, and after a crash the sweep finds it by its bundle.) Standard input goes to the
  * sandbox as it is, like its output (no `--stdin` copy through conmon).
  */
 export function conmonArgv(o: { stateDir: string; bundle: string; id: string }): string[] {
@@ -43,8 +45,6 @@ export function conmonArgv(o: { stateDir: string; bundle: string; id: string }):
     o.bundle,
     '--container-pidfile',
     `${o.bundle}/pid`,
-    '--conmon-pidfile',
-    `${o.bundle}/conmon.pid`,
     '--exit-dir',
     o.bundle,
     '--socket-dir-path',

@@ -104,6 +104,7 @@ export class SandboxHost {
       });
     } catch (error) {
       this.cleanup(id);
+      if (conmon) throw new Error(`${(error as Error).message} (conmon comes with the Debian package conmon)`);
       throw error;
     }
     let exited = false;

@@ -159,7 +159,7 @@ describe('LocalNetnsBackend specifics', { skip }, () => {
 
     await inst.stop(1000);
     assert.deepEqual(monitors(), [], 'conmon ended with its sandbox');
-    assert.deepEqual(readdirSync(bundles), [], 'the bundle (exit file, pid files) is removed');
+    assert.deepEqual(readdirSync(bundles), [], 'the bundle (exit file, pid file) is removed');
     assert.doesNotMatch(
       (await sh(['runc', '--root', `/run/slipway-test/${PREFIX}/runc`, 'list', '-q'])).out,
       /\S/,
