@@ -14,7 +14,8 @@ test('conmon stays in the foreground, runs runc on slipway state folder and keep
     ['--root', '/s'],
   );
   for (const option of ['--cid', '--cuuid', '--name']) assert.equal(value(option), 'i-1');
-  for (const option of ['--bundle', '--exit-dir', '--socket-dir-path']) assert.equal(value(option), '/b/i-1');
+  for (const option of ['--bundle', '--socket-dir-path']) assert.equal(value(option), '/b/i-1');
+  assert.equal(value('--exit-dir'), '/b/i-1/exit');
   assert.equal(value('--container-pidfile'), '/b/i-1/pid');
   assert.equal(value('--log-path'), 'passthrough:', "the sandbox writes to the daemon's pipes itself");
   assert.ok(!argv.includes('--stdin'), 'standard input is handed over, not copied');

@@ -15,7 +15,7 @@ export const CONMON = '/usr/bin/conmon';
  * is the daemon's child for the sandbox's whole life and ends when the sandbox does.
  * `--api-version 1` with `_OCI_SYNCPIPE=3` in its environment: it reports `{"data": <pid>}` on
  * fd 3 once the sandbox is created, and closes it without a pid when `runc create` failed (runc's
- * error is then on the sandbox's standard error). The exit status is written to `<bundle>/<id>`
+ * error is then on the sandbox's standard error). The exit status is written to `<bundle>/exit/<id>`
  * (128 + n for a signal n, as `runc run` reported it); the sandbox's pid file, and any control
  * fifo or attach socket conmon would make, live in the bundle, which is removed with the
  * sandbox. (`--conmon-pidfile` is not given: conmon writes none with `--sync`; the daemon holds
@@ -46,13 +46,18 @@ export function conmonArgv(o: { stateDir: string; bundle: string; id: string }):
     '--container-pidfile',
     `${o.bundle}/pid`,
     '--exit-dir',
-    o.bundle,
+    exitDir(o.bundle),
     '--socket-dir-path',
     o.bundle,
     '--log-path',
     'passthrough:',
     '--no-new-keyring',
   ];
+}
+
+/** Where conmon writes the exit status, as a file named after the sandbox (made before it starts). */
+export function exitDir(bundle: string): string {
+  return `${bundle}/exit`;
 }
 
 /** The environment variable naming conmon's report descriptor (fd 3 of the spawned process). */

@@ -13,7 +13,7 @@ import { runCommand } from '../executor/run-command.js';
 import { ociConfig, ROOT_SYMLINKS, type SandboxSpec } from './oci-config.js';
 import { SandboxCgroups, type SandboxLimits } from './cgroups.js';
 import { checkContainerId, deleteArgv, killArgv, listArgv, runArgv, startArgv } from './runc-commands.js';
-import { CONMON, CONMON_SYNC_PIPE_ENV, conmonArgv } from './conmon-commands.js';
+import { CONMON, CONMON_SYNC_PIPE_ENV, conmonArgv, exitDir } from './conmon-commands.js';
 
 /**
  * What stays on the host as the sandbox's parent: conmon, or `runc run` in the foreground (what
@@ -91,6 +91,7 @@ export class SandboxHost {
     this.cgroups.create(id, s.limits);
 
     const conmon = (this.o.holder ?? 'conmon') === 'conmon';
+    if (conmon) mkdirSync(exitDir(bundle), { mode: 0o700 });
     let group: ProcessGroup;
     try {
       group = await spawnProcessGroup({
@@ -240,10 +241,10 @@ function createdPid(report: NodeJS.ReadableStream): Promise<number | undefined> 
   });
 }
 
-/** The status conmon wrote for the sandbox (`<bundle>/<id>`), if it did. */
+/** The status conmon wrote for the sandbox (`<bundle>/exit/<id>`), if it did. */
 function exitFileStatus(bundle: string, id: string): number | undefined {
   try {
-    const status = Number(readFileSync(join(bundle, id), 'utf8').trim());
+    const status = Number(readFileSync(join(exitDir(bundle), id), 'utf8').trim());
     return Number.isInteger(status) ? status : undefined;
   } catch {
     return undefined;
