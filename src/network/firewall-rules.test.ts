@@ -45,6 +45,18 @@ test('one table of its own, with the three sets and three chains', () => {
   ]);
 });
 
+test("with sandboxes on other machines (a swarm's other nodes), what they send to the host meets the bridge's rules", () => {
+  const input = chain(firewallRuleset({ ...config, subnetBeyondBridge: true }), 'input');
+  const beyond = 'iifname != { "slipway77", "lo" } ip saddr 10.77.0.0/16';
+  assert.deepEqual(input.slice(-4), [
+    `${beyond} ct state established,related accept`,
+    `${beyond} ip daddr 10.77.0.1 ip saddr . tcp dport @addon_access accept`,
+    `${beyond} ip saddr @instances ip daddr 10.77.0.1 tcp dport { 8000 } accept`,
+    `${beyond} drop`,
+  ]);
+  assert.ok(!firewallRuleset(config).includes('"lo"'), 'a single machine keeps its rules');
+});
+
 test('from the bridge the host accepts replies, linked add-ons and, from instances, the router; nothing else', () => {
   assert.deepEqual(chain(firewallRuleset(config), 'input'), [
     'type filter hook input priority filter; policy accept;',

@@ -25,6 +25,11 @@ export interface FirewallConfig {
    * bridge is dropped, so enabling it does not make the host a router for anything else.
    */
   forwardingEnabledBySlipway: boolean;
+  /**
+   * Sandboxes of the subnet also live on other machines, routed here (a swarm's other nodes):
+   * what they send to the gateway from any interface but the bridge meets the bridge's rules.
+   */
+  subnetBeyondBridge?: boolean;
 }
 
 /** One address and one add-on port it may reach on the gateway. */
@@ -88,6 +93,17 @@ export function firewallRuleset(config: FirewallConfig): string {
         `    iifname ${br} ip saddr @instances ip daddr ${c.gateway} tcp dport { ${[...new Set(c.routerPorts)].sort((a, b) => a - b).join(', ')} } accept`,
       ]
     : [];
+  // The same as from the bridge, for the subnet's sandboxes on other machines (their traffic
+  // comes in on the host's other links); the host's own, from its addresses, comes in on loopback.
+  const beyond = `iifname != { ${br}, "lo" } ip saddr ${c.subnet}`;
+  const fromBeyondBridge = c.subnetBeyondBridge
+    ? [
+        `    ${beyond} ct state established,related accept`,
+        `    ${beyond} ip daddr ${c.gateway} ip saddr . tcp dport @addon_access accept`,
+        ...routerPorts.map((rule) => rule.replace(`iifname ${br}`, beyond)),
+        `    ${beyond} drop`,
+      ]
+    : [];
   const forwardGuard = c.forwardingEnabledBySlipway
     ? [`    iifname != ${JSON.stringify(`${bridgeFamily(c.bridge)}*`)} oifname != ${JSON.stringify(`${bridgeFamily(c.bridge)}*`)} drop`]
     : [];
@@ -110,6 +126,7 @@ export function firewallRuleset(config: FirewallConfig): string {
     `    iifname ${br} ip daddr ${c.gateway} ip saddr . tcp dport @addon_access accept`,
     ...routerPorts,
     `    iifname ${br} drop`,
+    ...fromBeyondBridge,
     '  }',
     // What the host routes for sandboxes: out to the world, never to each other, nothing in
     // but replies.

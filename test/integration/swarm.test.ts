@@ -321,7 +321,7 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     assert.equal(deleted.code, 0, deleted.stderr);
   });
 
-  test('on a second node, tasks answer through the router with their own identities, stop on SIGTERM through its Docker API, and slipway run runs there', async (t) => {
+  test('on a second node, tasks answer through the router with their own identities, reach their add-on on the control machine and no other port of it, stop on SIGTERM through its Docker API, and slipway run runs there', async (t) => {
     const node = await secondNode;
     if (typeof node === 'string') {
       t.skip(`no second swarm node: ${node}`);
@@ -334,6 +334,14 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     // New tasks go to the second node; the ones running here stay.
     await updateNode(docker, manager, (spec) => (spec.Availability = 'pause'));
     const appLog = async () => (await daemon.cli(['logs', '--app', appId, '--no-follow', '-n', '1000'])).stdout;
+    // The add-on of the test above, on the control machine: its variables reach the tasks there too.
+    const linked = await daemon.cli(['service', 'link-addon', 'swarm-cache'], { cwd: dir });
+    assert.equal(linked.code, 0, linked.stderr);
+    const addonEnv = await daemon.cli(['addon', 'env', 'swarm-cache', '--format', 'json']);
+    assert.equal(addonEnv.code, 0, addonEnv.stderr);
+    const variables = Object.fromEntries(
+      (JSON.parse(addonEnv.stdout) as Array<{ name: string; value: string }>).map((v) => [v.name, v.value]),
+    );
     try {
       const result = await deploy('four');
       assert.equal(result.state, 'OK', (await deploymentLog(daemon, appId, result.id)).join('\n'));
@@ -356,6 +364,26 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
         identities.add(facts.instanceId);
       }
       assert.equal(identities.size, 2, `answers came from ${[...identities].join(', ')}`);
+      // From there a task reaches its app's add-on on the control machine, and no other port of it.
+      const [task] = await node.api.json<Array<{ Id: string }>>({
+        path: '/containers/json',
+        query: { filters: JSON.stringify({ label: [`slipway.app=${appId}`] }) },
+        what: 'list containers',
+      });
+      const server = net.createServer((socket) => socket.end());
+      await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
+      const port = (server.address() as net.AddressInfo).port;
+      const probe = (address: string, port: number | string) =>
+        execFileSync('docker', ['-H', `unix://${node.socket}`, 'exec', task!.Id, '/usr/bin/node', '-e', PROBE, address, String(port)], {
+          encoding: 'utf8',
+        }).trim();
+      try {
+        assert.equal(probe(variables.REDIS_HOST!, variables.REDIS_PORT!), 'connected');
+        assert.equal(probe(variables.REDIS_HOST!, port), 'refused');
+        assert.equal(probe(node.hostAddress, port), 'refused');
+      } finally {
+        server.close();
+      }
       const endedBefore = (await appLog()).match(/process ended after SIGTERM/g)?.length ?? 0;
       const down = await daemon.cli(['scale', '--instances', '1'], { cwd: dir });
       assert.equal(down.code, 0, down.stderr);
@@ -364,9 +392,11 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
         'the stopped task to end on SIGTERM',
         async () => ((await appLog()).match(/process ended after SIGTERM/g)?.length ?? 0) > endedBefore,
       );
-      const addresses = "console.log(Object.values(require('node:os').networkInterfaces()).flat().map((a) => a.address).join(' '))";
+      const addresses =
+        "console.log(process.env.REDIS_HOST, Object.values(require('node:os').networkInterfaces()).flat().map((a) => a.address).join(' '))";
       const run = await daemon.cli(['run', '--app', appId, '--', 'node', '-e', addresses]);
       assert.equal(run.code, 0, run.stderr);
+      assert.ok(run.stdout.startsWith(`${variables.REDIS_HOST} `), run.stdout);
       assert.match(run.stdout, /\b172\.28\.200\.\d+\b/, "the one-off task has an address of the second node's part");
       const cat = await daemon.cli(['run', '--app', appId, '--', 'cat'], { stdin: 'to the second node\n' });
       assert.equal(cat.code, 0, cat.stderr);

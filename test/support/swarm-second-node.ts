@@ -48,6 +48,8 @@ export interface SecondNode {
   /** The node's own Docker API (its containers). */
   api: DockerApi;
   socket: string;
+  /** This machine's address on its link to the node. */
+  hostAddress: string;
   /** Gives the node a part of the tasks' network (its own configuration network) and routes that part through it. */
   addSubnetPart(owner: string, part: string, gateway: string): Promise<void>;
   stop(): Promise<void>;
@@ -207,6 +209,7 @@ export async function startSecondSwarmNode(manager: DockerApi): Promise<SecondNo
     nodeId,
     api,
     socket,
+    hostAddress: HOST_ADDRESS,
     stop,
     addSubnetPart: async (owner, part, gateway) => {
       await api.json({

@@ -48,6 +48,8 @@ export async function startSwarmFirewall(
     subnet: swarm.subnet,
     gateway: addonAddress,
     routerPorts: routerPorts.filter((p) => p > 0),
+    // Tasks on other nodes reach the add-on servers here through their routes, not the bridge.
+    subnetBeyondBridge: true,
   });
   await firewall.start();
   return firewall;
