@@ -38,6 +38,17 @@ export class NodeApis {
     return nodeId === undefined || nodeId === '' || nodeId === this.ownNodeId;
   }
 
+  /** The other nodes of the swarm whose Docker API is declared, with it. */
+  async declared(): Promise<Array<{ nodeId: string; api: DockerApi }>> {
+    const nodes = await this.manager.json<NodeAnswer[]>({ path: '/nodes', what: 'list the swarm nodes' });
+    const found: Array<{ nodeId: string; api: DockerApi }> = [];
+    for (const node of nodes) {
+      if (this.isOwn(node.ID) || !node.Spec?.Labels?.[NODE_API_LABEL]) continue;
+      found.push({ nodeId: node.ID, api: await this.of(node.ID) });
+    }
+    return found;
+  }
+
   /** The API of the node a task runs on; says how to declare it when the node has none. */
   async of(nodeId: string | undefined): Promise<DockerApi> {
     if (this.isOwn(nodeId)) return this.manager;

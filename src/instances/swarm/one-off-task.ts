@@ -73,8 +73,8 @@ export async function startOneOffTask(host: OneOffTaskHost, serviceId: string, s
       ended = true;
       if (address) await host.detached(address).catch(() => undefined);
       // The holder waits for ever, and Swarm leaves a removed job's running container behind
-      // (its task is already "complete" to the orchestrator): end it first.
-      if (task?.Status.ContainerStatus?.ContainerID) await host.services.kill(task, 'SIGKILL').catch(() => undefined);
+      // (its task is already "complete" to the orchestrator): remove it on its node, which ends it first.
+      if (task?.Status.ContainerStatus?.ContainerID) await host.services.removeContainer(task).catch(() => undefined);
       await host.services.remove(serviceId).catch(() => undefined);
     }
   })();

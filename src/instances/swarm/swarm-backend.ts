@@ -91,6 +91,15 @@ export class SwarmBackend implements InstanceBackend {
     for (const service of await this.services.removeContainersOf(`${this.owner}-`)) {
       this.log(`removing a container of swarm service ${service} left by a previous run`);
     }
+    // The same on the other nodes the daemon can reach; one that does not answer is only told.
+    for (const { nodeId, api } of await this.services.nodes.declared().catch(() => [])) {
+      try {
+        for (const service of await this.services.removeContainersOf(`${this.owner}-`, api))
+          this.log(`removing a container of swarm service ${service} left by a previous run on node ${nodeId}`);
+      } catch (e) {
+        this.log(`could not look for leftover containers on swarm node ${nodeId}: ${(e as Error).message}`);
+      }
+    }
     await this.ensureNetwork();
     await this.ip(['route', 'replace', ...this.fallbackRoute()]);
     // Images of releases removed while no daemon ran (apps deleted, old releases pruned).

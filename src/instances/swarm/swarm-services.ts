@@ -73,8 +73,8 @@ export class SwarmServices {
    * a container can outlive its service, as a job's does when the job is removed while its
    * task runs, and it would hold the tasks' network and its addresses.
    */
-  async removeContainersOf(prefix: string): Promise<string[]> {
-    const containers = await this.api.json<Array<{ Id: string; Labels?: Record<string, string> }>>({
+  async removeContainersOf(prefix: string, api = this.api): Promise<string[]> {
+    const containers = await api.json<Array<{ Id: string; Labels?: Record<string, string> }>>({
       path: '/containers/json',
       query: { all: 'true', filters: JSON.stringify({ label: ['com.docker.swarm.service.name'] }) },
       what: 'list the task containers',
@@ -84,7 +84,7 @@ export class SwarmServices {
       const service = container.Labels?.['com.docker.swarm.service.name'] ?? '';
       if (!service.startsWith(prefix)) continue;
       try {
-        await this.api.json({
+        await api.json({
           method: 'DELETE',
           path: `/containers/${container.Id}`,
           query: { force: 'true' },
@@ -155,6 +155,20 @@ export class SwarmServices {
       query: { signal },
       what: 'signal a container',
     });
+  }
+
+  /** Removes an ended task's container on its node (Swarm keeps a removed job's container). */
+  async removeContainer(task: SwarmTask): Promise<void> {
+    try {
+      await (await this.nodes.of(task.NodeID)).json({
+        method: 'DELETE',
+        path: `/containers/${containerOf(task)}`,
+        query: { force: 'true' },
+        what: 'remove a task container',
+      });
+    } catch (e) {
+      if (!(e instanceof DockerApiError && e.status === 404)) throw e;
+    }
   }
 
   async memoryUsage(task: SwarmTask): Promise<number | undefined> {
