@@ -95,15 +95,16 @@ function plainPath(path: string): string {
 }
 
 function forwardedHeaderRules(proto: 'http' | 'https', port: number): string[] {
+  // A trusted proxy's values stand (it saw the client); from anyone else they are the client's
+  // invention. `set-header` replaces every copy, so one rule per header does both, and the
+  // condition reads the header only for a trusted source: three rules fewer per request than
+  // deleting and setting apart.
+  const unlessTrustedAndSent = (header: string) => `unless trusted_proxy { req.hdr(${header}) -m found }`;
   return [
-    // From anyone but a trusted proxy, forwarded headers are the client's invention: drop them.
-    ...['X-Forwarded-For', 'X-Forwarded-Proto', 'X-Forwarded-Host', 'X-Forwarded-Port', 'Forwarded'].map(
-      (header) => `  http-request del-header ${header} unless trusted_proxy`,
-    ),
-    // A trusted proxy's values stand (it saw the client); otherwise this listener's.
-    `  http-request set-header X-Forwarded-Proto ${proto} unless { req.hdr(x-forwarded-proto) -m found }`,
-    '  http-request set-header X-Forwarded-Host %[req.hdr(host)] unless { req.hdr(x-forwarded-host) -m found }',
-    `  http-request set-header X-Forwarded-Port ${port} unless { req.hdr(x-forwarded-port) -m found }`,
+    ...['X-Forwarded-For', 'Forwarded'].map((header) => `  http-request del-header ${header} unless trusted_proxy`),
+    `  http-request set-header X-Forwarded-Proto ${proto} ${unlessTrustedAndSent('x-forwarded-proto')}`,
+    `  http-request set-header X-Forwarded-Host %[req.hdr(host)] ${unlessTrustedAndSent('x-forwarded-host')}`,
+    `  http-request set-header X-Forwarded-Port ${port} ${unlessTrustedAndSent('x-forwarded-port')}`,
     '  http-request set-header X-Request-Id %[unique-id] unless { req.hdr(x-request-id) -m found }',
     // X-Forwarded-For is extended: `option forwardfor` appends the peer's address to what is left.
     '  option forwardfor',
@@ -181,7 +182,9 @@ export function renderHaproxyConfig(input: HaproxyConfigInput): string {
     '  timeout server 3600s',
     '  timeout tunnel 3600s',
     '  timeout queue 30s',
-    '  unique-id-format %{+X}o%ci%cp%fp%Ts%rt%pid',
+    // A random (version 4) UUID: unique across restarts and machines, and cheaper than formatting
+    // the connection's addresses, ports, time and counters in hexadecimal.
+    '  unique-id-format %[uuid()]',
     `  errorfile 502 ${join(paths.pagesDir, '502.http')}`,
     `  errorfile 503 ${join(paths.pagesDir, '503.http')}`,
     `  errorfile 504 ${join(paths.pagesDir, '504.http')}`,

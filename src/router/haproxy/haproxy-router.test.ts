@@ -41,7 +41,7 @@ interface Reply {
 function get(
   port: number,
   host: string,
-  options: { path?: string; headers?: Record<string, string>; agent?: Agent; localAddress?: string } = {},
+  options: { path?: string; headers?: Record<string, string | string[]>; agent?: Agent; localAddress?: string } = {},
 ): Promise<Reply> {
   return new Promise((ok, fail) => {
     const req = request(
@@ -194,12 +194,18 @@ describe('HaproxyRouter with real HAProxy', () => {
   test('forwarded headers: replaced for anyone, kept and extended for a trusted proxy', async () => {
     await router.apply(new Map([['alpha.test', route('app_a', [a])]]));
     const spoof = { 'x-forwarded-for': '6.6.6.6', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.test' };
-    const untrusted = headersSeen(await get(port, 'alpha.test', { headers: spoof }));
+    // Two copies of a header and the ones the trusted case does not send: every copy is replaced.
+    const extra = { 'x-forwarded-proto': ['https', 'wss'], 'x-forwarded-port': '1', forwarded: 'for=6.6.6.6' };
+    const untrusted = headersSeen(await get(port, 'alpha.test', { headers: { ...spoof, ...extra } }));
     assert.equal(untrusted['x-forwarded-for'], '127.0.0.1');
     assert.equal(untrusted['x-forwarded-proto'], 'http');
     assert.equal(untrusted['x-forwarded-host'], 'alpha.test');
+    assert.equal(untrusted['x-forwarded-port'], String(port));
+    assert.equal(untrusted.forwarded, undefined);
     assert.equal(untrusted.host, 'alpha.test');
-    assert.ok(untrusted['x-request-id']);
+    assert.match(String(untrusted['x-request-id']), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const kept = headersSeen(await get(port, 'alpha.test', { headers: { 'x-request-id': 'abc-1' } }));
+    assert.equal(kept['x-request-id'], 'abc-1');
     const trusted = headersSeen(await get(port, 'alpha.test', { headers: spoof, localAddress: '127.0.0.5' }));
     assert.equal(trusted['x-forwarded-for'], '6.6.6.6, 127.0.0.5');
     assert.equal(trusted['x-forwarded-proto'], 'https');
