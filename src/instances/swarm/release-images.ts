@@ -128,6 +128,23 @@ export class ReleaseImages {
    * (a rollback needs the folder too). Forced: the container of a service just removed may
    * linger a moment, and Docker keeps the layers of an image a container still uses.
    */
+  /**
+   * Ended task containers of an image: Swarm removes those of a removed service a while after,
+   * and until then a forced image removal only takes the tag away, leaving the image's layers.
+   */
+  private async removeEndedContainersOf(imageId: string): Promise<void> {
+    const ended = await this.o.api.json<Array<{ Id: string }>>({
+      path: '/containers/json',
+      query: { all: true, filters: JSON.stringify({ ancestor: [imageId], status: ['created', 'exited', 'dead'] }) },
+      what: 'list the ended containers of an old release image',
+    });
+    for (const container of ended) {
+      await this.o.api
+        .json({ method: 'DELETE', path: `/containers/${container.Id}`, what: 'remove an ended task container' })
+        .catch(() => undefined);
+    }
+  }
+
   async pruneApp(appId?: string): Promise<string[]> {
     const images = await this.o.api.json<Array<{ Id: string; RepoTags?: string[]; Labels?: Record<string, string> }>>({
       path: '/images/json',
@@ -140,6 +157,7 @@ export class ReleaseImages {
       // The release folder is of the platform's own layout: checking that it exists is safe.
       if (!dir || existsSync(dir)) continue;
       try {
+        await this.removeEndedContainersOf(image.Id);
         await this.o.api.json({
           method: 'DELETE',
           path: `/images/${image.Id}`,
