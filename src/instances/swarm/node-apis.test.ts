@@ -33,6 +33,8 @@ describe('the Docker API of the node a task runs on', { skip: missing ? `swarm: 
     // Seen from a manager that is not this node, this node is "another node" without a label.
     const elsewhere = new NodeApis(manager);
     elsewhere.setOwnNode('another-manager');
+    assert.deepEqual(await own.undeclared(), [], 'its own node needs no label');
+    assert.equal((await elsewhere.undeclared()).length, 1);
     await assert.rejects(elsewhere.of(nodeId), (e: Error) => {
       assert.ok(e instanceof NodeApiUnknownError);
       assert.match(

@@ -38,6 +38,17 @@ export class NodeApis {
     return nodeId === undefined || nodeId === '' || nodeId === this.ownNodeId;
   }
 
+  /** The other nodes that take tasks but have no declared Docker API: tasks placed there cannot start. */
+  async undeclared(): Promise<string[]> {
+    const nodes = await this.manager.json<Array<NodeAnswer & { Spec?: { Availability?: string } }>>({
+      path: '/nodes',
+      what: 'list the swarm nodes',
+    });
+    return nodes
+      .filter((n) => !this.isOwn(n.ID) && n.Spec?.Availability === 'active' && !n.Spec?.Labels?.[NODE_API_LABEL])
+      .map((n) => (n.Description?.Hostname ? `${n.Description.Hostname} (${n.ID})` : n.ID));
+  }
+
   /** The other nodes of the swarm whose Docker API is declared, with it. */
   async declared(): Promise<Array<{ nodeId: string; api: DockerApi }>> {
     const nodes = await this.manager.json<NodeAnswer[]>({ path: '/nodes', what: 'list the swarm nodes' });

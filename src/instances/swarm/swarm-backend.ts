@@ -10,6 +10,7 @@ import { checkSwarmManager, type SwarmNode } from './swarm-checks.js';
 import { ReleaseImages } from './release-images.js';
 import { LABEL_OWNER, serviceName, serviceSpec, validateOwner, type ServiceSpecInput } from './service-spec.js';
 import { SwarmServices, type SwarmTask } from './swarm-services.js';
+import { NODE_API_LABEL } from './node-apis.js';
 import { SwarmInstance } from './swarm-instance.js';
 import { ReleaseService } from './release-service.js';
 import { IDENTITY_MOUNT, PER_INSTANCE_VARIABLES, SLOT_VARIABLE, identityFile, taskEntrypoint } from './task-entrypoint.js';
@@ -91,6 +92,10 @@ export class SwarmBackend implements InstanceBackend {
     for (const service of await this.services.removeContainersOf(`${this.owner}-`)) {
       this.log(`removing a container of swarm service ${service} left by a previous run`);
     }
+    for (const node of await this.services.nodes.undeclared().catch(() => []))
+      this.log(
+        `swarm node ${node} takes tasks but slipway does not know its Docker API: a task placed there cannot start (docker node update --label-add ${NODE_API_LABEL}=<unix:///path or tcp://host:port>, docs/swarm.md)`,
+      );
     // The same on the other nodes the daemon can reach; one that does not answer is only told.
     for (const { nodeId, api } of await this.services.nodes.declared().catch(() => [])) {
       try {
