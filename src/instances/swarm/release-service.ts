@@ -6,6 +6,8 @@ import { TERMINAL_STATES, type SwarmServices, type SwarmTask } from './swarm-ser
 import { IDENTITY_MOUNT, entrypointEvent, type EntrypointEvent } from './task-entrypoint.js';
 
 const POLL_MS = 250;
+/** How long a service's removal waits for Swarm to delete the tasks it scaled away. */
+const REAP_WAIT_MS = 3000;
 /** Lines of a slot that no instance holds yet (its task printed before the claim): kept this many. */
 const EARLY_LINES = 500;
 
@@ -172,7 +174,25 @@ export class ReleaseService {
     this.closing = true;
     clearInterval(this.poller);
     this.logs?.close();
-    if (this.serviceId !== undefined) await this.services.remove(this.serviceId);
+    if (this.serviceId !== undefined) {
+      await this.reaped(this.serviceId);
+      await this.services.remove(this.serviceId);
+    }
+  }
+
+  /**
+   * Waits (a moment at most) until Swarm has deleted the tasks it scaled away: their desired state
+   * is "remove", and its task reaper deletes each one just after it ends. Docker 20.10's manager
+   * dies on a nil task (SetServiceTasksRemove) when a service is removed while the reaper deletes
+   * one of its tasks, which is when a stop that waited for its tasks to end removes the service.
+   */
+  private async reaped(serviceId: string): Promise<void> {
+    const deadline = Date.now() + REAP_WAIT_MS;
+    while (Date.now() < deadline) {
+      const tasks = await this.services.tasks(serviceId).catch(() => []);
+      if (!tasks.some((t) => t.DesiredState === 'remove')) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
   }
 
   private serially<T>(work: () => Promise<T>): Promise<T> {
