@@ -34,7 +34,7 @@ describe('the Docker API of the node a task runs on', { skip: missing ? `swarm: 
     const elsewhere = new NodeApis(manager);
     elsewhere.setOwnNode('another-manager');
     assert.deepEqual(await own.undeclared(), [], 'its own node needs no label');
-    assert.equal((await elsewhere.undeclared()).length, 1);
+    assert.ok((await elsewhere.undeclared()).some((n) => n.endsWith(`(${nodeId})`) || n === nodeId));
     await assert.rejects(elsewhere.of(nodeId), (e: Error) => {
       assert.ok(e instanceof NodeApiUnknownError);
       assert.match(
@@ -53,9 +53,7 @@ describe('the Docker API of the node a task runs on', { skip: missing ? `swarm: 
     const declared = await elsewhere.of(nodeId);
     assert.equal(declared.address, 'unix:///var/run/docker.sock');
     assert.ok(await declared.json({ path: '/info', what: 'describe the node' }));
-    assert.deepEqual(
-      (await elsewhere.declared()).map((n) => n.nodeId),
-      [nodeId],
-    );
+    // Another test's second node may be in the swarm too.
+    assert.ok((await elsewhere.declared()).some((n) => n.nodeId === nodeId));
   });
 });
