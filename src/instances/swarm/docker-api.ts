@@ -49,7 +49,11 @@ export function parseDockerEndpoint(text: string): DockerEndpoint {
 export class DockerApi {
   readonly endpoint: DockerEndpoint;
 
-  constructor(readonly address = DEFAULT_DOCKER_SOCKET) {
+  constructor(
+    readonly address = DEFAULT_DOCKER_SOCKET,
+    /** What to do when nothing answers there (the control machine's dockerd by default). */
+    private readonly unreachableHint = HOW_TO_START_DOCKER,
+  ) {
     this.endpoint = parseDockerEndpoint(address);
   }
 
@@ -151,7 +155,7 @@ export class DockerApi {
       req.on('timeout', () => req.destroy(new Error(`Docker did not answer in time while trying to ${request.what}.`)));
       req.on('error', (e: NodeJS.ErrnoException) => {
         if (e.code === 'ENOENT' || e.code === 'ECONNREFUSED' || e.code === 'EACCES') {
-          reject(new Error(`Cannot reach the Docker API at ${this.address} (${e.code}) to ${request.what}. ${HOW_TO_START_DOCKER}`));
+          reject(new Error(`Cannot reach the Docker API at ${this.address} (${e.code}) to ${request.what}. ${this.unreachableHint}`));
         } else reject(new Error(`The Docker API connection broke while trying to ${request.what}: ${e.message}`));
       });
       if (request.stream) {

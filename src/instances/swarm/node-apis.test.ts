@@ -48,6 +48,16 @@ describe('the Docker API of the node a task runs on', { skip: missing ? `swarm: 
     });
     await assert.rejects(elsewhere.of(nodeId), /label slipway\.docker-api: Invalid Docker API address "ssh:\/\/elsewhere"/);
     await updateNode(manager, nodeId, (spec) => {
+      spec.Labels = { ...spec.Labels, [NODE_API_LABEL]: 'unix:///run/slipway-test-no-such-node.sock' };
+    });
+    const fresh = new NodeApis(manager);
+    fresh.setOwnNode('another-manager');
+    await assert.rejects((await fresh.of(nodeId)).json({ path: '/info', what: 'describe the node' }), (e: Error) => {
+      assert.match(e.message, /Cannot reach the Docker API at unix:\/\/\/run\/slipway-test-no-such-node\.sock/);
+      assert.match(e.message, /slipway\.docker-api label of swarm node/);
+      return true;
+    });
+    await updateNode(manager, nodeId, (spec) => {
       spec.Labels = { ...spec.Labels, [NODE_API_LABEL]: 'unix:///var/run/docker.sock' };
     });
     const declared = await elsewhere.of(nodeId);

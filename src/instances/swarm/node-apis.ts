@@ -86,7 +86,13 @@ export class NodeApis {
     } catch (e) {
       throw new NodeApiUnknownError(`Swarm node ${name}: label ${NODE_API_LABEL}: ${(e as Error).message}`);
     }
-    const api = cached?.address === address ? cached.api : new DockerApi(address);
+    const api =
+      cached?.address === address
+        ? cached.api
+        : new DockerApi(
+            address,
+            `It is the Docker API that the ${NODE_API_LABEL} label of swarm node ${name} declares: check that it runs there and that its socket is forwarded (docs/swarm.md, "Several machines").`,
+          );
     this.known.set(nodeId!, { api, address, readAt: Date.now() });
     return api;
   }
