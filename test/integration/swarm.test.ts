@@ -1,7 +1,9 @@
 /**
- * An app on a single-node Docker Swarm, driven as a user would: git push, the CLI, requests
- * through the router. Skipped, saying why, only where Docker cannot run (scripts/swarm-setup.sh,
- * run by ./dev setup as root, makes this machine a swarm manager with a registry).
+ * An app on a Docker Swarm, driven as a user would: git push, the CLI, requests through the
+ * router. Skipped, saying why, only where Docker cannot run (scripts/swarm-setup.sh, run by
+ * ./dev setup as root, makes this machine a swarm manager with a registry). Its manager is this
+ * machine; a second node (test/support/swarm-second-node.ts) joins drained, and takes tasks in
+ * its own test only; where it cannot be made, that test is skipped saying why.
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
