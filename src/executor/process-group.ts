@@ -20,6 +20,11 @@ export interface ProcessGroupOptions {
    */
   reportPipe?: boolean;
   /**
+   * An open descriptor of the caller's that the process gets as fd 3 (not with reportPipe):
+   * a pipe the caller made and sized itself (the router's access log). The caller still holds it.
+   */
+  fd3?: number;
+  /**
    * Hand stdout and stderr over as streams (ProcessGroup.stdout/stderr) for the caller to pipe,
    * with backpressure, instead of reading them here; onLine and onData are not called then.
    */
@@ -91,12 +96,20 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
   if (o.argv.length === 0 || o.argv[0] === '') {
     return Promise.reject(new Error('Cannot run an empty command: argv must hold at least the program name.'));
   }
+  if (o.reportPipe && o.fd3 !== undefined) {
+    return Promise.reject(new Error('A process has one fd 3: ask for a report pipe or hand over a descriptor, not both.'));
+  }
   return new Promise((resolve, reject) => {
     const child = spawn(o.argv[0]!, o.argv.slice(1), {
       cwd: o.cwd,
       env: o.env,
       detached: !o.keepTerminal, // setsid(): own session and process group, pgid = pid
-      stdio: [o.stdin || o.input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe', ...(o.reportPipe ? (['pipe'] as const) : [])],
+      stdio: [
+        o.stdin || o.input !== undefined ? 'pipe' : 'ignore',
+        'pipe',
+        'pipe',
+        ...(o.reportPipe ? (['pipe'] as const) : o.fd3 !== undefined ? [o.fd3] : []),
+      ],
       uid: o.user?.uid,
       gid: o.user?.gid,
       windowsHide: true,

@@ -8,6 +8,8 @@ export interface AttachedServerStart {
   env: Record<string, string>;
   /** Each line the server prints while it serves (its complaints, its start-up errors). */
   onLine?: (stream: 'out' | 'err', line: string) => void;
+  /** An open descriptor of the caller's that the server gets as fd 3 (the caller still holds it). */
+  fd3?: number;
   /** What the kernel sends the server when the daemon dies, even by SIGKILL; default TERM. */
   deathSignal?: 'TERM' | 'KILL' | 'INT' | 'QUIT';
 }
@@ -36,7 +38,7 @@ export interface AttachedServer {
 export async function startAttachedServer(o: AttachedServerStart): Promise<AttachedServer> {
   if (o.argv.length === 0 || o.argv[0] === '') throw new Error('Cannot start a server from an empty command.');
   const argv = ['setpriv', '--pdeathsig', o.deathSignal ?? 'TERM', '--', ...o.argv];
-  const group = await spawnProcessGroup({ argv, cwd: o.cwd, env: o.env, onLine: o.onLine }).catch((error: Error) => {
+  const group = await spawnProcessGroup({ argv, cwd: o.cwd, env: o.env, onLine: o.onLine, fd3: o.fd3 }).catch((error: Error) => {
     throw new Error(`${error.message} (setpriv comes with the Debian package util-linux)`);
   });
   // The daemon leaving through process.exit() runs no stop(): the server goes with it.
