@@ -2,7 +2,7 @@
  * Router throughput: a Node hello-world upstream on loopback, measured with wrk directly,
  * through the HaproxyRouter (the default engine) and through the NginxRouter configured as
  * the earlier engine was (1 thread, 32 connections, a few seconds each). Both report every
- * request to the bench as they report it to the daemon (HAProxy through its ring's TCP stream, nginx from its
+ * request to the bench as they report it to the daemon (HAProxy through the pipe of its fd 3, nginx from its
  * buffered access log), so each pays for its access log as it does in the product.
  *
  *   node --import tsx bench/router.ts        # table + one JSON line

@@ -156,6 +156,7 @@ export class Daemon {
       log,
       activeConnections: async () => (router as Router).activeConnections?.(),
       appConnections: async () => (router as Router).appConnections?.(),
+      droppedAccessRecords: async () => (router as Router).droppedAccessRecords?.(),
     });
     // ACME HTTP-01 challenges arrive at the router for any host; it passes them to this responder.
     const acmeChallenges = new AcmeChallengeResponder();

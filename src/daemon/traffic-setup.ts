@@ -18,6 +18,7 @@ export function makeTrafficRecorder(options: {
   log(line: string): void;
   activeConnections(): Promise<number | undefined>;
   appConnections(): Promise<Map<string, number> | undefined>;
+  droppedAccessRecords(): Promise<number | undefined>;
 }): TrafficRecorder {
   const { dataDir, store, log } = options;
   const hub = new LogHub(join(dataDir, 'access-logs'), { limits: { ...DEFAULT_LOG_LIMITS, app: ACCESS_LOG_LIMITS }, warn: log });
@@ -25,6 +26,7 @@ export function makeTrafficRecorder(options: {
     deploymentsByState: () => store.deployments.countByState(),
     activeConnections: options.activeConnections,
     appConnections: options.appConnections,
+    droppedAccessRecords: options.droppedAccessRecords,
   });
   store.deployments.onFinished((d) => {
     if (d.finished_at) metrics.deploymentFinished(d.state, (Date.parse(d.finished_at) - Date.parse(d.created_at)) / 1000);

@@ -8,6 +8,8 @@ export interface PlatformMetricsSources {
   activeConnections?(): number | undefined | Promise<number | undefined>;
   /** Connections each app's instances serve through the router now, by app id; absent when the engine cannot tell. */
   appConnections?(): Map<string, number> | undefined | Promise<Map<string, number> | undefined>;
+  /** Access records the router dropped since it started (never decreasing); absent when the engine cannot tell. */
+  droppedAccessRecords?(): number | undefined | Promise<number | undefined>;
 }
 
 /** Seconds: from a static file answered at once to a request the app thinks about for a minute. */
@@ -67,6 +69,19 @@ export class PlatformMetrics {
         // Read whole at each scrape: an app no longer routed has no series.
         this.reset();
         for (const [app, open] of byApp ?? []) this.set({ app }, open);
+      },
+    });
+    let droppedSeen = 0;
+    new Counter({
+      name: 'slipway_router_access_records_dropped_total',
+      help: 'Access records the router dropped because the daemon did not read them in time (missing from access logs and the figures above)',
+      registers,
+      async collect() {
+        const dropped = await sources.droppedAccessRecords?.();
+        if (dropped !== undefined && dropped > droppedSeen) {
+          this.inc(dropped - droppedSeen);
+          droppedSeen = dropped;
+        }
       },
     });
     new Gauge({

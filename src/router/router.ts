@@ -72,6 +72,8 @@ export interface Router {
   apply(table: RoutingTable): Promise<void>;
   /** Replaces the whole set of certificates; connections open stay open. */
   applyCertificates(certs: readonly TlsCertificate[]): Promise<void>;
+  /** Access records the engine dropped since it started, for lack of room on the way to the daemon; absent when it cannot tell. */
+  droppedAccessRecords?(): Promise<number | undefined>;
   /** Client connections open now (the Prometheus gauge); absent when the engine cannot tell. */
   activeConnections?(): Promise<number | undefined>;
   /** Connections each routed app's instances serve now, by app id (every routed app, 0 when idle); absent when the engine cannot tell. */

@@ -13,6 +13,9 @@ import type { AccessRecord } from '../router/router.js';
 import { TrafficMinutes } from './traffic-minutes.js';
 import { TrafficRecorder } from './traffic-recorder.js';
 
+/** Access records the router reports dropped, as a test sets it. */
+let droppedByRouter = 3;
+
 function recorder() {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-traffic-'));
   const hub = new LogHub(join(dir, 'access-logs'), { limits: { ...DEFAULT_LOG_LIMITS, app: ACCESS_LOG_LIMITS } });
@@ -25,6 +28,7 @@ function recorder() {
         ['app_busy', 2],
         ['app_idle', 0],
       ]),
+    droppedAccessRecords: () => droppedByRouter,
   });
   return { dir, hub, recorder: new TrafficRecorder(new AccessLog(hub), new TrafficMinutes(), metrics) };
 }
@@ -91,6 +95,9 @@ test('a request lands in the access log, the per-minute figures and the Promethe
   assert.match(text, /slipway_router_active_connections 4/);
   assert.match(text, /^slipway_router_app_connections\{app="app_busy"\} 2$/m);
   assert.match(text, /^slipway_router_app_connections\{app="app_idle"\} 0$/m);
+  assert.match(text, /^slipway_router_access_records_dropped_total 3$/m);
+  droppedByRouter = 5;
+  assert.match(await r.metrics.text(), /^slipway_router_access_records_dropped_total 5$/m, 'the counter follows the router');
   assert.match(text, /slipway_deployments\{state="OK"\} 3/);
   assert.match(text, /slipway_deployments\{state="FAIL"\} 0/);
   assert.match(text, /slipway_daemon_process_cpu_seconds_total/);

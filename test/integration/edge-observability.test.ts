@@ -141,6 +141,8 @@ test('per-minute figures and Prometheus metrics count the same requests; /metric
   assert.ok(counter(after, 'slipway_build_duration_seconds_count', 'outcome="success"') >= 1, 'build durations');
   assert.match(after, /^# TYPE slipway_instance_restarts_total counter$/m);
   assert.match(after, /^# TYPE slipway_router_active_connections gauge$/m);
+  // HAProxy's DroppedLogs: every record so far reached the daemon, and a loss would show here.
+  assert.match(after, /^slipway_router_access_records_dropped_total 0$/m);
 
   const refused = await metricsText(`${daemon.apiUrl}/metrics`);
   assert.equal(refused.status, 401);

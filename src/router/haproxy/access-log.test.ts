@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AccessLogReceiver, FULL_READ_BYTES, READ_PAUSE_MS, restAfterRead } from './access-log.js';
 import type { AccessRecord } from '../router.js';
 
@@ -10,25 +14,37 @@ test('the receiver rests after a partial read and reads on at once while a backl
   assert.equal(restAfterRead(FULL_READ_BYTES), 0);
 });
 
-test('a burst of many reads arrives whole: every line once, none cut at a read boundary', async () => {
+/** Writes as HAProxy does, on the non-blocking write end, but waits where HAProxy would drop. */
+async function writeAll(fd: number, text: string): Promise<void> {
+  let data = Buffer.from(text);
+  while (data.length > 0) {
+    try {
+      data = data.subarray(writeSync(fd, data));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+      await sleep(2);
+    }
+  }
+}
+
+test('a burst of many reads arrives whole through the pipe: every line once, none cut at a read boundary', async () => {
   const records: AccessRecord[] = [];
   const receiver = new AccessLogReceiver(
     (backend) => (backend === 'app0' ? 'app_one' : undefined),
     (record) => records.push(record),
   );
-  const port = await receiver.start();
+  const dir = await mkdtemp(join(tmpdir(), 'slipway-access-log-'));
+  const writeEnd = await receiver.open(dir);
   const lines = 50_000;
-  const socket = connect(port, '127.0.0.1');
   try {
-    await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject));
     let text = '';
     for (let i = 0; i < lines; i++) {
       text += `app0 1700000000.${String(i % 1000).padStart(3, '0')} 10.0.0.1 GET /page/${i}?q=é 200 12 3 10.200.0.2:8080 0 shop.example.com\n`;
       // The 404 and ACME backends never log, but a stray line of another backend is dropped, not counted.
       if (i % 1000 === 0) text += 'unknown_host 1700000000.000 10.0.0.1 GET / 404 0 0 - 0 nowhere.test\n';
     }
-    socket.end(text);
-    for (let waited = 0; records.length < lines && waited < 20_000; waited += 20) await new Promise((ok) => setTimeout(ok, 20));
+    await writeAll(writeEnd, text);
+    for (let waited = 0; records.length < lines && waited < 20_000; waited += 20) await sleep(20);
     assert.equal(records.length, lines);
     assert.deepEqual(
       records.map((record) => record.path),
@@ -37,7 +53,30 @@ test('a burst of many reads arrives whole: every line once, none cut at a read b
     assert.equal(records[7]!.instance, '10.200.0.2:8080');
     assert.equal(records[7]!.host, 'shop.example.com');
   } finally {
-    socket.destroy();
     receiver.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('the pipe holds ten thousand lines while the daemon does not read (the default pipe held under a thousand)', async () => {
+  const receiver = new AccessLogReceiver(
+    () => undefined,
+    () => undefined,
+  );
+  const dir = await mkdtemp(join(tmpdir(), 'slipway-access-log-'));
+  const writeEnd = await receiver.open(dir);
+  try {
+    // The event loop is held here, as a busy daemon's would be: nothing is read meanwhile.
+    const line = Buffer.from('app0 1700000000.000 10.0.0.1 GET /a/typical/path 200 1234 3 10.200.0.2:8080 0 shop.example.com\n');
+    let written = 0;
+    try {
+      for (;;) written += writeSync(writeEnd, line);
+    } catch (error) {
+      assert.equal((error as NodeJS.ErrnoException).code, 'EAGAIN');
+    }
+    assert.ok(written / line.length >= 10_000, `the pipe took ${written / line.length} lines before it was full`);
+  } finally {
+    receiver.stop();
+    await rm(dir, { recursive: true, force: true });
   }
 });

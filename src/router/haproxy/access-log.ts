@@ -1,13 +1,19 @@
 /**
- * HAProxy writes one raw line per request (ACCESS_LOG_FORMAT in config.ts) into a ring buffer
- * that it forwards over a TCP connection to a loopback port (see config.ts): lines arrive many
- * per read (READ_PAUSE_MS, except while a backlog waits), where a UDP datagram per request cost the daemon about 10 µs of CPU each. This
- * turns each line into an AccessRecord. Lines from backends that are not apps (404 page, ACME)
- * are never sent.
+ * HAProxy writes one raw line per request (ACCESS_LOG_FORMAT in config.ts) on its fd 3, the
+ * write end of a pipe the daemon made (`log fd@3`): one writev per line, and a line the pipe
+ * has no room for is dropped and counted (HAProxy's DroppedLogs, in /metrics), never waited
+ * for. The pipe is enlarged (PIPE_BYTES) so that it holds what arrives while the daemon rests
+ * between reads (READ_PAUSE_MS): lines arrive many per read, where a UDP datagram per request
+ * cost the daemon about 10 µs of CPU each. This turns each line into an AccessRecord. Lines
+ * from backends that are not apps (404 page, ACME) are never written.
  */
-import { createServer, type Server, type Socket } from 'node:net';
+import { closeSync, constants, openSync, unlinkSync } from 'node:fs';
+import { Socket, type SocketConstructorOpts } from 'node:net';
+import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { AccessRecord } from '../router.js';
+import { spawnProcessGroup } from '../../executor/process-group.js';
+import { engineEnv, runEngineTool } from '../engine-process.js';
 
 /** Parses one line; `appOf` names the app a backend serves (undefined: not an app, dropped). */
 export function parseAccessLine(line: string, appOf: (backend: string) => string | undefined): AccessRecord | undefined {
@@ -40,8 +46,8 @@ const MAX_LINE_BYTES = 16 * 1024;
 /**
  * After each read the connection rests this long, so the lines of the next 25 ms wait in the
  * kernel and arrive in one read: under load that halves the daemon's CPU per line (about 4 µs
- * to 2, parsing included). At 40,000 requests a second that is 100 KB, well within the socket's
- * buffer and HAProxy's 4 MiB ring; records are for figures, a few ms late is nothing.
+ * to 2, parsing included). At 40,000 requests a second that is 100 KB, well within the pipe
+ * (PIPE_BYTES); records are for figures, a few ms late is nothing.
  */
 export const READ_PAUSE_MS = 25;
 
@@ -49,7 +55,7 @@ export const READ_PAUSE_MS = 25;
  * What one read takes from the kernel at most (libuv reads into 64 KiB). A read that comes back
  * this full means more lines are waiting: resting then would cap the receiver at 64 KiB per
  * 25 ms (about 30,000 lines a second), below what HAProxy serves on a quiet machine, and the
- * ring would overwrite lines before they are read.
+ * pipe would fill.
  */
 export const FULL_READ_BYTES = 64 * 1024;
 
@@ -58,38 +64,89 @@ export function restAfterRead(bytes: number): number {
   return bytes >= FULL_READ_BYTES ? 0 : READ_PAUSE_MS;
 }
 
+/**
+ * The pipe's size: 4 MiB for a daemon running as root (which may pass the system's limit), else
+ * that limit (1 MiB by default). A pipe keeps small writes together in pages, so 1 MiB holds
+ * about 13,000 lines: a third of a second of the busiest load measured here, many seconds of
+ * ordinary traffic. The default 64 KiB would hold 20 ms, less than the receiver's rest.
+ */
+export const PIPE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * F_SETPIPE_SZ (1031), which Node does not offer: perl (part of every Debian system) calls
+ * fcntl on the pipe handed to it as fd 3; the size belongs to the pipe, whoever sets it.
+ */
+const ENLARGE_PIPE = `open(my $pipe, ">&=3") or die; fcntl($pipe, 1031, ${PIPE_BYTES}) or fcntl($pipe, 1031, 1048576) or die`;
+
+async function enlargePipe(writeEnd: number): Promise<boolean> {
+  try {
+    const perl = await spawnProcessGroup({ argv: ['perl', '-e', ENLARGE_PIPE], cwd: '/', env: engineEnv(), fd3: writeEnd });
+    return (await perl.done).exitCode === 0;
+  } catch {
+    return false;
+  }
+}
+
 export class AccessLogReceiver {
-  private server: Server | undefined;
-  private readonly connections = new Set<Socket>();
+  private socket: Socket | undefined;
+  private writeEnd: number | undefined;
 
   constructor(
     private readonly appOf: (backend: string) => string | undefined,
     private readonly onRecord: (record: AccessRecord) => void,
   ) {}
 
-  /** Listens on a free loopback port and returns it. */
-  async start(): Promise<number> {
-    // A high-water mark of one byte: a paused connection stops reading from the kernel at once.
-    const server = createServer({ highWaterMark: 1 }, (socket) => this.receive(socket));
-    this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
-    });
-    const address = server.address();
-    if (!address || typeof address === 'string') throw new Error('The access log receiver has no TCP port.');
-    return address.port;
+  /**
+   * Makes the pipe (a FIFO in the router's own folder, unlinked once both ends are open, so no
+   * other process can open it) and starts reading it; returns the write end for HAProxy's fd 3.
+   * Call handedOver() once HAProxy holds it.
+   */
+  async open(workDir: string): Promise<number> {
+    this.stop();
+    const path = join(workDir, 'access-log.pipe');
+    try {
+      unlinkSync(path);
+    } catch {
+      // None left from an earlier run.
+    }
+    const made = await runEngineTool(['mkfifo', '-m', '600', path]);
+    if (made.code !== 0) throw new Error(`Could not make the access log pipe with mkfifo: ${made.output.trim()}`);
+    // Reader first: opening the write end of a FIFO without a reader fails.
+    const readEnd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    const writeEnd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+    unlinkSync(path);
+    this.writeEnd = writeEnd;
+    if (!(await enlargePipe(writeEnd))) {
+      this.stop();
+      closeSync(readEnd);
+      throw new Error(
+        'Could not enlarge the access log pipe to 1 MiB with perl (Debian package perl-base): is perl installed, and fs.pipe-max-size at least 1048576?',
+      );
+    }
+    // A high-water mark of one byte: a paused stream stops reading from the kernel at once (with
+    // the default, a paused stream kept reading a line at a time). Node passes it to the stream;
+    // its types for the constructor leave it out.
+    const options = { fd: readEnd, readable: true, writable: false, highWaterMark: 1 };
+    const socket = new Socket(options as SocketConstructorOpts);
+    this.socket = socket;
+    this.receive(socket);
+    return writeEnd;
+  }
+
+  /** HAProxy holds the write end: the daemon lets go of its copy, so the pipe ends when HAProxy does. */
+  handedOver(): void {
+    if (this.writeEnd === undefined) return;
+    closeSync(this.writeEnd);
+    this.writeEnd = undefined;
   }
 
   stop(): void {
-    this.server?.close();
-    this.server = undefined;
-    for (const socket of this.connections) socket.destroy();
-    this.connections.clear();
+    this.handedOver();
+    this.socket?.destroy();
+    this.socket = undefined;
   }
 
   private receive(socket: Socket): void {
-    this.connections.add(socket);
     let carry = '';
     const decoder = new StringDecoder('utf8');
     socket.on('data', (chunk: Buffer) => {
@@ -108,6 +165,5 @@ export class AccessLogReceiver {
       }
     });
     socket.on('error', () => undefined);
-    socket.on('close', () => this.connections.delete(socket));
   }
 }

@@ -24,8 +24,8 @@ export interface HaproxyConfigInput {
   httpsPort: number;
   trustedProxies: readonly string[];
   acmeChallenge?: Upstream;
-  /** Loopback TCP port receiving the access log; absent: no access log. */
-  logPort?: number;
+  /** Whether HAProxy writes the access log on its fd 3 (a pipe the daemon reads, see access-log.ts). */
+  accessLog?: boolean;
   /** Number of app backends (`app0`...). */
   slots: number;
   /** Servers per backend slot at the time of rendering. */
@@ -120,25 +120,6 @@ function routingRules(paths: HaproxyPaths): string[] {
   ];
 }
 
-/**
- * The access log goes through a ring buffer forwarded over one TCP connection: many lines per
- * write and per read, instead of a datagram per request. The 4 MiB ring absorbs bursts while
- * the daemon is busy; lines written while it cannot keep up at all are lost, not waited for.
- */
-function accessLogRing(port: number): string[] {
-  return [
-    '',
-    'ring accesslog',
-    '  format raw',
-    '  maxlen 8192',
-    '  size 4194304',
-    '  timeout connect 5s',
-    '  timeout server 3600s',
-    `  server daemon 127.0.0.1:${port}`,
-    '',
-  ];
-}
-
 export function renderHaproxyConfig(input: HaproxyConfigInput): string {
   const paths = haproxyPaths(plainPath(input.workDir));
   const listen = validateIPv4(input.listenHost, 'Router listen address');
@@ -159,11 +140,11 @@ export function renderHaproxyConfig(input: HaproxyConfigInput): string {
     `  hard-stop-after ${input.drainTimeoutSeconds}s`,
     '  ssl-default-bind-options ssl-min-ver TLSv1.2 no-tls-tickets',
     '  tune.ssl.default-dh-param 2048',
-    ...(input.logPort ? ['  log ring@accesslog len 8192 format raw local0 info'] : []),
-    ...(input.logPort ? accessLogRing(validatePort(input.logPort, 'Access log port')) : []),
+    // One writev per line on the pipe of fd 3; a line it has no room for is counted (DroppedLogs).
+    ...(input.accessLog ? ['  log fd@3 len 8192 format raw local0 info'] : []),
     'defaults',
     '  mode http',
-    ...(input.logPort ? ['  log global', `  log-format "${ACCESS_LOG_FORMAT}"`] : []),
+    ...(input.accessLog ? ['  log global', `  log-format "${ACCESS_LOG_FORMAT}"`] : []),
     '  option http-keep-alive',
     // A reload (rare: only when apps outgrow the backends) closes idle client connections after
     // their next response, with "Connection: close", instead of under the client's feet.

@@ -53,7 +53,9 @@ export class HaproxyRouter implements Router {
   private child: AttachedServer | undefined;
   private stderrTail = '';
   private logs: AccessLogReceiver | undefined;
-  private logPort: number | undefined;
+  /** DroppedLogs of the workers before the current one, and the current one's pid and count. */
+  private droppedBefore = 0;
+  private droppedNow: { pid: string; count: number } | undefined;
   private slots: number;
   private readonly slotOf = new Map<string, number>();
   private readonly slotState = new Map<number, SlotState>();
@@ -79,25 +81,32 @@ export class HaproxyRouter implements Router {
   async start(): Promise<void> {
     if (this.child) throw new Error('The HAProxy router is already started; call stop() before starting it again.');
     await this.prepareWorkDir();
+    let logPipe: number | undefined;
     if (this.o.onRequest) {
       const onRequest = this.o.onRequest;
       this.logs = new AccessLogReceiver(
         (backend) => this.appOfBackend(backend),
         (record: AccessRecord) => onRequest(record),
       );
-      this.logPort = await this.logs.start();
+      logPipe = await this.logs.open(this.o.workDir);
     }
     await this.writeConfig();
     await this.check();
     this.stderrTail = '';
-    this.child = await startAttachedServer({
-      argv: [this.binary, '-W', '-db', '-f', this.paths.config],
-      cwd: '/',
-      env: engineEnv(),
-      onLine: (stream, line) => {
-        if (stream === 'err') this.stderrTail = `${this.stderrTail}${line}\n`.slice(-4000);
-      },
-    });
+    try {
+      this.child = await startAttachedServer({
+        argv: [this.binary, '-W', '-db', '-f', this.paths.config],
+        cwd: '/',
+        env: engineEnv(),
+        // The access log's pipe: the master passes it on to each worker, reloads included.
+        fd3: logPipe,
+        onLine: (stream, line) => {
+          if (stream === 'err') this.stderrTail = `${this.stderrTail}${line}\n`.slice(-4000);
+        },
+      });
+    } finally {
+      this.logs?.handedOver();
+    }
     try {
       await this.waitForWorker(undefined);
     } catch (error) {
@@ -146,6 +155,21 @@ export class HaproxyRouter implements Router {
     const info = await runtimeCommand(this.paths.adminSocket, 'show info', undefined, 2000).catch(() => '');
     const match = /^CurrConns: (\d+)/m.exec(info);
     return match ? Number(match[1]) : undefined;
+  }
+
+  /**
+   * Access records HAProxy dropped since the router started because the pipe to the daemon was
+   * full (DroppedLogs), summed over the workers a reload replaced; undefined when not running.
+   */
+  async droppedAccessRecords(): Promise<number | undefined> {
+    if (!this.child || !this.logs) return undefined;
+    const info = await runtimeCommand(this.paths.adminSocket, 'show info', undefined, 2000).catch(() => '');
+    const pid = /^Pid: (\d+)/m.exec(info)?.[1];
+    const count = /^DroppedLogs: (\d+)/m.exec(info)?.[1];
+    if (pid === undefined || count === undefined) return undefined;
+    if (this.droppedNow && this.droppedNow.pid !== pid) this.droppedBefore += this.droppedNow.count;
+    this.droppedNow = { pid, count: Number(count) };
+    return this.droppedBefore + this.droppedNow.count;
   }
 
   /** Sessions each app's backend serves now (`show stat` scur), by app id: every routed app, 0 when idle. */
@@ -367,7 +391,7 @@ export class HaproxyRouter implements Router {
       httpsPort: this.o.httpsPort,
       trustedProxies: this.o.trustedProxies,
       acmeChallenge: this.o.acmeChallenge,
-      logPort: this.logPort,
+      accessLog: this.logs !== undefined,
       slots: this.slots,
       servers,
       drainTimeoutSeconds: this.drainTimeoutSeconds,
