@@ -80,3 +80,25 @@ test('the pipe holds ten thousand lines while the daemon does not read (the defa
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('draining reads the lines HAProxy wrote before it exited', async () => {
+  const records: AccessRecord[] = [];
+  const receiver = new AccessLogReceiver(
+    () => 'app_one',
+    (record) => records.push(record),
+  );
+  const dir = await mkdtemp(join(tmpdir(), 'slipway-access-log-'));
+  try {
+    const writeEnd = await receiver.open(dir);
+    // A first line and a rest: the receiver is then resting when the last lines arrive.
+    await writeAll(writeEnd, 'app0 1700000000.000 10.0.0.1 GET /first 200 1 0 10.200.0.2:8080 0 a.test\n');
+    await sleep(5);
+    const last = Array.from({ length: 99 }, (_, i) => `app0 1700000000.000 10.0.0.1 GET /${i} 200 1 0 10.200.0.2:8080 0 a.test\n`);
+    await writeAll(writeEnd, last.join(''));
+    await receiver.drain(1000);
+    assert.equal(records.length, 100);
+  } finally {
+    receiver.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+});

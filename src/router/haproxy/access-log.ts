@@ -140,6 +140,24 @@ export class AccessLogReceiver {
     this.writeEnd = undefined;
   }
 
+  /**
+   * Reads what HAProxy wrote before it exited (the pipe ends once every writer has closed it),
+   * waiting at most `timeoutMs`, then stops.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    const socket = this.socket;
+    this.handedOver();
+    if (socket && !socket.destroyed) {
+      const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()).once('end', () => resolve()));
+      let timer: NodeJS.Timeout | undefined;
+      const limit = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+      socket.resume();
+      await Promise.race([ended, limit]);
+      clearTimeout(timer);
+    }
+    this.stop();
+  }
+
   stop(): void {
     this.handedOver();
     this.socket?.destroy();

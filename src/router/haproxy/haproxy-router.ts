@@ -90,8 +90,15 @@ export class HaproxyRouter implements Router {
       );
       logPipe = await this.logs.open(this.o.workDir);
     }
-    await this.writeConfig();
-    await this.check();
+    try {
+      await this.writeConfig();
+      await this.check();
+    } catch (error) {
+      // Nothing started: the pipe's ends are closed, not left open until the next start.
+      this.logs?.stop();
+      this.logs = undefined;
+      throw error;
+    }
     this.stderrTail = '';
     try {
       this.child = await startAttachedServer({
@@ -107,6 +114,10 @@ export class HaproxyRouter implements Router {
           if (stream === 'err') this.stderrTail = `${this.stderrTail}${line}\n`.slice(-4000);
         },
       });
+    } catch (error) {
+      this.logs?.stop();
+      this.logs = undefined;
+      throw error;
     } finally {
       this.logs?.handedOver();
     }
@@ -148,7 +159,8 @@ export class HaproxyRouter implements Router {
     }
     await child.exited;
     this.child = undefined;
-    this.logs?.stop();
+    // The last requests' lines may still wait in the pipe (the receiver rests between reads).
+    await this.logs?.drain(1000);
     this.logs = undefined;
   }
 
