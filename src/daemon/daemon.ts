@@ -145,7 +145,9 @@ export class Daemon {
     // With --backend swarm, the apps' instances and one-off commands run as swarm services;
     // builds and add-on servers stay in this machine's sandboxes (docs/swarm.md).
     const instances =
-      options.backend === 'swarm' ? await startSwarmBackend(swarmOptions(options.swarm), names.cgroupRoot, addonAccess, log) : undefined;
+      options.backend === 'swarm'
+        ? await startSwarmBackend(swarmOptions(options.swarm), names.cgroupRoot, addonAccess, log, backend.gatewayAddress)
+        : undefined;
     if (instances) this.onStop('swarm network', () => instances.removeNetwork());
     const instanceBackend = instances ?? backend;
 

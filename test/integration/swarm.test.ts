@@ -14,7 +14,7 @@ import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { swarmBackendMissing } from '../support/swarm-backend.js';
 import { DockerApi } from '../../src/instances/swarm/docker-api.js';
-import { type SecondNode, startSecondSwarmNode, updateNode } from '../support/swarm-second-node.js';
+import { NODE_ADDRESS, type SecondNode, startSecondSwarmNode, updateNode } from '../support/swarm-second-node.js';
 
 const missing = await swarmBackendMissing();
 if (missing) console.log(`# skipping the swarm integration test: ${missing}`);
@@ -323,7 +323,7 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     assert.equal(deleted.code, 0, deleted.stderr);
   });
 
-  test('on a second node, tasks answer through the router with their own identities, reach their add-on on the control machine and no other port of it, stop on SIGTERM through its Docker API, and slipway run runs there', async (t) => {
+  test('on a second node, tasks answer through the router with their own identities, reach their add-on on the control machine and no other port of it nor their neighbour nor the node, stop on SIGTERM through its Docker API, and slipway run runs there', async (t) => {
     const node = await secondNode;
     if (typeof node === 'string') {
       t.skip(`no second swarm node: ${node}`);
@@ -366,12 +366,22 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
         identities.add(facts.instanceId);
       }
       assert.equal(identities.size, 2, `answers came from ${[...identities].join(', ')}`);
-      // From there a task reaches its app's add-on on the control machine, and no other port of it.
-      const [task] = await node.api.json<Array<{ Id: string }>>({
+      // From there a task reaches its app's add-on on the control machine, and no other port of
+      // it; nor its neighbour on the node, nor the node itself (slipway filters the node's bridge
+      // through its Docker API; the router's requests and health checks above crossed it).
+      const [task, neighbour] = await node.api.json<Array<{ Id: string }>>({
         path: '/containers/json',
         query: { filters: JSON.stringify({ label: [`slipway.app=${appId}`] }) },
         what: 'list containers',
       });
+      const neighbourAddress = Object.values(
+        (
+          await node.api.json<{ NetworkSettings: { Networks: Record<string, { IPAddress: string }> } }>({
+            path: `/containers/${neighbour!.Id}/json`,
+            what: 'inspect the neighbour task',
+          })
+        ).NetworkSettings.Networks,
+      )[0]!.IPAddress;
       const server = net.createServer((socket) => socket.end());
       await new Promise<void>((resolve) => server.listen(0, '0.0.0.0', resolve));
       const port = (server.address() as net.AddressInfo).port;
@@ -383,6 +393,13 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
         assert.equal(probe(variables.REDIS_HOST!, variables.REDIS_PORT!), 'connected');
         assert.equal(probe(variables.REDIS_HOST!, port), 'refused');
         assert.equal(probe(node.hostAddress, port), 'refused');
+        assert.equal(probe(neighbourAddress, 8080), 'refused', 'the neighbour task on the same node');
+        // The node's swarm port, open on its own address to the other nodes.
+        assert.equal(probe(NODE_ADDRESS, 2377), 'refused', "a port of the node's own address");
+        assert.match(
+          daemon.output(),
+          new RegExp(`swarm node ${node.nodeId}: its tasks' bridge \\S+ \\(172\\.28\\.200\\.0/24\\) is filtered`),
+        );
       } finally {
         server.close();
       }

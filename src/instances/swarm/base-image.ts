@@ -38,7 +38,7 @@ export function debianSuite(): string {
 }
 
 /** The tag of the base image: changes when the package list or the Debian release does. */
-export function baseImageTag(suite: string, packages = BASE_PACKAGES): string {
+export function baseImageTag(suite: string, packages: readonly string[] = BASE_PACKAGES): string {
   return `${suite}-${createHash('sha256')
     .update(JSON.stringify([suite, packages]))
     .digest('hex')
@@ -50,7 +50,13 @@ export function baseImageTag(suite: string, packages = BASE_PACKAGES): string {
  * bits: instances run with no capabilities anyway) as a tar stream that Docker imports. Nothing
  * comes from an image hub.
  */
-export async function importBaseImage(api: DockerApi, repository: string, tag: string, log: (line: string) => void): Promise<void> {
+export async function importBaseImage(
+  api: DockerApi,
+  repository: string,
+  tag: string,
+  log: (line: string) => void,
+  packages: readonly string[] = BASE_PACKAGES,
+): Promise<void> {
   const suite = debianSuite();
   // mmdebstrap writes a file first: streamed straight to Docker it could stall with nobody reading.
   const dir = mkdtempSync(join(tmpdir(), 'slipway-base-'));
@@ -58,7 +64,7 @@ export async function importBaseImage(api: DockerApi, repository: string, tag: s
   const argv = [
     '--quiet',
     '--variant=minbase',
-    `--include=${BASE_PACKAGES.join(',')}`,
+    `--include=${packages.join(',')}`,
     // No setuid or setgid programs: nothing in an instance may gain privileges.
     '--customize-hook=find "$1" -xdev -type f -perm /6000 -exec chmod ug-s {} +',
     // No package lists or caches in the image.
@@ -67,7 +73,7 @@ export async function importBaseImage(api: DockerApi, repository: string, tag: s
     tarball,
     aptSourcesFile(),
   ];
-  log(`building the base image ${repository}:${tag} from Debian ${suite} packages (${BASE_PACKAGES.join(', ')}); this happens once`);
+  log(`building the image ${repository}:${tag} from Debian ${suite} packages (${packages.join(', ')}); this happens once`);
   try {
     const errors: string[] = [];
     const result = await runCommand({

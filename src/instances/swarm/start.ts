@@ -70,6 +70,8 @@ export async function startSwarmBackend(
   owner: string,
   networkEvents: SandboxNetworkEvents,
   log: (line: string) => void,
+  /** Where tasks reach this machine's router and add-on servers (the sandboxes' gateway). */
+  controlMachineAddress?: string,
 ): Promise<SwarmBackend> {
   const backend = new SwarmBackend({
     api: new DockerApi(swarm.dockerSocket),
@@ -77,6 +79,7 @@ export async function startSwarmBackend(
     owner,
     subnet: swarm.subnet,
     bridgeName: swarmBridgeName(owner),
+    controlMachineAddress,
     networkEvents,
     log,
   });

@@ -11,6 +11,7 @@ import { ReleaseImages } from './release-images.js';
 import { LABEL_OWNER, serviceName, serviceSpec, validateOwner, type ServiceSpecInput } from './service-spec.js';
 import { SwarmServices, type SwarmTask } from './swarm-services.js';
 import { NODE_API_LABEL } from './node-apis.js';
+import { NodeFilter } from './node-filter.js';
 import { SwarmInstance } from './swarm-instance.js';
 import { ReleaseService } from './release-service.js';
 import { IDENTITY_MOUNT, PER_INSTANCE_VARIABLES, SLOT_VARIABLE, identityFile, taskEntrypoint } from './task-entrypoint.js';
@@ -27,6 +28,11 @@ export interface SwarmBackendOptions {
   subnet: string;
   /** The bridge each node makes for the tasks' network (default `<owner>sw0`, cut to 15 characters). */
   bridgeName?: string;
+  /**
+   * Where tasks reach the control machine (the router and the add-on servers); the other nodes'
+   * filters let their tasks reach this address only. Default: the tasks' network's gateway.
+   */
+  controlMachineAddress?: string;
   /** Told when an instance holds an address and when it gives it back (add-on access). */
   networkEvents?: SandboxNetworkEvents;
   /** How long a task may take to be scheduled, pull its image and run. */
@@ -61,8 +67,8 @@ export class SwarmBackend implements InstanceBackend {
   private generation = 0;
   private node: SwarmNode | undefined;
   private networkEvents: SandboxNetworkEvents | undefined;
-  /** Nodes whose tasks' bridge ports the daemon cannot isolate, already told in the log. */
-  private readonly toldUnisolated = new Set<string>();
+  /** Filters the tasks' bridge of the other nodes, through their Docker APIs. */
+  private readonly nodeFilter: NodeFilter;
   private readonly log: (line: string) => void;
 
   constructor(private readonly o: SwarmBackendOptions) {
@@ -76,6 +82,14 @@ export class SwarmBackend implements InstanceBackend {
       throw new Error(`Invalid bridge name ${JSON.stringify(this.bridgeName)}: up to 15 letters, digits, "_" or "-".`);
     this.gatewayAddress = gatewayOf(o.subnet);
     this.networkEvents = o.networkEvents;
+    this.nodeFilter = new NodeFilter({
+      manager: o.api,
+      registry: o.registry,
+      owner: this.owner,
+      networkName: this.networkName,
+      controlMachine: o.controlMachineAddress ?? this.gatewayAddress,
+      log: this.log,
+    });
   }
 
   /**
@@ -96,16 +110,19 @@ export class SwarmBackend implements InstanceBackend {
       this.log(
         `swarm node ${node} takes tasks but slipway does not know its Docker API: a task placed there cannot start (docker node update --label-add ${NODE_API_LABEL}=<unix:///path or tcp://host:port>, docs/swarm.md)`,
       );
-    // The same on the other nodes the daemon can reach; one that does not answer is only told.
+    await this.ensureNetwork();
+    // The same on the other nodes the daemon can reach, and their bridge filtered; one that does
+    // not answer is only told (its first task tries again).
     for (const { nodeId, api } of await this.services.nodes.declared().catch(() => [])) {
       try {
         for (const service of await this.services.removeContainersOf(`${this.owner}-`, api))
           this.log(`removing a container of swarm service ${service} left by a previous run on node ${nodeId}`);
+        if (!(await this.nodeFilter.ensure(nodeId, api)))
+          this.log(`swarm node ${nodeId} has no part of the tasks' network yet: its bridge is filtered when its first task runs`);
       } catch (e) {
-        this.log(`could not look for leftover containers on swarm node ${nodeId}: ${(e as Error).message}`);
+        this.log(`could not tidy or filter swarm node ${nodeId}: ${(e as Error).message}`);
       }
     }
-    await this.ensureNetwork();
     await this.ip(['route', 'replace', ...this.fallbackRoute()]);
     // Images of releases removed while no daemon ran (apps deleted, old releases pruned).
     void this.images.pruneApp().catch((e: Error) => this.log(`could not remove old release images: ${e.message}`));
@@ -239,20 +256,17 @@ export class SwarmBackend implements InstanceBackend {
   }
 
   /**
-   * Isolates a running task's port on its node's bridge. Only the control machine's own bridge
-   * is within reach (`nsenter`, `ip`): on other nodes the operator filters the bridge
-   * (docs/swarm.md), and the first such task says so in the daemon's log.
+   * Isolates a running task from the other tasks and its node. On the control machine its port
+   * on the bridge is isolated (`nsenter`, `ip`) and the daemon's table filters the bridge; on
+   * another node, the node's bridge is filtered through its Docker API the first time one of
+   * its tasks runs (node-filter.ts). A task that cannot be isolated fails its start.
    */
   private async isolate(task: SwarmTask): Promise<void> {
     const containerId = task.Status.ContainerStatus?.ContainerID;
     if (!containerId) return;
     if (!this.services.nodes.isOwn(task.NodeID)) {
-      if (!this.toldUnisolated.has(task.NodeID!)) {
-        this.toldUnisolated.add(task.NodeID!);
-        this.log(
-          `tasks on swarm node ${task.NodeID} are not isolated on their bridge by slipway: filter that node's bridge as docs/swarm.md says`,
-        );
-      }
+      if (!(await this.nodeFilter.ensure(task.NodeID!, await this.services.nodes.of(task.NodeID))))
+        throw new Error(`Swarm node ${task.NodeID} runs a task but has no configuration network ${this.networkName}-config to filter.`);
       return;
     }
     await isolateTaskPort(this.o.api, containerId);
