@@ -9,9 +9,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { HostRoute, Router, RoutingTable, Upstream } from '../../src/router/router.js';
+import { freePort } from '../support/free-port.js';
 
 export interface RouterSubject {
   name: string;
@@ -35,14 +35,6 @@ async function startUpstream(name: string): Promise<TestUpstream> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { name, address: '127.0.0.1', port: (server.address() as AddressInfo).port, server };
-}
-
-export async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 /** One request on its own connection, with an explicit Host header. */
