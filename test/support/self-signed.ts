@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import { selfSignedCertificateArgv } from '../../src/certificates/self-signed-argv.js';
 
 /**
  * A self-signed P-256 certificate for `names`, made with openssl in `dir` as `<file>.pem` and
@@ -14,28 +15,13 @@ export function selfSignedCertificate(
 ): { cert: string; key: string } {
   const cert = join(dir, `${file}.pem`);
   const key = join(dir, `${file}.key`);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      String(options.days ?? 2),
-      '-subj',
-      `/CN=${options.subject ?? names[0]}`,
-      '-addext',
-      `subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}`,
-      '-keyout',
-      key,
-      '-out',
-      cert,
-    ],
-    { stdio: 'ignore' },
-  );
+  const [openssl, ...args] = selfSignedCertificateArgv({
+    subject: options.subject ?? names[0]!,
+    names,
+    days: options.days ?? 2,
+    keyFile: key,
+    certFile: cert,
+  });
+  execFileSync(openssl!, args, { stdio: 'ignore' });
   return { cert, key };
 }

@@ -28,6 +28,7 @@ import {
 } from './config.js';
 import { expectAnswer, runtimeCommand } from './runtime-api.js';
 import { backendSessions } from './stats.js';
+import { selfSignedCertificateArgv } from '../../certificates/self-signed-argv.js';
 
 export interface HaproxyRouterOptions extends RouterOptions {
   /** Defaults to /usr/sbin/haproxy when present, else "haproxy" on PATH. */
@@ -496,24 +497,7 @@ export class HaproxyRouter implements Router {
 async function makeDefaultCertificate(path: string): Promise<void> {
   const key = `${path}.key.tmp`;
   const cert = `${path}.crt.tmp`;
-  const result = await run([
-    'openssl',
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-days',
-    '3650',
-    '-subj',
-    `/CN=${DEFAULT_CERT_NAME}`,
-    '-keyout',
-    key,
-    '-out',
-    cert,
-  ]);
+  const result = await run(selfSignedCertificateArgv({ subject: DEFAULT_CERT_NAME, days: 3650, keyFile: key, certFile: cert }));
   if (result.code !== 0) throw new Error(`Could not make the router's default certificate with openssl: ${result.output.trim()}`);
   const pem = (await readFile(cert, 'utf8')) + (await readFile(key, 'utf8'));
   await writeFile(path, pem, { mode: 0o600 });
