@@ -1,13 +1,12 @@
 import { replaceNodeFilterScript, type NodeFilterConfig } from '../../network/node-filter-rules.js';
 import { baseImageTag, debianSuite, importBaseImage } from './base-image.js';
 import { DockerApiError, type DockerApi } from './docker-api.js';
+import { imageExists, pullImage, pushImage } from './image-transfer.js';
 import { LogFrameReader } from './log-frames.js';
 import { LABEL_OWNER } from './service-spec.js';
 
 /** What the filter's image holds: `nft` and what it needs, from Debian, nothing else. */
 export const NFT_PACKAGES = ['nftables'];
-/** Docker wants an (empty) auth header on push and pull even for a registry without authentication. */
-const NO_AUTH = Buffer.from('{}').toString('base64');
 const BRIDGE_NAME_OPTION = 'com.docker.network.bridge.name';
 /** The script reaches `nft` through the environment: the command line stays fixed. */
 const APPLY = 'printf "%s" "$SLIPWAY_NODE_FILTER" | /usr/sbin/nft -f -';
@@ -65,14 +64,7 @@ export class NodeFilter {
     const config = await this.configOf(api);
     if (!config) return false;
     const image = await this.ensureImage();
-    const colon = image.lastIndexOf(':');
-    await api.progress({
-      method: 'POST',
-      path: '/images/create',
-      query: { fromImage: image.slice(0, colon), tag: image.slice(colon + 1) },
-      headers: { 'X-Registry-Auth': NO_AUTH },
-      what: `pull ${image} on swarm node ${nodeId}`,
-    });
+    await pullImage(api, image, `swarm node ${nodeId}`);
     const { Id: id } = await api.json<{ Id: string }>({
       method: 'POST',
       path: '/containers/create',
@@ -135,21 +127,9 @@ export class NodeFilter {
       const repository = `${this.o.registry}/slipway/nft`;
       const tag = baseImageTag(debianSuite(), NFT_PACKAGES);
       const name = `${repository}:${tag}`;
-      const exists = await this.o.manager.json({ path: `/images/${name}/json`, what: 'inspect an image' }).then(
-        () => true,
-        (e) => {
-          if (e instanceof DockerApiError && e.status === 404) return false;
-          throw e;
-        },
-      );
+      const exists = await imageExists(this.o.manager, name);
       if (!exists) await importBaseImage(this.o.manager, repository, tag, this.o.log, NFT_PACKAGES);
-      await this.o.manager.progress({
-        method: 'POST',
-        path: `/images/${repository}/push`,
-        query: { tag },
-        headers: { 'X-Registry-Auth': NO_AUTH },
-        what: `push ${name} to the registry ${this.o.registry}`,
-      });
+      await pushImage(this.o.manager, name, this.o.registry);
       return name;
     })();
     this.image.catch(() => (this.image = undefined));

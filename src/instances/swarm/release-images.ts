@@ -3,8 +3,9 @@ import { existsSync, mkdtempSync, rmSync, statSync, createReadStream, createWrit
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { DockerApiError, type DockerApi } from './docker-api.js';
+import type { DockerApi } from './docker-api.js';
 import { baseImageTag, debianSuite, importBaseImage } from './base-image.js';
+import { imageExists, pushImage } from './image-transfer.js';
 import { buildContext, layerDockerfile } from './build-context.js';
 import { deleteFromRegistry } from './registry.js';
 import { runChecked } from '../../executor/run-captured.js';
@@ -33,8 +34,6 @@ const SHARED_NAMESPACE = 'slipway';
 export const LABEL_APP = 'slipway.app';
 export const LABEL_DEPLOYMENT = 'slipway.deployment';
 export const LABEL_RELEASE_DIR = 'slipway.release-dir';
-/** Docker wants an (empty) auth header on push even for a registry without authentication. */
-const NO_AUTH = Buffer.from('{}').toString('base64');
 
 /**
  * Turns releases into images: base (Debian, built once) → toolchains layer (rebuilt when the
@@ -57,7 +56,7 @@ export class ReleaseImages {
       const repository = `${this.o.registry}/${SHARED_NAMESPACE}/base`;
       const tag = baseImageTag(debianSuite());
       const name = `${repository}:${tag}`;
-      if (!(await this.exists(name))) await importBaseImage(this.o.api, repository, tag, this.o.log);
+      if (!(await imageExists(this.o.api, name))) await importBaseImage(this.o.api, repository, tag, this.o.log);
       return name;
     })();
     this.base.catch(() => (this.base = undefined));
@@ -87,7 +86,7 @@ export class ReleaseImages {
       r.user,
       `build the image of deployment ${r.deploymentId}`,
     );
-    await this.push(name);
+    await pushImage(this.o.api, name, this.o.registry);
     this.o.log(`release image ${name} built and pushed`);
     return name;
   }
@@ -98,7 +97,7 @@ export class ReleaseImages {
     if (!pending) {
       pending = (async () => {
         const name = `${this.o.registry}/${SHARED_NAMESPACE}/toolchains:${key}`;
-        if (await this.exists(name)) return name;
+        if (await imageExists(this.o.api, name)) return name;
         const base = await this.ensureBase();
         this.o.log(`building the toolchains layer ${name}`);
         const root = { uid: 0, gid: 0 };
@@ -177,16 +176,6 @@ export class ReleaseImages {
     return removed;
   }
 
-  private async exists(name: string): Promise<boolean> {
-    try {
-      await this.o.api.json({ path: `/images/${name}/json`, what: 'inspect an image' });
-      return true;
-    } catch (e) {
-      if (e instanceof DockerApiError && e.status === 404) return false;
-      throw e;
-    }
-  }
-
   /**
    * Packs the context into a file first, then sends it with its length: streamed in chunks,
    * dockerd may answer and close the connection before the tar padding is sent, and the build
@@ -215,17 +204,6 @@ export class ReleaseImages {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  }
-
-  private async push(name: string): Promise<void> {
-    const colon = name.lastIndexOf(':');
-    await this.o.api.progress({
-      method: 'POST',
-      path: `/images/${name.slice(0, colon)}/push`,
-      query: { tag: name.slice(colon + 1) },
-      headers: { 'X-Registry-Auth': NO_AUTH },
-      what: `push ${name} to the registry ${this.o.registry}`,
-    });
   }
 }
 
