@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { selfSignedCertificateArgv } from '../../src/certificates/self-signed-argv.js';
+import { selfSignedCertificateArgv } from '../../src/router/self-signed-argv.js';
 
 /**
  * A self-signed P-256 certificate for `names`, made with openssl in `dir` as `<file>.pem` and

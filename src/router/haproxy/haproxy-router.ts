@@ -28,7 +28,7 @@ import {
 } from './config.js';
 import { expectAnswer, runtimeCommand } from './runtime-api.js';
 import { backendSessions } from './stats.js';
-import { selfSignedCertificateArgv } from '../../certificates/self-signed-argv.js';
+import { selfSignedCertificateArgv } from '../self-signed-argv.js';
 
 export interface HaproxyRouterOptions extends RouterOptions {
   /** Defaults to /usr/sbin/haproxy when present, else "haproxy" on PATH. */
