@@ -111,6 +111,15 @@ function forwardedHeaderRules(proto: 'http' | 'https', port: number): string[] {
   ];
 }
 
+/**
+ * A request the app took and then dropped without a word (a crash, or a keep-alive connection it
+ * closed as the request arrived) is sent again only when repeating it is harmless (RFC 9110's
+ * idempotent methods), as nginx does: a POST the app may have acted on is never replayed, so a
+ * POST that crashes the app cannot take down one instance after another either. Connection
+ * failures (nothing was sent) are retried for every method.
+ */
+export const RETRY_ONLY_IDEMPOTENT = '  http-request disable-l7-retry unless { method GET HEAD OPTIONS PUT DELETE TRACE }';
+
 function routingRules(paths: HaproxyPaths): string[] {
   return [
     '  http-request set-var(txn.host) req.hdr(host),field(1,:),lower',
@@ -150,7 +159,8 @@ export function renderHaproxyConfig(input: HaproxyConfigInput): string {
     // their next response, with "Connection: close", instead of under the client's feet.
     '  option idle-close-on-response',
     '  option redispatch 1',
-    // An upstream keep-alive connection the app closed just as it was reused is retried, not a 502.
+    // An upstream keep-alive connection the app closed just as it was reused is retried, not a 502
+    // (only for requests that are safe to repeat: see RETRY_ONLY_IDEMPOTENT).
     '  retries 3',
     '  retry-on conn-failure empty-response',
     '  http-reuse safe',
@@ -183,6 +193,7 @@ export function renderHaproxyConfig(input: HaproxyConfigInput): string {
         ]
       : []),
     ...forwardedHeaderRules('http', port),
+    RETRY_ONLY_IDEMPOTENT,
     ...(input.acmeChallenge ? ['  use_backend acme if acme_challenge'] : []),
     '  use_backend %[var(txn.backend)] if { var(txn.backend) -m found }',
     '  default_backend unknown_host',
@@ -195,6 +206,7 @@ export function renderHaproxyConfig(input: HaproxyConfigInput): string {
       trustedAcl,
       ...routingRules(paths),
       ...forwardedHeaderRules('https', httpsPort),
+      RETRY_ONLY_IDEMPOTENT,
       '  use_backend %[var(txn.backend)] if { var(txn.backend) -m found }',
       '  default_backend unknown_host',
     );

@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { Agent, createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import { connect as http2Connect } from 'node:http2';
 import { connect as tlsConnect } from 'node:tls';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -41,13 +41,14 @@ interface Reply {
 function get(
   port: number,
   host: string,
-  options: { path?: string; headers?: Record<string, string | string[]>; agent?: Agent; localAddress?: string } = {},
+  options: { method?: string; path?: string; headers?: Record<string, string | string[]>; agent?: Agent; localAddress?: string } = {},
 ): Promise<Reply> {
   return new Promise((ok, fail) => {
     const req = request(
       {
         host: '127.0.0.1',
         port,
+        method: options.method ?? 'GET',
         path: options.path ?? '/',
         agent: options.agent ?? false,
         localAddress: options.localAddress,
@@ -310,6 +311,35 @@ describe('HaproxyRouter with real HAProxy', () => {
       await router.apply(new Map([['alpha.test', route('app_a', [a])]]));
       counted.server.closeAllConnections();
       counted.server.close();
+    }
+  });
+
+  test('a request the app drops unanswered is tried again only when repeating it is harmless: GET yes, POST never', async () => {
+    // An app that reads each request and closes the connection without a word, as a crash does.
+    let attempts = 0;
+    const silent = createTcpServer((socket) => {
+      socket.once('data', () => {
+        attempts++;
+        socket.destroy();
+      });
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((ok) => silent.listen(0, '127.0.0.7', ok));
+    try {
+      await router.apply(
+        new Map([['alpha.test', route('app_a', [{ address: '127.0.0.7', port: (silent.address() as AddressInfo).port }])]]),
+      );
+      const viaGet = await get(port, 'alpha.test', { path: '/read' });
+      const triedForGet = attempts;
+      attempts = 0;
+      const viaPost = await get(port, 'alpha.test', { method: 'POST', path: '/order', headers: { 'content-length': '0' } });
+      assert.equal(viaGet.status, 502);
+      assert.equal(viaPost.status, 502);
+      assert.ok(triedForGet > 1, `a GET the app dropped was sent ${triedForGet} time(s): it should have been tried again`);
+      assert.equal(attempts, 1, 'a POST the app dropped must not be sent again');
+    } finally {
+      await router.apply(new Map([['alpha.test', route('app_a', [a])]]));
+      silent.close();
     }
   });
 
