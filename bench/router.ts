@@ -53,6 +53,23 @@ export interface RouterBenchResult {
    * the access records, which the daemon pays in the product (wrk and the upstream are other processes).
    */
   receiverCpuPerRequestUs: { haproxy: number; nginx: number };
+  /** µs of the upstream app's CPU per request on each path: what the proxy's way of talking to it costs the app. */
+  upstreamCpuPerRequestUs: { direct: number; haproxy: number; nginx: number };
+  /** Share of the machine's CPU time left idle during each path's runs (%): waiting, not working. */
+  idlePercent: { direct: number; haproxy: number; nginx: number };
+}
+
+/** Idle and total clock ticks of the whole machine, from the first line of /proc/stat. */
+async function machineTicks(): Promise<{ idle: number; total: number }> {
+  const fields = (await readFile('/proc/stat', 'utf8')).split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return { idle: fields[3]! + fields[4]!, total: fields.reduce((sum, n) => sum + n, 0) };
+}
+
+/** User + system clock ticks of one process. */
+async function cpuTicksOf(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
 }
 
 /** User + system clock ticks of the processes whose command line names `folder`, and of their children. */
@@ -206,11 +223,19 @@ export async function benchRouter(options: { seconds?: number; rounds?: number }
     const folders = { routed: join(workDir, 'haproxy'), nginx: join(workDir, 'nginx') };
     const ticks = { routed: 0, nginx: 0 };
     const receiverMicros = { routed: 0, nginx: 0 };
+    const upstreamTicks = { direct: 0, routed: 0, nginx: 0 };
+    const machine = { direct: { idle: 0, total: 0 }, routed: { idle: 0, total: 0 }, nginx: { idle: 0, total: 0 } };
     for (let round = 0; round < rounds; round++) {
       for (const path of ['direct', 'routed', 'nginx'] as const) {
         const before = path === 'direct' ? 0 : await cpuTicksOfProcessesIn(folders[path]);
         const ownBefore = process.cpuUsage();
+        const upstreamBefore = await cpuTicksOf(upstream.child.pid!);
+        const machineBefore = await machineTicks();
         runs[path].push(await runWrk(urls[path], seconds));
+        const machineAfter = await machineTicks();
+        machine[path].idle += machineAfter.idle - machineBefore.idle;
+        machine[path].total += machineAfter.total - machineBefore.total;
+        upstreamTicks[path] += (await cpuTicksOf(upstream.child.pid!)) - upstreamBefore;
         if (path === 'direct') continue;
         const own = process.cpuUsage(ownBefore);
         receiverMicros[path] += own.user + own.system;
@@ -244,6 +269,16 @@ export async function benchRouter(options: { seconds?: number; rounds?: number }
         haproxy: perRequestUs((receiverMicros.routed / 1e6) * TICKS_PER_SECOND, runs.routed),
         nginx: perRequestUs((receiverMicros.nginx / 1e6) * TICKS_PER_SECOND, runs.nginx),
       },
+      upstreamCpuPerRequestUs: {
+        direct: perRequestUs(upstreamTicks.direct, runs.direct),
+        haproxy: perRequestUs(upstreamTicks.routed, runs.routed),
+        nginx: perRequestUs(upstreamTicks.nginx, runs.nginx),
+      },
+      idlePercent: {
+        direct: idleShare(machine.direct),
+        haproxy: idleShare(machine.routed),
+        nginx: idleShare(machine.nginx),
+      },
     };
   } finally {
     await haproxy.stop().catch(() => undefined);
@@ -257,6 +292,10 @@ export async function benchRouter(options: { seconds?: number; rounds?: number }
 function perRequestUs(ticks: number, runs: WrkResult[]): number {
   const requests = runs.reduce((sum, run) => sum + run.requests, 0);
   return Number(((ticks / TICKS_PER_SECOND / requests) * 1e6).toFixed(1));
+}
+
+function idleShare(ticks: { idle: number; total: number }): number {
+  return Number(((100 * ticks.idle) / Math.max(1, ticks.total)).toFixed(1));
 }
 
 function row(name: string, result: WrkResult): string {
@@ -275,6 +314,10 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
   console.log(
     `proxy CPU per request: haproxy ${result.cpuPerRequestUs.haproxy} µs, nginx ${result.cpuPerRequestUs.nginx} µs (every HAProxy record received); ` +
       `receiving the records: haproxy's ${result.receiverCpuPerRequestUs.haproxy} µs, nginx's ${result.receiverCpuPerRequestUs.nginx} µs`,
+  );
+  console.log(
+    `the app's CPU per request: direct ${result.upstreamCpuPerRequestUs.direct} µs, via haproxy ${result.upstreamCpuPerRequestUs.haproxy} µs, via nginx ${result.upstreamCpuPerRequestUs.nginx} µs; ` +
+      `machine idle: direct ${result.idlePercent.direct}%, haproxy ${result.idlePercent.haproxy}%, nginx ${result.idlePercent.nginx}%`,
   );
   console.log(JSON.stringify({ bench: 'router', engine: 'haproxy', ...result }));
 }
