@@ -117,9 +117,14 @@ test('the installed slipway answers --version and runs the daemon until its API 
     child.stderr!.on('data', (d) => (output += d));
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, 120_000);
-      const check = () => /slipway is ready/.test(output) && (clearTimeout(timer), resolve());
-      child.stderr!.on('data', check);
-      child.once('exit', () => (clearTimeout(timer), resolve()));
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      child.stderr!.on('data', () => {
+        if (/slipway is ready/.test(output)) done();
+      });
+      child.once('exit', done);
     });
     // Another daemon of this machine holds that subnet: draw another.
     if (!/already runs its apps on the subnet/.test(output)) break;

@@ -16,6 +16,12 @@ export interface SwarmTask {
 export const TERMINAL_STATES = new Set(['complete', 'failed', 'shutdown', 'rejected', 'orphaned', 'remove']);
 
 /** The calls of the Engine API the swarm backend makes about one service. */
+/** The part of a replicated service's spec slipway changes; the rest is sent back as Docker gave it. */
+export interface ReplicatedServiceSpec {
+  Mode: { Replicated: { Replicas: number } };
+  [field: string]: unknown;
+}
+
 export class SwarmServices {
   /** Where each task's container is reached: the API of the node it runs on. */
   readonly nodes: NodeApis;
@@ -44,7 +50,7 @@ export class SwarmServices {
   }
 
   /** Rewrites part of a service's spec (Docker wants the whole spec and its current version). */
-  async update(serviceId: string, change: (spec: Record<string, any>) => void): Promise<void> {
+  async update(serviceId: string, change: (spec: ReplicatedServiceSpec) => void): Promise<void> {
     try {
       await this.updateOnce(serviceId, change);
     } catch {
@@ -53,8 +59,8 @@ export class SwarmServices {
     }
   }
 
-  private async updateOnce(serviceId: string, change: (spec: Record<string, any>) => void): Promise<void> {
-    const current = await this.api.json<{ Version: { Index: number }; Spec: Record<string, any> }>({
+  private async updateOnce(serviceId: string, change: (spec: ReplicatedServiceSpec) => void): Promise<void> {
+    const current = await this.api.json<{ Version: { Index: number }; Spec: ReplicatedServiceSpec }>({
       path: `/services/${serviceId}`,
       what: 'inspect a service',
     });
