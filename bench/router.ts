@@ -65,11 +65,12 @@ async function machineTicks(): Promise<{ idle: number; total: number }> {
   return { idle: fields[3]! + fields[4]!, total: fields.reduce((sum, n) => sum + n, 0) };
 }
 
-/** User + system clock ticks of one process. */
-async function cpuTicksOf(pid: number): Promise<number> {
+/** Parent pid and user + system clock ticks of the process `/proc/<pid>/stat` describes. */
+async function processStat(pid: number | string): Promise<{ ppid: number; ticks: number }> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // The fields after the command name, which may itself hold spaces and parentheses.
   const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
+  return { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) };
 }
 
 /** User + system clock ticks of the processes whose command line names `folder`, and of their children. */
@@ -79,9 +80,7 @@ async function cpuTicksOfProcessesIn(folder: string): Promise<number> {
   for (const entry of await readdir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = await readFile(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-      stats.set(Number(entry), { ppid: Number(fields[1]), ticks: Number(fields[11]) + Number(fields[12]) });
+      stats.set(Number(entry), await processStat(entry));
       if ((await readFile(`/proc/${entry}/cmdline`, 'utf8')).includes(folder)) owners.add(Number(entry));
     } catch {
       // The process ended while we looked.
@@ -229,13 +228,13 @@ export async function benchRouter(options: { seconds?: number; rounds?: number }
       for (const path of ['direct', 'routed', 'nginx'] as const) {
         const before = path === 'direct' ? 0 : await cpuTicksOfProcessesIn(folders[path]);
         const ownBefore = process.cpuUsage();
-        const upstreamBefore = await cpuTicksOf(upstream.child.pid!);
+        const upstreamBefore = (await processStat(upstream.child.pid!)).ticks;
         const machineBefore = await machineTicks();
         runs[path].push(await runWrk(urls[path], seconds));
         const machineAfter = await machineTicks();
         machine[path].idle += machineAfter.idle - machineBefore.idle;
         machine[path].total += machineAfter.total - machineBefore.total;
-        upstreamTicks[path] += (await cpuTicksOf(upstream.child.pid!)) - upstreamBefore;
+        upstreamTicks[path] += (await processStat(upstream.child.pid!)).ticks - upstreamBefore;
         if (path === 'direct') continue;
         const own = process.cpuUsage(ownBefore);
         receiverMicros[path] += own.user + own.system;

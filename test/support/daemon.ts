@@ -58,7 +58,8 @@ export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon>
   removeAppUsersAtExit(dataDir);
   const configHome = join(dataDir, 'client-config');
   mkdirSync(configHome);
-  let [apiPort, sshPort, routerPort, httpsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const drawPorts = async () => [await freePort(), await freePort(), await freePort(), await freePort()] as const;
+  let [apiPort, sshPort, routerPort, httpsPort] = await drawPorts();
   // A subnet of its own, so a test daemon never touches a running platform's network; drawn
   // again when another daemon of this machine (a test run beside this one) holds it.
   const drawSubnet = () => `10.${120 + Math.floor(Math.random() * 80)}.0.0/16`;
@@ -104,7 +105,7 @@ export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon>
       // Another process (a test file running beside this one) may take a port between its draw and the daemon's bind.
       const portTaken = /Address already in use|EADDRINUSE/.test(String(error));
       if (attempt >= 5 || !(portTaken || /already runs its apps on the subnet/.test(String(error)))) throw error;
-      if (portTaken) [apiPort, sshPort, routerPort, httpsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+      if (portTaken) [apiPort, sshPort, routerPort, httpsPort] = await drawPorts();
       else subnet = drawSubnet();
     }
   }

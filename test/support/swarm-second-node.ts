@@ -68,19 +68,20 @@ function quietly(argv: string[]): void {
 }
 
 /**
- * dockerd binds the namespace it runs in under its exec root for containers of the host's
- * network (slipway's filter of the node's bridge runs in one), and leaves it mounted when it stops.
+ * Removes the node's namespace and the host's end of its link. dockerd binds the namespace it
+ * runs in under its exec root for containers of the host's network (slipway's filter of the
+ * node's bridge runs in one) and leaves it mounted when it stops: unmounted first.
  */
-function unmountNetns(): void {
+function removeNamespace(): void {
   quietly(['umount', '-l', join(RUN_DIR, 'exec', 'netns', 'default')]);
+  quietly(['ip', 'netns', 'del', NAMESPACE]);
+  quietly(['ip', 'link', 'del', HOST_END]);
 }
 
 /** Undoes what a previous run left (a test killed midway): namespace, link, dockerd, folders. */
 function removeLeftovers(): void {
   quietly(['sh', '-c', `test -f ${RUN_DIR}/dockerd.pid && kill -9 "$(cat ${RUN_DIR}/dockerd.pid)"`]);
-  unmountNetns();
-  quietly(['ip', 'netns', 'del', NAMESPACE]);
-  quietly(['ip', 'link', 'del', HOST_END]);
+  removeNamespace();
   rmSync(RUN_DIR, { recursive: true, force: true });
 }
 
@@ -179,9 +180,7 @@ export async function startSecondSwarmNode(manager: DockerApi): Promise<SecondNo
     clearTimeout(timer);
     forwarder.kill('SIGKILL');
     for (const server of hostSide) server.close();
-    unmountNetns();
-    quietly(['ip', 'netns', 'del', NAMESPACE]);
-    quietly(['ip', 'link', 'del', HOST_END]);
+    removeNamespace();
     try {
       rmSync(DATA_DIR, { recursive: true, force: true });
     } catch (e) {

@@ -15,13 +15,13 @@ export interface SwarmTask {
 /** Task states after which the task's container has ended. */
 export const TERMINAL_STATES = new Set(['complete', 'failed', 'shutdown', 'rejected', 'orphaned', 'remove']);
 
-/** The calls of the Engine API the swarm backend makes about one service. */
 /** The part of a replicated service's spec slipway changes; the rest is sent back as Docker gave it. */
 export interface ReplicatedServiceSpec {
   Mode: { Replicated: { Replicas: number } };
   [field: string]: unknown;
 }
 
+/** The calls of the Engine API the swarm backend makes about one service. */
 export class SwarmServices {
   /** Where each task's container is reached: the API of the node it runs on. */
   readonly nodes: NodeApis;

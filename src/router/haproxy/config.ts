@@ -118,7 +118,7 @@ function forwardedHeaderRules(proto: 'http' | 'https', port: number): string[] {
  * POST that crashes the app cannot take down one instance after another either. Connection
  * failures (nothing was sent) are retried for every method.
  */
-export const RETRY_ONLY_IDEMPOTENT = '  http-request disable-l7-retry unless { method GET HEAD OPTIONS PUT DELETE TRACE }';
+const RETRY_ONLY_IDEMPOTENT = '  http-request disable-l7-retry unless { method GET HEAD OPTIONS PUT DELETE TRACE }';
 
 function routingRules(paths: HaproxyPaths): string[] {
   return [
