@@ -65,8 +65,9 @@ export function restAfterRead(bytes: number): number {
 }
 
 /**
- * The pipe's size: 4 MiB for a daemon running as root (which may pass the system's limit), else
- * that limit (1 MiB by default). A pipe keeps small writes together in pages, so 1 MiB holds
+ * The pipe's size: 4 MiB for a daemon that may pass the system's limit (CAP_SYS_RESOURCE: root
+ * on most machines, but a container or a VM may withhold it from root, as this machine's does),
+ * else that limit (1 MiB by default). A pipe keeps small writes together in pages, so 1 MiB holds
  * about 13,000 lines: a third of a second of the busiest load measured here, many seconds of
  * ordinary traffic. The default 64 KiB would hold 20 ms, less than the receiver's rest.
  */
