@@ -6,6 +6,7 @@ import { loadConfig } from './config.js';
 import { ApiClient } from './api-client.js';
 import { commandHelp, commonOptions, globalHelp, nearestCommand, subCommands, topicHelp, topics } from './help.js';
 import { slipwayVersion } from './version.js';
+import { endQuietlyWhenReaderCloses } from './closed-output.js';
 
 const EXIT_OK = 0;
 const EXIT_FAILURE = 1;
@@ -76,6 +77,11 @@ export async function main(
   argv: string[],
   io: Partial<Pick<CommandContext, 'out' | 'err' | 'cwd' | 'env' | 'stdin'>> = {},
 ): Promise<number> {
+  // The daemon (`server`) is left out: losing its log reader must not look like a clean stop.
+  if (argv[0] !== 'server') {
+    if (!io.out) endQuietlyWhenReaderCloses(process.stdout);
+    if (!io.err) endQuietlyWhenReaderCloses(process.stderr);
+  }
   const out = io.out ?? ((t: string) => void process.stdout.write(t));
   const err = io.err ?? ((t: string) => void process.stderr.write(t));
   if (argv.length === 0) {
