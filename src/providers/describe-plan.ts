@@ -14,6 +14,8 @@ export function formatArgv(argv: readonly string[]): string {
 }
 
 function formatCommand(command: PlanCommand): string {
+  // The user's own words read better than slipway's wrapper; the exact argv is in the JSON plan.
+  if (command.written) return `${command.written.command}  (${command.written.source})`;
   const extras: string[] = [];
   if (command.cwd) extras.push(`in ${command.cwd}`);
   if (command.env && Object.keys(command.env).length > 0) {

@@ -25,11 +25,23 @@ export interface PlanCommand {
   /** Extra variables for this command only. */
   env?: Record<string, string>;
   /**
+   * The command as the user wrote it and where, when argv wraps it in slipway's own plumbing
+   * (scripts.start run by bash with npm's variables): the printed plan shows this instead of a
+   * wrapper nobody wrote; argv stays the exact command, in `--format json` too.
+   */
+  written?: WrittenCommand;
+  /**
    * An install whose whole result is in the kept folders the release needs (cacheDirsInRelease):
    * when those folders were made by a successful build that ran this same command with the same
    * files and settings, it is not run again (see src/pipeline/install-inputs.ts).
    */
   skipWhenUnchanged?: InstallInputs;
+}
+
+/** A command in the user's own words: `node server.js`, from `scripts.start in package.json`. */
+export interface WrittenCommand {
+  command: string;
+  source: string;
 }
 
 /** What an install reads: files of the build folder (by path) and settings (plain words, no secret). */

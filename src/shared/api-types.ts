@@ -105,6 +105,8 @@ export interface PlanCommandView {
   argv: string[];
   cwd?: string;
   env?: Record<string, string>;
+  /** The command as the user wrote it and where, when argv wraps it (the printed plan shows this). */
+  written?: { command: string; source: string };
 }
 
 /** A build plan (`GET /v1/apps/:app/plan`): what a deployment of the commit would run. */

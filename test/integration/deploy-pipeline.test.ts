@@ -84,6 +84,8 @@ test("slipway plan prints, for the folder's commit and without deploying, the pl
   assert.equal(printed.code, 0, printed.stderr);
   const lines = printed.stdout.trimEnd().split('\n');
   assert.equal(lines[0], 'Build plan (node)');
+  // The start command in the user's words and where it was written, not slipway's bash wrapper.
+  assert.ok(lines.includes('  Start: node server.js  (scripts.start in package.json)'), printed.stdout);
   // Real paths, not tokens: where the build's Node.js is in the toolchain cache.
   assert.doesNotMatch(printed.stdout, /\$\{SLIPWAY_/);
   assert.match(printed.stdout, /- node \d+\.\d+\.\d+ runs from \/\S+\/node\/\d+\.\d+\.\d+\/bin\.$/m);
@@ -99,6 +101,10 @@ test("slipway plan prints, for the folder's commit and without deploying, the pl
   const data = JSON.parse((await daemon.cli(['plan', '--app', appId, '--format', 'json'], { cwd: dir })).stdout);
   assert.equal(data.plan.provider, 'node');
   assert.ok(data.plan.toolchain.some((t: { name: string }) => t.name === 'node'));
+  // The data keeps the exact argv that runs, beside the user's words.
+  assert.deepEqual(data.plan.start.written, { command: 'node server.js', source: 'scripts.start in package.json' });
+  assert.equal(data.plan.start.argv[0], 'bash');
+  assert.ok(data.plan.start.argv.includes('node server.js'), data.plan.start.argv.join(' '));
   assert.match(data.commit, /^[0-9a-f]{40}$/);
   const after = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout);
   assert.equal(after.length, deployments.length, 'planning deployed nothing');

@@ -8,8 +8,13 @@ const Command = obj(
     argv: arr(str(), 'Program and arguments, run without a shell'),
     cwd: str('Folder relative to the build folder'),
     env: mapOf(str(), 'Variables for this command only'),
+    written: obj(
+      { command: str('The command as the user wrote it'), source: str('Where it was written (scripts.start in package.json)') },
+      [],
+      "What the printed plan shows when argv wraps the command in slipway's own plumbing",
+    ),
   },
-  ['cwd', 'env'],
+  ['cwd', 'env', 'written'],
 );
 
 /** A build plan as data: what a deployment of the commit would run. */

@@ -7,7 +7,13 @@ import type { PlanCommandView, PlanView } from '../../shared/api-types.js';
 import { planSpecs } from './plan.spec.js';
 
 function commandView(c: PlanCommand): PlanCommandView {
-  return { label: c.label, argv: c.argv, ...(c.cwd ? { cwd: c.cwd } : {}), ...(c.env ? { env: c.env } : {}) };
+  return {
+    label: c.label,
+    argv: c.argv,
+    ...(c.cwd ? { cwd: c.cwd } : {}),
+    ...(c.env ? { env: c.env } : {}),
+    ...(c.written ? { written: c.written } : {}),
+  };
 }
 
 /** The plan as the API shows it: files by path only (a generated .npmrc holds a token). */

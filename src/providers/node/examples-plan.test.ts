@@ -49,6 +49,7 @@ function directStart(example: string, userAgent = NPM_AGENT, pnp = false): PlanC
       pkg.version ?? '',
       userAgent,
     ],
+    written: { command: pkg.scripts.start, source: 'scripts.start in package.json' },
   };
 }
 
@@ -213,7 +214,11 @@ describe('build plans of the example apps', () => {
       const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8'));
       writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ ...pkg, scripts: { start: 'migrate-it && serve-it --port 8080' } }));
       const plan = await planFor(dir, { NODE_ENV: 'production' });
-      assert.deepEqual(plan.start, { label: 'start script', argv: ['yarn', 'run', 'start'] });
+      assert.deepEqual(plan.start, {
+        label: 'start script',
+        argv: ['yarn', 'run', 'start'],
+        written: { command: 'migrate-it && serve-it --port 8080', source: 'scripts.start in package.json, run by `yarn run start`' },
+      });
       assert.deepEqual(plan.build, [YARN4_PRODUCTION_FOCUS], 'nothing to resolve');
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -418,6 +423,7 @@ describe('build plans of the example apps', () => {
       label: 'node server.js, then poststart',
       argv: ['bash', '-c', 'node "$@" && exec npm run poststart', 'start', './server.js'],
       env: { npm_config_script_shell: 'bash' },
+      written: { command: 'node server.js', source: 'main in package.json, then scripts.poststart when it exits with status 0' },
     });
     assert.ok(
       plan.notes.includes(

@@ -35,7 +35,7 @@
  * not one simple command (`a && b`, a pipe, a variable assignment first) may call several
  * binaries, so it still runs under `yarn run`.
  */
-import { PlanError, type PlanCommand } from '../plan.js';
+import { PlanError, type PlanCommand, type WrittenCommand } from '../plan.js';
 import type { PackageManager } from './detect-package-manager.js';
 import { PNP_BINARY_FILE, pnpBinaryOf, resolvePnpBinaryCommand } from './pnp-binary.js';
 
@@ -163,6 +163,13 @@ function directStart(manager: PackageManager, input: StartInput, withPoststart: 
   };
 }
 
+/** The start command as the user wrote it and where, for the printed plan (plan.ts, PlanCommand.written). */
+function writtenStart(command: string, source: string, withPoststart: boolean): WrittenCommand {
+  return { command, source: withPoststart ? `${source}, then scripts.poststart when it exits with status 0` : source };
+}
+
+const SCRIPTS_START = 'scripts.start in package.json';
+
 /** `main` as a path argument: `./x` so a value starting with `-` can never be read as an option. */
 function asPathArgument(file: string): string {
   return file.startsWith('/') || file.startsWith('./') || file.startsWith('../') ? file : `./${file}`;
@@ -179,7 +186,12 @@ export function startPlan(input: StartInput): StartPlan {
       "Start command: CC_RUN_COMMAND, run with bash -c (the app owner's own command for the app's own sandbox; bash execs a single command so it receives SIGTERM). " +
         'prestart and poststart belong to scripts.start and are not run.',
     );
-    return { build: [], beforeStart: [], start: { label: 'CC_RUN_COMMAND', argv: ['bash', '-c', runCommand] }, notes, warnings };
+    const start: PlanCommand = {
+      label: 'CC_RUN_COMMAND',
+      argv: ['bash', '-c', runCommand],
+      written: { command: runCommand, source: 'CC_RUN_COMMAND' },
+    };
+    return { build: [], beforeStart: [], start, notes, warnings };
   }
 
   const hasPre = scripts.prestart !== undefined;
@@ -198,7 +210,10 @@ export function startPlan(input: StartInput): StartPlan {
       return {
         build: [],
         beforeStart,
-        start: hasPost ? thenPoststart(manager, start, 'start script, then poststart', []) : start,
+        start: {
+          ...(hasPost ? thenPoststart(manager, start, 'start script, then poststart', []) : start),
+          written: writtenStart(scripts.start, `${SCRIPTS_START}, run by \`yarn run start\``, hasPost),
+        },
         notes,
         warnings,
       };
@@ -218,7 +233,7 @@ export function startPlan(input: StartInput): StartPlan {
     return {
       build: binary ? [resolvePnpBinaryCommand(binary.name)] : [],
       beforeStart,
-      start: directStart(manager, input, hasPost, pnp, binary?.rest),
+      start: { ...directStart(manager, input, hasPost, pnp, binary?.rest), written: writtenStart(scripts.start, SCRIPTS_START, hasPost) },
       notes,
       warnings,
     };
@@ -233,7 +248,10 @@ export function startPlan(input: StartInput): StartPlan {
     return {
       build: [],
       beforeStart,
-      start: hasPost ? thenPoststart(manager, main, `${runtime} ${input.main}, then poststart`, main.argv.slice(1)) : main,
+      start: {
+        ...(hasPost ? thenPoststart(manager, main, `${runtime} ${input.main}, then poststart`, main.argv.slice(1)) : main),
+        written: writtenStart(`${runtime} ${input.main}`, 'main in package.json', hasPost),
+      },
       notes,
       warnings,
     };
