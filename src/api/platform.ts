@@ -69,6 +69,16 @@ export interface DeploymentServices {
   domains?: import('../domains/domain-service.js').DomainService;
   /** Versions of the npm-fetched tools (`GET /v1/runtimes`). */
   catalog?: import('../providers/plan.js').VersionCatalog;
+  /** `slipway system stop`: drains and stops the data plane; the daemon exits once it answered. */
+  stopSystem?(): Promise<SystemStopReport>;
+}
+
+/** What `slipway system stop` stopped. */
+export interface SystemStopReport {
+  apps: string[];
+  instances: number;
+  addon_servers: string[];
+  router: string;
 }
 
 export interface ApiDependencies {

@@ -25,6 +25,7 @@ import { tokenRoutes } from './routes/tokens.js';
 import { domainRoutes } from './routes/domains.js';
 import { trafficRoutes } from './routes/traffic.js';
 import { planRoutes } from './routes/plan.js';
+import { systemRoutes } from './routes/system.js';
 
 /** Extra rooms (deployments, add-ons, console) plug their routes in here. */
 export type RouteModule = (router: HttpRouter<ApiContext>) => void;
@@ -59,6 +60,7 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
     domainRoutes,
     trafficRoutes,
     planRoutes,
+    systemRoutes,
     ...extraModules,
   ])
     module(router);

@@ -45,17 +45,38 @@ import { makeAddonProviders } from '../addons/registry.js';
 import { appEnvironment } from '../links/app-environment.js';
 import { addonProviderOptions } from './addon-options.js';
 
+/**
+ * How far a stop goes. `control`: the daemon alone (SIGTERM, SIGINT, an upgrade); the router,
+ * the instances, their workers and the add-on servers go on serving and the next daemon adopts
+ * them. `all`: `slipway system stop`, which drains and stops the data plane too.
+ */
+export type StopScope = 'control' | 'all';
+
+type Stopper = () => Promise<void> | void;
+
 /** Starts every room of the platform on one data folder and stops them in reverse order. */
 export class Daemon {
-  private readonly stoppers: Array<{ name: string; stop: () => Promise<void> | void }> = [];
+  private readonly stoppers: Array<{ name: string; stop: Stopper; detach: Stopper }> = [];
+  private markSystemStopped: () => void = () => undefined;
+  /** Resolves once `slipway system stop` has stopped the data plane: the daemon then stops too. */
+  readonly systemStopped = new Promise<void>((resolve) => (this.markSystemStopped = resolve));
 
   constructor(
     private readonly options: DaemonOptions,
     private readonly log: (line: string) => void,
   ) {}
 
-  private onStop(name: string, stop: () => Promise<void> | void): void {
-    this.stoppers.push({ name, stop });
+  /** A part of the control plane: stopped whatever the scope. */
+  private onStop(name: string, stop: Stopper): void {
+    this.stoppers.push({ name, stop, detach: stop });
+  }
+
+  /**
+   * A part of the data plane: `stop` ends it (`system stop`), `detach` lets the daemon go while
+   * it goes on serving (what the daemon holds of it is released, nothing of it is stopped).
+   */
+  private onStopDataPlane(name: string, stop: Stopper, detach: Stopper): void {
+    this.stoppers.push({ name, stop, detach });
   }
 
   async start(): Promise<{ apiUrl: string }> {
@@ -73,8 +94,10 @@ export class Daemon {
     // SQLite creates -wal and -shm with the database's mode: make sure all three are root's alone.
     lockDownDataFolder(options.dataDir);
     const first = bootstrapIfEmpty(store, options.dataDir);
-    const cancelled = store.deployments.cancelUnfinished('The daemon stopped while this deployment was running.');
-    if (cancelled) log(`Marked ${cancelled} interrupted deployment(s) CANCELLED.`);
+    const cancelled = store.deployments.cancelUnfinished(
+      'slipway restarted during this deployment: it was cancelled and its build removed; the previous release kept serving. Push again or run `slipway deploy`.',
+    );
+    if (cancelled) log(`Marked ${cancelled} deployment(s) interrupted by the restart CANCELLED.`);
 
     const endpoints = { host: options.publicHost, sshPort: options.sshPort, routerPort: options.routerPort, domain: options.domain };
 
@@ -84,25 +107,31 @@ export class Daemon {
       stateDir: join(options.dataDir, 'runc'),
       cgroupRoot: names.cgroupRoot,
     });
-    // A daemon killed with -9 leaves its builds and instances running: kill them with their
-    // cgroups, and wipe the build folders (and the build credentials beside them).
-    this.onStop('sandboxes', async () => {
-      await sandboxes.killAll();
-      sandboxes.cgroups.removeRoot();
-    });
-    const swept = await sandboxes.sweep();
-    if (swept.length) log(`Stopped ${swept.length} sandbox(es) left running by a previous daemon.`);
-    rmSync(join(options.dataDir, 'builds'), { recursive: true, force: true });
-    lockDownDataFolder(options.dataDir);
-    const appUsers = new AppUsers(store, parseUidRange(options.appUids));
-    await migrateAppFolders(store, appUsers, options.dataDir, log);
-
+    // Builds and one-off commands end with the daemon; instances and their workers outlive it.
+    this.onStopDataPlane(
+      'sandboxes',
+      async () => {
+        await sandboxes.killAll();
+        sandboxes.cgroups.removeRoot();
+      },
+      () => sandboxes.killAll(),
+    );
     const backend = new LocalNetnsBackend({
       bridgeName: names.bridgeName,
       namespacePrefix: names.namespacePrefix,
       subnet: options.subnet,
       sandboxes,
+      recordsDir: join(options.dataDir, 'instances'),
     });
+    // An earlier daemon's builds and one-off commands are killed with their cgroups and their
+    // build folders wiped (with the build credentials beside them); its instances are adopted.
+    const swept = await sandboxes.sweep(backend.sandboxesToKeep());
+    if (swept.length) log(`Stopped ${swept.length} build or one-off sandbox(es) left running by a previous daemon.`);
+    rmSync(join(options.dataDir, 'builds'), { recursive: true, force: true });
+    lockDownDataFolder(options.dataDir);
+    const appUsers = new AppUsers(store, parseUidRange(options.appUids));
+    await migrateAppFolders(store, appUsers, options.dataDir, log);
+
     await backend.init();
     const firewall = new Firewall({
       table: names.cgroupRoot,
@@ -113,13 +142,26 @@ export class Daemon {
     });
     await firewall.start();
     // Runs after every sandbox has stopped (stoppers run in reverse order).
-    this.onStop('firewall', () => firewall.stop());
+    // The firewall's rules and the bridge stay with the sandboxes they serve.
+    this.onStopDataPlane(
+      'firewall',
+      () => firewall.stop(),
+      () => undefined,
+    );
     // Runs after every instance and add-on server has stopped (stoppers run in reverse order).
-    this.onStop('instance network', () => backend.removeBridge());
+    this.onStopDataPlane(
+      'instance network',
+      () => backend.removeBridge(),
+      () => undefined,
+    );
     // Add-on servers need the bridge's gateway address; they start lazily (see AddonManager).
     const addonProviders = makeAddonProviders(addonProviderOptions(options.dataDir, backend.gatewayAddress, process.env));
     const addons = new AddonManager({ store, providers: addonProviders, log });
-    this.onStop('add-ons', () => addons.stop());
+    this.onStopDataPlane(
+      'add-ons',
+      () => addons.stop(),
+      () => addons.detach(),
+    );
     // Each sandbox reaches the add-ons of its own app only: through the firewall and, for
     // PostgreSQL, pg_hba.conf; both follow sandboxes (told by the backend) and links.
     const postgresql = addonProviders.get('postgresql');
@@ -131,7 +173,12 @@ export class Daemon {
             options.httpsPort,
           ])
         : undefined;
-    if (swarmFirewall) this.onStop('swarm firewall', () => swarmFirewall.stop());
+    if (swarmFirewall)
+      this.onStopDataPlane(
+        'swarm firewall',
+        () => swarmFirewall.stop(),
+        () => undefined,
+      );
     const addonAccess = new AddonAccess({
       firewall: swarmFirewall ? bothFirewalls(firewall, swarmFirewall) : firewall,
       gateway: backend.gatewayAddress,
@@ -148,7 +195,12 @@ export class Daemon {
       options.backend === 'swarm'
         ? await startSwarmBackend(swarmOptions(options.swarm), names.cgroupRoot, addonAccess, log, backend.gatewayAddress)
         : undefined;
-    if (instances) this.onStop('swarm network', () => instances.removeNetwork());
+    if (instances)
+      this.onStopDataPlane(
+        'swarm network',
+        () => instances.removeNetwork(),
+        () => undefined,
+      );
     const instanceBackend = instances ?? backend;
 
     // What the edge sees: the router reports each request here (access logs, charts, metrics).
@@ -175,7 +227,11 @@ export class Daemon {
     };
     const router = new HaproxyRouter(routerOptions);
     await router.start();
-    this.onStop('router', () => router.stop());
+    this.onStopDataPlane(
+      'router',
+      () => router.stop(),
+      () => router.detach(),
+    );
     if (options.metricsListen) {
       const metricsServer = await startMetricsServer(traffic.metrics, options.metricsListen.host, options.metricsListen.port);
       this.onStop('metrics', () => closeServer(metricsServer.server));
@@ -187,6 +243,12 @@ export class Daemon {
     chmodSync(options.toolchainCacheDir, 0o755);
     const logs = new LogHub(join(options.dataDir, 'logs'), { limits: options.logLimits, warn: log });
     void logs.restrictExistingFiles();
+    // An add-on server that died and was restarted: counted, and told to the apps it serves.
+    addons.onServerRestart((restart) => {
+      traffic.metrics.addonServerRestarted(restart.provider);
+      const line = `The ${restart.provider} add-on server this app uses stopped (${restart.previousExit}) and was restarted.`;
+      for (const appId of restart.appIds) logs.append(appId, 'system', line);
+    });
     const repos = new RepoStore(join(options.dataDir, 'repos'));
     // Every variable an app receives: linked apps' exposed config < add-ons' < its own (src/core/merge-env.ts).
     const appEnv = (appId: string) => appEnvironment(store, addons, appId);
@@ -213,7 +275,11 @@ export class Daemon {
       },
       onInstanceRestart: (appId) => traffic.metrics.instanceRestarted(appId),
     });
-    this.onStop('instances', () => runtime.shutdown());
+    this.onStopDataPlane(
+      'instances',
+      () => runtime.shutdown(),
+      () => runtime.detach(),
+    );
     const certificates = await startCertificates({
       options,
       store,
@@ -277,6 +343,24 @@ export class Daemon {
             startOneOff({ store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend, instances }, app, argv, onData),
           sandboxOf: (app) => policy.instance(app),
           domains: certificates.manager,
+          stopSystem: async () => {
+            await deployer.cancelAll('slipway was stopped (system stop) during this deployment.');
+            const serving = store.apps.all().filter((app) => runtime.instancesOf(app.id).length > 0);
+            const instanceCount = serving.reduce((n, app) => n + runtime.instancesOf(app.id).length, 0);
+            const addonServers = addons.startedProviders();
+            await runtime.shutdown();
+            await router.stop();
+            await addons.stop();
+            log(`System stop: stopped ${instanceCount} instance(s) of ${serving.length} app(s), the add-on servers and the router.`);
+            // The answer leaves first; then the daemon stops the rest and exits.
+            setImmediate(() => this.markSystemStopped());
+            return {
+              apps: serving.map((app) => app.name),
+              instances: instanceCount,
+              addon_servers: addonServers,
+              router: 'drained and stopped',
+            };
+          },
         },
         addons,
         traffic,
@@ -316,11 +400,11 @@ export class Daemon {
     return { apiUrl };
   }
 
-  async stop(): Promise<void> {
+  async stop(scope: StopScope = 'all'): Promise<void> {
     while (this.stoppers.length) {
-      const { name, stop } = this.stoppers.pop()!;
+      const { name, stop, detach } = this.stoppers.pop()!;
       try {
-        await stop();
+        await (scope === 'all' ? stop : detach)();
       } catch (error) {
         this.log(`While stopping the ${name}: ${(error as Error).message}`);
       }

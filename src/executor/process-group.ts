@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { LineSplitter } from './line-splitter.js';
 
 export interface ProcessGroupOptions {
@@ -29,6 +30,12 @@ export interface ProcessGroupOptions {
    * with backpressure, instead of reading them here; onLine and onData are not called then.
    */
   rawOutput?: boolean;
+  /**
+   * Append stdout and stderr to this file instead of pipes to the caller, so the process never
+   * depends on the caller being alive to read them (a sandbox's monitor that outlives the
+   * daemon); onLine and onData are not called then.
+   */
+  outputFile?: string;
   /**
    * Stay in the caller's session and process group, keeping its terminal: for a command the
    * user runs from the CLI that may prompt there (ssh asking for a key's passphrase). Signals
@@ -66,6 +73,11 @@ export interface ProcessGroup {
   readonly stderr?: NodeJS.ReadableStream;
   /** Resolves once the leader exited, the rest of the group is killed and output is drained. */
   readonly done: Promise<ProcessGroupExit>;
+  /**
+   * The caller lets go of a process that outlives it: its pipes are closed on this side and it
+   * no longer keeps the caller's event loop alive. `done` then never resolves.
+   */
+  release(): void;
 }
 
 /** Grace for output still buffered in the pipes after the group is gone. */
@@ -100,29 +112,35 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
     return Promise.reject(new Error('A process has one fd 3: ask for a report pipe or hand over a descriptor, not both.'));
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(o.argv[0]!, o.argv.slice(1), {
-      cwd: o.cwd,
-      env: o.env,
-      detached: !o.keepTerminal, // setsid(): own session and process group, pgid = pid
-      stdio: [
-        o.stdin || o.input !== undefined ? 'pipe' : 'ignore',
-        'pipe',
-        'pipe',
-        ...(o.reportPipe ? (['pipe'] as const) : o.fd3 !== undefined ? [o.fd3] : []),
-      ],
-      uid: o.user?.uid,
-      gid: o.user?.gid,
-      windowsHide: true,
-    });
+    const outputFd = o.outputFile === undefined ? undefined : openSync(o.outputFile, 'a', 0o600);
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(o.argv[0]!, o.argv.slice(1), {
+        cwd: o.cwd,
+        env: o.env,
+        detached: !o.keepTerminal, // setsid(): own session and process group, pgid = pid
+        stdio: [
+          o.stdin || o.input !== undefined ? 'pipe' : 'ignore',
+          outputFd ?? 'pipe',
+          outputFd ?? 'pipe',
+          ...(o.reportPipe ? (['pipe'] as const) : o.fd3 !== undefined ? [o.fd3] : []),
+        ],
+        uid: o.user?.uid,
+        gid: o.user?.gid,
+        windowsHide: true,
+      });
+    } finally {
+      if (outputFd !== undefined) closeSync(outputFd);
+    }
 
     const out = new LineSplitter((line) => o.onLine?.('out', line));
     const err = new LineSplitter((line) => o.onLine?.('err', line));
-    if (!o.rawOutput) {
-      child.stdout!.on('data', (c: Buffer) => {
+    if (!o.rawOutput && child.stdout && child.stderr) {
+      child.stdout.on('data', (c: Buffer) => {
         o.onData?.('out', c);
         out.push(c);
       });
-      child.stderr!.on('data', (c: Buffer) => {
+      child.stderr.on('data', (c: Buffer) => {
         o.onData?.('err', c);
         err.push(c);
       });
@@ -153,15 +171,15 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
         // port bound) forever: the command is over, so its helpers are too.
         // (Not with keepTerminal: the group is the caller's, and the pid is already reaped.)
         if (!o.keepTerminal) signalGroup('SIGKILL');
-        const closed = (s: NodeJS.ReadableStream & { destroyed: boolean; readableEnded: boolean }) =>
-          new Promise((r) => (s.destroyed || s.readableEnded ? r(null) : s.once('close', r)));
+        const closed = (s: (NodeJS.ReadableStream & { destroyed: boolean; readableEnded: boolean }) | null) =>
+          new Promise((r) => (!s || s.destroyed || s.readableEnded ? r(null) : s.once('close', r)));
         let timer: NodeJS.Timeout | undefined;
         // A process that left the group (setsid) may still hold the pipes: stop waiting then.
         const drainLimit = new Promise((r) => (timer = setTimeout(r, DRAIN_TIMEOUT_MS)));
-        void Promise.race([Promise.all([closed(child.stdout!), closed(child.stderr!)]), drainLimit]).then(() => {
+        void Promise.race([Promise.all([closed(child.stdout), closed(child.stderr)]), drainLimit]).then(() => {
           clearTimeout(timer);
-          child.stdout!.destroy();
-          child.stderr!.destroy();
+          child.stdout?.destroy();
+          child.stderr?.destroy();
           child.stdio[3]?.destroy();
           out.end();
           err.end();
@@ -184,6 +202,11 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
         stdout: o.rawOutput ? child.stdout! : undefined,
         stderr: o.rawOutput ? child.stderr! : undefined,
         done,
+        release: () => {
+          child.removeAllListeners('exit');
+          for (const stream of child.stdio) stream?.destroy();
+          child.unref();
+        },
       });
     });
   });

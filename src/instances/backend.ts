@@ -88,6 +88,27 @@ export interface InstanceBackend {
    */
   runOnce?(spec: OneOffSpec): Promise<Sandbox>;
   list(): Instance[];
-  /** Stops every instance (daemon shutdown). */
+  /** Stops every instance (`slipway system stop`). */
   stopAll(graceMs?: number): Promise<void>;
+  /**
+   * The daemon lets go of every instance, which goes on serving (SIGTERM, an upgrade): what it
+   * holds of them (output readers, timers) is released, nothing is stopped.
+   */
+  detach(): Promise<void>;
+  /**
+   * At daemon start: the instances an earlier daemon left running. `claim` is asked about each
+   * and returns the callbacks to go on with it (it is adopted as it runs), or undefined for an
+   * orphan (an app deleted or redeployed meanwhile), which is stopped. Resolves with the adopted.
+   */
+  adoptAll(claim: (found: FoundInstance) => InstanceCallbacks | undefined): Promise<Instance[]>;
 }
+
+/** An instance an earlier daemon started, as found running. */
+export interface FoundInstance {
+  appId: string;
+  deploymentId: string;
+  instanceId: string;
+  instanceNumber: number;
+}
+
+export type InstanceCallbacks = Pick<InstanceSpec, 'onLog' | 'onStateChange'>;

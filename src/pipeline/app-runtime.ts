@@ -1,6 +1,6 @@
 import type { Store } from '../store/store.js';
 import type { AppRow } from '../store/apps.js';
-import type { Instance, InstanceBackend } from '../instances/backend.js';
+import type { Instance, InstanceBackend, InstanceState } from '../instances/backend.js';
 import type { Router, RoutingTable } from '../router/router.js';
 import { buildRoutingTable } from '../domains/routing-table.js';
 import type { LogHub } from '../logs/log-hub.js';
@@ -57,6 +57,9 @@ export class AppRuntime {
   /** Old instances draining after a switch: shutdown waits for them. */
   private readonly draining = new Set<Promise<void>>();
 
+  /** Whether restoreAll has run: before, the router's table is the previous daemon's. */
+  private restored = false;
+
   constructor(private readonly options: AppRuntimeOptions) {}
 
   current(appId: string): Instance | undefined {
@@ -81,6 +84,9 @@ export class AppRuntime {
   }
 
   async applyRoutes(): Promise<void> {
+    // Until restoreAll has adopted what runs, the router keeps the table the last daemon gave it:
+    // a table from this daemon's empty view would take every app out of it.
+    if (!this.restored) return;
     await this.options.router.apply(this.routingTable());
     for (const listener of this.routesListeners) listener();
   }
@@ -139,12 +145,17 @@ export class AppRuntime {
   }
 
   /** An instance's routes follow its health: leaving the table when it crashes, back when it runs. */
-  private onInstanceState(appId: string, instance: Instance): void {
-    if (!(this.serving.get(appId) ?? []).includes(instance)) return;
+  private onInstanceState(appId: string, instanceId: string): void {
+    if (!(this.serving.get(appId) ?? []).some((i) => i.id === instanceId)) return;
     this.routesPending ??= Promise.resolve().then(async () => {
       this.routesPending = undefined;
       await this.applyRoutes().catch((e) => this.options.log(`Routing after a state change of ${appId}: ${(e as Error).message}`));
     });
+  }
+
+  private instanceStateChanged(appId: string, instanceId: string, state: InstanceState): void {
+    if (state === 'restarting') this.options.onInstanceRestart?.(appId);
+    this.onInstanceState(appId, instanceId);
   }
 
   async launch(
@@ -188,10 +199,7 @@ export class AppRuntime {
           logs.append(app.id, stream, line);
           this.launching.get(instanceId)?.(stream === 'system' ? `[instance] ${line}` : line);
         },
-        onStateChange: (state) => {
-          if (state === 'restarting') this.options.onInstanceRestart?.(app.id);
-          this.onInstanceState(app.id, instance);
-        },
+        onStateChange: (state) => this.instanceStateChanged(app.id, instanceId, state),
       });
     } catch (error) {
       this.launching.delete(instanceId);
@@ -292,19 +300,65 @@ export class AppRuntime {
     return true;
   }
 
-  /** After a daemon restart: every app whose release should run serves again, without a rebuild. */
+  /**
+   * At daemon start: the instances an earlier daemon left running are adopted as they run when
+   * they serve their app's current release (the others are stopped); then every app whose
+   * release should run and has fewer instances than its scale gets the missing ones, without a
+   * rebuild. The router keeps its table until the adopted instances are in this daemon's.
+   */
   async restoreAll(): Promise<void> {
-    const { store } = this.options;
-    await this.applyRoutes();
+    const { store, logs } = this.options;
+    const releases = new Map<string, ReleaseSpec>();
     for (const record of store.deployments.allReleases()) {
-      if (record.wanted !== 'running') continue;
-      const app = store.apps.byId(record.app_id);
-      if (!app) continue;
-      const log = (line: string) => this.options.logs.append(app.id, 'system', line);
+      if (record.wanted !== 'running' || !store.apps.byId(record.app_id)) continue;
       try {
-        const release = parseReleaseSpec(record.start_json);
+        releases.set(record.app_id, parseReleaseSpec(record.start_json));
+      } catch (error) {
+        this.options.log(`Could not read the release of ${record.app_id}: ${(error as Error).message}`);
+      }
+    }
+    const adopted = await this.options.backend.adoptAll((found) => {
+      if (releases.get(found.appId)?.deploymentId !== found.deploymentId) return undefined;
+      return {
+        onLog: (stream, line) => logs.append(found.appId, stream, line),
+        onStateChange: (state) => this.instanceStateChanged(found.appId, found.instanceId, state),
+      };
+    });
+    for (const [appId, release] of releases) {
+      const app = store.apps.byId(appId)!;
+      const wanted = Math.max(1, app.instances ?? 1);
+      const byNumber = new Map<number, Instance>();
+      const extra: Instance[] = [];
+      for (const instance of adopted.filter((i) => i.spec.appId === appId)) {
+        const n = instance.spec.instanceNumber;
+        if (n < wanted && !byNumber.has(n)) byNumber.set(n, instance);
+        else extra.push(instance);
+      }
+      this.serving.set(appId, [...byNumber.values()]);
+      if (extra.length) this.drainInBackground(appId, extra);
+      if (byNumber.size)
+        this.options.log(`Adopted ${byNumber.size} running instance(s) of ${app.name} (${appId}), release ${release.deploymentId}`);
+    }
+    this.restored = true;
+    await this.applyRoutes();
+    for (const [appId, release] of releases) {
+      const app = store.apps.byId(appId)!;
+      const wanted = Math.max(1, app.instances ?? 1);
+      const running = this.serving.get(appId) ?? [];
+      const missing = Array.from({ length: wanted }, (_, n) => n).filter((n) => !running.some((i) => i.spec.instanceNumber === n));
+      if (missing.length === 0) continue;
+      const log = (line: string) => logs.append(appId, 'system', line);
+      try {
         log(`Restoring release ${release.deploymentId} (commit ${release.commit.slice(0, 12)}) after a daemon start`);
-        await this.promote(app.id, await this.launchAll(app, release, log));
+        const started = await Promise.allSettled(missing.map((n) => this.launch(app, release, log, undefined, n)));
+        const healthy = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+        this.serving.set(
+          appId,
+          [...(this.serving.get(appId) ?? []), ...healthy].sort((a, b) => a.spec.instanceNumber - b.spec.instanceNumber),
+        );
+        await this.applyRoutes();
+        const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) throw failed.reason;
         this.options.log(`Restored ${app.name} (${app.id}) from release ${release.deploymentId}`);
       } catch (error) {
         this.options.log(`Could not restore ${app.name} (${app.id}): ${(error as Error).message}`);
@@ -312,6 +366,13 @@ export class AppRuntime {
     }
   }
 
+  /** The daemon lets go of the instances, which go on serving; the next daemon adopts them. */
+  async detach(): Promise<void> {
+    this.serving.clear();
+    await this.options.backend.detach();
+  }
+
+  /** `slipway system stop`: every instance drains and stops. */
   async shutdown(): Promise<void> {
     this.serving.clear();
     await this.drained();

@@ -78,5 +78,8 @@ export interface Router {
   activeConnections?(): Promise<number | undefined>;
   /** Connections each routed app's instances serve now, by app id (every routed app, 0 when idle); absent when the engine cannot tell. */
   appConnections?(): Promise<Map<string, number> | undefined>;
+  /** Drains and stops the engine (`slipway system stop`). */
   stop(): Promise<void>;
+  /** The daemon lets go of the engine, which goes on serving; the next daemon's start() adopts it. */
+  detach(): Promise<void>;
 }

@@ -22,7 +22,7 @@ export const CONMON = '/usr/bin/conmon';
  * its pid, and after a crash the sweep finds it by its bundle.) Standard input goes to the
  * sandbox as it is, like its output (no `--stdin` copy through conmon).
  */
-export function conmonArgv(o: { stateDir: string; bundle: string; id: string }): string[] {
+export function conmonArgv(o: { stateDir: string; bundle: string; id: string; outputFile?: string }): string[] {
   const id = checkContainerId(o.id);
   return [
     CONMON,
@@ -49,11 +49,17 @@ export function conmonArgv(o: { stateDir: string; bundle: string; id: string }):
     exitDir(o.bundle),
     '--socket-dir-path',
     o.bundle,
-    '--log-path',
-    'passthrough:',
+    // A sandbox that outlives the daemon writes its output to a file conmon keeps (output-file.ts),
+    // replaced by a new one past OUTPUT_FILE_MAX_BYTES; others hand it to the daemon directly.
+    ...(o.outputFile === undefined
+      ? ['--log-path', 'passthrough:']
+      : ['--log-path', `k8s-file:${o.outputFile}`, '--log-size-max', String(OUTPUT_FILE_MAX_BYTES)]),
     '--no-new-keyring',
   ];
 }
+
+/** The daemon copies each line into the app's own rotated log: the monitor's file only bridges its absences. */
+export const OUTPUT_FILE_MAX_BYTES = 4 * 1024 * 1024;
 
 /** Where conmon writes the exit status, as a file named after the sandbox (made before it starts). */
 export function exitDir(bundle: string): string {

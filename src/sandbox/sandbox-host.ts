@@ -8,7 +8,8 @@
 import { mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { spawnProcessGroup, type ProcessGroup } from '../executor/process-group.js';
+import { spawnProcessGroup, type ProcessGroup, type ProcessGroupExit } from '../executor/process-group.js';
+import { OutputFileTail } from './output-file.js';
 import { runCommand } from '../executor/run-command.js';
 import { ociConfig, ROOT_SYMLINKS, type SandboxSpec } from './oci-config.js';
 import { SandboxCgroups, type SandboxLimits } from './cgroups.js';
@@ -40,6 +41,11 @@ export interface SandboxStart {
   onLine(stream: 'out' | 'err', line: string): void;
   /** Interactive use (one-off commands): raw output and a standard input pipe. */
   io?: { onData(stream: 'out' | 'err', chunk: Buffer): void };
+  /**
+   * The sandbox may outlive the daemon (instances, workers): its output goes to a file its
+   * monitor keeps (output-file.ts), not to the daemon's pipes, and a later daemon can attach().
+   */
+  outlivesDaemon?: boolean;
 }
 
 export interface SandboxExit {
@@ -62,6 +68,17 @@ export interface Sandbox {
   readonly done: Promise<SandboxExit>;
   /** Standard input of the command, with `io`. */
   readonly stdin?: NodeJS.WritableStream;
+  /**
+   * The daemon lets go of a sandbox started with `outlivesDaemon`: it runs on, its output reader
+   * saves its position, and `done` never resolves in this daemon.
+   */
+  detach(): void;
+}
+
+/** What a daemon leaves in a bundle for the next one to find its monitor again. */
+interface HolderRecord {
+  pid: number;
+  startedAt: number;
 }
 
 const SIGNALS_BY_NUMBER: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 6: 'SIGABRT', 9: 'SIGKILL', 11: 'SIGSEGV', 15: 'SIGTERM' };
@@ -92,28 +109,86 @@ export class SandboxHost {
 
     const conmon = (this.o.holder ?? 'conmon') === 'conmon';
     if (conmon) mkdirSync(exitDir(bundle), { mode: 0o700 });
+    const outputFile = conmon && s.outlivesDaemon ? join(bundle, OUTPUT_FILE) : undefined;
     let group: ProcessGroup;
     try {
       group = await spawnProcessGroup({
-        argv: conmon ? conmonArgv({ stateDir: this.o.stateDir, bundle, id }) : runArgv(this.o.stateDir, bundle, id),
+        argv: conmon ? conmonArgv({ stateDir: this.o.stateDir, bundle, id, outputFile }) : runArgv(this.o.stateDir, bundle, id),
         cwd: bundle,
         env: conmon ? { ...SYSTEM_ENV, ...CONMON_SYNC_PIPE_ENV } : SYSTEM_ENV,
         onLine: s.onLine,
         onData: s.io?.onData,
         stdin: s.io !== undefined,
         reportPipe: conmon,
+        // conmon's own complaints (runc's errors among them) go beside the app's output.
+        outputFile: outputFile === undefined ? undefined : join(bundle, MONITOR_OUTPUT_FILE),
       });
     } catch (error) {
       this.cleanup(id);
       if (conmon) throw new Error(`${(error as Error).message} (conmon comes with the Debian package conmon)`);
       throw error;
     }
+    const tail = outputFile === undefined ? undefined : new OutputFileTail(outputFile, join(bundle, OUTPUT_POSITION_FILE), s.onLine);
+    tail?.start();
+    if (outputFile !== undefined) writeHolder(bundle, { pid: group.pid, startedAt: group.startedAt });
+    const sandbox = this.track(id, group.pid, group.startedAt, group.done, tail, () => group.release(), group.stdin);
+    if (conmon) await this.startCreated(id, group, s.onLine, outputFile === undefined ? undefined : join(bundle, MONITOR_OUTPUT_FILE));
+    return sandbox;
+  }
+
+  /**
+   * Finds a sandbox an earlier daemon started with `outlivesDaemon` and left running: its
+   * monitor must still hold its bundle. Its output is read on from where that daemon stopped.
+   * Undefined when it is gone (its remains are for sweep()).
+   */
+  attach(id: string, onLine: SandboxStart['onLine']): Sandbox | undefined {
+    checkContainerId(id);
+    const bundle = join(this.o.bundlesDir, id);
+    const holder = readHolder(bundle);
+    if (!holder || !monitorsOf(this.o.bundlesDir, id).includes(holder.pid)) return undefined;
+    const tail = new OutputFileTail(join(bundle, OUTPUT_FILE), join(bundle, OUTPUT_POSITION_FILE), onLine);
+    tail.start();
+    let watching: NodeJS.Timeout | undefined;
+    // Not this daemon's child: its end is seen by polling, as often as a child's exit would be noticed.
+    const ended = new Promise<ProcessGroupExit>((resolve) => {
+      watching = setInterval(() => {
+        if (alive(holder.pid)) return;
+        clearInterval(watching);
+        resolve({ exitCode: null, signal: null });
+      }, 100);
+    });
+    return this.track(id, holder.pid, holder.startedAt, ended, tail, () => clearInterval(watching));
+  }
+
+  /** Ids of the bundles an earlier daemon left whose monitor still runs (candidates for attach()). */
+  heldSandboxes(): string[] {
+    return readdirSync(this.o.bundlesDir).filter((id) => {
+      if (!/^[a-z][a-z0-9-]{0,62}$/.test(id)) return false;
+      const holder = readHolder(join(this.o.bundlesDir, id));
+      return holder !== undefined && monitorsOf(this.o.bundlesDir, id).includes(holder.pid);
+    });
+  }
+
+  /** The Sandbox of a running monitor, whether this daemon started it or found it. */
+  private track(
+    id: string,
+    pid: number,
+    startedAt: number,
+    monitorEnded: Promise<ProcessGroupExit>,
+    tail: OutputFileTail | undefined,
+    release: () => void,
+    stdin?: NodeJS.WritableStream,
+  ): Sandbox {
+    const bundle = join(this.o.bundlesDir, id);
     let exited = false;
-    const done = group.done.then(async (exit): Promise<SandboxExit> => {
+    let detached = false;
+    const done = monitorEnded.then(async (exit): Promise<SandboxExit> => {
       exited = true;
+      tail?.flush();
+      tail?.stop();
       const outOfMemory = this.cgroups.outOfMemory(id);
       // conmon's own exit code tells the sandbox's too, but also its own failures: the file is the sandbox's.
-      const code = (conmon ? exitFileStatus(bundle, id) : undefined) ?? exit.exitCode;
+      const code = exitFileStatus(bundle, id) ?? exit.exitCode;
       await this.destroy(id);
       // runc and conmon report a signal that ended the sandbox's init as 128 + its number.
       if (code !== null && code > 128 && code <= 128 + 64) {
@@ -123,13 +198,13 @@ export class SandboxHost {
     });
     const sandbox: Sandbox = {
       id,
-      pid: group.pid,
-      startedAt: group.startedAt,
+      pid,
+      startedAt,
       exited: () => exited,
       memoryUsage: () => this.cgroups.memoryUsage(id),
-      stdin: group.stdin,
+      stdin,
       signal: async (signal) => {
-        if (exited) return;
+        if (exited || detached) return;
         if (signal === 'SIGKILL') {
           // Killing the init ends its PID namespace, so every process of the sandbox with it;
           // the cgroup sweep catches anything that was being forked at that moment.
@@ -140,10 +215,16 @@ export class SandboxHost {
         }
       },
       done,
+      detach: () => {
+        if (!tail || exited || detached) return;
+        detached = true;
+        tail.stop();
+        release();
+        this.live.delete(id);
+      },
     };
     this.live.set(id, sandbox);
     void done.finally(() => this.live.delete(id));
-    if (conmon) await this.startCreated(id, group, s.onLine);
     return sandbox;
   }
 
@@ -152,8 +233,14 @@ export class SandboxHost {
    * failed there is nothing to start: conmon ends, runc's error is on the sandbox's standard
    * error and `done` tells how it ended, as when `runc run` failed.
    */
-  private async startCreated(id: string, group: ProcessGroup, onLine: SandboxStart['onLine']): Promise<void> {
-    if ((await createdPid(group.report!)) === undefined) return;
+  private async startCreated(id: string, group: ProcessGroup, onLine: SandboxStart['onLine'], monitorOutput?: string): Promise<void> {
+    if ((await createdPid(group.report!)) === undefined) {
+      // runc's error went to the monitor's own file: the sandbox's log gets it, as with a pipe.
+      if (monitorOutput !== undefined) {
+        for (const line of readFileSync(monitorOutput, 'utf8').split('\n')) if (line.trim()) onLine('err', line);
+      }
+      return;
+    }
     const started = await runCommand({
       argv: startArgv(this.o.stateDir, id),
       cwd: '/',
@@ -168,7 +255,10 @@ export class SandboxHost {
     }
   }
 
-  /** Daemon stop: whatever still runs (builds, one-off commands) is killed and removed. */
+  /**
+   * Daemon stop: whatever still runs (builds, one-off commands) is killed and removed; sandboxes
+   * that outlive the daemon were detached before (or are stopped with their instances).
+   */
   async killAll(): Promise<void> {
     const running = [...this.live.values()];
     await Promise.all(running.map((s) => s.signal('SIGKILL').catch(() => undefined)));
@@ -176,10 +266,11 @@ export class SandboxHost {
   }
 
   /**
-   * After a crash of the daemon: every sandbox runc still knows of in this state folder is
-   * killed and deleted, with its cgroup and its bundle. Returns the ids it removed.
+   * At daemon start: every sandbox runc still knows of in this state folder is killed and
+   * deleted, with its cgroup and its bundle, except those `keep` names whose monitor still runs
+   * (instances and workers the daemon adopts). Returns the ids it removed.
    */
-  async sweep(): Promise<string[]> {
+  async sweep(keep: ReadonlySet<string> = new Set()): Promise<string[]> {
     const out: string[] = [];
     await runCommand({
       argv: listArgv(this.o.stateDir),
@@ -190,6 +281,7 @@ export class SandboxHost {
     });
     const ids = new Set(out.filter((l) => /^[a-z][a-z0-9-]{0,62}$/.test(l)));
     for (const id of this.cgroups.list()) ids.add(id);
+    for (const id of keep) ids.delete(id);
     for (const id of ids) {
       await this.runc(killArgv(this.o.stateDir, id, 'KILL'));
       this.cgroups.killAll(id);
@@ -197,9 +289,11 @@ export class SandboxHost {
     }
     // A monitor ends with its sandbox; one caught between the two (or whose sandbox was never
     // created) is ended here, before its bundle goes.
-    await endMonitors(monitorsOf(this.o.bundlesDir));
-    rmSync(this.o.bundlesDir, { recursive: true, force: true });
-    mkdirSync(this.o.bundlesDir, { recursive: true, mode: 0o700 });
+    const kept = (pid: number) => [...keep].some((id) => monitorsOf(this.o.bundlesDir, id).includes(pid));
+    await endMonitors(monitorsOf(this.o.bundlesDir).filter((pid) => !kept(pid)));
+    for (const entry of readdirSync(this.o.bundlesDir)) {
+      if (!keep.has(entry)) rmSync(join(this.o.bundlesDir, entry), { recursive: true, force: true });
+    }
     return [...ids];
   }
 
@@ -251,9 +345,27 @@ function exitFileStatus(bundle: string, id: string): number | undefined {
   }
 }
 
-/** conmon processes holding a bundle of this folder (a daemon killed with -9 left them). */
-function monitorsOf(bundlesDir: string): number[] {
-  const marker = `\0--bundle\0${bundlesDir}/`;
+const OUTPUT_FILE = 'output.log';
+const OUTPUT_POSITION_FILE = 'output.position';
+const MONITOR_OUTPUT_FILE = 'monitor.log';
+const HOLDER_FILE = 'holder.json';
+
+function writeHolder(bundle: string, record: HolderRecord): void {
+  writeFileSync(join(bundle, HOLDER_FILE), JSON.stringify(record), { mode: 0o600 });
+}
+
+function readHolder(bundle: string): HolderRecord | undefined {
+  try {
+    const record = JSON.parse(readFileSync(join(bundle, HOLDER_FILE), 'utf8')) as Partial<HolderRecord>;
+    return Number.isInteger(record.pid) && Number.isInteger(record.startedAt) ? (record as HolderRecord) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** conmon processes holding a bundle of this folder (of one sandbox, with `id`). */
+function monitorsOf(bundlesDir: string, id?: string): number[] {
+  const marker = id === undefined ? `\0--bundle\0${bundlesDir}/` : `\0--bundle\0${bundlesDir}/${id}\0`;
   const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;

@@ -36,6 +36,7 @@ const recordingRouter: Router = {
     applied.push([...certs]);
   },
   stop: async () => undefined,
+  detach: async () => undefined,
 };
 
 async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 60_000): Promise<T> {

@@ -292,7 +292,7 @@ test('a second daemon on the same data folder refuses to start', async () => {
 });
 
 test('SIGTERM stops the daemon cleanly and the data survives a restart', async () => {
-  assert.equal(await daemon.stop(), 0);
+  assert.equal(await daemon.terminate(), 0);
   await daemon.restart();
   const env = JSON.parse((await daemon.cli(['env', '--format', 'json', '--app', 'shop'], { cwd: project })).stdout)[0].env;
   assert.deepEqual(env, [{ name: 'ONLY', value: 'x' }]);

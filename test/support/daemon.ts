@@ -26,8 +26,14 @@ export interface TestDaemon {
     args: string[],
     options?: { cwd?: string; stdin?: string; token?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number },
   ): Promise<CliResult>;
-  /** Stops the daemon with SIGTERM and waits for it to exit. */
+  /**
+   * Stops everything with `slipway system stop` (apps, add-on servers, router, then the daemon)
+   * and waits for the daemon to exit; a daemon no longer running is started first, so what it
+   * left serving is stopped too.
+   */
   stop(): Promise<number | null>;
+  /** Sends SIGTERM or SIGINT (the daemon alone stops; the data plane goes on) and waits for it to exit. */
+  terminate(signal?: 'SIGTERM' | 'SIGINT'): Promise<number | null>;
   /** Kills the daemon with SIGKILL (a crash: nothing of its own clean-up runs) and waits for it to exit. */
   kill(): Promise<void>;
   /** Starts it again on the same data folder and ports. */
@@ -135,11 +141,28 @@ export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon>
           ...options.env,
         },
       }),
-    stop: () =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(child.exitCode);
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        try {
+          await launch();
+        } catch {
+          return child.exitCode;
+        }
+      }
+      const exited = new Promise<number | null>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
         child.once('exit', (code) => resolve(code));
-        child.kill('SIGTERM');
+      });
+      const result = await daemon.cli(['system', 'stop', '--yes'], { timeoutMs: 120_000 });
+      // A daemon that cannot answer (it failed while starting) is stopped the old way.
+      if (result.code !== 0) child.kill('SIGTERM');
+      return exited;
+    },
+    terminate: (signal = 'SIGTERM') =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+        child.once('exit', (code) => resolve(code));
+        child.kill(signal);
       }),
     kill: () =>
       new Promise((resolve) => {

@@ -1,6 +1,7 @@
 import type { Command } from '../command.js';
 import { login } from './login.js';
 import { orgCreate } from './org/create.js';
+import { systemStop } from './system/stop.js';
 import { orgList } from './org/list.js';
 import { orgAddMember, orgMembers, orgRemoveMember } from './org/members.js';
 import { tokensCreate } from './tokens/create.js';
@@ -70,6 +71,7 @@ export const commands: Command[] = [
   tokensList,
   tokensRevoke,
   orgCreate,
+  systemStop,
   orgList,
   orgMembers,
   orgAddMember,

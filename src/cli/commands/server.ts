@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { Daemon } from '../../daemon/daemon.js';
+import { Daemon, type StopScope } from '../../daemon/daemon.js';
 import { resolveDataDir } from '../../daemon/data-dir.js';
 import { parseUidRange } from '../../sandbox/app-users.js';
 import { DEFAULT_LOG_LIMITS, LOG_LIMIT_FLAGS, parseLogLimits, type LogLimitFlag } from '../../logs/log-limits.js';
@@ -185,18 +185,23 @@ export const server: Command = {
       }
       throw new CliError(`slipway could not start. ${(error as Error).message}`);
     }
-    await new Promise<void>((resolve) => {
+    const scope = await new Promise<StopScope>((resolve) => {
       const onSignal = (signal: string) => {
-        ctx.err(`Received ${signal}: stopping.\n`);
+        ctx.err(`Received ${signal}: stopping the daemon; the router, the apps and the add-on servers go on serving.\n`);
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);
-        resolve();
+        resolve('control');
       };
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
+      void daemon.systemStopped.then(() => resolve('all'));
     });
-    await daemon.stop();
-    ctx.err('slipway stopped.\n');
+    await daemon.stop(scope);
+    ctx.err(
+      scope === 'all' ? 'slipway stopped, with every app, add-on server and the router.\n' : 'slipway stopped; its apps go on serving.\n',
+    );
+    // Nothing of the data plane may keep the process: what outlives it was let go of.
+    process.exit(0);
   },
 };
 

@@ -20,6 +20,18 @@ export interface InstanceHost {
 }
 
 export const INSTANCE_PORT = 8080;
+
+/** The sandbox of attempt `attempt` of worker `index` of an instance. */
+export function workerSandboxId(instanceId: string, index: number, attempt: number): string {
+  return sandboxIdFor(instanceId, `w${index}-${attempt}`);
+}
+
+/** Worker number and attempt of a sandbox id of this instance's workers; undefined for another id. */
+export function workerOfSandbox(instanceId: string, sandboxId: string): { index: number; attempt: number } | undefined {
+  const base = sandboxIdFor(instanceId);
+  const match = /^-w(\d+)-(\d+)$/.exec(sandboxId.startsWith(base) ? sandboxId.slice(base.length) : '');
+  return match ? { index: Number(match[1]), attempt: Number(match[2]) } : undefined;
+}
 const DEFAULT_GRACE_MS = 10_000;
 
 function seconds(ms: number): string {
@@ -42,6 +54,8 @@ export class LocalInstance implements Instance {
   private readonly stopSignal = new AbortController();
   private readonly backoff: RestartBackoff;
   private readonly workers: WorkerProcess[] = [];
+  /** The daemon let go: whatever happens to the sandbox is the next daemon's business. */
+  private detached = false;
 
   constructor(
     private readonly host: InstanceHost,
@@ -83,6 +97,27 @@ export class LocalInstance implements Instance {
     this.startWorkers();
   }
 
+  /** The daemon lets go: the sandbox runs on; timers and output readers are released. */
+  async detach(): Promise<void> {
+    this.detached = true;
+    clearTimeout(this.restartTimer);
+    await this.launching?.catch(() => undefined);
+    this.group?.detach();
+    for (const worker of this.workers) worker.detach();
+  }
+
+  /**
+   * Goes on supervising an instance an earlier daemon started and left running: its main
+   * sandbox and its workers' (by worker number, with the attempt each is at).
+   */
+  adopt(main: Sandbox, workers: ReadonlyMap<number, { sandbox: Sandbox; attempt: number }>): void {
+    this.group = main;
+    this.setState('running');
+    this.log('system', `adopted by a new daemon: sandbox ${main.id} still runs, reachable at ${this.address}:${this.port}`);
+    void main.done.then((exit) => this.onExit(main, exit));
+    this.startWorkers(workers);
+  }
+
   stop(graceMs = DEFAULT_GRACE_MS): Promise<void> {
     this.stopping ??= this.stopNow(graceMs);
     return this.stopping;
@@ -97,10 +132,11 @@ export class LocalInstance implements Instance {
   }
 
   /** The sandbox of one process of this instance: its release, its user, its network. */
-  private sandboxFor(id: string, command: string[]): SandboxStart {
+  private sandboxFor(id: string, command: string[], outlivesDaemon = false): SandboxStart {
     const { sandbox } = this.spec;
     return {
       id,
+      outlivesDaemon,
       limits: sandbox.limits,
       onLine: (stream, line) => this.log(stream, line),
       spec: releaseSandboxSpec({
@@ -115,18 +151,27 @@ export class LocalInstance implements Instance {
   }
 
   /** Workers run beside the instance for its whole life, whatever happens to its main process. */
-  private startWorkers(): void {
+  private startWorkers(running: ReadonlyMap<number, { sandbox: Sandbox; attempt: number }> = new Map()): void {
     (this.spec.workers ?? []).forEach((spec, index) => {
       const worker = new WorkerProcess(
         spec,
         (onLine, attempt) =>
-          this.host.sandboxes.start({ ...this.sandboxFor(sandboxIdFor(this.id, `w${index}-${attempt}`), spec.command), onLine }),
+          this.host.sandboxes.start({ ...this.sandboxFor(workerSandboxId(this.id, index, attempt), spec.command, true), onLine }),
         (stream, line) => this.log(stream, line),
       );
       this.workers.push(worker);
-      worker.start();
+      worker.start(running.get(index));
     });
   }
+
+  /** The line reader of worker `index`, for a sandbox a later daemon attaches to. */
+  workerLineReader(index: number): ((stream: 'out' | 'err', line: string) => void) | undefined {
+    const spec = this.spec.workers?.[index];
+    return spec ? (stream, line) => this.log(stream, `[${spec.name}] ${line}`) : undefined;
+  }
+
+  /** The line reader of the main process, for a sandbox a later daemon attaches to. */
+  readonly mainLineReader = (stream: 'out' | 'err', line: string) => this.log(stream, line);
 
   /** beforeStart commands, then the long-running command. */
   private async runOnce(): Promise<void> {
@@ -144,7 +189,7 @@ export class LocalInstance implements Instance {
         );
       }
     }
-    const group = await this.host.sandboxes.start(this.sandboxFor(sandboxIdFor(this.id), this.spec.command));
+    const group = await this.host.sandboxes.start(this.sandboxFor(sandboxIdFor(this.id), this.spec.command, true));
     this.group = group;
     if (this.stopping) return; // stop() is waiting for launching and will end it
     this.setState('running');
@@ -160,7 +205,7 @@ export class LocalInstance implements Instance {
   }
 
   private onExit(group: Sandbox, exit: SandboxExit): void {
-    if (this.stopping || group !== this.group) return;
+    if (this.stopping || this.detached || group !== this.group) return;
     const uptime = Date.now() - group.startedAt;
     this.setState('crashed');
     this.log('system', `crashed: ${describeSandboxExit(exit, this.spec.sandbox)} after ${seconds(uptime)}`);
@@ -176,7 +221,7 @@ export class LocalInstance implements Instance {
 
   private async restart(): Promise<void> {
     this.restartTimer = undefined;
-    if (this.stopping) return;
+    if (this.stopping || this.detached) return;
     this.restartCount++;
     const attempt = (async () => {
       // A helper that left the process group could still hold port 8080.

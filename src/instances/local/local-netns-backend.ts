@@ -1,4 +1,7 @@
-import type { Instance, InstanceBackend, InstanceSpec } from '../backend.js';
+import type { FoundInstance, Instance, InstanceBackend, InstanceCallbacks, InstanceSpec } from '../backend.js';
+import { InstanceRecords, type InstanceRecord } from './instance-records.js';
+import { sandboxIdFor } from '../../sandbox/describe.js';
+import type { Sandbox } from '../../sandbox/sandbox-host.js';
 import { runCommand, describeExit } from '../../executor/run-command.js';
 import { findHostTools } from './host-tools.js';
 import {
@@ -20,7 +23,7 @@ import {
 import { namesForSlot, slotOfHostVeth, slotOfNamespace, validateBridgeName, validateInstanceId, validatePrefix } from './names.js';
 import { AddressPool, addressAt, gatewayOf, parseSubnet, subnetToString, type Subnet } from './subnet.js';
 import { DEFAULT_BACKOFF, type BackoffPolicy } from './restart-backoff.js';
-import { LocalInstance, type InstanceHost } from './local-instance.js';
+import { LocalInstance, workerOfSandbox, type InstanceHost } from './local-instance.js';
 import type { SandboxHost } from '../../sandbox/sandbox-host.js';
 
 /** Told when a sandbox gets an address on the instance network and when it gives it back. */
@@ -49,6 +52,11 @@ export interface LocalNetnsBackendOptions {
   networkEvents?: SandboxNetworkEvents;
   /** Crash restart delays; defaults to 1 s doubling to 30 s, reset after 60 s up. */
   restartBackoff?: Partial<BackoffPolicy>;
+  /**
+   * Root-only folder where each running instance is written down, so that a later daemon adopts
+   * what this one leaves running (instance-records.ts). Without it nothing is adopted.
+   */
+  recordsDir?: string;
 }
 
 const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
@@ -76,6 +84,9 @@ export class LocalNetnsBackend implements InstanceBackend {
   private readonly backoff: BackoffPolicy;
   private readonly instances = new Map<string, LocalInstance>();
   private tools: HostTools | undefined;
+  private readonly records: InstanceRecords | undefined;
+  /** Records of instances an earlier daemon left running, found at init, until adoptAll. */
+  private found: InstanceRecord[] = [];
 
   constructor(options: LocalNetnsBackendOptions) {
     this.bridge = validateBridgeName(options.bridgeName);
@@ -87,6 +98,60 @@ export class LocalNetnsBackend implements InstanceBackend {
     this.sandboxes = options.sandboxes;
     this.networkEvents = options.networkEvents;
     this.backoff = { ...DEFAULT_BACKOFF, ...options.restartBackoff };
+    this.records = options.recordsDir === undefined ? undefined : new InstanceRecords(options.recordsDir);
+  }
+
+  /**
+   * The sandboxes of instances an earlier daemon left running (main processes and workers),
+   * which the daemon's start-up sweep must leave alone. Call before the sweep and init().
+   */
+  sandboxesToKeep(): Set<string> {
+    const held = new Set(this.sandboxes.heldSandboxes());
+    const keep = new Set<string>();
+    this.found = [];
+    for (const record of this.records?.all() ?? []) {
+      const id = record.spec.instanceId;
+      if (!held.has(sandboxIdFor(id))) {
+        this.records!.remove(id);
+        continue;
+      }
+      this.found.push(record);
+      keep.add(sandboxIdFor(id));
+      for (const sandbox of held) if (workerOfSandbox(id, sandbox)) keep.add(sandbox);
+    }
+    return keep;
+  }
+
+  async adoptAll(claim: (found: FoundInstance) => InstanceCallbacks | undefined): Promise<Instance[]> {
+    const tools = this.requireInit();
+    const adopted: Instance[] = [];
+    const held = this.sandboxes.heldSandboxes();
+    for (const { spec: recorded, network } of this.found) {
+      const callbacks = claim(recorded);
+      const instance = new LocalInstance(this.instanceHost(tools), { ...recorded, onLog: () => undefined, ...callbacks }, network);
+      this.instances.set(instance.id, instance);
+      const main = this.sandboxes.attach(sandboxIdFor(instance.id), instance.mainLineReader);
+      const workers = new Map<number, { sandbox: Sandbox; attempt: number }>();
+      for (const id of held) {
+        const worker = workerOfSandbox(instance.id, id);
+        const reader = worker && instance.workerLineReader(worker.index);
+        if (!worker || !reader || (workers.get(worker.index)?.attempt ?? -1) > worker.attempt) continue;
+        const sandbox = this.sandboxes.attach(id, reader);
+        if (sandbox) workers.set(worker.index, { sandbox, attempt: worker.attempt });
+      }
+      await this.networkEvents?.attached({ appId: recorded.appId, kind: 'instance', address: network.address });
+      if (!main) {
+        // Ended between the start's look and now: nothing to adopt, its network goes.
+        await Promise.all([...workers.values()].map(({ sandbox }) => sandbox.signal('SIGKILL')));
+        await instance.stop(0);
+        continue;
+      }
+      instance.adopt(main, workers);
+      if (callbacks) adopted.push(instance);
+      else await instance.stop(10_000);
+    }
+    this.found = [];
+    return adopted;
   }
 
   /**
@@ -100,7 +165,8 @@ export class LocalNetnsBackend implements InstanceBackend {
     if (this.instances.size > 0) throw new Error('init() must run before any instance is started.');
     const tools = await findHostTools();
     this.tools = tools;
-    await this.removeStale(tools);
+    for (const record of this.found) this.pool.reserve(record.network.slot);
+    await this.removeStale(tools, new Set(this.found.map((r) => r.network.slot)));
     await this.checkSubnetIsFree(tools);
 
     const exists = await this.capture(bridgeExistsArgv(tools, this.bridge), 'look up the bridge', true);
@@ -132,6 +198,7 @@ export class LocalNetnsBackend implements InstanceBackend {
       }
       await this.networkEvents?.attached({ appId: spec.appId, kind: 'instance', address: network.address });
       await instance.launch();
+      this.records?.write(spec, network);
     } catch (e) {
       await instance.stop(0).catch(() => undefined);
       throw e;
@@ -188,6 +255,11 @@ export class LocalNetnsBackend implements InstanceBackend {
     await Promise.all([...this.instances.values()].map((i) => i.stop(graceMs)));
   }
 
+  async detach(): Promise<void> {
+    await Promise.all([...this.instances.values()].map((i) => i.detach()));
+    this.instances.clear();
+  }
+
   /** Deletes the bridge (uninstall, tests). Stop the instances first. */
   async removeBridge(): Promise<void> {
     const tools = this.requireInit();
@@ -209,6 +281,7 @@ export class LocalNetnsBackend implements InstanceBackend {
         }
         await this.networkEvents?.detached(instance.network.address).catch(() => undefined);
         this.pool.release(instance.network.slot);
+        this.records?.remove(instance.id);
         if (this.instances.get(instance.id) === instance) this.instances.delete(instance.id);
       },
     };
@@ -233,11 +306,13 @@ export class LocalNetnsBackend implements InstanceBackend {
     }
   }
 
-  private async removeStale(tools: HostTools): Promise<void> {
+  /** Removes the namespaces and veths of this prefix except those of the slots adopted instances hold. */
+  private async removeStale(tools: HostTools, adoptedSlots: ReadonlySet<number>): Promise<void> {
     const namespaces = (await this.capture(listNamespacesArgv(tools), 'list namespaces')) ?? '';
     for (const line of namespaces.split('\n')) {
       const name = line.trim().split(/\s+/)[0] ?? '';
-      if (slotOfNamespace(this.prefix, name) === undefined) continue;
+      const slot = slotOfNamespace(this.prefix, name);
+      if (slot === undefined || adoptedSlots.has(slot)) continue;
       await this.killNamespaceProcesses(tools, name);
       await this.run(deleteNamespaceArgv(tools, name), `remove stale namespace ${name}`, true);
     }
@@ -245,7 +320,8 @@ export class LocalNetnsBackend implements InstanceBackend {
     for (const line of links.split('\n')) {
       // "12: slw-5h@if2: <BROADCAST,...>"
       const name = /^\d+:\s+([^:@\s]+)/.exec(line)?.[1] ?? '';
-      if (slotOfHostVeth(this.prefix, name) === undefined) continue;
+      const slot = slotOfHostVeth(this.prefix, name);
+      if (slot === undefined || adoptedSlots.has(slot)) continue;
       await this.run(deleteLinkArgv(tools, name), `remove stale interface ${name}`, true);
     }
   }

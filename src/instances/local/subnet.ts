@@ -94,6 +94,11 @@ export class AddressPool {
     this.used.delete(index);
   }
 
+  /** Marks an address an adopted instance holds as taken. */
+  reserve(index: number): void {
+    this.used.add(index);
+  }
+
   inUse(): number {
     return this.used.size;
   }

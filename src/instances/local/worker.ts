@@ -20,21 +20,29 @@ export class WorkerProcess {
     private readonly log: (stream: LogStream, line: string) => void,
   ) {}
 
-  start(): void {
-    this.loop = this.run();
+  /** Starts the worker, or goes on supervising the one an earlier daemon left running (`running`, at `attempt`). */
+  start(running?: { sandbox: Sandbox; attempt: number }): void {
+    this.loop = this.run(running);
   }
 
-  private async run(): Promise<void> {
-    for (let attempt = 0; !this.stopping; attempt++) {
+  /** The lines of this worker in the app's log. */
+  readonly onLine = (stream: 'out' | 'err', line: string) => this.log(stream, `[${this.spec.name}] ${line}`);
+
+  private async run(running?: { sandbox: Sandbox; attempt: number }): Promise<void> {
+    for (let attempt = running?.attempt ?? 0; !this.stopping; attempt++) {
       let sandbox: Sandbox;
-      try {
-        sandbox = await this.startSandbox((stream, line) => this.log(stream, `[${this.spec.name}] ${line}`), attempt);
-      } catch (error) {
-        this.log('system', `worker ${this.spec.name} could not start: ${(error as Error).message}`);
-        return;
+      if (running && attempt === running.attempt) {
+        sandbox = running.sandbox;
+      } else {
+        try {
+          sandbox = await this.startSandbox(this.onLine, attempt);
+        } catch (error) {
+          this.log('system', `worker ${this.spec.name} could not start: ${(error as Error).message}`);
+          return;
+        }
+        this.log('system', `worker ${this.spec.name} started: ${JSON.stringify(this.spec.command)}`);
       }
       this.current = sandbox;
-      this.log('system', `worker ${this.spec.name} started: ${JSON.stringify(this.spec.command)}`);
       const exit = await sandbox.done;
       if (this.stopping) return;
       const failed = exit.exitCode !== 0;
@@ -49,6 +57,14 @@ export class WorkerProcess {
         this.timer = setTimeout(resolve, this.spec.restartDelayMs);
       });
     }
+  }
+
+  /** The daemon lets go: the worker's sandbox runs on and a later daemon supervises it. */
+  detach(): void {
+    this.stopping = true;
+    clearTimeout(this.timer);
+    this.wakeUp?.();
+    this.current?.detach();
   }
 
   async stop(graceMs: number): Promise<void> {

@@ -149,6 +149,8 @@ export async function startOneOffTask(host: OneOffTaskHost, serviceId: string, s
     stdin,
     exited: () => ended,
     memoryUsage: () => undefined,
+    // A one-off command ends with the daemon's session that follows it: nothing to let go of.
+    detach: () => undefined,
     signal: async (signal) => {
       killedBy = signal;
       // The task's holder passes SIGTERM, SIGINT and SIGHUP on to the command; SIGKILL ends the task.

@@ -280,6 +280,16 @@ export class SwarmBackend implements InstanceBackend {
     await Promise.all([...this.instances.values()].map((i) => i.stop(graceMs)));
   }
 
+  /** Swarm keeps the services running: the daemon only forgets them. */
+  async detach(): Promise<void> {
+    this.instances.clear();
+  }
+
+  /** Services of an earlier daemon are not adopted yet: the start's clean-up removes them. */
+  async adoptAll(): Promise<Instance[]> {
+    return [];
+  }
+
   /**
    * Docker removes a node's bridge with its last container: without this route, the tasks'
    * addresses would then be sent to the default gateway, off the machine. Unreachable instead;

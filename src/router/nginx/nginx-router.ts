@@ -135,6 +135,11 @@ export class NginxRouter implements Router {
     if (certs.length > 0) throw new Error('The nginx router engine serves plain HTTP only; certificates need the HAProxy engine.');
   }
 
+  /** This engine does not outlive the daemon: letting go of it stops it. */
+  async detach(): Promise<void> {
+    await this.stop();
+  }
+
   async stop(): Promise<void> {
     const child = this.child;
     if (!child) return;

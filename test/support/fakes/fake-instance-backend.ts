@@ -140,4 +140,14 @@ export class FakeInstanceBackend implements InstanceBackend {
   async stopAll(graceMs?: number): Promise<void> {
     await Promise.all([...this.live].map((i) => i.stop(graceMs)));
   }
+
+  /** Its instances live in the test's process: letting go forgets them, they go on serving. */
+  async detach(): Promise<void> {
+    this.live.clear();
+  }
+
+  /** Nothing outlives the test's process: no instance of an earlier daemon to adopt. */
+  async adoptAll(): Promise<Instance[]> {
+    return [];
+  }
 }

@@ -19,6 +19,8 @@ export class FakeRouter implements Router {
   /** Every table applied, in order. */
   readonly tables: RoutingTable[] = [];
   certificates: readonly TlsCertificate[] = [];
+  /** Whether the daemon let go of it (it goes on serving). */
+  detached = false;
 
   constructor(
     readonly events: EventLog = [],
@@ -44,6 +46,10 @@ export class FakeRouter implements Router {
 
   async applyCertificates(certs: readonly TlsCertificate[]): Promise<void> {
     this.certificates = certs;
+  }
+
+  async detach(): Promise<void> {
+    this.detached = true;
   }
 
   async stop(): Promise<void> {

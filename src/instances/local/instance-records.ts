@@ -1,0 +1,70 @@
+/**
+ * What the local backend writes down about each running instance so that a later daemon can
+ * adopt it (its spec without the callbacks, and its network), one root-only JSON file per
+ * instance in a folder of the data folder. The spec holds the app's environment, as the
+ * sandbox's config.json does: the folder is the daemon's alone.
+ */
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { join } from 'node:path';
+import type { InstanceSpec } from '../backend.js';
+import type { InstanceNetwork } from './netns-commands.js';
+import { validateInstanceId } from './names.js';
+
+export type RecordedSpec = Omit<InstanceSpec, 'onLog' | 'onStateChange'>;
+
+export interface InstanceRecord {
+  spec: RecordedSpec;
+  network: InstanceNetwork & { slot: number };
+}
+
+const validId = (id: string): boolean => {
+  try {
+    validateInstanceId(id);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+export class InstanceRecords {
+  constructor(private readonly dir: string) {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    chmodSync(dir, 0o700);
+  }
+
+  write(spec: InstanceSpec, network: InstanceRecord['network']): void {
+    const { onLog: _onLog, onStateChange: _onStateChange, ...recorded } = spec;
+    const record: InstanceRecord = { spec: recorded, network };
+    const path = this.path(spec.instanceId);
+    writeFileSync(`${path}.tmp`, JSON.stringify(record), { mode: 0o600 });
+    renameSync(`${path}.tmp`, path);
+  }
+
+  remove(instanceId: string): void {
+    rmSync(this.path(instanceId), { force: true });
+  }
+
+  /** Every record readable in the folder; an unreadable one is removed (nothing could adopt it). */
+  all(): InstanceRecord[] {
+    const found: InstanceRecord[] = [];
+    for (const entry of readdirSync(this.dir)) {
+      const id = entry.endsWith('.json') ? entry.slice(0, -5) : '';
+      if (!validId(id)) {
+        rmSync(join(this.dir, entry), { force: true });
+        continue;
+      }
+      try {
+        const record = JSON.parse(readFileSync(join(this.dir, entry), 'utf8')) as InstanceRecord;
+        if (record.spec?.instanceId === id && Number.isInteger(record.network?.slot)) found.push(record);
+        else rmSync(join(this.dir, entry), { force: true });
+      } catch {
+        rmSync(join(this.dir, entry), { force: true });
+      }
+    }
+    return found;
+  }
+
+  private path(instanceId: string): string {
+    return join(this.dir, `${validateInstanceId(instanceId)}.json`);
+  }
+}

@@ -1,0 +1,146 @@
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { steadyLoad } from '../support/steady-load.js';
+
+// The data plane outlives the daemon: SIGTERM, SIGINT and kill -9 of the daemon leave the router,
+// the instances and their workers serving, and the next daemon adopts them as they run; only
+// `slipway system stop` stops them.
+let daemon: TestDaemon;
+let gitEnv: NodeJS.ProcessEnv;
+let dir: string;
+let appId: string;
+let host: string;
+
+interface Facts {
+  release: string;
+  instanceId: string;
+}
+
+const facts = async (): Promise<Facts> => {
+  const answer = await getThroughRouter(daemon, host);
+  assert.equal(answer.status, 200, answer.body);
+  return JSON.parse(answer.body) as Facts;
+};
+
+/** The monitors (conmon) of this daemon's sandboxes, by pid. */
+function monitorsOfDataFolder(): number[] {
+  const marker = `${daemon.dataDir}/sandboxes/`;
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        const cmdline = readFileSync(join('/proc', pid, 'cmdline'), 'utf8');
+        return cmdline.startsWith('/usr/bin/conmon\0') && cmdline.includes(marker);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+before(async () => {
+  daemon = await startDaemon();
+  ({ gitEnv } = await registerSshKey(daemon));
+  dir = checkoutExample('node-hello');
+  appId = await createApp(daemon, dir, 'outlives', {
+    CC_WORKER_COMMAND: `node -e "setInterval(() => console.log('worker tick ' + Date.now()), 300)"`,
+  });
+  host = `${appId}.localhost`;
+  newRelease(dir, 'r1');
+  const result = await pushAndWait(daemon, dir, appId, gitEnv);
+  assert.equal(result.state, 'OK', (await deploymentLog(daemon, appId, result.id)).join('\n'));
+});
+
+after(async () => {
+  await daemon?.stop();
+});
+
+for (const how of ['SIGTERM', 'SIGINT', 'SIGKILL'] as const) {
+  test(`${how} of the daemon: the app serves throughout (keep-alive, HTTP/2, new connections, POSTs) and the next daemon adopts the same instance and worker`, {
+    timeout: 180_000,
+  }, async () => {
+    const before = await facts();
+    const monitors = monitorsOfDataFolder();
+    assert.equal(monitors.length, 2, 'one monitor for the instance, one for its worker');
+    const load = steadyLoad(daemon, host);
+    await sleep(500);
+    if (how === 'SIGKILL') await daemon.kill();
+    else assert.equal(await daemon.terminate(how), 0);
+    // Nobody runs the control plane now: the data plane alone serves.
+    await sleep(1500);
+    assert.deepEqual(monitorsOfDataFolder().sort(), [...monitors].sort(), 'the monitors outlived the daemon');
+    await daemon.restart();
+    await sleep(1000);
+    const { failures, counts } = await load.stop();
+    assert.deepEqual(failures, [], `failed requests: ${failures.length}`);
+    for (const [kind, count] of Object.entries(counts)) assert.ok(count > 10, `${kind}: only ${count} requests`);
+    const afterwards = await facts();
+    assert.equal(afterwards.instanceId, before.instanceId, 'the same instance serves: adopted, not started again');
+    assert.deepEqual(monitorsOfDataFolder().sort(), [...monitors].sort(), 'no sandbox was started again');
+    assert.match(daemon.output(), /Adopted 1 running instance\(s\) of outlives/);
+    // The new daemon reads the worker's output again.
+    const since = Date.now();
+    let seen = false;
+    for (let i = 0; i < 50 && !seen; i++) {
+      const logs = await daemon.cli(['logs', '--app', appId, '-n', '200', '--format', 'json']);
+      seen = logs.stdout
+        .split('\n')
+        .filter(Boolean)
+        .some((line) => {
+          const tick = /worker tick (\d+)/.exec(line);
+          return tick !== null && Number(tick[1]) > since;
+        });
+      if (!seen) await sleep(200);
+    }
+    assert.ok(seen, "the worker's lines printed after the restart reach the app's log");
+  });
+}
+
+test('a redeploy after an adoption replaces the adopted instance and stops it', { timeout: 180_000 }, async () => {
+  const before = await facts();
+  const load = steadyLoad(daemon, host);
+  newRelease(dir, 'r2');
+  const result = await pushAndWait(daemon, dir, appId, gitEnv);
+  assert.equal(result.state, 'OK', (await deploymentLog(daemon, appId, result.id)).join('\n'));
+  const { failures } = await load.stop();
+  assert.deepEqual(failures, [], `failed requests: ${failures.length}`);
+  const afterwards = await facts();
+  assert.equal(afterwards.release, 'r2');
+  assert.notEqual(afterwards.instanceId, before.instanceId);
+  let monitors = monitorsOfDataFolder();
+  for (let i = 0; i < 100 && monitors.length !== 2; i++) {
+    await sleep(200);
+    monitors = monitorsOfDataFolder();
+  }
+  assert.equal(monitors.length, 2, 'the adopted instance and its worker stopped after the switch');
+});
+
+test('slipway system stop drains and stops the apps, workers, add-on servers and the router, and says so', {
+  timeout: 180_000,
+}, async () => {
+  const stopped = await daemon.cli(['system', 'stop', '--yes'], { timeoutMs: 120_000 });
+  assert.equal(stopped.code, 0, stopped.stderr);
+  assert.match(stopped.stdout, /Stopped 1 app\(s\) \(outlives\): 1 instance\(s\)/);
+  assert.match(stopped.stdout, /Router: drained and stopped/);
+  let monitors = monitorsOfDataFolder();
+  for (let i = 0; i < 50 && monitors.length > 0; i++) {
+    await sleep(100);
+    monitors = monitorsOfDataFolder();
+  }
+  assert.deepEqual(monitors, [], 'no sandbox runs after a system stop');
+  await assert.rejects(getThroughRouter(daemon, host, '/', {}, 2000), 'the router no longer answers');
+  await daemon.restart();
+  assert.equal((await facts()).release, 'r2', 'the next start serves the app again');
+});
+
+test('system stop asks before it stops, and a refusal changes nothing', async () => {
+  const asked = await daemon.cli(['system', 'stop']);
+  assert.notEqual(asked.code, 0);
+  assert.match(asked.stderr, /Pass --yes to confirm/);
+  assert.equal((await facts()).release, 'r2');
+});
