@@ -3,6 +3,7 @@ import type { AddonRow } from '../store/addons.js';
 import type { AddonProvider } from './provider.js';
 import { SlipwayError, ValidationError } from '../core/errors.js';
 import { addonProviderNames, unknownProviderMessage } from './registry.js';
+import type { ServerRestart, SupervisionEvents } from './server-supervisor.js';
 
 export interface AddonManagerOptions {
   store: Store;
@@ -17,6 +18,11 @@ export class AddonUnavailableError extends SlipwayError {
   }
 }
 
+/** A server restarted after it died, with the apps linked to the add-ons it serves. */
+export interface AddonServerRestart extends ServerRestart {
+  appIds: string[];
+}
+
 /**
  * Ties the add-on records of the store to the providers that own their servers.
  *
@@ -26,8 +32,39 @@ export class AddonUnavailableError extends SlipwayError {
  */
 export class AddonManager {
   private readonly started = new Map<string, Promise<AddonProvider>>();
+  private readonly restartListeners: Array<(restart: AddonServerRestart) => void> = [];
 
-  constructor(private readonly o: AddonManagerOptions) {}
+  constructor(private readonly o: AddonManagerOptions) {
+    const events: SupervisionEvents = { log: (line) => o.log(line), restarted: (restart) => this.serverRestarted(restart) };
+    for (const provider of o.providers.values()) provider.superviseWith(events);
+  }
+
+  /** Called after each restart of a server that died (metrics, the logs of the apps it serves). */
+  onServerRestart(listener: (restart: AddonServerRestart) => void): void {
+    this.restartListeners.push(listener);
+  }
+
+  private serverRestarted(restart: ServerRestart): void {
+    let appIds: string[] = [];
+    try {
+      const addonIds = restart.addonId
+        ? [restart.addonId]
+        : this.o.store.addons
+            .all()
+            .filter((row) => row.provider === restart.provider)
+            .map((row) => row.id);
+      appIds = [...new Set(addonIds.flatMap((id) => this.o.store.links.appsOfAddon(id)))];
+    } catch (error) {
+      this.o.log(`Could not tell which apps use ${restart.label}: ${(error as Error).message}`);
+    }
+    for (const listener of this.restartListeners) {
+      try {
+        listener({ ...restart, appIds });
+      } catch (error) {
+        this.o.log(`After ${restart.label} restarted: ${(error as Error).message}`);
+      }
+    }
+  }
 
   /** Providers in the order `slipway addon providers` lists them. */
   providerList(): Array<{ name: string; description: string }> {
@@ -150,7 +187,30 @@ export class AddonManager {
     this.o.store.addons.remove(row.id);
   }
 
-  /** Daemon shutdown: stops the servers of the providers that were started; data is kept. */
+  /** Names of the providers whose servers this daemon started or adopted. */
+  startedProviders(): string[] {
+    return [...this.started.keys()];
+  }
+
+  /**
+   * The daemon lets go (SIGTERM, an upgrade): the servers run on in their own process groups
+   * with their output in files, unwatched, and the next daemon adopts them (resumeAll) and
+   * watches them again.
+   */
+  async detach(): Promise<void> {
+    const started = [...this.started.entries()];
+    this.started.clear();
+    for (const [name, starting] of started) {
+      const provider = await starting.catch(() => undefined);
+      try {
+        await provider?.detach();
+      } catch (error) {
+        this.o.log(`While letting go of the ${name} add-on servers: ${(error as Error).message}`);
+      }
+    }
+  }
+
+  /** `slipway system stop`: stops the servers of the providers that were started; data is kept. */
   async stop(): Promise<void> {
     const started = [...this.started.entries()];
     this.started.clear();

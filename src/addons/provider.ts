@@ -1,3 +1,5 @@
+import type { SupervisionEvents } from './server-supervisor.js';
+
 /**
  * The add-on provider contract. A provider owns the servers behind one kind of add-on
  * (PostgreSQL, Redis...) on this machine and turns an add-on record into credentials.
@@ -34,6 +36,13 @@ export interface AddonProvider {
   resume(addon: Pick<AddonRecord, 'id'>, config: Record<string, string>): Promise<void>;
   /** Destroys the add-on's resources and data. Idempotent: already gone is not an error. */
   deprovision(addon: Pick<AddonRecord, 'id'>, config: Record<string, string>): Promise<void>;
-  /** Stops every server this provider runs (daemon shutdown); data is kept. */
+  /** Stops every server this provider runs (`slipway system stop`); data is kept. */
   stop(): Promise<void>;
+  /**
+   * The daemon lets go (SIGTERM, an upgrade): its servers run on unwatched, and the next
+   * daemon's start() and resume() adopt them without a restart.
+   */
+  detach(): Promise<void>;
+  /** Who hears of its servers' restarts after a crash (the daemon's log, metrics, app logs). */
+  superviseWith(events: SupervisionEvents): void;
 }

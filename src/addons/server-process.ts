@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { open, readFile, readlink } from 'node:fs/promises';
 import { startServer } from '../executor/start-server.js';
 import { basename } from 'node:path';
@@ -33,6 +34,7 @@ export class ServerProcess {
     readonly pid: number,
     readonly label: string,
     exited: Promise<ExitInfo>,
+    private readonly letGo: () => void,
   ) {
     this.exited = exited.then((info) => (this.exitInfo = info));
   }
@@ -51,20 +53,32 @@ export class ServerProcess {
     } catch (error) {
       throw new Error(`Could not start ${label} (${(error as Error).message}). Is its Debian package installed?`);
     }
-    return new ServerProcess(server.pid, label, server.exited);
+    return new ServerProcess(server.pid, label, server.exited, server.release);
   }
 
-  /** Wraps a process that an earlier daemon started and that is still running. */
+  /**
+   * Wraps a process that an earlier daemon started and that is still running. It is not this
+   * daemon's child, so its exit is seen by polling (its status is not ours to read).
+   */
   static adopt(label: string, pid: number): ServerProcess {
+    let timer: NodeJS.Timeout | undefined;
     const exited = new Promise<ExitInfo>((resolve) => {
-      const timer = setInterval(() => {
+      timer = setInterval(() => {
         if (!pidAlive(pid)) {
           clearInterval(timer);
           resolve({ code: null, signal: null });
         }
       }, 100);
     });
-    return new ServerProcess(pid, label, exited);
+    return new ServerProcess(pid, label, exited, () => clearInterval(timer));
+  }
+
+  /**
+   * The daemon lets go (SIGTERM): the server runs on, and nothing of this daemon waits for it
+   * any more, so the daemon can exit. `exited` may then never resolve.
+   */
+  release(): void {
+    this.letGo();
   }
 
   isRunning(): boolean {
@@ -74,6 +88,8 @@ export class ServerProcess {
   describeExit(): string {
     const info = this.exitInfo;
     if (!info) return 'still running';
+    // Adopted from an earlier daemon: its exit status went to whoever reaps it, not to us.
+    if (info.code === null && info.signal === null) return 'ended (exit status unknown)';
     return info.signal ? `killed by ${info.signal}` : `exited with code ${info.code}`;
   }
 
@@ -98,13 +114,30 @@ function sendSignal(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/**
+ * True while `pid` runs. A zombie counts as gone: a server adopted from an earlier daemon is
+ * nobody's child here, and where no init reaps orphans (a container whose first process does
+ * not) it stays a zombie after it dies, which signal 0 still reaches.
+ */
 export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
-  return true;
+  const state = processState(pid);
+  return state !== undefined && state !== 'Z';
+}
+
+/** The state letter of /proc/<pid>/stat (R, S, D, Z...), undefined when there is no such process. */
+export function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name is in parentheses and may hold spaces or ")": the state follows the last ")".
+    return /^\S/.exec(stat.slice(stat.lastIndexOf(')') + 2))?.[0];
+  } catch {
+    return undefined;
+  }
 }
 
 /**

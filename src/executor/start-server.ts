@@ -17,6 +17,11 @@ export interface StartedServer {
   pid: number;
   /** Resolves when the server exits (while this daemon runs). */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /**
+   * The daemon lets go of the server, which runs on: the daemon's event loop no longer waits
+   * for it, so a daemon told to go (SIGTERM) can exit while its servers serve.
+   */
+  release(): void;
 }
 
 /**
@@ -50,5 +55,5 @@ export async function startServer(o: ServerStart): Promise<StartedServer> {
     child.once('error', (error) => reject(new Error(`${command}: ${error.message}`)));
   });
   if (child.pid === undefined) throw new Error(`${command}: no process id.`);
-  return { pid: child.pid, exited };
+  return { pid: child.pid, exited, release: () => child.unref() };
 }

@@ -31,6 +31,7 @@ export class PlatformMetrics {
   private readonly deploymentDuration: Histogram<'state'>;
   private readonly buildDuration: Histogram<'outcome'>;
   private readonly restarts: Counter<'app'>;
+  private readonly addonServerRestarts: Counter<'provider'>;
   /** Statuses seen per app, to remove an app's request series when it is deleted. */
   private readonly statusesOf = new Map<string, Set<string>>();
 
@@ -115,6 +116,12 @@ export class PlatformMetrics {
       labelNames: ['app'],
       registers,
     });
+    this.addonServerRestarts = new Counter({
+      name: 'slipway_addon_server_restarts_total',
+      help: 'Restarts of add-on servers (PostgreSQL, Redis) that died while the daemon ran, by provider',
+      labelNames: ['provider'],
+      registers,
+    });
     collectDefaultMetrics({ register: this.registry, prefix: 'slipway_daemon_' });
   }
 
@@ -137,6 +144,10 @@ export class PlatformMetrics {
 
   instanceRestarted(appId: string): void {
     this.restarts.inc({ app: appId });
+  }
+
+  addonServerRestarted(provider: string): void {
+    this.addonServerRestarts.inc({ provider });
   }
 
   forgetApp(appId: string): void {

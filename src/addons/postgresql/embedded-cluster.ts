@@ -5,6 +5,7 @@ import pg from 'pg';
 import { assertTraversable, ensureDir } from '../directories.js';
 import { randomPassword } from '../secrets.js';
 import { ServerProcess, isOurServer, logTail, readPidFile, waitUntilReady } from '../server-process.js';
+import { quietSupervision, SupervisedServer, type SupervisionEvents } from '../server-supervisor.js';
 import { ensureSystemUser, type SystemUser } from '../system-user.js';
 import { findPostgresBinaries } from './binaries.js';
 import { ADMIN_ROLE, hbaConf, initdbArgv, postgresArgv, type ClusterLayout, type HbaClient } from './cluster-config.js';
@@ -46,14 +47,24 @@ export interface ClusterTimings {
  *   <root>/postgres.log    server output
  */
 export class EmbeddedCluster {
-  private server: ServerProcess | undefined;
+  private server: SupervisedServer | undefined;
   private admin: AdminTarget | undefined;
   major: number | undefined;
   timings: ClusterTimings | undefined;
   private clients: HbaClient[] = [];
-  /** The pg_hba.conf the running server has loaded. */
+  /**
+   * False until the daemon says which sandboxes may connect (allowClients). Until then the
+   * pg_hba.conf on disk is left as the previous daemon wrote it: instances that outlived that
+   * daemon keep reaching a server it left running, instead of being shut out until they are
+   * announced again.
+   */
+  private clientsKnown = false;
+  /** The pg_hba.conf on disk as this daemon last wrote or read it. */
+  private writtenHba: string | undefined;
+  /** The pg_hba.conf the running server has loaded; undefined when not known. */
   private loadedHba: string | undefined;
   private hbaChanges: Promise<void> = Promise.resolve();
+  private events: SupervisionEvents = quietSupervision;
 
   constructor(private readonly options: EmbeddedClusterOptions) {}
 
@@ -69,9 +80,17 @@ export class EmbeddedCluster {
     };
   }
 
-  /** Creates the cluster if needed, starts it (or adopts one left running) and waits until it answers. */
+  /** Who hears of the server's restarts after a crash. */
+  superviseWith(events: SupervisionEvents): void {
+    this.events = events;
+  }
+
+  /**
+   * Creates the cluster if needed, starts it (or adopts one left running) and waits until it
+   * answers; from then on a server that dies is started again (SupervisedServer).
+   */
   async start(): Promise<AdminTarget> {
-    if (this.server?.isRunning() && this.admin) return this.admin;
+    if (this.server?.isSupervised() && this.admin) return this.admin;
     const layout = this.layout;
     const user = await ensureSystemUser(this.options.serverUser);
     await assertTraversable(dirname(layout.root), user);
@@ -94,37 +113,100 @@ export class EmbeddedCluster {
       );
     }
     this.admin = { host: '127.0.0.1', port: this.options.port, user: ADMIN_ROLE, password: password.trim(), database: 'postgres' };
-    const hba = this.hba();
-    await writeHba(layout.hbaFile, hba);
+    const onDisk = await readOptional(layout.hbaFile);
+    const kept = onDisk !== undefined && !this.clientsKnown;
+    if (!kept) await this.writeCurrentHba();
+    else this.writtenHba = onDisk;
 
     const began = Date.now();
+    const adoptedServer = await this.adoptRunning();
+    // An adopted server loaded the file its daemon wrote: the one on disk, unless rewritten just now.
+    const loaded = adoptedServer && !kept ? undefined : this.writtenHba;
+    const server = adoptedServer ?? (await this.spawnReady(binaries.postgres, user));
+    if (adoptedServer) await this.waitReady(adoptedServer);
+    this.server = new SupervisedServer(server, {
+      provider: 'postgresql',
+      label: server.label,
+      relaunch: () => this.relaunch(binaries.postgres, user),
+      restarted: () => this.restarted(),
+      events: () => this.events,
+    });
+    this.major = major;
+    this.timings = { initdbMs, startMs: Date.now() - began, adopted: adoptedServer !== undefined };
+    this.loadedHba = loaded;
+    // Clients allowed while it was starting are not in the file it read yet.
+    await this.queueHbaChange();
+    return this.admin;
+  }
+
+  /** After a crash: a server someone else started meanwhile is adopted, else a new one starts. */
+  private async relaunch(postgres: string, user: SystemUser): Promise<ServerProcess> {
     const adopted = await this.adoptRunning();
-    if (!adopted) {
-      this.server = await ServerProcess.spawn('the PostgreSQL add-on server', {
-        argv: postgresArgv(binaries.postgres, layout, this.options.listenAddresses, this.options.port),
-        user,
-        cwd: layout.dataDir,
-        logFile: layout.logFile,
-      });
+    if (adopted) {
+      await this.waitReady(adopted);
+      if (this.clientsKnown) this.loadedHba = undefined; // what it loaded is not known: reload
+      return adopted;
     }
-    const admin = this.admin;
+    if (this.clientsKnown) await this.writeCurrentHba();
+    const read = this.writtenHba;
+    const server = await this.spawnReady(postgres, user);
+    this.loadedHba = read;
+    return server;
+  }
+
+  /** Clients that changed while it was down are in the file, maybe not in what the server read. */
+  private restarted(): void {
+    this.queueHbaChange().catch((error: Error) => this.events.log(`After the PostgreSQL add-on server restarted: ${error.message}`));
+  }
+
+  private async spawnReady(postgres: string, user: SystemUser): Promise<ServerProcess> {
+    const layout = this.layout;
+    await this.removeStaleLockFiles();
+    const server = await ServerProcess.spawn('the PostgreSQL add-on server', {
+      argv: postgresArgv(postgres, layout, this.options.listenAddresses, this.options.port),
+      user,
+      cwd: layout.dataDir,
+      logFile: layout.logFile,
+    });
+    await this.waitReady(server);
+    return server;
+  }
+
+  private async waitReady(server: ServerProcess): Promise<void> {
+    const layout = this.layout;
+    const admin = this.admin!;
     await waitUntilReady(
-      this.server!,
+      server,
       () => canQuery(admin),
       this.options.startTimeoutMs ?? 60_000,
       async (reason) => {
-        await this.server?.stop('SIGINT', 10_000);
+        await server.stop('SIGINT', 10_000);
         return new Error(
           `PostgreSQL add-on server did not start: ${reason}. Last lines of ${layout.logFile}:\n` + (await logTail(layout.logFile)),
         );
       },
     );
-    this.major = major;
-    this.timings = { initdbMs, startMs: Date.now() - began, adopted };
-    this.loadedHba = hba;
-    // Clients allowed while it was starting are not in the file it read yet.
-    await this.queueHbaChange();
-    return admin;
+  }
+
+  /**
+   * A postmaster killed with -9 leaves postmaster.pid and the socket's lock file behind. When
+   * the pid they name is a zombie nobody reaps (a container whose first process reaps no
+   * orphans), PostgreSQL takes it for a live postmaster and refuses to start; files naming a
+   * process that is not a postmaster of this cluster are removed. Old backends still attached
+   * to the shared memory are caught by PostgreSQL's own check, which does not use these files.
+   */
+  private async removeStaleLockFiles(): Promise<void> {
+    const layout = this.layout;
+    for (const file of [join(layout.dataDir, 'postmaster.pid'), join(layout.socketDir, `.s.PGSQL.${this.options.port}.lock`)]) {
+      const pid = await readPidFile(file);
+      if (pid !== undefined && !(await isOurServer(pid, 'postgres', layout.dataDir))) await rm(file, { force: true });
+    }
+  }
+
+  private async writeCurrentHba(): Promise<void> {
+    const hba = this.hba();
+    await writeHba(this.layout.hbaFile, hba);
+    this.writtenHba = hba;
   }
 
   /**
@@ -135,6 +217,7 @@ export class EmbeddedCluster {
   allowClients(clients: HbaClient[]): Promise<void> {
     this.hba({ clients }); // refuses bad input before anything changes
     this.clients = [...clients];
+    this.clientsKnown = true;
     return this.queueHbaChange();
   }
 
@@ -156,9 +239,13 @@ export class EmbeddedCluster {
   private async applyHba(): Promise<void> {
     const admin = this.admin;
     const hba = this.hba();
-    if (!this.server?.isRunning() || !admin || this.loadedHba === undefined || hba === this.loadedHba) return;
+    if (!this.server?.isSupervised() || !admin || hba === this.loadedHba) return;
+    // Until the daemon names the clients, the server keeps the file the previous daemon wrote.
+    if (!this.clientsKnown && this.loadedHba !== undefined) return;
     const layout = this.layout;
-    await writeHba(layout.hbaFile, hba);
+    await this.writeCurrentHba();
+    // Down between a crash and its restart: the restarted server reads the file written here.
+    if (!this.server.isUp()) return;
     // A fresh backend reports when the postmaster last loaded its configuration: once that
     // moves, every new connection is checked against the new file.
     const before = await adminQuery(admin, async (c) => {
@@ -188,6 +275,13 @@ export class EmbeddedCluster {
     this.server = undefined;
     this.loadedHba = undefined;
     await server?.stop('SIGINT', 30_000);
+  }
+
+  /** The daemon lets go: the server serves on, unwatched, and the next daemon adopts it. */
+  detach(): void {
+    this.server?.detach();
+    this.server = undefined;
+    this.loadedHba = undefined;
   }
 
   private async initdb(user: SystemUser): Promise<number> {
@@ -227,25 +321,20 @@ export class EmbeddedCluster {
    * A server left running by an earlier daemon (which crashed or was killed) still holds the
    * data directory; a second postmaster would refuse to start, so take the running one over.
    */
-  private async adoptRunning(): Promise<boolean> {
+  private async adoptRunning(): Promise<ServerProcess | undefined> {
     const layout = this.layout;
     const pidFile = join(layout.dataDir, 'postmaster.pid');
     const pid = await readPidFile(pidFile);
-    if (pid === undefined || !(await isOurServer(pid, 'postgres', layout.dataDir))) return false;
+    if (pid === undefined || !(await isOurServer(pid, 'postgres', layout.dataDir))) return undefined;
     const lines = (await readFile(pidFile, 'utf8')).split('\n');
     const server = ServerProcess.adopt('the PostgreSQL add-on server', pid);
     if (Number(lines[3]) !== this.options.port) {
       // Listening on another port than configured: restart it with the current settings.
       await server.stop('SIGINT', 30_000);
-      return false;
+      return undefined;
     }
-    try {
-      process.kill(pid, 'SIGHUP'); // re-read pg_hba.conf, which was just rewritten
-    } catch {
-      return false; // it exited meanwhile: start a fresh one
-    }
-    this.server = server;
-    return true;
+    // Not signalled: it keeps the pg_hba.conf it loaded (see clientsKnown) until told otherwise.
+    return server;
   }
 }
 

@@ -5,6 +5,7 @@ import { assertAddressAssigned, bindAddresses, defaultSubnet } from '../gateway.
 import { randomIdentifier, randomPassword, redact } from '../secrets.js';
 import { EmbeddedCluster, type AdminTarget } from './embedded-cluster.js';
 import type { HbaClient } from './cluster-config.js';
+import type { SupervisionEvents } from '../server-supervisor.js';
 import { assertAddonIdentifier, createDatabaseSql, createRoleSql, dropSql } from './provisioning-sql.js';
 
 export const DEFAULT_POSTGRES_PORT = 5433;
@@ -165,6 +166,19 @@ export class PostgresqlProvider implements AddonProvider {
     this.starting = undefined;
     await starting?.catch(() => undefined);
     await this.cluster?.stop();
+  }
+
+  /** The embedded server serves on; the next daemon's start() adopts it. */
+  async detach(): Promise<void> {
+    const starting = this.starting;
+    this.starting = undefined;
+    await starting?.catch(() => undefined);
+    this.cluster?.detach();
+  }
+
+  /** An external server is its administrator's to restart: only the embedded one is watched. */
+  superviseWith(events: SupervisionEvents): void {
+    this.cluster?.superviseWith(events);
   }
 
   private assertSameMode(config: Record<string, string>): void {

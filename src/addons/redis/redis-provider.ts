@@ -6,6 +6,7 @@ import { assertTraversable, ensureDir } from '../directories.js';
 import { assertAddressAssigned, bindAddresses } from '../gateway.js';
 import { randomPassword } from '../secrets.js';
 import { ServerProcess, isOurServer, logTail, readPidFile, waitUntilReady } from '../server-process.js';
+import { quietSupervision, SupervisedServer, type SupervisionEvents } from '../server-supervisor.js';
 import { ensureSystemUser, type SystemUser } from '../system-user.js';
 import { allocatePort, assertPortRange, type PortRange } from './port-allocation.js';
 import { redisConf, redisServerArgv } from './redis-config.js';
@@ -26,11 +27,15 @@ export interface RedisProviderOptions {
   binary?: string;
 }
 
-/** A redis-server process of its own per add-on, with its own password, port and data folder. */
+/**
+ * A redis-server process of its own per add-on, with its own password, port and data folder.
+ * A server that dies is restarted (SupervisedServer) and reloads its AOF (redis-config.ts).
+ */
 export class RedisProvider implements AddonProvider {
   readonly name = 'redis';
   readonly description = 'Redis: a Redis server of its own with a password and persistent data (AOF)';
-  private readonly servers = new Map<string, ServerProcess>();
+  private readonly servers = new Map<string, SupervisedServer>();
+  private events: SupervisionEvents = quietSupervision;
   private readonly ports = new Map<string, number>();
   private user: SystemUser | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -105,7 +110,7 @@ export class RedisProvider implements AddonProvider {
   resume(addon: Pick<AddonRecord, 'id'>, config: Record<string, string>): Promise<void> {
     return this.serialized(async () => {
       const user = this.requireStarted();
-      if (this.servers.get(addon.id)?.isRunning()) return;
+      if (this.servers.get(addon.id)?.isSupervised()) return; // running, or being restarted
       await this.launch(addon.id, config, user);
     });
   }
@@ -114,7 +119,7 @@ export class RedisProvider implements AddonProvider {
     const dir = this.addonDir(addon.id);
     return this.serialized(async () => {
       const server = this.servers.get(addon.id) ?? (await this.findRunning(addon.id));
-      await server?.stop('SIGTERM', 30_000);
+      await server?.stop('SIGTERM', 30_000); // no restart once this begins
       this.servers.delete(addon.id);
       this.ports.delete(addon.id);
       await rm(dir, { recursive: true, force: true });
@@ -129,6 +134,19 @@ export class RedisProvider implements AddonProvider {
       this.ports.clear();
       await Promise.all(servers.map((server) => server.stop('SIGTERM', 30_000)));
     });
+  }
+
+  /** The servers serve on; the next daemon finds each by its pid file (findRunning). */
+  detach(): Promise<void> {
+    return this.serialized(async () => {
+      for (const server of this.servers.values()) server.detach();
+      this.servers.clear();
+      this.ports.clear();
+    });
+  }
+
+  superviseWith(events: SupervisionEvents): void {
+    this.events = events;
   }
 
   /** Folder of one add-on; the id comes from the store but is checked before it reaches a path. */
@@ -165,7 +183,23 @@ export class RedisProvider implements AddonProvider {
     return ServerProcess.adopt(`the Redis server of add-on ${id}`, pid);
   }
 
+  /** Starts (or adopts) the add-on's server and watches it: restarted whenever it dies. */
   private async launch(id: string, config: Record<string, string>, user: SystemUser): Promise<void> {
+    const server = await this.bringUp(id, config, user);
+    const supervised = new SupervisedServer(server, {
+      provider: this.name,
+      addonId: id,
+      label: server.label,
+      // Not through the queue: stop() and deprovision() wait in it for a restart under way.
+      relaunch: () => this.bringUp(id, config, user),
+      events: () => this.events,
+    });
+    this.servers.set(id, supervised);
+    this.ports.set(id, Number(need(config, 'port')));
+  }
+
+  /** The add-on's server running and answering: one left by an earlier daemon, or a new one. */
+  private async bringUp(id: string, config: Record<string, string>, user: SystemUser): Promise<ServerProcess> {
     const dir = this.addonDir(id);
     const port = Number(need(config, 'port'));
     const password = need(config, 'password');
@@ -195,8 +229,7 @@ export class RedisProvider implements AddonProvider {
         return new Error(`Redis add-on ${id} did not start: ${reason}. Last lines of ${logFile}:\n${await logTail(logFile)}`);
       },
     );
-    this.servers.set(id, server);
-    this.ports.set(id, port);
+    return started;
   }
 }
 
