@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { writeSync } from 'node:fs';
+import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AccessLogReceiver, FULL_READ_BYTES, READ_PAUSE_MS, restAfterRead } from './access-log.js';
+import { AccessLogReceiver, enlargePipe, FULL_READ_BYTES, makeAccessPipe, READ_PAUSE_MS, restAfterRead } from './access-log.js';
 import type { AccessRecord } from '../router.js';
 
 test('the receiver rests after a partial read and reads on at once while a backlog waits', () => {
@@ -27,6 +27,23 @@ async function writeAll(fd: number, text: string): Promise<void> {
   }
 }
 
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // Closed by the test already.
+  }
+}
+
+/** The pipe as the router's supervisor holds it: made, opened read-write (HAProxy's fd 3 is this), enlarged. */
+async function supervisedPipe(dir: string): Promise<{ path: string; writeEnd: number }> {
+  const path = join(dir, 'access-log.pipe');
+  await makeAccessPipe(path);
+  const writeEnd = openSync(path, constants.O_RDWR | constants.O_NONBLOCK);
+  assert.ok(await enlargePipe(writeEnd), 'the pipe is enlarged');
+  return { path, writeEnd };
+}
+
 test('a burst of many reads arrives whole through the pipe: every line once, none cut at a read boundary', async () => {
   const records: AccessRecord[] = [];
   const receiver = new AccessLogReceiver(
@@ -34,7 +51,8 @@ test('a burst of many reads arrives whole through the pipe: every line once, non
     (record) => records.push(record),
   );
   const dir = await mkdtemp(join(tmpdir(), 'slipway-access-log-'));
-  const writeEnd = await receiver.open(dir);
+  const { path, writeEnd } = await supervisedPipe(dir);
+  receiver.open(path);
   const lines = 50_000;
   try {
     let text = '';
@@ -54,6 +72,7 @@ test('a burst of many reads arrives whole through the pipe: every line once, non
     assert.equal(records[7]!.host, 'shop.example.com');
   } finally {
     receiver.stop();
+    closeQuietly(writeEnd);
     await rm(dir, { recursive: true, force: true });
   }
 });
@@ -64,7 +83,8 @@ test('the pipe holds ten thousand lines while the daemon does not read (the defa
     () => undefined,
   );
   const dir = await mkdtemp(join(tmpdir(), 'slipway-access-log-'));
-  const writeEnd = await receiver.open(dir);
+  const { path, writeEnd } = await supervisedPipe(dir);
+  receiver.open(path);
   try {
     // The event loop is held here, as a busy daemon's would be: nothing is read meanwhile.
     const line = Buffer.from('app0 1700000000.000 10.0.0.1 GET /a/typical/path 200 1234 3 10.200.0.2:8080 0 shop.example.com\n');
@@ -77,6 +97,7 @@ test('the pipe holds ten thousand lines while the daemon does not read (the defa
     assert.ok(written / line.length >= 10_000, `the pipe took ${written / line.length} lines before it was full`);
   } finally {
     receiver.stop();
+    closeQuietly(writeEnd);
     await rm(dir, { recursive: true, force: true });
   }
 });
@@ -88,17 +109,21 @@ test('draining reads the lines HAProxy wrote before it exited', async () => {
     (record) => records.push(record),
   );
   const dir = await mkdtemp(join(tmpdir(), 'slipway-access-log-'));
+  const { path, writeEnd } = await supervisedPipe(dir);
   try {
-    const writeEnd = await receiver.open(dir);
+    receiver.open(path);
     // A first line and a rest: the receiver is then resting when the last lines arrive.
     await writeAll(writeEnd, 'app0 1700000000.000 10.0.0.1 GET /first 200 1 0 10.200.0.2:8080 0 a.test\n');
     await sleep(5);
     const last = Array.from({ length: 99 }, (_, i) => `app0 1700000000.000 10.0.0.1 GET /${i} 200 1 0 10.200.0.2:8080 0 a.test\n`);
     await writeAll(writeEnd, last.join(''));
+    // HAProxy and its supervisor exit: the pipe's last writer is gone.
+    closeSync(writeEnd);
     await receiver.drain(1000);
     assert.equal(records.length, 100);
   } finally {
     receiver.stop();
+    closeQuietly(writeEnd);
     await rm(dir, { recursive: true, force: true });
   }
 });

@@ -1,15 +1,14 @@
 /**
- * HAProxy writes one raw line per request (ACCESS_LOG_FORMAT in config.ts) on its fd 3, the
- * write end of a pipe the daemon made (`log fd@3`): one writev per line, and a line the pipe
+ * HAProxy writes one raw line per request (ACCESS_LOG_FORMAT in config.ts) on its fd 3, a FIFO
+ * its supervisor holds and the daemon reads (`log fd@3`): one writev per line, and a line the pipe
  * has no room for is dropped and counted (HAProxy's DroppedLogs, in /metrics), never waited
  * for. The pipe is enlarged (PIPE_BYTES) so that it holds what arrives while the daemon rests
  * between reads (READ_PAUSE_MS): lines arrive many per read, where a UDP datagram per request
  * cost the daemon about 10 µs of CPU each. This turns each line into an AccessRecord. Lines
  * from backends that are not apps (404 page, ACME) are never written.
  */
-import { closeSync, constants, openSync, unlinkSync } from 'node:fs';
+import { constants, openSync, unlinkSync } from 'node:fs';
 import { Socket, type SocketConstructorOpts } from 'node:net';
-import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { AccessRecord } from '../router.js';
 import { spawnProcessGroup } from '../../executor/process-group.js';
@@ -79,18 +78,33 @@ export const PIPE_BYTES = 4 * 1024 * 1024;
  */
 const ENLARGE_PIPE = `open(my $pipe, ">&=3") or die; fcntl($pipe, 1031, ${PIPE_BYTES}) or fcntl($pipe, 1031, 1048576) or die`;
 
-async function enlargePipe(writeEnd: number): Promise<boolean> {
+/** Sizes the pipe `fd` belongs to (PIPE_BYTES, else the system's limit); false when it could not. */
+export async function enlargePipe(fd: number): Promise<boolean> {
   try {
-    const perl = await spawnProcessGroup({ argv: ['perl', '-e', ENLARGE_PIPE], cwd: '/', env: engineEnv(), fd3: writeEnd });
+    const perl = await spawnProcessGroup({ argv: ['perl', '-e', ENLARGE_PIPE], cwd: '/', env: engineEnv(), fd3: fd });
     return (await perl.done).exitCode === 0;
   } catch {
     return false;
   }
 }
 
+/**
+ * Makes the pipe: a FIFO in the router's own folder (0700, so only root opens it), which stays
+ * there for as long as the router runs: the router's supervisor holds it open read-write and
+ * hands it to HAProxy as fd 3 (and enlarges it), and each daemon opens it to read.
+ */
+export async function makeAccessPipe(path: string): Promise<void> {
+  try {
+    unlinkSync(path);
+  } catch {
+    // None left from an earlier run.
+  }
+  const made = await runEngineTool(['mkfifo', '-m', '600', path]);
+  if (made.code !== 0) throw new Error(`Could not make the access log pipe with mkfifo: ${made.output.trim()}`);
+}
+
 export class AccessLogReceiver {
   private socket: Socket | undefined;
-  private writeEnd: number | undefined;
 
   constructor(
     private readonly appOf: (backend: string) => string | undefined,
@@ -98,32 +112,12 @@ export class AccessLogReceiver {
   ) {}
 
   /**
-   * Makes the pipe (a FIFO in the router's own folder, unlinked once both ends are open, so no
-   * other process can open it) and starts reading it; returns the write end for HAProxy's fd 3.
-   * Call handedOver() once HAProxy holds it.
+   * Starts reading the pipe (makeAccessPipe). Open it once its supervisor holds it: a FIFO read
+   * while nobody holds its write side ends at once. Lines written while no daemon read wait in it.
    */
-  async open(workDir: string): Promise<number> {
+  open(path: string): void {
     this.stop();
-    const path = join(workDir, 'access-log.pipe');
-    try {
-      unlinkSync(path);
-    } catch {
-      // None left from an earlier run.
-    }
-    const made = await runEngineTool(['mkfifo', '-m', '600', path]);
-    if (made.code !== 0) throw new Error(`Could not make the access log pipe with mkfifo: ${made.output.trim()}`);
-    // Reader first: opening the write end of a FIFO without a reader fails.
     const readEnd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-    const writeEnd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
-    unlinkSync(path);
-    this.writeEnd = writeEnd;
-    if (!(await enlargePipe(writeEnd))) {
-      this.stop();
-      closeSync(readEnd);
-      throw new Error(
-        'Could not enlarge the access log pipe to 1 MiB with perl (Debian package perl-base): is perl installed, and fs.pipe-max-size at least 1048576?',
-      );
-    }
     // A high-water mark of one byte: a paused stream stops reading from the kernel at once (with
     // the default, a paused stream kept reading a line at a time). Node passes it to the stream;
     // its types for the constructor leave it out.
@@ -131,23 +125,14 @@ export class AccessLogReceiver {
     const socket = new Socket(options as SocketConstructorOpts);
     this.socket = socket;
     this.receive(socket);
-    return writeEnd;
-  }
-
-  /** HAProxy holds the write end: the daemon lets go of its copy, so the pipe ends when HAProxy does. */
-  handedOver(): void {
-    if (this.writeEnd === undefined) return;
-    closeSync(this.writeEnd);
-    this.writeEnd = undefined;
   }
 
   /**
-   * Reads what HAProxy wrote before it exited (the pipe ends once every writer has closed it),
-   * waiting at most `timeoutMs`, then stops.
+   * Reads what HAProxy wrote before it and its supervisor exited (the pipe ends once every
+   * writer has closed it), waiting at most `timeoutMs`, then stops.
    */
   async drain(timeoutMs: number): Promise<void> {
     const socket = this.socket;
-    this.handedOver();
     if (socket && !socket.destroyed) {
       const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()).once('end', () => resolve()));
       let timer: NodeJS.Timeout | undefined;
@@ -159,8 +144,8 @@ export class AccessLogReceiver {
     this.stop();
   }
 
+  /** Stops reading; what HAProxy writes next waits in the pipe for the next reader. */
   stop(): void {
-    this.handedOver();
     this.socket?.destroy();
     this.socket = undefined;
   }

@@ -57,6 +57,18 @@ export interface HaproxyPaths {
   certDir: string;
   defaultCert: string;
   pagesDir: string;
+  /** The access log's FIFO, held open by the supervisor (HAProxy's fd 3) and read by the daemon. */
+  accessPipe: string;
+  /** The router's state for the next daemon (router-state.ts). */
+  state: string;
+  /** The supervisor's pid and start time (supervisor-files.ts). */
+  holderPid: string;
+  /** HAProxy master's pid, rewritten at each of its starts. */
+  haproxyPid: string;
+  /** What the supervisor and HAProxy print. */
+  holderLog: string;
+  /** One JSON line per death of HAProxy, appended by the supervisor (supervisor-files.ts). */
+  exits: string;
 }
 
 export function haproxyPaths(workDir: string): HaproxyPaths {
@@ -70,6 +82,12 @@ export function haproxyPaths(workDir: string): HaproxyPaths {
     certDir: join(workDir, 'certs'),
     defaultCert: join(workDir, 'default.pem'),
     pagesDir: join(workDir, 'pages'),
+    accessPipe: join(workDir, 'access-log.pipe'),
+    state: join(workDir, 'state.json'),
+    holderPid: join(workDir, 'supervisor.pid'),
+    haproxyPid: join(workDir, 'haproxy.pid'),
+    holderLog: join(workDir, 'supervisor.log'),
+    exits: join(workDir, 'exits.jsonl'),
   };
 }
 

@@ -1,21 +1,26 @@
 /**
- * The default router engine: Debian's HAProxy in master-worker mode, run by slipway as a child
- * process, changed through its runtime API without reloading. A switch adds the new servers,
- * enables them, points the host maps at the app's backend, then puts the old servers in
- * maintenance (no new request; requests in flight finish) and deletes them once idle.
- * Certificates are swapped the same way (`set ssl cert` + `commit`), so open connections stay.
+ * The default router engine: Debian's HAProxy in master-worker mode, changed through its runtime
+ * API without reloading. A switch adds the new servers, enables them, points the host maps at
+ * the app's backend, then puts the old servers in maintenance (no new request; requests in
+ * flight finish) and deletes them once idle. Certificates are swapped the same way (`set ssl
+ * cert` + `commit`), so open connections stay.
+ *
+ * HAProxy outlives the daemon: a supervisor of its own (supervisor.ts) runs it and starts it
+ * again at once when it dies, from files this class keeps in step after every change (the
+ * configuration with every server, the maps, the crt-list and certificates) plus a small state
+ * (router-state.ts) the next daemon adopts: `start()` finds a live supervisor and reconciles
+ * instead of starting afresh, `detach()` lets go of it, `stop()` ends both.
  */
-import { existsSync } from 'node:fs';
-import { chmod, mkdir, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, mkdir, readdir, readFile, rm, truncate, unlink, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startAttachedServer, type AttachedServer } from '../../executor/start-attached.js';
-import { engineEnv, runEngineTool as run, stopGracefully, systemUserExists } from '../engine-process.js';
+import { engineEnv, runEngineTool as run, systemUserExists } from '../engine-process.js';
 import type { AccessRecord, Router, RouterOptions, RoutingTable, TlsCertificate, Upstream } from '../router.js';
 import { noInstancePage, unknownHostPage, upstreamFailedPage } from '../pages.js';
 import { validateCidr, validateIPv4, validatePort, validateTable, type ValidatedRoute } from '../validate.js';
-import { AccessLogReceiver } from './access-log.js';
+import { AccessLogReceiver, makeAccessPipe } from './access-log.js';
 import { crtListLine, prepareCertificate, type PreparedCertificate } from './certificates.js';
 import {
   haproxyPaths,
@@ -27,7 +32,10 @@ import {
   type HaproxyServer,
 } from './config.js';
 import { expectAnswer, runtimeCommand } from './runtime-api.js';
-import { backendSessions } from './stats.js';
+import { backendSessions, crtListFiles, runningServers } from './stats.js';
+import { loadRouterState, saveRouterState, writeFileAtomically, type RouterState } from './router-state.js';
+import { describeExit, isAlive, liveSupervisor, readExits, type EngineExit, type SupervisorRecord } from './supervisor-files.js';
+import { fileSize, outputSince, signalSupervisor, startSupervisor, stopSupervisor } from './supervisor-control.js';
 import { selfSignedCertificateArgv } from '../self-signed-argv.js';
 
 export interface HaproxyRouterOptions extends RouterOptions {
@@ -37,6 +45,10 @@ export interface HaproxyRouterOptions extends RouterOptions {
   drainTimeoutSeconds?: number;
   /** Backends made at start; more (a reload) only when the apps outgrow them. Default 128. */
   initialSlots?: number;
+  /** The daemon's output: a router adopted, a death of HAProxy, its supervisor started again. */
+  log?: (line: string) => void;
+  /** Each death of HAProxy its supervisor recorded (those while no daemon ran are told at the next start). */
+  onEngineRestart?: (exit: EngineExit) => void;
 }
 
 interface SlotState {
@@ -46,13 +58,25 @@ interface SlotState {
 
 const DEFAULT_CERT_NAME = 'slipway-default.invalid';
 
+/** How often the daemon looks at the record of HAProxy's deaths (a stat), and at its supervisor every fourth time. */
+const WATCH_INTERVAL_MS = 250;
+
+/** supervisor.log is cut at a fresh start once it is this long. */
+const SUPERVISOR_LOG_LIMIT = 1024 * 1024;
+
 export class HaproxyRouter implements Router {
   private readonly o: HaproxyRouterOptions & { httpsPort: number; trustedProxies: string[] };
   private readonly paths: HaproxyPaths;
   private readonly binary: string;
   private readonly drainTimeoutSeconds: number;
-  private child: AttachedServer | undefined;
-  private stderrTail = '';
+  private readonly log: (line: string) => void;
+  /** The supervisor this daemon talks to; undefined before start() and after detach() or stop(). */
+  private supervisor: SupervisorRecord | undefined;
+  private watcher: NodeJS.Timeout | undefined;
+  private recovering = false;
+  /** Bytes of exits.jsonl reported so far. */
+  private exitsReported = 0;
+  private workerUser: string | undefined | null = null;
   private logs: AccessLogReceiver | undefined;
   /** DroppedLogs of the workers before the current one, and the current one's pid and count. */
   private droppedBefore = 0;
@@ -61,10 +85,12 @@ export class HaproxyRouter implements Router {
   private readonly slotOf = new Map<string, number>();
   private readonly slotState = new Map<number, SlotState>();
   /** Slots released, with when: reused only after a minute so late access log lines still name the right app. */
-  private readonly freeSlots: Array<{ slot: number; since: number }> = [];
+  private freeSlots: Array<{ slot: number; since: number }> = [];
   private nextServer = 0;
   private readonly deleting = new Set<Promise<void>>();
   private certificates = new Map<string, PreparedCertificate>();
+  /** The entries of each map as last committed (what its file holds). */
+  private readonly maps = new Map<string, Array<[string, string]>>();
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: HaproxyRouterOptions) {
@@ -77,57 +103,86 @@ export class HaproxyRouter implements Router {
     this.binary = options.haproxyBinary ?? (existsSync('/usr/sbin/haproxy') ? '/usr/sbin/haproxy' : 'haproxy');
     this.drainTimeoutSeconds = options.drainTimeoutSeconds ?? 60;
     this.slots = options.initialSlots ?? 128;
+    this.log = options.log ?? (() => undefined);
   }
 
+  /** Adopts the router a previous daemon left running on this work folder, or starts one afresh. */
   async start(): Promise<void> {
-    if (this.child) throw new Error('The HAProxy router is already started; call stop() before starting it again.');
+    if (this.supervisor) throw new Error('The HAProxy router is already started; call stop() before starting it again.');
+    await mkdir(this.o.workDir, { recursive: true, mode: 0o700 });
+    await chmod(this.o.workDir, 0o700);
+    const live = liveSupervisor(this.paths.holderPid);
+    const state = loadRouterState(this.paths.state);
+    if (live && state) {
+      await this.adopt(live, state);
+    } else {
+      if (live) {
+        this.log(`The router's supervisor (pid ${live.pid}) runs without a state to adopt: stopping it and starting the router afresh.`);
+        await stopSupervisor(live, (this.drainTimeoutSeconds + 15) * 1000);
+      }
+      await this.startFresh(state);
+    }
+    this.watch();
+  }
+
+  private async startFresh(previous: RouterState | undefined): Promise<void> {
+    // Deaths a supervisor recorded that no daemon reported yet: told before the record is wiped.
+    this.exitsReported = previous?.exitsReported ?? 0;
+    this.reportExits();
     await this.prepareWorkDir();
-    let logPipe: number | undefined;
-    if (this.o.onRequest) {
-      const onRequest = this.o.onRequest;
-      this.logs = new AccessLogReceiver(
-        (backend) => this.appOfBackend(backend),
-        (record: AccessRecord) => onRequest(record),
-      );
-      logPipe = await this.logs.open(this.o.workDir);
-    }
+    await makeAccessPipe(this.paths.accessPipe);
+    await this.writeConfig();
+    await this.check();
+    const logStart = fileSize(this.paths.holderLog);
+    this.supervisor = await startSupervisor({
+      workDir: this.o.workDir,
+      pidFile: this.paths.holderPid,
+      logFile: this.paths.holderLog,
+      drainSeconds: this.drainTimeoutSeconds,
+      haproxyArgv: this.haproxyArgv(),
+      env: engineEnv(),
+    });
     try {
-      await this.writeConfig();
-      await this.check();
-    } catch (error) {
-      // Nothing started: the pipe's ends are closed, not left open until the next start.
-      this.logs?.stop();
-      this.logs = undefined;
-      throw error;
-    }
-    this.stderrTail = '';
-    try {
-      this.child = await startAttachedServer({
-        // -dMglobal: HAProxy's process-wide pool cache, which Debian's build leaves off (it counts on
-        // glibc's allocator). Buffers a thread's own cache cannot hold went back to malloc and free
-        // at each request; with the global cache HAProxy spends about 0.8 µs less per small request.
-        argv: [this.binary, '-W', '-db', '-dMglobal', '-f', this.paths.config],
-        cwd: '/',
-        env: engineEnv(),
-        // The access log's pipe: the master passes it on to each worker, reloads included.
-        fd3: logPipe,
-        onLine: (stream, line) => {
-          if (stream === 'err') this.stderrTail = `${this.stderrTail}${line}\n`.slice(-4000);
-        },
-      });
-    } catch (error) {
-      this.logs?.stop();
-      this.logs = undefined;
-      throw error;
-    } finally {
-      this.logs?.handedOver();
-    }
-    try {
-      await this.waitForWorker(undefined);
+      await this.waitForWorker(undefined, logStart);
     } catch (error) {
       await this.stop().catch(() => undefined);
       throw error;
     }
+    this.openAccessLog();
+    await this.saveState();
+  }
+
+  /** Takes over a running router: its state loaded, nothing wiped, HAProxy brought in line with the state. */
+  private async adopt(live: SupervisorRecord, state: RouterState): Promise<void> {
+    this.supervisor = live;
+    this.loadState(state);
+    for (const map of this.mapPaths()) this.maps.set(map, await readMapFile(map));
+    await this.waitForWorker(undefined, undefined);
+    this.reportExits();
+    this.openAccessLog();
+    await this.matchConfiguration();
+    await this.reconcile();
+    const servers = [...this.slotOf.values()].reduce((n, slot) => n + (this.slotState.get(slot)?.servers.length ?? 0), 0);
+    this.log(
+      `Adopted the router left running (supervisor pid ${live.pid}): ${this.slotOf.size} app(s), ${servers} server(s), ${this.certificates.size} certificate(s).`,
+    );
+  }
+
+  private haproxyArgv(): string[] {
+    // -dMglobal: HAProxy's process-wide pool cache, which Debian's build leaves off (it counts on
+    // glibc's allocator). Buffers a thread's own cache cannot hold went back to malloc and free
+    // at each request; with the global cache HAProxy spends about 0.8 µs less per small request.
+    return [this.binary, '-W', '-db', '-dMglobal', '-f', this.paths.config];
+  }
+
+  private openAccessLog(): void {
+    const onRequest = this.o.onRequest;
+    if (!onRequest) return;
+    this.logs = new AccessLogReceiver(
+      (backend) => this.appOfBackend(backend),
+      (record: AccessRecord) => onRequest(record),
+    );
+    this.logs.open(this.paths.accessPipe);
   }
 
   apply(table: RoutingTable): Promise<void> {
@@ -150,24 +205,35 @@ export class HaproxyRouter implements Router {
     return this.serialized(() => this.applyCertificatesNow(prepared));
   }
 
+  /** Drains and stops HAProxy and its supervisor (`slipway system stop`). */
   async stop(): Promise<void> {
-    const child = this.child;
-    if (!child) return;
+    const supervisor = this.supervisor;
+    if (!supervisor) return;
+    this.stopWatching();
     await this.queue.catch(() => undefined);
-    if (!child.exitStatus()) {
-      // SIGUSR1: soft stop; requests in flight finish, bounded by hard-stop-after.
-      await stopGracefully({ kill: (signal) => child.signal(signal) }, child.exited, 'SIGUSR1', this.drainTimeoutSeconds);
-    }
-    await child.exited;
-    this.child = undefined;
+    // SIGUSR1: the supervisor soft-stops HAProxy (requests in flight finish, bounded by hard-stop-after), then exits.
+    await stopSupervisor(supervisor, (this.drainTimeoutSeconds + 15) * 1000);
+    this.supervisor = undefined;
     // The last requests' lines may still wait in the pipe (the receiver rests between reads).
     await this.logs?.drain(1000);
     this.logs = undefined;
   }
 
+  /** The daemon lets go: HAProxy and its supervisor go on serving, and the next daemon's start() adopts them. */
+  async detach(): Promise<void> {
+    if (!this.supervisor) return;
+    this.stopWatching();
+    await this.queue.catch(() => undefined);
+    await this.saveState().catch((error: Error) => this.log(`Could not save the router's state: ${error.message}`));
+    this.logs?.stop();
+    this.logs = undefined;
+    // Servers being drained stay in maintenance; the next daemon deletes them (reconcile).
+    this.supervisor = undefined;
+  }
+
   /** Client connections open now, as HAProxy counts them. */
   async activeConnections(): Promise<number | undefined> {
-    if (!this.child) return undefined;
+    if (!this.supervisor) return undefined;
     const info = await runtimeCommand(this.paths.adminSocket, 'show info', undefined, 2000).catch(() => '');
     const match = /^CurrConns: (\d+)/m.exec(info);
     return match ? Number(match[1]) : undefined;
@@ -178,7 +244,7 @@ export class HaproxyRouter implements Router {
    * full (DroppedLogs), summed over the workers a reload replaced; undefined when not running.
    */
   async droppedAccessRecords(): Promise<number | undefined> {
-    if (!this.child || !this.logs) return undefined;
+    if (!this.supervisor || !this.logs) return undefined;
     const info = await runtimeCommand(this.paths.adminSocket, 'show info', undefined, 2000).catch(() => '');
     const pid = /^Pid: (\d+)/m.exec(info)?.[1];
     const count = /^DroppedLogs: (\d+)/m.exec(info)?.[1];
@@ -190,7 +256,7 @@ export class HaproxyRouter implements Router {
 
   /** Sessions each app's backend serves now (`show stat` scur), by app id: every routed app, 0 when idle. */
   async appConnections(): Promise<Map<string, number> | undefined> {
-    if (!this.child) return undefined;
+    if (!this.supervisor) return undefined;
     const stat = await runtimeCommand(this.paths.adminSocket, 'show stat', undefined, 2000).catch(() => undefined);
     if (stat === undefined) return undefined;
     const byApp = new Map<string, number>();
@@ -278,6 +344,8 @@ export class HaproxyRouter implements Router {
       await runtimeCommand(this.paths.adminSocket, `set server ${slotBackend(slot)}/${server.name} state maint`);
       this.deleteWhenIdle(slot, server);
     }
+    // A HAProxy started again from the files serves this very table.
+    await this.persist();
   }
 
   /** Apps no longer in the table give their backend back (their servers drain like any removed server). */
@@ -323,9 +391,7 @@ export class HaproxyRouter implements Router {
     await this.settled();
     await this.writeConfig();
     await this.check();
-    const oldPid = await this.workerPid();
-    this.child!.signal('SIGUSR2');
-    await this.waitForWorker(oldPid);
+    await this.reload();
     return true;
   }
 
@@ -334,7 +400,7 @@ export class HaproxyRouter implements Router {
     const work = (async () => {
       const deadline = Date.now() + this.drainTimeoutSeconds * 1000;
       for (;;) {
-        if (!this.child) return;
+        if (!this.supervisor) return;
         const answer = await runtimeCommand(this.paths.adminSocket, `del server ${name}`).catch((e: Error) => e.message);
         if (/Server deleted|No such server/i.test(answer)) return;
         if (Date.now() > deadline) await runtimeCommand(this.paths.adminSocket, `shutdown sessions server ${name}`).catch(() => '');
@@ -359,7 +425,8 @@ export class HaproxyRouter implements Router {
       });
     }
     await runtimeCommand(this.paths.adminSocket, `commit map @${version} ${path}`);
-    await writeFile(path, entries.map(([k, v]) => `${k} ${v}\n`).join(''), { mode: 0o600 });
+    this.maps.set(path, entries);
+    await writeFileAtomically(path, entries.map(([k, v]) => `${k} ${v}\n`).join(''));
   }
 
   private async applyCertificatesNow(certs: PreparedCertificate[]): Promise<void> {
@@ -369,37 +436,48 @@ export class HaproxyRouter implements Router {
     for (const cert of wanted.values()) {
       const current = this.certificates.get(cert.file);
       if (current?.pem === cert.pem) continue;
-      if (!current) await expectAnswer(this.paths.adminSocket, `new ssl cert ${cert.file}`, /New empty certificate store/);
-      const set = await runtimeCommand(this.paths.adminSocket, `set ssl cert ${cert.file}`, cert.pem);
-      if (!/Transaction (created|updated)/.test(set)) {
-        await runtimeCommand(this.paths.adminSocket, `abort ssl cert ${cert.file}`).catch(() => '');
-        if (!current) await runtimeCommand(this.paths.adminSocket, `del ssl cert ${cert.file}`).catch(() => '');
-        throw new Error(
-          `HAProxy refused the certificate for ${cert.names.join(', ')}: ${set.split('\n')[0]}. The certificates served before stay in force.`,
-        );
-      }
-      await expectAnswer(this.paths.adminSocket, `commit ssl cert ${cert.file}`, /Success/);
-      await writeFile(cert.file, cert.pem, { mode: 0o600 });
-      if (!current) await expectAnswer(this.paths.adminSocket, `add ssl crt-list ${this.paths.certList}`, /Success/, crtListLine(cert));
+      await this.loadCertificate(cert, current === undefined);
       this.certificates.set(cert.file, cert);
     }
     for (const file of [...this.certificates.keys()]) {
       if (wanted.has(file)) continue;
-      await expectAnswer(this.paths.adminSocket, `del ssl crt-list ${this.paths.certList} ${file}`, /deleted|Success/i);
-      await runtimeCommand(this.paths.adminSocket, `del ssl cert ${file}`);
+      await this.unloadCertificate(file);
       this.certificates.delete(file);
-      await unlink(file).catch(() => undefined);
     }
     await this.writeCertList();
+    await this.saveState();
+  }
+
+  /** Loads a certificate into HAProxy (new, or renewed in place) and writes its file; `listed`: add it to the crt-list too. */
+  private async loadCertificate(cert: PreparedCertificate, isNew: boolean): Promise<void> {
+    if (isNew) await expectAnswer(this.paths.adminSocket, `new ssl cert ${cert.file}`, /New empty certificate store|already exists/);
+    const set = await runtimeCommand(this.paths.adminSocket, `set ssl cert ${cert.file}`, cert.pem);
+    if (!/Transaction (created|updated)/.test(set)) {
+      await runtimeCommand(this.paths.adminSocket, `abort ssl cert ${cert.file}`).catch(() => '');
+      if (isNew) await runtimeCommand(this.paths.adminSocket, `del ssl cert ${cert.file}`).catch(() => '');
+      throw new Error(
+        `HAProxy refused the certificate for ${cert.names.join(', ')}: ${set.split('\n')[0]}. The certificates served before stay in force.`,
+      );
+    }
+    await expectAnswer(this.paths.adminSocket, `commit ssl cert ${cert.file}`, /Success/);
+    await writeFileAtomically(cert.file, cert.pem);
+    if (isNew) await expectAnswer(this.paths.adminSocket, `add ssl crt-list ${this.paths.certList}`, /Success/, crtListLine(cert));
+  }
+
+  private async unloadCertificate(file: string): Promise<void> {
+    await expectAnswer(this.paths.adminSocket, `del ssl crt-list ${this.paths.certList} ${file}`, /deleted|Success/i);
+    await runtimeCommand(this.paths.adminSocket, `del ssl cert ${file}`);
+    await unlink(file).catch(() => undefined);
   }
 
   private async writeCertList(): Promise<void> {
     const lines = [this.paths.defaultCert, ...[...this.certificates.values()].map(crtListLine)];
-    await writeFile(this.paths.certList, lines.join('\n') + '\n', { mode: 0o600 });
+    await writeFileAtomically(this.paths.certList, lines.join('\n') + '\n');
   }
 
   private async writeConfig(): Promise<void> {
     const servers = new Map([...this.slotState].map(([slot, state]) => [slot, state.servers]));
+    if (this.workerUser === null) this.workerUser = process.getuid?.() === 0 && (await systemUserExists('haproxy')) ? 'haproxy' : undefined;
     const text = renderHaproxyConfig({
       workDir: this.o.workDir,
       listenHost: this.o.listenHost,
@@ -407,14 +485,201 @@ export class HaproxyRouter implements Router {
       httpsPort: this.o.httpsPort,
       trustedProxies: this.o.trustedProxies,
       acmeChallenge: this.o.acmeChallenge,
-      accessLog: this.logs !== undefined,
+      accessLog: this.o.onRequest !== undefined,
       slots: this.slots,
       servers,
       drainTimeoutSeconds: this.drainTimeoutSeconds,
-      user: process.getuid?.() === 0 && (await systemUserExists('haproxy')) ? 'haproxy' : undefined,
+      user: this.workerUser,
       threads: routerThreads(availableParallelism()),
     });
-    await writeFile(this.paths.config, text, { mode: 0o600 });
+    await writeFileAtomically(this.paths.config, text);
+  }
+
+  /** What the next daemon needs and HAProxy's files do not hold, and the configuration with today's servers. */
+  private async persist(): Promise<void> {
+    await this.writeConfig();
+    await this.saveState();
+  }
+
+  private async saveState(): Promise<void> {
+    await saveRouterState(this.paths.state, {
+      slots: this.slots,
+      backends: [...this.slotState].map(([slot, state]) => ({ slot, appId: state.appId, servers: state.servers })),
+      assigned: [...this.slotOf].map(([appId, slot]) => ({ appId, slot })),
+      freeSlots: this.freeSlots,
+      nextServer: this.nextServer,
+      certificates: [...this.certificates.values()].map((c) => ({ file: c.file, names: c.names })),
+      exitsReported: this.exitsReported,
+    });
+  }
+
+  private loadState(state: RouterState): void {
+    this.slots = state.slots;
+    for (const backend of state.backends) this.slotState.set(backend.slot, { appId: backend.appId, servers: backend.servers });
+    for (const { appId, slot } of state.assigned) this.slotOf.set(appId, slot);
+    this.freeSlots = state.freeSlots;
+    this.nextServer = state.nextServer;
+    this.exitsReported = state.exitsReported;
+    this.certificates = new Map();
+    for (const { file, names } of state.certificates) {
+      // Only files of its own certificate folder: the state is root's, but a path is never taken on trust.
+      if (!file.startsWith(`${this.paths.certDir}/`) || file.slice(this.paths.certDir.length + 1).includes('/')) continue;
+      let pem = '';
+      try {
+        pem = readFileSync(file, 'utf8');
+      } catch {
+        // Missing: reconcile() loads nothing for it, and the next applyCertificates() writes it again.
+      }
+      this.certificates.set(file, { file, names, pem });
+    }
+  }
+
+  private mapPaths(): string[] {
+    // Without an HTTPS listener the configuration has no force-https map.
+    return [this.paths.hostsMap, this.paths.wildcardMap, ...(this.o.httpsPort ? [this.paths.forceHttpsMap] : [])];
+  }
+
+  /**
+   * After an adoption: the configuration is written for this daemon's options; a change beyond
+   * the servers and the ACME responder's port (another port, HTTPS, trusted proxies) reloads
+   * HAProxy, which reads it.
+   */
+  private async matchConfiguration(): Promise<void> {
+    const before = await readFile(this.paths.config, 'utf8').catch(() => '');
+    await this.writeConfig();
+    const after = await readFile(this.paths.config, 'utf8');
+    const shape = (text: string) =>
+      text
+        .split('\n')
+        .filter((line) => !line.startsWith('  server '))
+        .join('\n');
+    if (shape(before) === shape(after)) return;
+    this.log("The router's configuration changed with this daemon's options: reloading HAProxy.");
+    await this.check();
+    await this.reload();
+  }
+
+  /**
+   * Brings the running HAProxy in line with this object: after an adoption (the previous daemon
+   * may have died between a change and its record) and after HAProxy was started again (it may
+   * have died between a change and the files). Servers it runs that the state does not know are
+   * put in maintenance and deleted once idle; missing ones are added; the maps are committed
+   * again; certificates are loaded or removed; the ACME responder's server points at this daemon.
+   */
+  private async reconcile(): Promise<void> {
+    this.assertRunning('reconcile the router');
+    const socket = this.paths.adminSocket;
+    const running = runningServers(await runtimeCommand(socket, 'show servers state'));
+    for (const server of running) {
+      const slot = /^app(\d+)$/.exec(server.backend)?.[1];
+      const number = /^i(\d+)$/.exec(server.name)?.[1];
+      if (slot === undefined || number === undefined) continue;
+      this.nextServer = Math.max(this.nextServer, Number(number) + 1);
+      const known = this.slotState
+        .get(Number(slot))
+        ?.servers.some((s) => s.name === server.name && s.address === server.address && s.port === server.port);
+      if (!known) {
+        await runtimeCommand(socket, `set server ${server.backend}/${server.name} state maint`);
+        this.deleteWhenIdle(Number(slot), { name: server.name, address: server.address, port: server.port });
+      } else if (server.adminState !== 0) {
+        await runtimeCommand(socket, `enable server ${server.backend}/${server.name}`);
+      }
+    }
+    for (const [slot, state] of this.slotState) {
+      for (const server of state.servers) {
+        if (running.some((r) => r.backend === slotBackend(slot) && r.name === server.name)) continue;
+        await expectAnswer(
+          socket,
+          `add server ${slotBackend(slot)}/${server.name} ${server.address}:${server.port} ${SERVER_OPTIONS}`,
+          /New server registered/,
+        );
+        await runtimeCommand(socket, `enable server ${slotBackend(slot)}/${server.name}`);
+      }
+    }
+    for (const map of this.mapPaths()) await this.replaceMap(map, this.maps.get(map) ?? []);
+    if (this.o.httpsPort) {
+      const listed = new Set(crtListFiles(await runtimeCommand(socket, `show ssl crt-list ${this.paths.certList}`)));
+      for (const cert of this.certificates.values()) {
+        if (!listed.has(cert.file) && cert.pem) await this.loadCertificate(cert, true);
+      }
+      for (const file of listed) {
+        if (file !== this.paths.defaultCert && !this.certificates.has(file)) await this.unloadCertificate(file);
+      }
+      await this.writeCertList();
+    }
+    const acme = this.o.acmeChallenge;
+    if (acme) await runtimeCommand(socket, `set server acme/acme addr ${validateIPv4(acme.address)} port ${validatePort(acme.port)}`);
+    await this.persist();
+  }
+
+  /** A reload through the supervisor (HAProxy re-reads its configuration; connections in flight finish). */
+  private async reload(): Promise<void> {
+    const oldPid = await this.workerPid();
+    if (!signalSupervisor(this.supervisor!, 'SIGUSR2')) this.assertRunning('reload HAProxy');
+    await this.waitForWorker(oldPid, undefined);
+  }
+
+  /** Looks for deaths of HAProxy (a stat every 250 ms) and for the supervisor's own (every second). */
+  private watch(): void {
+    let ticks = 0;
+    this.watcher = setInterval(() => {
+      if (!this.supervisor || this.recovering) return;
+      if (++ticks % 4 === 0 && !isAlive(this.supervisor)) {
+        this.recovering = true;
+        void this.serialized(() => this.replaceSupervisor())
+          .catch((error: Error) => this.log(`Could not start the router's supervisor again: ${error.message}`))
+          .finally(() => (this.recovering = false));
+        return;
+      }
+      if (fileSize(this.paths.exits) === this.exitsReported) return;
+      if (this.reportExits() === 0) return;
+      this.recovering = true;
+      void this.serialized(async () => {
+        await this.waitForWorker(undefined, undefined);
+        await this.reconcile();
+      })
+        .catch((error: Error) => this.log(`After HAProxy started again, the router could not be brought up to date: ${error.message}`))
+        .finally(() => (this.recovering = false));
+    }, WATCH_INTERVAL_MS);
+    this.watcher.unref();
+  }
+
+  private stopWatching(): void {
+    clearInterval(this.watcher);
+    this.watcher = undefined;
+  }
+
+  /** Tells the daemon of each death recorded since the last one told; returns how many. */
+  private reportExits(): number {
+    const { exits, offset } = readExits(this.paths.exits, this.exitsReported);
+    this.exitsReported = offset;
+    for (const exit of exits) {
+      this.log(describeExit(exit));
+      this.o.onEngineRestart?.(exit);
+    }
+    return exits.length;
+  }
+
+  /** The supervisor itself died (HAProxy went with it): a new one starts HAProxy from the files, which hold this object's state. */
+  private async replaceSupervisor(): Promise<void> {
+    const gone = this.supervisor;
+    if (!gone || isAlive(gone)) return;
+    this.log(`The router's supervisor (pid ${gone.pid}) is gone, and HAProxy with it: starting them again.`);
+    this.logs?.stop();
+    await this.persist();
+    await this.writeCertList();
+    const logStart = fileSize(this.paths.holderLog);
+    this.supervisor = await startSupervisor({
+      workDir: this.o.workDir,
+      pidFile: this.paths.holderPid,
+      logFile: this.paths.holderLog,
+      drainSeconds: this.drainTimeoutSeconds,
+      haproxyArgv: this.haproxyArgv(),
+      env: engineEnv(),
+    });
+    await this.waitForWorker(undefined, logStart);
+    this.openAccessLog();
+    await this.reconcile();
   }
 
   private async check(): Promise<void> {
@@ -434,11 +699,15 @@ export class HaproxyRouter implements Router {
       );
   }
 
-  /** Everything HAProxy reads lives in the work folder, root's alone (it holds private keys). */
+  /**
+   * A fresh start: everything HAProxy reads lives in the work folder, root's alone (it holds
+   * private keys); nothing of an earlier run is kept but the default certificate.
+   */
   private async prepareWorkDir(): Promise<void> {
-    await mkdir(this.o.workDir, { recursive: true, mode: 0o700 });
-    await chmod(this.o.workDir, 0o700);
     await unlink(this.paths.adminSocket).catch(() => undefined);
+    for (const file of [this.paths.state, this.paths.exits, this.paths.holderPid, this.paths.haproxyPid]) await rm(file, { force: true });
+    if (fileSize(this.paths.holderLog) > SUPERVISOR_LOG_LIMIT) await truncate(this.paths.holderLog, 0);
+    this.exitsReported = 0;
     // The platform applies its certificates again after a start: none is left from an earlier run.
     await rm(this.paths.certDir, { recursive: true, force: true });
     await mkdir(this.paths.certDir, { mode: 0o700 });
@@ -467,30 +736,46 @@ export class HaproxyRouter implements Router {
     return /^Pid: (\d+)/m.exec(info)?.[1];
   }
 
-  /** Waits until a worker (another one than `oldPid` after a reload) answers on the admin socket. */
-  private async waitForWorker(oldPid: string | undefined): Promise<void> {
+  /**
+   * Waits until a worker (another one than `oldPid` after a reload) answers on the admin socket.
+   * `startedAtLog`: HAProxy was just started from supervisor.log's offset; a death recorded
+   * meanwhile fails at once, quoting what HAProxy said (a port taken, a bad certificate).
+   */
+  private async waitForWorker(oldPid: string | undefined, startedAtLog: number | undefined): Promise<void> {
     const deadline = Date.now() + 15_000;
+    const said = () => outputSince(this.paths.holderLog, startedAtLog ?? fileSize(this.paths.holderLog) - 4000) || 'nothing';
     for (;;) {
       this.assertRunning('start HAProxy');
       const pid = await this.workerPid();
       if (pid && pid !== oldPid) return;
-      if (Date.now() > deadline)
-        throw new Error(`HAProxy did not start serving within 15 s. It said: ${this.stderrTail.trim() || 'nothing'}`);
+      if (startedAtLog !== undefined && fileSize(this.paths.exits) > this.exitsReported)
+        throw new Error(
+          `HAProxy exited as it started. It said: ${said()}. ` +
+            `A common cause is another process listening on ${this.o.listenHost}:${this.o.port}${this.o.httpsPort ? ` or :${this.o.httpsPort}` : ''}.`,
+        );
+      if (Date.now() > deadline) throw new Error(`HAProxy did not start serving within 15 s. It said: ${said()}`);
       await sleep(20);
     }
   }
 
   private assertRunning(action: string): void {
-    const child = this.child;
-    if (!child) throw new Error(`Cannot ${action}: the HAProxy router is not started. Call start() first.`);
-    const exit = child.exitStatus();
-    if (exit) {
+    const supervisor = this.supervisor;
+    if (!supervisor) throw new Error(`Cannot ${action}: the HAProxy router is not started. Call start() first.`);
+    if (!isAlive(supervisor)) {
       throw new Error(
-        `Cannot ${action}: HAProxy exited (code ${exit.exitCode}, signal ${exit.signal}). It said: ${this.stderrTail.trim() || 'nothing'}. ` +
-          `A common cause is another process listening on ${this.o.listenHost}:${this.o.port}${this.o.httpsPort ? ` or :${this.o.httpsPort}` : ''}.`,
+        `Cannot ${action}: the router's supervisor (pid ${supervisor.pid}) exited. It said: ${outputSince(this.paths.holderLog, fileSize(this.paths.holderLog) - 2000) || 'nothing'}`,
       );
     }
   }
+}
+
+/** A map file's entries (`key value` lines), as replaceMap wrote them. */
+async function readMapFile(path: string): Promise<Array<[string, string]>> {
+  const text = await readFile(path, 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .filter((line) => line.includes(' '))
+    .map((line) => [line.slice(0, line.indexOf(' ')), line.slice(line.indexOf(' ') + 1)]);
 }
 
 /** A self-signed certificate for names nobody has a certificate for (clients see a warning, never another app's certificate). */

@@ -17,3 +17,49 @@ export function backendSessions(csv: string): Map<string, number> {
   }
   return sessions;
 }
+
+export interface RunningServer {
+  backend: string;
+  name: string;
+  address: string;
+  port: number;
+  /** srv_admin_state: 0 when nothing (maintenance, drain) holds it back. */
+  adminState: number;
+}
+
+/**
+ * Reads `show servers state` (a version line, then `# be_id be_name srv_id srv_name srv_addr
+ * srv_op_state srv_admin_state ... srv_port ...` and one line per server): every server HAProxy
+ * runs, by the header's names.
+ */
+export function runningServers(text: string): RunningServer[] {
+  const lines = text.split('\n');
+  const headerAt = lines.findIndex((line) => line.startsWith('# be_id'));
+  if (headerAt < 0) return [];
+  const header = lines[headerAt]!.replace(/^#\s*/, '').split(' ');
+  const column = (name: string) => header.indexOf(name);
+  const [backend, name, address, port, admin] = ['be_name', 'srv_name', 'srv_addr', 'srv_port', 'srv_admin_state'].map(column);
+  if ([backend, name, address, port, admin].some((i) => i === undefined || i < 0)) return [];
+  const servers: RunningServer[] = [];
+  for (const line of lines.slice(headerAt + 1)) {
+    const fields = line.trim().split(' ');
+    if (fields.length < header.length || line.startsWith('#')) continue;
+    servers.push({
+      backend: fields[backend!]!,
+      name: fields[name!]!,
+      address: fields[address!]!,
+      port: Number(fields[port!]),
+      adminState: Number(fields[admin!]),
+    });
+  }
+  return servers;
+}
+
+/** The certificate files of `show ssl crt-list <file>` (its lines: a file, then its SNI filters). */
+export function crtListFiles(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith('/'))
+    .map((line) => line.split(/\s+/)[0]!);
+}
