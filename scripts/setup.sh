@@ -1,9 +1,32 @@
 #!/usr/bin/env bash
 # Installs what slipway needs and builds it. Safe to re-run: only missing pieces are installed.
+# A part of the test suite's machine that cannot be installed (a JDK, Go for Pebble, the Docker
+# Swarm) is reported at the end; under CI=true it fails setup, since a CI run that passes with
+# tests skipped proves nothing. Sourced (by its tests), it defines its functions and runs nothing.
 set -euo pipefail
-cd "$(dirname "$(readlink -f "$0")")/.."
+cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
 log() { printf 'setup: %s\n' "$*" >&2; }
+
+MISSING=()
+missing() {
+  MISSING+=("$1")
+  log "missing: $1"
+}
+
+in_ci() { [[ -n ${CI:-} && ${CI} != false && ${CI} != 0 ]]; }
+
+# Says what could not be installed; fatal under CI, where every test must run.
+report_missing() {
+  ((${#MISSING[@]} == 0)) && return 0
+  log "these parts are missing, and the tests that need them will be skipped:"
+  local part
+  for part in "${MISSING[@]}"; do log "  - $part"; done
+  if in_ci; then
+    log "CI=$CI: a CI run must not skip them; install them (as root, setup does) and run setup again"
+    return 1
+  fi
+}
 
 install_debian_packages() {
   local wanted=() pkg
@@ -37,20 +60,95 @@ install_npm_packages() {
   touch "$stamp"
 }
 
+# sbt builds compile with the JDK on PATH (the Debian package openjdk-17-jdk-headless in the list).
+check_jdk() {
+  command -v javac >/dev/null || missing "a JDK for the sbt builds (Debian package openjdk-17-jdk-headless; run setup as root)"
+}
+
 # The ACME tests run a real ACME server (Pebble) and its DNS test server, built from the Go module
-# proxy into GOPATH/bin; the tests look for them there.
+# proxy into GOPATH/bin; the tests look for them there, with the `go` on PATH.
 PEBBLE_VERSION=v2.7.0
-install_pebble() {
+# What Pebble's go.mod asks for ("go 1.22.0"): Debian 12's own golang (1.19) is older.
+PEBBLE_GO_MIN=1.22
+
+version_at_least() { printf '%s\n%s\n' "$2" "$1" | sort -V -C; }
+
+# Succeeds when the `go` on PATH can build Pebble; otherwise says why on stderr.
+go_for_pebble() {
   if ! command -v go >/dev/null; then
-    log "Go is missing: the ACME tests will be skipped (install Go, then re-run setup)"
-    return
+    echo "Go is not installed (Pebble needs Go $PEBBLE_GO_MIN or newer)" >&2
+    return 1
   fi
+  local version
+  version=$(go version 2>/dev/null | awk '{print $3}')
+  version=${version#go}
+  if [[ -z $version ]] || ! version_at_least "$version" "$PEBBLE_GO_MIN"; then
+    echo "Go ${version:-of unknown version} on PATH is too old: Pebble $PEBBLE_VERSION needs Go $PEBBLE_GO_MIN or newer" >&2
+    return 1
+  fi
+}
+
+# The first suite of the configured apt sources with a golang-go recent enough for Pebble.
+go_package_suite() {
+  apt-cache madison golang-go 2>/dev/null | awk -F'|' '{gsub(/ /, "", $2); split($3, w, " "); split(w[2], s, "/"); print $2, s[1]}' |
+    while read -r version suite; do
+      version=${version#*:}
+      if version_at_least "${version%%[~+-]*}" "$PEBBLE_GO_MIN"; then
+        echo "$suite"
+        break
+      fi
+    done
+}
+
+# Debian's backports carry a recent golang-go (Debian 12: 1.23 in bookworm-backports). Added, for
+# the same mirror as the machine's own Debian source, only when no source offers one; backports
+# have a low priority, so nothing else is taken from them.
+add_backports() {
+  local codename uri keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  [[ -n $codename ]] || return 1
+  uri=$(apt-cache policy | awk -v suite="$codename/main" '$3 == suite && $2 ~ /^https?:/ {print $2; exit}')
+  [[ -n $uri ]] || return 1
+  log "adding $codename-backports from the machine's Debian source, for a recent Go"
+  if [[ -f $keyring ]]; then
+    echo "deb [signed-by=$keyring] $uri $codename-backports main" >/etc/apt/sources.list.d/slipway-backports.list
+  else
+    echo "deb $uri $codename-backports main" >/etc/apt/sources.list.d/slipway-backports.list
+  fi
+  apt-get update -qq
+}
+
+install_go() {
+  local why
+  if why=$(go_for_pebble 2>&1); then return 0; fi
+  if [[ $(id -u) -ne 0 ]]; then
+    missing "$why; run setup as root to install it"
+    return 1
+  fi
+  local suite
+  suite=$(go_package_suite)
+  if [[ -z $suite ]] && add_backports; then suite=$(go_package_suite); fi
+  if [[ -z $suite ]]; then
+    missing "$why, and no configured Debian source offers golang-go $PEBBLE_GO_MIN or newer"
+    return 1
+  fi
+  log "installing golang-go from $suite"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends -t "$suite" golang-go >&2
+  hash -r
+  if ! why=$(go_for_pebble 2>&1); then
+    missing "$why (after installing golang-go from $suite)"
+    return 1
+  fi
+}
+
+install_pebble() {
+  install_go || return 0
   local bin
   bin="$(go env GOPATH)/bin"
   for tool in pebble pebble-challtestsrv; do
     if [[ -x $bin/$tool ]] && go version -m "$bin/$tool" 2>/dev/null | grep -qE "pebble/v2[[:space:]]+$PEBBLE_VERSION"; then continue; fi
     log "installing $tool $PEBBLE_VERSION"
-    go install "github.com/letsencrypt/pebble/v2/cmd/$tool@$PEBBLE_VERSION" >&2
+    go install "github.com/letsencrypt/pebble/v2/cmd/$tool@$PEBBLE_VERSION" >&2 || missing "Pebble: go install $tool failed (see above)"
   done
 }
 
@@ -60,11 +158,17 @@ build() {
   npx tsc -p tsconfig.console.json
 }
 
-install_debian_packages
-install_npm_packages
-install_pebble
-build
-# dockerd, a single-node swarm and a registry on loopback, for --backend swarm and its tests.
-# Not fatal: without it, --backend swarm refuses to start and its tests are skipped, saying why.
-bash scripts/swarm-setup.sh || log "the Docker Swarm set-up failed (see above): slipway server --backend swarm and its tests cannot run here"
+main() {
+  install_debian_packages
+  install_npm_packages
+  check_jdk
+  install_pebble
+  build
+  # dockerd, a single-node swarm and a registry on loopback, for --backend swarm and its tests.
+  # Outside CI not fatal: without it, --backend swarm refuses to start and its tests are skipped, saying why.
+  bash scripts/swarm-setup.sh || missing "Docker Swarm (see swarm-setup above): slipway server --backend swarm and its tests cannot run here"
+  report_missing
+}
+
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then main "$@"; fi
 

@@ -1,0 +1,72 @@
+/**
+ * The parts of the machine some test files need beyond the Debian packages: a JDK (sbt builds),
+ * Pebble built with Go (ACME), a Docker swarm manager (the swarm backend). Where one is
+ * missing those tests skip, saying why; under CI=true scripts/run-tests.mjs runs this first and
+ * stops instead, since a CI run that passes with a part of the suite skipped proves nothing.
+ * It asks the same helpers the tests ask, so both agree on what "missing" means.
+ *
+ *   node --import tsx test/support/suite-parts.ts <test file>...   prints one line per missing part, exits 1 if any
+ */
+import { access, constants } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { listInstalledJdks } from '../../src/toolchains/sbt/jdks.js';
+import { pebbleBinaries } from './pebble.js';
+import { swarmBackendMissing } from './swarm-backend.js';
+
+interface Part {
+  name: string;
+  /** Test files that need it. */
+  neededBy: RegExp;
+  /** Why it is missing, or undefined when it is there. */
+  missing(): Promise<string | undefined>;
+}
+
+const PARTS: Part[] = [
+  {
+    name: 'JDK',
+    neededBy: /\/sbt\/|scala/,
+    async missing() {
+      for (const jdk of await listInstalledJdks()) {
+        if (
+          await access(join(jdk.javaHome, 'bin', 'javac'), constants.X_OK).then(
+            () => true,
+            () => false,
+          )
+        )
+          return undefined;
+      }
+      return 'no JDK with javac is installed (Debian package openjdk-17-jdk-headless; scripts/setup.sh installs it)';
+    },
+  },
+  {
+    name: 'Go and Pebble',
+    neededBy: /acme|edge-https/,
+    async missing() {
+      const binaries = pebbleBinaries();
+      return 'missing' in binaries ? binaries.missing : undefined;
+    },
+  },
+  {
+    name: 'Docker Swarm',
+    neededBy: /swarm|contracts\/instance-backend/,
+    missing: swarmBackendMissing,
+  },
+];
+
+/** "<part>: <why>" for each part a file of `files` needs and this machine lacks. */
+export async function missingParts(files: readonly string[]): Promise<string[]> {
+  const lines: string[] = [];
+  for (const part of PARTS) {
+    if (!files.some((file) => part.neededBy.test(file))) continue;
+    const why = await part.missing();
+    if (why) lines.push(`${part.name}: ${why}`);
+  }
+  return lines;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const lines = await missingParts(process.argv.slice(2));
+  for (const line of lines) console.log(line);
+  process.exit(lines.length > 0 ? 1 : 0);
+}
