@@ -1,5 +1,6 @@
 import { PlanError } from '../core/errors.js';
 import { ValidationError } from '../core/errors.js';
+import { checkLivenessVariable } from './liveness-settings.js';
 
 const NUMBERED = /^CC_HEALTH_CHECK_PATH_(\d+)$/;
 
@@ -15,10 +16,11 @@ function isHealthCheckPath(value: string): boolean {
 }
 
 /**
- * Refuses a health check variable whose value is not a path when it is set, so the mistake
- * shows at `slipway env set` rather than after a whole build.
+ * Refuses a health check variable whose value is not a path when it is set (or a malformed
+ * liveness setting), so the mistake shows at `slipway env set` rather than after a whole build.
  */
 export function checkHealthCheckVariable(name: string, value: string): void {
+  checkLivenessVariable(name, value);
   if (!isHealthCheckVariable(name) || isHealthCheckPath(value)) return;
   throw new ValidationError(
     `${name} is ${JSON.stringify(value)}, which is not a path; nothing was changed.`,

@@ -33,7 +33,8 @@ const QUICK_RETRY_MS = 3000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function get(address: string, port: number, path: string, timeoutMs: number): Promise<PathResult> {
+/** One GET of a path on an instance, answered or not within `timeoutMs` of silence (liveness checks use it too). */
+export function get(address: string, port: number, path: string, timeoutMs: number): Promise<PathResult> {
   return new Promise((resolve) => {
     const req = request(
       {

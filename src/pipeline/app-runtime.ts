@@ -12,11 +12,13 @@ import { parseReleaseSpec } from './release-spec.js';
 import { PhaseError } from './phase-error.js';
 import { healthCheckPaths } from '../healthcheck/health-check-paths.js';
 import { runHealthCheck } from '../healthcheck/health-check.js';
+import { livenessSettings } from '../healthcheck/liveness-settings.js';
 import type { PlanError } from '../core/errors.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
 import { workersFrom } from './workers.js';
 import type { WorkerSpec } from '../instances/backend.js';
 import type { Provider } from '../providers/plan.js';
+import { LivenessMonitor, type LivenessMonitorOptions, type LivenessNote } from './liveness-monitor.js';
 
 export interface AppRuntimeOptions {
   store: Store;
@@ -72,7 +74,9 @@ export class AppRuntime {
 
   routingTable(): RoutingTable {
     return buildRoutingTable(this.options.store, this.options.domain, (appId) =>
-      (this.serving.get(appId) ?? []).filter((i) => i.state() === 'running').map((i) => ({ address: i.address, port: i.port })),
+      (this.serving.get(appId) ?? [])
+        .filter((i) => i.state() === 'running' && !this.withdrawn.has(i))
+        .map((i) => ({ address: i.address, port: i.port })),
     );
   }
 
@@ -170,6 +174,8 @@ export class AppRuntime {
     let paths: string[];
     try {
       paths = healthCheckPaths(appVars);
+      // Read by the liveness monitor once the instance serves: a malformed value fails the deployment now.
+      livenessSettings(appVars);
     } catch (error) {
       throw new PhaseError('healthcheck', (error as PlanError).message, (error as PlanError).hint);
     }
@@ -275,7 +281,8 @@ export class AppRuntime {
       // The healthy ones serve even when another failed (it stopped itself): none is left
       // running outside the table, and a retry starts only what is still missing.
       const added = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-      this.serving.set(app.id, [...current, ...added]);
+      // Read again: an instance replaced meanwhile (liveness) keeps its replacement.
+      this.serving.set(app.id, [...(this.serving.get(app.id) ?? current), ...added]);
       await this.applyRoutes();
       const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;
@@ -284,6 +291,67 @@ export class AppRuntime {
       await this.applyRoutes();
       this.drainInBackground(app.id, current.slice(wanted));
     }
+  }
+
+  /** Serving instances out of the routing table because they stopped answering, until replaced. */
+  private readonly withdrawn = new WeakSet<Instance>();
+  private liveness: LivenessMonitor | undefined;
+
+  /** docs/behaviour.md, Liveness: every serving instance (adopted ones too) is checked from now on. */
+  startLivenessMonitor(options: Pick<LivenessMonitorOptions, 'onReplaced' | 'tickMs' | 'bootGraceMs'> = {}): void {
+    this.liveness ??= new LivenessMonitor({
+      host: {
+        servingInstances: () => [...this.serving.entries()],
+        withdraw: async (appId, instance) => {
+          if (!(this.serving.get(appId) ?? []).includes(instance)) return;
+          this.withdrawn.add(instance);
+          await this.applyRoutes();
+        },
+        replaceInstance: (app, stuck, log, cancel) => this.replaceInstance(app, stuck, log, cancel),
+      },
+      store: this.options.store,
+      logs: this.options.logs,
+      log: this.options.log,
+      ...options,
+    });
+    this.liveness.start();
+  }
+
+  async stopLivenessMonitor(): Promise<void> {
+    await this.liveness?.stop();
+  }
+
+  /** Whether the instance is being replaced, or replaced a stuck one (`slipway status`). */
+  livenessOf(instance: Instance): LivenessNote | undefined {
+    return this.liveness?.noteOf(instance);
+  }
+
+  /**
+   * Puts a new instance of the same number and release in the place of one that stopped
+   * answering: it must pass the health check first; then the router switches to it and the
+   * stuck one gets SIGTERM, then SIGKILL. Undefined when the stuck one left service meanwhile
+   * (stopped, scaled down, redeployed): the new one is stopped then. Throws when it failed.
+   */
+  async replaceInstance(app: AppRow, stuck: Instance, log: (line: string) => void, cancel?: AbortSignal): Promise<Instance | undefined> {
+    const serves = () => (this.serving.get(app.id) ?? []).includes(stuck);
+    const record = this.options.store.deployments.release(app.id);
+    if (!serves() || !record || record.wanted !== 'running') return undefined;
+    const release = parseReleaseSpec(record.start_json);
+    // A deployment is switching (its record comes right after the router): the next try sees it done.
+    if (release.deploymentId !== stuck.spec.deploymentId) throw new Error('A deployment of the application is switching its instances.');
+    const fresh = await this.launch(app, release, log, cancel, stuck.spec.instanceNumber);
+    if (!serves() || cancel?.aborted) {
+      await fresh.stop(5000).catch(() => undefined);
+      return undefined;
+    }
+    this.serving.set(
+      app.id,
+      (this.serving.get(app.id) ?? []).map((i) => (i === stuck ? fresh : i)),
+    );
+    await this.applyRoutes();
+    log(`Instance ${fresh.id} serves in the place of ${stuck.id}, which is stopped (SIGTERM, then SIGKILL after 5 s)`);
+    await stuck.stop(5000).catch((error) => this.options.log(`Stopping the stuck instance ${stuck.id}: ${(error as Error).message}`));
+    return fresh;
   }
 
   /** Resolves once every instance replaced by a switch has stopped (tests, shutdown). */

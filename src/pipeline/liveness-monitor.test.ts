@@ -1,0 +1,149 @@
+/**
+ * The liveness monitor on AppRuntime with the fake instance backend and the fake router (no
+ * root): an instance that stops answering 200 leaves the router and is replaced, a replacement
+ * that fails is tried again, an app that opts out is never checked, a malformed setting fails
+ * the deployment. Checks run every 0.5 s here, the shortest interval allowed.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FAKE_DOMAIN, type FakePlatform, fakePlatform } from '../../test/support/fakes/fake-platform.js';
+import type { FakeInstance } from '../../test/support/fakes/fake-instance-backend.js';
+import type { AppRow } from '../store/apps.js';
+
+let p: FakePlatform;
+const replaced: string[] = [];
+before(async () => {
+  p = await fakePlatform();
+  // As a daemon does at start: the runtime owns the router's table from then on.
+  await p.runtime.restoreAll();
+  p.runtime.startLivenessMonitor({ tickMs: 20, onReplaced: (appId) => replaced.push(appId) });
+});
+after(async () => {
+  await p.runtime.stopLivenessMonitor();
+  await p.close();
+});
+
+const FAST = { SLIPWAY_LIVENESS_INTERVAL: '0.5', SLIPWAY_LIVENESS_TIMEOUT: '0.3', SLIPWAY_LIVENESS_FAILURES: '2' };
+
+const upstreamPorts = (appId: string) => (p.router.upstreamsOf(`${appId}.${FAKE_DOMAIN}`) ?? []).map((u) => u.port).sort();
+const appLog = (appId: string) => p.logs.lines.get(appId) ?? [];
+const livenessChecksOf = (instance: FakeInstance) => p.events.filter((e) => e === `health-check ${instance.id} /`).length - 1; // the first is the deployment's
+
+async function until(what: string, probe: () => boolean, timeoutMs = 8000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** An app of `count` instances whose instances answer 503 once their id is in `sick`. */
+async function deployed(name: string, count: number, vars: Record<string, string>, sick: Set<string>): Promise<AppRow> {
+  const app = p.app(name);
+  p.vars.set(app.id, vars);
+  p.store.apps.setInstances(app.id, count);
+  p.deploy(app, p.release(app, 'a'.repeat(40), { status: (_path, spec) => (sick.has(spec.instanceId) || sick.has('*') ? 503 : 200) }));
+  await p.settle();
+  assert.equal(p.runtime.instancesOf(app.id).length, count);
+  return app;
+}
+
+test('an instance that stops answering 200 leaves the router at once and is replaced by one of the same number and release', async () => {
+  const sick = new Set<string>();
+  const app = await deployed('liveness-two', 2, FAST, sick);
+  const [healthy, stuck] = p.runtime.instancesOf(app.id) as FakeInstance[];
+  // Positive control: the monitor checks a healthy instance, which stays.
+  await until('a few liveness checks', () => livenessChecksOf(stuck!) >= 2);
+
+  sick.add(stuck!.id);
+  await until('the stuck instance to leave the router', () => !upstreamPorts(app.id).includes(stuck!.port));
+  assert.ok(upstreamPorts(app.id).includes(healthy!.port), 'the healthy instance keeps serving meanwhile');
+  await until('the replacement', () => stuck!.state() === 'stopped' && upstreamPorts(app.id).length === 2);
+
+  const [first, fresh] = p.runtime.instancesOf(app.id);
+  assert.equal(first, healthy);
+  assert.notEqual(fresh, stuck);
+  assert.equal(fresh!.spec.instanceNumber, 1);
+  assert.equal(fresh!.spec.deploymentId, stuck!.spec.deploymentId, 'the same release');
+  assert.deepEqual(upstreamPorts(app.id), [healthy!.port, fresh!.port].sort());
+  assert.ok(
+    p.events.indexOf(`health-check ${fresh!.id} /`) < p.events.indexOf(`stop ${stuck!.id}`),
+    'the new instance passed its health check before the stuck one was stopped',
+  );
+
+  assert.ok(
+    appLog(app.id).includes('Liveness: instance 1 answered GET / with 503 (1 of 2 failed checks in a row)'),
+    appLog(app.id).join('\n'),
+  );
+  assert.ok(
+    appLog(app.id).some((l) => /^Instance 1 answered GET \/ with 503 for \d+ s: replaced$/.test(l)),
+    appLog(app.id).join('\n'),
+  );
+  const [activity] = p.store.deployments.listForApp(app.id, 1);
+  assert.equal(activity!.cause, 'instance 1 stopped answering');
+  assert.equal(activity!.state, 'OK');
+  assert.match(activity!.message!, /^Instance 1 answered GET \/ with 503 for \d+ s: replaced$/);
+  assert.deepEqual(replaced, [app.id]);
+  assert.equal(p.runtime.livenessOf(fresh!)?.state, 'replaced');
+  assert.match(p.runtime.livenessOf(fresh!)!.reason, /^answered GET \/ with 503 for \d+ s$/);
+  assert.equal(p.runtime.livenessOf(healthy!), undefined);
+});
+
+test('a replacement that fails its health check is tried again an interval later; the stuck instance stays out meanwhile', async () => {
+  const sick = new Set<string>();
+  const app = await deployed('liveness-retry', 1, FAST, sick);
+  const [stuck] = p.runtime.instancesOf(app.id) as FakeInstance[];
+  sick.add('*');
+  await until('the stuck instance to leave the router', () => upstreamPorts(app.id).length === 0);
+  await until('a failed replacement', () => appLog(app.id).some((l) => l.startsWith('The replacement of instance 0 failed')));
+  assert.equal(stuck!.state(), 'running', 'the stuck instance is stopped only once replaced');
+  assert.deepEqual(upstreamPorts(app.id), []);
+  const [activity] = p.store.deployments.listForApp(app.id, 1);
+  assert.equal(activity!.state, 'WIP', 'the replacement is in progress');
+
+  sick.clear();
+  await until('the second try to serve', () => upstreamPorts(app.id).length === 1);
+  const [fresh] = p.runtime.instancesOf(app.id);
+  assert.equal(fresh!.spec.instanceNumber, 0);
+  await until('the stuck instance to stop', () => stuck!.state() === 'stopped');
+  const started = p.backend.started.filter((i) => i.spec.appId === app.id);
+  assert.equal(started.length, 3, 'the deployed instance, a failed replacement, the one that serves');
+  assert.equal(started[1]!.state(), 'stopped', 'the failed replacement was stopped');
+  assert.equal(p.store.deployments.byId(activity!.id)!.state, 'OK');
+});
+
+test('an app with SLIPWAY_LIVENESS=off is not checked once it serves', async () => {
+  const sick = new Set<string>();
+  const off = await deployed('liveness-off', 1, { ...FAST, SLIPWAY_LIVENESS: 'off' }, sick);
+  const on = await deployed('liveness-on', 1, FAST, new Set());
+  const [quiet] = p.runtime.instancesOf(off.id) as FakeInstance[];
+  const [checked] = p.runtime.instancesOf(on.id) as FakeInstance[];
+  sick.add(quiet!.id);
+  // Positive control: in the same time the other app's instance is checked twice.
+  await until('two checks of the app that did not opt out', () => livenessChecksOf(checked!) >= 2);
+  assert.equal(livenessChecksOf(quiet!), 0);
+  assert.deepEqual(upstreamPorts(off.id), [quiet!.port]);
+});
+
+test('an instance that leaves service while it is being replaced ends the replacement as cancelled', async () => {
+  const sick = new Set<string>();
+  const app = await deployed('liveness-stopped', 1, FAST, sick);
+  sick.add('*');
+  await until('a failed replacement', () => appLog(app.id).some((l) => l.startsWith('The replacement of instance 0 failed')));
+  await p.runtime.stop(app.id);
+  const [activity] = p.store.deployments.listForApp(app.id, 1);
+  await until('the replacement to end', () => p.store.deployments.byId(activity!.id)!.state !== 'WIP');
+  assert.equal(p.store.deployments.byId(activity!.id)!.state, 'CANCELLED');
+  assert.match(p.store.deployments.byId(activity!.id)!.message!, /left service before a replacement was ready/);
+});
+
+test('a malformed liveness setting fails the deployment in the health check phase, naming the variable', async () => {
+  const app = p.app('liveness-malformed');
+  p.vars.set(app.id, { SLIPWAY_LIVENESS_INTERVAL: '10s' });
+  const deployment = p.deploy(app, p.release(app, 'b'.repeat(40)));
+  await p.settle();
+  const row = p.store.deployments.byId(deployment.id)!;
+  assert.equal(row.state, 'FAIL');
+  assert.equal(row.phase, 'healthcheck');
+  assert.match(row.message!, /SLIPWAY_LIVENESS_INTERVAL is a number of seconds from 0\.5 to 3600, not "10s"/);
+});
