@@ -50,6 +50,7 @@ const MACHINE_TESTS = [
   'src/receiver/ssh-git-server.test.ts',
   'src/router/nginx/nginx-router.test.ts',
   'src/router/haproxy/haproxy-router.test.ts',
+  'src/router/haproxy/supervision.test.ts',
 ];
 
 const args = process.argv.slice(2);
