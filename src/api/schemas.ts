@@ -136,6 +136,13 @@ export const Status = named(
         state: InstanceState,
         restarts: int(),
         memory_bytes: nullable(int()),
+        liveness: nullable(
+          obj(
+            { state: oneOf(['replacing', 'replaced']), reason: str('e.g. "did not answer GET / for 12 s"'), at: time() },
+            [],
+            'Replacing: it stopped answering and waits out of the router for its replacement; replaced: it replaced one that did',
+          ),
+        ),
       }),
     ),
     instance_count: int('Instances wanted'),

@@ -280,6 +280,9 @@ export class Daemon {
       () => runtime.shutdown(),
       () => runtime.detach(),
     );
+    // docs/behaviour.md, Liveness; stopped before the instances are (stoppers run in reverse order).
+    runtime.startLivenessMonitor({ onReplaced: (appId) => traffic.metrics.instanceReplaced(appId) });
+    this.onStop('liveness checks', () => runtime.stopLivenessMonitor());
     const certificates = await startCertificates({
       options,
       store,

@@ -62,10 +62,7 @@ function problem(name: string, value: string): { message: string; example: strin
 export function checkLivenessVariable(name: string, value: string): void {
   const found = problem(name, value);
   if (!found) return;
-  throw new ValidationError(
-    `${found.message}; nothing was changed.`,
-    `For example: slipway env set ${name} ${found.example} (docs/behaviour.md, Liveness).`,
-  );
+  throw new ValidationError(`${found.message}; nothing was changed.`, `For example: slipway env set ${name} ${found.example}`);
 }
 
 /**
@@ -77,8 +74,7 @@ export function livenessSettings(env: Record<string, string | undefined>): Liven
     const value = env[name];
     if (value === undefined || value.trim() === '') continue;
     const found = problem(name, value);
-    if (found)
-      throw new PlanError(`${found.message}.`, `Fix it with \`slipway env set ${name} ${found.example}\` (docs/behaviour.md, Liveness).`);
+    if (found) throw new PlanError(`${found.message}.`, `Fix it with \`slipway env set ${name} ${found.example}\`.`);
   }
   const seconds = (name: string, fallback: number) => {
     const value = env[name]?.trim();

@@ -31,6 +31,7 @@ export class PlatformMetrics {
   private readonly deploymentDuration: Histogram<'state'>;
   private readonly buildDuration: Histogram<'outcome'>;
   private readonly restarts: Counter<'app'>;
+  private readonly replacements: Counter<'app'>;
   private readonly addonServerRestarts: Counter<'provider'>;
   /** Statuses seen per app, to remove an app's request series when it is deleted. */
   private readonly statusesOf = new Map<string, Set<string>>();
@@ -122,6 +123,12 @@ export class PlatformMetrics {
       labelNames: ['provider'],
       registers,
     });
+    this.replacements = new Counter({
+      name: 'slipway_instance_replacements_total',
+      help: 'Instances replaced because they stopped answering their health check while serving (liveness), per app',
+      labelNames: ['app'],
+      registers,
+    });
     collectDefaultMetrics({ register: this.registry, prefix: 'slipway_daemon_' });
   }
 
@@ -150,11 +157,16 @@ export class PlatformMetrics {
     this.addonServerRestarts.inc({ provider });
   }
 
+  instanceReplaced(appId: string): void {
+    this.replacements.inc({ app: appId });
+  }
+
   forgetApp(appId: string): void {
     for (const status of this.statusesOf.get(appId) ?? []) this.requests.remove({ app: appId, status });
     this.statusesOf.delete(appId);
     this.requestDuration.remove({ app: appId });
     this.restarts.remove({ app: appId });
+    this.replacements.remove({ app: appId });
   }
 
   get contentType(): string {

@@ -54,6 +54,11 @@ export interface InstanceView {
   state: string;
   restarts: number;
   memory_bytes: number | null;
+  /**
+   * docs/behaviour.md, Liveness: `replacing` while this instance, which stopped answering, is
+   * out of the router waiting for its replacement; `replaced` on the instance that replaced one.
+   */
+  liveness?: { state: 'replacing' | 'replaced'; reason: string; at: string } | null;
 }
 
 /** `GET /v1/apps/:app/status`. */

@@ -148,6 +148,7 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
         state: i.state(),
         restarts: i.restarts(),
         memory_bytes: i.memoryUsage() ?? null,
+        liveness: runtime.livenessOf(i) ?? null,
       })),
       instance_count: store.apps.byId(app.id)?.instances ?? 1,
       release: releaseDeployment ? { deployment_id: releaseDeployment.id, commit: releaseDeployment.commit_sha } : null,

@@ -1,4 +1,4 @@
-import type { AppStatusView } from '../../shared/api-types.js';
+import type { AppStatusView, InstanceView } from '../../shared/api-types.js';
 import type { Command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { printObject } from '../output.js';
@@ -8,6 +8,15 @@ import { formatMemory } from '../../core/flavors.js';
 function withMemory(flavor: string | undefined, bytes: number | undefined): string {
   if (flavor === undefined) return 'unknown (the daemon predates flavours)';
   return bytes === undefined ? flavor : `${flavor} (${formatMemory(bytes)})`;
+}
+
+/** docs/behaviour.md, Liveness: "; replaced at 12:00:03Z an instance that did not answer GET / for 12 s". */
+function livenessNote(liveness: InstanceView['liveness']): string {
+  if (!liveness) return '';
+  const at = liveness.at.replace(/\.\d+Z$/, 'Z');
+  return liveness.state === 'replaced'
+    ? `; replaced at ${at} an instance that ${liveness.reason}`
+    : `; ${liveness.reason}: out of the router since ${at}, being replaced`;
 }
 
 export const status: Command = {
@@ -33,7 +42,7 @@ export const status: Command = {
         ...Object.fromEntries(
           data.instances.map((i) => [
             `instance ${i.number}`,
-            `${i.state}, ${i.restarts} restart(s)${i.memory_bytes !== null ? `, ${Math.round(i.memory_bytes / 1024 / 1024)} MiB` : ''} (${i.id})`,
+            `${i.state}, ${i.restarts} restart(s)${i.memory_bytes !== null ? `, ${Math.round(i.memory_bytes / 1024 / 1024)} MiB` : ''} (${i.id})${livenessNote(i.liveness)}`,
           ]),
         ),
         release: data.release ? `commit ${data.release.commit.slice(0, 12)} (${data.release.deployment_id})` : 'none',
