@@ -10,7 +10,7 @@ export interface CertificateManagerOptions {
   store: Store;
   router: Router;
   ca: InternalCa;
-  /** Apps are reached at `<app_id>.<domain>`: the internal CA signs `*.<domain>`. */
+  /** Apps are reached at `<app_id>.<domain>`: the internal CA signs `*.<domain>` (see platformNames). */
   platformDomain: string;
   /** Absent: no ACME directory configured, every name gets the internal CA's certificate. */
   acme?: AcmeIssuer;
@@ -25,12 +25,14 @@ export interface CertificateManagerOptions {
 const RENEW_WHEN_LEFT = 1 / 3;
 
 /**
- * The names of the internal certificate for `<app_id>.<domain>`: the wildcard, and each app's
- * host too when the domain is a single label (clients refuse `*.localhost`-style wildcards).
+ * The names of the internal certificate for `<app_id>.<domain>`: the wildcard, or each app's host
+ * when the domain is a single label (the default, localhost). There no client honours a wildcard
+ * (`*.localhost`: OpenSSL, Node and browsers want two labels after the `*`), and the router refuses
+ * one as a host name (src/router/validate.ts), which made it drop the whole set of certificates.
+ * Before the first app such a domain has no name to certify: empty.
  */
 function platformNames(platformDomain: string, appIds: string[]): string[] {
-  const wildcard = `*.${platformDomain}`;
-  return platformDomain.includes('.') ? [wildcard] : [wildcard, ...appIds.map((id) => `${id}.${platformDomain}`)];
+  return platformDomain.includes('.') ? [`*.${platformDomain}`] : appIds.map((id) => `${id}.${platformDomain}`);
 }
 
 function dueForRenewal(notBefore: Date, notAfter: Date, now = Date.now()): boolean {
@@ -131,13 +133,12 @@ export class CertificateManager implements DomainService {
     const { store, platformDomain } = this.options;
     const certs: TlsCertificate[] = [];
     const served = new Map<string, ServedCertificate>();
-    const platform = await this.internalFor(
-      platformNames(
-        platformDomain,
-        store.apps.all().map((app) => app.id),
-      ),
+    const names = platformNames(
+      platformDomain,
+      store.apps.all().map((app) => app.id),
     );
-    certs.push({ names: platform.names, certificatePem: platform.certificatePem, privateKeyPem: platform.privateKeyPem });
+    const platform = names.length > 0 ? await this.internalFor(names) : undefined;
+    if (platform) certs.push({ names: platform.names, certificatePem: platform.certificatePem, privateKeyPem: platform.privateKeyPem });
     const now = Date.now();
     for (const domain of store.domains.all()) {
       const stored = store.certificates.of(domain.fqdn).filter((c) => new Date(c.not_after).getTime() > now);
@@ -152,7 +153,7 @@ export class CertificateManager implements DomainService {
       served.set(domain.fqdn, { source: 'internal', not_after: internal.notAfter.toISOString() });
     }
     for (const name of this.internal.keys()) {
-      if (name !== platform.names.join(',') && !store.domains.byName(name)) this.internal.delete(name);
+      if (name !== platform?.names.join(',') && !store.domains.byName(name)) this.internal.delete(name);
     }
     // Routes change far more often than certificates: the router only hears of real changes.
     const fingerprint = certs.map((c) => `${c.names.join(',')}\n${c.certificatePem}`).join('\n');
