@@ -225,7 +225,8 @@ export class Daemon {
       acmeChallenge,
       onRequest: traffic.onRequest,
     };
-    const router = new HaproxyRouter(routerOptions);
+    // An adopted router's deaths while no daemon ran are told (and counted) by its start().
+    const router = new HaproxyRouter({ ...routerOptions, log, onEngineRestart: () => traffic.metrics.routerRestarted() });
     await router.start();
     this.onStopDataPlane(
       'router',

@@ -20,8 +20,8 @@ const DEPLOYMENT_BUCKETS = [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1
 /**
  * The daemon's Prometheus figures (prom-client, a registry of its own): the edge's requests
  * by app and status with their durations and the router's open connections, deployments by
- * state and duration, build durations and instance crash restarts, plus the daemon process's
- * own (CPU, memory, event loop) under `slipway_daemon_`. Apps are labelled by id, which never
+ * state and duration, build durations, instance crash restarts and the router's restarts,
+ * plus the daemon process's own (CPU, memory, event loop) under `slipway_daemon_`. Apps are labelled by id, which never
  * changes; a deleted app's series are removed with it.
  */
 export class PlatformMetrics {
@@ -31,6 +31,7 @@ export class PlatformMetrics {
   private readonly deploymentDuration: Histogram<'state'>;
   private readonly buildDuration: Histogram<'outcome'>;
   private readonly restarts: Counter<'app'>;
+  private readonly routerRestarts: Counter;
   private readonly replacements: Counter<'app'>;
   private readonly addonServerRestarts: Counter<'provider'>;
   /** Statuses seen per app, to remove an app's request series when it is deleted. */
@@ -129,6 +130,11 @@ export class PlatformMetrics {
       labelNames: ['app'],
       registers,
     });
+    this.routerRestarts = new Counter({
+      name: 'slipway_router_restarts_total',
+      help: "Deaths of the router's engine (HAProxy) that its supervisor started it again after; those while no daemon ran are counted at the next start",
+      registers,
+    });
     collectDefaultMetrics({ register: this.registry, prefix: 'slipway_daemon_' });
   }
 
@@ -159,6 +165,10 @@ export class PlatformMetrics {
 
   instanceReplaced(appId: string): void {
     this.replacements.inc({ app: appId });
+  }
+
+  routerRestarted(): void {
+    this.routerRestarts.inc();
   }
 
   forgetApp(appId: string): void {

@@ -1,0 +1,71 @@
+/**
+ * The router's supervisor under a real daemon: HAProxy killed with -9 serves the deployed app
+ * again within a second, the daemon says so in its output and /metrics counts it.
+ * (The router outliving the daemon itself is src/router/haproxy/supervision.test.ts's.)
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { checkoutExample, createApp, deploymentLog, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { freePort } from '../support/free-port.js';
+
+let daemon: TestDaemon;
+let metricsPort: number;
+let host: string;
+
+const haproxyMaster = () => Number(readFileSync(join(daemon.dataDir, 'router', 'haproxy.pid'), 'utf8'));
+
+async function routerRestarts(): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const match = /^slipway_router_restarts_total (\d+)$/m.exec(text);
+  assert.ok(match, 'slipway_router_restarts_total is served');
+  return Number(match[1]);
+}
+
+before(async () => {
+  metricsPort = await freePort();
+  daemon = await startDaemon(['--metrics-listen', `127.0.0.1:${metricsPort}`]);
+  const { gitEnv } = await registerSshKey(daemon);
+  const dir = checkoutExample('node-hello');
+  const appId = await createApp(daemon, dir, 'supervised');
+  host = `${appId}.localhost`;
+  const result = await pushAndWait(daemon, dir, appId, gitEnv);
+  assert.equal(result.state, 'OK', (await deploymentLog(daemon, appId, result.id)).join('\n'));
+});
+
+after(async () => {
+  await daemon?.stop();
+});
+
+test('kill -9 of HAProxy: the app answers again within 1 s, the daemon logs the death and /metrics counts it', {
+  timeout: 60_000,
+}, async (t) => {
+  assert.equal((await getThroughRouter(daemon, host)).status, 200);
+  assert.equal(await routerRestarts(), 0);
+  const killed = haproxyMaster();
+  process.kill(killed, 'SIGKILL');
+  const killedAt = Date.now();
+  let answeredAfter = Infinity;
+  while (Date.now() - killedAt < 10_000) {
+    const reply = await getThroughRouter(daemon, host, '/', {}, 2000).catch(() => undefined);
+    if (reply?.status === 200) {
+      answeredAfter = Date.now() - killedAt;
+      break;
+    }
+    await sleep(10);
+  }
+  t.diagnostic(`the app answered again ${answeredAfter} ms after the kill`);
+  assert.ok(answeredAfter < 1000, `answered again ${answeredAfter} ms after the kill`);
+  assert.notEqual(haproxyMaster(), killed);
+
+  const said = `(pid ${killed}) was killed by SIGKILL`;
+  for (let waited = 0; !daemon.output().includes(said) && waited < 10_000; waited += 50) await sleep(50);
+  assert.ok(daemon.output().includes(said), daemon.output());
+  t.diagnostic(`the daemon logged it ${Date.now() - killedAt} ms after the kill`);
+  assert.equal(await routerRestarts(), 1);
+  // The daemon goes on routing through the HAProxy started again.
+  assert.equal((await getThroughRouter(daemon, host)).status, 200);
+});
