@@ -58,7 +58,7 @@ interface SlotState {
 
 const DEFAULT_CERT_NAME = 'slipway-default.invalid';
 
-/** How often the daemon looks at the record of HAProxy's deaths (a stat), and at its supervisor every fourth time. */
+/** How often the daemon looks at its supervisor (/proc) and at the record of HAProxy's deaths (a stat). */
 const WATCH_INTERVAL_MS = 250;
 
 /** supervisor.log is cut at a fresh start once it is this long. */
@@ -619,12 +619,11 @@ export class HaproxyRouter implements Router {
     await this.waitForWorker(oldPid, undefined);
   }
 
-  /** Looks for deaths of HAProxy (a stat every 250 ms) and for the supervisor's own (every second). */
+  /** Looks for the supervisor's death and HAProxy's (every 250 ms: a read of /proc and a stat). */
   private watch(): void {
-    let ticks = 0;
     this.watcher = setInterval(() => {
       if (!this.supervisor || this.recovering) return;
-      if (++ticks % 4 === 0 && !isAlive(this.supervisor)) {
+      if (!isAlive(this.supervisor)) {
         this.recovering = true;
         void this.serialized(() => this.replaceSupervisor())
           .catch((error: Error) => this.log(`Could not start the router's supervisor again: ${error.message}`))

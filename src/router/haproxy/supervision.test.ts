@@ -293,6 +293,29 @@ describe('HaproxyRouter supervised, outliving the object that started it', { ski
     assert.equal(await servedCommonName(httpsPort, 'alpha.test'), 'alpha-2');
   });
 
+  test('kill -9 of the supervisor itself (HAProxy goes with it): the router object starts both again, with the same routes', async (t) => {
+    const supervisor = JSON.parse(readFileSync(join(workDir, 'supervisor.pid'), 'utf8')) as { pid: number };
+    const master = masterPid();
+    process.kill(supervisor.pid, 'SIGKILL');
+    const killedAt = Date.now();
+    await waitFor('the old HAProxy gone with its supervisor', () => !existsSync(`/proc/${master}`));
+    await waitFor(
+      'served again',
+      async () => (await call(port, 'alpha.test', { timeoutMs: 2000 }).catch(() => undefined))?.name === 'B',
+      15_000,
+    );
+    t.diagnostic(`served again ${Date.now() - killedAt} ms after the supervisor was killed`);
+    assert.ok(
+      logs.some((line) => line.includes(`supervisor (pid ${supervisor.pid}) is gone`)),
+      logs.join('\n'),
+    );
+    assert.equal((await call(port, 'beta.test')).name, 'A');
+    assert.equal(await servedCommonName(httpsPort, 'alpha.test'), 'alpha-2');
+    records.length = 0;
+    await call(port, 'beta.test');
+    await waitFor('access records from the new HAProxy', () => records.some((r) => r.appId === 'app_b'));
+  });
+
   test('stop() drains and stops HAProxy and its supervisor: no process is left', async () => {
     assert.ok(processesIn(workDir).length >= 2, 'positive control: the supervisor and HAProxy are found');
     await router.stop();
