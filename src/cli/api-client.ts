@@ -22,8 +22,8 @@ export class ApiClient {
       throw new CliError(`The daemon answered ${response.status} with something that is not JSON.`, `Is ${this.config.url} a slipway API?`);
     }
     if (!response.ok) {
-      const error = (data as { error?: { message?: string; hint?: string | null } }).error;
-      throw new CliError(error?.message ?? `Request failed with status ${response.status}.`, error?.hint);
+      const error = (data as { error?: { code?: string; message?: string; hint?: string | null } }).error;
+      throw new CliError(error?.message ?? `Request failed with status ${response.status}.`, error?.hint, error?.code);
     }
     return data as T;
   }

@@ -14,6 +14,8 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly hint?: string | null,
+    /** The API's error code (`not_found`…), when the daemon refused a request. */
+    readonly code?: string,
   ) {
     super(message);
     this.name = 'CliError';

@@ -11,13 +11,21 @@ export const PUSH_SOCKET_ENV = 'SLIPWAY_PUSH_SOCKET';
 export const NODE_BINARY_ENV = 'SLIPWAY_NODE';
 
 /**
+ * Where `slipway plan` sends a commit never pushed, to plan it before the first push: the
+ * receiver queues deployments for master only, so a commit here is stored and never deployed.
+ */
+export const PLAN_REF = 'refs/slipway/plan';
+
+/**
  * pre-receive runs before any ref moves, so refusing here leaves the repository untouched and
  * deploys nothing. Only master deploys; deleting master would leave nothing to redeploy.
  */
 export const PRE_RECEIVE_HOOK = `#!/bin/sh
-# Installed by slipway: only refs/heads/master deploys, and master cannot be deleted.
+# Installed by slipway: only refs/heads/master deploys, and master cannot be deleted;
+# ${PLAN_REF} holds a commit sent to be planned, never deployed.
 status=0
 while read -r old new ref; do
+  [ "$ref" = "${PLAN_REF}" ] && continue
   case "$new" in
     *[!0]*) deleting=no ;;
     *) deleting=yes ;;

@@ -1,12 +1,41 @@
-import type { Command } from '../command.js';
+import type { Command, CommandContext } from '../command.js';
+import type { AppSummary } from '../resolve-app.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
-import { UsageError } from '../errors.js';
+import { CliError, UsageError } from '../errors.js';
 import { git } from '../git.js';
+import { PLAN_REF } from '../../receiver/repo-hooks.js';
 import type { PlanView } from '../../shared/api-types.js';
+
+interface PlanAnswer {
+  commit: string;
+  plan: PlanView;
+  lines: string[];
+}
+
+function requestPlan(ctx: CommandContext, app: AppSummary, commit: string | undefined): Promise<PlanAnswer> {
+  const query = commit ? `?commit=${commit}` : '';
+  return ctx.client().request<PlanAnswer>('GET', `/v1/apps/${encodeURIComponent(app.id)}/plan${query}`);
+}
+
+/**
+ * Sends a commit the application never received to PLAN_REF, which the receiver stores without
+ * deploying: the plan is most useful before the first push.
+ */
+async function sendForPlanning(ctx: CommandContext, app: AppSummary, commit: string): Promise<void> {
+  ctx.err(`Commit ${commit.slice(0, 12)} was never pushed to ${app.name}: sending it to plan it (nothing is deployed).\n`);
+  const pushed = await git(['push', '--quiet', app.git_url, `+${commit}:${PLAN_REF}`], ctx.cwd, ctx.env);
+  if (pushed.code !== 0) {
+    throw new CliError(
+      `Could not send commit ${commit.slice(0, 12)} to ${app.name}: ${pushed.stderr.trim() || `git push exited with ${pushed.code}`}`,
+      'The plan needs the commit on the platform, sent over git as `slipway deploy` sends it: check your SSH key (`slipway ssh-keys`).',
+    );
+  }
+}
 
 /**
  * The plan the platform would make for a commit, with the app's variables as they are now,
- * printed as the deploy log prints it (or as data with --format json). Nothing is built.
+ * printed as the deploy log prints it (or as data with --format json). Nothing is built. A
+ * commit of the folder that was never pushed is sent first, without deploying it.
  */
 export const plan: Command = {
   path: ['plan'],
@@ -14,7 +43,11 @@ export const plan: Command = {
   usage: 'plan [--app <app>] [--commit <commit>]',
   options: {
     ...APP_OPTIONS,
-    commit: { type: 'string', value: '<commit>', description: "A pushed commit (default: the folder's HEAD, else the last one pushed)" },
+    commit: {
+      type: 'string',
+      value: '<commit>',
+      description: "A commit (default: the folder's HEAD, else the last one pushed); one never pushed is sent, not deployed",
+    },
   },
   args: { min: 0, max: 0 },
   examples: ['slipway plan', 'slipway plan --format json', 'slipway plan --commit 1a2b3c4 --app shop'],
@@ -29,10 +62,18 @@ export const plan: Command = {
       const head = await git(['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], ctx.cwd, ctx.env).catch(() => undefined);
       if (head?.code === 0) commit = head.stdout.trim();
     }
-    const query = commit ? `?commit=${commit}` : '';
-    const answer = await ctx
-      .client()
-      .request<{ commit: string; plan: PlanView; lines: string[] }>('GET', `/v1/apps/${encodeURIComponent(app.id)}/plan${query}`);
+    let answer: PlanAnswer;
+    try {
+      answer = await requestPlan(ctx, app, commit);
+    } catch (error) {
+      if (!(error instanceof CliError) || error.code !== 'not_found' || commit === undefined) throw error;
+      // Not on the platform: when the folder has it, send it and ask again.
+      const local = await git(['rev-parse', '--verify', '--quiet', `${commit}^{commit}`], ctx.cwd, ctx.env).catch(() => undefined);
+      if (local?.code !== 0) throw error;
+      const full = local.stdout.trim();
+      await sendForPlanning(ctx, app, full);
+      answer = await requestPlan(ctx, app, full);
+    }
     if (ctx.format === 'json') {
       ctx.out(`${JSON.stringify({ commit: answer.commit, plan: answer.plan }, null, 2)}\n`);
       return;
