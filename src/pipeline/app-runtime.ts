@@ -350,7 +350,12 @@ export class AppRuntime {
     );
     await this.applyRoutes();
     log(`Instance ${fresh.id} serves in the place of ${stuck.id}, which is stopped (SIGTERM, then SIGKILL after 5 s)`);
-    await stuck.stop(5000).catch((error) => this.options.log(`Stopping the stuck instance ${stuck.id}: ${(error as Error).message}`));
+    // Off the replacement's path: a stuck event loop ignores SIGTERM, so this usually takes the whole grace.
+    const stopping = stuck
+      .stop(5000)
+      .catch((error) => this.options.log(`Stopping the stuck instance ${stuck.id}: ${(error as Error).message}`));
+    this.draining.add(stopping);
+    void stopping.finally(() => this.draining.delete(stopping));
     return fresh;
   }
 
