@@ -61,7 +61,7 @@ const DEFAULT_CERT_NAME = 'slipway-default.invalid';
 /** How often the daemon looks at its supervisor (/proc) and at the record of HAProxy's deaths (a stat). */
 const WATCH_INTERVAL_MS = 250;
 
-/** supervisor.log is cut at a fresh start once it is this long. */
+/** supervisor.log is emptied once it is this long (HAProxy notes each runtime change there), at a start and once a minute. */
 const SUPERVISOR_LOG_LIMIT = 1024 * 1024;
 
 export class HaproxyRouter implements Router {
@@ -111,6 +111,7 @@ export class HaproxyRouter implements Router {
     if (this.supervisor) throw new Error('The HAProxy router is already started; call stop() before starting it again.');
     await mkdir(this.o.workDir, { recursive: true, mode: 0o700 });
     await chmod(this.o.workDir, 0o700);
+    await this.trimSupervisorLog();
     const live = liveSupervisor(this.paths.holderPid);
     const state = loadRouterState(this.paths.state);
     if (live && state) {
@@ -621,8 +622,10 @@ export class HaproxyRouter implements Router {
 
   /** Looks for the supervisor's death and HAProxy's (every 250 ms: a read of /proc and a stat). */
   private watch(): void {
+    let ticks = 0;
     this.watcher = setInterval(() => {
       if (!this.supervisor || this.recovering) return;
+      if (++ticks % 240 === 0) void this.trimSupervisorLog();
       if (!isAlive(this.supervisor)) {
         this.recovering = true;
         void this.serialized(() => this.replaceSupervisor())
@@ -641,6 +644,11 @@ export class HaproxyRouter implements Router {
         .finally(() => (this.recovering = false));
     }, WATCH_INTERVAL_MS);
     this.watcher.unref();
+  }
+
+  /** The supervisor and HAProxy append to it (O_APPEND): emptied, it goes on from its start. */
+  private async trimSupervisorLog(): Promise<void> {
+    if (fileSize(this.paths.holderLog) > SUPERVISOR_LOG_LIMIT) await truncate(this.paths.holderLog, 0).catch(() => undefined);
   }
 
   private stopWatching(): void {
@@ -705,7 +713,6 @@ export class HaproxyRouter implements Router {
   private async prepareWorkDir(): Promise<void> {
     await unlink(this.paths.adminSocket).catch(() => undefined);
     for (const file of [this.paths.state, this.paths.exits, this.paths.holderPid, this.paths.haproxyPid]) await rm(file, { force: true });
-    if (fileSize(this.paths.holderLog) > SUPERVISOR_LOG_LIMIT) await truncate(this.paths.holderLog, 0);
     this.exitsReported = 0;
     // The platform applies its certificates again after a start: none is left from an earlier run.
     await rm(this.paths.certDir, { recursive: true, force: true });
