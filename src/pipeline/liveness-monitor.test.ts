@@ -125,6 +125,27 @@ test('an app with SLIPWAY_LIVENESS=off is not checked once it serves', async () 
   assert.deepEqual(upstreamPorts(off.id), [quiet!.port]);
 });
 
+test('after a crash restart, failed checks do not count while the instance boots (until it answered once)', async () => {
+  const sick = new Set<string>();
+  const app = await deployed('liveness-crash', 1, FAST, sick);
+  const [instance] = p.runtime.instancesOf(app.id) as FakeInstance[];
+  sick.add(instance!.id);
+  instance!.crash(20);
+  await until('the restart', () => instance!.restarts() === 1 && instance!.state() === 'running');
+  const checksBefore = livenessChecksOf(instance!);
+  // Positive control: it is checked (and fails) more times than the failures allowed.
+  await until('three more checks', () => livenessChecksOf(instance!) >= checksBefore + 3);
+  assert.deepEqual(upstreamPorts(app.id), [instance!.port]);
+  assert.equal(p.store.deployments.listForApp(app.id, 1)[0]!.cause, 'test');
+  assert.ok(!appLog(app.id).some((l) => l.startsWith('Liveness: instance 0')), 'no failure counted');
+
+  // Once it answered, failures count again.
+  sick.clear();
+  await until('a good check', () => livenessChecksOf(instance!) >= checksBefore + 5);
+  sick.add(instance!.id);
+  await until('the replacement', () => instance!.state() === 'stopped' && upstreamPorts(app.id).length === 1);
+});
+
 test('an instance that leaves service while it is being replaced ends the replacement as cancelled', async () => {
   const sick = new Set<string>();
   const app = await deployed('liveness-stopped', 1, FAST, sick);
