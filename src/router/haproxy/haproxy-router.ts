@@ -114,11 +114,21 @@ export class HaproxyRouter implements Router {
     await this.trimSupervisorLog();
     const live = liveSupervisor(this.paths.holderPid);
     const state = loadRouterState(this.paths.state);
+    let adopted = false;
     if (live && state) {
-      await this.adopt(live, state);
-    } else {
+      try {
+        await this.adopt(live, state);
+        adopted = true;
+      } catch (error) {
+        // A HAProxy that does not answer (one that keeps dying: a port taken) or refuses the
+        // state: a fresh start says why in its own words, or serves again.
+        this.log(`Could not adopt the router left running (supervisor pid ${live.pid}): ${(error as Error).message}`);
+        this.forgetState();
+      }
+    }
+    if (!adopted) {
       if (live) {
-        this.log(`The router's supervisor (pid ${live.pid}) runs without a state to adopt: stopping it and starting the router afresh.`);
+        this.log(`Stopping the router's supervisor (pid ${live.pid}) and starting the router afresh.`);
         await stopSupervisor(live, (this.drainTimeoutSeconds + 15) * 1000);
       }
       await this.startFresh(state);
@@ -126,9 +136,25 @@ export class HaproxyRouter implements Router {
     this.watch();
   }
 
+  /** Back to what the constructor made, after an adoption that failed half-way. */
+  private forgetState(): void {
+    this.supervisor = undefined;
+    this.logs?.stop();
+    this.logs = undefined;
+    this.slots = this.o.initialSlots ?? 128;
+    this.slotOf.clear();
+    this.slotState.clear();
+    this.freeSlots = [];
+    this.nextServer = 0;
+    this.certificates = new Map();
+    this.maps.clear();
+    this.droppedBefore = 0;
+    this.droppedNow = undefined;
+  }
+
   private async startFresh(previous: RouterState | undefined): Promise<void> {
     // Deaths a supervisor recorded that no daemon reported yet: told before the record is wiped.
-    this.exitsReported = previous?.exitsReported ?? 0;
+    this.exitsReported = Math.max(this.exitsReported, previous?.exitsReported ?? 0);
     this.reportExits();
     await this.prepareWorkDir();
     await makeAccessPipe(this.paths.accessPipe);

@@ -316,6 +316,23 @@ describe('HaproxyRouter supervised, outliving the object that started it', { ski
     await waitFor('access records from the new HAProxy', () => records.some((r) => r.appId === 'app_b'));
   });
 
+  test('a supervisor running without a state to adopt is stopped, and the router starts afresh', async () => {
+    await router.detach();
+    const old = JSON.parse(readFileSync(join(workDir, 'supervisor.pid'), 'utf8')) as { pid: number };
+    await rm(join(workDir, 'state.json'));
+    router = new HaproxyRouter(options(acmeNew));
+    await router.start();
+    assert.ok(
+      logs.some((line) => line.includes(`Stopping the router's supervisor (pid ${old.pid})`)),
+      logs.join('\n'),
+    );
+    assert.equal(existsSync(`/proc/${old.pid}`), false);
+    // Afresh: nothing of the earlier routes, until the platform applies them again.
+    assert.equal((await call(port, 'alpha.test')).status, 404);
+    await router.apply(new Map([['alpha.test', route('app_a', a)]]));
+    assert.equal((await call(port, 'alpha.test')).name, 'A');
+  });
+
   test('stop() drains and stops HAProxy and its supervisor: no process is left', async () => {
     assert.ok(processesIn(workDir).length >= 2, 'positive control: the supervisor and HAProxy are found');
     await router.stop();

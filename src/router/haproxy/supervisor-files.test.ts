@@ -1,4 +1,5 @@
 import { test } from 'node:test';
+import { spawn } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,21 +42,29 @@ test('deaths are read from the offset reached, whole lines only, and from the st
   }
 });
 
-test('a supervisor is found only while that very process runs: a pid now used by another process is not taken', () => {
+test('a supervisor is found only while that very process runs for that folder: a recycled pid is not taken', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-supervisor-'));
+  // A stand-in supervisor: a process whose first argument is the folder, as the real one's is.
+  const standIn = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)', dir], { stdio: 'ignore' });
   try {
+    await new Promise((resolve) => standIn.once('spawn', resolve));
+    const pid = standIn.pid!;
     const path = join(dir, 'supervisor.pid');
     assert.equal(liveSupervisor(path), undefined, 'no file');
-    const startTime = processStartTime(process.pid)!;
+    const startTime = processStartTime(pid)!;
     assert.match(startTime, /^\d+$/);
-    writeSupervisorRecord(path, { pid: process.pid, startTime });
-    assert.deepEqual(liveSupervisor(path), { pid: process.pid, startTime });
+    writeSupervisorRecord(path, { pid, startTime });
+    assert.deepEqual(liveSupervisor(path), { pid, startTime });
     // The same pid, started at another time: a recycled pid.
-    writeSupervisorRecord(path, { pid: process.pid, startTime: String(Number(startTime) + 1) });
+    writeSupervisorRecord(path, { pid, startTime: String(Number(startTime) + 1) });
+    assert.equal(liveSupervisor(path), undefined);
+    // A live process that supervises another folder (this test's own process).
+    writeSupervisorRecord(path, { pid: process.pid, startTime: processStartTime(process.pid)! });
     assert.equal(liveSupervisor(path), undefined);
     writeFileSync(path, 'garbage');
     assert.equal(liveSupervisor(path), undefined);
   } finally {
+    standIn.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -5,6 +5,7 @@
  * one JSON line each, which the daemon reads from the offset it reached.
  */
 import { readFileSync, writeFileSync, renameSync, openSync, readSync, closeSync, fstatSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 export interface SupervisorRecord {
   pid: number;
@@ -40,7 +41,10 @@ export function writeSupervisorRecord(path: string, record: SupervisorRecord): v
   renameSync(`${path}.tmp`, path);
 }
 
-/** The supervisor the pid file names, if that very process still runs (same pid, same start time). */
+/**
+ * The supervisor the pid file names, if that very process still runs (same pid, same start
+ * time) and supervises the pid file's own folder (its first argument).
+ */
 export function liveSupervisor(path: string): SupervisorRecord | undefined {
   let record: SupervisorRecord;
   try {
@@ -50,7 +54,15 @@ export function liveSupervisor(path: string): SupervisorRecord | undefined {
   } catch {
     return undefined;
   }
-  return isAlive(record) ? record : undefined;
+  return isAlive(record) && supervises(record.pid, dirname(path)) ? record : undefined;
+}
+
+function supervises(pid: number, workDir: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(workDir);
+  } catch {
+    return false;
+  }
 }
 
 export function isAlive(record: SupervisorRecord): boolean {
