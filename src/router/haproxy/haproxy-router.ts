@@ -234,12 +234,13 @@ export class HaproxyRouter implements Router {
 
   /** Drains and stops HAProxy and its supervisor (`slipway system stop`). */
   async stop(): Promise<void> {
-    const supervisor = this.supervisor;
-    if (!supervisor) return;
+    if (!this.supervisor) return;
     this.stopWatching();
     await this.queue.catch(() => undefined);
+    // Read after the queue: a supervisor started again meanwhile is the one to stop.
+    const supervisor = this.supervisor;
     // SIGUSR1: the supervisor soft-stops HAProxy (requests in flight finish, bounded by hard-stop-after), then exits.
-    await stopSupervisor(supervisor, (this.drainTimeoutSeconds + 15) * 1000);
+    if (supervisor) await stopSupervisor(supervisor, (this.drainTimeoutSeconds + 15) * 1000);
     this.supervisor = undefined;
     // The last requests' lines may still wait in the pipe (the receiver rests between reads).
     await this.logs?.drain(1000);
