@@ -140,7 +140,7 @@ export const Status = named(
           obj(
             { state: oneOf(['replacing', 'replaced']), reason: str('e.g. "did not answer GET / for 12 s"'), at: time() },
             [],
-            'Replacing: it stopped answering and waits out of the router for its replacement; replaced: it replaced one that did',
+            'Replacing: it stopped answering and waits for its replacement; replaced: it replaced one that did',
           ),
         ),
       }),

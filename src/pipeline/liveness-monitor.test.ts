@@ -89,20 +89,23 @@ test('an instance that stops answering 200 leaves the router at once and is repl
   assert.equal(p.runtime.livenessOf(healthy!), undefined);
 });
 
-test('a replacement that fails its health check is tried again an interval later; the stuck instance stays out meanwhile', async () => {
+test('a replacement that fails its health check is tried again an interval later; a last instance stays in the router meanwhile', async () => {
   const sick = new Set<string>();
   const app = await deployed('liveness-retry', 1, FAST, sick);
   const [stuck] = p.runtime.instancesOf(app.id) as FakeInstance[];
   sick.add('*');
-  await until('the stuck instance to leave the router', () => upstreamPorts(app.id).length === 0);
   await until('a failed replacement', () => appLog(app.id).some((l) => l.startsWith('The replacement of instance 0 failed')));
+  assert.ok(
+    appLog(app.id).some((l) => /^Instance 0 answered GET \/ with 503 for \d+ s: a replacement starts .*no other instance answers/.test(l)),
+    appLog(app.id).join('\n'),
+  );
   assert.equal(stuck!.state(), 'running', 'the stuck instance is stopped only once replaced');
-  assert.deepEqual(upstreamPorts(app.id), []);
+  assert.deepEqual(upstreamPorts(app.id), [stuck!.port], 'with no other instance answering, taking it out would help no client');
   const [activity] = p.store.deployments.listForApp(app.id, 1);
   assert.equal(activity!.state, 'WIP', 'the replacement is in progress');
 
   sick.clear();
-  await until('the second try to serve', () => upstreamPorts(app.id).length === 1);
+  await until('the second try to serve', () => upstreamPorts(app.id).length === 1 && upstreamPorts(app.id)[0] !== stuck!.port);
   const [fresh] = p.runtime.instancesOf(app.id);
   assert.equal(fresh!.spec.instanceNumber, 0);
   await until('the stuck instance to stop', () => stuck!.state() === 'stopped');
@@ -110,6 +113,19 @@ test('a replacement that fails its health check is tried again an interval later
   assert.equal(started.length, 3, 'the deployed instance, a failed replacement, the one that serves');
   assert.equal(started[1]!.state(), 'stopped', 'the failed replacement was stopped');
   assert.equal(p.store.deployments.byId(activity!.id)!.state, 'OK');
+});
+
+test('when every instance fails its checks (a checked dependency is down), none leaves the router', async () => {
+  const sick = new Set<string>();
+  const app = await deployed('liveness-all-failing', 2, FAST, sick);
+  const both = p.runtime.instancesOf(app.id) as FakeInstance[];
+  sick.add('*');
+  await until('both replacements to fail once', () =>
+    [0, 1].every((n) => appLog(app.id).some((l) => l.startsWith(`The replacement of instance ${n} failed`))),
+  );
+  assert.deepEqual(upstreamPorts(app.id), both.map((i) => i.port).sort());
+  sick.clear();
+  await until('both to be replaced', () => both.every((i) => i.state() === 'stopped') && upstreamPorts(app.id).length === 2);
 });
 
 test('an app with SLIPWAY_LIVENESS=off is not checked once it serves', async () => {

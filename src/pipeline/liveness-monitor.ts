@@ -79,9 +79,9 @@ interface Episode {
 /**
  * docs/behaviour.md, Liveness: checks every serving instance's health-check paths at an
  * interval; an instance that fails the configured number of checks in a row leaves the router
- * at once and is replaced by a new instance of the same number and release, which must pass the
- * health check first. A replacement that fails is tried again an interval later, and the stuck
- * instance stays out of the router meanwhile. Instances being deployed (not serving yet),
+ * at once (unless no other instance of the app answers) and is replaced by a new instance of the
+ * same number and release, which must pass the health check first. A replacement that fails is
+ * tried again an interval later; the stuck instance keeps running meanwhile. Instances being deployed (not serving yet),
  * drained, stopping or restarting after a crash are left alone.
  */
 export class LivenessMonitor {
@@ -230,14 +230,32 @@ export class LivenessMonitor {
     };
     this.episodes.set(stuck, episode);
     this.notes.set(stuck, { state: 'replacing', reason, at: new Date().toISOString() });
-    const line = `Instance ${number} ${reason}: taken out of the router, a replacement starts (${record.id})`;
+    // Out of the router at once when another instance answers and takes its requests. When none
+    // does (one instance, or a checked path that fails on all of them, as one testing a database
+    // that is down would), taking it out would only turn slow answers or errors into no answer
+    // at all: it stays until its replacement passed the health check and the router switches.
+    const others = this.answeringOthers(watch.appId, stuck);
+    const line = others
+      ? `Instance ${number} ${reason}: taken out of the router, a replacement starts (${record.id})`
+      : `Instance ${number} ${reason}: a replacement starts (${record.id}); no other instance answers, so it stays in the router until then`;
     this.appLog(watch.appId, line);
     this.o.logs.append(record.id, 'system', line);
-    // Out of the router before anything else: the other instances (if any) take its requests.
+    if (!others) return this.retryIfDue(episode, Date.now());
     void this.o.host
       .withdraw(watch.appId, stuck)
       .catch((error) => this.o.log(`Taking ${stuck.id} out of the router: ${(error as Error).message}`))
       .finally(() => this.retryIfDue(episode, Date.now()));
+  }
+
+  /** Whether another instance of the app serves and passed its last check. */
+  private answeringOthers(appId: string, stuck: Instance): boolean {
+    for (const [id, instances] of this.o.host.servingInstances()) {
+      if (id !== appId) continue;
+      return instances.some(
+        (i) => i !== stuck && !this.episodes.has(i) && i.state() === 'running' && (this.watches.get(i)?.failures ?? 0) === 0,
+      );
+    }
+    return false;
   }
 
   private retryIfDue(episode: Episode, now: number): void {

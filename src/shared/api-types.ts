@@ -55,8 +55,8 @@ export interface InstanceView {
   restarts: number;
   memory_bytes: number | null;
   /**
-   * docs/behaviour.md, Liveness: `replacing` while this instance, which stopped answering, is
-   * out of the router waiting for its replacement; `replaced` on the instance that replaced one.
+   * docs/behaviour.md, Liveness: `replacing` while this instance, which stopped answering, waits
+   * for its replacement; `replaced` on the instance that replaced one.
    */
   liveness?: { state: 'replacing' | 'replaced'; reason: string; at: string } | null;
 }

@@ -16,7 +16,7 @@ function livenessNote(liveness: InstanceView['liveness']): string {
   const at = liveness.at.replace(/\.\d+Z$/, 'Z');
   return liveness.state === 'replaced'
     ? `; replaced at ${at} an instance that ${liveness.reason}`
-    : `; ${liveness.reason}: out of the router since ${at}, being replaced`;
+    : `; ${liveness.reason}: being replaced since ${at}`;
 }
 
 export const status: Command = {
