@@ -36,6 +36,7 @@ import { GitSshServer } from '../receiver/ssh-git-server.js';
 import { LogHub } from '../logs/log-hub.js';
 import { AppRuntime } from '../pipeline/app-runtime.js';
 import { Deployer } from '../pipeline/deployer.js';
+import { INTERRUPTED_BY_RESTART, resumeDeployments } from './resume-deployments.js';
 import { NpmVersionCatalog } from '../toolchains/catalog.js';
 import { makeReceiverHooks } from './receiver-hooks.js';
 import { makeProviders } from '../providers/registry.js';
@@ -94,10 +95,12 @@ export class Daemon {
     // SQLite creates -wal and -shm with the database's mode: make sure all three are root's alone.
     lockDownDataFolder(options.dataDir);
     const first = bootstrapIfEmpty(store, options.dataDir);
-    const cancelled = store.deployments.cancelUnfinished(
-      'slipway restarted during this deployment: it was cancelled and its build removed; the previous release kept serving. Push again or run `slipway deploy`.',
-    );
-    if (cancelled) log(`Marked ${cancelled} deployment(s) interrupted by the restart CANCELLED.`);
+    // What the last daemon left unfinished: the deployment it was running ends CANCELLED (its
+    // build sandbox and folder are swept below); those waiting their turn run once the apps serve.
+    const unfinished = store.deployments.unfinished();
+    const interrupted = unfinished.filter((d) => d.phase !== 'queued');
+    for (const d of interrupted) store.deployments.finish(d.id, 'CANCELLED', INTERRUPTED_BY_RESTART);
+    if (interrupted.length) log(`Marked ${interrupted.length} deployment(s) interrupted by the restart CANCELLED.`);
 
     const endpoints = { host: options.publicHost, sshPort: options.sshPort, routerPort: options.routerPort, domain: options.domain };
 
@@ -383,6 +386,7 @@ export class Daemon {
     // Add-on servers first: the apps restored next connect to them.
     await addons.resumeAll();
     await runtime.restoreAll();
+    resumeDeployments({ store, logs, deployer, interrupted, waiting: unfinished.filter((d) => d.phase === 'queued'), log });
 
     log(`slipway API listening on ${apiUrl} (data folder ${options.dataDir})`);
     log(`Web console on ${apiUrl}/ (sign in with an API token)`);

@@ -85,13 +85,26 @@ export class Deployer {
 
   enqueue(app: AppRow, input: { commit: string; cause: string; userId: string | null; mode: DeployMode; releaseOf?: string }): Deployment {
     const deployment = this.o.store.deployments.create({ appId: app.id, commit: input.commit, cause: input.cause, userId: input.userId });
+    return this.queue(app, deployment, input.mode, input.releaseOf);
+  }
+
+  /**
+   * At daemon start: a deployment the last daemon had queued (it never started) takes its turn
+   * again, under its own id, so the push that asked for it is not lost.
+   */
+  requeue(app: AppRow, deployment: Deployment, mode: DeployMode): Deployment {
+    this.o.logs.append(deployment.id, 'system', '==> slipway restarted while this deployment waited its turn: it runs now.');
+    return this.queue(app, deployment, mode);
+  }
+
+  private queue(app: AppRow, deployment: Deployment, mode: DeployMode, releaseOf?: string): Deployment {
     const previous = this.queues.get(app.id) ?? Promise.resolve();
     let waiting = this.waiting.get(app.id);
     if (!waiting) this.waiting.set(app.id, (waiting = new Set()));
     waiting.add(deployment.id);
     const run = previous.then(() => {
       waiting.delete(deployment.id);
-      return this.run(app, deployment, input.mode, input.releaseOf);
+      return this.run(app, deployment, mode, releaseOf);
     });
     const tail = run.catch(() => undefined);
     this.queues.set(app.id, tail);

@@ -95,6 +95,11 @@ export class DeploymentRepository {
   }
 
   /** Deployments left WIP by a daemon that stopped mid-way: they cannot resume. */
+  /** Deployments not finished, oldest first (at daemon start: what the last daemon left). */
+  unfinished(): Deployment[] {
+    return this.db.prepare("SELECT * FROM deployments WHERE state = 'WIP' ORDER BY created_at, rowid").all() as Deployment[];
+  }
+
   cancelUnfinished(reason: string): number {
     return this.db
       .prepare("UPDATE deployments SET state = 'CANCELLED', message = ?, finished_at = ? WHERE state = 'WIP'")
