@@ -31,7 +31,7 @@ import {
   type HaproxyPaths,
   type HaproxyServer,
 } from './config.js';
-import { expectAnswer, runtimeCommand } from './runtime-api.js';
+import { expectAnswer, runtimeCommand, RuntimeApiError } from './runtime-api.js';
 import { backendSessions, crtListFiles, runningServers } from './stats.js';
 import { loadRouterState, saveRouterState, writeFileAtomically, type RouterState } from './router-state.js';
 import { describeExit, isAlive, liveSupervisor, readExits, type EngineExit, type SupervisorRecord } from './supervisor-files.js';
@@ -219,7 +219,7 @@ export class HaproxyRouter implements Router {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.serialized(() => this.applyNow(routes));
+    return this.serialized(() => this.acrossRestarts(() => this.applyNow(routes)));
   }
 
   applyCertificates(certs: readonly TlsCertificate[]): Promise<void> {
@@ -229,7 +229,23 @@ export class HaproxyRouter implements Router {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.serialized(() => this.applyCertificatesNow(prepared));
+    return this.serialized(() => this.acrossRestarts(() => this.applyCertificatesNow(prepared)));
+  }
+
+  /**
+   * A change that met HAProxy being started again (its admin socket refused or closed on us) is
+   * made again once it answers, after it was brought in line with what this object holds: the
+   * caller (a deployment's switch) does not fail for a death the supervisor repaired.
+   */
+  private async acrossRestarts(work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      if (!isConnectionError(error)) throw error;
+      await this.waitForWorker(undefined, undefined);
+      await this.reconcile();
+      await work();
+    }
   }
 
   /** Drains and stops HAProxy and its supervisor (`slipway system stop`). */
@@ -800,6 +816,13 @@ export class HaproxyRouter implements Router {
       );
     }
   }
+}
+
+/** An error of reaching HAProxy (not of what it answered): no socket, nobody listening, the connection cut. */
+function isConnectionError(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code && ['ENOENT', 'ECONNREFUSED', 'ECONNRESET', 'EPIPE'].includes(code)) return true;
+  return error instanceof RuntimeApiError && /did not answer|: no answer$/.test(error.message);
 }
 
 /** A map file's entries (`key value` lines), as replaceMap wrote them. */

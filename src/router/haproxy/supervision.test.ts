@@ -214,6 +214,25 @@ describe('HaproxyRouter supervised, outliving the object that started it', { ski
     assert.equal((await call(port, 'alpha.test')).name, 'A');
   });
 
+  test('a change made as HAProxy dies is not lost: the apply succeeds and the HAProxy started again serves it', async () => {
+    for (const [upstream, name] of [
+      [b, 'B'],
+      [a, 'A'],
+    ] as const) {
+      const killed = masterPid();
+      process.kill(killed, 'SIGKILL');
+      await router.apply(new Map([['alpha.test', route('app_a', upstream)]]));
+      await waitFor(
+        'the change served',
+        async () => (await call(port, 'alpha.test', { timeoutMs: 2000 }).catch(() => undefined))?.name === name,
+      );
+      await waitFor('the death reported', () => exits.some((e) => e.pid === killed));
+    }
+    // Settled: every request goes to the last table's upstream, whichever HAProxy took the change.
+    await sleep(300);
+    for (let i = 0; i < 20; i++) assert.equal((await call(port, 'alpha.test')).name, 'A');
+  });
+
   test('a second router on the same folder adopts the first one after it detached: no request fails, routes unchanged, a later apply works', async (t) => {
     const master = masterPid();
     const keepAlive = new Agent({ keepAlive: true, maxSockets: 4 });
