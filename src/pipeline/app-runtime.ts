@@ -296,6 +296,8 @@ export class AppRuntime {
   /** Serving instances out of the routing table because they stopped answering, until replaced. */
   private readonly withdrawn = new WeakSet<Instance>();
   private liveness: LivenessMonitor | undefined;
+  /** Stuck instances replaced and being stopped (SIGTERM, then SIGKILL). */
+  private readonly stoppingStuck = new Set<Promise<void>>();
 
   /** docs/behaviour.md, Liveness: every serving instance (adopted ones too) is checked from now on. */
   startLivenessMonitor(options: Pick<LivenessMonitorOptions, 'onReplaced' | 'tickMs' | 'bootGraceMs'> = {}): void {
@@ -317,8 +319,13 @@ export class AppRuntime {
     this.liveness.start();
   }
 
+  /**
+   * Stops the checks and waits for stuck instances being stopped: left running when the daemon
+   * lets go of its instances, one could be adopted by the next daemon in its replacement's place.
+   */
   async stopLivenessMonitor(): Promise<void> {
     await this.liveness?.stop();
+    await Promise.all([...this.stoppingStuck]);
   }
 
   /** Whether the instance is being replaced, or replaced a stuck one (`slipway status`). */
@@ -355,7 +362,11 @@ export class AppRuntime {
       .stop(5000)
       .catch((error) => this.options.log(`Stopping the stuck instance ${stuck.id}: ${(error as Error).message}`));
     this.draining.add(stopping);
-    void stopping.finally(() => this.draining.delete(stopping));
+    this.stoppingStuck.add(stopping);
+    void stopping.finally(() => {
+      this.draining.delete(stopping);
+      this.stoppingStuck.delete(stopping);
+    });
     return fresh;
   }
 

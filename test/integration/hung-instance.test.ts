@@ -242,3 +242,31 @@ test('with one instance, a hung one is replaced and the app answers again within
   assert.equal(now!.number, 0);
   assert.notEqual(now!.id, only!.id);
 });
+
+test('an instance adopted by a restarted daemon is checked with the settings it was deployed with, and replaced when it hangs', async () => {
+  // Right after the previous test's replacement: the stuck instance (same number, same release)
+  // may still be in its SIGTERM grace, and must not be what the next daemon adopts.
+  const [running] = await instances();
+  assert.equal(await daemon.terminate(), 0);
+  await daemon.restart();
+  // Adopted, not started again: the same instance answers.
+  const adopted = await waitUntil('the adopted instance to answer', async () => {
+    const r = await getThroughRouter(daemon, host, '/', {}, 2000).catch(() => undefined);
+    if (r?.status !== 200) return undefined;
+    return (JSON.parse(r.body) as { instanceId: string }).instanceId;
+  });
+  assert.equal(adopted, running!.id, 'the daemon adopted the running instance');
+  const hungAt = Date.now();
+  hangAnInstance();
+  const [now] = await waitUntil(
+    'the adopted instance to be replaced',
+    async () => {
+      const shown = await instances();
+      return shown.length === 1 && shown[0]!.id !== adopted && shown[0]!.liveness?.state === 'replaced' ? shown : undefined;
+    },
+    60_000,
+  );
+  assert.equal(now!.number, 0);
+  assert.ok(Date.now() - hungAt < 30_000, `replaced after ${Date.now() - hungAt} ms (1 s checks, as deployed)`);
+  assert.equal((await getThroughRouter(daemon, host)).status, 200);
+});
