@@ -290,6 +290,8 @@ export class LivenessMonitor {
     if (this.episodes.get(episode.stuck) !== episode) return;
     this.episodes.delete(episode.stuck);
     const { store, logs } = this.o;
+    // A deleted app took its activity and logs with it: nothing to write back.
+    if (!store.apps.byId(episode.appId)) return;
     if (fresh) {
       const line = `Instance ${episode.number} ${episode.reason}: replaced`;
       this.notes.set(fresh, { state: 'replaced', reason: episode.reason, at: new Date().toISOString() });
