@@ -25,7 +25,7 @@ export const serverSpecs = {
     tag: 'Daemon',
     summary: "The daemon's Prometheus metrics (text exposition format), for administrators",
     description:
-      'Requests by app and status, request durations, open router connections, deployments by state and duration, build durations, instance restarts. ' +
+      'Requests by app and status, request durations, open router connections, deployments by state and duration, build durations, instance restarts and liveness replacements. ' +
       '`slipway server --metrics-listen <addr:port>` serves the same without a token on an address of your choice.',
     success: { status: 200, response: { description: 'Prometheus text exposition format 0.0.4', schema: str(), text: 'text/plain' } },
     errors: [403, 503],
