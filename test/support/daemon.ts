@@ -36,8 +36,8 @@ export interface TestDaemon {
   terminate(signal?: 'SIGTERM' | 'SIGINT'): Promise<number | null>;
   /** Kills the daemon with SIGKILL (a crash: nothing of its own clean-up runs) and waits for it to exit. */
   kill(): Promise<void>;
-  /** Starts it again on the same data folder and ports. */
-  restart(): Promise<void>;
+  /** Starts it again on the same data folder and ports (with `bin`: another build of slipway, an upgrade). */
+  restart(options?: { bin?: string }): Promise<void>;
 }
 
 function waitForLine(child: ChildProcess, pattern: RegExp, collected: () => string, timeoutMs: number): Promise<void> {
@@ -59,7 +59,8 @@ function waitForLine(child: ChildProcess, pattern: RegExp, collected: () => stri
 }
 
 /** Starts a real `slipway server` on free ports in a temporary data folder. */
-export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon> {
+export async function startDaemon(extraArgs: string[] = [], options: { bin?: string } = {}): Promise<TestDaemon> {
+  let bin = options.bin ?? SLIPWAY_BIN;
   const dataDir = mkdtempSync(join(tmpdir(), 'slipway-test-'));
   removeAppUsersAtExit(dataDir);
   const configHome = join(dataDir, 'client-config');
@@ -74,12 +75,13 @@ export async function startDaemon(extraArgs: string[] = []): Promise<TestDaemon>
   const toolchainCache = process.env.SLIPWAY_TOOLCHAIN_CACHE ?? '/var/cache/slipway-test/toolchains';
   let child: ChildProcess;
   let log = '';
-  const launch = async () => {
+  const launch = async (relaunch: { bin?: string } = {}) => {
+    bin = relaunch.bin ?? bin;
     log = '';
     child = spawn(
       process.execPath,
       [
-        SLIPWAY_BIN,
+        bin,
         'server',
         '--data-dir',
         dataDir,
