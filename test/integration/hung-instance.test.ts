@@ -1,8 +1,8 @@
 /**
  * docs/behaviour.md, Liveness: an instance whose event loop is stuck (it still runs, it answers
- * nothing) is taken out of the router and replaced while clients keep sending requests. The app
- * is node-hello with a `/hang` route added that never returns; liveness checks run every second
- * here and two failures in a row are enough.
+ * nothing) is replaced while clients keep sending requests, out of the router at once when
+ * another instance answers. The app is node-hello with a `/hang` route added that never
+ * returns; liveness checks run every second here and two failures in a row are enough.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
