@@ -1,7 +1,7 @@
 /**
  * The router's supervisor under a real daemon: HAProxy killed with -9 serves the deployed app
- * again within a second, the daemon says so in its output and /metrics counts it.
- * (The router outliving the daemon itself is src/router/haproxy/supervision.test.ts's.)
+ * again within a second, whether a daemon runs or not; the daemon says so in its output (the
+ * next one, for a death while none ran) and /metrics counts it.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -67,5 +67,31 @@ test('kill -9 of HAProxy: the app answers again within 1 s, the daemon logs the 
   t.diagnostic(`the daemon logged it ${Date.now() - killedAt} ms after the kill`);
   assert.equal(await routerRestarts(), 1);
   // The daemon goes on routing through the HAProxy started again.
+  assert.equal((await getThroughRouter(daemon, host)).status, 200);
+});
+
+test('kill -9 of HAProxy while no daemon runs: the app answers again within 1 s, and the next daemon tells and counts it', {
+  timeout: 180_000,
+}, async (t) => {
+  assert.equal(await daemon.terminate(), 0);
+  const killed = haproxyMaster();
+  process.kill(killed, 'SIGKILL');
+  const killedAt = Date.now();
+  let answeredAfter = Infinity;
+  while (Date.now() - killedAt < 10_000) {
+    const reply = await getThroughRouter(daemon, host, '/', {}, 2000).catch(() => undefined);
+    if (reply?.status === 200) {
+      answeredAfter = Date.now() - killedAt;
+      break;
+    }
+    await sleep(10);
+  }
+  t.diagnostic(`the app answered again ${answeredAfter} ms after the kill, with no daemon running`);
+  assert.ok(answeredAfter < 1000, `answered again ${answeredAfter} ms after the kill`);
+
+  await daemon.restart();
+  assert.ok(daemon.output().includes(`(pid ${killed}) was killed by SIGKILL`), daemon.output());
+  assert.match(daemon.output(), /Adopted the router left running/);
+  assert.equal(await routerRestarts(), 1, 'counted by the daemon that told it');
   assert.equal((await getThroughRouter(daemon, host)).status, 200);
 });
