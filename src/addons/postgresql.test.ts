@@ -183,6 +183,34 @@ describe('postgresql add-on provider with a real embedded cluster', {
     assert.equal(await canConnect(first), true);
   });
 
+  test('a daemon that lets go leaves the server and its client rules; the next one adopts both', async () => {
+    const hbaFile = join(dataDir, 'postgresql', 'pg_hba.conf');
+    const instance = network.gateway.replace(/\.1$/, '.9');
+    const rule = new RegExp(
+      `^host\\s+${first.POSTGRESQL_ADDON_DB}\\s+${first.POSTGRESQL_ADDON_USER}\\s+${instance.replaceAll('.', '\\.')}/32`,
+      'm',
+    );
+    await provider.allowClients([{ database: first.POSTGRESQL_ADDON_DB!, role: first.POSTGRESQL_ADDON_USER!, address: instance }]);
+    assert.match(await readFile(hbaFile, 'utf8'), rule);
+    const pid = await readPidFile(join(dataDir, 'postgresql', 'data', 'postmaster.pid'));
+
+    await provider.detach();
+    assert.equal(pidAlive(pid!), true, 'it serves on');
+    const successor = new PostgresqlProvider({ dataDir, gatewayAddress: network.gateway, port });
+    await successor.start();
+    assert.equal(successor.cluster!.timings!.adopted, true);
+    assert.equal(await readPidFile(join(dataDir, 'postgresql', 'data', 'postmaster.pid')), pid, 'not restarted');
+    // Until the new daemon names the sandboxes, the instance that outlived the old one keeps its access.
+    assert.match(await readFile(hbaFile, 'utf8'), rule);
+    await successor.allowClients([]);
+    assert.doesNotMatch(await readFile(hbaFile, 'utf8'), rule);
+
+    await successor.detach();
+    await provider.start(); // the provider in use takes it back for the next tests
+    assert.equal(await readPidFile(join(dataDir, 'postgresql', 'data', 'postmaster.pid')), pid);
+    assert.equal(await canConnect(first), true);
+  });
+
   test('an external server configured by admin URL provisions the same way', async () => {
     const password = (await readFile(join(dataDir, 'postgresql', 'admin-password'), 'utf8')).trim();
     const external = new PostgresqlProvider({
