@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { Daemon, type StopScope } from '../../daemon/daemon.js';
+import type { Daemon, StopScope } from '../../daemon/daemon.js';
 import { resolveDataDir } from '../../daemon/data-dir.js';
 import { parseUidRange } from '../../sandbox/app-users.js';
 import { DEFAULT_LOG_LIMITS, LOG_LIMIT_FLAGS, parseLogLimits, type LogLimitFlag } from '../../logs/log-limits.js';
@@ -172,6 +172,9 @@ export const server: Command = {
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
+    // Loaded here, not at the top: every other command would otherwise load the whole daemon
+    // (some 300 modules) before doing anything, which a user pays on each command.
+    const { Daemon } = await import('../../daemon/daemon.js');
     const daemon = new Daemon(options, (line) => ctx.err(`${line}\n`));
     try {
       await daemon.start();
