@@ -4,7 +4,7 @@
  * instance in a folder of the data folder. The spec holds the app's environment, as the
  * sandbox's config.json does: the folder is the daemon's alone.
  */
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { InstanceSpec } from '../backend.js';
 import type { InstanceNetwork } from './netns-commands.js';
@@ -44,9 +44,13 @@ export class InstanceRecords {
     rmSync(this.path(instanceId), { force: true });
   }
 
-  /** Every record readable in the folder; an unreadable one is removed (nothing could adopt it). */
+  /**
+   * Every record readable in the folder, newest first: of two instances with the same number (a
+   * replacement and the one it replaced, when the daemon died between the two), the newer one is
+   * adopted. An unreadable record is removed (nothing could adopt it).
+   */
   all(): InstanceRecord[] {
-    const found: InstanceRecord[] = [];
+    const found: Array<InstanceRecord & { writtenAt: number }> = [];
     for (const entry of readdirSync(this.dir)) {
       const id = entry.endsWith('.json') ? entry.slice(0, -5) : '';
       if (!validId(id)) {
@@ -55,13 +59,14 @@ export class InstanceRecords {
       }
       try {
         const record = JSON.parse(readFileSync(join(this.dir, entry), 'utf8')) as InstanceRecord;
-        if (record.spec?.instanceId === id && Number.isInteger(record.network?.slot)) found.push(record);
-        else rmSync(join(this.dir, entry), { force: true });
+        if (record.spec?.instanceId === id && Number.isInteger(record.network?.slot)) {
+          found.push({ ...record, writtenAt: statSync(join(this.dir, entry)).mtimeMs });
+        } else rmSync(join(this.dir, entry), { force: true });
       } catch {
         rmSync(join(this.dir, entry), { force: true });
       }
     }
-    return found;
+    return found.sort((a, b) => b.writtenAt - a.writtenAt).map(({ writtenAt: _, ...record }) => record);
   }
 
   private path(instanceId: string): string {
