@@ -100,6 +100,8 @@ export async function fakePlatform(options: { drainDelayMs?: number } = {}): Pro
       healthCheckSettleMs: 100,
     });
   const runtime = makeRuntime(backend);
+  // As the daemon does at start: nothing to adopt in a new store; routing changes apply from now on.
+  await runtime.restoreAll();
   const deployer = new Deployer({
     store,
     runtime,
