@@ -2,6 +2,7 @@
  * Hooks installed in every app's bare repository. They are static text: nothing from a push is
  * ever spliced into them; ref names reach them only on stdin and are printed with printf '%s'.
  */
+import { PLAN_REF } from '../core/plan-ref.js';
 
 /** File name of the script the post-receive hook runs with the daemon's own node binary. */
 export const PUSH_REPORT_SCRIPT = 'slipway-push-report.cjs';
@@ -9,12 +10,6 @@ export const PUSH_REPORT_SCRIPT = 'slipway-push-report.cjs';
 /** Environment variables the receiver hands to `git receive-pack`, read by the hooks. */
 export const PUSH_SOCKET_ENV = 'SLIPWAY_PUSH_SOCKET';
 export const NODE_BINARY_ENV = 'SLIPWAY_NODE';
-
-/**
- * Where `slipway plan` sends a commit never pushed, to plan it before the first push: the
- * receiver queues deployments for master only, so a commit here is stored and never deployed.
- */
-export const PLAN_REF = 'refs/slipway/plan';
 
 /**
  * pre-receive runs before any ref moves, so refusing here leaves the repository untouched and

@@ -8,7 +8,7 @@ export const systemSpecs = {
     summary:
       'Administrators: drain and stop every app, worker, add-on server and the router, then stop the daemon (a plain SIGTERM stops the daemon alone and leaves them serving)',
     success: {
-      status: 200,
+      status: 201,
       response: {
         description: 'What was stopped',
         schema: obj({

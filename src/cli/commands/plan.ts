@@ -3,7 +3,7 @@ import type { AppSummary } from '../resolve-app.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { CliError, UsageError } from '../errors.js';
 import { git } from '../git.js';
-import { PLAN_REF } from '../../receiver/repo-hooks.js';
+import { PLAN_REF } from '../../core/plan-ref.js';
 import type { PlanView } from '../../shared/api-types.js';
 
 interface PlanAnswer {
