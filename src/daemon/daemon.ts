@@ -248,6 +248,7 @@ export class Daemon {
     const logs = new LogHub(join(options.dataDir, 'logs'), { limits: options.logLimits, warn: log });
     void logs.restrictExistingFiles();
     // An add-on server that died and was restarted: counted, and told to the apps it serves.
+    for (const { name } of addons.providerList()) traffic.metrics.addonProviderWatched(name);
     addons.onServerRestart((restart) => {
       traffic.metrics.addonServerRestarted(restart.provider);
       const line = `The ${restart.provider} add-on server this app uses stopped (${restart.previousExit}) and was restarted.`;

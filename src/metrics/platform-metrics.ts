@@ -163,6 +163,11 @@ export class PlatformMetrics {
     this.addonServerRestarts.inc({ provider });
   }
 
+  /** Shows a provider's restart count (0) before its first restart, so rates and alerts see the series. */
+  addonProviderWatched(provider: string): void {
+    this.addonServerRestarts.inc({ provider }, 0);
+  }
+
   instanceReplaced(appId: string): void {
     this.replacements.inc({ app: appId });
   }

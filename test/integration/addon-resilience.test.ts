@@ -62,16 +62,24 @@ async function notes(): Promise<string[]> {
   return (await sql<{ v: string }>('SELECT v FROM notes ORDER BY id')).map((r) => r.v);
 }
 
-/** Kills the server with -9 and waits until another process serves again; returns the new pid. */
+const restartsLogged = () => daemon.output().match(/ restarted: now pid \d+/g)?.length ?? 0;
+
+/**
+ * Kills the server with -9 and waits until another process serves again and the daemon has
+ * logged the restart (it does so once its own probe answers, a moment after ours may); returns
+ * the new pid.
+ */
 async function killAndAwaitRestart(pidOf: () => Promise<number | undefined>, answers: () => Promise<boolean>): Promise<number> {
   const before = await pidOf();
   assert.ok(before && pidAlive(before), 'the server runs before it is killed');
+  const logged = restartsLogged();
   process.kill(before, 'SIGKILL');
   return waitUntil(
     'the server to be restarted',
     async () => {
       const now = await pidOf();
-      return now !== undefined && now !== before && pidAlive(now) && !pidAlive(before) && (await answers()) ? now : undefined;
+      const serving = now !== undefined && now !== before && pidAlive(now) && !pidAlive(before) && (await answers());
+      return serving && restartsLogged() === logged + 1 ? now : undefined;
     },
     60_000,
   );
@@ -106,6 +114,7 @@ after(async () => {
 });
 
 test('a PostgreSQL server killed with -9 is restarted with its committed data', async () => {
+  assert.equal(await restartCount('postgresql'), 0, 'the series is there before the first restart');
   await sql('CREATE TABLE notes (id serial PRIMARY KEY, v text NOT NULL)');
   await sql('INSERT INTO notes (v) VALUES ($1)', ['committed before the kill']);
   const began = Date.now();
