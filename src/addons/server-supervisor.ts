@@ -116,7 +116,10 @@ export class SupervisedServer {
   private schedule(delayMs: number, previousExit: string): void {
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.relaunching = this.relaunch(previousExit).finally(() => (this.relaunching = undefined));
+      this.relaunching = this.relaunch(previousExit)
+        // A listener's fault must not end the daemon (an unhandled rejection would).
+        .catch((error: Error) => this.o.events().log(`After restarting ${this.o.label}: ${error.message}`))
+        .finally(() => (this.relaunching = undefined));
     }, delayMs);
   }
 
