@@ -8,6 +8,7 @@ import { benchSbtBuild, describeSbtBuild } from './sbt-build.js';
 import { benchBuildCache, describeBuildCache } from './build-cache.js';
 import { benchSandbox, describeSandbox } from './sandbox.js';
 import { benchStartCommand, describeStartCommand } from './start-command.js';
+import { benchResilience, describeResilience } from './resilience.js';
 
 const results: Record<string, unknown> = {};
 
@@ -43,6 +44,10 @@ console.log(describeStartCommand(startCommand));
 const buildCache = await benchBuildCache();
 results.buildCache = buildCache;
 console.log(describeBuildCache(buildCache));
+
+const resilience = await benchResilience();
+results.resilience = resilience;
+console.log(describeResilience(resilience));
 
 const sbtBuild = await benchSbtBuild();
 results.sbtBuild = sbtBuild;
