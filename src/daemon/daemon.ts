@@ -37,6 +37,7 @@ import { LogHub } from '../logs/log-hub.js';
 import { AppRuntime } from '../pipeline/app-runtime.js';
 import { Deployer } from '../pipeline/deployer.js';
 import { INTERRUPTED_BY_RESTART, resumeDeployments } from './resume-deployments.js';
+import { platformEvents } from './platform-events-setup.js';
 import { NpmVersionCatalog } from '../toolchains/catalog.js';
 import { makeReceiverHooks } from './receiver-hooks.js';
 import { makeProviders } from '../providers/registry.js';
@@ -207,6 +208,8 @@ export class Daemon {
     const instanceBackend = instances ?? backend;
 
     // What the edge sees: the router reports each request here (access logs, charts, metrics).
+    // What people are told about (webhooks, e-mail): deployments, instances, cron runs, drains.
+    const told = platformEvents(store);
     const traffic = makeTrafficRecorder({
       dataDir: options.dataDir,
       store,
@@ -278,7 +281,10 @@ export class Daemon {
         providers,
         log,
       },
-      onInstanceRestart: (appId) => traffic.metrics.instanceRestarted(appId),
+      onInstanceRestart: (appId) => {
+        traffic.metrics.instanceRestarted(appId);
+        told.instanceCrashed(appId);
+      },
     });
     this.onStopDataPlane(
       'instances',
@@ -286,7 +292,12 @@ export class Daemon {
       () => runtime.detach(),
     );
     // docs/behaviour.md, Liveness; stopped before the instances are (stoppers run in reverse order).
-    runtime.startLivenessMonitor({ onReplaced: (appId) => traffic.metrics.instanceReplaced(appId) });
+    runtime.startLivenessMonitor({
+      onReplaced: (appId) => {
+        traffic.metrics.instanceReplaced(appId);
+        told.instanceReplaced(appId);
+      },
+    });
     this.onStop('liveness checks', () => runtime.stopLivenessMonitor());
     const certificates = await startCertificates({
       options,
@@ -300,6 +311,7 @@ export class Daemon {
     this.onStop('certificates', () => certificates.manager.stop());
     const catalog = new NpmVersionCatalog(join(options.toolchainCacheDir, 'catalog'));
     const deployer = new Deployer({
+      onStarted: (app, deployment) => told.deploymentStarted(app, deployment),
       store,
       repos,
       runtime,

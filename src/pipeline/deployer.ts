@@ -32,6 +32,8 @@ import type { SandboxPolicy } from './sandbox-policy.js';
 import { describeRunHooks, hookCommand, withBuildHooks, type HookName } from './hooks.js';
 
 export interface DeployerOptions {
+  /** Told when a deployment starts (its end is the store's onFinished). */
+  onStarted?(app: AppRow, deployment: Deployment): void;
   store: Store;
   repos: RepoStore;
   runtime: AppRuntime;
@@ -232,6 +234,7 @@ export class Deployer {
     };
     try {
       log(`Deployment ${deployment.id} of ${app.name} (${app.id}), commit ${deployment.commit_sha}, cause: ${deployment.cause}`);
+      this.o.onStarted?.(app, deployment);
       let release: ReleaseSpec;
       if (mode === 'reuse-release') {
         const json = releaseOf ? store.deployments.byId(releaseOf)?.release_json : store.deployments.release(app.id)?.start_json;
