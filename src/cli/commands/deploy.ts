@@ -9,9 +9,8 @@ import { waitForDeployment } from '../wait-deployment.js';
 const POLICIES = ['error', 'ignore', 'restart', 'rebuild'] as const;
 const EXIT_ON = ['deploy-start', 'deploy-end', 'never'] as const;
 
-/** The remote that points at the app, added as `slipway` (or `slipway-<alias>`) when missing. */
-async function ensureRemote(ctx: CommandContext, app: AppSummary): Promise<string> {
-  const listing = await gitOrFail(['remote', '-v'], ctx.cwd, ctx.env, 'Cannot list git remotes');
+/** The remote that points at the app, added as `slipway` (or `slipway-<alias>`) when missing; `listing` is `git remote -v`. */
+async function ensureRemote(ctx: CommandContext, app: AppSummary, listing: string): Promise<string> {
   const existing = listing
     .split('\n')
     .map((line) => line.split(/\s+/))
@@ -37,6 +36,12 @@ async function findDeploymentFor(ctx: CommandContext, app: AppSummary, commit: s
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   return undefined;
+}
+
+/** A promise started ahead of its turn: its failure is not unhandled while the turn has not come (it is thrown there). */
+function settledLater<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
 }
 
 const REF_NAME = /^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]+$/;
@@ -120,12 +125,17 @@ export const deploy: Command = {
     const exitOn = (options['exit-on'] as string | undefined) ?? 'deploy-end';
     if (!(EXIT_ON as readonly string[]).includes(exitOn)) throw new UsageError(`--exit-on must be one of ${EXIT_ON.join(', ')}.`);
     if (options.branch !== undefined && options.tag !== undefined) throw new UsageError('Give --branch or --tag, not both.');
+    // What does not depend on the app is asked while the API answers: each step waits on a
+    // process or a request, and a deploy is a line of them before the push. Errors are still
+    // reported in the order the steps are written (the app's first).
+    const commitAsked = settledLater(commitToDeploy(ctx, options.branch as string | undefined, options.tag as string | undefined));
+    const remotesAsked = settledLater(gitOrFail(['remote', '-v'], ctx.cwd, ctx.env, 'Cannot list git remotes'));
     const app = await resolveAppOption(ctx, options);
-    const commit = await commitToDeploy(ctx, options.branch as string | undefined, options.tag as string | undefined);
-
-    const status = await ctx
-      .client()
-      .request<{ release: { commit: string } | null; pushed_commit: string | null }>('GET', `/v1/apps/${app.id}/status`);
+    const statusAsked = settledLater(
+      ctx.client().request<{ release: { commit: string } | null; pushed_commit: string | null }>('GET', `/v1/apps/${app.id}/status`),
+    );
+    const commit = await commitAsked;
+    const status = await statusAsked;
     let deploymentId: string | undefined;
     if (status.pushed_commit === commit) {
       const deployed = status.release?.commit === commit;
@@ -144,13 +154,14 @@ export const deploy: Command = {
         .id;
       ctx.err(`${policy === 'restart' ? 'Restart' : 'Rebuild'} ${deploymentId} queued.\n`);
     } else {
-      const shallow = (await git(['rev-parse', '--is-shallow-repository'], ctx.cwd, ctx.env)).stdout.trim() === 'true';
-      const remote = await ensureRemote(ctx, app);
+      const remote = await ensureRemote(ctx, app, await remotesAsked);
       const since = new Date(Date.now() - 1000).toISOString();
       ctx.err(`Pushing ${commit.slice(0, 12)} to ${remote} (master)...\n`);
       const args = ['push', ...(options.force ? ['--force'] : []), remote, `${commit}:refs/heads/master`];
       const push = await git(args, ctx.cwd, ctx.env, options.quiet ? undefined : (text) => ctx.err(text));
       if (push.code !== 0) {
+        // Asked only now: a failed push is the one case its answer changes anything.
+        const shallow = (await git(['rev-parse', '--is-shallow-repository'], ctx.cwd, ctx.env)).stdout.trim() === 'true';
         throw new CliError(
           'git push failed (its output is above).',
           shallow
