@@ -38,6 +38,7 @@ import { AppRuntime } from '../pipeline/app-runtime.js';
 import { Deployer } from '../pipeline/deployer.js';
 import { INTERRUPTED_BY_RESTART, resumeDeployments } from './resume-deployments.js';
 import { platformEvents } from './platform-events-setup.js';
+import { placeDataPlaneIn } from '../executor/data-plane-cgroup.js';
 import { NpmVersionCatalog } from '../toolchains/catalog.js';
 import { makeReceiverHooks } from './receiver-hooks.js';
 import { makeProviders } from '../providers/registry.js';
@@ -111,6 +112,8 @@ export class Daemon {
       stateDir: join(options.dataDir, 'runc'),
       cgroupRoot: names.cgroupRoot,
     });
+    // What outlives the daemon lives in a control group of its own, apart from the daemon's unit.
+    placeDataPlaneIn(sandboxes.cgroups.dataPlaneGroup());
     // Builds and one-off commands end with the daemon; instances and their workers outlive it.
     this.onStopDataPlane(
       'sandboxes',
@@ -399,6 +402,9 @@ export class Daemon {
     // Add-on servers first: the apps restored next connect to them.
     await addons.resumeAll();
     await runtime.restoreAll();
+    // Every sandbox that outlived the last daemon is known again: PostgreSQL's client rules,
+    // kept as that daemon left them until now, follow the sandboxes alive.
+    await addonAccess.linksChanged();
     resumeDeployments({ store, logs, deployer, interrupted, waiting: unfinished.filter((d) => d.phase === 'queued'), log });
 
     log(`slipway API listening on ${apiUrl} (data folder ${options.dataDir})`);
