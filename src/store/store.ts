@@ -14,6 +14,9 @@ import { ApiTokenRepository } from './api-tokens.js';
 import { DomainRepository } from './domains.js';
 import { CertificateRepository } from './certificates.js';
 import { AcmeStateRepository } from './acme-state.js';
+import { WebhookRepository } from './webhooks.js';
+import { NotifyEmailRepository } from './notify-emails.js';
+import { NotificationDeliveryRepository } from './notification-deliveries.js';
 
 /** The only place state lives. */
 export class Store {
@@ -32,6 +35,9 @@ export class Store {
   readonly domains: DomainRepository;
   readonly certificates: CertificateRepository;
   readonly acme: AcmeStateRepository;
+  readonly webhooks: WebhookRepository;
+  readonly notifyEmails: NotifyEmailRepository;
+  readonly notificationDeliveries: NotificationDeliveryRepository;
 
   constructor(readonly db: Db) {
     this.orgs = new OrgRepository(db);
@@ -49,6 +55,9 @@ export class Store {
     this.domains = new DomainRepository(db);
     this.certificates = new CertificateRepository(db);
     this.acme = new AcmeStateRepository(db);
+    this.webhooks = new WebhookRepository(db);
+    this.notifyEmails = new NotifyEmailRepository(db);
+    this.notificationDeliveries = new NotificationDeliveryRepository(db);
   }
 
   static open(path: string): Store {
