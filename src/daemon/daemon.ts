@@ -38,7 +38,6 @@ import { AppRuntime } from '../pipeline/app-runtime.js';
 import { Deployer } from '../pipeline/deployer.js';
 import { INTERRUPTED_BY_RESTART, resumeDeployments } from './resume-deployments.js';
 import { platformEvents } from './platform-events-setup.js';
-import { placeDataPlaneIn } from '../executor/data-plane-cgroup.js';
 import { NpmVersionCatalog } from '../toolchains/catalog.js';
 import { makeReceiverHooks } from './receiver-hooks.js';
 import { makeProviders } from '../providers/registry.js';
@@ -112,8 +111,6 @@ export class Daemon {
       stateDir: join(options.dataDir, 'runc'),
       cgroupRoot: names.cgroupRoot,
     });
-    // What outlives the daemon lives in a control group of its own, apart from the daemon's unit.
-    placeDataPlaneIn(sandboxes.cgroups.dataPlaneGroup());
     // Builds and one-off commands end with the daemon; instances and their workers outlive it.
     this.onStopDataPlane(
       'sandboxes',
