@@ -47,8 +47,30 @@ export function prepareCertificate(cert: TlsCertificate, certDir: string): Prepa
         : `The certificate or key for ${shownNames} cannot be read: ${(error as Error).message}.`,
     );
   }
-  const id = createHash('sha256').update(names.join(' ')).digest('hex').slice(0, 24);
-  return { file: join(certDir, `${id}.pem`), names, pem: [...chain, keys[0]!].join('\n') + '\n' };
+  return { file: fileFor(names, certDir), names, pem: [...chain, keys[0]!].join('\n') + '\n' };
+}
+
+function fileFor(sortedNames: readonly string[], certDir: string): string {
+  const id = createHash('sha256').update(sortedNames.join(' ')).digest('hex').slice(0, 24);
+  return join(certDir, `${id}.pem`);
+}
+
+/** The file a certificate's names are served from, when its names are valid: what a refused one leaves in place. */
+export function certificateFileOf(cert: TlsCertificate, certDir: string): string | undefined {
+  try {
+    return fileFor([...new Set(cert.names.map((name) => validateHostName(name, { wildcard: true })))].sort(), certDir);
+  } catch {
+    return undefined;
+  }
+}
+
+/** HAProxy (or its file rules) refused one certificate: the others of the change go on. */
+export class CertificateRefused extends Error {}
+
+export interface CertificateRefusal {
+  /** The file its names are served from, if they are valid names. */
+  file: string | undefined;
+  reason: string;
 }
 
 /** The crt-list line of a certificate: its file, then its names as SNI filters. */

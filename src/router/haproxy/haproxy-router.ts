@@ -21,7 +21,14 @@ import type { AccessRecord, Router, RouterOptions, RoutingTable, TlsCertificate,
 import { noInstancePage, unknownHostPage, upstreamFailedPage } from '../pages.js';
 import { validateCidr, validateIPv4, validatePort, validateTable, type ValidatedRoute } from '../validate.js';
 import { AccessLogReceiver, makeAccessPipe } from './access-log.js';
-import { crtListLine, prepareCertificate, type PreparedCertificate } from './certificates.js';
+import {
+  CertificateRefused,
+  certificateFileOf,
+  crtListLine,
+  prepareCertificate,
+  type CertificateRefusal,
+  type PreparedCertificate,
+} from './certificates.js';
 import {
   haproxyPaths,
   renderHaproxyConfig,
@@ -222,14 +229,22 @@ export class HaproxyRouter implements Router {
     return this.serialized(() => this.acrossRestarts(() => this.applyNow(routes)));
   }
 
+  /**
+   * Each certificate stands alone: one that cannot be read or that HAProxy refuses is left out
+   * (the one served before for its names stays), the others are applied, and the call then
+   * rejects naming the refused ones.
+   */
   applyCertificates(certs: readonly TlsCertificate[]): Promise<void> {
-    let prepared: PreparedCertificate[];
-    try {
-      prepared = certs.map((cert) => prepareCertificate(cert, this.paths.certDir));
-    } catch (error) {
-      return Promise.reject(error);
+    const prepared: PreparedCertificate[] = [];
+    const refused: CertificateRefusal[] = [];
+    for (const cert of certs) {
+      try {
+        prepared.push(prepareCertificate(cert, this.paths.certDir));
+      } catch (error) {
+        refused.push({ file: certificateFileOf(cert, this.paths.certDir), reason: (error as Error).message });
+      }
     }
-    return this.serialized(() => this.acrossRestarts(() => this.applyCertificatesNow(prepared)));
+    return this.serialized(() => this.acrossRestarts(() => this.applyCertificatesNow(prepared, refused)));
   }
 
   /**
@@ -473,39 +488,60 @@ export class HaproxyRouter implements Router {
     await writeFileAtomically(path, entries.map(([k, v]) => `${k} ${v}\n`).join(''));
   }
 
-  private async applyCertificatesNow(certs: PreparedCertificate[]): Promise<void> {
+  private async applyCertificatesNow(certs: PreparedCertificate[], refusedBefore: readonly CertificateRefusal[] = []): Promise<void> {
     this.assertRunning('apply certificates');
     if (!this.o.httpsPort) throw new Error('The router has no HTTPS port (--https-port 0): certificates cannot be served.');
+    const refused = [...refusedBefore];
     const wanted = new Map(certs.map((c) => [c.file, c]));
     for (const cert of wanted.values()) {
       const current = this.certificates.get(cert.file);
       if (current?.pem === cert.pem) continue;
-      await this.loadCertificate(cert, current === undefined);
-      this.certificates.set(cert.file, cert);
+      try {
+        await this.loadCertificate(cert, current === undefined);
+        this.certificates.set(cert.file, cert);
+      } catch (error) {
+        // A refusal by HAProxy itself: the others go on. Anything else (the socket gone) stops the change.
+        if (!(error instanceof CertificateRefused)) throw error;
+        refused.push({ file: cert.file, reason: error.message });
+      }
     }
+    // A refused certificate's names keep what they had: its file is not removed.
+    const kept = new Set(refused.map((r) => r.file).filter((file): file is string => file !== undefined));
     for (const file of [...this.certificates.keys()]) {
-      if (wanted.has(file)) continue;
+      if (wanted.has(file) || kept.has(file)) continue;
       await this.unloadCertificate(file);
       this.certificates.delete(file);
     }
     await this.writeCertList();
     await this.saveState();
+    if (refused.length > 0) {
+      throw new Error(
+        `${refused.length} certificate(s) were not applied, the others were: ${refused.map((r) => r.reason).join(' ')}`,
+      );
+    }
   }
 
-  /** Loads a certificate into HAProxy (new, or renewed in place) and writes its file; `listed`: add it to the crt-list too. */
+  /** Loads a certificate into HAProxy (new, or renewed in place) and writes its file; `isNew`: add it to the crt-list too. */
   private async loadCertificate(cert: PreparedCertificate, isNew: boolean): Promise<void> {
     if (isNew) await expectAnswer(this.paths.adminSocket, `new ssl cert ${cert.file}`, /New empty certificate store|already exists/);
     const set = await runtimeCommand(this.paths.adminSocket, `set ssl cert ${cert.file}`, cert.pem);
     if (!/Transaction (created|updated)/.test(set)) {
       await runtimeCommand(this.paths.adminSocket, `abort ssl cert ${cert.file}`).catch(() => '');
       if (isNew) await runtimeCommand(this.paths.adminSocket, `del ssl cert ${cert.file}`).catch(() => '');
-      throw new Error(
+      throw new CertificateRefused(
         `HAProxy refused the certificate for ${cert.names.join(', ')}: ${set.split('\n')[0]}. The certificates served before stay in force.`,
       );
     }
     await expectAnswer(this.paths.adminSocket, `commit ssl cert ${cert.file}`, /Success/);
     await writeFileAtomically(cert.file, cert.pem);
-    if (isNew) await expectAnswer(this.paths.adminSocket, `add ssl crt-list ${this.paths.certList}`, /Success/, crtListLine(cert));
+    if (!isNew) return;
+    const listed = await runtimeCommand(this.paths.adminSocket, `add ssl crt-list ${this.paths.certList}`, crtListLine(cert));
+    if (!/Success/.test(listed)) {
+      // Nothing half-done: a store no crt-list line uses would stay loaded and be written back.
+      await runtimeCommand(this.paths.adminSocket, `del ssl cert ${cert.file}`).catch(() => '');
+      await unlink(cert.file).catch(() => undefined);
+      throw new CertificateRefused(`HAProxy did not list the certificate for ${cert.names.join(', ')}: ${listed.split('\n')[0]}.`);
+    }
   }
 
   private async unloadCertificate(file: string): Promise<void> {
