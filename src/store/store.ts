@@ -14,6 +14,7 @@ import { ApiTokenRepository } from './api-tokens.js';
 import { DomainRepository } from './domains.js';
 import { CertificateRepository } from './certificates.js';
 import { AcmeStateRepository } from './acme-state.js';
+import { DrainRepository } from './drains.js';
 import { WebhookRepository } from './webhooks.js';
 import { NotifyEmailRepository } from './notify-emails.js';
 import { NotificationDeliveryRepository } from './notification-deliveries.js';
@@ -35,6 +36,7 @@ export class Store {
   readonly domains: DomainRepository;
   readonly certificates: CertificateRepository;
   readonly acme: AcmeStateRepository;
+  readonly drains: DrainRepository;
   readonly webhooks: WebhookRepository;
   readonly notifyEmails: NotifyEmailRepository;
   readonly notificationDeliveries: NotificationDeliveryRepository;
@@ -55,6 +57,7 @@ export class Store {
     this.domains = new DomainRepository(db);
     this.certificates = new CertificateRepository(db);
     this.acme = new AcmeStateRepository(db);
+    this.drains = new DrainRepository(db);
     this.webhooks = new WebhookRepository(db);
     this.notifyEmails = new NotifyEmailRepository(db);
     this.notificationDeliveries = new NotificationDeliveryRepository(db);
