@@ -289,6 +289,56 @@ describe('HaproxyRouter with real HAProxy', () => {
     );
   });
 
+  test('a certificate the router refuses keeps neither the others from loading nor its names from what they had', async () => {
+    await router.applyCertificates([makeCertificate(workDir, ['gamma.test'], 'gamma-1')]);
+    const indented = makeCertificate(workDir, ['gamma.test'], 'gamma-2');
+    indented.certificatePem = indented.certificatePem.replace(/^/gm, '  ');
+    const weakDir = await mkdtemp(join(tmpdir(), 'slipway-weak-'));
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:1024',
+        '-nodes',
+        '-keyout',
+        join(weakDir, 'k'),
+        '-out',
+        join(weakDir, 'c'),
+        '-days',
+        '2',
+        '-subj',
+        '/CN=weak-1',
+        '-addext',
+        'subjectAltName=DNS:weak.test',
+      ],
+      { stdio: 'ignore' },
+    );
+    const weak = {
+      names: ['weak.test'],
+      certificatePem: await readFile(join(weakDir, 'c'), 'utf8'),
+      privateKeyPem: await readFile(join(weakDir, 'k'), 'utf8'),
+    };
+    await assert.rejects(
+      router.applyCertificates([
+        makeCertificate(workDir, ['alpha.test'], 'alpha-3'),
+        indented,
+        weak,
+        makeCertificate(workDir, ['delta.test'], 'delta-1'),
+      ]),
+      (error: Error) => /gamma\.test/.test(error.message) && /weak\.test/.test(error.message),
+    );
+    assert.equal(await servedCommonName(httpsPort, 'alpha.test'), 'alpha-3', 'before the refused ones');
+    assert.equal(await servedCommonName(httpsPort, 'delta.test'), 'delta-1', 'after the refused ones');
+    assert.equal(await servedCommonName(httpsPort, 'gamma.test'), 'gamma-1', 'a refused renewal keeps the certificate served before');
+    assert.equal(await servedCommonName(httpsPort, 'weak.test'), 'slipway-default.invalid', 'nothing half-loaded');
+    const listed = await readFile(join(workDir, 'router', 'certificates.list'), 'utf8');
+    assert.equal(listed.trim().split('\n').length, 4, `the default, alpha, gamma and delta:\n${listed}`);
+    await router.applyCertificates([]);
+    await rm(weakDir, { recursive: true, force: true });
+  });
+
   test('connections to the app are reused from request to request, not opened for each one', async () => {
     const counted = await startUpstream('C', '127.0.0.6');
     let connections = 0;
