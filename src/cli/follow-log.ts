@@ -14,9 +14,11 @@ export type LogLine = LogEntry;
 export async function followLog(
   ctx: CommandContext,
   path: string,
-  options: { follow: boolean; print?: (entry: LogLine) => void; filter?: LogFilter },
+  options: { follow: boolean; print?: (entry: LogLine) => void; filter?: LogFilter; stop?: AbortSignal },
 ): Promise<LogLine> {
   const abort = new AbortController();
+  // The caller may end the stream early (it learnt what it waited for); what came so far was printed.
+  options.stop?.addEventListener('abort', () => abort.abort(), { once: true });
   const response = await ctx
     .client()
     .raw('GET', `${path}${path.includes('?') ? '&' : '?'}follow=${options.follow ? 1 : 0}`, undefined, abort.signal);

@@ -1,5 +1,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
 
@@ -96,4 +98,27 @@ test('a failing pre-run hook fails the deployment before any instance starts; th
   assert.ok(!log.some((l) => l.includes('[instance] started')), 'no instance started');
   assert.ok(log.includes('hook:failed'), 'CC_RUN_FAILED_HOOK ran');
   assert.equal(await served(), 'hooked');
+});
+
+test('slipway deploy returns once the deployment is OK, while CC_RUN_SUCCEEDED_HOOK still runs', async () => {
+  await daemon.cli(['env', 'rm', 'CC_PRE_RUN_HOOK', '--app', appId]);
+  // The hook waits (60 s at most) for a file the test makes only after the CLI returned.
+  await setEnv({
+    CC_RUN_SUCCEEDED_HOOK: 'echo "hook:waiting"; for i in $(seq 600); do [ -e go-on ] && break; sleep 0.1; done; echo "hook:done"',
+  });
+  try {
+    newRelease(dir, 'slow-hook');
+    const deployed = await daemon.cli(['deploy'], { cwd: dir, env: gitEnv });
+    assert.equal(deployed.code, 0, deployed.stderr);
+    const id = /^Deployment (deployment_\S+) OK\.$/m.exec(deployed.stderr)?.[1];
+    assert.ok(id, deployed.stderr);
+    assert.doesNotMatch(deployed.stderr, /^hook:done$/m, 'the CLI did not wait for the success hook');
+    assert.equal(await served(), 'slow-hook', 'the new release serves when the CLI returns');
+    writeFileSync(join(daemon.dataDir, 'releases', appId, id, 'go-on'), '');
+    // The hook's output still reaches the deployment's log, which ends after it.
+    const log = await daemon.cli(['logs', '--app', appId, '--deployment-id', id, '--follow']);
+    assert.match(log.stdout, /^hook:waiting$[\s\S]*^hook:done$/m, log.stdout);
+  } finally {
+    await daemon.cli(['env', 'rm', 'CC_RUN_SUCCEEDED_HOOK', '--app', appId]);
+  }
 });
