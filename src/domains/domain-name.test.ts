@@ -8,6 +8,8 @@ const PLATFORM = 'apps.example.org';
 test('exact and wildcard names come back lower-case ASCII; international names as punycode', () => {
   assert.deepEqual(parseDomainName('Shop.Example.COM', PLATFORM), { fqdn: 'shop.example.com', wildcard: false });
   assert.deepEqual(parseDomainName('*.example.com', PLATFORM), { fqdn: '*.example.com', wildcard: true });
+  assert.deepEqual(parseDomainName('*.shop.co.uk', PLATFORM), { fqdn: '*.shop.co.uk', wildcard: true }, 'below a public suffix');
+  assert.equal(parseDomainName('co.uk', PLATFORM).fqdn, 'co.uk', 'an exact name takes only itself');
   assert.deepEqual(parseDomainName('bücher.example', PLATFORM), { fqdn: 'xn--bcher-kva.example', wildcard: false });
   assert.deepEqual(parseDomainName('*.ＡＢＣ.de', PLATFORM), { fqdn: '*.abc.de', wildcard: true });
   assert.deepEqual(parseDomainName('xn--bcher-kva.example', PLATFORM).fqdn, 'xn--bcher-kva.example');
@@ -42,6 +44,10 @@ test('anything that is not a host name is refused with the reason', () => {
     ['app_1.apps.example.org', /cannot appear/],
     ['x.apps.example.org', /platform's own domain/],
     ['*.apps.example.org', /platform's own domain/],
+    ['*.co.uk', /public suffix/],
+    ['*.CO.UK.', /public suffix/],
+    ['*.github.io', /public suffix/],
+    ['*.example.org', /would cover the platform's own domain/],
   ];
   for (const [input, reason] of refused) {
     assert.throws(

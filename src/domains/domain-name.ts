@@ -1,4 +1,5 @@
 import { domainToASCII } from 'node:url';
+import { getPublicSuffix } from 'tldts';
 import { ValidationError } from '../core/errors.js';
 
 /** A custom domain as the platform stores it: lower-case ASCII (international names in punycode). */
@@ -73,7 +74,28 @@ export function parseDomainName(input: unknown, platformDomain: string): DomainN
       `Each application is already reachable at <app_id>.${base}; add a domain of your own.`,
     );
   }
+  if (wildcard) refuseWideWildcard(input, ascii, base);
   return { fqdn: wildcard ? `*.${ascii}` : ascii, wildcard };
+}
+
+/**
+ * A wildcard takes every name under its base: over a public suffix (`*.co.uk`, `*.github.io`,
+ * from the Public Suffix List, private entries included) it would take other people's domains,
+ * and over a parent of the platform's domain every name the platform has not given out yet.
+ */
+function refuseWideWildcard(input: string, base: string, platformDomain: string): void {
+  if (getPublicSuffix(base, { allowPrivateDomains: true }) === base) {
+    throw new ValidationError(
+      `${shown(input)} is a wildcard over ${base}, a public suffix: its names belong to many different owners.`,
+      `Add a wildcard over a domain of your own, such as *.example.${base}.`,
+    );
+  }
+  if (platformDomain.endsWith(`.${base}`)) {
+    throw new ValidationError(
+      `${shown(input)} would cover the platform's own domain ${platformDomain}.`,
+      'Add the names you need one by one, or a wildcard below them that does not contain the platform domain.',
+    );
+  }
 }
 
 /** The name as people read it (`bücher.example` for `xn--bcher-kva.example`), for display only. */

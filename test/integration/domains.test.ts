@@ -1,7 +1,8 @@
 import { selfSignedCertificate } from '../support/self-signed.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
@@ -114,6 +115,9 @@ test('names that are not host names, and names of the platform, are refused with
     ['*.com', /single label/],
     [`${appId}.localhost`, /"_" cannot appear|platform's own domain/],
     ['other.localhost', /platform's own domain/],
+    ['*.co.uk', /public suffix/],
+    ['*.github.io', /public suffix/],
+    ['*.localhost', /single label|platform's own domain/],
   ];
   for (const [name, reason] of refused) {
     const result = await daemon.cli(['domain', 'add', name], { cwd: project });
@@ -153,6 +157,45 @@ test('domain cert set checks the pair and the names before storing it; cert rm r
   const missing = await set('absent.pem', 'shop.key');
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /Cannot read --cert .*absent\.pem: ENOENT/);
+
+  // What the router would refuse is refused at upload, with the reason.
+  writeFileSync(join(dir, 'indented.pem'), readFileSync(join(dir, 'shop.pem'), 'utf8').replace(/^/gm, '    '));
+  const indented = await set('indented.pem', 'shop.key');
+  assert.equal(indented.code, 1);
+  assert.match(indented.stderr, /not PEM as the router reads it: 1 of its 1 block\(s\) is indented/);
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:1024',
+      '-nodes',
+      '-keyout',
+      join(dir, 'weak.key'),
+      '-out',
+      join(dir, 'weak.pem'),
+      '-days',
+      '2',
+      '-subj',
+      '/CN=shop.example.com',
+      '-addext',
+      'subjectAltName=DNS:shop.example.com',
+    ],
+    { stdio: 'ignore' },
+  );
+  const weak = await set('weak.pem', 'weak.key');
+  assert.equal(weak.code, 1);
+  assert.match(weak.stderr, /RSA of 1024 bits/);
+  assert.doesNotMatch(weak.stderr + indented.stderr, /MI[IG]|PRIVATE KEY/, 'nothing of the files is quoted back');
+  // A chain whose second certificate did not sign the first.
+  writeFileSync(join(dir, 'unordered.pem'), readFileSync(join(dir, 'shop.pem'), 'utf8') + readFileSync(join(dir, 'other.pem'), 'utf8'));
+  const unordered = await daemon.cli(
+    ['domain', 'cert', 'set', 'shop.example.com', '--cert', join(dir, 'unordered.pem'), '--key', join(dir, 'shop.key')],
+    { cwd: project },
+  );
+  assert.equal(unordered.code, 1);
+  assert.match(unordered.stderr, /chain is broken: certificate 1 of the file was not issued by certificate 2/);
 
   const ok = await set('shop.pem', 'shop.key');
   assert.equal(ok.code, 0, ok.stderr);
