@@ -18,6 +18,7 @@ import { DrainRepository } from './drains.js';
 import { WebhookRepository } from './webhooks.js';
 import { NotifyEmailRepository } from './notify-emails.js';
 import { NotificationDeliveryRepository } from './notification-deliveries.js';
+import { CronRunRepository } from './cron-runs.js';
 
 /** The only place state lives. */
 export class Store {
@@ -40,6 +41,7 @@ export class Store {
   readonly webhooks: WebhookRepository;
   readonly notifyEmails: NotifyEmailRepository;
   readonly notificationDeliveries: NotificationDeliveryRepository;
+  readonly cron: CronRunRepository;
 
   constructor(readonly db: Db) {
     this.orgs = new OrgRepository(db);
@@ -61,6 +63,7 @@ export class Store {
     this.webhooks = new WebhookRepository(db);
     this.notifyEmails = new NotifyEmailRepository(db);
     this.notificationDeliveries = new NotificationDeliveryRepository(db);
+    this.cron = new CronRunRepository(db);
   }
 
   static open(path: string): Store {

@@ -10,6 +10,7 @@ import * as m009 from './009-instance-count.js';
 import * as m010 from './010-domains.js';
 import * as m011 from './011-notifications.js';
 import * as m012 from './012-drains.js';
+import * as m013 from './013-cron-runs.js';
 
 /** Versioned schema changes, applied in order; never edit one that has shipped, add a new one. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -25,4 +26,5 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 10, name: 'domains', sql: m010.sql },
   { version: 11, name: 'notifications', sql: m011.sql },
   { version: 12, name: 'drains', sql: m012.sql },
+  { version: 13, name: 'cron-runs', sql: m013.sql },
 ];
