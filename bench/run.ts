@@ -3,7 +3,7 @@
  * Each prints its figures and a ratio against a baseline measured in the same run.
  */
 import { benchRouter } from './router.js';
-import { benchPushToLive } from './push-to-live.js';
+import { benchPushToLive, describeRedeploys } from './push-to-live.js';
 import { benchSbtBuild, describeSbtBuild } from './sbt-build.js';
 import { benchBuildCache, describeBuildCache } from './build-cache.js';
 import { benchSandbox, describeSandbox } from './sandbox.js';
@@ -25,9 +25,7 @@ results.pushToLive = push;
 console.log(
   `push-to-live: cold toolchain ${push.coldSeconds.toFixed(1)} s, warm ${push.warmSeconds.toFixed(1)} s (warm/cold ${push.warmOverCold.toFixed(2)})`,
 );
-console.log(
-  `warm redeploy push-to-live: ${push.redeploySeconds.toFixed(2)} s (target <= 1.0 s) beside the floor, npm install + start + one request by hand: ${push.floorSeconds.toFixed(2)} s`,
-);
+console.log(describeRedeploys(push));
 console.log(
   `deployed instance through the router vs direct: ${push.routed.requestsPerSecond.toFixed(0)} / ${push.direct.requestsPerSecond.toFixed(0)} req/s = ${push.routerRatio.toFixed(2)}; ` +
     `p99 ${push.routed.p99Ms.toFixed(1)} ms vs ${push.direct.p99Ms.toFixed(1)} ms`,
