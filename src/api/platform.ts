@@ -89,4 +89,6 @@ export interface ApiDependencies {
   addons?: import('../addons/addon-manager.js').AddonManager;
   /** Access logs, per-minute figures and Prometheus metrics; absent when no router runs (unit tests). */
   traffic?: import('../traffic/traffic-recorder.js').TrafficRecorder;
+  /** Log drains' figures and the addresses a drain may not point at; absent in unit tests. */
+  drains?: { service: import('../drains/drain-service.js').DrainService; forbidden: import('../drains/drain-target.js').ForbiddenTargets };
 }

@@ -26,6 +26,7 @@ import { domainRoutes } from './routes/domains.js';
 import { trafficRoutes } from './routes/traffic.js';
 import { planRoutes } from './routes/plan.js';
 import { systemRoutes } from './routes/system.js';
+import { drainRoutes } from './routes/drains.js';
 
 /** Extra rooms (deployments, add-ons, console) plug their routes in here. */
 export type RouteModule = (router: HttpRouter<ApiContext>) => void;
@@ -61,6 +62,7 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
     trafficRoutes,
     planRoutes,
     systemRoutes,
+    drainRoutes,
     ...extraModules,
   ])
     module(router);

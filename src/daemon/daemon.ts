@@ -38,6 +38,8 @@ import { AppRuntime } from '../pipeline/app-runtime.js';
 import { Deployer } from '../pipeline/deployer.js';
 import { INTERRUPTED_BY_RESTART, resumeDeployments } from './resume-deployments.js';
 import { platformEvents } from './platform-events-setup.js';
+import { DrainService } from '../drains/drain-service.js';
+import type { ForbiddenTargets } from '../drains/drain-target.js';
 import { NpmVersionCatalog } from '../toolchains/catalog.js';
 import { makeReceiverHooks } from './receiver-hooks.js';
 import { makeProviders } from '../providers/registry.js';
@@ -250,6 +252,24 @@ export class Daemon {
     chmodSync(options.toolchainCacheDir, 0o755);
     const logs = new LogHub(join(options.dataDir, 'logs'), { limits: options.logLimits, warn: log });
     void logs.restrictExistingFiles();
+    // Log drains: every app line (and access record, when asked) waits on disk for its receiver.
+    const drains = new DrainService({
+      store,
+      dir: join(options.dataDir, 'drains'),
+      bufferBytes: options.drainBufferBytes,
+      appLogs: logs,
+      accessLogs: traffic.accessLog.hub,
+      events: told.events,
+      log,
+    });
+    drains.start();
+    this.onStop('log drains', () => drains.stop());
+    traffic.metrics.watchDrains(() => drains.figures());
+    const drainForbidden: ForbiddenTargets = {
+      ports: [options.apiPort, options.sshPort, options.routerPort, options.httpsPort, options.metricsListen?.port ?? 0, acmeChallenge.port].filter((p) => p > 0),
+      listen: options.listen,
+      subnets: [options.subnet, ...(options.backend === 'swarm' && options.swarm ? [options.swarm.subnet] : [])],
+    };
     // An add-on server that died and was restarted: counted, and told to the apps it serves.
     for (const { name } of addons.providerList()) traffic.metrics.addonProviderWatched(name);
     addons.onServerRestart((restart) => {
@@ -343,6 +363,7 @@ export class Daemon {
       log,
     });
     const { port: sshPort } = await ssh.start();
+    drainForbidden.ports.push(sshPort);
     this.onStop('git over SSH', () => ssh.stop());
 
     const api = createApiServer(
@@ -384,6 +405,7 @@ export class Daemon {
         },
         addons,
         traffic,
+        drains: { service: drains, forbidden: drainForbidden },
       },
       { fallback: consoleHandler() },
     );
@@ -393,6 +415,7 @@ export class Daemon {
     });
     this.onStop('API', () => closeServer(api));
     const port = (api.address() as AddressInfo).port;
+    drainForbidden.ports.push(port);
     const host = options.listen.includes(':') ? `[${options.listen}]` : options.listen;
     const apiUrl = `http://${host}:${port}`;
 

@@ -25,6 +25,8 @@ export interface DaemonOptions {
   logLimits?: LogLimits;
   /** Where Prometheus metrics are also served without a token (`--metrics-listen`); absent: only on the API, for administrators. */
   metricsListen?: { host: string; port: number };
+  /** Bytes of lines each log drain keeps on disk for a receiver that is down (`--drain-buffer-size`). */
+  drainBufferBytes?: number;
   /** ACME directory and renewal checks (src/certificates). */
   certificates?: import('../certificates/certificate-options.js').CertificateOptions;
   /** Where instances run: sandboxes on this machine (default) or a Docker Swarm. */

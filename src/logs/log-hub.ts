@@ -16,6 +16,9 @@ export interface LogEntry {
 /** Receives each new entry of a log; `null` means the log is finished. */
 export type LogListener = (entry: LogEntry | null) => void;
 
+/** Receives every entry appended to any log of the hub, with the instance that wrote it when known. */
+export type AppendListener = (key: string, entry: LogEntry, instance?: string) => void;
+
 export interface LogHubOptions {
   limits?: LogLimits;
   /**
@@ -50,6 +53,7 @@ interface OpenLog {
 export class LogHub {
   readonly limits: LogLimits;
   private readonly listeners = new Map<string, Set<LogListener>>();
+  private readonly appendListeners = new Set<AppendListener>();
   private readonly open = new Map<string, OpenLog>();
   private readonly maxQueuedChars: number;
   private lastWarning = 0;
@@ -75,13 +79,22 @@ export class LogHub {
    * the app's output pipe, keeps an app that logs on every request serving when its log
    * cannot keep up, and keeps what one app writes from holding the daemon's memory.
    */
-  append(key: string, stream: string, line: string): void {
+  append(key: string, stream: string, line: string, instance?: string): void {
     const log = this.logOf(key);
     const cut = line.length > MAX_LINE_LENGTH ? line.slice(0, MAX_LINE_LENGTH) : line;
     // Judged before serializing, so a flood costs little for the lines it drops.
     if (log.writer.queued + cut.length + ENTRY_OVERHEAD_CHARS > this.maxQueuedChars)
       return this.drop(log, cut.length + ENTRY_OVERHEAD_CHARS);
-    this.queue(key, log, { time: new Date().toISOString(), stream, line: cut });
+    this.queue(key, log, { time: new Date().toISOString(), stream, line: cut }, instance);
+  }
+
+  /**
+   * Hears every entry appended to any log (log drains). Called in the appender's turn: the
+   * listener must only queue the entry, never wait.
+   */
+  onAppend(listener: AppendListener): () => void {
+    this.appendListeners.add(listener);
+    return () => this.appendListeners.delete(listener);
   }
 
   /**
@@ -93,12 +106,12 @@ export class LogHub {
     this.queue(key, this.logOf(key), entry);
   }
 
-  private queue(key: string, log: OpenLog, entry: LogEntry): void {
+  private queue(key: string, log: OpenLog, entry: LogEntry, instance?: string): void {
     const text = JSON.stringify(entry) + '\n';
     if (log.writer.queued + text.length > this.maxQueuedChars) return this.drop(log, text.length);
     this.reportDropped(key, log);
     log.writer.push(text);
-    this.deliver(key, entry);
+    this.deliver(key, entry, instance);
   }
 
   /** Follows a log: entries appended from now on, then `null` when it is finished. */
@@ -183,8 +196,15 @@ export class LogHub {
     this.deliver(key, entry);
   }
 
-  private deliver(key: string, entry: LogEntry): void {
+  private deliver(key: string, entry: LogEntry, instance?: string): void {
     for (const listener of this.listeners.get(key) ?? []) listener(entry);
+    for (const listener of this.appendListeners) {
+      try {
+        listener(key, entry, instance);
+      } catch {
+        // A drain's trouble is its own: the log goes on.
+      }
+    }
   }
 
   private warn(line: string): void {

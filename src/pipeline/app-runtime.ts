@@ -202,7 +202,7 @@ export class AppRuntime {
         workers,
         env: this.environmentFor(app, release, instanceId, instanceNumber, sandbox.limits.memoryBytes),
         onLog: (stream, line) => {
-          logs.append(app.id, stream, line);
+          logs.append(app.id, stream, line, instanceId);
           this.launching.get(instanceId)?.(stream === 'system' ? `[instance] ${line}` : line);
         },
         onStateChange: (state) => this.instanceStateChanged(app.id, instanceId, state),
@@ -404,7 +404,7 @@ export class AppRuntime {
     const adopted = await this.options.backend.adoptAll((found) => {
       if (releases.get(found.appId)?.deploymentId !== found.deploymentId) return undefined;
       return {
-        onLog: (stream, line) => logs.append(found.appId, stream, line),
+        onLog: (stream, line) => logs.append(found.appId, stream, line, found.instanceId),
         onStateChange: (state) => this.instanceStateChanged(found.appId, found.instanceId, state),
       };
     });

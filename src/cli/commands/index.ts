@@ -60,6 +60,10 @@ import { domainAdd } from './domain/add.js';
 import { domainRm } from './domain/rm.js';
 import { domainFavouriteSet, domainFavouriteRm } from './domain/favourite.js';
 import { domainCertSet, domainCertRm } from './domain/cert.js';
+import { drainList } from './drain/list.js';
+import { drainCreate } from './drain/create.js';
+import { drainRemove } from './drain/remove.js';
+import { drainEnable, drainDisable } from './drain/enable.js';
 
 export const commands: Command[] = [
   server,
@@ -127,6 +131,11 @@ export const commands: Command[] = [
   domainFavouriteRm,
   domainCertSet,
   domainCertRm,
+  drainList,
+  drainCreate,
+  drainRemove,
+  drainEnable,
+  drainDisable,
   runtimes,
   completion,
 ];

@@ -2,7 +2,7 @@ import type { Command } from '../command.js';
 import type { Daemon, StopScope } from '../../daemon/daemon.js';
 import { resolveDataDir } from '../../daemon/data-dir.js';
 import { parseUidRange } from '../../sandbox/app-users.js';
-import { DEFAULT_LOG_LIMITS, LOG_LIMIT_FLAGS, parseLogLimits, type LogLimitFlag } from '../../logs/log-limits.js';
+import { DEFAULT_LOG_LIMITS, LOG_LIMIT_FLAGS, parseLogLimits, parseSize, type LogLimitFlag } from '../../logs/log-limits.js';
 import {
   checkDomain,
   DEFAULT_API_PORT,
@@ -89,6 +89,12 @@ export const server: Command = {
       value: '<first-last>',
       description: 'Range of user ids given to apps (default $SLIPWAY_APP_UIDS, else 2000000-2099999)',
     },
+    'drain-buffer-size': {
+      type: 'string',
+      value: '<size>',
+      description:
+        "Lines each log drain keeps on disk while its receiver is down, e.g. 64M (default 64M, $SLIPWAY_DRAIN_BUFFER_SIZE); when full, the oldest are dropped and counted",
+    },
     'metrics-listen': {
       type: 'string',
       value: '<addr:port>',
@@ -156,6 +162,7 @@ export const server: Command = {
           ((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS),
         logLimits: parseLogLimits(o as Partial<Record<LogLimitFlag, string>>, ctx.env),
         metricsListen: metricsListen((o['metrics-listen'] as string | undefined) ?? ctx.env.SLIPWAY_METRICS_LISTEN),
+        drainBufferBytes: drainBufferSize((o['drain-buffer-size'] as string | undefined) ?? ctx.env.SLIPWAY_DRAIN_BUFFER_SIZE),
         certificates: {
           acmeDirectory: parseAcmeDirectory(o['acme-directory'] as string | undefined),
           acmeEmail: parseAcmeEmail(o['acme-email'] as string | undefined),
@@ -210,6 +217,10 @@ export const server: Command = {
 
 function metricsListen(value: string | undefined): { host: string; port: number } | undefined {
   return value === undefined || value === '' ? undefined : parseListenAddress('--metrics-listen', value);
+}
+
+function drainBufferSize(value: string | undefined): number | undefined {
+  return value === undefined || value === '' ? undefined : parseSize('--drain-buffer-size', value);
 }
 
 /** Releases kept per app for rollbacks: at least 1 (the serving one). */

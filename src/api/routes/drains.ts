@@ -1,0 +1,90 @@
+import type { HttpRouter } from '../http-router.js';
+import type { ApiContext } from '../context.js';
+import type { AppRow } from '../../store/apps.js';
+import type { DrainRow } from '../../store/drains.js';
+import { appForUser } from '../access.js';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
+import { checkDrainUrl, parseDrainType } from '../../drains/drain-target.js';
+import { drainSpecs } from './drains.spec.js';
+
+function drainView(ctx: ApiContext, row: DrainRow) {
+  const status = ctx.deps.drains?.service.status(row.id);
+  return {
+    id: row.id,
+    type: row.type,
+    url: row.url,
+    username: row.username,
+    with_access_logs: row.with_access_logs === 1,
+    enabled: row.enabled === 1,
+    created_at: row.created_at,
+    state: status?.state ?? 'unknown',
+    waiting: status?.waiting ?? 0,
+    lag_seconds: Math.round((status?.lag_seconds ?? 0) * 10) / 10,
+    dropped: status?.dropped ?? 0,
+    delivered: status?.delivered ?? 0,
+    last_error: status?.last_error ?? null,
+    last_delivery_at: status?.last_delivery_at ?? null,
+  };
+}
+
+function ownDrain(ctx: ApiContext, app: AppRow, id: string): DrainRow {
+  const row = ctx.deps.store.drains.byId(id);
+  if (!row || row.app_id !== app.id) throw new NotFoundError(`${app.name} has no drain ${id}.`, 'List its drains with `slipway drain`.');
+  return row;
+}
+
+function optionalText(value: unknown, name: string): string | null {
+  if (value === undefined || value === null || value === '') return null;
+  if (typeof value !== 'string' || value.length > 1024) throw new ValidationError(`--${name} must be text of at most 1024 characters.`);
+  return value;
+}
+
+/** Log drains of an application (`slipway drain`). */
+export function drainRoutes(router: HttpRouter<ApiContext>): void {
+  router.add('GET', '/v1/apps/:app/drains', drainSpecs.list, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+    return { drains: ctx.deps.store.drains.ofApp(app.id).map((row) => drainView(ctx, row)) };
+  });
+
+  router.add('POST', '/v1/apps/:app/drains', drainSpecs.create, async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+    const body = await ctx.body();
+    const type = parseDrainType(body.type);
+    const forbidden = ctx.deps.drains?.forbidden ?? { ports: [], listen: '127.0.0.1', subnets: [] };
+    const url = await checkDrainUrl(type, body.url, forbidden);
+    const username = optionalText(body.username, 'username');
+    const password = optionalText(body.password, 'password');
+    if (password !== null && username === null) throw new ValidationError('--password needs --username.');
+    if (username !== null && (type === 'TCPSyslog' || type === 'UDPSyslog'))
+      throw new ValidationError('Syslog drains take no --username or --password.', 'Credentials are for HTTP and ElasticSearch drains.');
+    const row = ctx.deps.store.drains.add({
+      app_id: app.id,
+      type,
+      url: url.href,
+      username,
+      password,
+      with_access_logs: body.with_access_logs === true ? 1 : 0,
+    });
+    return { drain: drainView(ctx, row) };
+  });
+
+  router.add('DELETE', '/v1/apps/:app/drains/:drain', drainSpecs.remove, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+    const row = ownDrain(ctx, app, ctx.params.drain!);
+    const view = drainView(ctx, row);
+    ctx.deps.store.drains.remove(row.id);
+    return { drain: view };
+  });
+
+  for (const [verb, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
+    router.add('POST', `/v1/apps/:app/drains/:drain/${verb}`, drainSpecs[verb], (ctx) => {
+      const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+      const row = ownDrain(ctx, app, ctx.params.drain!);
+      ctx.deps.store.drains.setEnabled(row.id, enabled);
+      return { drain: drainView(ctx, ctx.deps.store.drains.byId(row.id)!) };
+    });
+  }
+}

@@ -1,0 +1,163 @@
+import { join } from 'node:path';
+import type { PlatformEvents } from '../core/platform-events.js';
+import type { LogEntry } from '../logs/log-hub.js';
+import type { DrainRow } from '../store/drains.js';
+import type { Store } from '../store/store.js';
+import { DrainBuffer } from './drain-buffer.js';
+import { makeSender } from './drain-senders.js';
+import type { DrainRecord, DrainType } from './drain-types.js';
+import { DrainWorker, type DrainStatus } from './drain-worker.js';
+
+/** 64 MiB per drain: hours of an ordinary app's output while its receiver is down. */
+export const DEFAULT_DRAIN_BUFFER_BYTES = 64 * 1024 * 1024;
+/** A drain dropping lines is told at most this often. */
+const DROPPING_EVENT_EVERY_MS = 10 * 60_000;
+
+/** What an app's log hubs offer the drains: every appended entry. */
+export interface AppendSource {
+  onAppend(listener: (key: string, entry: LogEntry, instance?: string) => void): () => void;
+}
+
+export interface DrainServiceOptions {
+  store: Store;
+  /** Where each drain's buffer lives (`<dir>/<drain id>`). */
+  dir: string;
+  bufferBytes?: number;
+  /** The app's output (instances, workers, cron jobs, one-off runs). */
+  appLogs: AppendSource;
+  /** The router's access records, for drains created with access logs. */
+  accessLogs?: AppendSource;
+  events?: PlatformEvents;
+  log(line: string): void;
+}
+
+interface Running {
+  row: DrainRow;
+  worker: DrainWorker;
+  lastDroppingEvent: number;
+}
+
+const APP_KEY = /^app_[0-9a-f-]{36}$/;
+
+/**
+ * The drains of every app: one worker and one disk buffer per drain, fed from the app's log
+ * hub (and the access log hub for drains that asked for it), following the store's drains as
+ * they are created, enabled, disabled and removed.
+ */
+export class DrainService {
+  private readonly running = new Map<string, Running>();
+  private readonly byApp = new Map<string, Running[]>();
+  private readonly unsubscribe: Array<() => void> = [];
+  private readonly names = new Map<string, string>();
+  readonly bufferBytes: number;
+
+  constructor(private readonly o: DrainServiceOptions) {
+    this.bufferBytes = o.bufferBytes ?? DEFAULT_DRAIN_BUFFER_BYTES;
+  }
+
+  start(): void {
+    this.sync();
+    this.unsubscribe.push(this.o.store.drains.onChange(() => this.sync()));
+    this.unsubscribe.push(this.o.appLogs.onAppend((key, entry, instance) => this.take(key, entry, instance, false)));
+    if (this.o.accessLogs) this.unsubscribe.push(this.o.accessLogs.onAppend((key, entry) => this.take(key, entry, undefined, true)));
+  }
+
+  /** The drain's figures; undefined for a drain not running (none such in the store). */
+  status(id: string): DrainStatus | undefined {
+    return this.running.get(id)?.worker.status();
+  }
+
+  /** Every drain's figures, for /metrics. */
+  figures(): Array<{ app: string; drain: string; status: DrainStatus }> {
+    return [...this.running.values()].map((r) => ({ app: r.row.app_id, drain: r.row.id, status: r.worker.status() }));
+  }
+
+  async stop(): Promise<void> {
+    for (const u of this.unsubscribe.splice(0)) u();
+    await Promise.all([...this.running.values()].map((r) => r.worker.stop()));
+    this.running.clear();
+    this.byApp.clear();
+  }
+
+  private take(key: string, entry: LogEntry, instance: string | undefined, access: boolean): void {
+    if (!APP_KEY.test(key)) return;
+    const drains = this.byApp.get(key);
+    if (!drains) return;
+    let record: DrainRecord | undefined;
+    for (const r of drains) {
+      if (access && r.row.with_access_logs !== 1) continue;
+      record ??= this.record(key, entry, instance, access);
+      r.worker.push(record);
+    }
+  }
+
+  private record(appId: string, entry: LogEntry, instance: string | undefined, access: boolean): DrainRecord {
+    let app = this.names.get(appId);
+    if (app === undefined) {
+      app = this.o.store.apps.byId(appId)?.name ?? appId;
+      this.names.set(appId, app);
+    }
+    const { time, stream, line, ...fields } = entry as LogEntry & Record<string, unknown>;
+    const record: DrainRecord = { time, stream, line, app_id: appId, app };
+    if (access) {
+      record.fields = fields;
+      if (typeof fields.instance === 'string' && fields.instance !== '-') record.instance = fields.instance;
+    } else if (instance) record.instance = instance;
+    return record;
+  }
+
+  /** Starts workers of new drains, stops those of removed ones, and follows enable/disable. */
+  private sync(): void {
+    const rows = this.o.store.drains.all();
+    const seen = new Set(rows.map((r) => r.id));
+    for (const [id, r] of this.running) {
+      if (seen.has(id)) continue;
+      this.running.delete(id);
+      void r.worker.stop().then(() => r.worker.buffer.destroy());
+    }
+    for (const row of rows) {
+      const current = this.running.get(row.id);
+      if (current) {
+        if (current.row.enabled !== row.enabled) current.worker.setEnabled(row.enabled === 1);
+        current.row = row;
+        continue;
+      }
+      try {
+        this.running.set(row.id, this.startDrain(row));
+      } catch (error) {
+        this.o.log(`The drain ${row.id} could not start: ${(error as Error).message}`);
+      }
+    }
+    this.byApp.clear();
+    this.names.clear();
+    for (const r of this.running.values()) {
+      const list = this.byApp.get(r.row.app_id) ?? [];
+      list.push(r);
+      this.byApp.set(r.row.app_id, list);
+    }
+  }
+
+  private startDrain(row: DrainRow): Running {
+    const buffer = new DrainBuffer(join(this.o.dir, row.id), this.bufferBytes);
+    const sender = makeSender(row.type as DrainType, new URL(row.url), { username: row.username, password: row.password });
+    const running: Running = { row, worker: new DrainWorker(buffer, sender, row.enabled === 1), lastDroppingEvent: 0 };
+    buffer.onDrop = (lines) => this.dropping(running, lines);
+    return running;
+  }
+
+  /** Told on the event hub at most once per period per drain, with the total so far. */
+  private dropping(r: Running, lines: number): void {
+    const now = Date.now();
+    if (now - r.lastDroppingEvent < DROPPING_EVENT_EVERY_MS) return;
+    r.lastDroppingEvent = now;
+    const app = this.o.store.apps.byId(r.row.app_id)?.name ?? r.row.app_id;
+    const total = r.worker.buffer.dropped;
+    this.o.log(`The drain ${r.row.id} of ${app} dropped ${lines} lines: its receiver is behind and its buffer is full.`);
+    this.o.events?.publish({
+      type: 'drain.dropping',
+      appId: r.row.app_id,
+      summary: `The ${r.row.type} drain ${r.row.id} of ${app} is dropping lines: its buffer of ${Math.round(this.bufferBytes / 1024 / 1024)} MiB is full (${total} dropped so far)`,
+      details: { drain_id: r.row.id, type: r.row.type, dropped_total: total, dropped_now: lines, buffer_bytes: this.bufferBytes },
+    });
+  }
+}
