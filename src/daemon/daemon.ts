@@ -38,6 +38,7 @@ import { AppRuntime } from '../pipeline/app-runtime.js';
 import { Deployer } from '../pipeline/deployer.js';
 import { INTERRUPTED_BY_RESTART, resumeDeployments } from './resume-deployments.js';
 import { platformEvents } from './platform-events-setup.js';
+import { placeDataPlaneIn } from '../executor/data-plane-cgroup.js';
 import { DrainService } from '../drains/drain-service.js';
 import type { ForbiddenTargets } from '../drains/drain-target.js';
 import { NpmVersionCatalog } from '../toolchains/catalog.js';
@@ -113,6 +114,8 @@ export class Daemon {
       stateDir: join(options.dataDir, 'runc'),
       cgroupRoot: names.cgroupRoot,
     });
+    // What outlives the daemon lives in a control group of its own, apart from the daemon's unit.
+    placeDataPlaneIn(sandboxes.cgroups.dataPlaneGroup());
     // Builds and one-off commands end with the daemon; instances and their workers outlive it.
     this.onStopDataPlane(
       'sandboxes',

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { inDataPlaneGroup } from './data-plane-cgroup.js';
 import { LineSplitter } from './line-splitter.js';
 
 export interface ProcessGroupOptions {
@@ -36,6 +37,8 @@ export interface ProcessGroupOptions {
    * daemon); onLine and onData are not called then.
    */
   outputFile?: string;
+  /** Part of the data plane: joins its control group before the program runs (data-plane-cgroup.ts). */
+  dataPlane?: boolean;
   /**
    * Stay in the caller's session and process group, keeping its terminal: for a command the
    * user runs from the CLI that may prompt there (ssh asking for a key's passphrase). Signals
@@ -115,7 +118,8 @@ export function spawnProcessGroup(o: ProcessGroupOptions): Promise<ProcessGroup>
     const outputFd = o.outputFile === undefined ? undefined : openSync(o.outputFile, 'a', 0o600);
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(o.argv[0]!, o.argv.slice(1), {
+      const [command, ...args] = o.dataPlane ? inDataPlaneGroup(o.argv) : o.argv;
+      child = spawn(command!, args, {
         cwd: o.cwd,
         env: o.env,
         detached: !o.keepTerminal, // setsid(): own session and process group, pgid = pid

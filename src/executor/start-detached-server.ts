@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { describeSpawnError } from './process-group.js';
+import { inDataPlaneGroup } from './data-plane-cgroup.js';
 
 export interface DetachedServerStart {
   /** Program and arguments, run directly: no shell ever interprets them. */
@@ -25,7 +26,8 @@ export function startDetachedServer(o: DetachedServerStart): Promise<number> {
   return new Promise((resolve, reject) => {
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(o.argv[0]!, o.argv.slice(1), { cwd: o.cwd, env: o.env, stdio: ['ignore', logFd, logFd], detached: true });
+      const [command, ...args] = inDataPlaneGroup(o.argv);
+      child = spawn(command!, args, { cwd: o.cwd, env: o.env, stdio: ['ignore', logFd, logFd], detached: true });
     } finally {
       closeSync(logFd);
     }

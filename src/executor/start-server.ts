@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { dataPlaneGroupSet, inDataPlaneGroup } from './data-plane-cgroup.js';
 
 export interface ServerStart {
   /** Long-running server, as argv (never a shell string). */
@@ -31,15 +32,18 @@ export interface StartedServer {
  * what they started when they end. Rejects, naming the program, when it cannot start.
  */
 export async function startServer(o: ServerStart): Promise<StartedServer> {
-  const [command, ...args] = o.argv;
+  if (!o.argv[0]) throw new Error('Cannot start a server from an empty command.');
+  // In the data plane's group the rights are dropped after the move (setpriv), not by spawn.
+  const moved = dataPlaneGroupSet();
+  const [command, ...args] = moved ? inDataPlaneGroup(o.argv, o.user) : o.argv;
   if (!command) throw new Error('Cannot start a server from an empty command.');
   const logFd = openSync(o.logFile, 'a', 0o640);
   let child: ReturnType<typeof spawn>;
   try {
     child = spawn(command, args, {
       cwd: o.cwd,
-      uid: o.user?.uid,
-      gid: o.user?.gid,
+      uid: moved ? undefined : o.user?.uid,
+      gid: moved ? undefined : o.user?.gid,
       env: o.env,
       stdio: ['ignore', logFd, logFd],
       detached: true,

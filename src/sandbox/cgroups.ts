@@ -170,8 +170,35 @@ export class SandboxCgroups {
 
   /** Removes this daemon's (empty) root from every hierarchy: a clean stop leaves no group. */
   removeRoot(): void {
+    for (const dir of this.dataPlaneDirs()) removeTree(dir);
     if (this.layout === 'v2') return removeTree(this.dirs(''));
     for (const h of this.hierarchies()) removeTree(join(this.mount, h, this.root));
+  }
+
+  /**
+   * The group the data plane's own processes join (sandbox monitors, the router's supervisor,
+   * add-on servers: executor/data-plane-cgroup.ts), created if missing; returns its
+   * `cgroup.procs` files. Beside the sandboxes' root, not in it: on v2 a group that hands
+   * controllers down holds no process. On v1 only the hierarchies a service manager tracks
+   * processes by (systemd's named one, the unified one of a hybrid layout) matter.
+   */
+  dataPlaneGroup(): string[] {
+    const files: string[] = [];
+    for (const dir of this.dataPlaneDirs()) {
+      try {
+        mkdirSync(dir, { recursive: true });
+        files.push(join(dir, 'cgroup.procs'));
+      } catch {
+        // A hierarchy mounted read-only (a container): the processes stay where they are.
+      }
+    }
+    return files;
+  }
+
+  private dataPlaneDirs(): string[] {
+    const name = `${this.root}-data-plane`;
+    if (this.layout === 'v2') return [join(this.mount, name)];
+    return ['systemd', 'unified'].filter((h) => existsSync(join(this.mount, h, 'cgroup.procs'))).map((h) => join(this.mount, h, name));
   }
 
   /** v1: every mounted hierarchy (the runtime joins all of them, not only the limited ones). */

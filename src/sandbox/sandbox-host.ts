@@ -122,6 +122,7 @@ export class SandboxHost {
         reportPipe: conmon,
         // conmon's own complaints (runc's errors among them) go beside the app's output.
         outputFile: outputFile === undefined ? undefined : join(bundle, MONITOR_OUTPUT_FILE),
+        dataPlane: outputFile !== undefined,
       });
     } catch (error) {
       this.cleanup(id);
