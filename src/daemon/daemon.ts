@@ -39,6 +39,7 @@ import { Deployer } from '../pipeline/deployer.js';
 import { INTERRUPTED_BY_RESTART, resumeDeployments } from './resume-deployments.js';
 import { platformEvents } from './platform-events-setup.js';
 import { placeDataPlaneIn } from '../executor/data-plane-cgroup.js';
+import { placeDataPlaneIn } from '../executor/data-plane-cgroup.js';
 import { DrainService } from '../drains/drain-service.js';
 import type { ForbiddenTargets } from '../drains/drain-target.js';
 import { NpmVersionCatalog } from '../toolchains/catalog.js';
@@ -114,6 +115,8 @@ export class Daemon {
       stateDir: join(options.dataDir, 'runc'),
       cgroupRoot: names.cgroupRoot,
     });
+    // What outlives the daemon lives in a control group of its own, apart from the daemon's unit.
+    placeDataPlaneIn(sandboxes.cgroups.dataPlaneGroup());
     // What outlives the daemon lives in a control group of its own, apart from the daemon's unit.
     placeDataPlaneIn(sandboxes.cgroups.dataPlaneGroup());
     // Builds and one-off commands end with the daemon; instances and their workers outlive it.
@@ -196,6 +199,8 @@ export class Daemon {
       log,
     });
     backend.setNetworkEvents(addonAccess);
+    // The instances an earlier daemon left serving keep reaching their add-ons from the start on.
+    await addonAccess.attachedAll(backend.foundAddresses());
     store.links.onAddonLinksChanged(() => void addonAccess.linksChanged());
 
     // With --backend swarm, the apps' instances and one-off commands run as swarm services;

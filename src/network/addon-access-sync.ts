@@ -40,6 +40,20 @@ export class AddonAccess implements NetworkEvents {
     });
   }
 
+  /**
+   * Several sandboxes at once, applied once (the instances a new daemon found running, told
+   * before it adopts them one by one): none of them loses its access while the others are told.
+   */
+  attachedAll(events: SandboxAttachment[]): Promise<void> {
+    return this.serialized(async () => {
+      for (const event of events) {
+        this.sandboxes.set(event.address, { appId: event.appId, kind: event.kind, address: event.address });
+        await this.o.firewall.addSandbox(event.kind, event.address);
+      }
+      await this.apply();
+    });
+  }
+
   detached(address: string): Promise<void> {
     return this.serialized(async () => {
       const sandbox = this.sandboxes.get(address);

@@ -4,6 +4,7 @@ import {
   addonAccessScript,
   bridgeFamily,
   deleteTableArgs,
+  carriedElements,
   firewallRuleset,
   replaceTableScript,
   sandboxElementArgs,
@@ -147,4 +148,22 @@ test('nothing that is not an address, a port or a name reaches nft', () => {
   assert.throws(() => deleteTableArgs('filter; flush ruleset'), /Invalid nftables table/);
   assert.throws(() => firewallRuleset({ ...config, subnet: '10.77.0.0/40' }), /Invalid subnet/);
   assert.throws(() => firewallRuleset({ ...config, routerPorts: [0] }), /Not a port/);
+});
+
+test("a new daemon's table carries the instances and their add-on access over, never the builds", () => {
+  const listed = JSON.stringify({
+    nftables: [
+      { metainfo: { version: '1.0.6' } },
+      { set: { family: 'inet', name: 'builds', table: 'slipway77', elem: ['10.77.0.9'] } },
+      { set: { family: 'inet', name: 'instances', table: 'slipway77', elem: ['10.77.0.5', '10.77.0.6', '10.77.0.999', 'x'] } },
+      { set: { family: 'inet', name: 'addon_access', elem: [{ concat: ['10.77.0.5', 6379] }, { concat: ['10.77.0.6', 70000] }] } },
+    ],
+  });
+  const carried = carriedElements(listed);
+  assert.deepEqual(carried, { instances: ['10.77.0.5', '10.77.0.6'], addonAccess: [{ address: '10.77.0.5', port: 6379 }] });
+  const script = replaceTableScript(config, carried);
+  assert.match(script, /set instances \{\n\s+type ipv4_addr\n\s+elements = \{ 10\.77\.0\.5, 10\.77\.0\.6 \}\n\s+\}/);
+  assert.match(script, /set addon_access \{\n\s+type ipv4_addr \. inet_service\n\s+elements = \{ 10\.77\.0\.5 \. 6379 \}\n\s+\}/);
+  assert.match(script, /set builds \{\n\s+type ipv4_addr\n\s+\}/, 'builds ended with the last daemon');
+  assert.deepEqual(carriedElements('not json'), { instances: [], addonAccess: [] });
 });

@@ -32,6 +32,15 @@ export interface FirewallConfig {
   subnetBeyondBridge?: boolean;
 }
 
+/**
+ * What the table held for sandboxes that outlive the daemon (instances, their add-on access),
+ * carried into the table a new daemon puts in place: they keep their network while it starts.
+ */
+export interface CarriedElements {
+  instances: string[];
+  addonAccess: AddonEndpoint[];
+}
+
 /** One address and one add-on port it may reach on the gateway. */
 export interface AddonEndpoint {
   address: string;
@@ -85,8 +94,11 @@ export function bridgeFamily(bridge: string): string {
 }
 
 /** The whole table, as `nft -f` reads it. */
-export function firewallRuleset(config: FirewallConfig): string {
+export function firewallRuleset(config: FirewallConfig, carried: CarriedElements = { instances: [], addonAccess: [] }): string {
   const c = checkConfig(config);
+  const instances = [...new Set(carried.instances.map(checkIpv4))].sort();
+  const access = [...new Set(carried.addonAccess.map((e) => `${checkIpv4(e.address)} . ${checkPort(e.port)}`))].sort();
+  const elements = (list: string[]) => (list.length ? [`    elements = { ${list.join(', ')} }`] : []);
   const br = JSON.stringify(c.bridge);
   const routerPorts = c.routerPorts.length
     ? [
@@ -114,9 +126,11 @@ export function firewallRuleset(config: FirewallConfig): string {
     '  }',
     '  set instances {',
     '    type ipv4_addr',
+    ...elements(instances),
     '  }',
     '  set addon_access {',
     '    type ipv4_addr . inet_service',
+    ...elements(access),
     '  }',
     // What sandboxes may send to the host itself. `iifname` alone (no `ip`) also catches IPv6,
     // link-local included: a sandbox reaches no host port over it.
@@ -156,9 +170,43 @@ export function firewallRuleset(config: FirewallConfig): string {
  * fail when it is absent), deletes it with whatever a crashed daemon left in it, and creates it
  * anew. Either all of it applies or nothing does: there is no moment without the table.
  */
-export function replaceTableScript(config: FirewallConfig): string {
+export function replaceTableScript(config: FirewallConfig, carried?: CarriedElements): string {
   const table = checkTable(config.table);
-  return `table inet ${table} {}\ndelete table inet ${table}\n${firewallRuleset(config)}`;
+  return `table inet ${table} {}\ndelete table inet ${table}\n${firewallRuleset(config, carried)}`;
+}
+
+/**
+ * The elements of the `instances` and `addon_access` sets in `nft -j list table` output; an
+ * element of another shape is left out (it would be refused anyway).
+ */
+export function carriedElements(json: string): CarriedElements {
+  const carried: CarriedElements = { instances: [], addonAccess: [] };
+  let parsed: { nftables?: Array<{ set?: { name?: string; elem?: unknown[] } }> };
+  try {
+    parsed = JSON.parse(json) as typeof parsed;
+  } catch {
+    return carried;
+  }
+  const valid = (check: () => unknown) => {
+    try {
+      check();
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  for (const entry of parsed.nftables ?? []) {
+    const set = entry.set;
+    for (const elem of set?.elem ?? []) {
+      if (set?.name === 'instances' && typeof elem === 'string' && valid(() => checkIpv4(elem))) carried.instances.push(elem);
+      const pair = (elem as { concat?: unknown[] } | null)?.concat;
+      const [address, port] = Array.isArray(pair) ? pair : [];
+      if (set?.name === 'addon_access' && typeof address === 'string' && typeof port === 'number') {
+        if (valid(() => checkIpv4(address)) && valid(() => checkPort(port))) carried.addonAccess.push({ address, port });
+      }
+    }
+  }
+  return carried;
 }
 
 /** `nft` arguments that delete slipway's table (and nothing else). */

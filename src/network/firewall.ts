@@ -3,6 +3,7 @@ import { describeExit, runCommand } from '../executor/run-command.js';
 import {
   addonAccessScript,
   bridgeFamily,
+  carriedElements,
   deleteTableArgs,
   replaceTableScript,
   sandboxElementArgs,
@@ -37,13 +38,22 @@ export class Firewall {
   }
 
   /**
-   * Creates the table in one transaction, replacing one of the same name a crashed daemon left,
-   * then turns IPv4 forwarding on if it was off (never before the guard is in place).
+   * Creates the table in one transaction, replacing one of the same name an earlier daemon left
+   * (its instances and their add-on access carried over: they serve on while this daemon adopts
+   * them; builds are not, they ended with that daemon), then turns IPv4 forwarding on if it was
+   * off (never before the guard is in place).
    */
   async start(): Promise<void> {
     const files = this.options.forwarding ?? SYSTEM_FORWARDING;
     this.guardsForwarding = forwardingIsSlipways(files);
-    await this.nftScript(replaceTableScript({ ...this.options, forwardingEnabledBySlipway: this.guardsForwarding }));
+    const listed = await runCaptured({
+      argv: [NFT, '-j', 'list', 'table', 'inet', this.options.table],
+      cwd: '/',
+      env: SYSTEM_ENV,
+      timeoutMs: NFT_TIMEOUT_MS,
+    }).catch(() => undefined);
+    const carried = listed?.exitCode === 0 ? carriedElements(listed.stdout) : undefined;
+    await this.nftScript(replaceTableScript({ ...this.options, forwardingEnabledBySlipway: this.guardsForwarding }, carried));
     this.started = true;
     this.lastAddonAccess = undefined;
     enableForwarding(files);

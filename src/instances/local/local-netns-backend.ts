@@ -122,6 +122,11 @@ export class LocalNetnsBackend implements InstanceBackend {
     return keep;
   }
 
+  /** The addresses the instances an earlier daemon left running hold, to tell the firewall first. */
+  foundAddresses(): Array<{ appId: string; kind: 'instance'; address: string }> {
+    return this.found.map((r) => ({ appId: r.spec.appId, kind: 'instance' as const, address: r.network.address }));
+  }
+
   async adoptAll(claim: (found: FoundInstance) => InstanceCallbacks | undefined): Promise<Instance[]> {
     const tools = this.requireInit();
     const adopted: Instance[] = [];
