@@ -34,7 +34,8 @@ export interface BufferBatch {
 }
 
 const SEGMENT_NAME = /^(\d{12})\.ndjson$/;
-const READ_CHUNK = 256 * 1024;
+/** The least read at once: a line longer than this is read with the next, larger read. */
+const READ_CHUNK = 16 * 1024;
 
 /**
  * A drain's lines waiting on disk, oldest first: append-only segment files and a cursor file
@@ -137,13 +138,17 @@ export class DrainBuffer {
       }
       const room = this.segmentSize() - last.bytes;
       let text = '';
+      let bytes = 0;
       let count = 0;
-      while (i < lines.length && (count === 0 || Buffer.byteLength(text) + Buffer.byteLength(lines[i]!) <= room)) {
+      while (i < lines.length) {
+        const size = Buffer.byteLength(lines[i]!);
+        if (count > 0 && bytes + size > room) break;
         text += lines[i++];
+        bytes += size;
         count++;
       }
       appendFileSync(this.path(last.seq), text, { mode: 0o600 });
-      last.bytes += Buffer.byteLength(text);
+      last.bytes += bytes;
       last.lines += count;
     }
     this.enforceBound();
@@ -191,21 +196,28 @@ export class DrainBuffer {
     if (!segment) return undefined;
     const fd = openSync(this.path(segment.seq), 'r');
     try {
-      const size = Math.min(Math.max(READ_CHUNK, maxBytes), statSync(this.path(segment.seq)).size - offset);
-      const buffer = Buffer.alloc(size);
-      const got = readSync(fd, buffer, 0, size, offset);
-      const text = buffer.subarray(0, got);
-      const lines: string[] = [];
-      let start = 0;
-      while (lines.length < maxLines && start < text.length) {
-        const nl = text.indexOf(10, start);
-        if (nl < 0) break;
-        lines.push(text.subarray(start, nl).toString('utf8'));
-        start = nl + 1;
-        if (start >= maxBytes) break;
+      const available = statSync(this.path(segment.seq)).size - offset;
+      // About what `maxLines` lines of this segment take, so a batch reads little more than it sends.
+      const average = segment.lines > 0 ? segment.bytes / segment.lines : 1024;
+      let wanted = Math.max(READ_CHUNK, Math.min(maxBytes, Math.ceil(average * maxLines * 1.5)));
+      for (;;) {
+        const size = Math.min(wanted, available);
+        const buffer = Buffer.alloc(size);
+        const text = buffer.subarray(0, readSync(fd, buffer, 0, size, offset));
+        const lines: string[] = [];
+        let start = 0;
+        while (lines.length < maxLines && start < text.length) {
+          const nl = text.indexOf(10, start);
+          if (nl < 0) break;
+          lines.push(text.subarray(start, nl).toString('utf8'));
+          start = nl + 1;
+          if (start >= maxBytes) break;
+        }
+        if (lines.length > 0) return { lines, end: { segment: segment.seq, offset: offset + start } };
+        // A line longer than what was read: read more, up to the segment's end.
+        if (size >= available) return undefined;
+        wanted *= 4;
       }
-      if (lines.length === 0) return undefined;
-      return { lines, end: { segment: segment.seq, offset: offset + start } };
     } finally {
       closeSync(fd);
     }

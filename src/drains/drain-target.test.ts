@@ -1,0 +1,35 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { checkDrainUrl, parseDrainType } from './drain-target.js';
+import { octetCounted, syslogMessage } from './syslog-format.js';
+
+const forbidden = { ports: [4040, 8000], listen: '127.0.0.1', subnets: ['10.77.0.0/16'] };
+
+test('drain URLs: accepted for their type, refused with the reason otherwise', async () => {
+  assert.equal((await checkDrainUrl('HTTP', 'http://127.0.0.1:9999/in', forbidden)).port, '9999');
+  assert.equal((await checkDrainUrl('TCPSyslog', 'tcp://127.0.0.1:6514', forbidden)).protocol, 'tcp:');
+  const refused = async (type: Parameters<typeof checkDrainUrl>[0], url: string, reason: RegExp) =>
+    assert.rejects(checkDrainUrl(type, url, forbidden), reason);
+  await refused('HTTP', 'ftp://logs.example.com/', /starts with http:\/\/ or https:\/\//);
+  await refused('HTTP', 'file:///etc/passwd', /not file:/);
+  await refused('UDPSyslog', 'tcp://127.0.0.1:514', /starts with udp:/);
+  await refused('HTTP', 'http://127.0.0.1:4040/v1/apps', /where slipway itself listens/);
+  await refused('HTTP', 'http://localhost:8000/', /where slipway itself listens/);
+  await refused('TCPSyslog', 'tcp://10.77.3.4:514', /sandboxes' network 10\.77\.0\.0\/16/);
+  await refused('HTTP', 'http://user:pw@127.0.0.1:9999/', /credentials/);
+  await refused('HTTP', 'not a url', /not a URL/);
+  assert.equal(parseDrainType('httP'), 'HTTP');
+  assert.throws(() => parseDrainType('DatadogHTTP'), /one of TCPSyslog, UDPSyslog, HTTP, ElasticSearch/);
+});
+
+test('syslog messages follow RFC 5424 with the app and instance in the structured data', () => {
+  const message = syslogMessage(
+    { time: '2026-01-02T03:04:05.678Z', stream: 'err', line: 'boom "x" ] \\', app: 'shop', app_id: 'app_1', instance: 'instance_9' },
+    'host1',
+  );
+  assert.equal(
+    message,
+    '<11>1 2026-01-02T03:04:05.678Z host1 shop instance_9 err [slipway@32473 app="shop" app_id="app_1" instance="instance_9" stream="err"] boom "x" ] \\',
+  );
+  assert.equal(octetCounted('héllo'), '6 héllo');
+});
