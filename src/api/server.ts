@@ -28,6 +28,7 @@ import { planRoutes } from './routes/plan.js';
 import { systemRoutes } from './routes/system.js';
 import { drainRoutes } from './routes/drains.js';
 
+import { notificationRoutes } from './routes/notifications.js';
 /** Extra rooms (deployments, add-ons, console) plug their routes in here. */
 export type RouteModule = (router: HttpRouter<ApiContext>) => void;
 
@@ -65,6 +66,7 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
     drainRoutes,
     ...extraModules,
   ])
+    notificationRoutes,
     module(router);
   return router;
 }

@@ -38,6 +38,8 @@ import { AppRuntime } from '../pipeline/app-runtime.js';
 import { Deployer } from '../pipeline/deployer.js';
 import { INTERRUPTED_BY_RESTART, resumeDeployments } from './resume-deployments.js';
 import { platformEvents } from './platform-events-setup.js';
+import { startNotifications } from './notifications-setup.js';
+import type { AddressGuard } from '../notifications/address-guard.js';
 import { placeDataPlaneIn } from '../executor/data-plane-cgroup.js';
 import { placeDataPlaneIn } from '../executor/data-plane-cgroup.js';
 import { DrainService } from '../drains/drain-service.js';
@@ -278,6 +280,20 @@ export class Daemon {
       listen: options.listen,
       subnets: [options.subnet, ...(options.backend === 'swarm' && options.swarm ? [options.swarm.subnet] : [])],
     };
+    // Webhooks and e-mail about what `told` publishes; never to slipway's own ports nor the sandboxes.
+    const notifyGuard: AddressGuard = {
+      subnets: [options.subnet, ...(options.backend === 'swarm' && options.swarm ? [options.swarm.subnet] : [])],
+      ownPorts: [
+        { port: options.apiPort, what: 'API' },
+        { port: options.sshPort, what: 'git server' },
+        { port: options.routerPort, what: 'router' },
+        { port: options.httpsPort, what: 'router (HTTPS)' },
+        { port: options.metricsListen?.port ?? 0, what: 'metrics server' },
+        { port: acmeChallenge.port, what: 'ACME challenge responder' },
+      ].filter((p) => p.port > 0),
+    };
+    const notifications = await startNotifications({ store, events: told.events, guard: notifyGuard, smtp: options.smtp, log });
+    this.onStop('notifications', () => notifications.dispatcher.stop());
     // An add-on server that died and was restarted: counted, and told to the apps it serves.
     for (const { name } of addons.providerList()) traffic.metrics.addonProviderWatched(name);
     addons.onServerRestart((restart) => {
@@ -414,6 +430,7 @@ export class Daemon {
         addons,
         traffic,
         drains: { service: drains, forbidden: drainForbidden },
+        notifications: { guard: notifyGuard, smtp: notifications.smtp },
       },
       { fallback: consoleHandler() },
     );

@@ -27,6 +27,8 @@ export interface DaemonOptions {
   metricsListen?: { host: string; port: number };
   /** Bytes of lines each log drain keeps on disk for a receiver that is down (`--drain-buffer-size`). */
   drainBufferBytes?: number;
+  /** The SMTP server notifications are mailed through (`--smtp-url`, `--smtp-from`); absent: no mail. */
+  smtp?: { url: string; from: string };
   /** ACME directory and renewal checks (src/certificates). */
   certificates?: import('../certificates/certificate-options.js').CertificateOptions;
   /** Where instances run: sandboxes on this machine (default) or a Docker Swarm. */

@@ -34,7 +34,15 @@ export function platformEvents(store: Store): {
       type,
       appId: d.app_id,
       summary: `Deployment ${d.id} of ${appName(d.app_id)} ${how}${d.message ? `: ${d.message}` : ''}`,
-      details: { deployment_id: d.id, commit: d.commit_sha, cause: d.cause, state: d.state, phase: d.phase, message: d.message },
+      details: {
+        deployment_id: d.id,
+        commit: d.commit_sha,
+        cause: d.cause,
+        state: d.state,
+        phase: d.phase,
+        message: d.message,
+        user_id: d.user_id,
+      },
     });
   });
   return {
@@ -45,7 +53,7 @@ export function platformEvents(store: Store): {
         type: 'deployment.started',
         appId: app.id,
         summary: `Deployment ${d.id} of ${app.name} started (commit ${d.commit_sha.slice(0, 12)}, ${d.cause})`,
-        details: { deployment_id: d.id, commit: d.commit_sha, cause: d.cause },
+        details: { deployment_id: d.id, commit: d.commit_sha, cause: d.cause, user_id: d.user_id },
       });
     },
     instanceCrashed(appId) {

@@ -10,8 +10,8 @@ import { networkInterfaces } from 'node:os';
  * operator's or the user's own receiver.
  */
 export interface AddressGuard {
-  /** The sandboxes' IPv4 network, `10.<n>.0.0/16`. */
-  subnet: string;
+  /** The sandboxes' IPv4 networks (`10.<n>.0.0/16`; the swarm's too with that backend). */
+  subnets: readonly string[];
   /** The ports slipway itself listens on, with what listens there. */
   ownPorts: ReadonlyArray<{ port: number; what: string }>;
 }
@@ -45,9 +45,8 @@ function isThisMachine(ip: string): boolean {
 /** Why `ip:port` may not receive notifications, or undefined when it may. */
 export function refusalOf(ip: string, port: number, guard: AddressGuard): string | undefined {
   const address = unmapped(ip);
-  if (isIP(address) === 4 && inIpv4Network(address, guard.subnet)) {
-    return `${address} is in the sandboxes' subnet ${guard.subnet}, where the apps and add-on servers run`;
-  }
+  const subnet = isIP(address) === 4 ? guard.subnets.find((cidr) => inIpv4Network(address, cidr)) : undefined;
+  if (subnet) return `${address} is in the sandboxes' subnet ${subnet}, where the apps and add-on servers run`;
   if ((isIP(address) === 4 && inIpv4Network(address, '169.254.0.0/16')) || /^fe[89ab]/i.test(address)) {
     return `${address} is a link-local address (cloud metadata services answer there)`;
   }

@@ -17,11 +17,22 @@ export function rawPayload(event: PlatformEvent, context: EventContext): Record<
   };
 }
 
-const FAILING = new Set(['deployment.failed', 'instance.crashed', 'cron.failed', 'cron.missed', 'backup.verification_failed', 'drain.dropping']);
+const FAILING = new Set([
+  'deployment.failed',
+  'instance.crashed',
+  'cron.failed',
+  'cron.missed',
+  'backup.verification_failed',
+  'drain.dropping',
+]);
 
 /** Slack's incoming-webhook message. */
 export function slackPayload(event: PlatformEvent, context: EventContext): Record<string, unknown> {
-  const mark = FAILING.has(event.type) ? ':red_circle:' : event.type === 'deployment.succeeded' ? ':white_check_mark:' : ':information_source:';
+  const mark = FAILING.has(event.type)
+    ? ':red_circle:'
+    : event.type === 'deployment.succeeded'
+      ? ':white_check_mark:'
+      : ':information_source:';
   return { text: `${mark} *${context.appName}* (${event.type}): ${event.summary}` };
 }
 
@@ -32,6 +43,14 @@ export function mailContent(event: PlatformEvent, context: EventContext): { subj
     .map(([key, value]) => `  ${key}: ${value}`);
   return {
     subject: `[slipway] ${context.appName}: ${event.type}`,
-    text: [event.summary, '', `Event: ${event.type}`, `At: ${event.at}`, `Application: ${context.appName} (${event.appId})`, ...(facts.length ? ['', ...facts] : []), ''].join('\n'),
+    text: [
+      event.summary,
+      '',
+      `Event: ${event.type}`,
+      `At: ${event.at}`,
+      `Application: ${context.appName} (${event.appId})`,
+      ...(facts.length ? ['', ...facts] : []),
+      '',
+    ].join('\n'),
   };
 }

@@ -74,10 +74,12 @@ export class NotificationDeliveryRepository {
   /** When the earliest pending delivery is due, if any is. */
   nextDue(): string | undefined {
     return (
-      this.db.prepare("SELECT MIN(next_attempt_at) AS at FROM notification_deliveries WHERE state = 'pending'").get() as {
-        at: string | null;
-      }
-    ).at ?? undefined;
+      (
+        this.db.prepare("SELECT MIN(next_attempt_at) AS at FROM notification_deliveries WHERE state = 'pending'").get() as {
+          at: string | null;
+        }
+      ).at ?? undefined
+    );
   }
 
   byId(id: string): DeliveryRow | undefined {

@@ -66,6 +66,15 @@ import { drainRemove } from './drain/remove.js';
 import { drainEnable, drainDisable } from './drain/enable.js';
 
 export const commands: Command[] = [
+import { webhooksList } from './webhooks/list.js';
+import { webhooksAdd } from './webhooks/add.js';
+import { webhooksRemove } from './webhooks/remove.js';
+import { webhooksDeliveries } from './webhooks/deliveries.js';
+import { notifyEmailList } from './notify-email/list.js';
+import { notifyEmailAdd } from './notify-email/add.js';
+import { notifyEmailRemove } from './notify-email/remove.js';
+import { notifyEmailDeliveries } from './notify-email/deliveries.js';
+import { notifyEmailAddress } from './notify-email/address.js';
   server,
   login,
   logout,
@@ -139,3 +148,12 @@ export const commands: Command[] = [
   runtimes,
   completion,
 ];
+  webhooksList,
+  webhooksAdd,
+  webhooksRemove,
+  webhooksDeliveries,
+  notifyEmailList,
+  notifyEmailAdd,
+  notifyEmailRemove,
+  notifyEmailDeliveries,
+  notifyEmailAddress,

@@ -95,6 +95,13 @@ export const server: Command = {
       description:
         "Lines each log drain keeps on disk while its receiver is down, e.g. 64M (default 64M, $SLIPWAY_DRAIN_BUFFER_SIZE); when full, the oldest are dropped and counted",
     },
+    'smtp-url': {
+      type: 'string',
+      value: '<url>',
+      description:
+        'SMTP server notifications are mailed through, smtp://user:pass@host:port or smtps://… (default $SLIPWAY_SMTP_URL, better for a password; else no mail)',
+    },
+    'smtp-from': { type: 'string', value: '<address>', description: 'Sender of notification mail (default $SLIPWAY_SMTP_FROM, else slipway@<domain>)' },
     'metrics-listen': {
       type: 'string',
       value: '<addr:port>',
@@ -162,6 +169,7 @@ export const server: Command = {
           ((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS),
         logLimits: parseLogLimits(o as Partial<Record<LogLimitFlag, string>>, ctx.env),
         metricsListen: metricsListen((o['metrics-listen'] as string | undefined) ?? ctx.env.SLIPWAY_METRICS_LISTEN),
+        smtp: smtpSettings((o['smtp-url'] as string | undefined) ?? ctx.env.SLIPWAY_SMTP_URL, (o['smtp-from'] as string | undefined) ?? ctx.env.SLIPWAY_SMTP_FROM, domain),
         drainBufferBytes: drainBufferSize((o['drain-buffer-size'] as string | undefined) ?? ctx.env.SLIPWAY_DRAIN_BUFFER_SIZE),
         certificates: {
           acmeDirectory: parseAcmeDirectory(o['acme-directory'] as string | undefined),
@@ -221,6 +229,14 @@ function metricsListen(value: string | undefined): { host: string; port: number 
 
 function drainBufferSize(value: string | undefined): number | undefined {
   return value === undefined || value === '' ? undefined : parseSize('--drain-buffer-size', value);
+}
+
+/** docs/behaviour.md, Notifications; the URL's own checks (scheme, addresses) run when the daemon starts. */
+function smtpSettings(url: string | undefined, from: string | undefined, domain: string): { url: string; from: string } | undefined {
+  if (url === undefined || url === '') return undefined;
+  const sender = from ?? `slipway@${domain}`;
+  if (!/^[^\s@,;<>"]+@[^\s@,;<>"]+$/.test(sender)) throw new Error(`--smtp-from must be an e-mail address, not ${JSON.stringify(sender)}.`);
+  return { url, from: sender };
 }
 
 /** Releases kept per app for rollbacks: at least 1 (the serving one). */

@@ -1,0 +1,34 @@
+import type { Store } from '../store/store.js';
+import type { PlatformEvents } from '../core/platform-events.js';
+import type { AddressGuard } from '../notifications/address-guard.js';
+import { NotificationDispatcher } from '../notifications/dispatcher.js';
+import { MailSender } from '../notifications/mail-sender.js';
+import { checkSmtpUrl } from '../notifications/notification-urls.js';
+
+/**
+ * Webhooks and e-mail about the apps' events (docs/behaviour.md, Notifications). The SMTP URL
+ * is checked here, at start, like a webhook's URL is when it is added: a wrong one stops the
+ * daemon with the reason rather than failing every mail later.
+ */
+export async function startNotifications(input: {
+  store: Store;
+  events: PlatformEvents;
+  guard: AddressGuard;
+  smtp?: { url: string; from: string };
+  log: (line: string) => void;
+}): Promise<{ dispatcher: NotificationDispatcher; smtp: boolean }> {
+  let mail: MailSender | undefined;
+  if (input.smtp) {
+    let url: URL;
+    try {
+      url = await checkSmtpUrl(input.smtp.url, input.guard);
+    } catch (error) {
+      throw new Error((error as Error).message);
+    }
+    mail = new MailSender({ url, from: input.smtp.from });
+    input.log(`Notification mail goes through ${url.protocol}//${url.host} from ${input.smtp.from}`);
+  }
+  const dispatcher = new NotificationDispatcher({ store: input.store, events: input.events, guard: input.guard, mail, log: input.log });
+  dispatcher.start();
+  return { dispatcher, smtp: mail !== undefined };
+}
