@@ -101,7 +101,11 @@ export const server: Command = {
       description:
         'SMTP server notifications are mailed through, smtp://user:pass@host:port or smtps://… (default $SLIPWAY_SMTP_URL, better for a password; else no mail)',
     },
-    'smtp-from': { type: 'string', value: '<address>', description: 'Sender of notification mail (default $SLIPWAY_SMTP_FROM, else slipway@<domain>)' },
+    'smtp-from': {
+      type: 'string',
+      value: '<address>',
+      description: 'Sender of notification mail (default $SLIPWAY_SMTP_FROM, else slipway@<domain>)',
+    },
     'metrics-listen': {
       type: 'string',
       value: '<addr:port>',
@@ -169,7 +173,11 @@ export const server: Command = {
           ((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS),
         logLimits: parseLogLimits(o as Partial<Record<LogLimitFlag, string>>, ctx.env),
         metricsListen: metricsListen((o['metrics-listen'] as string | undefined) ?? ctx.env.SLIPWAY_METRICS_LISTEN),
-        smtp: smtpSettings((o['smtp-url'] as string | undefined) ?? ctx.env.SLIPWAY_SMTP_URL, (o['smtp-from'] as string | undefined) ?? ctx.env.SLIPWAY_SMTP_FROM, domain),
+        smtp: smtpSettings(
+          (o['smtp-url'] as string | undefined) ?? ctx.env.SLIPWAY_SMTP_URL,
+          (o['smtp-from'] as string | undefined) ?? ctx.env.SLIPWAY_SMTP_FROM,
+          domain,
+        ),
         drainBufferBytes: drainBufferSize((o['drain-buffer-size'] as string | undefined) ?? ctx.env.SLIPWAY_DRAIN_BUFFER_SIZE),
         certificates: {
           acmeDirectory: parseAcmeDirectory(o['acme-directory'] as string | undefined),
@@ -247,3 +255,8 @@ function parseKeptReleases(value: string | undefined): number | undefined {
     throw new Error(`--kept-releases must be a whole number from 1 to 100, not ${JSON.stringify(value)}.`);
   return n;
 }
+  // Only the scheme here (the password stays out of the message); the addresses are checked at start.
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
+  if (scheme !== 'smtp' && scheme !== 'smtps') {
+    throw new Error(`--smtp-url must be smtp://user:pass@host:port or smtps://…, not a ${scheme ?? 'non-URL'} address.`);
+  }
