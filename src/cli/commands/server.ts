@@ -242,6 +242,11 @@ function drainBufferSize(value: string | undefined): number | undefined {
 /** docs/behaviour.md, Notifications; the URL's own checks (scheme, addresses) run when the daemon starts. */
 function smtpSettings(url: string | undefined, from: string | undefined, domain: string): { url: string; from: string } | undefined {
   if (url === undefined || url === '') return undefined;
+  // Only the scheme here (the password stays out of the message); the addresses are checked at start.
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
+  if (scheme !== 'smtp' && scheme !== 'smtps') {
+    throw new Error(`--smtp-url must be smtp://user:pass@host:port or smtps://…, not a ${scheme ?? 'non-URL'} address.`);
+  }
   const sender = from ?? `slipway@${domain}`;
   if (!/^[^\s@,;<>"]+@[^\s@,;<>"]+$/.test(sender)) throw new Error(`--smtp-from must be an e-mail address, not ${JSON.stringify(sender)}.`);
   return { url, from: sender };
@@ -255,8 +260,3 @@ function parseKeptReleases(value: string | undefined): number | undefined {
     throw new Error(`--kept-releases must be a whole number from 1 to 100, not ${JSON.stringify(value)}.`);
   return n;
 }
-  // Only the scheme here (the password stays out of the message); the addresses are checked at start.
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
-  if (scheme !== 'smtp' && scheme !== 'smtps') {
-    throw new Error(`--smtp-url must be smtp://user:pass@host:port or smtps://…, not a ${scheme ?? 'non-URL'} address.`);
-  }
