@@ -3,6 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import { Agent } from 'node:https';
 import type { Store } from '../store/store.js';
 import type { AcmeChallengeResponder } from './acme-challenge-responder.js';
+import { acmeRetryDelayMs } from './acme-backoff.js';
 
 export interface AcmeIssuerOptions {
   store: Store;
@@ -12,6 +13,8 @@ export interface AcmeIssuerOptions {
   challenges: AcmeChallengeResponder;
   /** PEM certificates to trust for the directory's TLS (a private ACME CA); absent: the system's. */
   directoryCaPem?: string;
+  /** The wait after a name's first failed order (see acme-backoff.ts). */
+  retryBaseMs?: number;
 }
 
 /**
@@ -48,7 +51,13 @@ export class AcmeIssuer {
     return client;
   }
 
-  /** Orders a certificate for one name and stores it; throws (after recording why) when the order fails. */
+  /** Whether a name may be ordered now: not while it waits after failed orders. */
+  mayOrder(fqdn: string, now = Date.now()): boolean {
+    const retryAfter = this.options.store.acme.order(fqdn)?.retry_after;
+    return !retryAfter || new Date(retryAfter).getTime() <= now;
+  }
+
+  /** Orders a certificate for one name and stores it; throws (after recording why and when to try again) when the order fails. */
   async issue(fqdn: string): Promise<void> {
     const { store, challenges } = this.options;
     store.acme.saveOrder(fqdn, 'pending', null, null);
@@ -77,7 +86,12 @@ export class AcmeIssuer {
       });
       store.acme.saveOrder(fqdn, 'valid', null, null);
     } catch (error) {
-      store.acme.saveOrder(fqdn, 'invalid', null, (error as Error).message.slice(0, 500));
+      const failed = store.acme.recordFailure(fqdn, (error as Error).message.slice(0, 500), (failures) =>
+        acmeRetryDelayMs(failures, this.options.retryBaseMs),
+      );
+      if (failed?.retry_after) {
+        (error as Error).message += ` (failure ${failed.failures} in a row; next try after ${failed.retry_after})`;
+      }
       throw error;
     }
   }

@@ -18,6 +18,8 @@ export interface CertificateManagerOptions {
   applyRoutes(): Promise<void>;
   /** How often certificates are checked for renewal (default 12 hours). */
   checkIntervalMs?: number;
+  /** New domains wait for their DNS proof before they are routed or certified. */
+  requireVerification?: boolean;
   log(line: string): void;
 }
 
@@ -53,12 +55,16 @@ export class CertificateManager implements DomainService {
   private readonly ordering = new Set<string>();
   private applying: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
+  private readonly alsoStop: Array<() => void> = [];
   private lastRouterError = '';
   private appliedFingerprint = '';
   /** Without an HTTPS listener nothing is served: start() is not called. */
   private started = false;
 
+  readonly requireVerification: boolean;
+
   constructor(private readonly options: CertificateManagerOptions) {
+    this.requireVerification = options.requireVerification ?? false;
     options.store.certificates.onChange(() => {
       if (this.started) void this.refresh();
     });
@@ -74,6 +80,12 @@ export class CertificateManager implements DomainService {
 
   stop(): void {
     clearInterval(this.timer);
+    for (const stop of this.alsoStop) stop();
+  }
+
+  /** Something that runs beside the manager (the domain verifier) and stops with it. */
+  onStop(stop: () => void): void {
+    this.alsoStop.push(stop);
   }
 
   async changed(): Promise<void> {
@@ -98,7 +110,9 @@ export class CertificateManager implements DomainService {
     const { acme, store, log } = this.options;
     if (!acme) return;
     for (const domain of store.domains.all()) {
-      if (!canUseAcme(domain.fqdn) || this.ordering.has(domain.fqdn)) continue;
+      if (!canUseAcme(domain.fqdn) || this.ordering.has(domain.fqdn) || domain.verified_at === null) continue;
+      // Failed orders back off per name: one tenant's names cannot spend the shared account's limits.
+      if (!acme.mayOrder(domain.fqdn)) continue;
       const current = store.certificates.of(domain.fqdn).find((c) => c.source === 'acme');
       if (current && !dueForRenewal(new Date(current.not_before), new Date(current.not_after))) continue;
       this.ordering.add(domain.fqdn);
@@ -141,6 +155,8 @@ export class CertificateManager implements DomainService {
     if (platform) certs.push({ names: platform.names, certificatePem: platform.certificatePem, privateKeyPem: platform.privateKeyPem });
     const now = Date.now();
     for (const domain of store.domains.all()) {
+      // A domain waiting for its DNS proof gets no certificate (and no route).
+      if (domain.verified_at === null) continue;
       const stored = store.certificates.of(domain.fqdn).filter((c) => new Date(c.not_after).getTime() > now);
       const best = stored.find((c) => c.source === 'uploaded') ?? stored.find((c) => c.source === 'acme');
       if (best) {

@@ -7,6 +7,7 @@ import { InternalCa } from '../certificates/internal-ca.js';
 import { AcmeIssuer } from '../certificates/acme-issuer.js';
 import { CertificateManager } from '../certificates/certificate-manager.js';
 import type { AcmeChallengeResponder } from '../certificates/acme-challenge-responder.js';
+import { DomainVerifier } from '../domains/domain-verifier.js';
 
 /**
  * The certificate room of the daemon: the internal CA (created on first start in
@@ -32,6 +33,7 @@ export async function startCertificates(input: {
         email: settings.acmeEmail,
         challenges,
         directoryCaPem: settings.acmeDirectoryCaFile ? readFileSync(settings.acmeDirectoryCaFile, 'utf8') : undefined,
+        retryBaseMs: settings.acmeRetryBaseMs,
       })
     : undefined;
   const manager = new CertificateManager({
@@ -42,8 +44,18 @@ export async function startCertificates(input: {
     acme,
     applyRoutes: input.applyRoutes,
     checkIntervalMs: settings.checkIntervalMs,
+    requireVerification: settings.requireDomainVerification ?? false,
     log,
   });
+  if (settings.requireDomainVerification) {
+    const verifier = new DomainVerifier({ store, resolver: settings.dnsResolver, onVerified: () => manager.changed(), log });
+    verifier.start();
+    manager.onStop(() => verifier.stop());
+  } else {
+    // Nothing waits without the flag: domains that waited under an earlier start are routed now.
+    const released = store.domains.verifyAllPending();
+    if (released > 0) log(`${released} domain(s) waiting for their DNS proof are routed: --require-domain-verification is off.`);
+  }
   if (options.httpsPort > 0) {
     await manager.start();
     input.onRoutesApplied(() => void manager.refresh());

@@ -11,6 +11,8 @@ export interface ServedCertificate {
 export interface DomainService {
   /** Routes and certificates catch up with the store (resolves once the router serves them). */
   changed(): Promise<void>;
+  /** New domains wait for their DNS proof (`--require-domain-verification`) before they are routed. */
+  readonly requireVerification: boolean;
   /** The certificate served for a domain now, if any. */
   served(fqdn: string): ServedCertificate | undefined;
 }

@@ -4,7 +4,7 @@ import { settingsFrom } from '../core/app-settings.js';
 
 /**
  * The whole routing table: every application at `<app_id>.<domain>`, and at each of its custom
- * domains (exact or wildcard) with the same upstreams and its force-https setting.
+ * domains (exact or wildcard, once verified) with the same upstreams and its force-https setting.
  */
 export function buildRoutingTable(store: Store, platformDomain: string, upstreamsOf: (appId: string) => Upstream[]): RoutingTable {
   const table = new Map<string, HostRoute>();
@@ -20,7 +20,8 @@ export function buildRoutingTable(store: Store, platformDomain: string, upstream
   }
   for (const domain of store.domains.all()) {
     const route = routes.get(domain.app_id);
-    if (route) table.set(domain.fqdn, route);
+    // A domain waiting for its DNS proof is not routed: its name is not shown to be the tenant's yet.
+    if (route && domain.verified_at !== null) table.set(domain.fqdn, route);
   }
   return table;
 }

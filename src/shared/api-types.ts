@@ -95,7 +95,8 @@ export interface DomainView {
   favourite: boolean;
   created_at: string;
   certificate: { source: 'acme' | 'uploaded' | 'internal'; not_after: string } | null;
-  acme: { state: 'pending' | 'valid' | 'invalid'; error: string | null } | null;
+  acme: { state: 'pending' | 'valid' | 'invalid'; error: string | null; failures: number; retry_after: string | null } | null;
+  verification: { state: 'pending' | 'verified'; record: string; token: string | null; verified_at: string | null };
 }
 
 export interface DomainListingView {

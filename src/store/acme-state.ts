@@ -14,6 +14,10 @@ export interface AcmeOrderRow {
   order_url: string | null;
   error: string | null;
   updated_at: string;
+  /** Orders failed in a row (0 after a success). */
+  failures: number;
+  /** No new order before this time (ISO), after a failure. */
+  retry_after: string | null;
 }
 
 /** slipway's ACME accounts (one per directory) and the last order of each domain. */
@@ -45,8 +49,26 @@ export class AcmeStateRepository {
       .prepare(
         `INSERT INTO acme_orders (fqdn, state, order_url, error, updated_at)
          SELECT @fqdn, @state, @order_url, @error, @updated_at WHERE EXISTS (SELECT 1 FROM app_domains WHERE fqdn = @fqdn)
-         ON CONFLICT (fqdn) DO UPDATE SET state = excluded.state, order_url = excluded.order_url, error = excluded.error, updated_at = excluded.updated_at`,
+         ON CONFLICT (fqdn) DO UPDATE SET state = excluded.state, order_url = excluded.order_url, error = excluded.error, updated_at = excluded.updated_at,
+           failures = CASE WHEN excluded.state = 'valid' THEN 0 ELSE failures END,
+           retry_after = CASE WHEN excluded.state = 'valid' THEN NULL ELSE retry_after END`,
       )
       .run({ fqdn, state, order_url: orderUrl, error, updated_at: new Date().toISOString() });
+  }
+
+  /**
+   * Records a failed order: one more failure in a row, and no new order for the name before
+   * `delayMs(failures)` from now. Returns the row as saved (undefined when the domain is gone).
+   */
+  recordFailure(fqdn: string, error: string, delayMs: (failures: number) => number): AcmeOrderRow | undefined {
+    return this.db.transaction(() => {
+      this.saveOrder(fqdn, 'invalid', null, error);
+      const row = this.order(fqdn);
+      if (!row) return undefined;
+      const failures = row.failures + 1;
+      const retryAfter = new Date(Date.now() + delayMs(failures)).toISOString();
+      this.db.prepare('UPDATE acme_orders SET failures = ?, retry_after = ? WHERE fqdn = ?').run(failures, retryAfter, fqdn);
+      return { ...row, failures, retry_after: retryAfter };
+    })();
   }
 }

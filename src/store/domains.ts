@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Db } from './database.js';
 import { ConflictError, NotFoundError } from '../core/errors.js';
 
@@ -6,6 +7,10 @@ export interface DomainRow {
   app_id: string;
   favourite: 0 | 1;
   created_at: string;
+  /** What the TXT record `_slipway-challenge.<domain>` must hold to prove the domain. */
+  verification_token: string | null;
+  /** Null while the domain waits for its proof: not routed, no certificate. */
+  verified_at: string | null;
 }
 
 type Listener = () => void;
@@ -41,11 +46,20 @@ export class DomainRepository {
    * Adds a domain to an application. A domain held by another application is refused without
    * saying which: the other application may belong to anyone on the platform.
    */
-  add(appId: string, fqdn: string): DomainRow {
-    const row: DomainRow = { fqdn, app_id: appId, favourite: 0, created_at: new Date().toISOString() };
+  add(appId: string, fqdn: string, options: { pendingVerification?: boolean } = {}): DomainRow {
+    const now = new Date().toISOString();
+    const row: DomainRow = {
+      fqdn,
+      app_id: appId,
+      favourite: 0,
+      created_at: now,
+      verification_token: `slipway-verify-${randomBytes(18).toString('base64url')}`,
+      verified_at: options.pendingVerification ? null : now,
+    };
     const inserted = this.db
       .prepare(
-        'INSERT INTO app_domains (fqdn, app_id, favourite, created_at) VALUES (@fqdn, @app_id, @favourite, @created_at) ON CONFLICT (fqdn) DO NOTHING',
+        `INSERT INTO app_domains (fqdn, app_id, favourite, created_at, verification_token, verified_at)
+         VALUES (@fqdn, @app_id, @favourite, @created_at, @verification_token, @verified_at) ON CONFLICT (fqdn) DO NOTHING`,
       )
       .run(row);
     if (inserted.changes === 0) {
@@ -59,6 +73,27 @@ export class DomainRepository {
     }
     this.changed();
     return row;
+  }
+
+  /** Domains waiting for their DNS proof. */
+  pendingVerification(): DomainRow[] {
+    return this.db.prepare('SELECT * FROM app_domains WHERE verified_at IS NULL ORDER BY fqdn').all() as DomainRow[];
+  }
+
+  /** Records the proof of a domain; false when it was verified already or is gone. */
+  markVerified(fqdn: string): boolean {
+    const done = this.db
+      .prepare('UPDATE app_domains SET verified_at = ? WHERE fqdn = ? AND verified_at IS NULL')
+      .run(new Date().toISOString(), fqdn);
+    if (done.changes > 0) this.changed();
+    return done.changes > 0;
+  }
+
+  /** Without required verification nothing waits: what waited is taken as verified. */
+  verifyAllPending(): number {
+    const done = this.db.prepare('UPDATE app_domains SET verified_at = ? WHERE verified_at IS NULL').run(new Date().toISOString());
+    if (done.changes > 0) this.changed();
+    return done.changes;
   }
 
   remove(appId: string, fqdn: string): void {

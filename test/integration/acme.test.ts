@@ -22,6 +22,7 @@ const skip = 'missing' in binaries ? binaries.missing : false;
 if (skip) console.log(`Skipping the ACME tests: ${skip}.`);
 
 const DOMAIN = 'shop.slipway-acme.dev';
+const RETRY_BASE_MS = 3000;
 let pebble: TestPebble;
 let responder: AcmeChallengeResponder;
 let store: Store;
@@ -87,7 +88,14 @@ before(async () => {
     router: recordingRouter,
     ca,
     platformDomain: 'slipway.test',
-    acme: new AcmeIssuer({ store, directoryUrl: pebble.directoryUrl, challenges: responder, directoryCaPem: pebble.directoryCaPem }),
+    acme: new AcmeIssuer({
+      store,
+      directoryUrl: pebble.directoryUrl,
+      challenges: responder,
+      directoryCaPem: pebble.directoryCaPem,
+      // Failed orders wait 3 s, then 6 s... (15 minutes, then 30, then an hour by default).
+      retryBaseMs: RETRY_BASE_MS,
+    }),
     applyRoutes: async () => undefined,
     // Certificates live 30 s: checked every second, renewed with less than 10 s left, which leaves
     // an order (about 5 s on a busy machine) time to finish before the old one runs out.
@@ -149,4 +157,33 @@ test("a refused order is recorded with the CA's reason and the internal certific
   assert.match(order.error ?? '', /refused|blocked|policy|forbid/i);
   assert.equal(manager.served('refused.slipway-acme.dev')?.source, 'internal');
   assert.match(logged.join('\n'), /ACME: no certificate for refused\.slipway-acme\.dev/);
+});
+
+test('failed orders back off per name: after two failures the next order waits twice as long, other names are not held up', {
+  skip,
+}, async () => {
+  const name = 'refused.slipway-acme.dev';
+  // The manager checks every second: without backoff the refused name would be ordered again at each check.
+  const second = await until('the second failure', () => {
+    const order = store.acme.order(name);
+    return order && order.failures >= 2 && order.state === 'invalid' ? order : undefined;
+  });
+  assert.equal(second.failures, 2, 'no order between the first retry and the second failure');
+  const wait = new Date(second.retry_after!).getTime() - new Date(second.updated_at).getTime();
+  assert.ok(wait >= 2 * RETRY_BASE_MS - 200 && wait <= 2 * RETRY_BASE_MS + 1000, `the second failure waits 2 x the base: ${wait} ms`);
+  const third = await until(
+    'the third failure',
+    () => {
+      const order = store.acme.order(name);
+      return order && order.failures >= 3 && order.state === 'invalid' ? order : undefined;
+    },
+    30_000,
+  );
+  assert.equal(third.failures, 3);
+  assert.ok(
+    new Date(third.updated_at).getTime() >= new Date(second.retry_after!).getTime(),
+    `the third order came after ${second.retry_after}, not before (${third.updated_at})`,
+  );
+  assert.match(logged.join('\n'), /failure 2 in a row; next try after/);
+  assert.equal(store.acme.order(DOMAIN)?.failures, 0, 'a name whose orders succeed has no failure counted');
 });

@@ -1,5 +1,5 @@
 import type { RouteSpec } from '../route-spec.js';
-import { arr, bool, named, nullable, obj, oneOf, str, time } from '../schema.js';
+import { arr, bool, int, named, nullable, obj, oneOf, str, time } from '../schema.js';
 import { APP_PARAM } from './apps.spec.js';
 
 export const Domain = named(
@@ -13,7 +13,28 @@ export const Domain = named(
     certificate: nullable(
       obj({ source: oneOf(['acme', 'uploaded', 'internal']), not_after: time() }, [], 'The certificate the router serves for it'),
     ),
-    acme: nullable(obj({ state: oneOf(['pending', 'valid', 'invalid']), error: nullable(str()) }, [], 'The last ACME order for it')),
+    acme: nullable(
+      obj(
+        {
+          state: oneOf(['pending', 'valid', 'invalid']),
+          error: nullable(str()),
+          failures: int('Orders failed in a row (0 after a success)'),
+          retry_after: nullable(time('No new order before this time, after failed ones')),
+        },
+        [],
+        'The last ACME order for it',
+      ),
+    ),
+    verification: obj(
+      {
+        state: oneOf(['pending', 'verified']),
+        record: str('The DNS TXT record that proves the domain: _slipway-challenge.<domain>'),
+        token: nullable(str('What that record must hold')),
+        verified_at: nullable(time()),
+      },
+      [],
+      'Whether the domain is proven (with --require-domain-verification it is routed only then)',
+    ),
   }),
 );
 

@@ -6,6 +6,7 @@ import { appForUser } from '../access.js';
 import { appDomain } from '../platform.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { parseDomainName, readableDomain } from '../../domains/domain-name.js';
+import { verificationRecordName } from '../../domains/domain-verifier.js';
 import { checkUploadedCertificate } from '../../certificates/uploaded-certificate.js';
 import { domainSpecs } from './domains.spec.js';
 
@@ -18,7 +19,13 @@ function domainView(ctx: ApiContext, row: DomainRow) {
     favourite: row.favourite === 1,
     created_at: row.created_at,
     certificate: ctx.deps.services?.domains?.served(row.fqdn) ?? null,
-    acme: order ? { state: order.state, error: order.error } : null,
+    acme: order ? { state: order.state, error: order.error, failures: order.failures, retry_after: order.retry_after } : null,
+    verification: {
+      state: row.verified_at === null ? ('pending' as const) : ('verified' as const),
+      record: verificationRecordName(row.fqdn),
+      token: row.verification_token,
+      verified_at: row.verified_at,
+    },
   };
 }
 
@@ -53,7 +60,9 @@ export function domainRoutes(router: HttpRouter<ApiContext>): void {
   router.add('POST', '/v1/apps/:app/domains', domainSpecs.add, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const { fqdn } = parseDomainName((await ctx.body()).fqdn, ctx.deps.endpoints.domain);
-    const row = ctx.deps.store.domains.add(app.id, fqdn);
+    const row = ctx.deps.store.domains.add(app.id, fqdn, {
+      pendingVerification: ctx.deps.services?.domains?.requireVerification ?? false,
+    });
     await edgeChanged(ctx);
     return { domain: domainView(ctx, row) };
   });

@@ -20,7 +20,13 @@ import { join } from 'node:path';
 import { validateCidr } from '../../router/validate.js';
 import { UsageError, CliError } from '../errors.js';
 import { parseListenAddress } from '../../metrics/metrics-server.js';
-import { parseAcmeDirectory, parseAcmeEmail, parseCheckInterval } from '../../certificates/certificate-options.js';
+import {
+  parseAcmeDirectory,
+  parseAcmeEmail,
+  parseAcmeRetryBase,
+  parseCheckInterval,
+  parseDnsResolver,
+} from '../../certificates/certificate-options.js';
 
 /** What each log flag sets, for --help (every flag of LOG_LIMIT_FLAGS must have a line). */
 const mebibytes = (bytes: number) => `${bytes / (1024 * 1024)}M`;
@@ -74,6 +80,20 @@ export const server: Command = {
       type: 'string',
       value: '<seconds>',
       description: 'How often certificates are checked and renewed when a third of their lifetime is left (default 43200)',
+    },
+    'acme-retry-base': {
+      type: 'string',
+      value: '<seconds>',
+      description: "The wait after a name's first failed ACME order, doubled at each next failure up to a day (default 900)",
+    },
+    'require-domain-verification': {
+      type: 'boolean',
+      description: 'New custom domains wait, unrouted and without certificates, until the DNS TXT record _slipway-challenge.<domain> holds the token `domain add` printed',
+    },
+    'dns-resolver': {
+      type: 'string',
+      value: '<ip[:port]>',
+      description: "DNS server the domain proofs are looked up at (default: the system's resolvers)",
     },
     domain: { type: 'string', value: '<domain>', description: `Apps get <app_id>.<domain> (default ${DEFAULT_DOMAIN})` },
     'public-host': { type: 'string', value: '<host>', description: 'Host name users put in git remotes (default: the domain)' },
@@ -184,6 +204,9 @@ export const server: Command = {
           acmeEmail: parseAcmeEmail(o['acme-email'] as string | undefined),
           acmeDirectoryCaFile: o['acme-directory-ca'] as string | undefined,
           checkIntervalMs: parseCheckInterval(o['certificate-check-interval'] as string | undefined),
+          acmeRetryBaseMs: parseAcmeRetryBase(o['acme-retry-base'] as string | undefined),
+          requireDomainVerification: o['require-domain-verification'] === true,
+          dnsResolver: parseDnsResolver(o['dns-resolver'] as string | undefined),
         },
         backend: parseBackend((o.backend as string | undefined) ?? ctx.env.SLIPWAY_BACKEND),
         swarm: {

@@ -13,9 +13,13 @@ export function printDomains(out: (text: string) => void, listing: DomainListing
     const cert = d.certificate
       ? `certificate: ${d.certificate.source}, until ${d.certificate.not_after.slice(0, 10)}`
       : 'no certificate yet';
+    if (d.verification?.state === 'pending') {
+      out(`${mark(d.fqdn)}${shown}    waiting for DNS proof: TXT ${d.verification.record} "${d.verification.token}" (not routed)\n`);
+      continue;
+    }
     const acme =
       d.acme?.state === 'invalid' && d.acme.error
-        ? `; ACME failed: ${d.acme.error}`
+        ? `; ACME failed: ${d.acme.error}${d.acme.retry_after ? ` (${d.acme.failures} in a row; next try after ${d.acme.retry_after})` : ''}`
         : d.acme?.state === 'pending'
           ? '; ACME order pending'
           : '';
