@@ -91,6 +91,6 @@ export interface ApiDependencies {
   traffic?: import('../traffic/traffic-recorder.js').TrafficRecorder;
   /** Log drains' figures and the addresses a drain may not point at; absent in unit tests. */
   drains?: { service: import('../drains/drain-service.js').DrainService; forbidden: import('../drains/drain-target.js').ForbiddenTargets };
-}
   /** Where webhooks may point and whether mail can be sent; absent: no notification may be added (unit tests). */
   notifications?: { guard: import('../notifications/address-guard.js').AddressGuard; smtp: boolean };
+}

@@ -27,8 +27,8 @@ import { trafficRoutes } from './routes/traffic.js';
 import { planRoutes } from './routes/plan.js';
 import { systemRoutes } from './routes/system.js';
 import { drainRoutes } from './routes/drains.js';
-
 import { notificationRoutes } from './routes/notifications.js';
+
 /** Extra rooms (deployments, add-ons, console) plug their routes in here. */
 export type RouteModule = (router: HttpRouter<ApiContext>) => void;
 
@@ -64,9 +64,9 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
     planRoutes,
     systemRoutes,
     drainRoutes,
+    notificationRoutes,
     ...extraModules,
   ])
-    notificationRoutes,
     module(router);
   return router;
 }

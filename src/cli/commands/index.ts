@@ -64,8 +64,6 @@ import { drainList } from './drain/list.js';
 import { drainCreate } from './drain/create.js';
 import { drainRemove } from './drain/remove.js';
 import { drainEnable, drainDisable } from './drain/enable.js';
-
-export const commands: Command[] = [
 import { webhooksList } from './webhooks/list.js';
 import { webhooksAdd } from './webhooks/add.js';
 import { webhooksRemove } from './webhooks/remove.js';
@@ -75,6 +73,8 @@ import { notifyEmailAdd } from './notify-email/add.js';
 import { notifyEmailRemove } from './notify-email/remove.js';
 import { notifyEmailDeliveries } from './notify-email/deliveries.js';
 import { notifyEmailAddress } from './notify-email/address.js';
+
+export const commands: Command[] = [
   server,
   login,
   logout,
@@ -145,9 +145,6 @@ import { notifyEmailAddress } from './notify-email/address.js';
   drainRemove,
   drainEnable,
   drainDisable,
-  runtimes,
-  completion,
-];
   webhooksList,
   webhooksAdd,
   webhooksRemove,
@@ -157,3 +154,6 @@ import { notifyEmailAddress } from './notify-email/address.js';
   notifyEmailRemove,
   notifyEmailDeliveries,
   notifyEmailAddress,
+  runtimes,
+  completion,
+];
