@@ -2,6 +2,8 @@ import type { Command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import type { DrainView } from './list.js';
 
+const DRAIN_TYPES = ['TCPSyslog', 'UDPSyslog', 'HTTP', 'ElasticSearch'];
+
 export const drainCreate: Command = {
   path: ['drain', 'create'],
   summary: "Forward the application's log to a syslog, HTTP or Elasticsearch receiver",
@@ -25,7 +27,9 @@ export const drainCreate: Command = {
   printsData: true,
   async run(ctx, [type, url], options) {
     const app = await resolveAppOption(ctx, options);
-    const body: Record<string, unknown> = { type, url, with_access_logs: options['with-access-logs'] === true };
+    // The types as the reference spells them, whatever case was typed.
+    const named = DRAIN_TYPES.find((t) => t.toLowerCase() === type!.toLowerCase()) ?? type;
+    const body: Record<string, unknown> = { type: named, url, with_access_logs: options['with-access-logs'] === true };
     if (options.username !== undefined) body.username = options.username;
     if (options.password !== undefined) body.password = options.password;
     const { drain } = await ctx.client().request<{ drain: DrainView }>('POST', `/v1/apps/${app.id}/drains`, body);
