@@ -5,8 +5,10 @@
 //   node scripts/run-tests.mjs --unit [filter]   the unit suite (npm run test:unit): src/ and the
 //       contract suites, without the files below that drive real package managers or builds; it
 //       needs no root (tests that do are skipped, saying why) and takes under a minute.
+// What was skipped is listed at the end; under CI=true any skip fails the run, whatever its cause.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
@@ -90,9 +92,44 @@ check('lint', bin('biome'), ['lint']);
 check('format check', bin('biome'), ['format']);
 // Unit test files run side by side (each in its own process); integration files one at a time.
 const concurrency = unitOnly ? 2 : 1;
+// Beside the spec reporter, one that lists what was skipped (scripts/skipped-tests-reporter.mjs).
+const skippedDir = mkdtempSync(join(tmpdir(), 'slipway-skipped-'));
+const skippedFile = join(skippedDir, 'skipped.tsv');
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+  [
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${join(root, 'scripts', 'skipped-tests-reporter.mjs')}`,
+    `--test-reporter-destination=${skippedFile}`,
+    ...files,
+  ],
   { cwd: root, stdio: 'inherit', env: { ...process.env, SLIPWAY_REPO: root } },
 );
+let skipped = [];
+try {
+  skipped = readFileSync(skippedFile, 'utf8').split('\n').filter(Boolean);
+} catch {
+  // No file: the runner did not get as far as reporting.
+}
+rmSync(skippedDir, { recursive: true, force: true });
+if (skipped.length > 0) {
+  const lines = skipped.map((line) => {
+    const [file, name, reason] = line.split('\t');
+    return `  - ${file ? `${relative(root, file)}: ` : ''}${name}: ${reason}`;
+  });
+  console.error(`\n${skipped.length} test(s) or suite(s) skipped:\n${lines.join('\n')}`);
+  // The parts checked above are the usual causes; anything else that skips fails CI here.
+  if (ci) {
+    console.error(
+      `CI=${process.env.CI}: a CI run must not skip tests. Give this machine what each reason above names ` +
+        '(`./dev setup` as root installs what it can and says what it could not), then run again.',
+    );
+    process.exit(1);
+  }
+}
 process.exit(result.status ?? 1);

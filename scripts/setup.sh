@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what slipway needs and builds it. Safe to re-run: only missing pieces are installed.
-# A part of the test suite's machine that cannot be installed (a JDK, Go for Pebble, the Docker
-# Swarm) is reported at the end; under CI=true it fails setup, since a CI run that passes with
+# A part of the test suite's machine that cannot be installed (a JDK, a second JDK for the scala
+# test, Go for Pebble, the Docker Swarm) is reported at the end; under CI=true it fails setup, since a CI run that passes with
 # tests skipped proves nothing. Sourced (by its tests), it defines its functions and runs nothing.
 set -euo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
@@ -63,6 +63,46 @@ install_npm_packages() {
 # sbt builds compile with the JDK on PATH (the Debian package openjdk-17-jdk-headless in the list).
 check_jdk() {
   command -v javac >/dev/null || missing "a JDK for the sbt builds (Debian package openjdk-17-jdk-headless; run setup as root)"
+}
+
+# The scala test changes JDK with CC_JAVA_VERSION, so it needs a JDK of a second major version
+# (test/support/suite-parts.ts says whether there is one, as the test sees it). Debian 12's
+# sources offer openjdk-17 only, backports too: where the machine's sources offer another major,
+# the newest is installed, and the machine's default java stays the one it was.
+second_jdk_missing() {
+  node --import tsx test/support/suite-parts.ts test/integration/scala.test.ts | grep '^a second JDK:' || true
+}
+
+install_second_jdk() {
+  local why
+  why=$(second_jdk_missing)
+  [[ -n $why ]] || return 0
+  if [[ $(id -u) -ne 0 ]]; then
+    missing "$why; run setup as root to install one where a Debian source offers it"
+    return 0
+  fi
+  local java_home default_major="" major pkg=""
+  java_home=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
+  default_major=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$java_home/release" 2>/dev/null)
+  for major in $(apt-cache search --names-only '^openjdk-[0-9]+-jdk-headless$' | sed -E 's/^openjdk-([0-9]+)-.*/\1/' | sort -rn); do
+    if [[ $major != "$default_major" ]]; then
+      pkg=openjdk-$major-jdk-headless
+      break
+    fi
+  done
+  if [[ -z $pkg ]]; then
+    missing "$why"
+    return 0
+  fi
+  log "installing $pkg: the scala test changes to a JDK of another major version"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkg" >&2
+  # A newer JDK takes the java alternatives over; give them back to the JDK that had them.
+  local name priority path
+  while read -r name priority path; do
+    if [[ $(readlink -f "$path") == "$java_home" ]]; then update-java-alternatives -s "$name" 2>/dev/null || true; fi
+  done < <(update-java-alternatives -l 2>/dev/null)
+  why=$(second_jdk_missing)
+  if [[ -n $why ]]; then missing "$why (after installing $pkg)"; fi
 }
 
 # The ACME tests run a real ACME server (Pebble) and its DNS test server, built from the Go module
@@ -162,6 +202,7 @@ main() {
   install_debian_packages
   install_npm_packages
   check_jdk
+  install_second_jdk
   install_pebble
   build
   # dockerd, a single-node swarm and a registry on loopback, for --backend swarm and its tests.

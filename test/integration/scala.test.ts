@@ -27,12 +27,9 @@ import {
 } from '../support/deploy.js';
 import { waitUntil } from '../support/wait.js';
 import { listInstalledJdks } from '../../src/toolchains/sbt/jdks.js';
+import { otherJdk, secondJdkMissing, skipOutsideCi } from '../support/suite-parts.js';
 
 /** The major version of the JDK builds use when CC_JAVA_VERSION is not set. */
-async function defaultJavaMajor(): Promise<number | undefined> {
-  return (await listInstalledJdks()).find((j) => j.isDefault)?.major;
-}
-
 let daemon: TestDaemon;
 let gitEnv: NodeJS.ProcessEnv;
 
@@ -251,10 +248,10 @@ test("scala-single: a commit that changes no source compiles nothing: sbt's incr
 });
 
 test("scala-single: another JDK discards sbt's kept state and compiles everything again", async (t) => {
-  const defaultMajor = await defaultJavaMajor();
-  const other = (await listInstalledJdks()).find((j) => !j.isDefault && j.major !== defaultMajor);
+  const jdks = await listInstalledJdks();
+  const other = otherJdk(jdks);
   if (!other) {
-    t.skip('one JDK major is installed: there is no other JDK to change to');
+    skipOutsideCi(t, secondJdkMissing(jdks)!);
     return;
   }
   await setEnv(single.dir, { CC_JAVA_VERSION: String(other.major) });

@@ -1,16 +1,18 @@
 /**
- * The parts of the machine some test files need beyond the Debian packages: a JDK (sbt builds),
- * Pebble built with Go (ACME), a Docker swarm manager (the swarm backend). Where one is
- * missing those tests skip, saying why; under CI=true scripts/run-tests.mjs runs this first and
- * stops instead, since a CI run that passes with a part of the suite skipped proves nothing.
- * It asks the same helpers the tests ask, so both agree on what "missing" means.
+ * The parts of the machine some test files need beyond the Debian packages: a JDK (sbt builds)
+ * and a JDK of a second major version (the scala test changes JDK), Pebble built with Go (ACME),
+ * a Docker swarm manager (the swarm backend). Where one is missing those tests skip, saying why;
+ * under CI=true scripts/run-tests.mjs runs this first and stops instead, since a CI run that
+ * passes with a part of the suite skipped proves nothing (and fails a run where anything else
+ * skipped). It asks the same helpers the tests ask, so both agree on what "missing" means.
  *
  *   node --import tsx test/support/suite-parts.ts <test file>...   prints one line per missing part, exits 1 if any
  */
 import { access, constants } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { listInstalledJdks } from '../../src/toolchains/sbt/jdks.js';
+import type { TestContext } from 'node:test';
+import { describeJdks, listInstalledJdks, type InstalledJdk } from '../../src/toolchains/sbt/jdks.js';
 import { pebbleBinaries } from './pebble.js';
 import { swarmBackendMissing } from './swarm-backend.js';
 
@@ -20,6 +22,33 @@ interface Part {
   neededBy: RegExp;
   /** Why it is missing, or undefined when it is there. */
   missing(): Promise<string | undefined>;
+}
+
+/** True in a CI run (CI set, and neither "false" nor "0"): there nothing may skip. */
+export function inCi(env: NodeJS.ProcessEnv = process.env): boolean {
+  return !['', '0', 'false'].includes(env.CI ?? '');
+}
+
+/** Skips the running test saying why; under CI fails it instead, saying what this machine lacks. */
+export function skipOutsideCi(t: TestContext, why: string): void {
+  if (inCi()) throw new Error(`CI=${process.env.CI}: this test cannot run here, and a CI run does not skip: ${why}`);
+  t.skip(why);
+}
+
+/** A JDK of another major version than the default one, which the scala test changes to with CC_JAVA_VERSION. */
+export function otherJdk(jdks: readonly InstalledJdk[]): InstalledJdk | undefined {
+  const defaultMajor = jdks.find((j) => j.isDefault)?.major;
+  return jdks.find((j) => !j.isDefault && j.major !== defaultMajor);
+}
+
+/** Why the scala test's change of JDK cannot run with these JDKs, or undefined when it can. */
+export function secondJdkMissing(jdks: readonly InstalledJdk[]): string | undefined {
+  if (otherJdk(jdks)) return undefined;
+  return (
+    `one JDK major is installed (${describeJdks([...jdks])}), and the test of a change of JDK needs a second one: ` +
+    'scripts/setup.sh installs another openjdk-<major>-jdk-headless when a Debian source of the machine offers one ' +
+    "(Debian 12's offer 17 only); otherwise install a JDK of another major version under /usr/lib/jvm"
+  );
 }
 
 const PARTS: Part[] = [
@@ -38,6 +67,11 @@ const PARTS: Part[] = [
       }
       return 'no JDK with javac is installed (Debian package openjdk-17-jdk-headless; scripts/setup.sh installs it)';
     },
+  },
+  {
+    name: 'a second JDK',
+    neededBy: /scala/,
+    missing: async () => secondJdkMissing(await listInstalledJdks()),
   },
   {
     name: 'Go and Pebble',

@@ -1,8 +1,9 @@
 /**
  * The parts of the machine the whole suite needs besides the Debian packages (Go for Pebble, a
- * JDK, the Docker Swarm): setup installs them or says what is missing, and under CI=true a
- * missing part fails setup and the test run instead of letting its tests skip. Go is hidden
- * with a PATH of its own, so nothing on this machine is removed to check it.
+ * JDK and a second one, the Docker Swarm): setup installs them or says what is missing, and
+ * under CI=true a missing part fails setup and the test run instead of letting its tests skip;
+ * a test skipped for any other reason fails a CI run too. Go, node and apt-cache are hidden or
+ * stood in for with a PATH of their own, so nothing on this machine is removed to check it.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +12,8 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { secondJdkMissing } from '../support/suite-parts.js';
+import type { InstalledJdk } from '../../src/toolchains/sbt/jdks.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 /** This process's PATH without the folders that hold a `go`. */
@@ -96,4 +99,76 @@ test('under CI=true the test run stops before any test when a selected file need
   assert.equal(withGo.status, 0, withGo.stdout + withGo.stderr);
   const unrelated = check(['src/cli/help.test.ts'], pathWithoutGo);
   assert.equal(unrelated.status, 0, unrelated.stdout + unrelated.stderr);
+});
+
+const jdk = (major: number, isDefault: boolean): InstalledJdk => ({
+  major,
+  isDefault,
+  version: `${major}.0.1`,
+  javaHome: `/usr/lib/jvm/jdk-${major}${isDefault ? '-default' : ''}`,
+});
+
+test('the scala test needs a JDK of a second major version, not a second copy of the default one', () => {
+  assert.match(secondJdkMissing([jdk(17, true)]) ?? '', /^one JDK major is installed \(17 .*, default\)/);
+  assert.match(secondJdkMissing([jdk(17, true), jdk(17, false)]) ?? '', /one JDK major is installed/);
+  assert.equal(secondJdkMissing([jdk(17, true), jdk(25, false)]), undefined);
+});
+
+test('where no Debian source offers another JDK major, setup says so, and fails under CI=true', () => {
+  // Stand-ins: the suite-parts check reports one JDK major; apt-cache offers openjdk-17 only (Debian 12).
+  const bin = mkdtempSync(join(tmpdir(), 'slipway-one-jdk-'));
+  try {
+    writeFileSync(join(bin, 'node'), '#!/bin/sh\necho "a second JDK: one JDK major is installed (17, default)"\nexit 1\n');
+    writeFileSync(join(bin, 'apt-cache'), '#!/bin/sh\necho "openjdk-17-jdk-headless - OpenJDK Development Kit (JDK) (headless)"\n');
+    chmodSync(join(bin, 'node'), 0o755);
+    chmodSync(join(bin, 'apt-cache'), 0o755);
+    const path = `${bin}${delimiter}${process.env.PATH}`;
+    const outside = withSetup('install_second_jdk; report_missing', { PATH: path });
+    assert.equal(outside.code, 0, outside.output);
+    assert.match(outside.output, /missing: a second JDK: one JDK major is installed/);
+    assert.doesNotMatch(outside.output, /installing openjdk/, 'nothing to install: the only JDK offered is the default one');
+    const ci = withSetup('install_second_jdk; report_missing', { PATH: path, CI: 'true' });
+    assert.equal(ci.code, 1, ci.output);
+    assert.match(ci.output, /CI=true: a CI run must not skip them/);
+
+    // A source that offers more majors: the newest other than the default is installed (apt-get
+    // and the alternatives stand in too), and the default java is given back its alternatives.
+    writeFileSync(
+      join(bin, 'apt-cache'),
+      '#!/bin/sh\nprintf "openjdk-17-jdk-headless - JDK\\nopenjdk-25-jdk-headless - JDK\\nopenjdk-21-jdk-headless - JDK\\n"\n',
+    );
+    writeFileSync(join(bin, 'apt-get'), '#!/bin/sh\necho "apt-get $*"\n');
+    writeFileSync(join(bin, 'update-java-alternatives'), '#!/bin/sh\necho "update-java-alternatives $*"\n');
+    chmodSync(join(bin, 'apt-get'), 0o755);
+    chmodSync(join(bin, 'update-java-alternatives'), 0o755);
+    const offered = withSetup('install_second_jdk', { PATH: path });
+    assert.match(offered.output, /installing openjdk-25-jdk-headless/, offered.output);
+    assert.match(offered.output, /apt-get install .*openjdk-25-jdk-headless/, offered.output);
+  } finally {
+    rmSync(bin, { recursive: true, force: true });
+  }
+});
+
+test('the skipped-tests reporter lists every skipped test and suite with its reason, and nothing else', () => {
+  const { NODE_TEST_CONTEXT: _outer, ...env } = process.env;
+  const run = spawnSync(
+    process.execPath,
+    [
+      '--test',
+      '--test-reporter=./scripts/skipped-tests-reporter.mjs',
+      '--test-reporter-destination=stdout',
+      'test/tooling/fixtures/skips.mjs',
+    ],
+    { cwd: repo, env, encoding: 'utf8', timeout: 60_000 },
+  );
+  assert.equal(run.status, 0, run.stderr);
+  const lines = run.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split('\t').slice(1).join(': '));
+  assert.deepEqual(lines.sort(), [
+    'a skipped suite: no swarm',
+    'skipped by its option: a binary is missing',
+    'skipped from inside: found out while running',
+  ]);
 });
