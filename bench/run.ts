@@ -9,6 +9,7 @@ import { benchBuildCache, describeBuildCache } from './build-cache.js';
 import { benchSandbox, describeSandbox } from './sandbox.js';
 import { benchStartCommand, describeStartCommand } from './start-command.js';
 import { benchResilience, describeResilience } from './resilience.js';
+import { benchDrains, describeDrains } from './drains.js';
 
 const results: Record<string, unknown> = {};
 
@@ -46,6 +47,10 @@ console.log(describeBuildCache(buildCache));
 const resilience = await benchResilience();
 results.resilience = resilience;
 console.log(describeResilience(resilience));
+
+const drains = await benchDrains();
+results.drains = drains;
+console.log(describeDrains(drains));
 
 const sbtBuild = await benchSbtBuild();
 results.sbtBuild = sbtBuild;

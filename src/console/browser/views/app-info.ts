@@ -7,6 +7,7 @@ import { appFrame } from './app-frame.js';
 import { drawTrafficCharts } from './traffic-charts.js';
 import { actionOutcome } from './action-outcome.js';
 import { deleteCard } from './app-delete.js';
+import { drainsCard } from './app-drains.js';
 
 // Often enough to catch a short deployment while it runs and follow its log live.
 const REFRESH_MS = 1000;
@@ -136,6 +137,7 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
       deploymentList,
     ),
     logSection,
+    drainsCard(ctx, app),
     deleteCard(ctx, app),
   );
 
