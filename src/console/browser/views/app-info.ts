@@ -7,6 +7,7 @@ import { appFrame } from './app-frame.js';
 import { drawTrafficCharts } from './traffic-charts.js';
 import { actionOutcome } from './action-outcome.js';
 import { deleteCard } from './app-delete.js';
+import { notificationsCard } from './app-notifications.js';
 import { drainsCard } from './app-drains.js';
 
 // Often enough to catch a short deployment while it runs and follow its log live.
@@ -138,6 +139,7 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
     ),
     logSection,
     drainsCard(ctx, app),
+    notificationsCard(ctx, app),
     deleteCard(ctx, app),
   );
 
