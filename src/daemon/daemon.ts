@@ -43,6 +43,7 @@ import type { AddressGuard } from '../notifications/address-guard.js';
 import { placeDataPlaneIn } from '../executor/data-plane-cgroup.js';
 import { placeDataPlaneIn } from '../executor/data-plane-cgroup.js';
 import { DrainService } from '../drains/drain-service.js';
+import { oneOffLog } from './one-off-log.js';
 import type { ForbiddenTargets } from '../drains/drain-target.js';
 import { NpmVersionCatalog } from '../toolchains/catalog.js';
 import { makeReceiverHooks } from './receiver-hooks.js';
@@ -404,8 +405,14 @@ export class Daemon {
             await removeApp({ store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir }, app);
             await traffic.forgetApp(app.id);
           },
-          runOneOff: (app, argv, onData) =>
-            startOneOff({ store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend, instances }, app, argv, onData),
+          // A run's output goes to the app's log too (marked [run]), and so to its drains.
+          runOneOff: async (app, argv, onData) => {
+            const output = oneOffLog((stream, line) => logs.append(app.id, stream, line), onData);
+            const deps = { store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend, instances };
+            const run = await startOneOff(deps, app, argv, output.onData);
+            void run.done.finally(() => output.end());
+            return run;
+          },
           sandboxOf: (app) => policy.instance(app),
           domains: certificates.manager,
           stopSystem: async () => {

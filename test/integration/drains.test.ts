@@ -256,6 +256,12 @@ test('HTTP, Elasticsearch and syslog drains carry the app output in order, with 
     'the Elasticsearch drain did not ask for access records',
   );
 
+  // A one-off run's output reaches the app's log, and so the drains.
+  await cli(['run', '--', 'node', '-e', "for (let i = 1; i <= 3; i++) console.log('r ' + String(i).padStart(6, '0'))"]);
+  await allArrive('HTTP, a one-off run', httpMessages, 'r', 3);
+  assert.ok(httpMessages().includes('[run] r 000001'));
+  await allArrive('TCP syslog, a one-off run', () => syslog.tcpMessages, 'r', 3);
+
   for (const id of [es, tcp, udp]) await cli(['drain', 'remove', id]);
   assert.deepEqual(
     (await drains()).map((d) => d.id),
