@@ -64,6 +64,11 @@ export interface Instance {
   restarts(): number;
   /** Memory the instance's sandbox uses now, in bytes (undefined when not running). */
   memoryUsage(): number | undefined;
+  /**
+   * Set on an adopted instance that must not stay (why, e.g. it runs on the network of an
+   * earlier start): the runtime replaces it at once, new instance first.
+   */
+  readonly outdated?: string;
   /** SIGTERM, wait up to graceMs, then SIGKILL; releases the namespace. */
   stop(graceMs?: number): Promise<void>;
 }

@@ -14,6 +14,19 @@ import { enableForwarding, forwardingIsSlipways, restoreForwarding, SYSTEM_FORWA
 import type { SandboxKind } from './network-events.js';
 
 export const NFT = '/usr/sbin/nft';
+
+/**
+ * Deletes a slipway table another start left (its bridge retired with its last instance);
+ * no table by that name is not an error.
+ */
+export async function deleteFirewallTable(table: string): Promise<void> {
+  await runCommand({
+    argv: [NFT, ...deleteTableArgs(table)],
+    cwd: '/',
+    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' },
+    timeoutMs: 10_000,
+  });
+}
 const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
 const NFT_TIMEOUT_MS = 10_000;
 

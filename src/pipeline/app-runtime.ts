@@ -429,18 +429,26 @@ export class AppRuntime {
       const app = store.apps.byId(appId)!;
       const wanted = Math.max(1, app.instances ?? 1);
       const running = this.serving.get(appId) ?? [];
+      // Missing numbers are started; outdated adopted instances are replaced, the new one first.
+      const outdated = running.filter((i) => i.outdated !== undefined);
       const missing = Array.from({ length: wanted }, (_, n) => n).filter((n) => !running.some((i) => i.spec.instanceNumber === n));
-      if (missing.length === 0) continue;
+      if (missing.length === 0 && outdated.length === 0) continue;
       const log = (line: string) => logs.append(appId, 'system', line);
+      for (const instance of outdated) log(`Instance ${instance.spec.instanceNumber} is replaced: ${instance.outdated}`);
       try {
         log(`Restoring release ${release.deploymentId} (commit ${release.commit.slice(0, 12)}) after a daemon start`);
-        const started = await Promise.allSettled(missing.map((n) => this.launch(app, release, log, undefined, n)));
+        const numbers = [...missing, ...outdated.map((i) => i.spec.instanceNumber)];
+        const started = await Promise.allSettled(numbers.map((n) => this.launch(app, release, log, undefined, n)));
         const healthy = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+        const replaced = outdated.filter((i) => healthy.some((h) => h.spec.instanceNumber === i.spec.instanceNumber));
         this.serving.set(
           appId,
-          [...(this.serving.get(appId) ?? []), ...healthy].sort((a, b) => a.spec.instanceNumber - b.spec.instanceNumber),
+          [...(this.serving.get(appId) ?? []).filter((i) => !replaced.includes(i)), ...healthy].sort(
+            (a, b) => a.spec.instanceNumber - b.spec.instanceNumber,
+          ),
         );
         await this.applyRoutes();
+        this.drainInBackground(appId, replaced);
         const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
         if (failed) throw failed.reason;
         this.options.log(`Restored ${app.name} (${app.id}) from release ${release.deploymentId}`);

@@ -6,6 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { steadyLoad } from '../support/steady-load.js';
+import { waitUntil } from '../support/wait.js';
+import { execFileSync } from 'node:child_process';
 
 // The data plane outlives the daemon: SIGTERM, SIGINT and kill -9 of the daemon leave the router,
 // the instances and their workers serving, and the next daemon adopts them as they run; only
@@ -128,6 +130,37 @@ test('a redeploy after an adoption replaces the adopted instance and stops it', 
     monitors = monitorsOfDataFolder();
   }
   assert.equal(monitors.length, 2, 'the adopted instance and its worker stopped after the switch');
+});
+
+test('a start on another --subnet moves the instances there, new ones first, and retires the old network', {
+  timeout: 180_000,
+}, async () => {
+  const oldSubnet = daemon.subnet;
+  const oldBridge = `slipway${oldSubnet.split('.')[1]}`;
+  const before = await facts();
+  const load = steadyLoad(daemon, host);
+  await sleep(500);
+  assert.equal(await daemon.terminate(), 0);
+  const second = Number(oldSubnet.split('.')[1]);
+  const newSubnet = `10.${second === 254 ? 253 : second + 1}.0.0/16`;
+  await daemon.restart({ subnet: newSubnet });
+  const moved = await waitUntil('the app served from the new subnet', async () => {
+    const now = await facts();
+    return now.instanceId !== before.instanceId ? now : undefined;
+  });
+  await sleep(500);
+  const { failures, failureCount } = await load.stop();
+  assert.deepEqual(failures, [], `failed requests while the app moved: ${failureCount}`);
+  const status = JSON.parse((await daemon.cli(['status', '--app', appId, '--format', 'json'])).stdout) as {
+    instances: Array<{ id: string; address?: string }>;
+  };
+  assert.ok(status.instances.some((i) => i.id === moved.instanceId));
+  await waitUntil('the old bridge and firewall table to be gone', async () => {
+    const links = execFileSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8' });
+    const tables = execFileSync('nft', ['list', 'tables'], { encoding: 'utf8' });
+    return !new RegExp(`: ${oldBridge}[:@]`).test(links) && !new RegExp(`^table inet ${oldBridge}$`, 'm').test(tables) ? true : undefined;
+  });
+  assert.match(daemon.output(), /Restored outlives/);
 });
 
 test('slipway system stop drains and stops the apps, workers, add-on servers and the router, and says so', {

@@ -36,8 +36,11 @@ export interface TestDaemon {
   terminate(signal?: 'SIGTERM' | 'SIGINT'): Promise<number | null>;
   /** Kills the daemon with SIGKILL (a crash: nothing of its own clean-up runs) and waits for it to exit. */
   kill(): Promise<void>;
-  /** Starts it again on the same data folder and ports (with `bin`: another build of slipway, an upgrade). */
-  restart(options?: { bin?: string }): Promise<void>;
+  /**
+   * Starts it again on the same data folder and ports (with `bin`: another build of slipway, an
+   * upgrade; with `subnet`: another --subnet).
+   */
+  restart(options?: { bin?: string; subnet?: string }): Promise<void>;
 }
 
 function waitForLine(child: ChildProcess, pattern: RegExp, collected: () => string, timeoutMs: number): Promise<void> {
@@ -75,8 +78,9 @@ export async function startDaemon(extraArgs: string[] = [], options: { bin?: str
   const toolchainCache = process.env.SLIPWAY_TOOLCHAIN_CACHE ?? '/var/cache/slipway-test/toolchains';
   let child: ChildProcess;
   let log = '';
-  const launch = async (relaunch: { bin?: string } = {}) => {
+  const launch = async (relaunch: { bin?: string; subnet?: string } = {}) => {
     bin = relaunch.bin ?? bin;
+    subnet = relaunch.subnet ?? subnet;
     log = '';
     child = spawn(
       process.execPath,
@@ -126,7 +130,9 @@ export async function startDaemon(extraArgs: string[] = [], options: { bin?: str
     sshPort,
     routerPort,
     httpsPort,
-    subnet,
+    get subnet() {
+      return subnet;
+    },
     adminToken,
     pid: () => child.pid!,
     output: () => log,

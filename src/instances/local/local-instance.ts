@@ -43,6 +43,7 @@ export class LocalInstance implements Instance {
   readonly id: string;
   readonly address: string;
   readonly port = INSTANCE_PORT;
+  outdated: string | undefined;
 
   private currentState: InstanceState = 'starting';
   private restartCount = 0;

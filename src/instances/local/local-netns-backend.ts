@@ -19,6 +19,7 @@ import {
   setupInstanceNetworkArgvs,
   teardownInstanceNetworkArgvs,
   type HostTools,
+  type InstanceNetwork,
 } from './netns-commands.js';
 import { namesForSlot, slotOfHostVeth, slotOfNamespace, validateBridgeName, validateInstanceId, validatePrefix } from './names.js';
 import { AddressPool, addressAt, gatewayOf, parseSubnet, subnetToString, type Subnet } from './subnet.js';
@@ -57,6 +58,8 @@ export interface LocalNetnsBackendOptions {
    * what this one leaves running (instance-records.ts). Without it nothing is adopted.
    */
   recordsDir?: string;
+  /** Told when an earlier start's bridge is removed (its firewall table goes with it). */
+  onBridgeRetired?(bridge: string): Promise<void>;
 }
 
 const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
@@ -85,6 +88,7 @@ export class LocalNetnsBackend implements InstanceBackend {
   private readonly instances = new Map<string, LocalInstance>();
   private tools: HostTools | undefined;
   private readonly records: InstanceRecords | undefined;
+  private readonly onBridgeRetired: ((bridge: string) => Promise<void>) | undefined;
   /** Records of instances an earlier daemon left running, found at init, until adoptAll. */
   private found: InstanceRecord[] = [];
 
@@ -99,6 +103,7 @@ export class LocalNetnsBackend implements InstanceBackend {
     this.networkEvents = options.networkEvents;
     this.backoff = { ...DEFAULT_BACKOFF, ...options.restartBackoff };
     this.records = options.recordsDir === undefined ? undefined : new InstanceRecords(options.recordsDir);
+    this.onBridgeRetired = options.onBridgeRetired;
   }
 
   /**
@@ -151,6 +156,8 @@ export class LocalNetnsBackend implements InstanceBackend {
         await instance.stop(0);
         continue;
       }
+      if (network.bridge !== this.bridge)
+        instance.outdated = `it runs on ${network.bridge}, the network of an earlier start (another --subnet)`;
       instance.adopt(main, workers);
       if (callbacks) adopted.push(instance);
       else await instance.stop(10_000);
@@ -170,8 +177,10 @@ export class LocalNetnsBackend implements InstanceBackend {
     if (this.instances.size > 0) throw new Error('init() must run before any instance is started.');
     const tools = await findHostTools();
     this.tools = tools;
-    for (const record of this.found) this.pool.reserve(record.network.slot);
-    await this.removeStale(tools, new Set(this.found.map((r) => r.network.slot)));
+    // Instances on another bridge (an earlier start on another --subnet) hold no address of ours.
+    const ours = this.found.filter((r) => r.network.bridge === this.bridge);
+    for (const record of ours) this.pool.reserve(record.network.slot);
+    await this.removeStale(tools, new Set(ours.map((r) => r.network.slot)));
     await this.checkSubnetIsFree(tools);
 
     const exists = await this.capture(bridgeExistsArgv(tools, this.bridge), 'look up the bridge', true);
@@ -285,11 +294,24 @@ export class LocalNetnsBackend implements InstanceBackend {
           await this.run(argv, `remove the network of instance ${instance.id}`, true);
         }
         await this.networkEvents?.detached(instance.network.address).catch(() => undefined);
-        this.pool.release(instance.network.slot);
         this.records?.remove(instance.id);
         if (this.instances.get(instance.id) === instance) this.instances.delete(instance.id);
+        if (instance.network.bridge === this.bridge) this.pool.release(instance.network.slot);
+        else await this.retireIfUnused(tools, instance.network);
       },
     };
+  }
+
+  /**
+   * The last instance on an earlier start's bridge (another --subnet) is gone: that bridge, its
+   * fallback route and its firewall table go too.
+   */
+  private async retireIfUnused(tools: HostTools, network: InstanceNetwork): Promise<void> {
+    if ([...this.instances.values()].some((i) => i.network.bridge === network.bridge)) return;
+    const [a, b] = network.address.split('.');
+    await this.run(deleteLinkArgv(tools, network.bridge), `delete bridge ${network.bridge}`, true);
+    await this.run(subnetFallbackRouteArgv(tools, `${a}.${b}.0.0/${network.prefixLength}`, 'delete'), 'remove the fallback route', true);
+    await this.onBridgeRetired?.(network.bridge).catch(() => undefined);
   }
 
   private requireInit(): HostTools {
