@@ -19,7 +19,7 @@ import { lockDownDataFolder } from './data-folder-modes.js';
 import { migrateAppFolders } from './migrate-app-folders.js';
 import { removeApp } from '../pipeline/app-removal.js';
 import { startOneOff } from '../pipeline/one-off.js';
-import { Firewall } from '../network/firewall.js';
+import { deleteFirewallTable, Firewall } from '../network/firewall.js';
 import { AddonAccess } from '../network/addon-access-sync.js';
 import { addonCatalog } from '../network/addon-catalog.js';
 import { PostgresqlProvider } from '../addons/postgresql/postgresql-provider.js';
@@ -40,7 +40,6 @@ import { INTERRUPTED_BY_RESTART, resumeDeployments } from './resume-deployments.
 import { platformEvents } from './platform-events-setup.js';
 import { startNotifications } from './notifications-setup.js';
 import type { AddressGuard } from '../notifications/address-guard.js';
-import { placeDataPlaneIn } from '../executor/data-plane-cgroup.js';
 import { placeDataPlaneIn } from '../executor/data-plane-cgroup.js';
 import { DrainService } from '../drains/drain-service.js';
 import { oneOffLog } from './one-off-log.js';
@@ -120,8 +119,6 @@ export class Daemon {
     });
     // What outlives the daemon lives in a control group of its own, apart from the daemon's unit.
     placeDataPlaneIn(sandboxes.cgroups.dataPlaneGroup());
-    // What outlives the daemon lives in a control group of its own, apart from the daemon's unit.
-    placeDataPlaneIn(sandboxes.cgroups.dataPlaneGroup());
     // Builds and one-off commands end with the daemon; instances and their workers outlive it.
     this.onStopDataPlane(
       'sandboxes',
@@ -137,6 +134,8 @@ export class Daemon {
       subnet: options.subnet,
       sandboxes,
       recordsDir: join(options.dataDir, 'instances'),
+      // The bridge of an earlier start on another --subnet, once its last instance moved here.
+      onBridgeRetired: (bridge) => deleteFirewallTable(bridge),
     });
     // An earlier daemon's builds and one-off commands are killed with their cgroups and their
     // build folders wiped (with the build credentials beside them); its instances are adopted.
@@ -454,6 +453,12 @@ export class Daemon {
     // Add-on servers first: the apps restored next connect to them.
     await addons.resumeAll();
     await runtime.restoreAll();
+    // Started on Swarm after a start on this machine's sandboxes: those instances served until
+    // the tasks took over, and stop now.
+    if (instances)
+      void backend
+        .adoptAll(() => undefined)
+        .catch((error: Error) => log(`Stopping the local instances of an earlier start: ${error.message}`));
     // Every sandbox that outlived the last daemon is known again: PostgreSQL's client rules,
     // kept as that daemon left them until now, follow the sandboxes alive.
     await addonAccess.linksChanged();
