@@ -10,6 +10,11 @@ export interface CertificateManagerOptions {
   store: Store;
   router: Router;
   ca: InternalCa;
+  /**
+   * Signs custom names until ACME or an upload gives them a real certificate: nobody is asked to
+   * trust it, so a tenant adding a name gets nothing clients of the platform CA would accept.
+   */
+  provisional: InternalCa;
   /** Apps are reached at `<app_id>.<domain>`: the internal CA signs `*.<domain>` (see platformNames). */
   platformDomain: string;
   /** Absent: no ACME directory configured, every name gets the internal CA's certificate. */
@@ -124,12 +129,12 @@ export class CertificateManager implements DomainService {
     }
   }
 
-  private async internalFor(names: string | string[]): Promise<IssuedCertificate & { notBefore: Date }> {
+  private async internalFor(names: string | string[], issuer: InternalCa): Promise<IssuedCertificate & { notBefore: Date }> {
     const list = typeof names === 'string' ? [names] : names;
     const name = list.join(',');
     let cert = this.internal.get(name);
     if (!cert) {
-      const issued = await this.options.ca.issue(list);
+      const issued = await issuer.issue(list);
       cert = { ...issued, notBefore: new Date(new X509Certificate(issued.certificatePem).validFrom) };
       this.internal.set(name, cert);
     }
@@ -151,7 +156,7 @@ export class CertificateManager implements DomainService {
       platformDomain,
       store.apps.all().map((app) => app.id),
     );
-    const platform = names.length > 0 ? await this.internalFor(names) : undefined;
+    const platform = names.length > 0 ? await this.internalFor(names, this.options.ca) : undefined;
     if (platform) certs.push({ names: platform.names, certificatePem: platform.certificatePem, privateKeyPem: platform.privateKeyPem });
     const now = Date.now();
     for (const domain of store.domains.all()) {
@@ -164,9 +169,9 @@ export class CertificateManager implements DomainService {
         served.set(domain.fqdn, { source: best.source, not_after: best.not_after });
         continue;
       }
-      const internal = await this.internalFor(domain.fqdn);
-      certs.push({ names: internal.names, certificatePem: internal.certificatePem, privateKeyPem: internal.privateKeyPem });
-      served.set(domain.fqdn, { source: 'internal', not_after: internal.notAfter.toISOString() });
+      const provisional = await this.internalFor(domain.fqdn, this.options.provisional);
+      certs.push({ names: provisional.names, certificatePem: provisional.certificatePem, privateKeyPem: provisional.privateKeyPem });
+      served.set(domain.fqdn, { source: 'provisional', not_after: provisional.notAfter.toISOString() });
     }
     for (const name of this.internal.keys()) {
       if (name !== platform?.names.join(',') && !store.domains.byName(name)) this.internal.delete(name);

@@ -53,3 +53,18 @@ test('the internal CA is created once, its key 0600, and what it issues verifies
     server.close();
   }
 });
+
+test('a CA without the name constraint (an upgrade, or a new --domain) is replaced by a constrained one, the old kept aside unused', async () => {
+  const folder = join(mkdtempSync(join(tmpdir(), 'slipway-ca-')), 'ca');
+  const old = await InternalCa.openOrCreate(folder, 'apps.test');
+  const oldPem = readFileSync(old.certificatePath, 'utf8');
+  const constrained = await InternalCa.openOrCreate(folder, 'apps.test', { permittedDomain: 'apps.test' });
+  assert.ok(constrained.retiredTo, 'the old CA was retired');
+  assert.equal(readFileSync(join(constrained.retiredTo, 'ca.pem'), 'utf8'), oldPem);
+  assert.equal(statSync(join(constrained.retiredTo, 'ca.key')).mode & 0o777, 0o600);
+  assert.notEqual(readFileSync(constrained.certificatePath, 'utf8'), oldPem);
+  const again = await InternalCa.openOrCreate(folder, 'apps.test', { permittedDomain: 'apps.test' });
+  assert.equal(again.retiredTo, undefined, 'a constrained CA is kept from start to start');
+  const moved = await InternalCa.openOrCreate(folder, 'other.test', { permittedDomain: 'other.test' });
+  assert.ok(moved.retiredTo, 'a new platform domain gets a CA of its own');
+});

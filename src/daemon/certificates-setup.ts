@@ -24,7 +24,16 @@ export async function startCertificates(input: {
   log(line: string): void;
 }): Promise<{ manager: CertificateManager; caCertificatePath: string }> {
   const { options, store, router, challenges, log } = input;
-  const ca = await InternalCa.openOrCreate(join(options.dataDir, 'ca'), options.domain);
+  const ca = await InternalCa.openOrCreate(join(options.dataDir, 'ca'), options.domain, { permittedDomain: options.domain });
+  if (ca.retiredTo) {
+    log(
+      `The internal CA was not constrained to ${options.domain}: a new CA that can only sign names under ${options.domain} replaces it at ${ca.certificatePath}. ` +
+        `Clients must trust the new one and should stop trusting the old one (kept, unused, in ${ca.retiredTo}).`,
+    );
+  }
+  const provisional = await InternalCa.openOrCreate(join(options.dataDir, 'ca', 'provisional'), options.domain, {
+    commonName: 'slipway provisional issuer - not to be trusted',
+  });
   const settings = options.certificates ?? {};
   const acme = settings.acmeDirectory
     ? new AcmeIssuer({
@@ -40,6 +49,7 @@ export async function startCertificates(input: {
     store,
     router,
     ca,
+    provisional,
     platformDomain: options.domain,
     acme,
     applyRoutes: input.applyRoutes,

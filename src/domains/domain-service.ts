@@ -1,6 +1,7 @@
 /** The certificate the router serves for a name, as users see it. */
 export interface ServedCertificate {
-  source: 'acme' | 'uploaded' | 'internal';
+  /** internal: the platform CA (platform names only); provisional: an issuer nobody trusts, until ACME or an upload. */
+  source: 'acme' | 'uploaded' | 'internal' | 'provisional';
   not_after: string;
 }
 

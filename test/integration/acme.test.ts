@@ -82,11 +82,14 @@ before(async () => {
   store.domains.add(app.id, DOMAIN);
   store.domains.add(app.id, '*.slipway-acme.dev');
   store.domains.add(app.id, 'intranet.test');
-  const ca = await InternalCa.openOrCreate(join(mkdtempSync(join(tmpdir(), 'slipway-acme-ca-')), 'ca'), 'slipway.test');
+  const caFolder = mkdtempSync(join(tmpdir(), 'slipway-acme-ca-'));
+  const ca = await InternalCa.openOrCreate(join(caFolder, 'ca'), 'slipway.test', { permittedDomain: 'slipway.test' });
+  const provisional = await InternalCa.openOrCreate(join(caFolder, 'provisional'), 'slipway.test');
   manager = new CertificateManager({
     store,
     router: recordingRouter,
     ca,
+    provisional,
     platformDomain: 'slipway.test',
     acme: new AcmeIssuer({
       store,
@@ -112,11 +115,11 @@ after(async () => {
   store?.close();
 });
 
-test('a public domain gets a certificate by ACME HTTP-01; until then, and for wildcards and private names, the internal CA serves', {
+test('a public domain gets a certificate by ACME HTTP-01; until then, and for wildcards and private names, the provisional issuer serves', {
   skip,
 }, async () => {
-  assert.equal(manager.served('*.slipway-acme.dev')?.source, 'internal', 'HTTP-01 cannot prove a wildcard');
-  assert.equal(manager.served('intranet.test')?.source, 'internal', 'no public CA issues for .test');
+  assert.equal(manager.served('*.slipway-acme.dev')?.source, 'provisional', 'HTTP-01 cannot prove a wildcard');
+  assert.equal(manager.served('intranet.test')?.source, 'provisional', 'no public CA issues for .test');
   assert.equal(store.acme.order('intranet.test'), undefined);
 
   await until('the ACME certificate', () => (manager.served(DOMAIN)?.source === 'acme' ? true : undefined));
@@ -147,7 +150,7 @@ test('an ACME certificate is renewed before it expires and the router gets the n
   assert.match(logged.join('\n'), /ACME: renewed the certificate of shop\.slipway-acme\.dev/);
 });
 
-test("a refused order is recorded with the CA's reason and the internal certificate keeps serving", { skip }, async () => {
+test("a refused order is recorded with the CA's reason and the provisional certificate keeps serving", { skip }, async () => {
   const app = store.apps.all()[0]!;
   store.domains.add(app.id, 'refused.slipway-acme.dev');
   await manager.changed();
@@ -155,7 +158,7 @@ test("a refused order is recorded with the CA's reason and the internal certific
     store.acme.order('refused.slipway-acme.dev')?.state === 'invalid' ? store.acme.order('refused.slipway-acme.dev') : undefined,
   );
   assert.match(order.error ?? '', /refused|blocked|policy|forbid/i);
-  assert.equal(manager.served('refused.slipway-acme.dev')?.source, 'internal');
+  assert.equal(manager.served('refused.slipway-acme.dev')?.source, 'provisional');
   assert.match(logged.join('\n'), /ACME: no certificate for refused\.slipway-acme\.dev/);
 });
 

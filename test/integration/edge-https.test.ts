@@ -1,12 +1,14 @@
 import { selfSignedCertificate } from '../support/self-signed.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:http2';
-import { request as httpsRequest } from 'node:https';
+import { createServer as createHttpsServer, request as httpsRequest } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { freePort } from '../support/free-port.js';
 import { checkoutExample, createApp, pushAndWait, registerSshKey } from '../support/deploy.js';
@@ -127,11 +129,83 @@ test('<app_id>.<domain> answers over HTTPS with the internal CA, HTTP/1.1 and HT
   }
 });
 
-test('a private custom domain gets the internal CA, an uploaded certificate replaces it', async () => {
+test('the internal CA is name-constrained to the platform domain: a certificate it signed for another name is refused', async () => {
+  const text = execFileSync('openssl', ['x509', '-in', caFile, '-noout', '-text'], { encoding: 'utf8' });
+  assert.match(text, /X509v3 Name Constraints: critical\s+Permitted:\s+DNS:slipway\.test\s/);
+  // Signed with the CA's own key (root's): what a CA without the constraint would let through.
+  const work = mkdtempSync(join(tmpdir(), 'slipway-outside-'));
+  const key = join(work, 'outside.key');
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-new',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      join(work, 'outside.csr'),
+      '-subj',
+      '/CN=bank.example.com',
+    ],
+    { stdio: 'ignore' },
+  );
+  writeFileSync(join(work, 'ext'), 'subjectAltName=DNS:bank.example.com\n');
+  execFileSync(
+    'openssl',
+    [
+      'x509',
+      '-req',
+      '-in',
+      join(work, 'outside.csr'),
+      '-CA',
+      caFile,
+      '-CAkey',
+      join(dirname(caFile), 'ca.key'),
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-extfile',
+      join(work, 'ext'),
+      '-out',
+      join(work, 'outside.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
+  const server = createHttpsServer({ cert: readFileSync(join(work, 'outside.pem')), key: readFileSync(key) }, (_req, res) => res.end('ok'));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const port = (server.address() as AddressInfo).port;
+    await assert.rejects(
+      new Promise((resolve, reject) => {
+        const req = httpsRequest(
+          { host: '127.0.0.1', port, servername: 'bank.example.com', ca: readFileSync(caFile), agent: false },
+          resolve,
+        );
+        req.on('error', reject);
+        req.end();
+      }),
+      /permitted subtree violation/,
+    );
+  } finally {
+    server.close();
+  }
+});
+
+test('a private custom domain gets a provisional certificate no client trusts, an uploaded certificate replaces it', async () => {
   await cliOk(['domain', 'add', 'shop.intranet.test']);
   const ca = readFileSync(caFile);
-  assert.equal((await overHttps('shop.intranet.test', ca)).status, 200);
-  assert.equal(await servedSource('shop.intranet.test'), 'internal');
+  await assert.rejects(
+    overHttps('shop.intranet.test', ca),
+    /self.signed|unable to (verify|get local issuer)/i,
+    'the platform CA does not vouch for it',
+  );
+  assert.equal(await servedSource('shop.intranet.test'), 'provisional');
+  assert.match(await cliOk(['domain']), /shop\.intranet\.test +certificate: provisional, .*trusted by no client/);
 
   const keys = mkdtempSync(join(tmpdir(), 'slipway-upload-'));
   const upload = selfSignedCertificate(keys, 'upload', ['shop.intranet.test']);
@@ -153,7 +227,11 @@ test('a wildcard domain routes every sub-domain without its own entry, over HTTP
     assert.equal(plain.status, 200, host);
     assert.equal(JSON.parse(plain.body).appId, appId);
   }
-  assert.equal((await overHttps('a.wild.test', readFileSync(caFile), '/facts')).status, 200, 'the internal CA signs the wildcard');
+  await assert.rejects(
+    overHttps('a.wild.test', readFileSync(caFile), '/facts'),
+    /self.signed|unable to (verify|get local issuer)/i,
+    'the platform CA does not sign the wildcard',
+  );
   assert.equal((await overHttp('wild.test', '/')).status, 404, 'the wildcard does not cover the bare name');
   await cliOk(['domain', 'rm', '*.wild.test']);
   assert.equal((await overHttp('a.wild.test', '/')).status, 404);

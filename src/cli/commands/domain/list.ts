@@ -11,7 +11,7 @@ export function printDomains(out: (text: string) => void, listing: DomainListing
   for (const d of listing.domains) {
     const shown = d.name === d.fqdn ? d.fqdn : `${d.fqdn} (${d.name})`;
     const cert = d.certificate
-      ? `certificate: ${d.certificate.source}, until ${d.certificate.not_after.slice(0, 10)}`
+      ? `certificate: ${d.certificate.source}, until ${d.certificate.not_after.slice(0, 10)}${d.certificate.source === 'provisional' ? ' (trusted by no client: upload one with `slipway domain cert set`, or use ACME)' : ''}`
       : 'no certificate yet';
     if (d.verification?.state === 'pending') {
       out(`${mark(d.fqdn)}${shown}    waiting for DNS proof: TXT ${d.verification.record} "${d.verification.token}" (not routed)\n`);
