@@ -94,7 +94,7 @@ export interface DomainView {
   wildcard: boolean;
   favourite: boolean;
   created_at: string;
-  certificate: { source: 'acme' | 'uploaded' | 'internal'; not_after: string } | null;
+  certificate: { source: 'acme' | 'uploaded' | 'internal' | 'provisional'; not_after: string } | null;
   acme: { state: 'pending' | 'valid' | 'invalid'; error: string | null; failures: number; retry_after: string | null } | null;
   verification: { state: 'pending' | 'verified'; record: string; token: string | null; verified_at: string | null };
 }
