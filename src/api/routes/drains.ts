@@ -76,11 +76,12 @@ export function drainRoutes(router: HttpRouter<ApiContext>): void {
     return { drain: view };
   });
 
-  for (const [verb, enabled] of [
-    ['enable', true],
-    ['disable', false],
+  // PUT turns a drain on, DELETE off: both may be repeated with the same outcome.
+  for (const [method, verb, enabled] of [
+    ['PUT', 'enable', true],
+    ['DELETE', 'disable', false],
   ] as const) {
-    router.add('POST', `/v1/apps/:app/drains/:drain/${verb}`, drainSpecs[verb], (ctx) => {
+    router.add(method, '/v1/apps/:app/drains/:drain/enabled', drainSpecs[verb], (ctx) => {
       const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
       const row = ownDrain(ctx, app, ctx.params.drain!);
       ctx.deps.store.drains.setEnabled(row.id, enabled);

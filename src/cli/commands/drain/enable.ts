@@ -15,7 +15,7 @@ function toggle(verb: 'enable' | 'disable'): Command {
     examples: [`slipway drain ${verb} drain_0b6f…`],
     async run(ctx, [id], options) {
       const app = await resolveAppOption(ctx, options);
-      await ctx.client().request('POST', `/v1/apps/${app.id}/drains/${encodeURIComponent(id!)}/${verb}`);
+      await ctx.client().request(verb === 'enable' ? 'PUT' : 'DELETE', `/v1/apps/${app.id}/drains/${encodeURIComponent(id!)}/enabled`);
       ctx.err(`Drain ${id} of ${app.name} ${verb}d.\n`);
     },
   };
