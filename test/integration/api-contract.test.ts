@@ -311,6 +311,19 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   await call('GET', `${base}/traffic`, undefined, { expect: 200 });
   await call('GET', '/metrics', undefined, { expect: 200 });
   await call('GET', '/metrics', undefined, { token: null, expect: 401 });
+  // Log drains: created, listed, turned off and on, removed; a URL at slipway itself is refused.
+  const { drain } = await call<{ drain: { id: string } }>(
+    'POST',
+    `${base}/drains`,
+    { type: 'HTTP', url: 'http://127.0.0.1:9/in' },
+    { expect: 201 },
+  );
+  await call('POST', `${base}/drains`, { type: 'HTTP', url: `${daemon.apiUrl}/v1/apps` }, { expect: 400 });
+  await call('GET', `${base}/drains`, undefined, { expect: 200 });
+  await call('DELETE', `${base}/drains/${drain.id}/enabled`, undefined, { expect: 200 });
+  await call('PUT', `${base}/drains/${drain.id}/enabled`, undefined, { expect: 200 });
+  await call('DELETE', `${base}/drains/${drain.id}`, undefined, { expect: 200 });
+  await call('DELETE', `${base}/drains/${drain.id}`, undefined, { expect: 404 });
   await call('GET', `${base}/status`, undefined, { expect: 200 });
   await call('GET', `${base}/plan`, undefined, { expect: 200 });
   await call('GET', `${base}/plan?commit=${pushed[0]!.slice(0, 12)}`, undefined, { expect: 200 });
