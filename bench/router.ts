@@ -18,7 +18,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { NginxRouter } from '../src/router/nginx/nginx-router.js';
+import { NginxRouter } from './nginx/nginx-router.js';
 import { HaproxyRouter } from '../src/router/haproxy/haproxy-router.js';
 
 export interface WrkResult {

@@ -50,7 +50,7 @@ const MACHINE_TESTS = [
   'src/toolchains/sbt/launcher.test.ts',
   'src/toolchains/sbt/maven-repository.test.ts',
   'src/receiver/ssh-git-server.test.ts',
-  'src/router/nginx/nginx-router.test.ts',
+  'bench/nginx/nginx-router.test.ts',
   'src/router/haproxy/haproxy-router.test.ts',
   'src/router/haproxy/supervision.test.ts',
 ];
@@ -59,7 +59,8 @@ const args = process.argv.slice(2);
 const unitOnly = args.includes('--unit');
 const filter = args.find((a) => !a.startsWith('--'));
 const pick = (files) => (filter ? files.filter((f) => f.includes(filter)) : files);
-const unit = pick(findTests(join(root, 'src')));
+// The bench's own helpers (the nginx reference engine) are tested with the code beside them.
+const unit = pick([...findTests(join(root, 'src')), ...findTests(join(root, 'bench'))]);
 const integration = pick(findTests(join(root, 'test')));
 const files = unitOnly
   ? [...unit.filter((f) => !MACHINE_TESTS.includes(f)), ...integration.filter((f) => f.startsWith('test/contracts/'))]

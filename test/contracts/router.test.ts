@@ -1,13 +1,13 @@
 /**
- * The router contract against every engine: the fake (always), nginx and HAProxy (when their
- * Debian binaries are installed; skipped saying which one is missing otherwise).
+ * The router contract against every engine: the fake (always) and HAProxy (when its Debian
+ * binary is installed; skipped saying so otherwise). nginx is the bench's reference
+ * (bench/nginx/), not an engine of the daemon: its own tests are beside it.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeRouter } from '../support/fakes/fake-router.js';
-import { NginxRouter } from '../../src/router/nginx/nginx-router.js';
 import { HaproxyRouter } from '../../src/router/haproxy/haproxy-router.js';
 import { runRouterContract } from './router.contract.js';
 
@@ -23,17 +23,6 @@ runRouterContract({
   async make() {
     const router = new FakeRouter();
     return { router, port: () => router.port, cleanup: async () => undefined };
-  },
-});
-
-runRouterContract({
-  name: 'NginxRouter',
-  missing: missingBinary('/usr/sbin/nginx', 'nginx-light'),
-  async make(port) {
-    const { dir, cleanup } = await workDir('nginx');
-    // A short drain keeps stop() quick; the drain test's request takes 1.5 s.
-    const router = new NginxRouter({ listenHost: '127.0.0.1', port, workDir: dir, drainTimeoutSeconds: 5 });
-    return { router, port: () => port, cleanup };
   },
 });
 

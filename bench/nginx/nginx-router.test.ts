@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NginxRouter } from './nginx-router.js';
-import type { HostRoute, RoutingTable, Upstream } from '../router.js';
+import type { HostRoute, RoutingTable, Upstream } from '../../src/router/router.js';
 import { childPids, processTitle } from './proc.js';
 import { spawn } from 'node:child_process';
 

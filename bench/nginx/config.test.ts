@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { nginxRunArgv, nginxTestArgv } from './commands.js';
 import { renderNginxConfig, validateWorkDir, type NginxConfigInput } from './config.js';
-import { nginxQuoted, noInstancePage } from '../pages.js';
-import { validateCidr, validateHostName, validateIPv4, validatePort, validateTable } from '../validate.js';
+import { nginxQuoted, noInstancePage } from '../../src/router/pages.js';
+import { validateCidr, validateHostName, validateIPv4, validatePort, validateTable } from '../../src/router/validate.js';
 
 const route = (upstreams: { address: string; port: number }[]) => ({ appId: 'app_test', upstreams, forceHttps: false });
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appOfHost, parseNginxAccessLine } from './access-log-tail.js';
-import type { ValidatedRoute } from '../validate.js';
+import type { ValidatedRoute } from '../../src/router/validate.js';
 
 const APP = 'app_00000000-0000-4000-8000-000000000001';
 const WILD = 'app_00000000-0000-4000-8000-000000000002';

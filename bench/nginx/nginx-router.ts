@@ -13,15 +13,15 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startAttachedServer, type AttachedServer } from '../../executor/start-attached.js';
-import { engineEnv, runEngineTool as run, stopGracefully, systemUserExists } from '../engine-process.js';
-import type { AccessRecord, Router, RoutingTable, TlsCertificate } from '../router.js';
+import { startAttachedServer, type AttachedServer } from '../../src/executor/start-attached.js';
+import { engineEnv, runEngineTool as run, stopGracefully, systemUserExists } from '../../src/router/engine-process.js';
+import type { AccessRecord, Router, RoutingTable, TlsCertificate } from '../../src/router/router.js';
 import { AccessLogTail, appOfHost, parseNginxAccessLine } from './access-log-tail.js';
 import { nginxRunArgv, nginxTestArgv, type NginxCommandInput } from './commands.js';
 import { nginxPaths, renderNginxConfig, validateWorkDir, type NginxPaths } from './config.js';
 import { readGeneration } from './control.js';
 import { childPids, processTitle, workerStoppedAccepting } from './proc.js';
-import { validateIPv4, validatePort, validateTable, type ValidatedRoute } from '../validate.js';
+import { validateIPv4, validatePort, validateTable, type ValidatedRoute } from '../../src/router/validate.js';
 
 export interface NginxRouterOptions {
   /** IPv4 address to listen on, e.g. "0.0.0.0" or "127.0.0.1". */

@@ -9,9 +9,9 @@
  * without exposing anything on the network.
  */
 import { join } from 'node:path';
-import { nginxQuoted, noInstancePage, unknownHostPage, upstreamFailedPage } from '../pages.js';
-import type { ValidatedRoute } from '../validate.js';
-import { validateIPv4, validatePort } from '../validate.js';
+import { nginxQuoted, noInstancePage, unknownHostPage, upstreamFailedPage } from '../../src/router/pages.js';
+import type { ValidatedRoute } from '../../src/router/validate.js';
+import { validateIPv4, validatePort } from '../../src/router/validate.js';
 
 export interface NginxConfigInput {
   /** Absolute directory holding config, pid, logs, temp files and the control socket. */

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
-import type { AccessRecord } from '../router.js';
-import type { ValidatedRoute } from '../validate.js';
+import type { AccessRecord } from '../../src/router/router.js';
+import type { ValidatedRoute } from '../../src/router/validate.js';
 
 /**
  * nginx's access log (`log_format slipway` in config.ts) turned into the router's request
