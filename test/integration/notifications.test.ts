@@ -12,6 +12,7 @@ import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { commitAll, createApp, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { runCli } from '../support/cli.js';
 import { waitUntil } from '../support/wait.js';
+import { launchBrowser, openConsolePage } from '../e2e/browser.js';
 
 /** docs/behaviour.md, Notifications: a real HTTP receiver and a real SMTP server on loopback. */
 
@@ -226,6 +227,29 @@ test('a failing deployment reaches a signed webhook, a Slack webhook and the SMT
 
   const mailDeliveries = await daemon.cli(['notify-email', 'deliveries', 'team', '--format', 'json'], { cwd: appDir });
   assert.equal(JSON.parse(mailDeliveries.stdout).deliveries[0].state, 'delivered');
+});
+
+test('the console shows the app’s notifications and the attempts of the last deliveries', async () => {
+  const browser = await launchBrowser();
+  try {
+    const { page } = browser;
+    page.setDefaultTimeout(30_000);
+    await openConsolePage(page, `${daemon.apiUrl}/`);
+    await page.getByLabel('API token').fill(daemon.adminToken);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Organisations' }).waitFor();
+    await openConsolePage(page, `${daemon.apiUrl}/#/apps/${appId}`);
+    const card = page.locator('#notifications');
+    await card.locator('tr[data-webhook="flaky"]').getByText('delivered').waitFor();
+    await card.locator('tr[data-notify-email="team"]').getByText('e-mail: ops@example.test, user').waitFor();
+    const retried = card.getByRole('listitem').filter({ hasText: 'webhook flaky' });
+    await retried.getByText('attempt 1 failed (the receiver answered 500); attempt 2 ok 200').waitFor();
+    await browser.screenshot('notifications-card');
+    const text = await card.innerText();
+    for (const secret of Object.values(secrets)) assert.ok(!text.includes(secret));
+  } finally {
+    await browser.close();
+  }
 });
 
 test('secrets are shown once: never in listings, deliveries nor the daemon output', async () => {
