@@ -9,8 +9,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { steadyLoad } from '../support/steady-load.js';
 
-// The router under steady load (keep-alive HTTP/1.1, HTTP/2 over TLS, new connections) across
+// The router under steady load (keep-alive HTTP/1.1, HTTP/2 over TLS, new connections, POSTs) across
 // redeploys, a restart, instance count changes and certificate changes: not one failed request.
 // Also: forwarded headers from a trusted proxy and from anyone else, on both listeners.
 let daemon: TestDaemon;
@@ -63,45 +64,6 @@ function h2Get(session: ClientHttp2Session, headers: Record<string, string> = {}
 
 const h2Session = () => http2Connect(`https://127.0.0.1:${daemon.httpsPort}`, { servername: host, rejectUnauthorized: false });
 
-/** Steady load of three kinds until stopped; every failure is kept with its kind. */
-function steadyLoad() {
-  let running = true;
-  const failures: string[] = [];
-  const counts = { keepAlive: 0, http2: 0, fresh: 0 };
-  const releases = new Set<string>();
-  const agent = new Agent({ keepAlive: true, maxSockets: 8 });
-  const record = (kind: keyof typeof counts, r: { status: number; body: string }) => {
-    if (r.status !== 200) return failures.push(`${kind}: status ${r.status} ${r.body.slice(0, 100)}`);
-    counts[kind]++;
-    releases.add((JSON.parse(r.body) as Facts).release);
-  };
-  const loop = async (kind: keyof typeof counts, once: () => Promise<{ status: number; body: string }>) => {
-    while (running) {
-      try {
-        record(kind, await once());
-      } catch (error) {
-        failures.push(`${kind}: ${(error as Error).message}`);
-      }
-    }
-  };
-  const session = h2Session();
-  session.on('error', (error) => failures.push(`http2 session: ${error.message}`));
-  const loops = [
-    ...Array.from({ length: 8 }, () => loop('keepAlive', () => keepAliveGet(agent))),
-    ...Array.from({ length: 4 }, () => loop('http2', () => h2Get(session))),
-    loop('fresh', () => getThroughRouter(daemon, host)),
-  ];
-  return {
-    async stop() {
-      running = false;
-      await Promise.all(loops);
-      agent.destroy();
-      session.close();
-      return { failures, counts, releases };
-    },
-  };
-}
-
 async function setInstances(count: number): Promise<void> {
   const response = await fetch(`${daemon.apiUrl}/v1/apps/${appId}/instances`, {
     method: 'PUT',
@@ -151,10 +113,10 @@ test('forwarded headers: the listener sets the protocol; a trusted proxy keeps a
   assert.deepEqual([tls.forwardedFor, tls.forwardedProto, tls.forwardedHost], ['127.0.0.1', 'https', host]);
 });
 
-test('steady keep-alive, HTTP/2 and new-connection load across five redeploys, a restart, instance count changes and certificate changes: zero errors', {
+test('steady keep-alive, HTTP/2, new-connection and POST load across five redeploys, a restart, instance count changes and certificate changes: zero errors', {
   timeout: 600_000,
 }, async () => {
-  const load = steadyLoad();
+  const load = steadyLoad(daemon, host);
   await sleep(300);
   for (let n = 1; n <= 5; n++) {
     newRelease(dir, `r${n}`);
@@ -176,8 +138,8 @@ test('steady keep-alive, HTTP/2 and new-connection load across five redeploys, a
     await sleep(300);
   }
   await sleep(500);
-  const { failures, counts, releases } = await load.stop();
-  assert.deepEqual(failures, [], `failed requests: ${failures.length}`);
+  const { failures, failureCount, counts, releases } = await load.stop();
+  assert.deepEqual(failures, [], `failed requests: ${failureCount}`);
   for (const [kind, count] of Object.entries(counts)) assert.ok(count > 20, `${kind}: only ${count} requests`);
   assert.ok(releases.has('r5'), `the load reached the last release (saw ${[...releases].join(', ')})`);
   const last = JSON.parse((await getThroughRouter(daemon, host)).body) as Facts;
