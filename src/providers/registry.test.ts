@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appTypes, makeProviders } from './registry.js';
+import { APP_TYPES } from './app-types.js';
 
 test('every provider is registered under its own name, and is an application type with a label', () => {
   const providers = makeProviders();
@@ -10,4 +11,6 @@ test('every provider is registered under its own name, and is an application typ
     [...providers.keys()],
   );
   for (const t of appTypes()) assert.ok(t.label.trim().length > 0, `${t.name} has no label`);
+  // The list the CLI reads without loading the providers is the registry's, in its order.
+  assert.deepEqual(APP_TYPES, appTypes());
 });

@@ -1,3 +1,4 @@
+import type { AppTypeInfo } from './app-types.js';
 import type { Provider } from './plan.js';
 import { makeNodeProvider } from './node/node-provider.js';
 import { sbtProvider } from './sbt/sbt-provider.js';
@@ -10,10 +11,7 @@ export function makeProviders(): ReadonlyMap<string, Provider> {
   ]);
 }
 
-export interface AppTypeInfo {
-  name: string;
-  label: string;
-}
+export type { AppTypeInfo };
 
 const APP_TYPES: readonly AppTypeInfo[] = [...makeProviders().values()].map((p) => ({ name: p.name, label: p.label }));
 

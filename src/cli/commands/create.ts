@@ -1,10 +1,11 @@
 import type { Command } from '../command.js';
 import { assertAliasFree, linkApp } from '../link-file.js';
 import { UsageError } from '../errors.js';
-import { appTypes } from '../../providers/registry.js';
+// The list alone, not the registry: loading the providers would slow every command's start.
+import { APP_TYPES } from '../../providers/app-types.js';
 import type { AppSummary } from '../resolve-app.js';
 
-const TYPES = appTypes().map((t) => t.name);
+const TYPES = APP_TYPES.map((t) => t.name);
 
 export const create: Command = {
   path: ['create'],
@@ -16,9 +17,7 @@ export const create: Command = {
       short: 't',
       value: `<${TYPES.join('|')}>`,
       choices: TYPES,
-      description: `The runtime: ${appTypes()
-        .map((t) => `${t.name} (${t.label})`)
-        .join(', ')}`,
+      description: `The runtime: ${APP_TYPES.map((t) => `${t.name} (${t.label})`).join(', ')}`,
     },
     region: { type: 'string', short: 'r', value: '<par|mtl>', choices: ['par', 'mtl'], description: 'The region label (default par)' },
     org: { type: 'string', short: 'o', value: '<org>', description: 'The organisation (id or name); optional when you belong to only one' },

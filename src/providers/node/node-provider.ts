@@ -3,6 +3,7 @@
  * (docs/behaviour.md: Variables, Project files, Node.js and Bun builds, Private dependencies, Versions). Each decision lives in its own module; this file reads
  * the project once and puts the decisions together, in the order the deploy log prints them.
  */
+import { NODE_APP_TYPE } from '../app-types.js';
 import path from 'node:path';
 import { repositoryTree } from '../../sandbox/untrusted-tree.js';
 import { PlanError, type BuildPlan, type PlanContext, type Provider } from '../plan.js';
@@ -57,8 +58,8 @@ function safeMisePath(value: string): string {
 
 export function makeNodeProvider(options: NodeProviderOptions = {}): Provider {
   return {
-    name: 'node',
-    label: 'Node.js or Bun',
+    name: NODE_APP_TYPE.name,
+    label: NODE_APP_TYPE.label,
 
     async detect(sourceDir: string): Promise<boolean> {
       // A package.json that is a link out of the repository is refused here, by name.

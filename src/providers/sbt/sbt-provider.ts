@@ -3,6 +3,7 @@
  * launcher, then start the script written by sbt-native-packager's `stage`.
  */
 import { join } from 'node:path';
+import { SBT_APP_TYPE } from '../app-types.js';
 import { repositoryTree } from '../../sandbox/untrusted-tree.js';
 import { selectJdk } from '../../toolchains/sbt/jdks.js';
 import { PlanError, type BuildPlan, type PlanCommand, type PlanContext, type Provider } from '../plan.js';
@@ -131,8 +132,8 @@ export async function planSbt(context: PlanContext): Promise<BuildPlan> {
 }
 
 export const sbtProvider: Provider = {
-  name: 'sbt',
-  label: 'Scala or Java built with sbt',
+  name: SBT_APP_TYPE.name,
+  label: SBT_APP_TYPE.label,
   async detect(sourceDir: string): Promise<boolean> {
     // A build.sbt that is a link out of the repository is refused here, by name.
     const repository = repositoryTree(sourceDir);
