@@ -31,7 +31,8 @@ let doc: Document;
 const seen = new Map<string, Set<number>>();
 
 before(async () => {
-  daemon = await startDaemon();
+  // An SMTP server nobody listens at: e-mail notifications can be added (no mail is sent here).
+  daemon = await startDaemon(['--smtp-url', 'smtp://127.0.0.1:9']);
   doc = (await (await fetch(`${daemon.apiUrl}/v1/openapi.json`)).json()) as Document;
 });
 
@@ -353,6 +354,24 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   // The runtime list needs the daemon's npm registry; without it the route answers 502, as declared.
   const runtimes = await fetch(`${daemon.apiUrl}/v1/runtimes`, { headers: { authorization: `Bearer ${daemon.adminToken}` } });
   check('GET', '/v1/runtimes', runtimes.status, runtimes.headers.get('content-type') ?? '', await runtimes.text());
+
+  // Notifications: webhooks, e-mail notifications, their deliveries and the user's address.
+  await call('PUT', '/v1/me/email', { address: 'admin@example.test' }, { expect: 200 });
+  await call('PUT', '/v1/me/email', { address: 'not an address' }, { expect: 400 });
+  await call('GET', '/v1/me/email', undefined, { expect: 200 });
+  await call('POST', `${base}/webhooks`, { name: 'ci', url: 'http://127.0.0.1:9/hook', events: ['deployment.failed'] }, { expect: 201 });
+  await call('POST', `${base}/webhooks`, { name: 'ci', url: 'http://127.0.0.1:9/hook' }, { expect: 409 });
+  await call('POST', `${base}/webhooks`, { name: 'bad', url: 'ftp://127.0.0.1/' }, { expect: 400 });
+  await call('GET', `${base}/webhooks`, undefined, { expect: 200 });
+  await call('GET', `${base}/webhooks/ci/deliveries`, undefined, { expect: 200 });
+  await call('GET', `${base}/webhooks/nothing/deliveries`, undefined, { expect: 404 });
+  await call('DELETE', `${base}/webhooks/ci`, undefined, { expect: 200 });
+  await call('POST', `${base}/notify-emails`, { name: 'team', notify: ['ORGANISATION'], events: ['deployment.failed'] }, { expect: 201 });
+  await call('POST', `${base}/notify-emails`, { notify: ['nobody-known'] }, { expect: 400 });
+  await call('GET', `${base}/notify-emails`, undefined, { expect: 200 });
+  await call('GET', `${base}/notify-emails/team/deliveries`, undefined, { expect: 200 });
+  await call('DELETE', `${base}/notify-emails/team`, undefined, { expect: 200 });
+  await call('DELETE', `${base}/notify-emails/team`, undefined, { expect: 404 });
 
   // Removing everything.
   await call('DELETE', `/v1/addons/${addon.id}?unlink=1`, undefined, { expect: 200 });
