@@ -60,7 +60,7 @@ export class DrainWorker {
 
   status(): DrainStatus {
     const waiting = this.buffer.waiting();
-    const oldest = waiting > 0 && this.oldestTime ? Date.parse(this.oldestTime) : NaN;
+    const oldest = waiting > 0 ? Date.parse(this.oldestWaiting() ?? '') : NaN;
     return {
       state: !this.enabled ? 'disabled' : this.failures > 0 ? 'failing' : waiting > 0 ? 'waiting' : 'ok',
       waiting,
@@ -70,6 +70,17 @@ export class DrainWorker {
       last_error: this.lastError,
       last_delivery_at: this.lastDelivery,
     };
+  }
+
+  /** The time of the first line waiting: the batch out now, else the buffer's first line (a disabled drain, after a restart). */
+  private oldestWaiting(): string | undefined {
+    if (this.oldestTime) return this.oldestTime;
+    try {
+      const first = this.buffer.read(1, 64 * 1024)?.lines[0];
+      return first ? (JSON.parse(first) as DrainRecord).time : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Stops sending; what waits stays on disk for the next start. */
@@ -130,6 +141,7 @@ export class DrainWorker {
       try {
         if (records.length > 0) await this.sender.send(records);
         this.buffer.ack(batch);
+        this.oldestTime = undefined;
         this.delivered += records.length;
         this.failures = 0;
         this.lastError = null;

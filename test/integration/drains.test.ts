@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutFixture, createApp, deploymentLog, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { waitUntil } from '../support/wait.js';
+import { launchBrowser, openConsolePage } from '../e2e/browser.js';
 
 interface Received {
   stream: string;
@@ -346,4 +347,44 @@ test('a full buffer drops the oldest lines, counts them and says so', async () =
   // lines about the app, a few of which may be among those dropped too.
   const missing = total - arrived.length;
   assert.ok(full.dropped >= missing && full.dropped - missing <= 5, `${full.dropped} counted for ${missing} lines missing`);
+});
+
+test("the app's page shows its drains: state, lag, lines waiting and dropped, and a chart of the lines waiting", async () => {
+  const { dropped } = await drainOf(httpDrain);
+  const browser = await launchBrowser();
+  const page = browser.page;
+  page.setDefaultTimeout(30_000);
+  try {
+    await openConsolePage(page, `${daemon.apiUrl}/`);
+    await page.getByLabel('API token').fill(daemon.adminToken);
+    await page.keyboard.press('Enter');
+    await page.getByText('Signed in as admin').waitFor();
+    await openConsolePage(page, `${daemon.apiUrl}/#/apps/${appId}`);
+    const card = page.locator(`figure[data-drain="${httpDrain}"]`);
+    await card.locator('[data-state="ok"]').waitFor();
+    assert.match(await card.innerText(), new RegExp(`HTTP http://127\\.0\\.0\\.1:${http.port}/in \\+ access log`));
+    assert.match(await card.innerText(), new RegExp(`Lag none · 0 waiting · ${dropped} dropped`));
+    assert.equal(await card.locator('rect').count(), 0, 'nothing waiting: no bar');
+    // Lines held by a disabled drain appear as bars on the next refresh, without reloading the page.
+    await cli(['drain', 'disable', httpDrain]);
+    await print('f', 50);
+    await card.locator('[data-state="disabled"]').waitFor();
+    await page.waitForFunction(
+      (id) => (document.querySelector(`figure[data-drain="${id}"] svg`)?.querySelectorAll('rect').length ?? 0) > 0,
+      httpDrain,
+    );
+    assert.match((await card.locator('svg').getAttribute('aria-label')) ?? '', /^Lines waiting over the last minutes: \d+ now/);
+    // A disabled drain's lag is the age of its oldest line waiting.
+    await page.waitForFunction(
+      (id) => /Lag [1-9]\d* s · \d+ waiting/.test(document.querySelector(`figure[data-drain="${id}"]`)?.textContent ?? ''),
+      httpDrain,
+    );
+    await browser.screenshot('app-drains');
+    await cli(['drain', 'enable', httpDrain]);
+    await allArrive('HTTP after the page', httpMessages, 'f', 50);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n${browser.diagnostics.join('\n')}`);
+  } finally {
+    await browser.close();
+  }
 });
