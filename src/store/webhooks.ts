@@ -31,6 +31,13 @@ export class WebhookRepository {
     return this.db.prepare('SELECT * FROM notification_webhooks WHERE app_id = ? AND name = ?').get(appId, name) as WebhookRow | undefined;
   }
 
+  /** By its name or its id (the reference removes webhooks by id). */
+  find(appId: string, ref: string): WebhookRow | undefined {
+    return this.db.prepare('SELECT * FROM notification_webhooks WHERE app_id = ? AND (name = ? OR id = ?)').get(appId, ref, ref) as
+      | WebhookRow
+      | undefined;
+  }
+
   add(input: { appId: string; name: string; url: string; format: 'raw' | 'slack'; events: string[]; secret: string }): WebhookRow {
     if (this.byName(input.appId, input.name)) {
       throw new ConflictError(`This application already has a webhook named ${input.name}.`, 'Pick another name, or remove it first.');

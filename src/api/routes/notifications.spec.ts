@@ -52,7 +52,7 @@ export const NotifyEmail = named(
   }),
 );
 
-const WEBHOOK_PARAM = { ...APP_PARAM, name: 'The webhook’s name' };
+const WEBHOOK_PARAM = { ...APP_PARAM, name: 'The webhook’s name or id' };
 const EMAIL_PARAM = { ...APP_PARAM, ref: 'The e-mail notification’s name or id' };
 const events = arr(
   oneOf([...PLATFORM_EVENT_TYPES, 'DEPLOYMENT_ACTION_BEGIN', 'DEPLOYMENT_SUCCESS', 'DEPLOYMENT_FAIL', 'DEPLOYMENT_CANCELLED']),

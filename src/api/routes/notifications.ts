@@ -69,7 +69,7 @@ function guard(ctx: ApiContext) {
 }
 
 function webhookNamed(ctx: ApiContext, app: AppRow, name: string): WebhookRow {
-  const row = ctx.deps.store.webhooks.byName(app.id, name);
+  const row = ctx.deps.store.webhooks.find(app.id, name);
   if (!row) throw new NotFoundError(`This application has no webhook named ${name}.`, 'List its webhooks with `slipway webhooks`.');
   return row;
 }

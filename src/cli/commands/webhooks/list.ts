@@ -23,8 +23,9 @@ export const webhooksList: Command = {
         format: w.format,
         events: w.events.length ? w.events.join(',') : 'all',
         last_delivery: lastDeliveryText(w.last_delivery),
+        id: w.id,
       })),
-      ['name', 'url', 'format', 'events', 'last_delivery'],
+      ['name', 'url', 'format', 'events', 'last_delivery', 'id'],
       { webhooks },
     );
   },

@@ -5,10 +5,10 @@ export const webhooksRemove: Command = {
   path: ['webhooks', 'remove'],
   aliases: [['webhooks', 'rm']],
   summary: 'Stop sending events to a webhook; its deliveries are forgotten',
-  usage: 'webhooks remove <name> [--app <app>]',
+  usage: 'webhooks remove <name|id> [--app <app>]',
   options: { ...APP_OPTIONS },
   args: { min: 1, max: 1 },
-  arguments: [{ name: '<name>', description: 'The webhook’s name (`slipway webhooks` lists them)' }],
+  arguments: [{ name: '<name|id>', description: 'The webhook’s name or id (`slipway webhooks` lists them)' }],
   examples: ['slipway webhooks remove ci'],
   async run(ctx, [name], options) {
     const app = await resolveAppOption(ctx, options);
