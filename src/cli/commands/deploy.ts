@@ -107,7 +107,7 @@ export const deploy: Command = {
       value: '<step>',
       choices: EXIT_ON,
       description:
-        "When to return: deploy-start (print the deployment id once it starts), deploy-end (default: once it ends, exit 0 only if OK) or never (then follow the application's output until interrupted)",
+        "When to return: deploy-start (print the deployment id once it starts), deploy-end (default: once it is OK or has failed, exit 0 only if OK; what runs after an OK, such as CC_RUN_SUCCEEDED_HOOK, goes on in its log) or never (then follow the application's output until interrupted)",
     },
     quiet: { type: 'boolean', short: 'q', description: "Do not print the deployment's log while waiting" },
   },
