@@ -403,6 +403,7 @@ export class Daemon {
           removeApp: async (app) => {
             await removeApp({ store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir }, app);
             await traffic.forgetApp(app.id);
+            drains.sync();
           },
           // A run's output goes to the app's log too (marked [run]), and so to its drains.
           runOneOff: async (app, argv, onData) => {

@@ -106,8 +106,12 @@ export class DrainService {
     return record;
   }
 
-  /** Starts workers of new drains, stops those of removed ones, and follows enable/disable. */
-  private sync(): void {
+  /**
+   * Starts workers of new drains, stops those of removed ones (their buffers go with them), and
+   * follows enable/disable. Called on each change of the drains; also after an app was deleted,
+   * whose drains the store removed with it.
+   */
+  sync(): void {
     const rows = this.o.store.drains.all();
     const seen = new Set(rows.map((r) => r.id));
     for (const [id, r] of this.running) {
