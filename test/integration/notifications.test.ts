@@ -266,11 +266,18 @@ test('secrets are shown once: never in listings, deliveries nor the daemon outpu
   ].join('\n');
   assert.ok(Object.keys(secrets).length === 3);
   for (const secret of [...Object.values(secrets), SMTP_PASSWORD]) assert.ok(!shown.includes(secret), 'a secret was shown again');
+  // By name, and by id as the reference does.
   const removed = await daemon.cli(['webhooks', 'remove', 'flaky'], { cwd: appDir });
   assert.equal(removed.code, 0, removed.stderr);
+  const started = JSON.parse(listing.stdout).webhooks.find((w: { name: string }) => w.name === 'started');
+  const byId = await daemon.cli(['webhooks', 'remove', started.id], { cwd: appDir });
+  assert.equal(byId.code, 0, byId.stderr);
   const after = JSON.parse((await daemon.cli(['webhooks', '--format', 'json'], { cwd: appDir })).stdout).webhooks;
   assert.deepEqual(
     after.map((w: { name: string }) => w.name),
-    ['ci', 'started', 'team'],
+    ['ci', 'team'],
   );
+  const again = await daemon.cli(['webhooks', 'remove', 'flaky'], { cwd: appDir });
+  assert.notEqual(again.code, 0);
+  assert.match(again.stderr, /no webhook named flaky/);
 });
