@@ -30,6 +30,11 @@ export interface SandboxSpec {
   hostname: string;
   /** Folders of the app (build, release, cache, home) and the shared toolchains. */
   mounts: SandboxMount[];
+  /**
+   * Files bound over /etc/passwd and /etc/group (identity-files.ts): the sandbox sees the
+   * system's accounts and its own, not every app user of the machine.
+   */
+  identity?: { passwd: string; group: string };
   /** Path of a network namespace to join (`/run/netns/<name>`), or none: a new, empty one. */
   networkNamespacePath?: string;
   /** cgroup path given to the runtime: the runtime's own group, inside slipway's limited one. */
@@ -141,6 +146,12 @@ export function ociConfig(spec: SandboxSpec) {
         options: ['nosuid', 'nodev', 'mode=1777', `size=${Math.max(1, Math.floor(spec.tmpBytes / 1024))}k`],
       },
       ...SYSTEM_MOUNTS.map(bindMount),
+      ...(spec.identity
+        ? [
+            bindMount({ destination: '/etc/passwd', source: spec.identity.passwd, writable: false }),
+            bindMount({ destination: '/etc/group', source: spec.identity.group, writable: false }),
+          ]
+        : []),
       ...spec.mounts.map(bindMount),
     ],
     linux: {

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnProcessGroup, type ProcessGroup, type ProcessGroupExit } from '../executor/process-group.js';
 import { OutputFileTail } from './output-file.js';
+import { sandboxIdentity } from './identity-files.js';
 import { runCommand } from '../executor/run-command.js';
 import { ociConfig, ROOT_SYMLINKS, type SandboxSpec } from './oci-config.js';
 import { SandboxCgroups, type SandboxLimits } from './cgroups.js';
@@ -99,9 +100,13 @@ export class SandboxHost {
   async start(s: SandboxStart): Promise<Sandbox> {
     const id = checkContainerId(s.id);
     const bundle = join(this.o.bundlesDir, id);
-    const config = ociConfig({ ...s.spec, cgroupsPath: this.cgroups.runtimePath(id) });
+    const identity = { passwd: join(bundle, 'passwd'), group: join(bundle, 'group') };
+    const config = ociConfig({ ...s.spec, identity, cgroupsPath: this.cgroups.runtimePath(id) });
     rmSync(bundle, { recursive: true, force: true });
     mkdirSync(join(bundle, 'rootfs'), { recursive: true, mode: 0o700 });
+    const files = sandboxIdentity({ passwd: readFileSync('/etc/passwd', 'utf8'), group: readFileSync('/etc/group', 'utf8') }, s.spec.user);
+    writeFileSync(identity.passwd, files.passwd, { mode: 0o644 });
+    writeFileSync(identity.group, files.group, { mode: 0o644 });
     chmodSync(join(bundle, 'rootfs'), 0o755);
     for (const [name, target] of Object.entries(ROOT_SYMLINKS)) symlinkSync(target, join(bundle, 'rootfs', name));
     writeFileSync(join(bundle, 'config.json'), JSON.stringify(config), { mode: 0o600 });

@@ -230,6 +230,23 @@ test('the attacker runs as its own unprivileged user, without capabilities, and 
   await victimServes();
 });
 
+test("the sandbox's /etc/passwd and /etc/group list the system's accounts and the attacker's own, not the victim's", async () => {
+  const host = readFileSync('/etc/passwd', 'utf8');
+  assert.match(host, new RegExp(`^[^:]+:[^:]*:${victim.uid}:`, 'm'), "the host knows the victim's user (the check below means something)");
+  const seen = await attack<{ users: number[]; groups: number[] }>('/accounts');
+  assert.ok(seen.users.includes(0) && seen.users.includes(attacker.uid), `root and its own user are there: ${seen.users.join(', ')}`);
+  assert.ok(!seen.users.includes(victim.uid), "the victim's user is not");
+  assert.ok(
+    seen.users.every((id) => id < 1000 || id === 65534 || id === attacker.uid),
+    `only system accounts besides its own: ${seen.users.join(', ')}`,
+  );
+  assert.ok(
+    seen.groups.every((id) => id < 1000 || id === 65534 || id === attacker.uid),
+    `no other group of the machine: ${seen.groups.join(', ')}`,
+  );
+  assert.ok(!seen.groups.includes(victim.uid), "the victim's group is not");
+});
+
 test("/proc shows only the attacker's own sandbox: PID 1 is tini, no process of the victim, no secret", async () => {
   const seen =
     await attack<
