@@ -262,6 +262,11 @@ export class Daemon {
     chmodSync(options.toolchainCacheDir, 0o755);
     const logs = new LogHub(join(options.dataDir, 'logs'), { limits: options.logLimits, warn: log });
     void logs.restrictExistingFiles();
+    const drainForbidden: ForbiddenTargets = {
+      ports: [options.apiPort, options.sshPort, options.routerPort, options.httpsPort, options.metricsListen?.port ?? 0, acmeChallenge.port].filter((p) => p > 0),
+      listen: options.listen,
+      subnets: [options.subnet, ...(options.backend === 'swarm' && options.swarm ? [options.swarm.subnet] : [])],
+    };
     // Log drains: every app line (and access record, when asked) waits on disk for its receiver.
     const drains = new DrainService({
       store,
@@ -270,16 +275,12 @@ export class Daemon {
       appLogs: logs,
       accessLogs: traffic.accessLog.hub,
       events: told.events,
+      forbidden: drainForbidden,
       log,
     });
     drains.start();
     this.onStop('log drains', () => drains.stop());
     traffic.metrics.watchDrains(() => drains.figures());
-    const drainForbidden: ForbiddenTargets = {
-      ports: [options.apiPort, options.sshPort, options.routerPort, options.httpsPort, options.metricsListen?.port ?? 0, acmeChallenge.port].filter((p) => p > 0),
-      listen: options.listen,
-      subnets: [options.subnet, ...(options.backend === 'swarm' && options.swarm ? [options.swarm.subnet] : [])],
-    };
     // Webhooks and e-mail about what `told` publishes; never to slipway's own ports nor the sandboxes.
     const notifyGuard: AddressGuard = {
       subnets: [options.subnet, ...(options.backend === 'swarm' && options.swarm ? [options.swarm.subnet] : [])],

@@ -5,6 +5,7 @@ import type { DrainRow } from '../store/drains.js';
 import type { Store } from '../store/store.js';
 import { DrainBuffer } from './drain-buffer.js';
 import { makeSender } from './drain-senders.js';
+import type { ForbiddenTargets } from './drain-target.js';
 import type { DrainRecord, DrainType } from './drain-types.js';
 import { DrainWorker, type DrainStatus } from './drain-worker.js';
 
@@ -28,6 +29,8 @@ export interface DrainServiceOptions {
   /** The router's access records, for drains created with access logs. */
   accessLogs?: AppendSource;
   events?: PlatformEvents;
+  /** Addresses no drain may send to, checked again at each connection. */
+  forbidden: ForbiddenTargets;
   log(line: string): void;
 }
 
@@ -143,7 +146,12 @@ export class DrainService {
 
   private startDrain(row: DrainRow): Running {
     const buffer = new DrainBuffer(join(this.o.dir, row.id), this.bufferBytes);
-    const sender = makeSender(row.type as DrainType, new URL(row.url), { username: row.username, password: row.password });
+    const sender = makeSender(
+      row.type as DrainType,
+      new URL(row.url),
+      { username: row.username, password: row.password },
+      this.o.forbidden,
+    );
     const running: Running = { row, worker: new DrainWorker(buffer, sender, row.enabled === 1), lastDroppingEvent: 0 };
     buffer.onDrop = (lines) => this.dropping(running, lines);
     return running;

@@ -2,6 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkDrainUrl, parseDrainType } from './drain-target.js';
 import { octetCounted, syslogMessage } from './syslog-format.js';
+import { makeSender } from './drain-senders.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 const forbidden = { ports: [4040, 8000], listen: '127.0.0.1', subnets: ['10.77.0.0/16'] };
 
@@ -32,4 +35,41 @@ test('syslog messages follow RFC 5424 with the app and instance in the structure
     '<11>1 2026-01-02T03:04:05.678Z host1 shop instance_9 err [slipway@32473 app="shop" app_id="app_1" instance="instance_9" stream="err"] boom "x" ] \\',
   );
   assert.equal(octetCounted('héllo'), '6 héllo');
+});
+
+test('each connection is checked again: a name or address that now points at slipway is refused', async () => {
+  let received = 0;
+  const server = createServer((req, res) => {
+    received++;
+    req.resume();
+    req.on('end', () => res.end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  const record = { time: new Date().toISOString(), stream: 'out', line: 'x', app: 'a', app_id: 'app_1' };
+  const credentials = { username: null, password: null };
+  try {
+    // Positive control: allowed while the port is not slipway's.
+    const open = { ports: [], listen: '127.0.0.1', subnets: [] };
+    for (const host of ['localhost', '127.0.0.1']) {
+      const sender = makeSender('HTTP', new URL(`http://${host}:${port}/in`), credentials, open);
+      await sender.send([record]);
+      sender.close();
+    }
+    assert.equal(received, 2);
+    // The same receiver's port became one of slipway's (a restart with other ports).
+    const taken = { ports: [port], listen: '127.0.0.1', subnets: [] };
+    for (const [type, url] of [
+      ['HTTP', `http://localhost:${port}/in`],
+      ['HTTP', `http://127.0.0.1:${port}/in`],
+      ['TCPSyslog', `tcp://localhost:${port}`],
+    ] as const) {
+      const sender = makeSender(type, new URL(url), credentials, taken);
+      await assert.rejects(sender.send([record]), /where slipway itself listens/, url);
+      sender.close();
+    }
+    assert.equal(received, 2);
+  } finally {
+    server.close();
+  }
 });

@@ -1,5 +1,6 @@
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { ValidationError } from '../core/errors.js';
 import { DRAIN_TYPES, type DrainType } from './drain-types.js';
@@ -90,21 +91,39 @@ export async function checkDrainUrl(type: DrainType, input: unknown, forbidden: 
   } catch {
     throw new ValidationError(`The drain's host ${host} does not resolve.`, 'Check the name, or give an address.');
   }
-  const own = ownAddresses();
   for (const address of addresses) {
-    const plain = address.replace(/^::ffff:/, '');
-    const subnet = forbidden.subnets.find((s) => inSubnet(plain, s));
-    if (subnet)
-      throw new ValidationError(
-        `The drain points at ${plain}, in the sandboxes' network ${subnet}: apps may not receive other apps' logs that way.`,
-        'Send drains to a receiver outside the platform.',
-      );
-    const local = isLoopback(plain) || own.has(plain) || plain === forbidden.listen;
-    if (local && forbidden.ports.includes(port))
-      throw new ValidationError(
-        `The drain points at port ${port} of this machine, where slipway itself listens.`,
-        'Send drains to a log receiver, not to slipway.',
-      );
+    const reason = forbiddenReason(address, port, forbidden);
+    if (reason) throw new ValidationError(reason, 'Send drains to a log receiver outside the platform.');
   }
   return url;
+}
+
+/** Why a drain may not send to this address and port, or undefined when it may. */
+export function forbiddenReason(address: string, port: number, forbidden: ForbiddenTargets): string | undefined {
+  const plain = address.replace(/^::ffff:/, '');
+  const subnet = forbidden.subnets.find((s) => inSubnet(plain, s));
+  if (subnet) return `The drain points at ${plain}, in the sandboxes' network ${subnet}: apps may not receive other apps' logs that way.`;
+  const local = isLoopback(plain) || ownAddresses().has(plain) || plain === forbidden.listen;
+  if (local && forbidden.ports.includes(port)) return `The drain points at port ${port} of this machine, where slipway itself listens.`;
+  return undefined;
+}
+
+/**
+ * A `lookup` for the drain's sockets that refuses the addresses `checkDrainUrl` refuses: a
+ * name checked when the drain was created may resolve elsewhere later (DNS rebinding).
+ */
+export function guardedLookup(forbidden: ForbiddenTargets, port: number): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '', 0);
+      for (const a of addresses) {
+        const reason = forbiddenReason(a.address, port, forbidden);
+        if (reason) return callback(Object.assign(new Error(reason), { code: 'EACCES' }), '', 0);
+      }
+      if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+      const first = addresses[0];
+      if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '', 0);
+      callback(null, first.address, first.family);
+    });
+  };
 }
