@@ -11,6 +11,11 @@ import { recipientsOf } from './recipients.js';
 
 /** Waits before the 2nd, 3rd… attempt: six attempts over about 12 minutes, then the delivery has failed. */
 export const RETRY_DELAYS_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
+/**
+ * An instance in a crash loop restarts again and again: one crash notice per receiver per
+ * minute is enough to send people looking (docs/behaviour.md, Notifications).
+ */
+const QUIET_MS: Partial<Record<string, number>> = { 'instance.crashed': 60_000 };
 /** Deliveries in flight at once: a slow receiver holds one slot, never the daemon. */
 const CONCURRENCY = 4;
 
@@ -68,15 +73,16 @@ export class NotificationDispatcher {
     const { store } = this.options;
     if (!store.apps.byId(event.appId)) return;
     const json = JSON.stringify(event);
-    for (const hook of store.webhooks.ofApp(event.appId)) {
-      if (wants(hook.events, event.type)) {
-        store.notificationDeliveries.enqueue({ appId: event.appId, webhookId: hook.id, eventType: event.type, event: json });
-      }
-    }
-    for (const mail of store.notifyEmails.ofApp(event.appId)) {
-      if (wants(mail.events, event.type)) {
-        store.notificationDeliveries.enqueue({ appId: event.appId, emailId: mail.id, eventType: event.type, event: json });
-      }
+    const quiet = QUIET_MS[event.type];
+    const since = quiet ? new Date(Date.now() - quiet) : undefined;
+    const targets = [
+      ...store.webhooks.ofApp(event.appId).map((hook) => ({ events: hook.events, target: { webhookId: hook.id } })),
+      ...store.notifyEmails.ofApp(event.appId).map((mail) => ({ events: mail.events, target: { emailId: mail.id } })),
+    ];
+    for (const { events, target } of targets) {
+      if (!wants(events, event.type)) continue;
+      if (since && store.notificationDeliveries.sentSince(target, event.type, since)) continue;
+      store.notificationDeliveries.enqueue({ appId: event.appId, ...target, eventType: event.type, event: json });
     }
     this.kick();
   }

@@ -64,6 +64,16 @@ export class NotificationDeliveryRepository {
     return row;
   }
 
+  /** Whether the webhook or e-mail notification got a delivery of this event type since `since`. */
+  sentSince(target: { webhookId?: string; emailId?: string }, eventType: string, since: Date): boolean {
+    const column = target.webhookId ? 'webhook_id' : 'email_id';
+    return (
+      this.db
+        .prepare(`SELECT 1 FROM notification_deliveries WHERE ${column} = ? AND event_type = ? AND created_at > ? LIMIT 1`)
+        .get(target.webhookId ?? target.emailId, eventType, since.toISOString()) !== undefined
+    );
+  }
+
   /** Pending deliveries whose next attempt is due, oldest first. */
   due(now: Date, limit: number): DeliveryRow[] {
     return this.db
