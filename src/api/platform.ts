@@ -89,6 +89,8 @@ export interface ApiDependencies {
   addons?: import('../addons/addon-manager.js').AddonManager;
   /** Access logs, per-minute figures and Prometheus metrics; absent when no router runs (unit tests). */
   traffic?: import('../traffic/traffic-recorder.js').TrafficRecorder;
+  /** Cron jobs of the apps' releases and their runs; absent when no scheduler runs (unit tests). */
+  cron?: import('../cron/cron-scheduler.js').CronScheduler;
   /** Log drains' figures and the addresses a drain may not point at; absent in unit tests. */
   drains?: { service: import('../drains/drain-service.js').DrainService; forbidden: import('../drains/drain-target.js').ForbiddenTargets };
   /** Where webhooks may point and whether mail can be sent; absent: no notification may be added (unit tests). */

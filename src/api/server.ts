@@ -26,6 +26,7 @@ import { domainRoutes } from './routes/domains.js';
 import { trafficRoutes } from './routes/traffic.js';
 import { planRoutes } from './routes/plan.js';
 import { systemRoutes } from './routes/system.js';
+import { cronRoutes } from './routes/cron.js';
 import { drainRoutes } from './routes/drains.js';
 import { notificationRoutes } from './routes/notifications.js';
 
@@ -63,6 +64,7 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
     trafficRoutes,
     planRoutes,
     systemRoutes,
+    cronRoutes,
     drainRoutes,
     notificationRoutes,
     ...extraModules,

@@ -38,6 +38,7 @@ import { AppRuntime } from '../pipeline/app-runtime.js';
 import { Deployer } from '../pipeline/deployer.js';
 import { INTERRUPTED_BY_RESTART, resumeDeployments } from './resume-deployments.js';
 import { platformEvents } from './platform-events-setup.js';
+import { makeCronScheduler } from './cron-setup.js';
 import { startNotifications } from './notifications-setup.js';
 import type { AddressGuard } from '../notifications/address-guard.js';
 import { placeDataPlaneIn } from '../executor/data-plane-cgroup.js';
@@ -391,6 +392,17 @@ export class Daemon {
     drainForbidden.ports.push(sshPort);
     this.onStop('git over SSH', () => ssh.stop());
 
+    // docs/behaviour.md, Cron jobs: each app's jobs, once per schedule, in one-off sandboxes of its release.
+    const cron = makeCronScheduler({
+      store,
+      events: told.events,
+      appVars: appEnv,
+      appLog: (appId, stream, line) => logs.append(appId, stream, line),
+      runOneOff: (app, argv, onData) =>
+        startOneOff({ store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend, instances }, app, argv, onData),
+      log,
+    });
+    this.onStop('cron jobs', () => cron.stop());
     const api = createApiServer(
       {
         store,
@@ -437,6 +449,7 @@ export class Daemon {
         },
         addons,
         traffic,
+        cron,
         drains: { service: drains, forbidden: drainForbidden },
         notifications: { guard: notifyGuard, smtp: notifications.smtp },
       },
@@ -465,6 +478,7 @@ export class Daemon {
     // kept as that daemon left them until now, follow the sandboxes alive.
     await addonAccess.linksChanged();
     resumeDeployments({ store, logs, deployer, interrupted, waiting: unfinished.filter((d) => d.phase === 'queued'), log });
+    cron.start();
 
     log(`slipway API listening on ${apiUrl} (data folder ${options.dataDir})`);
     log(`Web console on ${apiUrl}/ (sign in with an API token)`);

@@ -30,6 +30,7 @@ import { releaseSandboxSpec } from '../sandbox/release-sandbox.js';
 import { repositoryTree, UntrustedTree } from '../sandbox/untrusted-tree.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
 import { describeRunHooks, hookCommand, withBuildHooks, type HookName } from './hooks.js';
+import { cronJobsOfBuild } from '../cron/build-check.js';
 
 export interface DeployerOptions {
   /** Told when a deployment starts (its end is the store's onFinished). */
@@ -376,6 +377,8 @@ export class Deployer {
       const help = provider.notDetected();
       throw new PhaseError('build', help.message, help.hint);
     }
+    // Before anything runs: a cron.json that is not valid fails the build at once.
+    const cron = await cronJobsOfBuild(buildDir, sandbox.user, (line) => log(line));
     let plan: BuildPlan;
     try {
       plan = await provider.plan({
@@ -509,6 +512,7 @@ export class Deployer {
       // command's own variables (script shell, pnpm's no-install-before-run) must not be lost.
       planEnv: { ...plan.env, ...plan.start.env },
       toolPath: prepared.toolPath,
+      cron,
     };
   }
 

@@ -1,3 +1,5 @@
+import type { CronJobSpec } from '../cron/cron-file.js';
+
 /** What is needed to start an instance of a built release again, without rebuilding. */
 export interface ReleaseSpec {
   deploymentId: string;
@@ -10,6 +12,8 @@ export interface ReleaseSpec {
   planEnv: Record<string, string>;
   /** Toolchain bin folders, first on PATH. */
   toolPath: string[];
+  /** The jobs of its clevercloud/cron.json (absent in releases built before cron jobs existed). */
+  cron?: CronJobSpec[];
 }
 
 export function parseReleaseSpec(json: string): ReleaseSpec {

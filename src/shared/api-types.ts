@@ -162,3 +162,31 @@ export interface EnvSectionView {
   source: string;
   env: EnvVarView[];
 }
+
+/** One run of a cron job, or a run skipped or missed (`GET /v1/apps/:app/cron`). */
+export interface CronRunView {
+  /** The schedule time it was for (UTC). */
+  scheduled_for: string;
+  outcome: 'running' | 'succeeded' | 'failed' | 'timed-out' | 'killed' | 'skipped' | 'missed';
+  started_at: string | null;
+  finished_at: string | null;
+  duration_ms: number | null;
+  exit_code: number | null;
+  detail: string | null;
+}
+
+/** A job of the serving release's `clevercloud/cron.json`, with its runs. */
+export interface CronJobView {
+  /** `cron-<n>`: what its lines in the app's log are marked with. */
+  name: string;
+  line: number;
+  schedule: string;
+  command: string;
+  /** Null while the app is stopped. */
+  next_run: string | null;
+  running: boolean;
+  /** The newest run that started (skipped and missed ones aside). */
+  last_run: CronRunView | null;
+  /** Newest first: runs, skips and missed runs. */
+  recent: CronRunView[];
+}

@@ -23,6 +23,7 @@ import { sshKeysRm } from './ssh-keys/rm.js';
 import { server } from './server.js';
 import { deploy } from './deploy.js';
 import { activity } from './activity.js';
+import { cron } from './cron.js';
 import { status } from './status.js';
 import { logs } from './logs.js';
 import { accesslogs } from './accesslogs.js';
@@ -103,6 +104,7 @@ export const commands: Command[] = [
   sshKeysRm,
   deploy,
   activity,
+  cron,
   status,
   open,
   consoleCommand,

@@ -1,0 +1,14 @@
+import type { HttpRouter } from '../http-router.js';
+import type { ApiContext } from '../context.js';
+import { SlipwayError } from '../../core/errors.js';
+import { appForUser } from '../access.js';
+import { cronSpecs } from './cron.spec.js';
+
+/** docs/behaviour.md, Cron jobs: what `slipway cron` and the console list. */
+export function cronRoutes(router: HttpRouter<ApiContext>): void {
+  router.add('GET', '/v1/apps/:app/cron', cronSpecs.list, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+    if (!ctx.deps.cron) throw new SlipwayError(503, 'unavailable', 'This daemon runs no cron jobs.');
+    return { jobs: ctx.deps.cron.jobsOf(app.id) };
+  });
+}
