@@ -66,6 +66,9 @@ export function postWebhook(rawUrl: string, body: string, headers: Record<string
         resolve({ ok, statusCode: status, error: ok ? null : `the receiver answered ${status}` });
       },
     );
+    // `timeout` is the socket's idle time; a receiver trickling bytes is cut by this deadline.
+    const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)), TIMEOUT_MS);
+    req.on('close', () => clearTimeout(deadline));
     req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)));
     req.on('error', (error: NodeJS.ErrnoException) =>
       resolve({ ok: false, statusCode: null, error: (error.code ? `${error.code}: ` : '') + error.message.replaceAll(rawUrl, '') }),
