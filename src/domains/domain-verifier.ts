@@ -49,7 +49,7 @@ export class DomainVerifier {
     try {
       for (const domain of this.options.store.domains.pendingVerification()) {
         if (!domain.verification_token || !(await this.holdsToken(domain.fqdn, domain.verification_token))) continue;
-        if (!this.options.store.domains.markVerified(domain.fqdn)) continue;
+        if (!this.options.store.domains.markVerified(domain.fqdn, domain.verification_token)) continue;
         this.options.log(`Domain ${domain.fqdn} is verified (${verificationRecordName(domain.fqdn)}): it is routed now.`);
         await this.options
           .onVerified(domain.fqdn)

@@ -75,3 +75,25 @@ test('one favourite per application; removing a domain removes its certificates;
   store.domains.add(b.id, 'two.example.com');
   store.close();
 });
+
+test('a domain waiting for its proof holds nothing against another claim; the proof is checked against the claim of the moment', () => {
+  const store = Store.open(':memory:');
+  const org = store.orgs.create('acme');
+  const squatter = store.apps.create({ orgId: org.id, name: 'squatter', type: 'node', region: 'par' });
+  const owner = store.apps.create({ orgId: org.id, name: 'owner', type: 'node', region: 'par' });
+  const claimed = store.domains.add(squatter.id, 'shop.example.com', { pendingVerification: true });
+  assert.equal(claimed.verified_at, null);
+  const again = store.domains.add(owner.id, 'shop.example.com', { pendingVerification: true });
+  assert.equal(store.domains.byName('shop.example.com')?.app_id, owner.id, 'the waiting claim is replaced');
+  assert.notEqual(again.verification_token, claimed.verification_token, 'each app has a token of its own');
+  assert.equal(store.domains.markVerified('shop.example.com', claimed.verification_token!), false, "the old claim's token proves nothing");
+  assert.equal(store.domains.markVerified('shop.example.com', again.verification_token!), true);
+  assert.throws(() => store.domains.add(squatter.id, 'shop.example.com', { pendingVerification: true }), /already in use/);
+  store.domains.remove(owner.id, 'shop.example.com');
+  assert.equal(
+    store.domains.add(owner.id, 'shop.example.com', { pendingVerification: true }).verification_token,
+    again.verification_token,
+    'a re-added name keeps its token: a record already published still proves it',
+  );
+  store.close();
+});

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Db } from './database.js';
 import { ConflictError, NotFoundError } from '../core/errors.js';
 
@@ -53,15 +53,23 @@ export class DomainRepository {
       app_id: appId,
       favourite: 0,
       created_at: now,
-      verification_token: `slipway-verify-${randomBytes(18).toString('base64url')}`,
+      verification_token: verificationToken(appId, fqdn),
       verified_at: options.pendingVerification ? null : now,
     };
-    const inserted = this.db
-      .prepare(
-        `INSERT INTO app_domains (fqdn, app_id, favourite, created_at, verification_token, verified_at)
-         VALUES (@fqdn, @app_id, @favourite, @created_at, @verification_token, @verified_at) ON CONFLICT (fqdn) DO NOTHING`,
-      )
-      .run(row);
+    const inserted = this.db.transaction(() => {
+      // A name waiting for its proof holds nothing against a new claim that will wait too:
+      // whoever controls its DNS proves it. Otherwise a tenant could block a name by adding it.
+      const held = this.byName(fqdn);
+      if (options.pendingVerification && held && held.app_id !== appId && held.verified_at === null) {
+        this.db.prepare('DELETE FROM app_domains WHERE fqdn = ? AND verified_at IS NULL').run(fqdn);
+      }
+      return this.db
+        .prepare(
+          `INSERT INTO app_domains (fqdn, app_id, favourite, created_at, verification_token, verified_at)
+           VALUES (@fqdn, @app_id, @favourite, @created_at, @verification_token, @verified_at) ON CONFLICT (fqdn) DO NOTHING`,
+        )
+        .run(row);
+    })();
     if (inserted.changes === 0) {
       if (this.byName(fqdn)?.app_id === appId) {
         throw new ConflictError(`${fqdn} is already a domain of this application.`, 'See its domains with `slipway domain`.');
@@ -80,11 +88,11 @@ export class DomainRepository {
     return this.db.prepare('SELECT * FROM app_domains WHERE verified_at IS NULL ORDER BY fqdn').all() as DomainRow[];
   }
 
-  /** Records the proof of a domain; false when it was verified already or is gone. */
-  markVerified(fqdn: string): boolean {
+  /** Records the proof of a domain by its token; false when it was verified already, is gone or was claimed by another app meanwhile. */
+  markVerified(fqdn: string, token: string): boolean {
     const done = this.db
-      .prepare('UPDATE app_domains SET verified_at = ? WHERE fqdn = ? AND verified_at IS NULL')
-      .run(new Date().toISOString(), fqdn);
+      .prepare('UPDATE app_domains SET verified_at = ? WHERE fqdn = ? AND verification_token = ? AND verified_at IS NULL')
+      .run(new Date().toISOString(), fqdn, token);
     if (done.changes > 0) this.changed();
     return done.changes > 0;
   }
@@ -121,6 +129,15 @@ export class DomainRepository {
     return (this.db.prepare('SELECT fqdn FROM app_domains WHERE app_id = ? AND favourite = 1').get(appId) as { fqdn: string } | undefined)
       ?.fqdn;
   }
+}
+
+/**
+ * The token that proves a domain for an application: the same each time the application adds
+ * the name (a record already published still counts after a re-add), another for any other
+ * application. It need not be secret: only who controls the name's DNS can publish it.
+ */
+function verificationToken(appId: string, fqdn: string): string {
+  return `slipway-verify-${createHash('sha256').update(`${appId}\n${fqdn}`).digest('base64url').slice(0, 32)}`;
 }
 
 function notADomainOf(fqdn: string): NotFoundError {

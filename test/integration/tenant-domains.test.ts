@@ -260,3 +260,19 @@ test('a certificate the router would refuse is refused at upload; HTTPS for the 
   assert.equal((await listed('api.tenant-b.example', b)).certificate?.source, 'provisional', 'the refused upload changed nothing');
   assert.doesNotMatch(daemon.output(), /The router did not take the certificates/);
 });
+
+test("a name waiting for its proof cannot be held against its owner: another app's claim replaces it, the DNS decides", {
+  skip,
+}, async () => {
+  const [a, b] = apps as [{ id: string; dir: string }, { id: string; dir: string }];
+  await cliOk(['domain', 'add', 'squat.tenant-b.example'], a);
+  await addVerified('squat.tenant-b.example', b);
+  const served = await overHttp('squat.tenant-b.example', '/facts');
+  assert.equal(served.status, 200, served.body);
+  assert.equal(JSON.parse(served.body).appId, b.id);
+  const listing = JSON.parse((await cliOk(['domain', '--format', 'json'], a)).stdout) as { domains: Array<{ fqdn: string }> };
+  assert.ok(!listing.domains.some((d) => d.fqdn === 'squat.tenant-b.example'), 'the waiting claim is gone');
+  const late = await cli(['domain', 'add', 'squat.tenant-b.example'], a);
+  assert.equal(late.code, 1, 'a verified name is not taken over');
+  assert.match(late.stderr, /already in use/);
+});
