@@ -38,10 +38,11 @@ function stateBadge(state: LastDelivery['state']): HTMLElement {
   return h('span', { class: `badge ${STATE_CLASS[state]}` }, state);
 }
 
-function lastCell(last: LastDelivery | null): HTMLElement {
+/** Two cells: the last delivery's event and time, then its state (the page's tables keep their last column narrow). */
+function lastCells(last: LastDelivery | null): HTMLElement[] {
   return last
-    ? h('td', {}, stateBadge(last.state), ` ${last.event}, ${formatTime(last.created_at)}`)
-    : h('td', { class: 'meta' }, 'none yet');
+    ? [h('td', {}, `${last.event}, ${formatTime(last.created_at)}`), h('td', {}, stateBadge(last.state))]
+    : [h('td', { class: 'meta' }, 'none yet'), h('td', {})];
 }
 
 /**
@@ -89,7 +90,19 @@ export function notificationsCard(ctx: ViewContext, app: { id: string }): HTMLEl
         ? h(
             'table',
             { 'aria-label': 'Webhooks and e-mail notifications' },
-            h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Sends to'), h('th', {}, 'Events'), h('th', {}, 'Last delivery'))),
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                h('th', {}, 'Name'),
+                h('th', {}, 'Sends to'),
+                h('th', {}, 'Events'),
+                h('th', {}, 'Last delivery'),
+                h('th', {}, 'State'),
+              ),
+            ),
             h(
               'tbody',
               {},
@@ -100,7 +113,7 @@ export function notificationsCard(ctx: ViewContext, app: { id: string }): HTMLEl
                   h('td', {}, w.name),
                   h('td', {}, h('code', {}, w.url), w.format === 'slack' ? ' (Slack)' : ''),
                   h('td', {}, events(w.events)),
-                  lastCell(w.last_delivery),
+                  ...lastCells(w.last_delivery),
                 ),
               ),
               ...emails.notifications.map((n) =>
@@ -110,7 +123,7 @@ export function notificationsCard(ctx: ViewContext, app: { id: string }): HTMLEl
                   h('td', {}, n.name),
                   h('td', {}, `e-mail: ${n.notify.join(', ')}`),
                   h('td', {}, events(n.events)),
-                  lastCell(n.last_delivery),
+                  ...lastCells(n.last_delivery),
                 ),
               ),
             ),
