@@ -9,6 +9,7 @@ import { actionOutcome } from './action-outcome.js';
 import { deleteCard } from './app-delete.js';
 import { notificationsCard } from './app-notifications.js';
 import { drainsCard } from './app-drains.js';
+import { cronCard } from './app-cron.js';
 
 // Often enough to catch a short deployment while it runs and follow its log live.
 const REFRESH_MS = 1000;
@@ -138,6 +139,7 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
       deploymentList,
     ),
     logSection,
+    cronCard(ctx, app),
     drainsCard(ctx, app),
     notificationsCard(ctx, app),
     deleteCard(ctx, app),
