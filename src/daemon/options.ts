@@ -1,4 +1,5 @@
 import type { LogLimits } from '../logs/log-limits.js';
+import { checkCidr } from '../network/firewall-rules.js';
 
 export interface DaemonOptions {
   dataDir: string;
@@ -10,6 +11,8 @@ export interface DaemonOptions {
   httpsPort: number;
   /** CIDRs of proxies in front of slipway whose X-Forwarded-* headers are kept and extended. */
   trustedProxies: string[];
+  /** Private or link-local ranges sandboxes may reach (`--egress-allow`); others of EGRESS_BLOCKED are refused. */
+  egressAllow?: string[];
   domain: string;
   /** Host name users reach this machine by (git URLs); defaults to the domain. */
   publicHost: string;
@@ -75,4 +78,15 @@ export function checkDomain(value: string): string {
     throw new Error(`--domain must be a DNS name such as "localhost" or "apps.example.org", not ${JSON.stringify(value)}.`);
   }
   return value;
+}
+
+/** The `--egress-allow` ranges, each checked (an address inside a range names its start). */
+export function parseEgressAllow(values: readonly string[] | undefined): string[] {
+  return (values ?? []).map((cidr) => {
+    try {
+      return checkCidr(cidr);
+    } catch (error) {
+      throw new Error(`--egress-allow: ${(error as Error).message}`);
+    }
+  });
 }

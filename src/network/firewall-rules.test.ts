@@ -10,6 +10,7 @@ import {
   sandboxElementArgs,
   type FirewallConfig,
 } from './firewall-rules.js';
+import { nameserversOf } from './firewall.js';
 
 const config: FirewallConfig = {
   table: 'slipway77',
@@ -69,13 +70,14 @@ test('from the bridge the host accepts replies, linked add-ons and, from instanc
   ]);
 });
 
-test('the host forwards sandboxes out to the world, never to each other, and nothing in but replies', () => {
+test('the host forwards sandboxes out to the public world, never to each other nor private ranges, and nothing in but replies', () => {
   assert.deepEqual(chain(firewallRuleset(config), 'forward'), [
     'type filter hook forward priority filter; policy accept;',
     'iifname "slipway77" oifname "slipway77" drop',
     'ip daddr 10.77.0.0/16 ct state established,related accept',
     'ip daddr 10.77.0.0/16 drop',
     'iifname "slipway77" meta nfproto ipv6 drop',
+    'iifname "slipway77" ip daddr { 0.0.0.0/8, 10.0.0.0/8, 100.64.0.0/10, 127.0.0.0/8, 169.254.0.0/16, 172.16.0.0/12, 192.168.0.0/16 } drop',
     'iifname "slipway77" ip saddr @builds accept',
     'iifname "slipway77" ip saddr @instances accept',
     'iifname "slipway77" drop',
@@ -166,4 +168,25 @@ test("a new daemon's table carries the instances and their add-on access over, n
   assert.match(script, /set addon_access \{\n\s+type ipv4_addr \. inet_service\n\s+elements = \{ 10\.77\.0\.5 \. 6379 \}\n\s+\}/);
   assert.match(script, /set builds \{\n\s+type ipv4_addr\n\s+\}/, 'builds ended with the last daemon');
   assert.deepEqual(carriedElements('not json'), { instances: [], addonAccess: [] });
+});
+
+test('sandboxes are kept from link-local, private and loopback ranges, but for the name servers (port 53) and what the operator allows', () => {
+  const forward = chain(firewallRuleset({ ...config, egress: { allow: ['192.168.233.0/24'], nameservers: ['10.255.255.53'] } }), 'forward');
+  const blocked = forward.findIndex((r) => r.includes('169.254.0.0/16') && r.endsWith('drop'));
+  assert.ok(blocked >= 0, forward.join('\n'));
+  for (const range of ['10.0.0.0/8', '100.64.0.0/10', '172.16.0.0/12', '192.168.0.0/16', '127.0.0.0/8'])
+    assert.ok(forward[blocked]!.includes(range));
+  const dns = forward.findIndex((r) => r.includes('@instances') && r.includes('10.255.255.53') && r.includes('th dport 53 accept'));
+  const allowed = forward.findIndex((r) => r.includes('@builds') && r.includes('192.168.233.0/24') && r.endsWith('accept'));
+  assert.ok(dns >= 0 && dns < blocked, 'the name servers are reached on port 53 before the ranges are refused');
+  assert.ok(allowed >= 0 && allowed < blocked, "the operator's range is reached before the ranges are refused");
+  const acceptAll = forward.findIndex((r) => r.endsWith('ip saddr @instances accept'));
+  assert.ok(blocked < acceptAll, 'the refusal comes before the general accept');
+  assert.throws(() => firewallRuleset({ ...config, egress: { allow: ['192.168.233.7/24'], nameservers: [] } }), /use 192\.168\.233\.0\/24/);
+});
+
+test('the name servers of a resolv.conf, without loopback ones', () => {
+  assert.deepEqual(nameserversOf('# comment\nnameserver 10.255.255.53\nnameserver 127.0.0.53\nsearch example\nnameserver ::1\n'), [
+    '10.255.255.53',
+  ]);
 });

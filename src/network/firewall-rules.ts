@@ -30,7 +30,29 @@ export interface FirewallConfig {
    * what they send to the gateway from any interface but the bridge meets the bridge's rules.
    */
   subnetBeyondBridge?: boolean;
+  /**
+   * What sandboxes may reach beyond the machine besides the public internet: the operator's
+   * `--egress-allow` ranges, and the machine's DNS servers (port 53 only), which are often on a
+   * private address. Everything in EGRESS_BLOCKED is refused otherwise.
+   */
+  egress?: { allow: readonly string[]; nameservers: readonly string[] };
 }
+
+/**
+ * Where a sandbox must never go on its own: link-local (a cloud machine's metadata service and
+ * its credentials), the private ranges (the operator's other machines, their Docker APIs and
+ * databases), carrier-grade NAT, loopback and "this network". The machine's own addresses are
+ * the input chain's business (only the router and linked add-ons answer there).
+ */
+export const EGRESS_BLOCKED = [
+  '0.0.0.0/8',
+  '10.0.0.0/8',
+  '100.64.0.0/10',
+  '127.0.0.0/8',
+  '169.254.0.0/16',
+  '172.16.0.0/12',
+  '192.168.0.0/16',
+];
 
 /**
  * What the table held for sandboxes that outlive the daemon (instances, their add-on access),
@@ -73,6 +95,23 @@ export function checkTable(table: string): string {
   return table;
 }
 
+/** An IPv4 range such as 192.168.233.0/24 (the address is its network's: nft refuses others). */
+export function checkCidr(cidr: string): string {
+  const m = CIDR.exec(cidr);
+  const bits = Number(m?.[2]);
+  if (!m || bits > 32) throw new Error(`Not an IPv4 range: ${JSON.stringify(cidr)}; expected e.g. 192.168.233.0/24.`);
+  const n = checkIpv4(m[1]!)
+    .split('.')
+    .reduce((acc, p) => acc * 256 + Number(p), 0);
+  const size = 2 ** (32 - bits);
+  if (n % size !== 0) {
+    const start = n - (n % size);
+    const dotted = [24, 16, 8, 0].map((shift) => Math.floor(start / 2 ** shift) % 256).join('.');
+    throw new Error(`${cidr} is not the start of a /${bits} range: use ${dotted}/${bits}.`);
+  }
+  return cidr;
+}
+
 function checkConfig(c: FirewallConfig): FirewallConfig {
   checkTable(c.table);
   if (!IFNAME.test(c.bridge)) throw new Error(`Invalid bridge name ${JSON.stringify(c.bridge)}: use up to 15 letters, digits, "_" or "-".`);
@@ -91,6 +130,22 @@ function checkConfig(c: FirewallConfig): FirewallConfig {
  */
 export function bridgeFamily(bridge: string): string {
   return bridge.replace(/\d+$/, '');
+}
+
+/** The forward chain's rules that keep sandboxes from the ranges of EGRESS_BLOCKED, but for what is allowed. */
+function egressRules(br: string, egress: FirewallConfig['egress']): string[] {
+  const allow = [...new Set((egress?.allow ?? []).map((cidr) => checkCidr(cidr)))];
+  const nameservers = [...new Set((egress?.nameservers ?? []).map(checkIpv4))];
+  const fromSandbox = [`ip saddr @builds`, `ip saddr @instances`];
+  return [
+    ...fromSandbox.flatMap((from) =>
+      nameservers.length
+        ? [`    iifname ${br} ${from} ip daddr { ${nameservers.join(', ')} } meta l4proto { tcp, udp } th dport 53 accept`]
+        : [],
+    ),
+    ...fromSandbox.flatMap((from) => (allow.length ? [`    iifname ${br} ${from} ip daddr { ${allow.join(', ')} } accept`] : [])),
+    `    iifname ${br} ip daddr { ${EGRESS_BLOCKED.join(', ')} } drop`,
+  ];
 }
 
 /** The whole table, as `nft -f` reads it. */
@@ -150,6 +205,7 @@ export function firewallRuleset(config: FirewallConfig, carried: CarriedElements
     `    ip daddr ${c.subnet} ct state established,related accept`,
     `    ip daddr ${c.subnet} drop`,
     `    iifname ${br} meta nfproto ipv6 drop`,
+    ...egressRules(br, c.egress),
     `    iifname ${br} ip saddr @builds accept`,
     `    iifname ${br} ip saddr @instances accept`,
     `    iifname ${br} drop`,

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { runCaptured } from '../executor/run-captured.js';
 import { describeExit, runCommand } from '../executor/run-command.js';
 import {
@@ -30,10 +31,22 @@ export async function deleteFirewallTable(table: string): Promise<void> {
 const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
 const NFT_TIMEOUT_MS = 10_000;
 
-export type FirewallOptions = Omit<FirewallConfig, 'forwardingEnabledBySlipway'> & {
+export type FirewallOptions = Omit<FirewallConfig, 'forwardingEnabledBySlipway' | 'egress'> & {
   /** Where IPv4 forwarding is switched (tests point it at a file of their own). */
   forwarding?: ForwardingFiles;
+  /** The operator's `--egress-allow` ranges: private or link-local ranges sandboxes may reach. */
+  egressAllow?: readonly string[];
+  /** Where the machine's DNS servers are listed (those on a blocked range stay reachable on port 53). */
+  resolvConf?: string;
 };
+
+/** The IPv4 name servers of a resolv.conf; loopback ones are the host's own, out of a sandbox's reach anyway. */
+export function nameserversOf(resolvConf: string): string[] {
+  return resolvConf
+    .split('\n')
+    .map((line) => /^\s*nameserver\s+(\d{1,3}(?:\.\d{1,3}){3})\s*$/.exec(line)?.[1])
+    .filter((address): address is string => address !== undefined && !address.startsWith('127.'));
+}
 
 /**
  * Applies slipway's nftables table and changes its sets. It knows addresses and ports only;
@@ -66,7 +79,14 @@ export class Firewall {
       timeoutMs: NFT_TIMEOUT_MS,
     }).catch(() => undefined);
     const carried = listed?.exitCode === 0 ? carriedElements(listed.stdout) : undefined;
-    await this.nftScript(replaceTableScript({ ...this.options, forwardingEnabledBySlipway: this.guardsForwarding }, carried));
+    let resolvConf = '';
+    try {
+      resolvConf = readFileSync(this.options.resolvConf ?? '/etc/resolv.conf', 'utf8');
+    } catch {
+      // No resolver configured: names are not resolved from sandboxes either way.
+    }
+    const egress = { allow: this.options.egressAllow ?? [], nameservers: nameserversOf(resolvConf) };
+    await this.nftScript(replaceTableScript({ ...this.options, egress, forwardingEnabledBySlipway: this.guardsForwarding }, carried));
     this.started = true;
     this.lastAddonAccess = undefined;
     enableForwarding(files);

@@ -43,7 +43,9 @@ function linesAnyKeyHas(): Set<string> {
 }
 
 before(async () => {
-  daemon = await startDaemon();
+  // The private server lives on a private network (test/support/remote-host.ts): opened to the
+  // builds as an operator would open theirs.
+  daemon = await startDaemon(['--egress-allow', '10.253.0.0/16']);
   ({ gitEnv } = await registerSshKey(daemon));
   gitServer = await startPrivateGitServer(join(EXAMPLES, 'node-private-git-dep-package', 'git-greeting'));
   const common = linesAnyKeyHas();

@@ -26,7 +26,9 @@ let gitEnv: NodeJS.ProcessEnv;
 let registry: PrivateRegistry;
 
 before(async () => {
-  daemon = await startDaemon();
+  // The private server lives on a private network (test/support/remote-host.ts): opened to the
+  // builds as an operator would open theirs.
+  daemon = await startDaemon(['--egress-allow', '10.253.0.0/16']);
   ({ gitEnv } = await registerSshKey(daemon));
   registry = await startPrivateRegistry({ token: TOKEN, basic: BASIC });
 });

@@ -38,9 +38,9 @@ export interface TestDaemon {
   kill(): Promise<void>;
   /**
    * Starts it again on the same data folder and ports (with `bin`: another build of slipway, an
-   * upgrade; with `subnet`: another --subnet).
+   * upgrade; with `subnet`: another --subnet; with `extraArgs`: other flags).
    */
-  restart(options?: { bin?: string; subnet?: string }): Promise<void>;
+  restart(options?: { bin?: string; subnet?: string; extraArgs?: string[] }): Promise<void>;
 }
 
 function waitForLine(child: ChildProcess, pattern: RegExp, collected: () => string, timeoutMs: number): Promise<void> {
@@ -78,8 +78,9 @@ export async function startDaemon(extraArgs: string[] = [], options: { bin?: str
   const toolchainCache = process.env.SLIPWAY_TOOLCHAIN_CACHE ?? '/var/cache/slipway-test/toolchains';
   let child: ChildProcess;
   let log = '';
-  const launch = async (relaunch: { bin?: string; subnet?: string } = {}) => {
+  const launch = async (relaunch: { bin?: string; subnet?: string; extraArgs?: string[] } = {}) => {
     bin = relaunch.bin ?? bin;
+    extraArgs = relaunch.extraArgs ?? extraArgs;
     subnet = relaunch.subnet ?? subnet;
     log = '';
     child = spawn(

@@ -49,20 +49,25 @@ function reachable(host: string, port: number): Promise<boolean> {
   });
 }
 
-export function startRemoteHost(): RemoteHost {
+/**
+ * By default at 10.253.<n>.2/30; `at` puts it elsewhere (a stand-in for a metadata service at a
+ * link-local address, a machine of a private network), on a /24 of its own.
+ */
+export function startRemoteHost(at?: { name: string; address: string; hostSideAddress: string }): RemoteHost {
   const n = 1 + Math.floor(Math.random() * 250);
-  const namespace = `slwrh${n}`;
-  const veth = `slwrh${n}h`;
-  const hostSideAddress = `10.253.${n}.1`;
-  const address = `10.253.${n}.2`;
+  const namespace = at ? `slwrh${at.name}` : `slwrh${n}`;
+  const veth = `${namespace}h`;
+  const hostSideAddress = at?.hostSideAddress ?? `10.253.${n}.1`;
+  const address = at?.address ?? `10.253.${n}.2`;
+  const prefix = at ? 24 : 30;
   spawnSync('ip', ['netns', 'delete', namespace]);
   spawnSync('ip', ['link', 'delete', veth]);
   ip('netns', 'add', namespace);
   ip('link', 'add', veth, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', namespace);
-  ip('address', 'add', `${hostSideAddress}/30`, 'dev', veth);
+  ip('address', 'add', `${hostSideAddress}/${prefix}`, 'dev', veth);
   ip('link', 'set', veth, 'up');
   ip('-n', namespace, 'link', 'set', 'lo', 'up');
-  ip('-n', namespace, 'address', 'add', `${address}/30`, 'dev', 'eth0');
+  ip('-n', namespace, 'address', 'add', `${address}/${prefix}`, 'dev', 'eth0');
   ip('-n', namespace, 'link', 'set', 'eth0', 'up');
   ip('-n', namespace, 'route', 'add', 'default', 'via', hostSideAddress);
   const forwarders: ChildProcess[] = [];

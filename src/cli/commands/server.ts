@@ -14,7 +14,7 @@ import {
   networkNames,
   parsePort,
 } from '../../daemon/options.js';
-import { parseBackend } from '../../daemon/options.js';
+import { parseBackend, parseEgressAllow } from '../../daemon/options.js';
 import { DEFAULT_REGISTRY, DEFAULT_SWARM_SUBNET } from '../../instances/swarm/start.js';
 import { join } from 'node:path';
 import { validateCidr } from '../../router/validate.js';
@@ -58,6 +58,13 @@ export const server: Command = {
       value: '<port>',
       description: `Port the router serves the apps on over HTTPS, 0 for none (default ${DEFAULT_HTTPS_PORT})`,
     },
+    'egress-allow': {
+      type: 'string',
+      multiple: true,
+      value: '<cidr>',
+      description:
+        'A private or link-local range builds and apps may reach (they reach only the public internet, the router and their add-ons otherwise); repeat for several',
+    },
     'trusted-proxy': {
       type: 'string',
       multiple: true,
@@ -88,7 +95,8 @@ export const server: Command = {
     },
     'require-domain-verification': {
       type: 'boolean',
-      description: 'New custom domains wait, unrouted and without certificates, until the DNS TXT record _slipway-challenge.<domain> holds the token `domain add` printed',
+      description:
+        'New custom domains wait, unrouted and without certificates, until the DNS TXT record _slipway-challenge.<domain> holds the token `domain add` printed',
     },
     'dns-resolver': {
       type: 'string',
@@ -113,7 +121,7 @@ export const server: Command = {
       type: 'string',
       value: '<size>',
       description:
-        "Lines each log drain keeps on disk while its receiver is down, e.g. 64M (default 64M, $SLIPWAY_DRAIN_BUFFER_SIZE); when full, the oldest are dropped and counted",
+        'Lines each log drain keeps on disk while its receiver is down, e.g. 64M (default 64M, $SLIPWAY_DRAIN_BUFFER_SIZE); when full, the oldest are dropped and counted',
     },
     'smtp-url': {
       type: 'string',
@@ -185,6 +193,7 @@ export const server: Command = {
         routerPort: parsePort('--router-port', o['router-port'] as string | undefined, DEFAULT_ROUTER_PORT),
         httpsPort: parsePort('--https-port', o['https-port'] as string | undefined, DEFAULT_HTTPS_PORT),
         trustedProxies: ((o['trusted-proxy'] as string[] | undefined) ?? []).map((cidr) => validateCidr(cidr, '--trusted-proxy')),
+        egressAllow: parseEgressAllow(o['egress-allow'] as string[] | undefined),
         domain,
         publicHost: (o['public-host'] as string | undefined) ?? domain,
         keptReleases: parseKeptReleases((o['kept-releases'] as string | undefined) ?? ctx.env.SLIPWAY_KEPT_RELEASES),
