@@ -109,12 +109,21 @@ function elasticSender(url: URL, credentials: Credentials, forbidden: ForbiddenT
   };
 }
 
+/** What a TCP syslog connection wrote in its last seconds is sent again on the next one if it broke. */
+const RESEND_WINDOW_MS = 5_000;
+const RESEND_MAX_CHUNKS = 64;
+
 /**
- * TCP syslog: one connection kept open, messages with octet counting (RFC 6587). A batch is
- * delivered once the kernel took it; a broken connection is opened again for the next batch.
+ * TCP syslog: one connection kept open, messages with octet counting (RFC 6587). Syslog has no
+ * acknowledgement: the kernel takes a batch even when the receiver just died. So what went out
+ * in the last seconds of a connection that then broke is written again, first, on the next
+ * one (at least once: the receiver may see those lines twice, never miss them for that).
  */
 function tcpSyslogSender(url: URL, forbidden: ForbiddenTargets): DrainSender {
   let socket: Socket | undefined;
+  /** Batches written on the current (or the last, broken) connection, with when. */
+  let recent: Array<{ at: number; text: string }> = [];
+  let brokeAt: number | undefined;
   const host = hostname();
   const connect = () =>
     new Promise<Socket>((resolve, reject) => {
@@ -130,22 +139,36 @@ function tcpSyslogSender(url: URL, forbidden: ForbiddenTargets): DrainSender {
       // The receiver closing its end means it is gone: the next batch opens a new connection.
       s.on('end', () => s.destroy());
       s.on('close', () => {
-        if (socket === s) socket = undefined;
+        if (socket !== s) return;
+        socket = undefined;
+        brokeAt = Date.now();
       });
       s.on('data', () => {});
     });
+  const write = (s: Socket, text: string) =>
+    new Promise<void>((resolve, reject) => {
+      s.write(text, (error) => (error ? reject(error) : resolve()));
+    });
   return {
     async send(records) {
+      const text = records.map((r) => octetCounted(syslogMessage(r, host))).join('');
       if (!socket || socket.destroyed) {
-        socket = await connect();
-        socket.on('error', () => {});
+        const since = (brokeAt ?? Date.now()) - RESEND_WINDOW_MS;
+        const again = recent.filter((c) => c.at >= since);
+        const s = await connect();
+        s.on('error', () => {});
+        socket = s;
+        brokeAt = undefined;
+        // Kept as sent on this connection: should it break too, they go out again on the next.
+        recent = again.map((c) => ({ at: Date.now(), text: c.text }));
+        for (const chunk of again) await write(s, chunk.text);
       }
       const s = socket;
-      const text = records.map((r) => octetCounted(syslogMessage(r, host))).join('');
-      await new Promise<void>((resolve, reject) => {
-        s.write(text, (error) => (error ? reject(error) : resolve()));
-      });
+      await write(s, text);
       if (s.destroyed) throw new Error('the receiver closed the connection');
+      const now = Date.now();
+      recent.push({ at: now, text });
+      while (recent.length > RESEND_MAX_CHUNKS || (recent[0] && recent[0].at < now - RESEND_WINDOW_MS)) recent.shift();
     },
     close() {
       socket?.destroy();

@@ -72,8 +72,29 @@ class SyslogReceiver {
   private tcp: TcpServer | undefined;
   private udp: UdpSocket | undefined;
 
+  private sockets = new Set<import('node:net').Socket>();
+
   async start(): Promise<void> {
+    await this.startTcp();
+    this.udp = createSocket('udp4');
+    this.udp.on('message', (message) => this.udpMessages.push(message.toString('utf8')));
+    const udp = this.udp;
+    await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
+    this.udpPort = udp.address().port;
+  }
+
+  /** The TCP receiver stops: its connections are cut, new ones refused. */
+  async stopTcp(): Promise<void> {
+    const tcp = this.tcp!;
+    this.tcp = undefined;
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => tcp.close(() => resolve()));
+  }
+
+  async startTcp(): Promise<void> {
     this.tcp = createTcpServer((socket) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
       let pending = Buffer.alloc(0);
       socket.on('data', (chunk) => {
         pending = Buffer.concat([pending, chunk]);
@@ -90,18 +111,13 @@ class SyslogReceiver {
       socket.on('error', () => {});
     });
     const tcp = this.tcp;
-    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => tcp.listen(this.tcpPort, '127.0.0.1', resolve));
     this.tcpPort = (tcp.address() as AddressInfo).port;
-    this.udp = createSocket('udp4');
-    this.udp.on('message', (message) => this.udpMessages.push(message.toString('utf8')));
-    const udp = this.udp;
-    await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
-    this.udpPort = udp.address().port;
   }
 
   async stop(): Promise<void> {
     this.udp?.close();
-    await new Promise<void>((resolve) => (this.tcp ? this.tcp.close(() => resolve()) : resolve()));
+    if (this.tcp) await this.stopTcp();
   }
 }
 
@@ -262,6 +278,13 @@ test('HTTP, Elasticsearch and syslog drains carry the app output in order, with 
   await allArrive('HTTP, a one-off run', httpMessages, 'r', 3);
   assert.ok(httpMessages().includes('[run] r 000001'));
   await allArrive('TCP syslog, a one-off run', () => syslog.tcpMessages, 'r', 3);
+
+  // A TCP syslog receiver that stops and comes back: what went out as it stopped is sent again.
+  await syslog.stopTcp();
+  await print('s', 200, 1_000);
+  await waitUntil('the TCP drain failing', async () => ((await drainOf(tcp)).state === 'failing' ? true : undefined));
+  await syslog.startTcp();
+  await allArrive('TCP syslog after its receiver came back', () => syslog.tcpMessages, 's', 200);
 
   for (const id of [es, tcp, udp]) await cli(['drain', 'remove', id]);
   assert.deepEqual(
