@@ -154,6 +154,7 @@ export class Daemon {
       subnet: backend.subnet,
       gateway: backend.gatewayAddress,
       routerPorts: [options.routerPort, options.httpsPort].filter((p) => p > 0),
+      egressAllow: options.egressAllow,
     });
     await firewall.start();
     // Runs after every sandbox has stopped (stoppers run in reverse order).
