@@ -3,13 +3,13 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { SMTPServer } from 'smtp-server';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { commitAll, createApp, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { checkoutExample, commitAll, createApp, deploymentLog, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { runCli } from '../support/cli.js';
 import { waitUntil } from '../support/wait.js';
 import { launchBrowser, openConsolePage } from '../e2e/browser.js';
@@ -280,4 +280,34 @@ test('secrets are shown once: never in listings, deliveries nor the daemon outpu
   const again = await daemon.cli(['webhooks', 'remove', 'flaky'], { cwd: appDir });
   assert.notEqual(again.code, 0);
   assert.match(again.stderr, /no webhook named flaky/);
+});
+
+test('a failing cron job reaches a signed webhook and the SMTP server', { timeout: 300_000 }, async () => {
+  const dir = checkoutExample('node-hello');
+  mkdirSync(join(dir, 'clevercloud'));
+  writeFileSync(join(dir, 'clevercloud', 'cron.json'), `${JSON.stringify(["* * * * * /bin/sh -c 'exit 3'"])}\n`);
+  commitAll(dir, 'a job that fails');
+  const cronApp = await createApp(daemon, dir, 'scheduled');
+  const added = await daemon.cli(['webhooks', 'add', 'jobs', hook('/jobs'), '--event', 'cron.failed'], { cwd: dir });
+  assert.equal(added.code, 0, added.stderr);
+  const secret = added.stdout.trim();
+  const mailAdd = await daemon.cli(['notify-email', 'add', '--notify', 'cron@example.test', '--event', 'cron.failed'], { cwd: dir });
+  assert.equal(mailAdd.code, 0, mailAdd.stderr);
+  const deployment = await pushAndWait(daemon, dir, cronApp, gitEnv);
+  assert.equal(deployment.state, 'OK', (await deploymentLog(daemon, cronApp, deployment.id)).join('\n'));
+
+  // The job runs at the next minute.
+  const delivered = await waitUntil('the cron.failed webhook', async () => received.find((r) => r.path === '/jobs'), 150_000);
+  const timestamp = delivered.headers['x-slipway-timestamp'] as string;
+  assert.equal(
+    delivered.headers['x-slipway-signature'],
+    `sha256=${createHmac('sha256', secret).update(`${timestamp}.${delivered.body}`).digest('hex')}`,
+  );
+  const payload = JSON.parse(delivered.body);
+  assert.equal(payload.event, 'cron.failed');
+  assert.deepEqual(payload.app, { id: cronApp, name: 'scheduled' });
+  assert.equal(payload.details.exit_code, 3);
+  const mail = await waitUntil('the cron.failed mail', async () => mails.find((m) => m.to.includes('cron@example.test')), 30_000);
+  assert.match(mail.raw, /Subject: \[slipway\] scheduled: cron\.failed/);
+  assert.match(mail.raw, /exit_code: 3/);
 });
