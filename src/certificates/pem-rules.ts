@@ -1,4 +1,5 @@
-import type { KeyObject } from 'node:crypto';
+import type { KeyObject, X509Certificate } from 'node:crypto';
+import * as x509 from '@peculiar/x509';
 
 // A PEM block the way OpenSSL's PEM reader (HAProxy's loader) takes it: the armour lines alone
 // at the start of their line, base64 lines between them, nothing indented.
@@ -27,4 +28,23 @@ export function keyStrengthProblem(key: KeyObject): string | undefined {
     return ACCEPTED_CURVES.has(curve) ? undefined : `The key is ECDSA on curve ${curve}: only P-256, P-384 and P-521 are accepted.`;
   }
   return `The key is of type ${key.asymmetricKeyType ?? 'unknown'}: only RSA (2048 bits or more) and ECDSA (P-256 and up) are served.`;
+}
+
+const WEAK_HASHES = new Set(['SHA-1', 'MD5', 'MD2', 'MD4']);
+
+/**
+ * Why a certificate's signature would be refused (SHA-1 or MD5: OpenSSL's default security level
+ * in the router, and every browser), or undefined. A root's own signature is not checked by
+ * anyone: the caller skips a self-signed certificate at the end of a chain.
+ */
+export function weakSignatureProblem(cert: X509Certificate, position: number): string | undefined {
+  let hash: string | undefined;
+  try {
+    const algorithm = new x509.X509Certificate(cert.raw).signatureAlgorithm as { hash?: { name?: string } };
+    hash = algorithm.hash?.name;
+  } catch {
+    return undefined;
+  }
+  if (!hash || !WEAK_HASHES.has(hash.toUpperCase())) return undefined;
+  return `Certificate ${position} of the file is signed with ${hash}, which the router and browsers refuse.`;
 }

@@ -2,7 +2,7 @@ import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { ValidationError } from '../core/errors.js';
 import { prepareCertificate } from '../router/haproxy/certificates.js';
 import { certificateCovers, certificateNames, splitPemChain } from './certificate-names.js';
-import { keyStrengthProblem, strictPemProblem } from './pem-rules.js';
+import { keyStrengthProblem, strictPemProblem, weakSignatureProblem } from './pem-rules.js';
 
 export interface CheckedCertificate {
   certificatePem: string;
@@ -69,6 +69,11 @@ export function checkUploadedCertificate(
       `The certificate does not cover ${fqdn}: it is for ${names.length ? names.join(', ') : 'no DNS name (no subjectAltName)'}.`,
       `Upload a certificate whose subjectAltName includes ${fqdn}.`,
     );
+  }
+  for (const [i, cert] of certs.entries()) {
+    const selfSignedRoot = i > 0 && i === certs.length - 1 && cert.checkIssued(cert);
+    const weak = selfSignedRoot ? undefined : weakSignatureProblem(cert, i + 1);
+    if (weak) throw new ValidationError(weak, 'Have the certificate issued again with a SHA-256 (or stronger) signature.');
   }
   for (let i = 0; i + 1 < certs.length; i++) {
     const [child, parent] = [certs[i]!, certs[i + 1]!];

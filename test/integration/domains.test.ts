@@ -187,6 +187,31 @@ test('domain cert set checks the pair and the names before storing it; cert rm r
   const weak = await set('weak.pem', 'weak.key');
   assert.equal(weak.code, 1);
   assert.match(weak.stderr, /RSA of 1024 bits/);
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-sha1',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      join(dir, 'sha1.key'),
+      '-out',
+      join(dir, 'sha1.pem'),
+      '-days',
+      '2',
+      '-subj',
+      '/CN=shop.example.com',
+      '-addext',
+      'subjectAltName=DNS:shop.example.com',
+    ],
+    { stdio: 'ignore' },
+  );
+  const sha1 = await set('sha1.pem', 'sha1.key');
+  assert.equal(sha1.code, 1);
+  assert.match(sha1.stderr, /signed with SHA-1, which the router and browsers refuse/);
   assert.doesNotMatch(weak.stderr + indented.stderr, /MI[IG]|PRIVATE KEY/, 'nothing of the files is quoted back');
   // A chain whose second certificate did not sign the first.
   writeFileSync(join(dir, 'unordered.pem'), readFileSync(join(dir, 'shop.pem'), 'utf8') + readFileSync(join(dir, 'other.pem'), 'utf8'));
