@@ -140,10 +140,13 @@ test('sandboxes and add-on endpoints come and go as set elements', { skip }, asy
   await assert.rejects(firewall.addSandbox('instance', `10.78.${n}.2 }; flush ruleset`), /Not an IPv4 address/);
 });
 
-test('a second start (a restart after kill -9) begins again from empty sets', { skip }, async () => {
+test("a second start (a daemon's restart) keeps the instances and their add-on access, not the builds", { skip }, async () => {
+  await firewall.addSandbox('build', `10.78.${n}.3`);
+  assert.deepEqual(elements('builds'), [`10.78.${n}.3`], 'a build is in the set before the restart');
   await firewall.start();
-  assert.deepEqual(elements('instances'), []);
-  assert.deepEqual(elements('addon_access'), []);
+  assert.deepEqual(elements('instances'), [`10.78.${n}.2`], 'the instance that outlived the daemon keeps its network');
+  assert.deepEqual(elements('addon_access'), [{ concat: [`10.78.${n}.2`, 6402] }], 'and its add-on');
+  assert.deepEqual(elements('builds'), [], 'builds end with the daemon');
 });
 
 test('stop deletes the table, and only it', { skip }, async () => {
