@@ -189,6 +189,14 @@ export class CertificateManager implements DomainService {
       const message = (error as Error).message;
       if (message !== this.lastRouterError) this.options.log(`The router did not take the certificates: ${message}`);
       this.lastRouterError = message;
+      // An engine that applies certificates one by one names those it refused: the others are
+      // served, and the refused names keep what they had (not tried again until something changes).
+      const refused = (error as { refusedNames?: unknown }).refusedNames;
+      if (Array.isArray(refused)) {
+        this.appliedFingerprint = fingerprint;
+        for (const [name, cert] of served) if (!refused.includes(name)) this.served_.set(name, cert);
+        for (const name of [...this.served_.keys()]) if (!served.has(name)) this.served_.delete(name);
+      }
     }
   }
 }

@@ -70,7 +70,21 @@ export class CertificateRefused extends Error {}
 export interface CertificateRefusal {
   /** The file its names are served from, if they are valid names. */
   file: string | undefined;
+  names: readonly string[];
   reason: string;
+}
+
+/**
+ * Some certificates of a change were refused, the others applied: `refusedNames` says which
+ * names keep what they had (callers that know nothing of it see a plain error).
+ */
+export class CertificatesPartlyApplied extends Error {
+  constructor(
+    message: string,
+    readonly refusedNames: string[],
+  ) {
+    super(message);
+  }
 }
 
 /** The crt-list line of a certificate: its file, then its names as SNI filters. */

@@ -327,7 +327,10 @@ describe('HaproxyRouter with real HAProxy', () => {
         weak,
         makeCertificate(workDir, ['delta.test'], 'delta-1'),
       ]),
-      (error: Error) => /gamma\.test/.test(error.message) && /weak\.test/.test(error.message),
+      (error: Error & { refusedNames?: string[] }) =>
+        /gamma\.test/.test(error.message) &&
+        /weak\.test/.test(error.message) &&
+        error.refusedNames?.sort().join() === 'gamma.test,weak.test',
     );
     assert.equal(await servedCommonName(httpsPort, 'alpha.test'), 'alpha-3', 'before the refused ones');
     assert.equal(await servedCommonName(httpsPort, 'delta.test'), 'delta-1', 'after the refused ones');

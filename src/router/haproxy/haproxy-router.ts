@@ -23,6 +23,7 @@ import { validateCidr, validateIPv4, validatePort, validateTable, type Validated
 import { AccessLogReceiver, makeAccessPipe } from './access-log.js';
 import {
   CertificateRefused,
+  CertificatesPartlyApplied,
   certificateFileOf,
   crtListLine,
   prepareCertificate,
@@ -241,7 +242,11 @@ export class HaproxyRouter implements Router {
       try {
         prepared.push(prepareCertificate(cert, this.paths.certDir));
       } catch (error) {
-        refused.push({ file: certificateFileOf(cert, this.paths.certDir), reason: (error as Error).message });
+        refused.push({
+          file: certificateFileOf(cert, this.paths.certDir),
+          names: Array.isArray(cert.names) ? cert.names.map(String) : [],
+          reason: (error as Error).message,
+        });
       }
     }
     return this.serialized(() => this.acrossRestarts(() => this.applyCertificatesNow(prepared, refused)));
@@ -502,7 +507,7 @@ export class HaproxyRouter implements Router {
       } catch (error) {
         // A refusal by HAProxy itself: the others go on. Anything else (the socket gone) stops the change.
         if (!(error instanceof CertificateRefused)) throw error;
-        refused.push({ file: cert.file, reason: error.message });
+        refused.push({ file: cert.file, names: cert.names, reason: error.message });
       }
     }
     // A refused certificate's names keep what they had: its file is not removed.
@@ -515,8 +520,9 @@ export class HaproxyRouter implements Router {
     await this.writeCertList();
     await this.saveState();
     if (refused.length > 0) {
-      throw new Error(
+      throw new CertificatesPartlyApplied(
         `${refused.length} certificate(s) were not applied, the others were: ${refused.map((r) => r.reason).join(' ')}`,
+        refused.flatMap((r) => r.names),
       );
     }
   }
