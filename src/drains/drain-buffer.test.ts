@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DrainBuffer } from './drain-buffer.js';
@@ -80,4 +80,18 @@ test('a line longer than one read still comes out whole', () => {
   buffer.push(long);
   buffer.push('after');
   assert.deepEqual(drain(buffer), ['short', long, 'after']);
+});
+
+test('lines the disk refuses are counted as dropped, and the buffer goes on', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'drain-buffer-'));
+  const buffer = new DrainBuffer(dir, MiB);
+  // Where the first segment would be written stands a folder: the write fails (as on a full disk).
+  mkdirSync(join(dir, '000000000000.ndjson'));
+  const errors: Error[] = [];
+  buffer.onError = (error) => errors.push(error);
+  for (let i = 0; i < 3; i++) buffer.push(`line ${i}`);
+  assert.doesNotThrow(() => buffer.flush());
+  assert.equal(buffer.dropped, 3);
+  assert.equal(errors.length, 1);
+  assert.equal(buffer.waiting(), 0);
 });

@@ -58,6 +58,8 @@ export class DrainBuffer {
   onDrop: (lines: number) => void = () => {};
   /** Called once lines were written (a reader waiting for lines may go on). */
   onWritten: () => void = () => {};
+  /** Called when the disk refused lines (they are counted as dropped). */
+  onError: (error: Error) => void = () => {};
 
   constructor(
     readonly dir: string,
@@ -129,6 +131,23 @@ export class DrainBuffer {
     const lines = this.queue;
     this.queue = [];
     this.queuedBytes = 0;
+    const progress = { written: 0 };
+    try {
+      this.write(lines, progress);
+    } catch (error) {
+      // The disk refused (full, gone): these lines cannot wait, so they are counted as dropped.
+      const lost = lines.length - progress.written;
+      this.dropped += lost;
+      this.onDrop(lost);
+      this.onError(error as Error);
+      return;
+    }
+    this.enforceBound();
+    this.onWritten();
+  }
+
+  /** Appends the lines to the segments, opening new ones as they fill; `progress` says how far it got. */
+  private write(lines: string[], progress: { written: number }): void {
     let i = 0;
     while (i < lines.length) {
       let last = this.segments.at(-1);
@@ -147,12 +166,21 @@ export class DrainBuffer {
         bytes += size;
         count++;
       }
-      appendFileSync(this.path(last.seq), text, { mode: 0o600 });
+      try {
+        appendFileSync(this.path(last.seq), text, { mode: 0o600 });
+      } catch (error) {
+        // A write cut short leaves no half line behind for the reader.
+        try {
+          truncateSync(this.path(last.seq), last.bytes);
+        } catch {
+          // Nothing was written, or the file is gone: nothing to cut.
+        }
+        throw error;
+      }
       last.bytes += bytes;
       last.lines += count;
+      progress.written = i;
     }
-    this.enforceBound();
-    this.onWritten();
   }
 
   private enforceBound(): void {

@@ -154,6 +154,14 @@ export class DrainService {
     );
     const running: Running = { row, worker: new DrainWorker(buffer, sender, row.enabled === 1), lastDroppingEvent: 0 };
     buffer.onDrop = (lines) => this.dropping(running, lines);
+    let lastDiskWarning = 0;
+    buffer.onError = (error) => {
+      if (Date.now() - lastDiskWarning < 60_000) return;
+      lastDiskWarning = Date.now();
+      this.o.log(
+        `The drain ${row.id} could not keep lines on disk (${error.message}): they were dropped and counted. Check the free space of ${this.o.dir}.`,
+      );
+    };
     return running;
   }
 

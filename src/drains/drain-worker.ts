@@ -87,9 +87,10 @@ export class DrainWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     this.poke();
+    // A batch in flight is cut short rather than waited for: not acknowledged, it is sent again at the next start.
+    this.sender.close();
     await this.running;
     this.buffer.close();
-    this.sender.close();
   }
 
   private poke(): void {
