@@ -685,8 +685,14 @@ export class HaproxyRouter implements Router {
     for (const map of this.mapPaths()) await this.replaceMap(map, this.maps.get(map) ?? []);
     if (this.o.httpsPort) {
       const listed = new Set(crtListFiles(await runtimeCommand(socket, `show ssl crt-list ${this.paths.certList}`)));
-      for (const cert of this.certificates.values()) {
-        if (!listed.has(cert.file) && cert.pem) await this.loadCertificate(cert, true);
+      for (const cert of [...this.certificates.values()]) {
+        if (listed.has(cert.file) || !cert.pem) continue;
+        // One certificate HAProxy refuses now keeps neither the others nor the routes from coming back.
+        await this.loadCertificate(cert, true).catch((error: Error) => {
+          if (!(error instanceof CertificateRefused)) throw error;
+          this.certificates.delete(cert.file);
+          this.log(`${error.message} It is left out until the platform applies its certificates again.`);
+        });
       }
       for (const file of listed) {
         if (file !== this.paths.defaultCert && !this.certificates.has(file)) await this.unloadCertificate(file);
