@@ -178,3 +178,37 @@ test('jobs no longer in the release are forgotten', async () => {
   s.tick('2026-11-26T12:01:00Z');
   assert.equal(s.store.cron.checkedUntil(s.app.id, parseCronFile('["0 * * * * /bin/date"]')[0]!.key), undefined);
 });
+
+test('a daemon starting after a gap tells the runs missed meanwhile and runs the current minute', async () => {
+  const s = setup('["* * * * * /bin/true"]');
+  s.tick('2026-11-26T12:01:00Z');
+  await s.settle();
+  s.runs[0]!.end({ exitCode: 0, signal: null, outOfMemory: false });
+  await s.settle();
+  await s.scheduler.stop();
+  const hub = new PlatformEvents();
+  hub.subscribe((e) => s.events.push(e));
+  let started = 0;
+  const next = new CronScheduler({
+    store: s.store,
+    events: hub,
+    releaseOf: () => s.release,
+    appVars: () => ({}),
+    appLog: (_app, stream, line) => s.lines.push(`${stream} ${line}`),
+    log: () => undefined,
+    now: () => Date.parse('2026-11-26T12:05:20Z'),
+    startRun: async () => {
+      started++;
+      return { done: new Promise(() => undefined), signal: async () => undefined };
+    },
+  });
+  next.start();
+  await s.settle();
+  await next.stop();
+  assert.deepEqual(
+    s.events.map((e) => [e.type, e.details.missed, e.details.first_missed_at]),
+    [['cron.missed', 3, '2026-11-26T12:02:00.000Z']],
+  );
+  assert.equal(started, 1, '12:05, the minute the daemon started in, runs');
+  assert.equal(next.jobsOf(s.app.id)[0]!.recent.find((r) => r.outcome === 'missed')?.scheduled_for, '2026-11-26T12:02:00.000Z');
+});
