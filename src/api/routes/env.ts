@@ -5,6 +5,7 @@ import { ValidationError, NotFoundError } from '../../core/errors.js';
 import { appForUser } from '../access.js';
 import { appEnvForDisplay } from '../../links/app-environment.js';
 import { checkHealthCheckVariable } from '../../healthcheck/health-check-paths.js';
+import { checkCronTimeoutVariable } from '../../cron/cron-timeout.js';
 import { envSpecs } from './env.spec.js';
 
 export function envRoutes(router: HttpRouter<ApiContext>): void {
@@ -21,6 +22,7 @@ export function envRoutes(router: HttpRouter<ApiContext>): void {
     const name = checkEnvName(params.name, app.type);
     const value = checkEnvValue(name, (await body()).value);
     checkHealthCheckVariable(name, value);
+    checkCronTimeoutVariable(name, value);
     deps.store.env.set(app.id, name, value);
     return { env: deps.store.env.list(app.id) };
   });
@@ -49,6 +51,7 @@ export function envRoutes(router: HttpRouter<ApiContext>): void {
       seen.add(checked);
       const checkedValue = checkEnvValue(checked, value);
       checkHealthCheckVariable(checked, checkedValue);
+      checkCronTimeoutVariable(checked, checkedValue);
       return { name: checked, value: checkedValue };
     });
     deps.store.env.replaceAll(app.id, vars);
