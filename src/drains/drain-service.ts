@@ -40,8 +40,6 @@ interface Running {
   lastDroppingEvent: number;
 }
 
-const APP_KEY = /^app_[0-9a-f-]{36}$/;
-
 /**
  * The drains of every app: one worker and one disk buffer per drain, fed from the app's log
  * hub (and the access log hub for drains that asked for it), following the store's drains as
@@ -83,7 +81,7 @@ export class DrainService {
   }
 
   private take(key: string, entry: LogEntry, instance: string | undefined, access: boolean): void {
-    if (!APP_KEY.test(key)) return;
+    // Only app ids have drains: other logs (deployments) find none here.
     const drains = this.byApp.get(key);
     if (!drains) return;
     let record: DrainRecord | undefined;
