@@ -12,7 +12,7 @@ import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, commitAll, createApp, deploymentLog, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { runCli } from '../support/cli.js';
 import { waitUntil } from '../support/wait.js';
-import { launchBrowser, openConsolePage } from '../e2e/browser.js';
+import { horizontalOverflow, launchBrowser, openConsolePage } from '../e2e/browser.js';
 
 /** docs/behaviour.md, Notifications: a real HTTP receiver and a real SMTP server on loopback. */
 
@@ -245,6 +245,10 @@ test('the console shows the app’s notifications and the attempts of the last d
     const retried = card.getByRole('listitem').filter({ hasText: 'webhook flaky' });
     await retried.getByText('attempt 1 failed (the receiver answered 500); attempt 2 ok 200').waitFor();
     await browser.screenshot('notifications-card');
+    // A phone's width: the table and the deliveries wrap instead of widening the page.
+    await page.setViewportSize({ width: 375, height: 812 });
+    await card.locator('tr[data-webhook="flaky"]').waitFor();
+    assert.equal(await horizontalOverflow(page), 0, 'the notifications overflow horizontally at 375px');
     const text = await card.innerText();
     for (const secret of Object.values(secrets)) assert.ok(!text.includes(secret));
   } finally {
