@@ -81,13 +81,15 @@ async function assertNoSecretLeft(deployed: Deployed, secrets: string[]): Promis
     if (existsSync(releaseDir)) assert.deepEqual(filesContaining(releaseDir, secret), [], 'a file of the release holds a credential');
     // Nor anywhere else the daemon writes (build folders, package caches, logs), except the
     // store, which keeps the variable itself, and the definitions of the sandboxes running now
-    // (runc's state and bundles, root's alone), which hold the environment of their processes
-    // as /proc does: the instance gets the app's variables, NPM_TOKEN among them.
+    // (runc's state and bundles, and the records the next daemon adopts the instances by; all
+    // root's alone), which hold the environment of their processes as /proc does: the instance
+    // gets the app's variables, NPM_TOKEN among them.
     const elsewhere = filesContaining(daemon.dataDir, secret).filter(
       (path) =>
         !/\.(db|sqlite)(-wal|-shm|-journal)?$/.test(path) &&
         !path.startsWith(join(daemon.dataDir, 'runc') + '/') &&
-        !path.startsWith(join(daemon.dataDir, 'sandboxes') + '/'),
+        !path.startsWith(join(daemon.dataDir, 'sandboxes') + '/') &&
+        !path.startsWith(join(daemon.dataDir, 'instances') + '/'),
     );
     assert.deepEqual(elsewhere, [], 'a file of the data folder holds a credential');
   }
