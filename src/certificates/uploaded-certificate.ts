@@ -1,6 +1,7 @@
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { ValidationError } from '../core/errors.js';
 import { prepareCertificate } from '../router/haproxy/certificates.js';
+import { haproxyRefusal } from '../router/haproxy/certificate-check.js';
 import { certificateCovers, certificateNames, splitPemChain } from './certificate-names.js';
 import { keyStrengthProblem, strictPemProblem, weakSignatureProblem } from './pem-rules.js';
 
@@ -113,4 +114,18 @@ export function checkUploadedCertificate(
     throw new ValidationError(`The router would not load this certificate: ${(error as Error).message}`, HINT);
   }
   return checked;
+}
+
+/**
+ * The last check of an upload, by the engine itself: HAProxy loads the certificate from a
+ * throw-away configuration. Anything the rules above missed is refused here, at upload, rather
+ * than by the router.
+ */
+export async function checkRouterLoads(fqdn: string, checked: CheckedCertificate): Promise<void> {
+  const { pem } = prepareCertificate(
+    { names: [fqdn], certificatePem: checked.certificatePem, privateKeyPem: checked.privateKeyPem },
+    '/nonexistent',
+  );
+  const refusal = await haproxyRefusal(pem);
+  if (refusal) throw new ValidationError(`The router refuses this certificate: ${refusal}.`, HINT);
 }

@@ -7,7 +7,7 @@ import { appDomain } from '../platform.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { parseDomainName, readableDomain } from '../../domains/domain-name.js';
 import { verificationRecordName } from '../../domains/domain-verifier.js';
-import { checkUploadedCertificate } from '../../certificates/uploaded-certificate.js';
+import { checkRouterLoads, checkUploadedCertificate } from '../../certificates/uploaded-certificate.js';
 import { domainSpecs } from './domains.spec.js';
 
 function domainView(ctx: ApiContext, row: DomainRow) {
@@ -98,6 +98,7 @@ export function domainRoutes(router: HttpRouter<ApiContext>): void {
     const row = ownDomain(ctx, app, ctx.params.fqdn);
     const body = await ctx.body();
     const checked = checkUploadedCertificate(row.fqdn, body.certificate, body.private_key);
+    await checkRouterLoads(row.fqdn, checked);
     ctx.deps.store.certificates.put({
       fqdn: row.fqdn,
       source: 'uploaded',
