@@ -24,20 +24,34 @@ function describeRun(run: CronRunView): string {
   return `${when}${duration}, ${run.exit_code !== null ? `exit ${run.exit_code}` : run.outcome}`;
 }
 
+/** One mark per outcome: the row of recent runs stays narrow; each mark's label says the rest. */
+const MARK: Record<CronRunView['outcome'], string> = {
+  running: '…',
+  succeeded: '✓',
+  failed: '✗',
+  'timed-out': '✗',
+  killed: '✗',
+  skipped: '»',
+  missed: '!',
+};
+
 /** The job's recent runs, oldest to newest, one badge each: a failing job is seen at a glance. */
 function recentRuns(job: CronJobView): HTMLElement {
   return h(
     'ol',
-    { class: 'cron-runs', 'aria-label': `Recent runs of ${job.name}, oldest first` },
-    ...[...job.recent]
-      .reverse()
-      .map((run) =>
-        h(
-          'li',
-          { class: `badge ${BADGE[run.outcome]}`, 'data-outcome': run.outcome, title: run.detail ?? run.outcome },
-          `${run.outcome} ${formatTime(run.scheduled_for)}`,
-        ),
-      ),
+    {
+      class: 'cron-runs',
+      'aria-label': `Recent runs of ${job.name}, oldest first`,
+      style: 'list-style: none; display: flex; flex-wrap: wrap; gap: 2px; margin: 0; padding: 0',
+    },
+    ...[...job.recent].reverse().map((run) => {
+      const label = `${run.outcome}, due ${formatTime(run.scheduled_for)}${run.detail ? `: ${run.detail}` : ''}`;
+      return h(
+        'li',
+        { class: `badge ${BADGE[run.outcome]}`, 'data-outcome': run.outcome, title: label, 'aria-label': label },
+        MARK[run.outcome],
+      );
+    }),
   );
 }
 
