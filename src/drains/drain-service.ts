@@ -50,6 +50,7 @@ export class DrainService {
   private readonly byApp = new Map<string, Running[]>();
   private readonly unsubscribe: Array<() => void> = [];
   private readonly names = new Map<string, string>();
+  private namesReadAt = 0;
   readonly bufferBytes: number;
 
   constructor(private readonly o: DrainServiceOptions) {
@@ -93,6 +94,11 @@ export class DrainService {
   }
 
   private record(appId: string, entry: LogEntry, instance: string | undefined, access: boolean): DrainRecord {
+    // A renamed app is named anew within a minute.
+    if (Date.now() - this.namesReadAt > 60_000) {
+      this.names.clear();
+      this.namesReadAt = Date.now();
+    }
     let app = this.names.get(appId);
     if (app === undefined) {
       app = this.o.store.apps.byId(appId)?.name ?? appId;
