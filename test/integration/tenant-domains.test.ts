@@ -157,6 +157,9 @@ test('a new domain waits unrouted and without a certificate until its TXT record
     /shop\.tenant-a\.example +waiting for DNS proof: TXT _slipway-challenge\.shop\.tenant-a\.example/,
   );
   assert.equal((await overHttp(fqdn)).status, 404, 'not routed');
+  const favourite = await cli(['domain', 'favourite', 'set', fqdn]);
+  assert.equal(favourite.code, 1, 'an address not routed is no favourite');
+  assert.match(favourite.stderr, /waits for its DNS proof/);
 
   await dns.setTxt(printed[1]!, printed[2]!);
   await until('the domain verified', async () => (await listed(fqdn)).verification.state === 'verified');

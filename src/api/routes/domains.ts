@@ -83,6 +83,12 @@ export function domainRoutes(router: HttpRouter<ApiContext>): void {
         'Add one name it covers (`slipway domain add www.example.com`) and make that the favourite.',
       );
     }
+    if (row.verified_at === null) {
+      throw new ValidationError(
+        `${row.fqdn} waits for its DNS proof: it is not routed yet.`,
+        `Publish the TXT record ${verificationRecordName(row.fqdn)} that \`slipway domain\` shows, then make it the favourite.`,
+      );
+    }
     ctx.deps.store.domains.setFavourite(app.id, row.fqdn);
     return listing(ctx, app);
   });
