@@ -461,6 +461,9 @@ export class Daemon {
       api.listen(options.apiPort, options.listen, () => resolve());
     });
     this.onStop('API', () => closeServer(api));
+    // Before the API closes (stoppers run in reverse order): a one-off command's session keeps
+    // the API open until the command ends, and one-off commands end with the daemon.
+    if (instances) this.onStop('swarm one-off commands', () => instances.endOneOffs());
     const port = (api.address() as AddressInfo).port;
     drainForbidden.ports.push(port);
     const host = options.listen.includes(':') ? `[${options.listen}]` : options.listen;

@@ -11,7 +11,18 @@ import http from 'node:http';
 import net from 'node:net';
 import { execFileSync } from 'node:child_process';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
+import {
+  checkoutExample,
+  createApp,
+  deploymentLog,
+  getThroughRouter,
+  gitPush,
+  newRelease,
+  pushAndWait,
+  registerSshKey,
+} from '../support/deploy.js';
+import { steadyLoad } from '../support/steady-load.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { swarmBackendMissing } from '../support/swarm-backend.js';
 import { DockerApi } from '../../src/instances/swarm/docker-api.js';
 import { NODE_ADDRESS, type SecondNode, startSecondSwarmNode, updateNode } from '../support/swarm-second-node.js';
@@ -430,6 +441,229 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     assert.equal(deleted.code, 0, deleted.stderr);
     await waitUntil('no service left', async () => (await runningTasks()).length === 0);
     assert.notEqual((await getThroughRouter(daemon, host)).status, 200);
+  });
+});
+
+// The data plane outlives the daemon on a swarm too: SIGTERM, SIGINT and kill -9 of the daemon
+// leave the app's tasks serving through the router, and the next daemon adopts them as they run.
+describe('swarm tasks outlive the daemon', { skip: missing ? `swarm: ${missing}` : false }, () => {
+  let daemon: TestDaemon;
+  let gitEnv: NodeJS.ProcessEnv;
+  let dir: string;
+  let appId: string;
+  let host: string;
+
+  interface Facts {
+    release: string;
+    instanceId: string;
+  }
+  const facts = async (): Promise<Facts> => {
+    const answer = await getThroughRouter(daemon, host);
+    assert.equal(answer.status, 200, answer.body);
+    return JSON.parse(answer.body) as Facts;
+  };
+  type Listed = { ID: string; Spec: { Name: string; Labels: Record<string, string> } };
+  /** The services of this daemon (its owner label), of the app or all. */
+  const services = async (app?: string): Promise<Listed[]> =>
+    docker.json<Listed[]>({
+      path: '/services',
+      query: {
+        filters: JSON.stringify({
+          label: [`slipway.owner=slipway${daemon.subnet.split('.')[1]}`, ...(app ? [`slipway.app=${app}`] : [])],
+        }),
+      },
+      what: 'list services',
+    });
+  /** The running task containers of the app, by service role: `instance` or `worker`. */
+  const containers = async (role: 'instance' | 'worker'): Promise<string[]> => {
+    const names = new Set((await services(appId)).filter((s) => s.Spec.Labels['slipway.role'] === role).map((s) => s.Spec.Name));
+    const running = await docker.json<Array<{ Id: string; Labels: Record<string, string> }>>({
+      path: '/containers/json',
+      query: { filters: JSON.stringify({ label: ['com.docker.swarm.service.name'] }) },
+      what: 'list containers',
+    });
+    return running
+      .filter((c) => names.has(c.Labels['com.docker.swarm.service.name'] ?? ''))
+      .map((c) => c.Id)
+      .sort();
+  };
+  const appLog = async () => (await daemon.cli(['logs', '--app', appId, '--no-follow', '-n', '400'])).stdout;
+
+  before(async () => {
+    daemon = await startDaemon(['--backend', 'swarm', '--swarm-subnet', '172.27.0.0/16']);
+    ({ gitEnv } = await registerSshKey(daemon));
+    dir = checkoutExample('node-hello');
+    appId = await createApp(daemon, dir, 'swarm-outlives', {
+      CC_WORKER_COMMAND: `node -e "setInterval(() => console.log('worker tick ' + Date.now()), 300)"`,
+    });
+    host = `${appId}.localhost`;
+    newRelease(dir, 'r1');
+    const result = await pushAndWait(daemon, dir, appId, gitEnv);
+    assert.equal(result.state, 'OK', (await deploymentLog(daemon, appId, result.id)).join('\n'));
+  });
+
+  after(async () => {
+    await daemon?.stop();
+  });
+
+  for (const how of ['SIGTERM', 'SIGINT', 'SIGKILL'] as const) {
+    test(`${how} of the daemon: the app serves throughout (keep-alive, HTTP/2, new connections, POSTs) and the next daemon adopts the same task and its worker`, {
+      timeout: 180_000,
+    }, async () => {
+      const before = await facts();
+      const instance = await containers('instance');
+      const worker = await containers('worker');
+      const serviceIds = (await services(appId)).map((s) => s.ID).sort();
+      assert.equal(instance.length, 1, 'one task of the instance');
+      assert.equal(worker.length, 1, 'one task of its worker');
+      assert.equal(serviceIds.length, 2, 'the release service and the worker service');
+      const load = steadyLoad(daemon, host);
+      await sleep(500);
+      if (how === 'SIGKILL') await daemon.kill();
+      else assert.equal(await daemon.terminate(how), 0);
+      // Nobody runs the control plane now: the tasks alone serve, through the router.
+      await sleep(1500);
+      assert.deepEqual(await containers('instance'), instance, 'the task outlived the daemon');
+      await daemon.restart();
+      assert.match(daemon.output(), /Adopted 1 running instance\(s\) of swarm-outlives/);
+      await sleep(1000);
+      const { failures, failureCount, counts } = await load.stop();
+      assert.deepEqual(failures, [], `failed requests: ${failureCount}`);
+      for (const [kind, count] of Object.entries(counts)) assert.ok(count > 10, `${kind}: only ${count} requests`);
+      assert.equal((await facts()).instanceId, before.instanceId, 'the same instance serves: adopted, not started again');
+      assert.deepEqual(await containers('instance'), instance, 'the same task and container serve');
+      assert.deepEqual(await containers('worker'), worker, 'the same worker task runs');
+      assert.deepEqual((await services(appId)).map((s) => s.ID).sort(), serviceIds, 'no service was made or removed');
+      // The new daemon follows the worker's output again.
+      const since = Date.now();
+      await waitUntil("the worker's lines printed after the restart in the app's log", async () =>
+        [...(await appLog()).matchAll(/worker tick (\d+)/g)].some((m) => Number(m[1]) > since),
+      );
+    });
+  }
+
+  test("a crash of an adopted instance is told and Swarm's restart serves again with the same identity", { timeout: 120_000 }, async () => {
+    const before = await facts();
+    const [task] = await containers('instance');
+    const crashes = async () => (await appLog()).match(/crashed: the process exited with code 3/g)?.length ?? 0;
+    const crashed = await crashes();
+    const answer = await getThroughRouter(daemon, host, '/crash');
+    assert.equal(answer.body, 'bye');
+    await waitUntil('the crash in the app log', async () => (await crashes()) > crashed);
+    await waitUntil('the restarted task to serve', async () => (await facts().catch(() => undefined))?.instanceId === before.instanceId);
+    assert.notDeepEqual(await containers('instance'), [task], 'Swarm started a new task');
+    assert.match(await appLog(), /restarting: Swarm starts a new task/);
+    await waitUntil('the running-again line', async () => /running again at /.test(await appLog()));
+  });
+
+  test('a daemon killed during a redeploy: the next one keeps one release serving and stops the other, no request failing', {
+    timeout: 300_000,
+  }, async () => {
+    const load = steadyLoad(daemon, host);
+    try {
+      newRelease(dir, 'r2');
+      const url = `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`;
+      const push = gitPush(dir, url, gitEnv);
+      assert.equal(push.code, 0, push.output);
+      // The new release's task runs: the daemon dies before, during or just after the switch.
+      await waitUntil("the new release's task", async () => (await containers('instance')).length === 2, 240_000);
+      await daemon.kill();
+      await daemon.restart();
+      await waitUntil(
+        'one release left',
+        async () => (await containers('instance')).length === 1 && (await containers('worker')).length === 1,
+      );
+    } finally {
+      const { failures, failureCount, counts } = await load.stop();
+      assert.deepEqual(failures, [], `failed requests: ${failureCount}`);
+      for (const [kind, count] of Object.entries(counts)) assert.ok(count > 10, `${kind}: only ${count} requests`);
+    }
+    const left = await services(appId);
+    assert.equal(new Set(left.map((s) => s.Spec.Labels['slipway.deployment'])).size, 1, 'the services of one release');
+    const served = await facts();
+    const status = await daemon.cli(['activity', '--app', appId, '--format', 'json', '--limit', '5']);
+    const current = (JSON.parse(status.stdout) as Array<{ id: string; state: string }>).find((d) => d.state === 'OK');
+    assert.equal(left[0]!.Spec.Labels['slipway.deployment'], current?.id, 'the current release is the one left');
+    console.log(`# after the kill, release ${served.release} serves`);
+  });
+
+  test('a redeploy and a scale act on adopted instances', { timeout: 300_000 }, async () => {
+    await daemon.terminate();
+    await daemon.restart();
+    const adopted = await containers('instance');
+    const load = steadyLoad(daemon, host);
+    newRelease(dir, 'r3');
+    const result = await pushAndWait(daemon, dir, appId, gitEnv);
+    assert.equal(result.state, 'OK', (await deploymentLog(daemon, appId, result.id)).join('\n'));
+    await waitUntil('the adopted task to go', async () => !(await containers('instance')).some((c) => adopted.includes(c)));
+    const { failures, failureCount } = await load.stop();
+    assert.deepEqual(failures, [], `failed requests: ${failureCount}`);
+    assert.equal((await facts()).release, 'r3');
+    // Adopted again, then scaled: the new replica joins the adopted service.
+    await daemon.terminate();
+    await daemon.restart();
+    const ids = (await services(appId)).map((s) => s.ID).sort();
+    const up = await daemon.cli(['scale', '--instances', '2'], { cwd: dir });
+    assert.equal(up.code, 0, up.stderr);
+    await waitUntil('two instances', async () => (await containers('instance')).length === 2);
+    assert.deepEqual((await services(appId)).map((s) => s.ID).sort(), ids, 'the replicas were added to the adopted services');
+    const seen = new Set<string>();
+    for (let i = 0; i < 40 && seen.size < 2; i++) seen.add((await facts()).instanceId);
+    assert.equal(seen.size, 2);
+    const down = await daemon.cli(['scale', '--instances', '1'], { cwd: dir });
+    assert.equal(down.code, 0, down.stderr);
+    await waitUntil('one instance', async () => (await containers('instance')).length === 1);
+  });
+
+  test('a one-off command ends with the daemon, whether it stops or is killed', { timeout: 180_000 }, async () => {
+    const runs = async () => (await services(appId)).filter((s) => s.Spec.Labels['slipway.role'] === 'run');
+    /** Whether the command runs in its job's task (an exec beside the task's holder). */
+    const commandRuns = async () => {
+      const [job] = await runs();
+      if (!job) return false;
+      const running = await docker.json<Array<{ Id: string; Labels: Record<string, string> }>>({
+        path: '/containers/json',
+        query: { filters: JSON.stringify({ label: [`com.docker.swarm.service.id=${job.ID}`] }) },
+        what: 'list containers',
+      });
+      if (running.length !== 1) return false;
+      const top = await docker.json<{ Processes: string[][] }>({ path: `/containers/${running[0]!.Id}/top`, what: 'list processes' });
+      return top.Processes.some((p) => p.at(-1) === 'sleep 600');
+    };
+    for (const how of ['SIGTERM', 'SIGKILL'] as const) {
+      const run = daemon.cli(['run', '--app', appId, '--', 'sleep', '600'], { timeoutMs: 120_000 });
+      await waitUntil('the one-off command to run', commandRuns);
+      if (how === 'SIGKILL') await daemon.kill();
+      else {
+        assert.equal(await daemon.terminate(), 0);
+        assert.deepEqual(await runs(), [], 'the job went with the daemon');
+      }
+      const ended = await run;
+      assert.notEqual(ended.code, 0);
+      assert.notEqual(ended.code, null, 'the command ended with the daemon, not at the timeout');
+      await daemon.restart();
+      assert.deepEqual(await runs(), [], 'no one-off job after the start');
+      assert.equal(await commandRuns(), false);
+    }
+  });
+
+  test('slipway system stop removes the services', { timeout: 180_000 }, async () => {
+    assert.ok((await services()).length > 0);
+    const serving = (await facts()).release;
+    const stopped = await daemon.cli(['system', 'stop', '--yes'], { timeoutMs: 120_000 });
+    assert.equal(stopped.code, 0, stopped.stderr);
+    await waitUntil('no service of the daemon', async () => (await services()).length === 0);
+    const pid = daemon.pid();
+    await waitUntil('the daemon to exit', async () => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    await daemon.restart();
+    assert.equal((await facts()).release, serving, 'the next start serves the app again');
   });
 });
 

@@ -3,7 +3,8 @@ import { DockerApiError } from './docker-api.js';
 import { LogFrameReader } from './log-frames.js';
 import { NodeApiUnknownError } from './node-apis.js';
 import { TERMINAL_STATES, type SwarmServices, type SwarmTask } from './swarm-services.js';
-import { IDENTITY_MOUNT, entrypointEvent, type EntrypointEvent } from './task-entrypoint.js';
+import { IDENTITY_MOUNT, STARTED_SUFFIX, entrypointEvent, type EntrypointEvent } from './task-entrypoint.js';
+import { withHolders, type FoundService, type SlotHolder } from './adoption.js';
 
 const POLL_MS = 250;
 /** How long a service's removal waits for Swarm to delete the tasks it scaled away. */
@@ -28,7 +29,8 @@ export interface Replica {
  * replica away, so that Swarm (which removes stopped slots before running ones) removes that one.
  * The slot's identity file tells the task which instance it is: the daemon writes it into each
  * task of the slot as it runs, through the Docker API of the task's node, so tasks on any node
- * (and the ones Swarm restarts on its own) get it.
+ * (and the ones Swarm restarts on its own) get it. Which instance holds each slot is also kept
+ * in the service's labels (adoption.ts): a later daemon adopts the service from them.
  */
 export class ReleaseService {
   serviceId: string | undefined;
@@ -40,6 +42,8 @@ export class ReleaseService {
   private active = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private readonly claims = new Map<number, Replica>();
+  /** Who holds each slot, as the service's labels say it for a later daemon. */
+  private readonly slotHolders = new Map<number, SlotHolder>();
   /** What each slot's tasks are told: the identity of the instance holding it, or an end. */
   private readonly identities = new Map<number, string>();
   /** Tasks that have their identity, and tasks being given it. */
@@ -67,8 +71,11 @@ export class ReleaseService {
     private readonly specFor: (replicas: number) => Record<string, unknown>,
   ) {}
 
-  /** Asks Swarm for one more replica and claims the slot it makes for `replica`. */
-  async addReplica(replica: Replica, identity: string, timeoutMs: number): Promise<number> {
+  /**
+   * Asks Swarm for one more replica and claims the slot it makes for `replica`, writing down in
+   * the service's labels that `holder` holds it.
+   */
+  async addReplica(replica: Replica, identity: string, timeoutMs: number, holder: SlotHolder): Promise<number> {
     this.active++;
     await this.serially(async () => {
       this.replicas++;
@@ -96,14 +103,58 @@ export class ReleaseService {
         const slot = free.Slot!;
         this.claims.set(slot, replica);
         this.identities.set(slot, identity);
+        this.slotHolders.set(slot, holder);
         void this.tellIdentities(tasks).catch(() => undefined);
         for (const [stream, line, taskId] of this.early.get(slot) ?? []) this.deliver(slot, stream, line, taskId);
         this.early.delete(slot);
+        await this.serially(() => this.setReplicas());
         return slot;
       }
       if (Date.now() > deadline) throw new Error(`Swarm made no new task for the instance within ${Math.round(timeoutMs / 1000)} s.`);
       await new Promise((r) => setTimeout(r, 100));
     }
+  }
+
+  /**
+   * Goes on with a service an earlier daemon made (adoption): its lines from now on, and a look
+   * at its tasks as for one this daemon made. Its slots' holders are given with hold().
+   */
+  resume(found: FoundService): void {
+    this.serviceId = found.id;
+    this.replicas = found.replicas;
+    this.poller = setInterval(() => void this.look().catch(() => undefined), POLL_MS);
+    void this.followLogs(found.id, Date.now() / 1000)
+      .then((logs) => {
+        if (this.poller === undefined) logs.close();
+        else this.logs = logs;
+      })
+      .catch(() => undefined);
+  }
+
+  /** An adopted slot's holder: it is told the slot's lines and tasks, as one that claimed it. */
+  hold(slot: number, replica: Replica, identity: string, holder: SlotHolder | undefined): void {
+    this.active++;
+    this.claims.set(slot, replica);
+    this.identities.set(slot, identity);
+    if (holder) this.slotHolders.set(slot, holder);
+  }
+
+  /** The daemon lets go of the service, which goes on running: no more looks nor lines. */
+  detach(): void {
+    clearInterval(this.poller);
+    this.poller = undefined;
+    this.logs?.close();
+    this.logs = undefined;
+  }
+
+  /**
+   * Whether a running task's entrypoint has started the app (its before-start commands are
+   * done): a file it writes beside its identity then. For a task running when the daemon came.
+   */
+  async hasStarted(task: SwarmTask, slot: number): Promise<boolean> {
+    const file = `${IDENTITY_MOUNT}/${slot}${STARTED_SUFFIX}`;
+    const code = await this.services.execQuietly(task, ['/bin/sh', '-c', 'test -e "$1"', 'sh', file], this.user).catch(() => undefined);
+    return code === 0;
   }
 
   /** The tasks of the service now, oldest first. */
@@ -121,6 +172,7 @@ export class ReleaseService {
   async removeReplica(slot: number): Promise<void> {
     await this.serially(async () => {
       this.replicas = Math.max(0, this.replicas - 1);
+      this.slotHolders.delete(slot);
       if (this.serviceId !== undefined && !this.closing) await this.setReplicas();
     });
     this.release(slot);
@@ -145,6 +197,7 @@ export class ReleaseService {
   /** Forgets a slot's holder (its task is gone) and its identity. */
   release(slot: number): void {
     this.claims.delete(slot);
+    this.slotHolders.delete(slot);
     this.identities.delete(slot);
     this.problems.delete(slot);
   }
@@ -161,6 +214,7 @@ export class ReleaseService {
    */
   retire(slot: number): void {
     this.claims.delete(slot);
+    this.slotHolders.delete(slot);
     this.identities.set(slot, 'exit 0\n');
   }
 
@@ -172,8 +226,7 @@ export class ReleaseService {
   /** Removes the service. */
   async remove(): Promise<void> {
     this.closing = true;
-    clearInterval(this.poller);
-    this.logs?.close();
+    this.detach();
     if (this.serviceId !== undefined) {
       await this.reaped(this.serviceId);
       await this.services.remove(this.serviceId);
@@ -201,10 +254,12 @@ export class ReleaseService {
     return next;
   }
 
+  /** Writes the number of replicas and the slots' holders (labels: no task is restarted for them). */
   private async setReplicas(): Promise<void> {
     try {
       await this.services.update(this.serviceId!, (spec) => {
         spec.Mode.Replicated.Replicas = this.replicas;
+        spec.Labels = withHolders(spec.Labels, this.slotHolders);
       });
     } catch (e) {
       // Gone already: removed by a stop of all its instances.
@@ -280,10 +335,10 @@ export class ReleaseService {
    * One stream of the service's lines, each carrying the task it came from (`details`): lines
    * go to the instance holding the task's slot, in order.
    */
-  private async followLogs(serviceId: string): Promise<{ close(): void }> {
+  private async followLogs(serviceId: string, since?: number): Promise<{ close(): void }> {
     const res = await this.services.api.stream({
       path: `/services/${serviceId}/logs`,
-      query: { follow: true, stdout: true, stderr: true, details: true },
+      query: { follow: true, stdout: true, stderr: true, details: true, ...(since === undefined ? {} : { since: since.toFixed(3) }) },
       what: 'follow the logs of a service',
     });
     const reader = new LogFrameReader((stream, text) => {

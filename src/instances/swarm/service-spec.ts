@@ -4,6 +4,11 @@ import type { InstanceSandbox } from '../backend.js';
 export const LABEL_OWNER = 'slipway.owner';
 export const LABEL_INSTANCE = 'slipway.instance';
 export const LABEL_ROLE = 'slipway.role';
+/** What a later daemon needs to adopt a service (adoption.ts): its key, marker and spec, and each slot's holder. */
+export const LABEL_KEY = 'slipway.key';
+export const LABEL_MARKER = 'slipway.marker';
+export const LABEL_SPEC = 'slipway.spec';
+export const LABEL_SLOT_PREFIX = 'slipway.slot.';
 
 /** Room for a slot's identity (two variables) in its tmpfs. */
 const IDENTITY_TMPFS_BYTES = 64 * 1024;
@@ -28,6 +33,8 @@ export interface ServiceSpecInput {
   deploymentId: string;
   /** A worker's instance; a release's service holds many instances (its replicas). */
   instanceId?: string;
+  /** Labels a later daemon adopts the service by (adoption.ts); none for a one-off command's job. */
+  adoption?: Record<string, string>;
   image: string;
   /** Run under tini as given when `entrypoint` is set, otherwise through `env -u HOSTNAME`. */
   command: string[];
@@ -75,6 +82,7 @@ export function serviceSpec(i: ServiceSpecInput): Record<string, unknown> {
       'slipway.app': i.appId,
       'slipway.deployment': i.deploymentId,
       ...(i.instanceId === undefined ? {} : { [LABEL_INSTANCE]: i.instanceId }),
+      ...i.adoption,
     },
     TaskTemplate: {
       ContainerSpec: {
@@ -119,11 +127,12 @@ export function nanoCpus(cpuShares: number): number {
 
 /**
  * Service names: at most 63 letters, digits and dashes; ids are longer, so a digest stands in.
- * `r`: a release's service (the digest of what its replicas share, then a generation: a release
- * started again while its previous service is still going gets a new one); `w`: a worker;
+ * `r`: a release's service (the digest of what its replicas share, then a generation, of this
+ * daemon's run: a release started again while its previous service, maybe an adopted one, is
+ * still going gets a new one); `w`: a worker;
  * `o`: a one-off command.
  */
-export function serviceName(owner: string, kind: 'r' | 'w' | 'o', id: string, step = 0): string {
+export function serviceName(owner: string, kind: 'r' | 'w' | 'o', id: string, step: number | string = 0): string {
   const digest = createHash('sha256').update(`${id}\n${step}`).digest('hex').slice(0, 24);
   return `${owner}-${kind}-${digest}`;
 }

@@ -1,4 +1,4 @@
-import type { Instance, InstanceBackend, InstanceSpec, OneOffSpec, WorkerSpec } from '../backend.js';
+import type { FoundInstance, Instance, InstanceBackend, InstanceCallbacks, InstanceSpec, OneOffSpec, WorkerSpec } from '../backend.js';
 import type { Sandbox } from '../../sandbox/sandbox-host.js';
 import { ONE_OFF_HOLDER, startOneOffTask } from './one-off-task.js';
 import { SwarmWorker } from './swarm-worker.js';
@@ -9,12 +9,20 @@ import { DockerApiError, type DockerApi } from './docker-api.js';
 import { checkSwarmManager, type SwarmNode } from './swarm-checks.js';
 import { ReleaseImages } from './release-images.js';
 import { LABEL_OWNER, serviceName, serviceSpec, validateOwner, type ServiceSpecInput } from './service-spec.js';
-import { SwarmServices, type SwarmTask } from './swarm-services.js';
+import { SwarmServices, TERMINAL_STATES, type SwarmTask } from './swarm-services.js';
+import { adoptionLabels, readFoundService, type FoundService, type ListedService, type SlotHolder } from './adoption.js';
 import { NODE_API_LABEL } from './node-apis.js';
 import { NodeFilter } from './node-filter.js';
 import { SwarmInstance } from './swarm-instance.js';
 import { ReleaseService } from './release-service.js';
-import { IDENTITY_MOUNT, PER_INSTANCE_VARIABLES, SLOT_VARIABLE, identityFile, taskEntrypoint } from './task-entrypoint.js';
+import {
+  IDENTITY_MOUNT,
+  PER_INSTANCE_VARIABLES,
+  SLOT_VARIABLE,
+  identityFile,
+  perInstanceVariables,
+  taskEntrypoint,
+} from './task-entrypoint.js';
 import { createHash, randomBytes } from 'node:crypto';
 import { usedToolchainFolders } from './toolchain-folders.js';
 
@@ -65,6 +73,12 @@ export class SwarmBackend implements InstanceBackend {
   private readonly instances = new Map<string, SwarmInstance>();
   private readonly releases = new Map<string, ReleaseService>();
   private generation = 0;
+  /** Tells this run's service names from an earlier run's, whose services may still be adopted. */
+  private readonly run = randomBytes(4).toString('hex');
+  /** Services an earlier daemon left running, found at init, until adoptAll. */
+  private found: FoundService[] = [];
+  /** One-off commands running: control-plane work, they end when the daemon lets go. */
+  private readonly oneOffs = new Set<Sandbox>();
   private node: SwarmNode | undefined;
   private networkEvents: SandboxNetworkEvents | undefined;
   /** Filters the tasks' bridge of the other nodes, through their Docker APIs. */
@@ -94,16 +108,25 @@ export class SwarmBackend implements InstanceBackend {
 
   /**
    * Checks that Docker answers and that this node is a swarm manager (saying what to do when
-   * not), removes the services a previous run of this daemon left, and creates the network.
+   * not), keeps the instances' and workers' services an earlier run of this daemon left for
+   * adoptAll, removes its other leftovers (one-off commands' jobs, services it cannot adopt) and
+   * creates the network, or finds it in place: nothing here touches a running task.
    */
   async init(): Promise<SwarmNode> {
     this.node = await checkSwarmManager(this.o.api);
     this.services.nodes.setOwnNode(this.node.nodeId);
-    for (const stale of await this.services.withLabels([`${LABEL_OWNER}=${this.owner}`])) {
-      this.log(`removing swarm service ${stale.Spec.Name} left by a previous run`);
-      await this.services.remove(stale.ID);
+    this.found = [];
+    for (const service of (await this.services.withLabels([`${LABEL_OWNER}=${this.owner}`])) as ListedService[]) {
+      const found = readFoundService(service, this.owner);
+      if (found) {
+        this.found.push(found);
+        continue;
+      }
+      this.log(`removing swarm service ${service.Spec.Name} left by a previous run`);
+      await this.services.remove(service.ID);
     }
-    for (const service of await this.services.removeContainersOf(`${this.owner}-`)) {
+    const kept = new Set(this.found.map((f) => f.name));
+    for (const service of await this.services.removeContainersOf(`${this.owner}-`, this.o.api, kept)) {
       this.log(`removing a container of swarm service ${service} left by a previous run`);
     }
     for (const node of await this.services.nodes.undeclared().catch(() => []))
@@ -115,7 +138,7 @@ export class SwarmBackend implements InstanceBackend {
     // not answer is only told (its first task tries again).
     for (const { nodeId, api } of await this.services.nodes.declared().catch(() => [])) {
       try {
-        for (const service of await this.services.removeContainersOf(`${this.owner}-`, api))
+        for (const service of await this.services.removeContainersOf(`${this.owner}-`, api, kept))
           this.log(`removing a container of swarm service ${service} left by a previous run on node ${nodeId}`);
         if (!(await this.nodeFilter.ensure(nodeId, api)))
           this.log(`swarm node ${nodeId} has no part of the tasks' network yet: its bridge is filtered when its first task runs`);
@@ -148,6 +171,18 @@ export class SwarmBackend implements InstanceBackend {
     });
     void this.images.pruneApp().catch((e: Error) => this.log(`could not remove old release images: ${e.message}`));
 
+    const instance = this.newInstance(spec, this.releaseService(spec, image));
+    try {
+      await instance.launch(this.o.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+      for (const [index, worker] of (spec.workers ?? []).entries()) instance.addWorker(await this.startWorker(spec, image, worker, index));
+    } catch (error) {
+      await instance.stop(0).catch(() => undefined);
+      throw error;
+    }
+    return instance;
+  }
+
+  private newInstance(spec: InstanceSpec, release: ReleaseService): SwarmInstance {
     const instance = new SwarmInstance(
       {
         services: this.services,
@@ -161,16 +196,9 @@ export class SwarmBackend implements InstanceBackend {
         },
       },
       spec,
-      this.releaseService(spec, image),
+      release,
     );
-    this.instances.set(id, instance);
-    try {
-      await instance.launch(this.o.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
-      for (const [index, worker] of (spec.workers ?? []).entries()) instance.addWorker(await this.startWorker(spec, image, worker, index));
-    } catch (error) {
-      await instance.stop(0).catch(() => undefined);
-      throw error;
-    }
+    this.instances.set(spec.instanceId, instance);
     return instance;
   }
 
@@ -180,10 +208,12 @@ export class SwarmBackend implements InstanceBackend {
    * closing (its last instance stopping) gets a new one.
    */
   private releaseService(spec: InstanceSpec, image: string): ReleaseService {
-    return this.serviceFor(releaseKey(spec, image), 'r', (name, marker) => ({
+    const key = releaseKey(spec, image);
+    return this.serviceFor(key, 'r', (name, marker) => ({
       name,
       owner: this.owner,
       role: 'instance',
+      adoption: adoptionLabels(key, marker, adoptionSpec(spec)),
       appId: spec.appId,
       deploymentId: spec.deploymentId,
       image,
@@ -204,7 +234,7 @@ export class SwarmBackend implements InstanceBackend {
     const current = this.releases.get(key);
     if (current && !current.closing) return current;
     for (const [k, done] of this.releases) if (done.closing && done.holders() === 0) this.releases.delete(k);
-    const name = serviceName(this.owner, kind, key, this.generation++);
+    const name = serviceName(this.owner, kind, key, `${this.run}-${this.generation++}`);
     const marker = `slipway-${randomBytes(8).toString('hex')}`;
     const spec = specOf(name, marker);
     const user = `${spec.sandbox.user.uid}:${spec.sandbox.user.gid}`;
@@ -243,7 +273,7 @@ export class SwarmBackend implements InstanceBackend {
         stopGraceMs: 10_000,
       }),
     );
-    return startOneOffTask(
+    const started = await startOneOffTask(
       {
         services: this.services,
         network: this.networkName,
@@ -253,6 +283,9 @@ export class SwarmBackend implements InstanceBackend {
       serviceId,
       spec,
     );
+    this.oneOffs.add(started);
+    void started.done.finally(() => this.oneOffs.delete(started)).catch(() => undefined);
+    return started;
   }
 
   /**
@@ -280,14 +313,137 @@ export class SwarmBackend implements InstanceBackend {
     await Promise.all([...this.instances.values()].map((i) => i.stop(graceMs)));
   }
 
-  /** Swarm keeps the services running: the daemon only forgets them. */
-  async detach(): Promise<void> {
-    this.instances.clear();
+  /**
+   * Ends the one-off commands running (SIGKILL, then their jobs go): the daemon stops, and each
+   * holds its session with the API open until it ends.
+   */
+  async endOneOffs(): Promise<void> {
+    await Promise.all(
+      [...this.oneOffs].map(async (run) => {
+        await run.signal('SIGKILL').catch(() => undefined);
+        await Promise.race([run.done.catch(() => undefined), new Promise((r) => setTimeout(r, 10_000).unref())]);
+      }),
+    );
   }
 
-  /** Services of an earlier daemon are not adopted yet: the start's clean-up removes them. */
-  async adoptAll(): Promise<Instance[]> {
-    return [];
+  /**
+   * Swarm keeps the instances' and workers' services running, and their labels say who holds
+   * each slot: the daemon stops following them and forgets them. One-off commands are the
+   * control plane's work: they end here, as their sessions with the daemon do.
+   */
+  async detach(): Promise<void> {
+    await this.endOneOffs();
+    for (const release of this.releases.values()) release.detach();
+    for (const instance of this.instances.values()) instance.release.detach();
+    this.releases.clear();
+    this.instances.clear();
+    this.found = [];
+  }
+
+  /**
+   * The instances an earlier daemon left running, from the services init() kept: each slot
+   * whose label names an instance, and that has a task meant to run, is one. `claim` says
+   * whether it serves its app's current release: then it is adopted as its task runs (its
+   * lines and tasks followed from now on, its workers with it), otherwise it is stopped with its
+   * workers. A slot nobody's label names (its instance never finished starting) is stopped, and
+   * a service with no slot left is removed.
+   */
+  async adoptAll(claim: (found: FoundInstance) => InstanceCallbacks | undefined): Promise<Instance[]> {
+    if (!this.node) throw new Error('SwarmBackend.init() must be called (and awaited) before use.');
+    const found = this.found;
+    this.found = [];
+    const adopted: Array<{ instance: SwarmInstance; tasks: SwarmTask[] }> = [];
+    const ending: Array<{ stop(graceMs: number): Promise<void> }> = [];
+    const empty: ReleaseService[] = [];
+    const slotsOf = async (release: ReleaseService, f: FoundService) => {
+      const tasks = await release.tasks().catch(() => [] as SwarmTask[]);
+      const wanted = (slot: number) => tasks.some((t) => t.Slot === slot && live(t) && t.DesiredState === 'running');
+      const slots = [...new Set(tasks.flatMap((t) => (t.Slot === undefined ? [] : [t.Slot])))].filter(wanted);
+      return { tasks, slots, holder: (slot: number) => f.holders.get(slot) };
+    };
+    for (const f of found.filter((s) => s.role === 'instance')) {
+      const release = this.resumeService(f);
+      const { tasks, slots, holder } = await slotsOf(release, f);
+      for (const slot of slots) {
+        const h = holder(slot);
+        const known = h !== undefined && !this.instances.has(h.instanceId);
+        const callbacks = known ? claim({ appId: f.appId, deploymentId: f.deploymentId, ...pick(h) }) : undefined;
+        const spec: InstanceSpec = {
+          appId: f.appId,
+          deploymentId: f.deploymentId,
+          instanceId: known ? h.instanceId : `${f.name}.${slot}`,
+          instanceNumber: known ? h.instanceNumber : slot - 1,
+          releaseDir: f.spec.releaseDir,
+          beforeStart: f.spec.beforeStart,
+          command: f.spec.command,
+          env: { ...f.env, ...(known ? h.vars : {}) },
+          sandbox: f.spec.sandbox,
+          onLog: () => undefined,
+          ...callbacks,
+        };
+        const instance = this.newInstance(spec, release);
+        release.hold(slot, instance, known ? identityFile(h.vars) : 'exit 0\n', known ? h : undefined);
+        instance.slot = slot;
+        const slotTasks = tasks.filter((t) => t.Slot === slot);
+        if (callbacks) adopted.push({ instance, tasks: slotTasks });
+        else ending.push(instance);
+      }
+      if (slots.length === 0) empty.push(release);
+    }
+    for (const f of found.filter((s) => s.role === 'worker')) {
+      const release = this.resumeService(f);
+      const { tasks, slots, holder } = await slotsOf(release, f);
+      for (const slot of slots) {
+        const h = holder(slot);
+        const instance = h && this.instances.get(h.instanceId);
+        const worker = new SwarmWorker(this.services, f.spec.worker!, release, (stream, line) => {
+          try {
+            instance?.spec.onLog(stream, line);
+          } catch {
+            // A failing log sink must not take supervision down with it.
+          }
+        });
+        release.hold(slot, worker, h ? identityFile(h.vars) : 'exit 0\n', h);
+        worker.adopt(
+          slot,
+          tasks.filter((t) => t.Slot === slot),
+        );
+        if (instance) {
+          instance.addWorker(worker);
+          instance.spec.workers = [...(instance.spec.workers ?? []), f.spec.worker!];
+        } else ending.push(worker);
+      }
+      if (slots.length === 0) empty.push(release);
+    }
+    const serving: SwarmInstance[] = [];
+    for (const { instance, tasks } of adopted) {
+      try {
+        await instance.adopt(instance.slot!, tasks);
+        serving.push(instance);
+      } catch (error) {
+        this.log(`could not adopt instance ${instance.id} (swarm service ${instance.serviceName}): ${(error as Error).message}`);
+        ending.push(instance);
+      }
+    }
+    if (found.length) this.log(`adopted ${serving.length} instance(s) from ${found.length} swarm service(s) of a previous run`);
+    await Promise.all([
+      ...ending.map((e) => e.stop(10_000).catch((error: Error) => this.log(`could not stop a leftover replica: ${error.message}`))),
+      ...empty.map(async (release) => {
+        this.log(`removing swarm service ${release.name}: none of its replicas runs`);
+        await release.remove().catch((error: Error) => this.log(`could not remove swarm service ${release.name}: ${error.message}`));
+      }),
+    ]);
+    return serving;
+  }
+
+  /** A service of an earlier daemon, followed again; new replicas of its release join it. */
+  private resumeService(f: FoundService): ReleaseService {
+    const release = new ReleaseService(this.services, f.key, f.name, f.marker, f.user, () => {
+      throw new Error(`Swarm service ${f.name} exists already.`);
+    });
+    release.resume(f);
+    if (!this.releases.has(f.key)) this.releases.set(f.key, release);
+    return release;
   }
 
   /**
@@ -344,6 +500,7 @@ export class SwarmBackend implements InstanceBackend {
       name,
       owner: this.owner,
       role: 'worker',
+      adoption: adoptionLabels(key, marker, { ...adoptionSpec(spec), worker }),
       restart: worker.restart,
       appId: spec.appId,
       deploymentId: spec.deploymentId,
@@ -360,7 +517,7 @@ export class SwarmBackend implements InstanceBackend {
     }));
     const started = new SwarmWorker(this.services, worker, service, (stream, line) => spec.onLog(stream, line));
     try {
-      await started.start(identityFile(spec.env), this.o.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
+      await started.start(identityFile(spec.env), this.o.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS, holderOf(spec));
     } finally {
       // A worker that could not join leaves its service as a stopped instance would.
       if (started.slot === undefined) await started.stop(0).catch(() => undefined);
@@ -424,6 +581,21 @@ export class SwarmBackend implements InstanceBackend {
 /** The environment the replicas of a service share: all but the instance's identity. */
 function sharedEnv(env: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter(([k]) => !(PER_INSTANCE_VARIABLES as readonly string[]).includes(k)));
+}
+
+const live = (t: SwarmTask) => !TERMINAL_STATES.has(t.Status.State);
+
+/** What a service's label keeps of the spec of its replicas (adoption.ts). */
+function adoptionSpec(spec: InstanceSpec) {
+  return { releaseDir: spec.releaseDir, command: spec.command, beforeStart: spec.beforeStart, sandbox: spec.sandbox };
+}
+
+function holderOf(spec: InstanceSpec): SlotHolder {
+  return { instanceId: spec.instanceId, instanceNumber: spec.instanceNumber, vars: perInstanceVariables(spec.env) };
+}
+
+function pick(h: SlotHolder): Pick<FoundInstance, 'instanceId' | 'instanceNumber'> {
+  return { instanceId: h.instanceId, instanceNumber: h.instanceNumber };
 }
 
 /** What the instances of one release share, digested: they are the replicas of one service. */

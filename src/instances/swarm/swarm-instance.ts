@@ -2,7 +2,7 @@ import type { Instance, InstanceSpec, InstanceState, LogStream } from '../backen
 import type { SwarmWorker } from './swarm-worker.js';
 import type { ReleaseService, Replica } from './release-service.js';
 import type { EntrypointEvent } from './task-entrypoint.js';
-import { identityFile } from './task-entrypoint.js';
+import { identityFile, perInstanceVariables } from './task-entrypoint.js';
 import { TERMINAL_STATES, describeTaskEnd, type SwarmServices, type SwarmTask } from './swarm-services.js';
 
 export const INSTANCE_PORT = 8080;
@@ -91,7 +91,11 @@ export class SwarmInstance implements Instance, Replica {
   /** Adds a replica to the release's service, then waits until its task runs the app with an address. */
   async launch(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    this.slot = await this.release.addReplica(this, identityFile(this.spec.env), timeoutMs);
+    this.slot = await this.release.addReplica(this, identityFile(this.spec.env), timeoutMs, {
+      instanceId: this.spec.instanceId,
+      instanceNumber: this.spec.instanceNumber,
+      vars: perInstanceVariables(this.spec.env),
+    });
     let first = true;
     for (;;) {
       if (this.stopping) throw new Error('instance stopped while starting');
@@ -137,6 +141,36 @@ export class SwarmInstance implements Instance, Replica {
       `started ${JSON.stringify(this.spec.command)} (swarm service ${this.release.name}, replica ${this.slot}, uid ${this.spec.sandbox.user.uid}, ${this.spec.sandbox.flavor}), reachable at ${this.currentAddress}:${this.port}`,
     );
     this.launched = true;
+  }
+
+  /**
+   * Takes over the slot an earlier daemon's instance held, as its tasks run: the ended ones are
+   * its past (never told as crashes), the running one serves on, at its address, once its
+   * entrypoint has started the app; one still starting, or restarting, is followed as after a
+   * crash. The service's lines are followed from now on.
+   */
+  async adopt(slot: number, slotTasks: SwarmTask[]): Promise<void> {
+    this.slot = slot;
+    for (const t of slotTasks) {
+      if (live(t) && t.DesiredState === 'running') this.seen.add(t.ID);
+      else this.before.add(t.ID);
+    }
+    const running = slotTasks.find(
+      (t) => t.Status.State === 'running' && t.DesiredState === 'running' && t.Status.ContainerStatus?.ContainerID,
+    );
+    if (running && (await this.release.hasStarted(running, slot))) {
+      this.started.add(running.ID);
+      const address = await this.host.services.containerAddress(running, this.host.network).catch(() => undefined);
+      if (address) await this.becameRunning(running, address);
+    }
+    if (this.currentState !== 'running') this.setState('restarting');
+    this.launched = true;
+    this.log(
+      'system',
+      this.currentState === 'running'
+        ? `adopted as it runs (swarm service ${this.release.name}, replica ${slot}), reachable at ${this.currentAddress}:${this.port}`
+        : `adopted while its task starts (swarm service ${this.release.name}, replica ${slot})`,
+    );
   }
 
   /** Workers started beside this instance: they stop with it. */

@@ -18,6 +18,7 @@ export const TERMINAL_STATES = new Set(['complete', 'failed', 'shutdown', 'rejec
 /** The part of a replicated service's spec slipway changes; the rest is sent back as Docker gave it. */
 export interface ReplicatedServiceSpec {
   Mode: { Replicated: { Replicas: number } };
+  Labels?: Record<string, string>;
   [field: string]: unknown;
 }
 
@@ -77,9 +78,10 @@ export class SwarmServices {
   /**
    * Removes the task containers of services whose names start with `prefix` (this daemon's):
    * a container can outlive its service, as a job's does when the job is removed while its
-   * task runs, and it would hold the tasks' network and its addresses.
+   * task runs, and it would hold the tasks' network and its addresses. The containers of the
+   * services named in `keep` (running ones, to adopt) are left alone.
    */
-  async removeContainersOf(prefix: string, api = this.api): Promise<string[]> {
+  async removeContainersOf(prefix: string, api = this.api, keep: ReadonlySet<string> = new Set()): Promise<string[]> {
     const containers = await api.json<Array<{ Id: string; Labels?: Record<string, string> }>>({
       path: '/containers/json',
       query: { all: 'true', filters: JSON.stringify({ label: ['com.docker.swarm.service.name'] }) },
@@ -88,7 +90,7 @@ export class SwarmServices {
     const removed: string[] = [];
     for (const container of containers) {
       const service = container.Labels?.['com.docker.swarm.service.name'] ?? '';
-      if (!service.startsWith(prefix)) continue;
+      if (!service.startsWith(prefix) || keep.has(service)) continue;
       try {
         await api.json({
           method: 'DELETE',

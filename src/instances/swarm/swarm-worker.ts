@@ -1,5 +1,6 @@
 import type { LogStream, WorkerSpec } from '../backend.js';
 import type { ReleaseService, Replica } from './release-service.js';
+import type { SlotHolder } from './adoption.js';
 import { TERMINAL_STATES, describeTaskEnd, type SwarmServices, type SwarmTask } from './swarm-services.js';
 import type { EntrypointEvent } from './task-entrypoint.js';
 
@@ -28,9 +29,16 @@ export class SwarmWorker implements Replica {
   ) {}
 
   /** Adds a replica to the process type's service; the worker starts as soon as its slot has its identity. */
-  async start(identity: string, timeoutMs: number): Promise<void> {
-    this.slot = await this.service.addReplica(this, identity, timeoutMs);
+  async start(identity: string, timeoutMs: number, holder: SlotHolder): Promise<void> {
+    this.slot = await this.service.addReplica(this, identity, timeoutMs, holder);
     for (const t of await this.slotTasks()) if (!live(t) || t.DesiredState === 'shutdown') this.before.add(t.ID);
+    this.ready = true;
+  }
+
+  /** Takes over the slot an earlier daemon's worker held: the ends of its tasks until now are its past. */
+  adopt(slot: number, slotTasks: SwarmTask[]): void {
+    this.slot = slot;
+    for (const t of slotTasks) if (!live(t) || t.DesiredState !== 'running') this.before.add(t.ID);
     this.ready = true;
   }
 

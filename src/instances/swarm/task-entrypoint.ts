@@ -5,7 +5,8 @@
  *      differ between the replicas of one service, whose spec is shared),
  *   2. runs the before-start commands, every time the task starts, so a task Swarm restarts on
  *      its own runs them again as the local backend does,
- *   3. replaces itself with the app's command, with exactly the app's environment.
+ *   3. replaces itself with the app's command, with exactly the app's environment, after writing
+ *      a file beside its identity that says so (a later daemon adopting the task reads it).
  * It tells the backend how the start went with marker lines on stdout, which the backend takes
  * out of the app's log: `<marker> before-start <n>`, `<marker> before-start-failed <n> <code>`
  * and `<marker> started`.
@@ -17,6 +18,8 @@ export const IDENTITY_MOUNT = '/run/slipway-slot';
 export const SLOT_VARIABLE = 'SLIPWAY_SLOT';
 /** What tells one replica from another: everything else of their environment is shared. */
 export const PER_INSTANCE_VARIABLES = ['INSTANCE_ID', 'INSTANCE_NUMBER'] as const;
+/** The file beside a slot's identity that says the task started the app (`<slot>.started`). */
+export const STARTED_SUFFIX = '.started';
 /** How long a task waits for its identity file, in tenths of a second. */
 const IDENTITY_WAIT_TENTHS = 600;
 /** The exit code of a task that never got its identity (the backend gave up on the slot). */
@@ -58,6 +61,7 @@ export function taskEntrypoint(i: EntrypointInput): string[] {
       run(argv),
       `code=$?; if [ "$code" -ne 0 ]; then ${say(`"before-start-failed ${index} $code"`)}; exit "$code"; fi`,
     ]),
+    `: > "$identity"${shellQuote(STARTED_SUFFIX)}`,
     say('started'),
     `exec ${run(i.command)}`,
   ];
@@ -66,9 +70,14 @@ export function taskEntrypoint(i: EntrypointInput): string[] {
 
 /** The identity file of one slot: shell assignments of the per-instance variables the app was given. */
 export function identityFile(env: Record<string, string>): string {
-  return PER_INSTANCE_VARIABLES.filter((name) => name in env)
-    .map((name) => `export ${name}=${shellQuote(env[name]!)}\n`)
+  return Object.entries(perInstanceVariables(env))
+    .map(([name, value]) => `export ${name}=${shellQuote(value)}\n`)
     .join('');
+}
+
+/** The per-instance variables the app was given, out of its environment. */
+export function perInstanceVariables(env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(PER_INSTANCE_VARIABLES.filter((name) => name in env).map((name) => [name, env[name]!]));
 }
 
 export type EntrypointEvent =
