@@ -86,13 +86,12 @@ export class AcmeIssuer {
       });
       store.acme.saveOrder(fqdn, 'valid', null, null);
     } catch (error) {
-      const failed = store.acme.recordFailure(fqdn, (error as Error).message.slice(0, 500), (failures) =>
+      const reason = error instanceof Error ? error.message : String(error);
+      const failed = store.acme.recordFailure(fqdn, reason.slice(0, 500), (failures) =>
         acmeRetryDelayMs(failures, this.options.retryBaseMs),
       );
-      if (failed?.retry_after) {
-        (error as Error).message += ` (failure ${failed.failures} in a row; next try after ${failed.retry_after})`;
-      }
-      throw error;
+      const next = failed?.retry_after ? ` (failure ${failed.failures} in a row; next try after ${failed.retry_after})` : '';
+      throw new Error(`${reason}${next}`, { cause: error });
     }
   }
 }
