@@ -346,6 +346,19 @@ test('lines waiting for a receiver survive a daemon restart', async () => {
 });
 
 test('a full buffer drops the oldest lines, counts them and says so', async () => {
+  // Whoever listens to the app's events hears of it: a webhook for drain.dropping.
+  const hooks: Array<{ event: string; details: Record<string, unknown>; summary: string }> = [];
+  const hookServer = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      hooks.push(JSON.parse(body));
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => hookServer.listen(0, '127.0.0.1', resolve));
+  const hookUrl = `http://127.0.0.1:${(hookServer.address() as AddressInfo).port}/hook`;
+  await cli(['webhooks', 'add', 'drains', hookUrl, '--event', 'drain.dropping']);
   await http.stop();
   const total = 20_000;
   await print('e', total, 2_000);
@@ -360,6 +373,11 @@ test('a full buffer drops the oldest lines, counts them and says so', async () =
   );
   assert.match(await cli(['drain']), new RegExp(`dropped ${full.dropped}`));
   assert.match(daemon.output(), /The drain drain_\S+ of drain-lines dropped \d+ lines/);
+  const told = await waitUntil('the drain.dropping webhook', async () => hooks.find((h) => h.event === 'drain.dropping'), 30_000);
+  assert.equal(told.details.drain_id, httpDrain);
+  assert.match(told.summary, /HTTP drain .* of drain-lines is dropping lines/);
+  hookServer.close();
+  await cli(['webhooks', 'remove', 'drains']);
   await http.start();
   await waitUntil('the buffer emptied', async () => ((await drainOf(httpDrain)).waiting === 0 ? true : undefined), 90_000);
   const arrived = firstArrivals(numbersOf(httpMessages(), 'e'));
