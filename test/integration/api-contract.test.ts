@@ -310,6 +310,9 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   await call('GET', `${base}/accesslogs?lines=20`, undefined, { expect: 200 });
   await call('GET', `${base}/accesslogs?since=yesterday`, undefined, { expect: 400 });
   await call('GET', `${base}/traffic`, undefined, { expect: 200 });
+  // Cron jobs of the serving release (docs/behaviour.md, Cron jobs).
+  await call('GET', `${base}/cron`, undefined, { expect: 200 });
+  await call('GET', '/v1/apps/app_00000000-0000-0000-0000-000000000000/cron', undefined, { expect: 404 });
   await call('GET', '/metrics', undefined, { expect: 200 });
   await call('GET', '/metrics', undefined, { token: null, expect: 401 });
   // Log drains: created, listed, turned off and on, removed; a URL at slipway itself is refused.
