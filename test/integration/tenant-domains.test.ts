@@ -279,3 +279,20 @@ test("a name waiting for its proof cannot be held against its owner: another app
   assert.equal(late.code, 1, 'a verified name is not taken over');
   assert.match(late.stderr, /already in use/);
 });
+
+test('started again without --require-domain-verification, a domain that waited is routed', { skip }, async () => {
+  await cliOk(['domain', 'add', 'late.tenant-a.example']);
+  assert.equal((await overHttp('late.tenant-a.example')).status, 404);
+  await daemon.stop();
+  await daemon.restart({ extraArgs: ['--domain', PLATFORM, '--router-port', String(routerPort)] });
+  const deadline = Date.now() + 60_000;
+  let answer = await overHttp('late.tenant-a.example', '/facts').catch(() => ({ status: 0, body: '' }));
+  while (answer.status !== 200) {
+    if (Date.now() > deadline) assert.fail(`not routed after the restart (${answer.status}):\n${daemon.output().slice(-3000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    answer = await overHttp('late.tenant-a.example', '/facts').catch(() => ({ status: 0, body: '' }));
+  }
+  assert.equal(JSON.parse(answer.body).appId, apps[0]!.id);
+  assert.match(daemon.output(), /1 domain\(s\) waiting for their DNS proof are routed: --require-domain-verification is off/);
+  assert.equal((await listed('late.tenant-a.example')).verification.state, 'verified');
+});
