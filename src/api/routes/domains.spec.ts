@@ -11,7 +11,11 @@ export const Domain = named(
     favourite: bool('The address the CLI and console print for the application'),
     created_at: time(),
     certificate: nullable(
-      obj({ source: oneOf(['acme', 'uploaded', 'internal', 'provisional']), not_after: time() }, [], 'The certificate the router serves for it'),
+      obj(
+        { source: oneOf(['acme', 'uploaded', 'internal', 'provisional']), not_after: time() },
+        [],
+        'The certificate the router serves for it',
+      ),
     ),
     acme: nullable(
       obj(
