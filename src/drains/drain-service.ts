@@ -104,12 +104,15 @@ export class DrainService {
       app = this.o.store.apps.byId(appId)?.name ?? appId;
       this.names.set(appId, app);
     }
-    const { time, stream, line, ...fields } = entry as LogEntry & Record<string, unknown>;
-    const record: DrainRecord = { time, stream, line, app_id: appId, app };
-    if (access) {
-      record.fields = fields;
-      if (typeof fields.instance === 'string' && fields.instance !== '-') record.instance = fields.instance;
-    } else if (instance) record.instance = instance;
+    const record: DrainRecord = { time: entry.time, stream: entry.stream, line: entry.line, app_id: appId, app };
+    if (!access) {
+      if (instance) record.instance = instance;
+      return record;
+    }
+    // An access record's own fields (host, status, duration…) go along.
+    const { time: _time, stream: _stream, line: _line, ...fields } = entry as LogEntry & Record<string, unknown>;
+    record.fields = fields;
+    if (typeof fields.instance === 'string' && fields.instance !== '-') record.instance = fields.instance;
     return record;
   }
 
