@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { entrypointEvent, identityFile, taskEntrypoint } from './task-entrypoint.js';
@@ -16,7 +16,9 @@ function run(beforeStart: string[][], command: string[], env: Record<string, str
     writeFileSync(join(dir, '2'), identityFile(env));
     const shared = Object.fromEntries(Object.entries(env).filter(([k]) => k !== 'INSTANCE_ID' && k !== 'INSTANCE_NUMBER'));
     const [sh, ...args] = taskEntrypoint({ marker: MARKER, beforeStart, command, env, identityDir: dir });
-    return spawnSync(sh!, args, { env: { ...shared, SLIPWAY_SLOT: '2', HOSTNAME: 'task' }, encoding: 'utf8' });
+    const r = spawnSync(sh!, args, { env: { ...shared, SLIPWAY_SLOT: '2', HOSTNAME: 'task' }, encoding: 'utf8' });
+    // Beside the identity: whether the task started the app (what an adopting daemon reads).
+    return { ...r, startedFile: existsSync(join(dir, '2.started')) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -41,6 +43,7 @@ test('the app gets its slot identity and exactly its environment, odd values int
     "hook two inst-'1'",
     `${MARKER} started`,
   ]);
+  assert.equal(r.startedFile, true);
   assert.deepEqual(
     JSON.parse(lines[5]!),
     Object.entries(env)
@@ -61,6 +64,7 @@ test('a failing before-start command stops the task with its exit code, the app 
   assert.equal(r.status, 4);
   assert.equal(r.stdout, `${MARKER} before-start 0\n${MARKER} before-start-failed 0 4\n`);
   assert.equal(r.stderr, 'broke\n');
+  assert.equal(r.startedFile, false, 'no started file for an app that never ran');
 });
 
 test('marker lines are told apart from the app lines', () => {
