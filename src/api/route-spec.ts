@@ -1,3 +1,4 @@
+import type { TokenScope } from '../store/api-tokens.js';
 import type { Schema } from './schema.js';
 
 /** A query parameter: its schema (over the text of its value) and what it does. */
@@ -39,4 +40,10 @@ export interface RouteSpec {
   errors: readonly number[];
   /** No token needed. */
   public?: boolean;
+  /**
+   * The least scope a token needs (store/api-tokens.ts): by default `read` for GET and `full`
+   * for anything else; deployments, restarts and rollbacks say `deploy`, reads that show a
+   * secret (variables, an add-on's credentials) say `full`.
+   */
+  scope?: TokenScope;
 }

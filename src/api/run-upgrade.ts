@@ -8,6 +8,9 @@ import { SlipwayError } from '../core/errors.js';
 import { encodeFrame, FRAME } from '../core/run-frames.js';
 import { parseOneOffCommand } from '../pipeline/one-off.js';
 import { describeSandboxExit } from '../sandbox/describe.js';
+import { requireScope } from './token-scope.js';
+import { endWhenAccessEnds } from './access-watch.js';
+import { serverSpecs } from './server.spec.js';
 
 const RUN_PATH = /^\/v1\/apps\/([^/]+)\/run$/;
 
@@ -34,7 +37,8 @@ export async function handleRunUpgrade(deps: ApiDependencies, req: IncomingMessa
     const url = new URL(req.url ?? '/', 'http://api.invalid');
     const match = RUN_PATH.exec(url.pathname);
     if (!match || req.headers.upgrade !== 'slipway-run') throw new SlipwayError(404, 'not_found', `Nothing to upgrade at ${url.pathname}.`);
-    const { user } = authenticate(deps.store, req);
+    const { user, token } = authenticate(deps.store, req);
+    requireScope(serverSpecs.run, 'POST', token);
     const app = appForUser(deps.store, user, decodePathSegment(match[1]!));
     const argv = parseOneOffCommand(url.searchParams.get('command'));
     const run = deps.services?.runOneOff;
@@ -57,11 +61,20 @@ export async function handleRunUpgrade(deps: ApiDependencies, req: IncomingMessa
     };
     socket.on('error', clientGone);
     socket.on('close', clientGone);
+    // A revoked token or a member removed ends the session within a second.
+    const stopWatching = endWhenAccessEnds(deps.store, { tokenId: token.id, userId: user.id, appId: app.id }, (reason) => {
+      if (!socket.destroyed) socket.write(encodeFrame(FRAME.stderr, `\nslipway: the session ends: ${reason}.\n`));
+      void sandbox.signal('SIGKILL');
+    });
+    socket.once('close', stopWatching);
     // The client half-closes when its input ends, so only a failing write tells it is gone.
     const heartbeat = setInterval(() => {
       if (!socket.destroyed) socket.write(encodeFrame(FRAME.ping, ''));
     }, 1000);
-    const exit = await sandbox.done.finally(() => clearInterval(heartbeat));
+    const exit = await sandbox.done.finally(() => {
+      clearInterval(heartbeat);
+      stopWatching();
+    });
     const sandboxInfo = await deps.services!.sandboxOf!(app);
     const payload = {
       code: exit.exitCode,

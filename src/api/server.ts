@@ -26,6 +26,8 @@ import { domainRoutes } from './routes/domains.js';
 import { trafficRoutes } from './routes/traffic.js';
 import { planRoutes } from './routes/plan.js';
 import { systemRoutes } from './routes/system.js';
+import { requireScope } from './token-scope.js';
+import { endWhenAccessEnds } from './access-watch.js';
 import { cronRoutes } from './routes/cron.js';
 import { drainRoutes } from './routes/drains.js';
 import { notificationRoutes } from './routes/notifications.js';
@@ -41,6 +43,7 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
     requireSpec: true,
     // A request that does not fit the route's declaration is refused before its handler runs.
     async check(spec, ctx, { method, pattern }) {
+      if (!spec.public) requireScope(spec, method, ctx.token);
       checkQuery(spec, method, pattern, ctx.query);
       if (method !== 'GET') checkBody(spec, method, pattern, await ctx.body());
     },
@@ -100,6 +103,14 @@ export function createApiServer(deps: ApiDependencies, options: { modules?: Rout
         return sendJson(res, 404, { error: { code: 'not_found', message: `Nothing at ${path}.`, hint: 'The API lives under /v1/.' } });
       }
       const { user, token } = authenticate(deps.store, req);
+      // A request that stays open (a followed log) ends within a second of its access ending.
+      const appRef = /^\/v1\/apps\/([^/]+)/.exec(path)?.[1];
+      const stopWatching = endWhenAccessEnds(
+        deps.store,
+        { tokenId: token.id, userId: user.id, appId: appRef === undefined ? undefined : decodedOrUndefined(appRef) },
+        () => res.destroy(),
+      );
+      res.once('close', stopWatching);
       let bodyPromise: Promise<Record<string, unknown>> | undefined;
       await router.dispatch(
         { req, res, query: url.searchParams, user, token, deps, body: () => (bodyPromise ??= readJsonBody(req)) },
@@ -116,3 +127,12 @@ export function createApiServer(deps: ApiDependencies, options: { modules?: Rout
 }
 
 export type { Handler };
+
+/** A path segment decoded, or undefined when it is not valid percent-encoding (the route refuses it). */
+function decodedOrUndefined(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}

@@ -2,6 +2,7 @@
 export interface TokenSummary {
   id: string;
   label: string;
+  scope: 'read' | 'deploy' | 'full';
   user_id: string;
   user_name?: string;
   created_at: string;

@@ -2,10 +2,23 @@ import type { Db } from './database.js';
 import type { User } from './users.js';
 import { hashSecret, newId, newSecretToken } from '../core/ids.js';
 
+/**
+ * What a token may do: `read` only reads (no variable nor credential of an add-on);
+ * `deploy` reads and deploys, restarts, rolls back, cancels; `full` all its user may.
+ */
+export type TokenScope = 'read' | 'deploy' | 'full';
+export const TOKEN_SCOPES: readonly TokenScope[] = ['read', 'deploy', 'full'];
+
+/** Whether a token of scope `held` may do what needs `needed`. */
+export function scopeCovers(held: TokenScope, needed: TokenScope): boolean {
+  return TOKEN_SCOPES.indexOf(held) >= TOKEN_SCOPES.indexOf(needed);
+}
+
 export interface ApiToken {
   id: string;
   user_id: string;
   label: string;
+  scope: TokenScope;
   created_at: string;
   expires_at: string | null;
   revoked_at: string | null;
@@ -18,7 +31,7 @@ export type TokenCheck =
   | { ok: false; reason: 'unknown' }
   | { ok: false; reason: 'expired' | 'revoked'; at: string };
 
-const COLUMNS = 'id, user_id, label, created_at, expires_at, revoked_at, last_used_at';
+const COLUMNS = 'id, user_id, label, scope, created_at, expires_at, revoked_at, last_used_at';
 
 /** Last use is written at most this often per token, so reads do not each become a write. */
 const LAST_USED_PRECISION_MS = 60_000;
@@ -27,12 +40,13 @@ const LAST_USED_PRECISION_MS = 60_000;
 export class ApiTokenRepository {
   constructor(private readonly db: Db) {}
 
-  issue(userId: string, label: string, expiresAt: string | null = null): { secret: string; token: ApiToken } {
+  issue(userId: string, label: string, expiresAt: string | null = null, scope: TokenScope = 'full'): { secret: string; token: ApiToken } {
     const secret = newSecretToken();
     const token: ApiToken = {
       id: newId('token'),
       user_id: userId,
       label,
+      scope,
       created_at: new Date().toISOString(),
       expires_at: expiresAt,
       revoked_at: null,
@@ -40,7 +54,7 @@ export class ApiTokenRepository {
     };
     this.db
       .prepare(
-        'INSERT INTO api_tokens (id, user_id, token_hash, label, created_at, expires_at) VALUES (@id, @user_id, @hash, @label, @created_at, @expires_at)',
+        'INSERT INTO api_tokens (id, user_id, token_hash, label, scope, created_at, expires_at) VALUES (@id, @user_id, @hash, @label, @scope, @created_at, @expires_at)',
       )
       .run({ ...token, hash: hashSecret(secret) });
     return { secret, token };
@@ -72,7 +86,7 @@ export class ApiTokenRepository {
   listAll(): Array<ApiToken & { user_name: string }> {
     return this.db
       .prepare(
-        `SELECT t.id, t.user_id, t.label, t.created_at, t.expires_at, t.revoked_at, t.last_used_at, u.name AS user_name FROM api_tokens t JOIN users u ON u.id = t.user_id ORDER BY u.name, t.created_at, t.id`,
+        `SELECT t.id, t.user_id, t.label, t.scope, t.created_at, t.expires_at, t.revoked_at, t.last_used_at, u.name AS user_name FROM api_tokens t JOIN users u ON u.id = t.user_id ORDER BY u.name, t.created_at, t.id`,
       )
       .all() as Array<ApiToken & { user_name: string }>;
   }

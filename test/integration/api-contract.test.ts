@@ -381,6 +381,8 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   await call('DELETE', `/v1/apps/${other.id}`, undefined, { expect: 200 });
   await call('DELETE', base, undefined, { expect: 200 });
   await call('DELETE', `/v1/ssh-keys/${key.id}`, undefined, { expect: 200 });
+  // Last: it stops the data plane and the daemon (after() starts it again to stop it for good).
+  await call('POST', '/v1/system/stop', undefined, { expect: 201 });
 
   const operations = Object.values(doc.paths).flatMap((methods) => Object.values(methods));
   const unreached = operations.filter((op) => {

@@ -34,8 +34,8 @@ test('tokens create prints a working token once; tokens list shows it without it
 
   const list = await daemon.cli(['tokens', 'list']);
   assert.equal(list.code, 0, list.stderr);
-  assert.match(list.stdout, /laptop +valid +never/);
-  assert.match(list.stdout, /admin token +valid/);
+  assert.match(list.stdout, /laptop +full +valid +never/);
+  assert.match(list.stdout, /admin token +full +valid/);
   assert.ok(!list.stdout.includes(secret), 'a listing never shows a token');
 });
 

@@ -18,6 +18,7 @@ export const tokenSpecs = {
   },
   create: {
     operationId: 'createToken',
+    scope: 'read',
     tag: 'Tokens',
     summary: 'Create an API token for yourself; its value (secret) is shown once',
     body: obj(
@@ -27,8 +28,9 @@ export const tokenSpecs = {
           minimum: 60,
           maximum: MAX_TOKEN_LIFETIME_SECONDS,
         }),
+        scope: oneOf(['read', 'deploy', 'full'], 'What it may do (default: the scope of the token making it, never more)'),
       },
-      ['label', 'expires_in'],
+      ['label', 'expires_in', 'scope'],
     ),
     success: {
       status: 201,
@@ -37,7 +39,7 @@ export const tokenSpecs = {
         schema: obj({ token: Token, secret: str('slw_...: send it as Authorization: Bearer <secret>') }),
       },
     },
-    errors: [],
+    errors: [403],
   },
   revoke: {
     operationId: 'revokeToken',

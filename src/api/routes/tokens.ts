@@ -1,6 +1,6 @@
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
-import { tokenState, type ApiToken } from '../../store/api-tokens.js';
+import { scopeCovers, tokenState, type ApiToken, type TokenScope } from '../../store/api-tokens.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { checkDisplayName } from '../../core/names.js';
 import { optionalString } from '../body.js';
@@ -10,6 +10,7 @@ export function tokenView(token: ApiToken & { user_name?: string }) {
   return {
     id: token.id,
     label: token.label,
+    scope: token.scope,
     user_id: token.user_id,
     ...(token.user_name !== undefined ? { user_name: token.user_name } : {}),
     created_at: token.created_at,
@@ -53,10 +54,25 @@ export function tokenRoutes(router: HttpRouter<ApiContext>): void {
     return { tokens: deps.store.tokens.listForUser(user.id).map(tokenView) };
   });
 
-  router.add('POST', '/v1/tokens', tokenSpecs.create, async ({ user, deps, body }) => {
+  /** A token never makes one with more power or a longer life than its own (a leaked token cannot outlive its end). */
+  router.add('POST', '/v1/tokens', tokenSpecs.create, async ({ user, deps, body, token: current }) => {
     const input = await body();
     const label = checkDisplayName('token', optionalString(input, 'label') ?? `token ${new Date().toISOString().slice(0, 10)}`);
-    const { secret, token } = deps.store.tokens.issue(user.id, label, expiresAt(input.expires_in));
+    const scope = (optionalString(input, 'scope') ?? current.scope) as TokenScope;
+    if (!scopeCovers(current.scope, scope)) {
+      throw new ForbiddenError(
+        `This API token has the scope "${current.scope}": it cannot make a token of scope "${scope}".`,
+        `Ask for --scope ${current.scope} or less, or make it with a token of scope ${scope}.`,
+      );
+    }
+    const expires = expiresAt(input.expires_in);
+    if (current.expires_at && (expires === null || expires > current.expires_at)) {
+      throw new ForbiddenError(
+        `This API token expires at ${current.expires_at}: it cannot make one that outlives it.`,
+        `Give --expires with a lifetime that ends before then, or make it with a token that does not expire.`,
+      );
+    }
+    const { secret, token } = deps.store.tokens.issue(user.id, label, expires, scope);
     return { token: tokenView(token), secret };
   });
 

@@ -15,6 +15,7 @@ export const tokensList: Command = {
     const rows = tokens.map((t) => ({
       id: t.id,
       label: t.label,
+      scope: t.scope,
       user: t.user_name ?? '',
       state: t.state,
       expires: t.expires_at ?? 'never',
@@ -23,7 +24,9 @@ export const tokensList: Command = {
     printTable(
       ctx,
       rows,
-      options.all ? ['id', 'label', 'user', 'state', 'expires', 'last used'] : ['id', 'label', 'state', 'expires', 'last used'],
+      options.all
+        ? ['id', 'label', 'scope', 'user', 'state', 'expires', 'last used']
+        : ['id', 'label', 'scope', 'state', 'expires', 'last used'],
       tokens,
     );
   },
