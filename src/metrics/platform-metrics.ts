@@ -176,7 +176,9 @@ export class PlatformMetrics {
    * Log drains' figures, read at each scrape: lines waiting for the receiver, the oldest one's
    * age, and lines dropped because a drain's buffer was full. Labelled by app and drain id.
    */
-  watchDrains(figures: () => Array<{ app: string; drain: string; status: { waiting: number; lag_seconds: number; dropped: number } }>): void {
+  watchDrains(
+    figures: () => Array<{ app: string; drain: string; status: { waiting: number; lag_seconds: number; dropped: number } }>,
+  ): void {
     const registers = [this.registry];
     const gauge = (name: string, help: string, pick: (s: { waiting: number; lag_seconds: number; dropped: number }) => number) =>
       new Gauge({
@@ -192,7 +194,11 @@ export class PlatformMetrics {
       });
     gauge('slipway_drain_lag_seconds', 'Age of the oldest line a log drain has not delivered yet (0: none waits)', (s) => s.lag_seconds);
     gauge('slipway_drain_waiting_lines', 'Lines waiting in a log drain’s disk buffer for its receiver', (s) => s.waiting);
-    gauge('slipway_drain_dropped_lines', 'Lines a log drain dropped, oldest first, because its buffer was full (since it was created)', (s) => s.dropped);
+    gauge(
+      'slipway_drain_dropped_lines',
+      'Lines a log drain dropped, oldest first, because its buffer was full (since it was created)',
+      (s) => s.dropped,
+    );
   }
 
   routerRestarted(): void {

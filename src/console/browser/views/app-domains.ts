@@ -5,7 +5,7 @@ import type { Route } from '../routes.js';
 import type { ViewContext } from '../view.js';
 import { appFrame } from './app-frame.js';
 
-const SOURCES = { acme: 'ACME', uploaded: 'uploaded', internal: 'internal CA' } as const;
+const SOURCES = { acme: 'ACME', uploaded: 'uploaded', internal: 'internal CA', provisional: 'provisional (trusted by no client)' } as const;
 
 /**
  * Domain names: the default `<app_id>.<domain>`, the custom domains with the certificate each is
