@@ -9,7 +9,7 @@ import { DockerApiError, type DockerApi } from './docker-api.js';
 import { checkSwarmManager, type SwarmNode } from './swarm-checks.js';
 import { ReleaseImages } from './release-images.js';
 import { LABEL_OWNER, serviceName, serviceSpec, validateOwner, type ServiceSpecInput } from './service-spec.js';
-import { SwarmServices, TERMINAL_STATES, type SwarmTask } from './swarm-services.js';
+import { SwarmServices, meantToRun, type SwarmTask } from './swarm-services.js';
 import { adoptionLabels, readFoundService, type FoundService, type ListedService, type SlotHolder } from './adoption.js';
 import { NODE_API_LABEL } from './node-apis.js';
 import { NodeFilter } from './node-filter.js';
@@ -357,7 +357,7 @@ export class SwarmBackend implements InstanceBackend {
     const empty: ReleaseService[] = [];
     const slotsOf = async (release: ReleaseService, f: FoundService) => {
       const tasks = await release.tasks().catch(() => [] as SwarmTask[]);
-      const wanted = (slot: number) => tasks.some((t) => t.Slot === slot && live(t) && t.DesiredState === 'running');
+      const wanted = (slot: number) => tasks.some((t) => t.Slot === slot && meantToRun(t));
       const slots = [...new Set(tasks.flatMap((t) => (t.Slot === undefined ? [] : [t.Slot])))].filter(wanted);
       return { tasks, slots, holder: (slot: number) => f.holders.get(slot) };
     };
@@ -582,8 +582,6 @@ export class SwarmBackend implements InstanceBackend {
 function sharedEnv(env: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter(([k]) => !(PER_INSTANCE_VARIABLES as readonly string[]).includes(k)));
 }
-
-const live = (t: SwarmTask) => !TERMINAL_STATES.has(t.Status.State);
 
 /** What a service's label keeps of the spec of its replicas (adoption.ts). */
 function adoptionSpec(spec: InstanceSpec) {

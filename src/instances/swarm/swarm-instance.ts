@@ -3,7 +3,7 @@ import type { SwarmWorker } from './swarm-worker.js';
 import type { ReleaseService, Replica } from './release-service.js';
 import type { EntrypointEvent } from './task-entrypoint.js';
 import { identityFile, perInstanceVariables } from './task-entrypoint.js';
-import { TERMINAL_STATES, describeTaskEnd, type SwarmServices, type SwarmTask } from './swarm-services.js';
+import { TERMINAL_STATES, describeTaskEnd, meantToRun, type SwarmServices, type SwarmTask } from './swarm-services.js';
 
 export const INSTANCE_PORT = 8080;
 const DEFAULT_GRACE_MS = 10_000;
@@ -152,7 +152,7 @@ export class SwarmInstance implements Instance, Replica {
   async adopt(slot: number, slotTasks: SwarmTask[]): Promise<void> {
     this.slot = slot;
     for (const t of slotTasks) {
-      if (live(t) && t.DesiredState === 'running') this.seen.add(t.ID);
+      if (meantToRun(t)) this.seen.add(t.ID);
       else this.before.add(t.ID);
     }
     const running = slotTasks.find(

@@ -15,6 +15,14 @@ export interface SwarmTask {
 /** Task states after which the task's container has ended. */
 export const TERMINAL_STATES = new Set(['complete', 'failed', 'shutdown', 'rejected', 'orphaned', 'remove']);
 
+/**
+ * A task Swarm means to run: not ended, and neither being shut down nor removed. A task Swarm
+ * restarts after a crash waits out the restart delay as `ready` before it is `running`.
+ */
+export function meantToRun(task: SwarmTask): boolean {
+  return !TERMINAL_STATES.has(task.Status.State) && task.DesiredState !== 'shutdown' && task.DesiredState !== 'remove';
+}
+
 /** The part of a replicated service's spec slipway changes; the rest is sent back as Docker gave it. */
 export interface ReplicatedServiceSpec {
   Mode: { Replicated: { Replicas: number } };

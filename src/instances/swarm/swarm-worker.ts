@@ -1,7 +1,7 @@
 import type { LogStream, WorkerSpec } from '../backend.js';
 import type { ReleaseService, Replica } from './release-service.js';
 import type { SlotHolder } from './adoption.js';
-import { TERMINAL_STATES, describeTaskEnd, type SwarmServices, type SwarmTask } from './swarm-services.js';
+import { TERMINAL_STATES, describeTaskEnd, meantToRun, type SwarmServices, type SwarmTask } from './swarm-services.js';
 import type { EntrypointEvent } from './task-entrypoint.js';
 
 const live = (t: SwarmTask) => !TERMINAL_STATES.has(t.Status.State);
@@ -38,7 +38,7 @@ export class SwarmWorker implements Replica {
   /** Takes over the slot an earlier daemon's worker held: the ends of its tasks until now are its past. */
   adopt(slot: number, slotTasks: SwarmTask[]): void {
     this.slot = slot;
-    for (const t of slotTasks) if (!live(t) || t.DesiredState !== 'running') this.before.add(t.ID);
+    for (const t of slotTasks) if (!meantToRun(t)) this.before.add(t.ID);
     this.ready = true;
   }
 
