@@ -169,6 +169,14 @@ export interface ContractSubject {
    * not skipped, since a skip says this machine lacks something (and fails a CI run).
    */
   runsNoProcess?: string;
+  /**
+   * A second backend on the same machine, as the next daemon's after this one's `detach()`: the
+   * adoption test starts instances, detaches, and adopts them with it. Its cleanup stops what it
+   * holds and leaves the rest to the first backend's.
+   */
+  reopen?(): Promise<{ backend: InstanceBackend; cleanup(): Promise<void> }>;
+  /** Why the adoption test means nothing for the subject, when it has no `reopen`. */
+  cannotAdopt?: string;
 }
 
 /** Declares a suite unless `leftOut` says why it means nothing for the subject. */
@@ -324,6 +332,61 @@ export function runInstanceBackendContract(subject: ContractSubject): void {
         await waitFor('the instance to answer', () => httpGetJson(inst.address, inst.port));
         await inst.stop(5000);
         assert.ok(hasLine(s.logs, 'out', /^got SIGTERM, shutting down$/), JSON.stringify(s.logs));
+      });
+
+      describeUnless(subject.reopen ? undefined : (subject.cannotAdopt ?? 'no reopen()'), 'across a daemon restart', () => {
+        test('after detach the instances go on; the next backend adopts the claimed one as it runs and stops the orphan', async () => {
+          const kept = contractSpec(releaseDir);
+          const orphan = contractSpec(releaseDir);
+          const [a, b] = await Promise.all([backend.start(kept.spec), backend.start(orphan.spec)]);
+          await waitFor('both instances to answer', async () => (await httpStatus(a.address, a.port)) && httpStatus(b.address, b.port));
+          await backend.detach();
+          assert.deepEqual(backend.list(), [], 'the backend let go of its instances');
+          assert.equal(a.state(), 'running', 'detach stops nothing');
+          assert.equal((await httpGetJson(a.address, a.port)).instance, kept.spec.instanceId, 'it answers while nothing holds it');
+          const next = await subject.reopen!();
+          try {
+            const logs: LogRecord[] = [];
+            const states: string[] = [];
+            const claimed: string[] = [];
+            const adopted = await next.backend.adoptAll((found) => {
+              claimed.push(found.instanceId);
+              if (found.instanceId !== kept.spec.instanceId) return undefined;
+              assert.deepEqual(
+                [found.appId, found.deploymentId, found.instanceNumber],
+                [kept.spec.appId, kept.spec.deploymentId, kept.spec.instanceNumber],
+              );
+              return { onLog: (stream, line) => logs.push({ stream, line }), onStateChange: (state) => states.push(state) };
+            });
+            assert.deepEqual(claimed.sort(), [kept.spec.instanceId, orphan.spec.instanceId].sort(), 'each found instance is asked about');
+            assert.deepEqual(
+              adopted.map((i) => i.id),
+              [kept.spec.instanceId],
+            );
+            const inst = adopted[0]!;
+            assert.equal(inst.state(), 'running');
+            assert.equal(inst.address, a.address, 'adopted where it runs');
+            assert.equal(inst.restarts(), 0);
+            assert.equal(inst.spec.env.INSTANCE_ID, kept.spec.instanceId);
+            assert.deepEqual(
+              next.backend.list().map((i) => i.id),
+              [kept.spec.instanceId],
+            );
+            assert.equal((await httpGetJson(inst.address, inst.port)).instance, kept.spec.instanceId);
+            assert.ok(!hasLine(logs, 'out', /^listening on 8080/), 'not started again');
+            await waitFor('the orphan to stop', async () =>
+              (await httpStatus(b.address, b.port).catch(() => 0)) === 0 ? true : undefined,
+            );
+            // What the adopted instance prints from now on reaches the new callbacks.
+            await inst.stop(5000);
+            assert.equal(inst.state(), 'stopped');
+            assert.ok(hasLine(logs, 'out', /^got SIGTERM, shutting down$/), JSON.stringify(logs));
+            assert.ok(states.includes('stopped'), JSON.stringify(states));
+            assert.deepEqual(next.backend.list(), []);
+          } finally {
+            await next.cleanup();
+          }
+        });
       });
 
       test('an app ignoring SIGTERM is killed after the grace period', async () => {

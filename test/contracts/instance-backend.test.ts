@@ -32,6 +32,8 @@ runInstanceBackendContract({
     setContractSandbox(made.sandbox);
     return made;
   },
+  cannotAdopt:
+    'the test backend keeps no instance records nor sweeps around them (test/support/local-backend.ts); the daemon adopts local instances in test/integration/data-plane.test.ts',
 });
 
 runInstanceBackendContract({
@@ -41,5 +43,10 @@ runInstanceBackendContract({
     const made = await makeTestSwarmBackend({ owner: 'swcontract', subnet: '172.29.0.0/16' });
     setContractSandbox(made.sandbox);
     return made;
+  },
+  // The next daemon's backend: the same owner and network, another object.
+  reopen: async () => {
+    const made = await makeTestSwarmBackend({ owner: 'swcontract', subnet: '172.29.0.0/16' });
+    return { backend: made.backend, cleanup: () => made.backend.stopAll(1000) };
   },
 });
