@@ -556,6 +556,29 @@ describe('swarm tasks outlive the daemon', { skip: missing ? `swarm: ${missing}`
     await waitUntil('the running-again line', async () => /running again at /.test(await appLog()));
   });
 
+  test('a task Swarm restarts while no daemon runs waits for its identity, which the next daemon gives it', {
+    timeout: 180_000,
+  }, async () => {
+    const before = await facts();
+    const [task] = await containers('instance');
+    assert.equal(await daemon.terminate(), 0);
+    // The router still sends to the task: it crashes, and Swarm starts another in its slot.
+    assert.equal((await getThroughRouter(daemon, host, '/crash')).body, 'bye');
+    await waitUntil('the new task', async () => {
+      const now = await containers('instance');
+      return now.length === 1 && now[0] !== task;
+    });
+    await daemon.restart();
+    await waitUntil(
+      'the new task to serve as the same instance',
+      async () => (await facts().catch(() => undefined))?.instanceId === before.instanceId,
+    );
+    assert.match(await appLog(), /adopted while its task starts/);
+    await waitUntil('the running-again line', async () =>
+      /running again at /.test((await appLog()).split('adopted while its task starts').at(-1)!),
+    );
+  });
+
   test('a daemon killed during a redeploy: the next one keeps one release serving and stops the other, no request failing', {
     timeout: 300_000,
   }, async () => {
