@@ -41,10 +41,10 @@ import { platformEvents } from './platform-events-setup.js';
 import { makeCronScheduler } from './cron-setup.js';
 import { startNotifications } from './notifications-setup.js';
 import type { AddressGuard } from '../notifications/address-guard.js';
-import { placeDataPlaneIn } from '../executor/data-plane-cgroup.js';
 import { DrainService } from '../drains/drain-service.js';
 import { oneOffLog } from './one-off-log.js';
 import type { ForbiddenTargets } from '../drains/drain-target.js';
+import { placeDataPlaneIn } from '../executor/data-plane-cgroup.js';
 import { NpmVersionCatalog } from '../toolchains/catalog.js';
 import { makeReceiverHooks } from './receiver-hooks.js';
 import { makeProviders } from '../providers/registry.js';
@@ -265,7 +265,14 @@ export class Daemon {
     const logs = new LogHub(join(options.dataDir, 'logs'), { limits: options.logLimits, warn: log });
     void logs.restrictExistingFiles();
     const drainForbidden: ForbiddenTargets = {
-      ports: [options.apiPort, options.sshPort, options.routerPort, options.httpsPort, options.metricsListen?.port ?? 0, acmeChallenge.port].filter((p) => p > 0),
+      ports: [
+        options.apiPort,
+        options.sshPort,
+        options.routerPort,
+        options.httpsPort,
+        options.metricsListen?.port ?? 0,
+        acmeChallenge.port,
+      ].filter((p) => p > 0),
       listen: options.listen,
       subnets: [options.subnet, ...(options.backend === 'swarm' && options.swarm ? [options.swarm.subnet] : [])],
     };
