@@ -626,9 +626,11 @@ describe('swarm tasks outlive the daemon', { skip: missing ? `swarm: ${missing}`
     await daemon.terminate();
     await daemon.restart();
     const ids = (await services(appId)).map((s) => s.ID).sort();
+    const [adoptedTask] = await containers('instance');
     const up = await daemon.cli(['scale', '--instances', '2'], { cwd: dir });
     assert.equal(up.code, 0, up.stderr);
     await waitUntil('two instances', async () => (await containers('instance')).length === 2);
+    assert.ok((await containers('instance')).includes(adoptedTask!), 'the adopted task runs on: a label change restarts no task');
     assert.deepEqual((await services(appId)).map((s) => s.ID).sort(), ids, 'the replicas were added to the adopted services');
     const seen = new Set<string>();
     for (let i = 0; i < 40 && seen.size < 2; i++) seen.add((await facts()).instanceId);

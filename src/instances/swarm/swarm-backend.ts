@@ -77,6 +77,8 @@ export class SwarmBackend implements InstanceBackend {
   private readonly run = randomBytes(4).toString('hex');
   /** Services an earlier daemon left running, found at init, until adoptAll. */
   private found: FoundService[] = [];
+  /** The addresses of their running tasks, allowed their add-ons from init on, until adoptAll. */
+  private foundAddresses = new Set<string>();
   /** One-off commands running: control-plane work, they end when the daemon lets go. */
   private readonly oneOffs = new Set<Sandbox>();
   private node: SwarmNode | undefined;
@@ -147,6 +149,7 @@ export class SwarmBackend implements InstanceBackend {
       }
     }
     await this.ip(['route', 'replace', ...this.fallbackRoute()]);
+    await this.attachFound();
     // Images of releases removed while no daemon ran (apps deleted, old releases pruned).
     void this.images.pruneApp().catch((e: Error) => this.log(`could not remove old release images: ${e.message}`));
     return this.node;
@@ -426,6 +429,9 @@ export class SwarmBackend implements InstanceBackend {
       }
     }
     if (found.length) this.log(`adopted ${serving.length} instance(s) from ${found.length} swarm service(s) of a previous run`);
+    const held = new Set(serving.map((i) => i.address));
+    const released = [...this.foundAddresses].filter((address) => !held.has(address));
+    this.foundAddresses = new Set();
     await Promise.all([
       ...ending.map((e) => e.stop(10_000).catch((error: Error) => this.log(`could not stop a leftover replica: ${error.message}`))),
       ...empty.map(async (release) => {
@@ -433,7 +439,28 @@ export class SwarmBackend implements InstanceBackend {
         await release.remove().catch((error: Error) => this.log(`could not remove swarm service ${release.name}: ${error.message}`));
       }),
     ]);
+    // The tasks not adopted are gone now: their addresses reach nothing any more.
+    for (const address of released) await this.networkEvents?.detached(address).catch(() => undefined);
     return serving;
+  }
+
+  /**
+   * The running tasks of the services found keep reaching their add-ons while the daemon starts
+   * (the firewall's table was made anew): told now, before adoption takes them one by one.
+   */
+  private async attachFound(): Promise<void> {
+    this.foundAddresses = new Set();
+    for (const f of this.found) {
+      const tasks = await this.services.tasks(f.id).catch(() => [] as SwarmTask[]);
+      for (const task of tasks.filter((t) => t.Status.State === 'running' && t.Status.ContainerStatus?.ContainerID)) {
+        const address = await this.services.containerAddress(task, this.networkName).catch(() => undefined);
+        if (!address) continue;
+        this.foundAddresses.add(address);
+        await this.networkEvents
+          ?.attached({ appId: f.appId, kind: 'instance', address })
+          .catch((e: Error) => this.log(`could not allow the add-ons to the task at ${address}: ${e.message}`));
+      }
+    }
   }
 
   /** A service of an earlier daemon, followed again; new replicas of its release join it. */

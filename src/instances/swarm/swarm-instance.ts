@@ -158,10 +158,14 @@ export class SwarmInstance implements Instance, Replica {
     const running = slotTasks.find(
       (t) => t.Status.State === 'running' && t.DesiredState === 'running' && t.Status.ContainerStatus?.ContainerID,
     );
-    if (running && (await this.release.hasStarted(running, slot))) {
+    const address = running && (await this.host.services.containerAddress(running, this.host.network).catch(() => undefined));
+    if (running && address && (await this.release.hasStarted(running, slot))) {
       this.started.add(running.ID);
-      const address = await this.host.services.containerAddress(running, this.host.network).catch(() => undefined);
-      if (address) await this.becameRunning(running, address);
+      await this.becameRunning(running, address);
+    } else if (address) {
+      // Still in its before-start commands: it keeps its add-on access, and is routed once it runs.
+      this.currentAddress = address;
+      await this.host.attached(this, address);
     }
     if (this.currentState !== 'running') this.setState('restarting');
     this.launched = true;
