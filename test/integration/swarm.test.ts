@@ -534,6 +534,21 @@ describe('swarm tasks outlive the daemon', { skip: missing ? `swarm: ${missing}`
       assert.deepEqual(await containers('instance'), instance, 'the same task and container serve');
       assert.deepEqual(await containers('worker'), worker, 'the same worker task runs');
       assert.deepEqual((await services(appId)).map((s) => s.ID).sort(), serviceIds, 'no service was made or removed');
+      // The firewall's table was made anew: the task's address is in its set of instances again.
+      const address = Object.values(
+        (
+          await docker.json<{ NetworkSettings: { Networks: Record<string, { IPAddress: string }> } }>({
+            path: `/containers/${instance[0]}/json`,
+            what: 'inspect the task',
+          })
+        ).NetworkSettings.Networks,
+      )[0]!.IPAddress;
+      assert.match(address, /^172\.27\.\d+\.\d+$/);
+      const table = `slipway${daemon.subnet.split('.')[1]}sw`;
+      assert.match(
+        execFileSync('nft', ['list', 'set', 'inet', table, 'instances'], { encoding: 'utf8' }),
+        new RegExp(`\\b${address.replace(/\./g, '\\.')}\\b`),
+      );
       // The new daemon follows the worker's output again.
       const since = Date.now();
       await waitUntil("the worker's lines printed after the restart in the app's log", async () =>
