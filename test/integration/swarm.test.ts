@@ -646,6 +646,7 @@ describe('swarm tasks outlive the daemon', { skip: missing ? `swarm: ${missing}`
     assert.equal(up.code, 0, up.stderr);
     await waitUntil('two instances', async () => (await containers('instance')).length === 2);
     assert.ok((await containers('instance')).includes(adoptedTask!), 'the adopted task runs on: a label change restarts no task');
+    assert.doesNotMatch(daemon.output(), /built and pushed/, "the release's image of the earlier run is used again");
     assert.deepEqual((await services(appId)).map((s) => s.ID).sort(), ids, 'the replicas were added to the adopted services');
     const seen = new Set<string>();
     for (let i = 0; i < 40 && seen.size < 2; i++) seen.add((await facts()).instanceId);

@@ -77,6 +77,12 @@ export class ReleaseImages {
   }
 
   private async buildRelease(name: string, r: ReleaseImageRequest): Promise<string> {
+    // Built by an earlier run of the daemon (its instances adopted since): a deployment's release
+    // folder never changes, so its image is reused, pushed again in case that push never ended.
+    if (await this.builtBefore(name, r.releaseDir)) {
+      await pushImage(this.o.api, name, this.o.registry);
+      return name;
+    }
     const from = r.readOnlyPaths.length ? await this.toolchainImage(r.readOnlyPaths) : await this.ensureBase();
     const labels = { [LABEL_APP]: r.appId, [LABEL_DEPLOYMENT]: r.deploymentId, [LABEL_RELEASE_DIR]: r.releaseDir };
     await this.build(
@@ -89,6 +95,14 @@ export class ReleaseImages {
     await pushImage(this.o.api, name, this.o.registry);
     this.o.log(`release image ${name} built and pushed`);
     return name;
+  }
+
+  /** Whether this node holds the release's image, of the same release folder. */
+  private async builtBefore(name: string, releaseDir: string): Promise<boolean> {
+    const image = await this.o.api
+      .json<{ Config?: { Labels?: Record<string, string> } }>({ path: `/images/${name}/json`, what: 'inspect a release image' })
+      .catch(() => undefined);
+    return image?.Config?.Labels?.[LABEL_RELEASE_DIR] === releaseDir;
   }
 
   private async toolchainImage(paths: string[]): Promise<string> {
