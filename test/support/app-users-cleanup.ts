@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 
@@ -9,6 +9,9 @@ let registered = false;
 /**
  * Test daemons live in throw-away data folders, but the unix users they create for their apps
  * are the machine's: when the test process ends, the users recorded in each test store go too.
+ * So does any data plane a test left running (a test that failed before its daemon's
+ * `system stop`): its sandboxes, the router's supervisor and HAProxy, the add-on servers. Left
+ * alone they would serve on, and a later test's app given the same uid would see them.
  */
 export function removeAppUsersAtExit(dataDir: string): void {
   dataDirs.add(dataDir);
@@ -26,11 +29,33 @@ export function removeAppUsersAtExit(dataDir: string): void {
       } catch {
         continue;
       }
+      endDataPlane(dir);
       for (const name of names) {
         if (!/^slw-[0-9a-f]{12}$/.test(name)) continue;
+        spawnSync('pkill', ['-KILL', '-u', name], { stdio: 'ignore' });
         spawnSync('userdel', [name], { stdio: 'ignore' });
         spawnSync('groupdel', [name], { stdio: 'ignore' });
       }
     }
   });
+}
+
+/** Kills the sandboxes runc knows in the folder and every process whose command line names it. */
+function endDataPlane(dir: string): void {
+  const root = join(dir, 'runc');
+  if (existsSync(root)) {
+    const listed = spawnSync('runc', ['--root', root, 'list', '-q'], { encoding: 'utf8' });
+    for (const id of (listed.stdout ?? '').split('\n').filter(Boolean)) {
+      spawnSync('runc', ['--root', root, 'kill', id, 'KILL'], { stdio: 'ignore' });
+      spawnSync('runc', ['--root', root, 'delete', '--force', id], { stdio: 'ignore' });
+    }
+  }
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(`${dir}/`)) process.kill(Number(entry), 'SIGKILL');
+    } catch {
+      // ended meanwhile
+    }
+  }
 }
