@@ -151,7 +151,12 @@ test('an HTTP upgrade passes through the router to the app', async () => {
   socket.destroy();
 });
 
-test('a failing health check fails the deployment with the exact log lines and keeps the previous release serving', async () => {
+test('a failing health check fails the deployment with the exact log lines and keeps the previous release serving', async (t) => {
+  // Whatever happens here, the next tests deploy without these paths.
+  t.after(async () => {
+    await daemon.cli(['env', 'rm', 'CC_HEALTH_CHECK_PATH_1'], { cwd: dir });
+    await daemon.cli(['env', 'rm', 'CC_HEALTH_CHECK_PATH_0'], { cwd: dir });
+  });
   for (const [k, v] of [
     ['CC_HEALTH_CHECK_PATH_0', '/'],
     ['CC_HEALTH_CHECK_PATH_1', '/missing'],
@@ -161,7 +166,9 @@ test('a failing health check fails the deployment with the exact log lines and k
   newRelease(dir, 'two-broken');
   const result = await pushAndWait(daemon, dir, appId, gitEnv);
   assert.equal(result.state, 'FAIL');
-  const log = await deploymentLog(daemon, appId, result.id);
+  // The app's own lines come through its monitor's output file and may fall between the
+  // health check's: only the health check's lines are checked for their order.
+  const log = (await deploymentLog(daemon, appId, result.id)).filter((line) => !line.startsWith('release '));
   const at = log.indexOf('Response from GET / is 200');
   assert.ok(at >= 0, log.join('\n'));
   assert.deepEqual(log.slice(at, at + 4), [
@@ -180,8 +187,6 @@ test('a failing health check fails the deployment with the exact log lines and k
   const response = await getThroughRouter(daemon, host);
   assert.equal(response.status, 200);
   assert.equal(json(response.body).release, 'one');
-  assert.equal((await daemon.cli(['env', 'rm', 'CC_HEALTH_CHECK_PATH_1'], { cwd: dir })).code, 0);
-  assert.equal((await daemon.cli(['env', 'rm', 'CC_HEALTH_CHECK_PATH_0'], { cwd: dir })).code, 0);
 });
 
 test('a crashed instance is restarted automatically and the restart is logged', async () => {
