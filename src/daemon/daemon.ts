@@ -471,6 +471,9 @@ export class Daemon {
     // Before the API closes (stoppers run in reverse order): a one-off command's session keeps
     // the API open until the command ends, and one-off commands end with the daemon.
     if (instances) this.onStop('swarm one-off commands', () => instances.endOneOffs());
+    // Likewise a `slipway run` in a local sandbox (and a build): killed before the API closes, or
+    // its open session would hold the close until the client gave up. Instances are not touched.
+    this.onStop('one-off commands', () => sandboxes.killAll({ keepOutliving: true }));
     const port = (api.address() as AddressInfo).port;
     drainForbidden.ports.push(port);
     const host = options.listen.includes(':') ? `[${options.listen}]` : options.listen;

@@ -88,6 +88,8 @@ const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
 export class SandboxHost {
   readonly cgroups: SandboxCgroups;
   private readonly live = new Map<string, Sandbox>();
+  /** Sandboxes that outlive the daemon (instances, workers), among the live ones. */
+  private readonly outliving = new Set<string>();
 
   constructor(private readonly o: SandboxHostOptions) {
     this.cgroups = new SandboxCgroups(o.cgroupRoot);
@@ -230,7 +232,11 @@ export class SandboxHost {
       },
     };
     this.live.set(id, sandbox);
-    void done.finally(() => this.live.delete(id));
+    if (tail) this.outliving.add(id);
+    void done.finally(() => {
+      this.live.delete(id);
+      this.outliving.delete(id);
+    });
     return sandbox;
   }
 
@@ -265,8 +271,8 @@ export class SandboxHost {
    * Daemon stop: whatever still runs (builds, one-off commands) is killed and removed; sandboxes
    * that outlive the daemon were detached before (or are stopped with their instances).
    */
-  async killAll(): Promise<void> {
-    const running = [...this.live.values()];
+  async killAll(options: { keepOutliving?: boolean } = {}): Promise<void> {
+    const running = [...this.live.values()].filter((s) => !(options.keepOutliving && this.outliving.has(s.id)));
     await Promise.all(running.map((s) => s.signal('SIGKILL').catch(() => undefined)));
     await Promise.all(running.map((s) => s.done.catch(() => undefined)));
   }

@@ -7,7 +7,8 @@ import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { steadyLoad } from '../support/steady-load.js';
 import { waitUntil } from '../support/wait.js';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { SLIPWAY_BIN } from '../support/cli.js';
 
 // The data plane outlives the daemon: SIGTERM, SIGINT and kill -9 of the daemon leave the router,
 // the instances and their workers serving, and the next daemon adopts them as they run; only
@@ -112,6 +113,28 @@ for (const how of ['SIGTERM', 'SIGINT', 'SIGKILL'] as const) {
     assert.ok(seen, "the worker's lines printed after the restart reach the app's log");
   });
 }
+
+test('SIGTERM with a `slipway run` session open: the daemon stops at once, the session ends, the app serves on', {
+  timeout: 120_000,
+}, async () => {
+  const session = spawn(process.execPath, [SLIPWAY_BIN, 'run', '--app', appId, '--', 'sleep', '120'], {
+    env: {
+      ...process.env,
+      XDG_CONFIG_HOME: join(daemon.dataDir, 'client-config'),
+      SLIPWAY_URL: daemon.apiUrl,
+      SLIPWAY_TOKEN: daemon.adminToken,
+    },
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  const sessionEnded = new Promise<void>((resolve) => session.once('exit', () => resolve()));
+  await waitUntil('the one-off command to run', async () => (monitorsOfDataFolder().length === 3 ? true : undefined));
+  const started = Date.now();
+  assert.equal(await daemon.terminate(), 0);
+  assert.ok(Date.now() - started < 15_000, `the daemon stopped after ${Date.now() - started} ms`);
+  await sessionEnded;
+  assert.equal((await facts()).release, 'r1', 'the app serves while no daemon runs');
+  await daemon.restart();
+});
 
 test('a redeploy after an adoption replaces the adopted instance and stops it', { timeout: 180_000 }, async () => {
   const before = await facts();
