@@ -103,6 +103,10 @@ const result = spawnSync(
     'tsx',
     '--test',
     `--test-concurrency=${concurrency}`,
+    // A stuck test fails, named, after 20 minutes instead of holding the run until CI gives
+    // up; a file whose tests are done exits even if something it started still holds it.
+    '--test-timeout=1200000',
+    '--test-force-exit',
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
     `--test-reporter=${join(root, 'scripts', 'skipped-tests-reporter.mjs')}`,

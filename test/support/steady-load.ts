@@ -7,6 +7,7 @@
 import { Agent, request } from 'node:http';
 import { connect as http2Connect } from 'node:http2';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { after } from 'node:test';
 import type { TestDaemon } from './daemon.js';
 
 export type LoadKind = 'keepAlive' | 'http2' | 'fresh' | 'post';
@@ -56,6 +57,18 @@ export interface LoadResult {
   longestGapMs: number;
   /** The `release` field of the answers seen (node-hello's facts). */
   releases: Set<string>;
+}
+
+/**
+ * Loads still running when a file's tests end (an assertion failed before stop()): stopped
+ * then, or their loops would keep the file's process alive. Only under the test runner (the
+ * benches use this module too, and stop what they start).
+ */
+const unstopped = new Set<() => Promise<unknown>>();
+if (process.env.NODE_TEST_CONTEXT !== undefined) {
+  after(async () => {
+    for (const stop of unstopped) await stop();
+  });
 }
 
 export function steadyLoad(daemon: TestDaemon, host: string): { stop(): Promise<LoadResult> } {
@@ -113,14 +126,15 @@ export function steadyLoad(daemon: TestDaemon, host: string): { stop(): Promise<
     loop('fresh', () => http1(daemon, host, false, 'GET')),
     loop('post', () => http1(daemon, host, postAgent, 'POST')),
   ];
-  return {
-    async stop() {
-      running = false;
-      await Promise.all(loops);
-      agent.destroy();
-      postAgent.destroy();
-      session.close();
-      return { failures, failureCount, counts, longestGapMs, releases };
-    },
+  const stop = async (): Promise<LoadResult> => {
+    unstopped.delete(stop);
+    running = false;
+    await Promise.all(loops);
+    agent.destroy();
+    postAgent.destroy();
+    session.close();
+    return { failures, failureCount, counts, longestGapMs, releases };
   };
+  unstopped.add(stop);
+  return { stop };
 }
