@@ -7,13 +7,15 @@
 //       needs no root (tests that do are skipped, saying why) and takes under a minute.
 // What was skipped is listed at the end; under CI=true any skip fails the run, whatever its cause.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
 const root = new URL('..', import.meta.url).pathname;
 
 function findTests(dir) {
+  // A checkout without benches (a packaged copy) has no bench/ to look in.
+  if (!existsSync(dir)) return [];
   const found = [];
   for (const entry of readdirSync(dir)) {
     const path = join(dir, entry);

@@ -39,7 +39,13 @@ function run(command: string, args: string[]): { code: number | null; output: st
 
 before(() => {
   project = mkdtempSync(join(tmpdir(), 'slipway-entry-points-'));
-  for (const file of ['package.json', 'tsconfig.console.json', 'biome.jsonc', 'scripts/run-tests.mjs']) {
+  for (const file of [
+    'package.json',
+    'tsconfig.console.json',
+    'biome.jsonc',
+    'scripts/run-tests.mjs',
+    'scripts/skipped-tests-reporter.mjs',
+  ]) {
     mkdirSync(join(project, file, '..'), { recursive: true });
     copyFileSync(join(repo, file), join(project, file));
   }
