@@ -169,14 +169,7 @@ export class HaproxyRouter implements Router {
     await this.writeConfig();
     await this.check();
     const logStart = fileSize(this.paths.holderLog);
-    this.supervisor = await startSupervisor({
-      workDir: this.o.workDir,
-      pidFile: this.paths.holderPid,
-      logFile: this.paths.holderLog,
-      drainSeconds: this.drainTimeoutSeconds,
-      haproxyArgv: this.haproxyArgv(),
-      env: engineEnv(),
-    });
+    this.supervisor = await this.launchSupervisor();
     try {
       await this.waitForWorker(undefined, logStart);
     } catch (error) {
@@ -759,6 +752,18 @@ export class HaproxyRouter implements Router {
   }
 
   /** The supervisor itself died (HAProxy went with it): a new one starts HAProxy from the files, which hold this object's state. */
+  /** The supervisor of this work folder, started detached (a fresh start or a replacement). */
+  private launchSupervisor(): ReturnType<typeof startSupervisor> {
+    return startSupervisor({
+      workDir: this.o.workDir,
+      pidFile: this.paths.holderPid,
+      logFile: this.paths.holderLog,
+      drainSeconds: this.drainTimeoutSeconds,
+      haproxyArgv: this.haproxyArgv(),
+      env: engineEnv(),
+    });
+  }
+
   private async replaceSupervisor(): Promise<void> {
     const gone = this.supervisor;
     if (!gone || isAlive(gone)) return;
@@ -767,14 +772,7 @@ export class HaproxyRouter implements Router {
     await this.persist();
     await this.writeCertList();
     const logStart = fileSize(this.paths.holderLog);
-    this.supervisor = await startSupervisor({
-      workDir: this.o.workDir,
-      pidFile: this.paths.holderPid,
-      logFile: this.paths.holderLog,
-      drainSeconds: this.drainTimeoutSeconds,
-      haproxyArgv: this.haproxyArgv(),
-      env: engineEnv(),
-    });
+    this.supervisor = await this.launchSupervisor();
     await this.waitForWorker(undefined, logStart);
     this.openAccessLog();
     await this.reconcile();
