@@ -5,9 +5,9 @@ import { buildOpenApi, errorStatuses } from './openapi.js';
 import { HttpRouter } from './http-router.js';
 import { checkBody, checkQuery } from './request-validation.js';
 import { validate } from './schema.js';
-import { deploymentSpecs } from './routes/deployments.spec.js';
-import { instanceSpecs } from './routes/instances.spec.js';
-import { appSpecs } from './routes/apps.spec.js';
+import { deploymentSpecs } from './routes/deployments-routes.js';
+import { instanceSpecs } from './routes/instances-routes.js';
+import { appSpecs } from './routes/apps-routes.js';
 import type { ValidationError } from '../core/errors.js';
 
 const doc = buildOpenApi(apiRoutes());

@@ -10,7 +10,7 @@ import { parseOneOffCommand } from '../pipeline/one-off.js';
 import { describeSandboxExit } from '../sandbox/describe.js';
 import { requireScope } from './token-scope.js';
 import { endWhenAccessEnds } from './access-watch.js';
-import { serverSpecs } from './server.spec.js';
+import { serverSpecs } from './server-routes.js';
 
 const RUN_PATH = /^\/v1\/apps\/([^/]+)\/run$/;
 

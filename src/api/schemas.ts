@@ -1,7 +1,7 @@
 import { appTypes } from '../providers/registry.js';
 import { arr, bool, int, named, nullable, obj, oneOf, str, time, type Schema } from './schema.js';
 
-/** The shapes the API answers with, shared by the routes' declarations (src/api/routes/*.spec.ts). */
+/** The shapes the API answers with, shared by the routes' declarations (src/api/routes/*-routes.ts). */
 
 export const ErrorBody = named(
   'Error',

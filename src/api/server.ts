@@ -4,7 +4,7 @@ import type { ApiContext } from './context.js';
 import type { ApiDependencies } from './platform.js';
 import { authenticate } from './authenticate.js';
 import { buildOpenApi } from './openapi.js';
-import { serverSpecs } from './server.spec.js';
+import { serverSpecs } from './server-routes.js';
 import { checkBody, checkQuery } from './request-validation.js';
 import { handleRunUpgrade } from './run-upgrade.js';
 import { sendMetrics } from './metrics.js';

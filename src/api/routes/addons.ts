@@ -7,7 +7,7 @@ import { requireString } from '../body.js';
 import { appForUser, orgForUser } from '../access.js';
 import { addonForUser, addonManager, addonView } from '../addon-access.js';
 import { canonicalProviderName, checkPlan, planOf } from '../addon-plans.js';
-import { addonSpecs } from './addons.spec.js';
+import { addonSpecs } from './addons-routes.js';
 
 /** Apps listed in `link`: ids the user can reach, all in the add-on's organisation. */
 function appsToLink(ctx: ApiContext, link: unknown, orgId: string): AppRow[] {

@@ -4,7 +4,7 @@ import { appForUser } from '../access.js';
 import { APP_SETTINGS, checkSettingName, parseSettingValue, settingsFrom } from '../../core/app-settings.js';
 import { SlipwayError } from '../../core/errors.js';
 import { deploymentView } from './deployments.js';
-import { appConfigSpecs } from './app-config.spec.js';
+import { appConfigSpecs } from './app-config-routes.js';
 
 /** The platform's per-application settings, and cancelling a running deployment. */
 export function appConfigRoutes(router: HttpRouter<ApiContext>): void {

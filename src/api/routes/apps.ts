@@ -6,7 +6,7 @@ import { requireString } from '../body.js';
 import { appForUser, orgForUser } from '../access.js';
 import { appView } from '../platform.js';
 import { SlipwayError } from '../../core/errors.js';
-import { appSpecs } from './apps.spec.js';
+import { appSpecs } from './apps-routes.js';
 
 export function appRoutes(router: HttpRouter<ApiContext>): void {
   router.add('GET', '/v1/app-types', appSpecs.types, () => ({ types: appTypes() }));

@@ -2,7 +2,7 @@ import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import { SlipwayError } from '../../core/errors.js';
 import { appForUser } from '../access.js';
-import { cronSpecs } from './cron.spec.js';
+import { cronSpecs } from './cron-routes.js';
 
 /** docs/behaviour.md, Cron jobs: what `slipway cron` and the console list. */
 export function cronRoutes(router: HttpRouter<ApiContext>): void {

@@ -7,7 +7,7 @@ import { appForUser } from '../access.js';
 import { optionalString } from '../body.js';
 import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../../core/errors.js';
 import type { DeploymentServices } from '../platform.js';
-import { deploymentSpecs } from './deployments.spec.js';
+import { deploymentSpecs } from './deployments-routes.js';
 import { releaseKeptOnDisk } from '../../pipeline/kept-release.js';
 
 export function deploymentView(d: Deployment): DeploymentView {

@@ -8,7 +8,7 @@ import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { parseDomainName, readableDomain } from '../../domains/domain-name.js';
 import { verificationRecordName } from '../../domains/domain-verifier.js';
 import { checkRouterLoads, checkUploadedCertificate } from '../../certificates/uploaded-certificate.js';
-import { domainSpecs } from './domains.spec.js';
+import { domainSpecs } from './domains-routes.js';
 
 function domainView(ctx: ApiContext, row: DomainRow) {
   const order = ctx.deps.store.acme.order(row.fqdn);

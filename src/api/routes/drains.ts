@@ -5,7 +5,7 @@ import type { DrainRow } from '../../store/drains.js';
 import { appForUser } from '../access.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { checkDrainUrl, parseDrainType } from '../../drains/drain-target.js';
-import { drainSpecs } from './drains.spec.js';
+import { drainSpecs } from './drains-routes.js';
 
 function drainView(ctx: ApiContext, row: DrainRow) {
   const status = ctx.deps.drains?.service.status(row.id);

@@ -6,7 +6,7 @@ import { appForUser } from '../access.js';
 import { appEnvForDisplay } from '../../links/app-environment.js';
 import { checkHealthCheckVariable } from '../../healthcheck/health-check-paths.js';
 import { checkCronTimeoutVariable } from '../../cron/cron-timeout.js';
-import { envSpecs } from './env.spec.js';
+import { envSpecs } from './env-routes.js';
 
 export function envRoutes(router: HttpRouter<ApiContext>): void {
   /** ?all=1 adds every source the app receives, in the order of src/core/merge-env.ts. */

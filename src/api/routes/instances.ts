@@ -5,7 +5,7 @@ import { appForUser } from '../access.js';
 import { SlipwayError, ValidationError } from '../../core/errors.js';
 import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../../core/flavors.js';
 import type { AppRow } from '../../store/apps.js';
-import { instanceSpecs } from './instances.spec.js';
+import { instanceSpecs } from './instances-routes.js';
 
 /** How an app is scaled: its instance count and the flavours of its instances and builds. */
 export function scaleView(app: AppRow): ScaleView {

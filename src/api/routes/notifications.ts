@@ -10,7 +10,7 @@ import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { checkEventNames } from '../../notifications/event-names.js';
 import { checkWebhookUrl, shownUrl } from '../../notifications/notification-urls.js';
 import { newWebhookSecret } from '../../notifications/signing.js';
-import { notificationSpecs } from './notifications.spec.js';
+import { notificationSpecs } from './notifications-routes.js';
 
 const SHOWN_DELIVERIES = 20;
 /** An address people type: something@somewhere, no spaces nor list separators. */

@@ -8,7 +8,7 @@ import type { Store } from '../../store/store.js';
 import type { User } from '../../store/users.js';
 import type { Org } from '../../store/orgs.js';
 import { isId } from '../../core/names.js';
-import { orgSpecs } from './orgs.spec.js';
+import { orgSpecs } from './orgs-routes.js';
 
 /**
  * The organisation whose members a user may see: theirs, or any for an administrator (who

@@ -4,7 +4,7 @@ import { appForUser } from '../access.js';
 import { NotFoundError, PlanError, SlipwayError } from '../../core/errors.js';
 import type { BuildPlan, PlanCommand } from '../../providers/plan.js';
 import type { PlanCommandView, PlanView } from '../../shared/api-types.js';
-import { planSpecs } from './plan.spec.js';
+import { planSpecs } from './plan-routes.js';
 
 function commandView(c: PlanCommand): PlanCommandView {
   return {

@@ -5,7 +5,7 @@ import { checkEnvName, checkEnvValue } from '../../core/names.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { appForUser } from '../access.js';
 import { redeployConsumers, type ConsumerRedeploy } from '../../links/redeploy-consumers.js';
-import { publishedConfigSpecs } from './published-config.spec.js';
+import { publishedConfigSpecs } from './published-config-routes.js';
 
 /**
  * The configuration an app exposes to the apps linked to it. Changing it restarts those apps

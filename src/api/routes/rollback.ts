@@ -7,7 +7,7 @@ import { deploymentView } from './deployments.js';
 import { parseReleaseSpec } from '../../pipeline/release-spec.js';
 import type { Deployment } from '../../store/deployments.js';
 import { releaseKeptOnDisk as keptOnDisk } from '../../pipeline/kept-release.js';
-import { rollbackSpecs } from './rollback.spec.js';
+import { rollbackSpecs } from './rollback-routes.js';
 
 /**
  * Rollback to a kept release (no rebuild: start, health check and switch, like a deployment),

@@ -2,7 +2,7 @@ import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import { SlipwayError } from '../../core/errors.js';
 import { listRuntimes } from '../../toolchains/runtimes-list.js';
-import { runtimeSpecs } from './runtimes.spec.js';
+import { runtimeSpecs } from './runtimes-routes.js';
 
 /**
  * The Node.js and Bun versions a build can ask for (docs/behaviour.md, Versions), from the daemon's version

@@ -4,7 +4,7 @@ import type { AppRow } from '../../store/apps.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { appForUser } from '../access.js';
 import { addonForApp, addonView } from '../addon-access.js';
-import { serviceSpecs } from './services.spec.js';
+import { serviceSpecs } from './services-routes.js';
 
 /**
  * Service dependencies of an app: the add-ons whose variables it receives and the apps whose

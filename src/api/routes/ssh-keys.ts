@@ -4,7 +4,7 @@ import { requireString, optionalString } from '../body.js';
 import { parsePublicKey } from '../../core/ssh-public-key.js';
 import { checkDisplayName } from '../../core/names.js';
 import { NotFoundError } from '../../core/errors.js';
-import { sshKeySpecs } from './ssh-keys.spec.js';
+import { sshKeySpecs } from './ssh-keys-routes.js';
 
 function keyView(key: { id: string; label: string; algorithm: string; fingerprint: string; created_at: string }) {
   return { id: key.id, label: key.label, algorithm: key.algorithm, fingerprint: key.fingerprint, created_at: key.created_at };

@@ -2,7 +2,7 @@ import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import { SlipwayError } from '../../core/errors.js';
 import { requireAdmin } from '../access.js';
-import { systemSpecs } from './system.spec.js';
+import { systemSpecs } from './system-routes.js';
 
 /**
  * `slipway system stop`: the one way to stop the data plane. The daemon drains and stops it,

@@ -4,7 +4,7 @@ import { scopeCovers, tokenState, type ApiToken, type TokenScope } from '../../s
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { checkDisplayName } from '../../core/names.js';
 import { optionalString } from '../body.js';
-import { MAX_TOKEN_LIFETIME_SECONDS, tokenSpecs } from './tokens.spec.js';
+import { MAX_TOKEN_LIFETIME_SECONDS, tokenSpecs } from './tokens-routes.js';
 
 export function tokenView(token: ApiToken & { user_name?: string }) {
   return {

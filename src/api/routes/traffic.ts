@@ -5,7 +5,7 @@ import { SlipwayError } from '../../core/errors.js';
 import { WINDOW_MINUTES } from '../../traffic/traffic-minutes.js';
 import type { TrafficRecorder } from '../../traffic/traffic-recorder.js';
 import { appForUser } from '../access.js';
-import { trafficSpecs } from './traffic.spec.js';
+import { trafficSpecs } from './traffic-routes.js';
 
 function traffic(ctx: ApiContext): TrafficRecorder {
   if (!ctx.deps.traffic) throw new SlipwayError(503, 'unavailable', 'This daemon records no traffic (it runs no router).');

@@ -3,7 +3,7 @@ import type { ApiContext } from '../context.js';
 import { checkHandle } from '../../core/names.js';
 import { requireString } from '../body.js';
 import { requireAdmin } from '../access.js';
-import { userSpecs } from './users.spec.js';
+import { userSpecs } from './users-routes.js';
 
 export function userRoutes(router: HttpRouter<ApiContext>): void {
   router.add('GET', '/v1/me', userSpecs.me, ({ user, token, deps }) => ({

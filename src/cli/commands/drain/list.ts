@@ -1,7 +1,7 @@
 import type { Command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 
-/** A drain as the API shows it (src/api/routes/drains.spec.ts). */
+/** A drain as the API shows it (src/api/routes/drains-routes.ts). */
 export interface DrainView {
   id: string;
   type: string;

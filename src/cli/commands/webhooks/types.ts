@@ -1,4 +1,4 @@
-/** What the notification routes answer (src/api/routes/notifications.spec.ts). */
+/** What the notification routes answer (src/api/routes/notifications-routes.ts). */
 export interface LastDelivery {
   state: 'pending' | 'delivered' | 'failed';
   event: string;

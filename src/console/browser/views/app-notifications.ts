@@ -2,7 +2,7 @@ import { enc } from '../api.js';
 import { formatTime, h, replaceChildren } from '../dom.js';
 import { every, type ViewContext } from '../view.js';
 
-/** What the notification routes answer (src/api/routes/notifications.spec.ts). */
+/** What the notification routes answer (src/api/routes/notifications-routes.ts). */
 interface LastDelivery {
   state: 'pending' | 'delivered' | 'failed';
   event: string;

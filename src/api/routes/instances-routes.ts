@@ -1,7 +1,7 @@
 import type { RouteSpec } from '../route-spec.js';
 import { int, obj, str, type Schema } from '../schema.js';
 import { Scale } from '../schemas.js';
-import { APP_PARAM } from './apps.spec.js';
+import { APP_PARAM } from './apps-routes.js';
 import { FLAVORS } from '../../core/flavors.js';
 
 const COUNT: Schema = { type: ['integer', 'string'], description: 'A whole number from 1 to 40 (digits in a string are accepted)' };

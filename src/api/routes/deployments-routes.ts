@@ -1,7 +1,7 @@
 import type { RouteSpec, QueryParam } from '../route-spec.js';
 import { arr, bool, int, named, obj, oneOf, str, time } from '../schema.js';
 import { Deployment, LogLine, Status } from '../schemas.js';
-import { APP_PARAM } from './apps.spec.js';
+import { APP_PARAM } from './apps-routes.js';
 
 const DEPLOYMENT = { ...APP_PARAM, deployment: 'Deployment id (deployment_<uuid>)' };
 

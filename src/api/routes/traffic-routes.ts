@@ -1,8 +1,8 @@
 import type { RouteSpec } from '../route-spec.js';
 import { arr, int, obj } from '../schema.js';
 import { AccessLogLine, TrafficMinute } from '../schemas.js';
-import { APP_PARAM } from './apps.spec.js';
-import { LOG_QUERY } from './deployments.spec.js';
+import { APP_PARAM } from './apps-routes.js';
+import { LOG_QUERY } from './deployments-routes.js';
 
 export const trafficSpecs = {
   accessLogs: {

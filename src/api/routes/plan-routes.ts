@@ -1,6 +1,6 @@
 import type { RouteSpec } from '../route-spec.js';
 import { arr, bool, mapOf, obj, str } from '../schema.js';
-import { APP_PARAM } from './apps.spec.js';
+import { APP_PARAM } from './apps-routes.js';
 
 const Command = obj(
   {

@@ -1,7 +1,7 @@
 import type { RouteSpec } from '../route-spec.js';
 import { arr, obj, str } from '../schema.js';
 import { EnvList, EnvVar, Redeploy } from '../schemas.js';
-import { APP_PARAM } from './apps.spec.js';
+import { APP_PARAM } from './apps-routes.js';
 
 const VARIABLE = { ...APP_PARAM, name: 'Variable name' };
 const changed = {

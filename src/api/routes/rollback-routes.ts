@@ -1,7 +1,7 @@
 import type { RouteSpec } from '../route-spec.js';
 import { bool, obj, str } from '../schema.js';
 import { Deployment } from '../schemas.js';
-import { APP_PARAM } from './apps.spec.js';
+import { APP_PARAM } from './apps-routes.js';
 
 export const rollbackSpecs = {
   rollback: {

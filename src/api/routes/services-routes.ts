@@ -1,7 +1,7 @@
 import type { RouteSpec } from '../route-spec.js';
 import { obj, str } from '../schema.js';
 import { Services } from '../schemas.js';
-import { APP_PARAM } from './apps.spec.js';
+import { APP_PARAM } from './apps-routes.js';
 
 const services = { description: 'The links after the change', schema: Services };
 

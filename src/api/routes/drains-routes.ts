@@ -1,6 +1,6 @@
 import type { RouteSpec } from '../route-spec.js';
 import { arr, bool, int, named, nullable, obj, oneOf, str, time } from '../schema.js';
-import { APP_PARAM } from './apps.spec.js';
+import { APP_PARAM } from './apps-routes.js';
 
 const DRAIN_TYPE_NAMES = ['TCPSyslog', 'UDPSyslog', 'HTTP', 'ElasticSearch'];
 

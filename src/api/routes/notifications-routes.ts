@@ -1,6 +1,6 @@
 import type { RouteSpec } from '../route-spec.js';
 import { arr, int, named, nullable, obj, oneOf, str, time } from '../schema.js';
-import { APP_PARAM } from './apps.spec.js';
+import { APP_PARAM } from './apps-routes.js';
 import { PLATFORM_EVENT_TYPES } from '../../core/platform-events.js';
 
 const Attempt = obj({

@@ -1,7 +1,7 @@
 import type { RouteSpec } from '../route-spec.js';
 import { arr, obj, oneOf, str } from '../schema.js';
 import { Addon, AddonProvider, EnvList } from '../schemas.js';
-import { ORG_FILTER } from './apps.spec.js';
+import { ORG_FILTER } from './apps-routes.js';
 
 const ADDON = { addon: 'Add-on id, or name (with ?org= when several of your organisations have one of that name)' };
 const ORG_OF_NAME = { org: { schema: str(), description: 'The organisation of an add-on given by name' } };

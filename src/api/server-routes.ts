@@ -1,6 +1,6 @@
 import type { RouteSpec } from './route-spec.js';
 import { bool, mapOf, obj, str } from './schema.js';
-import { APP_PARAM } from './routes/apps.spec.js';
+import { APP_PARAM } from './routes/apps-routes.js';
 
 /** Routes the server answers before the router: no token needed, or an upgraded connection. */
 export const serverSpecs = {
