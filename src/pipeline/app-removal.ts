@@ -1,5 +1,4 @@
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Store } from '../store/store.js';
 import type { AppRow } from '../store/apps.js';
 import type { RepoStore } from '../receiver/repo-store.js';
@@ -8,6 +7,7 @@ import type { AppRuntime } from './app-runtime.js';
 import type { Deployer } from './deployer.js';
 import type { LogHub } from '../logs/log-hub.js';
 import { ConflictError } from '../core/errors.js';
+import { DeployLayout } from './deploy-layout.js';
 
 export interface AppRemovalDeps {
   store: Store;
@@ -36,8 +36,9 @@ export async function removeApp(deps: AppRemovalDeps, app: AppRow): Promise<void
   // nothing of the app can run while they are removed.
   await deps.appUsers.remove(app.id);
   await deps.repos.remove(app.id);
-  await rm(join(deps.dataDir, 'releases', app.id), { recursive: true, force: true });
-  await rm(join(deps.dataDir, 'cache', 'apps', app.id), { recursive: true, force: true });
+  const layout = new DeployLayout(deps.dataDir);
+  await rm(layout.releasesFolder(app.id), { recursive: true, force: true });
+  await rm(layout.appCacheFolder(app.id), { recursive: true, force: true });
   // The deployments' records go with the app's: their logs are found while they still exist.
   await deps.logs.remove([app.id, ...deps.store.deployments.listForApp(app.id, 1_000_000).map((d) => d.id)]);
   deps.store.apps.remove(app.id);

@@ -31,6 +31,7 @@ import { repositoryTree, UntrustedTree } from '../sandbox/untrusted-tree.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
 import { describeRunHooks, hookCommand, withBuildHooks, type HookName } from './hooks.js';
 import { cronJobsOfBuild } from '../cron/build-check.js';
+import { DeployLayout } from './deploy-layout.js';
 
 export interface DeployerOptions {
   /** Told when a deployment starts (its end is the store's onFinished). */
@@ -84,7 +85,11 @@ export class Deployer {
   /** Deployments waiting their turn, per app. */
   private readonly waiting = new Map<string, Set<string>>();
 
-  constructor(private readonly o: DeployerOptions) {}
+  private readonly layout: DeployLayout;
+
+  constructor(private readonly o: DeployerOptions) {
+    this.layout = new DeployLayout(o.dataDir);
+  }
 
   enqueue(app: AppRow, input: { commit: string; cause: string; userId: string | null; mode: DeployMode; releaseOf?: string }): Deployment {
     const deployment = this.o.store.deployments.create({ appId: app.id, commit: input.commit, cause: input.cause, userId: input.userId });
@@ -159,7 +164,7 @@ export class Deployer {
     if (!provider) throw new PlanError(`No build provider for application type ${app.type}.`);
     const sandbox = await this.o.sandboxes.build(app);
     const scratch = { id: newId('deployment'), commit_sha: commit };
-    const dir = join(this.o.dataDir, 'builds', scratch.id);
+    const dir = this.layout.scratchFolder(scratch.id);
     await ownedFolder(dir, sandbox.user);
     try {
       await this.exportCommit(app, scratch, dir, sandbox, AbortSignal.timeout(10 * 60_000));
@@ -181,24 +186,13 @@ export class Deployer {
       // The paths the build would use, as the deploy log prints them, without fetching anything.
       const plan = await previewToolchain(made, provider, {
         toolchainCacheDir: this.o.toolchainCacheDir,
-        appCacheDir: join(this.o.dataDir, 'cache', 'apps', app.id),
+        appCacheDir: this.layout.appCacheFolder(app.id),
       });
       const redact = makeRedactor(secretValues(appVars));
       return { plan, lines: [...describePlan(plan), ...describeRunHooks(appVars)].map(redact), redact };
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  }
-
-  /**
-   * Where the app's builds run: one folder per app, the same path for each of its builds (they
-   * run one at a time), renamed to the release's folder when the build succeeds. Build tools
-   * that keep incremental state between builds record absolute paths and name projects after
-   * their folder (sbt's project id is the folder's name, its task caches hold paths): in a new
-   * path each time they redo work a developer's own checkout never redoes.
-   */
-  private buildFolder(appId: string): string {
-    return join(this.o.dataDir, 'builds', appId);
   }
 
   /** Resolves once every queued deployment has ended (tests and shutdown). */
@@ -257,7 +251,7 @@ export class Deployer {
       } else {
         enter('receive');
         const sandbox = await this.o.sandboxes.build(app);
-        const buildDir = this.buildFolder(app.id);
+        const buildDir = this.layout.buildFolder(app.id);
         await rm(buildDir, { recursive: true, force: true });
         await ownedFolder(buildDir, sandbox.user);
         await this.exportCommit(app, deployment, buildDir, sandbox, cancel.signal);
@@ -282,7 +276,7 @@ export class Deployer {
         log(`Build succeeded in ${seconds()}`);
 
         enter('release');
-        const releaseDir = join(this.o.dataDir, 'releases', app.id, deployment.id);
+        const releaseDir = this.layout.releaseFolder(app.id, deployment.id);
         await ownedFolder(dirname(releaseDir), sandbox.user);
         await rename(buildDir, releaseDir);
         release = { ...built, releaseDir };
@@ -324,7 +318,7 @@ export class Deployer {
         log(`==> Deployment cancelled during the ${phase} phase: ${reason}`);
         if (this.o.runtime.current(app.id)) log('The previous release keeps serving.');
         store.deployments.finish(deployment.id, 'CANCELLED', reason);
-        await rm(this.buildFolder(app.id), { recursive: true, force: true });
+        await rm(this.layout.buildFolder(app.id), { recursive: true, force: true });
         return;
       }
       const failedPhase = error instanceof PhaseError ? error.phase : (phase ?? 'build');
@@ -346,7 +340,7 @@ export class Deployer {
       }
       store.deployments.setPhase(deployment.id, failedPhase);
       store.deployments.finish(deployment.id, 'FAIL', `${failedPhase}: ${message}`);
-      await rm(this.buildFolder(app.id), { recursive: true, force: true });
+      await rm(this.layout.buildFolder(app.id), { recursive: true, force: true });
     } finally {
       if (this.running.get(app.id)?.deploymentId === deployment.id) this.running.delete(app.id);
       logs.finish(deployment.id);
@@ -394,8 +388,8 @@ export class Deployer {
     }
     plan = withBuildHooks(plan, appVars);
 
-    const appCacheDir = join(this.o.dataDir, 'cache', 'apps', app.id);
-    const home = join(appCacheDir, 'home');
+    const appCacheDir = this.layout.appCacheFolder(app.id);
+    const home = this.layout.buildHome(app.id);
     await ownedFolder(appCacheDir, sandbox.user);
     await mkdir(home, { recursive: true });
     const prepared = await prepareToolchain(plan, provider, {
@@ -457,9 +451,7 @@ export class Deployer {
       home,
     });
     const output: string[] = [];
-    // Build credentials live beside the build folder, so a daemon crash cannot leave them in
-    // the app's persistent home: the next start wipes every build folder.
-    const secretsDir = `${buildDir}.secrets`;
+    const secretsDir = this.layout.buildSecretsFolder(app.id);
     await ownedFolder(secretsDir, sandbox.user);
     const sshKey = await installBuildSshKey({ appVars, home: secretsDir, user: sandbox.user, log });
     let built = false;
@@ -683,7 +675,7 @@ export class Deployer {
 
   /** Keeps the newest releases of an app (the serving one among them) and removes older ones. */
   private async pruneReleases(appId: string): Promise<void> {
-    const dir = join(this.o.dataDir, 'releases', appId);
+    const dir = this.layout.releasesFolder(appId);
     // Restarts and rollbacks reuse a folder built by an earlier deployment: what is kept is
     // counted in folders, newest first, and the serving one is never removed.
     const folders: string[] = [];
