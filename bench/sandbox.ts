@@ -7,11 +7,12 @@
  *    and a rollback to the previous release (no build);
  *  - the memory an idle sandboxed instance holds on the host beyond the app's own process.
  * It creates only test-only names (bridge slwbench0, 10.79.0.0/16, namespaces slwb-*, cgroup
- * root slwbench, state under /run/slipway-bench; the daemon on 10.80.0.0/16) and removes them.
+ * root slwbench, state under /run/slipway-bench, an app user made as the daemon makes one; the
+ * daemon on 10.80.0.0/16) and removes them.
  *
  *   node --import tsx bench/sandbox.ts
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync, chmodSync, rmSync, rmdirSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -21,7 +22,7 @@ import { LocalNetnsBackend } from '../src/instances/local/local-netns-backend.js
 import { SandboxHost } from '../src/sandbox/sandbox-host.js';
 import type { Sandbox } from '../src/sandbox/sandbox-host.js';
 import type { Instance } from '../src/instances/backend.js';
-import { ensureAppUser } from '../src/executor/app-user.js';
+import { makeAppUser } from '../test/support/app-user.js';
 import { startDaemon } from '../test/support/daemon.js';
 import { checkoutExample, createApp, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../test/support/deploy.js';
 import { freePort } from '../test/support/free-port.js';
@@ -38,7 +39,6 @@ const BENCH_NAMES = {
   prefix: 'slwb',
   cgroupRoot: 'slwbench',
   stateDir: '/run/slipway-bench',
-  appUser: 'slipway-bench-app',
 };
 /** The daemon's own subnet; its bridge, nft table and cgroup root are named after it (slipway80). */
 const DAEMON_SUBNET = '10.80.0.0/16';
@@ -146,10 +146,6 @@ export function removeCgroupRoot(root: string): void {
   }
 }
 
-export function userExists(name: string): boolean {
-  return spawnSync('id', ['-u', name], { stdio: 'ignore' }).status === 0;
-}
-
 async function benchBare(release: string): Promise<{ times: number[]; idleRssKiB: number }> {
   const times: number[] = [];
   let idleRssKiB = 0;
@@ -175,8 +171,8 @@ async function benchBare(release: string): Promise<{ times: number[]; idleRssKiB
 }
 
 async function benchSandboxed(release: string) {
-  const createdUser = !userExists(BENCH_NAMES.appUser);
-  const user = await ensureAppUser(BENCH_NAMES.appUser);
+  const appUser = await makeAppUser('bench-sandbox');
+  const user = appUser.user;
   const sandboxes = new SandboxHost({
     bundlesDir: join(BENCH_NAMES.stateDir, 'bundles'),
     stateDir: join(BENCH_NAMES.stateDir, 'runc'),
@@ -241,10 +237,7 @@ async function benchSandboxed(release: string) {
     await backend.removeBridge().catch((e) => console.error(`bench: removing bridge ${BENCH_NAMES.bridge}: ${(e as Error).message}`));
     removeCgroupRoot(BENCH_NAMES.cgroupRoot);
     rmSync(BENCH_NAMES.stateDir, { recursive: true, force: true });
-    if (createdUser) {
-      spawnSync('userdel', [BENCH_NAMES.appUser], { stdio: 'ignore' });
-      spawnSync('groupdel', [BENCH_NAMES.appUser], { stdio: 'ignore' });
-    }
+    await appUser.remove().catch((e) => console.error(`bench: removing the app user: ${(e as Error).message}`));
   }
   return { times, memory };
 }

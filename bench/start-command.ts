@@ -9,21 +9,20 @@
  * Each figure sums every process of the sandbox's tree but the app: the parent on the host
  * (runc or conmon), tini, and npm or bash when they stay. It creates only test-only names
  * (bridge slwstart0, 10.78.0.0/16, namespaces slws-*, cgroup root slwstart, state under
- * /run/slipway-bench-start) and removes them.
+ * /run/slipway-bench-start, an app user made as the daemon makes one) and removes them.
  *
  *   node --import tsx bench/start-command.ts
  */
 import { readFileSync, mkdtempSync, writeFileSync, chmodSync, rmSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { LocalNetnsBackend } from '../src/instances/local/local-netns-backend.js';
 import { SandboxHost, type Sandbox, type SandboxHolder } from '../src/sandbox/sandbox-host.js';
 import type { Instance } from '../src/instances/backend.js';
-import { ensureAppUser } from '../src/executor/app-user.js';
+import { makeAppUser } from '../test/support/app-user.js';
 import { startPlan, SCRIPT_SHELL_ENV } from '../src/providers/node/start-command.js';
-import { anonKiB, childrenOf, comm, firstOk, removeCgroupRoot, rssKiB, sleep, userExists } from './sandbox.js';
+import { anonKiB, childrenOf, comm, firstOk, removeCgroupRoot, rssKiB, sleep } from './sandbox.js';
 
 const APP = `require('http').createServer((q, s) => s.end('ok')).listen(Number(process.env.PORT || 8080), '0.0.0.0');`;
 const PACKAGE = { name: 'bench-hello', version: '1.0.0', private: true, scripts: { start: 'node server.js' } };
@@ -42,7 +41,6 @@ const NAMES = {
   prefix: 'slws',
   cgroupRoot: 'slwstart',
   stateDir: '/run/slipway-bench-start',
-  appUser: 'slipway-bench-start',
 };
 
 export interface StartMemory {
@@ -121,8 +119,8 @@ export async function benchStartCommand(): Promise<StartCommandBenchResult> {
     now: { ...plannedWay, holder: 'conmon' },
   };
 
-  const createdUser = !userExists(NAMES.appUser);
-  const user = await ensureAppUser(NAMES.appUser);
+  const appUser = await makeAppUser('bench-start');
+  const user = appUser.user;
   // One backend per holder on the same bridge and subnet: one instance runs at a time, so their
   // address pools never hand out the same address at once.
   const backendWith = (holder: SandboxHolder) => {
@@ -181,10 +179,7 @@ export async function benchStartCommand(): Promise<StartCommandBenchResult> {
     removeCgroupRoot(NAMES.cgroupRoot);
     rmSync(NAMES.stateDir, { recursive: true, force: true });
     rmSync(release, { recursive: true, force: true });
-    if (createdUser) {
-      spawnSync('userdel', [NAMES.appUser], { stdio: 'ignore' });
-      spawnSync('groupdel', [NAMES.appUser], { stdio: 'ignore' });
-    }
+    await appUser.remove().catch((e) => console.error(`bench: removing the app user: ${(e as Error).message}`));
   }
   return {
     runs: RUNS,

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, chmodSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from './run-command.js';
-import { ensureAppUser, type AppUser } from './app-user.js';
+import { makeAppUser } from '../../test/support/app-user.js';
 
 const env = { PATH: '/usr/local/bin:/usr/bin:/bin', LC_ALL: 'C' };
 
@@ -116,8 +116,10 @@ test('background helpers left by a finished command do not survive it', async ()
   assert.equal(isAlive(sleeper), false);
 });
 
-test('runs as the given user with no supplementary groups', { skip: process.getuid?.() !== 0 && 'needs root' }, async () => {
-  const user: AppUser = await ensureAppUser('slipway-test-run');
+test('runs as the given user with no supplementary groups', { skip: process.getuid?.() !== 0 && 'needs root' }, async (t) => {
+  // An app's own user, made as the daemon makes one.
+  const { user, remove } = await makeAppUser('run-as');
+  t.after(remove);
   const c = collect();
   const r = await runCommand({
     argv: ['sh', '-c', 'id -u; id -g; grep ^Groups: /proc/self/status'],
@@ -132,5 +134,4 @@ test('runs as the given user with no supplementary groups', { skip: process.getu
   assert.equal(Number(gid), user.gid);
   assert.notEqual(Number(uid), 0);
   assert.match(groups ?? '', /^Groups:\s*$/);
-  await runCommand({ argv: ['userdel', 'slipway-test-run'], cwd: '/', env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' } });
 });

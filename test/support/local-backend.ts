@@ -4,13 +4,12 @@
  */
 import { LocalNetnsBackend } from '../../src/instances/local/local-netns-backend.js';
 import { SandboxHost } from '../../src/sandbox/sandbox-host.js';
-import { ensureAppUser } from '../../src/executor/app-user.js';
+import { makeAppUser } from './app-user.js';
 import type { InstanceSandbox } from '../../src/instances/backend.js';
 
 export const TEST_BRIDGE = 'slwtest0';
 export const TEST_SUBNET = '10.78.0.0/16';
 export const TEST_PREFIX = 'slwt';
-const APP_USER = 'slipway-test-app';
 
 /** Why the local backend cannot run here, or undefined when it can. */
 export function localBackendMissing(): string | undefined {
@@ -30,9 +29,9 @@ const DEFAULT_NETWORK: TestNetwork = { bridge: TEST_BRIDGE, subnet: TEST_SUBNET,
 export async function makeTestLocalBackend(
   network: TestNetwork = DEFAULT_NETWORK,
 ): Promise<{ backend: LocalNetnsBackend; sandbox: InstanceSandbox; cleanup(): Promise<void> }> {
-  const user = await ensureAppUser(APP_USER);
+  const appUser = await makeAppUser(`backend-${network.prefix}`);
   const sandbox: InstanceSandbox = {
-    user,
+    user: appUser.user,
     limits: { memoryBytes: 256 * 1024 * 1024, pids: 256, cpuShares: 512 },
     flavor: 'pico',
     readOnlyPaths: [],
@@ -51,6 +50,7 @@ export async function makeTestLocalBackend(
     cleanup: async () => {
       await backend.stopAll(1000);
       await backend.removeBridge();
+      await appUser.remove();
     },
   };
 }

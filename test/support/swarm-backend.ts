@@ -6,7 +6,7 @@
 import { SwarmBackend } from '../../src/instances/swarm/swarm-backend.js';
 import { DockerApi } from '../../src/instances/swarm/docker-api.js';
 import { checkSwarmManager } from '../../src/instances/swarm/swarm-checks.js';
-import { ensureAppUser } from '../../src/executor/app-user.js';
+import { makeAppUser } from './app-user.js';
 import type { InstanceSandbox } from '../../src/instances/backend.js';
 
 export const TEST_REGISTRY = process.env.SLIPWAY_TEST_REGISTRY ?? '127.0.0.1:5000';
@@ -26,9 +26,9 @@ export async function makeTestSwarmBackend(names: {
   owner: string;
   subnet: string;
 }): Promise<{ backend: SwarmBackend; sandbox: InstanceSandbox; cleanup(): Promise<void> }> {
-  const user = await ensureAppUser('slipway-test-app');
+  const appUser = await makeAppUser(`swarm-${names.owner}`);
   const sandbox: InstanceSandbox = {
-    user,
+    user: appUser.user,
     limits: { memoryBytes: 256 * 1024 * 1024, pids: 256, cpuShares: 512 },
     flavor: 'pico',
     readOnlyPaths: [],
@@ -47,6 +47,7 @@ export async function makeTestSwarmBackend(names: {
     cleanup: async () => {
       await backend.stopAll(1000);
       await backend.removeNetwork();
+      await appUser.remove();
     },
   };
 }
