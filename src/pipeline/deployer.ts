@@ -32,6 +32,7 @@ import type { SandboxPolicy } from './sandbox-policy.js';
 import { describeRunHooks, hookCommand, withBuildHooks, type HookName } from './hooks.js';
 import { cronJobsOfBuild } from '../cron/build-check.js';
 import { DeployLayout } from './deploy-layout.js';
+import { DeployQueue, type Turn } from './deploy-queue.js';
 
 export interface DeployerOptions {
   /** Told when a deployment starts (its end is the store's onFinished). */
@@ -77,14 +78,7 @@ export const DEFAULT_KEPT_RELEASES = 5;
  * release that was serving in place.
  */
 export class Deployer {
-  private readonly queues = new Map<string, Promise<void>>();
-  /** The deployment running for each app, with what cancels it. */
-  private readonly running = new Map<string, { deploymentId: string; cancel: AbortController }>();
-  /** Queued deployments cancelled before their turn came. */
-  private readonly cancelledInQueue = new Map<string, string>();
-  /** Deployments waiting their turn, per app. */
-  private readonly waiting = new Map<string, Set<string>>();
-
+  private readonly queue = new DeployQueue();
   private readonly layout: DeployLayout;
 
   constructor(private readonly o: DeployerOptions) {
@@ -93,7 +87,7 @@ export class Deployer {
 
   enqueue(app: AppRow, input: { commit: string; cause: string; userId: string | null; mode: DeployMode; releaseOf?: string }): Deployment {
     const deployment = this.o.store.deployments.create({ appId: app.id, commit: input.commit, cause: input.cause, userId: input.userId });
-    return this.queue(app, deployment, input.mode, input.releaseOf);
+    return this.add(app, deployment, input.mode, input.releaseOf);
   }
 
   /**
@@ -102,23 +96,11 @@ export class Deployer {
    */
   requeue(app: AppRow, deployment: Deployment, mode: DeployMode): Deployment {
     this.o.logs.append(deployment.id, 'system', '==> slipway restarted while this deployment waited its turn: it runs now.');
-    return this.queue(app, deployment, mode);
+    return this.add(app, deployment, mode);
   }
 
-  private queue(app: AppRow, deployment: Deployment, mode: DeployMode, releaseOf?: string): Deployment {
-    const previous = this.queues.get(app.id) ?? Promise.resolve();
-    let waiting = this.waiting.get(app.id);
-    if (!waiting) this.waiting.set(app.id, (waiting = new Set()));
-    waiting.add(deployment.id);
-    const run = previous.then(() => {
-      waiting.delete(deployment.id);
-      return this.run(app, deployment, mode, releaseOf);
-    });
-    const tail = run.catch(() => undefined);
-    this.queues.set(app.id, tail);
-    void tail.then(() => {
-      if (this.queues.get(app.id) === tail) this.queues.delete(app.id);
-    });
+  private add(app: AppRow, deployment: Deployment, mode: DeployMode, releaseOf?: string): Deployment {
+    this.queue.add(app.id, deployment.id, (turn) => this.run(app, deployment, mode, releaseOf, turn));
     return deployment;
   }
 
@@ -128,30 +110,17 @@ export class Deployer {
    * Returns the ids of the deployments cancelled.
    */
   cancel(appId: string, reason: string, queuedToo = false): string[] {
-    const cancelled: string[] = [];
-    const current = this.running.get(appId);
-    if (current && !current.cancel.signal.aborted) {
-      current.cancel.abort(reason);
-      cancelled.push(current.deploymentId);
-    }
-    if (queuedToo) {
-      for (const id of this.waiting.get(appId) ?? []) {
-        this.cancelledInQueue.set(id, reason);
-        cancelled.push(id);
-      }
-    }
-    return cancelled;
+    return this.queue.cancel(appId, reason, queuedToo);
   }
 
   /** Daemon stop: every deployment running or waiting ends CANCELLED, and this waits for them. */
   async cancelAll(reason: string): Promise<void> {
-    for (const appId of new Set([...this.running.keys(), ...this.waiting.keys()])) this.cancel(appId, reason, true);
-    await this.idle();
+    await this.queue.cancelAll(reason);
   }
 
   /** Whether a deployment of the app is running or waiting its turn. */
   busy(appId: string): boolean {
-    return this.queues.has(appId);
+    return this.queue.busy(appId);
   }
 
   /**
@@ -197,23 +166,20 @@ export class Deployer {
 
   /** Resolves once every queued deployment has ended (tests and shutdown). */
   async idle(): Promise<void> {
-    await Promise.all([...this.queues.values()]);
+    await this.queue.idle();
   }
 
-  private async run(app: AppRow, deployment: Deployment, mode: DeployMode, releaseOf?: string): Promise<void> {
+  private async run(app: AppRow, deployment: Deployment, mode: DeployMode, releaseOf: string | undefined, turn: Turn): Promise<void> {
     const { store, logs } = this.o;
-    const cancelReason = this.cancelledInQueue.get(deployment.id);
-    if (cancelReason !== undefined) {
-      this.cancelledInQueue.delete(deployment.id);
-      logs.append(deployment.id, 'system', `==> Deployment cancelled before it started: ${cancelReason}`);
-      store.deployments.finish(deployment.id, 'CANCELLED', cancelReason);
+    if (turn.cancelledBeforeStart !== undefined) {
+      logs.append(deployment.id, 'system', `==> Deployment cancelled before it started: ${turn.cancelledBeforeStart}`);
+      store.deployments.finish(deployment.id, 'CANCELLED', turn.cancelledBeforeStart);
       logs.finish(deployment.id);
       return;
     }
-    const cancel = new AbortController();
-    this.running.set(app.id, { deploymentId: deployment.id, cancel });
+    const { signal } = turn;
     const cancelled = () => {
-      if (cancel.signal.aborted) throw new DeploymentCancelled(String(cancel.signal.reason));
+      if (signal.aborted) throw new DeploymentCancelled(String(signal.reason));
     };
     const started = Date.now();
     const appVars = this.o.appEnv(app.id);
@@ -254,21 +220,21 @@ export class Deployer {
         const buildDir = this.layout.buildFolder(app.id);
         await rm(buildDir, { recursive: true, force: true });
         await ownedFolder(buildDir, sandbox.user);
-        await this.exportCommit(app, deployment, buildDir, sandbox, cancel.signal);
+        await this.exportCommit(app, deployment, buildDir, sandbox, signal);
         cancelled();
         log(`==> [receive] Commit ${deployment.commit_sha} exported without .git`);
 
         enter('build');
         const buildStarted = performance.now();
         const buildTook = () => (performance.now() - buildStarted) / 1000;
-        const built = await this.build(app, deployment, buildDir, appVars, sandbox, log, cancel.signal).then(
+        const built = await this.build(app, deployment, buildDir, appVars, sandbox, log, signal).then(
           (result) => {
             this.o.onBuildFinished?.('success', buildTook());
             return result;
           },
           (error: unknown) => {
             // A cancelled build says nothing about how long builds take.
-            if (!cancel.signal.aborted) this.o.onBuildFinished?.('failure', buildTook());
+            if (!signal.aborted) this.o.onBuildFinished?.('failure', buildTook());
             throw error;
           },
         );
@@ -288,10 +254,10 @@ export class Deployer {
       phase = 'healthcheck';
       cancelled();
       releaseForHooks = release;
-      await this.runReleaseHook(app, release, 'CC_PRE_RUN_HOOK', appVars, log, cancel.signal);
+      await this.runReleaseHook(app, release, 'CC_PRE_RUN_HOOK', appVars, log, signal);
       cancelled();
-      const instances = await this.o.runtime.launchAll(app, release, (line) => log(line), cancel.signal);
-      if (cancel.signal.aborted) {
+      const instances = await this.o.runtime.launchAll(app, release, (line) => log(line), signal);
+      if (signal.aborted) {
         await Promise.all(instances.map((i) => i.stop(5000).catch(() => undefined)));
         cancelled();
       }
@@ -313,8 +279,8 @@ export class Deployer {
       );
       await this.pruneReleases(app.id);
     } catch (error) {
-      if (cancel.signal.aborted) {
-        const reason = String(cancel.signal.reason);
+      if (signal.aborted) {
+        const reason = String(signal.reason);
         log(`==> Deployment cancelled during the ${phase} phase: ${reason}`);
         if (this.o.runtime.current(app.id)) log('The previous release keeps serving.');
         store.deployments.finish(deployment.id, 'CANCELLED', reason);
@@ -342,7 +308,6 @@ export class Deployer {
       store.deployments.finish(deployment.id, 'FAIL', `${failedPhase}: ${message}`);
       await rm(this.layout.buildFolder(app.id), { recursive: true, force: true });
     } finally {
-      if (this.running.get(app.id)?.deploymentId === deployment.id) this.running.delete(app.id);
       logs.finish(deployment.id);
       // Only the newest deployments of an app keep their logs (older ones were removed by earlier runs).
       const kept = logs.limits.deploymentLogsPerApp;
