@@ -23,9 +23,11 @@ const CACHE = join(tmpdir(), 'slipway-test-toolchains');
 /** Runs a command with PATH set only to the given bin folders and the system's basics. */
 async function runWithPath(installs: ToolInstall[], argv: string[], asUser?: string, cwd = tmpdir()): Promise<string> {
   const env = { PATH: `${toolPath(installs)}:/usr/bin:/bin`, HOME: tmpdir() };
+  const [program, ...rest] = argv;
+  if (program === undefined) throw new Error('runWithPath needs a command.');
   const [command, args] = asUser
     ? ['/usr/sbin/runuser', ['-u', asUser, '--', 'env', `PATH=${env.PATH}`, 'HOME=/tmp', ...argv]]
-    : [argv[0], argv.slice(1)];
+    : [program, rest];
   const { stdout } = await execFileAsync(command, args, { env, cwd, timeout: 120_000 });
   return stdout.trim();
 }

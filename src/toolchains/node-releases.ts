@@ -36,7 +36,7 @@ export const NODE_RELEASE_LINES: readonly NodeReleaseLine[] = [
   { major: 26, ltsStart: '2026-10-28', endOfLife: '2029-04-30' },
 ];
 
-const OLDEST_LISTED_MAJOR = NODE_RELEASE_LINES[0].major;
+const OLDEST_LISTED_MAJOR = Math.min(...NODE_RELEASE_LINES.map((line) => line.major));
 
 /** `YYYY-MM-DD` of a date in UTC, comparable as a string with the schedule's dates. */
 function isoDay(date: Date): string {
@@ -107,13 +107,11 @@ export function isEndOfLife(
 ): boolean {
   const parsed = majorOf(tool, version);
   if (tool === 'node') return nodeLineIsEndOfLife(parsed.major, today);
-  let newest = newestBunMinors(bunVersions);
-  if (newest.length === 0) newest = newestBunMinors([DEFAULT_BUN_VERSION]);
+  const known = newestBunMinors(bunVersions);
+  const [latest, second] = known.length > 0 ? known : newestBunMinors([DEFAULT_BUN_VERSION]);
+  if (!latest) throw new Error(`The default Bun version "${DEFAULT_BUN_VERSION}" is not an exact version like 1.3.1.`);
   // With a single known minor, the one numbered just before it is the second "latest".
-  const oldestSupported =
-    newest.length >= 2 || newest[0].minor === 0
-      ? newest[newest.length - 1]
-      : new semver.SemVer(`${newest[0].major}.${newest[0].minor - 1}.0`);
+  const oldestSupported = second ?? (latest.minor === 0 ? latest : new semver.SemVer(`${latest.major}.${latest.minor - 1}.0`));
   const ownMinor = new semver.SemVer(`${parsed.major}.${parsed.minor}.0`);
   return semver.lt(ownMinor, oldestSupported);
 }

@@ -42,7 +42,6 @@ export async function fetchPackage(name: string, version: string, dest: string, 
   const tarball = reported && tarballs.includes(reported) ? reported : tarballs[0];
   if (!tarball) throw new Error(`\`npm pack ${spec}\` reported success but left no tarball in ${downloads}.`);
   await mkdir(dest, { recursive: true });
-  const [command, ...args] = extractArgv(join(downloads, tarball), dest);
-  await runChecked([command, ...args], { maxOutputBytes: 16 * 1024 * 1024 });
+  await runChecked(extractArgv(join(downloads, tarball), dest), { maxOutputBytes: 16 * 1024 * 1024 });
   await rm(downloads, { recursive: true, force: true });
 }

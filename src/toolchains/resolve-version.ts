@@ -74,7 +74,8 @@ function requestToRange(tool: string, request: string, sorted: readonly string[]
 export function resolveVersion(tool: string, request: string, available: string[], options: ResolveOptions = {}): string {
   const trimmed = request.trim();
   const sorted = sortedVersions(available);
-  if (sorted.length === 0) {
+  const newest = sorted.at(-1);
+  if (newest === undefined) {
     throw new PlanError(
       `Cannot resolve ${tool} version "${trimmed}": no ${tool} versions are known.`,
       'The version list comes from the npm registry configured for npm (`npm config get registry`); check that it is reachable.',
@@ -91,14 +92,14 @@ export function resolveVersion(tool: string, request: string, available: string[
     throw new PlanError(
       `The ${tool} version "${trimmed}" is not a version or a semver range. Accepted forms: ${ACCEPTED_FORMS}${tool === 'node' ? ', lts' : ''}; ` +
         `the newest available are ${list(sorted.slice(-NEAREST_COUNT).reverse())}.`,
-      `Use one of the accepted forms, for example "${semver.major(sorted[sorted.length - 1])}".`,
+      `Use one of the accepted forms, for example "${semver.major(newest)}".`,
     );
   }
   const match = semver.maxSatisfying(sorted, range);
   if (match === null) {
     throw new PlanError(
       `No available ${tool} version matches "${trimmed}"; ${nearestVersions(range, sorted)}.`,
-      `Ask for one of the available versions or a wider range (for example "${semver.major(sorted[sorted.length - 1])}").`,
+      `Ask for one of the available versions or a wider range (for example "${semver.major(newest)}").`,
     );
   }
   return match;

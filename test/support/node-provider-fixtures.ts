@@ -34,7 +34,10 @@ export async function exampleEnv(name: string, variant?: number): Promise<Record
     env?: Record<string, string>;
     variants?: Array<{ env: Record<string, string> }>;
   };
-  return variant === undefined ? { ...(meta.env ?? {}) } : { ...meta.variants![variant].env };
+  if (variant === undefined) return { ...(meta.env ?? {}) };
+  const chosen = meta.variants?.[variant];
+  if (!chosen) throw new Error(`examples/${name}/example.json has no variant ${variant}.`);
+  return { ...chosen.env };
 }
 
 export async function planFor(sourceDir: string, env: Record<string, string>): Promise<BuildPlan> {

@@ -27,23 +27,23 @@ describe('package manager choice', () => {
     assert.deepEqual(berry.warnings, []);
     const classic = choosePackageManager({ lockfiles: ['yarn.lock'], yarnLockHead: V1_LOCK });
     assert.equal(classic.manager, 'yarn1');
-    assert.match(classic.warnings[0], /^Yarn 1\.x is deprecated/);
+    assert.match(classic.warnings[0] ?? '', /^Yarn 1\.x is deprecated/);
     const declaredClassic = choosePackageManager({
       lockfiles: ['yarn.lock'],
       yarnLockHead: V1_LOCK,
       declared: parsePackageManagerField('yarn@1.22.19'),
     });
     assert.equal(declaredClassic.manager, 'yarn1');
-    assert.match(declaredClassic.warnings[0], /^Yarn 1\.x is deprecated/);
+    assert.match(declaredClassic.warnings[0] ?? '', /^Yarn 1\.x is deprecated/);
   });
 
   it('Yarn 2.x is berry with a deprecation warning; a berry lockfile without packageManager is berry with a pin warning', () => {
     const two = choosePackageManager({ lockfiles: ['yarn.lock'], declared: parsePackageManagerField('yarn@2.4.3') });
     assert.equal(two.manager, 'yarn-berry');
-    assert.match(two.warnings[0], /^Yarn 2\.x is deprecated/);
+    assert.match(two.warnings[0] ?? '', /^Yarn 2\.x is deprecated/);
     const unpinned = choosePackageManager({ lockfiles: ['yarn.lock'], yarnLockHead: BERRY_LOCK });
     assert.equal(unpinned.manager, 'yarn-berry');
-    assert.match(unpinned.warnings[0], /latest packaged Yarn 4\.x/);
+    assert.match(unpinned.warnings[0] ?? '', /latest packaged Yarn 4\.x/);
   });
 
   it('Yarn 2.x chosen with CC_NODE_BUILD_TOOL=yarn-berry or yarn2 gets the deprecation warning too', () => {
@@ -103,7 +103,7 @@ describe('package manager choice', () => {
   it('legacy yarn and yarn2 still work and warn', () => {
     const yarn = choosePackageManager({ buildTool: 'yarn', lockfiles: ['yarn.lock'], yarnLockHead: V1_LOCK });
     assert.equal(yarn.manager, 'yarn1');
-    assert.match(yarn.warnings[0], /^CC_NODE_BUILD_TOOL=yarn is deprecated/);
+    assert.match(yarn.warnings[0] ?? '', /^CC_NODE_BUILD_TOOL=yarn is deprecated/);
     const yarnOnBerry = choosePackageManager({
       buildTool: 'yarn',
       lockfiles: ['yarn.lock'],
@@ -112,7 +112,7 @@ describe('package manager choice', () => {
     assert.equal(yarnOnBerry.manager, 'yarn-berry');
     const yarn2 = choosePackageManager({ buildTool: 'yarn2', lockfiles: [] });
     assert.equal(yarn2.manager, 'yarn-berry');
-    assert.match(yarn2.warnings[0], /^CC_NODE_BUILD_TOOL=yarn2 is deprecated: set CC_NODE_BUILD_TOOL=yarn-berry/);
+    assert.match(yarn2.warnings[0] ?? '', /^CC_NODE_BUILD_TOOL=yarn2 is deprecated: set CC_NODE_BUILD_TOOL=yarn-berry/);
   });
 
   it('an unknown value fails with the valid ones', () => {
@@ -125,7 +125,10 @@ describe('package manager choice', () => {
   it('a packageManager that detection does not follow gets a warning', () => {
     const choice = choosePackageManager({ lockfiles: [], declared: parsePackageManagerField('pnpm@10.20.0') });
     assert.equal(choice.manager, 'npm');
-    assert.match(choice.warnings[0], /declares "packageManager": "pnpm@10\.20\.0", but detection chose npm.*set CC_NODE_BUILD_TOOL=pnpm/);
+    assert.match(
+      choice.warnings[0] ?? '',
+      /declares "packageManager": "pnpm@10\.20\.0", but detection chose npm.*set CC_NODE_BUILD_TOOL=pnpm/,
+    );
   });
 
   it('tells Yarn lockfile formats apart', () => {

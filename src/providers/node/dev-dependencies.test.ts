@@ -3,6 +3,13 @@ import { describe, it } from 'node:test';
 import { decideDevDependencies, devFlagsFor } from './dev-dependencies.js';
 import { installPlan } from './install-commands.js';
 import type { PackageManagerChoice } from './detect-package-manager.js';
+import type { PlanCommand } from '../plan.js';
+
+/** The install command: the one build step an install plan has. */
+function installStep(plan: { build: PlanCommand[] }): PlanCommand {
+  assert.equal(plan.build.length, 1, 'an install plan has one build step');
+  return plan.build[0]!; // length checked above
+}
 
 describe('devDependencies: CC_NODE_DEV_DEPENDENCIES, then NODE_ENV', () => {
   it('follows the table row by row', () => {
@@ -33,11 +40,11 @@ describe('devDependencies: CC_NODE_DEV_DEPENDENCIES, then NODE_ENV', () => {
   it('Yarn berry: plain install with dev, workspaces focus without (built in on 4, plugin on 3)', () => {
     const berry: PackageManagerChoice = { manager: 'yarn-berry', npmCommand: 'install', reason: '', warnings: [], notes: [] };
     assert.deepEqual(
-      installPlan({ choice: berry, installDevDependencies: true, berryMajor: 4, installEnv: {}, buildDir: '/build' }).build[0].argv,
+      installStep(installPlan({ choice: berry, installDevDependencies: true, berryMajor: 4, installEnv: {}, buildDir: '/build' })).argv,
       ['yarn', 'install'],
     );
     assert.deepEqual(
-      installPlan({ choice: berry, installDevDependencies: false, berryMajor: 4, installEnv: {}, buildDir: '/build' }).build[0].argv,
+      installStep(installPlan({ choice: berry, installDevDependencies: false, berryMajor: 4, installEnv: {}, buildDir: '/build' })).argv,
       ['yarn', 'workspaces', 'focus', '--all', '--production'],
     );
     const withPlugin = installPlan({
@@ -48,10 +55,10 @@ describe('devDependencies: CC_NODE_DEV_DEPENDENCIES, then NODE_ENV', () => {
       installEnv: {},
       buildDir: '/build',
     });
-    assert.deepEqual(withPlugin.build[0].argv, ['yarn', 'workspaces', 'focus', '--all', '--production']);
+    assert.deepEqual(installStep(withPlugin).argv, ['yarn', 'workspaces', 'focus', '--all', '--production']);
     const withoutPlugin = installPlan({ choice: berry, installDevDependencies: false, berryMajor: 3, installEnv: {}, buildDir: '/build' });
-    assert.deepEqual(withoutPlugin.build[0].argv, ['yarn', 'install']);
-    assert.match(withoutPlugin.warnings[0], /devDependencies are installed anyway: Yarn 3 .*yarn plugin import workspace-tools/);
+    assert.deepEqual(installStep(withoutPlugin).argv, ['yarn', 'install']);
+    assert.match(withoutPlugin.warnings[0] ?? '', /devDependencies are installed anyway: Yarn 3 .*yarn plugin import workspace-tools/);
   });
 
   it("Yarn berry keeps a zero-install project's own cache settings", () => {
@@ -64,7 +71,7 @@ describe('devDependencies: CC_NODE_DEV_DEPENDENCIES, then NODE_ENV', () => {
       installEnv: {},
       buildDir: '/build',
     });
-    assert.equal(plan.build[0].env?.YARN_CACHE_FOLDER, undefined);
+    assert.equal(installStep(plan).env?.YARN_CACHE_FOLDER, undefined);
     assert.deepEqual(plan.cacheDirs, []);
   });
 
@@ -78,15 +85,15 @@ describe('devDependencies: CC_NODE_DEV_DEPENDENCIES, then NODE_ENV', () => {
       notes: [],
     };
     const withDev = installPlan({ choice: custom, installDevDependencies: true, installEnv: {}, buildDir: '/build' });
-    assert.equal(withDev.build[0].env?.npm_config_include, 'dev');
-    assert.equal(withDev.build[0].env?.YARN_PRODUCTION, 'false');
-    assert.equal(withDev.build[0].env?.npm_config_omit, undefined);
+    assert.equal(installStep(withDev).env?.npm_config_include, 'dev');
+    assert.equal(installStep(withDev).env?.YARN_PRODUCTION, 'false');
+    assert.equal(installStep(withDev).env?.npm_config_omit, undefined);
     assert.equal(withDev.files, undefined);
     const without = installPlan({ choice: custom, installDevDependencies: false, installEnv: {}, buildDir: '/build' });
-    assert.equal(without.build[0].env?.npm_config_omit, 'dev');
-    assert.equal(without.build[0].env?.YARN_PRODUCTION, 'true');
-    assert.equal(without.build[0].env?.npm_config_production, 'true');
-    assert.equal(without.build[0].env?.XDG_CONFIG_HOME, '/build/.slipway-cache/config');
+    assert.equal(installStep(without).env?.npm_config_omit, 'dev');
+    assert.equal(installStep(without).env?.YARN_PRODUCTION, 'true');
+    assert.equal(installStep(without).env?.npm_config_production, 'true');
+    assert.equal(installStep(without).env?.XDG_CONFIG_HOME, '/build/.slipway-cache/config');
     assert.deepEqual(without.files, [
       { path: '.slipway-cache/config/.bunfig.toml', content: '[install]\nproduction = true\n', secret: false },
     ]);

@@ -60,9 +60,17 @@ function commandEnv(prepared: Prepared, command: PlanCommand, extra: Record<stri
   return { ...prepared.baseEnv, ...prepared.plan.env, ...(command.env ?? {}), ...extra };
 }
 
+/** A plan command's program and its arguments. */
+function programOf(command: PlanCommand): [string, string[]] {
+  const [program, ...args] = command.argv;
+  if (program === undefined) throw new Error('A plan command has an empty argv.');
+  return [program, args];
+}
+
 async function runToEnd(prepared: Prepared, command: PlanCommand): Promise<string> {
+  const [program, args] = programOf(command);
   return new Promise((resolve, reject) => {
-    const child = spawn(command.argv[0], command.argv.slice(1), {
+    const child = spawn(program, args, {
       cwd: path.join(prepared.dir, command.cwd ?? '.'),
       env: commandEnv(prepared, command),
     });
@@ -127,7 +135,8 @@ async function start(prepared: Prepared): Promise<Running> {
   const port = await freePort();
   const command = prepared.plan.start;
   // Its own process group, signalled as a whole, as tini -g does in the instance's sandbox.
-  const child = spawn(command.argv[0], command.argv.slice(1), {
+  const [program, args] = programOf(command);
+  const child = spawn(program, args, {
     cwd: prepared.dir,
     env: commandEnv(prepared, command, { PORT: String(port) }),
     detached: true,
@@ -206,7 +215,8 @@ function checkExpect(facts: Record<string, unknown>, expect: Record<string, unkn
 /** Builds and starts an example with its example.json env, checks GET / and stops it with SIGTERM. */
 async function deployExample(name: string, extraEnv: Record<string, string> = {}, variant?: number) {
   const meta = await exampleMeta(name);
-  const chosen = variant === undefined ? { env: meta.env ?? {}, expect: meta.expect } : meta.variants![variant];
+  const chosen = variant === undefined ? { env: meta.env ?? {}, expect: meta.expect } : meta.variants?.[variant];
+  if (!chosen) throw new Error(`examples/${name}/example.json has no variant ${variant}.`);
   const appEnv = { GREETING: `hello ${name}`, ...chosen.env, ...extraEnv };
   const prepared = await build(name, appEnv);
   const running = await start(prepared);

@@ -16,10 +16,10 @@ describe('repository hygiene', () => {
   it('warns about committed node_modules and a missing or incomplete .gitignore', () => {
     assert.deepEqual(hygieneWarnings({ gitignore: '/node_modules\n', nodeModulesCommitted: false }), []);
     const all = hygieneWarnings({ gitignore: undefined, nodeModulesCommitted: true });
-    assert.match(all[0], /node_modules is committed.*git rm -r --cached node_modules/);
-    assert.match(all[1], /There is no \.gitignore: create one with the line \/node_modules/);
+    assert.match(all[0] ?? '', /node_modules is committed.*git rm -r --cached node_modules/);
+    assert.match(all[1] ?? '', /There is no \.gitignore: create one with the line \/node_modules/);
     assert.match(
-      hygieneWarnings({ gitignore: 'dist\n', nodeModulesCommitted: false })[0],
+      hygieneWarnings({ gitignore: 'dist\n', nodeModulesCommitted: false })[0] ?? '',
       /^\.gitignore does not mention \/node_modules: add the line \/node_modules/,
     );
   });

@@ -77,7 +77,7 @@ export function findJsonError(text: string): JsonErrorPosition | null {
     throw new JsonSyntaxStop(pos, `${reason}, found ${describe(text, pos)}`);
   };
   const skipSpace = (): void => {
-    while (pos < text.length && ' \t\n\r'.includes(text[pos])) pos++;
+    while (pos < text.length && ' \t\n\r'.includes(text.charAt(pos))) pos++;
   };
   const literal = (word: string): void => {
     for (const ch of word) {
@@ -85,9 +85,10 @@ export function findJsonError(text: string): JsonErrorPosition | null {
       pos++;
     }
   };
+  const isDigit = (ch: string | undefined): boolean => ch !== undefined && ch >= '0' && ch <= '9';
   const digits = (what: string): void => {
-    if (!(text[pos] >= '0' && text[pos] <= '9')) fail(`expected a digit ${what}`);
-    while (text[pos] >= '0' && text[pos] <= '9') pos++;
+    if (!isDigit(text[pos])) fail(`expected a digit ${what}`);
+    while (isDigit(text[pos])) pos++;
   };
   const number = (): void => {
     if (text[pos] === '-') pos++;
@@ -107,7 +108,7 @@ export function findJsonError(text: string): JsonErrorPosition | null {
     pos++; // opening quote
     for (;;) {
       if (pos >= text.length) fail('expected a closing quote (")');
-      const ch = text[pos];
+      const ch = text.charAt(pos);
       if (ch === '"') {
         pos++;
         return;
@@ -138,7 +139,7 @@ export function findJsonError(text: string): JsonErrorPosition | null {
     if (ch === 't') return literal('true');
     if (ch === 'f') return literal('false');
     if (ch === 'n') return literal('null');
-    if (ch === '-' || (ch >= '0' && ch <= '9')) return number();
+    if (ch === '-' || isDigit(ch)) return number();
     fail('expected a value (object, array, string, number, true, false or null)');
   };
   const object = (): void => {

@@ -15,15 +15,18 @@ export interface NpmLine {
   nodeRange: string;
 }
 
+/** The oldest line, for any Node the lines above refuse. */
+const OLDEST_NPM_LINE: NpmLine = { npmRange: '6.x', nodeRange: '*' };
+
 export const NPM_LINES: readonly NpmLine[] = [
   { npmRange: DEFAULT_NPM_VERSION, nodeRange: '^20.17.0 || >=22.9.0' },
   { npmRange: '10.x', nodeRange: '^18.17.0 || >=20.5.0' },
   { npmRange: '9.x', nodeRange: '^14.17.0 || ^16.13.0 || >=18.0.0' },
   { npmRange: '8.x', nodeRange: '^12.13.0 || ^14.15.0 || >=16.0.0' },
-  { npmRange: '6.x', nodeRange: '*' },
+  OLDEST_NPM_LINE,
 ];
 
 /** The npm range to resolve for a given exact Node version. */
 export function npmRangeForNode(nodeVersion: string): NpmLine {
-  return NPM_LINES.find((line) => semver.satisfies(nodeVersion, line.nodeRange)) ?? NPM_LINES[NPM_LINES.length - 1];
+  return NPM_LINES.find((line) => semver.satisfies(nodeVersion, line.nodeRange)) ?? OLDEST_NPM_LINE;
 }

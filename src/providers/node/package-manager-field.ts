@@ -21,7 +21,7 @@ export function parsePackageManagerField(raw: string | undefined): DeclaredPacka
   if (raw === undefined) return undefined;
   const match = /^(?<name>[a-z]+)@(?<version>[^+\s]+)(?:\+[A-Za-z0-9]+\.[A-Za-z0-9+/=]+)?$/.exec(raw.trim());
   const hint = 'Write it as <manager>@<exact version>, for example "pnpm@10.20.0" or "yarn@4.10.3", commit and push again.';
-  if (!match?.groups) {
+  if (match?.groups?.name === undefined || match.groups.version === undefined) {
     throw new PlanError(`package.json: "packageManager" is "${raw}", which is not of the form <manager>@<version>.`, hint);
   }
   const name = match.groups.name as DeclaredManagerName;

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { parse as parseYaml } from 'yaml';
 import { describePlan } from '../describe-plan.js';
-import type { BuildPlan } from '../plan.js';
+import type { BuildPlan, PlanCommand, PlanFile } from '../plan.js';
 import { BERRY_BUILD_RC, CREDENTIALS_NPMRC, registryFrom } from './registry-auth.js';
 import { planFor, TEST_DEFAULT_REGISTRY } from '../../../test/support/node-provider-fixtures.js';
 
@@ -32,6 +32,19 @@ async function project(files: Record<string, string>): Promise<string> {
 const PKG = JSON.stringify({ name: 'x', scripts: { start: 'node s.js' } });
 
 /** Everything of a plan that is printed or handed to processes as plain data. */
+/** The one file the plan writes: the registry credentials. */
+function credentialsFile(plan: BuildPlan): PlanFile {
+  assert.equal(plan.files.length, 1, 'the plan writes one file, the credentials');
+  return plan.files[0]!; // length checked above
+}
+
+/** The install command, the plan's first build step. */
+function installStep(plan: BuildPlan): PlanCommand {
+  const step = plan.build[0];
+  assert.ok(step, 'the plan has an install step');
+  return step;
+}
+
 function printedParts(plan: BuildPlan): string {
   return (
     JSON.stringify({ ...plan, files: plan.files.map((f) => ({ ...f, content: f.secret ? '' : f.content })) }) +
@@ -48,16 +61,16 @@ describe('registry credentials', () => {
       [[CREDENTIALS_NPMRC, true]],
     );
     const host = new URL(TEST_DEFAULT_REGISTRY).host;
-    assert.match(plan.files[0].content, new RegExp(`^registry=https://${host}/$`, 'm'));
-    assert.ok(plan.files[0].content.includes(`//${host}/:_authToken=${TOKEN}\n`));
-    assert.equal(plan.build[0].env?.npm_config_userconfig, path.join(dir, CREDENTIALS_NPMRC));
-    assert.equal(plan.build[0].env?.npm_config_registry, `https://${host}/`);
+    assert.match(credentialsFile(plan).content, new RegExp(`^registry=https://${host}/$`, 'm'));
+    assert.ok(credentialsFile(plan).content.includes(`//${host}/:_authToken=${TOKEN}\n`));
+    assert.equal(installStep(plan).env?.npm_config_userconfig, path.join(dir, CREDENTIALS_NPMRC));
+    assert.equal(installStep(plan).env?.npm_config_registry, `https://${host}/`);
   });
 
   it('npm_config_registry in the environment is the default registry, as for npm itself', async () => {
     const plan = await planFor(await project({ 'package.json': PKG }), { NPM_TOKEN: TOKEN, npm_config_registry: 'http://127.0.0.1:4873/' });
-    assert.ok(plan.files[0].content.includes(`//127.0.0.1:4873/:_authToken=${TOKEN}\n`));
-    assert.match(plan.files[0].content, /^registry=http:\/\/127\.0\.0\.1:4873\/$/m);
+    assert.ok(credentialsFile(plan).content.includes(`//127.0.0.1:4873/:_authToken=${TOKEN}\n`));
+    assert.match(credentialsFile(plan).content, /^registry=http:\/\/127\.0\.0\.1:4873\/$/m);
   });
 
   it("the project's .npmrc is left as committed: the credentials go to a file of their own, for the host only", async () => {
@@ -81,7 +94,7 @@ describe('registry credentials', () => {
         ],
         buildTool,
       );
-      const env = plan.build[0].env ?? {};
+      const env = installStep(plan).env ?? {};
       if (buildTool !== 'bun') assert.equal(env.npm_config_userconfig, path.join(dir, CREDENTIALS_NPMRC), buildTool);
       if (buildTool === 'bun' || buildTool === 'custom')
         assert.equal(env.XDG_CONFIG_HOME, path.dirname(path.join(dir, CREDENTIALS_NPMRC)), buildTool);
@@ -99,7 +112,7 @@ describe('registry credentials', () => {
       NPM_TOKEN: TOKEN,
       CC_NPM_REGISTRY: 'packages.acme.invalid',
     });
-    assert.ok(!plan.files[0].content.includes('registry='), plan.files[0].content);
+    assert.ok(!credentialsFile(plan).content.includes('registry='), credentialsFile(plan).content);
     assert.ok(
       plan.warnings.includes(
         "CC_NPM_REGISTRY says where the credentials go (//packages.acme.invalid/), not where packages come from, and no registry setting of the project's .npmrc names that host: " +
@@ -121,13 +134,13 @@ describe('registry credentials', () => {
       plan.files.map((f) => [f.path, f.secret]),
       [[BERRY_BUILD_RC, true]],
     );
-    assert.deepEqual(parseYaml(plan.files[0].content), {
+    assert.deepEqual(parseYaml(credentialsFile(plan).content), {
       nodeLinker: 'node-modules',
       yarnPath: '.yarn/releases/yarn-4.9.4.cjs',
       npmScopes: { acme: { npmRegistryServer: 'https://registry.acme.invalid:8443' } },
       npmRegistries: { '//registry.acme.invalid:8443': { npmAlwaysAuth: true, npmAuthToken: TOKEN, npmAuthIdent: BASIC } },
     });
-    assert.equal(plan.build[0].env?.YARN_RC_FILENAME, BERRY_BUILD_RC);
+    assert.equal(installStep(plan).env?.YARN_RC_FILENAME, BERRY_BUILD_RC);
     assert.deepEqual(
       plan.warnings.filter((w) => w.includes('CC_NPM_REGISTRY')),
       [],
