@@ -1,4 +1,4 @@
-import { mkdir, rm, rename, chmod } from 'node:fs/promises';
+import { mkdir, rm, rename } from 'node:fs/promises';
 import { basename, dirname, join, posix } from 'node:path';
 import { existsSync } from 'node:fs';
 import type { Store } from '../store/store.js';
@@ -8,10 +8,10 @@ import type { RepoStore } from '../receiver/repo-store.js';
 import type { BuildPlan, Provider, VersionCatalog } from '../providers/plan.js';
 import { FixableError, PlanError } from '../core/errors.js';
 import { describePlan, formatArgv } from '../providers/describe-plan.js';
-import { runCommand, describeExit } from '../executor/run-command.js';
+import { describeExit } from '../executor/run-command.js';
 import type { LogHub } from '../logs/log-hub.js';
 import type { AppRuntime } from './app-runtime.js';
-import { PhaseError } from './phase-error.js';
+import { DeploymentCancelled, PhaseError } from './phase-error.js';
 import { injectedEnv, composeEnv } from './injected-env.js';
 import { prepareToolchain, previewToolchain } from './prepare-toolchain.js';
 import { makeRedactor, secretValues } from './redact.js';
@@ -23,9 +23,7 @@ import { explainGitSshRefusal, installBuildSshKey, withoutBuildOnlyVariables } f
 import type { InstanceSandbox } from '../instances/backend.js';
 import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
 import type { SandboxHost, SandboxStart } from '../sandbox/sandbox-host.js';
-import { runSandboxed } from '../sandbox/run-sandboxed.js';
 import { describeSandboxExit, sandboxIdFor } from '../sandbox/describe.js';
-import { ownedFolder } from '../sandbox/owned-folder.js';
 import { releaseSandboxSpec } from '../sandbox/release-sandbox.js';
 import { repositoryTree, UntrustedTree } from '../sandbox/untrusted-tree.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
@@ -33,6 +31,8 @@ import { describeRunHooks, hookCommand, withBuildHooks, type HookName } from './
 import { cronJobsOfBuild } from '../cron/build-check.js';
 import { DeployLayout } from './deploy-layout.js';
 import { DeployQueue, type Turn } from './deploy-queue.js';
+import { type DeployRunner, sandboxRunner } from './deploy-runner.js';
+import { exportCommit, receiveCommit } from './commit-export.js';
 
 export interface DeployerOptions {
   /** Told when a deployment starts (its end is the store's onFinished). */
@@ -48,6 +48,8 @@ export interface DeployerOptions {
   /** Who the app's builds run as and with what limits. */
   sandboxes: SandboxPolicy;
   sandboxHost: SandboxHost;
+  /** Runs the deployment's sandboxed steps (default: in runc sandboxes of sandboxHost). */
+  runner?: DeployRunner;
   /** A network namespace of its own for each build (outbound access only). */
   buildNetworks: { acquireBuildNetwork(appId: string): Promise<BuildNetwork> };
   gatewayAddress: string;
@@ -80,9 +82,12 @@ export const DEFAULT_KEPT_RELEASES = 5;
 export class Deployer {
   private readonly queue = new DeployQueue();
   private readonly layout: DeployLayout;
+  private readonly runner: DeployRunner;
 
   constructor(private readonly o: DeployerOptions) {
     this.layout = new DeployLayout(o.dataDir);
+    // The host is asked for when a step runs: a Deployer that never builds needs none.
+    this.runner = o.runner ?? sandboxRunner(() => o.sandboxHost);
   }
 
   enqueue(app: AppRow, input: { commit: string; cause: string; userId: string | null; mode: DeployMode; releaseOf?: string }): Deployment {
@@ -134,9 +139,15 @@ export class Deployer {
     const sandbox = await this.o.sandboxes.build(app);
     const scratch = { id: newId('deployment'), commit_sha: commit };
     const dir = this.layout.scratchFolder(scratch.id);
-    await ownedFolder(dir, sandbox.user);
+    await this.runner.ownFolder(dir, sandbox.user);
     try {
-      await this.exportCommit(app, scratch, dir, sandbox, AbortSignal.timeout(10 * 60_000));
+      await exportCommit(this.runner, {
+        repo: this.o.repos.pathFor(app.id),
+        buildDir: dir,
+        deployment: scratch,
+        sandbox,
+        signal: AbortSignal.timeout(10 * 60_000),
+      });
       if (!(await provider.detect(dir))) {
         const help = provider.notDetected();
         throw new PlanError(help.message, help.hint);
@@ -218,9 +229,7 @@ export class Deployer {
         enter('receive');
         const sandbox = await this.o.sandboxes.build(app);
         const buildDir = this.layout.buildFolder(app.id);
-        await rm(buildDir, { recursive: true, force: true });
-        await ownedFolder(buildDir, sandbox.user);
-        await this.exportCommit(app, deployment, buildDir, sandbox, signal);
+        await receiveCommit(this.runner, { repo: this.o.repos.pathFor(app.id), buildDir, deployment, sandbox, signal });
         cancelled();
         log(`==> [receive] Commit ${deployment.commit_sha} exported without .git`);
 
@@ -243,7 +252,7 @@ export class Deployer {
 
         enter('release');
         const releaseDir = this.layout.releaseFolder(app.id, deployment.id);
-        await ownedFolder(dirname(releaseDir), sandbox.user);
+        await this.runner.ownFolder(dirname(releaseDir), sandbox.user);
         await rename(buildDir, releaseDir);
         release = { ...built, releaseDir };
         log(`==> [release] Release ready in ${releaseDir}`);
@@ -355,7 +364,7 @@ export class Deployer {
 
     const appCacheDir = this.layout.appCacheFolder(app.id);
     const home = this.layout.buildHome(app.id);
-    await ownedFolder(appCacheDir, sandbox.user);
+    await this.runner.ownFolder(appCacheDir, sandbox.user);
     await mkdir(home, { recursive: true });
     const prepared = await prepareToolchain(plan, provider, {
       toolchainCacheDir: this.o.toolchainCacheDir,
@@ -417,7 +426,7 @@ export class Deployer {
     });
     const output: string[] = [];
     const secretsDir = this.layout.buildSecretsFolder(app.id);
-    await ownedFolder(secretsDir, sandbox.user);
+    await this.runner.ownFolder(secretsDir, sandbox.user);
     const sshKey = await installBuildSshKey({ appVars, home: secretsDir, user: sandbox.user, log });
     let built = false;
     const commands = plan.build.filter((command) => !skipped.includes(command));
@@ -491,30 +500,28 @@ export class Deployer {
     let step = 0;
     for (const command of plan.build) {
       log(`==> [build] ${command.label}: ${command.argv.join(' ')}`);
-      const result = await runSandboxed(
-        this.o.sandboxHost,
-        {
-          id: sandboxIdFor(context.deployment.id, `s${step++}`),
-          limits: context.sandbox.limits,
-          onLine: (stream, line) => {
-            output.push(line);
-            if (output.length > 400) output.shift();
-            log(line, stream);
-          },
-          spec: {
-            args: command.argv,
-            env: { ...env, ...command.env },
-            cwd: join(buildDir, command.cwd ?? ''),
-            user: context.sandbox.user,
-            hostname: 'build',
-            mounts: context.mounts,
-            networkNamespacePath: context.network.namespacePath,
-            tmpBytes: Math.floor(context.sandbox.limits.memoryBytes / 4),
-            openFiles: 16_384,
-          },
+      const result = await this.runner.execute({
+        id: sandboxIdFor(context.deployment.id, `s${step++}`),
+        limits: context.sandbox.limits,
+        onLine: (stream, line) => {
+          output.push(line);
+          if (output.length > 400) output.shift();
+          log(line, stream);
         },
-        { timeoutMs: 30 * 60_000, signal: context.signal },
-      );
+        spec: {
+          args: command.argv,
+          env: { ...env, ...command.env },
+          cwd: join(buildDir, command.cwd ?? ''),
+          user: context.sandbox.user,
+          hostname: 'build',
+          mounts: context.mounts,
+          networkNamespacePath: context.network.namespacePath,
+          tmpBytes: Math.floor(context.sandbox.limits.memoryBytes / 4),
+          openFiles: 16_384,
+        },
+        timeoutMs: 30 * 60_000,
+        signal: context.signal,
+      });
       if (result.aborted) throw new DeploymentCancelled(String(context.signal.reason));
       if (result.exitCode !== 0) {
         if (result.outOfMemory) {
@@ -527,53 +534,6 @@ export class Deployer {
         const explanation = context.provider.explainFailure?.(output) ?? explainGitSshRefusal(output, env.GIT_SSH_COMMAND !== undefined);
         throw new PhaseError('build', `${command.label} ${describeExit(result)}.`, explanation ?? 'The output above shows the cause.');
       }
-    }
-  }
-
-  /**
-   * Writes the commit's tree into the build folder, as the app's own user in a sandbox with no
-   * network that sees only the repository (read-only) and the build folder: whatever the tree
-   * holds (symbolic links, odd names) is written with the app's rights, never root's. It checks
-   * the tree out through a throw-away index rather than `git archive`, so the files are exactly
-   * what a clone gives (`export-ignore` attributes, meant for release tarballs, drop nothing).
-   */
-  private async exportCommit(
-    app: AppRow,
-    deployment: Pick<Deployment, 'id' | 'commit_sha'>,
-    buildDir: string,
-    sandbox: InstanceSandbox,
-    signal: AbortSignal,
-  ): Promise<void> {
-    const repo = this.o.repos.pathFor(app.id);
-    const output: string[] = [];
-    const result = await runSandboxed(
-      this.o.sandboxHost,
-      {
-        id: sandboxIdFor(deployment.id, 'export'),
-        limits: sandbox.limits,
-        onLine: (_stream, line) => output.push(line),
-        spec: {
-          args: exportArgv(repo, buildDir, deployment.commit_sha),
-          env: { PATH: '/usr/bin:/bin', HOME: '/tmp', GIT_INDEX_FILE: '/tmp/export-index', LC_ALL: 'C' },
-          cwd: buildDir,
-          user: sandbox.user,
-          hostname: 'export',
-          mounts: [
-            { destination: repo, source: repo, writable: false },
-            { destination: buildDir, source: buildDir, writable: true },
-          ],
-          tmpBytes: 64 * 1024 * 1024,
-          openFiles: 4096,
-        },
-      },
-      { timeoutMs: 10 * 60_000, signal },
-    );
-    if (result.aborted) throw new DeploymentCancelled(String(signal.reason));
-    if (result.exitCode !== 0) {
-      throw new PhaseError(
-        'receive',
-        `Could not export commit ${deployment.commit_sha}: git ${describeSandboxExit(result, sandbox)}: ${output.slice(-5).join(' ')}`,
-      );
     }
   }
 
@@ -595,23 +555,21 @@ export class Deployer {
     log(`==> [run] ${name}: ${command.argv.join(' ')}`);
     const network = await this.o.buildNetworks.acquireBuildNetwork(app.id);
     try {
-      const result = await runSandboxed(
-        this.o.sandboxHost,
-        {
-          id: sandboxIdFor(release.deploymentId, name.toLowerCase().replaceAll('_', '-')),
-          limits: sandbox.limits,
-          onLine: (stream, line) => log(line, stream),
-          spec: releaseSandboxSpec({
-            releaseDir: release.releaseDir,
-            sandbox,
-            args: command.argv,
-            env: this.o.runtime.environmentFor(app, release, newId('instance'), 0, sandbox.limits.memoryBytes),
-            hostname: 'hook',
-            networkNamespacePath: network.namespacePath,
-          }),
-        },
-        { timeoutMs: 30 * 60_000, signal },
-      );
+      const result = await this.runner.execute({
+        id: sandboxIdFor(release.deploymentId, name.toLowerCase().replaceAll('_', '-')),
+        limits: sandbox.limits,
+        onLine: (stream, line) => log(line, stream),
+        spec: releaseSandboxSpec({
+          releaseDir: release.releaseDir,
+          sandbox,
+          args: command.argv,
+          env: this.o.runtime.environmentFor(app, release, newId('instance'), 0, sandbox.limits.memoryBytes),
+          hostname: 'hook',
+          networkNamespacePath: network.namespacePath,
+        }),
+        timeoutMs: 30 * 60_000,
+        signal,
+      });
       if (result.aborted) throw new DeploymentCancelled(String(signal?.reason));
       if (result.exitCode !== 0) {
         if (name === 'CC_PRE_RUN_HOOK')
@@ -629,11 +587,8 @@ export class Deployer {
 
   /** Builds run as the app's own user, which must own what it writes to. */
   private async giveToAppUser(paths: string[], user: { uid: number; gid: number }): Promise<void> {
-    const { uid, gid } = user;
     for (const path of paths) {
-      await chmod(path, 0o700);
-      // -P: never follows a symbolic link of the tree; nothing of the app runs at this point.
-      const result = await runCommand({ argv: ['chown', '-R', '-P', `${uid}:${gid}`, path], cwd: '/', env: { PATH: '/usr/bin:/bin' } });
+      const result = await this.runner.handOver(path, user);
       if (result.exitCode !== 0) throw new PhaseError('build', `Could not hand ${path} to the build user (${describeExit(result)}).`);
     }
   }
@@ -658,27 +613,3 @@ export class Deployer {
     }
   }
 }
-
-/** git checkout of every file of `commit` into `workTree`, without touching the repository's HEAD. */
-export function exportArgv(repo: string, workTree: string, commit: string): string[] {
-  if (!/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(commit)) throw new Error(`Not a full commit id: ${JSON.stringify(commit)}.`);
-  return [
-    'git',
-    '--git-dir',
-    repo,
-    '--work-tree',
-    workTree,
-    '-c',
-    'safe.directory=*',
-    '-c',
-    'core.hooksPath=/dev/null',
-    'checkout',
-    '--force',
-    commit,
-    '--',
-    '.',
-  ];
-}
-
-/** Thrown where a cancelled deployment stops. */
-class DeploymentCancelled extends Error {}

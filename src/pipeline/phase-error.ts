@@ -14,3 +14,6 @@ export class PhaseError extends FixableError {
     super(message, hint);
   }
 }
+
+/** Thrown where a cancelled deployment stops (its phase's sandbox was killed, or it was between two). */
+export class DeploymentCancelled extends Error {}
