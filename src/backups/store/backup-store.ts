@@ -20,6 +20,8 @@ export interface BackupStore {
   delete(key: string): Promise<void>;
   /** Where the backups go, for logs and `slipway system status`, without any secret. */
   describe(): string;
+  /** Releases what the store holds open (an S3 client's connections); it is not used after. */
+  close?(): void;
 }
 
 export interface StoredObject {

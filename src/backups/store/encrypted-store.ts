@@ -126,6 +126,10 @@ export class EncryptedBackupStore implements BackupStore {
   delete(key: string): Promise<void> {
     return this.inner.delete(key);
   }
+
+  close(): void {
+    this.inner.close?.();
+  }
 }
 
 async function* encrypt(body: Readable, key: BackupKey): AsyncGenerator<Buffer> {
