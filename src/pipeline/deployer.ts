@@ -1,5 +1,5 @@
-import { mkdir, rm, rename } from 'node:fs/promises';
-import { basename, dirname, join, posix } from 'node:path';
+import { rm, rename } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import { existsSync } from 'node:fs';
 import type { Store } from '../store/store.js';
 import type { Deployment } from '../store/deployments.js';
@@ -7,32 +7,26 @@ import type { AppRow } from '../store/apps.js';
 import type { RepoStore } from '../receiver/repo-store.js';
 import type { BuildPlan, Provider, VersionCatalog } from '../providers/plan.js';
 import { FixableError, PlanError } from '../core/errors.js';
-import { describePlan, formatArgv } from '../providers/describe-plan.js';
-import { describeExit } from '../executor/run-command.js';
+import { describePlan } from '../providers/describe-plan.js';
 import type { LogHub } from '../logs/log-hub.js';
 import type { AppRuntime } from './app-runtime.js';
 import { DeploymentCancelled, PhaseError } from './phase-error.js';
-import { injectedEnv, composeEnv } from './injected-env.js';
-import { prepareToolchain, previewToolchain } from './prepare-toolchain.js';
+import { previewToolchain } from './prepare-toolchain.js';
 import { makeRedactor, secretValues } from './redact.js';
 import { parseReleaseSpec, type ReleaseSpec } from './release-spec.js';
 import { newId } from '../core/ids.js';
-import { BuildCache, refuseCommittedLink } from './build-cache.js';
-import { installInputsDigest } from './install-inputs.js';
-import { explainGitSshRefusal, installBuildSshKey, withoutBuildOnlyVariables } from './build-ssh-key.js';
-import type { InstanceSandbox } from '../instances/backend.js';
 import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
-import type { SandboxHost, SandboxStart } from '../sandbox/sandbox-host.js';
+import type { SandboxHost } from '../sandbox/sandbox-host.js';
 import { describeSandboxExit, sandboxIdFor } from '../sandbox/describe.js';
 import { releaseSandboxSpec } from '../sandbox/release-sandbox.js';
-import { repositoryTree, UntrustedTree } from '../sandbox/untrusted-tree.js';
+import { UntrustedTree } from '../sandbox/untrusted-tree.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
 import { describeRunHooks, hookCommand, withBuildHooks, type HookName } from './hooks.js';
-import { cronJobsOfBuild } from '../cron/build-check.js';
 import { DeployLayout } from './deploy-layout.js';
 import { DeployQueue, type Turn } from './deploy-queue.js';
 import { type DeployRunner, sandboxRunner } from './deploy-runner.js';
 import { exportCommit, receiveCommit } from './commit-export.js';
+import { type BuildPhaseDeps, buildRelease } from './build-phase.js';
 
 export interface DeployerOptions {
   /** Told when a deployment starts (its end is the store's onFinished). */
@@ -83,11 +77,23 @@ export class Deployer {
   private readonly queue = new DeployQueue();
   private readonly layout: DeployLayout;
   private readonly runner: DeployRunner;
+  private readonly buildDeps: BuildPhaseDeps;
 
   constructor(private readonly o: DeployerOptions) {
     this.layout = new DeployLayout(o.dataDir);
     // The host is asked for when a step runs: a Deployer that never builds needs none.
     this.runner = o.runner ?? sandboxRunner(() => o.sandboxHost);
+    this.buildDeps = {
+      runner: this.runner,
+      layout: this.layout,
+      providers: o.providers,
+      catalog: o.catalog,
+      toolchainCacheDir: o.toolchainCacheDir,
+      buildNetworks: o.buildNetworks,
+      gatewayAddress: o.gatewayAddress,
+      trustedProxies: o.trustedProxies,
+      machineEnv: o.machineEnv,
+    };
   }
 
   enqueue(app: AppRow, input: { commit: string; cause: string; userId: string | null; mode: DeployMode; releaseOf?: string }): Deployment {
@@ -236,7 +242,7 @@ export class Deployer {
         enter('build');
         const buildStarted = performance.now();
         const buildTook = () => (performance.now() - buildStarted) / 1000;
-        const built = await this.build(app, deployment, buildDir, appVars, sandbox, log, signal).then(
+        const built = await buildRelease(this.buildDeps, { app, deployment, appVars, sandbox, log, signal }).then(
           (result) => {
             this.o.onBuildFinished?.('success', buildTook());
             return result;
@@ -330,213 +336,6 @@ export class Deployer {
     }
   }
 
-  private async build(
-    app: AppRow,
-    deployment: Deployment,
-    buildDir: string,
-    appVars: Record<string, string>,
-    sandbox: InstanceSandbox,
-    log: (line: string, stream?: string) => void,
-    signal: AbortSignal,
-  ): Promise<Omit<ReleaseSpec, 'releaseDir'>> {
-    const provider = this.o.providers.get(app.type);
-    if (!provider) throw new PhaseError('build', `No build provider for application type ${app.type}.`);
-    if (!(await provider.detect(buildDir))) {
-      const help = provider.notDetected();
-      throw new PhaseError('build', help.message, help.hint);
-    }
-    // Before anything runs: a cron.json that is not valid fails the build at once.
-    const cron = await cronJobsOfBuild(buildDir, sandbox.user, (line) => log(line));
-    let plan: BuildPlan;
-    try {
-      plan = await provider.plan({
-        sourceDir: buildDir,
-        appType: app.type,
-        env: appVars,
-        catalog: this.o.catalog,
-        buildMemoryBytes: sandbox.limits.memoryBytes,
-      });
-    } catch (error) {
-      if (error instanceof PlanError) throw new PhaseError('build', error.message, error.hint);
-      throw error;
-    }
-    plan = withBuildHooks(plan, appVars);
-
-    const appCacheDir = this.layout.appCacheFolder(app.id);
-    const home = this.layout.buildHome(app.id);
-    await this.runner.ownFolder(appCacheDir, sandbox.user);
-    await mkdir(home, { recursive: true });
-    const prepared = await prepareToolchain(plan, provider, {
-      toolchainCacheDir: this.o.toolchainCacheDir,
-      appCacheDir,
-      log: (l) => log(l),
-    });
-    plan = prepared.plan;
-    // Printed once the tools are fetched and every path is filled in: what it shows is what runs.
-    log('==> [build] Build plan');
-    for (const line of describePlan(plan)) log(`    ${line}`);
-    for (const line of describeRunHooks(appVars)) log(`    ${line}`);
-
-    // Through the untrusted tree: a link, fifo or folder committed at a generated file's name
-    // (`.npmrc -> /etc/...`) is replaced or refused, never written through.
-    // The cache first: it refuses a committed `.slipway-cache` link before anything is written.
-    const cache = new BuildCache(appCacheDir);
-    log(
-      (await cache.restore(plan, buildDir))
-        ? 'A build cache exists for this toolchain: reusing it.'
-        : 'No build cache for this toolchain: performing a full build.',
-    );
-    const repository = repositoryTree(buildDir, sandbox.user);
-    // Before the plan's files are written: the digest takes them from the plan.
-    const installInputs = await installInputsDigest(plan, repository);
-    const skipped = (await cache.installUnchanged(plan, buildDir, installInputs))
-      ? plan.build.filter((command) => command.skipWhenUnchanged)
-      : [];
-    if (skipped.length > 0) {
-      log(
-        `${(plan.cacheDirsInRelease ?? []).join(', ')} kept from a build with the same package files, lockfile, settings and tool versions: ` +
-          `${skipped.map((command) => command.label).join(', ')} skipped.`,
-      );
-    }
-    for (const file of plan.files) {
-      // A generated file inside a folder (`.slipway-cache/config/.npmrc`): a committed link on
-      // the way fails with what to remove; a link at the file itself is replaced by writeFile.
-      if (file.path.includes('/')) await refuseCommittedLink(repository, posix.dirname(file.path));
-      await repository.writeFile(file.path, file.content, { mode: file.mode ?? (file.secret ? 0o600 : 0o644) });
-      log(`Wrote ${file.path}${file.secret ? ' (secret: removed before the release starts)' : ''}`);
-    }
-    await this.giveToAppUser([buildDir, appCacheDir], sandbox.user);
-
-    const env = composeEnv({
-      app: { ...this.o.machineEnv, ...withoutBuildOnlyVariables(appVars) },
-      plan: plan.env,
-      injected: injectedEnv({
-        appId: app.id,
-        appName: app.name,
-        deploymentId: deployment.id,
-        commit: deployment.commit_sha,
-        instanceId: newId('instance'),
-        instanceNumber: 0,
-        instanceType: 'build',
-        appHome: buildDir,
-        reverseProxyIps: [this.o.gatewayAddress, ...(this.o.trustedProxies ?? [])],
-      }),
-      toolPath: prepared.toolPath,
-      home,
-    });
-    const output: string[] = [];
-    const secretsDir = this.layout.buildSecretsFolder(app.id);
-    await this.runner.ownFolder(secretsDir, sandbox.user);
-    const sshKey = await installBuildSshKey({ appVars, home: secretsDir, user: sandbox.user, log });
-    let built = false;
-    const commands = plan.build.filter((command) => !skipped.includes(command));
-    // Nothing left to run (the install skipped, no hook): no build network to set up.
-    const network = commands.length > 0 ? await this.o.buildNetworks.acquireBuildNetwork(app.id) : undefined;
-    try {
-      const mounts = [
-        { destination: buildDir, source: buildDir, writable: true },
-        { destination: appCacheDir, source: appCacheDir, writable: true },
-        { destination: secretsDir, source: secretsDir, writable: false },
-        ...sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
-      ];
-      if (network)
-        await this.runBuildCommands({ ...plan, build: commands }, buildDir, { ...env, ...sshKey.env }, output, log, {
-          deployment,
-          sandbox,
-          mounts,
-          network,
-          signal,
-          provider,
-        });
-      built = true;
-    } finally {
-      await network?.release();
-      await sshKey.remove();
-      await rm(secretsDir, { recursive: true, force: true });
-      await cache.save(plan, buildDir, built, installInputs);
-    }
-
-    for (const file of plan.files.filter((f) => f.secret)) await repository.remove(file.path);
-
-    let start = plan.start.argv;
-    if (provider.resolveStart) {
-      try {
-        start = await provider.resolveStart(buildDir, plan, appVars);
-      } catch (error) {
-        if (error instanceof PlanError) throw new PhaseError('build', error.message, error.hint);
-        throw error;
-      }
-      if (formatArgv(start) !== formatArgv(plan.start.argv)) log(`Start command, found after the build: ${formatArgv(start)}`);
-    }
-    return {
-      deploymentId: deployment.id,
-      commit: deployment.commit_sha,
-      provider: plan.provider,
-      start,
-      beforeStart: plan.beforeStart.map((c) => c.argv),
-      // The release record keeps one environment for the instance's processes: the start
-      // command's own variables (script shell, pnpm's no-install-before-run) must not be lost.
-      planEnv: { ...plan.env, ...plan.start.env },
-      toolPath: prepared.toolPath,
-      cron,
-    };
-  }
-
-  private async runBuildCommands(
-    plan: BuildPlan,
-    buildDir: string,
-    env: Record<string, string>,
-    output: string[],
-    log: (line: string, stream?: string) => void,
-    context: {
-      deployment: Deployment;
-      sandbox: InstanceSandbox;
-      mounts: SandboxStart['spec']['mounts'];
-      network: BuildNetwork;
-      signal: AbortSignal;
-      provider: Provider;
-    },
-  ): Promise<void> {
-    let step = 0;
-    for (const command of plan.build) {
-      log(`==> [build] ${command.label}: ${command.argv.join(' ')}`);
-      const result = await this.runner.execute({
-        id: sandboxIdFor(context.deployment.id, `s${step++}`),
-        limits: context.sandbox.limits,
-        onLine: (stream, line) => {
-          output.push(line);
-          if (output.length > 400) output.shift();
-          log(line, stream);
-        },
-        spec: {
-          args: command.argv,
-          env: { ...env, ...command.env },
-          cwd: join(buildDir, command.cwd ?? ''),
-          user: context.sandbox.user,
-          hostname: 'build',
-          mounts: context.mounts,
-          networkNamespacePath: context.network.namespacePath,
-          tmpBytes: Math.floor(context.sandbox.limits.memoryBytes / 4),
-          openFiles: 16_384,
-        },
-        timeoutMs: 30 * 60_000,
-        signal: context.signal,
-      });
-      if (result.aborted) throw new DeploymentCancelled(String(context.signal.reason));
-      if (result.exitCode !== 0) {
-        if (result.outOfMemory) {
-          throw new PhaseError(
-            'build',
-            `${command.label} ${describeSandboxExit(result, context.sandbox)}.`,
-            'Give the build more memory with `slipway scale --build-flavor <name>` (a larger flavour), then redeploy.',
-          );
-        }
-        const explanation = context.provider.explainFailure?.(output) ?? explainGitSshRefusal(output, env.GIT_SSH_COMMAND !== undefined);
-        throw new PhaseError('build', `${command.label} ${describeExit(result)}.`, explanation ?? 'The output above shows the cause.');
-      }
-    }
-  }
-
   /**
    * Runs a run-phase hook once, in a sandbox of the release with the environment an instance
    * gets. CC_PRE_RUN_HOOK failing fails the deployment; the other two only report.
@@ -582,14 +381,6 @@ export class Deployer {
       }
     } finally {
       await network.release();
-    }
-  }
-
-  /** Builds run as the app's own user, which must own what it writes to. */
-  private async giveToAppUser(paths: string[], user: { uid: number; gid: number }): Promise<void> {
-    for (const path of paths) {
-      const result = await this.runner.handOver(path, user);
-      if (result.exitCode !== 0) throw new PhaseError('build', `Could not hand ${path} to the build user (${describeExit(result)}).`);
     }
   }
 
