@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what slipway needs and builds it. Safe to re-run: only missing pieces are installed.
 # A part of the test suite's machine that cannot be installed (a JDK, a second JDK for the scala
-# test, Go for Pebble, the Docker Swarm) is reported at the end; under CI=true it fails setup, since a CI run that passes with
+# test, Go for Pebble and SeaweedFS, the Docker Swarm) is reported at the end; under CI=true it fails setup, since a CI run that passes with
 # tests skipped proves nothing. Sourced (by its tests), it defines its functions and runs nothing.
 set -euo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
@@ -239,6 +239,48 @@ install_pebble() {
   done
 }
 
+# The S3 backup store's tests run a real S3-compatible server: SeaweedFS's `weed`, built from the Go
+# module proxy into GOPATH/bin, where the tests look for it. Its go.mod has replace directives,
+# which `go install <module>@<version>` refuses, so a copy of the downloaded module is built as the
+# main module. The version is stamped into the binary (`weed version` prints it), so a re-run
+# knows what is installed. Its go.mod asks for a newer Go than Pebble; GOTOOLCHAIN=auto fetches
+# that toolchain from the module proxy when the machine's Go is older. The first build takes 7 to
+# 10 minutes on two cores with empty Go caches; a new version reuses most of the build cache.
+SEAWEEDFS_VERSION=v0.0.0-20261109003541-7506e5f91cd6
+
+seaweedfs_installed() {
+  [[ -x $1 ]] && "$1" version 2>/dev/null | grep -qF -- "$SEAWEEDFS_VERSION"
+}
+
+install_seaweedfs() {
+  if ! go_for_pebble 2>/dev/null; then
+    missing "SeaweedFS (the S3 backup store's tests): it is built with Go, which is missing or too old (see above)"
+    return 0
+  fi
+  local bin module src status=0
+  bin="$(go env GOPATH)/bin/weed"
+  if seaweedfs_installed "$bin"; then return 0; fi
+  log "building SeaweedFS $SEAWEEDFS_VERSION (weed) from the Go module proxy; the first build takes minutes"
+  module=$(go mod download -json "github.com/seaweedfs/seaweedfs@$SEAWEEDFS_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p') || module=""
+  if [[ -z $module || ! -d $module ]]; then
+    missing "SeaweedFS: go mod download github.com/seaweedfs/seaweedfs@$SEAWEEDFS_VERSION failed (see above)"
+    return 0
+  fi
+  # The module cache is read-only; -trimpath keeps the build cache's entries valid whatever the copy's folder.
+  src=$(mktemp -d)
+  mkdir -p "$(dirname "$bin")"
+  cp -R "$module/." "$src" && chmod -R u+w "$src" &&
+    (cd "$src" && GOTOOLCHAIN=auto go build -trimpath \
+      -ldflags "-X github.com/seaweedfs/seaweedfs/weed/util/version.COMMIT=$SEAWEEDFS_VERSION" -o "$bin.partial" ./weed) >&2 || status=1
+  rm -rf "$src"
+  if ((status != 0)) || ! seaweedfs_installed "$bin.partial"; then
+    rm -f "$bin.partial"
+    missing "SeaweedFS: building weed $SEAWEEDFS_VERSION failed (see above)"
+    return 0
+  fi
+  mv "$bin.partial" "$bin"
+}
+
 build() {
   log "building"
   npx tsc -p tsconfig.json
@@ -251,6 +293,7 @@ main() {
   check_jdk
   install_second_jdk
   install_pebble
+  install_seaweedfs
   build
   # dockerd, a single-node swarm and a registry on loopback, for --backend swarm and its tests.
   # Outside CI not fatal: without it, --backend swarm refuses to start and its tests are skipped, saying why.

@@ -1,7 +1,7 @@
 /**
  * The parts of the machine some test files need beyond the Debian packages: a JDK (sbt builds)
  * and a JDK of a second major version (the scala test changes JDK), Pebble built with Go (ACME),
- * a Docker swarm manager (the swarm backend). Where one is missing those tests skip, saying why;
+ * SeaweedFS built with Go (the S3 backup store), a Docker swarm manager (the swarm backend). Where one is missing those tests skip, saying why;
  * under CI=true scripts/run-tests.mjs runs this first and stops instead, since a CI run that
  * passes with a part of the suite skipped proves nothing (and fails a run where anything else
  * skipped). It asks the same helpers the tests ask, so both agree on what "missing" means.
@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { describeJdks, listInstalledJdks, type InstalledJdk } from '../../src/toolchains/sbt/jdks.js';
 import { pebbleBinaries } from './pebble.js';
+import { seaweedfsBinary } from './s3-server.js';
 import { swarmBackendMissing } from './swarm-backend.js';
 
 interface Part {
@@ -79,6 +80,15 @@ const PARTS: Part[] = [
     async missing() {
       const binaries = pebbleBinaries();
       return 'missing' in binaries ? binaries.missing : undefined;
+    },
+  },
+  {
+    name: 'Go and SeaweedFS',
+    // Files that run the S3 backup store against a real S3-compatible server.
+    neededBy: /backup-store-s3/,
+    async missing() {
+      const binary = seaweedfsBinary();
+      return 'missing' in binary ? binary.missing : undefined;
     },
   },
   {
