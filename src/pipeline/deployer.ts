@@ -17,16 +17,15 @@ import { parseReleaseSpec, type ReleaseSpec } from './release-spec.js';
 import { newId } from '../core/ids.js';
 import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
 import type { SandboxHost } from '../sandbox/sandbox-host.js';
-import { describeSandboxExit, sandboxIdFor } from '../sandbox/describe.js';
-import { releaseSandboxSpec } from '../sandbox/release-sandbox.js';
 import { UntrustedTree } from '../sandbox/untrusted-tree.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
-import { describeRunHooks, hookCommand, withBuildHooks, type HookName } from './hooks.js';
+import { describeRunHooks, hookCommand, withBuildHooks } from './hooks.js';
 import { DeployLayout } from './deploy-layout.js';
 import { DeployQueue, type Turn } from './deploy-queue.js';
 import { type DeployRunner, sandboxRunner } from './deploy-runner.js';
 import { exportCommit, receiveCommit } from './commit-export.js';
 import { type BuildPhaseDeps, buildRelease } from './build-phase.js';
+import { type ReleaseHookDeps, runReleaseHook } from './release-hooks.js';
 
 export interface DeployerOptions {
   /** Told when a deployment starts (its end is the store's onFinished). */
@@ -78,6 +77,7 @@ export class Deployer {
   private readonly layout: DeployLayout;
   private readonly runner: DeployRunner;
   private readonly buildDeps: BuildPhaseDeps;
+  private readonly hookDeps: ReleaseHookDeps;
 
   constructor(private readonly o: DeployerOptions) {
     this.layout = new DeployLayout(o.dataDir);
@@ -94,6 +94,7 @@ export class Deployer {
       trustedProxies: o.trustedProxies,
       machineEnv: o.machineEnv,
     };
+    this.hookDeps = { runner: this.runner, sandboxes: o.sandboxes, buildNetworks: o.buildNetworks, runtime: o.runtime };
   }
 
   enqueue(app: AppRow, input: { commit: string; cause: string; userId: string | null; mode: DeployMode; releaseOf?: string }): Deployment {
@@ -269,7 +270,7 @@ export class Deployer {
       phase = 'healthcheck';
       cancelled();
       releaseForHooks = release;
-      await this.runReleaseHook(app, release, 'CC_PRE_RUN_HOOK', appVars, log, signal);
+      await runReleaseHook(this.hookDeps, { app, release, name: 'CC_PRE_RUN_HOOK', appVars, log, signal });
       cancelled();
       const instances = await this.o.runtime.launchAll(app, release, (line) => log(line), signal);
       if (signal.aborted) {
@@ -289,7 +290,7 @@ export class Deployer {
       store.deployments.setPhase(deployment.id, 'done');
       store.deployments.finish(deployment.id, 'OK', null);
       log(`Successfully deployed in ${seconds()}`);
-      await this.runReleaseHook(app, release, 'CC_RUN_SUCCEEDED_HOOK', appVars, log).catch((e) =>
+      await runReleaseHook(this.hookDeps, { app, release, name: 'CC_RUN_SUCCEEDED_HOOK', appVars, log }).catch((e) =>
         log(`CC_RUN_SUCCEEDED_HOOK: ${(e as Error).message}`),
       );
       await this.pruneReleases(app.id);
@@ -314,7 +315,7 @@ export class Deployer {
       log(`Deploy failed in ${seconds()}`);
       if (hookCommand('CC_RUN_FAILED_HOOK', appVars)) {
         if (releaseForHooks)
-          await this.runReleaseHook(app, releaseForHooks, 'CC_RUN_FAILED_HOOK', appVars, log).catch((e) =>
+          await runReleaseHook(this.hookDeps, { app, release: releaseForHooks, name: 'CC_RUN_FAILED_HOOK', appVars, log }).catch((e) =>
             log(`CC_RUN_FAILED_HOOK: ${(e as Error).message}`),
           );
         else log('CC_RUN_FAILED_HOOK was not run: the deployment failed before a release existed.');
@@ -333,54 +334,6 @@ export class Deployer {
       void logs
         .remove(older.map((d) => d.id))
         .catch((e) => this.o.log(`Could not remove old deployment logs of ${app.id}: ${(e as Error).message}`));
-    }
-  }
-
-  /**
-   * Runs a run-phase hook once, in a sandbox of the release with the environment an instance
-   * gets. CC_PRE_RUN_HOOK failing fails the deployment; the other two only report.
-   */
-  private async runReleaseHook(
-    app: AppRow,
-    release: ReleaseSpec,
-    name: HookName,
-    appVars: Record<string, string>,
-    log: (line: string, stream?: string) => void,
-    signal?: AbortSignal,
-  ): Promise<void> {
-    const command = hookCommand(name, appVars);
-    if (!command) return;
-    const sandbox = await this.o.sandboxes.instance(app);
-    log(`==> [run] ${name}: ${command.argv.join(' ')}`);
-    const network = await this.o.buildNetworks.acquireBuildNetwork(app.id);
-    try {
-      const result = await this.runner.execute({
-        id: sandboxIdFor(release.deploymentId, name.toLowerCase().replaceAll('_', '-')),
-        limits: sandbox.limits,
-        onLine: (stream, line) => log(line, stream),
-        spec: releaseSandboxSpec({
-          releaseDir: release.releaseDir,
-          sandbox,
-          args: command.argv,
-          env: this.o.runtime.environmentFor(app, release, newId('instance'), 0, sandbox.limits.memoryBytes),
-          hostname: 'hook',
-          networkNamespacePath: network.namespacePath,
-        }),
-        timeoutMs: 30 * 60_000,
-        signal,
-      });
-      if (result.aborted) throw new DeploymentCancelled(String(signal?.reason));
-      if (result.exitCode !== 0) {
-        if (name === 'CC_PRE_RUN_HOOK')
-          throw new PhaseError(
-            'run',
-            `${name} ${describeSandboxExit(result, sandbox)}; no instance was started.`,
-            'Its output is above; fix the hook or the variable, then redeploy.',
-          );
-        log(`${name} ${describeSandboxExit(result, sandbox)} (the outcome of the deployment stays as it is).`);
-      }
-    } finally {
-      await network.release();
     }
   }
 

@@ -1,0 +1,73 @@
+import type { AppRow } from '../store/apps.js';
+import { newId } from '../core/ids.js';
+import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
+import { describeSandboxExit, sandboxIdFor } from '../sandbox/describe.js';
+import { releaseSandboxSpec } from '../sandbox/release-sandbox.js';
+import type { AppRuntime } from './app-runtime.js';
+import type { DeployRunner } from './deploy-runner.js';
+import { hookCommand, type HookName } from './hooks.js';
+import { DeploymentCancelled, PhaseError } from './phase-error.js';
+import type { ReleaseSpec } from './release-spec.js';
+import type { SandboxPolicy } from './sandbox-policy.js';
+
+export interface ReleaseHookDeps {
+  runner: DeployRunner;
+  sandboxes: SandboxPolicy;
+  /** Hooks reach the network as builds do: a namespace of their own, outbound only. */
+  buildNetworks: { acquireBuildNetwork(appId: string): Promise<BuildNetwork> };
+  /** The environment an instance of the release gets. */
+  runtime: Pick<AppRuntime, 'environmentFor'>;
+}
+
+/**
+ * Runs a run-phase hook once, in a sandbox of the release with the environment an instance
+ * gets; nothing when the app does not set it. CC_PRE_RUN_HOOK failing fails the deployment
+ * (run phase); the other two only report.
+ */
+export async function runReleaseHook(
+  deps: ReleaseHookDeps,
+  input: {
+    app: AppRow;
+    release: ReleaseSpec;
+    name: HookName;
+    appVars: Record<string, string>;
+    log: (line: string, stream?: string) => void;
+    signal?: AbortSignal;
+  },
+): Promise<void> {
+  const { app, release, name, log, signal } = input;
+  const command = hookCommand(name, input.appVars);
+  if (!command) return;
+  const sandbox = await deps.sandboxes.instance(app);
+  log(`==> [run] ${name}: ${command.argv.join(' ')}`);
+  const network = await deps.buildNetworks.acquireBuildNetwork(app.id);
+  try {
+    const result = await deps.runner.execute({
+      id: sandboxIdFor(release.deploymentId, name.toLowerCase().replaceAll('_', '-')),
+      limits: sandbox.limits,
+      onLine: (stream, line) => log(line, stream),
+      spec: releaseSandboxSpec({
+        releaseDir: release.releaseDir,
+        sandbox,
+        args: command.argv,
+        env: deps.runtime.environmentFor(app, release, newId('instance'), 0, sandbox.limits.memoryBytes),
+        hostname: 'hook',
+        networkNamespacePath: network.namespacePath,
+      }),
+      timeoutMs: 30 * 60_000,
+      signal,
+    });
+    if (result.aborted) throw new DeploymentCancelled(String(signal?.reason));
+    if (result.exitCode !== 0) {
+      if (name === 'CC_PRE_RUN_HOOK')
+        throw new PhaseError(
+          'run',
+          `${name} ${describeSandboxExit(result, sandbox)}; no instance was started.`,
+          'Its output is above; fix the hook or the variable, then redeploy.',
+        );
+      log(`${name} ${describeSandboxExit(result, sandbox)} (the outcome of the deployment stays as it is).`);
+    }
+  } finally {
+    await network.release();
+  }
+}
