@@ -46,6 +46,18 @@ export function assertBackupKey(key: string): void {
   }
 }
 
+const PREFIX = /^[a-z0-9._/-]*$/i;
+
+/** Refuses list prefixes no key could start with: absolute, `..` or `.` parts, odd characters. A prefix may end inside a part. */
+export function assertBackupPrefix(prefix: string): void {
+  if (!PREFIX.test(prefix) || prefix.startsWith('/') || prefix.split('/').some((part) => part === '..' || part === '.')) {
+    throw new BackupStoreError(
+      `"${prefix}" is not a backup key prefix.`,
+      'A prefix is the start of a key, such as postgresql/ or postgresql/wal/0000.',
+    );
+  }
+}
+
 /**
  * A backup store that cannot be used as configured, or that failed in a way the operator can fix
  * (a bucket missing, credentials refused, a folder that is a symbolic link): the message says what

@@ -19,12 +19,17 @@ import { chmod, lstat, mkdir, open, readdir, realpath, rename, unlink } from 'no
 import { randomBytes } from 'node:crypto';
 import { isAbsolute, join, sep } from 'node:path';
 import type { Readable } from 'node:stream';
-import { assertBackupKey, BackupObjectMissing, BackupStoreError, type BackupStore, type StoredObject } from './backup-store.js';
+import {
+  assertBackupKey,
+  assertBackupPrefix,
+  BackupObjectMissing,
+  BackupStoreError,
+  type BackupStore,
+  type StoredObject,
+} from './backup-store.js';
 
 const OPEN_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 const OPEN_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NOCTTY;
-/** Characters a list prefix may have: those of keys, and a prefix may end in the middle of a part. */
-const PREFIX = /^[a-z0-9._/-]*$/i;
 
 export class FolderBackupStore implements BackupStore {
   private constructor(
@@ -111,12 +116,7 @@ export class FolderBackupStore implements BackupStore {
   }
 
   async list(prefix: string): Promise<StoredObject[]> {
-    if (!PREFIX.test(prefix) || prefix.startsWith('/') || prefix.split('/').some((part) => part === '..' || part === '.')) {
-      throw new BackupStoreError(
-        `"${prefix}" is not a backup key prefix.`,
-        'A prefix is the start of a key, such as postgresql/ or postgresql/wal/0000.',
-      );
-    }
+    assertBackupPrefix(prefix);
     // Walk from the deepest folder the prefix names in full; what is below it is filtered by name.
     const folderParts = prefix.split('/').slice(0, -1);
     for (const part of folderParts) if (part === '') return [];

@@ -23,7 +23,14 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { open } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
-import { assertBackupKey, BackupObjectMissing, BackupStoreError, type BackupStore, type StoredObject } from './backup-store.js';
+import {
+  assertBackupKey,
+  assertBackupPrefix,
+  BackupObjectMissing,
+  BackupStoreError,
+  type BackupStore,
+  type StoredObject,
+} from './backup-store.js';
 
 export interface S3Location {
   /** The URL's origin: `http://127.0.0.1:8333`. */
@@ -250,6 +257,7 @@ export class S3BackupStore implements BackupStore {
   }
 
   async list(prefix: string): Promise<StoredObject[]> {
+    assertBackupPrefix(prefix);
     const found: StoredObject[] = [];
     let token: string | undefined;
     do {
