@@ -1,5 +1,5 @@
 import { rm, rename } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { dirname } from 'node:path';
 import { existsSync } from 'node:fs';
 import type { Store } from '../store/store.js';
 import type { Deployment } from '../store/deployments.js';
@@ -17,7 +17,6 @@ import { parseReleaseSpec, type ReleaseSpec } from './release-spec.js';
 import { newId } from '../core/ids.js';
 import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
 import type { SandboxHost } from '../sandbox/sandbox-host.js';
-import { UntrustedTree } from '../sandbox/untrusted-tree.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
 import { describeRunHooks, hookCommand, withBuildHooks } from './hooks.js';
 import { DeployLayout } from './deploy-layout.js';
@@ -26,6 +25,7 @@ import { type DeployRunner, sandboxRunner } from './deploy-runner.js';
 import { exportCommit, receiveCommit } from './commit-export.js';
 import { type BuildPhaseDeps, buildRelease } from './build-phase.js';
 import { type ReleaseHookDeps, runReleaseHook } from './release-hooks.js';
+import { pruneDeploymentLogs, pruneReleases } from './release-retention.js';
 
 export interface DeployerOptions {
   /** Told when a deployment starts (its end is the store's onFinished). */
@@ -63,9 +63,6 @@ export interface DeployerOptions {
  * (restart, rollback), the serving one unless `releaseOf` names the deployment that built it.
  */
 export type DeployMode = 'build' | 'reuse-release';
-
-/** Releases kept on disk per app (the serving one among them) unless configured otherwise. */
-export const DEFAULT_KEPT_RELEASES = 5;
 
 /**
  * Runs deployments one at a time per app (a push during a deployment waits its turn):
@@ -293,7 +290,7 @@ export class Deployer {
       await runReleaseHook(this.hookDeps, { app, release, name: 'CC_RUN_SUCCEEDED_HOOK', appVars, log }).catch((e) =>
         log(`CC_RUN_SUCCEEDED_HOOK: ${(e as Error).message}`),
       );
-      await this.pruneReleases(app.id);
+      await pruneReleases(store, this.layout, app.id, this.o.keptReleases);
     } catch (error) {
       if (signal.aborted) {
         const reason = String(signal.reason);
@@ -325,35 +322,7 @@ export class Deployer {
       await rm(this.layout.buildFolder(app.id), { recursive: true, force: true });
     } finally {
       logs.finish(deployment.id);
-      // Only the newest deployments of an app keep their logs (older ones were removed by earlier runs).
-      const kept = logs.limits.deploymentLogsPerApp;
-      const older = store.deployments
-        .listForApp(app.id, kept + 100)
-        .slice(kept)
-        .filter((d) => d.state !== 'WIP');
-      void logs
-        .remove(older.map((d) => d.id))
-        .catch((e) => this.o.log(`Could not remove old deployment logs of ${app.id}: ${(e as Error).message}`));
-    }
-  }
-
-  /** Keeps the newest releases of an app (the serving one among them) and removes older ones. */
-  private async pruneReleases(appId: string): Promise<void> {
-    const dir = this.layout.releasesFolder(appId);
-    // Restarts and rollbacks reuse a folder built by an earlier deployment: what is kept is
-    // counted in folders, newest first, and the serving one is never removed.
-    const folders: string[] = [];
-    const serving = this.o.store.deployments.release(appId)?.release_dir;
-    if (serving) folders.push(serving);
-    for (const d of this.o.store.deployments.withReleases(appId)) {
-      const folder = parseReleaseSpec(d.release_json!).releaseDir;
-      if (!folders.includes(folder) && folders.length < (this.o.keptReleases ?? DEFAULT_KEPT_RELEASES)) folders.push(folder);
-    }
-    const keep = new Set(folders.map((f) => basename(f)));
-    // The folder belongs to the app's user: an entry is removed itself, a link never followed.
-    const releases = new UntrustedTree(dir, { name: "the app's releases folder" });
-    for (const entry of await releases.list('')) {
-      if (!keep.has(entry.name)) await releases.remove(entry.name);
+      pruneDeploymentLogs(store, logs, app.id, this.o.log);
     }
   }
 }
