@@ -4,7 +4,8 @@
 //   node scripts/run-tests.mjs [filter]          only the files whose path contains the filter
 //   node scripts/run-tests.mjs --unit [filter]   the unit suite (npm run test:unit): src/ and the
 //       contract suites, without the files below that drive real package managers or builds; it
-//       needs no root (tests that do are skipped, saying why) and takes under a minute.
+//       needs no root (tests that do are skipped, saying why) and takes under a minute: the run
+//       ends by printing its time against that budget.
 // What was skipped is listed at the end; under CI=true any skip fails the run, whatever its cause.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -57,6 +58,9 @@ const MACHINE_TESTS = [
   'src/router/haproxy/supervision.test.ts',
 ];
 
+/** The unit suite's budget (CONTRIBUTING.md): once built and checked, its tests run within it. */
+const UNIT_BUDGET_SECONDS = 60;
+
 const args = process.argv.slice(2);
 const unitOnly = args.includes('--unit');
 const filter = args.find((a) => !a.startsWith('--'));
@@ -89,6 +93,7 @@ if (ci) {
 // A build, not a type check only: the integration tests start the CLI and the daemon from dist/, so
 // every entry point (npm test, npm run test:unit, ./dev test, this script) tests the sources as they
 // are now. The whole build takes a few seconds.
+const checksStarted = performance.now();
 check('build', bin('tsc'), ['-p', 'tsconfig.json']);
 check('build', bin('tsc'), ['-p', 'tsconfig.console.json']);
 check('lint', bin('biome'), ['lint']);
@@ -98,6 +103,7 @@ const concurrency = unitOnly ? 2 : 1;
 // Beside the spec reporter, one that lists what was skipped (scripts/skipped-tests-reporter.mjs).
 const skippedDir = mkdtempSync(join(tmpdir(), 'slipway-skipped-'));
 const skippedFile = join(skippedDir, 'skipped.tsv');
+const testsStarted = performance.now();
 const result = spawnSync(
   process.execPath,
   [
@@ -117,6 +123,19 @@ const result = spawnSync(
   ],
   { cwd: root, stdio: 'inherit', env: { ...process.env, SLIPWAY_REPO: root } },
 );
+const testSeconds = Math.round((performance.now() - testsStarted) / 1000);
+const checkSeconds = Math.round((testsStarted - checksStarted) / 1000);
+/**
+ * The unit suite's time against its budget, last thing printed. Said, not enforced: a loaded
+ * machine should not fail the run, but a suite that outgrew its budget shows it every time.
+ */
+function reportTime() {
+  if (!unitOnly || filter) return;
+  const over = testSeconds > UNIT_BUDGET_SECONDS ? ', over it' : '';
+  console.error(
+    `\nunit suite: ${testSeconds} s of its ${UNIT_BUDGET_SECONDS} s budget${over} (the build, lint and format check before it: ${checkSeconds} s).`,
+  );
+}
 let skipped = [];
 try {
   skipped = readFileSync(skippedFile, 'utf8').split('\n').filter(Boolean);
@@ -136,7 +155,9 @@ if (skipped.length > 0) {
       `CI=${process.env.CI}: a CI run must not skip tests. Give this machine what each reason above names ` +
         '(`./dev setup` as root installs what it can and says what it could not), then run again.',
     );
+    reportTime();
     process.exit(1);
   }
 }
+reportTime();
 process.exit(result.status ?? 1);

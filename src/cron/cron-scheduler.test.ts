@@ -89,7 +89,9 @@ test('a run still going when the job is due again is not started twice: the skip
   assert.equal(s.runs.length, 2, 'runs again once the previous run ended');
 });
 
-test('a failing run and a run killed at its time limit publish cron.failed', async () => {
+test('a failing run and a run killed at its time limit publish cron.failed', async (t) => {
+  // The time limit is a timer: the test moves it on instead of waiting a second for it.
+  t.mock.timers.enable({ apis: ['setTimeout'] });
   const s = setup('["* * * * * /bin/false"]', { SLIPWAY_CRON_TIMEOUT: '1' });
   s.tick('2026-11-26T12:01:00Z');
   await s.settle();
@@ -101,7 +103,11 @@ test('a failing run and a run killed at its time limit publish cron.failed', asy
   assert.match(s.events[0]!.summary, /Cron job cron-1 of shop failed: the run due at 12:01 UTC exited with code 3/);
   s.tick('2026-11-26T12:02:00Z');
   await s.settle();
-  await new Promise((resolve) => setTimeout(resolve, 1200));
+  t.mock.timers.tick(999);
+  await s.settle();
+  assert.deepEqual(s.runs[1]!.killed, [], 'not killed before its time limit');
+  t.mock.timers.tick(1);
+  await s.settle();
   assert.deepEqual(s.runs[1]!.killed, ['SIGKILL']);
   assert.equal(s.events.length, 2);
   assert.equal(s.events[1]!.details.outcome, 'timed-out');

@@ -28,7 +28,12 @@ runInstanceBackendContract({
   missing: localBackendMissing(),
   async make() {
     // A network of its own: local-backend.test.ts may run at the same time on another checkout.
-    const made = await makeTestLocalBackend({ bridge: 'slwcontract0', subnet: '10.81.0.0/16', prefix: 'slwc', cgroupRoot: 'slwcontract' });
+    // A crashed instance restarts after 0.1 s instead of the daemon's 1 s: the contract checks that
+    // it restarts, local-backend.test.ts the delays themselves.
+    const made = await makeTestLocalBackend(
+      { bridge: 'slwcontract0', subnet: '10.81.0.0/16', prefix: 'slwc', cgroupRoot: 'slwcontract' },
+      { restartBackoff: { initialMs: 100 } },
+    );
     setContractSandbox(made.sandbox);
     return made;
   },

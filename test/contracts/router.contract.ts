@@ -24,17 +24,35 @@ export interface RouterSubject {
 interface TestUpstream extends Upstream {
   name: string;
   server: http.Server;
+  /** Resolves once a request to /held reached this upstream, which answers it only at releaseHeld(). */
+  heldArrived(): Promise<void>;
+  releaseHeld(): void;
 }
 
-/** An app instance: answers its name; /slow waits 1.5 s first. */
+/** An app instance: answers its name; a request to /held waits until the test releases it. */
 async function startUpstream(name: string): Promise<TestUpstream> {
+  let held: Array<() => void> = [];
+  let arrived: () => void = () => undefined;
+  let arrival = new Promise<void>((resolve) => (arrived = resolve));
   const server = http.createServer((req, res) => {
     const reply = () => res.end(name);
-    if (req.url === '/slow') setTimeout(reply, 1500);
-    else reply();
+    if (req.url !== '/held') return reply();
+    held.push(reply);
+    arrived();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { name, address: '127.0.0.1', port: (server.address() as AddressInfo).port, server };
+  return {
+    name,
+    address: '127.0.0.1',
+    port: (server.address() as AddressInfo).port,
+    server,
+    heldArrived: () => arrival,
+    releaseHeld: () => {
+      for (const reply of held) reply();
+      held = [];
+      arrival = new Promise<void>((resolve) => (arrived = resolve));
+    },
+  };
 }
 
 /** One request on its own connection, with an explicit Host header. */
@@ -105,11 +123,13 @@ export function runRouterContract(subject: RouterSubject): void {
 
     test('a request in flight on a removed upstream finishes (drain)', async () => {
       await router.apply(new Map([['app-d.contract.test', route('app_d', blue)]]));
-      const slow = get(port(), 'app-d.contract.test', '/slow');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      const inFlight = get(port(), 'app-d.contract.test', '/held');
+      await blue.heldArrived();
       await router.apply(new Map([['app-d.contract.test', route('app_d', green)]]));
-      assert.deepEqual(await slow, { status: 200, body: 'blue' });
-      assert.equal((await get(port(), 'app-d.contract.test')).body, 'green');
+      assert.equal((await get(port(), 'app-d.contract.test')).body, 'green', 'new requests go to the new upstream');
+      // Only now, the switch done, does the old upstream answer the request it held all along.
+      blue.releaseHeld();
+      assert.deepEqual(await inFlight, { status: 200, body: 'blue' });
     });
   });
 }

@@ -2,7 +2,7 @@
  * A LocalNetnsBackend for tests, on its own bridge, subnet, namespace prefix, app user and cgroup
  * root, so a daemon running on this machine (slw / 10.77.0.0/16) is untouched. Needs root.
  */
-import { LocalNetnsBackend } from '../../src/instances/local/local-netns-backend.js';
+import { LocalNetnsBackend, type LocalNetnsBackendOptions } from '../../src/instances/local/local-netns-backend.js';
 import { SandboxHost } from '../../src/sandbox/sandbox-host.js';
 import { makeAppUser } from './app-user.js';
 import type { InstanceSandbox } from '../../src/instances/backend.js';
@@ -28,6 +28,7 @@ const DEFAULT_NETWORK: TestNetwork = { bridge: TEST_BRIDGE, subnet: TEST_SUBNET,
 
 export async function makeTestLocalBackend(
   network: TestNetwork = DEFAULT_NETWORK,
+  options: Pick<LocalNetnsBackendOptions, 'restartBackoff'> = {},
 ): Promise<{ backend: LocalNetnsBackend; sandbox: InstanceSandbox; cleanup(): Promise<void> }> {
   const appUser = await makeAppUser(`backend-${network.prefix}`);
   const sandbox: InstanceSandbox = {
@@ -42,7 +43,13 @@ export async function makeTestLocalBackend(
     cgroupRoot: network.cgroupRoot,
   });
   await sandboxes.sweep();
-  const backend = new LocalNetnsBackend({ bridgeName: network.bridge, subnet: network.subnet, namespacePrefix: network.prefix, sandboxes });
+  const backend = new LocalNetnsBackend({
+    bridgeName: network.bridge,
+    subnet: network.subnet,
+    namespacePrefix: network.prefix,
+    sandboxes,
+    ...options,
+  });
   await backend.init();
   return {
     backend,
