@@ -5,27 +5,25 @@ import type { Store } from '../store/store.js';
 import type { Deployment } from '../store/deployments.js';
 import type { AppRow } from '../store/apps.js';
 import type { RepoStore } from '../receiver/repo-store.js';
-import type { BuildPlan, Provider, VersionCatalog } from '../providers/plan.js';
-import { FixableError, PlanError } from '../core/errors.js';
-import { describePlan } from '../providers/describe-plan.js';
+import type { Provider, VersionCatalog } from '../providers/plan.js';
+import { FixableError } from '../core/errors.js';
 import type { LogHub } from '../logs/log-hub.js';
 import type { AppRuntime } from './app-runtime.js';
 import { DeploymentCancelled, PhaseError } from './phase-error.js';
-import { previewToolchain } from './prepare-toolchain.js';
 import { makeRedactor, secretValues } from './redact.js';
 import { parseReleaseSpec, type ReleaseSpec } from './release-spec.js';
-import { newId } from '../core/ids.js';
 import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
 import type { SandboxHost } from '../sandbox/sandbox-host.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
-import { describeRunHooks, hookCommand, withBuildHooks } from './hooks.js';
+import { hookCommand } from './hooks.js';
 import { DeployLayout } from './deploy-layout.js';
 import { DeployQueue, type Turn } from './deploy-queue.js';
 import { type DeployRunner, sandboxRunner } from './deploy-runner.js';
-import { exportCommit, receiveCommit } from './commit-export.js';
+import { receiveCommit } from './commit-export.js';
 import { type BuildPhaseDeps, buildRelease } from './build-phase.js';
 import { type ReleaseHookDeps, runReleaseHook } from './release-hooks.js';
 import { pruneDeploymentLogs, pruneReleases } from './release-retention.js';
+import { type PlanPreview, previewPlan } from './plan-preview.js';
 
 export interface DeployerOptions {
   /** Told when a deployment starts (its end is the store's onFinished). */
@@ -132,51 +130,22 @@ export class Deployer {
     return this.queue.busy(appId);
   }
 
-  /**
-   * The plan a deployment of `commit` would make with the app's variables, as the deploy log
-   * prints it, without deploying: the commit is exported as the app's user, in its sandbox, into
-   * a scratch folder removed afterwards. Paths only the fetched tools give stay as `${…}` tokens.
-   */
-  async planCommit(app: AppRow, commit: string): Promise<{ plan: BuildPlan; lines: string[]; redact(text: string): string }> {
-    const provider = this.o.providers.get(app.type);
-    if (!provider) throw new PlanError(`No build provider for application type ${app.type}.`);
-    const sandbox = await this.o.sandboxes.build(app);
-    const scratch = { id: newId('deployment'), commit_sha: commit };
-    const dir = this.layout.scratchFolder(scratch.id);
-    await this.runner.ownFolder(dir, sandbox.user);
-    try {
-      await exportCommit(this.runner, {
-        repo: this.o.repos.pathFor(app.id),
-        buildDir: dir,
-        deployment: scratch,
-        sandbox,
-        signal: AbortSignal.timeout(10 * 60_000),
-      });
-      if (!(await provider.detect(dir))) {
-        const help = provider.notDetected();
-        throw new PlanError(help.message, help.hint);
-      }
-      const appVars = this.o.appEnv(app.id);
-      const made = withBuildHooks(
-        await provider.plan({
-          sourceDir: dir,
-          appType: app.type,
-          env: appVars,
-          catalog: this.o.catalog,
-          buildMemoryBytes: sandbox.limits.memoryBytes,
-        }),
-        appVars,
-      );
-      // The paths the build would use, as the deploy log prints them, without fetching anything.
-      const plan = await previewToolchain(made, provider, {
+  /** The plan a deployment of `commit` would make, printed as the deploy log would (`slipway plan`). */
+  planCommit(app: AppRow, commit: string): Promise<PlanPreview> {
+    return previewPlan(
+      {
+        runner: this.runner,
+        layout: this.layout,
+        providers: this.o.providers,
+        catalog: this.o.catalog,
         toolchainCacheDir: this.o.toolchainCacheDir,
-        appCacheDir: this.layout.appCacheFolder(app.id),
-      });
-      const redact = makeRedactor(secretValues(appVars));
-      return { plan, lines: [...describePlan(plan), ...describeRunHooks(appVars)].map(redact), redact };
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+        sandboxes: this.o.sandboxes,
+        repoOf: (appId) => this.o.repos.pathFor(appId),
+        appEnv: this.o.appEnv,
+      },
+      app,
+      commit,
+    );
   }
 
   /** Resolves once every queued deployment has ended (tests and shutdown). */
