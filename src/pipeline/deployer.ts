@@ -1,6 +1,4 @@
-import { rm, rename } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import type { Store } from '../store/store.js';
 import type { Deployment } from '../store/deployments.js';
 import type { AppRow } from '../store/apps.js';
@@ -9,19 +7,20 @@ import type { Provider, VersionCatalog } from '../providers/plan.js';
 import { FixableError } from '../core/errors.js';
 import type { LogHub } from '../logs/log-hub.js';
 import type { AppRuntime } from './app-runtime.js';
-import { DeploymentCancelled, PhaseError } from './phase-error.js';
+import { DeploymentCancelled, describeFailure } from './phase-error.js';
 import { makeRedactor, secretValues } from './redact.js';
-import { parseReleaseSpec, type ReleaseSpec } from './release-spec.js';
+import type { ReleaseSpec } from './release-spec.js';
 import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
 import type { SandboxHost } from '../sandbox/sandbox-host.js';
 import type { SandboxPolicy } from './sandbox-policy.js';
-import { hookCommand } from './hooks.js';
 import { DeployLayout } from './deploy-layout.js';
 import { DeployQueue, type Turn } from './deploy-queue.js';
 import { type DeployRunner, sandboxRunner } from './deploy-runner.js';
 import { receiveCommit } from './commit-export.js';
 import { type BuildPhaseDeps, buildRelease } from './build-phase.js';
-import { type ReleaseHookDeps, runReleaseHook } from './release-hooks.js';
+import { type ReleaseHookDeps, runOutcomeHook } from './release-hooks.js';
+import { recordServingRelease, releaseBuild, reusedRelease } from './release-phase.js';
+import { startRelease } from './run-phase.js';
 import { pruneDeploymentLogs, pruneReleases } from './release-retention.js';
 import { type PlanPreview, previewPlan } from './plan-preview.js';
 
@@ -153,8 +152,13 @@ export class Deployer {
     await this.queue.idle();
   }
 
+  /**
+   * One deployment, start to end: receive -> build -> release (or a release built earlier) ->
+   * run -> health check and switch. Each phase is a call into its module; this keeps the log,
+   * the record's phase and what a failure or a cancellation leaves behind.
+   */
   private async run(app: AppRow, deployment: Deployment, mode: DeployMode, releaseOf: string | undefined, turn: Turn): Promise<void> {
-    const { store, logs } = this.o;
+    const { store, logs, runtime } = this.o;
     if (turn.cancelledBeforeStart !== undefined) {
       logs.append(deployment.id, 'system', `==> Deployment cancelled before it started: ${turn.cancelledBeforeStart}`);
       store.deployments.finish(deployment.id, 'CANCELLED', turn.cancelledBeforeStart);
@@ -182,21 +186,7 @@ export class Deployer {
       this.o.onStarted?.(app, deployment);
       let release: ReleaseSpec;
       if (mode === 'reuse-release') {
-        const json = releaseOf ? store.deployments.byId(releaseOf)?.release_json : store.deployments.release(app.id)?.start_json;
-        if (!json)
-          throw new PhaseError(
-            'release',
-            'This application has no built release to start.',
-            'Deploy it first with `git push` or `slipway deploy`.',
-          );
-        release = { ...parseReleaseSpec(json), deploymentId: deployment.id };
-        if (!existsSync(release.releaseDir)) {
-          throw new PhaseError(
-            'release',
-            `The release built for commit ${release.commit} is no longer kept on disk.`,
-            `Redeploy that commit with \`slipway restart --commit ${release.commit}\`, which builds it again.`,
-          );
-        }
+        release = reusedRelease(store, { appId: app.id, deploymentId: deployment.id, releaseOf });
         log(`==> Reusing the release built for commit ${release.commit} (no build)`);
       } else {
         enter('receive');
@@ -207,91 +197,66 @@ export class Deployer {
         log(`==> [receive] Commit ${deployment.commit_sha} exported without .git`);
 
         enter('build');
-        const buildStarted = performance.now();
-        const buildTook = () => (performance.now() - buildStarted) / 1000;
-        const built = await buildRelease(this.buildDeps, { app, deployment, appVars, sandbox, log, signal }).then(
-          (result) => {
-            this.o.onBuildFinished?.('success', buildTook());
-            return result;
-          },
-          (error: unknown) => {
-            // A cancelled build says nothing about how long builds take.
-            if (!signal.aborted) this.o.onBuildFinished?.('failure', buildTook());
-            throw error;
-          },
-        );
+        const built = await this.timedBuild(buildRelease(this.buildDeps, { app, deployment, appVars, sandbox, log, signal }), signal);
         cancelled();
         log(`Build succeeded in ${seconds()}`);
 
         enter('release');
-        const releaseDir = this.layout.releaseFolder(app.id, deployment.id);
-        await this.runner.ownFolder(dirname(releaseDir), sandbox.user);
-        await rename(buildDir, releaseDir);
-        release = { ...built, releaseDir };
-        log(`==> [release] Release ready in ${releaseDir}`);
+        release = await releaseBuild(this.runner, this.layout, { appId: app.id, built, user: sandbox.user });
+        log(`==> [release] Release ready in ${release.releaseDir}`);
       }
 
       enter('run');
       log(`==> [run] Starting: ${release.start.join(' ')}`);
+      // From here a failure that names no phase of its own is the health check's.
       phase = 'healthcheck';
       cancelled();
       releaseForHooks = release;
-      await runReleaseHook(this.hookDeps, { app, release, name: 'CC_PRE_RUN_HOOK', appVars, log, signal });
-      cancelled();
-      const instances = await this.o.runtime.launchAll(app, release, (line) => log(line), signal);
-      if (signal.aborted) {
-        await Promise.all(instances.map((i) => i.stop(5000).catch(() => undefined)));
-        cancelled();
-      }
+      const instances = await startRelease({ ...this.hookDeps, runtime }, { app, release, appVars, log, signal });
+
       store.deployments.setPhase(deployment.id, 'healthcheck');
-      await this.o.runtime.promote(app.id, instances);
-      store.deployments.setRelease({
-        app_id: app.id,
-        deployment_id: deployment.id,
-        release_dir: release.releaseDir,
-        start_json: JSON.stringify(release),
-        wanted: 'running',
-      });
-      store.deployments.setReleaseJson(deployment.id, JSON.stringify(release));
+      await runtime.promote(app.id, instances);
+      recordServingRelease(store, app.id, release);
       store.deployments.setPhase(deployment.id, 'done');
       store.deployments.finish(deployment.id, 'OK', null);
       log(`Successfully deployed in ${seconds()}`);
-      await runReleaseHook(this.hookDeps, { app, release, name: 'CC_RUN_SUCCEEDED_HOOK', appVars, log }).catch((e) =>
-        log(`CC_RUN_SUCCEEDED_HOOK: ${(e as Error).message}`),
-      );
+      await runOutcomeHook(this.hookDeps, { app, release, name: 'CC_RUN_SUCCEEDED_HOOK', appVars, log });
       await pruneReleases(store, this.layout, app.id, this.o.keptReleases);
     } catch (error) {
       if (signal.aborted) {
         const reason = String(signal.reason);
         log(`==> Deployment cancelled during the ${phase} phase: ${reason}`);
-        if (this.o.runtime.current(app.id)) log('The previous release keeps serving.');
+        if (runtime.current(app.id)) log('The previous release keeps serving.');
         store.deployments.finish(deployment.id, 'CANCELLED', reason);
         await rm(this.layout.buildFolder(app.id), { recursive: true, force: true });
         return;
       }
-      const failedPhase = error instanceof PhaseError ? error.phase : (phase ?? 'build');
-      const message = redact((error as Error).message);
-      const hint = error instanceof FixableError ? error.hint : undefined;
-      log(
-        `==> [${failedPhase}] ${failedPhase === 'healthcheck' ? 'Health check' : failedPhase[0]!.toUpperCase() + failedPhase.slice(1)} failed: ${message}`,
-      );
-      if (hint) log(`Hint: ${redact(hint)}`);
+      const failure = describeFailure(error, phase, redact);
+      for (const line of failure.lines) log(line);
       if (!(error instanceof FixableError)) this.o.log(`Deployment ${deployment.id}: ${(error as Error).stack}`);
-      if (this.o.runtime.current(app.id)) log('The previous release keeps serving.');
+      if (runtime.current(app.id)) log('The previous release keeps serving.');
       log(`Deploy failed in ${seconds()}`);
-      if (hookCommand('CC_RUN_FAILED_HOOK', appVars)) {
-        if (releaseForHooks)
-          await runReleaseHook(this.hookDeps, { app, release: releaseForHooks, name: 'CC_RUN_FAILED_HOOK', appVars, log }).catch((e) =>
-            log(`CC_RUN_FAILED_HOOK: ${(e as Error).message}`),
-          );
-        else log('CC_RUN_FAILED_HOOK was not run: the deployment failed before a release existed.');
-      }
-      store.deployments.setPhase(deployment.id, failedPhase);
-      store.deployments.finish(deployment.id, 'FAIL', `${failedPhase}: ${message}`);
+      await runOutcomeHook(this.hookDeps, { app, release: releaseForHooks, name: 'CC_RUN_FAILED_HOOK', appVars, log });
+      store.deployments.setPhase(deployment.id, failure.phase);
+      store.deployments.finish(deployment.id, 'FAIL', `${failure.phase}: ${failure.message}`);
       await rm(this.layout.buildFolder(app.id), { recursive: true, force: true });
     } finally {
       logs.finish(deployment.id);
       pruneDeploymentLogs(store, logs, app.id, this.o.log);
+    }
+  }
+
+  /** Tells onBuildFinished how long the build took and how it ended; a cancelled build says nothing about that. */
+  private async timedBuild<T>(build: Promise<T>, signal: AbortSignal): Promise<T> {
+    const started = performance.now();
+    const took = () => (performance.now() - started) / 1000;
+    try {
+      const built = await build;
+      this.o.onBuildFinished?.('success', took());
+      return built;
+    } catch (error) {
+      if (!signal.aborted) this.o.onBuildFinished?.('failure', took());
+      throw error;
     }
   }
 }

@@ -17,3 +17,24 @@ export class PhaseError extends FixableError {
 
 /** Thrown where a cancelled deployment stops (its phase's sandbox was killed, or it was between two). */
 export class DeploymentCancelled extends Error {}
+
+/** How a failed deployment is told: the phase blamed, the message and hint with secrets hidden. */
+export interface DeploymentFailure {
+  phase: DeploymentPhase;
+  message: string;
+  /** The deploy log's lines: `==> [build] Build failed: …`, then `Hint: …` when there is one. */
+  lines: string[];
+}
+
+/**
+ * A PhaseError names its own phase; anything else is blamed on the phase the deployment was in.
+ * `redact` hides the app's secrets, which a command's error may quote.
+ */
+export function describeFailure(error: unknown, current: DeploymentPhase | null, redact: (text: string) => string): DeploymentFailure {
+  const phase = error instanceof PhaseError ? error.phase : (current ?? 'build');
+  const message = redact((error as Error).message);
+  const title = phase === 'healthcheck' ? 'Health check' : phase[0]!.toUpperCase() + phase.slice(1);
+  const lines = [`==> [${phase}] ${title} failed: ${message}`];
+  if (error instanceof FixableError && error.hint) lines.push(`Hint: ${redact(error.hint)}`);
+  return { phase, message, lines };
+}

@@ -71,3 +71,24 @@ export async function runReleaseHook(
     await network.release();
   }
 }
+
+/**
+ * CC_RUN_SUCCEEDED_HOOK or CC_RUN_FAILED_HOOK once the deployment's outcome is known: they
+ * report, and never change it (their own failure is only logged). A deployment that failed
+ * before a release existed has nowhere to run CC_RUN_FAILED_HOOK, and says so.
+ */
+export async function runOutcomeHook(
+  deps: ReleaseHookDeps,
+  input: {
+    app: AppRow;
+    release: ReleaseSpec | undefined;
+    name: 'CC_RUN_SUCCEEDED_HOOK' | 'CC_RUN_FAILED_HOOK';
+    appVars: Record<string, string>;
+    log: (line: string, stream?: string) => void;
+  },
+): Promise<void> {
+  const { release, name, log } = input;
+  if (!hookCommand(name, input.appVars)) return;
+  if (!release) return log(`${name} was not run: the deployment failed before a release existed.`);
+  await runReleaseHook(deps, { ...input, release }).catch((e) => log(`${name}: ${(e as Error).message}`));
+}

@@ -32,12 +32,12 @@ export class FakeDeployRunner implements DeployRunner {
   /** Folders made the app's own, and trees handed over to it, in order. */
   readonly owned: string[] = [];
   readonly handedOver: string[] = [];
-  /** Answers by the first argv word that matches (`npm`, `bash`, ...); the rest succeed silently. */
+  /** Scripted answers, newest first; a command none matches succeeds silently. */
   private readonly scripts: { matches: (argv: string[]) => boolean; result: ScriptedResult }[] = [];
 
-  /** What the next commands whose argv `matches` do (first matching script wins). */
+  /** What the next commands whose argv `matches` do; a later script overrides an earlier one. */
   script(matches: (argv: string[]) => boolean, result: ScriptedResult): this {
-    this.scripts.push({ matches, result });
+    this.scripts.unshift({ matches, result });
     return this;
   }
 

@@ -1,0 +1,31 @@
+import type { AppRow } from '../store/apps.js';
+import type { Instance } from '../instances/backend.js';
+import type { AppRuntime } from './app-runtime.js';
+import { DeploymentCancelled } from './phase-error.js';
+import { type ReleaseHookDeps, runReleaseHook } from './release-hooks.js';
+import type { ReleaseSpec } from './release-spec.js';
+
+/**
+ * The run phase: CC_PRE_RUN_HOOK once, then every instance of the release, not yet routed (the
+ * health check and the switch come next). A cancellation stops what was started.
+ */
+export async function startRelease(
+  deps: ReleaseHookDeps & { runtime: Pick<AppRuntime, 'launchAll'> },
+  input: {
+    app: AppRow;
+    release: ReleaseSpec;
+    appVars: Record<string, string>;
+    log(line: string, stream?: string): void;
+    signal: AbortSignal;
+  },
+): Promise<Instance[]> {
+  const { app, release, log, signal } = input;
+  await runReleaseHook(deps, { ...input, name: 'CC_PRE_RUN_HOOK' });
+  if (signal.aborted) throw new DeploymentCancelled(String(signal.reason));
+  const instances = await deps.runtime.launchAll(app, release, (line) => log(line), signal);
+  if (signal.aborted) {
+    await Promise.all(instances.map((i) => i.stop(5000).catch(() => undefined)));
+    throw new DeploymentCancelled(String(signal.reason));
+  }
+  return instances;
+}
