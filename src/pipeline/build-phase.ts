@@ -67,46 +67,87 @@ const KEPT_OUTPUT_LINES = 400;
 export async function buildRelease(deps: BuildPhaseDeps, input: BuildInput): Promise<BuiltRelease> {
   const { app, deployment, appVars, sandbox, log } = input;
   const buildDir = deps.layout.buildFolder(app.id);
+  const provider = await detectedProvider(deps, app, buildDir);
+  // Before anything runs: a cron.json that is not valid fails the build at once.
+  const cron = await cronJobsOfBuild(buildDir, sandbox.user, (line) => log(line));
+  const { plan, toolPath } = await preparedPlan(deps, provider, input);
+  const cache = new BuildCache(deps.layout.appCacheFolder(app.id));
+  const folder = await prepareBuildFolder(deps, cache, plan, input);
+  const env = buildEnvironment(deps, input, plan, toolPath);
+  await runBuild(deps, { ...input, provider, env, commands: plan.build.filter((command) => !folder.skipped.includes(command)) }, (built) =>
+    cache.save(plan, buildDir, built, folder.installInputs),
+  );
+  for (const file of plan.files.filter((f) => f.secret)) await folder.repository.remove(file.path);
+  return {
+    deploymentId: deployment.id,
+    commit: deployment.commit_sha,
+    provider: plan.provider,
+    start: await startCommand(provider, buildDir, plan, appVars, log),
+    beforeStart: plan.beforeStart.map((c) => c.argv),
+    // The release record keeps one environment for the instance's processes: the start
+    // command's own variables (script shell, pnpm's no-install-before-run) must not be lost.
+    planEnv: { ...plan.env, ...plan.start.env },
+    toolPath,
+    cron,
+  };
+}
+
+/** The app type's provider, which must recognise the commit. */
+async function detectedProvider(deps: BuildPhaseDeps, app: AppRow, buildDir: string): Promise<Provider> {
   const provider = deps.providers.get(app.type);
   if (!provider) throw new PhaseError('build', `No build provider for application type ${app.type}.`);
   if (!(await provider.detect(buildDir))) {
     const help = provider.notDetected();
     throw new PhaseError('build', help.message, help.hint);
   }
-  // Before anything runs: a cron.json that is not valid fails the build at once.
-  const cron = await cronJobsOfBuild(buildDir, sandbox.user, (line) => log(line));
-  let plan = withBuildHooks(
-    await asBuildFailure(() =>
-      provider.plan({
-        sourceDir: buildDir,
-        appType: app.type,
-        env: appVars,
-        catalog: deps.catalog,
-        buildMemoryBytes: sandbox.limits.memoryBytes,
-      }),
-    ),
-    appVars,
-  );
+  return provider;
+}
 
+/**
+ * The provider's plan with the build hooks, its tools fetched and every path filled in, then
+ * printed: what the deploy log shows is what runs.
+ */
+async function preparedPlan(deps: BuildPhaseDeps, provider: Provider, input: BuildInput): Promise<{ plan: BuildPlan; toolPath: string[] }> {
+  const { app, appVars, sandbox, log } = input;
+  const made = await asBuildFailure(() =>
+    provider.plan({
+      sourceDir: deps.layout.buildFolder(app.id),
+      appType: app.type,
+      env: appVars,
+      catalog: deps.catalog,
+      buildMemoryBytes: sandbox.limits.memoryBytes,
+    }),
+  );
   const appCacheDir = deps.layout.appCacheFolder(app.id);
-  const home = deps.layout.buildHome(app.id);
   await deps.runner.ownFolder(appCacheDir, sandbox.user);
-  await mkdir(home, { recursive: true });
-  const prepared = await prepareToolchain(plan, provider, {
+  await mkdir(deps.layout.buildHome(app.id), { recursive: true });
+  const prepared = await prepareToolchain(withBuildHooks(made, appVars), provider, {
     toolchainCacheDir: deps.toolchainCacheDir,
     appCacheDir,
     log: (l) => log(l),
   });
-  plan = prepared.plan;
-  // Printed once the tools are fetched and every path is filled in: what it shows is what runs.
   log('==> [build] Build plan');
-  for (const line of describePlan(plan)) log(`    ${line}`);
+  for (const line of describePlan(prepared.plan)) log(`    ${line}`);
   for (const line of describeRunHooks(appVars)) log(`    ${line}`);
+  return prepared;
+}
 
+/**
+ * The build folder as the steps find it: the caches moved in, the plan's files written, the
+ * whole of it and the app's cache folder handed to the app's user. Says which install steps
+ * can be skipped (their inputs did not change since a successful build made what the cache
+ * holds) and the digest of those inputs, for the cache to record after the build.
+ */
+async function prepareBuildFolder(
+  deps: BuildPhaseDeps,
+  cache: BuildCache,
+  plan: BuildPlan,
+  { app, sandbox, log }: BuildInput,
+): Promise<{ skipped: PlanCommand[]; installInputs: string | undefined; repository: UntrustedTree }> {
+  const buildDir = deps.layout.buildFolder(app.id);
   // Through the untrusted tree: a link, fifo or folder committed at a generated file's name
   // (`.npmrc -> /etc/...`) is replaced or refused, never written through.
   // The cache first: it refuses a committed `.slipway-cache` link before anything is written.
-  const cache = new BuildCache(appCacheDir);
   log(
     (await cache.restore(plan, buildDir))
       ? 'A build cache exists for this toolchain: reusing it.'
@@ -123,12 +164,17 @@ export async function buildRelease(deps: BuildPhaseDeps, input: BuildInput): Pro
     );
   }
   await writePlanFiles(plan, repository, log);
-  for (const path of [buildDir, appCacheDir]) {
+  for (const path of [buildDir, deps.layout.appCacheFolder(app.id)]) {
     const result = await deps.runner.handOver(path, sandbox.user);
     if (result.exitCode !== 0) throw new PhaseError('build', `Could not hand ${path} to the build user (${describeExit(result)}).`);
   }
+  return { skipped, installInputs, repository };
+}
 
-  const env = composeEnv({
+/** The build steps' variables: the machine's and the app's, the plan's, the platform's, the tools first on PATH. */
+function buildEnvironment(deps: BuildPhaseDeps, { app, deployment, appVars }: BuildInput, plan: BuildPlan, toolPath: string[]) {
+  const buildDir = deps.layout.buildFolder(app.id);
+  return composeEnv({
     app: { ...deps.machineEnv, ...withoutBuildOnlyVariables(appVars) },
     plan: plan.env,
     injected: injectedEnv({
@@ -142,14 +188,29 @@ export async function buildRelease(deps: BuildPhaseDeps, input: BuildInput): Pro
       appHome: buildDir,
       reverseProxyIps: [deps.gatewayAddress, ...(deps.trustedProxies ?? [])],
     }),
-    toolPath: prepared.toolPath,
-    home,
+    toolPath,
+    home: deps.layout.buildHome(app.id),
   });
+}
+
+/**
+ * Runs the commands with what only the build may have: its credentials (CC_SSH_PRIVATE_KEY,
+ * in a folder beside the build folder) and a network namespace of its own. Both are gone
+ * afterwards, whatever happened; `afterwards` (the cache saved) runs last, told whether the
+ * build succeeded.
+ */
+async function runBuild(
+  deps: BuildPhaseDeps,
+  input: BuildInput & { provider: Provider; env: Record<string, string>; commands: PlanCommand[] },
+  afterwards: (built: boolean) => Promise<void>,
+): Promise<void> {
+  const { app, sandbox, appVars, log, commands } = input;
+  const buildDir = deps.layout.buildFolder(app.id);
+  const appCacheDir = deps.layout.appCacheFolder(app.id);
   const secretsDir = deps.layout.buildSecretsFolder(app.id);
   await deps.runner.ownFolder(secretsDir, sandbox.user);
   const sshKey = await installBuildSshKey({ appVars, home: secretsDir, user: sandbox.user, log });
   let built = false;
-  const commands = plan.build.filter((command) => !skipped.includes(command));
   // Nothing left to run (the install skipped, no hook): no build network to set up.
   const network = commands.length > 0 ? await deps.buildNetworks.acquireBuildNetwork(app.id) : undefined;
   try {
@@ -160,29 +221,14 @@ export async function buildRelease(deps: BuildPhaseDeps, input: BuildInput): Pro
       ...sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
     ];
     if (network)
-      await runBuildCommands(deps.runner, commands, { ...input, buildDir, env: { ...env, ...sshKey.env }, mounts, network, provider });
+      await runBuildCommands(deps.runner, commands, { ...input, buildDir, env: { ...input.env, ...sshKey.env }, mounts, network });
     built = true;
   } finally {
     await network?.release();
     await sshKey.remove();
     await rm(secretsDir, { recursive: true, force: true });
-    await cache.save(plan, buildDir, built, installInputs);
+    await afterwards(built);
   }
-
-  for (const file of plan.files.filter((f) => f.secret)) await repository.remove(file.path);
-
-  return {
-    deploymentId: deployment.id,
-    commit: deployment.commit_sha,
-    provider: plan.provider,
-    start: await startCommand(provider, buildDir, plan, appVars, log),
-    beforeStart: plan.beforeStart.map((c) => c.argv),
-    // The release record keeps one environment for the instance's processes: the start
-    // command's own variables (script shell, pnpm's no-install-before-run) must not be lost.
-    planEnv: { ...plan.env, ...plan.start.env },
-    toolPath: prepared.toolPath,
-    cron,
-  };
 }
 
 /** A PlanError of the provider (what the user must fix) fails the build phase with its hint. */
