@@ -5,13 +5,15 @@
  *
  *   npm run snapshots:update
  *
- * and read the diff before committing it. Plans are made with the fixed version catalog of the
+ * and read the diff before committing it: the run names each snapshot it wrote, updated or removed,
+ * checks that each plan comes out the same when made twice, and fails under CI=true (CI compares,
+ * it never writes). Plans are made with the fixed version catalog of the
  * tests; the JDK of an sbt plan is the machine's, so its home and version are written as
  * <JAVA_HOME> and <java version>.
  */
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { catalog, EXAMPLES_DIR, provider as nodeProvider } from '../../test/support/node-provider-fixtures.js';
@@ -21,6 +23,12 @@ import { sbtProvider } from './sbt/sbt-provider.js';
 
 const SNAPSHOTS = fileURLToPath(new URL('../../test/snapshots/plans/', import.meta.url));
 const UPDATE = process.env.SLIPWAY_UPDATE_SNAPSHOTS === '1';
+const CI = !['', '0', 'false'].includes(process.env.CI ?? '');
+
+/** Update mode is for a developer's checkout: a CI run that wrote its own snapshots would prove nothing. */
+function assertMayUpdate(): void {
+  assert.ok(!CI, `SLIPWAY_UPDATE_SNAPSHOTS=1 with CI=${process.env.CI}: CI compares the plan snapshots and never writes them. Unset it.`);
+}
 
 interface ExampleCase {
   /** `node-npm`, `node-dev-deps.2` (the example's second variant). */
@@ -78,11 +86,16 @@ function machineFree(plan: BuildPlan, text: string, dir: string): string {
   return out;
 }
 
-function checkSnapshot(file: string, actual: string): void {
+/** Compares a plan with its snapshot, or in update mode writes it and says so. */
+function checkSnapshot(t: TestContext, file: string, actual: string): void {
   const path = join(SNAPSHOTS, file);
   if (UPDATE) {
+    assertMayUpdate();
+    const before = existsSync(path) ? readFileSync(path, 'utf8') : undefined;
+    if (before === actual) return;
     mkdirSync(SNAPSHOTS, { recursive: true });
     writeFileSync(path, actual);
+    t.diagnostic(`${before === undefined ? 'wrote' : 'updated'} test/snapshots/plans/${file}: review the diff before committing it`);
     return;
   }
   assert.ok(existsSync(path), `No snapshot ${file}: run \`npm run snapshots:update\` and review the new file.`);
@@ -95,20 +108,30 @@ function checkSnapshot(file: string, actual: string): void {
 
 const cases = exampleCases();
 
-test('every example app has plan snapshots, and no snapshot is left without its example', () => {
+test('every example app has plan snapshots, and no snapshot is left without its example', (t) => {
   assert.ok(cases.length >= 20, `only ${cases.length} examples found in ${EXAMPLES_DIR}`);
-  if (UPDATE) return;
   const expected = new Set(cases.flatMap((c) => [`${c.name}.json`, `${c.name}.txt`]));
   const stale = existsSync(SNAPSHOTS) ? readdirSync(SNAPSHOTS).filter((f) => !expected.has(f)) : [];
+  if (UPDATE) {
+    assertMayUpdate();
+    for (const file of stale) {
+      rmSync(join(SNAPSHOTS, file));
+      t.diagnostic(`removed test/snapshots/plans/${file}: its example is gone`);
+    }
+    return;
+  }
   assert.deepEqual(stale, [], 'remove these snapshots (their example is gone) or run `npm run snapshots:update`');
 });
 
 for (const c of cases) {
-  test(`plan of ${c.name}`, async () => {
-    const plan = await c.provider.plan({ sourceDir: c.dir, appType: c.provider.name, env: c.env, catalog });
+  test(`plan of ${c.name}`, async (t) => {
+    const makePlan = () => c.provider.plan({ sourceDir: c.dir, appType: c.provider.name, env: c.env, catalog });
+    const plan = await makePlan();
+    // What is written must be what the next run compares: a plan made again is the same.
+    if (UPDATE) assert.deepEqual(await makePlan(), plan, `the plan of ${c.name} changes from one run to the next`);
     // A secret file's content is shown by its path only, as in the deploy log.
     const shown = { ...plan, files: plan.files.map((f) => (f.secret ? { ...f, content: '<secret>' } : f)) };
-    checkSnapshot(`${c.name}.json`, `${machineFree(plan, JSON.stringify(shown, null, 2), c.dir)}\n`);
-    checkSnapshot(`${c.name}.txt`, `${machineFree(plan, describePlan(plan).join('\n'), c.dir)}\n`);
+    checkSnapshot(t, `${c.name}.json`, `${machineFree(plan, JSON.stringify(shown, null, 2), c.dir)}\n`);
+    checkSnapshot(t, `${c.name}.txt`, `${machineFree(plan, describePlan(plan).join('\n'), c.dir)}\n`);
   });
 }
