@@ -35,6 +35,9 @@ let attackerId: string;
 let attackerDir: string;
 let gateway: string;
 let allTargets: string;
+/** Files the attacker must not read; its own release's server.js is the probe's positive control. */
+let forbiddenPaths: string[];
+const OWN_FILE = 'server.js';
 let redisPort: string | undefined;
 
 async function victimServes(): Promise<void> {
@@ -79,13 +82,14 @@ before(async () => {
     `${victimAddress}:8080`,
     `${gateway}:${daemon.routerPort}`,
   ].join(','));
-  const paths = [
+  forbiddenPaths = [
     join(daemon.dataDir, 'slipway.db'),
     join(daemon.dataDir, 'slipway.db-wal'),
     join(daemon.dataDir, 'admin-token'),
     join(victimRelease, 'server.js'),
     '/etc/shadow',
-  ].join(',');
+  ];
+  const paths = [OWN_FILE, ...forbiddenPaths].join(',');
   attackerId = await createApp(daemon, attackerDir, 'attacker', {
     ATTACK_TARGETS: targets,
     ATTACK_PATHS: paths,
@@ -125,10 +129,10 @@ test("other apps' processes are invisible: no environ, no cmdline, no secret", a
 });
 
 test("the store, the admin token and the victim's release cannot be read; the system cannot be written", async () => {
-  const files = await attack('files');
-  for (const [path, outcome] of Object.entries(files) as Array<[string, { ok: boolean; code?: string }]>) {
-    assert.equal(outcome.ok, false, `${path} must not be readable`);
-  }
+  const files = (await attack('files')) as Record<string, { ok: boolean; code?: string }>;
+  assert.deepEqual(Object.keys(files).sort(), [OWN_FILE, ...forbiddenPaths].sort(), 'the probe tried every path');
+  assert.equal(files[OWN_FILE]?.ok, true, `it reads its own release (the probe works): ${JSON.stringify(files[OWN_FILE])}`);
+  for (const path of forbiddenPaths) assert.equal(files[path]?.ok, false, `${path} must not be readable: ${JSON.stringify(files[path])}`);
   const writes = await attack('writes');
   assert.equal(writes['/usr/pwned'].code, 'EROFS');
   assert.equal(writes['/etc/pwned'].code, 'EROFS');
@@ -182,8 +186,11 @@ test("a build reaches none of the daemon's ports nor the router", async () => {
   const r = await pushAndWait(daemon, attackerDir, attackerId, gitEnv);
   const log = await deploymentLog(daemon, attackerId, r.id);
   const probes = log.filter((l) => l.startsWith('build-probe '));
-  assert.equal(probes.length, 5, log.join('\n'));
-  for (const line of probes) assert.doesNotMatch(line, / connected$/, line);
+  // The probe's positive control: a server the build starts itself, on its own loopback.
+  assert.ok(probes.includes('build-probe own-loopback connected'), `the probe works:\n${log.join('\n')}`);
+  const targets = probes.filter((l) => !l.startsWith('build-probe own-loopback '));
+  assert.equal(targets.length, 5, log.join('\n'));
+  for (const line of targets) assert.doesNotMatch(line, / connected$/, line);
   await victimServes();
 });
 

@@ -294,6 +294,7 @@ test("signals reach only the attacker's own processes: guessed pids of the victi
     killAll: { ok: boolean; code?: string };
     canaryEndedBy: string;
   }>(`/signals?pids=${q(before.map(String))}`, 60_000);
+  assert.deepEqual(Object.keys(seen.guessed).sort(), before.map(String).sort(), 'every pid of the victim was aimed at');
   for (const [pid, outcome] of Object.entries(seen.guessed)) {
     assert.equal(outcome.probe.ok, false, `victim pid ${pid} cannot even be probed`);
     assert.equal(outcome.kill.ok, false, `victim pid ${pid} cannot be killed`);
