@@ -58,7 +58,12 @@ describe('postgresql statements and argv (pure)', () => {
 
   test('argv arrays and pg_hba.conf', () => {
     assert.deepEqual(initdbArgv('/b/initdb', '/d', '/p').slice(0, 5), ['/b/initdb', '--pgdata', '/d', '--username', 'slipway_admin']);
-    const argv = postgresArgv('/b/postgres', { dataDir: '/d', socketDir: '/s', hbaFile: '/h' }, ['127.0.0.1', '10.77.0.1'], 5433);
+    const argv = postgresArgv(
+      '/b/postgres',
+      { dataDir: '/d', socketDir: '/s', hbaFile: '/h', walSpoolDir: '/w' },
+      ['127.0.0.1', '10.77.0.1'],
+      5433,
+    );
     assert.ok(argv.includes('listen_addresses=127.0.0.1,10.77.0.1'));
     assert.ok(argv.includes('port=5433'));
     const hba = hbaConf({

@@ -87,6 +87,8 @@ export interface ApiDependencies {
   services?: DeploymentServices;
   /** Add-ons and their providers; absent when only the control plane runs (unit tests). */
   addons?: import('../addons/addon-manager.js').AddonManager;
+  /** The add-ons' backups; absent when no backup store is configured (unit tests). */
+  backups?: import('../backups/addon-backups.js').AddonBackups;
   /** Access logs, per-minute figures and Prometheus metrics; absent when no router runs (unit tests). */
   traffic?: import('../traffic/traffic-recorder.js').TrafficRecorder;
   /** Cron jobs of the apps' releases and their runs; absent when no scheduler runs (unit tests). */

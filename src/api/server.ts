@@ -18,6 +18,7 @@ import { rollbackRoutes } from './routes/rollback.js';
 import { appConfigRoutes } from './routes/app-config.js';
 import { instanceRoutes } from './routes/instances.js';
 import { addonRoutes } from './routes/addons.js';
+import { backupRoutes } from './routes/backups.js';
 import { serviceRoutes } from './routes/services.js';
 import { publishedConfigRoutes } from './routes/published-config.js';
 import { runtimeRoutes } from './routes/runtimes.js';
@@ -59,6 +60,7 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
     appConfigRoutes,
     instanceRoutes,
     addonRoutes,
+    backupRoutes,
     serviceRoutes,
     publishedConfigRoutes,
     runtimeRoutes,

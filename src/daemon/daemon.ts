@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { chmodSync, mkdirSync } from 'node:fs';
 import { Store } from '../store/store.js';
 import { createApiServer } from '../api/server.js';
+import { startBackups } from './backups-setup.js';
 import { consoleHandler } from '../console/serve.js';
 import type { DaemonOptions } from './options.js';
 import { networkNames } from './options.js';
@@ -311,6 +312,20 @@ export class Daemon {
       const line = `The ${restart.provider} add-on server this app uses stopped (${restart.previousExit}) and was restarted.`;
       for (const appId of restart.appIds) logs.append(appId, 'system', line);
     });
+    const backupService = await startBackups({
+      dataDir: options.dataDir,
+      options: options.backups,
+      store,
+      addons,
+      postgresql,
+      log,
+      tellApps: (appIds, line) => {
+        for (const appId of appIds) logs.append(appId, 'system', line);
+      },
+      verified: (provider, result) => traffic.metrics.backupVerified(provider, result),
+    });
+    this.onStop('backups', () => backupService.stop());
+    for (const { name } of addons.providerList()) traffic.metrics.backupProviderWatched(name);
     const repos = new RepoStore(join(options.dataDir, 'repos'));
     // Every variable an app receives: linked apps' exposed config < add-ons' < its own (src/core/merge-env.ts).
     const appEnv = (appId: string) => appEnvironment(store, addons, appId);
@@ -456,6 +471,7 @@ export class Daemon {
           },
         },
         addons,
+        backups: backupService.backups,
         traffic,
         cron,
         drains: { service: drains, forbidden: drainForbidden },
@@ -481,6 +497,7 @@ export class Daemon {
 
     // Add-on servers first: the apps restored next connect to them.
     await addons.resumeAll();
+    backupService.begin();
     await runtime.restoreAll();
     // Started on Swarm after a start on this machine's sandboxes: those instances served until
     // the tasks took over, and stop now.

@@ -30,6 +30,8 @@ export interface DaemonOptions {
   metricsListen?: { host: string; port: number };
   /** Bytes of lines each log drain keeps on disk for a receiver that is down (`--drain-buffer-size`). */
   drainBufferBytes?: number;
+  /** Where add-on backups go and when they are taken (`--backup-*`). */
+  backups?: BackupOptions;
   /** The SMTP server notifications are mailed through (`--smtp-url`, `--smtp-from`); absent: no mail. */
   smtp?: { url: string; from: string };
   /** ACME directory and renewal checks (src/certificates). */
@@ -89,4 +91,17 @@ export function parseEgressAllow(values: readonly string[] | undefined): string[
       throw new Error(`--egress-allow: ${(error as Error).message}`);
     }
   });
+}
+
+export interface BackupOptions {
+  /** A folder (default: `<data-dir>-backups`, beside the data folder). */
+  folder?: string;
+  /** An S3-compatible object store instead of the folder, e.g. http://127.0.0.1:8333/bucket/prefix. */
+  s3Url?: string;
+  s3CredentialsFile?: string;
+  /** Encrypts every backup with a key from this file. */
+  keyFile?: string;
+  /** HH:MM: the daily backup of every add-on without a schedule of its own. */
+  at?: string;
+  keepDays?: number;
 }

@@ -34,6 +34,7 @@ export class PlatformMetrics {
   private readonly routerRestarts: Counter;
   private readonly replacements: Counter<'app'>;
   private readonly addonServerRestarts: Counter<'provider'>;
+  private readonly backupVerifications: Counter<'provider' | 'result'>;
   /** Statuses seen per app, to remove an app's request series when it is deleted. */
   private readonly statusesOf = new Map<string, Set<string>>();
 
@@ -124,6 +125,12 @@ export class PlatformMetrics {
       labelNames: ['provider'],
       registers,
     });
+    this.backupVerifications = new Counter({
+      name: 'slipway_backup_verifications_total',
+      help: 'Restore tests of add-on backups, by provider and result (verified, failed)',
+      labelNames: ['provider', 'result'],
+      registers,
+    });
     this.replacements = new Counter({
       name: 'slipway_instance_replacements_total',
       help: 'Instances replaced because they stopped answering their health check while serving (liveness), per app',
@@ -166,6 +173,15 @@ export class PlatformMetrics {
   /** Shows a provider's restart count (0) before its first restart, so rates and alerts see the series. */
   addonProviderWatched(provider: string): void {
     this.addonServerRestarts.inc({ provider }, 0);
+  }
+
+  backupVerified(provider: string, result: 'verified' | 'failed'): void {
+    this.backupVerifications.inc({ provider, result });
+  }
+
+  /** Both series exist (0) from the start, so an alert on failures sees the series before the first one. */
+  backupProviderWatched(provider: string): void {
+    for (const result of ['verified', 'failed'] as const) this.backupVerifications.inc({ provider, result }, 0);
   }
 
   instanceReplaced(appId: string): void {

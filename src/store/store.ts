@@ -6,6 +6,7 @@ import { AppRepository } from './apps.js';
 import { EnvVarRepository } from './env-vars.js';
 import { DeploymentRepository } from './deployments.js';
 import { AddonRepository } from './addons.js';
+import { AddonBackupRepository } from './addon-backups.js';
 import { LinkRepository } from './links.js';
 import { PublishedConfigRepository } from './published-config.js';
 import { AppUserRepository } from './app-users.js';
@@ -29,6 +30,7 @@ export class Store {
   readonly env: EnvVarRepository;
   readonly deployments: DeploymentRepository;
   readonly addons: AddonRepository;
+  readonly addonBackups: AddonBackupRepository;
   readonly links: LinkRepository;
   readonly publishedConfig: PublishedConfigRepository;
   readonly appUsers: AppUserRepository;
@@ -51,6 +53,7 @@ export class Store {
     this.env = new EnvVarRepository(db);
     this.deployments = new DeploymentRepository(db);
     this.addons = new AddonRepository(db);
+    this.addonBackups = new AddonBackupRepository(db);
     this.links = new LinkRepository(db);
     this.publishedConfig = new PublishedConfigRepository(db);
     this.appUsers = new AppUserRepository(db);

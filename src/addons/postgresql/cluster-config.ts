@@ -15,6 +15,11 @@ export interface ClusterLayout {
   socketDir: string;
   /** pg_hba.conf slipway rewrites on every start. */
   hbaFile: string;
+  /**
+   * Where the server's archive_command leaves each finished WAL segment (server user, 0700);
+   * the daemon ships them to the backup store from there (src/backups/postgresql/wal-shipper.ts).
+   */
+  walSpoolDir: string;
 }
 
 export function initdbArgv(initdb: string, dataDir: string, passwordFile: string): string[] {
@@ -55,7 +60,34 @@ export function postgresArgv(postgres: string, layout: ClusterLayout, listenAddr
     // The log goes to the file the daemon gave as stderr; no collector process needed.
     '-c',
     'logging_collector=off',
+    // Continuous archiving for point-in-time restores: every finished segment is copied to the
+    // spool, and at least once a minute the current one is finished, so a restore can reach any
+    // second up to about a minute ago even on a quiet server (a restore switches it at once).
+    '-c',
+    'wal_level=replica',
+    '-c',
+    'archive_mode=on',
+    '-c',
+    `archive_command=${archiveCommand(layout.walSpoolDir)}`,
+    '-c',
+    'archive_timeout=60',
   ];
+}
+
+/**
+ * The shell line PostgreSQL runs for each finished WAL segment (%p its path, %f its name). The
+ * copy reaches the spool under its final name only once complete and on disk: PostgreSQL
+ * recycles a segment as soon as this succeeds. A segment archived twice (a crash between the
+ * copy and PostgreSQL's note of it) is copied again, same bytes.
+ */
+export function archiveCommand(spoolDir: string): string {
+  const dir = shellQuote(spoolDir);
+  return `cp %p ${dir}/.%f.part && sync ${dir}/.%f.part && mv -f ${dir}/.%f.part ${dir}/%f && sync ${dir}`;
+}
+
+function shellQuote(path: string): string {
+  if (path.includes('%')) throw new Error(`The WAL spool folder ${path} contains a %, which archive_command would expand.`);
+  return `'${path.replace(/'/g, `'\\''`)}'`;
 }
 
 /** One database opened to one sandbox address: its app is linked to the add-on. */
@@ -99,6 +131,8 @@ export function hbaConf(access: HbaAccess): string {
     '# Written by slipway whenever a sandbox starts or stops or a link changes; edits are overwritten.',
     '# TYPE  DATABASE  USER  ADDRESS  METHOD',
     'local   all       all            scram-sha-256',
+    // pg_basebackup, as slipway's superuser over the socket only ("all" does not cover replication).
+    `local   replication  ${ADMIN_ROLE}   scram-sha-256`,
     'host    all       all   127.0.0.1/32  scram-sha-256',
     'host    all       all   ::1/128       scram-sha-256',
     ...host,

@@ -68,6 +68,16 @@ export class EmbeddedCluster {
 
   constructor(private readonly options: EmbeddedClusterOptions) {}
 
+  /** The port it listens on (the unix socket's name carries it too). */
+  get port(): number {
+    return this.options.port;
+  }
+
+  /** The unprivileged account the server runs as. */
+  get serverUser(): string {
+    return this.options.serverUser;
+  }
+
   get layout(): ClusterLayout & { root: string; passwordFile: string; logFile: string } {
     const root = this.options.root;
     return {
@@ -75,6 +85,7 @@ export class EmbeddedCluster {
       dataDir: join(root, 'data'),
       socketDir: join(root, 'run'),
       hbaFile: join(root, 'pg_hba.conf'),
+      walSpoolDir: join(root, 'wal-spool'),
       passwordFile: join(root, 'admin-password'),
       logFile: join(root, 'postgres.log'),
     };
@@ -96,6 +107,7 @@ export class EmbeddedCluster {
     await assertTraversable(dirname(layout.root), user);
     await ensureDir(layout.root, 0o755);
     await ensureDir(layout.socketDir, 0o750, user);
+    await ensureDir(layout.walSpoolDir, 0o700, user);
 
     let initdbMs: number | undefined;
     let versionText = await readOptional(join(layout.dataDir, 'PG_VERSION'));
@@ -120,10 +132,18 @@ export class EmbeddedCluster {
 
     const began = Date.now();
     const adoptedServer = await this.adoptRunning();
-    // An adopted server loaded the file its daemon wrote: the one on disk, unless rewritten just now.
-    const loaded = adoptedServer && !kept ? undefined : this.writtenHba;
-    const server = adoptedServer ?? (await this.spawnReady(binaries.postgres, user));
+    let server = adoptedServer ?? (await this.spawnReady(binaries.postgres, user));
     if (adoptedServer) await this.waitReady(adoptedServer);
+    if (adoptedServer && !(await archiving(this.admin))) {
+      // Started by a slipway that kept no WAL archive: once, at the upgrade, it restarts with
+      // archiving on (archive_mode takes effect only at a server start).
+      this.events.log('Restarting the PostgreSQL add-on server once to turn on WAL archiving for backups.');
+      await adoptedServer.stop('SIGINT', 30_000);
+      server = await this.spawnReady(binaries.postgres, user);
+    }
+    const adopted = server === adoptedServer;
+    // An adopted server loaded the file its daemon wrote: the one on disk, unless rewritten just now.
+    const loaded = adopted && !kept ? undefined : this.writtenHba;
     this.server = new SupervisedServer(server, {
       provider: 'postgresql',
       label: server.label,
@@ -132,7 +152,7 @@ export class EmbeddedCluster {
       events: () => this.events,
     });
     this.major = major;
-    this.timings = { initdbMs, startMs: Date.now() - began, adopted: adoptedServer !== undefined };
+    this.timings = { initdbMs, startMs: Date.now() - began, adopted };
     this.loadedHba = loaded;
     // Clients allowed while it was starting are not in the file it read yet.
     await this.queueHbaChange();
@@ -370,6 +390,11 @@ async function confLoadTime(target: AdminTarget): Promise<number> {
 async function confLoadTimeOf(client: pg.Client): Promise<number> {
   const { rows } = await client.query<{ t: string }>('SELECT extract(epoch FROM pg_conf_load_time())::text AS t');
   return Number(rows[0]!.t);
+}
+
+async function archiving(target: AdminTarget): Promise<boolean> {
+  const mode = await adminQuery(target, (c) => c.query<{ mode: string }>(`SELECT current_setting('archive_mode') AS mode`));
+  return mode.rows[0]?.mode === 'on';
 }
 
 async function canQuery(target: AdminTarget): Promise<boolean> {

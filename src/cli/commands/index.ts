@@ -41,6 +41,12 @@ import { addonList } from './addon/list.js';
 import { addonEnv } from './addon/env.js';
 import { addonDelete } from './addon/delete.js';
 import { addonProviders } from './addon/providers.js';
+import { addonBackups } from './addon/backups.js';
+import { addonBackup } from './addon/backup.js';
+import { addonBackupVerify } from './addon/backup-verify.js';
+import { addonBackupDownload } from './addon/backup-download.js';
+import { addonRestore } from './addon/restore.js';
+import { addonBackupSchedule } from './addon/backup-schedule.js';
 import { serviceList } from './service/list.js';
 import { serviceLinkAddon } from './service/link-addon.js';
 import { serviceUnlinkAddon } from './service/unlink-addon.js';
@@ -126,6 +132,12 @@ export const commands: Command[] = [
   addonEnv,
   addonDelete,
   addonProviders,
+  addonBackups,
+  addonBackup,
+  addonBackupVerify,
+  addonBackupDownload,
+  addonRestore,
+  addonBackupSchedule,
   serviceList,
   serviceLinkAddon,
   serviceUnlinkAddon,

@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { validateCidr } from '../../router/validate.js';
 import { UsageError, CliError } from '../errors.js';
 import { parseListenAddress } from '../../metrics/metrics-server.js';
+import { checkKeepDays, checkTimeOfDay } from '../../backups/schedule.js';
 import {
   parseAcmeDirectory,
   parseAcmeEmail,
@@ -98,6 +99,29 @@ export const server: Command = {
       description:
         'New custom domains wait, unrouted and without certificates, until the DNS TXT record _slipway-challenge.<domain> holds the token `domain add` printed',
     },
+    'backup-folder': {
+      type: 'string',
+      value: '<path>',
+      description: 'Where add-on backups go (default: beside the data folder, <data-dir>-backups); put it on another disk',
+    },
+    'backup-s3-url': {
+      type: 'string',
+      value: '<url>',
+      description:
+        'An S3-compatible store for the backups instead of the folder: http(s)://host:port/bucket/prefix (keys from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or --backup-s3-credentials-file)',
+    },
+    'backup-s3-credentials-file': {
+      type: 'string',
+      value: '<path>',
+      description: 'The S3 access key and secret, in a file only root can read',
+    },
+    'backup-key-file': {
+      type: 'string',
+      value: '<path>',
+      description: 'Encrypt every backup with the key in this file (32 bytes or more, readable by root only); keep a copy elsewhere',
+    },
+    'backup-at': { type: 'string', value: '<HH:MM>', description: 'When the daily backups run, local time (default 03:00)' },
+    'backup-keep-days': { type: 'string', value: '<days>', description: 'How many days backups are kept (default 7)' },
     'dns-resolver': {
       type: 'string',
       value: '<ip[:port]>',
@@ -207,6 +231,14 @@ export const server: Command = {
           (o['smtp-from'] as string | undefined) ?? ctx.env.SLIPWAY_SMTP_FROM,
           domain,
         ),
+        backups: {
+          folder: o['backup-folder'] as string | undefined,
+          s3Url: (o['backup-s3-url'] as string | undefined) ?? ctx.env.SLIPWAY_BACKUP_S3_URL,
+          s3CredentialsFile: o['backup-s3-credentials-file'] as string | undefined,
+          keyFile: (o['backup-key-file'] as string | undefined) ?? ctx.env.SLIPWAY_BACKUP_KEY_FILE,
+          at: o['backup-at'] === undefined ? undefined : checkTimeOfDay(o['backup-at'] as string, '--backup-at'),
+          keepDays: o['backup-keep-days'] === undefined ? undefined : checkKeepDays(Number(o['backup-keep-days'])),
+        },
         drainBufferBytes: drainBufferSize((o['drain-buffer-size'] as string | undefined) ?? ctx.env.SLIPWAY_DRAIN_BUFFER_SIZE),
         certificates: {
           acmeDirectory: parseAcmeDirectory(o['acme-directory'] as string | undefined),

@@ -1,0 +1,118 @@
+import type { HttpRouter } from '../http-router.js';
+import type { ApiContext } from '../context.js';
+import { SlipwayError, ValidationError } from '../../core/errors.js';
+import { checkDisplayName } from '../../core/names.js';
+import type { AddonBackupRow } from '../../store/addon-backups.js';
+import type { AddonBackups, RestoreSource } from '../../backups/addon-backups.js';
+import { addonForUser, addonView } from '../addon-access.js';
+import { backupSpecs } from './backups-routes.js';
+
+function backups(ctx: ApiContext): AddonBackups {
+  if (!ctx.deps.backups) throw new SlipwayError(503, 'unavailable', 'Backups are not available on this daemon.');
+  return ctx.deps.backups;
+}
+
+function backupView(row: AddonBackupRow) {
+  return {
+    id: row.id,
+    addon_id: row.addon_id,
+    kind: row.kind,
+    created_at: row.created_at,
+    finished_at: row.finished_at,
+    size_bytes: row.size_bytes,
+    verification: row.verification,
+    verification_detail: row.verification_detail,
+    verified_at: row.verified_at,
+    counts: JSON.parse(row.counts_json) as Record<string, number>,
+  };
+}
+
+function restoreSource(input: Record<string, unknown>): RestoreSource {
+  const { backup, to } = input;
+  if ((backup === undefined) === (to === undefined)) {
+    throw new ValidationError('Give either a backup (--backup <id>) or a time (--to <RFC 3339 time>) to restore to.');
+  }
+  if (backup !== undefined) {
+    if (typeof backup !== 'string' || backup === '') throw new ValidationError('Field "backup" must be a backup id.');
+    return { backupId: backup };
+  }
+  const time = typeof to === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(to) ? new Date(to) : undefined;
+  if (!time || Number.isNaN(time.getTime())) {
+    throw new ValidationError(
+      `${JSON.stringify(to)} is not an RFC 3339 time.`,
+      'For example 2026-11-25T14:32:10Z or 2026-11-25T15:32:10+01:00.',
+    );
+  }
+  return { time };
+}
+
+export function backupRoutes(router: HttpRouter<ApiContext>): void {
+  router.add('GET', '/v1/addons/:addon/backups', backupSpecs.list, (ctx) => {
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
+    const service = backups(ctx);
+    const list = service.list(addon);
+    const window = service.window(addon);
+    const schedule = service.schedules.of(addon.id);
+    return {
+      backups: list.map(backupView),
+      window: window ? { from: window.from.toISOString(), to: window.to.toISOString() } : null,
+      schedule: { at: schedule.at, keep_days: schedule.keep_days },
+    };
+  });
+
+  router.add('POST', '/v1/addons/:addon/backups', backupSpecs.create, async (ctx) => {
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
+    return { backup: backupView(await backups(ctx).backupNow(addon)) };
+  });
+
+  router.add('POST', '/v1/addons/:addon/backups/:backup/verify', backupSpecs.verify, async (ctx) => {
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
+    return { backup: backupView(await backups(ctx).verify(addon, ctx.params.backup!)) };
+  });
+
+  router.add('GET', '/v1/addons/:addon/backups/:backup/dump', backupSpecs.download, async (ctx) => {
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
+    let started = false;
+    try {
+      await backups(ctx).download(addon, ctx.params.backup!, async (dump) => {
+        started = true;
+        ctx.res.writeHead(200, {
+          'content-type': 'application/octet-stream',
+          'content-disposition': `attachment; filename="${ctx.params.backup}.dump"`,
+        });
+        for await (const chunk of dump) {
+          if (!ctx.res.write(chunk)) await new Promise((r) => ctx.res.once('drain', r));
+        }
+      });
+    } catch (error) {
+      // Once bytes went out the status cannot change: the cut connection tells the client.
+      if (started) {
+        ctx.res.destroy();
+        return undefined;
+      }
+      throw error;
+    }
+    ctx.res.end();
+    return undefined;
+  });
+
+  router.add('POST', '/v1/addons/:addon/restore', backupSpecs.restore, async (ctx) => {
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
+    const input = await ctx.body();
+    const source = restoreSource(input);
+    const as = input.as === undefined ? undefined : checkDisplayName('add-on', String(input.as));
+    const result = await backups(ctx).restore(addon, source, as);
+    return { addon: addonView(ctx.deps.store, result.addon), safety_backup: result.safetyBackup ?? null };
+  });
+
+  router.add('POST', '/v1/addons/:addon/backup-schedule', backupSpecs.schedule, async (ctx) => {
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
+    const input = await ctx.body();
+    const service = backups(ctx);
+    const at = input.at === undefined ? undefined : String(input.at);
+    const keepDays = input.keep_days === undefined ? undefined : Number(input.keep_days);
+    const schedule =
+      at === undefined && keepDays === undefined ? service.schedules.of(addon.id) : service.schedules.set(addon.id, { at, keepDays });
+    return { schedule: { at: schedule.at, keep_days: schedule.keep_days } };
+  });
+}

@@ -1,0 +1,299 @@
+import { randomBytes } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../core/errors.js';
+import type { AddonManager } from '../addons/addon-manager.js';
+import type { AddonRow } from '../store/addons.js';
+import type { AddonBackupRow, BackupKind } from '../store/addon-backups.js';
+import type { Store } from '../store/store.js';
+import type { PostgresqlBackups } from './postgresql/postgresql-backups.js';
+import type { RecoveryTarget } from './postgresql/scratch-cluster.js';
+import { BackupSchedules, type ScheduleDefaults } from './schedule.js';
+
+export interface AddonBackupsOptions {
+  store: Store;
+  addons: AddonManager;
+  /** Undefined when the PostgreSQL server is not the embedded one (its backups are its administrator's). */
+  postgresql: PostgresqlBackups | undefined;
+  defaults: ScheduleDefaults;
+  log(line: string): void;
+  /** A line in the log of each app given. */
+  tellApps(appIds: string[], line: string): void;
+  verified(provider: string, result: 'verified' | 'failed'): void;
+}
+
+export type RestoreSource = { backupId: string } | { time: Date };
+
+/**
+ * The add-ons' backups as users see them: taken on demand and on schedule, each restored once
+ * into a throw-away copy and checked before it counts as good, restored in place or into a new
+ * add-on, kept for the days the schedule says. One backup job runs at a time.
+ */
+export class AddonBackups {
+  private queue: Promise<unknown> = Promise.resolve();
+  private verifying: Promise<void> | undefined;
+  readonly schedules: BackupSchedules;
+
+  constructor(private readonly o: AddonBackupsOptions) {
+    this.schedules = new BackupSchedules(o.store, o.defaults);
+  }
+
+  list(addon: AddonRow): AddonBackupRow[] {
+    this.engine(addon);
+    return this.o.store.addonBackups.listForAddon(addon.id);
+  }
+
+  /** Takes a backup now; resolves once it is stored (its verification follows). */
+  backupNow(addon: AddonRow, kind: BackupKind = 'manual'): Promise<AddonBackupRow> {
+    const engine = this.engine(addon);
+    return this.serial(async () => {
+      const [row] = await this.take(engine, [addon], kind);
+      this.verifyPending();
+      return row!;
+    });
+  }
+
+  /** The scheduled backups of every add-on due now, in one base backup; then retention. */
+  runSchedule(now = new Date()): Promise<void> {
+    return this.serial(async () => {
+      const postgresql = this.o.postgresql;
+      const due = this.o.store.addons
+        .all()
+        .filter((addon) => addon.provider === 'postgresql' && Object.keys(this.o.store.addons.config(addon)).length > 0)
+        .filter((addon) => this.schedules.due(addon.id, now));
+      if (postgresql && due.length > 0) {
+        try {
+          await this.take(postgresql, due, 'scheduled');
+        } catch (error) {
+          this.o.log(`The scheduled PostgreSQL backup failed: ${(error as Error).message}`);
+        }
+      }
+      await this.prune(now);
+      this.verifyPending();
+    });
+  }
+
+  private async take(engine: PostgresqlBackups, addons: AddonRow[], kind: BackupKind): Promise<AddonBackupRow[]> {
+    const ids = addons.map(() => `backup_${Date.now().toString(36)}${randomBytes(5).toString('hex')}`);
+    const taken = await engine.take(addons.map((addon, i) => ({ ...this.pgAddon(addon), pointName: `slipway_${ids[i]}` })));
+    return taken.map((t, i) =>
+      this.o.store.addonBackups.insert({
+        id: ids[i]!,
+        addon_id: addons[i]!.id,
+        kind,
+        object_key: t.objectKey,
+        restore_point: t.restorePoint,
+        created_at: t.createdAt.toISOString(),
+        finished_at: t.finishedAt.toISOString(),
+        size_bytes: t.sizeBytes,
+        counts_json: JSON.stringify(t.counts),
+      }),
+    );
+  }
+
+  /** Restore-tests one backup now; resolves with its row as it ends (verified or failed). */
+  verify(addon: AddonRow, backupId: string): Promise<AddonBackupRow> {
+    const backup = this.backup(addon, backupId);
+    return this.serial(() => this.verifyOne(backup));
+  }
+
+  /** Verifies, one after the other, the backups still waiting (also those a restart left waiting). */
+  verifyPending(): void {
+    if (this.verifying) return;
+    this.verifying = (async () => {
+      for (;;) {
+        const next = this.o.store.addonBackups.pending()[0];
+        if (!next) break;
+        await this.serial(() => this.verifyOne(next));
+      }
+    })()
+      .catch((error: Error) => this.o.log(`Backup verification stopped: ${error.message}`))
+      .finally(() => {
+        this.verifying = undefined;
+      });
+  }
+
+  private async verifyOne(backup: AddonBackupRow): Promise<AddonBackupRow> {
+    const addon = this.o.store.addons.byId(backup.addon_id);
+    const postgresql = this.o.postgresql;
+    if (!addon || !postgresql || !backup.restore_point) {
+      this.o.store.addonBackups.setVerification(
+        backup.id,
+        'failed',
+        'nothing here can restore it (its add-on or its server is gone)',
+        new Date(),
+      );
+      return this.o.store.addonBackups.byId(backup.id)!;
+    }
+    try {
+      const detail = await postgresql.verify(
+        { objectKey: backup.object_key, restorePoint: backup.restore_point, counts: JSON.parse(backup.counts_json) },
+        this.pgAddon(addon).database,
+      );
+      this.o.store.addonBackups.setVerification(backup.id, 'verified', detail, new Date());
+      this.o.verified(addon.provider, 'verified');
+    } catch (error) {
+      const reason = (error as Error).message;
+      this.o.store.addonBackups.setVerification(backup.id, 'failed', reason, new Date());
+      this.o.verified(addon.provider, 'failed');
+      this.o.log(`Backup ${backup.id} of add-on ${addon.name} (${addon.id}) FAILED its restore test: ${reason}`);
+    }
+    return this.o.store.addonBackups.byId(backup.id)!;
+  }
+
+  /** The times a restore can reach: from the oldest usable backup's end to now. */
+  window(addon: AddonRow): { from: Date; to: Date } | undefined {
+    this.engine(addon);
+    const usable = this.o.store.addonBackups.listForAddon(addon.id).filter((b) => b.verification !== 'failed');
+    if (usable.length === 0) return undefined;
+    const from = usable.map((b) => b.finished_at).sort()[0]!;
+    return { from: new Date(from), to: new Date() };
+  }
+
+  /**
+   * Restores the add-on as it was at a backup or a time: in place (a safety backup first; its
+   * apps lose their connections and are told) or into a new add-on `as` of its organisation.
+   */
+  async restore(addon: AddonRow, source: RestoreSource, as?: string): Promise<{ addon: AddonRow; safetyBackup?: string }> {
+    const engine = this.engine(addon);
+    const { baseKey, target } = this.resolveSource(addon, source);
+    if (as !== undefined) {
+      if (this.o.store.addons.byName(addon.org_id, as)) {
+        throw new ConflictError(`The organisation already has an add-on named ${JSON.stringify(as)}.`, 'Choose another name with --as.');
+      }
+      return this.serial(async () => {
+        if ('time' in target) await engine.archiveNow();
+        const created = await this.o.addons.create({ orgId: addon.org_id, provider: addon.provider, name: as });
+        try {
+          await engine.restoreInto(baseKey, target, this.pgAddon(addon), this.pgAddon(created));
+        } catch (error) {
+          await this.o.addons.remove(created).catch(() => undefined);
+          throw restoreFailed(error);
+        }
+        return { addon: created };
+      });
+    }
+    return this.serial(async () => {
+      const [safety] = await this.take(engine, [addon], 'safety');
+      const apps = this.o.store.links.appsOfAddon(addon.id);
+      const what = 'backupId' in source ? `backup ${source.backupId}` : source.time.toISOString();
+      this.o.tellApps(
+        apps,
+        `The add-on ${addon.name} is being restored to ${what}: its connections end meanwhile (safety backup ${safety!.id}).`,
+      );
+      try {
+        await engine.restoreInPlace(baseKey, target, this.pgAddon(addon));
+      } catch (error) {
+        this.o.tellApps(apps, `The restore of add-on ${addon.name} failed; it keeps its data as it was.`);
+        throw restoreFailed(error);
+      }
+      this.o.tellApps(apps, `The add-on ${addon.name} was restored to ${what}.`);
+      this.verifyPending();
+      return { addon, safetyBackup: safety!.id };
+    });
+  }
+
+  /** pg_dump's custom format of the add-on as the backup holds it. */
+  download(addon: AddonRow, backupId: string, use: (dump: Readable) => Promise<void>): Promise<void> {
+    const engine = this.engine(addon);
+    const backup = this.backup(addon, backupId);
+    return this.serial(() => engine.dumpAt(backup.object_key, { name: backup.restore_point! }, this.pgAddon(addon).database, use));
+  }
+
+  private resolveSource(addon: AddonRow, source: RestoreSource): { baseKey: string; target: RecoveryTarget } {
+    if ('backupId' in source) {
+      const backup = this.backup(addon, source.backupId);
+      if (backup.verification === 'failed') {
+        throw new ValidationError(`Backup ${backup.id} failed its restore test: ${backup.verification_detail}`, 'Choose another backup.');
+      }
+      return { baseKey: backup.object_key, target: { name: backup.restore_point! } };
+    }
+    const window = this.window(addon);
+    const time = source.time;
+    if (!window)
+      throw new ValidationError(
+        `The add-on ${addon.name} has no backup yet, so it has no time to restore to.`,
+        'Take one with `slipway addon backup`.',
+      );
+    if (time < window.from || time > window.to) {
+      throw new ValidationError(
+        `${time.toISOString()} is outside the restore window of ${addon.name}: ${window.from.toISOString()} to now (${window.to.toISOString()}).`,
+        'Give a time inside the window, or a backup with --backup.',
+      );
+    }
+    const base = this.o.store.addonBackups
+      .listForAddon(addon.id)
+      .filter((b) => b.verification !== 'failed' && new Date(b.finished_at) <= time)
+      .sort((a, b) => b.finished_at.localeCompare(a.finished_at))[0]!;
+    return { baseKey: base.object_key, target: { time } };
+  }
+
+  private backup(addon: AddonRow, backupId: string): AddonBackupRow {
+    const backup = this.o.store.addonBackups.byId(backupId);
+    if (!backup || backup.addon_id !== addon.id) {
+      const known = this.o.store.addonBackups.listForAddon(addon.id).map((b) => b.id);
+      throw new NotFoundError(
+        `The add-on ${addon.name} has no backup ${JSON.stringify(backupId)}.`,
+        known.length ? `Its backups: ${known.join(', ')}.` : 'It has no backup yet; take one with `slipway addon backup`.',
+      );
+    }
+    return backup;
+  }
+
+  /** Removes backups older than their add-on keeps (never the newest verified one), then unneeded WAL. */
+  private async prune(now: Date): Promise<void> {
+    const postgresql = this.o.postgresql;
+    for (const addon of this.o.store.addons.all()) {
+      const keepMs = this.schedules.of(addon.id).keep_days * 86_400_000;
+      const rows = this.o.store.addonBackups.listForAddon(addon.id).sort((a, b) => b.created_at.localeCompare(a.created_at));
+      const newestVerified = rows.find((b) => b.verification === 'verified');
+      for (const row of rows) {
+        if (row === newestVerified || now.getTime() - new Date(row.created_at).getTime() <= keepMs) continue;
+        this.o.store.addonBackups.delete(row.id);
+        if (postgresql && this.o.store.addonBackups.usersOfObject(row.object_key) === 0) await postgresql.deleteBase(row.object_key);
+      }
+    }
+    if (postgresql) {
+      const kept = [
+        ...new Set(
+          this.o.store.addonBackups
+            .all()
+            .filter((b) => b.object_key.startsWith('postgresql/'))
+            .map((b) => b.object_key),
+        ),
+      ];
+      await postgresql.pruneWal(kept);
+    }
+  }
+
+  private engine(addon: AddonRow): PostgresqlBackups {
+    if (addon.provider === 'postgresql' && this.o.postgresql) return this.o.postgresql;
+    throw new SlipwayError(
+      501,
+      'backups_unavailable',
+      addon.provider === 'postgresql'
+        ? "This platform uses an external PostgreSQL server: its backups are its administrator's."
+        : `Backups of ${addon.provider} add-ons are not available yet.`,
+    );
+  }
+
+  private pgAddon(addon: AddonRow): { database: string; role: string } {
+    const config = this.o.store.addons.config(addon);
+    if (!config.database || !config.role) throw new ConflictError(`The add-on ${addon.name} is still being created.`);
+    return { database: config.database, role: config.role };
+  }
+
+  private serial<T>(job: () => Promise<T>): Promise<T> {
+    const run = this.queue.catch(() => undefined).then(job);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}
+
+function restoreFailed(error: unknown): SlipwayError {
+  return new SlipwayError(
+    500,
+    'restore_failed',
+    `The restore failed: ${(error as Error).message}`,
+    'Nothing was changed; the add-on keeps serving its current data.',
+  );
+}

@@ -1,0 +1,241 @@
+import { runChecked } from '../../executor/run-captured.js';
+import { runStreamed } from '../../executor/run-streamed.js';
+import { startServer, type StartedServer } from '../../executor/start-server.js';
+import { constants } from 'node:fs';
+import { chmod, chown, mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import pg from 'pg';
+import type { SystemUser } from '../../addons/system-user.js';
+import { ADMIN_ROLE } from '../../addons/postgresql/cluster-config.js';
+import type { BackupStore } from '../store/backup-store.js';
+import { isWalFileName, walKey } from './wal-shipper.js';
+
+/** Where a restore stops: a named restore point, a time, or the base backup's own end. */
+export type RecoveryTarget = { name: string } | { time: Date } | { immediate: true };
+
+export interface ScratchRestore {
+  /** Folder under which the throw-away cluster gets a folder of its own (root's). */
+  scratchRoot: string;
+  user: SystemUser;
+  /** Folder of the PostgreSQL server binaries (postgres, pg_dump, pg_amcheck...). */
+  binDir: string;
+  store: BackupStore;
+  /** The base backup (a tar of PGDATA). */
+  baseKey: string;
+  /** The archived WAL files replay may need, by name. */
+  walNames: string[];
+  target: RecoveryTarget;
+  /** The superuser's password: the restored cluster has the roles of the live one. */
+  adminPassword: string;
+  timeoutMs?: number;
+}
+
+const PORT = 5432;
+
+/**
+ * A copy of the add-on cluster restored from a backup into a folder of its own and started
+ * with no network at all: its own empty network namespace (unshare), no TCP listener, a unix
+ * socket in a folder only root and the server account can enter. Verifications, point-in-time
+ * restores and downloads read from it; remove() leaves nothing behind.
+ */
+export class ScratchCluster {
+  private server: StartedServer | undefined;
+  private exited: Promise<void> | undefined;
+
+  private constructor(
+    readonly folder: string,
+    private readonly o: ScratchRestore,
+  ) {}
+
+  get socketDir(): string {
+    return join(this.folder, 'run');
+  }
+
+  get dataDir(): string {
+    return join(this.folder, 'data');
+  }
+
+  /** Environment for the PostgreSQL client tools (pg_dump, pg_amcheck) to reach it. */
+  clientEnv(): Record<string, string> {
+    return { PATH: '/usr/bin:/bin', PGHOST: this.socketDir, PGPORT: String(PORT), PGUSER: ADMIN_ROLE, PGPASSWORD: this.o.adminPassword };
+  }
+
+  static async restore(o: ScratchRestore): Promise<ScratchCluster> {
+    await mkdir(o.scratchRoot, { recursive: true, mode: 0o711 });
+    const folder = join(o.scratchRoot, `pg-${randomBytes(6).toString('hex')}`);
+    const cluster = new ScratchCluster(folder, o);
+    try {
+      await cluster.prepare();
+      await cluster.start();
+      return cluster;
+    } catch (error) {
+      await cluster.remove();
+      throw error;
+    }
+  }
+
+  private async prepare(): Promise<void> {
+    const { user } = this.o;
+    await mkdir(this.folder, { mode: 0o750 });
+    await chown(this.folder, 0, user.gid);
+    for (const own of [this.dataDir, this.socketDir]) {
+      await mkdir(own, { mode: 0o700 });
+      await chown(own, user.uid, user.gid);
+    }
+    const walDir = join(this.folder, 'wal');
+    await mkdir(walDir, { mode: 0o750 });
+    await chown(walDir, 0, user.gid);
+    await this.extractBase();
+    for (const name of this.o.walNames) {
+      if (!isWalFileName(name)) throw new Error(`"${name}" is not a WAL file name.`);
+      const path = join(walDir, name);
+      await writeStream(path, await this.o.store.get(walKey(name)));
+      await chown(path, 0, user.gid);
+      await chmod(path, 0o640);
+    }
+    await writeFile(join(this.folder, 'pg_hba.conf'), 'local all all scram-sha-256\n', { mode: 0o644, flag: 'wx' });
+    // Created by the server's account, in its own folder: nothing from the backup is opened by root.
+    await runAs(user, ['touch', join(this.dataDir, 'recovery.signal')]);
+  }
+
+  /** tar runs as the server's account, inside the folder it owns. */
+  private async extractBase(): Promise<void> {
+    const { user } = this.o;
+    const body = await this.o.store.get(this.o.baseKey);
+    const tar = runStreamed({
+      argv: ['tar', '-x', '-f', '-', '-C', this.dataDir, '--no-same-owner'],
+      env: { PATH: '/usr/bin:/bin' },
+      user: { uid: user.uid, gid: user.gid },
+      stdin: body,
+      name: 'tar',
+    });
+    tar.stdout.resume();
+    await tar.done.catch((error: Error) => {
+      throw new Error(`The base backup is not a whole archive: ${error.message}.`);
+    });
+  }
+
+  private recoverySettings(): string[] {
+    const target = this.o.target;
+    const settings = [`restore_command=cp ${join(this.folder, 'wal')}/%f %p`, 'recovery_target_action=promote'];
+    if ('name' in target) settings.push(`recovery_target_name=${target.name}`);
+    else if ('time' in target) settings.push(`recovery_target_time=${postgresTime(target.time)}`, 'recovery_target_inclusive=true');
+    else settings.push('recovery_target=immediate');
+    return settings;
+  }
+
+  private async start(): Promise<void> {
+    const { user } = this.o;
+    const settings = [
+      'listen_addresses=',
+      `unix_socket_directories=${this.socketDir}`,
+      `port=${PORT}`,
+      `hba_file=${join(this.folder, 'pg_hba.conf')}`,
+      'archive_mode=off',
+      'logging_collector=off',
+      'shared_buffers=32MB',
+      ...this.recoverySettings(),
+    ];
+    const logFile = join(this.folder, 'postgres.log');
+    // unshare needs root; setpriv then drops to the server's account for postgres itself.
+    const server = await startServer({
+      argv: [
+        'unshare',
+        '--net',
+        '--',
+        'setpriv',
+        `--reuid=${user.uid}`,
+        `--regid=${user.gid}`,
+        '--clear-groups',
+        '--',
+        join(this.o.binDir, 'postgres'),
+        '-D',
+        this.dataDir,
+        ...settings.flatMap((s) => ['-c', s]),
+      ],
+      cwd: this.dataDir,
+      env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' },
+      logFile,
+    });
+    this.server = server;
+    let ended = false;
+    this.exited = server.exited.then(() => {
+      ended = true;
+    });
+    const deadline = Date.now() + (this.o.timeoutMs ?? 600_000);
+    for (;;) {
+      if (ended) throw new Error(`The restored copy did not start: ${await recoveryFailure(logFile)}`);
+      const state = await this.queryOne<{ recovering: boolean }>('postgres', 'SELECT pg_is_in_recovery() AS recovering').catch(
+        () => undefined,
+      );
+      if (state && !state.recovering) return;
+      if (Date.now() > deadline) throw new Error('The restored copy was still replaying WAL when its time ran out.');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  async query<T extends pg.QueryResultRow>(database: string, text: string, values: unknown[] = []): Promise<T[]> {
+    const client = new pg.Client({ host: this.socketDir, port: PORT, user: ADMIN_ROLE, password: this.o.adminPassword, database });
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      return (await client.query<T>(text, values)).rows;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  private async queryOne<T extends pg.QueryResultRow>(database: string, text: string): Promise<T | undefined> {
+    return (await this.query<T>(database, text))[0];
+  }
+
+  /** Fast shutdown, then the whole folder goes. Safe to call more than once. */
+  async remove(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (server && this.exited) {
+      signalGroup(server.pid, 'SIGINT');
+      const stopped = await Promise.race([this.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 20_000))]);
+      if (!stopped) {
+        signalGroup(server.pid, 'SIGKILL');
+        await this.exited;
+      }
+    }
+    await rm(this.folder, { recursive: true, force: true });
+  }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+/** A timestamptz PostgreSQL reads (it refuses ISO 8601's T and Z here): 2026-11-26 14:54:28.441+00. */
+export function postgresTime(time: Date): string {
+  return time.toISOString().replace('T', ' ').replace('Z', '+00');
+}
+
+/** What PostgreSQL said when recovery failed, in its own words (its last FATAL or PANIC lines). */
+async function recoveryFailure(logFile: string): Promise<string> {
+  const text = await readFile(logFile, 'utf8').catch(() => '');
+  // Our own polls while it started are not the reason.
+  const lines = text.split('\n').filter((l) => /FATAL|PANIC|ERROR/.test(l) && !/is starting up/.test(l));
+  return lines.slice(-3).join(' / ') || 'it exited without saying why';
+}
+
+async function writeStream(path: string, body: Readable): Promise<void> {
+  // A new file only (O_EXCL), never through a link; the stream closes it when done.
+  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
+  const handle = await open(path, flags, 0o600);
+  await pipeline(body, handle.createWriteStream());
+}
+
+async function runAs(user: SystemUser, argv: string[]): Promise<void> {
+  await runChecked(argv, { user: { uid: user.uid, gid: user.gid }, env: { PATH: '/usr/bin:/bin' }, cwd: '/' });
+}

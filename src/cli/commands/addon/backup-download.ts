@@ -1,0 +1,49 @@
+import { createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { Command } from '../../command.js';
+import { CliError } from '../../errors.js';
+import { addonPath } from '../../addon-types.js';
+
+export const addonBackupDownload: Command = {
+  path: ['addon', 'backup', 'download'],
+  summary: 'Save a backup as a portable dump (PostgreSQL: pg_dump custom format, load it with pg_restore)',
+  usage: 'addon backup download <addon> <backup-id> --output <file> [--org <org>]',
+  options: {
+    output: { type: 'string', short: 'o', value: '<file>', description: 'Where to write the dump (a new file)' },
+    org: { type: 'string', value: '<org>', description: 'The organisation of the add-on, when several of yours have one of that name' },
+  },
+  args: { min: 2, max: 2 },
+  arguments: [
+    { name: '<addon>', description: 'The add-on: its id or name' },
+    { name: '<backup-id>', description: 'The backup, as `addon backups` lists it' },
+  ],
+  examples: ['slipway addon backup download shop-db backup_m3x2k1... --output shop.dump && pg_restore -d mydb shop.dump'],
+  async run(ctx, [ref, id], options) {
+    const output = options.output as string | undefined;
+    if (!output) throw new CliError('Say where to write the dump with --output <file>.');
+    const response = await ctx
+      .client()
+      .raw('GET', addonPath(ref!, options.org as string | undefined, `/backups/${encodeURIComponent(id!)}/dump`));
+    if (!response.ok || !response.body) {
+      const text = await response.text();
+      let error: { message?: string; hint?: string } | undefined;
+      try {
+        error = (JSON.parse(text) as { error?: { message?: string; hint?: string } }).error;
+      } catch {
+        // not JSON
+      }
+      throw new CliError(error?.message ?? `The download failed (status ${response.status}).`, error?.hint);
+    }
+    try {
+      await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), createWriteStream(output, { flags: 'wx' }));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new CliError(`${output} exists already; choose a new file.`);
+      await rm(output, { force: true });
+      throw new CliError(`The download was cut: ${(error as Error).message}`, 'Nothing was kept; try again.');
+    }
+    ctx.err(`Wrote ${output}.\n`);
+  },
+};

@@ -1,0 +1,70 @@
+import { join } from 'node:path';
+import type { AddonManager } from '../addons/addon-manager.js';
+import type { AddonProvider } from '../addons/provider.js';
+import { PostgresqlProvider } from '../addons/postgresql/postgresql-provider.js';
+import { AddonBackups } from '../backups/addon-backups.js';
+import { PostgresqlBackups } from '../backups/postgresql/postgresql-backups.js';
+import { DEFAULT_SCHEDULE } from '../backups/schedule.js';
+import { defaultBackupFolder, openBackupStore } from '../backups/store/open-store.js';
+import type { Store } from '../store/store.js';
+import type { BackupOptions } from './options.js';
+
+/** How often the schedule is looked at: a backup starts within a minute of its time. */
+const SCHEDULE_TICK_MS = 60_000;
+
+/**
+ * The backup store the options name, the PostgreSQL archiver and the add-on backups service,
+ * with its schedule ticking; `stop()` ends the ticking (the archive spool keeps filling without
+ * a daemon and is shipped by the next one).
+ */
+export async function startBackups(o: {
+  dataDir: string;
+  options: BackupOptions | undefined;
+  store: Store;
+  addons: AddonManager;
+  postgresql: AddonProvider | undefined;
+  log(line: string): void;
+  tellApps(appIds: string[], line: string): void;
+  verified(provider: string, result: 'verified' | 'failed'): void;
+}): Promise<{ backups: AddonBackups; begin(): void; stop(): void }> {
+  const settings = o.options ?? {};
+  const backupStore = await openBackupStore({
+    folder: settings.s3Url ? undefined : (settings.folder ?? defaultBackupFolder(o.dataDir)),
+    s3Url: settings.s3Url,
+    s3CredentialsFile: settings.s3CredentialsFile,
+    keyFile: settings.keyFile,
+    env: process.env,
+  });
+  const cluster = o.postgresql instanceof PostgresqlProvider ? o.postgresql.cluster : undefined;
+  const postgresql = cluster
+    ? new PostgresqlBackups({ cluster, store: backupStore, scratchRoot: join(o.dataDir, 'backup-scratch'), log: o.log })
+    : undefined;
+  const backups = new AddonBackups({
+    store: o.store,
+    addons: o.addons,
+    postgresql,
+    defaults: { at: settings.at ?? DEFAULT_SCHEDULE.at, keepDays: settings.keepDays ?? DEFAULT_SCHEDULE.keepDays },
+    log: o.log,
+    tellApps: o.tellApps,
+    verified: o.verified,
+  });
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    backups,
+    /** Once the add-on servers run: ship what piled up, go on with waiting verifications and the schedule. */
+    begin() {
+      o.log(`Add-on backups go to ${backupStore.describe()}.`);
+      postgresql?.shipper.start();
+      backups.verifyPending();
+      timer = setInterval(
+        () => void backups.runSchedule().catch((error: Error) => o.log(`Backup schedule: ${error.message}`)),
+        SCHEDULE_TICK_MS,
+      );
+      timer.unref();
+    },
+    stop() {
+      if (timer) clearInterval(timer);
+      postgresql?.shipper.stop();
+    },
+  };
+}

@@ -1,0 +1,191 @@
+/**
+ * PostgreSQL add-on backups through the CLI of a real daemon: a backup is taken and restored
+ * into a throw-away copy before it counts as verified; a restore to a second between two writes
+ * brings back exactly the first rows, into a new add-on or in place (a safety backup first,
+ * same credentials); bad input is refused saying what to do and changes nothing; a damaged
+ * backup fails its restore test, named, counted and listed first; a backup downloads as a dump
+ * pg_restore reads.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { createApp } from '../support/deploy.js';
+import { freePort } from '../support/free-port.js';
+import { waitUntil } from '../support/wait.js';
+
+interface Backup {
+  id: string;
+  kind: string;
+  created_at: string;
+  size_bytes: number;
+  verification: 'pending' | 'verified' | 'failed';
+  verification_detail: string;
+}
+
+let daemon: TestDaemon;
+let metricsPort: number;
+let uri: string;
+let appId: string;
+const scratch = mkdtempSync(join(tmpdir(), 'slipway-backups-'));
+
+async function cliJson<T>(args: string[]): Promise<T> {
+  const result = await daemon.cli([...args, '--format', 'json'], { timeoutMs: 600_000 });
+  assert.equal(result.code, 0, `slipway ${args.join(' ')} failed:\n${result.stderr}`);
+  return JSON.parse(result.stdout) as T;
+}
+
+async function uriOf(addon: string): Promise<string> {
+  const env = await cliJson<Array<{ name: string; value: string }>>(['addon', 'env', addon]);
+  return env.find((v) => v.name === 'POSTGRESQL_ADDON_URI')!.value;
+}
+
+/** A connection of its own per call, with the credentials a linked app receives. */
+async function sql<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return (await client.query<T>(text, values)).rows;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+const notes = async (url: string) => (await sql<{ v: string }>(url, 'SELECT v FROM notes ORDER BY id')).map((r) => r.v);
+
+async function backups(addon = 'db'): Promise<Backup[]> {
+  return cliJson<Backup[]>(['addon', 'backups', addon]);
+}
+
+async function settled(id: string): Promise<Backup> {
+  return waitUntil(
+    `backup ${id} to be restore-tested`,
+    async () => {
+      const backup = (await backups()).find((b) => b.id === id);
+      return backup && backup.verification !== 'pending' ? backup : undefined;
+    },
+    300_000,
+  );
+}
+
+async function verificationCount(result: string): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  const match = new RegExp(`^slipway_backup_verifications_total\\{provider="postgresql",result="${result}"\\} (\\d+)$`, 'm').exec(text);
+  return match ? Number(match[1]) : Number.NaN;
+}
+
+let firstBackup: string;
+let between: string;
+
+before(async () => {
+  metricsPort = await freePort();
+  daemon = await startDaemon(['--metrics-listen', `127.0.0.1:${metricsPort}`]);
+  appId = await createApp(daemon, mkdtempSync(join(scratch, 'app-')), 'shop');
+  await cliJson(['addon', 'create', 'postgresql', 'db', '--link', appId]);
+  uri = await uriOf('db');
+});
+
+after(async () => {
+  if (daemon) {
+    await daemon.stop();
+    rmSync(`${daemon.dataDir}-backups`, { recursive: true, force: true });
+  }
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+test('a backup is stored, then restore-tested before it counts as verified', async () => {
+  assert.equal(await verificationCount('verified'), 0, 'the series is there before the first verification');
+  await sql(uri, 'CREATE TABLE notes (id serial PRIMARY KEY, v text NOT NULL)');
+  for (const v of ['first-1', 'first-2', 'first-3']) await sql(uri, 'INSERT INTO notes (v) VALUES ($1)', [v]);
+  const taken = await daemon.cli(['addon', 'backup', 'db'], { timeoutMs: 600_000 });
+  assert.equal(taken.code, 0, taken.stderr);
+  firstBackup = taken.stdout.trim();
+  assert.match(firstBackup, /^backup_[0-9a-z]+$/);
+  const backup = await settled(firstBackup);
+  assert.equal(backup.verification, 'verified', backup.verification_detail);
+  assert.match(backup.verification_detail, /pg_amcheck found no corruption; 1 table, 3 rows as counted/);
+  assert.ok(backup.size_bytes > 1_000_000, `a base backup of the cluster has some size (${backup.size_bytes})`);
+  assert.equal(await verificationCount('verified'), 1);
+  const human = await daemon.cli(['addon', 'backups', 'db']);
+  assert.match(human.stdout, new RegExp(`${firstBackup}.*manual.*verified`));
+  assert.match(human.stderr, /Restorable to any second from .* to now\. Daily backup at 03:00, kept 7 days\./);
+});
+
+test('a restore to a second between two writes brings back the first rows into a new add-on', async () => {
+  await new Promise((r) => setTimeout(r, 1100));
+  between = new Date().toISOString();
+  await new Promise((r) => setTimeout(r, 1100));
+  for (const v of ['second-1', 'second-2']) await sql(uri, 'INSERT INTO notes (v) VALUES ($1)', [v]);
+  await sql(uri, `DELETE FROM notes WHERE v = 'first-2'`);
+  const restored = await cliJson<{ addon: { name: string; id: string } }>(['addon', 'restore', 'db', '--to', between, '--as', 'db-then']);
+  assert.equal(restored.addon.name, 'db-then');
+  const thenUri = await uriOf('db-then');
+  assert.notEqual(thenUri, uri, 'a new add-on has credentials of its own');
+  assert.deepEqual(await notes(thenUri), ['first-1', 'first-2', 'first-3']);
+  assert.deepEqual(await notes(uri), ['first-1', 'first-3', 'second-1', 'second-2'], 'the source is untouched');
+});
+
+test('bad input is refused saying what to do, and changes nothing', async () => {
+  const early = await daemon.cli(['addon', 'restore', 'db', '--to', '2001-01-01T00:00:00Z', '--as', 'db-early']);
+  assert.notEqual(early.code, 0);
+  assert.match(early.stderr, /2001-01-01T00:00:00\.000Z is outside the restore window of db: \d{4}-.* to now/);
+  const unknown = await daemon.cli(['addon', 'restore', 'db', '--backup', 'backup_nope', '--yes']);
+  assert.notEqual(unknown.code, 0);
+  assert.match(unknown.stderr, new RegExp(`no backup "backup_nope"[\\s\\S]*Its backups: .*${firstBackup}`));
+  const unasked = await daemon.cli(['addon', 'restore', 'db', '--to', between]);
+  assert.notEqual(unasked.code, 0);
+  assert.match(unasked.stderr, /Replace the data of "db"[\s\S]*Pass --yes/);
+  const notATime = await daemon.cli(['addon', 'restore', 'db', '--to', 'yesterday', '--as', 'db-x']);
+  assert.match(notATime.stderr, /Field "to" must be a time such as/);
+  assert.deepEqual(await notes(uri), ['first-1', 'first-3', 'second-1', 'second-2']);
+  const names = (await cliJson<Array<{ name: string }>>(['addon', 'list'])).map((a) => a.name).sort();
+  assert.deepEqual(names, ['db', 'db-then'], 'no add-on was left behind by the refused restores');
+});
+
+test('a restore in place keeps the credentials and takes a safety backup first', async () => {
+  const linkedLog = (await daemon.cli(['logs', '--app', appId, '--no-follow'])).stdout;
+  const result = await cliJson<{ addon: { id: string }; safety_backup: string }>(['addon', 'restore', 'db', '--to', between, '--yes']);
+  assert.match(result.safety_backup, /^backup_/);
+  assert.deepEqual(await notes(uri), ['first-1', 'first-2', 'first-3'], 'the same URI reads the restored rows');
+  const safety = (await backups()).find((b) => b.id === result.safety_backup);
+  assert.equal(safety?.kind, 'safety');
+  const after = (await daemon.cli(['logs', '--app', appId, '--no-follow'])).stdout;
+  assert.ok(after.length > linkedLog.length);
+  assert.match(after, /The add-on db is being restored to .*: its connections end meanwhile/);
+  assert.match(after, /The add-on db was restored to /);
+  // The safety backup holds what was there before: restored into a new add-on, it has the later rows.
+  assert.equal((await settled(result.safety_backup)).verification, 'verified');
+  await cliJson(['addon', 'restore', 'db', '--backup', result.safety_backup, '--as', 'db-before']);
+  assert.deepEqual(await notes(await uriOf('db-before')), ['first-1', 'first-3', 'second-1', 'second-2']);
+});
+
+test('a backup downloads as a dump pg_restore reads', async () => {
+  const file = join(scratch, 'db.dump');
+  const result = await daemon.cli(['addon', 'backup', 'download', 'db', firstBackup, '--output', file], { timeoutMs: 600_000 });
+  assert.equal(result.code, 0, result.stderr);
+  const listed = spawnSync('/usr/lib/postgresql/15/bin/pg_restore', ['--list', file], { encoding: 'utf8' });
+  assert.equal(listed.status, 0, listed.stderr);
+  assert.match(listed.stdout, /TABLE DATA public notes/);
+});
+
+test('a damaged backup fails its restore test, named, counted and listed first', async () => {
+  const folder = join(`${daemon.dataDir}-backups`, 'postgresql', 'base');
+  const bases = readdirSync(folder).filter((name) => name.endsWith('.tar'));
+  assert.ok(bases.length >= 1, 'the base backups are in the backup folder');
+  // A disk that lost the end of the file the first backup rests on.
+  const damaged = bases.map((name) => join(folder, name)).sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs)[0]!;
+  truncateSync(damaged, Math.floor(statSync(damaged).size / 3));
+  const failedBefore = await verificationCount('failed');
+  const verify = await daemon.cli(['addon', 'backup', 'verify', 'db', firstBackup], { timeoutMs: 600_000 });
+  assert.notEqual(verify.code, 0);
+  assert.match(verify.stderr, /failed its restore test: The base backup is not a whole archive/);
+  assert.equal(await verificationCount('failed'), failedBefore + 1);
+  assert.equal((await backups())[0]!.id, firstBackup, 'the failed backup is listed first');
+  assert.match(daemon.output(), new RegExp(`Backup ${firstBackup} of add-on db .* FAILED its restore test`));
+  assert.deepEqual(await notes(uri), ['first-1', 'first-2', 'first-3'], 'the add-on serves on');
+});
