@@ -7,7 +7,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { Store } from '../../src/store/store.js';
-import { AppUsers, type AppIdentity } from '../../src/sandbox/app-users.js';
+import { AppUsers, userNameFor, type AppIdentity } from '../../src/sandbox/app-users.js';
 import { lookupUser } from '../../src/executor/app-user.js';
 
 export interface TestAppUser {
@@ -24,7 +24,7 @@ export async function makeAppUser(label: string): Promise<TestAppUser> {
   const org = store.orgs.create('test');
   const app = store.apps.create({ orgId: org.id, name: label, type: 'node', region: 'par' });
   const users = new AppUsers(store);
-  const user = await users.ensure(app.id);
+  const user = await ensureRacing(users, app.id);
   leftAtExit.add(user.name);
   if (!registered) {
     registered = true;
@@ -45,4 +45,22 @@ export async function makeAppUser(label: string): Promise<TestAppUser> {
       if (!(await lookupUser(user.name))) leftAtExit.delete(user.name);
     },
   };
+}
+
+/**
+ * AppUsers.ensure, tried again when another process (a test file running beside this one) took
+ * the same free number at the same moment: that number is then taken, so the next try skips it.
+ * What a failed try left under this app's own name is removed first.
+ */
+async function ensureRacing(users: AppUsers, appId: string): Promise<AppIdentity> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await users.ensure(appId);
+    } catch (error) {
+      if (attempt === 3) throw error;
+      const name = userNameFor(appId);
+      spawnSync('userdel', [name], { stdio: 'ignore' });
+      spawnSync('groupdel', [name], { stdio: 'ignore' });
+    }
+  }
 }
