@@ -62,7 +62,7 @@ export interface DeploymentServices {
     onData: (stream: 'out' | 'err', chunk: Buffer) => void,
   ): Promise<import('../sandbox/sandbox-host.js').Sandbox>;
   /** The sandbox settings of the app's instances (for messages naming its limits). */
-  sandboxOf?(app: AppRow): Promise<import('../instances/backend.js').InstanceSandbox>;
+  sandboxOf?(app: AppRow): Promise<import('../sandbox/sandbox-identity.js').SandboxIdentity>;
   /** Deletes an application and everything of it but its add-ons. */
   removeApp?(app: AppRow): Promise<void>;
   /** Routes and certificates of custom domains. */

@@ -1,6 +1,5 @@
 import type { AppRow } from '../store/apps.js';
-import type { InstanceSandbox } from '../instances/backend.js';
-import type { SandboxPolicy } from '../pipeline/sandbox-policy.js';
+import type { SandboxIdentity, SandboxPolicy } from '../sandbox/sandbox-identity.js';
 import type { SandboxLimits } from '../sandbox/cgroups.js';
 import type { AppUsers } from '../sandbox/app-users.js';
 import type { Flavor } from '../core/flavors.js';
@@ -24,7 +23,7 @@ export function makeSandboxPolicy(o: {
   instanceLimits(app: AppRow): FlavorLimits;
   buildLimits(app: AppRow): FlavorLimits;
 }): SandboxPolicy {
-  const sandbox = async (app: AppRow, limits: FlavorLimits): Promise<InstanceSandbox> => {
+  const sandbox = async (app: AppRow, limits: FlavorLimits): Promise<SandboxIdentity> => {
     const user = await o.appUsers.ensure(app.id);
     return { user: { uid: user.uid, gid: user.gid }, limits: limits.limits, flavor: limits.flavor, readOnlyPaths: [o.toolchainCacheDir] };
   };

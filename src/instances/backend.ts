@@ -4,21 +4,10 @@
  * implements the same interface and passes the same contract test suite.
  */
 
-import type { SandboxLimits } from '../sandbox/cgroups.js';
+import type { SandboxIdentity } from '../sandbox/sandbox-identity.js';
 import type { Sandbox } from '../sandbox/sandbox-host.js';
 
 export type LogStream = 'out' | 'err' | 'system';
-
-/** The sandbox an instance runs in: whose it is, what it may use, what it may read. */
-export interface InstanceSandbox {
-  /** The app's own unprivileged unix user and group. */
-  user: { uid: number; gid: number };
-  limits: SandboxLimits;
-  /** The flavour the limits come from, named in out-of-memory messages. */
-  flavor: string;
-  /** Shared host folders the instance reads at the same path (the toolchains). */
-  readOnlyPaths: string[];
-}
 
 /** A background process beside each instance (CC_WORKER_COMMAND), never routed nor health-checked. */
 export interface WorkerSpec {
@@ -44,7 +33,7 @@ export interface InstanceSpec {
   workers?: WorkerSpec[];
   /** Complete environment of the process (PATH included). */
   env: Record<string, string>;
-  sandbox: InstanceSandbox;
+  sandbox: SandboxIdentity;
   /** Called with each line the instance prints and each lifecycle message. */
   onLog(stream: LogStream, line: string): void;
   /** Called after the instance's state changed (crashed, restarting, running again...). */
@@ -80,7 +69,7 @@ export interface OneOffSpec {
   releaseDir: string;
   command: string[];
   env: Record<string, string>;
-  sandbox: InstanceSandbox;
+  sandbox: SandboxIdentity;
   /** The command's output as it comes. */
   onData(stream: 'out' | 'err', chunk: Buffer): void;
 }

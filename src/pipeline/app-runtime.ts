@@ -14,7 +14,7 @@ import { healthCheckPaths } from '../healthcheck/health-check-paths.js';
 import { runHealthCheck } from '../healthcheck/health-check.js';
 import { livenessSettings } from '../healthcheck/liveness-settings.js';
 import type { PlanError } from '../core/errors.js';
-import type { SandboxPolicy } from './sandbox-policy.js';
+import type { SandboxPolicy } from '../sandbox/sandbox-identity.js';
 import { workersFrom } from './workers.js';
 import type { WorkerSpec } from '../instances/backend.js';
 import type { Provider } from '../providers/plan.js';

@@ -15,7 +15,7 @@ import type { AppRow } from '../store/apps.js';
 import type { Deployment } from '../store/deployments.js';
 import type { BuildPlan, Provider } from '../providers/plan.js';
 import { PlanError } from '../core/errors.js';
-import type { InstanceSandbox } from '../instances/backend.js';
+import type { SandboxIdentity } from '../sandbox/sandbox-identity.js';
 import { FakeDeployRunner } from '../../test/support/fakes/fake-deploy-runner.js';
 import { type BuildPhaseDeps, buildRelease, type BuiltRelease } from './build-phase.js';
 import { DeployLayout } from './deploy-layout.js';
@@ -25,7 +25,7 @@ const dataDir = mkdtempSync(join(tmpdir(), 'slipway-build-phase-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
 const layout = new DeployLayout(dataDir);
 
-const SANDBOX: InstanceSandbox = {
+const SANDBOX: SandboxIdentity = {
   // The test's own user: what the phase hands over stays readable without root.
   user: { uid: process.getuid!(), gid: process.getgid!() },
   limits: { memoryBytes: 256 * 1024 * 1024, pids: 256, cpuShares: 512 },

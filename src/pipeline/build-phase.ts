@@ -7,7 +7,7 @@ import { PlanError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { describePlan, formatArgv } from '../providers/describe-plan.js';
 import { describeExit } from '../executor/run-command.js';
-import type { InstanceSandbox } from '../instances/backend.js';
+import type { SandboxIdentity } from '../sandbox/sandbox-identity.js';
 import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
 import { describeSandboxExit, sandboxIdFor } from '../sandbox/describe.js';
 import type { SandboxStart } from '../sandbox/sandbox-host.js';
@@ -45,7 +45,7 @@ export interface BuildInput {
   deployment: Deployment;
   appVars: Record<string, string>;
   /** The app's build sandbox: its user, its build flavour's limits. */
-  sandbox: InstanceSandbox;
+  sandbox: SandboxIdentity;
   log(line: string, stream?: string): void;
   signal: AbortSignal;
 }

@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import type { Deployment } from '../store/deployments.js';
-import type { InstanceSandbox } from '../instances/backend.js';
+import type { SandboxIdentity } from '../sandbox/sandbox-identity.js';
 import { describeSandboxExit, sandboxIdFor } from '../sandbox/describe.js';
 import type { DeployRunner } from './deploy-runner.js';
 import { DeploymentCancelled, PhaseError } from './phase-error.js';
@@ -11,7 +11,7 @@ export interface CommitExport {
   /** A folder of the layout, the app user's own; the files are written into it. */
   buildDir: string;
   deployment: Pick<Deployment, 'id' | 'commit_sha'>;
-  sandbox: InstanceSandbox;
+  sandbox: SandboxIdentity;
   signal: AbortSignal;
 }
 

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { RepoStore } from '../receiver/repo-store.js';
 import type { AppRow } from '../store/apps.js';
 import type { BuildPlan, Provider } from '../providers/plan.js';
-import type { InstanceSandbox } from '../instances/backend.js';
+import type { SandboxIdentity } from '../sandbox/sandbox-identity.js';
 import { type FakePlatform, fakePlatform } from '../../test/support/fakes/fake-platform.js';
 import { FakeDeployRunner } from '../../test/support/fakes/fake-deploy-runner.js';
 import { DeployLayout } from './deploy-layout.js';
@@ -25,7 +25,7 @@ let deployer: Deployer;
 let layout: DeployLayout;
 const builds: string[] = [];
 
-const SANDBOX: InstanceSandbox = {
+const SANDBOX: SandboxIdentity = {
   user: { uid: process.getuid!(), gid: process.getgid!() },
   limits: { memoryBytes: 256 * 1024 * 1024, pids: 256, cpuShares: 512 },
   flavor: 'pico',

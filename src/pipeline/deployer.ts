@@ -12,7 +12,7 @@ import { makeRedactor, secretValues } from './redact.js';
 import type { ReleaseSpec } from './release-spec.js';
 import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
 import type { SandboxHost } from '../sandbox/sandbox-host.js';
-import type { SandboxPolicy } from './sandbox-policy.js';
+import type { SandboxPolicy } from '../sandbox/sandbox-identity.js';
 import { DeployLayout } from './deploy-layout.js';
 import { DeployQueue, type Turn } from './deploy-queue.js';
 import { type DeployRunner, sandboxRunner } from './deploy-runner.js';

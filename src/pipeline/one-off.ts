@@ -1,7 +1,7 @@
 import type { AppRow } from '../store/apps.js';
 import type { Store } from '../store/store.js';
 import type { SandboxHost, Sandbox } from '../sandbox/sandbox-host.js';
-import type { SandboxPolicy } from './sandbox-policy.js';
+import type { SandboxPolicy } from '../sandbox/sandbox-identity.js';
 import type { AppRuntime } from './app-runtime.js';
 import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
 import type { InstanceBackend } from '../instances/backend.js';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { AppRow } from '../store/apps.js';
 import type { BuildPlan, Provider } from '../providers/plan.js';
 import { PlanError } from '../core/errors.js';
-import type { InstanceSandbox } from '../instances/backend.js';
+import type { SandboxIdentity } from '../sandbox/sandbox-identity.js';
 import { FakeDeployRunner } from '../../test/support/fakes/fake-deploy-runner.js';
 import { DeployLayout } from './deploy-layout.js';
 import { type PlanPreviewDeps, previewPlan } from './plan-preview.js';
@@ -15,7 +15,7 @@ import { type PlanPreviewDeps, previewPlan } from './plan-preview.js';
 const dataDir = mkdtempSync(join(tmpdir(), 'slipway-plan-preview-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));
 
-const SANDBOX: InstanceSandbox = {
+const SANDBOX: SandboxIdentity = {
   user: { uid: process.getuid!(), gid: process.getgid!() },
   limits: { memoryBytes: 256 * 1024 * 1024, pids: 256, cpuShares: 512 },
   flavor: 'pico',

@@ -10,7 +10,7 @@ import type { DeployRunner } from './deploy-runner.js';
 import { describeRunHooks, withBuildHooks } from './hooks.js';
 import { previewToolchain } from './prepare-toolchain.js';
 import { makeRedactor, secretValues } from './redact.js';
-import type { SandboxPolicy } from './sandbox-policy.js';
+import type { SandboxPolicy } from '../sandbox/sandbox-identity.js';
 
 export interface PlanPreviewDeps {
   runner: DeployRunner;

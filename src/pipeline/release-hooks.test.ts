@@ -2,14 +2,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AppRow } from '../store/apps.js';
-import type { InstanceSandbox } from '../instances/backend.js';
+import type { SandboxIdentity } from '../sandbox/sandbox-identity.js';
 import { FakeDeployRunner } from '../../test/support/fakes/fake-deploy-runner.js';
 import type { HookName } from './hooks.js';
 import { PhaseError } from './phase-error.js';
 import { runReleaseHook } from './release-hooks.js';
 import type { ReleaseSpec } from './release-spec.js';
 
-const SANDBOX: InstanceSandbox = {
+const SANDBOX: SandboxIdentity = {
   user: { uid: 60_001, gid: 60_001 },
   limits: { memoryBytes: 512 * 1024 * 1024, pids: 256, cpuShares: 512 },
   flavor: 'nano',

@@ -8,7 +8,7 @@ import type { DeployRunner } from './deploy-runner.js';
 import { hookCommand, type HookName } from './hooks.js';
 import { DeploymentCancelled, PhaseError } from './phase-error.js';
 import type { ReleaseSpec } from './release-spec.js';
-import type { SandboxPolicy } from './sandbox-policy.js';
+import type { SandboxPolicy } from '../sandbox/sandbox-identity.js';
 
 export interface ReleaseHookDeps {
   runner: DeployRunner;

@@ -1,4 +1,4 @@
-import type { InstanceSandbox } from '../instances/backend.js';
+import type { SandboxIdentity } from './sandbox-identity.js';
 import type { SandboxSpec } from './oci-config.js';
 
 /**
@@ -8,7 +8,7 @@ import type { SandboxSpec } from './oci-config.js';
  */
 export function releaseSandboxSpec(o: {
   releaseDir: string;
-  sandbox: InstanceSandbox;
+  sandbox: SandboxIdentity;
   args: string[];
   env: Record<string, string>;
   hostname: string;

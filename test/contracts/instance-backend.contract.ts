@@ -13,7 +13,8 @@ import { mkdtempSync, writeFileSync, chmodSync, rmSync, realpathSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
-import type { Instance, InstanceBackend, InstanceSandbox, InstanceSpec, LogStream } from '../../src/instances/backend.js';
+import type { Instance, InstanceBackend, InstanceSpec, LogStream } from '../../src/instances/backend.js';
+import type { SandboxIdentity } from '../../src/sandbox/sandbox-identity.js';
 
 /** Node as installed by Debian's package: readable and executable by any user. */
 export const CONTRACT_NODE = '/usr/bin/node';
@@ -71,10 +72,10 @@ export function writeContractRelease(files: Record<string, string>): string {
 }
 
 let counter = 0;
-let contractSandbox: InstanceSandbox | undefined;
+let contractSandbox: SandboxIdentity | undefined;
 
 /** The sandbox every contract instance runs in (the backend's test names the user). */
-export function setContractSandbox(sandbox: InstanceSandbox): void {
+export function setContractSandbox(sandbox: SandboxIdentity): void {
   contractSandbox = sandbox;
 }
 

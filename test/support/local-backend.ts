@@ -5,7 +5,7 @@
 import { LocalNetnsBackend, type LocalNetnsBackendOptions } from '../../src/instances/local/local-netns-backend.js';
 import { SandboxHost } from '../../src/sandbox/sandbox-host.js';
 import { makeAppUser } from './app-user.js';
-import type { InstanceSandbox } from '../../src/instances/backend.js';
+import type { SandboxIdentity } from '../../src/sandbox/sandbox-identity.js';
 
 export const TEST_BRIDGE = 'slwtest0';
 export const TEST_SUBNET = '10.78.0.0/16';
@@ -29,9 +29,9 @@ const DEFAULT_NETWORK: TestNetwork = { bridge: TEST_BRIDGE, subnet: TEST_SUBNET,
 export async function makeTestLocalBackend(
   network: TestNetwork = DEFAULT_NETWORK,
   options: Pick<LocalNetnsBackendOptions, 'restartBackoff'> = {},
-): Promise<{ backend: LocalNetnsBackend; sandbox: InstanceSandbox; cleanup(): Promise<void> }> {
+): Promise<{ backend: LocalNetnsBackend; sandbox: SandboxIdentity; cleanup(): Promise<void> }> {
   const appUser = await makeAppUser(`backend-${network.prefix}`);
-  const sandbox: InstanceSandbox = {
+  const sandbox: SandboxIdentity = {
     user: appUser.user,
     limits: { memoryBytes: 256 * 1024 * 1024, pids: 256, cpuShares: 512 },
     flavor: 'pico',

@@ -7,7 +7,7 @@ import { SwarmBackend } from '../../src/instances/swarm/swarm-backend.js';
 import { DockerApi } from '../../src/instances/swarm/docker-api.js';
 import { checkSwarmManager } from '../../src/instances/swarm/swarm-checks.js';
 import { makeAppUser } from './app-user.js';
-import type { InstanceSandbox } from '../../src/instances/backend.js';
+import type { SandboxIdentity } from '../../src/sandbox/sandbox-identity.js';
 
 export const TEST_REGISTRY = process.env.SLIPWAY_TEST_REGISTRY ?? '127.0.0.1:5000';
 
@@ -25,9 +25,9 @@ export async function swarmBackendMissing(): Promise<string | undefined> {
 export async function makeTestSwarmBackend(names: {
   owner: string;
   subnet: string;
-}): Promise<{ backend: SwarmBackend; sandbox: InstanceSandbox; cleanup(): Promise<void> }> {
+}): Promise<{ backend: SwarmBackend; sandbox: SandboxIdentity; cleanup(): Promise<void> }> {
   const appUser = await makeAppUser(`swarm-${names.owner}`);
-  const sandbox: InstanceSandbox = {
+  const sandbox: SandboxIdentity = {
     user: appUser.user,
     limits: { memoryBytes: 256 * 1024 * 1024, pids: 256, cpuShares: 512 },
     flavor: 'pico',

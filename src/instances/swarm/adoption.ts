@@ -8,7 +8,8 @@
  *   - `slipway.slot.<n>`: which instance holds slot n, and the identity its tasks are told.
  * A slot's label is written when an instance claims the slot and taken away with its replica.
  */
-import type { InstanceSandbox, WorkerSpec } from '../backend.js';
+import type { WorkerSpec } from '../backend.js';
+import type { SandboxIdentity } from '../../sandbox/sandbox-identity.js';
 import { LABEL_KEY, LABEL_MARKER, LABEL_OWNER, LABEL_ROLE, LABEL_SLOT_PREFIX, LABEL_SPEC } from './service-spec.js';
 import { SLOT_VARIABLE } from './task-entrypoint.js';
 
@@ -17,7 +18,7 @@ export interface AdoptionSpec {
   releaseDir: string;
   command: string[];
   beforeStart: string[][];
-  sandbox: InstanceSandbox;
+  sandbox: SandboxIdentity;
   /** A worker service's process. */
   worker?: WorkerSpec;
 }
@@ -88,7 +89,7 @@ function readSpec(text: string | undefined): AdoptionSpec | undefined {
   const v = parse(text) as Partial<AdoptionSpec> | undefined;
   if (!v || !isString(v.releaseDir) || !isArgv(v.command) || !Array.isArray(v.beforeStart) || !v.beforeStart.every(isArgv))
     return undefined;
-  const s = v.sandbox as Partial<InstanceSandbox> | undefined;
+  const s = v.sandbox as Partial<SandboxIdentity> | undefined;
   if (
     !s ||
     !Number.isInteger(s.user?.uid) ||

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { InstanceSandbox } from '../backend.js';
+import type { SandboxIdentity } from '../../sandbox/sandbox-identity.js';
 
 export const LABEL_OWNER = 'slipway.owner';
 export const LABEL_INSTANCE = 'slipway.instance';
@@ -48,7 +48,7 @@ export interface ServiceSpecInput {
   identityMount?: string;
   env: Record<string, string>;
   workingDir: string;
-  sandbox: InstanceSandbox;
+  sandbox: SandboxIdentity;
   network: string;
   restartDelayMs: number;
   stopGraceMs: number;

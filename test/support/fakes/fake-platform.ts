@@ -14,8 +14,8 @@ import { LogHub } from '../../../src/logs/log-hub.js';
 import { AppRuntime } from '../../../src/pipeline/app-runtime.js';
 import { Deployer } from '../../../src/pipeline/deployer.js';
 import type { ReleaseSpec } from '../../../src/pipeline/release-spec.js';
-import type { SandboxPolicy } from '../../../src/pipeline/sandbox-policy.js';
-import type { InstanceSandbox, InstanceSpec } from '../../../src/instances/backend.js';
+import type { InstanceSpec } from '../../../src/instances/backend.js';
+import type { SandboxIdentity, SandboxPolicy } from '../../../src/sandbox/sandbox-identity.js';
 import { type EventLog, type FakeApp, FakeInstanceBackend } from './fake-instance-backend.js';
 import { FakeRouter } from './fake-router.js';
 
@@ -33,7 +33,7 @@ class RecordingLogHub extends LogHub {
   }
 }
 
-const SANDBOX: InstanceSandbox = {
+const SANDBOX: SandboxIdentity = {
   user: { uid: 60_000, gid: 60_000 },
   limits: { memoryBytes: 256 * 1024 * 1024, pids: 256, cpuShares: 512 },
   flavor: 'pico',

@@ -1,0 +1,26 @@
+import type { AppRow } from '../store/apps.js';
+import type { SandboxLimits } from './cgroups.js';
+
+/**
+ * Who a process of an app runs as and with what: the app's own unix user, the limits of a
+ * flavour, the shared host folders it reads. Instances, workers, hooks, one-off commands and
+ * builds alike run under one.
+ */
+export interface SandboxIdentity {
+  /** The app's own unprivileged unix user and group. */
+  user: { uid: number; gid: number };
+  limits: SandboxLimits;
+  /** The flavour the limits come from, named in out-of-memory messages. */
+  flavor: string;
+  /** Shared host folders the process reads at the same path (the toolchains). */
+  readOnlyPaths: string[];
+}
+
+/**
+ * Who an app's processes run as and what they may use: the app's own unix user, the limits of
+ * its flavour (its build flavour for builds), the shared folders they read.
+ */
+export interface SandboxPolicy {
+  instance(app: AppRow): Promise<SandboxIdentity>;
+  build(app: AppRow): Promise<SandboxIdentity>;
+}
