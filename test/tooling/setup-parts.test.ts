@@ -1,6 +1,6 @@
 /**
  * The parts of the machine the whole suite needs besides the Debian packages (Go for Pebble, a
- * JDK and a second one, the Docker Swarm): setup installs them or says what is missing, and
+ * JDK and a second one, SeaweedFS, the Docker Swarm): setup installs them or says what is missing, and
  * under CI=true a missing part fails setup and the test run instead of letting its tests skip;
  * a test skipped for any other reason fails a CI run too. Go, node and apt-cache are hidden or
  * stood in for with a PATH of their own, so nothing on this machine is removed to check it.
