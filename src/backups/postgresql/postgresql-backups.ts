@@ -236,8 +236,8 @@ export class PostgresqlBackups {
   /** WAL objects no kept base backup needs any more (older than the oldest base's start). */
   async pruneWal(keptBaseKeys: string[]): Promise<number> {
     const starts = keptBaseKeys.map((key) => key.slice(BASE_PREFIX.length, BASE_PREFIX.length + 24)).sort();
-    const oldest = starts[0];
-    if (!oldest) return 0;
+    // Without any base backup no restore can use the archive: all of it goes (not timeline files).
+    const oldest = starts[0] ?? 'Z';
     let removed = 0;
     for (const object of await this.o.store.list(WAL_PREFIX)) {
       const name = object.key.slice(WAL_PREFIX.length);
