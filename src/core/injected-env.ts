@@ -31,6 +31,17 @@ export function injectedEnv(input: InjectedEnvInput): Record<string, string> {
   };
 }
 
+/** The build's SSH key (pipeline/build-ssh-key.ts). */
+export const SSH_KEY_VARIABLE = 'CC_SSH_PRIVATE_KEY';
+
+/** Variables read by the platform to set the build up, never handed to the app's processes. */
+const BUILD_ONLY_VARIABLES = new Set([SSH_KEY_VARIABLE]);
+
+/** The app's variables without those only the platform reads (the SSH key). */
+export function withoutBuildOnlyVariables(env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !BUILD_ONLY_VARIABLES.has(name)));
+}
+
 /** Directories every process finds its tools in, after the app's own toolchain. */
 export const SYSTEM_PATH = ['/usr/local/bin', '/usr/bin', '/bin'];
 

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { byPrecedence, forDisplay, mergeEnv, type EnvSection } from './merge-env.js';
-import { secretValues } from '../pipeline/redact.js';
+import { secretValues } from './redact.js';
 
 const own: EnvSection = {
   kind: 'application',

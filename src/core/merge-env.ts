@@ -13,7 +13,7 @@
  * `slipway env` shows the sections in the reverse order (the app's own first, then each
  * add-on, then each linked app), so the first line for a name is the value the app gets.
  * Platform variables (PORT, APP_ID, INSTANCE_ID...) are added after all of these and cannot
- * be overridden: see src/pipeline/injected-env.ts.
+ * be overridden: see src/core/injected-env.ts.
  */
 
 export type EnvSourceKind = 'application' | 'add-on' | 'linked-app';

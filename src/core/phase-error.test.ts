@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PlanError } from '../core/errors.js';
+import { PlanError } from './errors.js';
 import { describeFailure, PhaseError } from './phase-error.js';
 
 const hide = (text: string) => text.replaceAll('s3cret', '***');

@@ -1,5 +1,7 @@
-import { FixableError } from '../core/errors.js';
-import type { DeploymentPhase } from '../store/deployments.js';
+import { FixableError } from './errors.js';
+
+/** Where a deployment is: waiting, one of its phases, or finished. */
+export type DeploymentPhase = 'queued' | 'receive' | 'build' | 'release' | 'run' | 'healthcheck' | 'done';
 
 /**
  * A deployment failure tagged with the phase that broke (receive, build, release, run,

@@ -19,7 +19,7 @@ import type { SandboxIdentity } from '../sandbox/sandbox-identity.js';
 import { FakeDeployRunner } from '../../test/support/fakes/fake-deploy-runner.js';
 import { type BuildPhaseDeps, buildRelease, type BuiltRelease } from './build-phase.js';
 import { DeployLayout } from './deploy-layout.js';
-import { DeploymentCancelled, PhaseError } from './phase-error.js';
+import { DeploymentCancelled, PhaseError } from '../core/phase-error.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'slipway-build-phase-'));
 after(() => rmSync(dataDir, { recursive: true, force: true }));

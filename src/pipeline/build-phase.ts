@@ -14,13 +14,13 @@ import type { SandboxStart } from '../sandbox/sandbox-host.js';
 import { repositoryTree, type UntrustedTree } from '../sandbox/untrusted-tree.js';
 import { cronJobsOfBuild } from '../cron/build-check.js';
 import { BuildCache, refuseCommittedLink } from './build-cache.js';
-import { explainGitSshRefusal, installBuildSshKey, withoutBuildOnlyVariables } from './build-ssh-key.js';
+import { explainGitSshRefusal, installBuildSshKey } from './build-ssh-key.js';
 import type { DeployLayout } from './deploy-layout.js';
 import type { DeployRunner } from './deploy-runner.js';
 import { describeRunHooks, withBuildHooks } from './hooks.js';
-import { composeEnv, injectedEnv } from './injected-env.js';
+import { composeEnv, injectedEnv, withoutBuildOnlyVariables } from '../core/injected-env.js';
 import { installInputsDigest } from './install-inputs.js';
-import { DeploymentCancelled, PhaseError } from './phase-error.js';
+import { DeploymentCancelled, PhaseError } from '../core/phase-error.js';
 import { prepareToolchain } from './prepare-toolchain.js';
 import type { ReleaseSpec } from './release-spec.js';
 

@@ -4,15 +4,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PhaseError } from './phase-error.js';
-import {
-  BUILD_SSH_DIR,
-  explainGitSshRefusal,
-  gitSshCommand,
-  installBuildSshKey,
-  normalizePrivateKey,
-  withoutBuildOnlyVariables,
-} from './build-ssh-key.js';
+import { PhaseError } from '../core/phase-error.js';
+import { BUILD_SSH_DIR, explainGitSshRefusal, gitSshCommand, installBuildSshKey, normalizePrivateKey } from './build-ssh-key.js';
+import { withoutBuildOnlyVariables } from '../core/injected-env.js';
 
 function realKey(): string {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-key-unit-'));

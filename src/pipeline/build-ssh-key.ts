@@ -14,20 +14,11 @@
  */
 import { join } from 'node:path';
 import { RefusedPathError, UntrustedTree } from '../sandbox/untrusted-tree.js';
-import { PhaseError } from './phase-error.js';
-
-export const SSH_KEY_VARIABLE = 'CC_SSH_PRIVATE_KEY';
+import { PhaseError } from '../core/phase-error.js';
+import { SSH_KEY_VARIABLE } from '../core/injected-env.js';
 
 /** Folder under the build HOME holding the key and the build's known_hosts. */
 export const BUILD_SSH_DIR = join('.ssh', 'slipway-build');
-
-/** Variables read by the platform to set the build up, never handed to the app's processes. */
-const BUILD_ONLY_VARIABLES = new Set([SSH_KEY_VARIABLE]);
-
-/** The app's variables without those only the platform reads (the SSH key). */
-export function withoutBuildOnlyVariables(env: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !BUILD_ONLY_VARIABLES.has(name)));
-}
 
 /**
  * The key as ssh accepts it: LF line ends and a final newline (OpenSSH refuses a key without

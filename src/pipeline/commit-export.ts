@@ -3,7 +3,7 @@ import type { Deployment } from '../store/deployments.js';
 import type { SandboxIdentity } from '../sandbox/sandbox-identity.js';
 import { describeSandboxExit, sandboxIdFor } from '../sandbox/describe.js';
 import type { DeployRunner } from './deploy-runner.js';
-import { DeploymentCancelled, PhaseError } from './phase-error.js';
+import { DeploymentCancelled, PhaseError } from '../core/phase-error.js';
 
 export interface CommitExport {
   /** The app's bare repository (read-only in the sandbox). */

@@ -6,7 +6,7 @@ import type { PathResult } from '../healthcheck/health-check.js';
 import { healthCheckPaths } from '../healthcheck/health-check-paths.js';
 import { type LivenessSettings, livenessSettings } from '../healthcheck/liveness-settings.js';
 import { describeLivenessFailure, formatSeconds, probeLiveness } from '../healthcheck/liveness-probe.js';
-import { makeRedactor, secretValues } from './redact.js';
+import { makeRedactor, secretValues } from '../core/redact.js';
 
 /** What the monitor acts on (AppRuntime): the serving instances, the router, replacements. */
 export interface LivenessHost {

@@ -9,7 +9,7 @@ import type { DeployLayout } from './deploy-layout.js';
 import type { DeployRunner } from './deploy-runner.js';
 import { describeRunHooks, withBuildHooks } from './hooks.js';
 import { previewToolchain } from './prepare-toolchain.js';
-import { makeRedactor, secretValues } from './redact.js';
+import { makeRedactor, secretValues } from '../core/redact.js';
 import type { SandboxPolicy } from '../sandbox/sandbox-identity.js';
 
 export interface PlanPreviewDeps {

@@ -5,7 +5,7 @@ import type { AppRow } from '../store/apps.js';
 import type { SandboxIdentity } from '../sandbox/sandbox-identity.js';
 import { FakeDeployRunner } from '../../test/support/fakes/fake-deploy-runner.js';
 import type { HookName } from './hooks.js';
-import { PhaseError } from './phase-error.js';
+import { PhaseError } from '../core/phase-error.js';
 import { runReleaseHook } from './release-hooks.js';
 import type { ReleaseSpec } from './release-spec.js';
 

@@ -6,7 +6,7 @@ import { releaseSandboxSpec } from '../sandbox/release-sandbox.js';
 import type { AppRuntime } from './app-runtime.js';
 import type { DeployRunner } from './deploy-runner.js';
 import { hookCommand, type HookName } from './hooks.js';
-import { DeploymentCancelled, PhaseError } from './phase-error.js';
+import { DeploymentCancelled, PhaseError } from '../core/phase-error.js';
 import type { ReleaseSpec } from './release-spec.js';
 import type { SandboxPolicy } from '../sandbox/sandbox-identity.js';
 

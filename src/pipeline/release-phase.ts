@@ -6,7 +6,7 @@ import type { Owner } from '../sandbox/untrusted-tree.js';
 import type { BuiltRelease } from './build-phase.js';
 import type { DeployLayout } from './deploy-layout.js';
 import type { DeployRunner } from './deploy-runner.js';
-import { PhaseError } from './phase-error.js';
+import { PhaseError } from '../core/phase-error.js';
 import { parseReleaseSpec, type ReleaseSpec } from './release-spec.js';
 
 /**

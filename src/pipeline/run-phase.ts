@@ -1,7 +1,7 @@
 import type { AppRow } from '../store/apps.js';
 import type { Instance } from '../instances/backend.js';
 import type { AppRuntime } from './app-runtime.js';
-import { DeploymentCancelled } from './phase-error.js';
+import { DeploymentCancelled } from '../core/phase-error.js';
 import { type ReleaseHookDeps, runReleaseHook } from './release-hooks.js';
 import type { ReleaseSpec } from './release-spec.js';
 

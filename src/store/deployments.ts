@@ -1,9 +1,10 @@
 import type { Db } from './database.js';
 import { newId } from '../core/ids.js';
+import type { DeploymentPhase } from '../core/phase-error.js';
 
 export type DeploymentState = 'WIP' | 'OK' | 'FAIL' | 'CANCELLED';
 /** Phases fail distinctly, so the user knows which one broke. */
-export type DeploymentPhase = 'queued' | 'receive' | 'build' | 'release' | 'run' | 'healthcheck' | 'done';
+export type { DeploymentPhase };
 
 export interface Deployment {
   id: string;
