@@ -5,15 +5,18 @@ import type { AddonManager } from '../addons/addon-manager.js';
 import type { AddonRow } from '../store/addons.js';
 import type { AddonBackupRow, BackupKind } from '../store/addon-backups.js';
 import type { Store } from '../store/store.js';
-import type { PostgresqlBackups } from './postgresql/postgresql-backups.js';
-import type { RecoveryTarget } from './postgresql/scratch-cluster.js';
+import { type BackupEngine, type EngineAddon, type RestoreFrom, RestoreLeftChanges } from './engine.js';
 import { BackupSchedules, type ScheduleDefaults } from './schedule.js';
 
 export interface AddonBackupsOptions {
   store: Store;
   addons: AddonManager;
-  /** Undefined when the PostgreSQL server is not the embedded one (its backups are its administrator's). */
-  postgresql: PostgresqlBackups | undefined;
+  /**
+   * The engine of each add-on provider that has backups, by provider name (`postgresql`,
+   * `redis`). PostgreSQL has none when its server is not the embedded one (its backups are its
+   * administrator's).
+   */
+  engines: ReadonlyMap<string, BackupEngine>;
   defaults: ScheduleDefaults;
   log(line: string): void;
   /** A line in the log of each app given. */
@@ -52,19 +55,25 @@ export class AddonBackups {
     });
   }
 
-  /** The scheduled backups of every add-on due now, in one base backup; then retention. */
+  /**
+   * The scheduled backups of every add-on due now (PostgreSQL's in one base backup, a snapshot
+   * of each Redis add-on); then retention.
+   */
   runSchedule(now = new Date()): Promise<void> {
     return this.serial(async () => {
-      const postgresql = this.o.postgresql;
-      const due = this.o.store.addons
-        .all()
-        .filter((addon) => addon.provider === 'postgresql' && Object.keys(this.o.store.addons.config(addon)).length > 0)
-        .filter((addon) => this.schedules.due(addon.id, now));
-      if (postgresql && due.length > 0) {
-        try {
-          await this.take(postgresql, due, 'scheduled');
-        } catch (error) {
-          this.o.log(`The scheduled PostgreSQL backup failed: ${(error as Error).message}`);
+      for (const [provider, engine] of this.o.engines) {
+        const due = this.o.store.addons
+          .all()
+          .filter((addon) => addon.provider === provider && Object.keys(this.o.store.addons.config(addon)).length > 0)
+          .filter((addon) => this.schedules.due(addon.id, now));
+        const rounds = engine.takesTogether ? (due.length > 0 ? [due] : []) : due.map((addon) => [addon]);
+        for (const addons of rounds) {
+          try {
+            await this.take(engine, addons, 'scheduled');
+          } catch (error) {
+            const which = engine.takesTogether ? `${engine.label} backup` : `backup of ${engine.label} add-on ${addons[0]!.name}`;
+            this.o.log(`The scheduled ${which} failed: ${(error as Error).message}`);
+          }
         }
       }
       await this.prune(now);
@@ -72,9 +81,9 @@ export class AddonBackups {
     });
   }
 
-  private async take(engine: PostgresqlBackups, addons: AddonRow[], kind: BackupKind): Promise<AddonBackupRow[]> {
+  private async take(engine: BackupEngine, addons: AddonRow[], kind: BackupKind): Promise<AddonBackupRow[]> {
     const ids = addons.map(() => `backup_${Date.now().toString(36)}${randomBytes(5).toString('hex')}`);
-    const taken = await engine.take(addons.map((addon, i) => ({ ...this.pgAddon(addon), pointName: `slipway_${ids[i]}` })));
+    const taken = await engine.take(addons.map((addon, i) => ({ addon: this.engineAddon(addon), backupId: ids[i]! })));
     return taken.map((t, i) =>
       this.o.store.addonBackups.insert({
         id: ids[i]!,
@@ -114,8 +123,8 @@ export class AddonBackups {
 
   private async verifyOne(backup: AddonBackupRow): Promise<AddonBackupRow> {
     const addon = this.o.store.addons.byId(backup.addon_id);
-    const postgresql = this.o.postgresql;
-    if (!addon || !postgresql || !backup.restore_point) {
+    const engine = addon && this.o.engines.get(addon.provider);
+    if (!addon || !engine) {
       this.o.store.addonBackups.setVerification(
         backup.id,
         'failed',
@@ -125,10 +134,7 @@ export class AddonBackups {
       return this.o.store.addonBackups.byId(backup.id)!;
     }
     try {
-      const detail = await postgresql.verify(
-        { objectKey: backup.object_key, restorePoint: backup.restore_point, counts: JSON.parse(backup.counts_json) },
-        this.pgAddon(addon).database,
-      );
+      const detail = await engine.verify(backup, this.engineAddon(addon));
       this.o.store.addonBackups.setVerification(backup.id, 'verified', detail, new Date());
       this.o.verified(addon.provider, 'verified');
     } catch (error) {
@@ -140,9 +146,12 @@ export class AddonBackups {
     return this.o.store.addonBackups.byId(backup.id)!;
   }
 
-  /** The times a restore can reach: from the oldest usable backup's end to now. */
+  /**
+   * The times a restore can reach: from the oldest usable backup's end to now; none for add-ons
+   * that restore to a backup only (Redis).
+   */
   window(addon: AddonRow): { from: Date; to: Date } | undefined {
-    this.engine(addon);
+    if (!this.engine(addon).toAnySecond) return undefined;
     const usable = this.o.store.addonBackups.listForAddon(addon.id).filter((b) => b.verification !== 'failed');
     if (usable.length === 0) return undefined;
     const from = usable.map((b) => b.finished_at).sort()[0]!;
@@ -155,16 +164,15 @@ export class AddonBackups {
    */
   async restore(addon: AddonRow, source: RestoreSource, as?: string): Promise<{ addon: AddonRow; safetyBackup?: string }> {
     const engine = this.engine(addon);
-    const { baseKey, target } = this.resolveSource(addon, source);
+    const from = this.resolveSource(engine, addon, source);
     if (as !== undefined) {
       if (this.o.store.addons.byName(addon.org_id, as)) {
         throw new ConflictError(`The organisation already has an add-on named ${JSON.stringify(as)}.`, 'Choose another name with --as.');
       }
       return this.serial(async () => {
-        if ('time' in target) await engine.archiveNow();
         const created = await this.o.addons.create({ orgId: addon.org_id, provider: addon.provider, name: as });
         try {
-          await engine.restoreInto(baseKey, target, this.pgAddon(addon), this.pgAddon(created));
+          await engine.restoreInto(from, this.engineAddon(addon), this.engineAddon(created));
         } catch (error) {
           await this.o.addons.remove(created).catch(() => undefined);
           throw restoreFailed(error);
@@ -178,12 +186,17 @@ export class AddonBackups {
       const what = 'backupId' in source ? `backup ${source.backupId}` : source.time.toISOString();
       this.o.tellApps(
         apps,
-        `The add-on ${addon.name} is being restored to ${what}: its connections end meanwhile (safety backup ${safety!.id}).`,
+        `The add-on ${addon.name} is being restored to ${what}: ${engine.duringRestore} (safety backup ${safety!.id}).`,
       );
       try {
-        await engine.restoreInPlace(baseKey, target, this.pgAddon(addon));
+        await engine.restoreInPlace(from, this.engineAddon(addon), safety!);
       } catch (error) {
-        this.o.tellApps(apps, `The restore of add-on ${addon.name} failed; it keeps its data as it was.`);
+        this.o.tellApps(
+          apps,
+          error instanceof RestoreLeftChanges
+            ? `The restore of add-on ${addon.name} failed: ${error.message}.`
+            : `The restore of add-on ${addon.name} failed; it keeps its data as it was.`,
+        );
         throw restoreFailed(error);
       }
       this.o.tellApps(apps, `The add-on ${addon.name} was restored to ${what}.`);
@@ -192,20 +205,31 @@ export class AddonBackups {
     });
   }
 
-  /** pg_dump's custom format of the add-on as the backup holds it. */
+  /** A portable dump of the add-on as the backup holds it: pg_dump's custom format (PostgreSQL), the RDB file (Redis). */
   download(addon: AddonRow, backupId: string, use: (dump: Readable) => Promise<void>): Promise<void> {
     const engine = this.engine(addon);
     const backup = this.backup(addon, backupId);
-    return this.serial(() => engine.dumpAt(backup.object_key, { name: backup.restore_point! }, this.pgAddon(addon).database, use));
+    return this.serial(() => engine.download(backup, this.engineAddon(addon), use));
   }
 
-  private resolveSource(addon: AddonRow, source: RestoreSource): { baseKey: string; target: RecoveryTarget } {
+  /** How a download of the add-on's backups is named: `<backup id>.dump` (PostgreSQL), `<backup id>.rdb` (Redis). */
+  dumpFileName(addon: AddonRow, backupId: string): string {
+    return `${backupId}.${this.engine(addon).dumpExtension}`;
+  }
+
+  private resolveSource(engine: BackupEngine, addon: AddonRow, source: RestoreSource): RestoreFrom {
     if ('backupId' in source) {
       const backup = this.backup(addon, source.backupId);
       if (backup.verification === 'failed') {
         throw new ValidationError(`Backup ${backup.id} failed its restore test: ${backup.verification_detail}`, 'Choose another backup.');
       }
-      return { baseKey: backup.object_key, target: { name: backup.restore_point! } };
+      return { backup };
+    }
+    if (!engine.toAnySecond) {
+      throw new ValidationError(
+        `${addon.name} is a ${engine.label} add-on: it restores to a snapshot, not to a second.`,
+        `Give one of its backups with --backup <id> (\`slipway addon backups ${addon.name}\` lists them).`,
+      );
     }
     const window = this.window(addon);
     const time = source.time;
@@ -224,7 +248,7 @@ export class AddonBackups {
       .listForAddon(addon.id)
       .filter((b) => b.verification !== 'failed' && new Date(b.finished_at) <= time)
       .sort((a, b) => b.finished_at.localeCompare(a.finished_at))[0]!;
-    return { baseKey: base.object_key, target: { time } };
+    return { backup: base, time };
   }
 
   private backup(addon: AddonRow, backupId: string): AddonBackupRow {
@@ -239,34 +263,39 @@ export class AddonBackups {
     return backup;
   }
 
-  /** Removes backups older than their add-on keeps (never the newest verified one), then unneeded WAL. */
+  /**
+   * Removes backups older than their add-on keeps (never the newest verified one) and the
+   * objects no backup uses any more, then what each engine no longer needs (PostgreSQL's WAL).
+   */
   private async prune(now: Date): Promise<void> {
-    const postgresql = this.o.postgresql;
     for (const addon of this.o.store.addons.all()) {
+      const engine = this.o.engines.get(addon.provider);
       const keepMs = this.schedules.of(addon.id).keep_days * 86_400_000;
       const rows = this.o.store.addonBackups.listForAddon(addon.id).sort((a, b) => b.created_at.localeCompare(a.created_at));
       const newestVerified = rows.find((b) => b.verification === 'verified');
       for (const row of rows) {
         if (row === newestVerified || now.getTime() - new Date(row.created_at).getTime() <= keepMs) continue;
         this.o.store.addonBackups.delete(row.id);
-        if (postgresql && this.o.store.addonBackups.usersOfObject(row.object_key) === 0) await postgresql.deleteBase(row.object_key);
+        if (engine && this.o.store.addonBackups.usersOfObject(row.object_key) === 0) await engine.deleteObject(row.object_key);
       }
     }
-    if (postgresql) {
+    for (const engine of this.o.engines.values()) {
+      if (!engine.pruned) continue;
       const kept = [
         ...new Set(
           this.o.store.addonBackups
             .all()
-            .filter((b) => b.object_key.startsWith('postgresql/'))
+            .filter((b) => b.object_key.startsWith(engine.objectPrefix))
             .map((b) => b.object_key),
         ),
       ];
-      await postgresql.pruneWal(kept);
+      await engine.pruned(kept);
     }
   }
 
-  private engine(addon: AddonRow): PostgresqlBackups {
-    if (addon.provider === 'postgresql' && this.o.postgresql) return this.o.postgresql;
+  private engine(addon: AddonRow): BackupEngine {
+    const engine = this.o.engines.get(addon.provider);
+    if (engine) return engine;
     throw new SlipwayError(
       501,
       'backups_unavailable',
@@ -276,10 +305,10 @@ export class AddonBackups {
     );
   }
 
-  private pgAddon(addon: AddonRow): { database: string; role: string } {
+  private engineAddon(addon: AddonRow): EngineAddon {
     const config = this.o.store.addons.config(addon);
-    if (!config.database || !config.role) throw new ConflictError(`The add-on ${addon.name} is still being created.`);
-    return { database: config.database, role: config.role };
+    if (Object.keys(config).length === 0) throw new ConflictError(`The add-on ${addon.name} is still being created.`);
+    return { id: addon.id, name: addon.name, config };
   }
 
   private serial<T>(job: () => Promise<T>): Promise<T> {
@@ -294,6 +323,6 @@ function restoreFailed(error: unknown): SlipwayError {
     500,
     'restore_failed',
     `The restore failed: ${(error as Error).message}`,
-    'Nothing was changed; the add-on keeps serving its current data.',
+    error instanceof RestoreLeftChanges ? error.hint : 'Nothing was changed; the add-on keeps serving its current data.',
   );
 }

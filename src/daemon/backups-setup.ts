@@ -2,8 +2,12 @@ import { join } from 'node:path';
 import type { AddonManager } from '../addons/addon-manager.js';
 import type { AddonProvider } from '../addons/provider.js';
 import { PostgresqlProvider } from '../addons/postgresql/postgresql-provider.js';
+import { RedisProvider } from '../addons/redis/redis-provider.js';
 import { AddonBackups } from '../backups/addon-backups.js';
+import type { BackupEngine } from '../backups/engine.js';
 import { PostgresqlBackups } from '../backups/postgresql/postgresql-backups.js';
+import { PostgresqlEngine } from '../backups/postgresql/postgresql-engine.js';
+import { RedisBackups } from '../backups/redis/redis-backups.js';
 import { DEFAULT_SCHEDULE } from '../backups/schedule.js';
 import { defaultBackupFolder, openBackupStore } from '../backups/store/open-store.js';
 import type { Store } from '../store/store.js';
@@ -13,9 +17,9 @@ import type { BackupOptions } from './options.js';
 const SCHEDULE_TICK_MS = 60_000;
 
 /**
- * The backup store the options name, the PostgreSQL archiver and the add-on backups service,
- * with its schedule ticking; `stop()` ends the ticking (the archive spool keeps filling without
- * a daemon and is shipped by the next one).
+ * The backup store the options name, the PostgreSQL archiver and the add-on backups service
+ * with an engine per provider (PostgreSQL, Redis), its schedule ticking; `stop()` ends the
+ * ticking (the archive spool keeps filling without a daemon and is shipped by the next one).
  */
 export async function startBackups(o: {
   dataDir: string;
@@ -23,6 +27,7 @@ export async function startBackups(o: {
   store: Store;
   addons: AddonManager;
   postgresql: AddonProvider | undefined;
+  redis: AddonProvider | undefined;
   log(line: string): void;
   tellApps(appIds: string[], line: string): void;
   verified(provider: string, result: 'verified' | 'failed'): void;
@@ -35,14 +40,18 @@ export async function startBackups(o: {
     keyFile: settings.keyFile,
     env: process.env,
   });
+  const scratchRoot = join(o.dataDir, 'backup-scratch');
   const cluster = o.postgresql instanceof PostgresqlProvider ? o.postgresql.cluster : undefined;
-  const postgresql = cluster
-    ? new PostgresqlBackups({ cluster, store: backupStore, scratchRoot: join(o.dataDir, 'backup-scratch'), log: o.log })
-    : undefined;
+  const postgresql = cluster ? new PostgresqlBackups({ cluster, store: backupStore, scratchRoot, log: o.log }) : undefined;
+  const engines = new Map<string, BackupEngine>();
+  if (postgresql) engines.set('postgresql', new PostgresqlEngine(postgresql));
+  if (o.redis instanceof RedisProvider) {
+    engines.set('redis', new RedisBackups({ servers: o.redis, store: backupStore, scratchRoot, log: o.log }));
+  }
   const backups = new AddonBackups({
     store: o.store,
     addons: o.addons,
-    postgresql,
+    engines,
     defaults: { at: settings.at ?? DEFAULT_SCHEDULE.at, keepDays: settings.keepDays ?? DEFAULT_SCHEDULE.keepDays },
     log: o.log,
     tellApps: o.tellApps,

@@ -318,6 +318,7 @@ export class Daemon {
       store,
       addons,
       postgresql,
+      redis: addonProviders.get('redis'),
       log,
       tellApps: (appIds, line) => {
         for (const appId of appIds) logs.append(appId, 'system', line);

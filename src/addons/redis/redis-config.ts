@@ -19,6 +19,9 @@ export function quoteConfigValue(value: string): string {
   return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
+/** The snapshot file redis-server writes in its `dir` (BGSAVE, SIGTERM); backups take it from there. */
+export const RDB_FILE_NAME = 'dump.rdb';
+
 export function redisConf(settings: RedisInstanceSettings): string {
   const q = quoteConfigValue;
   return [
@@ -36,7 +39,7 @@ export function redisConf(settings: RedisInstanceSettings): string {
     'appendonly yes',
     'appendfsync everysec',
     'save 3600 1 300 100 60 10000',
-    'dbfilename dump.rdb',
+    `dbfilename ${RDB_FILE_NAME}`,
     // Apps hold the password; these stop them from turning CONFIG/DEBUG/MODULE into file writes.
     'enable-protected-configs no',
     'enable-debug-command no',

@@ -49,8 +49,14 @@ export class RedisProvider implements AddonProvider {
     return this.options.portRange ?? DEFAULT_REDIS_PORT_RANGE;
   }
 
-  private get binary(): string {
+  /** The redis-server program (backups start throw-away copies with it). */
+  get binary(): string {
     return this.options.binary ?? REDIS_SERVER_BINARY;
+  }
+
+  /** The account the servers run as. */
+  get serverUser(): string {
+    return this.options.serverUser ?? DEFAULT_REDIS_USER;
   }
 
   private get root(): string {
@@ -65,7 +71,7 @@ export class RedisProvider implements AddonProvider {
       throw new Error(`Cannot run ${this.binary}: install it with "apt-get install redis-server".`);
     }
     await assertAddressAssigned(this.options.gatewayAddress);
-    const user = await ensureSystemUser(this.options.serverUser ?? DEFAULT_REDIS_USER);
+    const user = await ensureSystemUser(this.serverUser);
     await assertTraversable(this.options.dataDir, user);
     await ensureDir(this.root, 0o755);
     this.user = user;

@@ -37,10 +37,14 @@ export const addonBackups: Command = {
       })),
       ['id', 'time', 'size', 'kind', 'verification', 'detail'],
     );
+    const schedule = `Daily backup at ${answer.schedule.at}, kept ${answer.schedule.keep_days} days`;
     ctx.err(
       answer.window
-        ? `Restorable to any second from ${answer.window.from} to now. Daily backup at ${answer.schedule.at}, kept ${answer.schedule.keep_days} days.\n`
-        : `No backup yet. Daily backup at ${answer.schedule.at}, kept ${answer.schedule.keep_days} days; take one now with \`slipway addon backup ${ref}\`.\n`,
+        ? `Restorable to any second from ${answer.window.from} to now. ${schedule}.\n`
+        : answer.backups.length > 0
+          ? // Add-ons that restore to a backup only (Redis snapshots) have no window.
+            `Restorable to any of these backups that did not fail its restore test. ${schedule}.\n`
+          : `No backup yet. ${schedule}; take one now with \`slipway addon backup ${ref}\`.\n`,
     );
   },
 };
