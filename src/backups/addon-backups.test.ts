@@ -1,0 +1,131 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { AddonManager } from '../addons/addon-manager.js';
+import type { AddonBackupRow } from '../store/addon-backups.js';
+import { Store } from '../store/store.js';
+import { AddonBackups } from './addon-backups.js';
+import type { BackupEngine, EngineAddon, TakenBackup } from './engine.js';
+
+/** An engine that records what it was asked and stores nothing. */
+class FakeEngine implements BackupEngine {
+  readonly takes: string[][] = [];
+  readonly deleted: string[] = [];
+  readonly kept: string[][] = [];
+  readonly duringRestore = 'meanwhile';
+  readonly dumpExtension: string;
+
+  constructor(
+    readonly label: string,
+    readonly objectPrefix: string,
+    readonly toAnySecond: boolean,
+    readonly takesTogether: boolean,
+  ) {
+    this.dumpExtension = toAnySecond ? 'dump' : 'rdb';
+  }
+
+  async take(items: Array<{ addon: EngineAddon; backupId: string }>): Promise<TakenBackup[]> {
+    this.takes.push(items.map((i) => i.addon.name));
+    const shared = `${this.objectPrefix}base-${this.takes.length}`;
+    return items.map(({ addon, backupId }) => ({
+      objectKey: this.takesTogether ? shared : `${this.objectPrefix}${addon.id}/${backupId}`,
+      restorePoint: this.takesTogether ? `slipway_${backupId}` : null,
+      counts: { keys: 1 },
+      sizeBytes: 10,
+      createdAt: new Date(),
+      finishedAt: new Date(),
+    }));
+  }
+
+  async verify(): Promise<string> {
+    return 'fine';
+  }
+
+  async restoreInPlace(): Promise<void> {}
+  async restoreInto(): Promise<void> {}
+  async download(): Promise<void> {}
+
+  async deleteObject(key: string): Promise<void> {
+    this.deleted.push(key);
+  }
+
+  async pruned(keptKeys: string[]): Promise<void> {
+    this.kept.push(keptKeys);
+  }
+}
+
+function setUp() {
+  const store = Store.open(':memory:');
+  const org = store.orgs.create('acme');
+  const addon = (provider: string, name: string) => {
+    const row = store.addons.create({ orgId: org.id, provider, name });
+    store.addons.setConfig(row.id, { ready: 'yes' });
+    return store.addons.byId(row.id)!;
+  };
+  const db = addon('postgresql', 'db');
+  const db2 = addon('postgresql', 'db2');
+  const cache = addon('redis', 'cache');
+  const sessions = addon('redis', 'sessions');
+  const postgresql = new FakeEngine('PostgreSQL', 'postgresql/', true, true);
+  const redis = new FakeEngine('Redis', 'redis/', false, false);
+  const service = new AddonBackups({
+    store,
+    addons: {} as AddonManager,
+    engines: new Map<string, BackupEngine>([
+      ['postgresql', postgresql],
+      ['redis', redis],
+    ]),
+    defaults: { at: '03:00', keepDays: 7 },
+    log: () => undefined,
+    tellApps: () => undefined,
+    verified: () => undefined,
+  });
+  return { store, service, postgresql, redis, db, db2, cache, sessions };
+}
+
+function backdate(store: Store, row: AddonBackupRow, days: number, now: Date): void {
+  const at = new Date(now.getTime() - days * 86_400_000).toISOString();
+  store.db.prepare('UPDATE addon_backups SET created_at = ?, finished_at = ? WHERE id = ?').run(at, at, row.id);
+}
+
+test('the schedule takes one base backup for the PostgreSQL add-ons and a snapshot of each Redis add-on', async () => {
+  const { store, service, postgresql, redis } = setUp();
+  const now = new Date();
+  now.setHours(4, 0, 0, 0);
+  await service.runSchedule(now);
+  assert.deepEqual(postgresql.takes, [['db', 'db2']]);
+  assert.deepEqual(redis.takes, [['cache'], ['sessions']]);
+  const scheduled = store.addonBackups.all().filter((b) => b.kind === 'scheduled');
+  assert.equal(scheduled.length, 4);
+  await service.runSchedule(now);
+  assert.equal(redis.takes.length, 2, 'once a day');
+});
+
+test('retention removes the Redis snapshots of the backups it drops, never the newest verified one', async () => {
+  const { store, service, redis, cache } = setUp();
+  const now = new Date();
+  const old = [await service.backupNow(cache), await service.backupNow(cache), await service.backupNow(cache)];
+  for (const row of old) store.addonBackups.setVerification(row.id, 'verified', 'fine', now);
+  backdate(store, old[0]!, 10, now);
+  backdate(store, old[1]!, 9, now);
+  backdate(store, old[2]!, 8, now);
+  now.setHours(2, 0, 0, 0); // before the daily slot: nothing new is taken
+  await service.runSchedule(now);
+  const left = store.addonBackups.listForAddon(cache.id).map((b) => b.id);
+  assert.deepEqual(left, [old[2]!.id], 'the newest verified one stays, however old');
+  assert.deepEqual(redis.deleted.sort(), [old[0]!.object_key, old[1]!.object_key].sort());
+  assert.deepEqual(redis.kept.at(-1), [old[2]!.object_key]);
+});
+
+test('a Redis add-on restores to a backup, not to a second, and has no restore window', async () => {
+  const { service, cache, db } = setUp();
+  await service.backupNow(cache);
+  assert.equal(service.window(cache), undefined);
+  await assert.rejects(
+    service.restore(cache, { time: new Date() }, 'cache-then'),
+    /cache is a Redis add-on: it restores to a snapshot, not to a second/,
+  );
+  await service.backupNow(db);
+  assert.ok(service.window(db), 'PostgreSQL restores to any second of its window');
+  assert.match(service.dumpFileName(cache, 'backup_1'), /^backup_1\.rdb$/);
+  assert.match(service.dumpFileName(db, 'backup_1'), /^backup_1\.dump$/);
+});
