@@ -142,6 +142,29 @@ export interface AddonView {
   linked_apps: string[];
 }
 
+/** A backup of an add-on (`GET /v1/addons/:addon/backups`): it counts once a restore of it passed. */
+export interface AddonBackupView {
+  id: string;
+  addon_id: string;
+  kind: 'scheduled' | 'manual' | 'safety';
+  created_at: string;
+  finished_at: string;
+  size_bytes: number;
+  verification: 'pending' | 'verified' | 'failed';
+  /** What the restore test found, or why it failed. */
+  verification_detail: string;
+  verified_at: string | null;
+  /** What the restore test compares: rows per table. */
+  counts: Record<string, number>;
+}
+
+/** An add-on's backups, failed verifications first, then newest first; the restore window; the schedule. */
+export interface AddonBackupsView {
+  backups: AddonBackupView[];
+  window: { from: string; to: string } | null;
+  schedule: { at: string; keep_days: number };
+}
+
 /** How an app is scaled (`GET /v1/apps/:app/scale`). */
 export interface ScaleView {
   instances: number;

@@ -11,12 +11,12 @@ export const AddonBackup = obj({
   addon_id: str(),
   kind: oneOf(['scheduled', 'manual', 'safety']),
   created_at: time(),
-  finished_at: time('From this time on, a restore to a point in time can start from this backup'),
+  finished_at: time('From this time on, a restore to a point in time (PostgreSQL) can start from this backup'),
   size_bytes: int(),
   verification: oneOf(['pending', 'verified', 'failed']),
   verification_detail: str('What the restore test found, or why it failed'),
   verified_at: nullable(time()),
-  counts: mapOf(int(), 'What the restore test compares: rows per table'),
+  counts: mapOf(int(), 'What the restore test compares: rows per table (PostgreSQL), `keys` (Redis)'),
 });
 
 const Schedule = obj({ at: str('HH:MM, the machine local time'), keep_days: int() });
@@ -58,7 +58,7 @@ export const backupSpecs = {
   download: {
     operationId: 'downloadAddonBackup',
     tag: 'Backups',
-    summary: 'A portable dump of the backup (PostgreSQL: pg_dump custom format, for pg_restore)',
+    summary: 'A portable dump of the backup (PostgreSQL: pg_dump custom format, for pg_restore; Redis: the RDB file)',
     params: BACKUP,
     query: ORG_OF_NAME,
     success: { status: 200, response: { description: 'The dump', schema: str(), text: 'application/octet-stream' } },
@@ -73,7 +73,7 @@ export const backupSpecs = {
     body: obj(
       {
         backup: str('A backup id'),
-        to: time('A time inside the restore window (RFC 3339)'),
+        to: time('A time inside the restore window (RFC 3339); PostgreSQL only, a Redis add-on restores to a backup'),
         as: str('Name of a new add-on of the same organisation to restore into; the source is untouched'),
       },
       ['backup', 'to', 'as'],

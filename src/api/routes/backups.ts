@@ -73,12 +73,14 @@ export function backupRoutes(router: HttpRouter<ApiContext>): void {
   router.add('GET', '/v1/addons/:addon/backups/:backup/dump', backupSpecs.download, async (ctx) => {
     const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
     let started = false;
+    const service = backups(ctx);
+    const fileName = service.dumpFileName(addon, ctx.params.backup!);
     try {
-      await backups(ctx).download(addon, ctx.params.backup!, async (dump) => {
+      await service.download(addon, ctx.params.backup!, async (dump) => {
         started = true;
         ctx.res.writeHead(200, {
           'content-type': 'application/octet-stream',
-          'content-disposition': `attachment; filename="${ctx.params.backup}.dump"`,
+          'content-disposition': `attachment; filename="${fileName}"`,
         });
         for await (const chunk of dump) {
           if (!ctx.res.write(chunk)) await new Promise((r) => ctx.res.once('drain', r));

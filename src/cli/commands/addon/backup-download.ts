@@ -9,7 +9,7 @@ import { addonPath } from '../../addon-types.js';
 
 export const addonBackupDownload: Command = {
   path: ['addon', 'backup', 'download'],
-  summary: 'Save a backup as a portable dump (PostgreSQL: pg_dump custom format, load it with pg_restore)',
+  summary: 'Save a backup as a portable dump (PostgreSQL: pg_dump custom format for pg_restore; Redis: the RDB file)',
   usage: 'addon backup download <addon> <backup-id> --output <file> [--org <org>]',
   options: {
     output: { type: 'string', short: 'o', value: '<file>', description: 'Where to write the dump (a new file)' },
@@ -20,7 +20,10 @@ export const addonBackupDownload: Command = {
     { name: '<addon>', description: 'The add-on: its id or name' },
     { name: '<backup-id>', description: 'The backup, as `addon backups` lists it' },
   ],
-  examples: ['slipway addon backup download shop-db backup_m3x2k1... --output shop.dump && pg_restore -d mydb shop.dump'],
+  examples: [
+    'slipway addon backup download shop-db backup_m3x2k1... --output shop.dump && pg_restore -d mydb shop.dump',
+    'slipway addon backup download shop-cache backup_m3x2k1... --output dump.rdb',
+  ],
   async run(ctx, [ref, id], options) {
     const output = options.output as string | undefined;
     if (!output) throw new CliError('Say where to write the dump with --output <file>.');

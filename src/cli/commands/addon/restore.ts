@@ -9,7 +9,11 @@ export const addonRestore: Command = {
   usage: 'addon restore <addon> (--backup <id> | --to <RFC 3339 time>) [--as <new-name>] [--yes] [--org <org>]',
   options: {
     backup: { type: 'string', value: '<id>', description: 'The backup to restore, as `addon backups` lists it' },
-    to: { type: 'string', value: '<time>', description: 'A time such as 2026-11-25T14:32:10Z (RFC 3339) inside the restore window' },
+    to: {
+      type: 'string',
+      value: '<time>',
+      description: 'A time such as 2026-11-25T14:32:10Z (RFC 3339) inside the restore window (PostgreSQL; Redis restores to a backup)',
+    },
     as: {
       type: 'string',
       value: '<new-name>',
