@@ -2,6 +2,7 @@ import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import { SlipwayError, ValidationError } from '../../core/errors.js';
 import { checkDisplayName } from '../../core/names.js';
+import type { AddonBackupView } from '../../shared/api-types.js';
 import type { AddonBackupRow } from '../../store/addon-backups.js';
 import type { AddonBackups, RestoreSource } from '../../backups/addon-backups.js';
 import { addonForUser, addonView } from '../addon-access.js';
@@ -12,7 +13,7 @@ function backups(ctx: ApiContext): AddonBackups {
   return ctx.deps.backups;
 }
 
-function backupView(row: AddonBackupRow) {
+function backupView(row: AddonBackupRow): AddonBackupView {
   return {
     id: row.id,
     addon_id: row.addon_id,
