@@ -52,7 +52,7 @@ export function appView(endpoints: PublicEndpoints, app: AppRow, orgName?: strin
 /** The deploy rooms the API drives; absent when only the control plane runs (unit tests). */
 export interface DeploymentServices {
   deployer: import('../pipeline/deployer.js').Deployer;
-  runtime: import('../pipeline/app-runtime.js').AppRuntime;
+  runtime: import('../serving/app-runtime.js').AppRuntime;
   logs: import('../logs/log-hub.js').LogHub;
   repos: import('../receiver/repo-store.js').RepoStore;
   /** Starts a one-off command in a fresh sandbox of the app's current release. */

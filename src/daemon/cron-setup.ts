@@ -2,7 +2,7 @@ import type { Store } from '../store/store.js';
 import type { AppRow } from '../store/apps.js';
 import type { PlatformEvents } from '../core/platform-events.js';
 import type { Sandbox } from '../sandbox/sandbox-host.js';
-import { parseReleaseSpec } from '../pipeline/release-spec.js';
+import { parseReleaseSpec } from '../serving/release-spec.js';
 import { CronScheduler } from '../cron/cron-scheduler.js';
 
 /**

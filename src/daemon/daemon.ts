@@ -35,7 +35,7 @@ import { startCertificates } from './certificates-setup.js';
 import { RepoStore } from '../receiver/repo-store.js';
 import { GitSshServer } from '../receiver/ssh-git-server.js';
 import { LogHub } from '../logs/log-hub.js';
-import { AppRuntime } from '../pipeline/app-runtime.js';
+import { AppRuntime } from '../serving/app-runtime.js';
 import { Deployer } from '../pipeline/deployer.js';
 import { INTERRUPTED_BY_RESTART, resumeDeployments } from './resume-deployments.js';
 import { platformEvents } from './platform-events-setup.js';

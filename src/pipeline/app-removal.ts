@@ -3,7 +3,7 @@ import type { Store } from '../store/store.js';
 import type { AppRow } from '../store/apps.js';
 import type { RepoStore } from '../receiver/repo-store.js';
 import type { AppUsers } from '../sandbox/app-users.js';
-import type { AppRuntime } from './app-runtime.js';
+import type { AppRuntime } from '../serving/app-runtime.js';
 import type { Deployer } from './deployer.js';
 import type { LogHub } from '../logs/log-hub.js';
 import { ConflictError } from '../core/errors.js';

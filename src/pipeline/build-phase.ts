@@ -22,7 +22,7 @@ import { composeEnv, injectedEnv, withoutBuildOnlyVariables } from '../core/inje
 import { installInputsDigest } from './install-inputs.js';
 import { DeploymentCancelled, PhaseError } from '../core/phase-error.js';
 import { prepareToolchain } from './prepare-toolchain.js';
-import type { ReleaseSpec } from './release-spec.js';
+import type { ReleaseSpec } from '../serving/release-spec.js';
 
 /** What the build phase needs of the platform, given once by the Deployer. */
 export interface BuildPhaseDeps {

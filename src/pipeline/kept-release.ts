@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Deployment } from '../store/deployments.js';
-import { parseReleaseSpec } from './release-spec.js';
+import { parseReleaseSpec } from '../serving/release-spec.js';
 
 /**
  * Whether the release a deployment built is still on disk, so a rollback or a restart on its

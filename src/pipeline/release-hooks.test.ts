@@ -7,7 +7,7 @@ import { FakeDeployRunner } from '../../test/support/fakes/fake-deploy-runner.js
 import type { HookName } from './hooks.js';
 import { PhaseError } from '../core/phase-error.js';
 import { runReleaseHook } from './release-hooks.js';
-import type { ReleaseSpec } from './release-spec.js';
+import type { ReleaseSpec } from '../serving/release-spec.js';
 
 const SANDBOX: SandboxIdentity = {
   user: { uid: 60_001, gid: 60_001 },

@@ -3,11 +3,11 @@ import { newId } from '../core/ids.js';
 import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
 import { describeSandboxExit, sandboxIdFor } from '../sandbox/describe.js';
 import { releaseSandboxSpec } from '../sandbox/release-sandbox.js';
-import type { AppRuntime } from './app-runtime.js';
+import type { AppRuntime } from '../serving/app-runtime.js';
 import type { DeployRunner } from './deploy-runner.js';
 import { hookCommand, type HookName } from './hooks.js';
 import { DeploymentCancelled, PhaseError } from '../core/phase-error.js';
-import type { ReleaseSpec } from './release-spec.js';
+import type { ReleaseSpec } from '../serving/release-spec.js';
 import type { SandboxPolicy } from '../sandbox/sandbox-identity.js';
 
 export interface ReleaseHookDeps {

@@ -7,7 +7,7 @@ import type { BuiltRelease } from './build-phase.js';
 import type { DeployLayout } from './deploy-layout.js';
 import type { DeployRunner } from './deploy-runner.js';
 import { PhaseError } from '../core/phase-error.js';
-import { parseReleaseSpec, type ReleaseSpec } from './release-spec.js';
+import { parseReleaseSpec, type ReleaseSpec } from '../serving/release-spec.js';
 
 /**
  * The release phase of a build: the build folder becomes the release's own folder, named

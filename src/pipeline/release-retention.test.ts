@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from '
 import { join } from 'node:path';
 import { type FakePlatform, fakePlatform } from '../../test/support/fakes/fake-platform.js';
 import { DeployLayout } from './deploy-layout.js';
-import { parseReleaseSpec } from './release-spec.js';
+import { parseReleaseSpec } from '../serving/release-spec.js';
 import { pruneReleases } from './release-retention.js';
 
 let p: FakePlatform;

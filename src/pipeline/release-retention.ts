@@ -3,7 +3,7 @@ import type { Store } from '../store/store.js';
 import type { LogHub } from '../logs/log-hub.js';
 import { UntrustedTree } from '../sandbox/untrusted-tree.js';
 import type { DeployLayout } from './deploy-layout.js';
-import { parseReleaseSpec } from './release-spec.js';
+import { parseReleaseSpec } from '../serving/release-spec.js';
 
 /** Releases kept on disk per app (the serving one among them) unless configured otherwise. */
 export const DEFAULT_KEPT_RELEASES = 5;

@@ -1,9 +1,9 @@
 import type { AppRow } from '../store/apps.js';
 import type { Instance } from '../instances/backend.js';
-import type { AppRuntime } from './app-runtime.js';
+import type { AppRuntime } from '../serving/app-runtime.js';
 import { DeploymentCancelled } from '../core/phase-error.js';
 import { type ReleaseHookDeps, runReleaseHook } from './release-hooks.js';
-import type { ReleaseSpec } from './release-spec.js';
+import type { ReleaseSpec } from '../serving/release-spec.js';
 
 /**
  * The run phase: CC_PRE_RUN_HOOK once, then every instance of the release, not yet routed (the

@@ -4,7 +4,7 @@ import { appForUser } from '../access.js';
 import { optionalString } from '../body.js';
 import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../../core/errors.js';
 import { deploymentView } from './deployments.js';
-import { parseReleaseSpec } from '../../pipeline/release-spec.js';
+import { parseReleaseSpec } from '../../serving/release-spec.js';
 import type { Deployment } from '../../store/deployments.js';
 import { releaseKeptOnDisk as keptOnDisk } from '../../pipeline/kept-release.js';
 import { rollbackSpecs } from './rollback-routes.js';

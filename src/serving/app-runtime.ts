@@ -18,6 +18,7 @@ import { workersFrom } from './workers.js';
 import type { WorkerSpec } from '../instances/backend.js';
 import type { Provider } from '../providers/plan.js';
 import { LivenessMonitor, type LivenessMonitorOptions, type LivenessNote } from './liveness-monitor.js';
+import { restoreReleases } from './restore.js';
 
 export interface AppRuntimeOptions {
   store: Store;
@@ -95,10 +96,6 @@ export class AppRuntime {
   }
 
   /**
-   * Starts an instance of a release and health-checks it. Resolves with a healthy instance
-   * (not yet serving) or throws a PhaseError after stopping it.
-   */
-  /**
    * The complete environment of one process of a release (an instance, a run hook), in a
    * sandbox of `memoryBytes`.
    */
@@ -161,6 +158,10 @@ export class AppRuntime {
     this.onInstanceState(appId, instanceId);
   }
 
+  /**
+   * Starts an instance of a release and health-checks it. Resolves with a healthy instance
+   * (not yet serving) or throws a PhaseError after stopping it.
+   */
   async launch(
     app: AppRow,
     release: ReleaseSpec,
@@ -384,77 +385,28 @@ export class AppRuntime {
   }
 
   /**
-   * At daemon start: the instances an earlier daemon left running are adopted as they run when
-   * they serve their app's current release (the others are stopped); then every app whose
-   * release should run and has fewer instances than its scale gets the missing ones, without a
-   * rebuild. The router keeps its table until the adopted instances are in this daemon's.
+   * At daemon start: adopts what an earlier daemon left running and starts what is missing
+   * (restore.ts). The router keeps its table until the adopted instances are in this daemon's.
    */
   async restoreAll(): Promise<void> {
-    const { store, logs } = this.options;
-    const releases = new Map<string, ReleaseSpec>();
-    for (const record of store.deployments.allReleases()) {
-      if (record.wanted !== 'running' || !store.apps.byId(record.app_id)) continue;
-      try {
-        releases.set(record.app_id, parseReleaseSpec(record.start_json));
-      } catch (error) {
-        this.options.log(`Could not read the release of ${record.app_id}: ${(error as Error).message}`);
-      }
-    }
-    const adopted = await this.options.backend.adoptAll((found) => {
-      if (releases.get(found.appId)?.deploymentId !== found.deploymentId) return undefined;
-      return {
-        onLog: (stream, line) => logs.append(found.appId, stream, line, found.instanceId),
-        onStateChange: (state) => this.instanceStateChanged(found.appId, found.instanceId, state),
-      };
+    await restoreReleases({
+      store: this.options.store,
+      logs: this.options.logs,
+      backend: this.options.backend,
+      log: this.options.log,
+      host: {
+        servingOf: (appId) => this.serving.get(appId) ?? [],
+        serve: (appId, instances) => this.serving.set(appId, instances),
+        launch: (app, release, log, cancel, n) => this.launch(app, release, log, cancel, n),
+        drainInBackground: (appId, instances) => this.drainInBackground(appId, instances),
+        instanceStateChanged: (appId, instanceId, state) => this.instanceStateChanged(appId, instanceId, state),
+        takeOverRoutes: async () => {
+          this.restored = true;
+          await this.applyRoutes();
+        },
+        applyRoutes: () => this.applyRoutes(),
+      },
     });
-    for (const [appId, release] of releases) {
-      const app = store.apps.byId(appId)!;
-      const wanted = Math.max(1, app.instances ?? 1);
-      const byNumber = new Map<number, Instance>();
-      const extra: Instance[] = [];
-      for (const instance of adopted.filter((i) => i.spec.appId === appId)) {
-        const n = instance.spec.instanceNumber;
-        if (n < wanted && !byNumber.has(n)) byNumber.set(n, instance);
-        else extra.push(instance);
-      }
-      this.serving.set(appId, [...byNumber.values()]);
-      if (extra.length) this.drainInBackground(appId, extra);
-      if (byNumber.size)
-        this.options.log(`Adopted ${byNumber.size} running instance(s) of ${app.name} (${appId}), release ${release.deploymentId}`);
-    }
-    this.restored = true;
-    await this.applyRoutes();
-    for (const [appId, release] of releases) {
-      const app = store.apps.byId(appId)!;
-      const wanted = Math.max(1, app.instances ?? 1);
-      const running = this.serving.get(appId) ?? [];
-      // Missing numbers are started; outdated adopted instances are replaced, the new one first.
-      const outdated = running.filter((i) => i.outdated !== undefined);
-      const missing = Array.from({ length: wanted }, (_, n) => n).filter((n) => !running.some((i) => i.spec.instanceNumber === n));
-      if (missing.length === 0 && outdated.length === 0) continue;
-      const log = (line: string) => logs.append(appId, 'system', line);
-      for (const instance of outdated) log(`Instance ${instance.spec.instanceNumber} is replaced: ${instance.outdated}`);
-      try {
-        log(`Restoring release ${release.deploymentId} (commit ${release.commit.slice(0, 12)}) after a daemon start`);
-        const numbers = [...missing, ...outdated.map((i) => i.spec.instanceNumber)];
-        const started = await Promise.allSettled(numbers.map((n) => this.launch(app, release, log, undefined, n)));
-        const healthy = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-        const replaced = outdated.filter((i) => healthy.some((h) => h.spec.instanceNumber === i.spec.instanceNumber));
-        this.serving.set(
-          appId,
-          [...(this.serving.get(appId) ?? []).filter((i) => !replaced.includes(i)), ...healthy].sort(
-            (a, b) => a.spec.instanceNumber - b.spec.instanceNumber,
-          ),
-        );
-        await this.applyRoutes();
-        this.drainInBackground(appId, replaced);
-        const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-        if (failed) throw failed.reason;
-        this.options.log(`Restored ${app.name} (${app.id}) from release ${release.deploymentId}`);
-      } catch (error) {
-        this.options.log(`Could not restore ${app.name} (${app.id}): ${(error as Error).message}`);
-      }
-    }
   }
 
   /** The daemon lets go of the instances, which go on serving; the next daemon adopts them. */

@@ -1,0 +1,107 @@
+import type { Store } from '../store/store.js';
+import type { AppRow } from '../store/apps.js';
+import type { LogHub } from '../logs/log-hub.js';
+import type { Instance, InstanceBackend, InstanceState } from '../instances/backend.js';
+import { type ReleaseSpec, parseReleaseSpec } from './release-spec.js';
+
+/** What restoring acts on (AppRuntime): each app's serving instances, launches, the router, drains. */
+export interface RestoreHost {
+  servingOf(appId: string): Instance[];
+  serve(appId: string, instances: Instance[]): void;
+  launch(
+    app: AppRow,
+    release: ReleaseSpec,
+    log: (line: string) => void,
+    cancel: AbortSignal | undefined,
+    instanceNumber: number,
+  ): Promise<Instance>;
+  drainInBackground(appId: string, instances: Instance[]): void;
+  instanceStateChanged(appId: string, instanceId: string, state: InstanceState): void;
+  /** Lets the router take this daemon's table from now on, and applies it. */
+  takeOverRoutes(): Promise<void>;
+  applyRoutes(): Promise<void>;
+}
+
+/**
+ * At daemon start: the instances an earlier daemon left running are adopted as they run when
+ * they serve their app's current release (the others are stopped); then every app whose
+ * release should run and has fewer instances than its scale gets the missing ones, without a
+ * rebuild. The router keeps its table until the adopted instances are in this daemon's.
+ */
+export async function restoreReleases(o: {
+  store: Store;
+  logs: LogHub;
+  backend: InstanceBackend;
+  host: RestoreHost;
+  log(line: string): void;
+}): Promise<void> {
+  const { store, logs, host } = o;
+  const releases = releasesToRun(store, o.log);
+  const adopted = await o.backend.adoptAll((found) => {
+    if (releases.get(found.appId)?.deploymentId !== found.deploymentId) return undefined;
+    return {
+      onLog: (stream, line) => logs.append(found.appId, stream, line, found.instanceId),
+      onStateChange: (state) => host.instanceStateChanged(found.appId, found.instanceId, state),
+    };
+  });
+  for (const [appId, release] of releases) {
+    const app = store.apps.byId(appId)!;
+    const wanted = Math.max(1, app.instances ?? 1);
+    const byNumber = new Map<number, Instance>();
+    const extra: Instance[] = [];
+    for (const instance of adopted.filter((i) => i.spec.appId === appId)) {
+      const n = instance.spec.instanceNumber;
+      if (n < wanted && !byNumber.has(n)) byNumber.set(n, instance);
+      else extra.push(instance);
+    }
+    host.serve(appId, [...byNumber.values()]);
+    if (extra.length) host.drainInBackground(appId, extra);
+    if (byNumber.size) o.log(`Adopted ${byNumber.size} running instance(s) of ${app.name} (${appId}), release ${release.deploymentId}`);
+  }
+  await host.takeOverRoutes();
+  for (const [appId, release] of releases) {
+    const app = store.apps.byId(appId)!;
+    const wanted = Math.max(1, app.instances ?? 1);
+    const running = host.servingOf(appId);
+    // Missing numbers are started; outdated adopted instances are replaced, the new one first.
+    const outdated = running.filter((i) => i.outdated !== undefined);
+    const missing = Array.from({ length: wanted }, (_, n) => n).filter((n) => !running.some((i) => i.spec.instanceNumber === n));
+    if (missing.length === 0 && outdated.length === 0) continue;
+    const log = (line: string) => logs.append(appId, 'system', line);
+    for (const instance of outdated) log(`Instance ${instance.spec.instanceNumber} is replaced: ${instance.outdated}`);
+    try {
+      log(`Restoring release ${release.deploymentId} (commit ${release.commit.slice(0, 12)}) after a daemon start`);
+      const numbers = [...missing, ...outdated.map((i) => i.spec.instanceNumber)];
+      const started = await Promise.allSettled(numbers.map((n) => host.launch(app, release, log, undefined, n)));
+      const healthy = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      const replaced = outdated.filter((i) => healthy.some((h) => h.spec.instanceNumber === i.spec.instanceNumber));
+      host.serve(
+        appId,
+        [...host.servingOf(appId).filter((i) => !replaced.includes(i)), ...healthy].sort(
+          (a, b) => a.spec.instanceNumber - b.spec.instanceNumber,
+        ),
+      );
+      await host.applyRoutes();
+      host.drainInBackground(appId, replaced);
+      const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      o.log(`Restored ${app.name} (${app.id}) from release ${release.deploymentId}`);
+    } catch (error) {
+      o.log(`Could not restore ${app.name} (${app.id}): ${(error as Error).message}`);
+    }
+  }
+}
+
+/** The release of every app whose record says it should run; one that cannot be read is told and left out. */
+function releasesToRun(store: Store, log: (line: string) => void): Map<string, ReleaseSpec> {
+  const releases = new Map<string, ReleaseSpec>();
+  for (const record of store.deployments.allReleases()) {
+    if (record.wanted !== 'running' || !store.apps.byId(record.app_id)) continue;
+    try {
+      releases.set(record.app_id, parseReleaseSpec(record.start_json));
+    } catch (error) {
+      log(`Could not read the release of ${record.app_id}: ${(error as Error).message}`);
+    }
+  }
+  return releases;
+}
