@@ -1,12 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { link, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { RespError } from '../../addons/redis/resp.js';
 import { restoreCommand } from './copy-keys.js';
 import { keyspace, loadedKeys, loadFailure, parseInfo, saveState, totalKeys } from './redis-info.js';
 import { parseBinaryReply } from './resp-connection.js';
 import { snapshotKey } from './redis-backups.js';
 import { scratchRedisArgv } from './scratch-redis.js';
-import { bgsaveAnswer, snapshotCommands } from './snapshot.js';
+import { bgsaveAnswer, openOwnFile, snapshotCommands } from './snapshot.js';
 
 const PERSISTENCE = [
   '# Persistence',
@@ -158,4 +162,27 @@ test('snapshots are named by add-on and backup, and nothing else reaches the key
   assert.equal(snapshotKey('addon_x1', 'backup_m3x2'), 'redis/addon_x1/backup_m3x2.rdb');
   assert.throws(() => snapshotKey('../x', 'backup_1'), /cannot name a snapshot/);
   assert.throws(() => snapshotKey('addon_x1', 'b/../../c'), /cannot name a snapshot/);
+});
+
+test('the snapshot file is opened only when it is a regular file of the server account with one name', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'slipway-rdb-'));
+  try {
+    const uid = process.getuid?.() ?? 0;
+    const file = join(dir, 'dump.rdb');
+    await writeFile(file, 'REDIS0010');
+    const handle = await openOwnFile(file, uid);
+    await handle.close();
+    await assert.rejects(openOwnFile(file, uid + 1), new RegExp(`belongs to uid ${uid}, not to the Redis server's account`));
+    await link(file, join(dir, 'other'));
+    await assert.rejects(openOwnFile(file, uid), /has other names \(hard links\)/);
+    await rm(join(dir, 'other'));
+    await rm(file);
+    await symlink('/etc/passwd', file);
+    await assert.rejects(openOwnFile(file, uid), /is a symbolic link, not the snapshot Redis wrote/);
+    await rm(file);
+    execFileSync('mkfifo', [file]);
+    await assert.rejects(openOwnFile(file, uid), /is not a regular file/, 'a FIFO neither blocks nor passes');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

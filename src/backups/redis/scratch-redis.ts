@@ -177,7 +177,14 @@ export class ScratchRedis {
     this.server = undefined;
     if (server && this.exited) {
       signalGroup(server.pid, 'SIGTERM');
-      const stopped = await Promise.race([this.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 20_000))]);
+      let timer: NodeJS.Timeout | undefined;
+      const stopped = await Promise.race([
+        this.exited.then(() => true),
+        new Promise<boolean>((r) => {
+          timer = setTimeout(() => r(false), 20_000);
+        }),
+      ]);
+      clearTimeout(timer);
       if (!stopped) {
         signalGroup(server.pid, 'SIGKILL');
         await this.exited;
