@@ -1,6 +1,6 @@
 import { runChecked } from '../executor/run-captured.js';
 import { isIPv4 } from 'node:net';
-import { findHostTools } from '../instances/local/host-tools.js';
+import { findHostTools } from '../executor/host-tools.js';
 
 /** Addresses an add-on server listens on: loopback for the host, the gateway for app namespaces. */
 export function bindAddresses(gatewayAddress: string): string[] {

@@ -1,4 +1,4 @@
-import { DEFAULT_BACKOFF, RestartBackoff, type BackoffPolicy } from '../instances/local/restart-backoff.js';
+import { DEFAULT_BACKOFF, RestartBackoff, type BackoffPolicy } from '../executor/restart-backoff.js';
 import type { ServerProcess } from './server-process.js';
 
 /**

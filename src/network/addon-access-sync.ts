@@ -1,4 +1,4 @@
-import type { HbaClient } from '../addons/postgresql/cluster-config.js';
+import type { HbaClient } from './addon-access.js';
 import type { AddonEndpoint } from './firewall-rules.js';
 import type { NetworkEvents, SandboxAttachment, SandboxKind } from './network-events.js';
 import { addonAccess, type AddonLink, type AddonServer } from './addon-access.js';

@@ -5,9 +5,19 @@
  * (the database, opened to that address only). Builds count like instances: a build step may
  * need its app's database (migrations), never another app's.
  */
-import type { HbaClient } from '../addons/postgresql/cluster-config.js';
 import type { AddonEndpoint } from './firewall-rules.js';
 import type { SandboxAttachment } from './network-events.js';
+
+/**
+ * One database of the shared PostgreSQL cluster opened to one sandbox address (a line of
+ * pg_hba.conf): its app is linked to the add-on.
+ */
+export interface HbaClient {
+  database: string;
+  role: string;
+  /** IPv4 address of a build or an instance of a linked app. */
+  address: string;
+}
 
 /** Where an add-on's server listens, as its linked apps are told. */
 export interface AddonServer {

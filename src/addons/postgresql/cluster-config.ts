@@ -4,6 +4,7 @@
  * port or gateway takes effect on the next start without editing files initdb wrote.
  */
 
+import type { HbaClient } from '../../network/addon-access.js';
 import { assertAddonIdentifier } from './provisioning-sql.js';
 
 export const ADMIN_ROLE = 'slipway_admin';
@@ -88,14 +89,6 @@ export function archiveCommand(spoolDir: string): string {
 function shellQuote(path: string): string {
   if (path.includes('%')) throw new Error(`The WAL spool folder ${path} contains a %, which archive_command would expand.`);
   return `'${path.replace(/'/g, `'\\''`)}'`;
-}
-
-/** One database opened to one sandbox address: its app is linked to the add-on. */
-export interface HbaClient {
-  database: string;
-  role: string;
-  /** IPv4 address of a build or an instance of a linked app. */
-  address: string;
 }
 
 export interface HbaAccess {

@@ -8,7 +8,8 @@ import { ServerProcess, isOurServer, logTail, readPidFile, waitUntilReady } from
 import { quietSupervision, SupervisedServer, type SupervisionEvents } from '../server-supervisor.js';
 import { ensureSystemUser, type SystemUser } from '../system-user.js';
 import { findPostgresBinaries } from './binaries.js';
-import { ADMIN_ROLE, hbaConf, initdbArgv, postgresArgv, type ClusterLayout, type HbaClient } from './cluster-config.js';
+import type { HbaClient } from '../../network/addon-access.js';
+import { ADMIN_ROLE, hbaConf, initdbArgv, postgresArgv, type ClusterLayout } from './cluster-config.js';
 
 export interface EmbeddedClusterOptions {
   /** Folder of the cluster and its files, e.g. `<dataDir>/postgresql`. */

@@ -4,7 +4,7 @@ import type { AddonProvider, AddonRecord, ProvisionResult } from '../provider.js
 import { assertAddressAssigned, bindAddresses, defaultSubnet } from '../gateway.js';
 import { randomIdentifier, randomPassword, redact } from '../secrets.js';
 import { EmbeddedCluster, type AdminTarget } from './embedded-cluster.js';
-import type { HbaClient } from './cluster-config.js';
+import type { HbaClient } from '../../network/addon-access.js';
 import type { SupervisionEvents } from '../server-supervisor.js';
 import { assertAddonIdentifier, createDatabaseSql, createRoleSql, dropSql } from './provisioning-sql.js';
 

@@ -3,7 +3,7 @@ import { InstanceRecords, type InstanceRecord } from './instance-records.js';
 import { sandboxIdFor } from '../../sandbox/describe.js';
 import type { Sandbox } from '../../sandbox/sandbox-host.js';
 import { runCommand, describeExit } from '../../executor/run-command.js';
-import { findHostTools } from './host-tools.js';
+import { findHostTools, type HostTools } from '../../executor/host-tools.js';
 import {
   bridgeAddressArgv,
   bridgeExistsArgv,
@@ -18,12 +18,11 @@ import {
   namespacePidsArgv,
   setupInstanceNetworkArgvs,
   teardownInstanceNetworkArgvs,
-  type HostTools,
   type InstanceNetwork,
 } from './netns-commands.js';
 import { namesForSlot, slotOfHostVeth, slotOfNamespace, validateBridgeName, validateInstanceId, validatePrefix } from './names.js';
 import { AddressPool, addressAt, gatewayOf, parseSubnet, subnetToString, type Subnet } from './subnet.js';
-import { DEFAULT_BACKOFF, type BackoffPolicy } from './restart-backoff.js';
+import { DEFAULT_BACKOFF, type BackoffPolicy } from '../../executor/restart-backoff.js';
 import { LocalInstance, workerOfSandbox, type InstanceHost } from './local-instance.js';
 import type { SandboxHost } from '../../sandbox/sandbox-host.js';
 

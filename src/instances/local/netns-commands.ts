@@ -2,14 +2,8 @@
  * argv arrays for every `ip` / `setpriv` call the local backend makes. Pure functions, so the
  * exact commands are tested as data; every name in them went through names.ts first.
  */
+import type { HostTools } from '../../executor/host-tools.js';
 import { INNER_INTERFACE, type InstanceNetNames } from './names.js';
-
-export interface HostTools {
-  /** Absolute path of `ip` (iproute2). */
-  ip: string;
-  /** Absolute path of `setpriv` (util-linux). */
-  setpriv: string;
-}
 
 export interface InstanceNetwork extends InstanceNetNames {
   /** e.g. 10.77.0.6 */

@@ -1,5 +1,12 @@
 import { access, constants } from 'node:fs/promises';
-import type { HostTools } from './netns-commands.js';
+
+/** The programs that make and enter network namespaces (the instances', the builds', the add-ons' gateway). */
+export interface HostTools {
+  /** Absolute path of `ip` (iproute2). */
+  ip: string;
+  /** Absolute path of `setpriv` (util-linux). */
+  setpriv: string;
+}
 
 const SEARCH_DIRS = ['/usr/sbin', '/usr/bin', '/sbin', '/bin'];
 
