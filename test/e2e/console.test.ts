@@ -10,7 +10,8 @@ import type { Page } from 'playwright-core';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, commitAll, getThroughRouter, registerSshKey } from '../support/deploy.js';
 import { waitUntil } from '../support/wait.js';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { freePort } from '../support/free-port.js';
 import { join } from 'node:path';
 import {
   gotoPage,
@@ -81,6 +82,8 @@ function gitPush(dir: string, url: string, env: NodeJS.ProcessEnv): Promise<{ co
 const uiTest = (name: string, ...rest: UiTestArgs) => browserTest(() => browser, name, ...rest);
 
 before(async () => {
+  // A PostgreSQL cluster port of its own, clear of other daemons of this machine.
+  process.env.SLIPWAY_POSTGRES_PORT = String(await freePort());
   daemon = await startDaemon();
   browser = await launchBrowser();
   page = browser.page;
@@ -91,7 +94,10 @@ before(async () => {
 
 after(async () => {
   await browser?.close();
-  await daemon?.stop();
+  if (daemon) {
+    await daemon.stop();
+    rmSync(`${daemon.dataDir}-backups`, { recursive: true, force: true });
+  }
 });
 
 uiTest('sign in with an API token; a wrong token is refused in the form', async () => {
@@ -462,6 +468,52 @@ uiTest("the Information page charts the app's requests of the last hour, from th
     'the p95 latency is drawn',
   );
   await browser.screenshot('app-information-traffic');
+});
+
+uiTest('Back up now stores a backup the page then shows verified; a failed restore test is marked', { timeout: 600_000 }, async () => {
+  const { addon } = await api('POST', '/v1/addons', { provider: 'postgresql', name: 'ledger', org: orgId, link: [] });
+  await open(`#/orgs/${orgId}/addons`);
+  await showing('Add-ons of default');
+  const card = page.locator(`li[data-addon="${addon.id}"]`);
+  await card.getByText('No backup yet.').waitFor();
+  const backUp = card.getByRole('button', { name: 'Back up now: ledger' });
+  await backUp.click();
+  const stored = card.locator('.outcome[data-kind="ok"]');
+  await stored.waitFor({ timeout: 300_000 });
+  const id = (await stored.locator('code').innerText()).trim();
+  assert.match(id, /^backup_[0-9a-z]+$/);
+  assert.match(await stored.innerText(), /stored \(.*iB\); its restore test runs now/);
+  // The list was read again after the answer, and follows the restore test by itself.
+  const row = card.locator(`tbody[data-backup="${id}"]`);
+  await row.waitFor({ timeout: 5_000 });
+  assert.equal(await row.locator('td').nth(1).innerText(), 'manual');
+  await card.locator(`tbody[data-backup="${id}"][data-verification="verified"]`).waitFor({ timeout: 300_000 });
+  assert.match(await row.innerText(), /verified[\s\S]*pg_amcheck found no corruption/);
+  assert.match(
+    await card.locator('.backup-window').innerText(),
+    /Restorable to any second from .* to now\. Daily backup at 03:00, kept 7 days\./,
+  );
+  assert.equal(await card.locator('.backup-failures').isVisible(), false);
+  await browser.screenshot('addon-backups-verified');
+
+  // A disk that lost the end of the base backup: its restore test now fails, and the page says so.
+  const folder = join(`${daemon.dataDir}-backups`, 'postgresql', 'base');
+  const [base] = readdirSync(folder).filter((name) => name.endsWith('.tar'));
+  assert.ok(base, 'the base backup is in the backup folder');
+  truncateSync(join(folder, base), Math.floor(statSync(join(folder, base)).size / 3));
+  const verify = await daemon.cli(['addon', 'backup', 'verify', 'ledger', id], { timeoutMs: 300_000 });
+  assert.notEqual(verify.code, 0, 'the damaged backup fails its restore test');
+  const failed = card.locator(`table.backups tbody:first-of-type[data-backup="${id}"][data-verification="failed"]`);
+  await failed.waitFor({ timeout: 30_000 });
+  assert.match(await failed.innerText(), /failed[\s\S]*Restore test .*: The base backup is not a whole archive/);
+  assert.equal(
+    await failed.locator('th').evaluate((th) => getComputedStyle(th).borderLeftStyle),
+    'solid',
+    'the failed row is marked at its edge',
+  );
+  const alert = card.getByRole('alert');
+  assert.match(await alert.innerText(), /^1 backup of ledger failed its restore test/);
+  await browser.screenshot('addon-backups-failed');
 });
 
 uiTest('every page is readable at 375px wide: nothing overflows horizontally', async () => {

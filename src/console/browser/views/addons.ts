@@ -2,8 +2,9 @@ import { enc, type Addon, type App, type Org } from '../api.js';
 import { formatTime, h, replaceChildren } from '../dom.js';
 import { href, type Route } from '../routes.js';
 import { pageTitle, type ViewContext } from '../view.js';
+import { backupsSection } from './addon-backups.js';
 
-/** An organisation's add-ons and the applications each is linked to. */
+/** An organisation's add-ons, the applications each is linked to, and each one's backups. */
 export async function addonsView(ctx: ViewContext, route: Extract<Route, { page: 'addons' }>): Promise<void> {
   const [{ org }, { addons }, { apps }] = await Promise.all([
     ctx.api.get<{ org: Org }>(`/v1/orgs/${enc(route.org)}`),
@@ -37,6 +38,7 @@ export async function addonsView(ctx: ViewContext, route: Extract<Route, { page:
                     ]),
                   )
                 : h('p', { class: 'empty' }, 'Not linked to any application.'),
+              backupsSection(ctx, a),
             ),
           ),
         )
