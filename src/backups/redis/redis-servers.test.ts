@@ -36,7 +36,7 @@ describe('Redis backups with real redis-servers', { skip: process.getuid?.() !==
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'slipway-redis-backups-'));
     await chmod(dataDir, 0o755);
-    provider = new RedisProvider({ dataDir, gatewayAddress: '127.0.0.1', portRange: [17660, 17669] });
+    provider = new RedisProvider({ dataDir, gatewayAddress: '127.0.0.1', portRange: [17680, 17689] });
     await provider.start();
     const store = await FolderBackupStore.open(join(dataDir, 'backups'));
     backups = new RedisBackups({ servers: provider, store, scratchRoot: join(dataDir, 'backup-scratch'), log: (l) => logged.push(l) });
