@@ -8,7 +8,7 @@ import { newId } from '../core/ids.js';
 import { describePlan, formatArgv } from '../providers/describe-plan.js';
 import { describeExit } from '../executor/run-command.js';
 import type { SandboxIdentity } from '../sandbox/sandbox-identity.js';
-import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
+import type { BuildNetwork, BuildNetworks } from '../sandbox/build-network.js';
 import { describeSandboxExit, sandboxIdFor } from '../sandbox/describe.js';
 import type { SandboxStart } from '../sandbox/sandbox-host.js';
 import { repositoryTree, type UntrustedTree } from '../sandbox/untrusted-tree.js';
@@ -32,7 +32,7 @@ export interface BuildPhaseDeps {
   catalog: VersionCatalog;
   toolchainCacheDir: string;
   /** A network namespace of its own for each build (outbound access only). */
-  buildNetworks: { acquireBuildNetwork(appId: string): Promise<BuildNetwork> };
+  buildNetworks: BuildNetworks;
   gatewayAddress: string;
   trustedProxies?: readonly string[];
   /** The machine's network settings for builds (proxies, certificate authorities, npm registry). */

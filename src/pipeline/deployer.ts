@@ -10,7 +10,7 @@ import type { AppRuntime } from '../serving/app-runtime.js';
 import { DeploymentCancelled, describeFailure } from '../core/phase-error.js';
 import { makeRedactor, secretValues } from '../core/redact.js';
 import type { ReleaseSpec } from '../serving/release-spec.js';
-import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
+import type { BuildNetworks } from '../sandbox/build-network.js';
 import type { SandboxHost } from '../sandbox/sandbox-host.js';
 import type { SandboxPolicy } from '../sandbox/sandbox-identity.js';
 import { DeployLayout } from './deploy-layout.js';
@@ -41,7 +41,7 @@ export interface DeployerOptions {
   /** Runs the deployment's sandboxed steps (default: in runc sandboxes of sandboxHost). */
   runner?: DeployRunner;
   /** A network namespace of its own for each build (outbound access only). */
-  buildNetworks: { acquireBuildNetwork(appId: string): Promise<BuildNetwork> };
+  buildNetworks: BuildNetworks;
   gatewayAddress: string;
   /** The operator's `--trusted-proxy` ranges, told to builds in CC_REVERSE_PROXY_IPS. */
   trustedProxies?: readonly string[];

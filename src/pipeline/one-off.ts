@@ -3,7 +3,7 @@ import type { Store } from '../store/store.js';
 import type { SandboxHost, Sandbox } from '../sandbox/sandbox-host.js';
 import type { SandboxPolicy } from '../sandbox/sandbox-identity.js';
 import type { AppRuntime } from '../serving/app-runtime.js';
-import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
+import type { BuildNetworks } from '../sandbox/build-network.js';
 import type { InstanceBackend } from '../instances/backend.js';
 import { parseReleaseSpec } from '../serving/release-spec.js';
 import { newId } from '../core/ids.js';
@@ -16,7 +16,7 @@ export interface OneOffDeps {
   runtime: AppRuntime;
   sandboxes: SandboxPolicy;
   sandboxHost: SandboxHost;
-  networks: { acquireBuildNetwork(appId: string): Promise<BuildNetwork> };
+  networks: BuildNetworks;
   /** The instances' backend: one that runs instances away from this machine runs the command there too. */
   instances?: Pick<InstanceBackend, 'runOnce'>;
 }

@@ -1,6 +1,6 @@
 import type { AppRow } from '../store/apps.js';
 import { newId } from '../core/ids.js';
-import type { BuildNetwork } from '../instances/local/local-netns-backend.js';
+import type { BuildNetworks } from '../sandbox/build-network.js';
 import { describeSandboxExit, sandboxIdFor } from '../sandbox/describe.js';
 import { releaseSandboxSpec } from '../sandbox/release-sandbox.js';
 import type { AppRuntime } from '../serving/app-runtime.js';
@@ -14,7 +14,7 @@ export interface ReleaseHookDeps {
   runner: DeployRunner;
   sandboxes: SandboxPolicy;
   /** Hooks reach the network as builds do: a namespace of their own, outbound only. */
-  buildNetworks: { acquireBuildNetwork(appId: string): Promise<BuildNetwork> };
+  buildNetworks: BuildNetworks;
   /** The environment an instance of the release gets. */
   runtime: Pick<AppRuntime, 'environmentFor'>;
 }

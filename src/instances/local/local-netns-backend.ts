@@ -25,18 +25,12 @@ import { AddressPool, addressAt, gatewayOf, parseSubnet, subnetToString, type Su
 import { DEFAULT_BACKOFF, type BackoffPolicy } from '../../executor/restart-backoff.js';
 import { LocalInstance, workerOfSandbox, type InstanceHost } from './local-instance.js';
 import type { SandboxHost } from '../../sandbox/sandbox-host.js';
+import type { BuildNetwork, BuildNetworks } from '../../sandbox/build-network.js';
 
 /** Told when a sandbox gets an address on the instance network and when it gives it back. */
 export interface SandboxNetworkEvents {
   attached(event: { appId: string; kind: 'build' | 'instance'; address: string }): Promise<void>;
   detached(address: string): Promise<void>;
-}
-
-/** A network namespace of its own for one build, on the same bridge and address pool. */
-export interface BuildNetwork {
-  namespacePath: string;
-  address: string;
-  release(): Promise<void>;
 }
 
 export interface LocalNetnsBackendOptions {
@@ -72,7 +66,7 @@ const IP_TIMEOUT_MS = 30_000;
  * networkEvents, when an address is taken and when it is free again; bridge ports are isolated,
  * so sandboxes never talk to each other directly.
  */
-export class LocalNetnsBackend implements InstanceBackend {
+export class LocalNetnsBackend implements InstanceBackend, BuildNetworks {
   /** Address of the host on the instance network: where instances reach host services. */
   readonly gatewayAddress: string;
   readonly subnet: string;
