@@ -10,6 +10,7 @@ import { benchSandbox, describeSandbox } from './sandbox.js';
 import { benchStartCommand, describeStartCommand } from './start-command.js';
 import { benchResilience, describeResilience } from './resilience.js';
 import { benchDrains, describeDrains } from './drains.js';
+import { benchBackups, describeBackups } from './backups.js';
 
 const results: Record<string, unknown> = {};
 
@@ -51,6 +52,10 @@ console.log(describeResilience(resilience));
 const drains = await benchDrains();
 results.drains = drains;
 console.log(describeDrains(drains));
+
+const backups = await benchBackups();
+results.backups = backups;
+console.log(describeBackups(backups));
 
 const sbtBuild = await benchSbtBuild();
 results.sbtBuild = sbtBuild;
