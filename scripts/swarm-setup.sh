@@ -33,15 +33,21 @@ docker_answers() { docker info --format '{{.ServerVersion}}' >/dev/null 2>&1; }
 
 start_dockerd() {
   if docker_answers; then return; fi
-  log "starting dockerd (log in $DOCKERD_LOG)"
-  # --iptables=false: slipway's own nftables firewall stays the only one on this machine.
-  # --bridge=none: no docker0; tasks use the network slipway creates.
-  setsid dockerd --iptables=false --ip-masq=false --bridge=none </dev/null >>"$DOCKERD_LOG" 2>&1 &
-  for _ in $(seq 1 60); do
-    docker_answers && return
-    sleep 0.5
+  local attempt
+  for attempt in 1 2; do
+    log "starting dockerd (log in $DOCKERD_LOG)"
+    # --iptables=false: slipway's own nftables firewall stays the only one on this machine.
+    # --bridge=none: no docker0; tasks use the network slipway creates.
+    setsid dockerd --iptables=false --ip-masq=false --bridge=none </dev/null >>"$DOCKERD_LOG" 2>&1 &
+    for _ in $(seq 1 120); do
+      docker_answers && return
+      sleep 0.5
+      # On a busy machine dockerd can give up waiting for its containerd and exit: start it again.
+      pgrep -x dockerd >/dev/null || break
+    done
+    pkill -x dockerd 2>/dev/null && sleep 2
+    log "dockerd did not answer within 60 s (attempt $attempt of 2); see $DOCKERD_LOG"
   done
-  log "dockerd did not answer within 30 s; see $DOCKERD_LOG"
   exit 1
 }
 
