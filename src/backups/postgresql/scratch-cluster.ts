@@ -1,8 +1,9 @@
 import { runChecked } from '../../executor/run-captured.js';
+import { endScratchServer } from '../scratch-server.js';
 import { runStreamed } from '../../executor/run-streamed.js';
 import { startServer, type StartedServer } from '../../executor/start-server.js';
 import { constants } from 'node:fs';
-import { chmod, chown, mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -196,23 +197,7 @@ export class ScratchCluster {
   async remove(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    if (server && this.exited) {
-      signalGroup(server.pid, 'SIGINT');
-      const stopped = await Promise.race([this.exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 20_000))]);
-      if (!stopped) {
-        signalGroup(server.pid, 'SIGKILL');
-        await this.exited;
-      }
-    }
-    await rm(this.folder, { recursive: true, force: true });
-  }
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // already gone
+    await endScratchServer(server, this.exited, 'SIGINT', this.folder);
   }
 }
 

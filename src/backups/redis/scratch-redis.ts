@@ -1,5 +1,6 @@
 import { constants } from 'node:fs';
-import { chown, mkdir, open, readFile, rm } from 'node:fs/promises';
+import { endScratchServer } from '../scratch-server.js';
+import { chown, mkdir, open, readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -175,29 +176,6 @@ export class ScratchRedis {
   async remove(): Promise<void> {
     const server = this.server;
     this.server = undefined;
-    if (server && this.exited) {
-      signalGroup(server.pid, 'SIGTERM');
-      let timer: NodeJS.Timeout | undefined;
-      const stopped = await Promise.race([
-        this.exited.then(() => true),
-        new Promise<boolean>((r) => {
-          timer = setTimeout(() => r(false), 20_000);
-        }),
-      ]);
-      clearTimeout(timer);
-      if (!stopped) {
-        signalGroup(server.pid, 'SIGKILL');
-        await this.exited;
-      }
-    }
-    await rm(this.folder, { recursive: true, force: true });
-  }
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // already gone
+    await endScratchServer(server, this.exited, 'SIGTERM', this.folder);
   }
 }

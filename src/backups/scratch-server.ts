@@ -1,0 +1,38 @@
+import { rm } from 'node:fs/promises';
+
+/**
+ * Ends a throw-away server (a restored PostgreSQL copy, a Redis loaded from a snapshot) and
+ * removes its folder: `signal` to its process group, SIGKILL after 20 s, then the folder, so a
+ * verification or a restore leaves nothing behind whatever happened.
+ */
+export async function endScratchServer(
+  server: { pid: number } | undefined,
+  exited: Promise<void> | undefined,
+  signal: NodeJS.Signals,
+  folder: string,
+): Promise<void> {
+  if (server && exited) {
+    signalGroup(server.pid, signal);
+    let timer: NodeJS.Timeout | undefined;
+    const stopped = await Promise.race([
+      exited.then(() => true),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), 20_000);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (!stopped) {
+      signalGroup(server.pid, 'SIGKILL');
+      await exited;
+    }
+  }
+  await rm(folder, { recursive: true, force: true });
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
