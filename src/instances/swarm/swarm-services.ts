@@ -108,7 +108,10 @@ export class SwarmServices {
         });
         removed.push(service);
       } catch (e) {
-        if (!(e instanceof DockerApiError && e.status === 404)) throw e;
+        // Gone already, or Docker is removing it right now (its service was just removed).
+        const goingAnyway =
+          e instanceof DockerApiError && (e.status === 404 || (e.status === 409 && /already in progress/.test(e.message)));
+        if (!goingAnyway) throw e;
       }
     }
     return removed;
