@@ -8,7 +8,6 @@ import { startBackups } from './backups-setup.js';
 import { consoleHandler } from '../console/serve.js';
 import type { DaemonOptions } from './options.js';
 import { networkNames } from './options.js';
-import { bothFirewalls, startSwarmBackend, startSwarmFirewall, swarmOptions } from '../instances/swarm/start.js';
 import { acquireDaemonLock, ensureDataDir } from './data-dir.js';
 import { acquireSubnetLock } from './subnet-lock.js';
 import { bootstrapIfEmpty } from './bootstrap.js';
@@ -20,10 +19,10 @@ import { lockDownDataFolder } from './data-folder-modes.js';
 import { migrateAppFolders } from './migrate-app-folders.js';
 import { removeApp } from '../pipeline/app-removal.js';
 import { startOneOff } from '../pipeline/one-off.js';
-import { deleteFirewallTable, Firewall } from '../network/firewall.js';
-import { AddonAccess } from '../network/addon-access-sync.js';
-import { addonCatalog } from '../network/addon-catalog.js';
-import { PostgresqlProvider } from '../addons/postgresql/postgresql-provider.js';
+import { deleteFirewallTable } from '../network/firewall.js';
+import { startNetwork } from './network-setup.js';
+import { platformGuards } from './guards-setup.js';
+import { logReady } from './ready-log.js';
 import { rmSync } from 'node:fs';
 import { LocalNetnsBackend } from '../instances/local/local-netns-backend.js';
 import { HaproxyRouter } from '../router/haproxy/haproxy-router.js';
@@ -41,19 +40,14 @@ import { INTERRUPTED_BY_RESTART, resumeDeployments } from './resume-deployments.
 import { platformEvents } from './platform-events-setup.js';
 import { makeCronScheduler } from './cron-setup.js';
 import { startNotifications } from './notifications-setup.js';
-import type { AddressGuard } from '../notifications/address-guard.js';
 import { DrainService } from '../drains/drain-service.js';
 import { oneOffLog } from './one-off-log.js';
-import type { ForbiddenTargets } from '../drains/drain-target.js';
 import { placeDataPlaneIn } from '../executor/data-plane-cgroup.js';
 import { NpmVersionCatalog } from '../toolchains/catalog.js';
 import { makeReceiverHooks } from './receiver-hooks.js';
 import { makeProviders } from '../providers/registry.js';
 import { machineNetworkEnv } from '../pipeline/machine-network-env.js';
-import { AddonManager } from '../addons/addon-manager.js';
-import { makeAddonProviders } from '../addons/registry.js';
 import { appEnvironment } from '../links/app-environment.js';
-import { addonProviderOptions } from './addon-options.js';
 
 /**
  * How far a stop goes. `control`: the daemon alone (SIGTERM, SIGINT, an upgrade); the router,
@@ -148,79 +142,14 @@ export class Daemon {
     const appUsers = new AppUsers(store, parseUidRange(options.appUids));
     await migrateAppFolders(store, appUsers, options.dataDir, log);
 
-    await backend.init();
-    const firewall = new Firewall({
-      table: names.cgroupRoot,
-      bridge: names.bridgeName,
-      subnet: backend.subnet,
-      gateway: backend.gatewayAddress,
-      routerPorts: [options.routerPort, options.httpsPort].filter((p) => p > 0),
-      egressAllow: options.egressAllow,
-    });
-    await firewall.start();
-    // Runs after every sandbox has stopped (stoppers run in reverse order).
-    // The firewall's rules and the bridge stay with the sandboxes they serve.
-    this.onStopDataPlane(
-      'firewall',
-      () => firewall.stop(),
-      () => undefined,
-    );
-    // Runs after every instance and add-on server has stopped (stoppers run in reverse order).
-    this.onStopDataPlane(
-      'instance network',
-      () => backend.removeBridge(),
-      () => undefined,
-    );
-    // Add-on servers need the bridge's gateway address; they start lazily (see AddonManager).
-    const addonProviders = makeAddonProviders(addonProviderOptions(options.dataDir, backend.gatewayAddress, process.env));
-    const addons = new AddonManager({ store, providers: addonProviders, log });
-    this.onStopDataPlane(
-      'add-ons',
-      () => addons.stop(),
-      () => addons.detach(),
-    );
-    // Each sandbox reaches the add-ons of its own app only: through the firewall and, for
-    // PostgreSQL, pg_hba.conf; both follow sandboxes (told by the backend) and links.
-    const postgresql = addonProviders.get('postgresql');
-    // With --backend swarm, the tasks' bridge gets the same rules as the sandboxes' one.
-    const swarmFirewall =
-      options.backend === 'swarm'
-        ? await startSwarmFirewall(swarmOptions(options.swarm), names.cgroupRoot, backend.gatewayAddress, [
-            options.routerPort,
-            options.httpsPort,
-          ])
-        : undefined;
-    if (swarmFirewall)
-      this.onStopDataPlane(
-        'swarm firewall',
-        () => swarmFirewall.stop(),
-        () => undefined,
-      );
-    const addonAccess = new AddonAccess({
-      firewall: swarmFirewall ? bothFirewalls(firewall, swarmFirewall) : firewall,
-      gateway: backend.gatewayAddress,
-      catalog: addonCatalog(store, addons),
-      postgresql: postgresql instanceof PostgresqlProvider ? postgresql : undefined,
+    const { addonProviders, addons, postgresql, addonAccess, instances, instanceBackend } = await startNetwork({
+      options,
+      store,
+      backend,
+      names,
       log,
+      onStopDataPlane: (name, stop, detach) => this.onStopDataPlane(name, stop, detach),
     });
-    backend.setNetworkEvents(addonAccess);
-    // The instances an earlier daemon left serving keep reaching their add-ons from the start on.
-    await addonAccess.attachedAll(backend.foundAddresses());
-    store.links.onAddonLinksChanged(() => void addonAccess.linksChanged());
-
-    // With --backend swarm, the apps' instances and one-off commands run as swarm services;
-    // builds and add-on servers stay in this machine's sandboxes (docs/swarm.md).
-    const instances =
-      options.backend === 'swarm'
-        ? await startSwarmBackend(swarmOptions(options.swarm), names.cgroupRoot, addonAccess, log, backend.gatewayAddress)
-        : undefined;
-    if (instances)
-      this.onStopDataPlane(
-        'swarm network',
-        () => instances.removeNetwork(),
-        () => undefined,
-      );
-    const instanceBackend = instances ?? backend;
 
     // What the edge sees: the router reports each request here (access logs, charts, metrics).
     // What people are told about (webhooks, e-mail): deployments, instances, cron runs, drains.
@@ -265,18 +194,7 @@ export class Daemon {
     chmodSync(options.toolchainCacheDir, 0o755);
     const logs = new LogHub(join(options.dataDir, 'logs'), { limits: options.logLimits, warn: log });
     void logs.restrictExistingFiles();
-    const drainForbidden: ForbiddenTargets = {
-      ports: [
-        options.apiPort,
-        options.sshPort,
-        options.routerPort,
-        options.httpsPort,
-        options.metricsListen?.port ?? 0,
-        acmeChallenge.port,
-      ].filter((p) => p > 0),
-      listen: options.listen,
-      subnets: [options.subnet, ...(options.backend === 'swarm' && options.swarm ? [options.swarm.subnet] : [])],
-    };
+    const { drainForbidden, notifyGuard } = platformGuards(options, acmeChallenge.port);
     // Log drains: every app line (and access record, when asked) waits on disk for its receiver.
     const drains = new DrainService({
       store,
@@ -291,18 +209,6 @@ export class Daemon {
     drains.start();
     this.onStop('log drains', () => drains.stop());
     traffic.metrics.watchDrains(() => drains.figures());
-    // Webhooks and e-mail about what `told` publishes; never to slipway's own ports nor the sandboxes.
-    const notifyGuard: AddressGuard = {
-      subnets: [options.subnet, ...(options.backend === 'swarm' && options.swarm ? [options.swarm.subnet] : [])],
-      ownPorts: [
-        { port: options.apiPort, what: 'API' },
-        { port: options.sshPort, what: 'git server' },
-        { port: options.routerPort, what: 'router' },
-        { port: options.httpsPort, what: 'router (HTTPS)' },
-        { port: options.metricsListen?.port ?? 0, what: 'metrics server' },
-        { port: acmeChallenge.port, what: 'ACME challenge responder' },
-      ].filter((p) => p.port > 0),
-    };
     const notifications = await startNotifications({ store, events: told.events, guard: notifyGuard, smtp: options.smtp, log });
     this.onStop('notifications', () => notifications.dispatcher.stop());
     // An add-on server that died and was restarted: counted, and told to the apps it serves.
@@ -512,23 +418,7 @@ export class Daemon {
     resumeDeployments({ store, logs, deployer, interrupted, waiting: unfinished.filter((d) => d.phase === 'queued'), log });
     cron.start();
 
-    log(`slipway API listening on ${apiUrl} (data folder ${options.dataDir})`);
-    log(`Web console on ${apiUrl}/ (sign in with an API token)`);
-    if (options.httpsPort > 0) {
-      log(
-        `HTTPS on ${options.listen}:${options.httpsPort}; the internal CA's certificate is ${certificates.caCertificatePath} (clients trust it for <app_id>.${options.domain} and names without ACME)`,
-      );
-    }
-    log(
-      `git over SSH on port ${sshPort}; router on ${options.listen}:${options.routerPort} for *.${options.domain}; instances on ${options.subnet}`,
-    );
-    if (first.token) {
-      log(`First start: created user "admin", organisation "default" and an API token (saved in ${first.tokenFile}).`);
-      log(`Log in with: slipway login --url ${apiUrl} --token ${first.token}`);
-    } else {
-      log(`Log in with: slipway login --url ${apiUrl} --token "$(cat ${first.tokenFile})"`);
-    }
-    log('slipway is ready.');
+    logReady(log, options, { apiUrl, sshPort, caCertificatePath: certificates.caCertificatePath, first });
     return { apiUrl };
   }
 

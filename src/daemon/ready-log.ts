@@ -1,0 +1,27 @@
+import type { DaemonOptions } from './options.js';
+
+/** The lines a daemon prints once it serves: where the API, console, HTTPS, git and router are, and how to log in. */
+export function logReady(
+  log: (line: string) => void,
+  options: DaemonOptions,
+  ready: { apiUrl: string; sshPort: number; caCertificatePath: string; first: { token: string | null; tokenFile: string } },
+): void {
+  const { apiUrl, sshPort, first } = ready;
+  log(`slipway API listening on ${apiUrl} (data folder ${options.dataDir})`);
+  log(`Web console on ${apiUrl}/ (sign in with an API token)`);
+  if (options.httpsPort > 0) {
+    log(
+      `HTTPS on ${options.listen}:${options.httpsPort}; the internal CA's certificate is ${ready.caCertificatePath} (clients trust it for <app_id>.${options.domain} and names without ACME)`,
+    );
+  }
+  log(
+    `git over SSH on port ${sshPort}; router on ${options.listen}:${options.routerPort} for *.${options.domain}; instances on ${options.subnet}`,
+  );
+  if (first.token) {
+    log(`First start: created user "admin", organisation "default" and an API token (saved in ${first.tokenFile}).`);
+    log(`Log in with: slipway login --url ${apiUrl} --token ${first.token}`);
+  } else {
+    log(`Log in with: slipway login --url ${apiUrl} --token "$(cat ${first.tokenFile})"`);
+  }
+  log('slipway is ready.');
+}
