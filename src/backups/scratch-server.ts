@@ -1,6 +1,14 @@
 import { rm } from 'node:fs/promises';
 
 /**
+ * The argv that runs `argv` with no network (its own empty namespace: unshare, which needs
+ * root) as the server's account (setpriv drops to it after), for a throw-away server.
+ */
+export function isolatedAs(user: { uid: number; gid: number }, argv: string[]): string[] {
+  return ['unshare', '--net', '--', 'setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', ...argv];
+}
+
+/**
  * Ends a throw-away server (a restored PostgreSQL copy, a Redis loaded from a snapshot) and
  * removes its folder: `signal` to its process group, SIGKILL after 20 s, then the folder, so a
  * verification or a restore leaves nothing behind whatever happened.

@@ -1,3 +1,4 @@
+import { asAdmin, type SocketTarget } from './admin-client.js';
 import { runStreamed } from '../../executor/run-streamed.js';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -5,10 +6,7 @@ import { ADMIN_ROLE } from '../../addons/postgresql/cluster-config.js';
 import type { BackupStore } from '../store/backup-store.js';
 
 /** How the daemon reaches the live cluster as its superuser: over the unix socket. */
-export interface LiveCluster {
-  socketDir: string;
-  port: number;
-  password: string;
+export interface LiveCluster extends SocketTarget {
   binDir: string;
 }
 
@@ -67,28 +65,25 @@ export async function restorePointWithCounts(
   database: string,
   name: string,
 ): Promise<{ counts: RowCounts; lsn: string }> {
-  const client = new pg.Client({ host: cluster.socketDir, port: cluster.port, user: ADMIN_ROLE, password: cluster.password, database });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-    await client.query(`SET LOCAL lock_timeout = '60s'`);
-    const tables = await userTables(client);
-    for (const table of tables) await client.query(`LOCK TABLE ${table} IN SHARE MODE`);
-    const point = await client.query<{ lsn: string }>('SELECT pg_create_restore_point($1)::text AS lsn', [name]);
-    const counts: RowCounts = {};
-    for (const table of tables) {
-      const row = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`);
-      counts[table] = Number(row.rows[0]?.n ?? 0);
+  return asAdmin(cluster, database, async (client) => {
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      await client.query(`SET LOCAL lock_timeout = '60s'`);
+      const tables = await userTables(client);
+      for (const table of tables) await client.query(`LOCK TABLE ${table} IN SHARE MODE`);
+      const point = await client.query<{ lsn: string }>('SELECT pg_create_restore_point($1)::text AS lsn', [name]);
+      const counts: RowCounts = {};
+      for (const table of tables) {
+        const row = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`);
+        counts[table] = Number(row.rows[0]?.n ?? 0);
+      }
+      await client.query('COMMIT');
+      return { counts, lsn: point.rows[0]?.lsn ?? '' };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw new Error(`Could not mark the backup's restore point: ${(error as Error).message}`);
     }
-    await client.query('COMMIT');
-    return { counts, lsn: point.rows[0]?.lsn ?? '' };
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw new Error(`Could not mark the backup's restore point: ${(error as Error).message}`);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+  });
 }
 
 /** Every ordinary table of the database outside the system schemas, as a quoted name. */
@@ -106,16 +101,7 @@ export async function userTables(client: pg.Client): Promise<string[]> {
  * happened up to now is then in the archive (once shipped).
  */
 export async function switchAndAwaitArchive(cluster: LiveCluster, timeoutMs = 120_000): Promise<string> {
-  const client = new pg.Client({
-    host: cluster.socketDir,
-    port: cluster.port,
-    user: ADMIN_ROLE,
-    password: cluster.password,
-    database: 'postgres',
-  });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
+  return asAdmin(cluster, 'postgres', async (client) => {
     const switched = await client.query<{ segment: string }>('SELECT pg_walfile_name(pg_switch_wal()) AS segment');
     const segment = switched.rows[0]!.segment;
     const deadline = Date.now() + timeoutMs;
@@ -130,7 +116,5 @@ export async function switchAndAwaitArchive(cluster: LiveCluster, timeoutMs = 12
       }
       await new Promise((r) => setTimeout(r, 100));
     }
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+  });
 }

@@ -5,11 +5,11 @@ import { readFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import pg from 'pg';
 import type { EmbeddedCluster } from '../../addons/postgresql/embedded-cluster.js';
-import { ADMIN_ROLE } from '../../addons/postgresql/cluster-config.js';
 import { findPostgresBinaries } from '../../addons/postgresql/binaries.js';
 import { assertAddonIdentifier, createDatabaseSql } from '../../addons/postgresql/provisioning-sql.js';
 import { ensureSystemUser } from '../../addons/system-user.js';
 import type { BackupStore } from '../store/backup-store.js';
+import { asAdmin } from './admin-client.js';
 import { restorePointWithCounts, switchAndAwaitArchive, takeBaseBackup, type LiveCluster, type RowCounts } from './base-backup.js';
 import { dumpDatabase, loadDump } from './dump-load.js';
 import { ScratchCluster, type RecoveryTarget } from './scratch-cluster.js';
@@ -97,19 +97,14 @@ export class PostgresqlBackups {
     return this.withCopy(backup.objectKey, { name: backup.restorePoint }, async (copy, live) => {
       const amcheck = await runAmcheck(live.binDir, copy.clientEnv(), database);
       const found: RowCounts = {};
-      const client = new pg.Client({ host: copy.socketDir, port: 5432, user: ADMIN_ROLE, password: live.password, database });
-      client.on('error', () => undefined);
-      await client.connect();
-      try {
+      await asAdmin(copy, database, async (client) => {
         for (const table of Object.keys(backup.counts)) {
           const row = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`).catch((error: Error) => {
             throw new Error(`table ${table} cannot be read in the restored copy: ${error.message}`);
           });
           found[table] = Number(row.rows[0]?.n ?? 0);
         }
-      } finally {
-        await client.end().catch(() => undefined);
-      }
+      });
       const wrong = Object.entries(backup.counts).filter(([table, n]) => found[table] !== n);
       if (wrong.length > 0) {
         throw new Error(
@@ -211,21 +206,8 @@ export class PostgresqlBackups {
     return this.admin(live, async (c) => (await c.query<{ s: string }>('SELECT pg_walfile_name(pg_current_wal_lsn()) AS s')).rows[0]!.s);
   }
 
-  private async admin<T>(live: LiveCluster, use: (client: pg.Client) => Promise<T>): Promise<T> {
-    const client = new pg.Client({
-      host: live.socketDir,
-      port: live.port,
-      user: ADMIN_ROLE,
-      password: live.password,
-      database: 'postgres',
-    });
-    client.on('error', () => undefined);
-    await client.connect();
-    try {
-      return await use(client);
-    } finally {
-      await client.end().catch(() => undefined);
-    }
+  private admin<T>(live: LiveCluster, use: (client: pg.Client) => Promise<T>): Promise<T> {
+    return asAdmin(live, 'postgres', use);
   }
 
   async deleteBase(key: string): Promise<void> {

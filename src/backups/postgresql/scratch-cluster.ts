@@ -1,5 +1,5 @@
 import { runChecked } from '../../executor/run-captured.js';
-import { endScratchServer } from '../scratch-server.js';
+import { endScratchServer, isolatedAs } from '../scratch-server.js';
 import { runStreamed } from '../../executor/run-streamed.js';
 import { startServer, type StartedServer } from '../../executor/start-server.js';
 import { constants } from 'node:fs';
@@ -8,10 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import pg from 'pg';
+import type pg from 'pg';
 import type { SystemUser } from '../../addons/system-user.js';
 import { ADMIN_ROLE } from '../../addons/postgresql/cluster-config.js';
 import type { BackupStore } from '../store/backup-store.js';
+import { asAdmin } from './admin-client.js';
 import { isWalFileName, walKey } from './wal-shipper.js';
 
 /** Where a restore stops: a named restore point, a time, or the base backup's own end. */
@@ -50,6 +51,14 @@ export class ScratchCluster {
     readonly folder: string,
     private readonly o: ScratchRestore,
   ) {}
+
+  /** The port in the socket's name (no TCP listener). */
+  readonly port = PORT;
+
+  /** The superuser's password: the copy has the live cluster's roles. */
+  get password(): string {
+    return this.o.adminPassword;
+  }
 
   get socketDir(): string {
     return join(this.folder, 'run');
@@ -141,22 +150,8 @@ export class ScratchCluster {
       ...this.recoverySettings(),
     ];
     const logFile = join(this.folder, 'postgres.log');
-    // unshare needs root; setpriv then drops to the server's account for postgres itself.
     const server = await startServer({
-      argv: [
-        'unshare',
-        '--net',
-        '--',
-        'setpriv',
-        `--reuid=${user.uid}`,
-        `--regid=${user.gid}`,
-        '--clear-groups',
-        '--',
-        join(this.o.binDir, 'postgres'),
-        '-D',
-        this.dataDir,
-        ...settings.flatMap((s) => ['-c', s]),
-      ],
+      argv: isolatedAs(user, [join(this.o.binDir, 'postgres'), '-D', this.dataDir, ...settings.flatMap((s) => ['-c', s])]),
       cwd: this.dataDir,
       env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' },
       logFile,
@@ -179,14 +174,7 @@ export class ScratchCluster {
   }
 
   async query<T extends pg.QueryResultRow>(database: string, text: string, values: unknown[] = []): Promise<T[]> {
-    const client = new pg.Client({ host: this.socketDir, port: PORT, user: ADMIN_ROLE, password: this.o.adminPassword, database });
-    client.on('error', () => undefined);
-    await client.connect();
-    try {
-      return (await client.query<T>(text, values)).rows;
-    } finally {
-      await client.end().catch(() => undefined);
-    }
+    return asAdmin(this, database, async (client) => (await client.query<T>(text, values)).rows);
   }
 
   private async queryOne<T extends pg.QueryResultRow>(database: string, text: string): Promise<T | undefined> {

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { endScratchServer } from '../scratch-server.js';
+import { endScratchServer, isolatedAs } from '../scratch-server.js';
 import { chown, mkdir, open, readFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -33,15 +33,7 @@ export interface ScratchRedisOptions {
  * snapshot of its own; it loads `dbfilename` from `dir` at start.
  */
 export function scratchRedisArgv(binary: string, user: { uid: number; gid: number }, dataDir: string): string[] {
-  return [
-    'unshare',
-    '--net',
-    '--',
-    'setpriv',
-    `--reuid=${user.uid}`,
-    `--regid=${user.gid}`,
-    '--clear-groups',
-    '--',
+  return isolatedAs(user, [
     binary,
     '--port',
     '0',
@@ -61,7 +53,7 @@ export function scratchRedisArgv(binary: string, user: { uid: number; gid: numbe
     'no',
     '--logfile',
     '',
-  ];
+  ]);
 }
 
 /**
