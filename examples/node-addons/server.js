@@ -39,16 +39,30 @@ const routes = {
     await client.set('slipway-example', value);
     return { set: value, got: await client.get('slipway-example') };
   },
+  // Writes ?value= to both add-ons, so a later /recall can show it outlived a restart.
+  '/remember': async (url) => {
+    const value = url.searchParams.get('value') ?? '';
+    await database().query('CREATE TABLE IF NOT EXISTS memories (value text NOT NULL)');
+    await database().query('INSERT INTO memories (value) VALUES ($1)', [value]);
+    await (await cache()).rPush('memories', value);
+    return { remembered: value };
+  },
+  '/recall': async () => {
+    const { rows } = await database().query('SELECT value FROM memories ORDER BY value');
+    const cached = await (await cache()).lRange('memories', 0, -1);
+    return { database: rows.map((row) => row.value), cache: [...cached].sort() };
+  },
 };
 
 const server = http.createServer(async (req, res) => {
-  const route = routes[new URL(req.url, 'http://app').pathname];
+  const url = new URL(req.url, 'http://app');
+  const route = routes[url.pathname];
   if (!route) {
     res.writeHead(404, { 'content-type': 'application/json' });
     return res.end(JSON.stringify({ error: 'not found' }));
   }
   try {
-    const body = JSON.stringify(await route());
+    const body = JSON.stringify(await route(url));
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(body);
   } catch (error) {

@@ -1,5 +1,5 @@
 /**
- * argv arrays for every `ip` / `setpriv` call the local backend makes. Pure functions, so the
+ * argv arrays for every `ip` call the local backend makes. Pure functions, so the
  * exact commands are tested as data; every name in them went through names.ts first.
  */
 import type { HostTools } from '../../executor/host-tools.js';
@@ -91,31 +91,4 @@ export function setupInstanceNetworkArgvs(t: HostTools, n: InstanceNetwork): str
  */
 export function teardownInstanceNetworkArgvs(t: HostTools, n: InstanceNetNames): string[][] {
   return [deleteLinkArgv(t, n.hostVeth), deleteNamespaceArgv(t, n.namespace)];
-}
-
-/**
- * Wraps a command so it runs inside the namespace as the app user: `ip netns exec` enters the
- * network namespace (and gives the process the namespace's own /sys), `setpriv` drops to the
- * uid/gid with no supplementary groups and no way to regain privileges through setuid files.
- * Both exec in place, so the pid we spawn is the app's own pid. The command itself is looked
- * up on the PATH of the instance's environment.
- */
-export function inNamespaceAsUserArgv(t: HostTools, namespace: string, user: { uid: number; gid: number }, command: string[]): string[] {
-  if (command.length === 0 || command[0] === '') throw new Error('Cannot start an instance with an empty command.');
-  if (!Number.isInteger(user.uid) || !Number.isInteger(user.gid) || user.uid <= 0 || user.gid <= 0) {
-    throw new Error(`Refusing to run an instance as uid ${user.uid} gid ${user.gid}: the app user must be unprivileged.`);
-  }
-  return [
-    t.ip,
-    'netns',
-    'exec',
-    namespace,
-    t.setpriv,
-    `--reuid=${user.uid}`,
-    `--regid=${user.gid}`,
-    '--clear-groups',
-    '--no-new-privs',
-    '--',
-    ...command,
-  ];
 }
