@@ -71,6 +71,8 @@ export interface DeploymentServices {
   catalog?: import('../providers/plan.js').VersionCatalog;
   /** `slipway system stop`: drains and stops the data plane; the daemon exits once it answered. */
   stopSystem?(): Promise<SystemStopReport>;
+  /** `slipway system backup --to`: writes a whole-platform backup into that folder of the daemon's machine. */
+  backupPlatform?(to: string): Promise<import('../backups/platform/platform-backup.js').PlatformBackupReport>;
 }
 
 /** What `slipway system stop` stopped. */

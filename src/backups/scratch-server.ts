@@ -19,6 +19,16 @@ export async function endScratchServer(
   signal: NodeJS.Signals,
   folder: string,
 ): Promise<void> {
+  await stopScratchServer(server, exited, signal);
+  await rm(folder, { recursive: true, force: true });
+}
+
+/** Ends a throw-away server as endScratchServer does, leaving its folder in place. */
+export async function stopScratchServer(
+  server: { pid: number } | undefined,
+  exited: Promise<void> | undefined,
+  signal: NodeJS.Signals,
+): Promise<void> {
   if (server && exited) {
     signalGroup(server.pid, signal);
     let timer: NodeJS.Timeout | undefined;
@@ -34,7 +44,6 @@ export async function endScratchServer(
       await exited;
     }
   }
-  await rm(folder, { recursive: true, force: true });
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {

@@ -9,12 +9,24 @@ import { PostgresqlBackups } from '../backups/postgresql/postgresql-backups.js';
 import { PostgresqlEngine } from '../backups/postgresql/postgresql-engine.js';
 import { RedisBackups } from '../backups/redis/redis-backups.js';
 import { DEFAULT_SCHEDULE } from '../backups/schedule.js';
-import { defaultBackupFolder, openBackupStore } from '../backups/store/open-store.js';
+import { defaultBackupFolder, openBackupStore, type BackupStoreOptions } from '../backups/store/open-store.js';
+import type { BackupStore } from '../backups/store/backup-store.js';
 import type { Store } from '../store/store.js';
 import type { BackupOptions } from './options.js';
 
 /** How often the schedule is looked at: a backup starts within a minute of its time. */
 const SCHEDULE_TICK_MS = 60_000;
+
+/** The backup store the daemon's options name (a restore copies the add-ons' backups there too). */
+export function backupStoreOptions(dataDir: string, settings: BackupOptions = {}): BackupStoreOptions {
+  return {
+    folder: settings.s3Url ? undefined : (settings.folder ?? defaultBackupFolder(dataDir)),
+    s3Url: settings.s3Url,
+    s3CredentialsFile: settings.s3CredentialsFile,
+    keyFile: settings.keyFile,
+    env: process.env,
+  };
+}
 
 /**
  * The backup store the options name, the PostgreSQL archiver and the add-on backups service
@@ -31,15 +43,9 @@ export async function startBackups(o: {
   log(line: string): void;
   tellApps(appIds: string[], line: string): void;
   verified(provider: string, result: 'verified' | 'failed'): void;
-}): Promise<{ backups: AddonBackups; begin(): void; stop(): void }> {
+}): Promise<{ backups: AddonBackups; backupStore: BackupStore; begin(): void; stop(): void }> {
   const settings = o.options ?? {};
-  const backupStore = await openBackupStore({
-    folder: settings.s3Url ? undefined : (settings.folder ?? defaultBackupFolder(o.dataDir)),
-    s3Url: settings.s3Url,
-    s3CredentialsFile: settings.s3CredentialsFile,
-    keyFile: settings.keyFile,
-    env: process.env,
-  });
+  const backupStore = await openBackupStore(backupStoreOptions(o.dataDir, settings));
   const scratchRoot = join(o.dataDir, 'backup-scratch');
   const cluster = o.postgresql instanceof PostgresqlProvider ? o.postgresql.cluster : undefined;
   const postgresql = cluster ? new PostgresqlBackups({ cluster, store: backupStore, scratchRoot, log: o.log }) : undefined;
@@ -60,6 +66,7 @@ export async function startBackups(o: {
   let timer: NodeJS.Timeout | undefined;
   return {
     backups,
+    backupStore,
     /** Once the add-on servers run: ship what piled up, go on with waiting verifications and the schedule. */
     begin() {
       o.log(`Add-on backups go to ${backupStore.describe()}.`);

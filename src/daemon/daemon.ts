@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { chmodSync, mkdirSync } from 'node:fs';
 import { Store } from '../store/store.js';
 import { createApiServer } from '../api/server.js';
-import { startBackups } from './backups-setup.js';
+import { backupStoreOptions, startBackups } from './backups-setup.js';
+import { takePlatformBackup } from '../backups/platform/platform-backup.js';
+import { assertEmptyDataFolder, restorePlatform, type RestoredPlatform } from '../backups/platform/platform-restore.js';
+import { schedulePlatformBackups } from './platform-backup-setup.js';
+import { slipwayVersion } from '../cli/version.js';
 import { consoleHandler } from '../console/serve.js';
 import type { DaemonOptions } from './options.js';
 import { networkNames } from './options.js';
@@ -85,6 +89,8 @@ export class Daemon {
 
   async start(): Promise<{ apiUrl: string }> {
     const { options, log } = this;
+    // Checked before anything is created in it: a refusal leaves the folder as it was.
+    if (options.restoreFrom) await assertEmptyDataFolder(options.dataDir);
     ensureDataDir(options.dataDir);
     const lock = acquireDaemonLock(options.dataDir);
     this.onStop('lock', () => lock.release());
@@ -92,6 +98,15 @@ export class Daemon {
     const subnetLock = acquireSubnetLock(options.subnet, options.dataDir);
     this.onStop('subnet', () => subnetLock.release());
     lockDownDataFolder(options.dataDir);
+    let restored: RestoredPlatform | undefined;
+    if (options.restoreFrom) {
+      restored = await restorePlatform({
+        from: options.restoreFrom,
+        dataDir: options.dataDir,
+        backupStore: backupStoreOptions(options.dataDir, options.backups),
+        log,
+      });
+    }
 
     const store = Store.open(join(options.dataDir, 'slipway.db'));
     this.onStop('store', () => store.close());
@@ -232,6 +247,23 @@ export class Daemon {
       verified: (provider, result) => traffic.metrics.backupVerified(provider, result),
     });
     this.onStop('backups', () => backupService.stop());
+    const backupPlatform = (to: string, keep?: number) =>
+      takePlatformBackup(
+        {
+          dataDir: options.dataDir,
+          store,
+          backups: backupService.backups,
+          backupStore: backupService.backupStore,
+          version: slipwayVersion(),
+          log,
+        },
+        to,
+        keep,
+      );
+    if (options.platformBackup) {
+      const scheduled = schedulePlatformBackups(options.platformBackup, backupPlatform, log);
+      this.onStop('platform backups', () => scheduled.stop());
+    }
     for (const { name } of addons.providerList()) traffic.metrics.backupProviderWatched(name);
     const repos = new RepoStore(join(options.dataDir, 'repos'));
     // Every variable an app receives: linked apps' exposed config < add-ons' < its own (src/core/merge-env.ts).
@@ -358,6 +390,11 @@ export class Daemon {
           },
           sandboxOf: (app) => policy.instance(app),
           domains: certificates.manager,
+          backupPlatform: async (to) => {
+            const report = await backupPlatform(to);
+            log(`Platform backup written to ${report.path}.`);
+            return report;
+          },
           stopSystem: async () => {
             await deployer.cancelAll('slipway was stopped (system stop) during this deployment.');
             const serving = store.apps.all().filter((app) => runtime.instancesOf(app.id).length > 0);
@@ -417,9 +454,39 @@ export class Daemon {
     await addonAccess.linksChanged();
     resumeDeployments({ store, logs, deployer, interrupted, waiting: unfinished.filter((d) => d.phase === 'queued'), log });
     cron.start();
+    if (restored) this.afterRestore(restored, store, deployer, backupService.backups);
 
     logReady(log, options, { apiUrl, sshPort, caCertificatePath: certificates.caCertificatePath, first });
     return { apiUrl };
+  }
+
+  /**
+   * A platform restored from a backup: each app that served is built again from the commit it
+   * served (releases are build output, not in the backup), and each Redis add-on loads its
+   * snapshot through the add-on restore now that its server runs.
+   */
+  private afterRestore(
+    restored: RestoredPlatform,
+    store: Store,
+    deployer: Deployer,
+    backups: import('../backups/addon-backups.js').AddonBackups,
+  ): void {
+    for (const { appId, commit } of restored.rebuild) {
+      const app = store.apps.byId(appId);
+      if (!app) continue;
+      const deployment = deployer.enqueue(app, { commit, cause: 'platform restore', userId: null, mode: 'build' });
+      this.log(`Restore: ${app.name} (${app.id}) is built again from commit ${commit.slice(0, 12)} (deployment ${deployment.id}).`);
+    }
+    for (const { addonId, backupId } of restored.redis) {
+      const addon = store.addons.byId(addonId);
+      if (!addon) continue;
+      void backups
+        .restore(addon, { backupId })
+        .then(() => this.log(`Restore: the Redis add-on ${addon.name} loaded its backup ${backupId}.`))
+        .catch((error: Error) =>
+          this.log(`Restore: the Redis add-on ${addon.name} could not load its backup ${backupId}: ${error.message}`),
+        );
+    }
   }
 
   async stop(scope: StopScope = 'all'): Promise<void> {

@@ -32,6 +32,10 @@ export interface DaemonOptions {
   drainBufferBytes?: number;
   /** Where add-on backups go and when they are taken (`--backup-*`). */
   backups?: BackupOptions;
+  /** Lay this platform backup (a backup folder, or a folder of them: the newest) out in the empty data folder first (`--restore-from`). */
+  restoreFrom?: string;
+  /** The daily whole-platform backup (`--platform-backup-to`, `--platform-backup-at`, `--platform-backup-keep`). */
+  platformBackup?: import('./platform-backup-setup.js').PlatformBackupSchedule;
   /** The SMTP server notifications are mailed through (`--smtp-url`, `--smtp-from`); absent: no mail. */
   smtp?: { url: string; from: string };
   /** ACME directory and renewal checks (src/certificates). */

@@ -2,7 +2,7 @@ import { selfSignedCertificate } from '../support/self-signed.js';
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +28,7 @@ interface Document {
 
 let daemon: TestDaemon;
 let doc: Document;
+const platformBackups = mkdtempSync(join(tmpdir(), 'slipway-contract-platform-'));
 const seen = new Map<string, Set<number>>();
 
 before(async () => {
@@ -38,6 +39,7 @@ before(async () => {
 
 after(async () => {
   await daemon?.stop();
+  rmSync(platformBackups, { recursive: true, force: true });
 });
 
 /** The operation of a concrete request path, by matching the document's path templates. */
@@ -294,6 +296,9 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   );
   await call('POST', `/v1/addons/${addon.id}/restore`, { to: '2001-01-01T00:00:00Z' }, { expect: 400 });
   await call('POST', `/v1/addons/${addon.id}/backup-schedule`, { at: '04:30', keep_days: 3 }, { expect: 201 });
+  // The whole platform, with a fresh restore-tested backup of this add-on inside.
+  await call('POST', '/v1/system/backup', { to: 'relative/folder' }, { expect: 400 });
+  await call('POST', '/v1/system/backup', { to: platformBackups }, { expect: 201 });
   await call('DELETE', `/v1/addons/${copy.addon.id}`, undefined, { expect: 200 });
   await call('DELETE', `${base}/services/addons/cache`, undefined, { expect: 200 });
   await call('POST', `${base}/services/addons`, { addon: 'cache' }, { expect: 201 });

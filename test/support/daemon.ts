@@ -62,12 +62,17 @@ function waitForLine(child: ChildProcess, pattern: RegExp, collected: () => stri
 }
 
 /** Starts a real `slipway server` on free ports in a temporary data folder. */
-export async function startDaemon(extraArgs: string[] = [], options: { bin?: string } = {}): Promise<TestDaemon> {
+export async function startDaemon(
+  extraArgs: string[] = [],
+  options: { bin?: string; emptyDataFolder?: boolean } = {},
+): Promise<TestDaemon> {
   let bin = options.bin ?? SLIPWAY_BIN;
   const dataDir = mkdtempSync(join(tmpdir(), 'slipway-test-'));
   removeAppUsersAtExit(dataDir);
-  const configHome = join(dataDir, 'client-config');
-  mkdirSync(configHome);
+  // With emptyDataFolder (a daemon started by --restore-from, which wants it empty) the CLI's
+  // configuration lives in a folder of its own.
+  const configHome = options.emptyDataFolder ? mkdtempSync(join(tmpdir(), 'slipway-client-')) : join(dataDir, 'client-config');
+  if (!options.emptyDataFolder) mkdirSync(configHome);
   const drawPorts = async () => [await freePort(), await freePort(), await freePort(), await freePort()] as const;
   let [apiPort, sshPort, routerPort, httpsPort] = await drawPorts();
   // A subnet of its own, so a test daemon never touches a running platform's network; drawn

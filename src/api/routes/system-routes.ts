@@ -21,4 +21,27 @@ export const systemSpecs = {
     },
     errors: [403, 503],
   },
+  backup: {
+    operationId: 'backupSystem',
+    tag: 'System',
+    summary:
+      'Administrators: write a whole-platform backup (store, repositories, CA, SSH host key, a fresh restore-tested backup of every add-on) into a folder of the daemon machine',
+    body: obj({ to: str("An absolute folder on the daemon's machine; the backup is a slipway-platform-<time> folder inside it") }),
+    success: {
+      status: 201,
+      response: {
+        description: 'What was written',
+        schema: obj({
+          path: str('The backup folder, complete (it was written under a temporary name and renamed)'),
+          created_at: str(),
+          slipway_version: str(),
+          repositories: int('Repositories bundled'),
+          addons: arr(obj({ name: str(), provider: str(), backup_id: str() }), 'Add-ons whose fresh verified backup is inside'),
+          files: int('Files listed in manifest.json with their SHA-256'),
+          size_bytes: int(),
+        }),
+      },
+    },
+    errors: [400, 403, 503],
+  },
 } satisfies Record<string, RouteSpec>;

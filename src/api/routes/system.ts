@@ -1,6 +1,7 @@
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
-import { SlipwayError } from '../../core/errors.js';
+import { SlipwayError, ValidationError } from '../../core/errors.js';
+import { requireString } from '../body.js';
 import { requireAdmin } from '../access.js';
 import { systemSpecs } from './system-routes.js';
 
@@ -14,5 +15,30 @@ export function systemRoutes(router: HttpRouter<ApiContext>): void {
     const stop = deps.services?.stopSystem;
     if (!stop) throw new SlipwayError(503, 'unavailable', 'This daemon runs no data plane to stop.');
     return await stop();
+  });
+
+  router.add('POST', '/v1/system/backup', systemSpecs.backup, async (ctx) => {
+    const { user, deps } = ctx;
+    requireAdmin(user);
+    const backup = deps.services?.backupPlatform;
+    if (!backup) throw new SlipwayError(503, 'unavailable', 'This daemon cannot write a platform backup.');
+    const to = requireString(await ctx.body(), 'to', 'Give the folder with --to.');
+    if (!to.startsWith('/')) {
+      throw new ValidationError(
+        `The backup folder must be an absolute path on the daemon's machine, not ${JSON.stringify(to)}.`,
+        'Give an absolute folder, e.g. --to /mnt/backups/slipway.',
+      );
+    }
+    const report = await backup(to);
+    const m = report.manifest;
+    return {
+      path: report.path,
+      created_at: m.created_at,
+      slipway_version: m.slipway_version,
+      repositories: m.repositories.length,
+      addons: m.addons.map((a) => ({ name: a.name, provider: a.provider, backup_id: a.backup_id })),
+      files: m.files.length,
+      size_bytes: m.files.reduce((sum, f) => sum + f.size_bytes, 0),
+    };
   });
 }

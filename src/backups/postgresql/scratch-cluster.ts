@@ -1,9 +1,9 @@
 import { runChecked } from '../../executor/run-captured.js';
-import { endScratchServer, isolatedAs } from '../scratch-server.js';
+import { endScratchServer, isolatedAs, stopScratchServer } from '../scratch-server.js';
 import { runStreamed } from '../../executor/run-streamed.js';
 import { startServer, type StartedServer } from '../../executor/start-server.js';
 import { constants } from 'node:fs';
-import { chmod, chown, mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, open, readFile, rename, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -179,6 +179,22 @@ export class ScratchCluster {
 
   private async queryOne<T extends pg.QueryResultRow>(database: string, text: string): Promise<T | undefined> {
     return (await this.query<T>(database, text))[0];
+  }
+
+  /**
+   * A whole-platform restore keeps the copy: a fast shutdown (a clean checkpoint after the
+   * promotion), then its data folder is moved to `dest` (same file system, owned by the server's
+   * account already) and the rest of the scratch folder goes.
+   */
+  async handOver(dest: string): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    await stopScratchServer(server, this.exited, 'SIGINT');
+    try {
+      await rename(this.dataDir, dest);
+    } finally {
+      await endScratchServer(undefined, undefined, 'SIGINT', this.folder);
+    }
   }
 
   /** Fast shutdown, then the whole folder goes. Safe to call more than once. */

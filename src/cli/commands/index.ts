@@ -2,6 +2,7 @@ import type { Command } from '../command.js';
 import { login } from './login.js';
 import { orgCreate } from './org/create.js';
 import { systemStop } from './system/stop.js';
+import { systemBackup } from './system/backup.js';
 import { orgList } from './org/list.js';
 import { orgAddMember, orgMembers, orgRemoveMember } from './org/members.js';
 import { tokensCreate } from './tokens/create.js';
@@ -92,6 +93,7 @@ export const commands: Command[] = [
   tokensRevoke,
   orgCreate,
   systemStop,
+  systemBackup,
   orgList,
   orgMembers,
   orgAddMember,

@@ -22,6 +22,12 @@ import { UsageError, CliError } from '../errors.js';
 import { parseListenAddress } from '../../metrics/metrics-server.js';
 import { checkKeepDays, checkTimeOfDay } from '../../backups/schedule.js';
 import {
+  DEFAULT_PLATFORM_BACKUP_AT,
+  DEFAULT_PLATFORM_BACKUP_KEEP,
+  type PlatformBackupSchedule,
+} from '../../daemon/platform-backup-setup.js';
+import { isAbsolute, resolve } from 'node:path';
+import {
   parseAcmeDirectory,
   parseAcmeEmail,
   parseAcmeRetryBase,
@@ -122,6 +128,27 @@ export const server: Command = {
     },
     'backup-at': { type: 'string', value: '<HH:MM>', description: 'When the daily backups run, local time (default 03:00)' },
     'backup-keep-days': { type: 'string', value: '<days>', description: 'How many days backups are kept (default 7)' },
+    'restore-from': {
+      type: 'string',
+      value: '<folder>',
+      description:
+        'Start on an empty data folder from a platform backup (`system backup --to`): the folder of one backup, or the folder holding them (the newest is taken)',
+    },
+    'platform-backup-to': {
+      type: 'string',
+      value: '<folder>',
+      description: 'Write a whole-platform backup into this folder every day (put it on another disk)',
+    },
+    'platform-backup-at': {
+      type: 'string',
+      value: '<HH:MM>',
+      description: `When the daily platform backup runs, local time (default ${DEFAULT_PLATFORM_BACKUP_AT})`,
+    },
+    'platform-backup-keep': {
+      type: 'string',
+      value: '<n>',
+      description: `Platform backups kept in that folder, 1 to 365; older ones are removed (default ${DEFAULT_PLATFORM_BACKUP_KEEP})`,
+    },
     'dns-resolver': {
       type: 'string',
       value: '<ip[:port]>',
@@ -239,6 +266,8 @@ export const server: Command = {
           at: o['backup-at'] === undefined ? undefined : checkTimeOfDay(o['backup-at'] as string, '--backup-at'),
           keepDays: o['backup-keep-days'] === undefined ? undefined : checkKeepDays(Number(o['backup-keep-days'])),
         },
+        restoreFrom: o['restore-from'] === undefined ? undefined : resolve(o['restore-from'] as string),
+        platformBackup: platformBackupSchedule(o),
         drainBufferBytes: drainBufferSize((o['drain-buffer-size'] as string | undefined) ?? ctx.env.SLIPWAY_DRAIN_BUFFER_SIZE),
         certificates: {
           acmeDirectory: parseAcmeDirectory(o['acme-directory'] as string | undefined),
@@ -314,6 +343,24 @@ function smtpSettings(url: string | undefined, from: string | undefined, domain:
   const sender = from ?? `slipway@${domain}`;
   if (!/^[^\s@,;<>"]+@[^\s@,;<>"]+$/.test(sender)) throw new Error(`--smtp-from must be an e-mail address, not ${JSON.stringify(sender)}.`);
   return { url, from: sender };
+}
+
+/** `--platform-backup-*`: the folder is required for the others to mean anything. */
+function platformBackupSchedule(o: Record<string, unknown>): PlatformBackupSchedule | undefined {
+  const to = o['platform-backup-to'] as string | undefined;
+  const at = o['platform-backup-at'] as string | undefined;
+  const keep = o['platform-backup-keep'] as string | undefined;
+  if (to === undefined) {
+    if (at !== undefined || keep !== undefined)
+      throw new Error('--platform-backup-at and --platform-backup-keep need --platform-backup-to <folder>.');
+    return undefined;
+  }
+  if (!isAbsolute(to)) throw new Error(`--platform-backup-to must be an absolute folder, not ${JSON.stringify(to)}.`);
+  const kept = keep === undefined ? DEFAULT_PLATFORM_BACKUP_KEEP : Number(keep);
+  if (!Number.isInteger(kept) || kept < 1 || kept > 365) {
+    throw new Error(`--platform-backup-keep must be a whole number from 1 to 365, not ${JSON.stringify(keep)}.`);
+  }
+  return { to, at: checkTimeOfDay(at ?? DEFAULT_PLATFORM_BACKUP_AT, '--platform-backup-at'), keep: kept };
 }
 
 /** Releases kept per app for rollbacks: at least 1 (the serving one). */

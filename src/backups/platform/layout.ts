@@ -1,0 +1,16 @@
+/** Where each part of the platform sits inside a platform backup (and, restored, in the data folder). */
+
+/** The store, from SQLite's online backup. */
+export const STORE_FILE = 'slipway.db';
+/** One `<app id>.bundle` per repository. */
+export const REPOS_FOLDER = 'repos';
+/** The add-ons' backup objects, under the keys they have in a backup store (a folder store). */
+export const ADDONS_FOLDER = 'addons';
+/** The embedded PostgreSQL cluster's superuser password: its restored copy has the same roles. */
+export const PG_PASSWORD_FILE = 'postgresql-admin-password';
+/**
+ * Files and folders of the data folder copied as they are, at the same place: the internal CA
+ * (with its provisional one), the SSH host key (users' known_hosts stay right) and the first
+ * administrator's token file. Certificates and the ACME account live in the store.
+ */
+export const DATA_FOLDER_FILES = ['ca', 'ssh_host_ed25519_key', 'ssh_host_ed25519_key.pub', 'admin-token'] as const;

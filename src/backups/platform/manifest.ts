@@ -1,0 +1,151 @@
+/**
+ * The layout of a whole-platform backup and its manifest, as pure functions: a backup is a
+ * folder `slipway-platform-<UTC time>` inside the folder the operator chose, written under a
+ * hidden temporary name and renamed once whole, so a folder with the final name is always a
+ * complete backup. `manifest.json` names every file with its size and SHA-256.
+ */
+
+export const MANIFEST_FILE = 'manifest.json';
+export const PLATFORM_BACKUP_FORMAT = 1;
+
+const NAME = /^slipway-platform-(\d{8}T\d{6}Z)$/;
+
+/** Files in a backup are relative paths of plain parts: no `..`, no `.`, nothing absolute. */
+const PART = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
+
+export interface ManifestFile {
+  path: string;
+  size_bytes: number;
+  sha256: string;
+}
+
+/** One add-on's data in the backup: its latest verified backup, whose objects are under `addons/`. */
+export interface ManifestAddon {
+  addon_id: string;
+  name: string;
+  provider: string;
+  backup_id: string;
+  object_key: string;
+  /** PostgreSQL: the restore point this backup's counts were taken at. */
+  restore_point: string | null;
+}
+
+export interface PlatformManifest {
+  format: number;
+  slipway_version: string;
+  created_at: string;
+  /** The store (SQLite, from its online backup). */
+  store: string;
+  /** One git bundle per app repository holding commits. */
+  repositories: Array<{ app_id: string; file: string }>;
+  addons: ManifestAddon[];
+  /** The PostgreSQL cluster as a whole: the base backup and restore point its restore replays to. */
+  postgresql: { base_key: string; restore_point: string; admin_password_file: string } | null;
+  files: ManifestFile[];
+}
+
+/** `slipway-platform-20261126T181500Z`: sorts by time, says what it is. */
+export function backupName(at: Date): string {
+  const stamp = at
+    .toISOString()
+    .replace(/\.\d{3}Z$/, 'Z')
+    .replace(/[-:]/g, '');
+  return `slipway-platform-${stamp}`;
+}
+
+/** The hidden name a backup is written under until it is whole. */
+export function temporaryName(name: string): string {
+  return `.${name}.partial`;
+}
+
+export function isBackupName(name: string): boolean {
+  return NAME.test(name);
+}
+
+/** The complete backups among a folder's entries, newest first (temporary ones are never among them). */
+export function completeBackups(entries: readonly string[]): string[] {
+  return entries.filter(isBackupName).sort().reverse();
+}
+
+/** The complete backups to remove so that `keep` remain, oldest first. */
+export function backupsBeyond(entries: readonly string[], keep: number): string[] {
+  return completeBackups(entries).slice(keep).reverse();
+}
+
+/** Temporary folders a crashed backup left: removed before the next one is written. */
+export function leftoverTemporaries(entries: readonly string[]): string[] {
+  return entries.filter((e) => e.startsWith('.slipway-platform-') && e.endsWith('.partial'));
+}
+
+export function assertBackupPath(path: string): void {
+  if (path.length === 0 || !path.split('/').every((part) => PART.test(part))) {
+    throw new Error(`The manifest names a file outside the backup (${JSON.stringify(path)}).`);
+  }
+}
+
+/**
+ * Reads a manifest, refusing anything it would be unsafe or meaningless to restore: another
+ * format, a file path leaving the backup, a missing field.
+ */
+export function parseManifest(text: string): PlatformManifest {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error('manifest.json is not JSON: the backup is damaged.');
+  }
+  const m = value as Partial<PlatformManifest>;
+  if (typeof m !== 'object' || m === null) throw new Error('manifest.json holds no manifest.');
+  if (m.format !== PLATFORM_BACKUP_FORMAT) {
+    throw new Error(`This backup has format ${String(m.format)}; this slipway reads format ${PLATFORM_BACKUP_FORMAT}.`);
+  }
+  if (typeof m.created_at !== 'string' || typeof m.slipway_version !== 'string' || typeof m.store !== 'string') {
+    throw new Error('manifest.json lacks its time, version or store.');
+  }
+  if (!Array.isArray(m.files) || !Array.isArray(m.repositories) || !Array.isArray(m.addons)) {
+    throw new Error('manifest.json lacks its lists of files, repositories or add-ons.');
+  }
+  const listed = new Set<string>();
+  for (const file of m.files) {
+    assertBackupPath(file.path);
+    if (!Number.isInteger(file.size_bytes) || !/^[0-9a-f]{64}$/.test(file.sha256)) {
+      throw new Error(`manifest.json has no size or checksum for ${file.path}.`);
+    }
+    listed.add(file.path);
+  }
+  const named = [m.store, ...m.repositories.map((r) => r.file)];
+  if (m.postgresql) named.push(m.postgresql.admin_password_file);
+  for (const path of named) {
+    if (!listed.has(path)) throw new Error(`manifest.json names ${path} but gives no checksum for it.`);
+  }
+  return m as PlatformManifest;
+}
+
+/** What a backup holds, in a line: for the CLI and the daemon's log. */
+export function describeManifest(m: PlatformManifest): string {
+  const bytes = m.files.reduce((sum, f) => sum + f.size_bytes, 0);
+  const addons = m.addons.map((a) => `${a.name} (${a.provider})`).join(', ') || 'none';
+  return (
+    `the store, ${m.repositories.length} repositor${m.repositories.length === 1 ? 'y' : 'ies'}, ` +
+    `add-ons: ${addons}; ${m.files.length} files, ${bytes} bytes`
+  );
+}
+
+/** The time in a backup's name (UTC, to the second). */
+export function backupTime(name: string): Date | undefined {
+  const stamp = NAME.exec(name)?.[1];
+  if (!stamp) return undefined;
+  const iso = `${stamp.slice(0, 4)}-${stamp.slice(4, 6)}-${stamp.slice(6, 8)}T${stamp.slice(9, 11)}:${stamp.slice(11, 13)}:${stamp.slice(13, 15)}Z`;
+  return new Date(iso);
+}
+
+/**
+ * A scheduled platform backup is due when today's `slot` has come and the folder holds no
+ * complete backup made since, nor was one tried since (`lastTry`: a failure waits for the next day).
+ */
+export function platformBackupDue(entries: readonly string[], slot: Date, now: Date, lastTry?: Date): boolean {
+  if (now < slot || (lastTry && lastTry >= slot)) return false;
+  const newest = completeBackups(entries)[0];
+  const made = newest ? backupTime(newest) : undefined;
+  return !made || made < slot;
+}

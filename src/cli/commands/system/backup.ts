@@ -1,0 +1,48 @@
+import type { Command } from '../../command.js';
+import { humanSize } from '../../backup-types.js';
+import { UsageError } from '../../errors.js';
+
+interface SystemBackupReport {
+  path: string;
+  created_at: string;
+  slipway_version: string;
+  repositories: number;
+  addons: Array<{ name: string; provider: string; backup_id: string }>;
+  files: number;
+  size_bytes: number;
+}
+
+export const systemBackup: Command = {
+  path: ['system', 'backup'],
+  summary:
+    "Administrators: write a whole-platform backup (store, repositories, CA, SSH host key, every add-on's data) into a folder of the daemon's machine",
+  usage: 'system backup --to <folder>',
+  options: {
+    to: {
+      type: 'string',
+      value: '<folder>',
+      description:
+        "An absolute folder on the daemon's machine (put it on another disk); the backup is a slipway-platform-<time> folder in it",
+    },
+  },
+  args: { min: 0, max: 0 },
+  examples: ['slipway system backup --to /mnt/backups/slipway', 'slipway system backup --to /mnt/backups/slipway --format json'],
+  printsData: true,
+  async run(ctx, _args, options) {
+    const to = options.to as string | undefined;
+    if (!to) throw new UsageError('Say where the backup goes with --to <folder> (an absolute folder on the daemon machine).');
+    ctx.err('Taking a fresh backup of every add-on, restore-testing it, then copying the platform...\n');
+    const report = await ctx.client().request<SystemBackupReport>('POST', '/v1/system/backup', { to });
+    if (ctx.format === 'json') {
+      ctx.out(JSON.stringify(report, null, 2) + '\n');
+      return;
+    }
+    ctx.out(`${report.path}\n`);
+    const addons = report.addons.length ? report.addons.map((a) => `${a.name} (${a.provider}, ${a.backup_id})`).join(', ') : 'none';
+    ctx.err(
+      `Wrote the store, ${report.repositories} repositor${report.repositories === 1 ? 'y' : 'ies'}, the CA and SSH host key, and the add-ons ${addons}: ` +
+        `${report.files} files, ${humanSize(report.size_bytes)}, listed with their SHA-256 in manifest.json.\n` +
+        `Restore it on a new machine with: slipway server --restore-from ${report.path} --data-dir <empty folder>\n`,
+    );
+  },
+};

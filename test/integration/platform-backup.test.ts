@@ -1,0 +1,166 @@
+/**
+ * The whole platform onto a new machine, through the CLI: an app with a variable and a custom
+ * domain, pushed, with a linked PostgreSQL add-on holding rows; `system backup --to`; the first
+ * platform stopped for good; `slipway server --restore-from` on a new empty data folder. The old
+ * token logs in, the org, app, variable and domain are there, the app serves again (built from
+ * its repository) and the rows are back. A non-administrator cannot take a backup, and a restore
+ * onto a folder that is not empty is refused without touching it.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { checkoutExample, createApp, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { SLIPWAY_BIN } from '../support/cli.js';
+import { waitUntil } from '../support/wait.js';
+
+let first: TestDaemon;
+let second: TestDaemon | undefined;
+let firstStopped = false;
+let appId: string;
+let commit: string;
+const scratch = mkdtempSync(join(tmpdir(), 'slipway-platform-backup-'));
+const backupFolder = join(scratch, 'platform-backups');
+
+async function cliOk(daemon: TestDaemon, args: string[], options: { cwd?: string; token?: string } = {}): Promise<string> {
+  const result = await daemon.cli(args, { ...options, timeoutMs: 600_000 });
+  assert.equal(result.code, 0, `slipway ${args.join(' ')} failed:\n${result.stdout}\n${result.stderr}`);
+  return result.stdout;
+}
+
+async function uriOf(daemon: TestDaemon, addon: string): Promise<string> {
+  const env = JSON.parse(await cliOk(daemon, ['addon', 'env', addon, '--format', 'json'])) as Array<{ name: string; value: string }>;
+  return env.find((v) => v.name === 'POSTGRESQL_ADDON_URI')!.value;
+}
+
+async function sql<T extends pg.QueryResultRow>(url: string, text: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return (await client.query<T>(text)).rows;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+before(async () => {
+  first = await startDaemon();
+  const { gitEnv } = await registerSshKey(first);
+  const dir = checkoutExample('node-hello');
+  appId = await createApp(first, dir, 'shop', { GREETING: 'hello from the first machine' });
+  await cliOk(first, ['domain', 'add', 'shop.example.com'], { cwd: dir });
+  await cliOk(first, ['addon', 'create', 'postgresql', 'db', '--link', appId]);
+  const pushed = await pushAndWait(first, dir, appId, gitEnv);
+  assert.equal(pushed.state, 'OK', pushed.push);
+  commit = pushed.commit;
+  const uri = await uriOf(first, 'db');
+  await sql(uri, 'CREATE TABLE notes (id serial PRIMARY KEY, v text NOT NULL)');
+  await sql(uri, `INSERT INTO notes (v) VALUES ('one'), ('two'), ('three')`);
+});
+
+after(async () => {
+  if (second) await second.stop();
+  if (first && !firstStopped) await first.stop();
+  for (const daemon of [second, first]) if (daemon) rmSync(`${daemon.dataDir}-backups`, { recursive: true, force: true });
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+test('a non-administrator cannot take a platform backup', async () => {
+  const user = JSON.parse(await cliOk(first, ['user', 'create', 'mallory', '--format', 'json'])) as { token: string };
+  const refused = await first.cli(['system', 'backup', '--to', backupFolder], { token: user.token });
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.stderr, /Only an administrator can do this/);
+  assert.throws(() => readdirSync(backupFolder), /ENOENT/, 'nothing was written');
+});
+
+test('system backup writes a complete backup with its manifest, under its final name only once whole', async () => {
+  const report = JSON.parse(await cliOk(first, ['system', 'backup', '--to', backupFolder, '--format', 'json'])) as {
+    path: string;
+    repositories: number;
+    addons: Array<{ name: string; provider: string }>;
+    files: number;
+  };
+  assert.match(report.path, /\/slipway-platform-\d{8}T\d{6}Z$/);
+  assert.deepEqual(readdirSync(backupFolder), [report.path.split('/').pop()], 'no temporary folder is left');
+  assert.equal(report.repositories, 1);
+  assert.deepEqual(
+    report.addons.map((a) => [a.name, a.provider]),
+    [['db', 'postgresql']],
+  );
+  const manifest = JSON.parse(readFileSync(join(report.path, 'manifest.json'), 'utf8')) as {
+    files: Array<{ path: string; sha256: string }>;
+  };
+  const paths = manifest.files.map((f) => f.path);
+  for (const path of ['slipway.db', `repos/${appId}.bundle`, 'ssh_host_ed25519_key', 'ca/ca.crt', 'postgresql-admin-password']) {
+    assert.ok(
+      paths.some((p) => p === path || (path === 'ca/ca.crt' && p.startsWith('ca/'))),
+      `${path} is in the manifest: ${paths.join(', ')}`,
+    );
+  }
+  assert.ok(
+    paths.some((p) => p.startsWith('addons/postgresql/base/')),
+    'the base backup is in',
+  );
+  assert.ok(
+    paths.some((p) => p.startsWith('addons/postgresql/wal/')),
+    'the archived WAL is in',
+  );
+  assert.equal(report.files, manifest.files.length);
+});
+
+test('a restore onto a data folder that is not empty is refused without touching it', async () => {
+  await first.stop();
+  firstStopped = true;
+  const before = readdirSync(first.dataDir).sort();
+  const storeTime = statSync(join(first.dataDir, 'slipway.db')).mtimeMs;
+  const refused = spawnSync(process.execPath, [SLIPWAY_BIN, 'server', '--data-dir', first.dataDir, '--restore-from', backupFolder], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.notEqual(refused.status, 0);
+  assert.match(refused.stderr, /--restore-from needs an empty data folder, and .* holds \d+ entries; nothing was changed/);
+  assert.deepEqual(readdirSync(first.dataDir).sort(), before);
+  assert.equal(statSync(join(first.dataDir, 'slipway.db')).mtimeMs, storeTime);
+});
+
+test('server --restore-from brings the platform back on a new data folder: token, app, variable, domain, serving app, rows', async () => {
+  second = await startDaemon(['--restore-from', backupFolder], { emptyDataFolder: true });
+  const restored = second;
+  assert.equal(restored.adminToken, first.adminToken, 'the admin token file came back');
+  const whoami = JSON.parse(await cliOk(restored, ['whoami', '--format', 'json'])) as { user: { name: string } };
+  assert.equal(whoami.user.name, 'admin');
+  assert.match(await cliOk(restored, ['org', 'list']), /default/);
+  const apps = JSON.parse(await cliOk(restored, ['applications', '--format', 'json'])) as Array<{ id: string; name: string }>;
+  assert.deepEqual(
+    apps.map((a) => [a.id, a.name]),
+    [[appId, 'shop']],
+  );
+  const env = await cliOk(restored, ['env', '--app', appId]);
+  assert.match(env, /GREETING=.*hello from the first machine/);
+  const domains = JSON.parse(await cliOk(restored, ['domain', '--app', appId, '--format', 'json'])) as { domains: Array<{ fqdn: string }> };
+  assert.deepEqual(
+    domains.domains.map((d) => d.fqdn),
+    ['shop.example.com'],
+  );
+  const served = await waitUntil(
+    'the restored app to serve its commit again',
+    async () => {
+      const response = await getThroughRouter(restored, 'shop.example.com').catch(() => undefined);
+      return response?.status === 200 ? response : undefined;
+    },
+    300_000,
+  );
+  const facts = JSON.parse(served.body) as { greeting: string; commitId: string };
+  assert.equal(facts.greeting, 'hello from the first machine');
+  assert.equal(facts.commitId, commit);
+  const rows = await sql<{ v: string }>(await uriOf(restored, 'db'), 'SELECT v FROM notes ORDER BY id');
+  assert.deepEqual(
+    rows.map((r) => r.v),
+    ['one', 'two', 'three'],
+  );
+});
