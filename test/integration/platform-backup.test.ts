@@ -17,6 +17,7 @@ import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, createApp, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { SLIPWAY_BIN } from '../support/cli.js';
 import { waitUntil } from '../support/wait.js';
+import { respExchange, type RespReply } from '../../src/addons/redis/resp.js';
 
 let first: TestDaemon;
 let second: TestDaemon | undefined;
@@ -37,6 +38,15 @@ async function uriOf(daemon: TestDaemon, addon: string): Promise<string> {
   return env.find((v) => v.name === 'POSTGRESQL_ADDON_URI')!.value;
 }
 
+/** Commands on one connection with the credentials a linked app receives. */
+async function redis(daemon: TestDaemon, ...commands: string[][]): Promise<RespReply[]> {
+  const list = JSON.parse(await cliOk(daemon, ['addon', 'env', 'cache', '--format', 'json'])) as Array<{ name: string; value: string }>;
+  const env = Object.fromEntries(list.map((v) => [v.name, v.value]));
+  const replies = await respExchange(env.REDIS_HOST!, Number(env.REDIS_PORT), [['AUTH', env.REDIS_PASSWORD!], ...commands], 5000);
+  assert.equal(replies[0], 'OK');
+  return replies.slice(1);
+}
+
 async function sql<T extends pg.QueryResultRow>(url: string, text: string): Promise<T[]> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
   client.on('error', () => undefined);
@@ -55,12 +65,14 @@ before(async () => {
   appId = await createApp(first, dir, 'shop', { GREETING: 'hello from the first machine' });
   await cliOk(first, ['domain', 'add', 'shop.example.com'], { cwd: dir });
   await cliOk(first, ['addon', 'create', 'postgresql', 'db', '--link', appId]);
+  await cliOk(first, ['addon', 'create', 'redis', 'cache', '--link', appId]);
   const pushed = await pushAndWait(first, dir, appId, gitEnv);
   assert.equal(pushed.state, 'OK', pushed.push);
   commit = pushed.commit;
   const uri = await uriOf(first, 'db');
   await sql(uri, 'CREATE TABLE notes (id serial PRIMARY KEY, v text NOT NULL)');
   await sql(uri, `INSERT INTO notes (v) VALUES ('one'), ('two'), ('three')`);
+  await redis(first, ['SET', 'greeting', 'kept across machines'], ['SET', 'counter', '42']);
 });
 
 after(async () => {
@@ -88,10 +100,10 @@ test('system backup writes a complete backup with its manifest, under its final 
   assert.match(report.path, /\/slipway-platform-\d{8}T\d{6}Z$/);
   assert.deepEqual(readdirSync(backupFolder), [report.path.split('/').pop()], 'no temporary folder is left');
   assert.equal(report.repositories, 1);
-  assert.deepEqual(
-    report.addons.map((a) => [a.name, a.provider]),
-    [['db', 'postgresql']],
-  );
+  assert.deepEqual(report.addons.map((a) => [a.name, a.provider]).sort(), [
+    ['cache', 'redis'],
+    ['db', 'postgresql'],
+  ]);
   const manifest = JSON.parse(readFileSync(join(report.path, 'manifest.json'), 'utf8')) as {
     files: Array<{ path: string; sha256: string }>;
   };
@@ -163,4 +175,14 @@ test('server --restore-from brings the platform back on a new data folder: token
     rows.map((r) => r.v),
     ['one', 'two', 'three'],
   );
+  // The Redis add-on loads its snapshot through the add-on restore once its server runs.
+  const keys = await waitUntil(
+    'the Redis add-on to hold its keys again',
+    async () => {
+      const got = await redis(restored, ['GET', 'greeting'], ['GET', 'counter']).catch(() => undefined);
+      return got?.[0] === 'kept across machines' ? got : undefined;
+    },
+    120_000,
+  );
+  assert.deepEqual(keys, ['kept across machines', '42']);
 });
