@@ -100,12 +100,19 @@ export class Daemon {
     lockDownDataFolder(options.dataDir);
     let restored: RestoredPlatform | undefined;
     if (options.restoreFrom) {
-      restored = await restorePlatform({
-        from: options.restoreFrom,
-        dataDir: options.dataDir,
-        backupStore: backupStoreOptions(options.dataDir, options.backups),
-        log,
-      });
+      try {
+        restored = await restorePlatform({
+          from: options.restoreFrom,
+          dataDir: options.dataDir,
+          backupStore: backupStoreOptions(options.dataDir, options.backups),
+          log,
+        });
+      } catch (error) {
+        throw new Error(
+          `The restore from ${options.restoreFrom} stopped: ${(error as Error).message} ` +
+            `The data folder ${options.dataDir} holds part of it: empty it before trying again.`,
+        );
+      }
     }
 
     const store = Store.open(join(options.dataDir, 'slipway.db'));
@@ -247,7 +254,15 @@ export class Daemon {
       verified: (provider, result) => traffic.metrics.backupVerified(provider, result),
     });
     this.onStop('backups', () => backupService.stop());
-    const backupPlatform = (to: string, keep?: number) =>
+    // One platform backup at a time (by hand or scheduled): each clears the temporary folders
+    // a crashed one left, which must not be another's in progress.
+    let platformBackups: Promise<unknown> = Promise.resolve();
+    const backupPlatform = (to: string, keep?: number) => {
+      const next = platformBackups.then(() => takePlatformBackupNow(to, keep));
+      platformBackups = next.catch(() => undefined);
+      return next;
+    };
+    const takePlatformBackupNow = (to: string, keep?: number) =>
       takePlatformBackup(
         {
           dataDir: options.dataDir,
@@ -260,10 +275,8 @@ export class Daemon {
         to,
         keep,
       );
-    if (options.platformBackup) {
-      const scheduled = schedulePlatformBackups(options.platformBackup, backupPlatform, log);
-      this.onStop('platform backups', () => scheduled.stop());
-    }
+    const scheduledPlatformBackups = options.platformBackup && schedulePlatformBackups(options.platformBackup, backupPlatform, log);
+    if (scheduledPlatformBackups) this.onStop('platform backups', () => scheduledPlatformBackups.stop());
     for (const { name } of addons.providerList()) traffic.metrics.backupProviderWatched(name);
     const repos = new RepoStore(join(options.dataDir, 'repos'));
     // Every variable an app receives: linked apps' exposed config < add-ons' < its own (src/core/merge-env.ts).
@@ -442,6 +455,7 @@ export class Daemon {
     // Add-on servers first: the apps restored next connect to them.
     await addons.resumeAll();
     backupService.begin();
+    scheduledPlatformBackups?.begin();
     await runtime.restoreAll();
     // Started on Swarm after a start on this machine's sandboxes: those instances served until
     // the tasks took over, and stop now.

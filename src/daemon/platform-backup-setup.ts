@@ -19,15 +19,17 @@ export const DEFAULT_PLATFORM_BACKUP_KEEP = 7;
 const TICK_MS = 60_000;
 
 /**
- * The daily whole-platform backup: once a minute, when today's time has come and the folder
- * holds no backup made since, one is written and the oldest beyond `keep` go. A failure is
- * logged and waits for the next day's time (a backup can be taken by hand meanwhile).
+ * The daily whole-platform backup: from `begin()` (once the add-on servers run) and then once a
+ * minute, when today's time has come and the folder holds no backup made since, one is written
+ * and the oldest beyond `keep` go. So a daemon started after today's time, or down at that time,
+ * takes the day's backup at its start. A failure is logged and waits for the next day's time
+ * (a backup can be taken by hand meanwhile).
  */
 export function schedulePlatformBackups(
   schedule: PlatformBackupSchedule,
   take: (to: string, keep: number) => Promise<PlatformBackupReport>,
   log: (line: string) => void,
-): { stop(): void } {
+): { begin(): void; stop(): void } {
   let lastTry: Date | undefined;
   let running = false;
   const tick = async () => {
@@ -47,7 +49,13 @@ export function schedulePlatformBackups(
       running = false;
     }
   };
-  const timer = setInterval(() => void tick(), TICK_MS);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    begin() {
+      void tick();
+      timer = setInterval(() => void tick(), TICK_MS);
+      timer.unref();
+    },
+    stop: () => clearInterval(timer),
+  };
 }

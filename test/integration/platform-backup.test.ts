@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -185,4 +185,25 @@ test('server --restore-from brings the platform back on a new data folder: token
     120_000,
   );
   assert.deepEqual(keys, ['kept across machines', '42']);
+});
+
+test('--platform-backup-to: a daemon past the day’s time takes that day’s backup at its start, keeping the number asked', async () => {
+  const daily = join(scratch, 'daily');
+  // A backup of an earlier day in the folder: the one beyond --platform-backup-keep 1.
+  const earlier = 'slipway-platform-20200101T023000Z';
+  cpSync(join(backupFolder, readdirSync(backupFolder)[0]!), join(daily, earlier), { recursive: true });
+  await second!.terminate();
+  await second!.restart({ extraArgs: ['--platform-backup-to', daily, '--platform-backup-at', '00:00', '--platform-backup-keep', '1'] });
+  const [made] = await waitUntil(
+    'the scheduled platform backup',
+    async () => {
+      const names = readdirSync(daily);
+      return names.length === 1 && names[0] !== earlier ? names : undefined;
+    },
+    120_000,
+  );
+  assert.match(made!, /^slipway-platform-\d{8}T\d{6}Z$/);
+  const manifest = JSON.parse(readFileSync(join(daily, made!, 'manifest.json'), 'utf8')) as { addons: Array<{ name: string }> };
+  assert.deepEqual(manifest.addons.map((a) => a.name).sort(), ['cache', 'db']);
+  assert.match(second!.output(), /Scheduled platform backup written to .*; removed slipway-platform-/);
 });
