@@ -108,11 +108,15 @@ test('system backup writes a complete backup with its manifest, under its final 
     files: Array<{ path: string; sha256: string }>;
   };
   const paths = manifest.files.map((f) => f.path);
-  for (const path of ['slipway.db', `repos/${appId}.bundle`, 'ssh_host_ed25519_key', 'ca/ca.crt', 'postgresql-admin-password']) {
-    assert.ok(
-      paths.some((p) => p === path || (path === 'ca/ca.crt' && p.startsWith('ca/'))),
-      `${path} is in the manifest: ${paths.join(', ')}`,
-    );
+  for (const path of [
+    'slipway.db',
+    `repos/${appId}.bundle`,
+    'ssh_host_ed25519_key',
+    'ca/ca.pem',
+    'ca/ca.key',
+    'postgresql-admin-password',
+  ]) {
+    assert.ok(paths.includes(path), `${path} is in the manifest: ${paths.join(', ')}`);
   }
   assert.ok(
     paths.some((p) => p.startsWith('addons/postgresql/base/')),
@@ -144,6 +148,13 @@ test('server --restore-from brings the platform back on a new data folder: token
   second = await startDaemon(['--restore-from', backupFolder], { emptyDataFolder: true });
   const restored = second;
   assert.equal(restored.adminToken, first.adminToken, 'the admin token file came back');
+  for (const file of ['ca/ca.pem', 'ca/ca.key', 'ssh_host_ed25519_key']) {
+    assert.equal(
+      readFileSync(join(restored.dataDir, file), 'utf8'),
+      readFileSync(join(first.dataDir, file), 'utf8'),
+      `${file} is the same`,
+    );
+  }
   const whoami = JSON.parse(await cliOk(restored, ['whoami', '--format', 'json'])) as { user: { name: string } };
   assert.equal(whoami.user.name, 'admin');
   assert.match(await cliOk(restored, ['org', 'list']), /default/);

@@ -85,6 +85,15 @@ test('a manifest is read only when every file it names stays inside the backup a
   }
   const unlisted = manifest({ files: [manifest().files[0]!] });
   assert.throws(() => parseManifest(JSON.stringify(unlisted)), /names repos\/app_x\.bundle but gives no checksum/);
+  const withCluster = (pg: Record<string, unknown>) =>
+    JSON.stringify(
+      manifest({
+        postgresql: { base_key: 'postgresql/base/x.tar', restore_point: 'p', admin_password_file: 'slipway.db', ...pg } as never,
+      }),
+    );
+  assert.equal(parseManifest(withCluster({ major: 16 })).postgresql?.major, 16);
+  assert.throws(() => parseManifest(withCluster({})), /lacks the PostgreSQL major version/);
+  assert.throws(() => parseManifest(withCluster({ major: 16, admin_password_file: 'pw' })), /names pw but gives no checksum/);
   const noSum = manifest({ files: [{ path: 'slipway.db', size_bytes: 1, sha256: 'x' }] });
   assert.throws(() => parseManifest(JSON.stringify(noSum)), /no size or checksum for slipway\.db/);
 });

@@ -40,7 +40,7 @@ export interface PlatformManifest {
   repositories: Array<{ app_id: string; file: string }>;
   addons: ManifestAddon[];
   /** The PostgreSQL cluster as a whole: the base backup and restore point its restore replays to. */
-  postgresql: { base_key: string; restore_point: string; admin_password_file: string } | null;
+  postgresql: { base_key: string; restore_point: string; admin_password_file: string; major: number } | null;
   files: ManifestFile[];
 }
 
@@ -113,6 +113,7 @@ export function parseManifest(text: string): PlatformManifest {
     }
     listed.add(file.path);
   }
+  if (m.postgresql && !Number.isInteger(m.postgresql.major)) throw new Error('manifest.json lacks the PostgreSQL major version.');
   const named = [m.store, ...m.repositories.map((r) => r.file)];
   if (m.postgresql) named.push(m.postgresql.admin_password_file);
   for (const path of named) {

@@ -1,4 +1,4 @@
-import { lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { isAppId } from '../../core/names.js';
 import { runChecked } from '../../executor/run-captured.js';
@@ -66,6 +66,8 @@ export async function takePlatformBackup(o: PlatformBackupSources, to: string, k
     for (const file of DATA_FOLDER_FILES) await copyPlatformFiles(join(o.dataDir, file), join(tmp, file));
     const postgresql = addons.postgresql;
     if (postgresql) await copyPlatformFiles(join(o.dataDir, 'postgresql', 'admin-password'), join(tmp, PG_PASSWORD_FILE));
+    // The cluster is restored as files: the new machine needs the same PostgreSQL major version.
+    const major = postgresql ? Number((await readFile(join(o.dataDir, 'postgresql', 'data', 'PG_VERSION'), 'utf8')).trim()) : 0;
     const manifest: PlatformManifest = {
       format: PLATFORM_BACKUP_FORMAT,
       slipway_version: o.version,
@@ -73,7 +75,7 @@ export async function takePlatformBackup(o: PlatformBackupSources, to: string, k
       store: STORE_FILE,
       repositories,
       addons: addons.list,
-      postgresql: postgresql ? { ...postgresql, admin_password_file: PG_PASSWORD_FILE } : null,
+      postgresql: postgresql ? { ...postgresql, admin_password_file: PG_PASSWORD_FILE, major } : null,
       files: await checksumTree(tmp),
     };
     for (const file of manifest.files) await syncPath(join(tmp, file.path));

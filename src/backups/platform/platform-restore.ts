@@ -128,7 +128,7 @@ async function restoreCluster(
   if (!pg.base_key.startsWith(BASE_PREFIX)) throw new Error(`${pg.base_key} is not a PostgreSQL base backup.`);
   const password = (await readFile(passwordFile, 'utf8')).trim();
   const user = await ensureSystemUser(DEFAULT_POSTGRES_USER);
-  const binaries = await findPostgresBinaries();
+  const binaries = await findPostgresBinaries(pg.major);
   const start = pg.base_key.slice(BASE_PREFIX.length, BASE_PREFIX.length + 24);
   const walNames = (await objects.list(WAL_PREFIX))
     .map((object) => object.key.slice(WAL_PREFIX.length))
