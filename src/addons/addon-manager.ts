@@ -67,10 +67,13 @@ export class AddonManager {
   }
 
   /** Providers in the order `slipway addon providers` lists them. */
-  providerList(): Array<{ name: string; description: string }> {
+  providerList(): Array<{ name: string; description: string; limits?: string }> {
     return addonProviderNames
       .filter((n) => this.o.providers.has(n))
-      .map((name) => ({ name, description: this.o.providers.get(name)!.description }));
+      .map((name) => {
+        const provider = this.o.providers.get(name)!;
+        return { name, description: provider.description, ...(provider.limits ? { limits: provider.limits } : {}) };
+      });
   }
 
   /** The provider of a name a user typed; unknown names are refused with the list. */

@@ -26,6 +26,8 @@ export interface AddonProvider {
   readonly name: string;
   /** One line for `slipway addon providers`. */
   readonly description: string;
+  /** What one add-on may use under the provider's plan, one line (plan-limits.ts). */
+  readonly limits?: string;
   /** Brings up shared servers (idempotent); call once at daemon start, before resume(). */
   start(): Promise<void>;
   /** Creates the resources of a new add-on and returns what to store. */

@@ -2,6 +2,7 @@ import type { AddonProvider } from './provider.js';
 import { PostgresqlProvider } from './postgresql/postgresql-provider.js';
 import { RedisProvider } from './redis/redis-provider.js';
 import type { PortRange } from './redis/port-allocation.js';
+import type { PlanLimits } from './plan-limits.js';
 
 /** Names accepted by `slipway addon create <provider>`, in the order `addon providers` lists them. */
 export const addonProviderNames = ['postgresql', 'redis'] as const;
@@ -18,8 +19,12 @@ export interface AddonProvidersOptions {
   postgresPort?: number;
   /** Use an existing PostgreSQL server instead of the embedded one (admin URL). */
   postgresExternalUrl?: string;
-  /** Ports for Redis add-ons, both ends included (default 6400-6499). */
+  /** Ports for Redis add-ons, both ends included (default DEFAULT_REDIS_PORT_RANGE). */
   redisPortRange?: [number, number];
+  /** What one add-on of each plan may use (default DEFAULT_PLAN_LIMITS). */
+  planLimits?: PlanLimits;
+  /** Name of the control-group root the Redis servers are limited under (e.g. `slipway77-addons`). */
+  cgroupRoot?: string;
 }
 
 export function makeAddonProviders(options: AddonProvidersOptions): Map<string, AddonProvider> {
@@ -33,9 +38,19 @@ export function makeAddonProviders(options: AddonProvidersOptions): Map<string, 
         port: options.postgresPort,
         appSubnet: options.appSubnet,
         externalUrl: options.postgresExternalUrl,
+        limits: options.planLimits?.postgresql,
       }),
     ],
-    ['redis', new RedisProvider({ dataDir: options.dataDir, gatewayAddress: options.gatewayAddress, portRange: redisPortRange })],
+    [
+      'redis',
+      new RedisProvider({
+        dataDir: options.dataDir,
+        gatewayAddress: options.gatewayAddress,
+        portRange: redisPortRange,
+        limits: options.planLimits?.redis,
+        cgroupRoot: options.cgroupRoot,
+      }),
+    ],
   ]);
 }
 

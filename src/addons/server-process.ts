@@ -7,13 +7,15 @@ import type { SystemUser } from './system-user.js';
 export interface ServerSpawnSpec {
   /** Long-running server, as argv (never a shell string). */
   argv: string[];
-  /** Unprivileged account the server runs as. */
-  user: SystemUser;
+  /** Unprivileged account the server runs as; absent when argv drops to one itself (a sandbox). */
+  user?: SystemUser;
   /** Working directory; also how a later daemon recognises the process as its own. */
   cwd: string;
   /** stdout and stderr are appended here, so the server outlives a daemon crash without SIGPIPE. */
   logFile: string;
   env?: Record<string, string>;
+  /** `cgroup.procs` files of the server's own control groups (its limits), joined before it runs. */
+  cgroupProcs?: string[];
 }
 
 export interface ExitInfo {
@@ -46,9 +48,10 @@ export class ServerProcess {
       server = await startServer({
         argv: spec.argv,
         cwd: spec.cwd,
-        user: { uid: spec.user.uid, gid: spec.user.gid },
+        user: spec.user ? { uid: spec.user.uid, gid: spec.user.gid } : undefined,
         env: { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', ...spec.env },
         logFile: spec.logFile,
+        cgroupProcs: spec.cgroupProcs,
       });
     } catch (error) {
       throw new Error(`Could not start ${label} (${(error as Error).message}). Is its Debian package installed?`);

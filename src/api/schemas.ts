@@ -211,5 +211,10 @@ export const Runtime = named(
   }),
 );
 
-export const Plan = named('Plan', obj({ name: str(), description: str() }));
+export const Plan = named(
+  'Plan',
+  obj({ name: str(), description: str(), limits: str('What one add-on of the plan may use (memory, connections, statement time)') }, [
+    'limits',
+  ]),
+);
 export const AddonProvider = named('AddonProvider', obj({ name: str(), description: str(), plans: arr(Plan, 'Each provider has one') }));

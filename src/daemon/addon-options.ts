@@ -1,11 +1,13 @@
 import type { AddonProvidersOptions } from '../addons/registry.js';
+import { parsePlanLimits } from '../addons/plan-limits.js';
 
 /**
  * Where the add-on servers listen, from the daemon's environment, so a second daemon (a test
  * run beside a running platform) can keep clear of the first one's ports:
  *   SLIPWAY_POSTGRES_PORT  embedded PostgreSQL port (default 5433)
  *   SLIPWAY_POSTGRES_URL   an existing PostgreSQL server to use instead (admin URL)
- *   SLIPWAY_REDIS_PORTS    ports for Redis add-ons, "first-last" (default 6400-6499)
+ *   SLIPWAY_REDIS_PORTS    ports for Redis add-ons, "first-last" (default 20000-29999)
+ *   SLIPWAY_ADDON_PLAN_LIMITS  the plans' limits, JSON over the defaults (addons/plan-limits.ts)
  */
 export function addonProviderOptions(dataDir: string, gatewayAddress: string, env: NodeJS.ProcessEnv): AddonProvidersOptions {
   const options: AddonProvidersOptions = { dataDir, gatewayAddress };
@@ -24,5 +26,6 @@ export function addonProviderOptions(dataDir: string, gatewayAddress: string, en
     if (!match) throw new Error(`SLIPWAY_REDIS_PORTS must be a range "first-last" such as 6400-6499, not ${JSON.stringify(redisPorts)}.`);
     options.redisPortRange = [Number(match[1]), Number(match[2])];
   }
+  if (env.SLIPWAY_ADDON_PLAN_LIMITS) options.planLimits = parsePlanLimits(env.SLIPWAY_ADDON_PLAN_LIMITS);
   return options;
 }

@@ -51,7 +51,11 @@ export async function startNetwork(input: {
     () => undefined,
   );
   // Add-on servers need the bridge's gateway address; they start lazily (see AddonManager).
-  const addonProviders = makeAddonProviders(addonProviderOptions(options.dataDir, backend.gatewayAddress, process.env));
+  const addonProviders = makeAddonProviders({
+    ...addonProviderOptions(options.dataDir, backend.gatewayAddress, process.env),
+    // Beside the sandboxes' root, not in it: the sweep of a starting daemon must not kill them.
+    cgroupRoot: `${names.cgroupRoot}-addons`,
+  });
   const addons = new AddonManager({ store, providers: addonProviders, log });
   onStopDataPlane(
     'add-ons',

@@ -25,9 +25,16 @@ export function dataPlaneGroupSet(): boolean {
  * `setpriv … -- program` (asUser), which drops the rights after the move. A failed write
  * (no such hierarchy any more) does not keep the program from starting.
  */
-export function inDataPlaneGroup(argv: readonly string[], asUser?: { uid: number; gid: number }): string[] {
-  if (procsFiles.length === 0) return [...argv];
+export function inDataPlaneGroup(
+  argv: readonly string[],
+  asUser?: { uid: number; gid: number },
+  /** Groups of the process' own to join after the data plane's (an add-on server's limits). */
+  ownProcsFiles: readonly string[] = [],
+): string[] {
+  const files = [...procsFiles, ...ownProcsFiles];
+  if (files.length === 0) return [...argv];
   if (asUser) argv = ['setpriv', `--reuid=${asUser.uid}`, `--regid=${asUser.gid}`, '--clear-groups', '--', ...argv];
   const script = 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ 2>/dev/null >"$1"; shift; n=$((n - 1)); done; exec "$@"';
-  return ['/bin/sh', '-c', script, 'slipway-data-plane', String(procsFiles.length), ...procsFiles, ...argv];
+  // On cgroup v2 a process is in one group: the last file written (its own) is where it stays.
+  return ['/bin/sh', '-c', script, 'slipway-data-plane', String(files.length), ...files, ...argv];
 }

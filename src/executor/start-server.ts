@@ -12,6 +12,8 @@ export interface ServerStart {
   user?: { uid: number; gid: number };
   /** stdout and stderr are appended here, so the server outlives a daemon crash without SIGPIPE. */
   logFile: string;
+  /** `cgroup.procs` files of control groups of the server's own, joined before it runs. */
+  cgroupProcs?: string[];
 }
 
 export interface StartedServer {
@@ -34,8 +36,8 @@ export interface StartedServer {
 export async function startServer(o: ServerStart): Promise<StartedServer> {
   if (!o.argv[0]) throw new Error('Cannot start a server from an empty command.');
   // In the data plane's group the rights are dropped after the move (setpriv), not by spawn.
-  const moved = dataPlaneGroupSet();
-  const [command, ...args] = moved ? inDataPlaneGroup(o.argv, o.user) : o.argv;
+  const moved = dataPlaneGroupSet() || (o.cgroupProcs?.length ?? 0) > 0;
+  const [command, ...args] = moved ? inDataPlaneGroup(o.argv, o.user, o.cgroupProcs) : o.argv;
   if (!command) throw new Error('Cannot start a server from an empty command.');
   const logFd = openSync(o.logFile, 'a', 0o640);
   let child: ReturnType<typeof spawn>;

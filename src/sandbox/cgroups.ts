@@ -111,6 +111,32 @@ export class SandboxCgroups {
     }
   }
 
+  /**
+   * For a process slipway starts itself in a sandbox's group (an add-on's server, no OCI
+   * runtime): the `cgroup.procs` files of `<sandbox>/run` in every limited hierarchy, created if
+   * missing. Limits stay on `<sandbox>`, one level up, as for the runtime's sandboxes.
+   */
+  processGroup(sandbox: string): string[] {
+    const controllers = this.layout === 'v2' ? [''] : [...V1_CONTROLLERS];
+    return controllers.map((controller) => {
+      const dir = join(this.dirs(controller, sandbox), 'run');
+      mkdirSync(dir, { recursive: true });
+      return join(dir, 'cgroup.procs');
+    });
+  }
+
+  /** The memory limit the group holds (undefined when unknown): what `create` wrote. */
+  memoryLimit(sandbox: string): number | undefined {
+    try {
+      const file =
+        this.layout === 'v2' ? join(this.dir2(sandbox), 'memory.max') : join(this.dirs('memory', sandbox), 'memory.limit_in_bytes');
+      const value = Number(readFileSync(file, 'utf8'));
+      return Number.isFinite(value) ? value : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Whether the kernel killed a process of the group because it reached its memory limit. */
   outOfMemory(sandbox: string): boolean {
     const dir = this.dirs('memory', sandbox);

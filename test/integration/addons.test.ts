@@ -1,8 +1,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -10,6 +10,8 @@ import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { SLIPWAY_BIN } from '../support/cli.js';
 import { freePort } from '../support/free-port.js';
 import { checkoutExample, createApp, deploymentLog, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { memoryGroup, memoryLimitOver, processUid, redisPid } from '../support/addon-servers.js';
+import { RespError, respExchange } from '../../src/addons/redis/resp.js';
 
 // One real daemon: real PostgreSQL and Redis servers, a real build of examples/node-addons
 // pushed over SSH, checked over HTTP through the router.
@@ -22,6 +24,11 @@ let appB: string;
 let hostA: string;
 
 const SHOW_VARS = 'POSTGRESQL_ADDON_HOST,POSTGRESQL_ADDON_VERSION,REDIS_HOST,REDIS_PORT,API_BASE';
+const MiB = 1024 * 1024;
+const PLAN = {
+  redis: { maxmemoryBytes: 8 * MiB, memoryBytes: 48 * MiB },
+  postgresql: { connectionLimit: 3, statementTimeoutMs: 1000, tempFileLimitKb: 2048 },
+};
 
 interface Deployment {
   id: string;
@@ -107,6 +114,8 @@ function cliOnTerminal(args: string[], answer: string): Promise<{ code: number |
 before(async () => {
   // Keep clear of a platform that may run on this machine with the default port.
   process.env.SLIPWAY_POSTGRES_PORT = String(await freePort());
+  // Small plans, so that reaching each limit takes a moment (the figures are the operator's to set).
+  process.env.SLIPWAY_ADDON_PLAN_LIMITS = JSON.stringify(PLAN);
   daemon = await startDaemon();
   ({ gitEnv } = await registerSshKey(daemon));
   dirA = checkoutExample('node-addons');
@@ -180,6 +189,74 @@ test('addon create provisions PostgreSQL and Redis for real and links the app', 
   const cache = await addonEnv('cache');
   assert.deepEqual(Object.keys(cache).sort(), ['REDIS_HOST', 'REDIS_PASSWORD', 'REDIS_PORT', 'REDIS_URL']);
   assert.match(daemon.output(), /Add-on provider postgresql started/);
+});
+
+function addonId(name: string): Promise<string> {
+  return cliJson<Array<{ id: string; name: string }>>(['addon', 'list']).then((list) => list.find((a) => a.name === name)!.id);
+}
+
+function redisCall(env: Record<string, string>, ...command: string[]) {
+  return respExchange('127.0.0.1', Number(env.REDIS_PORT), [['AUTH', env.REDIS_PASSWORD!], command]).then((r) => r[1]);
+}
+
+test("each Redis add-on runs as its own user in its own control group with the plan's memory, and stops at maxmemory", async () => {
+  await cliOk(['addon', 'create', 'redis', 'cache2']);
+  const [id1, id2] = [await addonId('cache'), await addonId('cache2')];
+  const [pid1, pid2] = [redisPid(daemon.dataDir, id1), redisPid(daemon.dataDir, id2)];
+  const [uid1, uid2] = [processUid(pid1), processUid(pid2)];
+  assert.notEqual(uid1, uid2, 'two users');
+  assert.ok(uid1 >= 2_200_000 && uid2 >= 2_200_000, `the add-ons' own users (${uid1}, ${uid2})`);
+  assert.match(execFileSync('getent', ['passwd', String(uid1)], { encoding: 'utf8' }), new RegExp(`slipway Redis add-on ${id1}`));
+  assert.equal(statSync(join(daemon.dataDir, 'redis', id1, 'redis.conf')).uid, uid1);
+  assert.notEqual(memoryGroup(pid1), memoryGroup(pid2), 'two control groups');
+  assert.equal(memoryLimitOver(pid1), PLAN.redis.memoryBytes);
+  assert.equal(memoryLimitOver(pid2), PLAN.redis.memoryBytes);
+
+  const cache2 = await addonEnv('cache2');
+  assert.deepEqual(await redisCall(cache2, 'CONFIG', 'GET', 'maxmemory'), ['maxmemory', String(PLAN.redis.maxmemoryBytes)]);
+  assert.deepEqual(await redisCall(cache2, 'CONFIG', 'GET', 'maxmemory-policy'), ['maxmemory-policy', 'noeviction']);
+  // Filled past maxmemory, the server refuses writes (noeviction) and keeps every key it took.
+  const value = 'x'.repeat(256 * 1024);
+  let stored = 0;
+  let refusal: RespError | undefined;
+  for (let i = 0; i < 200 && !refusal; i++) {
+    const reply = await redisCall(cache2, 'SET', `k${i}`, value);
+    if (reply instanceof RespError) refusal = reply;
+    else stored++;
+  }
+  assert.match(refusal?.message ?? 'no refusal', /^OOM /);
+  assert.ok(stored > 10 && stored < 40, `about 8 MiB of 256 KiB values were taken (${stored})`);
+  assert.equal(await redisCall(cache2, 'DBSIZE'), stored, 'nothing evicted');
+  const info = String(await redisCall(cache2, 'INFO', 'memory'));
+  assert.ok(Number(/^used_memory:(\d+)/m.exec(info)?.[1]) < PLAN.redis.maxmemoryBytes + MiB, 'the data set did not grow past maxmemory');
+
+  const user2 = execFileSync('getent', ['passwd', String(uid2)], { encoding: 'utf8' }).split(':')[0]!;
+  await cliOk(['addon', 'delete', 'cache2', '--yes']);
+  assert.equal(spawnSync('getent', ['passwd', user2]).status, 2, "the deleted add-on's user is removed");
+});
+
+test("the PostgreSQL add-on's role has the plan's connection limit, statement timeout and temporary file limit", async () => {
+  const db = await addonEnv('db');
+  const clients: pg.Client[] = [];
+  const open = async () => {
+    const client = new pg.Client({ connectionString: db.POSTGRESQL_ADDON_URI, connectionTimeoutMillis: 5000 });
+    client.on('error', () => undefined);
+    clients.push(client);
+    await client.connect();
+    return client;
+  };
+  try {
+    const first = await open();
+    assert.deepEqual((await first.query('SHOW statement_timeout')).rows, [{ statement_timeout: '1s' }]);
+    assert.deepEqual((await first.query('SHOW temp_file_limit')).rows, [{ temp_file_limit: '2MB' }]);
+    await assert.rejects(first.query('SELECT pg_sleep(3)'), /canceling statement due to statement timeout/);
+    await assert.rejects(first.query('SET temp_file_limit = -1'), /permission denied/);
+    await open();
+    await open();
+    await assert.rejects(open(), /too many connections for role/);
+  } finally {
+    await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+  }
 });
 
 test('the deployed app reaches PostgreSQL and Redis with the injected variables; secrets stay out of the deploy log', async () => {
@@ -296,9 +373,16 @@ async function getJsonOnceServing(path: string): Promise<Record<string, unknown>
 
 test('after a daemon restart the add-on servers come back before the app, which reads back what it wrote before', async () => {
   assert.deepEqual(await getJson('/remember?value=before-restart'), { remembered: 'before-restart' });
+  const folder = join(daemon.dataDir, 'redis', await addonId('cache'));
   await daemon.stop();
+  // What the previous version left: the folder of the one account every Redis server ran as.
+  execFileSync('chown', ['-R', 'slipway-redis:slipway-redis', folder]);
   await daemon.restart();
   assert.match(daemon.output(), /Resumed 2 add-on\(s\)/);
+  const owner = processUid(redisPid(daemon.dataDir, await addonId('cache')));
+  assert.ok(owner >= 2_200_000, `the server runs as the add-on's own user (${owner})`);
+  assert.equal(statSync(folder).uid, owner, "the folder is handed to the add-on's user");
+  assert.equal(statSync(join(folder, 'dump.rdb')).uid, owner, 'down the tree');
   assert.deepEqual(await getJsonOnceServing('/recall'), { database: ['before-restart'], cache: ['before-restart'] });
 });
 

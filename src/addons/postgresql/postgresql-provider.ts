@@ -6,7 +6,8 @@ import { randomIdentifier, randomPassword, redact } from '../secrets.js';
 import { EmbeddedCluster, type AdminTarget } from './embedded-cluster.js';
 import type { HbaClient } from '../../network/addon-access.js';
 import type { SupervisionEvents } from '../server-supervisor.js';
-import { assertAddonIdentifier, createDatabaseSql, createRoleSql, dropSql } from './provisioning-sql.js';
+import { assertAddonIdentifier, createDatabaseSql, createRoleSql, dropSql, roleLimitsSql } from './provisioning-sql.js';
+import { DEFAULT_PLAN_LIMITS, describePostgresqlLimits, type PostgresqlPlanLimits } from '../plan-limits.js';
 
 export const DEFAULT_POSTGRES_PORT = 5433;
 export const DEFAULT_POSTGRES_USER = 'slipway-pg';
@@ -24,6 +25,8 @@ export interface PostgresqlProviderOptions {
   externalUrl?: string;
   /** System account of the embedded server. */
   serverUser?: string;
+  /** The plan's limits on each add-on's role (plan-limits.ts). */
+  limits?: PostgresqlPlanLimits;
 }
 
 type Mode = 'embedded' | 'external';
@@ -36,6 +39,8 @@ export class PostgresqlProvider implements AddonProvider {
   private readonly mode: Mode;
   private starting: Promise<AdminTarget | string> | undefined;
   private version: string | undefined;
+  /** Whether slipway's admin role is a superuser (temp_file_limit needs one). */
+  private superuser = false;
 
   constructor(private readonly options: PostgresqlProviderOptions) {
     this.mode = options.externalUrl ? 'external' : 'embedded';
@@ -50,6 +55,10 @@ export class PostgresqlProvider implements AddonProvider {
             serverUser: options.serverUser ?? DEFAULT_POSTGRES_USER,
           })
         : undefined;
+  }
+
+  get limits(): string {
+    return describePostgresqlLimits(this.options.limits ?? DEFAULT_PLAN_LIMITS.postgresql);
   }
 
   private get port(): number {
@@ -74,8 +83,11 @@ export class PostgresqlProvider implements AddonProvider {
     } else {
       admin = this.options.externalUrl!;
     }
-    const rows = await withClient(admin, (c) => c.query<{ v: string }>(`SELECT current_setting('server_version_num') AS v`));
+    const rows = await withClient(admin, (c) =>
+      c.query<{ v: string; su: string }>(`SELECT current_setting('server_version_num') AS v, current_setting('is_superuser') AS su`),
+    );
     this.version = String(Math.floor(Number(rows.rows[0]!.v) / 10000));
+    this.superuser = rows.rows[0]!.su === 'on';
     return admin;
   }
 
@@ -91,6 +103,7 @@ export class PostgresqlProvider implements AddonProvider {
     try {
       await withClient(admin, async (client) => {
         await client.query(createRoleSql(role, password));
+        for (const statement of this.limitsSql(role)) await client.query(statement);
         for (const statement of createDatabaseSql(role, role)) await client.query(statement);
       });
     } catch (err) {
@@ -139,10 +152,26 @@ export class PostgresqlProvider implements AddonProvider {
     await this.cluster?.allowClients(clients);
   }
 
-  /** The server is shared: nothing per add-on to bring back beyond the server itself. */
+  /**
+   * The server is shared: what is per add-on is its role's limits, applied again so a role
+   * made before they existed (or before the plan's figures changed) gets them.
+   */
   async resume(_addon: Pick<AddonRecord, 'id'>, config: Record<string, string>): Promise<void> {
     this.assertSameMode(config);
     await this.start();
+    const role = need(config, 'role');
+    const admin = await this.adminTarget();
+    try {
+      await withClient(admin, async (client) => {
+        for (const statement of this.limitsSql(role)) await client.query(statement);
+      });
+    } catch (err) {
+      throw new Error(`Could not apply the plan's limits to the PostgreSQL role ${role}: ${describe(err, config.password)}`);
+    }
+  }
+
+  private limitsSql(role: string): string[] {
+    return roleLimitsSql(role, this.options.limits ?? DEFAULT_PLAN_LIMITS.postgresql, this.superuser);
   }
 
   async deprovision(_addon: Pick<AddonRecord, 'id'>, config: Record<string, string>): Promise<void> {

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { scramSha256Verifier } from './scram.js';
+import type { PostgresqlPlanLimits } from '../plan-limits.js';
 
 /**
  * Statements for one add-on. CREATE ROLE / CREATE DATABASE take no bind parameters, so every
@@ -41,4 +42,27 @@ export function dropSql(database: string, role: string): string[] {
     `DROP DATABASE IF EXISTS ${pg.escapeIdentifier(database)} WITH (FORCE)`,
     `DROP ROLE IF EXISTS ${pg.escapeIdentifier(role)}`,
   ];
+}
+
+/**
+ * The plan's limits on an add-on's role, idempotent (run at creation and at every start, so a
+ * role from before the limits, or from a plan whose figures changed, gets them). statement_timeout
+ * is the role's default: a session may change it (PostgreSQL lets every user); temp_file_limit
+ * can only be set by a superuser, so the role cannot raise it, and is left out (`superuser`
+ * false) on an external server whose admin is not one.
+ */
+export function roleLimitsSql(role: string, limits: PostgresqlPlanLimits, superuser: boolean): string[] {
+  assertAddonIdentifier(role);
+  const r = pg.escapeIdentifier(role);
+  const statements = [
+    `ALTER ROLE ${r} CONNECTION LIMIT ${whole(limits.connectionLimit)}`,
+    `ALTER ROLE ${r} SET statement_timeout = ${whole(limits.statementTimeoutMs)}`,
+  ];
+  if (superuser) statements.push(`ALTER ROLE ${r} SET temp_file_limit = ${whole(limits.tempFileLimitKb)}`);
+  return statements;
+}
+
+function whole(n: number): string {
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`A role limit must be a whole number, not ${n}.`);
+  return String(n);
 }

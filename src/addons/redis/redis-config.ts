@@ -1,3 +1,5 @@
+import { EVICTION_POLICIES, type EvictionPolicy } from '../plan-limits.js';
+
 /**
  * Pure builders for a per-add-on redis-server. The password lives in the config file (mode
  * 0600, server user), never on the command line where `ps` would show it.
@@ -9,6 +11,9 @@ export interface RedisInstanceSettings {
   password: string;
   /** The add-on's folder: data, AOF, pid file; redis-server chdirs into it. */
   dir: string;
+  /** The plan's data set size, and what Redis does once it is reached (plan-limits.ts). */
+  maxmemoryBytes?: number;
+  evictionPolicy?: EvictionPolicy;
 }
 
 /** Quotes a value for redis.conf: double quotes, with backslash escapes for `\` and `"`. */
@@ -45,8 +50,24 @@ export function redisConf(settings: RedisInstanceSettings): string {
     'enable-debug-command no',
     'enable-module-command no',
     'always-show-logo no',
+    ...memoryLines(settings),
     '',
   ].join('\n');
+}
+
+/**
+ * maxmemory is what Redis counts of its data set; the control group around the server
+ * (server-sandbox.ts) holds its whole memory, forks included, even if an app raises maxmemory
+ * with CONFIG SET.
+ */
+function memoryLines(settings: RedisInstanceSettings): string[] {
+  if (settings.maxmemoryBytes === undefined) return [];
+  if (!Number.isSafeInteger(settings.maxmemoryBytes) || settings.maxmemoryBytes < 1024 * 1024) {
+    throw new Error('maxmemory must be a whole number of bytes, at least 1 MiB.');
+  }
+  const policy = settings.evictionPolicy ?? 'noeviction';
+  if (!EVICTION_POLICIES.includes(policy)) throw new Error(`Unknown Redis eviction policy ${JSON.stringify(policy)}.`);
+  return [`maxmemory ${settings.maxmemoryBytes}`, `maxmemory-policy ${policy}`];
 }
 
 export function redisServerArgv(binary: string, configFile: string): string[] {

@@ -8,11 +8,20 @@ import { randomPassword } from '../secrets.js';
 import { ServerProcess, isOurServer, logTail, readPidFile, waitUntilReady } from '../server-process.js';
 import { quietSupervision, SupervisedServer, type SupervisionEvents } from '../server-supervisor.js';
 import { ensureSystemUser, type SystemUser } from '../system-user.js';
+import { SandboxCgroups } from '../../sandbox/cgroups.js';
+import { DEFAULT_PLAN_LIMITS, describeRedisLimits, type RedisPlanLimits } from '../plan-limits.js';
+import { giveFolderTo } from './folder-owner.js';
+import { groupLimits, redisGroupName, runsInSandbox, sandboxedArgv } from './server-sandbox.js';
+import { RedisServerUsers } from './server-users.js';
 import { allocatePort, assertPortRange, type PortRange } from './port-allocation.js';
 import { redisConf, redisServerArgv } from './redis-config.js';
 import { RespError, respExchange } from './resp.js';
 
-export const DEFAULT_REDIS_PORT_RANGE: PortRange = [6400, 6499];
+/**
+ * Ten thousand ports, below the kernel's ephemeral range (32768-60999): ports are handed out per
+ * server and opened per linked app (src/network), so the range only has to be large.
+ */
+export const DEFAULT_REDIS_PORT_RANGE: PortRange = [20000, 29999];
 export const DEFAULT_REDIS_USER = 'slipway-redis';
 export const REDIS_SERVER_BINARY = '/usr/bin/redis-server';
 
@@ -23,12 +32,18 @@ export interface RedisProviderOptions {
   gatewayAddress: string;
   /** Ports handed to add-ons, both ends included. */
   portRange?: PortRange;
+  /** The shared account of the backups' throw-away servers (each add-on's server has its own). */
   serverUser?: string;
   binary?: string;
+  /** What each add-on's server may use (plan-limits.ts). */
+  limits?: RedisPlanLimits;
+  /** The control-group root the servers' groups live under (default `slipway-addons`). */
+  cgroupRoot?: string;
 }
 
 /**
- * A redis-server process of its own per add-on, with its own password, port and data folder.
+ * A redis-server process of its own per add-on, with its own password, port, data folder, unix
+ * user and sandbox (server-sandbox.ts: the plan's memory in a control group and as maxmemory).
  * A server that dies is restarted (SupervisedServer) and reloads its AOF (redis-config.ts).
  */
 export class RedisProvider implements AddonProvider {
@@ -39,10 +54,31 @@ export class RedisProvider implements AddonProvider {
   private readonly ports = new Map<string, number>();
   private user: SystemUser | undefined;
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly users = new RedisServerUsers();
+  private cgroupsOf: SandboxCgroups | undefined;
 
   constructor(private readonly options: RedisProviderOptions) {
     assertPortRange(this.portRange);
     bindAddresses(options.gatewayAddress); // validates the address
+  }
+
+  get planLimits(): RedisPlanLimits {
+    return this.options.limits ?? DEFAULT_PLAN_LIMITS.redis;
+  }
+
+  get limits(): string {
+    return describeRedisLimits(this.planLimits);
+  }
+
+  /** The servers' control groups (created on first use: reading the layout touches /sys). */
+  get cgroups(): SandboxCgroups {
+    this.cgroupsOf ??= new SandboxCgroups(this.options.cgroupRoot ?? 'slipway-addons');
+    return this.cgroupsOf;
+  }
+
+  /** The unix user the add-on's server runs as (created when missing). */
+  serverUserOf(id: string): Promise<SystemUser> {
+    return this.users.ensure(id);
   }
 
   private get portRange(): PortRange {
@@ -87,14 +123,16 @@ export class RedisProvider implements AddonProvider {
   async provision(addon: AddonRecord): Promise<ProvisionResult> {
     const dir = this.addonDir(addon.id);
     return this.serialized(async () => {
-      const user = this.requireStarted();
+      this.requireStarted();
       const taken = new Set([...this.ports.values(), ...(await this.portsOnDisk())]);
       const port = await allocatePort(this.portRange, taken, bindAddresses(this.options.gatewayAddress));
       const config = { port: String(port), password: randomPassword() };
       try {
-        await this.launch(addon.id, config, user);
+        await this.launch(addon.id, config);
       } catch (err) {
         await rm(dir, { recursive: true, force: true });
+        this.removeGroup(addon.id);
+        await this.users.remove(addon.id).catch(() => undefined);
         throw err;
       }
       return { config };
@@ -115,9 +153,9 @@ export class RedisProvider implements AddonProvider {
 
   resume(addon: Pick<AddonRecord, 'id'>, config: Record<string, string>): Promise<void> {
     return this.serialized(async () => {
-      const user = this.requireStarted();
+      this.requireStarted();
       if (this.servers.get(addon.id)?.isSupervised()) return; // running, or being restarted
-      await this.launch(addon.id, config, user);
+      await this.launch(addon.id, config);
     });
   }
 
@@ -129,16 +167,25 @@ export class RedisProvider implements AddonProvider {
       this.servers.delete(addon.id);
       this.ports.delete(addon.id);
       await rm(dir, { recursive: true, force: true });
+      this.removeGroup(addon.id);
+      await this.users.remove(addon.id);
     });
   }
 
   /** SIGTERM makes redis-server flush the AOF and write an RDB before it exits. */
   stop(): Promise<void> {
     return this.serialized(async () => {
-      const servers = [...this.servers.values()];
+      const servers = [...this.servers.entries()];
       this.servers.clear();
       this.ports.clear();
-      await Promise.all(servers.map((server) => server.stop('SIGTERM', 30_000)));
+      await Promise.all(servers.map(([, server]) => server.stop('SIGTERM', 30_000)));
+      // A clean stop leaves no control group behind (a detach leaves them to the servers).
+      for (const [id] of servers) this.removeGroup(id);
+      try {
+        this.cgroups.removeRoot();
+      } catch {
+        // no control groups on this machine
+      }
     });
   }
 
@@ -177,6 +224,14 @@ export class RedisProvider implements AddonProvider {
     return ports;
   }
 
+  private removeGroup(id: string): void {
+    try {
+      this.cgroups.remove(redisGroupName(id));
+    } catch {
+      // no control groups here (a machine without cgroups): nothing to remove
+    }
+  }
+
   private requireStarted(): SystemUser {
     if (!this.user) throw new Error('The redis add-on provider is not started: call start() first.');
     return this.user;
@@ -190,14 +245,14 @@ export class RedisProvider implements AddonProvider {
   }
 
   /** Starts (or adopts) the add-on's server and watches it: restarted whenever it dies. */
-  private async launch(id: string, config: Record<string, string>, user: SystemUser): Promise<void> {
-    const server = await this.bringUp(id, config, user);
+  private async launch(id: string, config: Record<string, string>): Promise<void> {
+    const server = await this.bringUp(id, config);
     const supervised = new SupervisedServer(server, {
       provider: this.name,
       addonId: id,
       label: server.label,
       // Not through the queue: stop() and deprovision() wait in it for a restart under way.
-      relaunch: () => this.bringUp(id, config, user),
+      relaunch: () => this.bringUp(id, config),
       events: () => this.events,
     });
     this.servers.set(id, supervised);
@@ -205,23 +260,38 @@ export class RedisProvider implements AddonProvider {
   }
 
   /** The add-on's server running and answering: one left by an earlier daemon, or a new one. */
-  private async bringUp(id: string, config: Record<string, string>, user: SystemUser): Promise<ServerProcess> {
+  private async bringUp(id: string, config: Record<string, string>): Promise<ServerProcess> {
     const dir = this.addonDir(id);
     const port = Number(need(config, 'port'));
     const password = need(config, 'password');
     const label = `the Redis server of add-on ${id}`;
+    const user = await this.users.ensure(id);
+    const group = redisGroupName(id);
+    const plan = this.planLimits;
 
     let server = await this.findRunning(id); // left running by a daemon that did not stop it
+    if (server && !runsInSandbox(server.pid, this.cgroups, group, user)) {
+      // Started by a daemon from before per-add-on sandboxes: SIGTERM writes its data out, then
+      // it starts again as its own user, in its own group.
+      this.events.log(`Moving ${label} into its own sandbox (user ${user.name}): restarting it.`);
+      await server.stop('SIGTERM', 30_000);
+      server = undefined;
+    }
     if (!server) {
-      await ensureDir(dir, 0o700, user);
+      await assertTraversable(this.root, user);
+      await giveFolderTo(this.root, id, user);
       const configFile = join(dir, 'redis.conf');
-      await writeFile(configFile, redisConf({ bind: bindAddresses(this.options.gatewayAddress), port, password, dir }), { mode: 0o600 });
+      const settings = { bind: bindAddresses(this.options.gatewayAddress), port, password, dir };
+      await writeFile(configFile, redisConf({ ...settings, maxmemoryBytes: plan.maxmemoryBytes, evictionPolicy: plan.evictionPolicy }), {
+        mode: 0o600,
+      });
       await chown(configFile, user.uid, user.gid);
+      this.cgroups.create(group, groupLimits(plan));
       server = await ServerProcess.spawn(label, {
-        argv: redisServerArgv(this.binary, configFile),
-        user,
+        argv: sandboxedArgv(user, redisServerArgv(this.binary, configFile)),
         cwd: dir,
         logFile: join(dir, 'redis.log'),
+        cgroupProcs: this.cgroups.processGroup(group),
       });
     }
     const logFile = join(dir, 'redis.log');
@@ -235,6 +305,11 @@ export class RedisProvider implements AddonProvider {
         return new Error(`Redis add-on ${id} did not start: ${reason}. Last lines of ${logFile}:\n${await logTail(logFile)}`);
       },
     );
+    // Answering means redis-server runs: whatever joined the groups before it ran is done.
+    if (!runsInSandbox(started.pid, this.cgroups, group, user)) {
+      await started.stop('SIGTERM', 5_000);
+      throw new Error(`${label} did not start in its sandbox (control group ${group} under ${this.cgroups.root}, user ${user.name}).`);
+    }
     return started;
   }
 }

@@ -31,7 +31,10 @@ export function addonRoutes(router: HttpRouter<ApiContext>): void {
   router.add('GET', '/v1/addon-providers', addonSpecs.providers, (ctx) => ({
     providers: addonManager(ctx)
       .providerList()
-      .map((p) => ({ ...p, plans: [planOf(p.name)].filter(Boolean) })),
+      .map(({ limits, ...p }) => {
+        const plan = planOf(p.name);
+        return { ...p, plans: plan ? [{ ...plan, ...(limits ? { limits } : {}) }] : [] };
+      }),
   }));
 
   router.add('GET', '/v1/addons', addonSpecs.list, ({ user, deps, query }) => {

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { ConflictError } from '../../core/errors.js';
 import { RDB_FILE_NAME } from '../../addons/redis/redis-config.js';
-import { ensureSystemUser } from '../../addons/system-user.js';
+import { ensureSystemUser, type SystemUser } from '../../addons/system-user.js';
 import type { AddonBackupRow } from '../../store/addon-backups.js';
 import { type BackupEngine, type EngineAddon, type RestoreFrom, RestoreLeftChanges, type TakenBackup } from '../engine.js';
 import type { BackupStore } from '../store/backup-store.js';
@@ -27,8 +27,10 @@ export interface RedisServers {
   addonDir(id: string): string;
   /** redis-server. */
   readonly binary: string;
-  /** The account the servers run as. */
+  /** The shared account the throw-away servers run as. */
   readonly serverUser: string;
+  /** The account the add-on's own server runs as (it owns the dump.rdb a backup takes). */
+  serverUserOf(id: string): Promise<SystemUser>;
 }
 
 export interface RedisBackupsOptions {
@@ -58,9 +60,9 @@ export class RedisBackups implements BackupEngine {
 
   /** A snapshot of each add-on, one after the other. */
   async take(items: Array<{ addon: EngineAddon; backupId: string }>): Promise<TakenBackup[]> {
-    const user = await ensureSystemUser(this.o.servers.serverUser);
     const taken: TakenBackup[] = [];
     for (const { addon, backupId } of items) {
+      const user = await this.o.servers.serverUserOf(addon.id);
       const objectKey = snapshotKey(addon.id, backupId);
       const live = await this.live(addon);
       try {

@@ -11,11 +11,18 @@ export const addonProviders: Command = {
   async run(ctx) {
     const { providers } = await ctx
       .client()
-      .request<{ providers: Array<{ name: string; description: string; plans?: Array<{ name: string }> }> }>('GET', '/v1/addon-providers');
+      .request<{ providers: Array<{ name: string; description: string; plans?: Array<{ name: string; limits?: string }> }> }>(
+        'GET',
+        '/v1/addon-providers',
+      );
     printTable(
       ctx,
-      providers.map((p) => ({ ...p, plan: (p.plans ?? []).map((plan) => plan.name).join(', ') })),
-      ['name', 'description', 'plan'],
+      providers.map((p) => ({
+        ...p,
+        plan: (p.plans ?? []).map((plan) => plan.name).join(', '),
+        limits: (p.plans ?? []).map((plan) => plan.limits ?? '').join('; '),
+      })),
+      ['name', 'description', 'plan', 'limits'],
       providers,
     );
   },

@@ -1,0 +1,133 @@
+/**
+ * One unix user (and group of the same name and number) per Redis add-on, so no add-on's server
+ * can read another's data folder or signal another's process. Numbers come from a range of
+ * their own (default 2200000-2299999, apart from the applications' 2000000-2099999), like the
+ * applications' users (src/sandbox/app-users.ts); the record is the user database itself: the
+ * name follows from the add-on id, and a user missing after a host was reinstalled is made
+ * again and given the folder (redis-provider.ts migrates its ownership).
+ */
+import { createHash } from 'node:crypto';
+import { runCommand } from '../../executor/run-command.js';
+import { lookupUser } from '../../executor/app-user.js';
+import type { SystemUser } from '../system-user.js';
+
+export interface IdRange {
+  first: number;
+  last: number;
+}
+
+export const DEFAULT_REDIS_UID_RANGE: IdRange = { first: 2_200_000, last: 2_299_999 };
+const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
+
+/**
+ * The unix name of a Redis add-on's server: `slr-` and the first 12 hex digits of its id
+ * (`addon_<uuid>`), or of the id's SHA-256 for ids of another form.
+ */
+export function redisUserName(addonId: string): string {
+  const hex = /^addon_([0-9a-f]{8})-([0-9a-f]{4})/.exec(addonId);
+  return `slr-${hex ? `${hex[1]}${hex[2]}` : createHash('sha256').update(addonId).digest('hex').slice(0, 12)}`;
+}
+
+/** The lowest number of the range that neither a user nor a group has. */
+export function firstFreeId(range: IdRange, used: ReadonlySet<number>): number | undefined {
+  for (let id = range.first; id <= range.last; id++) if (!used.has(id)) return id;
+  return undefined;
+}
+
+/** The numbers (third field) of `getent passwd` or `getent group` output. */
+export function idsOf(getentOutput: string[]): Set<number> {
+  const ids = new Set<number>();
+  for (const line of getentOutput) {
+    const id = Number(line.split(':')[2]);
+    if (Number.isInteger(id)) ids.add(id);
+  }
+  return ids;
+}
+
+export function redisUseraddArgv(name: string, id: number, addonId: string): string[] {
+  return [
+    'useradd',
+    '--system',
+    '--no-log-init',
+    '--uid',
+    String(id),
+    '--gid',
+    String(id),
+    '--no-create-home',
+    '--home-dir',
+    '/nonexistent',
+    '--shell',
+    '/usr/sbin/nologin',
+    '--comment',
+    `slipway Redis add-on ${addonId}`,
+    name,
+  ];
+}
+
+export class RedisServerUsers {
+  /** One change of /etc/passwd at a time. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly range: IdRange = DEFAULT_REDIS_UID_RANGE) {}
+
+  /** The add-on's server user, created when missing. */
+  ensure(addonId: string): Promise<SystemUser> {
+    return this.serial(async () => {
+      const name = redisUserName(addonId);
+      const existing = await lookupUser(name);
+      if (existing) return existing;
+      const used = new Set([...idsOf(await getent('passwd')), ...idsOf(await getent('group'))]);
+      const id = firstFreeId(this.range, used);
+      if (id === undefined) {
+        throw new Error(`No free uid left in ${this.range.first}-${this.range.last} for a new Redis add-on's server user.`);
+      }
+      await check(['groupadd', '--system', '--gid', String(id), name], `create the group ${name}`);
+      await check(redisUseraddArgv(name, id, addonId), `create the user ${name}`);
+      const created = await lookupUser(name);
+      if (!created) throw new Error(`useradd reported success but ${name} is still unknown to getent passwd.`);
+      return created;
+    });
+  }
+
+  /** Removes the add-on's user and group (the add-on was deleted); gone already is fine. */
+  remove(addonId: string): Promise<void> {
+    return this.serial(async () => {
+      const name = redisUserName(addonId);
+      if (!(await lookupUser(name))) return;
+      await check(['userdel', name], `remove the user ${name}`);
+      await run(['groupdel', name]); // userdel removes it already where USERGROUPS_ENAB is on
+    });
+  }
+
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work, work);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+}
+
+async function getent(database: 'passwd' | 'group'): Promise<string[]> {
+  const r = await run(['getent', database]);
+  if (r.exitCode !== 0) throw new Error(`getent ${database} failed (exit ${r.exitCode}).`);
+  return r.out;
+}
+
+async function check(argv: string[], what: string): Promise<void> {
+  const r = await run(argv);
+  if (r.exitCode !== 0) {
+    throw new Error(`Could not ${what}: ${r.err.join(' ').trim() || `${argv[0]} exit ${r.exitCode}`}. Check that the daemon runs as root.`);
+  }
+}
+
+async function run(argv: string[]): Promise<{ exitCode: number | null; out: string[]; err: string[] }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const r = await runCommand({
+    argv,
+    cwd: '/',
+    env: SYSTEM_ENV,
+    timeoutMs: 30_000,
+    onLine: (stream, line) => (stream === 'out' ? out : err).push(line),
+  });
+  return { exitCode: r.exitCode, out, err };
+}
