@@ -60,6 +60,8 @@ describe('redis add-on provider with real redis-server processes', {
 
   after(async () => {
     await provider?.stop();
+    // Every add-on of these tests ends deleted: its server user goes with it.
+    for (const id of ['r1', 'r2', 'r3']) await provider?.deprovision({ id }, {});
     blocker?.close();
     await network?.remove();
     await rm(dataDir, { recursive: true, force: true });

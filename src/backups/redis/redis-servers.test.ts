@@ -44,6 +44,8 @@ describe('Redis backups with real redis-servers', { skip: process.getuid?.() !==
 
   after(async () => {
     await provider?.stop();
+    // Deleted add-ons take their server users with them.
+    for (const id of ['addon_midway', 'addon_miscount']) await provider?.deprovision({ id }, {});
     await rm(dataDir, { recursive: true, force: true });
   });
 
