@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { candidatePorts } from './redis/port-allocation.js';
 import { quoteConfigValue, redisConf } from './redis/redis-config.js';
 import { RespError, encodeCommand, parseReply, respExchange } from './redis/resp.js';
 import { pidAlive, readPidFile } from './server-process.js';
+import { ensureSystemUser } from './system-user.js';
 import { startInstanceNetwork, type TestInstanceNetwork } from '../../test/support/instance-network.js';
 
 describe('redis config, ports and RESP (pure)', () => {
@@ -177,6 +178,42 @@ describe('redis add-on provider with real redis-server processes', {
     await provider.resume({ id: 'r1' }, config); // the provider in use takes it back for the next tests
   });
 
+  test('a server of the previous version (shared user, no control group) is moved into its sandbox with its data', async () => {
+    await provider.stop();
+    // What a daemon of the previous version left running: the folder and the server of the one
+    // shared account, outside any control group of its own.
+    const dir = join(dataDir, 'redis', 'r1');
+    const shared = await ensureSystemUser('slipway-redis');
+    execFileSync('chown', ['-R', `${shared.uid}:${shared.gid}`, dir]);
+    const old = spawn('/usr/bin/redis-server', [join(dir, 'redis.conf')], {
+      cwd: dir,
+      uid: shared.uid,
+      gid: shared.gid,
+      stdio: 'ignore',
+      detached: true,
+    });
+    await waitUntilAnswers(Number(env.REDIS_PORT), env.REDIS_PASSWORD!);
+    assert.equal(await readPidFile(join(dir, 'redis.pid')), old.pid);
+
+    const upgraded = new RedisProvider({ dataDir, gatewayAddress: network.gateway, portRange: range });
+    provider = upgraded;
+    await upgraded.start();
+    await upgraded.resume({ id: 'r1' }, config);
+    const pid = (await readPidFile(join(dir, 'redis.pid')))!;
+    assert.notEqual(pid, old.pid, 'restarted');
+    assert.equal(pidAlive(old.pid!), false);
+    const own = await upgraded.serverUserOf('r1');
+    assert.notEqual(own.uid, shared.uid);
+    assert.match(await readFile(`/proc/${pid}/status`, 'utf8'), new RegExp(`^Uid:\\s+${own.uid}\\s`, 'm'));
+    assert.equal((await stat(dir)).uid, own.uid);
+    assert.equal((await stat(join(dir, 'redis.conf'))).uid, own.uid);
+    const replies = await respExchange('127.0.0.1', Number(env.REDIS_PORT), [
+      ['AUTH', env.REDIS_PASSWORD!],
+      ['GET', 'greeting'],
+    ]);
+    assert.deepEqual(replies, ['OK', 'hello'], 'the data came back');
+  });
+
   test('deprovision stops the server and removes its data', async () => {
     const pid = await readPidFile(join(dataDir, 'redis', 'r1', 'redis.pid'));
     await provider.deprovision({ id: 'r1' }, config);
@@ -198,3 +235,13 @@ describe('redis add-on provider with real redis-server processes', {
     assert.deepEqual(left, []);
   });
 });
+
+async function waitUntilAnswers(port: number, password: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const replies = await respExchange('127.0.0.1', port, [['AUTH', password], ['PING']]).catch(() => []);
+    if (replies[1] === 'PONG') return;
+    if (Date.now() > deadline) throw new Error(`nothing answers on ${port}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
