@@ -2,13 +2,14 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { redisUserName } from '../../src/addons/redis/server-users.js';
 
 const dataDirs = new Set<string>();
 let registered = false;
 
 /**
  * Test daemons live in throw-away data folders, but the unix users they create for their apps
- * are the machine's: when the test process ends, the users recorded in each test store go too.
+ * and their Redis add-ons are the machine's: when the test process ends, the users recorded in each test store go too.
  * So does any data plane a test left running (a test that failed before its daemon's
  * `system stop`): its sandboxes, the router's supervisor and HAProxy, the add-on servers. Left
  * alone they would serve on, and a later test's app given the same uid would see them.
@@ -25,13 +26,16 @@ export function removeAppUsersAtExit(dataDir: string): void {
       try {
         const db = new Database(path, { readonly: true, fileMustExist: true });
         names = (db.prepare('SELECT name FROM app_users').all() as Array<{ name: string }>).map((r) => r.name);
+        // Each Redis add-on's server has a user of its own too (named after the add-on).
+        const redis = db.prepare("SELECT id FROM addons WHERE provider = 'redis'").all() as Array<{ id: string }>;
+        names.push(...redis.map((r) => redisUserName(r.id)));
         db.close();
       } catch {
         continue;
       }
       endDataPlane(dir);
       for (const name of names) {
-        if (!/^slw-[0-9a-f]{12}$/.test(name)) continue;
+        if (!/^sl[wr]-[0-9a-f]{12}$/.test(name)) continue;
         spawnSync('pkill', ['-KILL', '-u', name], { stdio: 'ignore' });
         spawnSync('userdel', [name], { stdio: 'ignore' });
         spawnSync('groupdel', [name], { stdio: 'ignore' });
