@@ -6,7 +6,13 @@ import { Store } from '../store/store.js';
 import { createApiServer } from '../api/server.js';
 import { backupStoreOptions, startBackups } from './backups-setup.js';
 import { takePlatformBackup } from '../backups/platform/platform-backup.js';
-import { assertEmptyDataFolder, restorePlatform, type RestoredPlatform } from '../backups/platform/platform-restore.js';
+import {
+  assertEmptyDataFolder,
+  checkPlatformBackup,
+  restorePlatform,
+  type CheckedBackup,
+  type RestoredPlatform,
+} from '../backups/platform/platform-restore.js';
 import { schedulePlatformBackups } from './platform-backup-setup.js';
 import { slipwayVersion } from '../cli/version.js';
 import { consoleHandler } from '../console/serve.js';
@@ -89,8 +95,14 @@ export class Daemon {
 
   async start(): Promise<{ apiUrl: string }> {
     const { options, log } = this;
-    // Checked before anything is created in it: a refusal leaves the folder as it was.
-    if (options.restoreFrom) await assertEmptyDataFolder(options.dataDir);
+    // Both checked before anything is created in the data folder: a refusal leaves it as it was.
+    let backup: CheckedBackup | undefined;
+    if (options.restoreFrom) {
+      await assertEmptyDataFolder(options.dataDir);
+      backup = await checkPlatformBackup(options.restoreFrom).catch((error: Error) => {
+        throw new Error(`Cannot restore from ${options.restoreFrom}: ${error.message} Nothing was written to ${options.dataDir}.`);
+      });
+    }
     ensureDataDir(options.dataDir);
     const lock = acquireDaemonLock(options.dataDir);
     this.onStop('lock', () => lock.release());
@@ -99,10 +111,10 @@ export class Daemon {
     this.onStop('subnet', () => subnetLock.release());
     lockDownDataFolder(options.dataDir);
     let restored: RestoredPlatform | undefined;
-    if (options.restoreFrom) {
+    if (backup) {
       try {
         restored = await restorePlatform({
-          from: options.restoreFrom,
+          backup,
           dataDir: options.dataDir,
           backupStore: backupStoreOptions(options.dataDir, options.backups),
           log,

@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -129,7 +129,7 @@ test('system backup writes a complete backup with its manifest, under its final 
   assert.equal(report.files, manifest.files.length);
 });
 
-test('a restore onto a data folder that is not empty is refused without touching it', async () => {
+test('a restore onto a data folder that is not empty, or from a damaged backup, is refused without touching anything', async () => {
   await first.stop();
   firstStopped = true;
   const before = readdirSync(first.dataDir).sort();
@@ -142,6 +142,22 @@ test('a restore onto a data folder that is not empty is refused without touching
   assert.match(refused.stderr, /--restore-from needs an empty data folder, and .* holds \d+ entries; nothing was changed/);
   assert.deepEqual(readdirSync(first.dataDir).sort(), before);
   assert.equal(statSync(join(first.dataDir, 'slipway.db')).mtimeMs, storeTime);
+
+  // A damaged backup is refused before anything is written to the (empty) data folder.
+  const damaged = join(scratch, 'damaged');
+  cpSync(join(backupFolder, readdirSync(backupFolder)[0]!), damaged, { recursive: true });
+  truncateSync(join(damaged, 'slipway.db'), 4096);
+  const target = join(scratch, 'new-data');
+  const refusedDamaged = spawnSync(process.execPath, [SLIPWAY_BIN, 'server', '--data-dir', target, '--restore-from', damaged], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.notEqual(refusedDamaged.status, 0);
+  assert.match(
+    refusedDamaged.stderr,
+    /slipway\.db in the backup does not match its checksum in the manifest: the backup is damaged\. Nothing was written/,
+  );
+  assert.equal(existsSync(target), false);
 });
 
 test('server --restore-from brings the platform back on a new data folder: token, app, variable, domain, serving app, rows', async () => {

@@ -53,23 +53,38 @@ export async function locateBackup(from: string): Promise<string> {
   return join(from, newest);
 }
 
+/** A platform backup found and checked: every file its manifest lists is there with its checksum. */
+export interface CheckedBackup {
+  folder: string;
+  manifest: PlatformManifest;
+}
+
 /**
- * Lays a platform backup out in an empty data folder before the daemon starts on it: the
- * checksums first (a damaged backup is refused before anything is written), then the store,
+ * Finds the backup (`locateBackup`), reads its manifest and checks every file against it: run
+ * before anything is written to the data folder, so a damaged backup changes nothing.
+ */
+export async function checkPlatformBackup(from: string): Promise<CheckedBackup> {
+  const folder = await locateBackup(from);
+  const manifest = parseManifest(await readFile(join(folder, MANIFEST_FILE), 'utf8'));
+  await checkFiles(folder, manifest.files);
+  return { folder, manifest };
+}
+
+/**
+ * Lays a checked platform backup out in an empty data folder before the daemon starts on it: the
+ * store,
  * the CA, the SSH host key and the admin token, the repositories, the add-ons' backups into
  * this machine's backup store, and the PostgreSQL cluster restored from its base backup and
  * WAL to the backup's restore point. The apps' releases are build output and are not in the
  * backup: the daemon builds each app's serving commit again (`rebuild`).
  */
 export async function restorePlatform(o: {
-  from: string;
+  backup: CheckedBackup;
   dataDir: string;
   backupStore: BackupStoreOptions;
   log(line: string): void;
 }): Promise<RestoredPlatform> {
-  const folder = await locateBackup(o.from);
-  const manifest: PlatformManifest = parseManifest(await readFile(join(folder, MANIFEST_FILE), 'utf8'));
-  await checkFiles(folder, manifest.files);
+  const { folder, manifest } = o.backup;
   o.log(
     `Restoring the platform backup ${folder} of ${manifest.created_at} (slipway ${manifest.slipway_version}): ${describeManifest(manifest)}.`,
   );
