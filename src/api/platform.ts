@@ -55,6 +55,8 @@ export interface DeploymentServices {
   runtime: import('../serving/app-runtime.js').AppRuntime;
   logs: import('../logs/log-hub.js').LogHub;
   repos: import('../receiver/repo-store.js').RepoStore;
+  /** Each app's filesystem and its disk budget (`scale --disk`, `system status`, `/metrics`). */
+  disks?: import('../pipeline/app-disks.js').AppDisks;
   /** Starts a one-off command in a fresh sandbox of the app's current release. */
   runOneOff?(
     app: AppRow,
@@ -85,6 +87,8 @@ export interface SystemStopReport {
 
 export interface ApiDependencies {
   store: Store;
+  /** The daemon's `--app-disk-budget`, for apps without one of their own (default 2 GiB). */
+  defaultDiskBudget?: number;
   endpoints: PublicEndpoints;
   services?: DeploymentServices;
   /** Add-ons and their providers; absent when only the control plane runs (unit tests). */

@@ -111,6 +111,7 @@ export const Scale = named(
     memory_bytes: int('Memory of each instance'),
     build_flavor: str(),
     build_memory_bytes: int('Memory of a build'),
+    disk_budget_bytes: int("Disk budget of the app's repository, builds, caches and kept releases"),
   }),
 );
 

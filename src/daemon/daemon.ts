@@ -26,8 +26,12 @@ import { SandboxHost } from '../sandbox/sandbox-host.js';
 import { flavorLimits, makeSandboxPolicy } from './sandbox-policy.js';
 import { buildLimits, DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../core/flavors.js';
 import { lockDownDataFolder } from './data-folder-modes.js';
-import { migrateAppFolders } from './migrate-app-folders.js';
+import { moveIntoAppFolders, migrateAppFolders } from './migrate-app-folders.js';
 import { removeApp } from '../pipeline/app-removal.js';
+import { AppDisks } from '../pipeline/app-disks.js';
+import { appDiskUse } from '../api/disk-use.js';
+import { DeployLayout } from '../pipeline/deploy-layout.js';
+import { DEFAULT_APP_DISK_BUDGET } from '../core/disk-size.js';
 import { startOneOff } from '../pipeline/one-off.js';
 import { deleteFirewallTable } from '../network/firewall.js';
 import { startNetwork } from './network-setup.js';
@@ -109,6 +113,13 @@ export class Daemon {
     // Before anything named after the subnet is touched (sandboxes swept, bridge, firewall table).
     const subnetLock = acquireSubnetLock(options.subnet, options.dataDir);
     this.onStop('subnet', () => subnetLock.release());
+    // Registered early so it runs late: the apps' filesystems are unmounted once nothing of them runs.
+    let unmountAppDisks: () => Promise<void> = async () => undefined;
+    this.onStopDataPlane(
+      'app filesystems',
+      () => unmountAppDisks(),
+      () => undefined,
+    );
     lockDownDataFolder(options.dataDir);
     let restored: RestoredPlatform | undefined;
     if (backup) {
@@ -174,7 +185,18 @@ export class Daemon {
     rmSync(join(options.dataDir, 'builds'), { recursive: true, force: true });
     lockDownDataFolder(options.dataDir);
     const appUsers = new AppUsers(store, parseUidRange(options.appUids));
-    await migrateAppFolders(store, appUsers, options.dataDir, log);
+    // Each app's filesystem, at its budget: mounted unless an earlier daemon left it mounted.
+    const layout = new DeployLayout(options.dataDir);
+    const appDiskBudget = options.appDiskBudget ?? DEFAULT_APP_DISK_BUDGET;
+    const disks = new AppDisks({ layout, budgetOf: (appId) => store.apps.byId(appId)?.disk_budget_bytes ?? appDiskBudget, log });
+    await disks.ensureAll(store.apps.all().map((app) => app.id));
+    unmountAppDisks = () => disks.unmountAll();
+    await moveIntoAppFolders(store, layout, disks, log);
+    await migrateAppFolders(store, appUsers, layout, log);
+    for (const app of store.apps.all()) {
+      rmSync(layout.buildFolder(app.id), { recursive: true, force: true });
+      rmSync(layout.buildSecretsFolder(app.id), { recursive: true, force: true });
+    }
 
     const { addonProviders, addons, postgresql, addonAccess, instances, instanceBackend } = await startNetwork({
       options,
@@ -290,7 +312,7 @@ export class Daemon {
     const scheduledPlatformBackups = options.platformBackup && schedulePlatformBackups(options.platformBackup, backupPlatform, log);
     if (scheduledPlatformBackups) this.onStop('platform backups', () => scheduledPlatformBackups.stop());
     for (const { name } of addons.providerList()) traffic.metrics.backupProviderWatched(name);
-    const repos = new RepoStore(join(options.dataDir, 'repos'));
+    const repos = new RepoStore(join(options.dataDir, 'repos'), (appId) => layout.repository(appId));
     // Every variable an app receives: linked apps' exposed config < add-ons' < its own (src/core/merge-env.ts).
     const appEnv = (appId: string) => appEnvironment(store, addons, appId);
     const policy = makeSandboxPolicy({
@@ -363,6 +385,7 @@ export class Daemon {
       keptReleases: options.keptReleases,
       log,
       onBuildFinished: (outcome, seconds) => traffic.metrics.buildFinished(outcome, seconds),
+      disks,
     });
 
     this.onStop('deployments', () => deployer.cancelAll('The daemon stopped while this deployment was running.'));
@@ -372,7 +395,7 @@ export class Daemon {
       port: options.sshPort,
       hostKeyPath: join(options.dataDir, 'ssh_host_ed25519_key'),
       repos,
-      hooks: makeReceiverHooks(store, deployer, endpoints),
+      hooks: makeReceiverHooks(store, deployer, endpoints, disks),
       log,
     });
     const { port: sshPort } = await ssh.start();
@@ -390,18 +413,27 @@ export class Daemon {
       log,
     });
     this.onStop('cron jobs', () => cron.stop());
+    traffic.metrics.watchAppDisks(async () =>
+      (await appDiskUse({ store, defaultDiskBudget: appDiskBudget, endpoints, services: undefined }, disks)).map((v) => ({
+        app: v.app_id,
+        usedBytes: v.used_bytes,
+        budgetBytes: v.budget_bytes,
+      })),
+    );
     const api = createApiServer(
       {
         store,
         endpoints,
+        defaultDiskBudget: appDiskBudget,
         services: {
           deployer,
           runtime,
           logs,
           repos,
           catalog,
+          disks,
           removeApp: async (app) => {
-            await removeApp({ store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir }, app);
+            await removeApp({ store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir, disks }, app);
             await traffic.forgetApp(app.id);
             drains.sync();
           },

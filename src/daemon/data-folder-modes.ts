@@ -2,7 +2,7 @@ import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Folders of the data folder that only root (the daemon) may enter. */
-export const ROOT_ONLY_FOLDERS = ['builds', 'releases', 'cache', 'repos', 'logs', 'sandboxes', 'runc'] as const;
+export const ROOT_ONLY_FOLDERS = ['builds', 'apps', 'disks', 'releases', 'cache', 'repos', 'logs', 'sandboxes', 'runc'] as const;
 
 /**
  * The platform's own files are root's alone: the store (and SQLite's -wal and -shm files, which

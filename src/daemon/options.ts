@@ -22,6 +22,8 @@ export interface DaemonOptions {
   toolchainCacheDir: string;
   /** Range of the applications' own uids, `<first>-<last>` (default 2000000-2099999). */
   appUids?: string;
+  /** Each app's disk budget in bytes unless `slipway scale --disk` set its own (default 2 GiB). */
+  appDiskBudget?: number;
   /** Built releases kept per app for rollbacks (default 5). */
   keptReleases?: number;
   /** Sizes and counts of log files kept (default DEFAULT_LOG_LIMITS in src/logs/log-limits.ts). */

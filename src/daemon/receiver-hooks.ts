@@ -5,10 +5,21 @@ import type { PublicEndpoints } from '../api/platform.js';
 import { appUrl } from '../api/platform.js';
 import { isAppId } from '../core/names.js';
 import { settingsFrom } from '../core/app-settings.js';
+import { pushAllowance, pushTooLargeMessage } from '../core/disk-size.js';
+import type { AppDisks } from '../pipeline/app-disks.js';
 
 /** Connects the git receiver to the store (who may push) and the deployer (what a push starts). */
-export function makeReceiverHooks(store: Store, deployer: Deployer, endpoints: PublicEndpoints): ReceiverHooks {
+export function makeReceiverHooks(store: Store, deployer: Deployer, endpoints: PublicEndpoints, disks?: AppDisks): ReceiverHooks {
   return {
+    // The repository lives in the app's filesystem: mounted before git writes, the push bounded by what is left.
+    async pushLimit(appId) {
+      if (!disks) return null;
+      await disks.ensure(appId);
+      const use = await disks.use(appId);
+      if (!use) return null;
+      const maxBytes = pushAllowance(use);
+      return { maxBytes, refusal: pushTooLargeMessage(use, maxBytes) };
+    },
     async authenticate(key) {
       return store.sshKeys.byFingerprint(key.fingerprint)?.user_id ?? null;
     },

@@ -217,6 +217,34 @@ export class PlatformMetrics {
     );
   }
 
+  /**
+   * Each app's disk use and budget (its own filesystem), read at each scrape, labelled by app id.
+   * An app whose filesystem is not made yet (no push) has a budget and no use.
+   */
+  watchAppDisks(figures: () => Promise<Array<{ app: string; usedBytes: number | null; budgetBytes: number }>>): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'slipway_app_disk_used_bytes',
+      help: "Bytes used in each app's own filesystem: its repository, build, caches and kept releases",
+      labelNames: ['app'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const f of await figures()) if (f.usedBytes !== null) this.set({ app: f.app }, f.usedBytes);
+      },
+    });
+    new Gauge({
+      name: 'slipway_app_disk_budget_bytes',
+      help: "Each app's disk budget (`slipway scale --disk`, else the daemon's --app-disk-budget)",
+      labelNames: ['app'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const f of await figures()) this.set({ app: f.app }, f.budgetBytes);
+      },
+    });
+  }
+
   routerRestarted(): void {
     this.routerRestarts.inc();
   }

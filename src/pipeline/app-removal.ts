@@ -8,6 +8,7 @@ import type { Deployer } from './deployer.js';
 import type { LogHub } from '../logs/log-hub.js';
 import { ConflictError } from '../core/errors.js';
 import { DeployLayout } from './deploy-layout.js';
+import type { AppDisks } from './app-disks.js';
 
 export interface AppRemovalDeps {
   store: Store;
@@ -17,6 +18,8 @@ export interface AppRemovalDeps {
   appUsers: AppUsers;
   logs: LogHub;
   dataDir: string;
+  /** The app's filesystem, unmounted and its image removed; absent in unit tests. */
+  disks?: AppDisks;
 }
 
 /**
@@ -39,6 +42,10 @@ export async function removeApp(deps: AppRemovalDeps, app: AppRow): Promise<void
   const layout = new DeployLayout(deps.dataDir);
   await rm(layout.releasesFolder(app.id), { recursive: true, force: true });
   await rm(layout.appCacheFolder(app.id), { recursive: true, force: true });
+  // Releases from before per-app filesystems, then the filesystem itself.
+  const legacy = layout.legacyFolders(app.id);
+  for (const folder of [legacy.releases, legacy.cache, legacy.repository]) await rm(folder, { recursive: true, force: true });
+  await deps.disks?.remove(app.id);
   // The deployments' records go with the app's: their logs are found while they still exist.
   await deps.logs.remove([app.id, ...deps.store.deployments.listForApp(app.id, 1_000_000).map((d) => d.id)]);
   deps.store.apps.remove(app.id);

@@ -2,8 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DeployLayout } from './deploy-layout.js';
 
-// Data folders made by earlier versions are found at these paths (daemon/migrate-app-folders.ts
-// walks the same ones): a change here is a data folder migration.
+// Data folders made by earlier versions are found at the legacy paths (daemon/migrate-app-folders.ts
+// moves them into the app's own folder): a change here is a data folder migration.
 test('the deployment folders of an app, in the data folder', () => {
   const layout = new DeployLayout('/var/lib/slipway');
   assert.deepEqual(
@@ -15,15 +15,25 @@ test('the deployment folders of an app, in the data folder', () => {
       release: layout.releaseFolder('app_1', 'deployment_3'),
       cache: layout.appCacheFolder('app_1'),
       home: layout.buildHome('app_1'),
+      repository: layout.repository('app_1'),
+      image: layout.diskImage('app_1'),
+      legacy: layout.legacyFolders('app_1'),
     },
     {
-      build: '/var/lib/slipway/builds/app_1',
-      secrets: '/var/lib/slipway/builds/app_1.secrets',
+      build: '/var/lib/slipway/apps/app_1/build',
+      secrets: '/var/lib/slipway/apps/app_1/build.secrets',
       scratch: '/var/lib/slipway/builds/deployment_2',
-      releases: '/var/lib/slipway/releases/app_1',
-      release: '/var/lib/slipway/releases/app_1/deployment_3',
-      cache: '/var/lib/slipway/cache/apps/app_1',
-      home: '/var/lib/slipway/cache/apps/app_1/home',
+      releases: '/var/lib/slipway/apps/app_1/releases',
+      release: '/var/lib/slipway/apps/app_1/releases/deployment_3',
+      cache: '/var/lib/slipway/apps/app_1/cache',
+      home: '/var/lib/slipway/apps/app_1/cache/home',
+      repository: '/var/lib/slipway/apps/app_1/repo.git',
+      image: '/var/lib/slipway/disks/app_1.img',
+      legacy: {
+        releases: '/var/lib/slipway/releases/app_1',
+        cache: '/var/lib/slipway/cache/apps/app_1',
+        repository: '/var/lib/slipway/repos/app_1.git',
+      },
     },
   );
 });

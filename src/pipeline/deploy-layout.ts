@@ -6,12 +6,19 @@ import { join } from 'node:path';
  * in one place:
  *
  * ```
- * <data>/builds/<app id>             the app's build folder (one build at a time)
- * <data>/builds/<app id>.secrets     credentials of the running build, beside it
+ * <data>/apps/<app id>/              the app's own filesystem (its disk budget: app-disks.ts)
+ * <data>/apps/<app id>/repo.git      its git repository
+ * <data>/apps/<app id>/build         its build folder (one build at a time)
+ * <data>/apps/<app id>/build.secrets credentials of the running build, beside it
+ * <data>/apps/<app id>/releases/<deployment id>   a built release
+ * <data>/apps/<app id>/cache         its caches between builds (home/, build-cache/)
+ * <data>/disks/<app id>.img          the image file of that filesystem
  * <data>/builds/<scratch id>         a commit exported for `slipway plan`
- * <data>/releases/<app id>/<deployment id>   a built release
- * <data>/cache/apps/<app id>         the app's caches between builds (home/, build-cache/)
  * ```
+ *
+ * Everything an app's pushes and builds write is under its own folder, so one filesystem per
+ * app bounds it all. Data folders from before kept releases in `<data>/releases/<app id>`:
+ * those stay where their records say until retention removes them (`legacyReleasesFolder`).
  */
 export class DeployLayout {
   constructor(readonly dataDir: string) {}
@@ -24,7 +31,35 @@ export class DeployLayout {
    * redo work a developer's own checkout never redoes.
    */
   buildFolder(appId: string): string {
-    return join(this.dataDir, 'builds', appId);
+    return join(this.appFolder(appId), 'build');
+  }
+
+  /** The app's own folder: the mount point of its filesystem. */
+  appFolder(appId: string): string {
+    return join(this.dataDir, 'apps', appId);
+  }
+
+  /** Where the apps' filesystem images are kept (root's alone). */
+  disksFolder(): string {
+    return join(this.dataDir, 'disks');
+  }
+
+  diskImage(appId: string): string {
+    return join(this.disksFolder(), `${appId}.img`);
+  }
+
+  /** The app's bare git repository. */
+  repository(appId: string): string {
+    return join(this.appFolder(appId), 'repo.git');
+  }
+
+  /** Where a data folder from before per-app filesystems kept the app's releases, caches and repository. */
+  legacyFolders(appId: string): { releases: string; cache: string; repository: string } {
+    return {
+      releases: join(this.dataDir, 'releases', appId),
+      cache: join(this.dataDir, 'cache', 'apps', appId),
+      repository: join(this.dataDir, 'repos', `${appId}.git`),
+    };
   }
 
   /**
@@ -42,7 +77,7 @@ export class DeployLayout {
 
   /** The app's built releases, one folder per deployment that built one. */
   releasesFolder(appId: string): string {
-    return join(this.dataDir, 'releases', appId);
+    return join(this.appFolder(appId), 'releases');
   }
 
   releaseFolder(appId: string, deploymentId: string): string {
@@ -51,7 +86,7 @@ export class DeployLayout {
 
   /** What the app's builds keep between them: package manager caches, its build HOME. */
   appCacheFolder(appId: string): string {
-    return join(this.dataDir, 'cache', 'apps', appId);
+    return join(this.appFolder(appId), 'cache');
   }
 
   /** HOME of the app's builds, kept with its caches (tools write their own caches there). */

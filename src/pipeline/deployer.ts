@@ -23,6 +23,8 @@ import { recordServingRelease, releaseBuild, reusedRelease } from './release-pha
 import { startRelease } from './run-phase.js';
 import { pruneDeploymentLogs, pruneReleases } from './release-retention.js';
 import { type PlanPreview, previewPlan } from './plan-preview.js';
+import type { AppDisks } from './app-disks.js';
+import { budgetFailure, makeRoomBeforeBuild } from './disk-budget.js';
 
 export interface DeployerOptions {
   /** Told when a deployment starts (its end is the store's onFinished). */
@@ -53,6 +55,8 @@ export interface DeployerOptions {
   keptReleases?: number;
   /** Told how long each build phase took and how it ended (the Prometheus build histogram). */
   onBuildFinished?(outcome: 'success' | 'failure', seconds: number): void;
+  /** Each app's filesystem and its budget; absent: builds write to the data folder unbounded (unit tests). */
+  disks?: AppDisks;
 }
 
 /**
@@ -190,6 +194,7 @@ export class Deployer {
         log(`==> Reusing the release built for commit ${release.commit} (no build)`);
       } else {
         enter('receive');
+        await makeRoomBeforeBuild({ disks: this.o.disks, store, layout: this.layout, appId: app.id, log });
         const sandbox = await this.o.sandboxes.build(app);
         const buildDir = this.layout.buildFolder(app.id);
         await receiveCommit(this.runner, { repo: this.o.repos.pathFor(app.id), buildDir, deployment, sandbox, signal });
@@ -231,7 +236,15 @@ export class Deployer {
         await rm(this.layout.buildFolder(app.id), { recursive: true, force: true });
         return;
       }
-      const failure = describeFailure(error, phase, redact);
+      // Read while the failed build's files are still there: a full filesystem names the budget.
+      const at = phase as Deployment['phase'];
+      const overBudget = at === 'receive' || at === 'build' || at === 'release' ? await budgetFailure(this.o.disks, app.id, at) : null;
+      await rm(this.layout.buildFolder(app.id), { recursive: true, force: true });
+      if (overBudget) {
+        await pruneReleases(store, this.layout, app.id, 1).catch(() => undefined);
+        log('Kept releases other than the serving one were removed, to give the next build room.');
+      }
+      const failure = describeFailure(overBudget ?? error, phase, redact);
       for (const line of failure.lines) log(line);
       if (!(error instanceof FixableError)) this.o.log(`Deployment ${deployment.id}: ${(error as Error).stack}`);
       if (runtime.current(app.id)) log('The previous release keeps serving.');

@@ -33,8 +33,13 @@ test('the serving release and the newest ones stay; older folders and anything e
   writeFileSync(join(outside, 'keep-me'), 'root-owned');
   symlinkSync(outside, join(layout.releasesFolder(app.id), 'link-out'));
 
+  // A release built before per-app filesystems, still in the shared folder.
+  const legacy = layout.legacyFolders(app.id).releases;
+  mkdirSync(join(legacy, 'deployment_old'), { recursive: true });
+
   await pruneReleases(p.store, layout, app.id, 2);
 
   assert.deepEqual(readdirSync(layout.releasesFolder(app.id)).sort(), [built[0]!.id, built[3]!.id].sort());
   assert.ok(existsSync(join(outside, 'keep-me')), 'the link was removed, not what it points to');
+  assert.deepEqual(readdirSync(legacy), [], 'an older release in the shared folder goes too');
 });

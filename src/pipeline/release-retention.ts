@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Store } from '../store/store.js';
 import type { LogHub } from '../logs/log-hub.js';
@@ -23,9 +24,13 @@ export async function pruneReleases(store: Store, layout: DeployLayout, appId: s
   }
   const keep = new Set(folders.map((f) => basename(f)));
   // The folder belongs to the app's user: an entry is removed itself, a link never followed.
-  const releases = new UntrustedTree(layout.releasesFolder(appId), { name: "the app's releases folder" });
-  for (const entry of await releases.list('')) {
-    if (!keep.has(entry.name)) await releases.remove(entry.name);
+  // Releases built before per-app filesystems stay in the old shared folder until removed here.
+  for (const folder of [layout.releasesFolder(appId), layout.legacyFolders(appId).releases]) {
+    if (!existsSync(folder)) continue;
+    const releases = new UntrustedTree(folder, { name: "the app's releases folder" });
+    for (const entry of await releases.list('')) {
+      if (!keep.has(entry.name)) await releases.remove(entry.name);
+    }
   }
 }
 

@@ -42,9 +42,18 @@ export function parseGitCommand(command: string): ParsedGitCommand {
 }
 
 /** argv (no shell) for the git process serving one request against one bare repository. */
-export function gitServiceArgv(service: GitService, repoPath: string): string[] {
-  return ['git', service, repoPath];
+export function gitServiceArgv(service: GitService, repoPath: string, maxInputBytes?: number): string[] {
+  // receive.maxInputSize makes index-pack stop reading a pack past that size: a push is
+  // refused while it arrives, before it fills the disk (git writes the pack before any hook).
+  const limit =
+    maxInputBytes !== undefined && service === 'receive-pack'
+      ? ['-c', `receive.maxInputSize=${Math.max(1, Math.floor(maxInputBytes))}`]
+      : [];
+  return ['git', ...limit, service, repoPath];
 }
+
+/** What git prints when receive.maxInputSize stopped a push. */
+export const PACK_TOO_LARGE = 'pack exceeds maximum allowed size';
 
 /**
  * Git protocol v2 is negotiated through the GIT_PROTOCOL environment variable, which the stock

@@ -1,7 +1,7 @@
 import { access, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { isAppId } from '../core/names.js';
 import { POST_RECEIVE_HOOK, PRE_RECEIVE_HOOK, PUSH_REPORT_CLIENT, PUSH_REPORT_SCRIPT } from './repo-hooks.js';
 import { gitEnvironment } from './git-environment.js';
@@ -14,7 +14,14 @@ const SAFE_REF = /^refs\/[A-Za-z0-9._/-]+$/;
 export class RepoStore {
   readonly reposDir: string;
 
-  constructor(reposDir: string) {
+  /**
+   * `locate`: where an app's repository lives when not in `reposDir` (the daemon keeps each in
+   * the app's own filesystem, so its disk budget bounds pushes).
+   */
+  constructor(
+    reposDir: string,
+    private readonly locate?: (appId: string) => string,
+  ) {
     this.reposDir = resolve(reposDir);
   }
 
@@ -23,7 +30,7 @@ export class RepoStore {
     if (!isAppId(appId)) {
       throw new Error(`Not an app id: ${JSON.stringify(appId)}. App ids look like app_<uuid>.`);
     }
-    return join(this.reposDir, `${appId}.git`);
+    return this.locate ? this.locate(appId) : join(this.reposDir, `${appId}.git`);
   }
 
   /**
@@ -33,7 +40,7 @@ export class RepoStore {
   async ensure(appId: string): Promise<string> {
     const path = this.pathFor(appId);
     if (!(await exists(join(path, 'HEAD')))) {
-      await mkdir(this.reposDir, { recursive: true, mode: 0o700 });
+      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
       // Empty template: no sample hooks; HEAD on master so clones check out what is deployed.
       await runOrThrow(['git', 'init', '--quiet', '--bare', '--template=', '--initial-branch=master', path], {
         env: gitEnvironment(),

@@ -2,7 +2,7 @@ import { type ProcessGroup, spawnProcessGroup } from '../executor/process-group.
 import type { AddressInfo } from 'node:net';
 import ssh2 from 'ssh2';
 import type { AuthContext, Connection, ServerChannel, Session } from 'ssh2';
-import { acceptableGitProtocol, gitServiceArgv, parseGitCommand, USAGE_HINT, type GitService } from './git-command.js';
+import { acceptableGitProtocol, gitServiceArgv, PACK_TOO_LARGE, parseGitCommand, USAGE_HINT, type GitService } from './git-command.js';
 import { fingerprintOf } from '../core/ssh-public-key.js';
 import { gitEnvironment } from './git-environment.js';
 import { ensureHostKey } from './host-key.js';
@@ -19,6 +19,11 @@ export interface ReceiverHooks {
   authorize(userId: string, appId: string, access: 'push' | 'fetch'): Promise<boolean>;
   /** Called after a successful push that updated refs/heads/master; `say` writes lines to the pusher's terminal. Return when the deployment is queued. */
   onPush(push: { userId: string; appId: string; before: string | null; after: string }, say: (line: string) => void): Promise<void>;
+  /**
+   * Before a push: prepares where the app's repository lives and says how many bytes its pack
+   * may take, with the lines told to the pusher when it is larger. Absent or null: no limit.
+   */
+  pushLimit?(appId: string): Promise<{ maxBytes: number; refusal: string[] } | null>;
 }
 
 export interface GitSshServerOptions {
@@ -193,6 +198,7 @@ export class GitSshServer {
     if (!(await this.options.hooks.authorize(userId, appId, access))) {
       return refuseChannel(channel, noSuchRepositoryMessage(appId));
     }
+    const limit = access === 'push' ? ((await this.options.hooks.pushLimit?.(appId)) ?? null) : null;
     const repoPath = await this.options.repos.ensure(appId);
     if (access === 'fetch') {
       const status = await this.runGit(channel, service, repoPath, gitEnv);
@@ -216,11 +222,18 @@ export class GitSshServer {
       if (master) await queueDeployment(master, say);
     });
     try {
-      let status = await this.runGit(channel, service, repoPath, {
-        ...gitEnv,
-        [PUSH_SOCKET_ENV]: listener.socketPath,
-        [NODE_BINARY_ENV]: process.execPath,
-      });
+      const watch = { tooLarge: false };
+      let status = await this.runGit(
+        channel,
+        service,
+        repoPath,
+        { ...gitEnv, [PUSH_SOCKET_ENV]: listener.socketPath, [NODE_BINARY_ENV]: process.execPath },
+        limit ? { maxInputBytes: limit.maxBytes, watch } : undefined,
+      );
+      if (watch.tooLarge && limit) {
+        for (const line of limit.refusal) channel.stderr.write(`${line}\n`);
+        status = 1;
+      }
       if (await listener.settled()) status = 1;
       if (status === 0 && !listener.reported) {
         // The hook could not reach us, yet master may have moved: queue it now, telling the
@@ -238,11 +251,18 @@ export class GitSshServer {
   }
 
   /** Runs `git <service> <repo>` with the SSH channel as its stdio; resolves with its exit status. */
-  private async runGit(channel: ServerChannel, service: GitService, repoPath: string, env: Record<string, string>): Promise<number> {
+  private async runGit(
+    channel: ServerChannel,
+    service: GitService,
+    repoPath: string,
+    env: Record<string, string>,
+    limit?: { maxInputBytes: number; watch: { tooLarge: boolean } },
+  ): Promise<number> {
     let git: ProcessGroup;
     try {
       const environment = Object.fromEntries(Object.entries(gitEnvironment(env)).filter((e): e is [string, string] => e[1] !== undefined));
-      git = await spawnProcessGroup({ argv: gitServiceArgv(service, repoPath), cwd: '/', env: environment, stdin: true, rawOutput: true });
+      const argv = gitServiceArgv(service, repoPath, limit?.maxInputBytes);
+      git = await spawnProcessGroup({ argv, cwd: '/', env: environment, stdin: true, rawOutput: true });
     } catch (error) {
       this.log(`Could not start git ${service}: ${(error as Error).message}`);
       channel.stderr.write('fatal: the git server could not start git; tell the operator.\n');
@@ -253,6 +273,17 @@ export class GitSshServer {
     // end: false, the channel must stay open to carry the exit status after the output.
     git.stdout!.pipe(channel, { end: false });
     git.stderr!.pipe(channel.stderr, { end: false });
+    if (limit) {
+      // git reports the refusal in its side band (stdout) or on stderr; the last bytes of
+      // each are kept so a message cut between two chunks is still seen.
+      for (const stream of [git.stdout!, git.stderr!]) {
+        let tail = '';
+        stream.on('data', (chunk: Buffer) => {
+          tail = (tail + chunk.toString('latin1')).slice(-4096);
+          if (tail.includes(PACK_TOO_LARGE)) limit.watch.tooLarge = true;
+        });
+      }
+    }
     // A client hanging up ends git and whatever it started (pack-objects, the hooks).
     const hangUp = () => {
       if (!git.exited()) git.signalGroup('SIGTERM');

@@ -172,6 +172,16 @@ export interface ScaleView {
   memory_bytes: number;
   build_flavor: string;
   build_memory_bytes: number;
+  /** The app's disk budget: its repository, builds, caches and kept releases (`scale --disk`). */
+  disk_budget_bytes: number;
+}
+
+/** One app's disk use, in `slipway system status`. */
+export interface AppDiskView {
+  app_id: string;
+  app_name: string;
+  used_bytes: number | null;
+  budget_bytes: number;
 }
 
 /** One variable. */

@@ -14,6 +14,8 @@ export interface AppRow {
   /** Flavour of its instances and of its builds (src/core/flavors.ts). */
   flavor?: string;
   build_flavor?: string;
+  /** Its disk budget (`slipway scale --disk`); null: the daemon's `--app-disk-budget`. */
+  disk_budget_bytes?: number | null;
 }
 
 export class AppRepository {
@@ -81,6 +83,10 @@ export class AppRepository {
 
   setInstances(id: string, count: number): void {
     this.db.prepare('UPDATE apps SET instances = ? WHERE id = ?').run(count, id);
+  }
+
+  setDiskBudget(id: string, bytes: number): void {
+    this.db.prepare('UPDATE apps SET disk_budget_bytes = ? WHERE id = ?').run(bytes, id);
   }
 
   remove(id: string): void {

@@ -1,6 +1,6 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
@@ -44,9 +44,11 @@ test('slipway delete stops the app, frees its name and leaves no route, folder, 
   assert.ok(user, 'the app has its own unix user while it exists');
   assert.ok(processesOf(user.uid).length > 0, 'its instance runs as that user');
   const folders = [
-    join(daemon.dataDir, 'releases', appId),
-    join(daemon.dataDir, 'cache', 'apps', appId),
-    join(daemon.dataDir, 'repos', `${appId}.git`),
+    join(daemon.dataDir, 'apps', appId, 'releases'),
+    join(daemon.dataDir, 'apps', appId, 'cache'),
+    join(daemon.dataDir, 'apps', appId, 'repo.git'),
+    // Its own filesystem's image: unmounted and removed with it.
+    join(daemon.dataDir, 'disks', `${appId}.img`),
   ];
   for (const folder of folders) assert.ok(existsSync(folder), `${folder} exists before`);
 
@@ -61,6 +63,7 @@ test('slipway delete stops the app, frees its name and leaves no route, folder, 
 
   assert.equal((await getThroughRouter(daemon, host)).status, 404, 'the domain is gone from the router');
   for (const folder of folders) assert.equal(existsSync(folder), false, `${folder} is removed`);
+  assert.ok(!readFileSync('/proc/self/mountinfo', 'utf8').includes(join(daemon.dataDir, 'apps', appId)), 'its filesystem is unmounted');
   assert.equal(userOf(appId), undefined, 'the unix user is removed');
   assert.deepEqual(processesOf(user.uid), [], 'no process of the app is left');
   const status = await daemon.cli(['status', '--app', appId]);

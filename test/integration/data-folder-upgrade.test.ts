@@ -1,7 +1,8 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
@@ -14,7 +15,7 @@ after(async () => {
   await daemon?.stop();
 });
 
-test('a data folder from before per-app users is migrated on the first start: users made, folders re-owned, no rebuild', async () => {
+test('a data folder from before per-app users and filesystems is migrated on the first start: users made, folders re-owned and moved in, no rebuild', async () => {
   daemon = await startDaemon();
   const { gitEnv } = await registerSshKey(daemon);
   const dir = checkoutExample('node-hello');
@@ -24,10 +25,34 @@ test('a data folder from before per-app users is migrated on the first start: us
   assert.equal(result.state, 'OK', (await deploymentLog(daemon, appId, result.id)).join('\n'));
   assert.equal(await daemon.stop(), 0);
 
-  // What the previous version left: one shared unprivileged owner, open modes, no app users.
+  // What the previous versions left: the app's releases, caches and repository in shared
+  // folders (no filesystem of its own), one shared unprivileged owner, open modes, no app users.
   const releases = join(daemon.dataDir, 'releases', appId);
   const cache = join(daemon.dataDir, 'cache', 'apps', appId);
+  const repository = join(daemon.dataDir, 'repos', `${appId}.git`);
+  const own = join(daemon.dataDir, 'apps', appId);
+  const image = join(daemon.dataDir, 'disks', `${appId}.img`);
+  const scratch = mkdtempSync(join(tmpdir(), 'slipway-upgrade-'));
+  execFileSync('mount', ['-o', 'loop', image, scratch]);
+  try {
+    execFileSync('mkdir', ['-p', join(daemon.dataDir, 'cache', 'apps')]);
+    execFileSync('cp', ['-a', join(scratch, 'releases'), releases]);
+    execFileSync('cp', ['-a', join(scratch, 'cache'), cache]);
+    execFileSync('cp', ['-a', join(scratch, 'repo.git'), repository]);
+  } finally {
+    execFileSync('umount', [scratch]);
+  }
+  rmSync(image);
+  rmSync(own, { recursive: true });
   const db = new Database(join(daemon.dataDir, 'slipway.db'));
+  const newPath = join(own, 'releases');
+  db.prepare('UPDATE releases SET release_dir = replace(release_dir, ?, ?), start_json = replace(start_json, ?, ?)').run(
+    newPath,
+    releases,
+    newPath,
+    releases,
+  );
+  db.prepare('UPDATE deployments SET release_json = replace(release_json, ?, ?)').run(newPath, releases);
   const name = (db.prepare('SELECT name FROM app_users WHERE app_id = ?').get(appId) as { name: string }).name;
   db.prepare('DELETE FROM app_users').run();
   db.close();
@@ -54,7 +79,17 @@ test('a data folder from before per-app users is migrated on the first start: us
   assert.ok(owner >= 2_000_000, `re-owned by the app's own user (${owner})`);
   assert.equal(statSync(join(releases, result.id, 'server.js')).uid, owner, 'down the tree');
   assert.equal(statSync(releases).mode & 0o777, 0o700);
-  assert.equal(statSync(cache).uid, owner);
+  assert.equal(statSync(join(own, 'cache')).uid, owner, 'the cache was moved into the app’s filesystem, owned by it');
+  assert.equal(existsSync(cache), false);
+  assert.ok(existsSync(join(own, 'repo.git', 'HEAD')), 'so was the repository');
+  assert.equal(existsSync(repository), false);
+  assert.match(execFileSync('findmnt', ['-n', '-o', 'FSTYPE', own], { encoding: 'utf8' }), /ext4/, 'the app has its own filesystem');
+  // The repository kept its history: a push of a new commit sends only that commit, and builds.
+  newRelease(dir, 'after-upgrade');
+  const next = await pushAndWait(daemon, dir, appId, gitEnv);
+  assert.equal(next.state, 'OK', (await deploymentLog(daemon, appId, next.id)).join('\n'));
+  assert.equal(JSON.parse((await getThroughRouter(daemon, `${appId}.localhost`)).body).release, 'after-upgrade');
+  assert.ok(existsSync(join(own, 'releases', next.id)), 'new releases are built in the app’s filesystem');
   assert.equal(statSync(join(daemon.dataDir, 'slipway.db')).mode & 0o777, 0o600, 'the store is root’s alone again');
   assert.equal(statSync(daemon.dataDir).mode & 0o777, 0o711);
   assert.match(spawnSync('getent', ['passwd', String(owner)], { encoding: 'utf8' }).stdout, /slipway application/);

@@ -116,7 +116,7 @@ test('slipway deploy returns once the deployment is OK, while CC_RUN_SUCCEEDED_H
     assert.ok(id, deployed.stderr);
     assert.doesNotMatch(deployed.stderr, /^hook:done$/m, 'the CLI did not wait for the success hook');
     assert.equal(await served(), 'slow-hook', 'the new release serves when the CLI returns');
-    writeFileSync(join(daemon.dataDir, 'releases', appId, id, 'go-on'), '');
+    writeFileSync(join(daemon.dataDir, 'apps', appId, 'releases', id, 'go-on'), '');
     // The hook's output still reaches the deployment's log, which ends after it.
     const log = await daemon.cli(['logs', '--app', appId, '--deployment-id', id, '--follow']);
     assert.match(log.stdout, /^hook:waiting$[\s\S]*^hook:done$/m, log.stdout);

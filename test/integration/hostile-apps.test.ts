@@ -70,7 +70,7 @@ before(async () => {
   const v = await pushAndWait(daemon, victimDir, victimId, gitEnv);
   const vlog = await deploymentLog(daemon, victimId, v.id);
   assert.equal(v.state, 'OK', vlog.join('\n'));
-  victimRelease = join(daemon.dataDir, 'releases', victimId, v.id);
+  victimRelease = join(daemon.dataDir, 'apps', victimId, 'releases', v.id);
   victimAddress = instanceAddress(vlog);
   gateway = victimAddress.replace(/\.\d+\.\d+$/, '.0.1');
 

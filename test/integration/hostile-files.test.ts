@@ -195,7 +195,7 @@ test('after the attacks a plain push deploys again, with the generated .npmrc wr
   assert.equal(result.state, 'OK', log);
   assert.match(log, /Wrote \.slipway-cache\/config\/\.npmrc \(secret: removed before the release starts\)/);
   assert.ok(!log.includes(NPM_TOKEN));
-  const release = join(daemon.dataDir, 'releases', appId, result.id);
+  const release = join(daemon.dataDir, 'apps', appId, 'releases', result.id);
   assert.equal(
     existsSync(join(release, '.slipway-cache', 'config', '.npmrc')),
     false,

@@ -107,7 +107,7 @@ async function assertKeyNowhere(deployed: Deployed): Promise<void> {
     assert.deepEqual(dataFilesContaining(line), [], 'a file of the data folder (release, build, cache, logs) holds the key');
   }
   assert.equal(
-    existsSync(join(daemon.dataDir, 'cache', 'apps', deployed.appId, 'home', '.ssh', 'slipway-build')),
+    existsSync(join(daemon.dataDir, 'apps', deployed.appId, 'cache', 'home', '.ssh', 'slipway-build')),
     false,
     'the key folder is removed after the build',
   );
@@ -141,7 +141,7 @@ test('with CC_SSH_PRIVATE_KEY the git+ssh dependency resolves, the app uses it, 
   assert.equal(facts.sshFolderBesideApp, false);
   assert.equal(facts.sshFolderInHome, false);
 
-  const releaseDir = join(daemon.dataDir, 'releases', deployed.appId, deployed.deploymentId);
+  const releaseDir = join(daemon.dataDir, 'apps', deployed.appId, 'releases', deployed.deploymentId);
   assert.ok(existsSync(join(releaseDir, 'node_modules', '@slipway-test', 'git-greeting', 'index.js')));
   assert.ok(!readdirSync(releaseDir).includes('.ssh'));
   await assertKeyNowhere(deployed);
@@ -209,7 +209,7 @@ test('a key the git server does not accept fails the build with the refusal and 
     assert.deepEqual(dataFilesContaining(line), [], 'a file of the data folder holds the key');
   }
   assert.equal(
-    existsSync(join(daemon.dataDir, 'cache', 'apps', deployed.appId, 'home', '.ssh', 'slipway-build')),
+    existsSync(join(daemon.dataDir, 'apps', deployed.appId, 'cache', 'home', '.ssh', 'slipway-build')),
     false,
     'removed after a failed build too',
   );

@@ -74,7 +74,7 @@ function filesContaining(dir: string, value: string): string[] {
 async function assertNoSecretLeft(deployed: Deployed, secrets: string[]): Promise<void> {
   const activity = await daemon.cli(['activity', '--app', deployed.appId]);
   const activityJson = await daemon.cli(['activity', '--app', deployed.appId, '--format', 'json']);
-  const releaseDir = join(daemon.dataDir, 'releases', deployed.appId, deployed.deploymentId);
+  const releaseDir = join(daemon.dataDir, 'apps', deployed.appId, 'releases', deployed.deploymentId);
   for (const secret of secrets) {
     assert.ok(!deployed.log.join('\n').includes(secret), `the deployment log shows a credential:\n${deployed.log.join('\n')}`);
     assert.ok(!`${activity.stdout}${activity.stderr}${activityJson.stdout}`.includes(secret), 'slipway activity shows a credential');

@@ -88,7 +88,7 @@ test('releases beyond the kept count leave the disk; restart --commit then build
   newRelease(dir, 'three');
   const three = await pushAndWait(daemon, dir, appId, gitEnv);
   assert.equal(three.state, 'OK');
-  const folders = readdirSync(join(daemon.dataDir, 'releases', appId));
+  const folders = readdirSync(join(daemon.dataDir, 'apps', appId, 'releases'));
   assert.equal(folders.length, 2, `two kept releases: ${folders.join(', ')}`);
   assert.ok(!folders.includes(releases.one!.id), 'the oldest release is gone');
   const refused = await daemon.cli(['rollback', releases.one!.id, '--app', appId]);

@@ -83,7 +83,7 @@ function restoreCommit(dir: string, commit: string, message: string): string {
 
 /** Every jar of an app's sbt caches with its modification time: a download would change it. */
 function jarSnapshot(appId: string): Map<string, number> {
-  const root = join(daemon.dataDir, 'cache', 'apps', appId, 'sbt');
+  const root = join(daemon.dataDir, 'apps', appId, 'cache', 'sbt');
   const jars = new Map<string, number>();
   for (const entry of readdirSync(root, { recursive: true, withFileTypes: true })) {
     const path = join(entry.parentPath, entry.name);
@@ -96,7 +96,7 @@ function jarSnapshot(appId: string): Map<string, number> {
 
 /** The JVM serving an app: the java process whose working folder is one of the app's releases. */
 function appJavaPids(appId: string): number[] {
-  const releases = join(daemon.dataDir, 'releases', appId) + '/';
+  const releases = join(daemon.dataDir, 'apps', appId, 'releases') + '/';
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;

@@ -170,7 +170,7 @@ before(async () => {
   const v = await pushAndWait(daemon, victim.dir, victim.id, gitEnv);
   const vlog = await deploymentLog(daemon, victim.id, v.id);
   assert.equal(v.state, 'OK', vlog.join('\n'));
-  victim.release = join(daemon.dataDir, 'releases', victim.id, v.id);
+  victim.release = join(daemon.dataDir, 'apps', victim.id, 'releases', v.id);
   victim.uid = statSync(victim.release).uid;
   victim.address = instanceAddress(vlog);
   victim.data = `written by ${victim.id} at its first start\n`;
@@ -187,7 +187,7 @@ before(async () => {
   const a = await pushAndWait(daemon, attacker.dir, attacker.id, gitEnv);
   assert.equal(a.state, 'OK', (await deploymentLog(daemon, attacker.id, a.id)).join('\n'));
   attacker.firstDeployment = a.id;
-  attacker.release = join(daemon.dataDir, 'releases', attacker.id, a.id);
+  attacker.release = join(daemon.dataDir, 'apps', attacker.id, 'releases', a.id);
   await victimServes();
 });
 
@@ -312,15 +312,20 @@ test("the store, the admin token and the victim's folders cannot be read", async
   const own = join(attacker.cwd, 'server.js');
   const forbidden = [
     ...forbiddenFiles(),
-    join(daemon.dataDir, 'releases', victim.id),
+    join(daemon.dataDir, 'apps', victim.id, 'releases'),
     victim.release,
     join(daemon.dataDir, 'logs'),
-    join(daemon.dataDir, 'repos'),
-    join(daemon.dataDir, 'cache'),
+    join(daemon.dataDir, 'apps', victim.id, 'repo.git'),
+    join(daemon.dataDir, 'apps', victim.id, 'cache'),
+    join(daemon.dataDir, 'disks'),
   ];
   // The attacker's release is mounted at its own path, so the folders on the way to it exist in
   // its sandbox: listing them must show only that way, not the host's data folder.
-  const onTheWay: Record<string, string[]> = { [daemon.dataDir]: ['releases'], [join(daemon.dataDir, 'releases')]: [attacker.id] };
+  const onTheWay: Record<string, string[]> = {
+    [daemon.dataDir]: ['apps'],
+    [join(daemon.dataDir, 'apps')]: [attacker.id],
+    [join(daemon.dataDir, 'apps', attacker.id)]: ['releases'],
+  };
   // The paths exist on the host, so a refusal is the sandbox's doing, not a typo.
   for (const path of forbidden) assert.ok(existsSync(path), `${path} exists on the host`);
   const seen = await attack<Record<string, { ok: boolean; code?: string; entries?: string[] }>>(
@@ -409,7 +414,7 @@ test('a storm of 5000 processes is stopped by the process limit; the victim serv
     newRelease(victim.dir, 'during-the-storm');
     const d = await pushAndWait(daemon, victim.dir, victim.id, gitEnv);
     assert.equal(d.state, 'OK', (await deploymentLog(daemon, victim.id, d.id)).join('\n'));
-    victim.release = join(daemon.dataDir, 'releases', victim.id, d.id);
+    victim.release = join(daemon.dataDir, 'apps', victim.id, 'releases', d.id);
     const facts = JSON.parse((await victimAnswer()).body) as { release: string };
     assert.equal(facts.release, 'during-the-storm', 'the new release serves');
     await victimServes();

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { redisUserName } from '../../src/addons/redis/server-users.js';
+import { mountsUnder } from '../../src/pipeline/mount-table.js';
 
 const dataDirs = new Set<string>();
 let registered = false;
@@ -44,7 +45,10 @@ export function removeAppUsersAtExit(dataDir: string): void {
   });
 }
 
-/** Kills the sandboxes runc knows in the folder and every process whose command line names it. */
+/**
+ * Kills the sandboxes runc knows in the folder and every process whose command line names it,
+ * then unmounts the apps' filesystems under it (their loop devices are freed with them).
+ */
 function endDataPlane(dir: string): void {
   const root = join(dir, 'runc');
   if (existsSync(root)) {
@@ -62,4 +66,11 @@ function endDataPlane(dir: string): void {
       // ended meanwhile
     }
   }
+  let mounts: string[] = [];
+  try {
+    mounts = mountsUnder(readFileSync('/proc/self/mountinfo', 'utf8'), dir);
+  } catch {
+    return;
+  }
+  for (const mountPoint of mounts) spawnSync('umount', ['-l', mountPoint], { stdio: 'ignore' });
 }

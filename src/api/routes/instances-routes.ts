@@ -18,18 +18,28 @@ export const instanceSpecs = {
   setScale: {
     operationId: 'setScale',
     tag: 'Scaling',
-    summary: `Change the scaling: {"flavor"?, "buildFlavor"?, "instances"?}; flavours (${FLAVORS.map((f) => f.name).join(', ')}; any case) apply at the next deployment or restart, the instance count at once`,
+    summary: `Change the scaling: {"flavor"?, "buildFlavor"?, "instances"?, "disk"?}; flavours (${FLAVORS.map((f) => f.name).join(', ')}; any case) apply at the next deployment or restart, the instance count at once`,
     params: APP_PARAM,
     body: obj(
       {
         flavor: str('Flavour of each instance'),
         buildFlavor: str('Flavour of builds'),
         instances: COUNT,
+        disk: {
+          type: ['integer', 'string'],
+          description: 'Administrators: the disk budget, in bytes or as a size (512M, 4G); it only grows',
+        },
       },
-      ['flavor', 'buildFlavor', 'instances'],
+      ['flavor', 'buildFlavor', 'instances', 'disk'],
     ),
-    success: { status: 200, response: { description: 'The scaling after the change', schema: obj({ scale: Scale }) } },
-    errors: [404],
+    success: {
+      status: 200,
+      response: {
+        description: 'The scaling after the change, with a note when a part of it applies later',
+        schema: obj({ scale: Scale, note: str('When the new disk budget applies, if not at once') }, ['note']),
+      },
+    },
+    errors: [403, 404, 409],
   },
   setInstances: {
     operationId: 'setInstanceCount',

@@ -1,14 +1,15 @@
 import type { ScaleView } from '../../shared/api-types.js';
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
-import { appForUser } from '../access.js';
+import { appForUser, requireAdmin } from '../access.js';
+import { DEFAULT_APP_DISK_BUDGET, parseDiskBudget } from '../../core/disk-size.js';
 import { SlipwayError, ValidationError } from '../../core/errors.js';
 import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../../core/flavors.js';
 import type { AppRow } from '../../store/apps.js';
 import { instanceSpecs } from './instances-routes.js';
 
 /** How an app is scaled: its instance count and the flavours of its instances and builds. */
-export function scaleView(app: AppRow): ScaleView {
+export function scaleView(app: AppRow, defaultDiskBudget = DEFAULT_APP_DISK_BUDGET): ScaleView {
   const flavor = flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR);
   const build = flavorNamed(app.build_flavor ?? DEFAULT_BUILD_FLAVOR);
   return {
@@ -17,6 +18,7 @@ export function scaleView(app: AppRow): ScaleView {
     memory_bytes: flavor.memoryBytes,
     build_flavor: build.name,
     build_memory_bytes: build.memoryBytes,
+    disk_budget_bytes: app.disk_budget_bytes ?? defaultDiskBudget,
   };
 }
 
@@ -34,8 +36,12 @@ export function checkInstanceCount(value: unknown): number {
   return n;
 }
 
+/** Where the daemon may not resize a mounted filesystem (no CAP_SYS_RESOURCE), a larger budget waits for the next mount. */
+const DISK_AT_NEXT_MOUNT =
+  "The new disk budget is recorded; this machine does not let the daemon grow a mounted filesystem, so the app's filesystem grows to it at its next mount (after `slipway system stop` and a start of the daemon).";
+
 /** What `PUT /v1/apps/:app/scale` accepts; a misspelt field is refused rather than ignored. */
-const SCALE_FIELDS = ['flavor', 'buildFlavor', 'instances'];
+const SCALE_FIELDS = ['flavor', 'buildFlavor', 'instances', 'disk'];
 
 /**
  * Scaling: the instance count applies at once to the running release; a flavour applies at
@@ -44,7 +50,7 @@ const SCALE_FIELDS = ['flavor', 'buildFlavor', 'instances'];
 export function instanceRoutes(router: HttpRouter<ApiContext>): void {
   router.add('GET', '/v1/apps/:app/scale', instanceSpecs.getScale, ({ user, deps, params }) => {
     const app = appForUser(deps.store, user, params.app!);
-    return { scale: scaleView(app) };
+    return { scale: scaleView(app, deps.defaultDiskBudget) };
   });
 
   router.add('PUT', '/v1/apps/:app/scale', instanceSpecs.setScale, async (ctx) => {
@@ -60,8 +66,17 @@ export function instanceRoutes(router: HttpRouter<ApiContext>): void {
     const flavor = body.flavor === undefined ? undefined : flavorNamed(body.flavor).name;
     const buildFlavor = body.buildFlavor === undefined ? undefined : flavorNamed(body.buildFlavor).name;
     const count = body.instances === undefined ? undefined : checkInstanceCount(body.instances);
-    if (flavor === undefined && buildFlavor === undefined && count === undefined) {
-      throw new ValidationError('Nothing to change.', 'Give flavor, buildFlavor and/or instances.');
+    const disk = body.disk === undefined ? undefined : parseDiskBudget(String(body.disk));
+    let note: string | undefined;
+    if (flavor === undefined && buildFlavor === undefined && count === undefined && disk === undefined) {
+      throw new ValidationError('Nothing to change.', 'Give flavor, buildFlavor, instances and/or disk.');
+    }
+    if (disk !== undefined) {
+      // The budget bounds what a tenant may take of the machine's disk: the operator's call.
+      requireAdmin(ctx.user);
+      const applies = (await ctx.deps.services?.disks?.setBudget(app.id, disk)) ?? 'now';
+      ctx.deps.store.apps.setDiskBudget(app.id, disk);
+      if (applies !== 'now') note = DISK_AT_NEXT_MOUNT;
     }
     ctx.deps.store.apps.setFlavors(app.id, { flavor, buildFlavor });
     if (count !== undefined) {
@@ -69,7 +84,7 @@ export function instanceRoutes(router: HttpRouter<ApiContext>): void {
       const runtime = ctx.deps.services?.runtime;
       if (runtime) await runtime.scale(app, (line) => ctx.deps.services?.logs.append(app.id, 'system', line));
     }
-    return { scale: scaleView(ctx.deps.store.apps.byId(app.id)!) };
+    return { scale: scaleView(ctx.deps.store.apps.byId(app.id)!, ctx.deps.defaultDiskBudget), ...(note ? { note } : {}) };
   });
 
   router.add('PUT', '/v1/apps/:app/instances', instanceSpecs.setInstances, async (ctx) => {

@@ -1,7 +1,30 @@
 import type { RouteSpec } from '../route-spec.js';
-import { arr, int, obj, str } from '../schema.js';
+import { arr, int, nullable, obj, str } from '../schema.js';
 
 export const systemSpecs = {
+  status: {
+    operationId: 'getSystemStatus',
+    tag: 'System',
+    summary: "Administrators: the platform's state, with each app's disk use against its budget",
+    success: {
+      status: 200,
+      response: {
+        description: 'The state of the platform',
+        schema: obj({
+          apps: arr(
+            obj({
+              app_id: str(),
+              app_name: str(),
+              used_bytes: nullable(int("Bytes used in the app's filesystem; null before its first push")),
+              budget_bytes: int('Its disk budget'),
+            }),
+            "Each app's disk use",
+          ),
+        }),
+      },
+    },
+    errors: [403],
+  },
   stop: {
     operationId: 'stopSystem',
     tag: 'System',

@@ -4,12 +4,18 @@ import { SlipwayError, ValidationError } from '../../core/errors.js';
 import { requireString } from '../body.js';
 import { requireAdmin } from '../access.js';
 import { systemSpecs } from './system-routes.js';
+import { appDiskUse } from '../disk-use.js';
 
 /**
  * `slipway system stop`: the one way to stop the data plane. The daemon drains and stops it,
  * answers with what it stopped, then exits.
  */
 export function systemRoutes(router: HttpRouter<ApiContext>): void {
+  router.add('GET', '/v1/system/status', systemSpecs.status, async ({ user, deps }) => {
+    requireAdmin(user);
+    return { apps: await appDiskUse(deps) };
+  });
+
   router.add('POST', '/v1/system/stop', systemSpecs.stop, async ({ user, deps }) => {
     requireAdmin(user);
     const stop = deps.services?.stopSystem;

@@ -3,6 +3,7 @@ import { login } from './login.js';
 import { orgCreate } from './org/create.js';
 import { systemStop } from './system/stop.js';
 import { systemBackup } from './system/backup.js';
+import { systemStatus } from './system/status.js';
 import { orgList } from './org/list.js';
 import { orgAddMember, orgMembers, orgRemoveMember } from './org/members.js';
 import { tokensCreate } from './tokens/create.js';
@@ -94,6 +95,7 @@ export const commands: Command[] = [
   orgCreate,
   systemStop,
   systemBackup,
+  systemStatus,
   orgList,
   orgMembers,
   orgAddMember,

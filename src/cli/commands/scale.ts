@@ -3,6 +3,7 @@ import type { Command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { printObject } from '../output.js';
 import { UsageError } from '../errors.js';
+import { formatDiskSize } from '../../core/disk-size.js';
 import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorList, flavorNamed, formatMemory } from '../../core/flavors.js';
 
 /** The answer of GET and PUT /v1/apps/:app/scale. */
@@ -23,7 +24,7 @@ export const scale: Command = {
   path: ['scale'],
   summary: 'Show or change the instance count and the flavours (memory, processes, CPU share) of instances and builds',
   usage:
-    'scale [--flavor <name>] [--build-flavor <name>] [--instances <n>] [--app <app>] [--format json]\n' +
+    'scale [--flavor <name>] [--build-flavor <name>] [--instances <n>] [--disk <size>] [--app <app>] [--format json]\n' +
     '  With no option, prints the current scaling.\n' +
     `  --flavor name        memory, process limit and CPU share of each instance (default ${defaultOf(DEFAULT_INSTANCE_FLAVOR)});\n` +
     '                       applies at the next deployment or `slipway restart`\n' +
@@ -31,6 +32,8 @@ export const scale: Command = {
     '                       A build always gets a smaller CPU share than any instance, so it cannot starve apps that serve\n' +
     '  --instances n        how many instances serve the app (1 to 40); applies at once\n' +
     '  --min-instances n  --max-instances n: accepted with the same value as --instances (no autoscaling yet)\n' +
+    "  --disk size          administrators: the app's disk budget (repository, builds, caches, kept releases), e.g. 4G;\n" +
+    "                       applies at once; it grows only (default: the daemon's --app-disk-budget, 2 GiB)\n" +
     `  Flavours (any case): ${flavorList()}\n` +
     '  Example: slipway scale --flavor XS --build-flavor M',
   options: {
@@ -43,6 +46,12 @@ export const scale: Command = {
       value: '<name>',
       description: `Memory, process limit and CPU share of each instance (default ${defaultOf(DEFAULT_INSTANCE_FLAVOR)}); applies at the next deployment or restart`,
     },
+    disk: {
+      type: 'string',
+      value: '<size>',
+      description:
+        "Administrators: the app's disk budget (repository, builds, caches, kept releases), e.g. 4G; grows only, applies at once",
+    },
     'build-flavor': {
       type: 'string',
       value: '<name>',
@@ -50,7 +59,7 @@ export const scale: Command = {
     },
   },
   args: { min: 0, max: 0 },
-  examples: ['slipway scale', 'slipway scale --flavor XS --build-flavor M', 'slipway scale --instances 3'],
+  examples: ['slipway scale', 'slipway scale --flavor XS --build-flavor M', 'slipway scale --instances 3', 'slipway scale --disk 4G'],
   printsData: true,
   async run(ctx, _args, options) {
     const app = await resolveAppOption(ctx, options);
@@ -65,21 +74,24 @@ export const scale: Command = {
     if (counts[0] !== undefined) body.instances = counts[0];
     if (options.flavor !== undefined) body.flavor = options.flavor;
     if (options['build-flavor'] !== undefined) body.buildFlavor = options['build-flavor'];
+    if (options.disk !== undefined) body.disk = options.disk;
     const client = ctx.client();
     const changing = Object.keys(body).length > 0;
-    const { scale: s } = changing
-      ? await client.request<{ scale: Scale }>('PUT', `/v1/apps/${app.id}/scale`, body)
-      : await client.request<{ scale: Scale }>('GET', `/v1/apps/${app.id}/scale`);
+    const { scale: s, note } = changing
+      ? await client.request<{ scale: Scale; note?: string }>('PUT', `/v1/apps/${app.id}/scale`, body)
+      : await client.request<{ scale: Scale; note?: string }>('GET', `/v1/apps/${app.id}/scale`);
     printObject(
       ctx,
       {
         instances: String(s.instances),
         flavor: `${s.flavor} (${formatMemory(s.memory_bytes)})`,
         'build flavor': `${s.build_flavor} (${formatMemory(s.build_memory_bytes)})`,
+        disk: formatDiskSize(s.disk_budget_bytes),
       },
       s,
     );
     if (body.flavor !== undefined) ctx.err(`${INSTANCE_FLAVOR_APPLIES}\n`);
     if (body.buildFlavor !== undefined) ctx.err(`${BUILD_FLAVOR_APPLIES}\n`);
+    if (note) ctx.err(`${note}\n`);
   },
 };

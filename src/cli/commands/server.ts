@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { validateCidr } from '../../router/validate.js';
 import { UsageError, CliError } from '../errors.js';
 import { parseListenAddress } from '../../metrics/metrics-server.js';
+import { parseDiskBudget } from '../../core/disk-size.js';
 import { checkKeepDays, checkTimeOfDay } from '../../backups/schedule.js';
 import {
   DEFAULT_PLATFORM_BACKUP_AT,
@@ -191,6 +192,12 @@ export const server: Command = {
       description:
         'Also serve Prometheus metrics at http://<addr:port>/metrics without a token, for a monitoring network (default $SLIPWAY_METRICS_LISTEN; else only /metrics on the API port, with an administrator token)',
     },
+    'app-disk-budget': {
+      type: 'string',
+      value: '<size>',
+      description:
+        "Each app's disk budget (repository, builds, caches, kept releases), e.g. 512M or 4G; `slipway scale --disk` sets one app's (default $SLIPWAY_APP_DISK_BUDGET, else 2G)",
+    },
     'kept-releases': {
       type: 'string',
       value: '<n>',
@@ -247,6 +254,7 @@ export const server: Command = {
         egressAllow: parseEgressAllow(o['egress-allow'] as string[] | undefined),
         domain,
         publicHost: (o['public-host'] as string | undefined) ?? domain,
+        appDiskBudget: parseDiskBudget((o['app-disk-budget'] as string | undefined) ?? ctx.env.SLIPWAY_APP_DISK_BUDGET ?? '2G'),
         keptReleases: parseKeptReleases((o['kept-releases'] as string | undefined) ?? ctx.env.SLIPWAY_KEPT_RELEASES),
         appUids:
           parseUidRange((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS) &&

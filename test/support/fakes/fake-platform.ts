@@ -4,6 +4,7 @@
  * `release()` as if a build had produced them, and deployed the way restarts and rollbacks are
  * (`reuse-release`), so everything after the build runs as in the daemon.
  */
+import { DeployLayout } from '../../../src/pipeline/deploy-layout.js';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -139,7 +140,7 @@ export async function fakePlatform(options: { drainDelayMs?: number } = {}): Pro
     app: (name) => store.apps.create({ orgId: org.id, name, type: 'node', region: 'par' }),
     release(app, commit, behaviour = {}) {
       const built = store.deployments.create({ appId: app.id, commit, cause: 'test build', userId: null });
-      const releaseDir = join(dir, 'releases', app.id, built.id);
+      const releaseDir = new DeployLayout(dir).releaseFolder(app.id, built.id);
       mkdirSync(releaseDir, { recursive: true });
       const spec: ReleaseSpec = {
         deploymentId: built.id,
