@@ -231,6 +231,7 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   await call('GET', `${base}/scale`, undefined, { expect: 200 });
   await call('PUT', `${base}/scale`, { flavor: 'nano' }, { expect: 200 });
   await call('PUT', `${base}/scale`, { flavour: 'nano' }, { expect: 400 });
+  await call('PUT', `${base}/scale`, { disk: 'lots' }, { expect: 400 });
 
   // Custom domains, the favourite and an uploaded certificate (a self-signed one made by openssl).
   await call('POST', `${base}/domains`, { fqdn: 'shop.example.com' }, { expect: 201 });
@@ -324,6 +325,10 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
     );
     await deployedOk(app.id, deployments.find((d) => d.commit === pushed.at(-1))!.id);
   }
+  // The app's filesystem exists once it was pushed: its budget grows, never shrinks.
+  await call('PUT', `${base}/scale`, { disk: '3G' }, { expect: 200 });
+  await call('PUT', `${base}/scale`, { disk: '1G' }, { expect: 409 });
+  await call('GET', '/v1/system/status', undefined, { expect: 200 });
   await call('GET', `${base}/deployments?limit=many`, undefined, { expect: 400 });
   const { deployments } = await call<{ deployments: Array<{ id: string }> }>('GET', `${base}/deployments`, undefined, { expect: 200 });
   await call('GET', `${base}/deployments/${deployments[0]!.id}/logs`, undefined, { expect: 200 });

@@ -148,7 +148,9 @@ async function bundleRepositories(o: PlatformBackupSources, tmp: string): Promis
   await mkdir(join(tmp, REPOS_FOLDER), { mode: 0o700 });
   for (const app of o.store.apps.all()) {
     if (!isAppId(app.id)) continue;
-    const repo = join(o.dataDir, 'repos', `${app.id}.git`);
+    // In the app's own filesystem (pipeline/deploy-layout.ts); a data folder not upgraded yet keeps it in repos/.
+    const own = join(o.dataDir, 'apps', app.id, 'repo.git');
+    const repo = (await lstat(own).catch(() => undefined)) ? own : join(o.dataDir, 'repos', `${app.id}.git`);
     const info = await lstat(repo).catch(() => undefined);
     // The repositories are slipway's own folders; anything else in their place is not followed.
     if (!info?.isDirectory()) continue;
