@@ -22,6 +22,8 @@ import { respExchange, type RespReply } from '../../src/addons/redis/resp.js';
 let first: TestDaemon;
 let second: TestDaemon | undefined;
 let firstStopped = false;
+let earlierBackup: string;
+let platformDbBackup: string;
 let appId: string;
 let commit: string;
 const scratch = mkdtempSync(join(tmpdir(), 'slipway-platform-backup-'));
@@ -73,6 +75,8 @@ before(async () => {
   await sql(uri, 'CREATE TABLE notes (id serial PRIMARY KEY, v text NOT NULL)');
   await sql(uri, `INSERT INTO notes (v) VALUES ('one'), ('two'), ('three')`);
   await redis(first, ['SET', 'greeting', 'kept across machines'], ['SET', 'counter', '42']);
+  // An add-on backup of an earlier moment: it stays behind in the first machine's backup store.
+  earlierBackup = (await cliOk(first, ['addon', 'backup', 'db'])).trim();
 });
 
 after(async () => {
@@ -94,10 +98,12 @@ test('system backup writes a complete backup with its manifest, under its final 
   const report = JSON.parse(await cliOk(first, ['system', 'backup', '--to', backupFolder, '--format', 'json'])) as {
     path: string;
     repositories: number;
-    addons: Array<{ name: string; provider: string }>;
+    addons: Array<{ name: string; provider: string; backup_id: string }>;
     files: number;
   };
   assert.match(report.path, /\/slipway-platform-\d{8}T\d{6}Z$/);
+  platformDbBackup = report.addons.find((a) => a.name === 'db')!.backup_id;
+  assert.notEqual(platformDbBackup, earlierBackup, 'a fresh add-on backup is taken');
   assert.deepEqual(readdirSync(backupFolder), [report.path.split('/').pop()], 'no temporary folder is left');
   assert.equal(report.repositories, 1);
   assert.deepEqual(report.addons.map((a) => [a.name, a.provider]).sort(), [
@@ -202,6 +208,17 @@ test('server --restore-from brings the platform back on a new data folder: token
     rows.map((r) => r.v),
     ['one', 'two', 'three'],
   );
+  // The add-on backup the platform backup carried is listed, verified, and restores here; the
+  // earlier one, whose base backup stayed on the first machine, is not listed.
+  const listed = JSON.parse(await cliOk(restored, ['addon', 'backups', 'db', '--format', 'json'])) as Array<{
+    id: string;
+    verification: string;
+  }>;
+  assert.deepEqual(
+    listed.map((b) => [b.id, b.verification]),
+    [[platformDbBackup, 'verified']],
+  );
+  await cliOk(restored, ['addon', 'backup', 'verify', 'db', platformDbBackup]);
   // The Redis add-on loads its snapshot through the add-on restore once its server runs.
   const keys = await waitUntil(
     'the Redis add-on to hold its keys again',

@@ -94,10 +94,12 @@ export async function restorePlatform(o: {
   await restoreRepositories(folder, manifest, o.dataDir);
 
   const objects = await FolderBackupStore.open(join(folder, ADDONS_FOLDER));
+  let present = new Set<string>();
   if (manifest.addons.length > 0) {
     const target = await openBackupStore(o.backupStore);
     try {
       for (const object of await objects.list('')) await target.put(object.key, await objects.get(object.key));
+      present = new Set((await target.list('')).map((object) => object.key));
       o.log(`Copied the add-ons' backups to ${target.describe()}.`);
     } finally {
       target.close?.();
@@ -107,8 +109,10 @@ export async function restorePlatform(o: {
     await restoreCluster(objects, manifest.postgresql, join(folder, manifest.postgresql.admin_password_file), o.dataDir);
     o.log('Restored the PostgreSQL add-ons from their base backup and archived WAL.');
   }
+  const { rebuild, forgotten } = settleStore(join(o.dataDir, STORE_FILE), present);
+  if (forgotten > 0) o.log(`${forgotten} older add-on backup(s) are not in this machine's backup store and were taken off the lists.`);
   return {
-    rebuild: releasesToRebuild(join(o.dataDir, STORE_FILE)),
+    rebuild,
     redis: manifest.addons.filter((a) => a.provider === 'redis').map((a) => ({ addonId: a.addon_id, backupId: a.backup_id })),
   };
 }
@@ -165,12 +169,24 @@ async function restoreCluster(
 }
 
 /**
- * The releases that served: marked stopped (their build output is not here) and returned with
- * the commit each was built from, for the daemon to build again once it runs.
+ * The restored store made true of this machine. The releases that served are marked stopped
+ * (their build output is not here) and returned with the commit each was built from, for the
+ * daemon to build again once it runs. Add-on backups whose object is not in this machine's
+ * backup store (older ones, when it is not the old machine's store) are taken off the lists:
+ * every backup listed can be restored.
  */
-function releasesToRebuild(storeFile: string): Array<{ appId: string; commit: string }> {
+function settleStore(
+  storeFile: string,
+  presentKeys: ReadonlySet<string>,
+): { rebuild: Array<{ appId: string; commit: string }>; forgotten: number } {
   const store = Store.open(storeFile);
   try {
+    let forgotten = 0;
+    for (const backup of store.addonBackups.all()) {
+      if (presentKeys.has(backup.object_key)) continue;
+      store.addonBackups.delete(backup.id);
+      forgotten++;
+    }
     const rebuild: Array<{ appId: string; commit: string }> = [];
     for (const release of store.deployments.allReleases()) {
       if (release.wanted !== 'running') continue;
@@ -178,7 +194,7 @@ function releasesToRebuild(storeFile: string): Array<{ appId: string; commit: st
       if (deployment) rebuild.push({ appId: release.app_id, commit: deployment.commit_sha });
       store.deployments.setWanted(release.app_id, 'stopped');
     }
-    return rebuild;
+    return { rebuild, forgotten };
   } finally {
     store.close();
   }
