@@ -21,14 +21,19 @@ test('the plans have limits, and SLIPWAY_ADDON_PLAN_LIMITS changes some of them'
     memoryBytes: 320 * MiB,
     pids: 64,
   });
-  assert.deepEqual(DEFAULT_PLAN_LIMITS.postgresql, { connectionLimit: 5, statementTimeoutMs: 30_000, tempFileLimitKb: 262_144 });
+  assert.deepEqual(DEFAULT_PLAN_LIMITS.postgresql, {
+    connectionLimit: 5,
+    statementTimeoutMs: 30_000,
+    tempFileLimitKb: 262_144,
+    databaseSizeBytes: 256 * MiB,
+  });
   const small = parsePlanLimits('{"redis":{"maxmemoryBytes":8388608,"memoryBytes":50331648},"postgresql":{"connectionLimit":3}}');
   assert.deepEqual(small.redis, { maxmemoryBytes: 8 * MiB, evictionPolicy: 'noeviction', memoryBytes: 48 * MiB, pids: 64 });
   assert.deepEqual(small.postgresql, { ...DEFAULT_PLAN_LIMITS.postgresql, connectionLimit: 3 });
   assert.equal(describeRedisLimits(small.redis), 'maxmemory 8 MiB (noeviction), 48 MiB of memory for the server in all');
   assert.equal(
     describePostgresqlLimits(DEFAULT_PLAN_LIMITS.postgresql),
-    '5 connections, statements up to 30 s, 256 MiB of temporary files per session',
+    '5 connections, statements up to 30 s, 256 MiB of temporary files per session, 256 MiB of data',
   );
 });
 
@@ -41,6 +46,10 @@ test('bad plan limits are refused naming the field', () => {
     /postgresql\.connectionLimit must be a whole number of at least 1/,
   );
   assert.throws(() => parsePlanLimits('{"redis":{"evictionPolicy":"random"}}'), /evictionPolicy must be one of noeviction/);
+  assert.throws(
+    () => parsePlanLimits('{"postgresql":{"databaseSizeBytes":1048576}}'),
+    /databaseSizeBytes must be a whole number of at least 16777216/,
+  );
   // The control group must leave room above maxmemory, or the kernel kills what Redis would refuse.
   assert.throws(() => parsePlanLimits('{"redis":{"maxmemoryBytes":67108864,"memoryBytes":67108864}}'), /at least 16 MiB above/);
 });
@@ -74,7 +83,7 @@ test('redis.conf carries maxmemory and its policy; the control group the memory 
 });
 
 test("a role's limits: connection limit, statement timeout, and temp_file_limit only as superuser", () => {
-  const limits = { connectionLimit: 5, statementTimeoutMs: 30_000, tempFileLimitKb: 262_144 };
+  const limits = { connectionLimit: 5, statementTimeoutMs: 30_000, tempFileLimitKb: 262_144, databaseSizeBytes: 256 * MiB };
   assert.deepEqual(roleLimitsSql('addon_1234abcd', limits, true), [
     'ALTER ROLE "addon_1234abcd" CONNECTION LIMIT 5',
     'ALTER ROLE "addon_1234abcd" SET statement_timeout = 30000',

@@ -34,6 +34,11 @@ export interface PostgresqlPlanLimits {
   statementTimeoutMs: number;
   /** `temp_file_limit` of the role, in kB: temporary files one session may write (sorts, hashes). */
   tempFileLimitKb: number;
+  /**
+   * The database's size (`pg_database_size`): over it, the database becomes read-only by
+   * default and its sessions are ended, until it is below again (postgresql/database-sizes.ts).
+   */
+  databaseSizeBytes: number;
 }
 
 export interface PlanLimits {
@@ -56,7 +61,7 @@ export type EvictionPolicy = (typeof EVICTION_POLICIES)[number];
 /** The figures of the one plan of each provider (`s_mono`, `dev`). */
 export const DEFAULT_PLAN_LIMITS: PlanLimits = {
   redis: { maxmemoryBytes: 128 * MiB, evictionPolicy: 'noeviction', memoryBytes: 320 * MiB, pids: 64 },
-  postgresql: { connectionLimit: 5, statementTimeoutMs: 30_000, tempFileLimitKb: 256 * 1024 },
+  postgresql: { connectionLimit: 5, statementTimeoutMs: 30_000, tempFileLimitKb: 256 * 1024, databaseSizeBytes: 256 * MiB },
 };
 
 /** Parses SLIPWAY_ADDON_PLAN_LIMITS over the defaults; a bad value is refused naming the field. */
@@ -94,6 +99,8 @@ export function parsePlanLimits(text: string | undefined): PlanLimits {
     connectionLimit: integer(pgIn.connectionLimit, d.postgresql.connectionLimit, 1, 'postgresql.connectionLimit'),
     statementTimeoutMs: integer(pgIn.statementTimeoutMs, d.postgresql.statementTimeoutMs, 100, 'postgresql.statementTimeoutMs'),
     tempFileLimitKb: integer(pgIn.tempFileLimitKb, d.postgresql.tempFileLimitKb, 1024, 'postgresql.tempFileLimitKb'),
+    // An empty database takes about 8 MiB.
+    databaseSizeBytes: integer(pgIn.databaseSizeBytes, d.postgresql.databaseSizeBytes, 16 * MiB, 'postgresql.databaseSizeBytes'),
   };
   return { redis, postgresql };
 }
@@ -104,7 +111,7 @@ export function describeRedisLimits(r: RedisPlanLimits): string {
 }
 
 export function describePostgresqlLimits(p: PostgresqlPlanLimits): string {
-  return `${p.connectionLimit} connections, statements up to ${p.statementTimeoutMs / 1000} s, ${mib(p.tempFileLimitKb * 1024)} of temporary files per session`;
+  return `${p.connectionLimit} connections, statements up to ${p.statementTimeoutMs / 1000} s, ${mib(p.tempFileLimitKb * 1024)} of temporary files per session, ${mib(p.databaseSizeBytes)} of data`;
 }
 
 function mib(bytes: number): string {

@@ -29,3 +29,17 @@ export function addonProviderOptions(dataDir: string, gatewayAddress: string, en
   if (env.SLIPWAY_ADDON_PLAN_LIMITS) options.planLimits = parsePlanLimits(env.SLIPWAY_ADDON_PLAN_LIMITS);
   return options;
 }
+
+/**
+ * How often the PostgreSQL add-ons' sizes are checked against their plan, from
+ * SLIPWAY_ADDON_SIZE_CHECK_SECONDS (default 60, 1 to 3600).
+ */
+export function addonSizeCheckMs(env: NodeJS.ProcessEnv): number {
+  const text = env.SLIPWAY_ADDON_SIZE_CHECK_SECONDS;
+  if (text === undefined || text === '') return 60_000;
+  const seconds = Number(text);
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 3600) {
+    throw new Error(`SLIPWAY_ADDON_SIZE_CHECK_SECONDS must be a whole number of seconds from 1 to 3600, not ${JSON.stringify(text)}.`);
+  }
+  return seconds * 1000;
+}

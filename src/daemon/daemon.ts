@@ -29,6 +29,8 @@ import { lockDownDataFolder } from './data-folder-modes.js';
 import { moveIntoAppFolders, migrateAppFolders } from './migrate-app-folders.js';
 import { removeApp } from '../pipeline/app-removal.js';
 import { AppDisks } from '../pipeline/app-disks.js';
+import { watchDatabaseSizes } from '../addons/database-size-watch.js';
+import { addonSizeCheckMs } from './addon-options.js';
 import { appDiskUse } from '../api/disk-use.js';
 import { DeployLayout } from '../pipeline/deploy-layout.js';
 import { DEFAULT_APP_DISK_BUDGET } from '../core/disk-size.js';
@@ -269,6 +271,17 @@ export class Daemon {
     this.onStop('notifications', () => notifications.dispatcher.stop());
     // An add-on server that died and was restarted: counted, and told to the apps it serves.
     for (const { name } of addons.providerList()) traffic.metrics.addonProviderWatched(name);
+    // docs/disk-budgets.md, Add-ons: each PostgreSQL database held to its plan's size.
+    const sizeWatch = watchDatabaseSizes({
+      store,
+      provider: addonProviders.get('postgresql'),
+      intervalMs: addonSizeCheckMs(process.env),
+      log,
+      tellApps: (appIds, line) => {
+        for (const appId of appIds) logs.append(appId, 'system', line);
+      },
+    });
+    this.onStop('add-on size checks', () => sizeWatch.stop());
     addons.onServerRestart((restart) => {
       traffic.metrics.addonServerRestarted(restart.provider);
       const line = `The ${restart.provider} add-on server this app uses stopped (${restart.previousExit}) and was restarted.`;

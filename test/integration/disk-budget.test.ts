@@ -8,8 +8,10 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { waitUntil } from '../support/wait.js';
+import { freePort } from '../support/free-port.js';
 import {
   checkoutExample,
   commitAll,
@@ -49,6 +51,10 @@ async function served(): Promise<string> {
 }
 
 before(async () => {
+  // A PostgreSQL plan of 16 MiB of data, checked every second (docs/disk-budgets.md, Add-ons).
+  process.env.SLIPWAY_ADDON_PLAN_LIMITS = JSON.stringify({ postgresql: { databaseSizeBytes: 16 * MiB } });
+  process.env.SLIPWAY_ADDON_SIZE_CHECK_SECONDS = '1';
+  process.env.SLIPWAY_POSTGRES_PORT = String(await freePort());
   daemon = await startDaemon(['--app-disk-budget', '64M']);
   ({ gitEnv } = await registerSshKey(daemon));
   dir = checkoutExample('node-hello');
@@ -147,4 +153,56 @@ test('an administrator raises one app’s budget; shrinking it is refused with t
   const size = execFileSync('findmnt', ['-n', '-o', 'SIZE', join(daemon.dataDir, 'apps', appId)], { encoding: 'utf8' }).trim();
   assert.match(size, /^1[12]\d(\.\d)?M$/, `the mounted filesystem grew (${size})`);
   assert.equal(await served(), 'small', 'the serving release is the same');
+});
+
+test("a PostgreSQL add-on over its plan's size becomes read-only, its sessions ended, and writable again once below", async () => {
+  const created = await daemon.cli(['addon', 'create', 'postgresql', 'sized', '--format', 'json']);
+  assert.equal(created.code, 0, created.stderr);
+  const env = Object.fromEntries(
+    (JSON.parse((await daemon.cli(['addon', 'env', 'sized', '--format', 'json'])).stdout) as Array<{ name: string; value: string }>).map(
+      (v) => [v.name, v.value],
+    ),
+  );
+  const connect = async () => {
+    const client = new pg.Client({ connectionString: env.POSTGRESQL_ADDON_URI, connectionTimeoutMillis: 5000 });
+    client.on('error', () => undefined);
+    await client.connect();
+    return client;
+  };
+  const readOnly = async () => {
+    const client = await connect();
+    try {
+      return (await client.query<{ default_transaction_read_only: string }>('SHOW default_transaction_read_only')).rows[0]!
+        .default_transaction_read_only;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  };
+  const writer = await connect();
+  // 12 MiB of incompressible rows above an empty database's 8 MiB: past the plan's 16 MiB.
+  await writer.query('CREATE TABLE filler (x text)');
+  await writer.query('ALTER TABLE filler ALTER COLUMN x SET STORAGE EXTERNAL');
+  await writer.query(
+    "INSERT INTO filler SELECT string_agg(md5(random()::text), '') FROM generate_series(1, 3000) g, generate_series(1, 128) c GROUP BY g",
+  );
+  await waitUntil('the database to be read-only', async () => ((await readOnly()) === 'on' ? true : undefined), 20_000);
+  await assert.rejects(writer.query('SELECT 1'), 'the open session was ended');
+  const late = await connect();
+  try {
+    await assert.rejects(late.query("INSERT INTO filler VALUES ('more')"), /read-only transaction/);
+    assert.match(daemon.output(), /The PostgreSQL add-on sized holds \d+ MiB, more than its plan's 16 MiB: it is read-only/);
+    // Room is made the way the message says (here at once: a dropped table frees its files).
+    await late.query('SET default_transaction_read_only = off');
+    await late.query('DROP TABLE filler');
+  } finally {
+    await late.end().catch(() => undefined);
+  }
+  await waitUntil('the database to take writes again', async () => ((await readOnly()) === 'off' ? true : undefined), 20_000);
+  const again = await connect();
+  try {
+    await again.query('CREATE TABLE small (x int)');
+  } finally {
+    await again.end().catch(() => undefined);
+  }
+  await daemon.cli(['addon', 'delete', 'sized', '--yes']);
 });

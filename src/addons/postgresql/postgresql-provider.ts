@@ -7,6 +7,7 @@ import { EmbeddedCluster, type AdminTarget } from './embedded-cluster.js';
 import type { HbaClient } from '../../network/addon-access.js';
 import type { SupervisionEvents } from '../server-supervisor.js';
 import { assertAddonIdentifier, createDatabaseSql, createRoleSql, dropSql, roleLimitsSql } from './provisioning-sql.js';
+import { type DatabaseSize, enforceDatabaseSizes } from './database-sizes.js';
 import { DEFAULT_PLAN_LIMITS, describePostgresqlLimits, type PostgresqlPlanLimits } from '../plan-limits.js';
 
 export const DEFAULT_POSTGRES_PORT = 5433;
@@ -188,6 +189,25 @@ export class PostgresqlProvider implements AddonProvider {
     } catch (err) {
       throw new Error(`Could not drop the PostgreSQL database ${database} and role ${role}: ${describe(err, config.password)}`);
     }
+  }
+
+  /** Sizes checked at the previous check, to see a read-only database still growing. */
+  private readonly sizesSeen = new Map<string, number>();
+
+  /**
+   * Checks the add-ons' databases against the plan's size (database-sizes.ts): over it,
+   * read-only by default with their sessions ended; below it again, writable. Only on a
+   * server this daemon runs or was given; the caller passes the databases of its add-ons.
+   */
+  async checkDatabaseSizes(databases: string[]): Promise<DatabaseSize[]> {
+    if (databases.length === 0 || !this.starting) return [];
+    const admin = await this.adminTarget();
+    const limit = (this.options.limits ?? DEFAULT_PLAN_LIMITS.postgresql).databaseSizeBytes;
+    return withClient(admin, (client) => enforceDatabaseSizes(client, databases, limit, this.sizesSeen));
+  }
+
+  get databaseSizeLimit(): number {
+    return (this.options.limits ?? DEFAULT_PLAN_LIMITS.postgresql).databaseSizeBytes;
   }
 
   async stop(): Promise<void> {
