@@ -198,6 +198,7 @@ export class Daemon {
     for (const app of store.apps.all()) {
       rmSync(layout.buildFolder(app.id), { recursive: true, force: true });
       rmSync(layout.buildSecretsFolder(app.id), { recursive: true, force: true });
+      rmSync(layout.scratchesFolder(app.id), { recursive: true, force: true });
     }
 
     const { addonProviders, addons, postgresql, addonAccess, instances, instanceBackend } = await startNetwork({

@@ -10,7 +10,7 @@ test('the deployment folders of an app, in the data folder', () => {
     {
       build: layout.buildFolder('app_1'),
       secrets: layout.buildSecretsFolder('app_1'),
-      scratch: layout.scratchFolder('deployment_2'),
+      scratch: layout.scratchFolder('app_1', 'deployment_2'),
       releases: layout.releasesFolder('app_1'),
       release: layout.releaseFolder('app_1', 'deployment_3'),
       cache: layout.appCacheFolder('app_1'),
@@ -22,7 +22,7 @@ test('the deployment folders of an app, in the data folder', () => {
     {
       build: '/var/lib/slipway/apps/app_1/build',
       secrets: '/var/lib/slipway/apps/app_1/build.secrets',
-      scratch: '/var/lib/slipway/builds/deployment_2',
+      scratch: '/var/lib/slipway/apps/app_1/scratch/deployment_2',
       releases: '/var/lib/slipway/apps/app_1/releases',
       release: '/var/lib/slipway/apps/app_1/releases/deployment_3',
       cache: '/var/lib/slipway/apps/app_1/cache',

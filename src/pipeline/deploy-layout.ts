@@ -13,7 +13,7 @@ import { join } from 'node:path';
  * <data>/apps/<app id>/releases/<deployment id>   a built release
  * <data>/apps/<app id>/cache         its caches between builds (home/, build-cache/)
  * <data>/disks/<app id>.img          the image file of that filesystem
- * <data>/builds/<scratch id>         a commit exported for `slipway plan`
+ * <data>/apps/<app id>/scratch/<id> a commit exported for `slipway plan`
  * ```
  *
  * Everything an app's pushes and builds write is under its own folder, so one filesystem per
@@ -70,9 +70,18 @@ export class DeployLayout {
     return `${this.buildFolder(appId)}.secrets`;
   }
 
-  /** A throw-away export (the plan preview), under an id of its own so it never meets a build. */
-  scratchFolder(scratchId: string): string {
-    return join(this.dataDir, 'builds', scratchId);
+  /**
+   * A throw-away export (the plan preview), under an id of its own so it never meets a build;
+   * in the app's filesystem, so a commit that unpacks to far more than it weighs (a zip bomb)
+   * fills the app's budget, not the data folder.
+   */
+  scratchFolder(appId: string, scratchId: string): string {
+    return join(this.scratchesFolder(appId), scratchId);
+  }
+
+  /** The app's throw-away exports, wiped at a daemon start (a crash may leave one). */
+  scratchesFolder(appId: string): string {
+    return join(this.appFolder(appId), 'scratch');
   }
 
   /** The app's built releases, one folder per deployment that built one. */

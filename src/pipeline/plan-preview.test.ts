@@ -81,7 +81,7 @@ test('the commit is exported into a scratch folder, planned, printed with hooks 
   );
   assert.ok(preview.lines.length > 0);
   assert.ok(!preview.lines.join('\n').includes('s3cr3t-value'), preview.lines.join('\n'));
-  assert.deepEqual(readdirSync(join(dataDir, 'builds')), [], 'the scratch folder is gone');
+  assert.deepEqual(readdirSync(join(dataDir, 'apps', app.id, 'scratch')), [], 'the scratch folder is gone');
 });
 
 test('a commit the provider does not recognise: a PlanError with its hint, and no folder left', async () => {
@@ -90,7 +90,7 @@ test('a commit the provider does not recognise: a PlanError with its hint, and n
     assert.deepEqual([error.message, error.hint], ['No fake.json.', 'Commit one.']);
     return true;
   });
-  assert.deepEqual(readdirSync(join(dataDir, 'builds')), []);
+  assert.deepEqual(readdirSync(join(dataDir, 'apps', app.id, 'scratch')), []);
 });
 
 test('an export that fails says what git said', async () => {

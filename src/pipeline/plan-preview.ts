@@ -42,7 +42,7 @@ export async function previewPlan(deps: PlanPreviewDeps, app: AppRow, commit: st
   if (!provider) throw new PlanError(`No build provider for application type ${app.type}.`);
   const sandbox = await deps.sandboxes.build(app);
   const scratch = { id: newId('deployment'), commit_sha: commit };
-  const dir = deps.layout.scratchFolder(scratch.id);
+  const dir = deps.layout.scratchFolder(app.id, scratch.id);
   await deps.runner.ownFolder(dir, sandbox.user);
   try {
     await exportCommit(deps.runner, {
