@@ -1,5 +1,5 @@
 import { existsSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
-import { open, rm, rmdir, stat, statfs } from 'node:fs/promises';
+import { open, rename, rm, rmdir, stat, statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCaptured, runChecked } from '../executor/run-captured.js';
 import { ConflictError } from '../core/errors.js';
@@ -43,21 +43,42 @@ export class AppDisks {
    * the app's budget; an image smaller than the budget (raised while the daemon was down) grows.
    */
   async ensure(appId: string): Promise<void> {
+    // One at a time per app: a push and a build may both ask first; a second mount must never happen.
+    const running = this.ensuring.get(appId);
+    if (running) return running;
+    const done = this.mount(appId).finally(() => this.ensuring.delete(appId));
+    this.ensuring.set(appId, done);
+    return done;
+  }
+
+  private readonly ensuring = new Map<string, Promise<void>>();
+
+  private async mount(appId: string): Promise<void> {
     const folder = this.o.layout.appFolder(appId);
     const image = this.image(appId);
     const budget = this.o.budgetOf(appId);
     mkdirSync(this.o.layout.disksFolder(), { recursive: true, mode: 0o700 });
     if (!existsSync(image)) {
-      await setLength(image, budget);
+      // Made under another name and renamed once whole: an image that exists holds a filesystem.
+      const making = `${image}.making`;
+      await rm(making, { force: true });
+      await setLength(making, budget);
       // -m 0: no blocks reserved for root (the daemon writes there as root; the budget is all the app's).
-      await runChecked(['mkfs.ext4', '-q', '-F', '-m', '0', '-E', 'root_owner=0:0', image], { cwd: '/', env: TOOL_ENV });
+      await runChecked(['mkfs.ext4', '-q', '-F', '-m', '0', '-E', 'root_owner=0:0', making], { cwd: '/', env: TOOL_ENV });
+      await rename(making, image);
     }
     if (this.mounted(appId)) return;
     // Not mounted: the one moment the filesystem can grow without the right to resize a mounted
     // one (a budget raised where that right is missing applies here).
     if ((await imageSize(image)) < budget) {
       await setLength(image, budget);
-      await runChecked(['e2fsck', '-f', '-p', image], { cwd: '/', env: TOOL_ENV, timeoutMs: 10 * 60_000 });
+      // resize2fs wants a freshly checked filesystem; e2fsck exits 1 when it corrected something.
+      const checked = await runCaptured({ argv: ['e2fsck', '-f', '-p', image], cwd: '/', env: TOOL_ENV, timeoutMs: 10 * 60_000 });
+      if (checked.exitCode === null || checked.exitCode > 1) {
+        throw new Error(
+          `e2fsck found errors it could not correct in the filesystem of ${appId} (exit ${checked.exitCode}): ${checked.stdout.trim()}`,
+        );
+      }
       await runChecked(['resize2fs', image], { cwd: '/', env: TOOL_ENV, timeoutMs: 10 * 60_000 });
       this.o.log(`The filesystem of ${appId} grew to its disk budget of ${formatDiskSize(budget)}.`);
     }
