@@ -130,6 +130,20 @@ test('a build that writes past the budget fails naming it and what to do; the se
   await daemon.cli(['env', 'rm', 'CC_PRE_BUILD_HOOK', '--app', appId]);
 });
 
+test('a small commit that unpacks to more than the budget (a zip bomb) fails at its export, naming the budget', async () => {
+  // 100 MiB of one letter: a pack of a few hundred KiB, far more once checked out (not zeros:
+  // git writes runs of zeros as holes, which take no space).
+  writeFileSync(join(dir, 'letters.txt'), Buffer.alloc(100 * MiB, 'a'));
+  commitAll(dir, 'a file that compresses to nothing');
+  const result = await pushAndWait(daemon, dir, appId, gitEnv);
+  const log = (await deploymentLog(daemon, appId, result.id)).join('\n');
+  assert.equal(result.state, 'FAIL', log);
+  assert.match(log, /==> \[receive\] .*disk budget of 64 MiB exceeded/);
+  assert.equal(await served(), 'small', 'the serving release goes on');
+  assert.equal(existsSync(join(daemon.dataDir, 'apps', appId, 'build')), false, 'nothing of the export stays');
+  execFileSync('git', ['reset', '-q', '--hard', 'HEAD~1'], { cwd: dir });
+});
+
 test('an administrator raises one app’s budget; shrinking it is refused with the reason', async () => {
   const grown = await daemon.cli(['scale', '--disk', '128M', '--app', appId]);
   assert.equal(grown.code, 0, grown.stderr);
