@@ -164,10 +164,21 @@ describe('redis add-on provider with real redis-server processes', {
 
   test('a server left running by a crashed daemon is adopted on resume', async () => {
     const pid = await readPidFile(join(dataDir, 'redis', 'r1', 'redis.pid'));
+    // An app raised maxmemory meanwhile: the adopting daemon puts the plan's back.
+    const raise = await respExchange('127.0.0.1', Number(env.REDIS_PORT), [
+      ['AUTH', env.REDIS_PASSWORD!],
+      ['CONFIG', 'SET', 'maxmemory', '0'],
+    ]);
+    assert.deepEqual(raise, ['OK', 'OK']);
     const successor = new RedisProvider({ dataDir, gatewayAddress: network.gateway, portRange: range });
     await successor.start();
     await successor.resume({ id: 'r1' }, config);
     assert.equal(await readPidFile(join(dataDir, 'redis', 'r1', 'redis.pid')), pid, 'same process, no second server');
+    const [, maxmemory] = await respExchange('127.0.0.1', Number(env.REDIS_PORT), [
+      ['AUTH', env.REDIS_PASSWORD!],
+      ['CONFIG', 'GET', 'maxmemory'],
+    ]);
+    assert.deepEqual(maxmemory, ['maxmemory', String(128 * 1024 * 1024)], "the plan's maxmemory again");
     // A new add-on must get neither r1's port nor that of r2, which is stopped and not resumed.
     const fresh = successor.env((await successor.provision({ id: 'r3', name: 'fresh' })).config);
     assert.notEqual(fresh.REDIS_PORT, env.REDIS_PORT);

@@ -270,6 +270,7 @@ export class RedisProvider implements AddonProvider {
     const plan = this.planLimits;
 
     let server = await this.findRunning(id); // left running by a daemon that did not stop it
+    const adopted = server !== undefined;
     if (server && !runsInSandbox(server.pid, this.cgroups, group, user)) {
       // Started by a daemon from before per-add-on sandboxes: SIGTERM writes its data out, then
       // it starts again as its own user, in its own group.
@@ -310,7 +311,32 @@ export class RedisProvider implements AddonProvider {
       await started.stop('SIGTERM', 5_000);
       throw new Error(`${label} did not start in its sandbox (control group ${group} under ${this.cgroups.root}, user ${user.name}).`);
     }
+    if (adopted && server === started) await this.reapplyPlan(label, group, port, password);
     return started;
+  }
+
+  /**
+   * An adopted server gets the plan's figures again, as a started one gets them from its
+   * redis.conf: a plan changed since it started, or a maxmemory an app changed with CONFIG SET,
+   * is put right at each daemon start. A failure is told, not fatal: the server serves on.
+   */
+  private async reapplyPlan(label: string, group: string, port: number, password: string): Promise<void> {
+    const plan = this.planLimits;
+    try {
+      this.cgroups.create(group, groupLimits(plan));
+    } catch (error) {
+      // v1 refuses a memory limit below what the group uses now: it applies at the next start.
+      this.events.log(
+        `Could not apply the plan's memory limit to ${label} now (${(error as Error).message}); it applies at its next start.`,
+      );
+    }
+    const replies = await respExchange('127.0.0.1', port, [
+      ['AUTH', password],
+      ['CONFIG', 'SET', 'maxmemory', String(plan.maxmemoryBytes)],
+      ['CONFIG', 'SET', 'maxmemory-policy', plan.evictionPolicy],
+    ]).catch((error: Error) => [new RespError(error.message)]);
+    const refused = replies.find((r) => r instanceof RespError);
+    if (refused) this.events.log(`Could not apply the plan's maxmemory to ${label}: ${(refused as RespError).message}`);
   }
 }
 
