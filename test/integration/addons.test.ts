@@ -139,6 +139,9 @@ test('with no add-on, the daemon starts no add-on server; providers are listed',
   );
   const human = await cliOk(['addon', 'providers']);
   assert.match(human, /^postgresql\s+PostgreSQL/m);
+  // Each plan's limits, as this daemon applies them (SLIPWAY_ADDON_PLAN_LIMITS above).
+  assert.match(human, /3 connections, statements up to 1 s, 2 MiB of temporary files per session/);
+  assert.match(human, /maxmemory 8 MiB \(noeviction\), 48 MiB of memory for the server in all/);
 });
 
 test('an unknown provider is refused with the list of providers', async () => {
