@@ -1,4 +1,4 @@
-import { lchown, lstat, mkdir, readdir, realpath } from 'node:fs/promises';
+import { chmod, lchown, lstat, mkdir, readdir, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SystemUser } from '../system-user.js';
 
@@ -21,6 +21,7 @@ export async function giveFolderTo(root: string, name: string, user: SystemUser)
     throw new Error(`The Redis add-on folder ${dir} is not inside ${root}; refusing to use it.`);
   }
   await giveTree(dir, dir, user, 0);
+  await chmod(dir, 0o700); // the add-on's alone (lstat above: a real folder, not a link)
 }
 
 async function giveTree(dir: string, top: string, user: SystemUser, depth: number): Promise<void> {
