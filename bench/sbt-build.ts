@@ -171,7 +171,7 @@ class BareSbt {
     const scratch = mkdtempSync(join(tmpdir(), 'slipway-bench-bare-sbt-'));
     const dir = checkoutExample('scala-single');
     const appCacheDir = join(scratch, 'app-cache');
-    cpSync(join(daemon.dataDir, 'cache', 'apps', appId, 'sbt'), join(appCacheDir, 'sbt'), { recursive: true });
+    cpSync(join(daemon.dataDir, 'apps', appId, 'cache', 'sbt'), join(appCacheDir, 'sbt'), { recursive: true });
     const toolchainCacheDir = process.env.SLIPWAY_TOOLCHAIN_CACHE ?? '/var/cache/slipway-test/toolchains';
     const plan = await planSbt({ sourceDir: dir, appType: 'sbt', env: {}, catalog: { versions: async () => [] } });
     const argv = (await prepareSbtPlan(plan, { toolchainCacheDir, appCacheDir })).build[0]!.argv;

@@ -1,10 +1,10 @@
 import { existsSync, lstatSync, mkdirSync, readFileSync } from 'node:fs';
 import { open, rename, rm, rmdir, stat, statfs } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { runCaptured, runChecked } from '../executor/run-captured.js';
 import { ConflictError } from '../core/errors.js';
 import { type DiskUse, formatDiskSize } from '../core/disk-size.js';
-import { mountPointsFrom, mountSourceOf, mountsUnder } from './mount-table.js';
+import { mountSourceOf, mountsUnder } from './mount-table.js';
 import type { DeployLayout } from './deploy-layout.js';
 
 const TOOL_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
@@ -33,9 +33,19 @@ export class AppDisks {
     return this.o.layout.diskImage(appId);
   }
 
-  /** Whether the app's filesystem is mounted over its folder now. */
+  /**
+   * Whether the app's filesystem is mounted over its folder now: the folder is on another
+   * device than the folder holding it. Not read from /proc/self/mountinfo: a read of it while
+   * other mounts come and go (other apps, sandboxes) may miss a line, and mounting the image a
+   * second time over a mounted one would show a stale copy of the app's files.
+   */
   mounted(appId: string): boolean {
-    return mountPointsFrom(readFileSync('/proc/self/mountinfo', 'utf8')).has(this.o.layout.appFolder(appId));
+    const folder = this.o.layout.appFolder(appId);
+    try {
+      return lstatSync(folder).dev !== lstatSync(dirname(folder)).dev;
+    } catch {
+      return false;
+    }
   }
 
   /**

@@ -414,7 +414,7 @@ uiTest('the Information page shows a deployment log live while it runs', { timeo
   const deploymentId = await page.locator('pre.log').getAttribute('data-deployment');
   await browser.screenshot('app-information-deploying');
   // Seen live: let the build go on.
-  writeFileSync(join(daemon.dataDir, 'builds', webShop.id, 'go'), '');
+  writeFileSync(join(daemon.dataDir, 'apps', webShop.id, 'build', 'go'), '');
 
   const push = await pushing;
   assert.equal(push.code, 0, push.output);

@@ -226,7 +226,11 @@ test('kill -9 of the daemon mid-build leaves no build process, no build folder, 
   await daemon.restart();
   assert.equal(sleeping(), false, 'the build of the killed daemon was killed with its cgroup');
   assert.deepEqual(redisServers(), redisBefore, 'the add-on server was adopted: the same process, none started twice');
-  assert.deepEqual(readdirSync(join(daemon.dataDir, 'builds')), [], 'build folders (and build credentials) are wiped');
+  assert.deepEqual(
+    readdirSync(join(daemon.dataDir, 'apps', attackerId)).filter((name) => name.startsWith('build')),
+    [],
+    'the build folder (and the build credentials) are wiped',
+  );
   const d = await waitForDeploymentOf(daemon, attackerId, commit, 30_000);
   assert.equal(d.state, 'CANCELLED');
   await waitUntil(

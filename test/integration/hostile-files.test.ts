@@ -86,9 +86,9 @@ async function stillServesReleaseOne(): Promise<void> {
   assert.equal((JSON.parse(response.body) as { release: string }).release, 'one', 'the release deployed before keeps serving');
 }
 
-/** Where a committed link lands once the commit is exported to `<data>/builds/<app>/`. */
+/** Where a committed link lands once the commit is exported to `<data>/apps/<app>/build/`. */
 function fromBuildFolder(target: string): string {
-  return relative(join(daemon.dataDir, 'builds', 'an-app'), target);
+  return relative(join(daemon.dataDir, 'apps', 'an-app', 'build'), target);
 }
 
 test('package.json linked to the admin token through the data folder is refused by name, and the token is read nowhere', {

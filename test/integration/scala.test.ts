@@ -149,7 +149,7 @@ test('scala-single: create --type sbt, git push, sbt stage; the app sees its var
   assert.match(text, /Java \d+ \([^)]*\): the machine's default java/);
   assert.match(text, /goal: stage \(default stage task\)/);
   assert.match(text, /==> \[build\] sbt stage: /);
-  assert.match(text, /-Dsbt\.boot\.directory=\S+\/cache\/apps\/\S+\/sbt\/boot/, "sbt's caches are in the app's cache folder");
+  assert.match(text, /-Dsbt\.boot\.directory=\S+\/apps\/app_[^/\s]+\/cache\/sbt\/boot/, "sbt's caches are in the app's cache folder");
   assert.ok(result.log.includes('Response from GET / is 200'), text);
   assert.match(text, /target\/universal\/stage\/bin\/scala-single -Dhttp\.port=8080/);
 
@@ -241,7 +241,7 @@ test("scala-single: a commit that changes no source compiles nothing: sbt's incr
   assert.deepEqual(compiledSources(result.log), [], `sbt compiled again:\n${result.text}`);
   // sbt names projects after their folder and its task caches hold paths: each build of the app
   // runs in the app's one build folder, where the previous build's state is valid.
-  const buildFolder = join(daemon.dataDir, 'builds', single.id);
+  const buildFolder = join(daemon.dataDir, 'apps', single.id, 'build');
   assert.ok(result.log.includes(`[info] loading project definition from ${buildFolder}/project`), result.text);
   assert.equal(json((await getThroughRouter(daemon, single.host)).body).app, 'scala-single v2');
   t.diagnostic(`redeploy with no source changed: build ${buildSeconds(result.log)} s`);

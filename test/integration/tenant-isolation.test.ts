@@ -529,7 +529,11 @@ test('kill -9 of the daemon mid-build: after a restart no build process nor fold
     'runc knows no sandbox of the build any more',
   );
   assert.deepEqual(buildMonitors(), [], "no monitor of the build's sandbox is left");
-  assert.deepEqual(readdirSync(join(daemon.dataDir, 'builds')), [], 'build folders (and build credentials) are wiped');
+  assert.deepEqual(
+    readdirSync(join(daemon.dataDir, 'apps', attacker.id)).filter((name) => name.startsWith('build')),
+    [],
+    'the build folder (and the build credentials) are wiped',
+  );
   const d = await waitForDeploymentOf(daemon, attacker.id, commit, 30_000);
   assert.equal(d.state, 'CANCELLED', JSON.stringify(d));
   await waitUntil('the victim to serve again', () => appServes(victim.id), 90_000);
