@@ -53,8 +53,6 @@ export async function runReleaseHook(
         env: deps.runtime.environmentFor(app, release, newId('instance'), 0, sandbox.limits.memoryBytes),
         hostname: 'hook',
         networkNamespacePath: network.namespacePath,
-        // The pre-run hook prepares the release before it serves; the others only report.
-        releaseWritable: name === 'CC_PRE_RUN_HOOK',
       }),
       timeoutMs: 30 * 60_000,
       signal,

@@ -1,4 +1,3 @@
-import { RELEASE_SCRATCH } from '../sandbox/release-sandbox.js';
 import type { Store } from '../store/store.js';
 import type { AppRow } from '../store/apps.js';
 import type { Instance, InstanceBackend, InstanceState } from '../instances/backend.js';
@@ -125,8 +124,7 @@ export class AppRuntime {
         reverseProxyIps: [this.options.gatewayAddress, ...(this.options.trustedProxies ?? [])],
       }),
       toolPath: release.toolPath,
-      // The release is read-only to its processes (release-sandbox.ts): HOME is the scratch.
-      home: RELEASE_SCRATCH,
+      home: release.releaseDir,
     });
   }
 
