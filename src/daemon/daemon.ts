@@ -449,6 +449,11 @@ export class Daemon {
           removeApp: async (app) => {
             await removeApp({ store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir, disks }, app);
             await traffic.forgetApp(app.id);
+            // The app is gone already: images left behind are pruned at the next start, not an error.
+            if ('forgetApp' in instanceBackend)
+              await instanceBackend
+                .forgetApp(app.id)
+                .catch((e: Error) => log(`could not remove the release images of ${app.id}: ${e.message}`));
             drains.sync();
           },
           // A run's output goes to the app's log too (marked [run]), and so to its drains.

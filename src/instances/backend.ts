@@ -95,6 +95,11 @@ export interface InstanceBackend {
    * orphan (an app deleted or redeployed meanwhile), which is stopped. Resolves with the adopted.
    */
   adoptAll(claim: (found: FoundInstance) => InstanceCallbacks | undefined): Promise<Instance[]>;
+  /**
+   * An app was deleted (its instances stopped, its release folders removed): what the backend
+   * keeps of it elsewhere goes too (a swarm's release images, in the registry as well).
+   */
+  forgetApp?(appId: string): Promise<void>;
 }
 
 /** An instance an earlier daemon started, as found running. */

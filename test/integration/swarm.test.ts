@@ -158,8 +158,17 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     assert.equal(logs.stdout.match(/release one listening on 0\.0\.0\.0:8080/g)?.length, 2, 'slipway logs shows what both tasks printed');
     assert.match(
       daemon.output(),
-      new RegExp(`release image 127\\.0\\.0\\.1:5000/slipway\\d+/${appId}:${deployments.one} built and pushed`),
+      new RegExp(`release image 127\\.0\\.0\\.1:5000/slipway\\d+/${appId}:${deployments.one} built and pushed as `),
     );
+    // The service runs the pushed content by its digest: a tag pushed again cannot change it.
+    const specs = await docker.json<Array<{ Spec: { TaskTemplate: { ContainerSpec: { Image: string } } } }>>({
+      path: '/services',
+      query: { filters: JSON.stringify({ label: [`slipway.app=${appId}`] }) },
+      what: 'list services',
+    });
+    assert.ok(specs.length > 0);
+    for (const s of specs)
+      assert.match(s.Spec.TaskTemplate.ContainerSpec.Image, new RegExp(`^127\\.0\\.0\\.1:5000/slipway\\d+/${appId}@sha256:[0-9a-f]{64}$`));
   });
 
   test('a task reaches no port of the control machine nor another task: its bridge port is isolated', async () => {
@@ -437,12 +446,25 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
   });
 
   test("delete removes the app's services", async () => {
+    const repository = `slipway${daemon.subnet.split('.')[1]}/${appId}`;
+    const tagsBefore = await registryTags(repository);
+    assert.ok(tagsBefore.length > 0, 'the registry holds the release images before the delete');
     const deleted = await daemon.cli(['delete', '--app', appId, '--yes']);
     assert.equal(deleted.code, 0, deleted.stderr);
+    assert.deepEqual(await registryTags(repository), [], `the registry keeps no image of the deleted app (had ${tagsBefore.join(', ')})`);
     await waitUntil('no service left', async () => (await runningTasks()).length === 0);
     assert.notEqual((await getThroughRouter(daemon, host)).status, 200);
   });
 });
+
+/** The tags the registry lists for a repository ([] for one it does not know). */
+async function registryTags(repository: string): Promise<string[]> {
+  const res = await fetch(`http://127.0.0.1:5000/v2/${repository}/tags/list`);
+  if (res.status === 404) return [];
+  const body = await res.text();
+  assert.equal(res.status, 200, body);
+  return (JSON.parse(body) as { tags: string[] | null }).tags ?? [];
+}
 
 // The data plane outlives the daemon on a swarm too: SIGTERM, SIGINT and kill -9 of the daemon
 // leave the app's tasks serving through the router, and the next daemon adopts them as they run.

@@ -19,16 +19,40 @@ export async function imageExists(api: DockerApi, name: string): Promise<boolean
   }
 }
 
-/** Pushes `<registry>/<repository>:<tag>` from the node of `api` to its registry. */
-export async function pushImage(api: DockerApi, name: string, registry: string): Promise<void> {
+/**
+ * Pushes `<registry>/<repository>:<tag>` from the node of `api` to its registry and resolves with
+ * the digest of the manifest the registry holds (`sha256:...`), which names the content: a tag
+ * pushed again later cannot change what a service pinned to the digest runs.
+ */
+export async function pushImage(api: DockerApi, name: string, registry: string): Promise<string> {
   const { repository, tag } = splitName(name);
-  await api.progress({
-    method: 'POST',
-    path: `/images/${repository}/push`,
-    query: { tag },
-    headers: { 'X-Registry-Auth': NO_AUTH },
-    what: `push ${name} to the registry ${registry}`,
-  });
+  let digest: string | undefined;
+  await api.progress(
+    {
+      method: 'POST',
+      path: `/images/${repository}/push`,
+      query: { tag },
+      headers: { 'X-Registry-Auth': NO_AUTH },
+      what: `push ${name} to the registry ${registry}`,
+    },
+    (message) => (digest = pushedDigest(message) ?? digest),
+  );
+  if (!digest) throw new Error(`The push of ${name} to the registry ${registry} did not tell the image's digest.`);
+  return digest;
+}
+
+/** The digest a push's progress message carries at its end (`aux.Digest`), if it is that message. */
+export function pushedDigest(message: Record<string, unknown>): string | undefined {
+  const aux = message.aux;
+  if (typeof aux !== 'object' || aux === null) return undefined;
+  const digest = (aux as Record<string, unknown>).Digest;
+  return typeof digest === 'string' && /^sha256:[0-9a-f]{64}$/.test(digest) ? digest : undefined;
+}
+
+/** `<repository>@<digest>` of `<repository>:<tag>`: the name a service pulls the pushed content by. */
+export function pinnedName(name: string, digest: string): string {
+  if (!/^sha256:[0-9a-f]{64}$/.test(digest)) throw new Error(`Not an image digest: ${JSON.stringify(digest)}.`);
+  return `${splitName(name).repository}@${digest}`;
 }
 
 /** Pulls `<registry>/<repository>:<tag>` onto the node of `api`; `where` names the node in errors. */

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { repositoryName, tagName } from './release-images.js';
 import { layerDockerfile, relativeToRoot } from './build-context.js';
 import { baseImageTag } from './base-image.js';
+import { pinnedName, pushedDigest } from './image-transfer.js';
 
 test('app and deployment ids become valid repository names and tags, distinct for distinct ids', () => {
   assert.equal(repositoryName('app_0f3c'), 'app_0f3c');
@@ -23,4 +24,13 @@ test('the base image tag changes with the Debian release and the package list', 
   assert.notEqual(baseImageTag('bookworm'), baseImageTag('trixie'));
   assert.notEqual(baseImageTag('bookworm', ['a']), baseImageTag('bookworm', ['b']));
   assert.match(baseImageTag('bookworm'), /^bookworm-[0-9a-f]{12}$/);
+});
+
+test("a push's digest is read from its last progress message and pins the image by content", () => {
+  const digest = `sha256:${'ab'.repeat(32)}`;
+  assert.equal(pushedDigest({ status: 'Pushed', progressDetail: {}, id: '1a2b' }), undefined);
+  assert.equal(pushedDigest({ aux: { Tag: 'dep_1', Digest: 'md5:00', Size: 3 } }), undefined);
+  assert.equal(pushedDigest({ progressDetail: {}, aux: { Tag: 'dep_1', Digest: digest, Size: 1368 } }), digest);
+  assert.equal(pinnedName('127.0.0.1:5000/slipway1/app_1:dep_1', digest), `127.0.0.1:5000/slipway1/app_1@${digest}`);
+  assert.throws(() => pinnedName('127.0.0.1:5000/slipway1/app_1:dep_1', 'latest'), /Not an image digest/);
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { DockerApi } from './docker-api.js';
 import { baseImageTag, debianSuite, importBaseImage } from './base-image.js';
-import { imageExists, pushImage } from './image-transfer.js';
+import { imageExists, pinnedName, pushImage } from './image-transfer.js';
 import { buildContext, layerDockerfile } from './build-context.js';
 import { deleteFromRegistry } from './registry.js';
 import { runChecked } from '../../executor/run-captured.js';
@@ -63,7 +63,10 @@ export class ReleaseImages {
     return this.base;
   }
 
-  /** The image of a release: built and pushed once per deployment, whatever the number of instances. */
+  /**
+   * The image of a release, by digest (`<repository>@sha256:...`): built and pushed once per
+   * deployment, whatever the number of instances.
+   */
   releaseImage(request: ReleaseImageRequest): Promise<string> {
     const name = `${this.o.registry}/${this.o.namespace}/${repositoryName(request.appId)}:${tagName(request.deploymentId)}`;
     const key = `${name}\n${request.releaseDir}`;
@@ -79,10 +82,7 @@ export class ReleaseImages {
   private async buildRelease(name: string, r: ReleaseImageRequest): Promise<string> {
     // Built by an earlier run of the daemon (its instances adopted since): a deployment's release
     // folder never changes, so its image is reused, pushed again in case that push never ended.
-    if (await this.builtBefore(name, r.releaseDir)) {
-      await pushImage(this.o.api, name, this.o.registry);
-      return name;
-    }
+    if (await this.builtBefore(name, r.releaseDir)) return pinnedName(name, await pushImage(this.o.api, name, this.o.registry));
     const from = r.readOnlyPaths.length ? await this.toolchainImage(r.readOnlyPaths) : await this.ensureBase();
     const labels = { [LABEL_APP]: r.appId, [LABEL_DEPLOYMENT]: r.deploymentId, [LABEL_RELEASE_DIR]: r.releaseDir };
     await this.build(
@@ -92,9 +92,9 @@ export class ReleaseImages {
       r.user,
       `build the image of deployment ${r.deploymentId}`,
     );
-    await pushImage(this.o.api, name, this.o.registry);
-    this.o.log(`release image ${name} built and pushed`);
-    return name;
+    const pinned = pinnedName(name, await pushImage(this.o.api, name, this.o.registry));
+    this.o.log(`release image ${name} built and pushed as ${pinned}`);
+    return pinned;
   }
 
   /** Whether this node holds the release's image, of the same release folder. */

@@ -155,6 +155,12 @@ export class SwarmBackend implements InstanceBackend {
     return this.node;
   }
 
+  /** A deleted app's release images go, from this node and from the registry. */
+  async forgetApp(appId: string): Promise<void> {
+    const removed = await this.images.pruneApp(appId);
+    if (removed.length) this.log(`removed the release images of deleted app ${appId}: ${removed.join(', ')}`);
+  }
+
   setNetworkEvents(events: SandboxNetworkEvents): void {
     this.networkEvents = events;
   }
