@@ -11,6 +11,7 @@ import { benchStartCommand, describeStartCommand } from './start-command.js';
 import { benchResilience, describeResilience } from './resilience.js';
 import { benchDrains, describeDrains } from './drains.js';
 import { benchBackups, describeBackups } from './backups.js';
+import { benchBuildLoad, describeBuildLoad } from './build-load.js';
 
 const results: Record<string, unknown> = {};
 
@@ -56,6 +57,10 @@ console.log(describeDrains(drains));
 const backups = await benchBackups();
 results.backups = backups;
 console.log(describeBackups(backups));
+
+const buildLoad = await benchBuildLoad();
+results.buildLoad = buildLoad;
+console.log(describeBuildLoad(buildLoad));
 
 const sbtBuild = await benchSbtBuild();
 results.sbtBuild = sbtBuild;
