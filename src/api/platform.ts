@@ -89,6 +89,8 @@ export interface ApiDependencies {
   store: Store;
   /** The daemon's `--app-disk-budget`, for apps without one of their own (default 2 GiB). */
   defaultDiskBudget?: number;
+  /** Per-organisation quotas and the daemon's defaults; absent: the built-in defaults. */
+  quotas?: import('../quotas/quotas.js').Quotas;
   endpoints: PublicEndpoints;
   services?: DeploymentServices;
   /** Add-ons and their providers; absent when only the control plane runs (unit tests). */

@@ -11,6 +11,7 @@ import { describeSandboxExit } from '../sandbox/describe.js';
 import { requireScope } from './token-scope.js';
 import { endWhenAccessEnds } from './access-watch.js';
 import { serverSpecs } from './server-routes.js';
+import { orgOfApp, quotasOf } from './quotas.js';
 
 const RUN_PATH = /^\/v1\/apps\/([^/]+)\/run$/;
 
@@ -33,6 +34,8 @@ function refuse(socket: Duplex, error: unknown): void {
  * goes away takes the command with it.
  */
 export async function handleRunUpgrade(deps: ApiDependencies, req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  // The run counts against the organisation's `runs` quota from its start to its end.
+  let endRun: (() => void) | undefined;
   try {
     const url = new URL(req.url ?? '/', 'http://api.invalid');
     const match = RUN_PATH.exec(url.pathname);
@@ -43,6 +46,7 @@ export async function handleRunUpgrade(deps: ApiDependencies, req: IncomingMessa
     const argv = parseOneOffCommand(url.searchParams.get('command'));
     const run = deps.services?.runOneOff;
     if (!run) throw new SlipwayError(503, 'unavailable', 'One-off commands are not available on this daemon.');
+    endRun = quotasOf(deps).startRun(orgOfApp(deps, app));
     // The command may print before its start resolves: its frames wait for the upgrade's answer.
     let early: Buffer[] | undefined = [];
     const sandbox = await run(app, argv, (stream, chunk) => {
@@ -85,5 +89,7 @@ export async function handleRunUpgrade(deps: ApiDependencies, req: IncomingMessa
     if (!socket.destroyed) socket.end(encodeFrame(FRAME.exit, JSON.stringify(payload)));
   } catch (error) {
     if (!socket.destroyed) refuse(socket, error);
+  } finally {
+    endRun?.();
   }
 }

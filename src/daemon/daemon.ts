@@ -1,3 +1,4 @@
+import { Quotas } from '../quotas/quotas.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -439,6 +440,7 @@ export class Daemon {
         store,
         endpoints,
         defaultDiskBudget: appDiskBudget,
+        quotas: new Quotas(store, options.defaultQuotas),
         services: {
           deployer,
           runtime,

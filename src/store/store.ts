@@ -20,6 +20,7 @@ import { WebhookRepository } from './webhooks.js';
 import { NotifyEmailRepository } from './notify-emails.js';
 import { NotificationDeliveryRepository } from './notification-deliveries.js';
 import { CronRunRepository } from './cron-runs.js';
+import { OrgQuotaRepository } from './org-quotas.js';
 
 /** The only place state lives. */
 export class Store {
@@ -44,6 +45,7 @@ export class Store {
   readonly notifyEmails: NotifyEmailRepository;
   readonly notificationDeliveries: NotificationDeliveryRepository;
   readonly cron: CronRunRepository;
+  readonly orgQuotas: OrgQuotaRepository;
 
   constructor(readonly db: Db) {
     this.orgs = new OrgRepository(db);
@@ -67,6 +69,7 @@ export class Store {
     this.notifyEmails = new NotifyEmailRepository(db);
     this.notificationDeliveries = new NotificationDeliveryRepository(db);
     this.cron = new CronRunRepository(db);
+    this.orgQuotas = new OrgQuotaRepository(db);
   }
 
   static open(path: string): Store {

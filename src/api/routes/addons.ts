@@ -1,3 +1,4 @@
+import { quotasOf } from '../quotas.js';
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import type { AppRow } from '../../store/apps.js';
@@ -55,6 +56,7 @@ export function addonRoutes(router: HttpRouter<ApiContext>): void {
     const name = checkDisplayName('add-on', requireString(input, 'name', 'Give the add-on a name.'));
     const org = orgForUser(store, ctx.user, input.org);
     const apps = appsToLink(ctx, input.link, org.id);
+    quotasOf(ctx.deps).checkNewAddon(org);
     if (store.addons.byName(org.id, name)) {
       throw new ConflictError(
         `The organisation already has an add-on named ${JSON.stringify(name)}.`,

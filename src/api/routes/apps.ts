@@ -7,6 +7,7 @@ import { appForUser, orgForUser } from '../access.js';
 import { appView } from '../platform.js';
 import { SlipwayError } from '../../core/errors.js';
 import { appSpecs } from './apps-routes.js';
+import { quotasOf } from '../quotas.js';
 
 export function appRoutes(router: HttpRouter<ApiContext>): void {
   router.add('GET', '/v1/app-types', appSpecs.types, () => ({ types: appTypes() }));
@@ -23,6 +24,7 @@ export function appRoutes(router: HttpRouter<ApiContext>): void {
     const name = checkDisplayName('application', requireString(input, 'name', 'Give the application a name.'));
     const region = checkRegion(input.region ?? 'par');
     const org = orgForUser(deps.store, user, input.org);
+    quotasOf(deps).checkNewApp(org);
     const app = deps.store.apps.create({ orgId: org.id, name, type, region });
     // The router knows the new domain from now on: 503 (nothing deployed yet) instead of 404.
     await deps.services?.runtime.applyRoutes();

@@ -1,3 +1,4 @@
+import { orgOfApp, quotasOf } from '../quotas.js';
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import type { AppRow } from '../../store/apps.js';
@@ -60,6 +61,7 @@ export function domainRoutes(router: HttpRouter<ApiContext>): void {
   router.add('POST', '/v1/apps/:app/domains', domainSpecs.add, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
     const { fqdn } = parseDomainName((await ctx.body()).fqdn, ctx.deps.endpoints.domain);
+    quotasOf(ctx.deps).checkNewDomain(orgOfApp(ctx.deps, app));
     const row = ctx.deps.store.domains.add(app.id, fqdn, {
       pendingVerification: ctx.deps.services?.domains?.requireVerification ?? false,
     });

@@ -7,6 +7,7 @@ import { SlipwayError, ValidationError } from '../../core/errors.js';
 import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../../core/flavors.js';
 import type { AppRow } from '../../store/apps.js';
 import { instanceSpecs } from './instances-routes.js';
+import { orgOfApp, quotasOf } from '../quotas.js';
 
 /** How an app is scaled: its instance count and the flavours of its instances and builds. */
 export function scaleView(app: AppRow, defaultDiskBudget = DEFAULT_APP_DISK_BUDGET): ScaleView {
@@ -71,6 +72,7 @@ export function instanceRoutes(router: HttpRouter<ApiContext>): void {
     if (flavor === undefined && buildFlavor === undefined && count === undefined && disk === undefined) {
       throw new ValidationError('Nothing to change.', 'Give flavor, buildFlavor, instances and/or disk.');
     }
+    quotasOf(ctx.deps).checkScale(orgOfApp(ctx.deps, app), app, { instances: count, flavor });
     if (disk !== undefined) {
       // The budget bounds what a tenant may take of the machine's disk: the operator's call.
       requireAdmin(ctx.user);
@@ -92,6 +94,7 @@ export function instanceRoutes(router: HttpRouter<ApiContext>): void {
     const count = checkInstanceCount((await ctx.body()).count);
     const runtime = ctx.deps.services?.runtime;
     if (!runtime) throw new SlipwayError(503, 'unavailable', 'Instances are not available on this daemon.');
+    quotasOf(ctx.deps).checkScale(orgOfApp(ctx.deps, app), app, { instances: count });
     ctx.deps.store.apps.setInstances(app.id, count);
     await runtime.scale(app, (line) => ctx.deps.services?.logs.append(app.id, 'system', line));
     return { instances: count, running: runtime.instancesOf(app.id).length };

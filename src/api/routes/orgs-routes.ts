@@ -1,8 +1,42 @@
 import type { RouteSpec } from '../route-spec.js';
-import { arr, obj, oneOf, str } from '../schema.js';
+import { arr, int, named, nullable, obj, oneOf, str } from '../schema.js';
 import { Member, Org, OrgWithRole } from '../schemas.js';
 
 const ORG = { org: 'Organisation id or name' };
+const counts = (what: string) => ({
+  apps: int(`Applications ${what}`),
+  addons: int(`Add-ons ${what}`),
+  instances: int(`Instances over all its apps ${what}`),
+  memory_bytes: int(`Instances × their flavour's memory, in bytes, ${what}`),
+  workers: int(`Workers ${what}`),
+  runs: int(`One-off runs open at once ${what}`),
+  domains: int(`Custom domains ${what}`),
+});
+const limits = named('QuotaLimits', obj({ ...counts('allowed'), max_flavor: str('The biggest instance flavour allowed') }));
+const OrgQuota = named(
+  'OrgQuota',
+  obj({
+    org: str('The organisation name'),
+    limits,
+    defaults: limits,
+    overridden: arr(str(), 'The quotas set for this organisation (the others are the defaults)'),
+    usage: obj(
+      {
+        apps: int(),
+        addons: int(),
+        instances: int(),
+        memory_bytes: int(),
+        max_flavor: nullable(str('The biggest flavour its apps use')),
+        runs: int(),
+        domains: int(),
+      },
+      [],
+      'What the organisation uses now',
+    ),
+  }),
+);
+const quota = { description: 'Its quotas and use', schema: obj({ quota: OrgQuota }) };
+
 const members = { description: 'The members after the change', schema: obj({ members: arr(Member) }) };
 
 export const orgSpecs = {
@@ -53,5 +87,34 @@ export const orgSpecs = {
     params: { ...ORG, user: 'User name or id' },
     success: { status: 200, response: members },
     errors: [403, 404, 409],
+  },
+  getQuota: {
+    operationId: 'getOrgQuota',
+    tag: 'Organisations',
+    summary: 'What an organisation uses and its quotas (its members, or an administrator)',
+    params: ORG,
+    success: { status: 200, response: quota },
+    errors: [404],
+  },
+  setQuota: {
+    operationId: 'setOrgQuota',
+    tag: 'Organisations',
+    summary: "Set an organisation's quotas (administrators); null puts a quota back to the daemon's default",
+    params: ORG,
+    body: obj(
+      {
+        apps: nullable(int()),
+        addons: nullable(int()),
+        instances: nullable(int()),
+        memory: nullable(str('A size such as 64G, or bytes')),
+        max_flavor: nullable(str('A flavour name')),
+        workers: nullable(int()),
+        runs: nullable(int()),
+        domains: nullable(int()),
+      },
+      ['apps', 'addons', 'instances', 'memory', 'max_flavor', 'workers', 'runs', 'domains'],
+    ),
+    success: { status: 200, response: quota },
+    errors: [400, 403, 404],
   },
 } satisfies Record<string, RouteSpec>;

@@ -9,6 +9,11 @@ import type { User } from '../../store/users.js';
 import type { Org } from '../../store/orgs.js';
 import { isId } from '../../core/names.js';
 import { orgSpecs } from './orgs-routes.js';
+import { requireAdmin } from '../access.js';
+import { quotasOf } from '../quotas.js';
+import type { ApiDependencies } from '../platform.js';
+import { QUOTA_FLAGS, QUOTA_NAMES, type QuotaName, parseQuotaValue } from '../../quotas/limits.js';
+import type { OrgQuotaRow } from '../../store/org-quotas.js';
 
 /**
  * The organisation whose members a user may see: theirs, or any for an administrator (who
@@ -40,6 +45,45 @@ function memberRole(value: string | undefined): 'owner' | 'member' {
     `Unknown role ${JSON.stringify(value.slice(0, 40))}.`,
     'A member is "member" (uses the apps and add-ons) or "owner" (also manages the members).',
   );
+}
+
+/** An organisation's limits, the defaults, which are its own, and its use. */
+function quotaView(deps: ApiDependencies, org: Org) {
+  const quotas = quotasOf(deps);
+  const overrides = deps.store.orgQuotas.of(org.id);
+  return {
+    org: org.name,
+    limits: quotas.limitsOf(org.id),
+    defaults: quotas.defaults,
+    overridden: QUOTA_NAMES.filter((name) => overrides[name] !== null),
+    usage: quotas.usageOf(org.id),
+  };
+}
+
+/** The body's field for a quota: `memory` for memory_bytes, else the quota's own name. */
+const bodyField = (name: QuotaName) => (name === 'memory_bytes' ? 'memory' : name);
+
+/** The changes a body asks for: a value sets the quota, null puts it back to the default. */
+function quotaChanges(input: Record<string, unknown>): Partial<OrgQuotaRow> {
+  const fields = QUOTA_NAMES.map(bodyField);
+  const unknown = Object.keys(input).filter((key) => !fields.includes(key as never));
+  if (unknown.length > 0) {
+    throw new ValidationError(
+      `Unknown quota ${unknown.map((k) => JSON.stringify(k.slice(0, 40))).join(', ')}.`,
+      `Quotas: ${fields.join(', ')}.`,
+    );
+  }
+  const changes: Record<string, unknown> = {};
+  for (const name of QUOTA_NAMES) {
+    const field = bodyField(name);
+    if (!(field in input)) continue;
+    const value = input[field];
+    changes[name] = value === null || value === 'default' ? null : parseQuotaValue(name, value);
+  }
+  if (Object.keys(changes).length === 0) {
+    throw new ValidationError('Nothing to change.', `Give one or more of: ${QUOTA_NAMES.map((n) => `--${QUOTA_FLAGS[n]}`).join(', ')}.`);
+  }
+  return changes as Partial<OrgQuotaRow>;
 }
 
 export function orgRoutes(router: HttpRouter<ApiContext>): void {
@@ -106,5 +150,17 @@ export function orgRoutes(router: HttpRouter<ApiContext>): void {
     }
     store.orgs.removeMember(org.id, member.id);
     return { members: store.orgs.members(org.id) };
+  });
+
+  router.add('GET', '/v1/orgs/:org/quota', orgSpecs.getQuota, ({ user, deps, params }) => ({
+    quota: quotaView(deps, orgForMembers(deps.store, user, params.org)),
+  }));
+
+  /** Quotas bound what a tenant may take of the machine: the operator's call, not the owners'. */
+  router.add('PUT', '/v1/orgs/:org/quota', orgSpecs.setQuota, async ({ user, deps, params, body }) => {
+    requireAdmin(user);
+    const org = orgForMembers(deps.store, user, params.org);
+    deps.store.orgQuotas.set(org.id, quotaChanges(await body()));
+    return { quota: quotaView(deps, org) };
   });
 }

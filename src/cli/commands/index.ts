@@ -6,6 +6,7 @@ import { systemBackup } from './system/backup.js';
 import { systemStatus } from './system/status.js';
 import { orgList } from './org/list.js';
 import { orgAddMember, orgMembers, orgRemoveMember } from './org/members.js';
+import { orgQuota, orgQuotaSet } from './org/quota.js';
 import { tokensCreate } from './tokens/create.js';
 import { tokensList } from './tokens/list.js';
 import { tokensRevoke } from './tokens/revoke.js';
@@ -100,6 +101,8 @@ export const commands: Command[] = [
   orgMembers,
   orgAddMember,
   orgRemoveMember,
+  orgQuota,
+  orgQuotaSet,
   create,
   link,
   unlink,

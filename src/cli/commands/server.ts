@@ -1,3 +1,4 @@
+import { parseDefaultQuotas } from '../../quotas/limits.js';
 import type { Command } from '../command.js';
 import type { Daemon, StopScope } from '../../daemon/daemon.js';
 import { resolveDataDir } from '../../daemon/data-dir.js';
@@ -198,6 +199,12 @@ export const server: Command = {
       description:
         "Each app's disk budget (repository, builds, caches, kept releases), e.g. 512M or 4G; `slipway scale --disk` sets one app's (default $SLIPWAY_APP_DISK_BUDGET, else 2G)",
     },
+    'default-quota': {
+      type: 'string',
+      value: '<quota=value,...>',
+      description:
+        "Each organisation's quotas unless `slipway org quota set` gives its own, e.g. apps=20,memory=64G,max-flavor=M (quotas: apps, addons, instances, memory, max-flavor, workers, runs, domains; default $SLIPWAY_DEFAULT_QUOTA, else apps=100, addons=100, instances=200, memory=256G, max-flavor=XL, workers=100, runs=10, domains=200)",
+    },
     'kept-releases': {
       type: 'string',
       value: '<n>',
@@ -255,6 +262,7 @@ export const server: Command = {
         domain,
         publicHost: (o['public-host'] as string | undefined) ?? domain,
         appDiskBudget: parseDiskBudget((o['app-disk-budget'] as string | undefined) ?? ctx.env.SLIPWAY_APP_DISK_BUDGET ?? '2G'),
+        defaultQuotas: parseDefaultQuotas((o['default-quota'] as string | undefined) ?? ctx.env.SLIPWAY_DEFAULT_QUOTA),
         keptReleases: parseKeptReleases((o['kept-releases'] as string | undefined) ?? ctx.env.SLIPWAY_KEPT_RELEASES),
         appUids:
           parseUidRange((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS) &&

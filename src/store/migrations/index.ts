@@ -15,6 +15,7 @@ import * as m014 from './014-tenant-domains.js';
 import * as m015 from './015-token-scopes.js';
 import * as m016 from './016-addon-backups.js';
 import * as m017 from './017-app-disk-budget.js';
+import * as m018 from './018-org-quotas.js';
 
 /** Versioned schema changes, applied in order; never edit one that has shipped, add a new one. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -35,4 +36,5 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 15, name: 'token-scopes', sql: m015.sql },
   { version: 16, name: 'addon-backups', sql: m016.sql },
   { version: 17, name: 'app-disk-budget', sql: m017.sql },
+  { version: 18, name: 'org-quotas', sql: m018.sql },
 ];

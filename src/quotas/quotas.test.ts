@@ -1,0 +1,127 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Store } from '../store/store.js';
+import { DEFAULT_QUOTAS, effectiveLimits, parseDefaultQuotas, parseQuotaValue } from './limits.js';
+import { QuotaExceededError, refusalMessage } from './refusal.js';
+import { Quotas } from './quotas.js';
+
+const GiB = 1024 ** 3;
+
+function fresh(defaults = 'apps=2,addons=1,instances=4,memory=2G,max-flavor=XS,runs=1,domains=1') {
+  const store = Store.open(join(mkdtempSync(join(tmpdir(), 'slipway-quotas-')), 'slipway.db'));
+  const org = store.orgs.create('acme');
+  return { store, org, quotas: new Quotas(store, parseDefaultQuotas(defaults)) };
+}
+
+function refused(work: () => void, message: string, hint = /slipway org quota set acme --/): void {
+  assert.throws(work, (error: unknown) => {
+    assert.ok(error instanceof QuotaExceededError);
+    assert.equal(error.status, 403);
+    assert.equal(error.code, 'quota_exceeded');
+    assert.equal(error.message, message);
+    assert.match(error.hint ?? '', hint);
+    return true;
+  });
+}
+
+test('--default-quota names some quotas; the others keep the built-in defaults', () => {
+  const limits = parseDefaultQuotas('apps=20, memory=64G,max-flavor=m,max_flavor=S');
+  assert.deepEqual(limits, { ...DEFAULT_QUOTAS, apps: 20, memory_bytes: 64 * GiB, max_flavor: 'S' });
+  assert.deepEqual(parseDefaultQuotas(undefined), DEFAULT_QUOTAS);
+  assert.throws(() => parseDefaultQuotas('apps'), /not <quota>=<value>/);
+  assert.throws(() => parseDefaultQuotas('cpus=3'), /not <quota>=<value>/);
+  assert.throws(() => parseDefaultQuotas('apps=-1'), /whole number from 0/);
+  assert.throws(() => parseDefaultQuotas('max-flavor=huge'), /Unknown flavour/);
+  assert.equal(parseQuotaValue('runs', 0), 0);
+  assert.equal(parseQuotaValue('memory_bytes', '512M'), 512 * 1024 * 1024);
+});
+
+test("an organisation's override wins; null falls back to the default", () => {
+  const limits = effectiveLimits(DEFAULT_QUOTAS, { apps: 3, addons: null, max_flavor: 'pico' });
+  assert.equal(limits.apps, 3);
+  assert.equal(limits.addons, DEFAULT_QUOTAS.addons);
+  assert.equal(limits.max_flavor, 'pico');
+});
+
+test('the refusal names the organisation, the use, the limit, the quota and the command raising it', () => {
+  assert.deepEqual(refusalMessage({ org: 'acme', quota: 'apps', used: 5, limit: 5 }), {
+    message: 'organisation acme has 5 of 5 apps (quota apps).',
+    hint: 'Ask an administrator to raise it: slipway org quota set acme --apps N',
+  });
+  assert.equal(
+    refusalMessage({ org: 'acme', quota: 'memory_bytes', used: GiB, limit: 2 * GiB, after: 3 * GiB }).message,
+    'organisation acme has 1 GiB of 2 GiB instance memory; this would make 3 GiB (quota memory).',
+  );
+  assert.equal(
+    refusalMessage({ org: 'acme', quota: 'max_flavor', used: 'M', limit: 'XS' }).message,
+    'organisation acme may use flavours up to XS, not M (quota max-flavor).',
+  );
+});
+
+test('apps, add-ons and domains are refused past their quota, and allowed again once raised', () => {
+  const { store, org, quotas } = fresh();
+  quotas.checkNewApp(org);
+  const a = store.apps.create({ orgId: org.id, name: 'a', type: 'node', region: 'par' });
+  quotas.checkNewApp(org);
+  store.apps.create({ orgId: org.id, name: 'b', type: 'node', region: 'par' });
+  refused(() => quotas.checkNewApp(org), 'organisation acme has 2 of 2 apps (quota apps).');
+  store.orgQuotas.set(org.id, { apps: 3 });
+  quotas.checkNewApp(org);
+
+  quotas.checkNewAddon(org);
+  store.addons.create({ orgId: org.id, provider: 'redis', name: 'cache' });
+  refused(() => quotas.checkNewAddon(org), 'organisation acme has 1 of 1 add-ons (quota addons).');
+
+  quotas.checkNewDomain(org);
+  store.domains.add(a.id, 'www.example.com');
+  refused(() => quotas.checkNewDomain(org), 'organisation acme has 1 of 1 domains (quota domains).');
+  store.orgQuotas.set(org.id, { domains: null, apps: null });
+  assert.deepEqual(store.orgQuotas.of(org.id).apps, null);
+  refused(() => quotas.checkNewApp(org), 'organisation acme has 2 of 2 apps (quota apps).');
+  assert.deepEqual(quotas.usageOf(org.id), {
+    apps: 2,
+    addons: 1,
+    instances: 2,
+    memory_bytes: GiB,
+    max_flavor: 'nano',
+    runs: 0,
+    domains: 1,
+  });
+  store.close();
+});
+
+test('scaling counts the organisation total of instances and memory, and the biggest flavour', () => {
+  const { store, org, quotas } = fresh();
+  const a = store.apps.create({ orgId: org.id, name: 'a', type: 'node', region: 'par' });
+  store.apps.create({ orgId: org.id, name: 'b', type: 'node', region: 'par' });
+  // Two nano instances (512 MiB each) are in use: 1 GiB of 2 GiB, 2 of 4 instances.
+  quotas.checkScale(org, a, { instances: 3 });
+  refused(
+    () => quotas.checkScale(org, a, { instances: 4 }),
+    'organisation acme has 2 of 4 instances; this would make 5 (quota instances).',
+  );
+  refused(() => quotas.checkScale(org, a, { flavor: 'S' }), 'organisation acme may use flavours up to XS, not S (quota max-flavor).');
+  refused(
+    () => quotas.checkScale(org, a, { flavor: 'XS', instances: 2 }),
+    'organisation acme has 1 GiB of 2 GiB instance memory; this would make 2.5 GiB (quota memory).',
+  );
+  quotas.checkScale(org, a, { flavor: 'XS' });
+  // Shrinking is never refused, even over a quota lowered since.
+  store.orgQuotas.set(org.id, { instances: 1, memory_bytes: 0 });
+  quotas.checkScale(org, a, { instances: 1, flavor: 'pico' });
+  store.close();
+});
+
+test('one-off runs count while open, each released once', () => {
+  const { org, quotas, store } = fresh();
+  const end = quotas.startRun(org);
+  refused(() => quotas.startRun(org), 'organisation acme has 1 of 1 one-off runs (quota runs).');
+  end();
+  end();
+  assert.equal(quotas.usageOf(org.id).runs, 0);
+  quotas.startRun(org)();
+  store.close();
+});

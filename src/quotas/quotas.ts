@@ -1,0 +1,114 @@
+import { DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../core/flavors.js';
+import type { Store } from '../store/store.js';
+import type { Org } from '../store/orgs.js';
+import type { AppRow } from '../store/apps.js';
+import { DEFAULT_QUOTAS, type QuotaLimits, effectiveLimits, flavorAllowed } from './limits.js';
+import { QuotaExceededError } from './refusal.js';
+
+/** What an organisation holds now, in the units of its quotas. */
+export interface QuotaUsage {
+  apps: number;
+  addons: number;
+  instances: number;
+  memory_bytes: number;
+  /** The biggest instance flavour any of its apps uses. */
+  max_flavor: string | null;
+  runs: number;
+  domains: number;
+}
+
+const instancesOf = (app: AppRow) => app.instances ?? 1;
+const memoryOf = (app: AppRow) => instancesOf(app) * flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR).memoryBytes;
+
+/**
+ * The one place quotas are enforced: the API asks before it creates or grows anything an
+ * organisation owns, and refuses with the quota's name and the current use.
+ */
+export class Quotas {
+  /** One-off runs open now, per organisation (they live only as long as the daemon). */
+  private readonly openRuns = new Map<string, number>();
+
+  constructor(
+    private readonly store: Store,
+    readonly defaults: QuotaLimits = DEFAULT_QUOTAS,
+  ) {}
+
+  limitsOf(orgId: string): QuotaLimits {
+    return effectiveLimits(this.defaults, this.store.orgQuotas.of(orgId));
+  }
+
+  usageOf(orgId: string): QuotaUsage {
+    const apps = this.store.apps.listForOrg(orgId);
+    let biggest: string | null = null;
+    for (const app of apps) {
+      const flavor = flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR);
+      if (!biggest || flavor.memoryBytes > flavorNamed(biggest).memoryBytes) biggest = flavor.name;
+    }
+    return {
+      apps: apps.length,
+      addons: this.store.addons.listForOrg(orgId).length,
+      instances: apps.reduce((sum, app) => sum + instancesOf(app), 0),
+      memory_bytes: apps.reduce((sum, app) => sum + memoryOf(app), 0),
+      max_flavor: biggest,
+      runs: this.openRuns.get(orgId) ?? 0,
+      domains: apps.reduce((sum, app) => sum + this.store.domains.ofApp(app.id).length, 0),
+    };
+  }
+
+  /** Before a new application: counts as one app of one instance of the default flavour. */
+  checkNewApp(org: Org): void {
+    const limits = this.limitsOf(org.id);
+    const use = this.usageOf(org.id);
+    this.count(org, 'apps', use.apps, 1, limits.apps);
+    this.count(org, 'instances', use.instances, 1, limits.instances);
+    this.count(org, 'memory_bytes', use.memory_bytes, flavorNamed(DEFAULT_INSTANCE_FLAVOR).memoryBytes, limits.memory_bytes);
+  }
+
+  checkNewAddon(org: Org): void {
+    this.count(org, 'addons', this.usageOf(org.id).addons, 1, this.limitsOf(org.id).addons);
+  }
+
+  checkNewDomain(org: Org): void {
+    this.count(org, 'domains', this.usageOf(org.id).domains, 1, this.limitsOf(org.id).domains);
+  }
+
+  /** Before scaling an app to `change`: the flavour allowed, the organisation's totals within limits. */
+  checkScale(org: Org, app: AppRow, change: { instances?: number; flavor?: string }): void {
+    const limits = this.limitsOf(org.id);
+    const use = this.usageOf(org.id);
+    const flavor = change.flavor ?? app.flavor ?? DEFAULT_INSTANCE_FLAVOR;
+    if (change.flavor !== undefined && !flavorAllowed(flavor, limits.max_flavor)) {
+      throw new QuotaExceededError({ org: org.name, quota: 'max_flavor', used: flavorNamed(flavor).name, limit: limits.max_flavor });
+    }
+    const instances = change.instances ?? instancesOf(app);
+    this.count(org, 'instances', use.instances, instances - instancesOf(app), limits.instances);
+    const memory = instances * flavorNamed(flavor).memoryBytes;
+    this.count(org, 'memory_bytes', use.memory_bytes, memory - memoryOf(app), limits.memory_bytes);
+  }
+
+  /** Counts a one-off run as open until the returned function is called (once). */
+  startRun(org: Org): () => void {
+    this.count(org, 'runs', this.openRuns.get(org.id) ?? 0, 1, this.limitsOf(org.id).runs);
+    this.openRuns.set(org.id, (this.openRuns.get(org.id) ?? 0) + 1);
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      const left = (this.openRuns.get(org.id) ?? 1) - 1;
+      if (left > 0) this.openRuns.set(org.id, left);
+      else this.openRuns.delete(org.id);
+    };
+  }
+
+  /** Growing by `more` past `limit` is refused; shrinking, or staying, never is. */
+  private count(
+    org: Org,
+    quota: 'apps' | 'addons' | 'instances' | 'memory_bytes' | 'runs' | 'domains',
+    used: number,
+    more: number,
+    limit: number,
+  ): void {
+    if (more <= 0 || used + more <= limit) return;
+    throw new QuotaExceededError({ org: org.name, quota, used, limit, ...(more > 1 ? { after: used + more } : {}) });
+  }
+}

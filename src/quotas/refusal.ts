@@ -1,0 +1,48 @@
+import { SlipwayError } from '../core/errors.js';
+import { QUOTA_FLAGS, type QuotaName, formatQuota } from './limits.js';
+
+/** What a refusal says: the quota, the use now, and the one command that raises it. */
+export interface QuotaRefusal {
+  org: string;
+  quota: QuotaName;
+  /** What the organisation uses now. */
+  used: number | string;
+  limit: number | string;
+  /** What the change would bring it to, when more than one at a time is asked. */
+  after?: number;
+}
+
+const NOUN: Readonly<Record<QuotaName, string>> = {
+  apps: 'apps',
+  addons: 'add-ons',
+  instances: 'instances',
+  memory_bytes: 'instance memory',
+  max_flavor: 'flavour',
+  workers: 'workers',
+  runs: 'one-off runs',
+  domains: 'domains',
+};
+
+/** e.g. "organisation acme has 5 of 5 apps (quota apps)". */
+export function refusalMessage(r: QuotaRefusal): { message: string; hint: string } {
+  const flag = QUOTA_FLAGS[r.quota];
+  const hint = `Ask an administrator to raise it: slipway org quota set ${r.org} --${flag} ${r.quota === 'max_flavor' ? 'F' : 'N'}`;
+  if (r.quota === 'max_flavor') {
+    return {
+      message: `organisation ${r.org} may use flavours up to ${r.limit}, not ${r.used} (quota max-flavor).`,
+      hint,
+    };
+  }
+  const used = formatQuota(r.quota, r.used);
+  const limit = formatQuota(r.quota, r.limit);
+  const after = r.after === undefined ? '' : `; this would make ${formatQuota(r.quota, r.after)}`;
+  return { message: `organisation ${r.org} has ${used} of ${limit} ${NOUN[r.quota]}${after} (quota ${flag}).`, hint };
+}
+
+/** The API's refusal: 403 with the code `quota_exceeded`. */
+export class QuotaExceededError extends SlipwayError {
+  constructor(refusal: QuotaRefusal) {
+    const { message, hint } = refusalMessage(refusal);
+    super(403, 'quota_exceeded', message, hint);
+  }
+}
