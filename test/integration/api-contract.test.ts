@@ -175,6 +175,13 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   await call('GET', '/v1/orgs/nowhere', undefined, { expect: 404 });
   await call('POST', '/v1/orgs/acme/members', { user: 'alice' }, { expect: 201 });
   await call('GET', '/v1/orgs/acme/members', undefined, { token: alice.token, expect: 200 });
+  await call('GET', '/v1/orgs/acme/quota', undefined, { token: alice.token, expect: 200 });
+  await call('GET', '/v1/orgs/nowhere/quota', undefined, { expect: 404 });
+  await call('PUT', '/v1/orgs/acme/quota', { apps: 50, memory: '64G', max_flavor: 'M' }, { expect: 200 });
+  await call('PUT', '/v1/orgs/acme/quota', { apps: null, memory: null, max_flavor: null }, { expect: 200 });
+  await call('PUT', '/v1/orgs/acme/quota', { apps: -1 }, { expect: 400 });
+  await call('PUT', '/v1/orgs/acme/quota', { apps: 1 }, { token: alice.token, expect: 403 });
+  await call('PUT', '/v1/orgs/nowhere/quota', { apps: 1 }, { expect: 404 });
   await call('DELETE', '/v1/orgs/acme/members/alice', undefined, { token: alice.token, expect: 403 });
   await call('DELETE', '/v1/orgs/acme/members/alice', undefined, { expect: 200 });
 

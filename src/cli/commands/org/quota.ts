@@ -83,7 +83,10 @@ export const orgQuotaSet: Command = {
     for (const name of QUOTA_NAMES) {
       const value = options[QUOTA_FLAGS[name]];
       if (typeof value !== 'string') continue;
-      body[name === 'memory_bytes' ? 'memory' : name] = value.trim().toLowerCase() === 'default' ? null : value;
+      const text = value.trim();
+      // Counts travel as JSON numbers; a size or a flavour as text.
+      const counted = name !== 'memory_bytes' && name !== 'max_flavor' && /^\d+$/.test(text);
+      body[name === 'memory_bytes' ? 'memory' : name] = text.toLowerCase() === 'default' ? null : counted ? Number(text) : text;
     }
     if (Object.keys(body).length === 0) {
       throw new UsageError(`Give one or more quotas: ${QUOTA_NAMES.map((n) => `--${QUOTA_FLAGS[n]}`).join(', ')}.`);
