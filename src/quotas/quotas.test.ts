@@ -87,6 +87,7 @@ test('apps, add-ons and domains are refused past their quota, and allowed again 
     instances: 2,
     memory_bytes: GiB,
     max_flavor: 'nano',
+    workers: 0,
     runs: 0,
     domains: 1,
   });
@@ -123,5 +124,22 @@ test('one-off runs count while open, each released once', () => {
   end();
   assert.equal(quotas.usageOf(org.id).runs, 0);
   quotas.startRun(org)();
+  store.close();
+});
+
+test('workers count per instance: setting a worker variable and scaling up are both checked', () => {
+  const { store, org, quotas } = fresh('workers=3');
+  const a = store.apps.create({ orgId: org.id, name: 'a', type: 'node', region: 'par' });
+  quotas.checkEnv(org, a, { CC_WORKER_COMMAND: 'node worker.js', CC_WORKER_COMMAND_1: 'node mail.js', CC_WORKER_COMMAND_2: ' ' });
+  store.env.set(a.id, 'CC_WORKER_COMMAND', 'node worker.js');
+  store.env.set(a.id, 'CC_WORKER_COMMAND_1', 'node mail.js');
+  assert.equal(quotas.usageOf(org.id).workers, 2);
+  refused(
+    () => quotas.checkEnv(org, a, { CC_WORKER_COMMAND: 'a', CC_WORKER_COMMAND_1: 'b', CC_WORKER_COMMAND_7: 'c', CC_WORKER_COMMAND_8: 'd' }),
+    'organisation acme has 2 of 3 workers; this would make 4 (quota workers).',
+  );
+  refused(() => quotas.checkScale(org, a, { instances: 2 }), 'organisation acme has 2 of 3 workers; this would make 4 (quota workers).');
+  // Removing workers, or a variable that is not one, is never refused.
+  quotas.checkEnv(org, a, { CC_WORKER_COMMAND: 'node worker.js', PORT_NAME: 'x' });
   store.close();
 });

@@ -13,11 +13,21 @@ export interface QuotaUsage {
   memory_bytes: number;
   /** The biggest instance flavour any of its apps uses. */
   max_flavor: string | null;
+  /** Workers over all its instances: each instance runs its app's workers. */
+  workers: number;
   runs: number;
   domains: number;
 }
 
 const instancesOf = (app: AppRow) => app.instances ?? 1;
+
+/**
+ * The workers one instance of an app runs: its non-empty CC_WORKER_COMMAND and
+ * CC_WORKER_COMMAND_<n> variables, as src/serving/workers.ts reads them.
+ */
+export function workersIn(env: Record<string, string>): number {
+  return Object.entries(env).filter(([name, value]) => /^CC_WORKER_COMMAND(_\d+)?$/.test(name) && value.trim() !== '').length;
+}
 const memoryOf = (app: AppRow) => instancesOf(app) * flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR).memoryBytes;
 
 /**
@@ -50,6 +60,7 @@ export class Quotas {
       instances: apps.reduce((sum, app) => sum + instancesOf(app), 0),
       memory_bytes: apps.reduce((sum, app) => sum + memoryOf(app), 0),
       max_flavor: biggest,
+      workers: apps.reduce((sum, app) => sum + this.workersOfApp(app), 0),
       runs: this.openRuns.get(orgId) ?? 0,
       domains: apps.reduce((sum, app) => sum + this.store.domains.ofApp(app.id).length, 0),
     };
@@ -84,6 +95,18 @@ export class Quotas {
     this.count(org, 'instances', use.instances, instances - instancesOf(app), limits.instances);
     const memory = instances * flavorNamed(flavor).memoryBytes;
     this.count(org, 'memory_bytes', use.memory_bytes, memory - memoryOf(app), limits.memory_bytes);
+    const perInstance = workersIn(this.store.env.asRecord(app.id));
+    this.count(org, 'workers', use.workers, perInstance * instances - this.workersOfApp(app), limits.workers);
+  }
+
+  /** Before an app's variables become `env`: its workers × its instances within the workers quota. */
+  checkEnv(org: Org, app: AppRow, env: Record<string, string>): void {
+    const after = workersIn(env) * instancesOf(app);
+    this.count(org, 'workers', this.usageOf(org.id).workers, after - this.workersOfApp(app), this.limitsOf(org.id).workers);
+  }
+
+  private workersOfApp(app: AppRow): number {
+    return workersIn(this.store.env.asRecord(app.id)) * instancesOf(app);
   }
 
   /** Counts a one-off run as open until the returned function is called (once). */
@@ -103,7 +126,7 @@ export class Quotas {
   /** Growing by `more` past `limit` is refused; shrinking, or staying, never is. */
   private count(
     org: Org,
-    quota: 'apps' | 'addons' | 'instances' | 'memory_bytes' | 'runs' | 'domains',
+    quota: 'apps' | 'addons' | 'instances' | 'memory_bytes' | 'workers' | 'runs' | 'domains',
     used: number,
     more: number,
     limit: number,

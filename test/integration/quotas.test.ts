@@ -1,7 +1,7 @@
 /**
  * Quotas through the CLI: an administrator sets an organisation's quotas over the daemon's
  * --default-quota, a member meets each limit reachable without deploying (apps, add-ons,
- * domains, instances, flavour), refused with the quota's name and the current use.
+ * domains, instances, flavour, workers), refused with the quota's name and the current use.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -69,11 +69,28 @@ test('a member meets the quotas, refused with the quota and the use; an administ
     /organisation acme has 3 of 3 instances; this would make 5 \(quota instances\)/,
   );
 
+  await ok(undefined, ['org', 'quota', 'set', 'acme', '--workers', '1']);
+  await ok(alice, ['env', 'set', 'CC_WORKER_COMMAND', 'node worker.js', '--app', 'blog']);
+  await refused(
+    alice,
+    ['env', 'set', 'CC_WORKER_COMMAND', 'node worker.js', '--app', 'wiki'],
+    /organisation acme has 1 of 1 workers \(quota workers\)/,
+  );
+
   const shown = JSON.parse((await ok(alice, ['org', 'quota', 'acme', '--format', 'json'])).stdout);
-  assert.deepEqual(shown.usage, { apps: 3, addons: 0, instances: 3, memory_bytes: 3 * 1024 ** 3, max_flavor: 'S', runs: 0, domains: 1 });
+  assert.deepEqual(shown.usage, {
+    apps: 3,
+    addons: 0,
+    instances: 3,
+    memory_bytes: 3 * 1024 ** 3,
+    max_flavor: 'S',
+    workers: 1,
+    runs: 0,
+    domains: 1,
+  });
   assert.equal(shown.limits.apps, 3);
   assert.equal(shown.limits.domains, 1);
-  assert.deepEqual(shown.overridden, ['apps', 'addons', 'instances', 'memory_bytes']);
+  assert.deepEqual(shown.overridden, ['apps', 'addons', 'instances', 'memory_bytes', 'workers']);
   const table = (await ok(alice, ['org', 'quota', 'acme'])).stdout;
   assert.match(table, /^apps +3 +3 +set$/m);
   assert.match(table, /^domains +1 +1 +default$/m);

@@ -1,3 +1,4 @@
+import { orgOfApp, quotasOf } from '../quotas.js';
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import { checkEnvName, checkEnvValue } from '../../core/names.js';
@@ -23,6 +24,7 @@ export function envRoutes(router: HttpRouter<ApiContext>): void {
     const value = checkEnvValue(name, (await body()).value);
     checkHealthCheckVariable(name, value);
     checkCronTimeoutVariable(name, value);
+    quotasOf(deps).checkEnv(orgOfApp(deps, app), app, { ...deps.store.env.asRecord(app.id), [name]: value });
     deps.store.env.set(app.id, name, value);
     return { env: deps.store.env.list(app.id) };
   });
@@ -54,6 +56,7 @@ export function envRoutes(router: HttpRouter<ApiContext>): void {
       checkCronTimeoutVariable(checked, checkedValue);
       return { name: checked, value: checkedValue };
     });
+    quotasOf(deps).checkEnv(orgOfApp(deps, app), app, Object.fromEntries(vars.map((v) => [v.name, v.value])));
     deps.store.env.replaceAll(app.id, vars);
     return { env: deps.store.env.list(app.id) };
   });

@@ -27,6 +27,7 @@ const OrgQuota = named(
         instances: int(),
         memory_bytes: int(),
         max_flavor: nullable(str('The biggest flavour its apps use')),
+        workers: int(),
         runs: int(),
         domains: int(),
       },
