@@ -1,3 +1,4 @@
+import { userFacingDiskError } from '../core/disk-full.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SlipwayError, ValidationError, NotFoundError } from '../core/errors.js';
 import type { RouteSpec } from './route-spec.js';
@@ -82,6 +83,8 @@ export function sendError(res: ServerResponse, error: unknown): void {
     res.destroy();
     return;
   }
+  // A full data disk is the operator's to fix, not an internal error: say so (HTTP 507).
+  error = userFacingDiskError(error);
   if (error instanceof SlipwayError) {
     sendJson(res, error.status, { error: { code: error.code, message: error.message, hint: error.hint ?? null } });
     return;

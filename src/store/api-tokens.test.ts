@@ -82,3 +82,15 @@ test('tokens from before expiry existed keep working after the migration', () =>
   assert.equal(tokenState(store.tokens.byId('token_1')!), 'valid');
   store.close();
 });
+
+test('a valid token is accepted even when noting its use cannot be written (a full disk)', () => {
+  const store = freshStore();
+  const user = store.users.create('carol');
+  const { secret } = store.tokens.issue(user.id, 'cli');
+  // The store refuses the bookkeeping write the way a full disk would make it fail.
+  store.db.exec("CREATE TRIGGER no_room BEFORE UPDATE ON api_tokens BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END");
+  const check = store.tokens.check(secret);
+  assert.equal(check.ok, true);
+  assert.equal(store.tokens.byId(check.ok ? check.token.id : '')!.last_used_at, null);
+  store.close();
+});

@@ -69,9 +69,13 @@ export class ApiTokenRepository {
     if (row.expires_at && row.expires_at <= time) return { ok: false, reason: 'expired', at: row.expires_at };
     const user = this.db.prepare('SELECT * FROM users WHERE id = ?').get(row.user_id) as User | undefined;
     if (!user) return { ok: false, reason: 'unknown' };
-    this.db
-      .prepare('UPDATE api_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)')
-      .run(time, row.id, new Date(now.getTime() - LAST_USED_PRECISION_MS).toISOString());
+    try {
+      this.db
+        .prepare('UPDATE api_tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)')
+        .run(time, row.id, new Date(now.getTime() - LAST_USED_PRECISION_MS).toISOString());
+    } catch {
+      // Bookkeeping only: a store that cannot write (a full disk) must not deny a valid token.
+    }
     return { ok: true, user, token: row };
   }
 
