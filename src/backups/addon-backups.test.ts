@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import type { AddonManager } from '../addons/addon-manager.js';
 import type { AddonBackupRow } from '../store/addon-backups.js';
 import { Store } from '../store/store.js';
+import { DiskReserve } from '../core/disk-reserve.js';
 import { AddonBackups } from './addon-backups.js';
 import type { BackupEngine, EngineAddon, TakenBackup } from './engine.js';
 
@@ -53,7 +54,7 @@ class FakeEngine implements BackupEngine {
   }
 }
 
-function setUp() {
+function setUp(reserve?: DiskReserve) {
   const store = Store.open(':memory:');
   const org = store.orgs.create('acme');
   const addon = (provider: string, name: string) => {
@@ -78,6 +79,7 @@ function setUp() {
     log: () => undefined,
     tellApps: () => undefined,
     verified: () => undefined,
+    reserve,
   });
   return { store, service, postgresql, redis, db, db2, cache, sessions };
 }
@@ -128,4 +130,23 @@ test('a Redis add-on restores to a backup, not to a second, and has no restore w
   assert.ok(service.window(db), 'PostgreSQL restores to any second of its window');
   assert.match(service.dumpFileName(cache, 'backup_1'), /^backup_1\.rdb$/);
   assert.match(service.dumpFileName(db, 'backup_1'), /^backup_1\.dump$/);
+});
+
+test('a backup is refused below the disk reserve, before the engine writes anything', async () => {
+  let free = 10 * 1024 * 1024;
+  const reserve = new DiskReserve(64 * 1024 * 1024, [{ label: 'backup folder', path: '/backups' }], async () => free);
+  const { store, service, redis, cache } = setUp(reserve);
+  await assert.rejects(service.backupNow(cache), (error: Error & { status?: number }) => {
+    assert.equal(error.status, 507);
+    assert.match(
+      error.message,
+      /The backup of add-on cache was refused: the backup folder \(\/backups\) has 10 MiB free, below the reserve of 64 MiB/,
+    );
+    return true;
+  });
+  assert.deepEqual(redis.takes, []);
+  assert.equal(store.addonBackups.all().length, 0);
+  free = 100 * 1024 * 1024;
+  await service.backupNow(cache);
+  assert.deepEqual(redis.takes, [['cache']]);
 });

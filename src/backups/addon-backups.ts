@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../core/errors.js';
+import type { DiskReserve } from '../core/disk-reserve.js';
 import type { AddonManager } from '../addons/addon-manager.js';
 import type { AddonRow } from '../store/addons.js';
 import type { AddonBackupRow, BackupKind } from '../store/addon-backups.js';
@@ -22,6 +23,8 @@ export interface AddonBackupsOptions {
   /** A line in the log of each app given. */
   tellApps(appIds: string[], line: string): void;
   verified(provider: string, result: 'verified' | 'failed'): void;
+  /** The free space backups leave on the data folder's disk and a local backup folder's; absent: not checked. */
+  reserve?: DiskReserve;
 }
 
 export type RestoreSource = { backupId: string } | { time: Date };
@@ -110,6 +113,7 @@ export class AddonBackups {
   }
 
   private async take(engine: BackupEngine, addons: AddonRow[], kind: BackupKind): Promise<AddonBackupRow[]> {
+    await this.o.reserve?.check(addons.length === 1 ? `backup of add-on ${addons[0]!.name}` : `${engine.label} backup`);
     const ids = addons.map(() => `backup_${Date.now().toString(36)}${randomBytes(5).toString('hex')}`);
     const taken = await engine.take(addons.map((addon, i) => ({ addon: this.engineAddon(addon), backupId: ids[i]! })));
     return taken.map((t, i) =>

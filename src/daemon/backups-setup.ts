@@ -11,6 +11,7 @@ import { RedisBackups } from '../backups/redis/redis-backups.js';
 import { DEFAULT_SCHEDULE } from '../backups/schedule.js';
 import { defaultBackupFolder, openBackupStore, type BackupStoreOptions } from '../backups/store/open-store.js';
 import type { BackupStore } from '../backups/store/backup-store.js';
+import type { DiskReserve } from '../core/disk-reserve.js';
 import type { Store } from '../store/store.js';
 import type { BackupOptions } from './options.js';
 
@@ -43,6 +44,7 @@ export async function startBackups(o: {
   log(line: string): void;
   tellApps(appIds: string[], line: string): void;
   verified(provider: string, result: 'verified' | 'failed'): void;
+  reserve?: DiskReserve;
 }): Promise<{ backups: AddonBackups; backupStore: BackupStore; begin(): void; stop(): void }> {
   const settings = o.options ?? {};
   const backupStore = await openBackupStore(backupStoreOptions(o.dataDir, settings));
@@ -62,6 +64,7 @@ export async function startBackups(o: {
     log: o.log,
     tellApps: o.tellApps,
     verified: o.verified,
+    reserve: o.reserve,
   });
   let timer: NodeJS.Timeout | undefined;
   return {

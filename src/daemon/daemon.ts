@@ -6,6 +6,7 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import { Store } from '../store/store.js';
 import { createApiServer } from '../api/server.js';
 import { backupStoreOptions, startBackups } from './backups-setup.js';
+import { diskReserveOf } from './disk-reserve-setup.js';
 import { takePlatformBackup } from '../backups/platform/platform-backup.js';
 import {
   assertEmptyDataFolder,
@@ -191,6 +192,7 @@ export class Daemon {
     // Each app's filesystem, at its budget: mounted unless an earlier daemon left it mounted.
     const layout = new DeployLayout(options.dataDir);
     const appDiskBudget = options.appDiskBudget ?? DEFAULT_APP_DISK_BUDGET;
+    const reserve = diskReserveOf(options);
     const disks = new AppDisks({ layout, budgetOf: (appId) => store.apps.byId(appId)?.disk_budget_bytes ?? appDiskBudget, log });
     await disks.ensureAll(store.apps.all().map((app) => app.id));
     unmountAppDisks = () => disks.unmountAll();
@@ -290,6 +292,7 @@ export class Daemon {
       for (const appId of restart.appIds) logs.append(appId, 'system', line);
     });
     const backupService = await startBackups({
+      reserve,
       dataDir: options.dataDir,
       options: options.backups,
       store,
@@ -320,6 +323,7 @@ export class Daemon {
           backupStore: backupService.backupStore,
           version: slipwayVersion(),
           log,
+          reserve,
         },
         to,
         keep,
@@ -381,6 +385,7 @@ export class Daemon {
     this.onStop('certificates', () => certificates.manager.stop());
     const catalog = new NpmVersionCatalog(join(options.toolchainCacheDir, 'catalog'));
     const deployer = new Deployer({
+      reserve,
       onStarted: (app, deployment) => told.deploymentStarted(app, deployment),
       store,
       repos,

@@ -24,6 +24,8 @@ export interface DaemonOptions {
   appUids?: string;
   /** Each app's disk budget in bytes unless `slipway scale --disk` set its own (default 2 GiB). */
   appDiskBudget?: number;
+  /** Free bytes builds and backups leave on the data folder's disk and a local backup folder's (`--min-free-disk`; default 1 GiB, 0: no check). */
+  minFreeDisk?: number;
   /** Each organisation's quotas unless an administrator set its own (default DEFAULT_QUOTAS in src/quotas/limits.ts). */
   defaultQuotas?: import('../quotas/limits.js').QuotaLimits;
   /** Built releases kept per app for rollbacks (default 5). */

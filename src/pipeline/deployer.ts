@@ -24,6 +24,7 @@ import { startRelease } from './run-phase.js';
 import { pruneDeploymentLogs, pruneReleases } from './release-retention.js';
 import { type PlanPreview, previewPlan } from './plan-preview.js';
 import type { AppDisks } from './app-disks.js';
+import type { DiskReserve } from '../core/disk-reserve.js';
 import { budgetFailure, makeRoomBeforeBuild } from './disk-budget.js';
 
 export interface DeployerOptions {
@@ -55,6 +56,8 @@ export interface DeployerOptions {
   keptReleases?: number;
   /** Told how long each build phase took and how it ended (the Prometheus build histogram). */
   onBuildFinished?(outcome: 'success' | 'failure', seconds: number): void;
+  /** The free space builds leave on the platform's disks (`--min-free-disk`); absent: not checked (unit tests). */
+  reserve?: DiskReserve;
   /** Each app's filesystem and its budget; absent: builds write to the data folder unbounded (unit tests). */
   disks?: AppDisks;
 }
@@ -194,6 +197,8 @@ export class Deployer {
         log(`==> Reusing the release built for commit ${release.commit} (no build)`);
       } else {
         enter('receive');
+        // Before anything is written: a build must not fill the host's disk.
+        await this.o.reserve?.check('build');
         await makeRoomBeforeBuild({ disks: this.o.disks, store, layout: this.layout, appId: app.id, log });
         const sandbox = await this.o.sandboxes.build(app);
         const buildDir = this.layout.buildFolder(app.id);

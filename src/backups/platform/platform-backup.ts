@@ -1,3 +1,4 @@
+import type { DiskReserve } from '../../core/disk-reserve.js';
 import { lstat, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { isAppId } from '../../core/names.js';
@@ -30,6 +31,8 @@ export interface PlatformBackupSources {
   backupStore: BackupStore | undefined;
   version: string;
   log(line: string): void;
+  /** The free space backups leave on the data folder's disk (and the backup folder's); absent: not checked. */
+  reserve?: DiskReserve;
 }
 
 export interface PlatformBackupReport {
@@ -51,6 +54,7 @@ const GIT_ENV = { PATH: '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GL
  */
 export async function takePlatformBackup(o: PlatformBackupSources, to: string, keep?: number): Promise<PlatformBackupReport> {
   if (!isAbsolute(to)) throw new Error(`The backup folder must be an absolute path on the daemon's machine, not ${JSON.stringify(to)}.`);
+  await o.reserve?.check('platform backup', [{ label: 'platform backup folder', path: to }]);
   await mkdir(to, { recursive: true, mode: 0o700 });
   const folderInfo = await lstat(to);
   if (!folderInfo.isDirectory()) throw new Error(`${to} is not a folder.`);

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { validateCidr } from '../../router/validate.js';
 import { UsageError, CliError } from '../errors.js';
 import { parseListenAddress } from '../../metrics/metrics-server.js';
-import { parseDiskBudget } from '../../core/disk-size.js';
+import { parseDiskBudget, parseDiskSize } from '../../core/disk-size.js';
 import { checkKeepDays, checkTimeOfDay } from '../../backups/schedule.js';
 import {
   DEFAULT_PLATFORM_BACKUP_AT,
@@ -199,6 +199,12 @@ export const server: Command = {
       description:
         "Each app's disk budget (repository, builds, caches, kept releases), e.g. 512M or 4G; `slipway scale --disk` sets one app's (default $SLIPWAY_APP_DISK_BUDGET, else 2G)",
     },
+    'min-free-disk': {
+      type: 'string',
+      value: '<size>',
+      description:
+        "Free space builds and backups leave on the data folder's disk (and a local backup folder's): below it they are refused, apps keep serving; 0 turns it off (default $SLIPWAY_MIN_FREE_DISK, else 1G)",
+    },
     'default-quota': {
       type: 'string',
       value: '<quota=value,...>',
@@ -262,6 +268,7 @@ export const server: Command = {
         domain,
         publicHost: (o['public-host'] as string | undefined) ?? domain,
         appDiskBudget: parseDiskBudget((o['app-disk-budget'] as string | undefined) ?? ctx.env.SLIPWAY_APP_DISK_BUDGET ?? '2G'),
+        minFreeDisk: parseDiskSize((o['min-free-disk'] as string | undefined) ?? ctx.env.SLIPWAY_MIN_FREE_DISK ?? '1G', '--min-free-disk'),
         defaultQuotas: parseDefaultQuotas((o['default-quota'] as string | undefined) ?? ctx.env.SLIPWAY_DEFAULT_QUOTA),
         keptReleases: parseKeptReleases((o['kept-releases'] as string | undefined) ?? ctx.env.SLIPWAY_KEPT_RELEASES),
         appUids:
