@@ -38,6 +38,8 @@ import { DeployLayout } from '../pipeline/deploy-layout.js';
 import { DEFAULT_APP_DISK_BUDGET } from '../core/disk-size.js';
 import { startOneOff } from '../pipeline/one-off.js';
 import { deleteFirewallTable } from '../network/firewall.js';
+import { retireSwarmServices } from '../instances/swarm/retire.js';
+import { swarmOptions } from '../instances/swarm/start.js';
 import { startNetwork } from './network-setup.js';
 import { platformGuards } from './guards-setup.js';
 import { logReady } from './ready-log.js';
@@ -533,6 +535,12 @@ export class Daemon {
       void backend
         .adoptAll(() => undefined)
         .catch((error: Error) => log(`Stopping the local instances of an earlier start: ${error.message}`));
+    // Started on this machine's sandboxes after a start on Swarm: the tasks served until the
+    // sandboxes took over (restoreAll switched the router), and their services go now.
+    else
+      void retireSwarmServices(swarmOptions(options.swarm), names.cgroupRoot, addonAccess, log, backend.gatewayAddress).catch(
+        (error: Error) => log(`Removing the swarm services of an earlier start: ${error.message}`),
+      );
     // Every sandbox that outlived the last daemon is known again: PostgreSQL's client rules,
     // kept as that daemon left them until now, follow the sandboxes alive.
     await addonAccess.linksChanged();

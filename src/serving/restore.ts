@@ -58,7 +58,10 @@ export async function restoreReleases(o: {
     if (extra.length) host.drainInBackground(appId, extra);
     if (byNumber.size) o.log(`Adopted ${byNumber.size} running instance(s) of ${app.name} (${appId}), release ${release.deploymentId}`);
   }
-  await host.takeOverRoutes();
+  // The router keeps the earlier start's table (it still reaches what that start ran: the
+  // instances of another --subnet or backend) until every app's new instances passed their
+  // health check; then this daemon's table replaces it, and only then are the replaced drained.
+  const replacedOf: Array<[string, Instance[]]> = [];
   for (const [appId, release] of releases) {
     const app = store.apps.byId(appId)!;
     const wanted = Math.max(1, app.instances ?? 1);
@@ -81,8 +84,7 @@ export async function restoreReleases(o: {
           (a, b) => a.spec.instanceNumber - b.spec.instanceNumber,
         ),
       );
-      await host.applyRoutes();
-      host.drainInBackground(appId, replaced);
+      replacedOf.push([appId, replaced]);
       const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       if (failed) throw failed.reason;
       o.log(`Restored ${app.name} (${app.id}) from release ${release.deploymentId}`);
@@ -90,6 +92,8 @@ export async function restoreReleases(o: {
       o.log(`Could not restore ${app.name} (${app.id}): ${(error as Error).message}`);
     }
   }
+  await host.takeOverRoutes();
+  for (const [appId, replaced] of replacedOf) host.drainInBackground(appId, replaced);
 }
 
 /** The release of every app whose record says it should run; one that cannot be read is told and left out. */

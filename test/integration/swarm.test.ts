@@ -728,6 +728,26 @@ describe('swarm tasks outlive the daemon', { skip: missing ? `swarm: ${missing}`
     await daemon.restart();
     assert.equal((await facts()).release, serving, 'the next start serves the app again');
   });
+
+  test('a start on the local sandboxes after Swarm switches the app back without a failed request and removes the services', {
+    timeout: 240_000,
+  }, async () => {
+    const before = await facts();
+    assert.ok((await services()).length > 0);
+    const load = steadyLoad(daemon, host);
+    await sleep(500);
+    assert.equal(await daemon.terminate(), 0);
+    await daemon.restart({ extraArgs: ['--swarm-subnet', '172.27.0.0/16'] });
+    await waitUntil('no service of the daemon', async () => (await services()).length === 0, 120_000);
+    await sleep(500);
+    const { failures, failureCount, counts } = await load.stop();
+    assert.deepEqual(failures, [], `failed requests while the app moved back: ${failureCount}`);
+    for (const [kind, count] of Object.entries(counts)) assert.ok(count > 0, `${kind} answered`);
+    const after = await facts();
+    assert.equal(after.release, before.release);
+    assert.notEqual(after.instanceId, before.instanceId, 'a local instance serves now');
+    assert.match(daemon.output(), /swarm services of the earlier start are removed/);
+  });
 });
 
 async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
