@@ -53,6 +53,7 @@ test('a new app shows the default flavours in scale, status and the API', async 
     memory_bytes: 512 * MiB,
     build_flavor: 'S',
     build_memory_bytes: 2 * GiB,
+    disk_budget_bytes: 2 * GiB,
   });
   const human = await daemon.cli(['scale'], { cwd: project });
   assert.match(human.stdout, /^flavor\s+nano \(512 MiB\)$/m);
@@ -93,6 +94,7 @@ test('scale sets both flavours in any case, prints them canonical and says when 
     memory_bytes: 256 * MiB,
     build_flavor: 'M',
     build_memory_bytes: 4 * GiB,
+    disk_budget_bytes: 2 * GiB,
   });
   assert.doesNotMatch(onlyBuild.stderr, /instance flavour/, 'only the flavour that changed is mentioned');
   assert.match(onlyBuild.stderr, /build flavour applies at the next build/);
@@ -107,6 +109,7 @@ test('the API sets flavours through PUT /v1/apps/:app/scale and lists the route'
     memory_bytes: 16 * GiB,
     build_flavor: 'nano',
     build_memory_bytes: 512 * MiB,
+    disk_budget_bytes: 2 * GiB,
   });
   const got = await api('GET', `/v1/apps/${appId}/scale`);
   assert.deepEqual(got.json.scale, put.json.scale);
