@@ -64,10 +64,11 @@ function waitForLine(child: ChildProcess, pattern: RegExp, collected: () => stri
 /** Starts a real `slipway server` on free ports in a temporary data folder. */
 export async function startDaemon(
   extraArgs: string[] = [],
-  options: { bin?: string; emptyDataFolder?: boolean } = {},
+  options: { bin?: string; emptyDataFolder?: boolean; dataDir?: string } = {},
 ): Promise<TestDaemon> {
   let bin = options.bin ?? SLIPWAY_BIN;
-  const dataDir = mkdtempSync(join(tmpdir(), 'slipway-test-'));
+  // `dataDir`: a folder the test made (on a filesystem of its own, say); else a fresh one.
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'slipway-test-'));
   removeAppUsersAtExit(dataDir);
   // With emptyDataFolder (a daemon started by --restore-from, which wants it empty) the CLI's
   // configuration lives in a folder of its own.
