@@ -89,6 +89,8 @@ export interface ApiDependencies {
   store: Store;
   /** The daemon's `--app-disk-budget`, for apps without one of their own (default 2 GiB). */
   defaultDiskBudget?: number;
+  /** The free space builds and backups leave (`--min-free-disk`) and the disks it watches; absent: not shown (unit tests). */
+  reserve?: import('../core/disk-reserve.js').DiskReserve;
   /** Per-organisation quotas and the daemon's defaults; absent: the built-in defaults. */
   quotas?: import('../quotas/quotas.js').Quotas;
   endpoints: PublicEndpoints;

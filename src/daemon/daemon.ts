@@ -435,6 +435,7 @@ export class Daemon {
       log,
     });
     this.onStop('cron jobs', () => cron.stop());
+    traffic.metrics.watchDiskReserve(reserve);
     traffic.metrics.watchAppDisks(async () =>
       (await appDiskUse({ store, defaultDiskBudget: appDiskBudget, endpoints, services: undefined }, disks)).map((v) => ({
         app: v.app_id,
@@ -447,6 +448,7 @@ export class Daemon {
         store,
         endpoints,
         defaultDiskBudget: appDiskBudget,
+        reserve,
         quotas: new Quotas(store, options.defaultQuotas),
         services: {
           deployer,

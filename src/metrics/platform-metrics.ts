@@ -1,3 +1,4 @@
+import type { DiskReserve } from '../core/disk-reserve.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AccessRecord } from '../router/router.js';
 
@@ -215,6 +216,32 @@ export class PlatformMetrics {
       'Lines a log drain dropped, oldest first, because its buffer was full (since it was created)',
       (s) => s.dropped,
     );
+  }
+
+  /**
+   * The free bytes of the disks the platform writes to (the data folder's, a local backup
+   * folder's), labelled by folder, and the reserve builds and backups leave on them.
+   */
+  watchDiskReserve(reserve: DiskReserve): void {
+    const registers = [this.registry];
+    new Gauge({
+      name: 'slipway_disk_free_bytes',
+      help: 'Bytes free on the filesystem of the data folder (and of a local backup folder), by folder',
+      labelNames: ['path'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const d of await reserve.free()) if (d.free !== null) this.set({ path: d.path }, d.free);
+      },
+    });
+    new Gauge({
+      name: 'slipway_disk_reserve_bytes',
+      help: 'Free space builds and backups leave on those filesystems (--min-free-disk); below it they are refused',
+      registers,
+      collect() {
+        this.set(reserve.minFree);
+      },
+    });
   }
 
   /**

@@ -60,6 +60,36 @@ function fillDisk(): void {
   spawnSync('sync');
 }
 
+test('below the free-disk reserve a platform backup is refused; status and /metrics show free space and reserve', {
+  skip: needsRoot,
+}, async () => {
+  const d = daemon!;
+  const GiB = 1024 * 1024 * 1024;
+  // The whole 128 MiB filesystem is below the default reserve of 1 GiB.
+  const backup = await d.cli(['system', 'backup', '--to', join(mountPoint, 'backups')]);
+  assert.notEqual(backup.code, 0, backup.stdout);
+  assert.match(
+    backup.stderr,
+    /The platform backup was refused: the data folder's disk \(.+\) has [\d.]+ MiB free, below the reserve of 1 GiB\./,
+  );
+  assert.match(backup.stderr, /Running apps keep serving\. Free space on that disk/);
+
+  const status = await d.cli(['system', 'status']);
+  assert.equal(status.code, 0, status.stderr);
+  assert.match(status.stdout, /data folder's disk .+: [\d.]+ MiB free, reserve 1 GiB \(below: builds and backups refused\)/);
+  const json = JSON.parse((await d.cli(['system', 'status', '--format', 'json'])).stdout) as {
+    min_free_bytes: number;
+    disks: Array<{ path: string; free_bytes: number }>;
+  };
+  assert.equal(json.min_free_bytes, GiB);
+  const data = json.disks.find((disk) => disk.path === d.dataDir);
+  assert.ok(data && data.free_bytes > 0 && data.free_bytes < 128 * 1024 * 1024, JSON.stringify(json));
+
+  const metrics = await (await fetch(`${d.apiUrl}/metrics`, { headers: { authorization: `Bearer ${d.adminToken}` } })).text();
+  assert.match(metrics, new RegExp(`slipway_disk_free_bytes\\{path="${d.dataDir}"\\} \\d+`));
+  assert.match(metrics, new RegExp(`slipway_disk_reserve_bytes ${GiB}\\b`));
+});
+
 test('a full data disk refuses writes clearly, keeps reads and the store whole, and recovers once freed', { skip: needsRoot }, async () => {
   const d = daemon!;
   fillDisk();

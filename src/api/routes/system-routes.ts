@@ -20,6 +20,15 @@ export const systemSpecs = {
             }),
             "Each app's disk use",
           ),
+          min_free_bytes: nullable(int('The free space builds and backups leave on the disks below (--min-free-disk; 0: not checked)')),
+          disks: arr(
+            obj({
+              label: str('What the disk holds'),
+              path: str('The folder on it'),
+              free_bytes: nullable(int('Bytes free on its filesystem; null when it cannot be read')),
+            }),
+            "The data folder's disk and a local backup folder's",
+          ),
         }),
       },
     },

@@ -13,7 +13,9 @@ import { appDiskUse } from '../disk-use.js';
 export function systemRoutes(router: HttpRouter<ApiContext>): void {
   router.add('GET', '/v1/system/status', systemSpecs.status, async ({ user, deps }) => {
     requireAdmin(user);
-    return { apps: await appDiskUse(deps) };
+    const reserve = deps.reserve;
+    const disks = reserve ? (await reserve.free()).map((d) => ({ label: d.label, path: d.path, free_bytes: d.free })) : [];
+    return { apps: await appDiskUse(deps), min_free_bytes: reserve?.minFree ?? null, disks };
   });
 
   router.add('POST', '/v1/system/stop', systemSpecs.stop, async ({ user, deps }) => {

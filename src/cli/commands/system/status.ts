@@ -3,6 +3,12 @@ import type { Command } from '../../command.js';
 import { printTable } from '../../output.js';
 import { formatDiskSize } from '../../../core/disk-size.js';
 
+interface DiskFree {
+  label: string;
+  path: string;
+  free_bytes: number | null;
+}
+
 export const systemStatus: Command = {
   path: ['system', 'status'],
   summary: "Administrators: the platform's state, with each app's disk use against its budget",
@@ -12,7 +18,20 @@ export const systemStatus: Command = {
   examples: ['slipway system status', 'slipway system status --format json'],
   printsData: true,
   async run(ctx) {
-    const status = await ctx.client().request<{ apps: AppDiskView[] }>('GET', '/v1/system/status');
+    const status = await ctx
+      .client()
+      .request<{ apps: AppDiskView[]; min_free_bytes?: number | null; disks?: DiskFree[] }>('GET', '/v1/system/status');
+    if (ctx.format !== 'json') {
+      const reserve = status.min_free_bytes ? `, reserve ${formatDiskSize(status.min_free_bytes)}` : ', no reserve';
+      for (const d of status.disks ?? []) {
+        const free = d.free_bytes === null ? 'unknown' : formatDiskSize(d.free_bytes);
+        const low =
+          d.free_bytes !== null && status.min_free_bytes && d.free_bytes < status.min_free_bytes
+            ? ' (below: builds and backups refused)'
+            : '';
+        ctx.out(`${d.label} ${d.path}: ${free} free${reserve}${low}\n`);
+      }
+    }
     const rows = status.apps.map((a) => ({
       app: a.app_name,
       id: a.app_id,
