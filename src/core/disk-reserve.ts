@@ -38,7 +38,7 @@ export class DiskReserveError extends SlipwayError {
       507,
       'disk_reserve',
       `The ${what} was refused: the ${folder.label} (${folder.path}) has ${formatDiskSize(free)} free, below the reserve of ${formatDiskSize(reserve)}.`,
-      'Running apps keep serving. Free space on that disk (old backups, unused apps: `slipway destroy`, other files), or start the daemon with a smaller --min-free-disk, then retry.',
+      'Running apps keep serving. Free space on that disk (old backups, unused apps: `slipway delete`, other files), or start the daemon with a smaller --min-free-disk, then retry.',
     );
   }
 }
