@@ -18,12 +18,16 @@ import { type FakePlatform, fakePlatform } from '../../test/support/fakes/fake-p
 import { FakeDeployRunner } from '../../test/support/fakes/fake-deploy-runner.js';
 import { DeployLayout } from './deploy-layout.js';
 import { Deployer } from './deployer.js';
+import { DiskReserve } from '../core/disk-reserve.js';
 
 let p: FakePlatform;
 let runner: FakeDeployRunner;
 let deployer: Deployer;
 let layout: DeployLayout;
 const builds: string[] = [];
+const MiB = 1024 * 1024;
+/** Free bytes the data folder's disk reports to the reserve check. */
+let diskFree = 100_000 * MiB;
 
 const SANDBOX: SandboxIdentity = {
   user: { uid: process.getuid!(), gid: process.getgid!() },
@@ -82,6 +86,7 @@ before(async () => {
     machineEnv: {},
     log: () => undefined,
     onBuildFinished: (outcome) => builds.push(outcome),
+    reserve: new DiskReserve(1024 * MiB, [{ label: "data folder's disk", path: '/srv/slipway' }], async () => diskFree),
   });
   await mkdir(join(p.dir, 'repos'), { recursive: true });
 });
@@ -161,4 +166,31 @@ test('a deployment cancelled in mid-build ends CANCELLED, its build folder remov
   assert.deepEqual(p.runtime.instancesOf(app.id), []);
   assert.equal(existsSync(layout.buildFolder(app.id)), false);
   assert.deepEqual(builds, []);
+});
+
+test('below the disk reserve a build is refused before its commit is exported; the serving release stays', async () => {
+  const app = p.app('crowded');
+  const good = push(app, 'd'.repeat(40));
+  await deployer.idle();
+  await p.settle();
+  assert.equal(record(good.id).state, 'OK');
+  const serving = p.runtime.instancesOf(app.id).map((i) => i.id);
+  const exportsBefore = runner.steps.filter((step) => step.argv[0] === 'git').length;
+  diskFree = 300 * MiB;
+  try {
+    const refused = push(app, 'e'.repeat(40));
+    await deployer.idle();
+    assert.equal(record(refused.id).state, 'FAIL');
+    assert.equal(record(refused.id).phase, 'receive');
+    const log = logOf(refused.id).join('\n');
+    assert.match(log, /The build was refused: the data folder's disk \(\/srv\/slipway\) has 300 MiB free, below the reserve of 1 GiB\./);
+    assert.match(log, /Running apps keep serving\. Free space on that disk/);
+    assert.equal(runner.steps.filter((step) => step.argv[0] === 'git').length, exportsBefore, 'nothing exported');
+    assert.deepEqual(
+      p.runtime.instancesOf(app.id).map((i) => i.id),
+      serving,
+    );
+  } finally {
+    diskFree = 100_000 * MiB;
+  }
 });
