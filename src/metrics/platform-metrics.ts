@@ -1,4 +1,3 @@
-import type { DiskReserve } from '../core/disk-reserve.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { AccessRecord } from '../router/router.js';
 
@@ -222,7 +221,7 @@ export class PlatformMetrics {
    * The free bytes of the disks the platform writes to (the data folder's, a local backup
    * folder's), labelled by folder, and the reserve builds and backups leave on them.
    */
-  watchDiskReserve(reserve: DiskReserve): void {
+  watchDiskReserve(reserve: { minFree: number; free(): Promise<Array<{ path: string; free: number | null }>> }): void {
     const registers = [this.registry];
     new Gauge({
       name: 'slipway_disk_free_bytes',
