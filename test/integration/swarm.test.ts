@@ -512,7 +512,8 @@ describe('swarm tasks outlive the daemon', { skip: missing ? `swarm: ${missing}`
   const appLog = async () => (await daemon.cli(['logs', '--app', appId, '--no-follow', '-n', '400'])).stdout;
 
   before(async () => {
-    daemon = await startDaemon(['--backend', 'swarm', '--swarm-subnet', '172.27.0.0/16']);
+    // The platform starts on the local sandboxes; the first test moves it to Swarm.
+    daemon = await startDaemon([]);
     ({ gitEnv } = await registerSshKey(daemon));
     dir = checkoutExample('node-hello');
     appId = await createApp(daemon, dir, 'swarm-outlives', {
@@ -526,6 +527,26 @@ describe('swarm tasks outlive the daemon', { skip: missing ? `swarm: ${missing}`
 
   after(async () => {
     await daemon?.stop();
+  });
+
+  test('a start on Swarm after the local sandboxes moves the app without a failed request', { timeout: 240_000 }, async () => {
+    const before = await facts();
+    assert.deepEqual(await services(), [], 'no service before the switch');
+    const load = steadyLoad(daemon, host);
+    await sleep(500);
+    assert.equal(await daemon.terminate(), 0);
+    await daemon.restart({ extraArgs: ['--backend', 'swarm', '--swarm-subnet', '172.27.0.0/16'] });
+    await waitUntil(
+      'the instance and worker tasks of the app',
+      async () => (await containers('instance')).length === 1 && (await containers('worker')).length === 1,
+      120_000,
+    );
+    await waitUntil('a swarm task answering', async () => (await facts()).instanceId !== before.instanceId, 120_000);
+    await sleep(500);
+    const { failures, failureCount, counts } = await load.stop();
+    assert.deepEqual(failures, [], `failed requests while the app moved to Swarm: ${failureCount}`);
+    for (const [kind, count] of Object.entries(counts)) assert.ok(count > 0, `${kind} answered`);
+    assert.equal((await facts()).release, before.release, 'the same release serves');
   });
 
   for (const how of ['SIGTERM', 'SIGINT', 'SIGKILL'] as const) {
