@@ -32,6 +32,7 @@ test('scale shows the defaults and changes flavours; unknown names are refused w
     memory_bytes: 512 * 1024 ** 2,
     build_flavor: 'S',
     build_memory_bytes: 2 * 1024 ** 3,
+    disk_budget_bytes: 2 * 1024 ** 3,
   });
   const set = await daemon.cli(['scale', '--app', appId, '--flavor', 'Pico', '--build-flavor', 'xs']);
   assert.equal(set.code, 0, set.stderr);
