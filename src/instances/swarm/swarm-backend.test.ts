@@ -169,9 +169,10 @@ describe('SwarmBackend specifics', { skip: missing ? `swarm: ${missing}` : false
     // Any daemon's backend may prune it first (they prune after each build): the outcome counts.
     await backend.images.pruneApp('swarm-prune-app');
     assert.deepEqual(await registryTags('swspecific/swarm-prune-app'), []);
+    // Only this release's image: another run's, whose folder still exists, is rightly kept.
     const left = await docker.json<unknown[]>({
       path: '/images/json',
-      query: { filters: JSON.stringify({ label: ['slipway.app=swarm-prune-app'] }) },
+      query: { filters: JSON.stringify({ label: ['slipway.app=swarm-prune-app', `slipway.release-dir=${release}`] }) },
       what: 'list images',
     });
     assert.deepEqual(left, []);
