@@ -32,6 +32,32 @@ export function useraddArgv(name: string, comment: string): string[] {
   ];
 }
 
+/** argv of groupadd for a system group of a given id. */
+export function groupaddArgv(name: string, id: number): string[] {
+  return ['groupadd', '--system', '--gid', String(id), name];
+}
+
+/** argv of useradd for a system user of a given uid, in the group of the same id, without login shell or home. */
+export function numberedUseraddArgv(name: string, id: number, comment: string): string[] {
+  return [
+    'useradd',
+    '--system',
+    '--no-log-init',
+    '--uid',
+    String(id),
+    '--gid',
+    String(id),
+    '--no-create-home',
+    '--home-dir',
+    '/nonexistent',
+    '--shell',
+    '/usr/sbin/nologin',
+    '--comment',
+    comment,
+    name,
+  ];
+}
+
 /** Looks a user up through NSS (so users from /etc/passwd and directory services both count). */
 export async function lookupUser(name: string): Promise<UnixUser | undefined> {
   if (!USER_NAME.test(name)) throw new Error(`Invalid user name ${JSON.stringify(name)}.`);

@@ -8,7 +8,7 @@
  */
 import type { Store } from '../store/store.js';
 import { runCommand } from '../executor/run-command.js';
-import { lookupUser } from '../executor/app-user.js';
+import { groupaddArgv, lookupUser, numberedUseraddArgv } from '../executor/app-user.js';
 
 export interface AppIdentity {
   name: string;
@@ -49,28 +49,10 @@ export function userNameFor(appId: string): string {
   return `slw-${hex[1]}${hex[2]}`;
 }
 
-export function groupaddArgv(name: string, id: number): string[] {
-  return ['groupadd', '--system', '--gid', String(id), name];
-}
+export { groupaddArgv };
 
 export function useraddArgv(name: string, id: number, appId: string): string[] {
-  return [
-    'useradd',
-    '--system',
-    '--no-log-init',
-    '--uid',
-    String(id),
-    '--gid',
-    String(id),
-    '--no-create-home',
-    '--home-dir',
-    '/nonexistent',
-    '--shell',
-    '/usr/sbin/nologin',
-    '--comment',
-    `slipway application ${appId}`,
-    name,
-  ];
+  return numberedUseraddArgv(name, id, `slipway application ${appId}`);
 }
 
 export class AppUsers {

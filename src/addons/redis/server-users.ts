@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { runCommand } from '../../executor/run-command.js';
-import { lookupUser } from '../../executor/app-user.js';
+import { groupaddArgv, lookupUser, numberedUseraddArgv } from '../../executor/app-user.js';
 import type { SystemUser } from '../system-user.js';
 
 export interface IdRange {
@@ -45,23 +45,7 @@ export function idsOf(getentOutput: string[]): Set<number> {
 }
 
 export function redisUseraddArgv(name: string, id: number, addonId: string): string[] {
-  return [
-    'useradd',
-    '--system',
-    '--no-log-init',
-    '--uid',
-    String(id),
-    '--gid',
-    String(id),
-    '--no-create-home',
-    '--home-dir',
-    '/nonexistent',
-    '--shell',
-    '/usr/sbin/nologin',
-    '--comment',
-    `slipway Redis add-on ${addonId}`,
-    name,
-  ];
+  return numberedUseraddArgv(name, id, `slipway Redis add-on ${addonId}`);
 }
 
 export class RedisServerUsers {
@@ -81,7 +65,7 @@ export class RedisServerUsers {
       if (id === undefined) {
         throw new Error(`No free uid left in ${this.range.first}-${this.range.last} for a new Redis add-on's server user.`);
       }
-      await check(['groupadd', '--system', '--gid', String(id), name], `create the group ${name}`);
+      await check(groupaddArgv(name, id), `create the group ${name}`);
       await check(redisUseraddArgv(name, id, addonId), `create the user ${name}`);
       const created = await lookupUser(name);
       if (!created) throw new Error(`useradd reported success but ${name} is still unknown to getent passwd.`);
