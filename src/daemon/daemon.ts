@@ -38,6 +38,7 @@ import { DeployLayout } from '../pipeline/deploy-layout.js';
 import { DEFAULT_APP_DISK_BUDGET } from '../core/disk-size.js';
 import { startOneOff } from '../pipeline/one-off.js';
 import { deleteFirewallTable } from '../network/firewall.js';
+import { BuildSecretsMount } from '../pipeline/build-secrets-mount.js';
 import { retireSwarmServices } from '../instances/swarm/retire.js';
 import { swarmOptions } from '../instances/swarm/start.js';
 import { startNetwork } from './network-setup.js';
@@ -121,9 +122,13 @@ export class Daemon {
     this.onStop('subnet', () => subnetLock.release());
     // Registered early so it runs late: the apps' filesystems are unmounted once nothing of them runs.
     let unmountAppDisks: () => Promise<void> = async () => undefined;
+    let unmountBuildSecrets: () => Promise<void> = async () => undefined;
     this.onStopDataPlane(
       'app filesystems',
-      () => unmountAppDisks(),
+      async () => {
+        await unmountBuildSecrets();
+        await unmountAppDisks();
+      },
       () => undefined,
     );
     lockDownDataFolder(options.dataDir);
@@ -200,9 +205,11 @@ export class Daemon {
     unmountAppDisks = () => disks.unmountAll();
     await moveIntoAppFolders(store, layout, disks, log);
     await migrateAppFolders(store, appUsers, layout, log);
+    const buildSecrets = new BuildSecretsMount(layout.buildSecretsRoot());
+    await buildSecrets.ensure();
+    unmountBuildSecrets = () => buildSecrets.unmount();
     for (const app of store.apps.all()) {
       rmSync(layout.buildFolder(app.id), { recursive: true, force: true });
-      rmSync(layout.buildSecretsFolder(app.id), { recursive: true, force: true });
       rmSync(layout.scratchesFolder(app.id), { recursive: true, force: true });
     }
 

@@ -2,7 +2,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import type { AppRow } from '../store/apps.js';
 import type { Deployment } from '../store/deployments.js';
-import type { BuildPlan, PlanCommand, Provider, VersionCatalog } from '../providers/plan.js';
+import type { BuildPlan, PlanCommand, PlanFile, Provider, VersionCatalog } from '../providers/plan.js';
 import { PlanError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { describePlan, formatArgv } from '../providers/describe-plan.js';
@@ -11,10 +11,10 @@ import type { SandboxIdentity } from '../sandbox/sandbox-identity.js';
 import type { BuildNetwork, BuildNetworks } from '../sandbox/build-network.js';
 import { describeSandboxExit, sandboxIdFor } from '../sandbox/describe.js';
 import type { SandboxStart } from '../sandbox/sandbox-host.js';
-import { repositoryTree, type UntrustedTree } from '../sandbox/untrusted-tree.js';
+import { repositoryTree, UntrustedTree } from '../sandbox/untrusted-tree.js';
 import { cronJobsOfBuild } from '../cron/build-check.js';
 import { BuildCache, refuseCommittedLink } from './build-cache.js';
-import { explainGitSshRefusal, installBuildSshKey } from './build-ssh-key.js';
+import { type BuildSshKey, explainGitSshRefusal, installBuildSshKey } from './build-ssh-key.js';
 import type { DeployLayout } from './deploy-layout.js';
 import type { DeployRunner } from './deploy-runner.js';
 import { describeRunHooks, withBuildHooks } from './hooks.js';
@@ -74,10 +74,17 @@ export async function buildRelease(deps: BuildPhaseDeps, input: BuildInput): Pro
   const cache = new BuildCache(deps.layout.appCacheFolder(app.id));
   const folder = await prepareBuildFolder(deps, cache, plan, input);
   const env = buildEnvironment(deps, input, plan, toolPath);
-  await runBuild(deps, { ...input, provider, env, commands: plan.build.filter((command) => !folder.skipped.includes(command)) }, (built) =>
-    cache.save(plan, buildDir, built, folder.installInputs),
-  );
-  for (const file of plan.files.filter((f) => f.secret)) await folder.repository.remove(file.path);
+  const secretFiles = plan.files.filter((f) => f.secret);
+  try {
+    await runBuild(
+      deps,
+      { ...input, provider, env, secretFiles, commands: plan.build.filter((command) => !folder.skipped.includes(command)) },
+      (built) => cache.save(plan, buildDir, built, folder.installInputs),
+    );
+  } finally {
+    // The empty files the credentials were mounted over.
+    for (const file of secretFiles) await folder.repository.remove(file.path);
+  }
   return {
     deploymentId: deployment.id,
     commit: deployment.commit_sha,
@@ -194,28 +201,33 @@ function buildEnvironment(deps: BuildPhaseDeps, { app, deployment, appVars }: Bu
 }
 
 /**
- * Runs the commands with what only the build may have: its credentials (CC_SSH_PRIVATE_KEY,
- * in a folder beside the build folder) and a network namespace of its own. Both are gone
+ * Runs the commands with what only the build may have: its credentials (CC_SSH_PRIVATE_KEY and
+ * the plan's secret files, on the credentials tmpfs, each secret file mounted read-only over
+ * its empty stand-in in the build folder) and a network namespace of its own. Both are gone
  * afterwards, whatever happened; `afterwards` (the cache saved) runs last, told whether the
  * build succeeded.
  */
 async function runBuild(
   deps: BuildPhaseDeps,
-  input: BuildInput & { provider: Provider; env: Record<string, string>; commands: PlanCommand[] },
+  input: BuildInput & { provider: Provider; env: Record<string, string>; commands: PlanCommand[]; secretFiles: PlanFile[] },
   afterwards: (built: boolean) => Promise<void>,
 ): Promise<void> {
-  const { app, sandbox, appVars, log, commands } = input;
+  const { app, sandbox, appVars, log, commands, secretFiles } = input;
   const buildDir = deps.layout.buildFolder(app.id);
   const appCacheDir = deps.layout.appCacheFolder(app.id);
   const secretsDir = deps.layout.buildSecretsFolder(app.id);
   await deps.runner.ownFolder(secretsDir, sandbox.user);
-  const sshKey = await installBuildSshKey({ appVars, home: secretsDir, user: sandbox.user, log });
   let built = false;
-  // Nothing left to run (the install skipped, no hook): no build network to set up.
-  const network = commands.length > 0 ? await deps.buildNetworks.acquireBuildNetwork(app.id) : undefined;
+  let sshKey: BuildSshKey | undefined;
+  let network: BuildNetwork | undefined;
   try {
+    sshKey = await installBuildSshKey({ appVars, home: secretsDir, user: sandbox.user, log });
+    const secretMounts = await writeSecretFiles(secretFiles, secretsDir, buildDir, sandbox.user);
+    // Nothing left to run (the install skipped, no hook): no build network to set up.
+    network = commands.length > 0 ? await deps.buildNetworks.acquireBuildNetwork(app.id) : undefined;
     const mounts = [
       { destination: buildDir, source: buildDir, writable: true },
+      ...secretMounts,
       { destination: appCacheDir, source: appCacheDir, writable: true },
       { destination: secretsDir, source: secretsDir, writable: false },
       ...sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
@@ -225,7 +237,7 @@ async function runBuild(
     built = true;
   } finally {
     await network?.release();
-    await sshKey.remove();
+    await sshKey?.remove();
     await rm(secretsDir, { recursive: true, force: true });
     await afterwards(built);
   }
@@ -241,15 +253,35 @@ async function asBuildFailure<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The plan's files in the build folder. A secret file is written there empty: its content goes
+ * to the credentials tmpfs (writeSecretFiles), mounted over it while the build runs, so the
+ * app's filesystem never holds a byte of it.
+ */
 async function writePlanFiles(plan: BuildPlan, repository: UntrustedTree, log: BuildInput['log']): Promise<void> {
   for (const file of plan.files) {
     // A generated file inside a folder (`.slipway-cache/config/.npmrc`): a committed link on
     // the way fails with what to remove; a link at the file itself is replaced by writeFile.
     if (file.path.includes('/')) await refuseCommittedLink(repository, posix.dirname(file.path));
-    await repository.writeFile(file.path, file.content, { mode: file.mode ?? (file.secret ? 0o600 : 0o644) });
+    await repository.writeFile(file.path, file.secret ? '' : file.content, { mode: file.mode ?? (file.secret ? 0o600 : 0o644) });
     log(`Wrote ${file.path}${file.secret ? ' (secret: removed before the release starts)' : ''}`);
   }
 }
+
+/** The secret files' content on the credentials tmpfs, and the mounts that put each at its place in the build. */
+async function writeSecretFiles(files: PlanFile[], secretsDir: string, buildDir: string, owner: SandboxIdentity['user']) {
+  const secrets = new UntrustedTree(secretsDir, { name: "the build's credentials folder", owner, nextStep: 'then deploy again' });
+  await secrets.makeFolder(SECRET_FILES_DIR, 0o700);
+  return Promise.all(
+    files.map(async (file, index) => {
+      const name = `${SECRET_FILES_DIR}/${index}`;
+      await secrets.writeFile(name, file.content, { mode: file.mode ?? 0o600 });
+      return { destination: join(buildDir, file.path), source: join(secretsDir, name), writable: false };
+    }),
+  );
+}
+
+const SECRET_FILES_DIR = 'plan-files';
 
 /** The plan's start command, or the one the provider finds in the built folder (sbt's staged script). */
 async function startCommand(

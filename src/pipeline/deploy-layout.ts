@@ -9,10 +9,10 @@ import { join } from 'node:path';
  * <data>/apps/<app id>/              the app's own filesystem (its disk budget: app-disks.ts)
  * <data>/apps/<app id>/repo.git      its git repository
  * <data>/apps/<app id>/build         its build folder (one build at a time)
- * <data>/apps/<app id>/build.secrets credentials of the running build, beside it
  * <data>/apps/<app id>/releases/<deployment id>   a built release
  * <data>/apps/<app id>/cache         its caches between builds (home/, build-cache/)
  * <data>/disks/<app id>.img          the image file of that filesystem
+ * <data>/build-secrets/<app id>       credentials of its running build (tmpfs: build-secrets-mount.ts)
  * <data>/apps/<app id>/scratch/<id> a commit exported for `slipway plan`
  * ```
  *
@@ -63,11 +63,15 @@ export class DeployLayout {
   }
 
   /**
-   * Build credentials live beside the build folder, so a daemon crash cannot leave them in the
-   * app's persistent home: the next start wipes every build folder.
+   * Build credentials live on a tmpfs, never in the app's filesystem, whose free blocks would
+   * keep the bytes of a removed file; a daemon start empties it.
    */
   buildSecretsFolder(appId: string): string {
-    return `${this.buildFolder(appId)}.secrets`;
+    return join(this.buildSecretsRoot(), appId);
+  }
+
+  buildSecretsRoot(): string {
+    return join(this.dataDir, 'build-secrets');
   }
 
   /**
