@@ -767,7 +767,10 @@ describe('swarm tasks outlive the daemon', { skip: missing ? `swarm: ${missing}`
     const after = await facts();
     assert.equal(after.release, before.release);
     assert.notEqual(after.instanceId, before.instanceId, 'a local instance serves now');
-    assert.match(daemon.output(), /swarm services of the earlier start are removed/);
+    // The line comes once the tasks' network and firewall table are gone too, after the services.
+    await waitUntil('the daemon to say the services are removed', async () =>
+      /swarm services of the earlier start are removed/.test(daemon.output()),
+    );
   });
 });
 
