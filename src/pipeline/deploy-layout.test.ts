@@ -21,7 +21,7 @@ test('the deployment folders of an app, in the data folder', () => {
     },
     {
       build: '/var/lib/slipway/apps/app_1/build',
-      secrets: '/var/lib/slipway/apps/app_1/build.secrets',
+      secrets: '/var/lib/slipway/build-secrets/app_1',
       scratch: '/var/lib/slipway/apps/app_1/scratch/deployment_2',
       releases: '/var/lib/slipway/apps/app_1/releases',
       release: '/var/lib/slipway/apps/app_1/releases/deployment_3',
