@@ -100,10 +100,11 @@ check('lint', bin('biome'), ['lint']);
 check('format check', bin('biome'), ['format']);
 // Unit test files run side by side (each in its own process); integration files one at a time.
 const concurrency = unitOnly ? 2 : 1;
-// Beside the spec reporter, one that lists what was skipped (scripts/skipped-tests-reporter.mjs).
-const skippedDir = mkdtempSync(join(tmpdir(), 'slipway-skipped-'));
-const skippedFile = join(skippedDir, 'skipped.tsv');
+// Beside the spec reporter, one that records what was skipped and when each file ended (scripts/run-record-reporter.mjs).
+const recordDir = mkdtempSync(join(tmpdir(), 'slipway-test-record-'));
+const recordFile = join(recordDir, 'record.tsv');
 const testsStarted = performance.now();
+const testsStartedAt = Date.now();
 const result = spawnSync(
   process.execPath,
   [
@@ -117,8 +118,8 @@ const result = spawnSync(
     '--test-force-exit',
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
-    `--test-reporter=${join(root, 'scripts', 'skipped-tests-reporter.mjs')}`,
-    `--test-reporter-destination=${skippedFile}`,
+    `--test-reporter=${join(root, 'scripts', 'run-record-reporter.mjs')}`,
+    `--test-reporter-destination=${recordFile}`,
     ...files,
   ],
   { cwd: root, stdio: 'inherit', env: { ...process.env, SLIPWAY_REPO: root } },
@@ -136,13 +137,42 @@ function reportTime() {
     `\nunit suite: ${testSeconds} s of its ${UNIT_BUDGET_SECONDS} s budget${over} (the build, lint and format check before it: ${checkSeconds} s).`,
   );
 }
-let skipped = [];
-try {
-  skipped = readFileSync(skippedFile, 'utf8').split('\n').filter(Boolean);
-} catch {
-  // No file: the runner did not get as far as reporting.
+/**
+ * The slowest files of a run that took them one at a time, what to look at first when the suite
+ * outgrows its time. A file's time runs from the previous file's last test to its own last.
+ */
+function reportSlowestFiles() {
+  if (concurrency !== 1) return;
+  const lastEnd = new Map();
+  for (const [file, at] of recorded('ended')) lastEnd.set(file, Number(at));
+  const ends = [...lastEnd.entries()].sort((a, b) => a[1] - b[1]);
+  if (ends.length === 0) return;
+  let previous = testsStartedAt;
+  const spans = ends.map(([file, end]) => {
+    const span = { file, seconds: (end - previous) / 1000 };
+    previous = end;
+    return span;
+  });
+  const slowest = spans.sort((a, b) => b.seconds - a.seconds).slice(0, 12);
+  console.error(`\nslowest files:\n${slowest.map((s) => `  ${s.seconds.toFixed(0).padStart(5)} s  ${relative(root, s.file)}`).join('\n')}`);
 }
-rmSync(skippedDir, { recursive: true, force: true });
+/** The record's lines of one kind, split into their fields (none: the runner got no further). */
+function recorded(kind) {
+  let text = '';
+  try {
+    text = readFileSync(recordFile, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .map((line) => line.split('\t'))
+    .filter((fields) => fields[0] === kind)
+    .map((fields) => fields.slice(1));
+}
+reportSlowestFiles();
+const skipped = recorded('skipped').map((fields) => fields.join('\t'));
+rmSync(recordDir, { recursive: true, force: true });
 if (skipped.length > 0) {
   const lines = skipped.map((line) => {
     const [file, name, reason] = line.split('\t');

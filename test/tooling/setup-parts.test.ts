@@ -152,26 +152,36 @@ test('where neither Debian nor pip brings another JDK major, setup says so, and 
   }
 });
 
-test('the skipped-tests reporter lists every skipped test and suite with its reason, and nothing else', () => {
+test('the run record lists every skipped test and suite with its reason, and when each top-level test ended', () => {
   const { NODE_TEST_CONTEXT: _outer, ...env } = process.env;
+  const started = Date.now();
   const run = spawnSync(
     process.execPath,
     [
       '--test',
-      '--test-reporter=./scripts/skipped-tests-reporter.mjs',
+      '--test-reporter=./scripts/run-record-reporter.mjs',
       '--test-reporter-destination=stdout',
       'test/tooling/fixtures/skips.mjs',
     ],
     { cwd: repo, env, encoding: 'utf8', timeout: 60_000 },
   );
   assert.equal(run.status, 0, run.stderr);
-  const lines = run.stdout
+  const records = run.stdout
     .split('\n')
     .filter(Boolean)
-    .map((line) => line.split('\t').slice(1).join(': '));
-  assert.deepEqual(lines.sort(), [
+    .map((line) => line.split('\t'));
+  const skipped = records.filter(([kind]) => kind === 'skipped').map((fields) => fields.slice(2).join(': '));
+  assert.deepEqual(skipped.sort(), [
     'a skipped suite: no swarm',
     'skipped by its option: a binary is missing',
     'skipped from inside: found out while running',
   ]);
+  // Five top-level tests and suites, each ended once, in the fixture, during the run.
+  const ended = records.filter(([kind]) => kind === 'ended');
+  assert.equal(ended.length, 5, run.stdout);
+  for (const [, file, at] of ended) {
+    assert.ok(file?.endsWith('test/tooling/fixtures/skips.mjs'), file);
+    assert.ok(Number(at) >= started && Number(at) <= Date.now(), at);
+  }
+  assert.equal(records.length, skipped.length + ended.length, 'no other line');
 });
