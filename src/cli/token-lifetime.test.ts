@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseTokenLifetime } from './token-lifetime.js';
 
-test('token lifetimes are minutes, hours, days, weeks or years', () => {
+test('token lifetimes are seconds, minutes, hours, days, weeks or years', () => {
+  assert.equal(parseTokenLifetime('45s'), 45);
   assert.equal(parseTokenLifetime('90m'), 5400);
   assert.equal(parseTokenLifetime('12h'), 43_200);
   assert.equal(parseTokenLifetime('30d'), 2_592_000);
@@ -11,6 +12,6 @@ test('token lifetimes are minutes, hours, days, weeks or years', () => {
 });
 
 test('anything else is refused with the forms accepted', () => {
-  for (const bad of ['30', '1 month', 'd', '-5d', '10s', ''])
-    assert.throws(() => parseTokenLifetime(bad), /--expires takes a lifetime such as 90m/);
+  for (const bad of ['30', '1 month', 'd', '-5d', '0s', '10ms', ''])
+    assert.throws(() => parseTokenLifetime(bad), /--expires takes a lifetime such as 30s, 90m/);
 });

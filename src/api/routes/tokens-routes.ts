@@ -24,8 +24,8 @@ export const tokenSpecs = {
     body: obj(
       {
         label: str('A name to recognise it by (default "token <date>")'),
-        expires_in: int('Seconds until it stops working, 60 to ten years (default: never)', {
-          minimum: 60,
+        expires_in: int('Seconds until it stops working, 1 to ten years (default: never)', {
+          minimum: 1,
           maximum: MAX_TOKEN_LIFETIME_SECONDS,
         }),
         scope: oneOf(['read', 'deploy', 'full'], 'What it may do (default: the scope of the token making it, never more)'),

@@ -23,9 +23,9 @@ export function tokenView(token: ApiToken & { user_name?: string }) {
 
 function expiresAt(value: unknown): string | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 60 || value > MAX_TOKEN_LIFETIME_SECONDS) {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TOKEN_LIFETIME_SECONDS) {
     throw new ValidationError(
-      `Field "expires_in" is a whole number of seconds from 60 to ${MAX_TOKEN_LIFETIME_SECONDS} (ten years).`,
+      `Field "expires_in" is a whole number of seconds from 1 to ${MAX_TOKEN_LIFETIME_SECONDS} (ten years).`,
       'For example: slipway tokens create --expires 30d',
     );
   }

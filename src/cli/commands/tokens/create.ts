@@ -19,7 +19,7 @@ export const tokensCreate: Command = {
       type: 'string',
       short: 'e',
       value: '<lifetime>',
-      description: 'It stops working after 90m, 12h, 30d, 8w, 1y... (default: never; revoke it when done)',
+      description: 'It stops working after 30s, 90m, 12h, 30d, 8w, 1y... (default: never; revoke it when done)',
     },
     scope: {
       type: 'string',
