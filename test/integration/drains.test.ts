@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type Server as TcpServer } from 'node:net';
-import { createSocket, type Socket as UdpSocket } from 'node:dgram';
+import { Worker } from 'node:worker_threads';
 import type { AddressInfo } from 'node:net';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutFixture, createApp, deploymentLog, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
@@ -63,6 +63,14 @@ class HttpReceiver {
   }
 }
 
+/** Binds a UDP port on loopback, says its number, then sends each datagram's text. */
+const UDP_RECEIVER = `
+const { parentPort } = require('node:worker_threads');
+const socket = require('node:dgram').createSocket({ type: 'udp4', recvBufferSize: 4 * 1024 * 1024 });
+socket.on('message', (message) => parentPort.postMessage(message.toString('utf8')));
+socket.bind(0, '127.0.0.1', () => parentPort.postMessage(socket.address().port));
+`;
+
 /** A syslog receiver: RFC 6587 octet-counted frames over TCP, and datagrams over UDP. */
 class SyslogReceiver {
   tcpMessages: string[] = [];
@@ -70,17 +78,23 @@ class SyslogReceiver {
   tcpPort = 0;
   udpPort = 0;
   private tcp: TcpServer | undefined;
-  private udp: UdpSocket | undefined;
+  private udp: Worker | undefined;
 
   private sockets = new Set<import('node:net').Socket>();
 
   async start(): Promise<void> {
     await this.startTcp();
-    this.udp = createSocket('udp4');
-    this.udp.on('message', (message) => this.udpMessages.push(message.toString('utf8')));
-    const udp = this.udp;
-    await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
-    this.udpPort = udp.address().port;
+    // UDP keeps nothing a receiver does not read in time: the datagrams are read on a thread of
+    // their own, so this file's own work (CLI calls, pushes) never holds up the reading.
+    const udp = new Worker(UDP_RECEIVER, { eval: true });
+    this.udp = udp;
+    this.udpPort = await new Promise<number>((resolve, reject) => {
+      udp.once('error', reject);
+      udp.once('message', (port: number) => resolve(port));
+    });
+    udp.on('message', (message: string | number) => {
+      if (typeof message === 'string') this.udpMessages.push(message);
+    });
   }
 
   /** The TCP receiver stops: its connections are cut, new ones refused. */
@@ -116,7 +130,7 @@ class SyslogReceiver {
   }
 
   async stop(): Promise<void> {
-    this.udp?.close();
+    await this.udp?.terminate();
     if (this.tcp) await this.stopTcp();
   }
 }
