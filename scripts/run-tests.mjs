@@ -1,14 +1,15 @@
 // Runs every test: first the build (which type-checks), the linter and the format check (a broken build,
-// a lint error or an unformatted file stops here, before 20 minutes of tests), then unit tests beside the code (src/**/*.test.ts), then integration
-// tests (test/**/*.test.ts) one file at a time, because they start real daemons, servers and builds.
+// a lint error or an unformatted file stops here, before 20 minutes of tests), then the tests in two lanes
+// at once: the integration tests (test/**/*.test.ts) one file at a time, because they start real daemons,
+// servers and builds, and beside them the unit tests beside the code (src/**/*.test.ts).
 //   node scripts/run-tests.mjs [filter]          only the files whose path contains the filter
 //   node scripts/run-tests.mjs --unit [filter]   the unit suite (npm run test:unit): src/ and the
 //       contract suites, without the files below that drive real package managers or builds; it
 //       needs no root (tests that do are skipped, saying why) and takes under a minute: the run
 //       ends by printing its time against that budget.
 // What was skipped is listed at the end; under CI=true any skip fails the run, whatever its cause.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 
@@ -36,7 +37,7 @@ function check(name, command, args) {
       'format check': 'npm run format, which rewrites the files in place',
     }[name];
     console.error(`The ${name} failed: fix it before the tests run (${fix}).`);
-    process.exit(result.status ?? 1);
+    process.exit(failed ? 1 : 0);
   }
 }
 
@@ -57,6 +58,20 @@ const MACHINE_TESTS = [
   'src/router/haproxy/haproxy-router.test.ts',
   'src/router/haproxy/supervision.test.ts',
 ];
+
+/**
+ * Integration files that spend most of their time waiting on the clock (cron's minutes, a
+ * receiver's outage): the whole suite runs them beside the one-at-a-time integration files,
+ * with the unit files, which keep to their own subnets, ports and names.
+ */
+const BESIDE = ['test/integration/cron.test.ts', 'test/integration/drains.test.ts'];
+
+/** Files that use the Docker Swarm run in the main lane: one swarm, one user at a time. */
+function runsBeside(file) {
+  if (BESIDE.includes(file)) return true;
+  const unitFile = file.startsWith('src/') || file.startsWith('bench/');
+  return unitFile && !MACHINE_TESTS.includes(file) && !file.startsWith('src/instances/swarm/');
+}
 
 /** The unit suite's budget (CONTRIBUTING.md): once built and checked, its tests run within it. */
 const UNIT_BUDGET_SECONDS = 60;
@@ -98,32 +113,55 @@ check('build', bin('tsc'), ['-p', 'tsconfig.json']);
 check('build', bin('tsc'), ['-p', 'tsconfig.console.json']);
 check('lint', bin('biome'), ['lint']);
 check('format check', bin('biome'), ['format']);
-// Unit test files run side by side (each in its own process); integration files one at a time.
+// The unit suite runs its files two at a time. The whole suite runs two lanes at once: the
+// integration files one at a time (they start real daemons, servers and builds), and beside
+// them the unit files and the integration files that mostly wait on the clock (see BESIDE).
 const concurrency = unitOnly ? 2 : 1;
+const lanes = unitOnly
+  ? [{ name: 'unit', files, concurrency }]
+  : [
+      { name: 'main', files: files.filter((f) => !runsBeside(f)), concurrency },
+      { name: 'beside', files: files.filter(runsBeside), concurrency },
+    ].filter((lane) => lane.files.length > 0);
 // Beside the spec reporter, one that records what was skipped and when each file ended (scripts/run-record-reporter.mjs).
 const recordDir = mkdtempSync(join(tmpdir(), 'slipway-test-record-'));
-const recordFile = join(recordDir, 'record.tsv');
 const testsStarted = performance.now();
 const testsStartedAt = Date.now();
-const result = spawnSync(
-  process.execPath,
-  [
-    '--import',
-    'tsx',
-    '--test',
-    `--test-concurrency=${concurrency}`,
-    // A stuck test fails, named, after 20 minutes instead of holding the run until CI gives
-    // up; a file whose tests are done exits even if something it started still holds it.
-    '--test-timeout=1200000',
-    '--test-force-exit',
-    '--test-reporter=spec',
-    '--test-reporter-destination=stdout',
-    `--test-reporter=${join(root, 'scripts', 'run-record-reporter.mjs')}`,
-    `--test-reporter-destination=${recordFile}`,
-    ...files,
-  ],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, SLIPWAY_REPO: root } },
-);
+// The first lane prints as it goes; the others write to a file printed once all have ended.
+const results = await Promise.all(lanes.map((lane, index) => runLane(lane, index === 0)));
+const failed = results.some((status) => status !== 0);
+for (const lane of lanes.slice(1)) {
+  console.log(`\n==> the ${lane.name} lane (${lane.files.length} files, run at the same time as the above):\n`);
+  console.log(readFileSync(lane.outputFile, 'utf8'));
+}
+
+function runLane(lane, printsAsItGoes) {
+  lane.recordFile = join(recordDir, `${lane.name}.tsv`);
+  lane.outputFile = join(recordDir, `${lane.name}.out`);
+  const output = printsAsItGoes ? 'inherit' : openSync(lane.outputFile, 'w');
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--test',
+      `--test-concurrency=${lane.concurrency}`,
+      // A stuck test fails, named, after 20 minutes instead of holding the run until CI gives
+      // up; a file whose tests are done exits even if something it started still holds it.
+      '--test-timeout=1200000',
+      '--test-force-exit',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${join(root, 'scripts', 'run-record-reporter.mjs')}`,
+      `--test-reporter-destination=${lane.recordFile}`,
+      ...lane.files,
+    ],
+    { cwd: root, stdio: ['ignore', output, output], env: { ...process.env, SLIPWAY_REPO: root } },
+  );
+  return new Promise((resolve) => {
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
 const testSeconds = Math.round((performance.now() - testsStarted) / 1000);
 const checkSeconds = Math.round((testsStarted - checksStarted) / 1000);
 /**
@@ -142,25 +180,31 @@ function reportTime() {
  * outgrows its time. A file's time runs from the previous file's last test to its own last.
  */
 function reportSlowestFiles() {
-  if (concurrency !== 1) return;
-  const lastEnd = new Map();
-  for (const [file, at] of recorded('ended')) lastEnd.set(file, Number(at));
-  const ends = [...lastEnd.entries()].sort((a, b) => a[1] - b[1]);
-  if (ends.length === 0) return;
-  let previous = testsStartedAt;
-  const spans = ends.map(([file, end]) => {
-    const span = { file, seconds: (end - previous) / 1000 };
-    previous = end;
-    return span;
-  });
-  const slowest = spans.sort((a, b) => b.seconds - a.seconds).slice(0, 12);
-  console.error(`\nslowest files:\n${slowest.map((s) => `  ${s.seconds.toFixed(0).padStart(5)} s  ${relative(root, s.file)}`).join('\n')}`);
+  if (unitOnly) return;
+  for (const lane of lanes) {
+    const lastEnd = new Map();
+    for (const [file, at] of recorded(lane, 'ended')) lastEnd.set(file, Number(at));
+    const ends = [...lastEnd.entries()].sort((a, b) => a[1] - b[1]);
+    if (ends.length === 0) continue;
+    let previous = testsStartedAt;
+    const spans = ends.map(([file, end]) => {
+      const span = { file, seconds: (end - previous) / 1000 };
+      previous = end;
+      return span;
+    });
+    const total = (previous - testsStartedAt) / 1000;
+    const slowest = spans.sort((a, b) => b.seconds - a.seconds).slice(0, 12);
+    console.error(
+      `\nthe ${lane.name} lane took ${total.toFixed(0)} s; its slowest files:\n` +
+        slowest.map((s) => `  ${s.seconds.toFixed(0).padStart(5)} s  ${relative(root, s.file)}`).join('\n'),
+    );
+  }
 }
 /** The record's lines of one kind, split into their fields (none: the runner got no further). */
-function recorded(kind) {
+function recorded(lane, kind) {
   let text = '';
   try {
-    text = readFileSync(recordFile, 'utf8');
+    text = readFileSync(lane.recordFile, 'utf8');
   } catch {
     return [];
   }
@@ -171,7 +215,7 @@ function recorded(kind) {
     .map((fields) => fields.slice(1));
 }
 reportSlowestFiles();
-const skipped = recorded('skipped').map((fields) => fields.join('\t'));
+const skipped = lanes.flatMap((lane) => recorded(lane, 'skipped')).map((fields) => fields.join('\t'));
 rmSync(recordDir, { recursive: true, force: true });
 if (skipped.length > 0) {
   const lines = skipped.map((line) => {
@@ -190,4 +234,4 @@ if (skipped.length > 0) {
   }
 }
 reportTime();
-process.exit(result.status ?? 1);
+process.exit(failed ? 1 : 0);
