@@ -1,29 +1,32 @@
 import type { FoundInstance, Instance, InstanceBackend, InstanceCallbacks, InstanceSpec, OneOffSpec, WorkerSpec } from '../backend.js';
 import type { Sandbox } from '../../sandbox/sandbox-host.js';
-import { ONE_OFF_HOLDER, startOneOffTask } from './one-off-task.js';
+import { startOneOffTask } from './one-off-task.js';
 import { SwarmWorker } from './swarm-worker.js';
-import { runCommand } from '../../executor/run-command.js';
 import { isolateTaskPort } from './port-isolation.js';
 import type { SandboxNetworkEvents } from '../local/local-netns-backend.js';
-import { DockerApiError, type DockerApi } from './docker-api.js';
+import type { DockerApi } from './docker-api.js';
 import { checkSwarmManager, type SwarmNode } from './swarm-checks.js';
 import { ReleaseImages } from './release-images.js';
 import { LABEL_OWNER, serviceName, serviceSpec, validateOwner, type ServiceSpecInput } from './service-spec.js';
-import { SwarmServices, meantToRun, type SwarmTask } from './swarm-services.js';
-import { adoptionLabels, readFoundService, type FoundService, type ListedService, type SlotHolder } from './adoption.js';
+import { SwarmServices, type SwarmTask } from './swarm-services.js';
+import { readFoundService, type FoundService, type ListedService } from './adoption.js';
+import { adoptFound } from './adopt-found.js';
 import { NODE_API_LABEL } from './node-apis.js';
 import { NodeFilter } from './node-filter.js';
 import { SwarmInstance } from './swarm-instance.js';
 import { ReleaseService } from './release-service.js';
+import { identityFile } from './task-entrypoint.js';
 import {
-  IDENTITY_MOUNT,
-  PER_INSTANCE_VARIABLES,
-  SLOT_VARIABLE,
-  identityFile,
-  perInstanceVariables,
-  taskEntrypoint,
-} from './task-entrypoint.js';
-import { createHash, randomBytes } from 'node:crypto';
+  holderOf,
+  instanceServiceInput,
+  oneOffServiceInput,
+  releaseKey,
+  workerKey,
+  workerServiceInput,
+  type ServiceIdentity,
+} from './service-inputs.js';
+import { TasksNetwork } from './tasks-network.js';
+import { randomBytes } from 'node:crypto';
 import { usedToolchainFolders } from './toolchain-folders.js';
 
 export interface SwarmBackendOptions {
@@ -50,7 +53,6 @@ export interface SwarmBackendOptions {
 }
 
 const DEFAULT_START_TIMEOUT_MS = 120_000;
-const BRIDGE_NAME_OPTION = 'com.docker.network.bridge.name';
 const DEFAULT_RESTART_DELAY_MS = 1000;
 
 /**
@@ -62,11 +64,13 @@ const DEFAULT_RESTART_DELAY_MS = 1000;
  */
 export class SwarmBackend implements InstanceBackend {
   readonly images: ReleaseImages;
-  readonly networkName: string;
-  /** What the firewall filters: the bridge of the tasks' network on this node. */
-  readonly bridgeName: string;
+  /** The tasks' network: its bridge is what the firewall filters on this node. */
+  readonly network: TasksNetwork;
+
   /** The node's address on the instances' network: where tasks reach this machine. */
-  readonly gatewayAddress: string;
+  get gatewayAddress(): string {
+    return this.network.gatewayAddress;
+  }
 
   private readonly services: SwarmServices;
   private readonly owner: string;
@@ -92,18 +96,19 @@ export class SwarmBackend implements InstanceBackend {
     this.services = new SwarmServices(o.api);
     this.log = o.log ?? (() => undefined);
     this.images = new ReleaseImages({ api: o.api, registry: o.registry, namespace: this.owner, log: this.log });
-    this.networkName = `${this.owner}-instances`;
-    this.bridgeName = o.bridgeName ?? `${this.owner.slice(0, 12)}sw0`;
-    if (!/^[A-Za-z0-9_-]{1,15}$/.test(this.bridgeName))
-      throw new Error(`Invalid bridge name ${JSON.stringify(this.bridgeName)}: up to 15 letters, digits, "_" or "-".`);
-    this.gatewayAddress = gatewayOf(o.subnet);
+    this.network = new TasksNetwork({
+      api: o.api,
+      owner: this.owner,
+      subnet: o.subnet,
+      bridgeName: o.bridgeName ?? `${this.owner.slice(0, 12)}sw0`,
+    });
     this.networkEvents = o.networkEvents;
     this.nodeFilter = new NodeFilter({
       manager: o.api,
       registry: o.registry,
       owner: this.owner,
-      networkName: this.networkName,
-      controlMachine: o.controlMachineAddress ?? this.gatewayAddress,
+      networkName: this.network.name,
+      controlMachine: o.controlMachineAddress ?? this.network.gatewayAddress,
       log: this.log,
     });
   }
@@ -135,7 +140,7 @@ export class SwarmBackend implements InstanceBackend {
       this.log(
         `swarm node ${node} takes tasks but slipway does not know its Docker API: a task placed there cannot start (docker node update --label-add ${NODE_API_LABEL}=<unix:///path or tcp://host:port>, docs/swarm.md)`,
       );
-    await this.ensureNetwork();
+    await this.network.ensure();
     // The same on the other nodes the daemon can reach, and their bridge filtered; one that does
     // not answer is only told (its first task tries again).
     for (const { nodeId, api } of await this.services.nodes.declared().catch(() => [])) {
@@ -148,7 +153,6 @@ export class SwarmBackend implements InstanceBackend {
         this.log(`could not tidy or filter swarm node ${nodeId}: ${(e as Error).message}`);
       }
     }
-    await this.ip(['route', 'replace', ...this.fallbackRoute()]);
     await this.attachFound();
     // Images of releases removed while no daemon ran (apps deleted, old releases pruned).
     void this.images.pruneApp().catch((e: Error) => this.log(`could not remove old release images: ${e.message}`));
@@ -171,13 +175,7 @@ export class SwarmBackend implements InstanceBackend {
     if (this.instances.has(id)) throw new Error(`Instance ${id} is already running; stop it first or use a new instance id.`);
     if (spec.command.length === 0) throw new Error(`Instance ${id} has no command to run.`);
 
-    const image = await this.images.releaseImage({
-      appId: spec.appId,
-      deploymentId: spec.deploymentId,
-      releaseDir: spec.releaseDir,
-      readOnlyPaths: usedToolchainFolders(spec.sandbox.readOnlyPaths, spec.env),
-      user: spec.sandbox.user,
-    });
+    const image = await this.imageOf(spec);
     void this.images.pruneApp().catch((e: Error) => this.log(`could not remove old release images: ${e.message}`));
 
     const instance = this.newInstance(spec, this.releaseService(spec, image));
@@ -191,11 +189,18 @@ export class SwarmBackend implements InstanceBackend {
     return instance;
   }
 
+  /** The release's image, built and pushed once per deployment (release-images.ts). */
+  private imageOf(spec: InstanceSpec | OneOffSpec): Promise<string> {
+    const { appId, deploymentId, releaseDir, sandbox, env } = spec;
+    const readOnlyPaths = usedToolchainFolders(sandbox.readOnlyPaths, env);
+    return this.images.releaseImage({ appId, deploymentId, releaseDir, readOnlyPaths, user: sandbox.user });
+  }
+
   private newInstance(spec: InstanceSpec, release: ReleaseService): SwarmInstance {
     const instance = new SwarmInstance(
       {
         services: this.services,
-        network: this.networkName,
+        network: this.network.name,
         isolate: (task) => this.isolate(task),
         attached: async (i, address) => this.networkEvents?.attached({ appId: i.spec.appId, kind: 'instance', address }),
         detached: async (_i, address) => this.networkEvents?.detached(address),
@@ -218,34 +223,18 @@ export class SwarmBackend implements InstanceBackend {
    */
   private releaseService(spec: InstanceSpec, image: string): ReleaseService {
     const key = releaseKey(spec, image);
-    return this.serviceFor(key, 'r', (name, marker) => ({
-      name,
-      owner: this.owner,
-      role: 'instance',
-      adoption: adoptionLabels(key, marker, adoptionSpec(spec)),
-      appId: spec.appId,
-      deploymentId: spec.deploymentId,
-      image,
-      command: taskEntrypoint({ marker, beforeStart: spec.beforeStart, command: spec.command, env: spec.env }),
-      entrypoint: true,
-      identityMount: IDENTITY_MOUNT,
-      env: { ...sharedEnv(spec.env), [SLOT_VARIABLE]: '{{.Task.Slot}}' },
-      workingDir: spec.releaseDir,
-      sandbox: spec.sandbox,
-      network: this.networkName,
-      restartDelayMs: this.o.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS,
-      stopGraceMs: 10_000,
-    }));
+    const restartDelayMs = this.o.restartDelayMs ?? DEFAULT_RESTART_DELAY_MS;
+    return this.serviceFor(key, 'r', (s) => instanceServiceInput(s, spec, image, key, restartDelayMs));
   }
 
   /** The open service of `key`, or a new one (the previous one is closing: its last replica stops). */
-  private serviceFor(key: string, kind: 'r' | 'w', specOf: (name: string, marker: string) => ServiceSpecInput): ReleaseService {
+  private serviceFor(key: string, kind: 'r' | 'w', specOf: (s: ServiceIdentity) => ServiceSpecInput): ReleaseService {
     const current = this.releases.get(key);
     if (current && !current.closing) return current;
     for (const [k, done] of this.releases) if (done.closing && done.holders() === 0) this.releases.delete(k);
     const name = serviceName(this.owner, kind, key, `${this.run}-${this.generation++}`);
     const marker = `slipway-${randomBytes(8).toString('hex')}`;
-    const spec = specOf(name, marker);
+    const spec = specOf({ name, marker, owner: this.owner, network: this.network.name });
     const user = `${spec.sandbox.user.uid}:${spec.sandbox.user.gid}`;
     const release = new ReleaseService(this.services, key, name, marker, user, (replicas) => serviceSpec({ ...spec, replicas }));
     this.releases.set(key, release);
@@ -255,37 +244,15 @@ export class SwarmBackend implements InstanceBackend {
   /** A one-off command as a Swarm job of the release's image (one-off-task.ts). */
   async runOnce(spec: OneOffSpec): Promise<Sandbox> {
     if (!this.node) throw new Error('SwarmBackend.init() must be called (and awaited) before use.');
-    const image = await this.images.releaseImage({
-      appId: spec.appId,
-      deploymentId: spec.deploymentId,
-      releaseDir: spec.releaseDir,
-      readOnlyPaths: usedToolchainFolders(spec.sandbox.readOnlyPaths, spec.env),
-      user: spec.sandbox.user,
-    });
+    const image = await this.imageOf(spec);
+    const name = serviceName(this.owner, 'o', `${spec.appId}\n${randomBytes(8).toString('hex')}`);
     const serviceId = await this.services.create(
-      serviceSpec({
-        name: serviceName(this.owner, 'o', `${spec.appId}\n${randomBytes(8).toString('hex')}`),
-        owner: this.owner,
-        role: 'run',
-        job: true,
-        appId: spec.appId,
-        deploymentId: spec.deploymentId,
-        image,
-        // The command runs beside the holder, as an exec with its standard input (one-off-task.ts).
-        command: ONE_OFF_HOLDER,
-        entrypoint: true,
-        env: spec.env,
-        workingDir: spec.releaseDir,
-        sandbox: spec.sandbox,
-        network: this.networkName,
-        restartDelayMs: 0,
-        stopGraceMs: 10_000,
-      }),
+      serviceSpec(oneOffServiceInput({ name, owner: this.owner, network: this.network.name }, spec, image)),
     );
     const started = await startOneOffTask(
       {
         services: this.services,
-        network: this.networkName,
+        network: this.network.name,
         attached: async (address) => this.networkEvents?.attached({ appId: spec.appId, kind: 'instance', address }),
         detached: async (address) => this.networkEvents?.detached(address),
       },
@@ -308,7 +275,7 @@ export class SwarmBackend implements InstanceBackend {
     if (!containerId) return;
     if (!this.services.nodes.isOwn(task.NodeID)) {
       if (!(await this.nodeFilter.ensure(task.NodeID!, await this.services.nodes.of(task.NodeID))))
-        throw new Error(`Swarm node ${task.NodeID} runs a task but has no configuration network ${this.networkName}-config to filter.`);
+        throw new Error(`Swarm node ${task.NodeID} runs a task but has no configuration network ${this.network.configName} to filter.`);
       return;
     }
     await isolateTaskPort(this.o.api, containerId);
@@ -361,90 +328,20 @@ export class SwarmBackend implements InstanceBackend {
     if (!this.node) throw new Error('SwarmBackend.init() must be called (and awaited) before use.');
     const found = this.found;
     this.found = [];
-    const adopted: Array<{ instance: SwarmInstance; tasks: SwarmTask[] }> = [];
-    const ending: Array<{ stop(graceMs: number): Promise<void> }> = [];
-    const empty: ReleaseService[] = [];
-    const slotsOf = async (release: ReleaseService, f: FoundService) => {
-      const tasks = await release.tasks().catch(() => [] as SwarmTask[]);
-      const wanted = (slot: number) => tasks.some((t) => t.Slot === slot && meantToRun(t));
-      const slots = [...new Set(tasks.flatMap((t) => (t.Slot === undefined ? [] : [t.Slot])))].filter(wanted);
-      return { tasks, slots, holder: (slot: number) => f.holders.get(slot) };
-    };
-    for (const f of found.filter((s) => s.role === 'instance')) {
-      const release = this.resumeService(f);
-      const { tasks, slots, holder } = await slotsOf(release, f);
-      for (const slot of slots) {
-        const h = holder(slot);
-        const known = h !== undefined && !this.instances.has(h.instanceId);
-        const callbacks = known ? claim({ appId: f.appId, deploymentId: f.deploymentId, ...pick(h) }) : undefined;
-        const spec: InstanceSpec = {
-          appId: f.appId,
-          deploymentId: f.deploymentId,
-          instanceId: known ? h.instanceId : `${f.name}.${slot}`,
-          instanceNumber: known ? h.instanceNumber : slot - 1,
-          releaseDir: f.spec.releaseDir,
-          beforeStart: f.spec.beforeStart,
-          command: f.spec.command,
-          env: { ...f.env, ...(known ? h.vars : {}) },
-          sandbox: f.spec.sandbox,
-          onLog: () => undefined,
-          ...callbacks,
-        };
-        const instance = this.newInstance(spec, release);
-        release.hold(slot, instance, known ? identityFile(h.vars) : 'exit 0\n', known ? h : undefined);
-        instance.slot = slot;
-        const slotTasks = tasks.filter((t) => t.Slot === slot);
-        if (callbacks) adopted.push({ instance, tasks: slotTasks });
-        else ending.push(instance);
-      }
-      if (slots.length === 0) empty.push(release);
-    }
-    for (const f of found.filter((s) => s.role === 'worker')) {
-      const release = this.resumeService(f);
-      const { tasks, slots, holder } = await slotsOf(release, f);
-      for (const slot of slots) {
-        const h = holder(slot);
-        const instance = h && this.instances.get(h.instanceId);
-        const worker = new SwarmWorker(this.services, f.spec.worker!, release, (stream, line) => {
-          try {
-            instance?.spec.onLog(stream, line);
-          } catch {
-            // A failing log sink must not take supervision down with it.
-          }
-        });
-        release.hold(slot, worker, h ? identityFile(h.vars) : 'exit 0\n', h);
-        worker.adopt(
-          slot,
-          tasks.filter((t) => t.Slot === slot),
-        );
-        if (instance) {
-          instance.addWorker(worker);
-          instance.spec.workers = [...(instance.spec.workers ?? []), f.spec.worker!];
-        } else ending.push(worker);
-      }
-      if (slots.length === 0) empty.push(release);
-    }
-    const serving: SwarmInstance[] = [];
-    for (const { instance, tasks } of adopted) {
-      try {
-        await instance.adopt(instance.slot!, tasks);
-        serving.push(instance);
-      } catch (error) {
-        this.log(`could not adopt instance ${instance.id} (swarm service ${instance.serviceName}): ${(error as Error).message}`);
-        ending.push(instance);
-      }
-    }
-    if (found.length) this.log(`adopted ${serving.length} instance(s) from ${found.length} swarm service(s) of a previous run`);
+    const serving = await adoptFound(
+      {
+        services: this.services,
+        instances: this.instances,
+        newInstance: (spec, release) => this.newInstance(spec, release),
+        resumeService: (f) => this.resumeService(f),
+        log: this.log,
+      },
+      found,
+      claim,
+    );
     const held = new Set(serving.map((i) => i.address));
     const released = [...this.foundAddresses].filter((address) => !held.has(address));
     this.foundAddresses = new Set();
-    await Promise.all([
-      ...ending.map((e) => e.stop(10_000).catch((error: Error) => this.log(`could not stop a leftover replica: ${error.message}`))),
-      ...empty.map(async (release) => {
-        this.log(`removing swarm service ${release.name}: none of its replicas runs`);
-        await release.remove().catch((error: Error) => this.log(`could not remove swarm service ${release.name}: ${error.message}`));
-      }),
-    ]);
     // The tasks not adopted are gone now: their addresses reach nothing any more.
     for (const address of released) await this.networkEvents?.detached(address).catch(() => undefined);
     return serving;
@@ -459,7 +356,7 @@ export class SwarmBackend implements InstanceBackend {
     for (const f of this.found) {
       const tasks = await this.services.tasks(f.id).catch(() => [] as SwarmTask[]);
       for (const task of tasks.filter((t) => t.Status.State === 'running' && t.Status.ContainerStatus?.ContainerID)) {
-        const address = await this.services.containerAddress(task, this.networkName).catch(() => undefined);
+        const address = await this.services.containerAddress(task, this.network.name).catch(() => undefined);
         if (!address) continue;
         this.foundAddresses.add(address);
         await this.networkEvents
@@ -479,45 +376,11 @@ export class SwarmBackend implements InstanceBackend {
     return release;
   }
 
-  /**
-   * Docker removes a node's bridge with its last container: without this route, the tasks'
-   * addresses would then be sent to the default gateway, off the machine. Unreachable instead;
-   * the bridge's own route (and on a multi-node swarm, each node's) is more specific or cheaper.
-   */
-  private fallbackRoute(): string[] {
-    return ['unreachable', this.o.subnet, 'metric', '4242'];
-  }
-
-  private async ip(args: string[]): Promise<void> {
-    const errors: string[] = [];
-    const r = await runCommand({
-      argv: ['ip', ...args],
-      cwd: '/',
-      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' },
-      timeoutMs: 10_000,
-      onLine: (_s, l) => errors.push(l),
-    });
-    if (r.exitCode !== 0) throw new Error(`Could not set the route of the tasks' network (\`ip ${args.join(' ')}\`): ${errors.join(' ')}`);
-  }
-
   /** Removes the instances' network (uninstall, tests). Stop the instances first. */
   async removeNetwork(): Promise<void> {
     if (this.instances.size > 0)
-      throw new Error(`Cannot remove network ${this.networkName}: ${this.instances.size} instance(s) still running.`);
-    for (const name of [this.networkName, `${this.networkName}-config`]) {
-      // The configuration stays "in use" for a moment after the swarm network is gone.
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await this.o.api.json({ method: 'DELETE', path: `/networks/${name}`, what: `remove network ${name}` });
-          break;
-        } catch (e) {
-          if (e instanceof DockerApiError && e.status === 404) break;
-          if (attempt >= 40) throw e;
-          await new Promise((r) => setTimeout(r, 250));
-        }
-      }
-    }
-    await this.ip(['route', 'del', ...this.fallbackRoute()]).catch(() => undefined);
+      throw new Error(`Cannot remove network ${this.network.name}: ${this.instances.size} instance(s) still running.`);
+    await this.network.remove();
   }
 
   /**
@@ -525,29 +388,8 @@ export class SwarmBackend implements InstanceBackend {
    * of a release share it as they share the release's service), restarted by its own policy.
    */
   private async startWorker(spec: InstanceSpec, image: string, worker: WorkerSpec, index: number): Promise<SwarmWorker> {
-    const shared = sharedEnv(spec.env);
-    const key = createHash('sha256')
-      .update(JSON.stringify([releaseKey(spec, image), 'worker', index, worker]))
-      .digest('hex');
-    const service = this.serviceFor(key, 'w', (name, marker) => ({
-      name,
-      owner: this.owner,
-      role: 'worker',
-      adoption: adoptionLabels(key, marker, { ...adoptionSpec(spec), worker }),
-      restart: worker.restart,
-      appId: spec.appId,
-      deploymentId: spec.deploymentId,
-      image,
-      command: taskEntrypoint({ marker, beforeStart: [], command: worker.command, env: spec.env }),
-      entrypoint: true,
-      identityMount: IDENTITY_MOUNT,
-      env: { ...shared, [SLOT_VARIABLE]: '{{.Task.Slot}}' },
-      workingDir: spec.releaseDir,
-      sandbox: spec.sandbox,
-      network: this.networkName,
-      restartDelayMs: worker.restartDelayMs,
-      stopGraceMs: 10_000,
-    }));
+    const key = workerKey(spec, image, worker, index);
+    const service = this.serviceFor(key, 'w', (s) => workerServiceInput(s, spec, image, key, worker));
     const started = new SwarmWorker(this.services, worker, service, (stream, line) => spec.onLog(stream, line));
     try {
       await started.start(identityFile(spec.env), this.o.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS, holderOf(spec));
@@ -557,103 +399,4 @@ export class SwarmBackend implements InstanceBackend {
     }
     return started;
   }
-
-  /**
-   * The instances' network: a bridge on each node, made a swarm network so services can join
-   * it. Its address range comes from a configuration network (on a multi-node swarm each node
-   * has its own range: docs/swarm.md).
-   */
-  private async ensureNetwork(): Promise<void> {
-    const configName = `${this.networkName}-config`;
-    const exists = async (name: string) =>
-      this.o.api.json({ path: `/networks/${name}`, what: `inspect network ${name}` }).then(
-        () => true,
-        (e) => {
-          if (e instanceof DockerApiError && e.status === 404) return false;
-          throw e;
-        },
-      );
-    if (await exists(configName)) {
-      const config = await this.o.api.json<{ Options?: Record<string, string> }>({
-        path: `/networks/${configName}`,
-        what: `inspect network ${configName}`,
-      });
-      const bridge = config.Options?.[BRIDGE_NAME_OPTION];
-      if (bridge !== this.bridgeName) {
-        throw new Error(
-          `Network ${configName} names the bridge ${JSON.stringify(bridge ?? '(none)')}, not ${this.bridgeName} which the firewall filters. ` +
-            `Remove it (docker network rm ${this.networkName} ${configName}) and start again.`,
-        );
-      }
-    } else {
-      await this.o.api.json({
-        method: 'POST',
-        path: '/networks/create',
-        body: {
-          Name: configName,
-          ConfigOnly: true,
-          // The control machine's tasks take the lower half; other nodes' parts come from the upper one (docs/swarm.md).
-          IPAM: { Config: [{ Subnet: this.o.subnet, IPRange: lowerHalf(this.o.subnet), Gateway: this.gatewayAddress }] },
-          Options: { [BRIDGE_NAME_OPTION]: this.bridgeName },
-          Labels: { [LABEL_OWNER]: this.owner },
-        },
-        what: `create the configuration of network ${this.networkName}`,
-      });
-    }
-    if (!(await exists(this.networkName))) {
-      await this.o.api.json({
-        method: 'POST',
-        path: '/networks/create',
-        body: { Name: this.networkName, Driver: 'bridge', Scope: 'swarm', ConfigFrom: { Network: configName } },
-        what: `create network ${this.networkName}`,
-      });
-    }
-  }
-}
-
-/** The environment the replicas of a service share: all but the instance's identity. */
-function sharedEnv(env: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter(([k]) => !(PER_INSTANCE_VARIABLES as readonly string[]).includes(k)));
-}
-
-/** What a service's label keeps of the spec of its replicas (adoption.ts). */
-function adoptionSpec(spec: InstanceSpec) {
-  return { releaseDir: spec.releaseDir, command: spec.command, beforeStart: spec.beforeStart, sandbox: spec.sandbox };
-}
-
-function holderOf(spec: InstanceSpec): SlotHolder {
-  return { instanceId: spec.instanceId, instanceNumber: spec.instanceNumber, vars: perInstanceVariables(spec.env) };
-}
-
-function pick(h: SlotHolder): Pick<FoundInstance, 'instanceId' | 'instanceNumber'> {
-  return { instanceId: h.instanceId, instanceNumber: h.instanceNumber };
-}
-
-/** What the instances of one release share, digested: they are the replicas of one service. */
-function releaseKey(spec: InstanceSpec, image: string): string {
-  return createHash('sha256')
-    .update(
-      JSON.stringify([
-        spec.appId,
-        spec.deploymentId,
-        spec.releaseDir,
-        image,
-        spec.command,
-        spec.beforeStart,
-        sharedEnv(spec.env),
-        spec.sandbox,
-      ]),
-    )
-    .digest('hex');
-}
-
-/** The lower half of a /16: the addresses the control machine's own tasks get. */
-function lowerHalf(subnet: string): string {
-  return subnet.replace(/\/16$/, '/17');
-}
-
-function gatewayOf(subnet: string): string {
-  const m = /^(\d{1,3})\.(\d{1,3})\.0\.0\/16$/.exec(subnet);
-  if (!m) throw new Error(`The swarm instances' subnet must be a /16 such as 172.31.0.0/16, not ${JSON.stringify(subnet)}.`);
-  return `${m[1]}.${m[2]}.0.1`;
 }
