@@ -5,13 +5,9 @@
  * there by whoever can push; followed by root, one link reads the admin token or writes into
  * /etc. The rule and the two allowed ways are in ./README.md.
  *
- * How a path is resolved (the semantics of openat2's RESOLVE_BENEATH, done by hand): component
- * by component from the tree's root, each one looked at with lstat. A symbolic link is followed
- * only when its target is relative and stays inside the tree (`..` never climbs above the
- * root); an absolute target, a climb out, or more than MAX_LINKS links refuse the path. Every
- * folder on the way is checked to be a real folder, and the last component is opened with
- * O_NOFOLLOW and checked again with fstat. Nothing outside the root is ever looked at, so a
- * refusal tells nothing about the machine.
+ * Every path is first resolved beneath the tree's root by ./tree-walk.ts (links followed only
+ * while they stay inside); the last component is then opened with O_NOFOLLOW and checked again
+ * with fstat.
  *
  * Assumption this relies on: no process of the app runs while the daemon walks its tree (the
  * export and build steps have ended or not started; instances see only their own release
@@ -21,23 +17,23 @@
  * Hard links need no check: the kernel lets a user hard-link only files it may read and write
  * itself (fs.protected_hardlinks, on by default in Debian), and a sandbox shows no other file.
  *
- * Refusals are PlanErrors naming the path relative to the tree's root and what to do; they
- * never quote what was read, nor where a link points.
+ * Refusals are RefusedPathErrors (./tree-refusals.ts) naming the path relative to the tree's
+ * root and what to do; they never quote what was read, nor where a link points.
  */
-import { constants, type Stats } from 'node:fs';
-import { lchown, lstat, mkdir, open, readdir, readlink, rename, rm, unlink } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { type FileHandle, lchown, lstat, mkdir, open, readdir, rename, rm, unlink } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { PlanError } from '../core/errors.js';
 import { runCommand } from '../executor/run-command.js';
+import { TreeRefusals } from './tree-refusals.js';
+import { components, type EntryKind, isMissing, kindOf, MAX_LINKS, type Walk, walkTree } from './tree-walk.js';
 
-/** Links followed on the way to one path before it counts as a loop (Linux's own limit). */
-export const MAX_LINKS = 40;
+// Part of this door: callers catch its refusals and count links without knowing where they live.
+export { RefusedPathError } from './tree-refusals.js';
+export { type EntryKind, MAX_LINKS } from './tree-walk.js';
 
 /** What the daemon reads of one file unless told otherwise: project files are small. */
 export const DEFAULT_MAX_BYTES = 1024 * 1024;
-
-export type EntryKind = 'file' | 'folder' | 'symlink' | 'fifo' | 'socket' | 'device';
 
 export interface TreeEntry {
   name: string;
@@ -68,55 +64,19 @@ export interface UntrustedTreeOptions {
   owner?: Owner;
 }
 
-/** A path of an untrusted tree the daemon will not touch, with what to do about it. */
-export class RefusedPathError extends PlanError {
-  constructor(message: string, hint: string) {
-    super(message, hint);
-    this.name = 'RefusedPathError';
-  }
-}
-
 const OPEN_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 const OPEN_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_NOCTTY;
 
-function kindOf(stats: Stats): EntryKind {
-  if (stats.isFile()) return 'file';
-  if (stats.isDirectory()) return 'folder';
-  if (stats.isSymbolicLink()) return 'symlink';
-  if (stats.isFIFO()) return 'fifo';
-  if (stats.isSocket()) return 'socket';
-  return 'device';
-}
-
-const KIND_TEXT: Record<EntryKind, string> = {
-  file: 'a file',
-  folder: 'a folder',
-  symlink: 'a symbolic link',
-  fifo: 'a named pipe (fifo)',
-  socket: 'a socket',
-  device: 'a device file',
-};
-
-function components(rel: string): string[] {
-  return rel.split('/').filter((part) => part !== '' && part !== '.');
-}
-
-function isMissing(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException).code;
-  return code === 'ENOENT' || code === 'ENOTDIR';
-}
-
-type Walk =
-  | { found: true; real: string[]; stats: Stats }
-  /** `real`: the part that exists; `rest`: what is missing from there (first name first). */
-  | { found: false; real: string[]; rest: string[]; blocker?: { real: string[]; kind: EntryKind } };
-
 export class UntrustedTree {
+  private readonly refusals: TreeRefusals;
+
   constructor(
     /** A folder of the platform's own layout (trusted itself); everything below it is not. */
     readonly root: string,
     private readonly options: UntrustedTreeOptions,
-  ) {}
+  ) {
+    this.refusals = new TreeRefusals(options.name, options.nextStep);
+  }
 
   /** What `rel` is once links inside the tree are followed; undefined when it does not exist. */
   async entry(rel: string): Promise<ResolvedEntry | undefined> {
@@ -139,26 +99,14 @@ export class UntrustedTree {
    * file gives its first maxBytes instead.
    */
   async readText(rel: string, limits: { maxBytes?: number; truncate?: boolean } = {}): Promise<string | undefined> {
-    const walk = await this.walk(rel, true);
-    if (!walk.found) return undefined;
-    const shown = walk.real.join('/');
-    if (!walk.stats.isFile()) throw this.notAFile(shown, rel, kindOf(walk.stats));
+    const opened = await this.openFile(rel);
+    if (!opened) return undefined;
+    const { handle, shown } = opened;
     const max = limits.maxBytes ?? DEFAULT_MAX_BYTES;
-    const handle = await open(join(this.root, ...walk.real), OPEN_READ).catch((error: NodeJS.ErrnoException) => {
-      // O_NOFOLLOW met a link that was not there at the walk: refuse rather than guess.
-      if (error.code === 'ELOOP')
-        throw this.refuse(`${this.where(shown, rel)} changed into a symbolic link while slipway read it`, 'Push again.');
-      throw error;
-    });
     try {
       const stats = await handle.stat();
-      if (!stats.isFile()) throw this.notAFile(shown, rel, kindOf(stats));
-      if (stats.size > max && !limits.truncate) {
-        throw this.refuse(
-          `${this.where(shown, rel)} is larger than ${describeBytes(max)}, more than slipway reads from ${this.options.name}`,
-          `Make ${shown} smaller than ${describeBytes(max)}, ${this.nextStep()}.`,
-        );
-      }
+      if (!stats.isFile()) throw this.refusals.notAFile(shown, rel, kindOf(stats));
+      if (stats.size > max && !limits.truncate) throw this.refusals.tooLarge(shown, rel, max);
       const buffer = Buffer.alloc(Math.min(stats.size, max));
       let filled = 0;
       while (filled < buffer.length) {
@@ -177,18 +125,12 @@ export class UntrustedTree {
    * readText refuses. Read in chunks, so a large lockfile costs no memory.
    */
   async sha256(rel: string): Promise<string | undefined> {
-    const walk = await this.walk(rel, true);
-    if (!walk.found) return undefined;
-    const shown = walk.real.join('/');
-    if (!walk.stats.isFile()) throw this.notAFile(shown, rel, kindOf(walk.stats));
-    const handle = await open(join(this.root, ...walk.real), OPEN_READ).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ELOOP')
-        throw this.refuse(`${this.where(shown, rel)} changed into a symbolic link while slipway read it`, 'Push again.');
-      throw error;
-    });
+    const opened = await this.openFile(rel);
+    if (!opened) return undefined;
+    const { handle, shown } = opened;
     try {
       const stats = await handle.stat();
-      if (!stats.isFile()) throw this.notAFile(shown, rel, kindOf(stats));
+      if (!stats.isFile()) throw this.refusals.notAFile(shown, rel, kindOf(stats));
       const hash = createHash('sha256');
       const buffer = Buffer.alloc(Math.min(Math.max(stats.size, 1), 1024 * 1024));
       for (let position = 0; ; ) {
@@ -201,6 +143,22 @@ export class UntrustedTree {
     } finally {
       await handle.close();
     }
+  }
+
+  /**
+   * The regular file at `rel` opened for reading (O_NOFOLLOW), with the path it was found at;
+   * undefined when it does not exist. The caller checks the handle with fstat and closes it.
+   */
+  private async openFile(rel: string): Promise<{ handle: FileHandle; shown: string } | undefined> {
+    const walk = await this.walk(rel, true);
+    if (!walk.found) return undefined;
+    const shown = walk.real.join('/');
+    if (!walk.stats.isFile()) throw this.refusals.notAFile(shown, rel, kindOf(walk.stats));
+    const handle = await open(join(this.root, ...walk.real), OPEN_READ).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ELOOP') throw this.refusals.changedIntoLink(shown, rel);
+      throw error;
+    });
+    return { handle, shown };
   }
 
   /** The entries of a folder (links listed as links, not followed); empty when it does not exist. */
@@ -235,9 +193,9 @@ export class UntrustedTree {
       const walk = await this.walk(rel, true, asked);
       if (walk.found) {
         if (walk.stats.isDirectory()) return join(this.root, ...walk.real);
-        throw this.notAFolder(walk.real.join('/'), asked, kindOf(walk.stats));
+        throw this.refusals.notAFolder(walk.real.join('/'), asked, kindOf(walk.stats));
       }
-      if (walk.blocker) throw this.notAFolder(walk.blocker.real.join('/'), asked, walk.blocker.kind);
+      if (walk.blocker) throw this.refusals.notAFolder(walk.blocker.real.join('/'), asked, walk.blocker.kind);
       // The root is the platform's to make, never this module's.
       const rootMissing = () => new Error(`${this.root} does not exist: ${this.options.name} should have been made before.`);
       if (walk.rest.length === 0) throw rootMissing();
@@ -252,7 +210,7 @@ export class UntrustedTree {
       }
       if (this.options.owner) await chownEntry(made, this.options.owner);
     }
-    throw this.refuse(`${rel} could not be made in ${this.options.name}`, `Remove what stands at ${rel}, ${this.nextStep()}.`);
+    throw this.refusals.cannotMake(rel);
   }
 
   /**
@@ -271,10 +229,7 @@ export class UntrustedTree {
     });
     const shown = [parent, name].filter(Boolean).join('/');
     if (existing?.isDirectory()) {
-      throw this.refuse(
-        `${shown} is a folder in ${this.options.name}, where slipway writes a file it generates`,
-        `Remove the folder ${shown} (slipway writes this file itself), ${this.nextStep()}.`,
-      );
+      throw this.refusals.folderWhereFileGoes(shown);
     }
     const temporary = join(folder, `.${name.slice(0, 100)}.slipway-${randomBytes(6).toString('hex')}`);
     const handle = await open(temporary, OPEN_NEW, mode);
@@ -371,108 +326,9 @@ export class UntrustedTree {
     return { parent: parts.join('/'), name };
   }
 
-  /**
-   * Resolves `rel` from the root, one component at a time, following only links that stay
-   * inside. `followLast`: whether a link as the last component is followed or returned.
-   */
-  private async walk(rel: string, followLast: boolean, asked = rel): Promise<Walk> {
-    if (rel.startsWith('/'))
-      throw this.refuse(`${rel} is an absolute path, not a path inside ${this.options.name}`, `Use a relative path, ${this.nextStep()}.`);
-    const pending = components(rel);
-    const real: string[] = [];
-    let links = 0;
-    let lastLink: string | undefined;
-    while (pending.length > 0) {
-      const name = pending.shift()!;
-      if (name === '.') continue;
-      if (name === '..') {
-        if (real.length === 0) throw this.outside(lastLink, asked);
-        real.pop();
-        continue;
-      }
-      const path = join(this.root, ...real, name);
-      let stats: Stats;
-      try {
-        stats = await lstat(path);
-      } catch (error) {
-        if (isMissing(error)) return { found: false, real, rest: [name, ...pending] };
-        throw error;
-      }
-      const last = pending.length === 0;
-      if (stats.isSymbolicLink() && (!last || followLast)) {
-        const shown = [...real, name].join('/');
-        if (++links > MAX_LINKS) {
-          throw this.refuse(
-            `${this.where(shown, asked)} is a symbolic link that loops (more than ${MAX_LINKS} links on the way)`,
-            `Replace the links by the files themselves, ${this.nextStep()}.`,
-          );
-        }
-        const target = await readlink(path);
-        if (target.startsWith('/')) {
-          throw this.refuse(
-            `${this.where(shown, asked)} is a symbolic link to an absolute path, which slipway does not follow in ${this.options.name}`,
-            `Commit the file itself instead of a link (a link may only point inside ${this.options.name}, by a relative path), ${this.nextStep()}.`,
-          );
-        }
-        lastLink = shown;
-        pending.unshift(...components(target));
-        continue;
-      }
-      real.push(name);
-      if (last) return { found: true, real, stats };
-      if (!stats.isDirectory()) {
-        return { found: false, real: real.slice(0, -1), rest: [name, ...pending], blocker: { real: [...real], kind: kindOf(stats) } };
-      }
-    }
-    // `rel` led back to the root itself (or was empty).
-    try {
-      return { found: true, real, stats: await lstat(join(this.root, ...real)) };
-    } catch (error) {
-      if (isMissing(error) && real.length === 0) return { found: false, real, rest: [] };
-      throw error;
-    }
-  }
-
-  private nextStep(): string {
-    return this.options.nextStep ?? 'then push again';
-  }
-
-  /** `config` or `config (on the way to config/app.json)`. */
-  private where(shown: string, rel: string): string {
-    const asked = components(rel).join('/');
-    return shown === asked || asked === '' ? shown : `${shown} (on the way to ${asked})`;
-  }
-
-  private refuse(message: string, hint: string): RefusedPathError {
-    return new RefusedPathError(`${message}.`, hint);
-  }
-
-  /** A climb above the root: through the last link followed, or written in `rel` itself. */
-  private outside(link: string | undefined, rel: string): RefusedPathError {
-    if (link === undefined) {
-      return this.refuse(
-        `${rel} leads outside ${this.options.name}`,
-        `Use a path inside ${this.options.name}, without "..", ${this.nextStep()}.`,
-      );
-    }
-    return this.refuse(
-      `${this.where(link, rel)} is a symbolic link to a path outside ${this.options.name}`,
-      `Commit the file itself instead of a link (a link may only point inside ${this.options.name}), ${this.nextStep()}.`,
-    );
-  }
-
-  private notAFile(shown: string, rel: string, kind: EntryKind): RefusedPathError {
-    return this.refuse(
-      `${this.where(shown, rel)} is ${KIND_TEXT[kind]} in ${this.options.name}, where slipway expects a regular file`,
-      `Make ${shown} a regular file (or remove it), ${this.nextStep()}.`,
-    );
-  }
-
-  private notAFolder(shown: string, rel: string, kind: EntryKind): RefusedPathError {
-    return this.refuse(
-      `${this.where(shown, rel)} is ${KIND_TEXT[kind]} in ${this.options.name}, where slipway needs a folder`,
-      `Remove ${shown} or make it a folder, ${this.nextStep()}.`,
-    );
+  /** Resolves `rel` beneath the root (./tree-walk.ts), refusals naming this tree. */
+  private walk(rel: string, followLast: boolean, asked = rel): Promise<Walk> {
+    return walkTree(this.root, rel, followLast, asked, this.refusals);
   }
 }
 
@@ -484,10 +340,6 @@ function mayGiveAway(): boolean {
 async function chownEntry(path: string, owner: Owner): Promise<void> {
   // lchown: the entry itself, never a link's target.
   if (mayGiveAway()) await lchown(path, owner.uid, owner.gid);
-}
-
-function describeBytes(bytes: number): string {
-  return bytes >= 1024 * 1024 ? `${bytes / (1024 * 1024)} MiB` : bytes >= 1024 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
 }
 
 /** A pushed commit's export (or a build folder before its build), as messages name it. */
