@@ -168,6 +168,7 @@ export class Daemon {
       bundlesDir: join(options.dataDir, 'sandboxes'),
       stateDir: join(options.dataDir, 'runc'),
       cgroupRoot: names.cgroupRoot,
+      layersFolder: (appId) => new DeployLayout(options.dataDir).sandboxLayersFolder(appId),
     });
     // What outlives the daemon lives in a control group of its own, apart from the daemon's unit.
     placeDataPlaneIn(sandboxes.cgroups.dataPlaneGroup());
@@ -211,6 +212,7 @@ export class Daemon {
     for (const app of store.apps.all()) {
       rmSync(layout.buildFolder(app.id), { recursive: true, force: true });
       rmSync(layout.scratchesFolder(app.id), { recursive: true, force: true });
+      sandboxes.sweepLayers(app.id);
     }
 
     const { addonProviders, addons, postgresql, addonAccess, instances, instanceBackend } = await startNetwork({

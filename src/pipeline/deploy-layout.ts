@@ -14,6 +14,7 @@ import { join } from 'node:path';
  * <data>/disks/<app id>.img          the image file of that filesystem
  * <data>/build-secrets/<app id>       credentials of its running build (tmpfs: build-secrets-mount.ts)
  * <data>/apps/<app id>/scratch/<id> a commit exported for `slipway plan`
+ * <data>/apps/<app id>/sandboxes/<sandbox id>  the writable layer of a running release sandbox
  * ```
  *
  * Everything an app's pushes and builds write is under its own folder, so one filesystem per
@@ -86,6 +87,14 @@ export class DeployLayout {
   /** The app's throw-away exports, wiped at a daemon start (a crash may leave one). */
   scratchesFolder(appId: string): string {
     return join(this.appFolder(appId), 'scratch');
+  }
+
+  /**
+   * The writable layers of the app's running release sandboxes (src/sandbox/sandbox-layer.ts):
+   * what an instance writes into its folder, in the app's filesystem so its budget bounds it.
+   */
+  sandboxLayersFolder(appId: string): string {
+    return join(this.appFolder(appId), 'sandboxes');
   }
 
   /** The app's built releases, one folder per deployment that built one. */

@@ -74,6 +74,7 @@ export async function startOneOff(
       onLine: () => undefined,
       io: { onData },
       spec: releaseSandboxSpec({
+        appId: app.id,
         releaseDir: release.releaseDir,
         sandbox,
         args: argv,

@@ -47,6 +47,7 @@ export async function runReleaseHook(
       limits: sandbox.limits,
       onLine: (stream, line) => log(line, stream),
       spec: releaseSandboxSpec({
+        appId: app.id,
         releaseDir: release.releaseDir,
         sandbox,
         args: command.argv,

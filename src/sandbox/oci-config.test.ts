@@ -66,3 +66,41 @@ test('root, an empty command and relative or escaping paths are refused', () => 
     /absolute path without/,
   );
 });
+
+const layer = {
+  destination: '/data/apps/app_1/releases/deployment_1',
+  lower: '/data/apps/app_1/releases/deployment_1',
+  upper: '/data/apps/app_1/sandboxes/i-1/upper',
+  work: '/data/apps/app_1/sandboxes/i-1/work',
+};
+
+test("a release is an overlay at its own path: the release read-only below, the writes to the sandbox's layer", () => {
+  const c = ociConfig({ ...spec, mounts: spec.mounts.filter((m) => !m.writable), layers: [layer] });
+  assert.deepEqual(c.mounts.at(-1), {
+    destination: '/data/apps/app_1/releases/deployment_1',
+    type: 'overlay',
+    source: 'overlay',
+    options: [
+      'lowerdir=/data/apps/app_1/releases/deployment_1',
+      'upperdir=/data/apps/app_1/sandboxes/i-1/upper',
+      'workdir=/data/apps/app_1/sandboxes/i-1/work',
+      'nosuid',
+      'nodev',
+    ],
+  });
+  // Nothing binds the release folder itself into the sandbox, writable or not.
+  assert.deepEqual(
+    c.mounts.filter((m) => m.type === 'bind' && m.options.includes('rw')),
+    [],
+  );
+  assert.equal(ociConfig(spec).mounts.filter((m) => m.type === 'overlay').length, 0, 'no layer unless asked for');
+});
+
+test('a layer path overlayfs would read as something else, or a relative one, is refused', () => {
+  for (const bad of ['/data/a,upperdir=/etc', '/data/a:/etc', '/data/a\\b', 'data/a', '/data/../etc']) {
+    for (const key of ['lower', 'upper', 'work'] as const) {
+      assert.throws(() => ociConfig({ ...spec, layers: [{ ...layer, [key]: bad }] }), /must not hold|absolute path/, `${key}=${bad}`);
+    }
+  }
+  assert.throws(() => ociConfig({ ...spec, layers: [{ ...layer, destination: 'relative' }] }), /absolute path/);
+});

@@ -6,7 +6,7 @@
  *
  * The shape: the host's system (/usr, /etc) read-only, a root file system of its own that is
  * read-only too, a private /tmp, the shared toolchains read-only, and only the app's own
- * folders writable; its own PID, IPC, UTS and mount namespaces; a network namespace made by
+ * folders writable (a release only through a writable layer of the sandbox's own, `layers`); its own PID, IPC, UTS and mount namespaces; a network namespace made by
  * the platform (or a new empty one); no capabilities, no_new_privs, a seccomp filter, the
  * app's own unprivileged uid and gid with no supplementary groups.
  */
@@ -20,6 +20,20 @@ export interface SandboxMount {
   writable: boolean;
 }
 
+/**
+ * A folder the sandbox sees writable at `destination` while the folder itself stays as it is:
+ * an overlay mount, made by the runtime inside the sandbox's mount namespace, with `lower`
+ * read-only below and the sandbox's writes going to `upper` (`work` is overlayfs' own; both
+ * on one filesystem, fresh for each sandbox and removed with it). A release runs this way: what
+ * an app writes into its folder lasts as long as the process that wrote it, as on a dyno.
+ */
+export interface SandboxLayer {
+  destination: string;
+  lower: string;
+  upper: string;
+  work: string;
+}
+
 export interface SandboxSpec {
   /** Argv run inside the sandbox, after its init (tini), which forwards signals and reaps. */
   args: string[];
@@ -30,6 +44,8 @@ export interface SandboxSpec {
   hostname: string;
   /** Folders of the app (build, release, cache, home) and the shared toolchains. */
   mounts: SandboxMount[];
+  /** Folders seen writable over a read-only original (mounted after `mounts`). */
+  layers?: SandboxLayer[];
   /**
    * Files bound over /etc/passwd and /etc/group (identity-files.ts): the sandbox sees the
    * system's accounts and its own, not every app user of the machine.
@@ -99,6 +115,31 @@ function bindMount(m: SandboxMount) {
   };
 }
 
+/**
+ * overlayfs reads its options as `key=value` pairs split at commas, and lower folders split at
+ * colons: a path holding either (or a backslash, its escape) would be read as something else.
+ */
+function layerPath(what: string, path: string): string {
+  checkAbsolute(what, path);
+  if (/[,:\\]/.test(path)) throw new Error(`The sandbox ${what} must not hold a comma, a colon or a backslash: ${JSON.stringify(path)}.`);
+  return path;
+}
+
+function overlayMount(l: SandboxLayer) {
+  return {
+    destination: checkAbsolute('layer destination', l.destination),
+    type: 'overlay',
+    source: 'overlay',
+    options: [
+      `lowerdir=${layerPath('layer lower folder', l.lower)}`,
+      `upperdir=${layerPath('layer upper folder', l.upper)}`,
+      `workdir=${layerPath('layer work folder', l.work)}`,
+      'nosuid',
+      'nodev',
+    ],
+  };
+}
+
 export function ociConfig(spec: SandboxSpec) {
   const { uid, gid } = spec.user;
   if (!Number.isInteger(uid) || !Number.isInteger(gid) || uid <= 0 || gid <= 0) {
@@ -153,6 +194,7 @@ export function ociConfig(spec: SandboxSpec) {
           ]
         : []),
       ...spec.mounts.map(bindMount),
+      ...(spec.layers ?? []).map(overlayMount),
     ],
     linux: {
       namespaces,

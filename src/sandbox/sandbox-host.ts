@@ -12,10 +12,11 @@ import { spawnProcessGroup, type ProcessGroup, type ProcessGroupExit } from '../
 import { OutputFileTail } from './output-file.js';
 import { sandboxIdentity } from './identity-files.js';
 import { runCommand } from '../executor/run-command.js';
-import { ociConfig, ROOT_SYMLINKS, type SandboxSpec } from './oci-config.js';
+import { ociConfig, ROOT_SYMLINKS, type SandboxLayer, type SandboxSpec } from './oci-config.js';
 import { SandboxCgroups, type SandboxLimits } from './cgroups.js';
 import { checkContainerId, deleteArgv, killArgv, listArgv, runArgv, startArgv } from './runc-commands.js';
 import { CONMON, CONMON_SYNC_PIPE_ENV, conmonArgv, exitDir } from './conmon-commands.js';
+import { type LayeredRelease, makeLayer, removeLayerOf, sweepLayers } from './sandbox-layer.js';
 
 /**
  * What stays on the host as the sandbox's parent: conmon, or `runc run` in the foreground (what
@@ -32,12 +33,17 @@ export interface SandboxHostOptions {
   cgroupRoot: string;
   /** Default conmon. */
   holder?: SandboxHolder;
+  /**
+   * Where the writable layers of an app's release sandboxes go (sandbox-layer.ts): a folder of
+   * the app's own filesystem. Without it, in the sandbox's bundle.
+   */
+  layersFolder?: (appId: string) => string;
 }
 
 export interface SandboxStart {
   /** Unique id: lower-case letters, digits and '-', starting with a letter. */
   id: string;
-  spec: Omit<SandboxSpec, 'cgroupsPath'>;
+  spec: SandboxStartSpec;
   limits: SandboxLimits;
   onLine(stream: 'out' | 'err', line: string): void;
   /** Interactive use (one-off commands): raw output and a standard input pipe. */
@@ -48,6 +54,12 @@ export interface SandboxStart {
    */
   outlivesDaemon?: boolean;
 }
+
+/**
+ * What a sandbox runs with; `layered` is a release seen writable through a layer of this
+ * sandbox's own, the release folder itself staying read-only (sandbox-layer.ts).
+ */
+export type SandboxStartSpec = Omit<SandboxSpec, 'cgroupsPath' | 'layers'> & { layered?: LayeredRelease };
 
 export interface SandboxExit {
   exitCode: number | null;
@@ -103,9 +115,19 @@ export class SandboxHost {
     const id = checkContainerId(s.id);
     const bundle = join(this.o.bundlesDir, id);
     const identity = { passwd: join(bundle, 'passwd'), group: join(bundle, 'group') };
-    const config = ociConfig({ ...s.spec, identity, cgroupsPath: this.cgroups.runtimePath(id) });
+    const { layered, ...spec } = s.spec;
+    removeLayerOf(bundle);
     rmSync(bundle, { recursive: true, force: true });
     mkdirSync(join(bundle, 'rootfs'), { recursive: true, mode: 0o700 });
+    let layers: SandboxLayer[] = [];
+    try {
+      if (layered) layers = [makeLayer(bundle, this.o.layersFolder?.(layered.appId) ?? join(bundle, 'layer-scratch'), id, layered.folder)];
+    } catch (error) {
+      removeLayerOf(bundle);
+      rmSync(bundle, { recursive: true, force: true });
+      throw error;
+    }
+    const config = ociConfig({ ...spec, layers, identity, cgroupsPath: this.cgroups.runtimePath(id) });
     const files = sandboxIdentity({ passwd: readFileSync('/etc/passwd', 'utf8'), group: readFileSync('/etc/group', 'utf8') }, s.spec.user);
     writeFileSync(identity.passwd, files.passwd, { mode: 0o644 });
     writeFileSync(identity.group, files.group, { mode: 0o644 });
@@ -304,9 +326,20 @@ export class SandboxHost {
     const kept = (pid: number) => [...keep].some((id) => monitorsOf(this.o.bundlesDir, id).includes(pid));
     await endMonitors(monitorsOf(this.o.bundlesDir).filter((pid) => !kept(pid)));
     for (const entry of readdirSync(this.o.bundlesDir)) {
-      if (!keep.has(entry)) rmSync(join(this.o.bundlesDir, entry), { recursive: true, force: true });
+      if (keep.has(entry)) continue;
+      removeLayerOf(join(this.o.bundlesDir, entry));
+      rmSync(join(this.o.bundlesDir, entry), { recursive: true, force: true });
     }
     return [...ids];
+  }
+
+  /**
+   * After sweep(), once the app's filesystem is mounted: removes the writable layers there whose
+   * sandbox is gone (a layer whose removal found the filesystem not yet mounted, or a crash).
+   * The layers of adopted instances stay: their bundles do. Returns how many it removed.
+   */
+  sweepLayers(appId: string): number {
+    return this.o.layersFolder ? sweepLayers(this.o.layersFolder(appId), this.o.bundlesDir) : 0;
   }
 
   private async destroy(id: string): Promise<void> {
@@ -317,6 +350,8 @@ export class SandboxHost {
   private cleanup(id: string): void {
     this.cgroups.killAll(id);
     this.cgroups.remove(id);
+    // The layer before the bundle that records it: a crash in between leaves it to sweepLayers().
+    removeLayerOf(join(this.o.bundlesDir, id));
     rmSync(join(this.o.bundlesDir, id), { recursive: true, force: true });
   }
 

@@ -1,6 +1,7 @@
 /**
  * Tenant isolation, attacked through the real product: a victim app A holds a secret variable
- * and a file in its release folder; an attacker app B, deployed on the same daemon, tries from
+ * and a file in its release folder, and writes into its folder at each start (a layer of its
+ * sandbox's own: never into the release on the host, gone at the next start); an attacker app B, deployed on the same daemon, tries from
  * its instance and from its build to read A's processes and the platform's files, to signal A,
  * to write where it must not, to reach the daemon's ports and A directly, to exhaust memory and
  * processes, and a `kill -9` of the daemon in the middle of B's build. Each attack reports what
@@ -44,7 +45,7 @@ let gateway: string;
 let buildTargets: string[];
 let buildPaths: string[];
 
-const victim = { id: '', dir: '', release: '', address: '', uid: 0, data: '' };
+const victim = { id: '', dir: '', release: '', firstRelease: '', address: '', uid: 0, data: '' };
 const attacker = { id: '', dir: '', release: '', uid: 0, cwd: '', execPath: '', firstDeployment: '' };
 
 // ---------------------------------------------------------------- helpers
@@ -70,10 +71,13 @@ async function victimServes(): Promise<void> {
     const logs = (await daemon.cli(['logs', '--app', victim.id, '--lines', '30'])).stdout;
     assert.fail(`the victim stopped serving (${r.status} ${r.body}):\n${status}\n${logs}`);
   }
-  const facts = JSON.parse(r.body) as { secret: string; data: string; uid: number };
+  const facts = JSON.parse(r.body) as { secret: string; data: string; uid: number; started: string; previous: string | null };
   assert.equal(facts.secret, SECRET, 'the victim keeps its secret variable');
   assert.equal(facts.data, victim.data, 'the file in its release folder is intact');
   assert.equal(facts.uid, victim.uid, 'it runs as its own user');
+  assert.match(facts.started, /^started at /, 'it wrote into its own folder at its start and reads it back');
+  assert.equal(facts.previous, null, 'nothing an earlier start wrote into the folder was left there');
+  assert.equal(existsSync(join(victim.release, 'started.txt')), false, 'what it wrote never reached the release folder on the host');
 }
 
 /** Runs one attack of B through the router; its answer must never hold A's secret. */
@@ -171,9 +175,10 @@ before(async () => {
   const vlog = await deploymentLog(daemon, victim.id, v.id);
   assert.equal(v.state, 'OK', vlog.join('\n'));
   victim.release = join(daemon.dataDir, 'apps', victim.id, 'releases', v.id);
+  victim.firstRelease = victim.release;
   victim.uid = statSync(victim.release).uid;
   victim.address = instanceAddress(vlog);
-  victim.data = `written by ${victim.id} at its first start\n`;
+  victim.data = readFileSync(join(victim.dir, 'victim-data.txt'), 'utf8');
   // The bridge's gateway: the first address of the daemon's subnet (10.x.0.0/16 in tests).
   gateway = victim.address.replace(/\.\d+\.\d+$/, '.0.1');
 
@@ -367,6 +372,64 @@ test("the system is read-only, /tmp is private, and neither the victim's folder 
   await victimServes();
 });
 
+/** The names in the attacker's folder of writable layers (one per running sandbox of its releases). */
+function attackerLayers(): string[] {
+  const folder = join(daemon.dataDir, 'apps', attacker.id, 'sandboxes');
+  return existsSync(folder) ? readdirSync(folder) : [];
+}
+
+test('the release is read-only for the app: its writes go to a layer of its own sandbox, gone at a restart, never into the release on the host', async () => {
+  const tag = randomBytes(4).toString('hex');
+  const implant = join(attacker.cwd, `implant-${tag}`);
+  // A file of the release the app does not need to start (its build ran it).
+  const releaseFile = join(attacker.cwd, 'build-probe.js');
+  const onHost = (path: string) => join(attacker.release, path.slice(attacker.cwd.length + 1));
+  const original = readFileSync(onHost(releaseFile));
+  const entries = readdirSync(attacker.release).sort();
+  const written = Buffer.byteLength('pwned by the attacker\n');
+  assert.notEqual(original.length, written);
+
+  const wrote = await attack<Record<string, { ok: boolean; code?: string }>>(`/writes?paths=${q([implant, releaseFile])}`);
+  assert.equal(wrote[implant]!.ok, true, `it writes a new file into its folder: ${JSON.stringify(wrote[implant])}`);
+  assert.equal(wrote[releaseFile]!.ok, true, `it overwrites a file of its release in its folder: ${JSON.stringify(wrote[releaseFile])}`);
+  const read = await attack<Record<string, { ok: boolean; bytes?: number }>>(`/files?paths=${q([implant, releaseFile])}`);
+  assert.equal(read[implant]!.bytes, written, 'it reads back what it wrote');
+  assert.equal(read[releaseFile]!.bytes, written, 'it reads back the file it changed');
+  assert.deepEqual(readdirSync(attacker.release).sort(), entries, 'no file appeared in the release folder on the host');
+  assert.deepEqual(readFileSync(onHost(releaseFile)), original, 'the file of the release on the host is unchanged');
+  const layers = attackerLayers();
+  const holder = layers.find((id) => existsSync(join(daemon.dataDir, 'apps', attacker.id, 'sandboxes', id, 'upper', `implant-${tag}`)));
+  assert.ok(holder, `the write is in a layer of the instance's sandbox, in the app's own filesystem: ${layers.join(' ')}`);
+
+  // A one-off command runs in a sandbox of its own: it sees the release, not the instance's writes.
+  const run = await daemon.cli([
+    'run',
+    '--app',
+    attacker.id,
+    '--',
+    'sh',
+    '-c',
+    `test -e implant-${tag} && echo implant-seen; wc -c < build-probe.js; echo mine > run-${tag} && cat run-${tag}`,
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.deepEqual(run.stdout.trim().split(/\s+/), [String(original.length), 'mine'], run.stdout);
+  assert.deepEqual(readdirSync(attacker.release).sort(), entries, "the one-off command's write did not reach the host either");
+
+  const restarted = await daemon.cli(['restart', '--app', attacker.id]);
+  assert.equal(restarted.code, 0, restarted.stderr);
+  await waitUntil(
+    'the attacker to serve from a new instance',
+    async () => ((await appServes(attacker.id)) && !attackerLayers().includes(holder) ? true : undefined),
+    60_000,
+  );
+  const after = await attack<Record<string, { ok: boolean; code?: string; bytes?: number }>>(`/files?paths=${q([implant, releaseFile])}`);
+  assert.equal(after[implant]!.code, 'ENOENT', `the file it wrote is gone after the restart: ${JSON.stringify(after[implant])}`);
+  assert.equal(after[releaseFile]!.bytes, original.length, 'the file of the release is as the build left it again');
+  assert.deepEqual(readdirSync(attacker.release).sort(), entries);
+  assert.deepEqual(readFileSync(onHost(releaseFile)), original);
+  await victimServes();
+});
+
 test("an instance reaches neither the daemon's ports nor the victim directly, only the router", async () => {
   const router = `${gateway}:${daemon.routerPort}`;
   const forbidden = forbiddenTargets();
@@ -428,6 +491,16 @@ test('a storm of 5000 processes is stopped by the process limit; the victim serv
     const stopped = await attack<{ stopped: number }>('/storm-stop');
     assert.equal(stopped.stopped, storm.started, 'the storm was still holding its processes');
   }
+});
+
+test('a rollback starts the earlier release afresh: what the app wrote into its folder there is gone', async () => {
+  const rolled = await daemon.cli(['rollback', '--app', victim.id]);
+  assert.equal(rolled.code, 0, rolled.stderr);
+  victim.release = victim.firstRelease;
+  const facts = JSON.parse((await victimAnswer()).body) as { release: string };
+  assert.equal(facts.release, 'none', 'the first release serves again');
+  // Its first instance wrote into this very folder at its start: the new one finds nothing.
+  await victimServes();
 });
 
 test('a memory hog is killed inside its own group, its log names the limit, and it restarts', async () => {
@@ -514,6 +587,10 @@ test('kill -9 of the daemon mid-build: after a restart no build process nor fold
       });
   assert.equal(buildMonitors().length, 1, "one conmon holds the build's sandbox");
 
+  // What the running instance wrote into its folder stays while it runs: a new daemon adopts it with its layer.
+  const kept = join(attacker.cwd, `adopted-${randomBytes(4).toString('hex')}`);
+  assert.equal((await attack<Record<string, { ok: boolean }>>(`/writes?paths=${q([kept])}`))[kept]!.ok, true);
+
   const pid = daemon.pid();
   process.kill(pid, 'SIGKILL');
   await waitUntil('the daemon to die', async () => (existsSync(`/proc/${pid}`) ? undefined : true), 10_000);
@@ -540,4 +617,9 @@ test('kill -9 of the daemon mid-build: after a restart no build process nor fold
   await victimServes();
   await waitUntil('the attacker to serve its last good release again', () => appServes(attacker.id), 90_000);
   assert.equal((await attack<{ uid: number }>('/whoami')).uid, attacker.uid);
+  assert.equal(
+    (await attack<Record<string, { ok: boolean }>>(`/files?paths=${q([kept])}`))[kept]!.ok,
+    true,
+    "the adopted instance's layer was kept by the new daemon",
+  );
 });

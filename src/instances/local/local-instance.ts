@@ -142,6 +142,7 @@ export class LocalInstance implements Instance {
       limits: sandbox.limits,
       onLine: (stream, line) => this.log(stream, line),
       spec: releaseSandboxSpec({
+        appId: this.spec.appId,
         releaseDir: this.spec.releaseDir,
         sandbox,
         args: command,

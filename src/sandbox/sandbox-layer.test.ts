@@ -1,0 +1,69 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makeLayer, removeLayerOf, sweepLayers } from './sandbox-layer.js';
+
+/** A data folder with a release owned by `uid`, a bundles folder and an app's layers folder. */
+function fixture(uid = process.getuid!()) {
+  const root = mkdtempSync(join(tmpdir(), 'slipway-layer-'));
+  const release = join(root, 'apps', 'app_1', 'releases', 'deployment_1');
+  mkdirSync(release, { recursive: true, mode: 0o750 });
+  writeFileSync(join(release, 'server.js'), 'original');
+  chownSync(release, uid, uid);
+  const bundles = join(root, 'sandboxes');
+  const layers = join(root, 'apps', 'app_1', 'sandboxes');
+  const bundle = (id: string) => {
+    mkdirSync(join(bundles, id), { recursive: true });
+    return join(bundles, id);
+  };
+  return { root, release, bundles, layers, bundle, [Symbol.dispose]: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+// The daemon makes layers as root (chown to the app's user): so does this test.
+const asRoot = process.getuid?.() === 0;
+
+test('a layer is fresh, its upper folder looks like the release folder, and the bundle records it', {
+  skip: !asRoot && 'needs root',
+}, () => {
+  using f = fixture(4242);
+  const layer = makeLayer(f.bundle('i-1'), f.layers, 'i-1', f.release);
+  assert.deepEqual(layer, {
+    destination: f.release,
+    lower: f.release,
+    upper: join(f.layers, 'i-1', 'upper'),
+    work: join(f.layers, 'i-1', 'work'),
+  });
+  const upper = statSync(layer.upper);
+  assert.equal(upper.uid, 4242);
+  assert.equal(upper.mode & 0o777, 0o750);
+  assert.equal(statSync(f.layers).mode & 0o777, 0o700, "the layers are root's alone on the host");
+  assert.deepEqual(readdirSync(layer.upper), [], 'nothing of an earlier sandbox of the same id');
+  writeFileSync(join(layer.upper, 'implant'), 'x');
+  makeLayer(f.bundle('i-1'), f.layers, 'i-1', f.release);
+  assert.deepEqual(readdirSync(layer.upper), [], 'a sandbox started again under the same id starts from the release');
+  removeLayerOf(join(f.bundles, 'i-1'));
+  assert.equal(existsSync(join(f.layers, 'i-1')), false);
+  assert.deepEqual(readdirSync(f.release), ['server.js'], 'the release folder never changes');
+});
+
+test('a release folder or layers folder that is a link is refused', { skip: !asRoot && 'needs root' }, () => {
+  using f = fixture();
+  const link = join(f.root, 'link');
+  symlinkSync(f.release, link);
+  assert.throws(() => makeLayer(f.bundle('i-1'), f.layers, 'i-1', link), /is not a folder/);
+  symlinkSync('/etc', join(f.root, 'apps', 'app_1', 'other'));
+  assert.throws(() => makeLayer(f.bundle('i-2'), join(f.root, 'apps', 'app_1', 'other'), 'i-2', f.release), /is not a folder/);
+  assert.throws(() => makeLayer(f.bundle('i-3'), f.layers, '../x', f.release), /Invalid sandbox id/);
+});
+
+test("the sweep removes the layers of sandboxes without a bundle, never a kept sandbox's", { skip: !asRoot && 'needs root' }, () => {
+  using f = fixture();
+  makeLayer(f.bundle('i-kept'), f.layers, 'i-kept', f.release);
+  makeLayer(f.bundle('i-gone'), f.layers, 'i-gone', f.release);
+  rmSync(join(f.bundles, 'i-gone'), { recursive: true });
+  assert.equal(sweepLayers(f.layers, f.bundles), 1);
+  assert.deepEqual(readdirSync(f.layers), ['i-kept']);
+  assert.equal(sweepLayers(join(f.root, 'nowhere'), f.bundles), 0, 'an app without layers');
+});

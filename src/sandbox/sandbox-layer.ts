@@ -1,0 +1,94 @@
+/**
+ * The writable layer of a sandbox that runs a release: the release folder stays as the build
+ * left it (read-only, the lower layer of an overlay the runtime mounts at the folder's path),
+ * and what the app writes into its folder goes to a scratch folder of this sandbox alone, gone
+ * when the sandbox ends. So a file planted in the release does not survive a restart, a
+ * rollback or a redeploy, while apps that write into their own folder at run time keep working
+ * (Heroku's dynos behave the same way: an ephemeral filesystem).
+ *
+ * The scratch folder is `<layers>/<sandbox id>` (`upper`, `work`), where `<layers>` is a folder
+ * in the app's own filesystem (its writes count against its disk budget) or, without one, the
+ * sandbox's bundle. Every name on the way is the platform's: the daemon's layout and a sandbox
+ * id. No process of an app ever sees these folders (only the merged view at its release path),
+ * so removing them as root is not a walk through a tree an app is changing.
+ */
+import { chmodSync, chownSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SandboxLayer } from './oci-config.js';
+import { checkContainerId } from './runc-commands.js';
+
+/** A release seen writable through a layer: `folder` is its path on the host and in the sandbox. */
+export interface LayeredRelease {
+  folder: string;
+  /** The app it belongs to: its layers go to that app's filesystem. */
+  appId: string;
+}
+
+/** Where the bundle records its layer, for the cleanup of a sandbox this daemon did not start. */
+const LAYER_RECORD = 'layer';
+
+/** A real folder (not a link), or an error naming the platform's folder. */
+function directory(path: string, what: string) {
+  const s = lstatSync(path);
+  if (!s.isDirectory()) throw new Error(`${what} ${path} is not a folder.`);
+  return s;
+}
+
+/**
+ * Makes the fresh scratch folder of sandbox `id` in `layersRoot` and records it in the bundle
+ * (first, so that a crash in between leaves nothing the cleanup does not know of). The upper
+ * folder takes the owner and mode of the release folder: it is what the app sees as its folder.
+ */
+export function makeLayer(bundle: string, layersRoot: string, id: string, release: string): SandboxLayer {
+  const scratch = join(layersRoot, checkContainerId(id));
+  writeFileSync(join(bundle, LAYER_RECORD), scratch, { mode: 0o600 });
+  mkdirSync(layersRoot, { recursive: true, mode: 0o700 });
+  if (directory(layersRoot, 'The layers folder').uid !== 0) throw new Error(`The layers folder ${layersRoot} is not root's.`);
+  const lower = directory(release, 'The release folder');
+  rmSync(scratch, { recursive: true, force: true });
+  mkdirSync(scratch, { mode: 0o700 });
+  const upper = join(scratch, 'upper');
+  const work = join(scratch, 'work');
+  mkdirSync(upper, { mode: 0o700 });
+  chownSync(upper, lower.uid, lower.gid);
+  chmodSync(upper, lower.mode & 0o777);
+  mkdirSync(work, { mode: 0o700 });
+  return { destination: release, lower: release, upper, work };
+}
+
+/** Removes the layer a bundle records (nothing when it has none). */
+export function removeLayerOf(bundle: string): void {
+  let scratch: string;
+  try {
+    scratch = readFileSync(join(bundle, LAYER_RECORD), 'utf8');
+  } catch {
+    return;
+  }
+  if (scratch.startsWith('/')) rmSync(scratch, { recursive: true, force: true });
+}
+
+/**
+ * At daemon start, once the app's filesystem is mounted: removes every layer in `layersRoot`
+ * whose sandbox has no bundle any more. A sandbox's bundle exists from before its layer is made
+ * until after it is removed, and the bundles of the sandboxes a daemon adopts are kept, so the
+ * layer of a running instance is never touched.
+ */
+export function sweepLayers(layersRoot: string, bundlesDir: string): number {
+  let entries: string[];
+  try {
+    directory(layersRoot, 'The layers folder');
+    entries = readdirSync(layersRoot);
+  } catch {
+    return 0;
+  }
+  const stale = entries.filter((id) => {
+    try {
+      lstatSync(join(bundlesDir, id));
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  for (const id of stale) rmSync(join(layersRoot, id), { recursive: true, force: true });
+  return stale.length;
+}
