@@ -3,14 +3,16 @@ import type { SandboxStartSpec } from './sandbox-host.js';
 
 /**
  * The sandbox of a process of a release (an instance, a worker, a run hook, a one-off
- * command): the release folder at its own path, read-only below a writable layer of this
- * sandbox's own (what the app writes there is gone when the sandbox ends; the release never
- * changes: sandbox-layer.ts), the shared read-only folders, a private /tmp of a quarter of the
+ * command): the release folder at its own path, read-only below a writable layer (the
+ * sandbox's own, or its instance's: what the app writes there is gone when that ends; the
+ * release never changes: sandbox-layer.ts), the shared read-only folders, a private /tmp of a quarter of the
  * memory limit.
  */
 export function releaseSandboxSpec(o: {
   appId: string;
   releaseDir: string;
+  /** The id of a layer several sandboxes use in turn (an instance's); without it, the sandbox's own. */
+  sharedLayer?: string;
   sandbox: SandboxIdentity;
   args: string[];
   env: Record<string, string>;
@@ -24,7 +26,7 @@ export function releaseSandboxSpec(o: {
     user: o.sandbox.user,
     hostname: o.hostname,
     mounts: o.sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
-    layered: { folder: o.releaseDir, appId: o.appId },
+    layered: { folder: o.releaseDir, appId: o.appId, shared: o.sharedLayer },
     networkNamespacePath: o.networkNamespacePath,
     tmpBytes: Math.floor(o.sandbox.limits.memoryBytes / 4),
     openFiles: 16_384,

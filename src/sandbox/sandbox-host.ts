@@ -16,7 +16,7 @@ import { ociConfig, ROOT_SYMLINKS, type SandboxLayer, type SandboxSpec } from '.
 import { SandboxCgroups, type SandboxLimits } from './cgroups.js';
 import { checkContainerId, deleteArgv, killArgv, listArgv, runArgv, startArgv } from './runc-commands.js';
 import { CONMON, CONMON_SYNC_PIPE_ENV, conmonArgv, exitDir } from './conmon-commands.js';
-import { type LayeredRelease, makeLayer, removeLayerOf, sweepLayers } from './sandbox-layer.js';
+import { type LayeredRelease, makeLayer, removeLayer, removeLayerOf, sweepLayers } from './sandbox-layer.js';
 
 /**
  * What stays on the host as the sandbox's parent: conmon, or `runc run` in the foreground (what
@@ -35,7 +35,7 @@ export interface SandboxHostOptions {
   holder?: SandboxHolder;
   /**
    * Where the writable layers of an app's release sandboxes go (sandbox-layer.ts): a folder of
-   * the app's own filesystem. Without it, in the sandbox's bundle.
+   * the app's own filesystem. Without it, `<bundlesDir>-layers/<app id>`.
    */
   layersFolder?: (appId: string) => string;
 }
@@ -121,7 +121,12 @@ export class SandboxHost {
     mkdirSync(join(bundle, 'rootfs'), { recursive: true, mode: 0o700 });
     let layers: SandboxLayer[] = [];
     try {
-      if (layered) layers = [makeLayer(bundle, this.o.layersFolder?.(layered.appId) ?? join(bundle, 'layer-scratch'), id, layered.folder)];
+      if (layered) {
+        const layersRoot = this.layersRoot(layered.appId);
+        layers = [
+          makeLayer({ bundle, layersRoot, id: layered.shared ?? id, release: layered.folder, shared: layered.shared !== undefined }),
+        ];
+      }
     } catch (error) {
       removeLayerOf(bundle);
       rmSync(bundle, { recursive: true, force: true });
@@ -333,13 +338,24 @@ export class SandboxHost {
     return [...ids];
   }
 
+  /** Where an app's layers go: its layers folder; without one, beside the bundles (tests, benches). */
+  private layersRoot(appId: string): string {
+    if (!/^[a-z][a-z0-9_-]{0,80}$/.test(appId)) throw new Error(`Invalid app id ${JSON.stringify(appId)}.`);
+    return this.o.layersFolder?.(appId) ?? join(`${this.o.bundlesDir}-layers`, appId);
+  }
+
+  /** Removes a layer several sandboxes used in turn (`layered.shared`), once its owner is done with it. */
+  dropLayer(appId: string, shared: string): void {
+    removeLayer(this.layersRoot(appId), shared);
+  }
+
   /**
    * After sweep(), once the app's filesystem is mounted: removes the writable layers there whose
    * sandbox is gone (a layer whose removal found the filesystem not yet mounted, or a crash).
    * The layers of adopted instances stay: their bundles do. Returns how many it removed.
    */
   sweepLayers(appId: string): number {
-    return this.o.layersFolder ? sweepLayers(this.o.layersFolder(appId), this.o.bundlesDir) : 0;
+    return sweepLayers(this.layersRoot(appId), this.o.bundlesDir);
   }
 
   private async destroy(id: string): Promise<void> {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { makeLayer, removeLayerOf, sweepLayers } from './sandbox-layer.js';
+import { makeLayer, removeLayer, removeLayerOf, sweepLayers } from './sandbox-layer.js';
 
 /** A data folder with a release owned by `uid`, a bundles folder and an app's layers folder. */
 function fixture(uid = process.getuid!()) {
@@ -28,7 +28,7 @@ test('a layer is fresh, its upper folder looks like the release folder, and the 
   skip: !asRoot && 'needs root',
 }, () => {
   using f = fixture(4242);
-  const layer = makeLayer(f.bundle('i-1'), f.layers, 'i-1', f.release);
+  const layer = makeLayer({ bundle: f.bundle('i-1'), layersRoot: f.layers, id: 'i-1', release: f.release, shared: false });
   assert.deepEqual(layer, {
     destination: f.release,
     lower: f.release,
@@ -41,7 +41,7 @@ test('a layer is fresh, its upper folder looks like the release folder, and the 
   assert.equal(statSync(f.layers).mode & 0o777, 0o700, "the layers are root's alone on the host");
   assert.deepEqual(readdirSync(layer.upper), [], 'nothing of an earlier sandbox of the same id');
   writeFileSync(join(layer.upper, 'implant'), 'x');
-  makeLayer(f.bundle('i-1'), f.layers, 'i-1', f.release);
+  makeLayer({ bundle: f.bundle('i-1'), layersRoot: f.layers, id: 'i-1', release: f.release, shared: false });
   assert.deepEqual(readdirSync(layer.upper), [], 'a sandbox started again under the same id starts from the release');
   removeLayerOf(join(f.bundles, 'i-1'));
   assert.equal(existsSync(join(f.layers, 'i-1')), false);
@@ -52,18 +52,45 @@ test('a release folder or layers folder that is a link is refused', { skip: !asR
   using f = fixture();
   const link = join(f.root, 'link');
   symlinkSync(f.release, link);
-  assert.throws(() => makeLayer(f.bundle('i-1'), f.layers, 'i-1', link), /is not a folder/);
+  assert.throws(
+    () => makeLayer({ bundle: f.bundle('i-1'), layersRoot: f.layers, id: 'i-1', release: link, shared: false }),
+    /is not a folder/,
+  );
   symlinkSync('/etc', join(f.root, 'apps', 'app_1', 'other'));
-  assert.throws(() => makeLayer(f.bundle('i-2'), join(f.root, 'apps', 'app_1', 'other'), 'i-2', f.release), /is not a folder/);
-  assert.throws(() => makeLayer(f.bundle('i-3'), f.layers, '../x', f.release), /Invalid sandbox id/);
+  const other = join(f.root, 'apps', 'app_1', 'other');
+  assert.throws(
+    () => makeLayer({ bundle: f.bundle('i-2'), layersRoot: other, id: 'i-2', release: f.release, shared: false }),
+    /is not a folder/,
+  );
+  assert.throws(
+    () => makeLayer({ bundle: f.bundle('i-3'), layersRoot: f.layers, id: '../x', release: f.release, shared: false }),
+    /Invalid sandbox id/,
+  );
 });
 
 test("the sweep removes the layers of sandboxes without a bundle, never a kept sandbox's", { skip: !asRoot && 'needs root' }, () => {
   using f = fixture();
-  makeLayer(f.bundle('i-kept'), f.layers, 'i-kept', f.release);
-  makeLayer(f.bundle('i-gone'), f.layers, 'i-gone', f.release);
+  makeLayer({ bundle: f.bundle('i-kept'), layersRoot: f.layers, id: 'i-kept', release: f.release, shared: false });
+  makeLayer({ bundle: f.bundle('i-gone'), layersRoot: f.layers, id: 'i-gone', release: f.release, shared: false });
   rmSync(join(f.bundles, 'i-gone'), { recursive: true });
   assert.equal(sweepLayers(f.layers, f.bundles), 1);
   assert.deepEqual(readdirSync(f.layers), ['i-kept']);
   assert.equal(sweepLayers(join(f.root, 'nowhere'), f.bundles), 0, 'an app without layers');
+});
+
+test("an instance's layer is shared by its sandboxes in turn, kept when each ends, removed by its owner", {
+  skip: !asRoot && 'needs root',
+}, () => {
+  using f = fixture();
+  const shared = (bundle: string) =>
+    makeLayer({ bundle: f.bundle(bundle), layersRoot: f.layers, id: 'i-1', release: f.release, shared: true });
+  const layer = shared('i-1-b0');
+  writeFileSync(join(layer.upper, 'lifecycle.log'), 'prestart');
+  removeLayerOf(join(f.bundles, 'i-1-b0'));
+  assert.deepEqual(shared('i-1'), layer);
+  assert.deepEqual(readdirSync(layer.upper), ['lifecycle.log'], 'what the before-start command wrote, the main process reads');
+  removeLayerOf(join(f.bundles, 'i-1'));
+  assert.equal(existsSync(layer.upper), true, 'a sandbox does not remove a layer it does not own');
+  removeLayer(f.layers, 'i-1');
+  assert.equal(existsSync(join(f.layers, 'i-1')), false);
 });

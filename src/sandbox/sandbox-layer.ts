@@ -6,7 +6,12 @@
  * rollback or a redeploy, while apps that write into their own folder at run time keep working
  * (Heroku's dynos behave the same way: an ephemeral filesystem).
  *
- * The scratch folder is `<layers>/<sandbox id>` (`upper`, `work`), where `<layers>` is a folder
+ * An instance's layer is shared by its before-start commands and its main process (what
+ * `prestart` writes, the app reads) and lasts as long as the instance, across its automatic
+ * restarts, as a container's writable layer does; the instance removes it when it stops. Any
+ * other sandbox (a worker, a hook, a one-off command) has a layer of its own, removed with it.
+ *
+ * The scratch folder is `<layers>/<layer id>` (`upper`, `work`), where `<layers>` is a folder
  * in the app's own filesystem (its writes count against its disk budget) or, without one, the
  * sandbox's bundle. Every name on the way is the platform's: the daemon's layout and a sandbox
  * id. No process of an app ever sees these folders (only the merged view at its release path),
@@ -22,6 +27,12 @@ export interface LayeredRelease {
   folder: string;
   /** The app it belongs to: its layers go to that app's filesystem. */
   appId: string;
+  /**
+   * A layer several sandboxes use in turn (an instance's: the id of its main sandbox), kept
+   * when each ends and made only when missing; its owner removes it (SandboxHost.dropLayer).
+   * Without it, the sandbox's own, fresh, removed with it.
+   */
+  shared?: string;
 }
 
 /** Where the bundle records its layer, for the cleanup of a sandbox this daemon did not start. */
@@ -35,25 +46,42 @@ function directory(path: string, what: string) {
 }
 
 /**
- * Makes the fresh scratch folder of sandbox `id` in `layersRoot` and records it in the bundle
- * (first, so that a crash in between leaves nothing the cleanup does not know of). The upper
- * folder takes the owner and mode of the release folder: it is what the app sees as its folder.
+ * The scratch folder of layer `id` in `layersRoot`. A sandbox's own is made afresh and recorded
+ * in its bundle (first, so that a crash in between leaves nothing the cleanup does not know of);
+ * a shared one is used as it is when it exists. The upper folder takes the owner and mode of the
+ * release folder: it is what the app sees as its folder.
  */
-export function makeLayer(bundle: string, layersRoot: string, id: string, release: string): SandboxLayer {
-  const scratch = join(layersRoot, checkContainerId(id));
-  writeFileSync(join(bundle, LAYER_RECORD), scratch, { mode: 0o600 });
+export function makeLayer(o: { bundle: string; layersRoot: string; id: string; release: string; shared: boolean }): SandboxLayer {
+  const { layersRoot, release } = o;
+  const scratch = join(layersRoot, checkContainerId(o.id));
+  const upper = join(scratch, 'upper');
+  const work = join(scratch, 'work');
+  if (!o.shared) writeFileSync(join(o.bundle, LAYER_RECORD), scratch, { mode: 0o600 });
   mkdirSync(layersRoot, { recursive: true, mode: 0o700 });
   if (directory(layersRoot, 'The layers folder').uid !== 0) throw new Error(`The layers folder ${layersRoot} is not root's.`);
   const lower = directory(release, 'The release folder');
+  if (o.shared && existing(scratch) && existing(upper) && existing(work)) return { destination: release, lower: release, upper, work };
   rmSync(scratch, { recursive: true, force: true });
   mkdirSync(scratch, { mode: 0o700 });
-  const upper = join(scratch, 'upper');
-  const work = join(scratch, 'work');
   mkdirSync(upper, { mode: 0o700 });
   chownSync(upper, lower.uid, lower.gid);
   chmodSync(upper, lower.mode & 0o777);
   mkdirSync(work, { mode: 0o700 });
   return { destination: release, lower: release, upper, work };
+}
+
+/** A real folder is there (a link or anything else is not: the layer is made again). */
+function existing(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Removes layer `id` of `layersRoot` (a shared one, by its owner). */
+export function removeLayer(layersRoot: string, id: string): void {
+  rmSync(join(layersRoot, checkContainerId(id)), { recursive: true, force: true });
 }
 
 /** Removes the layer a bundle records (nothing when it has none). */
@@ -70,7 +98,8 @@ export function removeLayerOf(bundle: string): void {
 /**
  * At daemon start, once the app's filesystem is mounted: removes every layer in `layersRoot`
  * whose sandbox has no bundle any more. A sandbox's bundle exists from before its layer is made
- * until after it is removed, and the bundles of the sandboxes a daemon adopts are kept, so the
+ * until after it is removed (an instance's layer is named after its main sandbox, whose bundle
+ * lives as long as it runs), and the bundles of the sandboxes a daemon adopts are kept, so the
  * layer of a running instance is never touched.
  */
 export function sweepLayers(layersRoot: string, bundlesDir: string): number {

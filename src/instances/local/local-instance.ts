@@ -133,8 +133,17 @@ export class LocalInstance implements Instance {
     }
   }
 
+  /**
+   * The writable layer over the release that the instance's before-start commands and main
+   * process share, kept across its automatic restarts, removed when it stops (named after its
+   * main sandbox, whose bundle a daemon start keeps while it runs).
+   */
+  private get layerId(): string {
+    return sandboxIdFor(this.id);
+  }
+
   /** The sandbox of one process of this instance: its release, its user, its network. */
-  private sandboxFor(id: string, command: string[], outlivesDaemon = false): SandboxStart {
+  private sandboxFor(id: string, command: string[], outlivesDaemon = false, worker = false): SandboxStart {
     const { sandbox } = this.spec;
     return {
       id,
@@ -143,6 +152,8 @@ export class LocalInstance implements Instance {
       onLine: (stream, line) => this.log(stream, line),
       spec: releaseSandboxSpec({
         appId: this.spec.appId,
+        // Workers have layers of their own; the main process shares the instance's with its before-start commands.
+        sharedLayer: worker ? undefined : this.layerId,
         releaseDir: this.spec.releaseDir,
         sandbox,
         args: command,
@@ -159,7 +170,7 @@ export class LocalInstance implements Instance {
       const worker = new WorkerProcess(
         spec,
         (onLine, attempt) =>
-          this.host.sandboxes.start({ ...this.sandboxFor(workerSandboxId(this.id, index, attempt), spec.command, true), onLine }),
+          this.host.sandboxes.start({ ...this.sandboxFor(workerSandboxId(this.id, index, attempt), spec.command, true, true), onLine }),
         (stream, line) => this.log(stream, line),
       );
       this.workers.push(worker);
@@ -268,6 +279,7 @@ export class LocalInstance implements Instance {
       }
     }
     await workersStopped;
+    this.host.sandboxes.dropLayer(this.spec.appId, this.layerId);
     await this.host.release(this);
     this.setState('stopped');
     this.log('system', 'stopped');
