@@ -1,56 +1,32 @@
-import { Quotas } from '../quotas/quotas.js';
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { chmodSync, mkdirSync } from 'node:fs';
+import { Quotas } from '../quotas/quotas.js';
 import { Store } from '../store/store.js';
 import { createApiServer } from '../api/server.js';
-import { backupStoreOptions, startBackups } from './backups-setup.js';
+import { startBackups } from './backups-setup.js';
 import { diskReserveOf } from './disk-reserve-setup.js';
 import { takePlatformBackup } from '../backups/platform/platform-backup.js';
-import {
-  assertEmptyDataFolder,
-  checkPlatformBackup,
-  restorePlatform,
-  type CheckedBackup,
-  type RestoredPlatform,
-} from '../backups/platform/platform-restore.js';
-import { schedulePlatformBackups } from './platform-backup-setup.js';
+import type { RestoredPlatform } from '../backups/platform/platform-restore.js';
+import { oneBackupAtATime, schedulePlatformBackups } from './platform-backup-setup.js';
 import { slipwayVersion } from '../cli/version.js';
 import { consoleHandler } from '../console/serve.js';
 import type { DaemonOptions } from './options.js';
-import { networkNames } from './options.js';
 import { acquireDaemonLock, ensureDataDir } from './data-dir.js';
 import { acquireSubnetLock } from './subnet-lock.js';
 import { bootstrapIfEmpty } from './bootstrap.js';
-import { AppUsers, parseUidRange } from '../sandbox/app-users.js';
-import { SandboxHost } from '../sandbox/sandbox-host.js';
 import { flavorLimits, makeSandboxPolicy } from './sandbox-policy.js';
 import { buildLimits, DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../core/flavors.js';
 import { lockDownDataFolder } from './data-folder-modes.js';
-import { moveIntoAppFolders, migrateAppFolders } from './migrate-app-folders.js';
-import { removeApp } from '../pipeline/app-removal.js';
-import { AppDisks } from '../pipeline/app-disks.js';
 import { watchDatabaseSizes } from '../addons/database-size-watch.js';
 import { addonSizeCheckMs } from './addon-options.js';
 import { appDiskUse } from '../api/disk-use.js';
-import { DeployLayout } from '../pipeline/deploy-layout.js';
-import { DEFAULT_APP_DISK_BUDGET } from '../core/disk-size.js';
 import { startOneOff } from '../pipeline/one-off.js';
-import { deleteFirewallTable } from '../network/firewall.js';
-import { BuildSecretsMount } from '../pipeline/build-secrets-mount.js';
 import { retireSwarmServices } from '../instances/swarm/retire.js';
 import { swarmOptions } from '../instances/swarm/start.js';
 import { startNetwork } from './network-setup.js';
 import { platformGuards } from './guards-setup.js';
 import { logReady } from './ready-log.js';
-import { rmSync } from 'node:fs';
-import { LocalNetnsBackend } from '../instances/local/local-netns-backend.js';
-import { HaproxyRouter } from '../router/haproxy/haproxy-router.js';
-import type { Router, RouterOptions } from '../router/router.js';
-import { startMetricsServer } from '../metrics/metrics-server.js';
-import { makeTrafficRecorder } from './traffic-setup.js';
-import { AcmeChallengeResponder } from '../certificates/acme-challenge-responder.js';
 import { startCertificates } from './certificates-setup.js';
 import { RepoStore } from '../receiver/repo-store.js';
 import { GitSshServer } from '../receiver/ssh-git-server.js';
@@ -62,26 +38,26 @@ import { platformEvents } from './platform-events-setup.js';
 import { makeCronScheduler } from './cron-setup.js';
 import { startNotifications } from './notifications-setup.js';
 import { DrainService } from '../drains/drain-service.js';
-import { oneOffLog } from './one-off-log.js';
-import { placeDataPlaneIn } from '../executor/data-plane-cgroup.js';
 import { NpmVersionCatalog } from '../toolchains/catalog.js';
 import { makeReceiverHooks } from './receiver-hooks.js';
 import { makeProviders } from '../providers/registry.js';
 import { machineNetworkEnv } from '../pipeline/machine-network-env.js';
 import { appEnvironment } from '../links/app-environment.js';
+import { checkRestoreSource, restoreDataFolder, resumeAfterRestore } from './restore-setup.js';
+import { startSandboxes } from './sandboxes-setup.js';
+import { startEdge } from './edge-setup.js';
+import { apiServices } from './api-services.js';
+import { closeServer, type StopScope, Stoppers } from './stoppers.js';
+
+export type { StopScope } from './stoppers.js';
 
 /**
- * How far a stop goes. `control`: the daemon alone (SIGTERM, SIGINT, an upgrade); the router,
- * the instances, their workers and the add-on servers go on serving and the next daemon adopts
- * them. `all`: `slipway system stop`, which drains and stops the data plane too.
+ * Starts every room of the platform on one data folder and stops them in reverse order. This
+ * file is the order of a start, each room made by one call; what a room needs made around it
+ * lives in the `*-setup.ts` files beside it.
  */
-export type StopScope = 'control' | 'all';
-
-type Stopper = () => Promise<void> | void;
-
-/** Starts every room of the platform on one data folder and stops them in reverse order. */
 export class Daemon {
-  private readonly stoppers: Array<{ name: string; stop: Stopper; detach: Stopper }> = [];
+  private readonly stoppers = new Stoppers();
   private markSystemStopped: () => void = () => undefined;
   /** Resolves once `slipway system stop` has stopped the data plane: the daemon then stops too. */
   readonly systemStopped = new Promise<void>((resolve) => (this.markSystemStopped = resolve));
@@ -91,66 +67,31 @@ export class Daemon {
     private readonly log: (line: string) => void,
   ) {}
 
-  /** A part of the control plane: stopped whatever the scope. */
-  private onStop(name: string, stop: Stopper): void {
-    this.stoppers.push({ name, stop, detach: stop });
-  }
-
-  /**
-   * A part of the data plane: `stop` ends it (`system stop`), `detach` lets the daemon go while
-   * it goes on serving (what the daemon holds of it is released, nothing of it is stopped).
-   */
-  private onStopDataPlane(name: string, stop: Stopper, detach: Stopper): void {
-    this.stoppers.push({ name, stop, detach });
-  }
-
   async start(): Promise<{ apiUrl: string }> {
-    const { options, log } = this;
-    // Both checked before anything is created in the data folder: a refusal leaves it as it was.
-    let backup: CheckedBackup | undefined;
-    if (options.restoreFrom) {
-      await assertEmptyDataFolder(options.dataDir);
-      backup = await checkPlatformBackup(options.restoreFrom).catch((error: Error) => {
-        throw new Error(`Cannot restore from ${options.restoreFrom}: ${error.message} Nothing was written to ${options.dataDir}.`);
-      });
-    }
+    const { options, log, stoppers } = this;
+    // Checked before anything is created in the data folder: a refusal leaves it as it was.
+    const backup = await checkRestoreSource(options);
     ensureDataDir(options.dataDir);
     const lock = acquireDaemonLock(options.dataDir);
-    this.onStop('lock', () => lock.release());
+    stoppers.control('lock', () => lock.release());
     // Before anything named after the subnet is touched (sandboxes swept, bridge, firewall table).
     const subnetLock = acquireSubnetLock(options.subnet, options.dataDir);
-    this.onStop('subnet', () => subnetLock.release());
+    stoppers.control('subnet', () => subnetLock.release());
     // Registered early so it runs late: the apps' filesystems are unmounted once nothing of them runs.
-    let unmountAppDisks: () => Promise<void> = async () => undefined;
-    let unmountBuildSecrets: () => Promise<void> = async () => undefined;
-    this.onStopDataPlane(
+    const unmounts = { appDisks: async () => undefined, buildSecrets: async () => undefined };
+    stoppers.dataPlane(
       'app filesystems',
       async () => {
-        await unmountBuildSecrets();
-        await unmountAppDisks();
+        await unmounts.buildSecrets();
+        await unmounts.appDisks();
       },
       () => undefined,
     );
     lockDownDataFolder(options.dataDir);
-    let restored: RestoredPlatform | undefined;
-    if (backup) {
-      try {
-        restored = await restorePlatform({
-          backup,
-          dataDir: options.dataDir,
-          backupStore: backupStoreOptions(options.dataDir, options.backups),
-          log,
-        });
-      } catch (error) {
-        throw new Error(
-          `The restore from ${options.restoreFrom} stopped: ${(error as Error).message} ` +
-            `The data folder ${options.dataDir} holds part of it: empty it before trying again.`,
-        );
-      }
-    }
+    const restored: RestoredPlatform | undefined = backup && (await restoreDataFolder(options, backup, log));
 
     const store = Store.open(join(options.dataDir, 'slipway.db'));
-    this.onStop('store', () => store.close());
+    stoppers.control('store', () => store.close());
     // SQLite creates -wal and -shm with the database's mode: make sure all three are root's alone.
     lockDownDataFolder(options.dataDir);
     const first = bootstrapIfEmpty(store, options.dataDir);
@@ -163,57 +104,14 @@ export class Daemon {
 
     const endpoints = { host: options.publicHost, sshPort: options.sshPort, routerPort: options.routerPort, domain: options.domain };
 
-    const names = networkNames(options.subnet);
-    const sandboxes = new SandboxHost({
-      bundlesDir: join(options.dataDir, 'sandboxes'),
-      stateDir: join(options.dataDir, 'runc'),
-      cgroupRoot: names.cgroupRoot,
-      layersFolder: (appId) => new DeployLayout(options.dataDir).sandboxLayersFolder(appId),
+    const { names, sandboxes, backend, appUsers, layout, appDiskBudget, disks } = await startSandboxes({
+      options,
+      store,
+      stoppers,
+      unmounts,
+      log,
     });
-    // What outlives the daemon lives in a control group of its own, apart from the daemon's unit.
-    placeDataPlaneIn(sandboxes.cgroups.dataPlaneGroup());
-    // Builds and one-off commands end with the daemon; instances and their workers outlive it.
-    this.onStopDataPlane(
-      'sandboxes',
-      async () => {
-        await sandboxes.killAll();
-        sandboxes.cgroups.removeRoot();
-      },
-      () => sandboxes.killAll(),
-    );
-    const backend = new LocalNetnsBackend({
-      bridgeName: names.bridgeName,
-      namespacePrefix: names.namespacePrefix,
-      subnet: options.subnet,
-      sandboxes,
-      recordsDir: join(options.dataDir, 'instances'),
-      // The bridge of an earlier start on another --subnet, once its last instance moved here.
-      onBridgeRetired: (bridge) => deleteFirewallTable(bridge),
-    });
-    // An earlier daemon's builds and one-off commands are killed with their cgroups and their
-    // build folders wiped (with the build credentials beside them); its instances are adopted.
-    const swept = await sandboxes.sweep(backend.sandboxesToKeep());
-    if (swept.length) log(`Stopped ${swept.length} build or one-off sandbox(es) left running by a previous daemon.`);
-    rmSync(join(options.dataDir, 'builds'), { recursive: true, force: true });
-    lockDownDataFolder(options.dataDir);
-    const appUsers = new AppUsers(store, parseUidRange(options.appUids));
-    // Each app's filesystem, at its budget: mounted unless an earlier daemon left it mounted.
-    const layout = new DeployLayout(options.dataDir);
-    const appDiskBudget = options.appDiskBudget ?? DEFAULT_APP_DISK_BUDGET;
     const reserve = diskReserveOf(options);
-    const disks = new AppDisks({ layout, budgetOf: (appId) => store.apps.byId(appId)?.disk_budget_bytes ?? appDiskBudget, log });
-    await disks.ensureAll(store.apps.all().map((app) => app.id));
-    unmountAppDisks = () => disks.unmountAll();
-    await moveIntoAppFolders(store, layout, disks, log);
-    await migrateAppFolders(store, appUsers, layout, log);
-    const buildSecrets = new BuildSecretsMount(layout.buildSecretsRoot());
-    await buildSecrets.ensure();
-    unmountBuildSecrets = () => buildSecrets.unmount();
-    for (const app of store.apps.all()) {
-      rmSync(layout.buildFolder(app.id), { recursive: true, force: true });
-      rmSync(layout.scratchesFolder(app.id), { recursive: true, force: true });
-      sandboxes.sweepLayers(app.id);
-    }
 
     const { addonProviders, addons, postgresql, addonAccess, instances, instanceBackend } = await startNetwork({
       options,
@@ -221,46 +119,12 @@ export class Daemon {
       backend,
       names,
       log,
-      onStopDataPlane: (name, stop, detach) => this.onStopDataPlane(name, stop, detach),
+      onStopDataPlane: (name, stop, detach) => stoppers.dataPlane(name, stop, detach),
     });
 
-    // What the edge sees: the router reports each request here (access logs, charts, metrics).
     // What people are told about (webhooks, e-mail): deployments, instances, cron runs, drains.
     const told = platformEvents(store);
-    const traffic = makeTrafficRecorder({
-      dataDir: options.dataDir,
-      store,
-      log,
-      activeConnections: async () => (router as Router).activeConnections?.(),
-      appConnections: async () => (router as Router).appConnections?.(),
-      droppedAccessRecords: async () => (router as Router).droppedAccessRecords?.(),
-    });
-    // ACME HTTP-01 challenges arrive at the router for any host; it passes them to this responder.
-    const acmeChallenges = new AcmeChallengeResponder();
-    const acmeChallenge = await acmeChallenges.start();
-    this.onStop('ACME challenge responder', () => acmeChallenges.stop());
-    const routerOptions: RouterOptions = {
-      listenHost: options.listen,
-      port: options.routerPort,
-      httpsPort: options.httpsPort,
-      trustedProxies: options.trustedProxies,
-      workDir: join(options.dataDir, 'router'),
-      acmeChallenge,
-      onRequest: traffic.onRequest,
-    };
-    // An adopted router's deaths while no daemon ran are told (and counted) by its start().
-    const router = new HaproxyRouter({ ...routerOptions, log, onEngineRestart: () => traffic.metrics.routerRestarted() });
-    await router.start();
-    this.onStopDataPlane(
-      'router',
-      () => router.stop(),
-      () => router.detach(),
-    );
-    if (options.metricsListen) {
-      const metricsServer = await startMetricsServer(traffic.metrics, options.metricsListen.host, options.metricsListen.port);
-      this.onStop('metrics', () => closeServer(metricsServer.server));
-      log(`Prometheus metrics on ${metricsServer.url} (no token: keep this address to the monitoring network)`);
-    }
+    const { traffic, acmeChallenges, acmeChallenge, router } = await startEdge({ options, store, stoppers, log });
 
     mkdirSync(options.toolchainCacheDir, { recursive: true, mode: 0o755 });
     // The build user runs the cached tools: the cache folder must be open to it.
@@ -280,10 +144,10 @@ export class Daemon {
       log,
     });
     drains.start();
-    this.onStop('log drains', () => drains.stop());
+    stoppers.control('log drains', () => drains.stop());
     traffic.metrics.watchDrains(() => drains.figures());
     const notifications = await startNotifications({ store, events: told.events, guard: notifyGuard, smtp: options.smtp, log });
-    this.onStop('notifications', () => notifications.dispatcher.stop());
+    stoppers.control('notifications', () => notifications.dispatcher.stop());
     // An add-on server that died and was restarted: counted, and told to the apps it serves.
     for (const { name } of addons.providerList()) traffic.metrics.addonProviderWatched(name);
     // docs/disk-budgets.md, Add-ons: each PostgreSQL database held to its plan's size.
@@ -296,7 +160,7 @@ export class Daemon {
         for (const appId of appIds) logs.append(appId, 'system', line);
       },
     });
-    this.onStop('add-on size checks', () => sizeWatch.stop());
+    stoppers.control('add-on size checks', () => sizeWatch.stop());
     addons.onServerRestart((restart) => {
       traffic.metrics.addonServerRestarted(restart.provider);
       const line = `The ${restart.provider} add-on server this app uses stopped (${restart.previousExit}) and was restarted.`;
@@ -316,16 +180,8 @@ export class Daemon {
       },
       verified: (provider, result) => traffic.metrics.backupVerified(provider, result),
     });
-    this.onStop('backups', () => backupService.stop());
-    // One platform backup at a time (by hand or scheduled): each clears the temporary folders
-    // a crashed one left, which must not be another's in progress.
-    let platformBackups: Promise<unknown> = Promise.resolve();
-    const backupPlatform = (to: string, keep?: number) => {
-      const next = platformBackups.then(() => takePlatformBackupNow(to, keep));
-      platformBackups = next.catch(() => undefined);
-      return next;
-    };
-    const takePlatformBackupNow = (to: string, keep?: number) =>
+    stoppers.control('backups', () => backupService.stop());
+    const backupPlatform = oneBackupAtATime((to, keep) =>
       takePlatformBackup(
         {
           dataDir: options.dataDir,
@@ -338,9 +194,10 @@ export class Daemon {
         },
         to,
         keep,
-      );
+      ),
+    );
     const scheduledPlatformBackups = options.platformBackup && schedulePlatformBackups(options.platformBackup, backupPlatform, log);
-    if (scheduledPlatformBackups) this.onStop('platform backups', () => scheduledPlatformBackups.stop());
+    if (scheduledPlatformBackups) stoppers.control('platform backups', () => scheduledPlatformBackups.stop());
     for (const { name } of addons.providerList()) traffic.metrics.backupProviderWatched(name);
     const repos = new RepoStore(join(options.dataDir, 'repos'), (appId) => layout.repository(appId));
     // Every variable an app receives: linked apps' exposed config < add-ons' < its own (src/core/merge-env.ts).
@@ -371,7 +228,7 @@ export class Daemon {
         told.instanceCrashed(appId);
       },
     });
-    this.onStopDataPlane(
+    stoppers.dataPlane(
       'instances',
       () => runtime.shutdown(),
       () => runtime.detach(),
@@ -383,7 +240,7 @@ export class Daemon {
         told.instanceReplaced(appId);
       },
     });
-    this.onStop('liveness checks', () => runtime.stopLivenessMonitor());
+    stoppers.control('liveness checks', () => runtime.stopLivenessMonitor());
     const certificates = await startCertificates({
       options,
       store,
@@ -393,7 +250,7 @@ export class Daemon {
       onRoutesApplied: (listener) => runtime.onRoutesApplied(listener),
       log,
     });
-    this.onStop('certificates', () => certificates.manager.stop());
+    stoppers.control('certificates', () => certificates.manager.stop());
     const catalog = new NpmVersionCatalog(join(options.toolchainCacheDir, 'catalog'));
     const deployer = new Deployer({
       reserve,
@@ -419,7 +276,7 @@ export class Daemon {
       disks,
     });
 
-    this.onStop('deployments', () => deployer.cancelAll('The daemon stopped while this deployment was running.'));
+    stoppers.control('deployments', () => deployer.cancelAll('The daemon stopped while this deployment was running.'));
 
     const ssh = new GitSshServer({
       host: options.listen,
@@ -431,19 +288,19 @@ export class Daemon {
     });
     const { port: sshPort } = await ssh.start();
     drainForbidden.ports.push(sshPort);
-    this.onStop('git over SSH', () => ssh.stop());
+    stoppers.control('git over SSH', () => ssh.stop());
 
+    const oneOffs = { store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend, instances };
     // docs/behaviour.md, Cron jobs: each app's jobs, once per schedule, in one-off sandboxes of its release.
     const cron = makeCronScheduler({
       store,
       events: told.events,
       appVars: appEnv,
       appLog: (appId, stream, line) => logs.append(appId, stream, line),
-      runOneOff: (app, argv, onData) =>
-        startOneOff({ store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend, instances }, app, argv, onData),
+      runOneOff: (app, argv, onData) => startOneOff(oneOffs, app, argv, onData),
       log,
     });
-    this.onStop('cron jobs', () => cron.stop());
+    stoppers.control('cron jobs', () => cron.stop());
     traffic.metrics.watchDiskReserve(reserve);
     traffic.metrics.watchAppDisks(async () =>
       (await appDiskUse({ store, defaultDiskBudget: appDiskBudget, endpoints, services: undefined }, disks)).map((v) => ({
@@ -459,57 +316,20 @@ export class Daemon {
         defaultDiskBudget: appDiskBudget,
         reserve,
         quotas: new Quotas(store, options.defaultQuotas),
-        services: {
-          deployer,
-          runtime,
-          logs,
-          repos,
+        services: apiServices({
+          removal: { store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir, disks },
+          oneOffs,
           catalog,
-          disks,
-          removeApp: async (app) => {
-            await removeApp({ store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir, disks }, app);
-            await traffic.forgetApp(app.id);
-            // The app is gone already: images left behind are pruned at the next start, not an error.
-            if ('forgetApp' in instanceBackend)
-              await instanceBackend
-                .forgetApp(app.id)
-                .catch((e: Error) => log(`could not remove the release images of ${app.id}: ${e.message}`));
-            drains.sync();
-          },
-          // A run's output goes to the app's log too (marked [run]), and so to its drains.
-          runOneOff: async (app, argv, onData) => {
-            const output = oneOffLog((stream, line) => logs.append(app.id, stream, line), onData);
-            const deps = { store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend, instances };
-            const run = await startOneOff(deps, app, argv, output.onData);
-            void run.done.finally(() => output.end());
-            return run;
-          },
-          sandboxOf: (app) => policy.instance(app),
           domains: certificates.manager,
-          backupPlatform: async (to) => {
-            const report = await backupPlatform(to);
-            log(`Platform backup written to ${report.path}.`);
-            return report;
-          },
-          stopSystem: async () => {
-            await deployer.cancelAll('slipway was stopped (system stop) during this deployment.');
-            const serving = store.apps.all().filter((app) => runtime.instancesOf(app.id).length > 0);
-            const instanceCount = serving.reduce((n, app) => n + runtime.instancesOf(app.id).length, 0);
-            const addonServers = addons.startedProviders();
-            await runtime.shutdown();
-            await router.stop();
-            await addons.stop();
-            log(`System stop: stopped ${instanceCount} instance(s) of ${serving.length} app(s), the add-on servers and the router.`);
-            // The answer leaves first; then the daemon stops the rest and exits.
-            setImmediate(() => this.markSystemStopped());
-            return {
-              apps: serving.map((app) => app.name),
-              instances: instanceCount,
-              addon_servers: addonServers,
-              router: 'drained and stopped',
-            };
-          },
-        },
+          traffic,
+          instanceBackend,
+          drains,
+          addons,
+          router,
+          backupPlatform,
+          systemStopped: () => this.markSystemStopped(),
+          log,
+        }),
         addons,
         backups: backupService.backups,
         traffic,
@@ -523,13 +343,13 @@ export class Daemon {
       api.once('error', reject);
       api.listen(options.apiPort, options.listen, () => resolve());
     });
-    this.onStop('API', () => closeServer(api));
+    stoppers.control('API', () => closeServer(api));
     // Before the API closes (stoppers run in reverse order): a one-off command's session keeps
     // the API open until the command ends, and one-off commands end with the daemon.
-    if (instances) this.onStop('swarm one-off commands', () => instances.endOneOffs());
+    if (instances) stoppers.control('swarm one-off commands', () => instances.endOneOffs());
     // Likewise a `slipway run` in a local sandbox (and a build): killed before the API closes, or
     // its open session would hold the close until the client gave up. Instances are not touched.
-    this.onStop('one-off commands', () => sandboxes.killAll({ keepOutliving: true }));
+    stoppers.control('one-off commands', () => sandboxes.killAll({ keepOutliving: true }));
     const port = (api.address() as AddressInfo).port;
     drainForbidden.ports.push(port);
     const host = options.listen.includes(':') ? `[${options.listen}]` : options.listen;
@@ -557,56 +377,13 @@ export class Daemon {
     await addonAccess.linksChanged();
     resumeDeployments({ store, logs, deployer, interrupted, waiting: unfinished.filter((d) => d.phase === 'queued'), log });
     cron.start();
-    if (restored) this.afterRestore(restored, store, deployer, backupService.backups);
+    if (restored) resumeAfterRestore(restored, { store, deployer, backups: backupService.backups, log });
 
     logReady(log, options, { apiUrl, sshPort, caCertificatePath: certificates.caCertificatePath, first });
     return { apiUrl };
   }
 
-  /**
-   * A platform restored from a backup: each app that served is built again from the commit it
-   * served (releases are build output, not in the backup), and each Redis add-on loads its
-   * snapshot through the add-on restore now that its server runs.
-   */
-  private afterRestore(
-    restored: RestoredPlatform,
-    store: Store,
-    deployer: Deployer,
-    backups: import('../backups/addon-backups.js').AddonBackups,
-  ): void {
-    for (const { appId, commit } of restored.rebuild) {
-      const app = store.apps.byId(appId);
-      if (!app) continue;
-      const deployment = deployer.enqueue(app, { commit, cause: 'platform restore', userId: null, mode: 'build' });
-      this.log(`Restore: ${app.name} (${app.id}) is built again from commit ${commit.slice(0, 12)} (deployment ${deployment.id}).`);
-    }
-    for (const { addonId, backupId } of restored.redis) {
-      const addon = store.addons.byId(addonId);
-      if (!addon) continue;
-      void backups
-        .restore(addon, { backupId })
-        .then(() => this.log(`Restore: the Redis add-on ${addon.name} loaded its backup ${backupId}.`))
-        .catch((error: Error) =>
-          this.log(`Restore: the Redis add-on ${addon.name} could not load its backup ${backupId}: ${error.message}`),
-        );
-    }
-  }
-
   async stop(scope: StopScope = 'all'): Promise<void> {
-    while (this.stoppers.length) {
-      const { name, stop, detach } = this.stoppers.pop()!;
-      try {
-        await (scope === 'all' ? stop : detach)();
-      } catch (error) {
-        this.log(`While stopping the ${name}: ${(error as Error).message}`);
-      }
-    }
+    await this.stoppers.stopAll(scope, this.log);
   }
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  });
 }

@@ -59,3 +59,18 @@ export function schedulePlatformBackups(
     stop: () => clearInterval(timer),
   };
 }
+
+/**
+ * One platform backup at a time (by hand or scheduled): each clears the temporary folders a
+ * crashed one left, which must not be another's in progress.
+ */
+export function oneBackupAtATime(
+  take: (to: string, keep?: number) => Promise<PlatformBackupReport>,
+): (to: string, keep?: number) => Promise<PlatformBackupReport> {
+  let running: Promise<unknown> = Promise.resolve();
+  return (to, keep) => {
+    const next = running.then(() => take(to, keep));
+    running = next.catch(() => undefined);
+    return next;
+  };
+}

@@ -1,0 +1,54 @@
+import { join } from 'node:path';
+import { AcmeChallengeResponder } from '../certificates/acme-challenge-responder.js';
+import { startMetricsServer } from '../metrics/metrics-server.js';
+import { HaproxyRouter } from '../router/haproxy/haproxy-router.js';
+import type { Router, RouterOptions } from '../router/router.js';
+import type { Store } from '../store/store.js';
+import type { DaemonOptions } from './options.js';
+import { closeServer, type Stoppers } from './stoppers.js';
+import { makeTrafficRecorder } from './traffic-setup.js';
+
+/**
+ * The edge, what the outside world reaches first: the router (adopted when an earlier daemon
+ * left it serving), the ACME challenge responder it passes HTTP-01 challenges to, what it
+ * reports of each request (access logs, charts, metrics) and the Prometheus endpoint.
+ */
+export async function startEdge(input: { options: DaemonOptions; store: Store; stoppers: Stoppers; log(line: string): void }) {
+  const { options, store, stoppers, log } = input;
+  // What the edge sees: the router reports each request here (access logs, charts, metrics).
+  const traffic = makeTrafficRecorder({
+    dataDir: options.dataDir,
+    store,
+    log,
+    activeConnections: async () => (router as Router).activeConnections?.(),
+    appConnections: async () => (router as Router).appConnections?.(),
+    droppedAccessRecords: async () => (router as Router).droppedAccessRecords?.(),
+  });
+  // ACME HTTP-01 challenges arrive at the router for any host; it passes them to this responder.
+  const acmeChallenges = new AcmeChallengeResponder();
+  const acmeChallenge = await acmeChallenges.start();
+  stoppers.control('ACME challenge responder', () => acmeChallenges.stop());
+  const routerOptions: RouterOptions = {
+    listenHost: options.listen,
+    port: options.routerPort,
+    httpsPort: options.httpsPort,
+    trustedProxies: options.trustedProxies,
+    workDir: join(options.dataDir, 'router'),
+    acmeChallenge,
+    onRequest: traffic.onRequest,
+  };
+  // An adopted router's deaths while no daemon ran are told (and counted) by its start().
+  const router = new HaproxyRouter({ ...routerOptions, log, onEngineRestart: () => traffic.metrics.routerRestarted() });
+  await router.start();
+  stoppers.dataPlane(
+    'router',
+    () => router.stop(),
+    () => router.detach(),
+  );
+  if (options.metricsListen) {
+    const metricsServer = await startMetricsServer(traffic.metrics, options.metricsListen.host, options.metricsListen.port);
+    stoppers.control('metrics', () => closeServer(metricsServer.server));
+    log(`Prometheus metrics on ${metricsServer.url} (no token: keep this address to the monitoring network)`);
+  }
+  return { traffic, acmeChallenges, acmeChallenge, router };
+}
