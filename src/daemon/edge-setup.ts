@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { AcmeChallengeResponder } from '../certificates/acme-challenge-responder.js';
 import { startMetricsServer } from '../metrics/metrics-server.js';
 import { HaproxyRouter } from '../router/haproxy/haproxy-router.js';
-import type { Router, RouterOptions } from '../router/router.js';
+import type { RouterOptions } from '../router/router.js';
 import type { Store } from '../store/store.js';
 import type { DaemonOptions } from './options.js';
 import { closeServer, type Stoppers } from './stoppers.js';
@@ -20,9 +20,10 @@ export async function startEdge(input: { options: DaemonOptions; store: Store; s
     dataDir: options.dataDir,
     store,
     log,
-    activeConnections: async () => (router as Router).activeConnections?.(),
-    appConnections: async () => (router as Router).appConnections?.(),
-    droppedAccessRecords: async () => (router as Router).droppedAccessRecords?.(),
+    // Asked only once the metrics or the charts are read, after the router below has started.
+    activeConnections: () => router.activeConnections(),
+    appConnections: () => router.appConnections(),
+    droppedAccessRecords: () => router.droppedAccessRecords(),
   });
   // ACME HTTP-01 challenges arrive at the router for any host; it passes them to this responder.
   const acmeChallenges = new AcmeChallengeResponder();

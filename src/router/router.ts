@@ -66,18 +66,17 @@ export interface RouterOptions {
   onRequest?: (record: AccessRecord) => void;
 }
 
+/**
+ * What the platform asks of the engine, and all a test double must do. The engine's own figures
+ * (connections open, access records dropped) are not part of it: the daemon reads them from the
+ * one engine it builds (HaproxyRouter), and nothing else needs them.
+ */
 export interface Router {
   start(): Promise<void>;
   /** Applies a whole table; requests in flight on removed upstreams finish (drain). */
   apply(table: RoutingTable): Promise<void>;
   /** Replaces the whole set of certificates; connections open stay open. */
   applyCertificates(certs: readonly TlsCertificate[]): Promise<void>;
-  /** Access records the engine dropped since it started, for lack of room on the way to the daemon; absent when it cannot tell. */
-  droppedAccessRecords?(): Promise<number | undefined>;
-  /** Client connections open now (the Prometheus gauge); absent when the engine cannot tell. */
-  activeConnections?(): Promise<number | undefined>;
-  /** Connections each routed app's instances serve now, by app id (every routed app, 0 when idle); absent when the engine cannot tell. */
-  appConnections?(): Promise<Map<string, number> | undefined>;
   /** Drains and stops the engine (`slipway system stop`). */
   stop(): Promise<void>;
   /** The daemon lets go of the engine, which goes on serving; the next daemon's start() adopts it. */
