@@ -14,7 +14,6 @@ import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { READ_PAUSE_MS } from './access-log.js';
 import { HaproxyRouter } from './haproxy-router.js';
 import type { AccessRecord, HostRoute, TlsCertificate, Upstream } from '../router.js';
 import { freePort } from '../../../test/support/free-port.js';
@@ -77,6 +76,15 @@ const route = (appId: string, upstreams: Upstream[], forceHttps = false): HostRo
   forceHttps,
 });
 
+/** Polls `probe` until it holds; a timeout names what was waited for. */
+async function waitFor(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`Waited ${timeoutMs} ms for ${what}.`);
+    await sleep(20);
+  }
+}
+
 /** A self-signed certificate for the names, made with openssl. */
 function makeCertificate(dir: string, names: string[], tag: string): TlsCertificate {
   const { cert, key } = selfSignedCertificate(dir, tag, names, { subject: tag });
@@ -129,6 +137,21 @@ describe('HaproxyRouter with real HAProxy', () => {
     await router.start();
   });
 
+  const MARKER = '/records-caught-up-';
+  let markers = 0;
+  /**
+   * Returns once the access records of every request made so far have arrived, instead of
+   * sleeping for them. Records come up to access-log.ts's READ_PAUSE_MS late but in the order HAProxy wrote
+   * them, so once the record of one more request (a marker to alpha.test, which must be routed)
+   * is in, every earlier one is too. The marker's records are then taken out.
+   */
+  async function recordsCaughtUp(): Promise<void> {
+    const path = `${MARKER}${++markers}`;
+    assert.equal((await get(port, 'alpha.test', { path })).status, 200, 'the marker request is answered');
+    await waitFor(`the access record of ${path}`, () => records.some((r) => r.path === path));
+    for (let i = records.length - 1; i >= 0; i--) if (records[i]!.path.startsWith(MARKER)) records.splice(i, 1);
+  }
+
   after(async () => {
     await router?.stop();
     for (const upstream of [a, b, acme]) {
@@ -168,14 +191,14 @@ describe('HaproxyRouter with real HAProxy', () => {
         ['idle.test', route('app_idle', [])],
       ]),
     );
-    // Records arrive in batches, up to READ_PAUSE_MS late: let the earlier tests' come in first.
-    await sleep(3 * READ_PAUSE_MS);
+    // Records arrive in batches, late: let the earlier tests' come in first.
+    await recordsCaughtUp();
     records.length = 0;
     await get(port, 'alpha.test', { path: '/hello?x=1' });
     await get(port, 'nobody.test');
     await get(port, 'idle.test');
-    for (let i = 0; i < 50 && records.length < 2; i++) await sleep(20);
-    await sleep(100);
+    // Every record of the three requests is in: the 404 page's would be among them.
+    await recordsCaughtUp();
     assert.equal(records.length, 2, JSON.stringify(records));
     const [hit, idle] = records;
     assert.equal(hit!.appId, 'app_a');
@@ -348,16 +371,17 @@ describe('HaproxyRouter with real HAProxy', () => {
     counted.server.on('connection', () => connections++);
     try {
       await router.apply(new Map([['alpha.test', route('app_a', [counted])]]));
-      await sleep(3 * READ_PAUSE_MS);
+      await recordsCaughtUp();
       records.length = 0;
+      // The marker's connection is not one of the 40 requests'.
+      connections = 0;
       const agent = new Agent({ keepAlive: true, maxSockets: 1 });
       for (let i = 0; i < 40; i++) assert.equal(nameOf(await get(port, 'alpha.test', { agent })), 'C');
       agent.destroy();
       // HAProxy keeps a connection per thread at most here; one per request would be 40.
       assert.ok(connections <= 4, `${connections} upstream connections for 40 requests`);
       // The access lines arrive many per read: every one of them is a record, none is cut.
-      for (let i = 0; i < 50 && records.length < 40; i++) await sleep(20);
-      await sleep(100);
+      await recordsCaughtUp();
       assert.equal(records.filter((r) => r.instance === `${counted.address}:${counted.port}` && r.status === 200).length, 40);
       assert.equal(records.length, 40);
     } finally {
@@ -416,7 +440,8 @@ describe('HaproxyRouter with real HAProxy', () => {
     const clients = Array.from({ length: 8 }, client);
     const seen = new Set<string>();
     for (let i = 0; i < 6; i++) {
-      await sleep(150);
+      const before = ok;
+      await waitFor(`the load clients answered between switches (${i + 1} of 6)`, () => ok >= before + 20);
       const next = i % 2 === 0 ? b : a;
       await router.apply(new Map([['alpha.test', route('app_a', [next])]]));
       seen.add(nameOf(await get(port, 'alpha.test')));
@@ -431,12 +456,9 @@ describe('HaproxyRouter with real HAProxy', () => {
     );
     records.length = 0;
     assert.equal(nameOf(await get(port, 'two.test')), 'B');
-    for (let i = 0; i < 50 && !records.some((r) => r.appId === 'app_2'); i++) await sleep(20);
-    assert.ok(
-      records.some((r) => r.appId === 'app_2'),
-      'the reloaded HAProxy still reports requests',
-    );
-    await sleep(300);
+    await waitFor('an access record from the reloaded HAProxy', () => records.some((r) => r.appId === 'app_2'));
+    const afterReload = ok;
+    await waitFor('the load clients answered after the reload', () => ok >= afterReload + 50);
     stop = true;
     await Promise.all(clients);
     agent.destroy();

@@ -229,7 +229,12 @@ describe('HaproxyRouter supervised, outliving the object that started it', { ski
       await waitFor('the death reported', () => exits.some((e) => e.pid === killed));
     }
     // Settled: every request goes to the last table's upstream, whichever HAProxy took the change.
-    await sleep(300);
+    await waitFor("twenty answers in a row from the last table's upstream", async () => {
+      for (let i = 0; i < 20; i++)
+        if ((await call(port, 'alpha.test', { timeoutMs: 2000 }).catch(() => undefined))?.name !== 'A') return false;
+      return true;
+    });
+    // And it stays so.
     for (let i = 0; i < 20; i++) assert.equal((await call(port, 'alpha.test')).name, 'A');
   });
 
