@@ -501,6 +501,12 @@ test('a rollback starts the earlier release afresh: what the app wrote into its 
   assert.equal(facts.release, 'none', 'the first release serves again');
   // Its first instance wrote into this very folder at its start: the new one finds nothing.
   await victimServes();
+  // The replaced instance drains; later tests count the victim's processes (tini and node).
+  await waitUntil(
+    'the replaced instance of the victim to end',
+    async () => (hostProcessesOf(victim.uid).length <= 2 ? true : undefined),
+    60_000,
+  );
 });
 
 test('a memory hog is killed inside its own group, its log names the limit, and it restarts', async () => {
