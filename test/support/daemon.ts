@@ -76,6 +76,9 @@ export async function startDaemon(
   if (!options.emptyDataFolder) mkdirSync(configHome);
   const drawPorts = async () => [await freePort(), await freePort(), await freePort(), await freePort()] as const;
   let [apiPort, sshPort, routerPort, httpsPort] = await drawPorts();
+  // The embedded PostgreSQL's port too (5433 unless told): a test daemon beside another must not
+  // find it taken. Kept across restarts, as an operator's setting is.
+  const postgresPort = process.env.SLIPWAY_POSTGRES_PORT ?? String(await freePort());
   // A subnet of its own, so a test daemon never touches a running platform's network; drawn
   // again when another daemon of this machine (a test run beside this one) holds it.
   const drawSubnet = () => `10.${120 + Math.floor(Math.random() * 80)}.0.0/16`;
@@ -110,7 +113,7 @@ export async function startDaemon(
         toolchainCache,
         ...extraArgs,
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SLIPWAY_POSTGRES_PORT: postgresPort } },
     );
     child.stdout!.on('data', (d) => (log += d));
     child.stderr!.on('data', (d) => (log += d));
