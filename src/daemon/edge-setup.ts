@@ -20,7 +20,7 @@ export async function startEdge(input: { options: DaemonOptions; store: Store; s
     dataDir: options.dataDir,
     store,
     log,
-    // Asked only once the metrics or the charts are read, after the router below has started.
+    // Asked at each scrape of the metrics, which only comes once the router below has started.
     activeConnections: () => router.activeConnections(),
     appConnections: () => router.appConnections(),
     droppedAccessRecords: () => router.droppedAccessRecords(),
