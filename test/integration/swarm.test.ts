@@ -10,6 +10,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import {
   checkoutExample,
@@ -23,7 +25,7 @@ import {
 } from '../support/deploy.js';
 import { steadyLoad } from '../support/steady-load.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { swarmBackendMissing } from '../support/swarm-backend.js';
+import { registryGet, swarmBackendMissing } from '../support/swarm-backend.js';
 import { DockerApi } from '../../src/instances/swarm/docker-api.js';
 import { NODE_ADDRESS, type SecondNode, startSecondSwarmNode, updateNode } from '../support/swarm-second-node.js';
 
@@ -459,10 +461,9 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
 
 /** The tags the registry lists for a repository ([] for one it does not know). */
 async function registryTags(repository: string): Promise<string[]> {
-  const res = await fetch(`http://127.0.0.1:5000/v2/${repository}/tags/list`);
-  if (res.status === 404) return [];
-  const body = await res.text();
-  assert.equal(res.status, 200, body);
+  const { status, body } = await registryGet(`/v2/${repository}/tags/list`, { credential: true });
+  if (status === 404) return [];
+  assert.equal(status, 200, body);
   return (JSON.parse(body) as { tags: string[] | null }).tags ?? [];
 }
 
@@ -599,6 +600,29 @@ describe('swarm tasks outlive the daemon', { skip: missing ? `swarm: ${missing}`
       );
     });
   }
+
+  test('a daemon given a wrong registry password stops at start saying so, and the app serves on; the right one adopts it', {
+    timeout: 120_000,
+  }, async () => {
+    const before = await facts();
+    assert.equal(await daemon.terminate(), 0);
+    const wrong = join(daemon.dataDir, 'wrong-registry-password');
+    writeFileSync(wrong, 'not-the-password\n', { mode: 0o600 });
+    const swarm = ['--backend', 'swarm', '--swarm-subnet', '172.27.0.0/16'];
+    const refused = await daemon.restart({ extraArgs: [...swarm, '--registry-password-file', wrong] }).then(
+      () => assert.fail('the daemon started with a wrong registry password'),
+      (error: Error) => error.message,
+    );
+    assert.match(
+      refused,
+      /slipway could not start\. The swarm registry 127\.0\.0\.1:5000 refused user "slipway" with the password given \(HTTP 401\)/,
+    );
+    assert.match(refused, /--registry-password-file/);
+    assert.doesNotMatch(refused, /not-the-password/, 'the secret is never quoted');
+    assert.equal((await facts()).instanceId, before.instanceId, 'the task served on while no daemon ran');
+    await daemon.restart({ extraArgs: swarm });
+    assert.match(daemon.output(), /Adopted 1 running instance\(s\) of swarm-outlives/);
+  });
 
   test("a crash of an adopted instance is told and Swarm's restart serves again with the same identity", { timeout: 120_000 }, async () => {
     const before = await facts();

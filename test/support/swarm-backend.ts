@@ -6,6 +6,16 @@
 import { SwarmBackend } from '../../src/instances/swarm/swarm-backend.js';
 import { DockerApi } from '../../src/instances/swarm/docker-api.js';
 import { checkSwarmManager } from '../../src/instances/swarm/swarm-checks.js';
+import { checkedRegistry } from '../../src/instances/swarm/start.js';
+import {
+  DEFAULT_REGISTRY_PASSWORD_FILE,
+  DEFAULT_REGISTRY_USER,
+  dockerCaFile,
+  type RegistryAccess,
+} from '../../src/instances/swarm/registry.js';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
 import { makeAppUser } from './app-user.js';
 import type { SandboxIdentity } from '../../src/sandbox/sandbox-identity.js';
 
@@ -22,6 +32,14 @@ export async function swarmBackendMissing(): Promise<string | undefined> {
   }
 }
 
+/**
+ * The registry scripts/swarm-setup.sh made, reached as the daemon reaches it by default: TLS
+ * from the CA the Docker engine trusts, the user and password setup wrote.
+ */
+export function testRegistry(): Promise<RegistryAccess> {
+  return checkedRegistry({ dockerSocket: '/var/run/docker.sock', registry: TEST_REGISTRY, subnet: '' });
+}
+
 export async function makeTestSwarmBackend(names: {
   owner: string;
   subnet: string;
@@ -35,7 +53,7 @@ export async function makeTestSwarmBackend(names: {
   };
   const backend = new SwarmBackend({
     api: new DockerApi(),
-    registry: TEST_REGISTRY,
+    registry: await testRegistry(),
     owner: names.owner,
     subnet: names.subnet,
     log: (line) => console.log(`# ${line}`),
@@ -50,4 +68,50 @@ export async function makeTestSwarmBackend(names: {
       await appUser.remove();
     },
   };
+}
+
+/**
+ * A GET to the test registry as an outsider or as the daemon: over TLS with the CA setup made
+ * (`ca: false`: trusting only the system's CAs), with the setup's credential when `credential`.
+ */
+export function registryGet(path: string, o: { credential: boolean; ca?: boolean }): Promise<{ status: number; body: string }> {
+  const [host, port] = TEST_REGISTRY.split(':');
+  const headers: Record<string, string> = {};
+  if (o.credential) {
+    const password = readFileSync(DEFAULT_REGISTRY_PASSWORD_FILE, 'utf8').trim();
+    headers.authorization = `Basic ${Buffer.from(`${DEFAULT_REGISTRY_USER}:${password}`).toString('base64')}`;
+  }
+  return new Promise((resolve, reject) => {
+    https
+      .get(
+        {
+          host,
+          port: Number(port),
+          path,
+          headers,
+          ca: o.ca === false ? undefined : readFileSync(dockerCaFile(TEST_REGISTRY)),
+          agent: false,
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      )
+      .on('error', reject);
+  });
+}
+
+/** The same over plain HTTP, with the credential: what a registry without TLS would serve. */
+export function registryGetPlain(path: string): Promise<{ status: number; body: string }> {
+  const [host, port] = TEST_REGISTRY.split(':');
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host, port: Number(port), path, agent: false }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      })
+      .on('error', reject);
+  });
 }

@@ -16,7 +16,8 @@ import {
   parsePort,
 } from '../../daemon/options.js';
 import { parseBackend, parseEgressAllow } from '../../daemon/options.js';
-import { DEFAULT_REGISTRY, DEFAULT_SWARM_SUBNET } from '../../instances/swarm/start.js';
+import { checkedRegistry, DEFAULT_REGISTRY, DEFAULT_SWARM_SUBNET } from '../../instances/swarm/start.js';
+import { DEFAULT_REGISTRY_PASSWORD_FILE, DEFAULT_REGISTRY_USER } from '../../instances/swarm/registry.js';
 import { join } from 'node:path';
 import { validateCidr } from '../../router/validate.js';
 import { UsageError, CliError } from '../errors.js';
@@ -232,6 +233,21 @@ export const server: Command = {
       value: '<host:port>',
       description: `Registry the swarm nodes pull release images from (default $SLIPWAY_REGISTRY, else ${DEFAULT_REGISTRY})`,
     },
+    'registry-user': {
+      type: 'string',
+      value: '<name>',
+      description: `User of the swarm registry (default $SLIPWAY_REGISTRY_USER, else ${DEFAULT_REGISTRY_USER})`,
+    },
+    'registry-password-file': {
+      type: 'string',
+      value: '<path>',
+      description: `Root-only file holding the swarm registry's password (default $SLIPWAY_REGISTRY_PASSWORD_FILE, else ${DEFAULT_REGISTRY_PASSWORD_FILE})`,
+    },
+    'registry-ca': {
+      type: 'string',
+      value: '<path>',
+      description: "CA of the swarm registry's TLS certificate (default the Docker engine's, /etc/docker/certs.d/<registry>/ca.crt)",
+    },
     'swarm-subnet': { type: 'string', value: '<cidr>', description: `The swarm tasks' network, a /16 (default ${DEFAULT_SWARM_SUBNET})` },
     ...Object.fromEntries(
       (Object.keys(LOG_LIMIT_FLAGS) as LogLimitFlag[]).map((flag) => [
@@ -305,11 +321,23 @@ export const server: Command = {
         swarm: {
           dockerSocket: (o['docker-socket'] as string | undefined) ?? '/var/run/docker.sock',
           registry: (o.registry as string | undefined) ?? ctx.env.SLIPWAY_REGISTRY ?? DEFAULT_REGISTRY,
+          registryUser: (o['registry-user'] as string | undefined) ?? ctx.env.SLIPWAY_REGISTRY_USER,
+          registryPasswordFile: (o['registry-password-file'] as string | undefined) ?? ctx.env.SLIPWAY_REGISTRY_PASSWORD_FILE,
+          registryCaFile: o['registry-ca'] as string | undefined,
           subnet: (o['swarm-subnet'] as string | undefined) ?? DEFAULT_SWARM_SUBNET,
         },
       };
     } catch (error) {
       throw new UsageError((error as Error).message);
+    }
+    // A registry the daemon could not push to is said now, before anything of the data plane
+    // is touched: the apps the swarm runs keep serving while the operator fixes the credential.
+    if (options.backend === 'swarm' && options.swarm) {
+      try {
+        await checkedRegistry(options.swarm);
+      } catch (error) {
+        throw new CliError(`slipway could not start. ${(error as Error).message}`);
+      }
     }
     // Loaded here, not at the top: every other command would otherwise load the whole daemon
     // (some 300 modules) before doing anything, which a user pays on each command.

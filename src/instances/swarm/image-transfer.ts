@@ -1,7 +1,5 @@
 import { DockerApiError, type DockerApi } from './docker-api.js';
-
-/** Docker wants an (empty) auth header on push and pull even for a registry without authentication. */
-const NO_AUTH = Buffer.from('{}').toString('base64');
+import type { RegistryAccess } from './registry.js';
 
 function splitName(name: string): { repository: string; tag: string } {
   const colon = name.lastIndexOf(':');
@@ -24,7 +22,7 @@ export async function imageExists(api: DockerApi, name: string): Promise<boolean
  * the digest of the manifest the registry holds (`sha256:...`), which names the content: a tag
  * pushed again later cannot change what a service pinned to the digest runs.
  */
-export async function pushImage(api: DockerApi, name: string, registry: string): Promise<string> {
+export async function pushImage(api: DockerApi, name: string, registry: RegistryAccess): Promise<string> {
   const { repository, tag } = splitName(name);
   let digest: string | undefined;
   await api.progress(
@@ -32,12 +30,12 @@ export async function pushImage(api: DockerApi, name: string, registry: string):
       method: 'POST',
       path: `/images/${repository}/push`,
       query: { tag },
-      headers: { 'X-Registry-Auth': NO_AUTH },
-      what: `push ${name} to the registry ${registry}`,
+      headers: { 'X-Registry-Auth': registry.engineAuth },
+      what: `push ${name} to the registry ${registry.address}`,
     },
     (message) => (digest = pushedDigest(message) ?? digest),
   );
-  if (!digest) throw new Error(`The push of ${name} to the registry ${registry} did not tell the image's digest.`);
+  if (!digest) throw new Error(`The push of ${name} to the registry ${registry.address} did not tell the image's digest.`);
   return digest;
 }
 
@@ -55,14 +53,14 @@ export function pinnedName(name: string, digest: string): string {
   return `${splitName(name).repository}@${digest}`;
 }
 
-/** Pulls `<registry>/<repository>:<tag>` onto the node of `api`; `where` names the node in errors. */
-export async function pullImage(api: DockerApi, name: string, where: string): Promise<void> {
+/** Pulls `<registry>/<repository>:<tag>` onto the node of `api` with the registry's credential; `where` names the node in errors. */
+export async function pullImage(api: DockerApi, name: string, registry: RegistryAccess, where: string): Promise<void> {
   const { repository, tag } = splitName(name);
   await api.progress({
     method: 'POST',
     path: '/images/create',
     query: { fromImage: repository, tag },
-    headers: { 'X-Registry-Auth': NO_AUTH },
+    headers: { 'X-Registry-Auth': registry.engineAuth },
     what: `pull ${name} on ${where}`,
   });
 }

@@ -2,6 +2,7 @@ import { replaceNodeFilterScript, type NodeFilterConfig } from '../../network/no
 import { baseImageTag, debianSuite, importBaseImage } from './base-image.js';
 import { DockerApiError, type DockerApi } from './docker-api.js';
 import { imageExists, pullImage, pushImage } from './image-transfer.js';
+import type { RegistryAccess } from './registry.js';
 import { LogFrameReader } from './log-frames.js';
 import { LABEL_OWNER } from './service-spec.js';
 
@@ -14,8 +15,8 @@ const APPLY = 'printf "%s" "$SLIPWAY_NODE_FILTER" | /usr/sbin/nft -f -';
 export interface NodeFilterOptions {
   /** The manager's Docker API, where the image is built and pushed from. */
   manager: DockerApi;
-  /** host:port of the registry every node pulls from. */
-  registry: string;
+  /** The registry every node pulls from. */
+  registry: RegistryAccess;
   /** This daemon's owner name (`slipway77`): names the table and labels the container. */
   owner: string;
   /** The tasks' swarm network: each node's part comes from `<network>-config` on that node. */
@@ -64,7 +65,7 @@ export class NodeFilter {
     const config = await this.configOf(api);
     if (!config) return false;
     const image = await this.ensureImage();
-    await pullImage(api, image, `swarm node ${nodeId}`);
+    await pullImage(api, image, this.o.registry, `swarm node ${nodeId}`);
     const { Id: id } = await api.json<{ Id: string }>({
       method: 'POST',
       path: '/containers/create',
@@ -124,7 +125,7 @@ export class NodeFilter {
   /** Built once from Debian packages on the manager (no image hub) and pushed for the nodes to pull. */
   private ensureImage(): Promise<string> {
     this.image ??= (async () => {
-      const repository = `${this.o.registry}/slipway/nft`;
+      const repository = `${this.o.registry.address}/slipway/nft`;
       const tag = baseImageTag(debianSuite(), NFT_PACKAGES);
       const name = `${repository}:${tag}`;
       const exists = await imageExists(this.o.manager, name);

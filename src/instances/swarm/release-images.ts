@@ -7,13 +7,13 @@ import type { DockerApi } from './docker-api.js';
 import { baseImageTag, debianSuite, importBaseImage } from './base-image.js';
 import { imageExists, pinnedName, pushImage } from './image-transfer.js';
 import { buildContext, layerDockerfile } from './build-context.js';
-import { deleteFromRegistry } from './registry.js';
+import type { RegistryAccess } from './registry.js';
 import { runChecked } from '../../executor/run-captured.js';
 
 export interface ReleaseImagesOptions {
   api: DockerApi;
-  /** host:port of the registry every node pulls from, e.g. `127.0.0.1:5000`. */
-  registry: string;
+  /** The registry every node pulls from. */
+  registry: RegistryAccess;
   /** Repository prefix inside the registry, e.g. `slipway`. */
   namespace: string;
   log(line: string): void;
@@ -45,15 +45,16 @@ export class ReleaseImages {
   private readonly toolchains = new Map<string, Promise<string>>();
   private readonly releases = new Map<string, Promise<string>>();
 
+  private readonly address: string;
+
   constructor(private readonly o: ReleaseImagesOptions) {
-    if (!/^[a-z0-9.-]+(:\d+)?$/.test(o.registry))
-      throw new Error(`The registry must be host:port (e.g. 127.0.0.1:5000), not ${JSON.stringify(o.registry)}.`);
+    this.address = o.registry.address;
   }
 
   /** The base image's name, building it on first use. */
   ensureBase(): Promise<string> {
     this.base ??= (async () => {
-      const repository = `${this.o.registry}/${SHARED_NAMESPACE}/base`;
+      const repository = `${this.address}/${SHARED_NAMESPACE}/base`;
       const tag = baseImageTag(debianSuite());
       const name = `${repository}:${tag}`;
       if (!(await imageExists(this.o.api, name))) await importBaseImage(this.o.api, repository, tag, this.o.log);
@@ -68,7 +69,7 @@ export class ReleaseImages {
    * deployment, whatever the number of instances.
    */
   releaseImage(request: ReleaseImageRequest): Promise<string> {
-    const name = `${this.o.registry}/${this.o.namespace}/${repositoryName(request.appId)}:${tagName(request.deploymentId)}`;
+    const name = `${this.address}/${this.o.namespace}/${repositoryName(request.appId)}:${tagName(request.deploymentId)}`;
     const key = `${name}\n${request.releaseDir}`;
     let pending = this.releases.get(key);
     if (!pending) {
@@ -110,7 +111,7 @@ export class ReleaseImages {
     let pending = this.toolchains.get(key);
     if (!pending) {
       pending = (async () => {
-        const name = `${this.o.registry}/${SHARED_NAMESPACE}/toolchains:${key}`;
+        const name = `${this.address}/${SHARED_NAMESPACE}/toolchains:${key}`;
         if (await imageExists(this.o.api, name)) return name;
         const base = await this.ensureBase();
         this.o.log(`building the toolchains layer ${name}`);
@@ -181,8 +182,7 @@ export class ReleaseImages {
         continue;
       }
       for (const tag of image.RepoTags ?? []) {
-        if (tag.startsWith(`${this.o.registry}/`))
-          await deleteFromRegistry(this.o.registry, tag.slice(this.o.registry.length + 1)).catch(() => undefined);
+        if (tag.startsWith(`${this.address}/`)) await this.o.registry.deleteTag(tag.slice(this.address.length + 1)).catch(() => undefined);
         removed.push(tag);
       }
       for (const [key] of this.releases) if (key.endsWith(`\n${dir}`)) this.releases.delete(key);

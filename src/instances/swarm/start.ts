@@ -2,6 +2,7 @@ import { Firewall } from '../../network/firewall.js';
 import type { SandboxNetworkEvents } from '../local/local-netns-backend.js';
 import { DockerApi } from './docker-api.js';
 import { SwarmBackend } from './swarm-backend.js';
+import { DEFAULT_REGISTRY_PASSWORD_FILE, DEFAULT_REGISTRY_USER, RegistryAccess, dockerCaFile } from './registry.js';
 
 /**
  * What the daemon calls to run instances on Docker Swarm (`slipway server --backend swarm`):
@@ -12,6 +13,12 @@ export interface SwarmOptions {
   dockerSocket: string;
   /** host:port of the registry every node pulls release images from (default 127.0.0.1:5000). */
   registry: string;
+  /** The registry's user (default `slipway`, the one scripts/swarm-setup.sh makes). */
+  registryUser?: string;
+  /** A root-only file holding the registry's password (default /etc/slipway/registry-password). */
+  registryPasswordFile?: string;
+  /** The CA of the registry's TLS certificate (default the Docker engine's, /etc/docker/certs.d/<registry>/ca.crt). */
+  registryCaFile?: string;
   /** The tasks' network, a /16 no node uses otherwise (default 172.31.0.0/16). */
   subnet: string;
 }
@@ -21,6 +28,22 @@ export const DEFAULT_REGISTRY = '127.0.0.1:5000';
 
 export function swarmOptions(given: SwarmOptions | undefined): SwarmOptions {
   return given ?? { dockerSocket: '/var/run/docker.sock', registry: DEFAULT_REGISTRY, subnet: DEFAULT_SWARM_SUBNET };
+}
+
+/**
+ * The registry as the daemon reaches it, checked: over TLS, taking the credential. Throws saying
+ * what is wrong (no password file, an unknown CA, a refused password) before anything of the
+ * swarm is touched, so the apps the swarm runs keep serving.
+ */
+export async function checkedRegistry(swarm: SwarmOptions): Promise<RegistryAccess> {
+  const registry = RegistryAccess.load({
+    address: swarm.registry,
+    user: swarm.registryUser ?? DEFAULT_REGISTRY_USER,
+    passwordFile: swarm.registryPasswordFile ?? DEFAULT_REGISTRY_PASSWORD_FILE,
+    caFile: swarm.registryCaFile ?? dockerCaFile(swarm.registry),
+  });
+  await registry.check();
+  return registry;
 }
 
 /**
@@ -73,9 +96,10 @@ export async function startSwarmBackend(
   /** Where tasks reach this machine's router and add-on servers (the sandboxes' gateway). */
   controlMachineAddress?: string,
 ): Promise<SwarmBackend> {
+  const registry = await checkedRegistry(swarm);
   const backend = new SwarmBackend({
     api: new DockerApi(swarm.dockerSocket),
-    registry: swarm.registry,
+    registry,
     owner,
     subnet: swarm.subnet,
     bridgeName: swarmBridgeName(owner),

@@ -4,9 +4,16 @@
  */
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
+import {
+  makeTestSwarmBackend,
+  registryGet,
+  registryGetPlain,
+  swarmBackendMissing,
+  TEST_REGISTRY,
+} from '../../../test/support/swarm-backend.js';
 import http from 'node:http';
-import { makeTestSwarmBackend, swarmBackendMissing, TEST_REGISTRY } from '../../../test/support/swarm-backend.js';
+import { RegistryAccess, dockerCaFile } from './registry.js';
 import {
   contractSpec,
   setContractSandbox,
@@ -20,16 +27,9 @@ import { DockerApi } from './docker-api.js';
 const missing = await swarmBackendMissing();
 const docker = new DockerApi();
 
-function registryTags(repository: string): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    http
-      .get(`http://${TEST_REGISTRY}/v2/${repository}/tags/list`, (res) => {
-        let body = '';
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve(res.statusCode === 200 ? ((JSON.parse(body) as { tags: string[] | null }).tags ?? []) : []));
-      })
-      .on('error', reject);
-  });
+async function registryTags(repository: string): Promise<string[]> {
+  const { status, body } = await registryGet(`/v2/${repository}/tags/list`, { credential: true });
+  return status === 200 ? ((JSON.parse(body) as { tags: string[] | null }).tags ?? []) : [];
 }
 
 describe('SwarmBackend specifics', { skip: missing ? `swarm: ${missing}` : false }, () => {
@@ -157,6 +157,23 @@ describe('SwarmBackend specifics', { skip: missing ? `swarm: ${missing}` : false
       rmSync(release, { recursive: true, force: true });
     }
     assert.deepEqual(await services(), []);
+  });
+
+  test('the registry serves TLS from the CA setup made, refuses anonymous requests and plain HTTP, and a wrong password is said', async () => {
+    assert.equal((await registryGet('/v2/', { credential: false })).status, 401, 'anonymous');
+    assert.equal((await registryGet('/v2/', { credential: true })).status, 200, 'with the credential');
+    const plain = await registryGetPlain('/v2/');
+    assert.equal(plain.status, 400, 'plain HTTP');
+    assert.match(plain.body, /HTTPS/);
+    // Its certificate is of the set-up's own CA, which nothing trusts unless told to.
+    await assert.rejects(registryGet('/v2/', { credential: true, ca: false }), /certificate/);
+    const wrong = new RegistryAccess({
+      address: TEST_REGISTRY,
+      user: 'slipway',
+      password: 'not-the-password',
+      ca: readFileSync(dockerCaFile(TEST_REGISTRY)),
+    });
+    await assert.rejects(wrong.check(), /refused user "slipway" with the password given \(HTTP 401\)/);
   });
 
   test('the release image is in the registry until its release folder is gone', async () => {

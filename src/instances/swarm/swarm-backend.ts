@@ -26,13 +26,14 @@ import {
   type ServiceIdentity,
 } from './service-inputs.js';
 import { TasksNetwork } from './tasks-network.js';
+import type { RegistryAccess } from './registry.js';
 import { randomBytes } from 'node:crypto';
 import { usedToolchainFolders } from './toolchain-folders.js';
 
 export interface SwarmBackendOptions {
   api: DockerApi;
-  /** host:port of the registry the nodes pull from. */
-  registry: string;
+  /** The registry the nodes pull from, reached with its credential. */
+  registry: RegistryAccess;
   /** Names this daemon's services, networks and images (e.g. `slipway77`): leftovers of another daemon are never touched. */
   owner: string;
   /** The instances' network: a /16 no node uses otherwise (e.g. 172.31.0.0/16), first address the node's own. */
@@ -93,7 +94,7 @@ export class SwarmBackend implements InstanceBackend {
 
   constructor(private readonly o: SwarmBackendOptions) {
     this.owner = validateOwner(o.owner);
-    this.services = new SwarmServices(o.api);
+    this.services = new SwarmServices(o.api, o.registry.engineAuth);
     this.log = o.log ?? (() => undefined);
     this.images = new ReleaseImages({ api: o.api, registry: o.registry, namespace: this.owner, log: this.log });
     this.network = new TasksNetwork({

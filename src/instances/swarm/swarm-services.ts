@@ -35,8 +35,20 @@ export class SwarmServices {
   /** Where each task's container is reached: the API of the node it runs on. */
   readonly nodes: NodeApis;
 
-  constructor(readonly api: DockerApi) {
+  constructor(
+    readonly api: DockerApi,
+    /**
+     * The registry's credential (`X-Registry-Auth`): given at each creation and update, Swarm
+     * keeps it in the service and hands it to whichever node runs a task, which then pulls the
+     * image with it (as `docker service create --with-registry-auth`).
+     */
+    private readonly registryAuth?: string,
+  ) {
     this.nodes = new NodeApis(api);
+  }
+
+  private get authHeaders(): Record<string, string> | undefined {
+    return this.registryAuth ? { 'X-Registry-Auth': this.registryAuth } : undefined;
   }
 
   async create(spec: Record<string, unknown>): Promise<string> {
@@ -44,6 +56,7 @@ export class SwarmServices {
       method: 'POST',
       path: '/services/create',
       body: spec,
+      headers: this.authHeaders,
       what: `create service ${String(spec.Name)}`,
     });
     return answer.ID;
@@ -79,6 +92,7 @@ export class SwarmServices {
       path: `/services/${serviceId}/update`,
       query: { version: current.Version.Index },
       body: current.Spec,
+      headers: this.authHeaders,
       what: 'update a service',
     });
   }
