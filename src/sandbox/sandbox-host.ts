@@ -7,7 +7,6 @@
  */
 import { mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnProcessGroup, type ProcessGroup, type ProcessGroupExit } from '../executor/process-group.js';
 import { OutputFileTail } from './output-file.js';
 import { sandboxIdentity } from './identity-files.js';
@@ -15,7 +14,8 @@ import { runCommand } from '../executor/run-command.js';
 import { ociConfig, ROOT_SYMLINKS, type SandboxLayer, type SandboxSpec } from './oci-config.js';
 import { SandboxCgroups, type SandboxLimits } from './cgroups.js';
 import { checkContainerId, deleteArgv, killArgv, listArgv, runArgv, startArgv } from './runc-commands.js';
-import { CONMON, CONMON_SYNC_PIPE_ENV, conmonArgv, exitDir } from './conmon-commands.js';
+import { CONMON_SYNC_PIPE_ENV, conmonArgv, exitDir } from './conmon-commands.js';
+import { alive, createdPid, endMonitors, exitFileStatus, monitorsOf, readHolder, writeHolder } from './sandbox-holder.js';
 import { type LayeredRelease, makeLayer, removeLayer, removeLayerOf, sweepLayers } from './sandbox-layer.js';
 
 /**
@@ -86,12 +86,6 @@ export interface Sandbox {
    * saves its position, and `done` never resolves in this daemon.
    */
   detach(): void;
-}
-
-/** What a daemon leaves in a bundle for the next one to find its monitor again. */
-interface HolderRecord {
-  pid: number;
-  startedAt: number;
 }
 
 const SIGNALS_BY_NUMBER: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 6: 'SIGABRT', 9: 'SIGKILL', 11: 'SIGSEGV', 15: 'SIGTERM' };
@@ -376,88 +370,6 @@ export class SandboxHost {
   }
 }
 
-/** The pid conmon reports once the sandbox is created; undefined when it closes fd 3 without one. */
-function createdPid(report: NodeJS.ReadableStream): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    let text = '';
-    const finish = (pid: number | undefined) => {
-      report.removeListener('data', onData);
-      report.removeListener('close', onEnd);
-      report.removeListener('end', onEnd);
-      resolve(pid);
-    };
-    const onData = (chunk: Buffer) => {
-      text += chunk.toString();
-      const pid = Number(/"data":\s*(-?\d+)/.exec(text)?.[1]);
-      if (Number.isInteger(pid)) finish(pid > 0 ? pid : undefined);
-    };
-    const onEnd = () => finish(undefined);
-    report.on('data', onData);
-    report.once('end', onEnd);
-    report.once('close', onEnd);
-  });
-}
-
-/** The status conmon wrote for the sandbox (`<bundle>/exit/<id>`), if it did. */
-function exitFileStatus(bundle: string, id: string): number | undefined {
-  try {
-    const status = Number(readFileSync(join(exitDir(bundle), id), 'utf8').trim());
-    return Number.isInteger(status) ? status : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 const OUTPUT_FILE = 'output.log';
 const OUTPUT_POSITION_FILE = 'output.position';
 const MONITOR_OUTPUT_FILE = 'monitor.log';
-const HOLDER_FILE = 'holder.json';
-
-function writeHolder(bundle: string, record: HolderRecord): void {
-  writeFileSync(join(bundle, HOLDER_FILE), JSON.stringify(record), { mode: 0o600 });
-}
-
-function readHolder(bundle: string): HolderRecord | undefined {
-  try {
-    const record = JSON.parse(readFileSync(join(bundle, HOLDER_FILE), 'utf8')) as Partial<HolderRecord>;
-    return Number.isInteger(record.pid) && Number.isInteger(record.startedAt) ? (record as HolderRecord) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** conmon processes holding a bundle of this folder (of one sandbox, with `id`). */
-function monitorsOf(bundlesDir: string, id?: string): number[] {
-  const marker = id === undefined ? `\0--bundle\0${bundlesDir}/` : `\0--bundle\0${bundlesDir}/${id}\0`;
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (cmdline.startsWith(`${CONMON}\0`) && cmdline.includes(marker)) found.push(Number(entry));
-    } catch {
-      // ended while we looked
-    }
-  }
-  return found;
-}
-
-async function endMonitors(pids: number[]): Promise<void> {
-  for (const pid of pids) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-  // Gone (not only signalled) before their bundles are removed: none writes there afterwards.
-  for (let i = 0; i < 100 && pids.some((pid) => alive(pid)); i++) await sleep(20);
-}
-
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) [ZX]/s.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
