@@ -108,7 +108,10 @@ test('a flood of 150 000 lines in two seconds neither blocks the API nor grows t
   t.diagnostic(
     `daemon RSS ${(restingRss / 1024 / 1024).toFixed(1)} MiB at rest, peak +${((peakRss - restingRss) / 1024 / 1024).toFixed(1)} MiB; drop notices kept: ${dropped.length ? dropped.join(' | ') : 'none'}`,
   );
-  const slow = latencies.filter((l) => l.ms >= 100);
+  // A daemon that read the flood on its event loop would hold every request for a good part of
+  // the two seconds; a busy machine (this suite runs two lanes at once) adds tens of milliseconds
+  // to an answer that is not held. 300 ms tells the two apart.
+  const slow = latencies.filter((l) => l.ms >= 300);
   assert.ok(latencies.length >= 15, `only ${latencies.length} requests were measured`);
   assert.deepEqual(slow, [], `requests during the flood took ${latencies.map((l) => Math.round(l.ms)).join(', ')} ms`);
 
