@@ -10,7 +10,9 @@
  * The manager listens on loopback only (scripts/swarm-setup.sh) and so does the registry: inside
  * the namespace, 127.0.0.1:2377 and :5000 are forwarded over unix sockets to the host's, as a
  * real worker would reach the manager's and the registry's LAN addresses. Traffic stays between
- * loopback and the namespace's addresses.
+ * loopback and the namespace's addresses. Its dockerd shares this machine's
+ * /etc/docker/certs.d, so it trusts the registry's CA as a worker the operator gave the CA does,
+ * and it has no login: it pulls with the credential each service carries (docs/swarm.md).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, openSync, rmSync } from 'node:fs';
