@@ -81,12 +81,11 @@ export class Daemon {
     const unmounts = { appDisks: async () => undefined, buildSecrets: async () => undefined };
     stoppers.dataPlane(
       'app filesystems',
-      async () => {
-        await unmounts.buildSecrets();
-        await unmounts.appDisks();
-      },
+      () => unmounts.appDisks(),
       () => undefined,
     );
+    // Builds end with the daemon, whatever the scope: their credentials' tmpfs goes with them.
+    stoppers.control('build credentials', () => unmounts.buildSecrets());
     lockDownDataFolder(options.dataDir);
     const restored: RestoredPlatform | undefined = backup && (await restoreDataFolder(options, backup, log));
 

@@ -14,8 +14,8 @@ const SIZE = '16m';
  * a disk handed on) would carry them. On tmpfs they are gone when removed, and gone at the
  * latest when the machine restarts.
  *
- * The mount outlives a daemon restart (a build folder the restart wipes has its credentials
- * wiped with it); `slipway system stop` unmounts it.
+ * Builds end with the daemon, so the mount does too: every stop unmounts it (a daemon killed
+ * before it could leaves it mounted; the next start empties it).
  */
 export class BuildSecretsMount {
   constructor(private readonly folder: string) {}
