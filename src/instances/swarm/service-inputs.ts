@@ -27,22 +27,9 @@ export function instanceServiceInput(
   restartDelayMs: number,
 ): ServiceSpecInput {
   return {
-    name: s.name,
-    owner: s.owner,
+    ...replicaTaskInput(s, spec, image, spec.beforeStart, spec.command, restartDelayMs),
     role: 'instance',
     adoption: adoptionLabels(key, s.marker, adoptionSpec(spec)),
-    appId: spec.appId,
-    deploymentId: spec.deploymentId,
-    image,
-    command: taskEntrypoint({ marker: s.marker, beforeStart: spec.beforeStart, command: spec.command, env: spec.env }),
-    entrypoint: true,
-    identityMount: IDENTITY_MOUNT,
-    env: { ...sharedEnv(spec.env), [SLOT_VARIABLE]: '{{.Task.Slot}}' },
-    workingDir: spec.releaseDir,
-    sandbox: spec.sandbox,
-    network: s.network,
-    restartDelayMs,
-    stopGraceMs: 10_000,
   };
 }
 
@@ -55,22 +42,39 @@ export function workerServiceInput(
   worker: WorkerSpec,
 ): ServiceSpecInput {
   return {
-    name: s.name,
-    owner: s.owner,
+    ...replicaTaskInput(s, spec, image, [], worker.command, worker.restartDelayMs),
     role: 'worker',
     adoption: adoptionLabels(key, s.marker, { ...adoptionSpec(spec), worker }),
     restart: worker.restart,
+  };
+}
+
+/**
+ * What an instance's and a worker's tasks share: the release's image, the slot's identity
+ * written in by the entrypoint, the app's user and folder.
+ */
+function replicaTaskInput(
+  s: ServiceIdentity,
+  spec: InstanceSpec,
+  image: string,
+  beforeStart: InstanceSpec['beforeStart'],
+  command: string[],
+  restartDelayMs: number,
+): Omit<ServiceSpecInput, 'role'> {
+  return {
+    name: s.name,
+    owner: s.owner,
     appId: spec.appId,
     deploymentId: spec.deploymentId,
     image,
-    command: taskEntrypoint({ marker: s.marker, beforeStart: [], command: worker.command, env: spec.env }),
+    command: taskEntrypoint({ marker: s.marker, beforeStart, command, env: spec.env }),
     entrypoint: true,
     identityMount: IDENTITY_MOUNT,
     env: { ...sharedEnv(spec.env), [SLOT_VARIABLE]: '{{.Task.Slot}}' },
     workingDir: spec.releaseDir,
     sandbox: spec.sandbox,
     network: s.network,
-    restartDelayMs: worker.restartDelayMs,
+    restartDelayMs,
     stopGraceMs: 10_000,
   };
 }
