@@ -9,7 +9,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, commitAll, createApp, deploymentLog, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
@@ -63,11 +63,25 @@ async function deploy(env: Record<string, string>, extraFiles: Record<string, st
   return { appId, deploymentId: result.id, state: result.state, log: await deploymentLog(daemon, appId, result.id) };
 }
 
-/** Files under a folder whose content holds the string (grep reads binary files too). */
-function filesContaining(dir: string, value: string): string[] {
-  const grep = spawnSync('grep', ['-rlaF', '--', value, dir], { encoding: 'utf8' });
+/** Files under the paths whose content holds the string (grep reads binary files too). */
+function filesContaining(paths: string | string[], value: string): string[] {
+  const grep = spawnSync('grep', ['-rlaF', '--', value, ...[paths].flat()], { encoding: 'utf8' });
   assert.ok(grep.status === 0 || grep.status === 1, `grep failed: ${grep.stderr}`);
   return grep.stdout.split('\n').filter(Boolean);
+}
+
+/**
+ * The data folder as far as this app's build may have written to it: everything but the other
+ * apps' filesystem images (sparse files of their whole budget, which grep reads to the last
+ * zero; each was searched by the test of its own app), with this app's image.
+ */
+function dataFolderOf(appId: string): string[] {
+  const others = readdirSync(daemon.dataDir)
+    .filter((name) => name !== 'disks')
+    .map((name) => join(daemon.dataDir, name));
+  const image = join(daemon.dataDir, 'disks', `${appId}.img`);
+  assert.ok(existsSync(image), `the app's filesystem image ${image} exists`);
+  return [...others, image];
 }
 
 /** No credential in the deployment log, in `slipway activity` (text and JSON), or in the release. */
@@ -84,7 +98,7 @@ async function assertNoSecretLeft(deployed: Deployed, secrets: string[]): Promis
     // (runc's state and bundles, and the records the next daemon adopts the instances by; all
     // root's alone), which hold the environment of their processes as /proc does: the instance
     // gets the app's variables, NPM_TOKEN among them.
-    const elsewhere = filesContaining(daemon.dataDir, secret).filter(
+    const elsewhere = filesContaining(dataFolderOf(deployed.appId), secret).filter(
       (path) =>
         !/\.(db|sqlite)(-wal|-shm|-journal)?$/.test(path) &&
         !path.startsWith(join(daemon.dataDir, 'runc') + '/') &&
