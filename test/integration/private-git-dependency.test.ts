@@ -90,9 +90,18 @@ async function deploy(env: Record<string, string>, scripts: Record<string, strin
   return { appId, deploymentId: result.id, state: result.state, log: await deploymentLog(daemon, appId, result.id) };
 }
 
-/** Files under the daemon's data folder holding the string, except the store (which keeps the variable). */
-function dataFilesContaining(value: string): string[] {
-  const grep = spawnSync('grep', ['-rlaF', '--', value, daemon.dataDir], { encoding: 'utf8' });
+/**
+ * Files of the daemon's data folder holding the string, except the store (which keeps the
+ * variable). Of the apps' filesystem images only the app's own: each is a sparse file of its
+ * whole budget that grep reads to the last zero, and the others were searched by their own tests.
+ */
+function dataFilesContaining(appId: string, value: string): string[] {
+  const image = join(daemon.dataDir, 'disks', `${appId}.img`);
+  assert.ok(existsSync(image), `the app's filesystem image ${image} exists`);
+  const paths = readdirSync(daemon.dataDir)
+    .filter((name) => name !== 'disks')
+    .map((name) => join(daemon.dataDir, name));
+  const grep = spawnSync('grep', ['-rlaF', '--', value, ...paths, image], { encoding: 'utf8' });
   assert.ok(grep.status === 0 || grep.status === 1, `grep failed: ${grep.stderr}`);
   return grep.stdout.split('\n').filter((path) => path && !/\.(db|sqlite)(-wal|-shm|-journal)?$/.test(path));
 }
@@ -104,7 +113,11 @@ async function assertKeyNowhere(deployed: Deployed): Promise<void> {
   for (const line of keyLines) {
     assert.ok(!log.includes(line), `the deployment log shows the key:\n${log}`);
     assert.ok(!`${activity.stdout}${activityJson.stdout}`.includes(line), 'slipway activity shows the key');
-    assert.deepEqual(dataFilesContaining(line), [], 'a file of the data folder (release, build, cache, logs) holds the key');
+    assert.deepEqual(
+      dataFilesContaining(deployed.appId, line),
+      [],
+      'a file of the data folder (release, build, cache, logs) holds the key',
+    );
   }
   assert.equal(
     existsSync(join(daemon.dataDir, 'apps', deployed.appId, 'cache', 'home', '.ssh', 'slipway-build')),
@@ -206,7 +219,7 @@ test('a key the git server does not accept fails the build with the refusal and 
   const common = linesAnyKeyHas();
   for (const line of otherKey.split('\n').filter((l) => l.length >= 16 && !l.startsWith('-----') && !common.has(l))) {
     assert.ok(!log.includes(line), 'the deployment log shows the key');
-    assert.deepEqual(dataFilesContaining(line), [], 'a file of the data folder holds the key');
+    assert.deepEqual(dataFilesContaining(deployed.appId, line), [], 'a file of the data folder holds the key');
   }
   assert.equal(
     existsSync(join(daemon.dataDir, 'apps', deployed.appId, 'cache', 'home', '.ssh', 'slipway-build')),
