@@ -15,21 +15,14 @@ const SYSTEM_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
 /** POSIX-portable user names as useradd accepts them by default. */
 const USER_NAME = /^[a-z_][a-z0-9_-]{0,31}$/;
 
+/** useradd's options for a user nobody logs in as: no home folder, no shell, a comment saying whose. */
+function withoutLogin(comment: string): string[] {
+  return ['--no-create-home', '--home-dir', '/nonexistent', '--shell', '/usr/sbin/nologin', '--comment', comment];
+}
+
 /** argv of useradd for a system user without login shell or home directory. */
 export function useraddArgv(name: string, comment: string): string[] {
-  return [
-    'useradd',
-    '--system',
-    '--user-group',
-    '--no-create-home',
-    '--home-dir',
-    '/nonexistent',
-    '--shell',
-    '/usr/sbin/nologin',
-    '--comment',
-    comment,
-    name,
-  ];
+  return ['useradd', '--system', '--user-group', ...withoutLogin(comment), name];
 }
 
 /** argv of groupadd for a system group of a given id. */
@@ -39,23 +32,7 @@ export function groupaddArgv(name: string, id: number): string[] {
 
 /** argv of useradd for a system user of a given uid, in the group of the same id, without login shell or home. */
 export function numberedUseraddArgv(name: string, id: number, comment: string): string[] {
-  return [
-    'useradd',
-    '--system',
-    '--no-log-init',
-    '--uid',
-    String(id),
-    '--gid',
-    String(id),
-    '--no-create-home',
-    '--home-dir',
-    '/nonexistent',
-    '--shell',
-    '/usr/sbin/nologin',
-    '--comment',
-    comment,
-    name,
-  ];
+  return ['useradd', '--system', '--no-log-init', '--uid', String(id), '--gid', String(id), ...withoutLogin(comment), name];
 }
 
 /** Looks a user up through NSS (so users from /etc/passwd and directory services both count). */
