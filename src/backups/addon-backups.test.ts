@@ -14,6 +14,8 @@ class FakeEngine implements BackupEngine {
   readonly kept: string[][] = [];
   readonly duringRestore = 'meanwhile';
   readonly dumpExtension: string;
+  /** When a take says it happened: the real clock unless a test sets its own day. */
+  clock: () => Date = () => new Date();
 
   constructor(
     readonly label: string,
@@ -32,8 +34,8 @@ class FakeEngine implements BackupEngine {
       restorePoint: this.takesTogether ? `slipway_${backupId}` : null,
       counts: { keys: 1 },
       sizeBytes: 10,
-      createdAt: new Date(),
-      finishedAt: new Date(),
+      createdAt: this.clock(),
+      finishedAt: this.clock(),
     }));
   }
 
@@ -93,6 +95,9 @@ test('the schedule takes one base backup for the PostgreSQL add-ons and a snapsh
   const { store, service, postgresql, redis } = setUp();
   const now = new Date();
   now.setHours(4, 0, 0, 0);
+  // The takes happen at the schedule's 04:00 too, whatever the real hour (before 03:00 they
+  // would look older than today's slot).
+  postgresql.clock = redis.clock = () => new Date(now);
   await service.runSchedule(now);
   assert.deepEqual(postgresql.takes, [['db', 'db2']]);
   assert.deepEqual(redis.takes, [['cache'], ['sessions']]);
