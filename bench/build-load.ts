@@ -92,6 +92,46 @@ async function steadyLoad(daemon: TestDaemon, host: string, rate: number, until:
   };
 }
 
+const api = (daemon: TestDaemon, path: string, signal?: AbortSignal) =>
+  fetch(`${daemon.apiUrl}${path}`, { headers: { authorization: `Bearer ${daemon.adminToken}` }, signal });
+
+/** The id of the deployment of `commit`, once the push has queued it. */
+async function deploymentOfCommit(daemon: TestDaemon, appId: string, commit: string): Promise<string> {
+  for (;;) {
+    const answer = await api(daemon, `/v1/apps/${appId}/deployments?limit=5`);
+    const { deployments } = (await answer.json()) as { deployments: Array<{ id: string; commit: string }> };
+    const found = deployments.find((d) => d.commit === commit);
+    if (found) return found.id;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** Follows a deployment's log (NDJSON, one record per line) until its build phase ends; its lines so far. */
+async function followUntilBuilt(daemon: TestDaemon, appId: string, deploymentId: string): Promise<string[]> {
+  const abort = new AbortController();
+  const answer = await api(daemon, `/v1/apps/${appId}/deployments/${deploymentId}/logs?follow=1`, abort.signal);
+  if (!answer.ok || !answer.body) throw new Error(`the deployment's log answered ${answer.status}`);
+  const lines: string[] = [];
+  const decoder = new TextDecoder();
+  let pending = '';
+  try {
+    for await (const chunk of answer.body) {
+      pending += decoder.decode(chunk, { stream: true });
+      const records = pending.split('\n');
+      pending = records.pop() ?? '';
+      for (const record of records.filter(Boolean)) {
+        const { line } = JSON.parse(record) as { line?: string };
+        if (line === undefined) continue;
+        lines.push(line);
+        if (/^Build (succeeded|failed)/.test(line)) return lines;
+      }
+    }
+    return lines; // the deployment ended without a build line: the caller says so
+  } finally {
+    abort.abort();
+  }
+}
+
 export async function benchBuildLoad(): Promise<BuildLoadResult> {
   const rate = Number(process.env.SLIPWAY_BENCH_RATE ?? 100);
   const idleSeconds = Number(process.env.SLIPWAY_BENCH_IDLE_SECONDS ?? 20);
@@ -114,23 +154,14 @@ export async function benchBuildLoad(): Promise<BuildLoadResult> {
     const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: buildDir, encoding: 'utf8' }).trim();
     const push = gitPush(buildDir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${buildId}.git`, gitEnv);
     if (push.code !== 0) throw new Error(`git push failed:\n${push.output}`);
-    // Under the build: from the push's return (the build is queued) until its build phase ends.
+    // Under the build: from the push's return (the build is queued) until its build phase ends,
+    // learnt from the deployment's log streamed over one HTTP request. Not through the CLI: a
+    // CLI started every half second takes about 400 ms of CPU each time, beside the app, and
+    // the figure would be of the bench's own polling rather than of the build.
     let buildLog: string[] = [];
     const built = (async () => {
-      for (;;) {
-        await new Promise((r) => setTimeout(r, 500));
-        const answer = await fetch(`${daemon.apiUrl}/v1/apps/${buildId}/deployments?limit=5`, {
-          headers: { authorization: `Bearer ${daemon.adminToken}` },
-        });
-        const { deployments } = (await answer.json()) as { deployments: Array<{ id: string; commit: string; state: string }> };
-        const found = deployments.find((d) => d.commit === commit);
-        if (!found) continue;
-        const log = await deploymentLog(daemon, buildId, found.id);
-        if (found.state !== 'WIP' || log.some((l) => /^Build (succeeded|failed)/.test(l))) {
-          buildLog = log;
-          return;
-        }
-      }
+      const deploymentId = await deploymentOfCommit(daemon, buildId, commit);
+      buildLog = await followUntilBuilt(daemon, buildId, deploymentId);
     })();
     const underBuild = await steadyLoad(daemon, host, rate, built);
     const loadAverage = execFileSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).trim();
