@@ -6,8 +6,8 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -147,7 +147,29 @@ test('the installed slipway answers --version and runs the daemon until its API 
   } finally {
     if (daemon && daemon.exitCode === null) {
       const exited = new Promise((resolve) => daemon!.once('exit', resolve));
-      daemon.kill('SIGTERM');
+      // `system stop` ends the router and the firewall with it; SIGTERM alone would leave them
+      // running, as it does for a user (the data plane outlives the daemon).
+      const tokenFile = join(dataDir, 'admin-token');
+      // Run asynchronously: the daemon writes to pipes this process reads while it stops.
+      const stopped = existsSync(tokenFile)
+        ? await new Promise<boolean>((resolve) =>
+            execFile(
+              slipway,
+              ['system', 'stop', '--yes'],
+              {
+                timeout: 120_000,
+                env: {
+                  ...process.env,
+                  XDG_CONFIG_HOME: join(work, 'config'),
+                  SLIPWAY_URL: `http://127.0.0.1:${api}`,
+                  SLIPWAY_TOKEN: readFileSync(tokenFile, 'utf8').trim(),
+                },
+              },
+              (error) => resolve(error === null),
+            ),
+          )
+        : false;
+      if (!stopped) daemon.kill('SIGTERM');
       await exited;
     }
   }
