@@ -104,3 +104,23 @@ test('a layer path overlayfs would read as something else, or a relative one, is
   }
   assert.throws(() => ociConfig({ ...spec, layers: [{ ...layer, destination: 'relative' }] }), /absolute path/);
 });
+
+test("with an identity folder, /etc is a read-only overlay of it over the host's, with nothing bound over /etc/passwd", () => {
+  const c = ociConfig({ ...spec, identityFolder: '/run/bundles/i-web/etc-identity' });
+  const etc = c.mounts.filter((m) => m.destination === '/etc');
+  assert.deepEqual(etc, [
+    {
+      destination: '/etc',
+      type: 'overlay',
+      source: 'overlay',
+      options: ['lowerdir=/run/bundles/i-web/etc-identity:/etc', 'nosuid', 'nodev'],
+    },
+  ]);
+  // A bind over the host's /etc/passwd would be detached by the next useradd's rename.
+  assert.deepEqual(
+    c.mounts.filter((m) => m.destination === '/etc/passwd' || m.destination === '/etc/group'),
+    [],
+  );
+  assert.ok(!etc[0]!.options!.some((o) => o.startsWith('upperdir=')), 'no upper folder: read-only');
+  assert.throws(() => ociConfig({ ...spec, identityFolder: '/data:x/etc-identity' }), /must not hold a comma, a colon or a backslash/);
+});

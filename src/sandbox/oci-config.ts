@@ -47,10 +47,15 @@ export interface SandboxSpec {
   /** Folders seen writable over a read-only original (mounted after `mounts`). */
   layers?: SandboxLayer[];
   /**
-   * Files bound over /etc/passwd and /etc/group (identity-files.ts): the sandbox sees the
-   * system's accounts and its own, not every app user of the machine.
+   * A folder holding the sandbox's own `passwd` and `group` (identity-files.ts): the sandbox sees
+   * the system's accounts and its own, not every app user of the machine. The sandbox's /etc is
+   * then a read-only overlay of this folder over the host's /etc, not the host's /etc with files
+   * bound over two of its entries: `useradd` and `userdel` replace /etc/passwd by a rename, and a
+   * rename over a file that is a mount point in another namespace detaches that mount, so every
+   * running sandbox would have seen the host's whole /etc/passwd from the next app created or
+   * deleted on.
    */
-  identity?: { passwd: string; group: string };
+  identityFolder?: string;
   /** Path of a network namespace to join (`/run/netns/<name>`), or none: a new, empty one. */
   networkNamespacePath?: string;
   /** cgroup path given to the runtime: the runtime's own group, inside slipway's limited one. */
@@ -125,6 +130,17 @@ function layerPath(what: string, path: string): string {
   return path;
 }
 
+/** The host's /etc, read-only, with the sandbox's own passwd and group above it (SandboxSpec.identityFolder). */
+function etcWithIdentity(identityFolder: string) {
+  return {
+    destination: '/etc',
+    type: 'overlay',
+    source: 'overlay',
+    // Lower folders only, no upper one: overlayfs mounts it read-only.
+    options: [`lowerdir=${layerPath('identity folder', identityFolder)}:/etc`, 'nosuid', 'nodev'],
+  };
+}
+
 function overlayMount(l: SandboxLayer) {
   return {
     destination: checkAbsolute('layer destination', l.destination),
@@ -186,13 +202,9 @@ export function ociConfig(spec: SandboxSpec) {
         source: 'tmpfs',
         options: ['nosuid', 'nodev', 'mode=1777', `size=${Math.max(1, Math.floor(spec.tmpBytes / 1024))}k`],
       },
-      ...SYSTEM_MOUNTS.map(bindMount),
-      ...(spec.identity
-        ? [
-            bindMount({ destination: '/etc/passwd', source: spec.identity.passwd, writable: false }),
-            bindMount({ destination: '/etc/group', source: spec.identity.group, writable: false }),
-          ]
-        : []),
+      ...(spec.identityFolder
+        ? [...SYSTEM_MOUNTS.filter((m) => m.destination !== '/etc').map(bindMount), etcWithIdentity(spec.identityFolder)]
+        : SYSTEM_MOUNTS.map(bindMount)),
       ...spec.mounts.map(bindMount),
       ...(spec.layers ?? []).map(overlayMount),
     ],

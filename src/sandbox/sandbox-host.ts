@@ -108,7 +108,8 @@ export class SandboxHost {
   async start(s: SandboxStart): Promise<Sandbox> {
     const id = checkContainerId(s.id);
     const bundle = join(this.o.bundlesDir, id);
-    const identity = { passwd: join(bundle, 'passwd'), group: join(bundle, 'group') };
+    const identityFolder = join(bundle, 'etc-identity');
+    const identity = { passwd: join(identityFolder, 'passwd'), group: join(identityFolder, 'group') };
     const { layered, ...spec } = s.spec;
     removeLayerOf(bundle);
     rmSync(bundle, { recursive: true, force: true });
@@ -126,8 +127,9 @@ export class SandboxHost {
       rmSync(bundle, { recursive: true, force: true });
       throw error;
     }
-    const config = ociConfig({ ...spec, layers, identity, cgroupsPath: this.cgroups.runtimePath(id) });
+    const config = ociConfig({ ...spec, layers, identityFolder, cgroupsPath: this.cgroups.runtimePath(id) });
     const files = sandboxIdentity({ passwd: readFileSync('/etc/passwd', 'utf8'), group: readFileSync('/etc/group', 'utf8') }, s.spec.user);
+    mkdirSync(identityFolder, { mode: 0o755 });
     writeFileSync(identity.passwd, files.passwd, { mode: 0o644 });
     writeFileSync(identity.group, files.group, { mode: 0o644 });
     chmodSync(join(bundle, 'rootfs'), 0o755);

@@ -250,6 +250,16 @@ test("the sandbox's /etc/passwd and /etc/group list the system's accounts and th
     `no other group of the machine: ${seen.groups.join(', ')}`,
   );
   assert.ok(!seen.groups.includes(victim.uid), "the victim's group is not");
+  // Another tenant's user made and removed on the host meanwhile (what creating and deleting an
+  // app does): useradd and userdel replace /etc/passwd and /etc/group by a rename, which must
+  // not hand the running sandbox the host's whole files.
+  const other = `slwother${process.pid}`;
+  execFileSync('useradd', ['--system', '--no-create-home', '--shell', '/usr/sbin/nologin', other]);
+  execFileSync('userdel', [other]);
+  const after = await attack<{ users: number[]; groups: number[] }>('/accounts');
+  assert.ok(after.users.includes(attacker.uid), `its own user is still there: ${after.users.join(', ')}`);
+  assert.ok(!after.users.includes(victim.uid), "the victim's user is still not, after the host's files were replaced");
+  assert.ok(!after.groups.includes(victim.uid), "the victim's group is still not, after the host's files were replaced");
 });
 
 test("/proc shows only the attacker's own sandbox: PID 1 is tini, no process of the victim, no secret", async () => {
