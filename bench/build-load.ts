@@ -12,6 +12,7 @@
 import { execFileSync } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { pathToFileURL } from 'node:url';
+import { NdjsonReader } from '../src/shared/ndjson.js';
 import { startDaemon, type TestDaemon } from '../test/support/daemon.js';
 import { checkoutExample, createApp, deploymentLog, gitPush, newRelease, pushAndWait, registerSshKey } from '../test/support/deploy.js';
 
@@ -113,14 +114,10 @@ async function followUntilBuilt(daemon: TestDaemon, appId: string, deploymentId:
   if (!answer.ok || !answer.body) throw new Error(`the deployment's log answered ${answer.status}`);
   const lines: string[] = [];
   const decoder = new TextDecoder();
-  let pending = '';
+  const records = new NdjsonReader<{ line?: string }>();
   try {
     for await (const chunk of answer.body) {
-      pending += decoder.decode(chunk, { stream: true });
-      const records = pending.split('\n');
-      pending = records.pop() ?? '';
-      for (const record of records.filter(Boolean)) {
-        const { line } = JSON.parse(record) as { line?: string };
+      for (const { line } of records.push(decoder.decode(chunk, { stream: true }))) {
         if (line === undefined) continue;
         lines.push(line);
         if (/^Build (succeeded|failed)/.test(line)) return lines;
