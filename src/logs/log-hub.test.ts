@@ -109,6 +109,20 @@ test('a follower is subscribed only when the callback asks at the moment of the 
   for await (const _ of readTail(snapshot)) void _;
 });
 
+test('a log is written from begin to finish, and finish ends its followers', async () => {
+  const { logs } = hub();
+  const key = newId('deployment');
+  assert.equal(logs.isWriting(key), false);
+  logs.begin(key);
+  assert.equal(logs.isWriting(key), true);
+  let ended = false;
+  const { unsubscribe } = await logs.snapshot(key, () => (entry) => (entry === null ? (ended = true) : undefined));
+  logs.finish(key);
+  unsubscribe!();
+  assert.equal(logs.isWriting(key), false);
+  assert.equal(ended, true);
+});
+
 test('lines beyond 64 Ki characters are cut', async () => {
   const { logs } = hub();
   const key = newId('app');

@@ -55,6 +55,8 @@ export class LogHub {
   private readonly listeners = new Map<string, Set<LogListener>>();
   private readonly appendListeners = new Set<AppendListener>();
   private readonly open = new Map<string, OpenLog>();
+  /** Logs begun and not yet finished: followers stay on them whatever their owner's record says. */
+  private readonly writing = new Set<string>();
   private readonly maxQueuedChars: number;
   private lastWarning = 0;
 
@@ -125,8 +127,23 @@ export class LogHub {
     };
   }
 
+  /**
+   * Marks a log as written until `finish`. A deployment's record says OK before what follows
+   * the outcome (CC_RUN_SUCCEEDED_HOOK) has written its lines: a follower arriving then must
+   * still get them and the end.
+   */
+  begin(key: string): void {
+    this.writing.add(key);
+  }
+
+  /** Whether `begin` was called for the log and `finish` not yet. */
+  isWriting(key: string): boolean {
+    return this.writing.has(key);
+  }
+
   /** Tells followers that no more lines will come. */
   finish(key: string): void {
+    this.writing.delete(key);
     for (const listener of this.listeners.get(key) ?? []) listener(null);
     this.listeners.delete(key);
   }

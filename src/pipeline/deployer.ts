@@ -188,6 +188,7 @@ export class Deployer {
       phase = next;
       store.deployments.setPhase(deployment.id, next);
     };
+    logs.begin(deployment.id);
     try {
       log(`Deployment ${deployment.id} of ${app.name} (${app.id}), commit ${deployment.commit_sha}, cause: ${deployment.cause}`);
       this.o.onStarted?.(app, deployment);

@@ -61,7 +61,8 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
       services(ctx).logs,
       d.id,
       request,
-      () => store.deployments.byId(d.id)?.state === 'WIP',
+      // Queued, or running, or past its outcome with hooks still writing.
+      () => store.deployments.byId(d.id)?.state === 'WIP' || services(ctx).logs.isWriting(d.id),
       () => {
         const now = store.deployments.byId(d.id)!;
         return { state: now.state, message: now.message };
