@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -174,7 +174,9 @@ export async function startDaemon(
       const result = await daemon.cli(['system', 'stop', '--yes'], { timeoutMs: 120_000 });
       // A daemon that cannot answer (it failed while starting) is stopped the old way.
       if (result.code !== 0) child.kill('SIGTERM');
-      return exited;
+      const code = await exited;
+      warnIfNetworkLeft(subnet, dataDir, result);
+      return code;
     },
     terminate: (signal = 'SIGTERM') =>
       new Promise((resolve) => {
@@ -191,4 +193,19 @@ export async function startDaemon(
     restart: launch,
   };
   return daemon;
+}
+
+/**
+ * A stopped platform leaves no firewall table behind (`system stop` removes it). When one is
+ * left, the run says which daemon (and so which test) it was, and what its stop answered:
+ * a table left by every run would otherwise pile up on the machine unexplained.
+ */
+function warnIfNetworkLeft(subnet: string, dataDir: string, stop: CliResult): void {
+  const table = `slipway${subnet.split('.')[1]}`;
+  const left = spawnSync('nft', ['list', 'table', 'inet', table], { stdio: 'ignore' }).status === 0;
+  if (!left) return;
+  process.stderr.write(
+    `warning: the test daemon of ${dataDir} left its firewall table ${table} after its stop ` +
+      `(system stop exited ${stop.code}: ${stop.stderr.trim().slice(0, 500)})\n`,
+  );
 }
