@@ -18,6 +18,28 @@ let host: string;
 
 const haproxyMaster = () => Number(readFileSync(join(daemon.dataDir, 'router', 'haproxy.pid'), 'utf8'));
 
+/**
+ * Milliseconds from the kill until a new HAProxy (another master in the pid file) answers for
+ * the app. The killed master's worker may still answer for a moment on its own: an answer alone
+ * does not show that the router was started again.
+ */
+async function servedByAnotherRouter(killed: number, killedAt: number): Promise<number> {
+  while (Date.now() - killedAt < 10_000) {
+    const restarted = (() => {
+      try {
+        const now = haproxyMaster();
+        return Number.isInteger(now) && now > 0 && now !== killed;
+      } catch {
+        return false; // being rewritten
+      }
+    })();
+    const reply = restarted ? await getThroughRouter(daemon, host, '/', {}, 2000).catch(() => undefined) : undefined;
+    if (reply?.status === 200) return Date.now() - killedAt;
+    await sleep(10);
+  }
+  return Infinity;
+}
+
 async function routerRestarts(): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
   const match = /^slipway_router_restarts_total (\d+)$/m.exec(text);
@@ -48,18 +70,9 @@ test('kill -9 of HAProxy: the app answers again within 1 s, the daemon logs the 
   const killed = haproxyMaster();
   process.kill(killed, 'SIGKILL');
   const killedAt = Date.now();
-  let answeredAfter = Infinity;
-  while (Date.now() - killedAt < 10_000) {
-    const reply = await getThroughRouter(daemon, host, '/', {}, 2000).catch(() => undefined);
-    if (reply?.status === 200) {
-      answeredAfter = Date.now() - killedAt;
-      break;
-    }
-    await sleep(10);
-  }
+  const answeredAfter = await servedByAnotherRouter(killed, killedAt);
   t.diagnostic(`the app answered again ${answeredAfter} ms after the kill`);
   assert.ok(answeredAfter < 1000, `answered again ${answeredAfter} ms after the kill`);
-  assert.notEqual(haproxyMaster(), killed);
 
   const said = `(pid ${killed}) was killed by SIGKILL`;
   for (let waited = 0; !daemon.output().includes(said) && waited < 10_000; waited += 50) await sleep(50);
@@ -77,15 +90,7 @@ test('kill -9 of HAProxy while no daemon runs: the app answers again within 1 s,
   const killed = haproxyMaster();
   process.kill(killed, 'SIGKILL');
   const killedAt = Date.now();
-  let answeredAfter = Infinity;
-  while (Date.now() - killedAt < 10_000) {
-    const reply = await getThroughRouter(daemon, host, '/', {}, 2000).catch(() => undefined);
-    if (reply?.status === 200) {
-      answeredAfter = Date.now() - killedAt;
-      break;
-    }
-    await sleep(10);
-  }
+  const answeredAfter = await servedByAnotherRouter(killed, killedAt);
   t.diagnostic(`the app answered again ${answeredAfter} ms after the kill, with no daemon running`);
   assert.ok(answeredAfter < 1000, `answered again ${answeredAfter} ms after the kill`);
 
