@@ -11,8 +11,11 @@ before(async () => {
   admin = daemon.adminToken;
 });
 
+/** The administrator token left working once a test revoked the first-start one. */
+let adminToken: string | undefined;
+
 after(async () => {
-  await daemon?.stop();
+  await daemon?.stop({ token: adminToken });
 });
 
 async function createToken(args: string[], token?: string): Promise<{ id: string; secret: string; expires_at: string | null }> {
@@ -82,6 +85,7 @@ test('a revoked token is refused at once; the first-start token can be revoked o
   const self = await daemon.cli(['tokens', 'revoke', 'ops'], { token: next.secret });
   assert.equal(self.code, 1, 'the last admin token cannot go either');
   const spare = await createToken(['--label', 'spare'], next.secret);
+  adminToken = spare.secret;
   const selfRevoked = await daemon.cli(['tokens', 'revoke', 'ops'], { token: next.secret });
   assert.equal(selfRevoked.code, 0, selfRevoked.stderr);
   assert.match(selfRevoked.stderr, /It was the token this command used/);

@@ -31,7 +31,7 @@ export interface TestDaemon {
    * and waits for the daemon to exit; a daemon no longer running is started first, so what it
    * left serving is stopped too.
    */
-  stop(): Promise<number | null>;
+  stop(options?: { token?: string }): Promise<number | null>;
   /** Sends SIGTERM or SIGINT (the daemon alone stops; the data plane goes on) and waits for it to exit. */
   terminate(signal?: 'SIGTERM' | 'SIGINT'): Promise<number | null>;
   /** Kills the daemon with SIGKILL (a crash: nothing of its own clean-up runs) and waits for it to exit. */
@@ -159,7 +159,8 @@ export async function startDaemon(
           ...options.env,
         },
       }),
-    stop: async () => {
+    // `token`: an administrator's, for a test that revoked the first-start one.
+    stop: async (options = {}) => {
       if (child.exitCode !== null || child.signalCode !== null) {
         try {
           await launch();
@@ -171,7 +172,7 @@ export async function startDaemon(
         if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
         child.once('exit', (code) => resolve(code));
       });
-      const result = await daemon.cli(['system', 'stop', '--yes'], { timeoutMs: 120_000 });
+      const result = await daemon.cli(['system', 'stop', '--yes'], { timeoutMs: 120_000, token: options.token });
       // A daemon that cannot answer (it failed while starting) is stopped the old way.
       if (result.code !== 0) child.kill('SIGTERM');
       const code = await exited;
