@@ -18,6 +18,16 @@ let host: string;
 
 const haproxyMaster = () => Number(readFileSync(join(daemon.dataDir, 'router', 'haproxy.pid'), 'utf8'));
 
+/** The master's pid, or undefined while the supervisor rewrites the file. */
+function masterIfReadable(): number | undefined {
+  try {
+    const pid = haproxyMaster();
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Milliseconds from the kill until a new HAProxy (another master in the pid file) answers for
  * the app. The killed master's worker may still answer for a moment on its own: an answer alone
@@ -25,14 +35,8 @@ const haproxyMaster = () => Number(readFileSync(join(daemon.dataDir, 'router', '
  */
 async function servedByAnotherRouter(killed: number, killedAt: number): Promise<number> {
   while (Date.now() - killedAt < 10_000) {
-    const restarted = (() => {
-      try {
-        const now = haproxyMaster();
-        return Number.isInteger(now) && now > 0 && now !== killed;
-      } catch {
-        return false; // being rewritten
-      }
-    })();
+    const master = masterIfReadable();
+    const restarted = master !== undefined && master !== killed;
     const reply = restarted ? await getThroughRouter(daemon, host, '/', {}, 2000).catch(() => undefined) : undefined;
     if (reply?.status === 200) return Date.now() - killedAt;
     await sleep(10);
