@@ -25,6 +25,16 @@ export interface AddonBackupsOptions {
   verified(provider: string, result: 'verified' | 'failed'): void;
   /** The free space backups leave on the data folder's disk and a local backup folder's; absent: not checked. */
   reserve?: DiskReserve;
+  /** The organisation's quotas; absent: not checked (unit tests). */
+  bounds?: BackupBounds;
+}
+
+/** What the organisation's quotas say before a backup job: each throws the refusal. */
+export interface BackupBounds {
+  /** Before `slipway addon backup`: the manual backups it keeps. */
+  manualBackup(addon: AddonRow): void;
+  /** Before `slipway addon restore --as`: the new add-on counts against its add-ons. */
+  newAddon(addon: AddonRow): void;
 }
 
 export type RestoreSource = { backupId: string } | { time: Date };
@@ -51,7 +61,11 @@ export class AddonBackups {
   /** Takes a backup now; resolves once it is stored (its verification follows). */
   backupNow(addon: AddonRow, kind: BackupKind = 'manual'): Promise<AddonBackupRow> {
     const engine = this.engine(addon);
+    // Checked before it waits its turn (a refusal is at once) and again when its turn comes.
+    const bound = () => kind === 'manual' && this.o.bounds?.manualBackup(addon);
+    bound();
     return this.serial(async () => {
+      bound();
       const [row] = await this.take(engine, [addon], kind);
       this.verifyPending();
       return row!;
@@ -201,7 +215,9 @@ export class AddonBackups {
       if (this.o.store.addons.byName(addon.org_id, as)) {
         throw new ConflictError(`The organisation already has an add-on named ${JSON.stringify(as)}.`, 'Choose another name with --as.');
       }
+      this.o.bounds?.newAddon(addon);
       return this.serial(async () => {
+        this.o.bounds?.newAddon(addon);
         const created = await this.o.addons.create({ orgId: addon.org_id, provider: addon.provider, name: as });
         try {
           await engine.restoreInto(from, this.engineAddon(addon), this.engineAddon(created));

@@ -3,7 +3,7 @@ import type { AddonManager } from '../addons/addon-manager.js';
 import type { AddonProvider } from '../addons/provider.js';
 import { PostgresqlProvider } from '../addons/postgresql/postgresql-provider.js';
 import { RedisProvider } from '../addons/redis/redis-provider.js';
-import { AddonBackups } from '../backups/addon-backups.js';
+import { AddonBackups, type BackupBounds } from '../backups/addon-backups.js';
 import type { BackupEngine } from '../backups/engine.js';
 import { PostgresqlBackups } from '../backups/postgresql/postgresql-backups.js';
 import { PostgresqlEngine } from '../backups/postgresql/postgresql-engine.js';
@@ -45,6 +45,7 @@ export async function startBackups(o: {
   tellApps(appIds: string[], line: string): void;
   verified(provider: string, result: 'verified' | 'failed'): void;
   reserve?: DiskReserve;
+  bounds?: BackupBounds;
 }): Promise<{ backups: AddonBackups; backupStore: BackupStore; begin(): void; stop(): void }> {
   const settings = o.options ?? {};
   const backupStore = await openBackupStore(backupStoreOptions(o.dataDir, settings));
@@ -65,6 +66,7 @@ export async function startBackups(o: {
     tellApps: o.tellApps,
     verified: o.verified,
     reserve: o.reserve,
+    bounds: o.bounds,
   });
   let timer: NodeJS.Timeout | undefined;
   return {

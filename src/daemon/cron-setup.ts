@@ -33,3 +33,9 @@ export function makeCronScheduler(o: {
     },
   });
 }
+
+/** The cron jobs of an app's serving release (none before its first deployment): what its cron-jobs quota counts. */
+export function cronJobsOfServingRelease(store: Store, appId: string): number {
+  const release = store.deployments.release(appId);
+  return release ? (parseReleaseSpec(release.start_json).cron?.length ?? 0) : 0;
+}

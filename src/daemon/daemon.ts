@@ -35,7 +35,7 @@ import { AppRuntime } from '../serving/app-runtime.js';
 import { Deployer } from '../pipeline/deployer.js';
 import { INTERRUPTED_BY_RESTART, resumeDeployments } from './resume-deployments.js';
 import { platformEvents } from './platform-events-setup.js';
-import { makeCronScheduler } from './cron-setup.js';
+import { cronJobsOfServingRelease, makeCronScheduler } from './cron-setup.js';
 import { startNotifications } from './notifications-setup.js';
 import { DrainService } from '../drains/drain-service.js';
 import { NpmVersionCatalog } from '../toolchains/catalog.js';
@@ -143,6 +143,11 @@ export class Daemon {
       log,
     });
     drains.start();
+    const quotas = new Quotas(store, options.defaultQuotas, {
+      orgsPerUser: options.orgsPerUser,
+      drainBufferBytes: drains.bufferBytes,
+      cronJobsOfApp: (appId) => cronJobsOfServingRelease(store, appId),
+    });
     stoppers.control('log drains', () => drains.stop());
     traffic.metrics.watchDrains(() => drains.figures());
     const notifications = await startNotifications({ store, events: told.events, guard: notifyGuard, smtp: options.smtp, log });
@@ -178,6 +183,10 @@ export class Daemon {
         for (const appId of appIds) logs.append(appId, 'system', line);
       },
       verified: (provider, result) => traffic.metrics.backupVerified(provider, result),
+      bounds: {
+        manualBackup: (addon) => quotas.checkNewBackup(quotas.org(addon.org_id)),
+        newAddon: (addon) => quotas.checkNewAddon(quotas.org(addon.org_id)),
+      },
     });
     stoppers.control('backups', () => backupService.stop());
     const backupPlatform = oneBackupAtATime((to, keep) =>
@@ -270,6 +279,7 @@ export class Daemon {
       appEnv,
       machineEnv: await machineNetworkEnv(options.toolchainCacheDir),
       keptReleases: options.keptReleases,
+      checkCronJobs: (app, jobs) => quotas.checkCronJobs(quotas.org(app.org_id), app, jobs),
       log,
       onBuildFinished: (outcome, seconds) => traffic.metrics.buildFinished(outcome, seconds),
       disks,
@@ -314,7 +324,7 @@ export class Daemon {
         endpoints,
         defaultDiskBudget: appDiskBudget,
         reserve,
-        quotas: new Quotas(store, options.defaultQuotas),
+        quotas,
         services: apiServices({
           removal: { store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir, disks },
           oneOffs,

@@ -28,6 +28,8 @@ export interface DaemonOptions {
   minFreeDisk?: number;
   /** Each organisation's quotas unless an administrator set its own (default DEFAULT_QUOTAS in src/quotas/limits.ts). */
   defaultQuotas?: import('../quotas/limits.js').QuotaLimits;
+  /** Organisations one user may own (`--orgs-per-user`; default DEFAULT_ORGS_PER_USER in src/quotas/quotas.ts); administrators are not bound. */
+  orgsPerUser?: number;
   /** Built releases kept per app for rollbacks (default 5). */
   keptReleases?: number;
   /** Sizes and counts of log files kept (default DEFAULT_LOG_LIMITS in src/logs/log-limits.ts). */

@@ -9,8 +9,12 @@ import type { ForbiddenTargets } from './drain-target.js';
 import type { DrainRecord, DrainType } from './drain-types.js';
 import { DrainWorker, type DrainStatus } from './drain-worker.js';
 
-/** 64 MiB per drain: hours of an ordinary app's output while its receiver is down. */
-export const DEFAULT_DRAIN_BUFFER_BYTES = 64 * 1024 * 1024;
+/**
+ * 16 MiB per drain: an hour or more of an ordinary app's output while its receiver is down.
+ * Each drain reserves it against its organisation's drain-buffer quota (src/quotas/), so what
+ * one tenant's drains keep in the data folder is bounded (docs/security.md).
+ */
+export const DEFAULT_DRAIN_BUFFER_BYTES = 16 * 1024 * 1024;
 /** A drain dropping lines is told at most this often. */
 const DROPPING_EVENT_EVERY_MS = 10 * 60_000;
 

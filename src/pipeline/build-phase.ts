@@ -3,7 +3,7 @@ import { join, posix } from 'node:path';
 import type { AppRow } from '../store/apps.js';
 import type { Deployment } from '../store/deployments.js';
 import type { BuildPlan, PlanCommand, PlanFile, Provider, VersionCatalog } from '../providers/plan.js';
-import { PlanError } from '../core/errors.js';
+import { FixableError, PlanError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { describePlan, formatArgv } from '../providers/describe-plan.js';
 import { describeExit } from '../executor/run-command.js';
@@ -37,6 +37,8 @@ export interface BuildPhaseDeps {
   trustedProxies?: readonly string[];
   /** The machine's network settings for builds (proxies, certificate authorities, npm registry). */
   machineEnv: Record<string, string>;
+  /** Refuses (throws an error with a message and a hint) cron jobs past the organisation's quota. */
+  checkCronJobs?(app: AppRow, jobs: number): void;
 }
 
 /** One build: the commit is already exported into the app's build folder. */
@@ -70,6 +72,7 @@ export async function buildRelease(deps: BuildPhaseDeps, input: BuildInput): Pro
   const provider = await detectedProvider(deps, app, buildDir);
   // Before anything runs: a cron.json that is not valid fails the build at once.
   const cron = await cronJobsOfBuild(buildDir, sandbox.user, (line) => log(line));
+  checkCronQuota(deps, app, cron.length);
   const { plan, toolPath } = await preparedPlan(deps, provider, input);
   const cache = new BuildCache(deps.layout.appCacheFolder(app.id));
   const folder = await prepareBuildFolder(deps, cache, plan, input);
@@ -97,6 +100,16 @@ export async function buildRelease(deps: BuildPhaseDeps, input: BuildInput): Pro
     toolPath,
     cron,
   };
+}
+
+/** Before anything runs: the release's cron jobs within the organisation's cron-jobs quota (docs/behaviour.md, Quotas). */
+function checkCronQuota(deps: BuildPhaseDeps, app: AppRow, jobs: number): void {
+  try {
+    deps.checkCronJobs?.(app, jobs);
+  } catch (error) {
+    if (!(error instanceof FixableError)) throw error;
+    throw new PhaseError('build', `clevercloud/cron.json: ${error.message}`, error.hint);
+  }
 }
 
 /** The app type's provider, which must recognise the commit. */

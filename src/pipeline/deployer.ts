@@ -52,6 +52,8 @@ export interface DeployerOptions {
   /** The machine's network settings for builds (proxies, certificate authorities, npm registry). */
   machineEnv: Record<string, string>;
   log(line: string): void;
+  /** Refuses (throws) a release whose cron jobs would take the organisation past its cron-jobs quota; absent: not checked. */
+  checkCronJobs?(app: AppRow, jobs: number): void;
   /** How many built releases of each app stay on disk, ready for a rollback. */
   keptReleases?: number;
   /** Told how long each build phase took and how it ended (the Prometheus build histogram). */
@@ -94,6 +96,7 @@ export class Deployer {
       gatewayAddress: o.gatewayAddress,
       trustedProxies: o.trustedProxies,
       machineEnv: o.machineEnv,
+      checkCronJobs: o.checkCronJobs,
     };
     this.hookDeps = { runner: this.runner, sandboxes: o.sandboxes, buildNetworks: o.buildNetworks, runtime: o.runtime };
   }

@@ -15,6 +15,16 @@ export interface QuotaLimits {
   workers: number;
   runs: number;
   domains: number;
+  /** Cron jobs over the serving releases of all its apps. */
+  cron_jobs: number;
+  drains: number;
+  /** Disk its drains' buffers may take: each drain reserves the daemon's --drain-buffer-size. */
+  drain_buffer_bytes: number;
+  webhooks: number;
+  /** E-mail notifications (`slipway notify-email add`). */
+  notify_emails: number;
+  /** Backups taken with `slipway addon backup` and kept at once, over all its add-ons. */
+  backups: number;
 }
 
 export type QuotaName = keyof QuotaLimits;
@@ -35,6 +45,12 @@ export const DEFAULT_QUOTAS: Readonly<QuotaLimits> = {
   workers: 100,
   runs: 10,
   domains: 200,
+  cron_jobs: 50,
+  drains: 10,
+  drain_buffer_bytes: 256 * 1024 * 1024,
+  webhooks: 20,
+  notify_emails: 20,
+  backups: 20,
 };
 
 /** How each quota is spelt on the command line (`--max-flavor`, `max-flavor=M`). */
@@ -47,7 +63,16 @@ export const QUOTA_FLAGS: Readonly<Record<QuotaName, string>> = {
   workers: 'workers',
   runs: 'runs',
   domains: 'domains',
+  cron_jobs: 'cron-jobs',
+  drains: 'drains',
+  drain_buffer_bytes: 'drain-buffer',
+  webhooks: 'webhooks',
+  notify_emails: 'notify-emails',
+  backups: 'backups',
 };
+
+/** The quotas that are sizes (given as 64G, printed as 64 GiB). */
+export const SIZE_QUOTAS: ReadonlySet<QuotaName> = new Set(['memory_bytes', 'drain_buffer_bytes']);
 
 export const QUOTA_NAMES = Object.keys(QUOTA_FLAGS) as QuotaName[];
 
@@ -62,10 +87,11 @@ const MAX_COUNT = 1_000_000;
 /** One quota's value from text or JSON: a count, a size for memory, a flavour for max-flavor. */
 export function parseQuotaValue(name: QuotaName, value: unknown): number | string {
   if (name === 'max_flavor') return flavorNamed(value).name;
-  if (name === 'memory_bytes') {
+  if (SIZE_QUOTAS.has(name)) {
+    const what = `the ${QUOTA_FLAGS[name]} quota`;
     if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
-    if (typeof value === 'string') return parseDiskSize(value, 'the memory quota');
-    throw new ValidationError(`The memory quota is a size such as 64G, not ${JSON.stringify(value)}.`);
+    if (typeof value === 'string') return parseDiskSize(value, what);
+    throw new ValidationError(`The ${QUOTA_FLAGS[name]} quota is a size such as 64G, not ${JSON.stringify(value)}.`);
   }
   const n = typeof value === 'string' && /^\s*\d+\s*$/.test(value) ? Number(value) : value;
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > MAX_COUNT) {
@@ -112,5 +138,10 @@ export function flavorAllowed(flavor: string, maxFlavor: string): boolean {
 
 /** A quota's value as printed: memory as a size, the rest as they are. */
 export function formatQuota(name: QuotaName, value: number | string): string {
-  return name === 'memory_bytes' && typeof value === 'number' ? formatDiskSize(value) : String(value);
+  return SIZE_QUOTAS.has(name) && typeof value === 'number' ? formatDiskSize(value) : String(value);
+}
+
+/** A quota's field in the API's body: `memory` and `drain_buffer` for the sizes, else the quota's own name. */
+export function quotaBodyField(name: QuotaName): string {
+  return name === 'memory_bytes' ? 'memory' : name === 'drain_buffer_bytes' ? 'drain_buffer' : name;
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { Store } from '../store/store.js';
 import { DEFAULT_QUOTAS, effectiveLimits, parseDefaultQuotas, parseQuotaValue } from './limits.js';
 import { QuotaExceededError, refusalMessage } from './refusal.js';
+import { OrgsPerUserExceededError } from './refusal.js';
 import { Quotas } from './quotas.js';
 
 const GiB = 1024 ** 3;
@@ -90,6 +91,12 @@ test('apps, add-ons and domains are refused past their quota, and allowed again 
     workers: 0,
     runs: 0,
     domains: 1,
+    cron_jobs: 0,
+    drains: 0,
+    drain_buffer_bytes: 0,
+    webhooks: 0,
+    notify_emails: 0,
+    backups: 0,
   });
   store.close();
 });
@@ -141,5 +148,104 @@ test('workers count per instance: setting a worker variable and scaling up are b
   refused(() => quotas.checkScale(org, a, { instances: 2 }), 'organisation acme has 2 of 3 workers; this would make 4 (quota workers).');
   // Removing workers, or a variable that is not one, is never refused.
   quotas.checkEnv(org, a, { CC_WORKER_COMMAND: 'node worker.js', PORT_NAME: 'x' });
+  store.close();
+});
+
+const MiB = 1024 * 1024;
+
+test('drains, their buffers, webhooks, e-mail notifications and manual backups are counted per organisation', () => {
+  const store = Store.open(join(mkdtempSync(join(tmpdir(), 'slipway-quotas-')), 'slipway.db'));
+  const org = store.orgs.create('acme');
+  const other = store.orgs.create('other');
+  const limits = parseDefaultQuotas('drains=3,drain-buffer=40M,webhooks=1,notify-emails=1,backups=1');
+  const quotas = new Quotas(store, limits, { drainBufferBytes: 16 * MiB });
+  const a = store.apps.create({ orgId: org.id, name: 'a', type: 'node', region: 'par' });
+  const b = store.apps.create({ orgId: other.id, name: 'b', type: 'node', region: 'par' });
+  const drain = { type: 'HTTP', url: 'https://logs.example.com/', username: null, password: null, with_access_logs: 0 as const };
+
+  quotas.checkNewDrain(org);
+  store.drains.add({ app_id: a.id, ...drain });
+  quotas.checkNewDrain(org);
+  store.drains.add({ app_id: a.id, ...drain });
+  // The third drain is within the drains quota but its buffer is not within the budget.
+  refused(
+    () => quotas.checkNewDrain(org),
+    'organisation acme has 32 MiB of 40 MiB drain buffers; this would make 48 MiB (quota drain-buffer).',
+    /slipway org quota set acme --drain-buffer <size>/,
+  );
+  store.orgQuotas.set(org.id, { drain_buffer_bytes: 64 * MiB, drains: 2 });
+  refused(() => quotas.checkNewDrain(org), 'organisation acme has 2 of 2 drains (quota drains).');
+  // Another organisation's use is its own.
+  quotas.checkNewDrain(other);
+  store.drains.add({ app_id: b.id, ...drain });
+
+  quotas.checkNewWebhook(org);
+  store.webhooks.add({ appId: a.id, name: 'ci', url: 'https://hooks.example.com/', format: 'raw', events: [], secret: 's' });
+  refused(() => quotas.checkNewWebhook(org), 'organisation acme has 1 of 1 webhooks (quota webhooks).');
+  quotas.checkNewNotifyEmail(org);
+  store.notifyEmails.add({ appId: a.id, name: 'ops', targets: [], events: [] });
+  refused(() => quotas.checkNewNotifyEmail(org), 'organisation acme has 1 of 1 e-mail notifications (quota notify-emails).');
+
+  const addon = store.addons.create({ orgId: org.id, provider: 'redis', name: 'cache' });
+  const backup = (id: string, kind: 'manual' | 'scheduled') =>
+    store.addonBackups.insert({
+      id,
+      addon_id: addon.id,
+      kind,
+      object_key: `redis/${addon.id}/${id}.rdb`,
+      restore_point: null,
+      created_at: new Date().toISOString(),
+      finished_at: new Date().toISOString(),
+      size_bytes: 1,
+      counts_json: '{}',
+    });
+  // Scheduled backups are the platform's own: only manual ones count.
+  backup('backup_s', 'scheduled');
+  quotas.checkNewBackup(org);
+  backup('backup_m', 'manual');
+  refused(() => quotas.checkNewBackup(org), 'organisation acme has 1 of 1 manual backups (quota backups).');
+  const use = quotas.usageOf(org.id);
+  assert.deepEqual([use.drains, use.drain_buffer_bytes, use.webhooks, use.notify_emails, use.backups], [2, 32 * MiB, 1, 1, 1]);
+  store.close();
+});
+
+test("cron jobs count the serving releases' jobs; a new release is checked against the others'", () => {
+  const { store, org } = fresh();
+  const a = store.apps.create({ orgId: org.id, name: 'a', type: 'node', region: 'par' });
+  const b = store.apps.create({ orgId: org.id, name: 'b', type: 'node', region: 'par' });
+  const serving = new Map([[a.id, 3]]);
+  const quotas = new Quotas(store, parseDefaultQuotas('cron-jobs=4'), { cronJobsOfApp: (id) => serving.get(id) ?? 0 });
+  // a's next release replaces its own three jobs: four is fine, five is not.
+  quotas.checkCronJobs(org, a, 4);
+  refused(() => quotas.checkCronJobs(org, a, 5), 'organisation acme has 3 of 4 cron jobs; this would make 5 (quota cron-jobs).');
+  quotas.checkCronJobs(org, b, 1);
+  refused(() => quotas.checkCronJobs(org, b, 2), 'organisation acme has 3 of 4 cron jobs; this would make 5 (quota cron-jobs).');
+  // Fewer jobs than now is never refused.
+  store.orgQuotas.set(org.id, { cron_jobs: 0 });
+  quotas.checkCronJobs(org, a, 2);
+  store.close();
+});
+
+test('a user owns at most --orgs-per-user organisations; administrators are not bound', () => {
+  const { store } = fresh();
+  const quotas = new Quotas(store, DEFAULT_QUOTAS, { orgsPerUser: 2 });
+  const alice = store.users.create('alice');
+  const admin = store.users.create('root', true);
+  for (const name of ['one', 'two']) {
+    quotas.checkNewOrg(alice);
+    store.orgs.addMember(store.orgs.create(name).id, alice.id, 'owner');
+  }
+  // Being a member (not an owner) of another organisation does not count.
+  store.orgs.addMember(store.orgs.create('theirs').id, alice.id, 'member');
+  assert.throws(
+    () => quotas.checkNewOrg(alice),
+    (error: unknown) =>
+      error instanceof OrgsPerUserExceededError &&
+      error.status === 403 &&
+      error.message === 'user alice owns 2 of 2 organisations (quota orgs-per-user).' &&
+      /slipway server --orgs-per-user N/.test(error.hint ?? ''),
+  );
+  quotas.checkNewOrg(admin);
+  assert.equal(new Quotas(store).orgsPerUser, 3);
   store.close();
 });

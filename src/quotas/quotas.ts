@@ -1,9 +1,11 @@
 import { DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../core/flavors.js';
+import { NotFoundError } from '../core/errors.js';
 import type { Store } from '../store/store.js';
 import type { Org } from '../store/orgs.js';
 import type { AppRow } from '../store/apps.js';
-import { DEFAULT_QUOTAS, type QuotaLimits, effectiveLimits, flavorAllowed } from './limits.js';
-import { QuotaExceededError } from './refusal.js';
+import { DEFAULT_QUOTAS, type QuotaLimits, type QuotaName, effectiveLimits, flavorAllowed } from './limits.js';
+import { OrgsPerUserExceededError, QuotaExceededError } from './refusal.js';
+import type { User } from '../store/users.js';
 
 /** What an organisation holds now, in the units of its quotas. */
 export interface QuotaUsage {
@@ -17,7 +19,30 @@ export interface QuotaUsage {
   workers: number;
   runs: number;
   domains: number;
+  cron_jobs: number;
+  drains: number;
+  /** Each drain reserves the daemon's per-drain buffer size. */
+  drain_buffer_bytes: number;
+  webhooks: number;
+  notify_emails: number;
+  /** Manual backups kept now. */
+  backups: number;
 }
+
+/** What the quotas need to know beyond the store and the organisations' limits. */
+export interface QuotaOptions {
+  /** Organisations one user may own (`slipway server --orgs-per-user`); administrators are not bound. */
+  orgsPerUser?: number;
+  /** The cron jobs of an app's serving release (none before its first deployment). */
+  cronJobsOfApp?(appId: string): number;
+  /** The disk each drain's buffer may take (the daemon's --drain-buffer-size). */
+  drainBufferBytes?: number;
+}
+
+/** The buffer each drain reserves unless the daemon says otherwise (src/drains/drain-service.ts keeps it so). */
+export const DEFAULT_DRAIN_BUFFER_RESERVE = 16 * 1024 * 1024;
+/** Organisations a user may own unless the operator says otherwise: enough for work, test and a spare. */
+export const DEFAULT_ORGS_PER_USER = 3;
 
 const instancesOf = (app: AppRow) => app.instances ?? 1;
 
@@ -41,7 +66,19 @@ export class Quotas {
   constructor(
     private readonly store: Store,
     readonly defaults: QuotaLimits = DEFAULT_QUOTAS,
+    private readonly sources: QuotaOptions = {},
   ) {}
+
+  private get drainReserve(): number {
+    return this.sources.drainBufferBytes ?? DEFAULT_DRAIN_BUFFER_RESERVE;
+  }
+
+  /** The organisation whose quotas something of `orgId` counts against. */
+  org(orgId: string): Org {
+    const org = this.store.orgs.byId(orgId);
+    if (!org) throw new NotFoundError('The organisation no longer exists.');
+    return org;
+  }
 
   limitsOf(orgId: string): QuotaLimits {
     return effectiveLimits(this.defaults, this.store.orgQuotas.of(orgId));
@@ -54,6 +91,7 @@ export class Quotas {
       const flavor = flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR);
       if (!biggest || flavor.memoryBytes > flavorNamed(biggest).memoryBytes) biggest = flavor.name;
     }
+    const drains = apps.reduce((sum, app) => sum + this.store.drains.ofApp(app.id).length, 0);
     return {
       apps: apps.length,
       addons: this.store.addons.listForOrg(orgId).length,
@@ -63,6 +101,12 @@ export class Quotas {
       workers: apps.reduce((sum, app) => sum + this.workersOfApp(app), 0),
       runs: this.openRuns.get(orgId) ?? 0,
       domains: apps.reduce((sum, app) => sum + this.store.domains.ofApp(app.id).length, 0),
+      cron_jobs: apps.reduce((sum, app) => sum + (this.sources.cronJobsOfApp?.(app.id) ?? 0), 0),
+      drains: drains,
+      drain_buffer_bytes: drains * this.drainReserve,
+      webhooks: apps.reduce((sum, app) => sum + this.store.webhooks.ofApp(app.id).length, 0),
+      notify_emails: apps.reduce((sum, app) => sum + this.store.notifyEmails.ofApp(app.id).length, 0),
+      backups: this.store.addonBackups.manualOfOrg(orgId),
     };
   }
 
@@ -81,6 +125,48 @@ export class Quotas {
 
   checkNewDomain(org: Org): void {
     this.count(org, 'domains', this.usageOf(org.id).domains, 1, this.limitsOf(org.id).domains);
+  }
+
+  get orgsPerUser(): number {
+    return this.sources.orgsPerUser ?? DEFAULT_ORGS_PER_USER;
+  }
+
+  /**
+   * Before a user creates an organisation: each one carries a full set of quotas, so without
+   * this bound one user would hold any number of them. Administrators are not bound.
+   */
+  checkNewOrg(user: User): void {
+    if (user.is_admin) return;
+    const owned = this.store.orgs.listForUser(user.id).filter((org) => org.role === 'owner').length;
+    if (owned + 1 <= this.orgsPerUser) return;
+    throw new OrgsPerUserExceededError(user.name, owned, this.orgsPerUser);
+  }
+
+  /** Before a new drain: one more drain, and its buffer within the organisation's drain-buffer budget. */
+  checkNewDrain(org: Org): void {
+    const limits = this.limitsOf(org.id);
+    const use = this.usageOf(org.id);
+    this.count(org, 'drains', use.drains, 1, limits.drains);
+    this.count(org, 'drain_buffer_bytes', use.drain_buffer_bytes, this.drainReserve, limits.drain_buffer_bytes);
+  }
+
+  checkNewWebhook(org: Org): void {
+    this.count(org, 'webhooks', this.usageOf(org.id).webhooks, 1, this.limitsOf(org.id).webhooks);
+  }
+
+  checkNewNotifyEmail(org: Org): void {
+    this.count(org, 'notify_emails', this.usageOf(org.id).notify_emails, 1, this.limitsOf(org.id).notify_emails);
+  }
+
+  /** Before `slipway addon backup`: scheduled and safety backups are the platform's own and never refused. */
+  checkNewBackup(org: Org): void {
+    this.count(org, 'backups', this.store.addonBackups.manualOfOrg(org.id), 1, this.limitsOf(org.id).backups);
+  }
+
+  /** Before a release with `jobs` cron jobs replaces the app's serving one. */
+  checkCronJobs(org: Org, app: AppRow, jobs: number): void {
+    const current = this.sources.cronJobsOfApp?.(app.id) ?? 0;
+    this.count(org, 'cron_jobs', this.usageOf(org.id).cron_jobs, jobs - current, this.limitsOf(org.id).cron_jobs);
   }
 
   /** Before scaling an app to `change`: the flavour allowed, the organisation's totals within limits. */
@@ -124,13 +210,7 @@ export class Quotas {
   }
 
   /** Growing by `more` past `limit` is refused; shrinking, or staying, never is. */
-  private count(
-    org: Org,
-    quota: 'apps' | 'addons' | 'instances' | 'memory_bytes' | 'workers' | 'runs' | 'domains',
-    used: number,
-    more: number,
-    limit: number,
-  ): void {
+  private count(org: Org, quota: Exclude<QuotaName, 'max_flavor'>, used: number, more: number, limit: number): void {
     if (more <= 0 || used + more <= limit) return;
     throw new QuotaExceededError({ org: org.name, quota, used, limit, ...(more > 1 ? { after: used + more } : {}) });
   }

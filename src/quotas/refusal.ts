@@ -1,5 +1,5 @@
 import { SlipwayError } from '../core/errors.js';
-import { QUOTA_FLAGS, type QuotaName, formatQuota } from './limits.js';
+import { QUOTA_FLAGS, type QuotaName, SIZE_QUOTAS, formatQuota } from './limits.js';
 
 /** What a refusal says: the quota, the use now, and the one command that raises it. */
 export interface QuotaRefusal {
@@ -21,12 +21,19 @@ const NOUN: Readonly<Record<QuotaName, string>> = {
   workers: 'workers',
   runs: 'one-off runs',
   domains: 'domains',
+  cron_jobs: 'cron jobs',
+  drains: 'drains',
+  drain_buffer_bytes: 'drain buffers',
+  webhooks: 'webhooks',
+  notify_emails: 'e-mail notifications',
+  backups: 'manual backups',
 };
 
 /** e.g. "organisation acme has 5 of 5 apps (quota apps)". */
 export function refusalMessage(r: QuotaRefusal): { message: string; hint: string } {
   const flag = QUOTA_FLAGS[r.quota];
-  const hint = `Ask an administrator to raise it: slipway org quota set ${r.org} --${flag} ${r.quota === 'max_flavor' ? 'F' : 'N'}`;
+  const value = r.quota === 'max_flavor' ? 'F' : SIZE_QUOTAS.has(r.quota) ? '<size>' : 'N';
+  const hint = `Ask an administrator to raise it: slipway org quota set ${r.org} --${flag} ${value}`;
   if (r.quota === 'max_flavor') {
     return {
       message: `organisation ${r.org} may use flavours up to ${r.limit}, not ${r.used} (quota max-flavor).`,
@@ -44,5 +51,17 @@ export class QuotaExceededError extends SlipwayError {
   constructor(refusal: QuotaRefusal) {
     const { message, hint } = refusalMessage(refusal);
     super(403, 'quota_exceeded', message, hint);
+  }
+}
+
+/** Refused: the user owns as many organisations as the daemon allows one user (`--orgs-per-user`). */
+export class OrgsPerUserExceededError extends SlipwayError {
+  constructor(user: string, owned: number, limit: number) {
+    super(
+      403,
+      'quota_exceeded',
+      `user ${user} owns ${owned} of ${limit} organisations (quota orgs-per-user).`,
+      'Use one of your organisations (`slipway org list`), or ask an administrator to raise it: slipway server --orgs-per-user N',
+    );
   }
 }

@@ -29,6 +29,14 @@ export interface BackupSchedule {
   keep_days: number;
 }
 
+/** A backup of an add-on since deleted: its object waits out the grace period, then goes. */
+export interface DeletedAddonBackup {
+  backup_id: string;
+  addon_id: string;
+  object_key: string;
+  deleted_at: string;
+}
+
 export class AddonBackupRepository {
   constructor(private readonly db: Db) {}
 
@@ -80,6 +88,42 @@ export class AddonBackupRepository {
   /** How many backup rows still rest on an object (a shared PostgreSQL base backup). */
   usersOfObject(objectKey: string): number {
     return (this.db.prepare('SELECT count(*) AS n FROM addon_backups WHERE object_key = ?').get(objectKey) as { n: number }).n;
+  }
+
+  /** Manual backups kept now over every add-on of an organisation (its backups quota). */
+  manualOfOrg(orgId: string): number {
+    return (
+      this.db
+        .prepare(`SELECT count(*) AS n FROM addon_backups b JOIN addons a ON a.id = b.addon_id WHERE a.org_id = ? AND b.kind = 'manual'`)
+        .get(orgId) as { n: number }
+    ).n;
+  }
+
+  /** The backups of deleted add-ons (recorded by a trigger as the add-on went) deleted before `before`. */
+  deletedBefore(before: Date): DeletedAddonBackup[] {
+    return this.db
+      .prepare('SELECT * FROM deleted_addon_backups WHERE deleted_at < ? ORDER BY deleted_at')
+      .all(before.toISOString()) as DeletedAddonBackup[];
+  }
+
+  /** The objects of deleted add-ons still in their grace period: nothing may prune what they rest on yet. */
+  deletedObjectKeys(): string[] {
+    return (this.db.prepare('SELECT DISTINCT object_key FROM deleted_addon_backups').all() as Array<{ object_key: string }>).map(
+      (r) => r.object_key,
+    );
+  }
+
+  /** How many deleted add-ons' backups, other than `backupId`, still rest on an object. */
+  deletedUsersOfObject(objectKey: string, backupId: string): number {
+    return (
+      this.db
+        .prepare('SELECT count(*) AS n FROM deleted_addon_backups WHERE object_key = ? AND backup_id != ?')
+        .get(objectKey, backupId) as { n: number }
+    ).n;
+  }
+
+  forgetDeleted(backupId: string): void {
+    this.db.prepare('DELETE FROM deleted_addon_backups WHERE backup_id = ?').run(backupId);
   }
 
   schedule(addonId: string): BackupSchedule | undefined {

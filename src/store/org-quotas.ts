@@ -10,9 +10,30 @@ export interface OrgQuotaRow {
   workers: number | null;
   runs: number | null;
   domains: number | null;
+  cron_jobs: number | null;
+  drains: number | null;
+  drain_buffer_bytes: number | null;
+  webhooks: number | null;
+  notify_emails: number | null;
+  backups: number | null;
 }
 
-export const ORG_QUOTA_COLUMNS = ['apps', 'addons', 'instances', 'memory_bytes', 'max_flavor', 'workers', 'runs', 'domains'] as const;
+export const ORG_QUOTA_COLUMNS = [
+  'apps',
+  'addons',
+  'instances',
+  'memory_bytes',
+  'max_flavor',
+  'workers',
+  'runs',
+  'domains',
+  'cron_jobs',
+  'drains',
+  'drain_buffer_bytes',
+  'webhooks',
+  'notify_emails',
+  'backups',
+] as const;
 export type OrgQuotaColumn = (typeof ORG_QUOTA_COLUMNS)[number];
 
 const EMPTY: OrgQuotaRow = {
@@ -24,6 +45,12 @@ const EMPTY: OrgQuotaRow = {
   workers: null,
   runs: null,
   domains: null,
+  cron_jobs: null,
+  drains: null,
+  drain_buffer_bytes: null,
+  webhooks: null,
+  notify_emails: null,
+  backups: null,
 };
 
 export class OrgQuotaRepository {

@@ -87,6 +87,12 @@ test('a member meets the quotas, refused with the quota and the use; an administ
     workers: 1,
     runs: 0,
     domains: 1,
+    cron_jobs: 0,
+    drains: 0,
+    drain_buffer_bytes: 0,
+    webhooks: 0,
+    notify_emails: 0,
+    backups: 0,
   });
   assert.equal(shown.limits.apps, 3);
   assert.equal(shown.limits.domains, 1);

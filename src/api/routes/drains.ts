@@ -3,6 +3,7 @@ import type { ApiContext } from '../context.js';
 import type { AppRow } from '../../store/apps.js';
 import type { DrainRow } from '../../store/drains.js';
 import { appForUser } from '../access.js';
+import { orgOfApp, quotasOf } from '../quotas.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { checkDrainUrl, parseDrainType } from '../../drains/drain-target.js';
 import { drainSpecs } from './drains-routes.js';
@@ -48,6 +49,7 @@ export function drainRoutes(router: HttpRouter<ApiContext>): void {
 
   router.add('POST', '/v1/apps/:app/drains', drainSpecs.create, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+    quotasOf(ctx.deps).checkNewDrain(orgOfApp(ctx.deps, app));
     const body = await ctx.body();
     const type = parseDrainType(body.type);
     const forbidden = ctx.deps.drains?.forbidden ?? { ports: [], listen: '127.0.0.1', subnets: [] };

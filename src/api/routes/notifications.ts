@@ -1,3 +1,4 @@
+import { orgOfApp, quotasOf } from '../quotas.js';
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import type { WebhookRow } from '../../store/webhooks.js';
@@ -121,6 +122,7 @@ export function notificationRoutes(router: HttpRouter<ApiContext>): void {
 
   router.add('POST', '/v1/apps/:app/webhooks', notificationSpecs.addWebhook, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+    quotasOf(ctx.deps).checkNewWebhook(orgOfApp(ctx.deps, app));
     const body = await ctx.body();
     const name = checkHandle('webhook name', body.name);
     const url = await checkWebhookUrl(body.url, guard(ctx).guard);
@@ -153,6 +155,7 @@ export function notificationRoutes(router: HttpRouter<ApiContext>): void {
 
   router.add('POST', '/v1/apps/:app/notify-emails', notificationSpecs.addEmail, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+    quotasOf(ctx.deps).checkNewNotifyEmail(orgOfApp(ctx.deps, app));
     if (!guard(ctx).smtp) {
       throw new ValidationError(
         'This platform has no SMTP server to send mail through.',

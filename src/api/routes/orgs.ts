@@ -12,7 +12,7 @@ import { orgSpecs } from './orgs-routes.js';
 import { requireAdmin } from '../access.js';
 import { quotasOf } from '../quotas.js';
 import type { ApiDependencies } from '../platform.js';
-import { QUOTA_FLAGS, QUOTA_NAMES, type QuotaName, parseQuotaValue } from '../../quotas/limits.js';
+import { QUOTA_FLAGS, QUOTA_NAMES, parseQuotaValue, quotaBodyField } from '../../quotas/limits.js';
 import type { OrgQuotaRow } from '../../store/org-quotas.js';
 
 /**
@@ -60,8 +60,7 @@ function quotaView(deps: ApiDependencies, org: Org) {
   };
 }
 
-/** The body's field for a quota: `memory` for memory_bytes, else the quota's own name. */
-const bodyField = (name: QuotaName) => (name === 'memory_bytes' ? 'memory' : name);
+const bodyField = quotaBodyField;
 
 /** The changes a body asks for: a value sets the quota, null puts it back to the default. */
 function quotaChanges(input: Record<string, unknown>): Partial<OrgQuotaRow> {
@@ -91,6 +90,7 @@ export function orgRoutes(router: HttpRouter<ApiContext>): void {
 
   router.add('POST', '/v1/orgs', orgSpecs.create, async ({ user, deps, body }) => {
     const name = checkDisplayName('organisation', requireString(await body(), 'name'));
+    quotasOf(deps).checkNewOrg(user);
     return deps.store.transaction(() => {
       const org = deps.store.orgs.create(name);
       deps.store.orgs.addMember(org.id, user.id, 'owner');

@@ -175,7 +175,7 @@ export const server: Command = {
       type: 'string',
       value: '<size>',
       description:
-        'Lines each log drain keeps on disk while its receiver is down, e.g. 64M (default 64M, $SLIPWAY_DRAIN_BUFFER_SIZE); when full, the oldest are dropped and counted',
+        "Lines each log drain keeps on disk while its receiver is down, 1M to 1G (default 16M, $SLIPWAY_DRAIN_BUFFER_SIZE); when full, the oldest are dropped and counted; each drain reserves it against its organisation's drain-buffer quota",
     },
     'smtp-url': {
       type: 'string',
@@ -210,7 +210,12 @@ export const server: Command = {
       type: 'string',
       value: '<quota=value,...>',
       description:
-        "Each organisation's quotas unless `slipway org quota set` gives its own, e.g. apps=20,memory=64G,max-flavor=M (quotas: apps, addons, instances, memory, max-flavor, workers, runs, domains; default $SLIPWAY_DEFAULT_QUOTA, else apps=100, addons=100, instances=200, memory=256G, max-flavor=XL, workers=100, runs=10, domains=200)",
+        "Each organisation's quotas unless `slipway org quota set` gives its own, e.g. apps=20,memory=64G,max-flavor=M (quotas: apps, addons, instances, memory, max-flavor, workers, runs, domains, cron-jobs, drains, drain-buffer, webhooks, notify-emails, backups; default $SLIPWAY_DEFAULT_QUOTA, else apps=100, addons=100, instances=200, memory=256G, max-flavor=XL, workers=100, runs=10, domains=200, cron-jobs=50, drains=10, drain-buffer=256M, webhooks=20, notify-emails=20, backups=20)",
+    },
+    'orgs-per-user': {
+      type: 'string',
+      value: '<n>',
+      description: 'Organisations one user may own, 0 to 1000; administrators are not bound (default $SLIPWAY_ORGS_PER_USER, else 3)',
     },
     'kept-releases': {
       type: 'string',
@@ -286,6 +291,7 @@ export const server: Command = {
         appDiskBudget: parseDiskBudget((o['app-disk-budget'] as string | undefined) ?? ctx.env.SLIPWAY_APP_DISK_BUDGET ?? '2G'),
         minFreeDisk: parseDiskSize((o['min-free-disk'] as string | undefined) ?? ctx.env.SLIPWAY_MIN_FREE_DISK ?? '1G', '--min-free-disk'),
         defaultQuotas: parseDefaultQuotas((o['default-quota'] as string | undefined) ?? ctx.env.SLIPWAY_DEFAULT_QUOTA),
+        orgsPerUser: parseOrgsPerUser((o['orgs-per-user'] as string | undefined) ?? ctx.env.SLIPWAY_ORGS_PER_USER),
         keptReleases: parseKeptReleases((o['kept-releases'] as string | undefined) ?? ctx.env.SLIPWAY_KEPT_RELEASES),
         appUids:
           parseUidRange((o['app-uids'] as string | undefined) ?? ctx.env.SLIPWAY_APP_UIDS) &&
@@ -379,8 +385,24 @@ function metricsListen(value: string | undefined): { host: string; port: number 
   return value === undefined || value === '' ? undefined : parseListenAddress('--metrics-listen', value);
 }
 
+/** The most `--drain-buffer-size` may give one drain: each drain of each app reserves it on the data folder's disk. */
+const MAX_DRAIN_BUFFER_BYTES = 1024 * 1024 * 1024;
+
 function drainBufferSize(value: string | undefined): number | undefined {
-  return value === undefined || value === '' ? undefined : parseSize('--drain-buffer-size', value);
+  if (value === undefined || value === '') return undefined;
+  const bytes = parseSize('--drain-buffer-size', value);
+  if (bytes < MAX_DRAIN_BUFFER_BYTES / 1024 || bytes > MAX_DRAIN_BUFFER_BYTES) {
+    throw new Error(`--drain-buffer-size must be from 1M to 1G, not ${JSON.stringify(value)}.`);
+  }
+  return bytes;
+}
+
+function parseOrgsPerUser(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!/^\d+$/.test(value.trim()) || Number(value) > 1000) {
+    throw new Error(`--orgs-per-user must be a whole number from 0 to 1000, not ${JSON.stringify(value.slice(0, 40))}.`);
+  }
+  return Number(value);
 }
 
 /** docs/behaviour.md, Notifications; the URL's own checks (scheme, addresses) run when the daemon starts. */

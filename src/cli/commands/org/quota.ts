@@ -1,7 +1,15 @@
 import type { Command, CommandContext } from '../../command.js';
 import { printTable } from '../../output.js';
 import { UsageError } from '../../errors.js';
-import { QUOTA_FLAGS, QUOTA_NAMES, type QuotaLimits, type QuotaName, formatQuota } from '../../../quotas/limits.js';
+import {
+  QUOTA_FLAGS,
+  QUOTA_NAMES,
+  type QuotaLimits,
+  type QuotaName,
+  SIZE_QUOTAS,
+  formatQuota,
+  quotaBodyField,
+} from '../../../quotas/limits.js';
 import { orgOrOnly } from './members.js';
 
 interface OrgQuota {
@@ -50,6 +58,12 @@ const VALUE: Record<QuotaName, string> = {
   workers: '<n>',
   runs: '<n>',
   domains: '<n>',
+  cron_jobs: '<n>',
+  drains: '<n>',
+  drain_buffer_bytes: '<size>',
+  webhooks: '<n>',
+  notify_emails: '<n>',
+  backups: '<n>',
 };
 
 const DESCRIPTION: Record<QuotaName, string> = {
@@ -61,13 +75,19 @@ const DESCRIPTION: Record<QuotaName, string> = {
   workers: 'Workers (CC_WORKER_COMMAND*) over all its instances',
   runs: 'One-off commands (`slipway run`) open at once',
   domains: 'Custom domains over all its apps',
+  cron_jobs: 'Cron jobs over the serving releases of all its apps',
+  drains: 'Log drains over all its apps',
+  drain_buffer_bytes: "Disk its drains' buffers may take (each drain reserves the daemon's --drain-buffer-size), e.g. 256M",
+  webhooks: 'Webhooks over all its apps',
+  notify_emails: 'E-mail notifications over all its apps',
+  backups: 'Manual backups (`slipway addon backup`) kept at once over all its add-ons',
 };
 
 export const orgQuotaSet: Command = {
   path: ['org', 'quota', 'set'],
   summary: "Set an organisation's quotas (administrators); `default` puts one back to the daemon's",
   usage:
-    'org quota set <org> [--apps N] [--addons N] [--instances N] [--memory <size>] [--max-flavor F] [--workers N] [--runs N] [--domains N]',
+    'org quota set <org> [--apps N] [--addons N] [--instances N] [--memory <size>] [--max-flavor F] [--workers N] [--runs N] [--domains N] [--cron-jobs N] [--drains N] [--drain-buffer <size>] [--webhooks N] [--notify-emails N] [--backups N]',
   options: Object.fromEntries(
     QUOTA_NAMES.map((name) => [
       QUOTA_FLAGS[name],
@@ -85,8 +105,8 @@ export const orgQuotaSet: Command = {
       if (typeof value !== 'string') continue;
       const text = value.trim();
       // Counts travel as JSON numbers; a size or a flavour as text.
-      const counted = name !== 'memory_bytes' && name !== 'max_flavor' && /^\d+$/.test(text);
-      body[name === 'memory_bytes' ? 'memory' : name] = text.toLowerCase() === 'default' ? null : counted ? Number(text) : text;
+      const counted = !SIZE_QUOTAS.has(name) && name !== 'max_flavor' && /^\d+$/.test(text);
+      body[quotaBodyField(name)] = text.toLowerCase() === 'default' ? null : counted ? Number(text) : text;
     }
     if (Object.keys(body).length === 0) {
       throw new UsageError(`Give one or more quotas: ${QUOTA_NAMES.map((n) => `--${QUOTA_FLAGS[n]}`).join(', ')}.`);
