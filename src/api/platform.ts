@@ -75,6 +75,8 @@ export interface DeploymentServices {
   stopSystem?(): Promise<SystemStopReport>;
   /** `slipway system backup --to`: writes a whole-platform backup into that folder of the daemon's machine. */
   backupPlatform?(to: string): Promise<import('../backups/platform/platform-backup.js').PlatformBackupReport>;
+  /** `slipway system rotate-secrets-key`: the store's secrets sealed with a new key, then its file replaced. */
+  rotateSecretsKey?(): Promise<{ keyFile: string; oldKeyId: string; newKeyId: string; resealed: number }>;
 }
 
 /** What `slipway system stop` stopped. */

@@ -28,6 +28,7 @@ export function apiServices(input: {
   addons: AddonManager;
   router: Router;
   backupPlatform(to: string): Promise<PlatformBackupReport>;
+  rotateSecretsKey(): Promise<{ keyFile: string; oldKeyId: string; newKeyId: string; resealed: number }>;
   /** Called once `system stop` has answered: the daemon then stops the rest and exits. */
   systemStopped(): void;
   log(line: string): void;
@@ -62,6 +63,13 @@ export function apiServices(input: {
       const report = await input.backupPlatform(to);
       log(`Platform backup written to ${report.path}.`);
       return report;
+    },
+    rotateSecretsKey: async () => {
+      const done = await input.rotateSecretsKey();
+      log(
+        `Secrets key rotated: ${done.resealed} value(s) sealed again with key ${done.newKeyId} in ${done.keyFile} (was ${done.oldKeyId}).`,
+      );
+      return done;
     },
     stopSystem: async () => {
       await deployer.cancelAll('slipway was stopped (system stop) during this deployment.');

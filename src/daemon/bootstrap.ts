@@ -7,11 +7,11 @@ export const DEFAULT_ORG = 'default';
 
 /**
  * First start: an administrator, a default organisation and an API token written to
- * `<data-dir>/admin-token` (0600). Later starts change nothing.
+ * `<data-dir>/admin-token` (0600), never printed. Later starts change nothing.
  */
-export function bootstrapIfEmpty(store: Store, dataDir: string): { token: string | null; tokenFile: string } {
+export function bootstrapIfEmpty(store: Store, dataDir: string): { created: boolean; tokenFile: string } {
   const tokenFile = join(dataDir, 'admin-token');
-  if (store.users.count() > 0) return { token: null, tokenFile };
+  if (store.users.count() > 0) return { created: false, tokenFile };
   const token = store.transaction(() => {
     const admin = store.users.create(ADMIN_USER, true);
     const org = store.orgs.create(DEFAULT_ORG);
@@ -19,7 +19,8 @@ export function bootstrapIfEmpty(store: Store, dataDir: string): { token: string
     return store.users.issueToken(admin.id, 'admin token');
   });
   writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
-  return { token, tokenFile };
+  // The token is not returned: nothing may print it (see ready-log.ts).
+  return { created: true, tokenFile };
 }
 
 export function hasAdminTokenFile(dataDir: string): boolean {

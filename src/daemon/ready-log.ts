@@ -4,7 +4,7 @@ import type { DaemonOptions } from './options.js';
 export function logReady(
   log: (line: string) => void,
   options: DaemonOptions,
-  ready: { apiUrl: string; sshPort: number; caCertificatePath: string; first: { token: string | null; tokenFile: string } },
+  ready: { apiUrl: string; sshPort: number; caCertificatePath: string; first: { created: boolean; tokenFile: string } },
 ): void {
   const { apiUrl, sshPort, first } = ready;
   log(`slipway API listening on ${apiUrl} (data folder ${options.dataDir})`);
@@ -17,11 +17,12 @@ export function logReady(
   log(
     `git over SSH on port ${sshPort}; router on ${options.listen}:${options.routerPort} for *.${options.domain}; instances on ${options.subnet}`,
   );
-  if (first.token) {
-    log(`First start: created user "admin", organisation "default" and an API token (saved in ${first.tokenFile}).`);
-    log(`Log in with: slipway login --url ${apiUrl} --token ${first.token}`);
-  } else {
-    log(`Log in with: slipway login --url ${apiUrl} --token "$(cat ${first.tokenFile})"`);
+  // The token itself is never printed: the daemon's output goes to the journal, which keeps it
+  // for anyone allowed to read logs. The file is root's alone (0600).
+  if (first.created) {
+    log(`First start: created user "admin", organisation "default" and an API token.`);
+    log(`admin token written to ${first.tokenFile} (mode 0600); read it with: sudo cat ${first.tokenFile}`);
   }
+  log(`Log in with: slipway login --url ${apiUrl} --token "$(sudo cat ${first.tokenFile})"`);
   log('slipway is ready.');
 }

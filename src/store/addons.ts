@@ -1,19 +1,23 @@
 import type { Db } from './database.js';
 import { newId } from '../core/ids.js';
-import { ConflictError } from '../core/errors.js';
+import { ConflictError, NotFoundError } from '../core/errors.js';
+import type { StoreSecrets } from './store-secrets.js';
 
 export interface AddonRow {
   id: string;
   org_id: string;
   provider: string;
   name: string;
-  /** The provider's bookkeeping for this add-on, secrets included; never sent in listings. */
+  /** The provider's bookkeeping for this add-on, secrets included, sealed (read it with config()); never sent in listings. */
   config_json: string;
   created_at: string;
 }
 
 export class AddonRepository {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly secrets: StoreSecrets,
+  ) {}
 
   /**
    * Records a new add-on before its resources exist, so the name is taken at once and a
@@ -27,12 +31,13 @@ export class AddonRepository {
         'Choose another name; `slipway addon list` shows the existing ones.',
       );
     }
+    const id = newId('addon');
     const row: AddonRow = {
-      id: newId('addon'),
+      id,
       org_id: input.orgId,
       provider: input.provider,
       name: input.name,
-      config_json: '{}',
+      config_json: this.secrets.seal('{}', place(input.orgId, id)),
       created_at: new Date().toISOString(),
     };
     this.db
@@ -44,11 +49,15 @@ export class AddonRepository {
   }
 
   setConfig(id: string, config: Record<string, string>): void {
-    this.db.prepare('UPDATE addons SET config_json = ? WHERE id = ?').run(JSON.stringify(config), id);
+    const row = this.byId(id);
+    if (!row) throw new NotFoundError(`There is no add-on ${id}.`);
+    this.db
+      .prepare('UPDATE addons SET config_json = ? WHERE id = ?')
+      .run(this.secrets.seal(JSON.stringify(config), place(row.org_id, id)), id);
   }
 
   config(row: AddonRow): Record<string, string> {
-    return JSON.parse(row.config_json) as Record<string, string>;
+    return JSON.parse(this.secrets.open(row.config_json, place(row.org_id, row.id))) as Record<string, string>;
   }
 
   byId(id: string): AddonRow | undefined {
@@ -92,4 +101,8 @@ export class AddonRepository {
   remove(id: string): void {
     this.db.prepare('DELETE FROM addons WHERE id = ?').run(id);
   }
+}
+
+function place(orgId: string, id: string) {
+  return { table: 'addons', column: 'config_json', owner: [orgId, id] };
 }

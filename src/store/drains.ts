@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from './database.js';
+import type { StoreSecrets } from './store-secrets.js';
 
 export interface DrainRow {
   id: string;
@@ -15,11 +16,18 @@ export interface DrainRow {
 
 type Listener = () => void;
 
-/** Log drains of applications; the drain service follows every change. */
+/**
+ * Log drains of applications; the drain service follows every change. The URL (it may carry
+ * credentials or a token) and the username and password are sealed in the store
+ * (secret-box.ts); rows are returned opened.
+ */
 export class DrainRepository {
   private readonly listeners = new Set<Listener>();
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly secrets: StoreSecrets,
+  ) {}
 
   onChange(listener: Listener): () => void {
     this.listeners.add(listener);
@@ -31,15 +39,26 @@ export class DrainRepository {
   }
 
   all(): DrainRow[] {
-    return this.db.prepare('SELECT * FROM drains ORDER BY created_at, id').all() as DrainRow[];
+    return (this.db.prepare('SELECT * FROM drains ORDER BY created_at, id').all() as DrainRow[]).map((row) => this.opened(row));
   }
 
   ofApp(appId: string): DrainRow[] {
-    return this.db.prepare('SELECT * FROM drains WHERE app_id = ? ORDER BY created_at, id').all(appId) as DrainRow[];
+    const rows = this.db.prepare('SELECT * FROM drains WHERE app_id = ? ORDER BY created_at, id').all(appId) as DrainRow[];
+    return rows.map((row) => this.opened(row));
   }
 
   byId(id: string): DrainRow | undefined {
-    return this.db.prepare('SELECT * FROM drains WHERE id = ?').get(id) as DrainRow | undefined;
+    const row = this.db.prepare('SELECT * FROM drains WHERE id = ?').get(id) as DrainRow | undefined;
+    return row && this.opened(row);
+  }
+
+  private opened(row: DrainRow): DrainRow {
+    return {
+      ...row,
+      url: this.secrets.open(row.url, place(row, 'url')),
+      username: this.secrets.openNullable(row.username, place(row, 'username')),
+      password: this.secrets.openNullable(row.password, place(row, 'password')),
+    };
   }
 
   add(drain: Omit<DrainRow, 'id' | 'created_at' | 'enabled'>): DrainRow {
@@ -49,7 +68,12 @@ export class DrainRepository {
         `INSERT INTO drains (id, app_id, type, url, username, password, with_access_logs, enabled, created_at)
          VALUES (@id, @app_id, @type, @url, @username, @password, @with_access_logs, @enabled, @created_at)`,
       )
-      .run(row);
+      .run({
+        ...row,
+        url: this.secrets.seal(row.url, place(row, 'url')),
+        username: this.secrets.sealNullable(row.username, place(row, 'username')),
+        password: this.secrets.sealNullable(row.password, place(row, 'password')),
+      });
     this.changed();
     return row;
   }
@@ -63,4 +87,8 @@ export class DrainRepository {
     this.db.prepare('DELETE FROM drains WHERE id = ?').run(id);
     this.changed();
   }
+}
+
+function place(row: { app_id: string; id: string }, column: 'url' | 'username' | 'password') {
+  return { table: 'drains', column, owner: [row.app_id, row.id] };
 }

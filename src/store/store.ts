@@ -21,6 +21,8 @@ import { NotifyEmailRepository } from './notify-emails.js';
 import { NotificationDeliveryRepository } from './notification-deliveries.js';
 import { CronRunRepository } from './cron-runs.js';
 import { OrgQuotaRepository } from './org-quotas.js';
+import type { SecretBox } from './secret-box.js';
+import { StoreSecrets } from './store-secrets.js';
 
 /** The only place state lives. */
 export class Store {
@@ -46,34 +48,41 @@ export class Store {
   readonly notificationDeliveries: NotificationDeliveryRepository;
   readonly cron: CronRunRepository;
   readonly orgQuotas: OrgQuotaRepository;
+  /** The key secrets are sealed with (secret-box.ts); replaced by a rotation. */
+  readonly secrets: StoreSecrets;
 
-  constructor(readonly db: Db) {
+  /** Without a key (unit tests, the restore's bookkeeping), secrets stay in clear and sealed ones are refused. */
+  constructor(
+    readonly db: Db,
+    box?: SecretBox,
+  ) {
+    this.secrets = new StoreSecrets(box);
     this.orgs = new OrgRepository(db);
     this.users = new UserRepository(db);
     this.sshKeys = new SshKeyRepository(db);
     this.apps = new AppRepository(db);
-    this.env = new EnvVarRepository(db);
+    this.env = new EnvVarRepository(db, this.secrets);
     this.deployments = new DeploymentRepository(db);
-    this.addons = new AddonRepository(db);
+    this.addons = new AddonRepository(db, this.secrets);
     this.addonBackups = new AddonBackupRepository(db);
     this.links = new LinkRepository(db);
-    this.publishedConfig = new PublishedConfigRepository(db);
+    this.publishedConfig = new PublishedConfigRepository(db, this.secrets);
     this.appUsers = new AppUserRepository(db);
     this.appConfig = new AppConfigRepository(db);
     this.tokens = new ApiTokenRepository(db);
     this.domains = new DomainRepository(db);
     this.certificates = new CertificateRepository(db);
     this.acme = new AcmeStateRepository(db);
-    this.drains = new DrainRepository(db);
-    this.webhooks = new WebhookRepository(db);
+    this.drains = new DrainRepository(db, this.secrets);
+    this.webhooks = new WebhookRepository(db, this.secrets);
     this.notifyEmails = new NotifyEmailRepository(db);
     this.notificationDeliveries = new NotificationDeliveryRepository(db);
     this.cron = new CronRunRepository(db);
     this.orgQuotas = new OrgQuotaRepository(db);
   }
 
-  static open(path: string): Store {
-    return new Store(openDatabase(path));
+  static open(path: string, box?: SecretBox): Store {
+    return new Store(openDatabase(path), box);
   }
 
   transaction<T>(work: () => T): T {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from './database.js';
 import { ConflictError, NotFoundError } from '../core/errors.js';
+import type { StoreSecrets } from './store-secrets.js';
 
 export interface WebhookRow {
   id: string;
@@ -15,27 +16,43 @@ export interface WebhookRow {
   created_at: string;
 }
 
-/** An application's webhooks, one per name. */
+/**
+ * An application's webhooks, one per name. The URL (it may carry a token: Slack's do) and the
+ * signing secret are sealed in the store (secret-box.ts); rows are returned opened.
+ */
 export class WebhookRepository {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly secrets: StoreSecrets,
+  ) {}
 
   ofApp(appId: string): WebhookRow[] {
-    return this.db.prepare('SELECT * FROM notification_webhooks WHERE app_id = ? ORDER BY name').all(appId) as WebhookRow[];
+    const rows = this.db.prepare('SELECT * FROM notification_webhooks WHERE app_id = ? ORDER BY name').all(appId) as WebhookRow[];
+    return rows.map((row) => this.opened(row));
   }
 
   byId(id: string): WebhookRow | undefined {
-    return this.db.prepare('SELECT * FROM notification_webhooks WHERE id = ?').get(id) as WebhookRow | undefined;
+    return this.opened(this.db.prepare('SELECT * FROM notification_webhooks WHERE id = ?').get(id) as WebhookRow | undefined);
   }
 
   byName(appId: string, name: string): WebhookRow | undefined {
-    return this.db.prepare('SELECT * FROM notification_webhooks WHERE app_id = ? AND name = ?').get(appId, name) as WebhookRow | undefined;
+    return this.opened(
+      this.db.prepare('SELECT * FROM notification_webhooks WHERE app_id = ? AND name = ?').get(appId, name) as WebhookRow | undefined,
+    );
   }
 
   /** By its name or its id (the reference removes webhooks by id). */
   find(appId: string, ref: string): WebhookRow | undefined {
-    return this.db.prepare('SELECT * FROM notification_webhooks WHERE app_id = ? AND (name = ? OR id = ?)').get(appId, ref, ref) as
-      | WebhookRow
-      | undefined;
+    return this.opened(
+      this.db.prepare('SELECT * FROM notification_webhooks WHERE app_id = ? AND (name = ? OR id = ?)').get(appId, ref, ref) as
+        | WebhookRow
+        | undefined,
+    );
+  }
+
+  private opened<T extends WebhookRow | undefined>(row: T): T {
+    if (!row) return row;
+    return { ...row, url: this.secrets.open(row.url, place(row, 'url')), secret: this.secrets.open(row.secret, place(row, 'secret')) };
   }
 
   add(input: { appId: string; name: string; url: string; format: 'raw' | 'slack'; events: string[]; secret: string }): WebhookRow {
@@ -56,7 +73,7 @@ export class WebhookRepository {
       .prepare(
         'INSERT INTO notification_webhooks (id, app_id, name, url, format, events, secret, created_at) VALUES (@id, @app_id, @name, @url, @format, @events, @secret, @created_at)',
       )
-      .run(row);
+      .run({ ...row, url: this.secrets.seal(row.url, place(row, 'url')), secret: this.secrets.seal(row.secret, place(row, 'secret')) });
     return row;
   }
 
@@ -66,4 +83,8 @@ export class WebhookRepository {
       throw new NotFoundError(`This application has no webhook named ${name}.`, 'List its webhooks with `slipway webhooks`.');
     }
   }
+}
+
+function place(row: { app_id: string; id: string }, column: 'url' | 'secret') {
+  return { table: 'notification_webhooks', column, owner: [row.app_id, row.id] };
 }

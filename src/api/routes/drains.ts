@@ -7,14 +7,15 @@ import { orgOfApp, quotasOf } from '../quotas.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { checkDrainUrl, parseDrainType } from '../../drains/drain-target.js';
 import { drainSpecs } from './drains-routes.js';
+import { receiverUrlFor, receiverUserFor } from '../receiver-urls.js';
 
 function drainView(ctx: ApiContext, row: DrainRow) {
   const status = ctx.deps.drains?.service.status(row.id);
   return {
     id: row.id,
     type: row.type,
-    url: row.url,
-    username: row.username,
+    url: receiverUrlFor(ctx.token.scope, row.url),
+    username: receiverUserFor(ctx.token.scope, row.username),
     with_access_logs: row.with_access_logs === 1,
     enabled: row.enabled === 1,
     created_at: row.created_at,

@@ -12,6 +12,7 @@ import { checkEventNames } from '../../notifications/event-names.js';
 import { checkWebhookUrl, shownUrl } from '../../notifications/notification-urls.js';
 import { newWebhookSecret } from '../../notifications/signing.js';
 import { notificationSpecs } from './notifications-routes.js';
+import { receiverUrlFor } from '../receiver-urls.js';
 
 const SHOWN_DELIVERIES = 20;
 /** An address people type: something@somewhere, no spaces nor list separators. */
@@ -25,7 +26,7 @@ function webhookView(ctx: ApiContext, row: WebhookRow) {
   return {
     id: row.id,
     name: row.name,
-    url: shownUrl(row.url),
+    url: receiverUrlFor(ctx.token.scope, shownUrl(row.url)),
     format: row.format,
     events: JSON.parse(row.events) as string[],
     created_at: row.created_at,

@@ -76,4 +76,23 @@ export const systemSpecs = {
     },
     errors: [400, 403, 503],
   },
+  rotateSecretsKey: {
+    operationId: 'rotateSecretsKey',
+    tag: 'System',
+    summary:
+      'Administrators: seal every secret of the store (variables, add-on credentials, webhook and drain URLs and secrets) with a new key, then replace the key file; the old key no longer reads the store',
+    success: {
+      status: 201,
+      response: {
+        description: 'The rotation, done',
+        schema: obj({
+          key_file: str("The secrets key file on the daemon's machine, now holding the new key"),
+          old_key_id: str('Id of the key replaced (16 hex digits; not the key)'),
+          new_key_id: str('Id of the new key'),
+          resealed: int('Values sealed again with the new key'),
+        }),
+      },
+    },
+    errors: [403, 503],
+  },
 } satisfies Record<string, RouteSpec>;

@@ -25,6 +25,15 @@ export function systemRoutes(router: HttpRouter<ApiContext>): void {
     return await stop();
   });
 
+  // One transaction re-seals every value; the key file is replaced only once it committed.
+  router.add('POST', '/v1/system/secrets-key/rotate', systemSpecs.rotateSecretsKey, async ({ user, deps }) => {
+    requireAdmin(user);
+    const rotate = deps.services?.rotateSecretsKey;
+    if (!rotate) throw new SlipwayError(503, 'unavailable', 'This daemon keeps no secrets key to rotate.');
+    const done = await rotate();
+    return { key_file: done.keyFile, old_key_id: done.oldKeyId, new_key_id: done.newKeyId, resealed: done.resealed };
+  });
+
   router.add('POST', '/v1/system/backup', systemSpecs.backup, async (ctx) => {
     const { user, deps } = ctx;
     requireAdmin(user);

@@ -4,6 +4,7 @@ import { orgCreate } from './org/create.js';
 import { systemStop } from './system/stop.js';
 import { systemBackup } from './system/backup.js';
 import { systemStatus } from './system/status.js';
+import { systemRotateSecretsKey } from './system/rotate-secrets-key.js';
 import { orgList } from './org/list.js';
 import { orgAddMember, orgMembers, orgRemoveMember } from './org/members.js';
 import { orgQuota, orgQuotaSet } from './org/quota.js';
@@ -97,6 +98,7 @@ export const commands: Command[] = [
   systemStop,
   systemBackup,
   systemStatus,
+  systemRotateSecretsKey,
   orgList,
   orgMembers,
   orgAddMember,
