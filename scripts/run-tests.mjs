@@ -96,6 +96,7 @@ const BESIDE = [
   'interrupted-deploy',
   'notifications',
   'plan-before-push',
+  'privileged-sql',
   'platform-backup',
   'quotas',
   'redis-backups',

@@ -16,7 +16,7 @@ test('a database over its size becomes read-only; below again, writable; growing
 test('the statements name only add-on databases, quoted', () => {
   assert.deepEqual(readOnlySql(db), [
     'ALTER DATABASE "addon_1234abcd" SET default_transaction_read_only = on',
-    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'addon_1234abcd' AND pid <> pg_backend_pid()",
+    "SELECT pg_catalog.pg_terminate_backend(pid) FROM pg_catalog.pg_stat_activity WHERE datname = 'addon_1234abcd' AND pid <> pg_catalog.pg_backend_pid()",
   ]);
   assert.equal(writableSql(db), 'ALTER DATABASE "addon_1234abcd" RESET default_transaction_read_only');
   assert.throws(() => readOnlySql('postgres'), /not a PostgreSQL add-on identifier/);

@@ -23,18 +23,18 @@ export interface DatabaseSize {
 /** One query: each database's size and whether it is read-only by default already. */
 export const SIZES_SQL = `
 SELECT d.datname AS database,
-       pg_database_size(d.oid)::bigint AS size,
-       COALESCE(s.setconfig @> ARRAY['default_transaction_read_only=on'], false) AS read_only
-FROM pg_database d
-LEFT JOIN pg_db_role_setting s ON s.setdatabase = d.oid AND s.setrole = 0
-WHERE d.datname = ANY($1::text[])`;
+       pg_catalog.pg_database_size(d.oid)::pg_catalog.int8 AS size,
+       COALESCE(s.setconfig @> ARRAY['default_transaction_read_only=on']::pg_catalog.text[], false) AS read_only
+FROM pg_catalog.pg_database d
+LEFT JOIN pg_catalog.pg_db_role_setting s ON s.setdatabase = d.oid AND s.setrole = 0
+WHERE d.datname = ANY($1::pg_catalog.text[])`;
 
 /** The statements that make a database read-only by default and end its sessions (idempotent). */
 export function readOnlySql(database: string): string[] {
   assertAddonIdentifier(database);
   return [
     `ALTER DATABASE ${pg.escapeIdentifier(database)} SET default_transaction_read_only = on`,
-    `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${pg.escapeLiteral(database)} AND pid <> pg_backend_pid()`,
+    `SELECT pg_catalog.pg_terminate_backend(pid) FROM pg_catalog.pg_stat_activity WHERE datname = ${pg.escapeLiteral(database)} AND pid <> pg_catalog.pg_backend_pid()`,
   ];
 }
 

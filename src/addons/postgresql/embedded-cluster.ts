@@ -1,7 +1,7 @@
 import { runChecked } from '../../executor/run-captured.js';
 import { chown, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import { assertTraversable, ensureDir } from '../directories.js';
 import { randomPassword } from '../secrets.js';
 import { ServerProcess, isOurServer, logTail, readPidFile, waitUntilReady } from '../server-process.js';
@@ -9,6 +9,7 @@ import { quietSupervision, SupervisedServer, type SupervisionEvents } from '../s
 import { ensureSystemUser, type SystemUser } from '../system-user.js';
 import { findPostgresBinaries } from './binaries.js';
 import type { HbaClient } from '../../network/addon-access.js';
+import { asSuperuser } from './superuser-connection.js';
 import { ADMIN_ROLE, hbaConf, initdbArgv, postgresArgv, type ClusterLayout } from './cluster-config.js';
 
 export interface EmbeddedClusterOptions {
@@ -271,7 +272,7 @@ export class EmbeddedCluster {
     // moves, every new connection is checked against the new file.
     const before = await adminQuery(admin, async (c) => {
       const errors = await c.query<{ line_number: number; error: string }>(
-        'SELECT line_number, error FROM pg_hba_file_rules WHERE error IS NOT NULL',
+        'SELECT line_number, error FROM pg_catalog.pg_hba_file_rules WHERE error IS NOT NULL',
       );
       if (errors.rows.length > 0) {
         throw new Error(
@@ -279,7 +280,7 @@ export class EmbeddedCluster {
         );
       }
       const loaded = await confLoadTimeOf(c);
-      await c.query('SELECT pg_reload_conf()');
+      await c.query('SELECT pg_catalog.pg_reload_conf()');
       return loaded;
     });
     const deadline = Date.now() + 10_000;
@@ -373,15 +374,8 @@ async function writeHba(path: string, text: string): Promise<void> {
   await rename(`${path}.new`, path);
 }
 
-async function adminQuery<T>(target: AdminTarget, use: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ ...target, connectionTimeoutMillis: 5000 });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+function adminQuery<T>(target: AdminTarget, use: (client: pg.Client) => Promise<T>): Promise<T> {
+  return asSuperuser(target, use, { connectionTimeoutMillis: 5000 });
 }
 
 async function confLoadTime(target: AdminTarget): Promise<number> {
@@ -389,22 +383,24 @@ async function confLoadTime(target: AdminTarget): Promise<number> {
 }
 
 async function confLoadTimeOf(client: pg.Client): Promise<number> {
-  const { rows } = await client.query<{ t: string }>('SELECT extract(epoch FROM pg_conf_load_time())::text AS t');
+  const { rows } = await client.query<{ t: string }>(
+    "SELECT pg_catalog.date_part('epoch', pg_catalog.pg_conf_load_time())::pg_catalog.text AS t",
+  );
   return Number(rows[0]!.t);
 }
 
 async function archiving(target: AdminTarget): Promise<boolean> {
-  const mode = await adminQuery(target, (c) => c.query<{ mode: string }>(`SELECT current_setting('archive_mode') AS mode`));
+  const mode = await adminQuery(target, (c) => c.query<{ mode: string }>(`SELECT pg_catalog.current_setting('archive_mode') AS mode`));
   return mode.rows[0]?.mode === 'on';
 }
 
 async function canQuery(target: AdminTarget): Promise<boolean> {
-  const client = new pg.Client({ ...target, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return true;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+  return asSuperuser(
+    target,
+    async (client) => {
+      await client.query('SELECT 1');
+      return true;
+    },
+    { connectionTimeoutMillis: 2000 },
+  );
 }

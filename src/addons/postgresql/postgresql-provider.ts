@@ -1,10 +1,11 @@
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
 import type { AddonProvider, AddonRecord, ProvisionResult } from '../provider.js';
 import { assertAddressAssigned, bindAddresses, defaultSubnet } from '../gateway.js';
 import { randomIdentifier, randomPassword, redact } from '../secrets.js';
 import { EmbeddedCluster, type AdminTarget } from './embedded-cluster.js';
 import type { HbaClient } from '../../network/addon-access.js';
+import { asSuperuser } from './superuser-connection.js';
 import type { SupervisionEvents } from '../server-supervisor.js';
 import { assertAddonIdentifier, createDatabaseSql, createRoleSql, dropSql, roleLimitsSql } from './provisioning-sql.js';
 import { type DatabaseSize, enforceDatabaseSizes } from './database-sizes.js';
@@ -85,7 +86,9 @@ export class PostgresqlProvider implements AddonProvider {
       admin = this.options.externalUrl!;
     }
     const rows = await withClient(admin, (c) =>
-      c.query<{ v: string; su: string }>(`SELECT current_setting('server_version_num') AS v, current_setting('is_superuser') AS su`),
+      c.query<{ v: string; su: string }>(
+        `SELECT pg_catalog.current_setting('server_version_num') AS v, pg_catalog.current_setting('is_superuser') AS su`,
+      ),
     );
     this.version = String(Math.floor(Number(rows.rows[0]!.v) / 10000));
     this.superuser = rows.rows[0]!.su === 'on';
@@ -259,19 +262,9 @@ function parseExternalUrl(url: string): { hostname: string; port: number } {
   return { hostname: parsed.hostname, port: parsed.port ? Number(parsed.port) : 5432 };
 }
 
-async function withClient<T>(target: AdminTarget | string, use: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client(
-    typeof target === 'string'
-      ? { connectionString: target, connectionTimeoutMillis: 10_000 }
-      : { ...target, connectionTimeoutMillis: 10_000 },
-  );
-  client.on('error', () => undefined); // a server restart must not crash the daemon; the query rejects instead
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+/** Every statement the provider sends goes through a pinned superuser connection. */
+function withClient<T>(target: AdminTarget | string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+  return asSuperuser(target, use);
 }
 
 function need(config: Record<string, string>, key: string): string {

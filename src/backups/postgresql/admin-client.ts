@@ -1,5 +1,6 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { ADMIN_ROLE } from '../../addons/postgresql/cluster-config.js';
+import { asSuperuser } from '../../addons/postgresql/superuser-connection.js';
 
 /** A cluster reached over its unix socket as slipway's superuser: the live one, or a restored copy. */
 export interface SocketTarget {
@@ -8,14 +9,10 @@ export interface SocketTarget {
   password: string;
 }
 
-/** Opens one connection to `database` as the superuser, hands it over, and closes it whatever happens. */
-export async function asAdmin<T>(target: SocketTarget, database: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ host: target.socketDir, port: target.port, user: ADMIN_ROLE, password: target.password, database });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
+/**
+ * Opens one connection to `database` as the superuser (search path pinned, see
+ * superuser-connection.ts), hands it over, and closes it whatever happens.
+ */
+export function asAdmin<T>(target: SocketTarget, database: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+  return asSuperuser({ host: target.socketDir, port: target.port, user: ADMIN_ROLE, password: target.password }, use, { database });
 }

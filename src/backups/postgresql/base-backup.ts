@@ -3,6 +3,7 @@ import { runStreamed } from '../../executor/run-streamed.js';
 import { join } from 'node:path';
 import pg from 'pg';
 import { ADMIN_ROLE } from '../../addons/postgresql/cluster-config.js';
+import { pinnedToolEnv } from '../../addons/postgresql/superuser-connection.js';
 import type { BackupStore } from '../store/backup-store.js';
 
 /** How the daemon reaches the live cluster as its superuser: over the unix socket. */
@@ -34,7 +35,7 @@ export async function takeBaseBackup(cluster: LiveCluster, store: BackupStore, k
       '--checkpoint=fast',
       '--no-password',
     ],
-    env: { PATH: '/usr/bin:/bin', PGPASSWORD: cluster.password },
+    env: pinnedToolEnv({ PATH: '/usr/bin:/bin', PGPASSWORD: cluster.password }),
     name: 'pg_basebackup',
   });
   const stored = store.put(key, tool.stdout);
@@ -56,9 +57,12 @@ export async function takeBaseBackup(cluster: LiveCluster, store: BackupStore, k
 export type RowCounts = Record<string, number>;
 
 /**
- * Names a restore point in one add-on's database and counts the rows of each of its tables at
- * that point: writers wait (SHARE locks) while the point is made and the rows are counted, so a
- * restore to the point must find exactly these counts.
+ * Names a restore point and counts the rows of each table of one add-on's database at that point.
+ * Writers wait (SHARE locks, taken in the add-on's database) while the point is made and the rows
+ * counted, so a restore to the point finds exactly these counts. Inside the tenant's database
+ * this runs only what it must: the catalogue query, the locks and the counts (READ COMMITTED, so
+ * each count sees every write committed before its lock). The restore point is cluster-wide and
+ * is made from the maintenance database, where the tenant has nothing.
  */
 export async function restorePointWithCounts(
   cluster: LiveCluster,
@@ -67,18 +71,19 @@ export async function restorePointWithCounts(
 ): Promise<{ counts: RowCounts; lsn: string }> {
   return asAdmin(cluster, database, async (client) => {
     try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
       await client.query(`SET LOCAL lock_timeout = '60s'`);
       const tables = await userTables(client);
-      for (const table of tables) await client.query(`LOCK TABLE ${table} IN SHARE MODE`);
-      const point = await client.query<{ lsn: string }>('SELECT pg_create_restore_point($1)::text AS lsn', [name]);
-      const counts: RowCounts = {};
-      for (const table of tables) {
-        const row = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`);
-        counts[table] = Number(row.rows[0]?.n ?? 0);
-      }
+      for (const table of tables) await client.query(`LOCK TABLE ONLY ${table} IN SHARE MODE`);
+      const lsn = await asAdmin(cluster, 'postgres', async (maintenance) => {
+        const point = await maintenance.query<{ lsn: string }>('SELECT pg_catalog.pg_create_restore_point($1)::pg_catalog.text AS lsn', [
+          name,
+        ]);
+        return point.rows[0]?.lsn ?? '';
+      });
+      const counts = await countRows(client, tables);
       await client.query('COMMIT');
-      return { counts, lsn: point.rows[0]?.lsn ?? '' };
+      return { counts, lsn };
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw new Error(`Could not mark the backup's restore point: ${(error as Error).message}`);
@@ -86,14 +91,35 @@ export async function restorePointWithCounts(
   });
 }
 
-/** Every ordinary table of the database outside the system schemas, as a quoted name. */
+/**
+ * Every ordinary table of the database outside the system schemas, as a qualified, quoted name.
+ * Operators are named with their schema: this runs inside a tenant's database.
+ */
 export async function userTables(client: pg.Client): Promise<string[]> {
   const rows = await client.query<{ schema: string; name: string }>(
-    `SELECT n.nspname AS schema, c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE c.relkind = 'r' AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%'
-     ORDER BY 1, 2`,
+    `SELECT n.nspname AS schema, c.relname AS name
+       FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+      WHERE c.relkind OPERATOR(pg_catalog.=) 'r'
+        AND n.nspname OPERATOR(pg_catalog.<>) ALL (ARRAY['pg_catalog', 'information_schema']::pg_catalog.name[])
+        AND NOT n.nspname OPERATOR(pg_catalog.~~) 'pg\\_%'
+      ORDER BY 1, 2`,
   );
   return rows.rows.map((r) => `${pg.escapeIdentifier(r.schema)}.${pg.escapeIdentifier(r.name)}`);
+}
+
+/**
+ * The rows of each table given (qualified names from userTables), each table alone (ONLY: a
+ * child table has its own count). A table that cannot be read says which.
+ */
+export async function countRows(client: pg.Client, tables: string[]): Promise<RowCounts> {
+  const counts: RowCounts = {};
+  for (const table of tables) {
+    const row = await client.query<{ n: string }>(`SELECT pg_catalog.count(*) AS n FROM ONLY ${table}`).catch((error: Error) => {
+      throw new Error(`table ${table} cannot be read: ${error.message}`);
+    });
+    counts[table] = Number(row.rows[0]?.n ?? 0);
+  }
+  return counts;
 }
 
 /**
@@ -102,12 +128,12 @@ export async function userTables(client: pg.Client): Promise<string[]> {
  */
 export async function switchAndAwaitArchive(cluster: LiveCluster, timeoutMs = 120_000): Promise<string> {
   return asAdmin(cluster, 'postgres', async (client) => {
-    const switched = await client.query<{ segment: string }>('SELECT pg_walfile_name(pg_switch_wal()) AS segment');
+    const switched = await client.query<{ segment: string }>('SELECT pg_catalog.pg_walfile_name(pg_catalog.pg_switch_wal()) AS segment');
     const segment = switched.rows[0]!.segment;
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const state = await client.query<{ archived: string | null; failed: string | null }>(
-        'SELECT last_archived_wal AS archived, last_failed_wal AS failed FROM pg_stat_archiver',
+        'SELECT last_archived_wal AS archived, last_failed_wal AS failed FROM pg_catalog.pg_stat_archiver',
       );
       const archived = state.rows[0]?.archived;
       if (archived && archived.slice(0, 24) >= segment) return segment;

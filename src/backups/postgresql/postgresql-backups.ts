@@ -8,19 +8,31 @@ import type { EmbeddedCluster } from '../../addons/postgresql/embedded-cluster.j
 import { findPostgresBinaries } from '../../addons/postgresql/binaries.js';
 import { assertAddonIdentifier, createDatabaseSql } from '../../addons/postgresql/provisioning-sql.js';
 import { ensureSystemUser } from '../../addons/system-user.js';
+import { pinnedToolEnv } from '../../addons/postgresql/superuser-connection.js';
 import type { BackupStore } from '../store/backup-store.js';
 import { asAdmin } from './admin-client.js';
-import { restorePointWithCounts, switchAndAwaitArchive, takeBaseBackup, type LiveCluster, type RowCounts } from './base-backup.js';
+import {
+  countRows,
+  restorePointWithCounts,
+  switchAndAwaitArchive,
+  takeBaseBackup,
+  type LiveCluster,
+  type RowCounts,
+} from './base-backup.js';
 import { dumpDatabase, loadDump } from './dump-load.js';
 import { ScratchCluster, type RecoveryTarget } from './scratch-cluster.js';
 import { WAL_PREFIX, WalShipper } from './wal-shipper.js';
 
 export const BASE_PREFIX = 'postgresql/base/';
 
-/** One PostgreSQL add-on as the backups see it: its database and role on the shared cluster. */
+/**
+ * One PostgreSQL add-on as the backups see it: its database and role on the shared cluster, and
+ * the role's password, with which a restore loads its data (never as a superuser).
+ */
 export interface PgAddon {
   database: string;
   role: string;
+  password: string;
 }
 
 export interface TakenBackup {
@@ -96,14 +108,8 @@ export class PostgresqlBackups {
   async verify(backup: { objectKey: string; restorePoint: string; counts: RowCounts }, database: string): Promise<string> {
     return this.withCopy(backup.objectKey, { name: backup.restorePoint }, async (copy, live) => {
       const amcheck = await runAmcheck(live.binDir, copy.clientEnv(), database);
-      const found: RowCounts = {};
-      await asAdmin(copy, database, async (client) => {
-        for (const table of Object.keys(backup.counts)) {
-          const row = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`).catch((error: Error) => {
-            throw new Error(`table ${table} cannot be read in the restored copy: ${error.message}`);
-          });
-          found[table] = Number(row.rows[0]?.n ?? 0);
-        }
+      const found = await asAdmin(copy, database, (client) => countRows(client, Object.keys(backup.counts))).catch((error: Error) => {
+        throw new Error(`the restored copy cannot be counted: ${error.message}`);
       });
       const wrong = Object.entries(backup.counts).filter(([table, n]) => found[table] !== n);
       if (wrong.length > 0) {
@@ -137,7 +143,7 @@ export class PostgresqlBackups {
       for (const statement of createDatabaseSql(incoming, addon.role)) await c.query(statement);
     });
     try {
-      await this.copyInto(baseKey, target, addon.database, incoming, addon.role);
+      await this.copyInto(baseKey, target, addon.database, { ...addon, database: incoming });
       await this.swap(live, addon, incoming);
     } catch (error) {
       await this.admin(live, (c) => c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(incoming)} WITH (FORCE)`)).catch(
@@ -149,13 +155,13 @@ export class PostgresqlBackups {
 
   /** Loads the database as it was at the target into another add-on's (new, empty) database. */
   async restoreInto(baseKey: string, target: RecoveryTarget, source: PgAddon, into: PgAddon): Promise<void> {
-    await this.copyInto(baseKey, target, source.database, into.database, into.role);
+    await this.copyInto(baseKey, target, source.database, into);
   }
 
-  private async copyInto(baseKey: string, target: RecoveryTarget, from: string, into: string, role: string): Promise<void> {
+  private async copyInto(baseKey: string, target: RecoveryTarget, from: string, into: PgAddon): Promise<void> {
     await this.withCopy(baseKey, target, async (copy, live) => {
       const run = dumpDatabase(live.binDir, copy.clientEnv(), from);
-      await Promise.all([loadDump(live, run.stdout, into, role), run.done]);
+      await Promise.all([loadDump(live, run.stdout, into), run.done]);
     });
   }
 
@@ -164,9 +170,10 @@ export class PostgresqlBackups {
     const old = `addon_${randomBytes(8).toString('hex')}`;
     await this.admin(live, async (c) => {
       await c.query(`ALTER DATABASE ${current} WITH ALLOW_CONNECTIONS false`);
-      await c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [
-        addon.database,
-      ]);
+      await c.query(
+        'SELECT pg_catalog.pg_terminate_backend(pid) FROM pg_catalog.pg_stat_activity WHERE datname = $1 AND pid <> pg_catalog.pg_backend_pid()',
+        [addon.database],
+      );
       await c.query(`ALTER DATABASE ${current} RENAME TO ${pg.escapeIdentifier(old)}`);
       await c.query(`ALTER DATABASE ${pg.escapeIdentifier(incoming)} RENAME TO ${current}`);
       await c.query(`DROP DATABASE ${pg.escapeIdentifier(old)} WITH (FORCE)`);
@@ -203,7 +210,10 @@ export class PostgresqlBackups {
   }
 
   private async currentSegment(live: LiveCluster): Promise<string> {
-    return this.admin(live, async (c) => (await c.query<{ s: string }>('SELECT pg_walfile_name(pg_current_wal_lsn()) AS s')).rows[0]!.s);
+    return this.admin(
+      live,
+      async (c) => (await c.query<{ s: string }>('SELECT pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_lsn()) AS s')).rows[0]!.s,
+    );
   }
 
   private admin<T>(live: LiveCluster, use: (client: pg.Client) => Promise<T>): Promise<T> {
@@ -234,9 +244,11 @@ export class PostgresqlBackups {
 
 async function runAmcheck(binDir: string, env: Record<string, string>, database: string): Promise<string> {
   const result = await runCaptured({
+    // --install-missing puts amcheck into pg_catalog, where the tenant cannot have planted
+    // anything; amcheck runs index expressions as the table's owner, not as the superuser.
     argv: [join(binDir, 'pg_amcheck'), '--no-password', '--install-missing', '--heapallindexed', '--database', database],
     cwd: '/',
-    env,
+    env: pinnedToolEnv(env),
   });
   if (result.exitCode === 0) return 'pg_amcheck found no corruption';
   const said = `${result.stdout}${result.stderr}`.trim().split('\n').slice(0, 3).join(' ');

@@ -58,7 +58,7 @@ function target(from: RestoreFrom): RecoveryTarget {
 }
 
 function pgAddon(addon: EngineAddon): PgAddon {
-  const { database, role } = addon.config;
-  if (!database || !role) throw new ConflictError(`The add-on ${addon.name} is still being created.`);
-  return { database, role };
+  const { database, role, password } = addon.config;
+  if (!database || !role || !password) throw new ConflictError(`The add-on ${addon.name} is still being created.`);
+  return { database, role, password };
 }

@@ -164,7 +164,7 @@ export class ScratchCluster {
     const deadline = Date.now() + (this.o.timeoutMs ?? 600_000);
     for (;;) {
       if (ended) throw new Error(`The restored copy did not start: ${await recoveryFailure(logFile)}`);
-      const state = await this.queryOne<{ recovering: boolean }>('postgres', 'SELECT pg_is_in_recovery() AS recovering').catch(
+      const state = await this.queryOne<{ recovering: boolean }>('postgres', 'SELECT pg_catalog.pg_is_in_recovery() AS recovering').catch(
         () => undefined,
       );
       if (state && !state.recovering) return;
