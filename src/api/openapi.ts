@@ -1,12 +1,13 @@
 import type { RouteSpec } from './route-spec.js';
 import { nameOf, type Schema } from './schema.js';
 import { ErrorBody } from './schemas.js';
+import { routeAccess } from './route-scopes.js';
 
 /** What each error status means, for every route that may answer it. */
 const ERROR_MEANINGS: Record<number, string> = {
   400: 'Invalid request: a path segment, query parameter or body field that does not fit',
   401: 'Missing, unknown, expired or revoked API token',
-  403: 'Not allowed for this user',
+  403: 'Not allowed for this user, or to a token of lower scope than its x-slipway-scope',
   404: 'Not found among what the user can reach',
   409: 'Conflicts with the current state',
   502: 'A service the daemon relies on failed',
@@ -59,8 +60,10 @@ function convert(schema: Schema, components: Record<string, Schema>): Schema {
 }
 
 /** The statuses a route may answer besides its success, as the document lists them. */
-export function errorStatuses(pattern: string, spec: RouteSpec): number[] {
+export function errorStatuses(pattern: string, spec: RouteSpec, method?: string): number[] {
   const statuses = new Set(spec.errors);
+  // A token of too low a scope is refused (route-scopes.ts).
+  if (method !== undefined && !['public', 'read'].includes(routeAccess(method, pattern) ?? 'read')) statuses.add(403);
   // Path segments, query parameters and bodies are all checked by the router.
   if (pattern.includes(':') || spec.query || spec.body) statuses.add(400);
   if (!spec.public) statuses.add(401);
@@ -110,7 +113,7 @@ export function buildOpenApi(routes: DocumentedRoute[]) {
             }),
       },
     };
-    for (const error of errorStatuses(pattern, spec)) {
+    for (const error of errorStatuses(pattern, spec, method)) {
       responses[String(error)] = { description: ERROR_MEANINGS[error] ?? 'Error', content: { 'application/json': { schema: errorRef } } };
     }
     responses.default = { description: 'Unexpected error in the daemon', content: { 'application/json': { schema: errorRef } } };
@@ -124,7 +127,7 @@ export function buildOpenApi(routes: DocumentedRoute[]) {
       ...(spec.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: toDocument(spec.body, components) } } } }
         : {}),
-      ...(spec.public ? { security: [] } : {}),
+      ...(spec.public ? { security: [] } : { 'x-slipway-scope': routeAccess(method, pattern) }),
       responses,
     };
   }
@@ -135,7 +138,7 @@ export function buildOpenApi(routes: DocumentedRoute[]) {
       title: 'slipway API',
       version: '1',
       description:
-        'Every request but /v1/health and /v1/openapi.json needs `Authorization: Bearer <token>`. Errors answer {"error": {"code", "message", "hint"}}.',
+        'Every request but /v1/health and /v1/openapi.json needs `Authorization: Bearer <token>`, of at least the scope its operation states in x-slipway-scope (read, deploy or full). Errors answer {"error": {"code", "message", "hint"}}.',
     },
     security: [{ bearer: [] }],
     tags: tags.map((name) => ({ name })),

@@ -1,4 +1,3 @@
-import type { TokenScope } from '../store/api-tokens.js';
 import type { Schema } from './schema.js';
 
 /** A query parameter: its schema (over the text of its value) and what it does. */
@@ -38,12 +37,6 @@ export interface RouteSpec {
   success: { status: 101 | 200 | 201; response: SuccessResponse };
   /** Error statuses the route itself may answer (400 for invalid input, 401 and 5xx are added for all). */
   errors: readonly number[];
-  /** No token needed. */
+  /** No token needed. The scope a route needs is stated in route-scopes.ts, beside every other route's. */
   public?: boolean;
-  /**
-   * The least scope a token needs (store/api-tokens.ts): by default `read` for GET and `full`
-   * for anything else; deployments, restarts and rollbacks say `deploy`, reads that show a
-   * secret (variables, an add-on's credentials) say `full`.
-   */
-  scope?: TokenScope;
 }

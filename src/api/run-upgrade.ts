@@ -41,7 +41,7 @@ export async function handleRunUpgrade(deps: ApiDependencies, req: IncomingMessa
     const match = RUN_PATH.exec(url.pathname);
     if (!match || req.headers.upgrade !== 'slipway-run') throw new SlipwayError(404, 'not_found', `Nothing to upgrade at ${url.pathname}.`);
     const { user, token } = authenticate(deps.store, req);
-    requireScope(serverSpecs.run, 'POST', token);
+    requireScope({ method: 'POST', pattern: '/v1/apps/:app/run', spec: serverSpecs.run }, token);
     const app = appForUser(deps.store, user, decodePathSegment(match[1]!));
     const argv = parseOneOffCommand(url.searchParams.get('command'));
     const run = deps.services?.runOneOff;

@@ -27,7 +27,7 @@ import { domainRoutes } from './routes/domains.js';
 import { trafficRoutes } from './routes/traffic.js';
 import { planRoutes } from './routes/plan.js';
 import { systemRoutes } from './routes/system.js';
-import { requireScope } from './token-scope.js';
+import { requireScope, requiredAccess } from './token-scope.js';
 import { endWhenAccessEnds } from './access-watch.js';
 import { cronRoutes } from './routes/cron.js';
 import { drainRoutes } from './routes/drains.js';
@@ -44,7 +44,7 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
     requireSpec: true,
     // A request that does not fit the route's declaration is refused before its handler runs.
     async check(spec, ctx, { method, pattern }) {
-      if (!spec.public) requireScope(spec, method, ctx.token);
+      requireScope({ method, pattern, spec }, ctx.token);
       checkQuery(spec, method, pattern, ctx.query);
       if (method !== 'GET') checkBody(spec, method, pattern, await ctx.body());
     },
@@ -75,6 +75,8 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
     ...extraModules,
   ])
     module(router);
+  // A route whose scope was never decided is not served at all (route-scopes.ts).
+  for (const { method, pattern } of router.list()) requiredAccess(method, pattern);
   return router;
 }
 

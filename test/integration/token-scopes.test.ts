@@ -58,7 +58,7 @@ after(async () => {
   await daemon?.stop();
 });
 
-test('a read token reads, but neither variables, nor a restart, nor a token of more power', async () => {
+test('a read token reads, but neither variables, nor a restart, nor another token', async () => {
   const { secret } = await createToken(['--label', 'dashboard', '--scope', 'read']);
   const status = await daemon.cli(['status', '--app', appId], { token: secret });
   assert.equal(status.code, 0, status.stderr);
@@ -69,14 +69,14 @@ test('a read token reads, but neither variables, nor a restart, nor a token of m
   const restart = await daemon.cli(['restart', '--app', appId], { token: secret });
   assert.equal(restart.code, 1);
   assert.match(restart.stderr, /it needs "deploy"/);
-  const mint = await daemon.cli(['tokens', 'create', '--scope', 'full'], { token: secret });
+  const mint = await daemon.cli(['tokens', 'create', '--scope', 'read'], { token: secret });
   assert.equal(mint.code, 1);
-  assert.match(mint.stderr, /cannot make a token of scope "full"/);
+  assert.match(mint.stderr, /it needs "deploy"/);
   const list = await daemon.cli(['tokens', 'list'], { token: secret });
   assert.match(list.stdout, /dashboard +read +valid/);
 });
 
-test('a deploy token restarts and rolls out, but changes no variable', async () => {
+test('a deploy token restarts and rolls out, but changes no variable nor makes a token of more power', async () => {
   const { secret } = await createToken(['--label', 'ci', '--scope', 'deploy']);
   const restart = await daemon.cli(['restart', '--app', appId], { token: secret, timeoutMs: 120_000 });
   assert.equal(restart.code, 0, restart.stderr);
@@ -85,6 +85,9 @@ test('a deploy token restarts and rolls out, but changes no variable', async () 
   assert.match(set.stderr, /scope "deploy"/);
   const env = await daemon.cli(['env', '--app', appId]);
   assert.doesNotMatch(env.stdout, /OTHER/, 'nothing was changed');
+  const mint = await daemon.cli(['tokens', 'create', '--scope', 'full'], { token: secret });
+  assert.equal(mint.code, 1);
+  assert.match(mint.stderr, /cannot make a token of scope "full"/);
 });
 
 test('an expiring token cannot make one that outlives it', async () => {

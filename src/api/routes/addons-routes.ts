@@ -50,7 +50,6 @@ export const addonSpecs = {
   },
   env: {
     operationId: 'getAddonEnv',
-    scope: 'full',
     tag: 'Add-ons',
     summary: 'The variables a linked application receives from the add-on (credentials included)',
     params: ADDON,

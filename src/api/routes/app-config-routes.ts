@@ -23,7 +23,6 @@ export const appConfigSpecs = {
   },
   cancel: {
     operationId: 'cancelDeployments',
-    scope: 'deploy',
     tag: 'Deployments',
     summary: 'Cancel the running and queued deployments of the application (the previous release keeps serving)',
     params: APP_PARAM,

@@ -63,7 +63,6 @@ export const deploymentSpecs = {
   },
   create: {
     operationId: 'redeploy',
-    scope: 'deploy',
     tag: 'Deployments',
     summary:
       'Deploy again: mode rebuild builds a pushed commit (default: the head of master), mode restart starts the current release again',
@@ -77,7 +76,6 @@ export const deploymentSpecs = {
   },
   restart: {
     operationId: 'restartApp',
-    scope: 'deploy',
     tag: 'Deployments',
     summary: 'Start the current release again with the current variables, health-checked, without a rebuild',
     params: APP_PARAM,

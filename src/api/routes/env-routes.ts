@@ -9,7 +9,6 @@ const list = { description: "The application's own variables after the change", 
 export const envSpecs = {
   list: {
     operationId: 'listEnv',
-    scope: 'full',
     tag: 'Environment',
     summary: "The application's own variables; ?all=1 adds every source it receives, strongest first",
     params: APP_PARAM,

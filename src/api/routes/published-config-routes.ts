@@ -12,7 +12,6 @@ const changed = {
 export const publishedConfigSpecs = {
   list: {
     operationId: 'listPublishedConfig',
-    scope: 'full',
     tag: 'Services',
     summary: 'Configuration the application exposes to the applications linked to it',
     params: APP_PARAM,

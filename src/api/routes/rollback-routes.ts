@@ -6,7 +6,6 @@ import { APP_PARAM } from './apps-routes.js';
 export const rollbackSpecs = {
   rollback: {
     operationId: 'rollback',
-    scope: 'deploy',
     tag: 'Deployments',
     summary: 'Go back to a kept release (default: the newest one other than the serving one), health-checked, without a rebuild',
     params: APP_PARAM,
@@ -22,7 +21,6 @@ export const rollbackSpecs = {
   },
   restartCommit: {
     operationId: 'restartOnCommit',
-    scope: 'deploy',
     tag: 'Deployments',
     summary: 'Deploy a pushed commit: its kept release when there is one, else a build',
     params: APP_PARAM,

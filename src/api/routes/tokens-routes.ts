@@ -18,7 +18,6 @@ export const tokenSpecs = {
   },
   create: {
     operationId: 'createToken',
-    scope: 'read',
     tag: 'Tokens',
     summary: 'Create an API token for yourself; its value (secret) is shown once',
     body: obj(
