@@ -4,7 +4,7 @@ import type { AddonManager } from '../addons/addon-manager.js';
 import type { AddonBackupRow } from '../store/addon-backups.js';
 import { Store } from '../store/store.js';
 import { DiskReserve } from '../core/disk-reserve.js';
-import { AddonBackups } from './addon-backups.js';
+import { AddonBackups, DELETED_ADDON_GRACE_DAYS } from './addon-backups.js';
 import type { BackupEngine, EngineAddon, TakenBackup } from './engine.js';
 
 /** An engine that records what it was asked and stores nothing. */
@@ -154,4 +154,33 @@ test('a backup is refused below the disk reserve, before the engine writes anyth
   free = 100 * 1024 * 1024;
   await service.backupNow(cache);
   assert.deepEqual(redis.takes, [['cache']]);
+});
+
+test("a deleted add-on's backup objects go after the grace period, not before, and never one a live backup rests on", async () => {
+  const { store, service, postgresql, redis, db, db2, cache } = setUp();
+  const at4 = new Date();
+  at4.setHours(4, 0, 0, 0);
+  postgresql.clock = redis.clock = () => new Date(at4);
+  // One base backup for both PostgreSQL add-ons, a snapshot of each Redis add-on; then one of db alone.
+  await service.runSchedule(at4);
+  const own = await service.backupNow(db);
+  const shared = store.addonBackups.listForAddon(db2.id)[0]!;
+  const snapshot = store.addonBackups.listForAddon(cache.id)[0]!;
+  store.addonBackups.setVerification(shared.id, 'verified', 'fine', at4);
+  store.addons.remove(cache.id);
+  store.addons.remove(db.id);
+  assert.equal(store.addonBackups.listForAddon(cache.id).length, 0, 'the rows went with the add-on');
+
+  await service.runSchedule(at4);
+  assert.ok(!redis.deleted.includes(snapshot.object_key), 'within the grace period nothing goes');
+  assert.ok(!postgresql.deleted.includes(own.object_key));
+  assert.ok(postgresql.kept.at(-1)!.includes(own.object_key), 'what it rests on is kept meanwhile');
+
+  const later = new Date(at4.getTime() + (DELETED_ADDON_GRACE_DAYS + 1) * 86_400_000);
+  later.setHours(2, 0, 0, 0); // before the daily slot: nothing new is taken
+  await service.runSchedule(later);
+  assert.ok(redis.deleted.includes(snapshot.object_key), "the deleted Redis add-on's snapshot went");
+  assert.ok(postgresql.deleted.includes(own.object_key), "db's own base backup went");
+  assert.ok(!postgresql.deleted.includes(shared.object_key), 'the base backup db2 still rests on stays');
+  assert.deepEqual(store.addonBackups.deletedBefore(later), []);
 });

@@ -40,6 +40,13 @@ export interface BackupBounds {
 export type RestoreSource = { backupId: string } | { time: Date };
 
 /**
+ * How long the backup objects of a deleted add-on stay (docs/behaviour.md, Add-on backups): long
+ * enough to undo a mistaken deletion with the operator's help, short enough that a deleted
+ * add-on's data does not linger. The sweep runs with the backup schedule's retention.
+ */
+export const DELETED_ADDON_GRACE_DAYS = 7;
+
+/**
  * The add-ons' backups as users see them: taken on demand and on schedule, each restored once
  * into a throw-away copy and checked before it counts as good, restored in place or into a new
  * add-on, kept for the days the schedule says. One backup job runs at a time.
@@ -316,6 +323,7 @@ export class AddonBackups {
    * objects no backup uses any more, then what each engine no longer needs (PostgreSQL's WAL).
    */
   private async prune(now: Date): Promise<void> {
+    await this.sweepDeleted(now);
     for (const addon of this.o.store.addons.all()) {
       const engine = this.o.engines.get(addon.provider);
       const keepMs = this.schedules.of(addon.id).keep_days * 86_400_000;
@@ -324,7 +332,10 @@ export class AddonBackups {
       for (const row of rows) {
         if (row === newestVerified || now.getTime() - new Date(row.created_at).getTime() <= keepMs) continue;
         this.o.store.addonBackups.delete(row.id);
-        if (engine && this.o.store.addonBackups.usersOfObject(row.object_key) === 0) await engine.deleteObject(row.object_key);
+        const unused =
+          this.o.store.addonBackups.usersOfObject(row.object_key) === 0 &&
+          this.o.store.addonBackups.deletedUsersOfObject(row.object_key, '') === 0;
+        if (engine && unused) await engine.deleteObject(row.object_key);
       }
     }
     for (const engine of this.o.engines.values()) {
@@ -333,11 +344,34 @@ export class AddonBackups {
         ...new Set(
           this.o.store.addonBackups
             .all()
-            .filter((b) => b.object_key.startsWith(engine.objectPrefix))
-            .map((b) => b.object_key),
+            .map((b) => b.object_key)
+            // A deleted add-on's objects in their grace period keep what they rest on (WAL).
+            .concat(this.o.store.addonBackups.deletedObjectKeys())
+            .filter((key) => key.startsWith(engine.objectPrefix)),
         ),
       ];
       await engine.pruned(kept);
+    }
+  }
+
+  /**
+   * The objects of add-ons deleted more than the grace period ago go, unless a live backup
+   * still rests on one (a PostgreSQL base backup shared with other add-ons stays until their
+   * retention lets it go).
+   */
+  private async sweepDeleted(now: Date): Promise<void> {
+    const before = new Date(now.getTime() - DELETED_ADDON_GRACE_DAYS * 86_400_000);
+    for (const gone of this.o.store.addonBackups.deletedBefore(before)) {
+      const engine = [...this.o.engines.values()].find((e) => gone.object_key.startsWith(e.objectPrefix));
+      const unused =
+        this.o.store.addonBackups.usersOfObject(gone.object_key) === 0 &&
+        this.o.store.addonBackups.deletedUsersOfObject(gone.object_key, gone.backup_id) === 0;
+      try {
+        if (engine && unused) await engine.deleteObject(gone.object_key);
+        this.o.store.addonBackups.forgetDeleted(gone.backup_id);
+      } catch (error) {
+        this.o.log(`The backup ${gone.backup_id} of a deleted add-on could not be removed yet: ${(error as Error).message}`);
+      }
     }
   }
 

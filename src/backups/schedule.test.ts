@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkKeepDays, checkTimeOfDay, scheduledToday } from './schedule.js';
+import { Store } from '../store/store.js';
+import { BackupSchedules, DEFAULT_SCHEDULE, MAX_KEEP_DAYS, checkKeepDays, checkTimeOfDay, scheduledToday } from './schedule.js';
 
 test('times of day are HH:MM on a 24-hour clock', () => {
   assert.equal(checkTimeOfDay('03:00'), '03:00');
@@ -13,9 +14,19 @@ test('times of day are HH:MM on a 24-hour clock', () => {
   }
 });
 
-test('backups are kept a whole number of days, at least one', () => {
+test('backups are kept a whole number of days, at least one and at most 90', () => {
   assert.equal(checkKeepDays(7), 7);
-  for (const bad of [0, -1, 1.5, Number.NaN, 4000]) assert.throws(() => checkKeepDays(bad), /between 1 and 3650 days/);
+  assert.equal(checkKeepDays(90), 90);
+  for (const bad of [0, -1, 1.5, Number.NaN, 91, 3650]) assert.throws(() => checkKeepDays(bad), /between 1 and 90 days/);
+});
+
+test('a schedule stored before the bound keeps at most 90 days', () => {
+  const store = Store.open(':memory:');
+  const org = store.orgs.create('acme');
+  const addon = store.addons.create({ orgId: org.id, provider: 'redis', name: 'cache' });
+  store.addonBackups.setSchedule({ addon_id: addon.id, at: '03:00', keep_days: 3650 });
+  assert.equal(new BackupSchedules(store, DEFAULT_SCHEDULE).of(addon.id).keep_days, MAX_KEEP_DAYS);
+  store.close();
 });
 
 test("today's slot is the given time on the same local day", () => {

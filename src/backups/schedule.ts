@@ -17,9 +17,19 @@ export function checkTimeOfDay(at: string, what = 'The backup time'): string {
   return at;
 }
 
+/**
+ * The longest an add-on's backups are kept (docs/behaviour.md, Add-on backups): each backup
+ * holds a copy of the tenant's data on the platform's backup store, so what one tenant keeps
+ * is bounded in time as its manual backups are in number (the backups quota).
+ */
+export const MAX_KEEP_DAYS = 90;
+
 export function checkKeepDays(days: number): number {
-  if (!Number.isInteger(days) || days < 1 || days > 3650) {
-    throw new ValidationError(`Backups are kept between 1 and 3650 days; ${days} is not a whole number in that range.`);
+  if (!Number.isInteger(days) || days < 1 || days > MAX_KEEP_DAYS) {
+    throw new ValidationError(
+      `Backups are kept between 1 and ${MAX_KEEP_DAYS} days; ${days} is not a whole number in that range.`,
+      'Keep what must outlive that elsewhere: `slipway addon backup download` gives a portable dump.',
+    );
   }
   return days;
 }
@@ -43,7 +53,10 @@ export class BackupSchedules {
   }
 
   of(addonId: string): BackupSchedule {
-    return this.store.addonBackups.schedule(addonId) ?? { addon_id: addonId, at: this.defaults.at, keep_days: this.defaults.keepDays };
+    const own = this.store.addonBackups.schedule(addonId);
+    // A schedule set before the bound existed keeps at most the bound.
+    if (own) return { ...own, keep_days: Math.min(own.keep_days, MAX_KEEP_DAYS) };
+    return { addon_id: addonId, at: this.defaults.at, keep_days: this.defaults.keepDays };
   }
 
   set(addonId: string, change: { at?: string; keepDays?: number }): BackupSchedule {
