@@ -24,7 +24,6 @@ export const ROUTE_SCOPES = {
   'POST /v1/system/stop': 'full',
   'POST /v1/system/secrets-key/rotate': 'full',
   'POST /v1/system/backup': 'full',
-  'POST /v1/system/secrets-key/rotate': 'full',
 
   // Users, organisations, tokens, keys
   'GET /v1/me': 'read',
