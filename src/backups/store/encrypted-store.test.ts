@@ -1,13 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { BackupObjectDamaged, BackupObjectMissing, BackupStoreError, type BackupStore, type StoredObject } from './backup-store.js';
-import { backupKeyFromBytes, CHUNK_BYTES, EncryptedBackupStore, HEADER_BYTES, loadBackupKey } from './encrypted-store.js';
+import { backupKeyFromBytes, CHUNK_BYTES, EncryptedBackupStore, HEADER_BYTES, loadBackupKey, V1_HEADER_BYTES } from './encrypted-store.js';
 
 /** Objects in memory, so a test can cut and change the stored bytes. */
 class MemoryStore implements BackupStore {
@@ -113,6 +113,8 @@ test('an object cut short anywhere is reported as cut short, never returned whol
   const cuts = [
     0,
     3,
+    V1_HEADER_BYTES - 1,
+    V1_HEADER_BYTES,
     HEADER_BYTES - 1,
     HEADER_BYTES,
     HEADER_BYTES + 10,
@@ -123,15 +125,15 @@ test('an object cut short anywhere is reported as cut short, never returned whol
     full.length - 1,
   ];
   for (const cut of cuts) {
-    memory.objects.set('cut', full.subarray(0, cut));
-    await assert.rejects(readAll(store, 'cut'), (e: unknown) => {
+    memory.objects.set('full', full.subarray(0, cut));
+    await assert.rejects(readAll(store, 'full'), (e: unknown) => {
       assert.ok(e instanceof BackupObjectDamaged, `cut at ${cut}: ${e}`);
       assert.match(e.message, /is damaged: .*(cut short)/, `cut at ${cut}`);
       return true;
     });
   }
-  memory.objects.set('cut', full.subarray(0, HEADER_BYTES + SEALED));
-  await assert.rejects(readAll(store, 'cut'), /ends after chunk 0, which was not written as its last one/);
+  memory.objects.set('full', full.subarray(0, HEADER_BYTES + SEALED));
+  await assert.rejects(readAll(store, 'full'), /ends after chunk 0, which was not written as its last one/);
 });
 
 test('a flipped bit anywhere is detected', async () => {
@@ -140,7 +142,8 @@ test('a flipped bit anywhere is detected', async () => {
   await store.put('full', Readable.from([plain]));
   const full = memory.objects.get('full')!;
   const places = [
-    { at: HEADER_BYTES - 1, why: /chunk 0 fails its authentication check/ }, // nonce prefix
+    { at: V1_HEADER_BYTES - 1, why: /chunk 0 fails its authentication check/ }, // nonce prefix
+    { at: HEADER_BYTES - 1, why: /was not written under this name/ }, // name tag
     { at: HEADER_BYTES + 5, why: /chunk 0 fails its authentication check/ },
     { at: HEADER_BYTES + SEALED + 1000, why: /chunk 1 fails its authentication check/ },
     { at: HEADER_BYTES + SEALED - 1, why: /chunk 0 fails its authentication check/ }, // a tag
@@ -152,12 +155,8 @@ test('a flipped bit anywhere is detected', async () => {
   for (const { at, why } of places) {
     const altered = Buffer.from(full);
     altered[at]! ^= 0x01;
-    memory.objects.set('altered', altered);
-    await assert.rejects(
-      readAll(store, 'altered'),
-      (e: unknown) => e instanceof BackupObjectDamaged && why.test(e.message),
-      `bit at ${at}`,
-    );
+    memory.objects.set('full', altered);
+    await assert.rejects(readAll(store, 'full'), (e: unknown) => e instanceof BackupObjectDamaged && why.test(e.message), `bit at ${at}`);
   }
 });
 
@@ -171,14 +170,55 @@ test('chunks reordered, or taken from another object, are detected', async () =>
   const header = a.subarray(0, HEADER_BYTES);
   const rest = a.subarray(HEADER_BYTES + 3 * SEALED);
 
-  memory.objects.set('swapped', Buffer.concat([header, chunk(a, 1), chunk(a, 0), chunk(a, 2), rest]));
-  await assert.rejects(readAll(store, 'swapped'), /chunk 0 fails its authentication check/);
-  memory.objects.set('dropped', Buffer.concat([header, chunk(a, 0), chunk(a, 2), rest]));
-  await assert.rejects(readAll(store, 'dropped'), /chunk 1 fails its authentication check/);
-  memory.objects.set('mixed', Buffer.concat([header, chunk(a, 0), chunk(b, 1), chunk(a, 2), rest]));
-  await assert.rejects(readAll(store, 'mixed'), /chunk 1 fails its authentication check/);
-  memory.objects.set('spliced', Buffer.concat([header, chunk(a, 0), chunk(a, 1), chunk(a, 2), b.subarray(HEADER_BYTES + 3 * SEALED)]));
-  await assert.rejects(readAll(store, 'spliced'), /chunk 3 fails its authentication check/);
+  memory.objects.set('a', Buffer.concat([header, chunk(a, 1), chunk(a, 0), chunk(a, 2), rest]));
+  await assert.rejects(readAll(store, 'a'), /chunk 0 fails its authentication check/);
+  memory.objects.set('a', Buffer.concat([header, chunk(a, 0), chunk(a, 2), rest]));
+  await assert.rejects(readAll(store, 'a'), /chunk 1 fails its authentication check/);
+  memory.objects.set('a', Buffer.concat([header, chunk(a, 0), chunk(b, 1), chunk(a, 2), rest]));
+  await assert.rejects(readAll(store, 'a'), /chunk 1 fails its authentication check/);
+  memory.objects.set('a', Buffer.concat([header, chunk(a, 0), chunk(a, 1), chunk(a, 2), b.subarray(HEADER_BYTES + 3 * SEALED)]));
+  await assert.rejects(readAll(store, 'a'), /chunk 3 fails its authentication check/);
+});
+
+test('an object moved or copied to another name, or another add-on, is refused as such', async () => {
+  const { memory, store } = stores();
+  await store.put('redis/addon_a/backup_1.rdb', Readable.from([Buffer.from('tenant a')]));
+  await store.put('redis/addon_b/backup_2.rdb', Readable.from([Buffer.from('tenant b')]));
+  // B's snapshot put where A's was: a restore of A would load B's data.
+  memory.objects.set('redis/addon_a/backup_1.rdb', memory.objects.get('redis/addon_b/backup_2.rdb')!);
+  await assert.rejects(
+    store.get('redis/addon_a/backup_1.rdb'),
+    (e: unknown) =>
+      e instanceof BackupObjectDamaged &&
+      e.message.startsWith('backup object redis/addon_a/backup_1.rdb was not written under this name: refusing to restore it'),
+  );
+  // An older object of the same add-on replayed under a newer name is refused too.
+  memory.objects.set('redis/addon_b/backup_3.rdb', memory.objects.get('redis/addon_b/backup_2.rdb')!);
+  await assert.rejects(store.get('redis/addon_b/backup_3.rdb'), /was not written under this name/);
+  assert.equal((await readAll(store, 'redis/addon_b/backup_2.rdb')).toString(), 'tenant b');
+});
+
+test('an object written before names were bound (format version 1) is still read, and still checked', async () => {
+  const { memory, store } = stores();
+  const plain = randomBytes(CHUNK_BYTES + 10);
+  const header = Buffer.concat([Buffer.from('SWBK'), Buffer.of(1), Buffer.from(keyA.id, 'hex'), randomBytes(8)]);
+  const seal = (index: number, part: Buffer, last: boolean) => {
+    const nonce = Buffer.concat([header.subarray(13, 21), Buffer.alloc(4)]);
+    nonce.writeUInt32BE(index, 8);
+    const cipher = createCipheriv('aes-256-gcm', keyA.encryptionKey, nonce);
+    const tail = Buffer.alloc(9);
+    tail.writeBigUInt64BE(BigInt(index), 0);
+    tail[8] = last ? 1 : 0;
+    cipher.setAAD(Buffer.concat([header, tail]));
+    return Buffer.concat([cipher.update(part), cipher.final(), cipher.getAuthTag()]);
+  };
+  const old = Buffer.concat([header, seal(0, plain.subarray(0, CHUNK_BYTES), false), seal(1, plain.subarray(CHUNK_BYTES), true)]);
+  memory.objects.set('postgresql/wal/000000010000000000000003', old);
+  assert.deepEqual(await readAll(store, 'postgresql/wal/000000010000000000000003'), plain);
+  const altered = Buffer.from(old);
+  altered[V1_HEADER_BYTES + 3]! ^= 1;
+  memory.objects.set('postgresql/wal/000000010000000000000003', altered);
+  await assert.rejects(readAll(store, 'postgresql/wal/000000010000000000000003'), /chunk 0 fails its authentication check/);
 });
 
 test('a backup written without encryption is named as such', async () => {

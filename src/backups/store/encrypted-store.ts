@@ -8,12 +8,26 @@
  * those bytes HKDF-SHA256 derives the AES-256 key and, separately, a key for the key id: the
  * first 8 bytes of HMAC-SHA256 of a fixed label, which identifies the key without revealing it.
  *
- * Format of an object (version 1), made for streaming (the construction of age and Tink's
+ * Format of an object (version 2), made for streaming (the construction of age and Tink's
  * streaming AEAD):
  *
- *   header  "SWBK" | version (1 byte, 1) | key id (8 bytes) | nonce prefix (8 random bytes)
+ *   header  "SWBK" | version (1 byte, 2) | key id (8 bytes) | nonce prefix (8 random bytes)
+ *           | name tag (16 bytes)
  *   chunks  each AES-256-GCM of at most 64 KiB of the backup, then its 16-byte tag;
  *           every chunk but the last holds exactly 64 KiB, the last one 0 to 64 KiB.
+ *
+ * The name tag is HMAC-SHA256, under a third key derived from the key file, of the object's key
+ * (`redis/<add-on id>/<backup id>.rdb`, `postgresql/wal/<segment>`...), first 16 bytes. It binds
+ * the object to the name it was written under, and so to its add-on where the name holds the
+ * add-on's id (Redis snapshots; PostgreSQL base backups and WAL are the whole cluster's, named by
+ * their time and segment): an object copied or moved to another name, or another add-on's, is
+ * refused before anything is decrypted, saying so. The tag is in the header, and the header is
+ * part of every chunk's additional data, so it cannot be changed without the chunks failing.
+ *
+ * Version 1 objects (written before names were bound: the same header without the name tag)
+ * are still read, with every check above but the name's; they leave the store as retention
+ * removes the backups they belong to, and a restore of one says in its log nothing more than
+ * before. New objects are always written in version 2.
  *
  * Chunk i's nonce is the object's nonce prefix followed by i (4 bytes, big-endian); its
  * additional data is the header, i (8 bytes, big-endian) and 1 for the last chunk, else 0. So a
@@ -28,10 +42,16 @@ import { Readable } from 'node:stream';
 import { BackupObjectDamaged, BackupStoreError, type BackupStore, type StoredObject } from './backup-store.js';
 
 const MAGIC = Buffer.from('SWBK');
-const VERSION = 1;
+const VERSION = 2;
+/** Objects written before names were bound: read, never written. */
+const UNBOUND_VERSION = 1;
 const KEY_ID_BYTES = 8;
 const NONCE_PREFIX_BYTES = 8;
-export const HEADER_BYTES = MAGIC.length + 1 + KEY_ID_BYTES + NONCE_PREFIX_BYTES;
+const NAME_TAG_BYTES = 16;
+/** The header of a version 1 object, and the start of a version 2 one. */
+export const V1_HEADER_BYTES = MAGIC.length + 1 + KEY_ID_BYTES + NONCE_PREFIX_BYTES;
+export const HEADER_BYTES = V1_HEADER_BYTES + NAME_TAG_BYTES;
+const NONCE_PREFIX_AT = V1_HEADER_BYTES - NONCE_PREFIX_BYTES;
 /** Bytes of backup in every chunk but the last. */
 export const CHUNK_BYTES = 64 * 1024;
 const TAG_BYTES = 16;
@@ -46,6 +66,8 @@ export interface BackupKey {
   /** 16 hex digits naming the key without revealing it. */
   id: string;
   encryptionKey: Buffer;
+  /** Keys the HMAC binding each object to its name. */
+  nameKey: Buffer;
 }
 
 /** Derives the encryption key and key id from a key file's contents (line endings at the end dropped). */
@@ -63,7 +85,8 @@ export function backupKeyFromBytes(contents: Buffer, file: string): BackupKey {
   const encryptionKey = Buffer.from(hkdfSync('sha256', material, salt, 'slipway backup encryption v1', 32));
   const idKey = Buffer.from(hkdfSync('sha256', material, salt, 'slipway backup key id v1', 32));
   const id = createHmac('sha256', idKey).update('slipway backup key id').digest().subarray(0, KEY_ID_BYTES).toString('hex');
-  return { file, id, encryptionKey };
+  const nameKey = Buffer.from(hkdfSync('sha256', material, salt, 'slipway backup object name v2', 32));
+  return { file, id, encryptionKey, nameKey };
 }
 
 /** Reads the key file, refusing one that others than its owner may read or change. */
@@ -102,7 +125,7 @@ export class EncryptedBackupStore implements BackupStore {
 
   /** Stores the encrypted object; sizeBytes is its stored size, as list() gives it. */
   put(key: string, body: Readable): Promise<{ sizeBytes: number }> {
-    return this.inner.put(key, Readable.from(encrypt(body, this.key), { objectMode: false }));
+    return this.inner.put(key, Readable.from(encrypt(body, this.key, key), { objectMode: false }));
   }
 
   /** Rejects at once when the object was written with another key or is not an encrypted backup. */
@@ -110,8 +133,19 @@ export class EncryptedBackupStore implements BackupStore {
     const stored = await this.inner.get(key);
     const reader = new ChunkReader(stored);
     try {
-      const header = await reader.take(HEADER_BYTES);
+      let header = await reader.take(V1_HEADER_BYTES);
       checkHeader(header, key, this.key);
+      if (header[MAGIC.length] === VERSION) {
+        const tag = await reader.take(NAME_TAG_BYTES);
+        if (tag.length < NAME_TAG_BYTES) {
+          throw damaged(
+            key,
+            `it is ${V1_HEADER_BYTES + tag.length} bytes long, shorter than its ${HEADER_BYTES}-byte header: it was cut short`,
+          );
+        }
+        checkNameTag(tag, key, this.key);
+        header = Buffer.concat([header, tag]);
+      }
       return Readable.from(decrypt(reader, header, key, this.key), { objectMode: false });
     } catch (e) {
       stored.destroy();
@@ -132,8 +166,14 @@ export class EncryptedBackupStore implements BackupStore {
   }
 }
 
-async function* encrypt(body: Readable, key: BackupKey): AsyncGenerator<Buffer> {
-  const header = Buffer.concat([MAGIC, Buffer.of(VERSION), Buffer.from(key.id, 'hex'), randomBytes(NONCE_PREFIX_BYTES)]);
+async function* encrypt(body: Readable, key: BackupKey, objectKey: string): AsyncGenerator<Buffer> {
+  const header = Buffer.concat([
+    MAGIC,
+    Buffer.of(VERSION),
+    Buffer.from(key.id, 'hex'),
+    randomBytes(NONCE_PREFIX_BYTES),
+    nameTag(key, objectKey),
+  ]);
   yield header;
   const pending = new Pending();
   let index = 0;
@@ -197,9 +237,24 @@ function unseal(key: BackupKey, header: Buffer, index: number, sealed: Buffer, l
   return plain;
 }
 
+/** What binds an object to its name: HMAC-SHA256 of the name under the key's name key, 16 bytes. */
+function nameTag(key: BackupKey, objectKey: string): Buffer {
+  return createHmac('sha256', key.nameKey).update(`slipway backup object\0${objectKey}`).digest().subarray(0, NAME_TAG_BYTES);
+}
+
+function checkNameTag(tag: Buffer, objectKey: string, key: BackupKey): void {
+  if (timingSafeEqual(tag, nameTag(key, objectKey))) return;
+  throw new BackupObjectDamaged(
+    objectKey,
+    `backup object ${objectKey} was not written under this name: refusing to restore it. ` +
+      'It is another backup object (of another add-on or another time) copied or moved there.',
+    'Restore another backup, and look for who could write to the backup store: objects there were swapped.',
+  );
+}
+
 function nonce(header: Buffer, index: number): Buffer {
   const value = Buffer.alloc(NONCE_PREFIX_BYTES + 4);
-  header.copy(value, 0, HEADER_BYTES - NONCE_PREFIX_BYTES, HEADER_BYTES);
+  header.copy(value, 0, NONCE_PREFIX_AT, V1_HEADER_BYTES);
   value.writeUInt32BE(index, NONCE_PREFIX_BYTES);
   return value;
 }
@@ -211,18 +266,19 @@ function additionalData(header: Buffer, index: number, last: boolean): Buffer {
   return Buffer.concat([header, tail]);
 }
 
+/** The first V1_HEADER_BYTES of an object: magic, a version this slipway reads, this key's id. */
 function checkHeader(header: Buffer, objectKey: string, key: BackupKey): void {
-  if (header.length < HEADER_BYTES) {
+  if (header.length < V1_HEADER_BYTES) {
     const n = Math.min(header.length, MAGIC.length);
     if (!header.subarray(0, n).equals(MAGIC.subarray(0, n))) throw notEncrypted(objectKey, key);
-    throw damaged(objectKey, `it is ${header.length} bytes long, shorter than its ${HEADER_BYTES}-byte header: it was cut short`);
+    throw damaged(objectKey, `it is ${header.length} bytes long, shorter than its header: it was cut short`);
   }
   if (!header.subarray(0, MAGIC.length).equals(MAGIC)) throw notEncrypted(objectKey, key);
   const version = header[MAGIC.length]!;
-  if (version !== VERSION) {
+  if (version !== VERSION && version !== UNBOUND_VERSION) {
     throw new BackupObjectDamaged(
       objectKey,
-      `The backup "${objectKey}" is in encryption format version ${version}; this slipway reads version ${VERSION}.`,
+      `The backup "${objectKey}" is in encryption format version ${version}; this slipway reads versions ${UNBOUND_VERSION} and ${VERSION}.`,
       'Restore it with the slipway version that wrote it, or a newer one.',
     );
   }
