@@ -101,6 +101,7 @@ const BESIDE = [
   'quotas',
   'redis-backups',
   'rollback',
+  'route-scopes',
   'run',
   'start-process',
   'tenant-domains',
