@@ -48,6 +48,11 @@ export interface Command {
   options?: OptionSpec;
   /** Number of positional arguments accepted. */
   args: { min: number; max: number };
+  /**
+   * Its positional arguments are values that may start with `-` (JVM options, flags for the
+   * app): words that are none of its options are taken as values without `--` (dash-values.ts).
+   */
+  valuesMayStartWithDash?: boolean;
   /** The positional arguments in order (required when the command takes any). */
   arguments?: ArgumentDefinition[];
   /** Complete command lines shown by `--help`; at least one. */

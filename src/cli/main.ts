@@ -7,6 +7,7 @@ import { ApiClient } from './api-client.js';
 import { commandHelp, commonOptions, globalHelp, nearestCommand, subCommands, topicHelp, topics } from './help.js';
 import { slipwayVersion } from './version.js';
 import { endQuietlyWhenReaderCloses } from './closed-output.js';
+import { separateDashValues } from './dash-values.js';
 
 const EXIT_OK = 0;
 const EXIT_FAILURE = 1;
@@ -69,7 +70,10 @@ function unknownCommand(words: string[], err: (t: string) => void): number {
 function describeUsageError(error: Error): string {
   if ((error as { code?: string }).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return error.message;
   const option = /^Unknown option '([^']*)'/.exec(error.message)?.[1] ?? '';
-  if (/^--?[A-Za-z0-9][A-Za-z0-9-]{0,40}$/.test(option)) return `Unknown option '${option}'.`;
+  if (/^--[A-Za-z0-9][A-Za-z0-9-]{0,40}$/.test(option)) return `Unknown option '${option}'.`;
+  if (/^-[A-Za-z0-9]$/.test(option)) {
+    return `Unknown option '${option}'. If it begins a value rather than an option, put -- before the value: words after -- are never read as options.`;
+  }
   return "An argument that starts with '-' was read as an option. Put -- before values that start with '-' (e.g. slipway env set NAME -- \"$VALUE\").";
 }
 
@@ -113,7 +117,7 @@ export async function main(
   try {
     const options = { ...command.options, ...commonOptions(command) };
     const { values, positionals } = parseArgs({
-      args: rest,
+      args: command.valuesMayStartWithDash ? separateDashValues(rest, options) : rest,
       options: Object.fromEntries(
         Object.entries(options).map(([name, o]) => [
           name,

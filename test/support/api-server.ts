@@ -10,6 +10,8 @@ export interface TestApiServer {
   store: Store;
   /** An admin's token. */
   token: string;
+  /** Where the API listens, as the CLI's SLIPWAY_URL takes it. */
+  url: string;
   request(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
   close(): void;
 }
@@ -24,6 +26,7 @@ export async function startTestApiServer(): Promise<TestApiServer> {
   return {
     store,
     token,
+    url: `http://127.0.0.1:${port}`,
     async request(method, path, body) {
       const response = await fetch(`http://127.0.0.1:${port}${path}`, {
         method,

@@ -8,6 +8,7 @@ export const publishedConfigSet: Command = {
   usage: 'published-config set <variable-name> <variable-value> [--app <app>]',
   options: { ...APP_OPTIONS },
   args: { min: 2, max: 2 },
+  valuesMayStartWithDash: true,
   arguments: [
     { name: '<variable-name>', description: 'The variable to expose' },
     { name: '<variable-value>', description: 'Its value' },
