@@ -90,7 +90,10 @@ export const Token = named(
     {
       id: str('token_<uuid>'),
       label: str(),
-      scope: oneOf(['read', 'deploy', 'full'], 'read: reads only; deploy: reads, deploys, restarts, rollbacks; full: all its user may'),
+      scope: oneOf(
+        ['read', 'deploy', 'full'],
+        'read: metadata only (no secret, no change); deploy: also deploys, restarts, rolls back, makes tokens; full: all its user may',
+      ),
       user_id: str(),
       user_name: str('Only in the listing of every token (?all=1)'),
       created_at: time(),

@@ -3,8 +3,9 @@ import type { User } from './users.js';
 import { hashSecret, newId, newSecretToken } from '../core/ids.js';
 
 /**
- * What a token may do: `read` only reads (no variable nor credential of an add-on);
- * `deploy` reads and deploys, restarts, rolls back, cancels; `full` all its user may.
+ * What a token may do: `read` reads metadata only (no secret, no change); `deploy` also
+ * deploys, restarts, rolls back, cancels and makes tokens; `full` all its user may. Each
+ * route's scope is in src/api/route-scopes.ts.
  */
 export type TokenScope = 'read' | 'deploy' | 'full';
 export const TOKEN_SCOPES: readonly TokenScope[] = ['read', 'deploy', 'full'];

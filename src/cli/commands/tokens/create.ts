@@ -25,7 +25,7 @@ export const tokensCreate: Command = {
       type: 'string',
       value: 'read|deploy|full',
       description:
-        'read: reads only (no variable nor add-on credential); deploy: reads, deploys, restarts, rollbacks; full: all you may (default: the scope of the token you use)',
+        'read: metadata only (no variable, credential, backup download nor run; drain and webhook URLs hidden); deploy: also deploys, restarts, rolls back, makes tokens; full: all you may (default: the scope of the token you use)',
     },
   },
   args: { min: 0, max: 0 },
