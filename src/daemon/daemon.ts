@@ -15,6 +15,7 @@ import type { DaemonOptions } from './options.js';
 import { acquireDaemonLock, ensureDataDir } from './data-dir.js';
 import { acquireSubnetLock } from './subnet-lock.js';
 import { bootstrapIfEmpty } from './bootstrap.js';
+import { startSecrets } from './secrets-setup.js';
 import { flavorLimits, makeSandboxPolicy } from './sandbox-policy.js';
 import { buildLimits, DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../core/flavors.js';
 import { lockDownDataFolder } from './data-folder-modes.js';
@@ -91,6 +92,7 @@ export class Daemon {
 
     const store = Store.open(join(options.dataDir, 'slipway.db'));
     stoppers.control('store', () => store.close());
+    const secrets = startSecrets(store, options.dataDir, log);
     // SQLite creates -wal and -shm with the database's mode: make sure all three are root's alone.
     lockDownDataFolder(options.dataDir);
     const first = bootstrapIfEmpty(store, options.dataDir);
@@ -199,6 +201,7 @@ export class Daemon {
           version: slipwayVersion(),
           log,
           reserve,
+          keyFile: options.backups?.keyFile,
         },
         to,
         keep,
@@ -336,6 +339,7 @@ export class Daemon {
           addons,
           router,
           backupPlatform,
+          rotateSecretsKey: secrets.rotate,
           systemStopped: () => this.markSystemStopped(),
           log,
         }),

@@ -1,5 +1,5 @@
 import type { RouteSpec } from '../route-spec.js';
-import { arr, int, nullable, obj, str } from '../schema.js';
+import { arr, bool, int, nullable, obj, str } from '../schema.js';
 
 export const systemSpecs = {
   status: {
@@ -71,6 +71,8 @@ export const systemSpecs = {
           addons: arr(obj({ name: str(), provider: str(), backup_id: str() }), 'Add-ons whose fresh verified backup is inside'),
           files: int('Files listed in manifest.json with their SHA-256'),
           size_bytes: int(),
+          encrypted: bool("Whether every file but the manifest is encrypted with the daemon's backup key (--backup-key-file)"),
+          warning: nullable(str('Set when the backup is written in clear: what it exposes and how to encrypt it')),
         }),
       },
     },

@@ -56,6 +56,8 @@ export function systemRoutes(router: HttpRouter<ApiContext>): void {
       addons: m.addons.map((a) => ({ name: a.name, provider: a.provider, backup_id: a.backup_id })),
       files: m.files.length,
       size_bytes: m.files.reduce((sum, f) => sum + f.size_bytes, 0),
+      encrypted: Boolean(m.encrypted),
+      warning: report.warning ?? null,
     };
   });
 }

@@ -6,6 +6,8 @@ export const STORE_FILE = 'slipway.db';
 export const REPOS_FOLDER = 'repos';
 /** The add-ons' backup objects, under the keys they have in a backup store (a folder store). */
 export const ADDONS_FOLDER = 'addons';
+/** The key the store's secrets are sealed with (store/secrets-key-file.ts): restored beside the new data folder. */
+export const SECRETS_KEY_FILE = 'secrets-key';
 /** The embedded PostgreSQL cluster's superuser password: its restored copy has the same roles. */
 export const PG_PASSWORD_FILE = 'postgresql-admin-password';
 /**

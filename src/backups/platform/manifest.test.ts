@@ -78,7 +78,7 @@ test('the daily platform backup is due once its time came and none was made or t
 test('a manifest is read only when every file it names stays inside the backup and has a checksum', () => {
   assert.equal(parseManifest(JSON.stringify(manifest())).store, 'slipway.db');
   assert.throws(() => parseManifest('{'), /not JSON: the backup is damaged/);
-  assert.throws(() => parseManifest(JSON.stringify(manifest({ format: 2 }))), /format 2; this slipway reads format 1/);
+  assert.throws(() => parseManifest(JSON.stringify(manifest({ format: 3 }))), /format 3; this slipway reads formats 1 and 2/);
   for (const path of ['../etc/passwd', '/etc/passwd', 'repos/../../x', 'a//b', '']) {
     const bad = manifest({ files: [...manifest().files, { path, size_bytes: 1, sha256: SHA }] });
     assert.throws(() => parseManifest(JSON.stringify(bad)), /names a file outside the backup/, path);

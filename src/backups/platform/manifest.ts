@@ -6,7 +6,12 @@
  */
 
 export const MANIFEST_FILE = 'manifest.json';
-export const PLATFORM_BACKUP_FORMAT = 1;
+/**
+ * 2: the store's secrets key is in the backup, and every file but the manifest may be encrypted
+ * (`encrypted`). Format 1 backups (a store with its secrets in clear) are still restored.
+ */
+export const PLATFORM_BACKUP_FORMAT = 2;
+const READABLE_FORMATS = [1, 2];
 
 const NAME = /^slipway-platform-(\d{8}T\d{6}Z)$/;
 
@@ -41,6 +46,14 @@ export interface PlatformManifest {
   addons: ManifestAddon[];
   /** The PostgreSQL cluster as a whole: the base backup and restore point its restore replays to. */
   postgresql: { base_key: string; restore_point: string; admin_password_file: string; major: number } | null;
+  /** The key the store's secrets are sealed with (format 2; absent from format 1, whose store holds them in clear). */
+  secrets_key?: string | null;
+  /**
+   * Format 2: set when every file of the backup (not the manifest) is encrypted with the backup
+   * key (the add-ons' objects under their keys, the other files under their paths), else null.
+   * `files` then gives the encrypted files' sizes and checksums.
+   */
+  encrypted?: { key_id: string } | null;
   files: ManifestFile[];
 }
 
@@ -96,8 +109,11 @@ export function parseManifest(text: string): PlatformManifest {
   }
   const m = value as Partial<PlatformManifest>;
   if (typeof m !== 'object' || m === null) throw new Error('manifest.json holds no manifest.');
-  if (m.format !== PLATFORM_BACKUP_FORMAT) {
-    throw new Error(`This backup has format ${String(m.format)}; this slipway reads format ${PLATFORM_BACKUP_FORMAT}.`);
+  if (!READABLE_FORMATS.includes(m.format as number)) {
+    throw new Error(`This backup has format ${String(m.format)}; this slipway reads formats ${READABLE_FORMATS.join(' and ')}.`);
+  }
+  if (m.encrypted != null && (typeof m.encrypted.key_id !== 'string' || !/^[0-9a-f]{16}$/.test(m.encrypted.key_id))) {
+    throw new Error('manifest.json names an encryption key without its id.');
   }
   if (typeof m.created_at !== 'string' || typeof m.slipway_version !== 'string' || typeof m.store !== 'string') {
     throw new Error('manifest.json lacks its time, version or store.');
@@ -116,6 +132,7 @@ export function parseManifest(text: string): PlatformManifest {
   if (m.postgresql && !Number.isInteger(m.postgresql.major)) throw new Error('manifest.json lacks the PostgreSQL major version.');
   const named = [m.store, ...m.repositories.map((r) => r.file)];
   if (m.postgresql) named.push(m.postgresql.admin_password_file);
+  if (m.secrets_key) named.push(m.secrets_key);
   for (const path of named) {
     if (!listed.has(path)) throw new Error(`manifest.json names ${path} but gives no checksum for it.`);
   }

@@ -1,18 +1,24 @@
-import { constants } from 'node:fs';
-import { copyFile, lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { constants, createWriteStream } from 'node:fs';
+import { lstat, mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
+import { pipeline } from 'node:stream/promises';
 import { dirname, join } from 'node:path';
 import { findPostgresBinaries } from '../../addons/postgresql/binaries.js';
 import { DEFAULT_POSTGRES_USER } from '../../addons/postgresql/postgresql-provider.js';
 import { ensureSystemUser } from '../../addons/system-user.js';
 import { isAppId } from '../../core/names.js';
 import { runChecked } from '../../executor/run-captured.js';
+import { secretsKeyPath } from '../../store/secrets-key-file.js';
 import { Store } from '../../store/store.js';
 import { ScratchCluster } from '../postgresql/scratch-cluster.js';
 import { BASE_PREFIX } from '../postgresql/postgresql-backups.js';
 import { WAL_PREFIX } from '../postgresql/wal-shipper.js';
+import type { BackupStore } from '../store/backup-store.js';
+import { type BackupKey, EncryptedBackupStore, loadBackupKey } from '../store/encrypted-store.js';
 import { FolderBackupStore } from '../store/folder-store.js';
 import { openBackupStore, type BackupStoreOptions } from '../store/open-store.js';
-import { checkFiles, copyPlatformFiles } from './files.js';
+import { checkFiles } from './files.js';
 import { completeBackups, describeManifest, MANIFEST_FILE, parseManifest, type PlatformManifest } from './manifest.js';
 import { ADDONS_FOLDER, DATA_FOLDER_FILES, REPOS_FOLDER, STORE_FILE } from './layout.js';
 
@@ -85,15 +91,20 @@ export async function restorePlatform(o: {
   log(line: string): void;
 }): Promise<RestoredPlatform> {
   const { folder, manifest } = o.backup;
+  // Before anything is written: an encrypted backup needs its key.
+  const key = await backupKeyFor(manifest, o.backupStore.keyFile);
   o.log(
     `Restoring the platform backup ${folder} of ${manifest.created_at} (slipway ${manifest.slipway_version}): ${describeManifest(manifest)}.`,
   );
+  const parts = new BackupParts(folder, manifest, key);
 
-  await copyFile(join(folder, manifest.store), join(o.dataDir, STORE_FILE), constants.COPYFILE_EXCL);
-  for (const file of DATA_FOLDER_FILES) await copyPlatformFiles(join(folder, file), join(o.dataDir, file));
-  await restoreRepositories(folder, manifest, o.dataDir);
+  await parts.extract(manifest.store, join(o.dataDir, STORE_FILE));
+  for (const file of DATA_FOLDER_FILES) await parts.extractTree(file, join(o.dataDir, file));
+  if (manifest.secrets_key) await restoreSecretsKey(await parts.read(manifest.secrets_key), secretsKeyPath(o.dataDir));
+  await restoreRepositories(parts, manifest, o.dataDir);
 
-  const objects = await FolderBackupStore.open(join(folder, ADDONS_FOLDER));
+  const folderObjects = await FolderBackupStore.open(join(folder, ADDONS_FOLDER));
+  const objects: BackupStore = key ? new EncryptedBackupStore(folderObjects, key) : folderObjects;
   let present = new Set<string>();
   if (manifest.addons.length > 0) {
     const target = await openBackupStore(o.backupStore);
@@ -106,7 +117,8 @@ export async function restorePlatform(o: {
     }
   }
   if (manifest.postgresql) {
-    await restoreCluster(objects, manifest.postgresql, join(folder, manifest.postgresql.admin_password_file), o.dataDir);
+    const password = (await parts.read(manifest.postgresql.admin_password_file)).toString('utf8').trim();
+    await restoreCluster(objects, manifest.postgresql, password, o.dataDir);
     o.log('Restored the PostgreSQL add-ons from their base backup and archived WAL.');
   }
   const { rebuild, forgotten } = settleStore(join(o.dataDir, STORE_FILE), present);
@@ -117,19 +129,102 @@ export async function restorePlatform(o: {
   };
 }
 
+/**
+ * The files of a backup as they were before it was written: read as they are, or decrypted with
+ * the backup key (each bound to its path inside the backup) when the backup is encrypted.
+ */
+class BackupParts {
+  private sealed: Promise<BackupStore> | undefined;
+
+  constructor(
+    readonly folder: string,
+    private readonly manifest: PlatformManifest,
+    readonly key: BackupKey | undefined,
+  ) {}
+
+  private async open(path: string): Promise<Readable> {
+    // The backup's own files: a link in their place is not followed.
+    if (!this.key) return (await open(join(this.folder, path), constants.O_RDONLY | constants.O_NOFOLLOW)).createReadStream();
+    this.sealed ??= FolderBackupStore.open(this.folder).then((store) => new EncryptedBackupStore(store, this.key!));
+    return (await this.sealed).get(path);
+  }
+
+  async read(path: string): Promise<Buffer> {
+    return buffer(await this.open(path));
+  }
+
+  /**
+   * Writes one file, never over an existing one: root's alone, but for certificates and public
+   * keys (`.pem`, `.pub`), which were written readable (an encrypted backup keeps no modes).
+   */
+  async extract(path: string, dest: string): Promise<void> {
+    const mode = /\.(pem|pub)$/.test(path) ? 0o644 : 0o600;
+    await pipeline(await this.open(path), createWriteStream(dest, { flags: 'wx', mode }));
+  }
+
+  /** A file, or every listed file under a folder of that name; absent ones are skipped. */
+  async extractTree(top: string, dest: string): Promise<void> {
+    for (const file of this.manifest.files) {
+      if (file.path !== top && !file.path.startsWith(`${top}/`)) continue;
+      const target = join(dest, file.path.slice(top.length));
+      await mkdir(dirname(target), { recursive: true, mode: 0o700 });
+      await this.extract(file.path, target);
+    }
+  }
+}
+
+/** The backup key an encrypted backup needs, checked before anything is written; undefined for one in clear. */
+async function backupKeyFor(manifest: PlatformManifest, keyFile: string | undefined): Promise<BackupKey | undefined> {
+  if (!manifest.encrypted) return undefined;
+  if (!keyFile) {
+    throw new Error(
+      `This platform backup is encrypted (key id ${manifest.encrypted.key_id}): give the key file it was written with (--backup-key-file).`,
+    );
+  }
+  const key = await loadBackupKey(keyFile);
+  if (key.id !== manifest.encrypted.key_id) {
+    throw new Error(
+      `This platform backup was encrypted with another key (key id ${manifest.encrypted.key_id}), not the one in ${keyFile} (key id ${key.id}).`,
+    );
+  }
+  return key;
+}
+
+/** The store's secrets key, beside the new data folder; one already there must be the same key. */
+async function restoreSecretsKey(key: Buffer, file: string): Promise<void> {
+  const present = await readFile(file).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') return undefined;
+    throw e;
+  });
+  if (present) {
+    if (present.equals(key)) return;
+    throw new Error(
+      `A secrets key file ${file} is already there, and it is not the backup's: the restored store could not be read with it. Move it away first.`,
+    );
+  }
+  await writeFile(file, key, { mode: 0o600, flag: 'wx' });
+}
+
 /** Each bundle fetched into a new bare repository where the daemon keeps it; the hooks come with the next push. */
-async function restoreRepositories(folder: string, manifest: PlatformManifest, dataDir: string): Promise<void> {
+async function restoreRepositories(parts: BackupParts, manifest: PlatformManifest, dataDir: string): Promise<void> {
   const repos = join(dataDir, REPOS_FOLDER);
   await mkdir(repos, { recursive: true, mode: 0o700 });
   for (const { app_id: appId, file } of manifest.repositories) {
     if (!isAppId(appId)) throw new Error(`The manifest names a repository of ${JSON.stringify(appId)}, which is not an app id.`);
     const repo = join(repos, `${appId}.git`);
-    await runChecked(['git', 'init', '--quiet', '--bare', '--template=', '--initial-branch=master', repo], { env: GIT_ENV, cwd: '/' });
-    await runChecked(['git', '--git-dir', repo, 'fetch', '--quiet', '--update-head-ok', join(folder, file), '+refs/*:refs/*'], {
-      env: GIT_ENV,
-      cwd: '/',
-      timeoutMs: 30 * 60_000,
-    });
+    // An encrypted bundle is decrypted beside the repositories (root's alone) for git to read.
+    const bundle = parts.key ? join(repos, `${appId}.bundle`) : join(parts.folder, file);
+    if (parts.key) await parts.extract(file, bundle);
+    try {
+      await runChecked(['git', 'init', '--quiet', '--bare', '--template=', '--initial-branch=master', repo], { env: GIT_ENV, cwd: '/' });
+      await runChecked(['git', '--git-dir', repo, 'fetch', '--quiet', '--update-head-ok', bundle, '+refs/*:refs/*'], {
+        env: GIT_ENV,
+        cwd: '/',
+        timeoutMs: 30 * 60_000,
+      });
+    } finally {
+      if (parts.key) await rm(bundle, { force: true });
+    }
   }
 }
 
@@ -139,13 +234,12 @@ async function restoreRepositories(folder: string, manifest: PlatformManifest, d
  * the add-on server starts from, with the superuser password its roles have.
  */
 async function restoreCluster(
-  objects: FolderBackupStore,
+  objects: BackupStore,
   pg: NonNullable<PlatformManifest['postgresql']>,
-  passwordFile: string,
+  password: string,
   dataDir: string,
 ): Promise<void> {
   if (!pg.base_key.startsWith(BASE_PREFIX)) throw new Error(`${pg.base_key} is not a PostgreSQL base backup.`);
-  const password = (await readFile(passwordFile, 'utf8')).trim();
   const user = await ensureSystemUser(DEFAULT_POSTGRES_USER);
   const binaries = await findPostgresBinaries(pg.major);
   const start = pg.base_key.slice(BASE_PREFIX.length, BASE_PREFIX.length + 24);

@@ -10,6 +10,8 @@ interface SystemBackupReport {
   addons: Array<{ name: string; provider: string; backup_id: string }>;
   files: number;
   size_bytes: number;
+  encrypted: boolean;
+  warning: string | null;
 }
 
 export const systemBackup: Command = {
@@ -33,6 +35,8 @@ export const systemBackup: Command = {
     if (!to) throw new UsageError('Say where the backup goes with --to <folder> (an absolute folder on the daemon machine).');
     ctx.err('Taking a fresh backup of every add-on, restore-testing it, then copying the platform...\n');
     const report = await ctx.client().request<SystemBackupReport>('POST', '/v1/system/backup', { to });
+    // Said on stderr whatever the format: a backup in clear is something to know, not data.
+    if (report.warning) ctx.err(`Warning: ${report.warning}.\n`);
     if (ctx.format === 'json') {
       ctx.out(JSON.stringify(report, null, 2) + '\n');
       return;
@@ -42,7 +46,8 @@ export const systemBackup: Command = {
     ctx.err(
       `Wrote the store, ${report.repositories} repositor${report.repositories === 1 ? 'y' : 'ies'}, the CA and SSH host key, and the add-ons ${addons}: ` +
         `${report.files} files, ${humanSize(report.size_bytes)}, listed with their SHA-256 in manifest.json.\n` +
-        `Restore it on a new machine with: slipway server --restore-from ${report.path} --data-dir <empty folder>\n`,
+        `Restore it on a new machine with: slipway server --restore-from ${report.path} --data-dir <empty folder>` +
+        `${report.encrypted ? ' --backup-key-file <the same key file>' : ''}\n`,
     );
   },
 };
