@@ -25,11 +25,43 @@ export interface PackagingFacts {
   javaAppPackaging: boolean;
 }
 
+/**
+ * sbt plugins that bring sbt-native-packager with them: the packager itself, Play's and Lagom's
+ * sbt plugins (each depends on it).
+ */
+const PACKAGER_SOURCES = /sbt-native-packager|"sbt-plugin"|"lagom-sbt-plugin"/;
+
+/**
+ * Plugins whose enabling gives the build a `stage` task: JavaAppPackaging and every archetype or
+ * add-on of sbt-native-packager that requires it (server, launcher and classpath jars, jlink,
+ * java agents, start scripts, system loaders), the Universal plugin `stage` comes from, and Play's
+ * and Lagom's plugins, which enable JavaAppPackaging themselves.
+ */
+const STAGING_PLUGINS = new RegExp(
+  `\\b(${[
+    'JavaAppPackaging',
+    'JavaServerAppPackaging',
+    'LauncherJarPlugin',
+    'ClasspathJarPlugin',
+    'JlinkPlugin',
+    'JavaAgent',
+    'BashStartScriptPlugin',
+    'BatStartScriptPlugin',
+    'AshScriptPlugin',
+    'SystemdPlugin',
+    'SystemVPlugin',
+    'UpstartPlugin',
+    'UniversalPlugin',
+    'Play[A-Z]\\w*',
+    'Lagom[A-Z]\\w*',
+  ].join('|')})\\b`,
+);
+
 export async function inspectPackaging(tree: UntrustedTree): Promise<PackagingFacts> {
   const projectFiles = await readAll(tree, 'project', ['.sbt', '.scala']);
   const buildFiles = (await readAll(tree, '', ['.sbt'])) + '\n' + projectFiles;
   return {
-    packagerPlugin: /sbt-native-packager/.test(projectFiles),
-    javaAppPackaging: /JavaAppPackaging|JavaServerAppPackaging|PlayScala|PlayJava|PlayService/.test(buildFiles),
+    packagerPlugin: PACKAGER_SOURCES.test(projectFiles),
+    javaAppPackaging: STAGING_PLUGINS.test(buildFiles),
   };
 }

@@ -272,6 +272,31 @@ describe('sbt provider: plan', () => {
     assert.match(plan.warnings[1]!, /enablePlugins\(JavaAppPackaging\)/);
   });
 
+  it('does not warn for a build that stages through a plugin that implies JavaAppPackaging, or through Play', async () => {
+    const plugins = 'addSbtPlugin("com.github.sbt" % "sbt-native-packager" % "1.11.1")\n';
+    for (const enabled of ['LauncherJarPlugin', 'JavaServerAppPackaging', 'ClasspathJarPlugin', 'JlinkPlugin', 'AshScriptPlugin']) {
+      const dir = await project(`stages-${enabled}`, {
+        'build.sbt': `lazy val root = (project in file(".")).enablePlugins(${enabled})\n`,
+        'project/plugins.sbt': plugins,
+        'project/build.properties': 'sbt.version=1.13.0\n',
+      });
+      assert.deepEqual((await sbtProvider.plan(context(dir))).warnings, [], enabled);
+    }
+    const play = await project('stages-play', {
+      'build.sbt': 'lazy val root = (project in file(".")).enablePlugins(PlayScala)\n',
+      'project/plugins.sbt': 'addSbtPlugin("org.playframework" % "sbt-plugin" % "3.0.9")\n',
+      'project/build.properties': 'sbt.version=1.13.0\n',
+    });
+    assert.deepEqual((await sbtProvider.plan(context(play))).warnings, []);
+    // A name that only contains a plugin's is not one.
+    const lookalike = await project('lookalike', {
+      'build.sbt': 'val notJavaAppPackagingReally = 1\n',
+      'project/plugins.sbt': plugins,
+      'project/build.properties': 'sbt.version=1.13.0\n',
+    });
+    assert.match((await sbtProvider.plan(context(lookalike))).warnings.join('\n'), /enablePlugins\(JavaAppPackaging\)/);
+  });
+
   it('does not warn about the packager for a goal that does not stage', async () => {
     const dir = await project('custom-goal', { 'build.sbt': 'name := "x"\n', 'project/build.properties': 'sbt.version=1.13.0\n' });
     const plan = await sbtProvider.plan(
