@@ -184,3 +184,25 @@ test("a deleted add-on's backup objects go after the grace period, not before, a
   assert.ok(!postgresql.deleted.includes(shared.object_key), 'the base backup db2 still rests on stays');
   assert.deepEqual(store.addonBackups.deletedBefore(later), []);
 });
+
+test("a download nobody reads holds its own organisation's backup jobs, not another's", async () => {
+  const { store, service, redis, cache } = setUp();
+  const other = store.orgs.create('other');
+  const theirs = store.addons.create({ orgId: other.id, provider: 'redis', name: 'theirs' });
+  store.addons.setConfig(theirs.id, { ready: 'yes' });
+  const backup = await service.backupNow(cache);
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  redis.download = async (_backup, _addon, use) => use(undefined as never);
+  const download = service.download(cache, backup.id, () => held);
+  // The other organisation's backup is taken while the download waits for its client.
+  await service.backupNow(store.addons.byId(theirs.id)!);
+  assert.deepEqual(redis.takes.at(-1), ['theirs']);
+  // The same organisation's next job waits behind its download.
+  let ownDone = false;
+  const own = service.backupNow(cache).then(() => (ownDone = true));
+  await new Promise((r) => setTimeout(r, 30));
+  assert.equal(ownDone, false);
+  release();
+  await Promise.all([download, own]);
+});

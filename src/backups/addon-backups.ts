@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { FairJobs, type FairLimits } from '../core/fair-share.js';
 import type { Readable } from 'node:stream';
 import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../core/errors.js';
 import type { DiskReserve } from '../core/disk-reserve.js';
@@ -27,6 +28,8 @@ export interface AddonBackupsOptions {
   reserve?: DiskReserve;
   /** The organisation's quotas; absent: not checked (unit tests). */
   bounds?: BackupBounds;
+  /** How long a download may make no progress before it is ended (`--download-idle-timeout`; default DOWNLOAD_IDLE_MS). */
+  downloadIdleMs?: number;
 }
 
 /** What the organisation's quotas say before a backup job: each throws the refusal. */
@@ -36,6 +39,12 @@ export interface BackupBounds {
   /** Before `slipway addon restore --as`: the new add-on counts against its add-ons. */
   newAddon(addon: AddonRow): void;
 }
+
+/** Backup jobs at once: per organisation, and over all (each may run a scratch server). */
+export const BACKUP_JOB_LIMITS: FairLimits = { perKey: 1, total: 2 };
+
+/** How long a download may make no progress (its client reads nothing) before it is ended and frees its job. */
+export const DOWNLOAD_IDLE_MS = 60_000;
 
 export type RestoreSource = { backupId: string } | { time: Date };
 
@@ -49,10 +58,14 @@ export const DELETED_ADDON_GRACE_DAYS = 7;
 /**
  * The add-ons' backups as users see them: taken on demand and on schedule, each restored once
  * into a throw-away copy and checked before it counts as good, restored in place or into a new
- * add-on, kept for the days the schedule says. One backup job runs at a time.
+ * add-on, kept for the days the schedule says. Jobs are shared fairly between organisations.
  */
 export class AddonBackups {
-  private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * One job per organisation at a time, two at once over all of them, organisations in turn: a
+   * tenant's long backup, held lock or download nobody reads delays only that tenant.
+   */
+  private readonly jobs = new FairJobs(BACKUP_JOB_LIMITS);
   private verifying: Promise<void> | undefined;
   readonly schedules: BackupSchedules;
 
@@ -71,7 +84,7 @@ export class AddonBackups {
     // Checked before it waits its turn (a refusal is at once) and again when its turn comes.
     const bound = () => kind === 'manual' && this.o.bounds?.manualBackup(addon);
     bound();
-    return this.serial(async () => {
+    return this.serial(addon.org_id, async () => {
       bound();
       const [row] = await this.take(engine, [addon], kind);
       this.verifyPending();
@@ -84,7 +97,7 @@ export class AddonBackups {
    * of each Redis add-on); then retention.
    */
   runSchedule(now = new Date()): Promise<void> {
-    return this.serial(async () => {
+    return this.exclusive(async () => {
       for (const [provider, engine] of this.o.engines) {
         const due = this.o.store.addons
           .all()
@@ -111,7 +124,7 @@ export class AddonBackups {
    * backup failed its test.
    */
   backupAllVerified(): Promise<Array<{ addon: AddonRow; backup: AddonBackupRow }>> {
-    return this.serial(async () => {
+    return this.exclusive(async () => {
       const taken: Array<{ addon: AddonRow; backup: AddonBackupRow }> = [];
       for (const [provider, engine] of this.o.engines) {
         const addons = this.o.store.addons
@@ -155,7 +168,7 @@ export class AddonBackups {
   /** Restore-tests one backup now; resolves with its row as it ends (verified or failed). */
   verify(addon: AddonRow, backupId: string): Promise<AddonBackupRow> {
     const backup = this.backup(addon, backupId);
-    return this.serial(() => this.verifyOne(backup));
+    return this.serial(addon.org_id, () => this.verifyOne(backup));
   }
 
   /** Verifies, one after the other, the backups still waiting (also those a restart left waiting). */
@@ -165,7 +178,7 @@ export class AddonBackups {
       for (;;) {
         const next = this.o.store.addonBackups.pending()[0];
         if (!next) break;
-        await this.serial(() => this.verifyOne(next));
+        await this.serial(this.o.store.addons.byId(next.addon_id)?.org_id ?? 'deleted', () => this.verifyOne(next));
       }
     })()
       .catch((error: Error) => this.o.log(`Backup verification stopped: ${error.message}`))
@@ -223,7 +236,7 @@ export class AddonBackups {
         throw new ConflictError(`The organisation already has an add-on named ${JSON.stringify(as)}.`, 'Choose another name with --as.');
       }
       this.o.bounds?.newAddon(addon);
-      return this.serial(async () => {
+      return this.serial(addon.org_id, async () => {
         this.o.bounds?.newAddon(addon);
         const created = await this.o.addons.create({ orgId: addon.org_id, provider: addon.provider, name: as });
         try {
@@ -235,7 +248,7 @@ export class AddonBackups {
         return { addon: created };
       });
     }
-    return this.serial(async () => {
+    return this.serial(addon.org_id, async () => {
       const [safety] = await this.take(engine, [addon], 'safety');
       const apps = this.o.store.links.appsOfAddon(addon.id);
       const what = 'backupId' in source ? `backup ${source.backupId}` : source.time.toISOString();
@@ -264,7 +277,12 @@ export class AddonBackups {
   download(addon: AddonRow, backupId: string, use: (dump: Readable) => Promise<void>): Promise<void> {
     const engine = this.engine(addon);
     const backup = this.backup(addon, backupId);
-    return this.serial(() => engine.download(backup, this.engineAddon(addon), use));
+    return this.serial(addon.org_id, () => engine.download(backup, this.engineAddon(addon), use));
+  }
+
+  /** How long a download may make no progress before it is ended and frees its job. */
+  get downloadIdleMs(): number {
+    return this.o.downloadIdleMs ?? DOWNLOAD_IDLE_MS;
   }
 
   /** How a download of the add-on's backups is named: `<backup id>.dump` (PostgreSQL), `<backup id>.rdb` (Redis). */
@@ -393,10 +411,14 @@ export class AddonBackups {
     return { id: addon.id, name: addon.name, config };
   }
 
-  private serial<T>(job: () => Promise<T>): Promise<T> {
-    const run = this.queue.catch(() => undefined).then(job);
-    this.queue = run.catch(() => undefined);
-    return run;
+  /** A job of one organisation's add-ons: it waits only behind that organisation's and the shared slots. */
+  private serial<T>(orgId: string, job: () => Promise<T>): Promise<T> {
+    return this.jobs.run(orgId, job);
+  }
+
+  /** A job over every organisation's add-ons (the daily round and its retention): it runs alone. */
+  private exclusive<T>(job: () => Promise<T>): Promise<T> {
+    return this.jobs.run('', job, { exclusive: true });
   }
 }
 

@@ -67,6 +67,7 @@ export async function startBackups(o: {
     verified: o.verified,
     reserve: o.reserve,
     bounds: o.bounds,
+    downloadIdleMs: settings.downloadIdleMs,
   });
   let timer: NodeJS.Timeout | undefined;
   return {

@@ -116,4 +116,6 @@ export interface BackupOptions {
   /** HH:MM: the daily backup of every add-on without a schedule of its own. */
   at?: string;
   keepDays?: number;
+  /** A download whose client reads nothing this long is ended (`--download-idle-timeout`; default 60 s). */
+  downloadIdleMs?: number;
 }

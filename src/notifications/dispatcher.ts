@@ -1,4 +1,5 @@
 import type { Store } from '../store/store.js';
+import { type FairLimits, fairPick } from '../core/fair-share.js';
 import type { DeliveryRow } from '../store/notification-deliveries.js';
 import type { PlatformEvent, PlatformEvents } from '../core/platform-events.js';
 import type { AddressGuard } from './address-guard.js';
@@ -16,8 +17,12 @@ export const RETRY_DELAYS_MS = [1_000, 5_000, 30_000, 120_000, 600_000];
  * minute is enough to send people looking (docs/behaviour.md, Notifications).
  */
 const QUIET_MS: Partial<Record<string, number>> = { 'instance.crashed': 60_000 };
-/** Deliveries in flight at once: a slow receiver holds one slot, never the daemon. */
-const CONCURRENCY = 4;
+/**
+ * Deliveries in flight at once, per organisation and over all: a receiver that never answers
+ * holds its own organisation's two slots (each for at most the sender's timeout), never
+ * another's; organisations take turns for the free slots (docs/security.md).
+ */
+export const DELIVERY_LIMITS: FairLimits = { perKey: 2, total: 16 };
 
 export interface DispatcherOptions {
   store: Store;
@@ -27,6 +32,7 @@ export interface DispatcherOptions {
   mail?: MailSender;
   log: (line: string) => void;
   retryDelaysMs?: readonly number[];
+  limits?: FairLimits;
 }
 
 /**
@@ -38,7 +44,7 @@ export interface DispatcherOptions {
 export class NotificationDispatcher {
   private unsubscribe?: () => void;
   private timer?: NodeJS.Timeout;
-  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly inFlight = new Map<string, { org: string; work: Promise<void> }>();
   private stopped = false;
   private readonly delays: readonly number[];
 
@@ -65,7 +71,10 @@ export class NotificationDispatcher {
     this.unsubscribe?.();
     if (this.timer) clearTimeout(this.timer);
     // What is in flight ends within the senders' timeouts; unfinished ones stay pending for the next start.
-    await Promise.race([Promise.allSettled([...this.inFlight.values()]), new Promise((r) => setTimeout(r, 2_000).unref())]);
+    await Promise.race([
+      Promise.allSettled([...this.inFlight.values()].map((f) => f.work)),
+      new Promise((r) => setTimeout(r, 2_000).unref()),
+    ]);
     this.options.mail?.close();
   }
 
@@ -91,17 +100,20 @@ export class NotificationDispatcher {
   private kick(): void {
     if (this.stopped) return;
     if (this.timer) clearTimeout(this.timer);
-    const free = CONCURRENCY - this.inFlight.size;
-    if (free > 0) {
-      const due = this.options.store.notificationDeliveries.due(new Date(), CONCURRENCY * 2).filter((d) => !this.inFlight.has(d.id));
-      for (const delivery of due.slice(0, free)) {
+    const limits = this.options.limits ?? DELIVERY_LIMITS;
+    if (this.inFlight.size < limits.total) {
+      const running = new Map<string, number>();
+      for (const { org } of this.inFlight.values()) running.set(org, (running.get(org) ?? 0) + 1);
+      // A few more than an organisation may start: those in flight are among its oldest.
+      const due = this.options.store.notificationDeliveries.dueByOrg(new Date(), limits.perKey * 2).filter((d) => !this.inFlight.has(d.id));
+      for (const delivery of fairPick(due, (d) => d.org_id, running, limits)) {
         const work = this.attempt(delivery)
           .catch((error) => this.options.log(`Notifications: delivery ${delivery.id} failed unexpectedly: ${(error as Error).message}`))
           .finally(() => {
             this.inFlight.delete(delivery.id);
             this.kick();
           });
-        this.inFlight.set(delivery.id, work);
+        this.inFlight.set(delivery.id, { org: delivery.org_id, work });
       }
     }
     const next = this.options.store.notificationDeliveries.nextDue();

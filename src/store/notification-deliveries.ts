@@ -81,6 +81,27 @@ export class NotificationDeliveryRepository {
       .all(now.toISOString(), limit) as DeliveryRow[];
   }
 
+  /**
+   * Due deliveries, at most `perOrg` of each organisation (its oldest), oldest first: what a fair
+   * scheduler picks from, so one organisation's backlog cannot hide another's deliveries.
+   */
+  dueByOrg(now: Date, perOrg: number): Array<DeliveryRow & { org_id: string }> {
+    return this.db
+      .prepare(
+        `SELECT * FROM (
+           SELECT d.*, a.org_id AS org_id,
+                  ROW_NUMBER() OVER (PARTITION BY a.org_id ORDER BY d.next_attempt_at, d.id) AS place
+           FROM notification_deliveries d JOIN apps a ON a.id = d.app_id
+           WHERE d.state = 'pending' AND d.next_attempt_at <= ?
+         ) WHERE place <= ? ORDER BY next_attempt_at, id`,
+      )
+      .all(now.toISOString(), perOrg)
+      .map((row) => {
+        const { place: _place, ...delivery } = row as DeliveryRow & { org_id: string; place: number };
+        return delivery;
+      });
+  }
+
   /** When the earliest pending delivery is due, if any is. */
   nextDue(): string | undefined {
     return (

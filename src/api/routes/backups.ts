@@ -7,6 +7,7 @@ import type { AddonBackupRow } from '../../store/addon-backups.js';
 import type { AddonBackups, RestoreSource } from '../../backups/addon-backups.js';
 import { addonForUser, addonView } from '../addon-access.js';
 import { backupSpecs } from './backups-routes.js';
+import { sendWithIdleTimeout } from '../send-stream.js';
 
 function backups(ctx: ApiContext): AddonBackups {
   if (!ctx.deps.backups) throw new SlipwayError(503, 'unavailable', 'Backups are not available on this daemon.');
@@ -83,9 +84,8 @@ export function backupRoutes(router: HttpRouter<ApiContext>): void {
           'content-type': 'application/octet-stream',
           'content-disposition': `attachment; filename="${fileName}"`,
         });
-        for await (const chunk of dump) {
-          if (!ctx.res.write(chunk)) await new Promise((r) => ctx.res.once('drain', r));
-        }
+        // A client that stops reading is ended after the idle time: the job and its copy are freed.
+        await sendWithIdleTimeout(ctx.res, dump, service.downloadIdleMs);
       });
     } catch (error) {
       // Once bytes went out the status cannot change: the cut connection tells the client.

@@ -130,7 +130,12 @@ export const server: Command = {
       description: 'Encrypt every backup with the key in this file (32 bytes or more, readable by root only); keep a copy elsewhere',
     },
     'backup-at': { type: 'string', value: '<HH:MM>', description: 'When the daily backups run, local time (default 03:00)' },
-    'backup-keep-days': { type: 'string', value: '<days>', description: 'How many days backups are kept (default 7)' },
+    'backup-keep-days': { type: 'string', value: '<days>', description: 'How many days backups are kept, 1 to 90 (default 7)' },
+    'download-idle-timeout': {
+      type: 'string',
+      value: '<seconds>',
+      description: 'A backup download whose client reads nothing this long is ended, freeing its backup job, 1 to 3600 (default 60)',
+    },
     'restore-from': {
       type: 'string',
       value: '<folder>',
@@ -310,6 +315,7 @@ export const server: Command = {
           keyFile: (o['backup-key-file'] as string | undefined) ?? ctx.env.SLIPWAY_BACKUP_KEY_FILE,
           at: o['backup-at'] === undefined ? undefined : checkTimeOfDay(o['backup-at'] as string, '--backup-at'),
           keepDays: o['backup-keep-days'] === undefined ? undefined : checkKeepDays(Number(o['backup-keep-days'])),
+          downloadIdleMs: parseDownloadIdleTimeout(o['download-idle-timeout'] as string | undefined),
         },
         restoreFrom: o['restore-from'] === undefined ? undefined : resolve(o['restore-from'] as string),
         platformBackup: platformBackupSchedule(o),
@@ -395,6 +401,14 @@ function drainBufferSize(value: string | undefined): number | undefined {
     throw new Error(`--drain-buffer-size must be from 1M to 1G, not ${JSON.stringify(value)}.`);
   }
   return bytes;
+}
+
+function parseDownloadIdleTimeout(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!/^\d+$/.test(value.trim()) || Number(value) < 1 || Number(value) > 3600) {
+    throw new Error(`--download-idle-timeout must be a whole number of seconds from 1 to 3600, not ${JSON.stringify(value.slice(0, 40))}.`);
+  }
+  return Number(value) * 1000;
 }
 
 function parseOrgsPerUser(value: string | undefined): number | undefined {
