@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # Installs what slipway needs and builds it. Safe to re-run: only missing pieces are installed.
+#   scripts/setup.sh platform   what the daemon needs on its embedded defaults (`./dev start`)
+#   scripts/setup.sh swarm      that, and the Docker Swarm for --backend swarm
+#   scripts/setup.sh [test]     that, and every part the tests and benches need (the default)
 # A part of the test suite's machine that cannot be installed (a JDK, a second JDK for the scala
 # test, Go for Pebble and SeaweedFS, the Docker Swarm) is reported at the end; under CI=true it fails setup, since a CI run that passes with
 # tests skipped proves nothing. Sourced (by its tests), it defines its functions and runs nothing.
@@ -28,12 +31,15 @@ report_missing() {
   fi
 }
 
+# Installs the packages of the lists given (scripts/debian-packages*.txt) that are not installed.
 install_debian_packages() {
-  local wanted=() pkg
-  while read -r pkg; do
-    [[ -z "$pkg" || "$pkg" == \#* ]] && continue
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || wanted+=("$pkg")
-  done < scripts/debian-packages.txt
+  local wanted=() pkg list
+  for list in "${@:-scripts/debian-packages.txt}"; do
+    while read -r pkg; do
+      [[ -z "$pkg" || "$pkg" == \#* ]] && continue
+      dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || wanted+=("$pkg")
+    done <"$list"
+  done
   if ((${#wanted[@]} == 0)); then return; fi
   if [[ $(id -u) -ne 0 ]]; then
     log "missing Debian packages (run as root to install them): ${wanted[*]}"
@@ -56,7 +62,8 @@ install_npm_packages() {
   local stamp=node_modules/.slipway-setup-stamp
   if [[ -f $stamp && $stamp -nt package-lock.json && $stamp -nt package.json ]]; then return; fi
   log "installing npm packages"
-  npm ci --no-audit --no-fund >&2
+  # No "new version of npm available" notice in the platform's start output.
+  npm ci --no-audit --no-fund --no-update-notifier >&2
   touch "$stamp"
 }
 
@@ -287,17 +294,45 @@ build() {
   npx tsc -p tsconfig.console.json
 }
 
-main() {
-  install_debian_packages
+# What `./dev start` needs: the daemon on its embedded defaults, nothing only the tests use.
+setup_platform() {
+  install_debian_packages scripts/debian-packages.txt
   install_npm_packages
   check_jdk
-  install_second_jdk
-  install_pebble
-  install_seaweedfs
   build
-  # dockerd, a single-node swarm and a registry on loopback, for --backend swarm and its tests.
-  # Outside CI not fatal: without it, --backend swarm refuses to start and its tests are skipped, saying why.
-  bash scripts/swarm-setup.sh || missing "Docker Swarm (see swarm-setup above): slipway server --backend swarm and its tests cannot run here"
+}
+
+# dockerd, a single-node swarm and a registry on loopback, for --backend swarm and its tests.
+make_swarm() { bash scripts/swarm-setup.sh; }
+
+setup_swarm() {
+  install_debian_packages scripts/debian-packages.txt scripts/debian-packages-swarm.txt
+  make_swarm || missing "Docker Swarm (see swarm-setup above): slipway server --backend swarm and its tests cannot run here"
+}
+
+main() {
+  case "${1:-test}" in
+    platform)
+      setup_platform
+      ;;
+    swarm)
+      setup_platform
+      setup_swarm
+      ;;
+    test)
+      install_debian_packages scripts/debian-packages.txt scripts/debian-packages-swarm.txt scripts/debian-packages-test.txt
+      setup_platform
+      install_second_jdk
+      install_pebble
+      install_seaweedfs
+      # Outside CI not fatal: without it, --backend swarm refuses to start and its tests are skipped, saying why.
+      setup_swarm
+      ;;
+    *)
+      log "usage: scripts/setup.sh [platform|swarm|test]"
+      return 2
+      ;;
+  esac
   report_missing
 }
 

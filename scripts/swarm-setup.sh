@@ -4,7 +4,7 @@
 # image registry on loopback that the node pulls slipway's images from, over TLS and with a
 # password. Safe to re-run: each piece is left alone when it is already in place, and a registry
 # that runs otherwise (an earlier version's, plain HTTP) is reconfigured and restarted. Needs root and the Debian packages
-# docker.io and docker-registry (scripts/debian-packages.txt).
+# docker.io and docker-registry (scripts/debian-packages-swarm.txt).
 #
 # Choices, all overridable from the environment:
 #   SLIPWAY_DOCKERD_LOG      where dockerd writes (default /var/log/slipway-dockerd.log)

@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -184,4 +184,52 @@ test('the run record lists every skipped test and suite with its reason, and whe
     assert.ok(Number(at) >= started && Number(at) <= Date.now(), at);
   }
   assert.equal(records.length, skipped.length + ended.length, 'no other line');
+});
+
+test('the platform set-up installs what the daemon needs, the test set-up everything, the swarm one the Swarm too', () => {
+  // Every step stood in for by one that says its name, so only the choice of steps is checked.
+  const steps = [
+    'install_debian_packages() { echo "debian: $*"; }',
+    'install_npm_packages() { echo npm; }',
+    'check_jdk() { echo jdk; }',
+    'build() { echo build; }',
+    'install_second_jdk() { echo second-jdk; }',
+    'install_pebble() { echo pebble; }',
+    'install_seaweedfs() { echo seaweedfs; }',
+    'make_swarm() { echo swarm; }',
+  ].join('; ');
+  const done = (mode: string) => {
+    const result = withSetup(`${steps}; main ${mode}`, {});
+    assert.equal(result.code, 0, result.output);
+    return result.output.split('\n').filter(Boolean);
+  };
+  assert.deepEqual(done('platform'), ['debian: scripts/debian-packages.txt', 'npm', 'jdk', 'build']);
+  assert.deepEqual(done('swarm'), [
+    'debian: scripts/debian-packages.txt',
+    'npm',
+    'jdk',
+    'build',
+    'debian: scripts/debian-packages.txt scripts/debian-packages-swarm.txt',
+    'swarm',
+  ]);
+  const everything = done('test');
+  assert.equal(everything[0], 'debian: scripts/debian-packages.txt scripts/debian-packages-swarm.txt scripts/debian-packages-test.txt');
+  for (const step of ['npm', 'build', 'second-jdk', 'pebble', 'seaweedfs', 'swarm']) assert.ok(everything.includes(step), step);
+  const wrong = withSetup(`${steps}; main everything`, {});
+  assert.equal(wrong.code, 2);
+  assert.match(wrong.output, /usage: scripts\/setup\.sh \[platform\|swarm\|test\]/);
+});
+
+test("no Debian package the tests alone use is in the platform's list", () => {
+  const list = (name: string) =>
+    readFileSync(join(repo, 'scripts', name), 'utf8')
+      .split('\n')
+      .filter((line) => line && !line.startsWith('#'));
+  const platform = list('debian-packages.txt');
+  for (const testOnly of [...list('debian-packages-test.txt'), ...list('debian-packages-swarm.txt')]) {
+    assert.ok(!platform.includes(testOnly), `${testOnly} is in the platform's list`);
+  }
+  for (const needed of ['haproxy', 'runc', 'postgresql', 'redis-server', 'nftables', 'openjdk-17-jdk-headless']) {
+    assert.ok(platform.includes(needed), needed);
+  }
 });
