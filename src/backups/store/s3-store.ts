@@ -182,6 +182,13 @@ export function s3CredentialsFromEnv(env: NodeJS.ProcessEnv): S3Credentials {
   };
 }
 
+/**
+ * The SDK warns, once per process, about Node.js versions its releases of 2027 will drop. It
+ * tells the operator of this daemon nothing they can act on (package.json's engines say which
+ * Node.js slipway needs), and it landed in the daemon's output at the first backup.
+ */
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 export class S3BackupStore implements BackupStore {
   private readonly client: S3Client;
   private readonly location: S3Location;
