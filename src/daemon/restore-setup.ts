@@ -23,7 +23,7 @@ import type { DaemonOptions } from './options.js';
 export async function checkRestoreSource(options: DaemonOptions): Promise<CheckedBackup | undefined> {
   if (!options.restoreFrom) return undefined;
   await assertEmptyDataFolder(options.dataDir);
-  return checkPlatformBackup(options.restoreFrom).catch((error: Error) => {
+  return checkPlatformBackup(options.restoreFrom, options.backups?.keyFile).catch((error: Error) => {
     throw new Error(`Cannot restore from ${options.restoreFrom}: ${error.message} Nothing was written to ${options.dataDir}.`);
   });
 }

@@ -63,17 +63,21 @@ export async function locateBackup(from: string): Promise<string> {
 export interface CheckedBackup {
   folder: string;
   manifest: PlatformManifest;
+  /** The backup key an encrypted backup was written with; undefined for one in clear. */
+  key?: BackupKey;
 }
 
 /**
  * Finds the backup (`locateBackup`), reads its manifest and checks every file against it: run
  * before anything is written to the data folder, so a damaged backup changes nothing.
  */
-export async function checkPlatformBackup(from: string): Promise<CheckedBackup> {
+export async function checkPlatformBackup(from: string, keyFile?: string): Promise<CheckedBackup> {
   const folder = await locateBackup(from);
   const manifest = parseManifest(await readFile(join(folder, MANIFEST_FILE), 'utf8'));
+  // An encrypted backup needs its key: refused here, before anything is written, without it.
+  const key = await backupKeyFor(manifest, keyFile);
   await checkFiles(folder, manifest.files);
-  return { folder, manifest };
+  return { folder, manifest, key };
 }
 
 /**
@@ -90,9 +94,7 @@ export async function restorePlatform(o: {
   backupStore: BackupStoreOptions;
   log(line: string): void;
 }): Promise<RestoredPlatform> {
-  const { folder, manifest } = o.backup;
-  // Before anything is written: an encrypted backup needs its key.
-  const key = await backupKeyFor(manifest, o.backupStore.keyFile);
+  const { folder, manifest, key } = o.backup;
   o.log(
     `Restoring the platform backup ${folder} of ${manifest.created_at} (slipway ${manifest.slipway_version}): ${describeManifest(manifest)}.`,
   );
