@@ -31,6 +31,12 @@ const server = http.createServer((req, res) => {
     setTimeout(() => process.exit(3), 10);
     return;
   }
+  if (req.url === '/log-colours') {
+    // As Play's logback writes its level and logger: with colour codes.
+    console.log('\x1b[34mINFO \x1b[0;39m \x1b[36mcoloured.Logger\x1b[0;39m - a line with colours');
+    res.end('logged');
+    return;
+  }
   if (req.url === '/missing') {
     res.statusCode = 404;
     res.end('not here');

@@ -1,3 +1,4 @@
+import { stripVTControlCharacters } from 'node:util';
 import type { LogEntry } from '../shared/api-types.js';
 import { NdjsonReader } from '../shared/ndjson.js';
 import type { CommandContext } from './command.js';
@@ -14,7 +15,14 @@ export type LogLine = LogEntry;
 export async function followLog(
   ctx: CommandContext,
   path: string,
-  options: { follow: boolean; print?: (entry: LogLine) => void; filter?: LogFilter; stop?: AbortSignal },
+  options: {
+    follow: boolean;
+    print?: (entry: LogLine) => void;
+    filter?: LogFilter;
+    stop?: AbortSignal;
+    /** Keep the programs' colour codes (a terminal shows them); default: only when stdout is one. */
+    keepColours?: boolean;
+  },
 ): Promise<LogLine> {
   const abort = new AbortController();
   // The caller may end the stream early (it learnt what it waited for); what came so far was printed.
@@ -32,8 +40,12 @@ export async function followLog(
     }
     throw new CliError(message);
   }
+  // A file or a pipe gets the text without the escape sequences a terminal would turn into colours.
+  const keepColours = options.keepColours ?? process.stdout.isTTY === true;
+  const text = (line: string | undefined) => (keepColours || line === undefined ? line : stripVTControlCharacters(line));
   const print =
-    options.print ?? ((entry: LogLine) => (ctx.format === 'json' ? ctx.out(JSON.stringify(entry) + '\n') : ctx.out(`${entry.line}\n`)));
+    options.print ??
+    ((entry: LogLine) => (ctx.format === 'json' ? ctx.out(JSON.stringify(entry) + '\n') : ctx.out(`${text(entry.line)}\n`)));
   const decoder = new TextDecoder();
   const records = new NdjsonReader<LogLine>();
   let last: LogLine = {};

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import type { Page } from 'playwright-core';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { waitUntil } from '../support/wait.js';
 import { horizontalOverflow, launchBrowser, openConsolePage, type TestBrowser, type UiTestArgs, uiTest as browserTest } from './browser.js';
 
 let daemon: TestDaemon;
@@ -92,6 +93,26 @@ uiTest('the Logs page shows the application output and follows it live', async (
   assert.equal(crash.status, 200);
   await log.getByText('crashing on purpose').waitFor();
   await browser.screenshot('actions-logs-live');
+});
+
+uiTest("the programs' colour codes show as colours on the Logs page and are left out of piped `slipway logs`", async () => {
+  await opened(`#/apps/${appId}/logs`, /Logs$/);
+  const log = page.locator('pre.log[data-live="true"]');
+  await log.waitFor();
+  // The instance the previous test crashed may still be coming back.
+  await waitUntil(
+    'the app to log in colour',
+    async () => ((await getThroughRouter(daemon, host, '/log-colours')).status === 200 ? true : undefined),
+    60_000,
+  );
+  await log.locator('span.ansi-blue', { hasText: 'INFO' }).waitFor();
+  await log.locator('span.ansi-cyan', { hasText: 'coloured.Logger' }).waitFor();
+  assert.doesNotMatch(await log.innerText(), /\[(0;)?3\d(;\d+)*m/, 'no escape sequence shown raw');
+  const piped = await daemon.cli(['logs', '--app', appId, '--no-follow']);
+  assert.equal(piped.code, 0, piped.stderr);
+  assert.match(piped.stdout, /INFO {2}coloured\.Logger - a line with colours/);
+  assert.doesNotMatch(piped.stdout, /\x1b/, 'a pipe gets no escape sequence');
+  await browser.screenshot('actions-logs-colours');
 });
 
 uiTest('Restart starts the current release again; the page names the deployment and its end', async () => {

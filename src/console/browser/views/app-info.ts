@@ -1,6 +1,7 @@
 import type { App, AppStatus, Deployment, LogEntry, TrafficMinute } from '../api.js';
 import { enc } from '../api.js';
 import { formatTime, h, replaceChildren } from '../dom.js';
+import { logText } from './log-text.js';
 import type { Route } from '../routes.js';
 import { every, type ViewContext } from '../view.js';
 import { appFrame } from './app-frame.js';
@@ -167,7 +168,7 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
     if (moveFocus) logLines.focus();
     const append = (entry: LogEntry) => {
       const atBottom = logLines.scrollHeight - logLines.scrollTop - logLines.clientHeight < 8;
-      logLines.append(h('span', { class: entry.stream === 'stderr' ? 'line stderr' : 'line' }, `${entry.line ?? ''}\n`));
+      logLines.append(h('span', { class: entry.stream === 'stderr' ? 'line stderr' : 'line' }, ...logText(entry.line ?? ''), '\n'));
       if (atBottom) logLines.scrollTop = logLines.scrollHeight;
     };
     ctx.api

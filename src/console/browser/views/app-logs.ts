@@ -1,4 +1,5 @@
 import { enc, type LogEntry } from '../api.js';
+import { logText } from './log-text.js';
 import { h, replaceChildren } from '../dom.js';
 import type { Route } from '../routes.js';
 import type { ViewContext } from '../view.js';
@@ -39,7 +40,7 @@ export async function appLogsView(ctx: ViewContext, route: Extract<Route, { page
   const append = (entry: LogEntry) => {
     const atBottom = lines.scrollHeight - lines.scrollTop - lines.clientHeight < 8;
     const cls = entry.stream === 'err' || entry.stream === 'stderr' ? 'line stderr' : entry.stream === 'system' ? 'line system' : 'line';
-    lines.append(h('span', { class: cls }, h('span', { class: 'time' }, timeOf(entry)), ` ${entry.line ?? ''}\n`));
+    lines.append(h('span', { class: cls }, h('span', { class: 'time' }, timeOf(entry)), ' ', ...logText(entry.line ?? ''), '\n'));
     while (lines.childElementCount > MAX_LINES) lines.firstElementChild!.remove();
     if (atBottom) lines.scrollTop = lines.scrollHeight;
   };
