@@ -106,7 +106,7 @@ export interface ApiDependencies {
   /** Cron jobs of the apps' releases and their runs; absent when no scheduler runs (unit tests). */
   cron?: import('../cron/cron-scheduler.js').CronScheduler;
   /** Log drains' figures and the addresses a drain may not point at; absent in unit tests. */
-  drains?: { service: import('../drains/drain-service.js').DrainService; forbidden: import('../drains/drain-target.js').ForbiddenTargets };
+  drains?: { service: import('../drains/drain-service.js').DrainService; forbidden: import('../network/egress-guard.js').EgressGuard };
   /** Where webhooks may point and whether mail can be sent; absent: no notification may be added (unit tests). */
-  notifications?: { guard: import('../notifications/address-guard.js').AddressGuard; smtp: boolean };
+  notifications?: { guard: import('../network/egress-guard.js').EgressGuard; smtp: boolean };
 }

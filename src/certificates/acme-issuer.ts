@@ -1,6 +1,7 @@
 import * as acme from 'acme-client';
 import { X509Certificate } from 'node:crypto';
 import { Agent } from 'node:https';
+import type { EgressGuard } from '../network/egress-guard.js';
 import type { Store } from '../store/store.js';
 import type { AcmeChallengeResponder } from './acme-challenge-responder.js';
 import { acmeRetryDelayMs } from './acme-backoff.js';
@@ -15,6 +16,8 @@ export interface AcmeIssuerOptions {
   directoryCaPem?: string;
   /** The wait after a name's first failed order (see acme-backoff.ts). */
   retryBaseMs?: number;
+  /** The daemon's egress guard: the directory, and every URL it sends the client to, redirects included. */
+  egress?: EgressGuard;
 }
 
 /**
@@ -25,8 +28,15 @@ export class AcmeIssuer {
   private client: acme.Client | undefined;
 
   constructor(private readonly options: AcmeIssuerOptions) {
-    // acme-client talks through its own axios instance: the daemon has one ACME directory.
-    if (options.directoryCaPem) acme.axios.defaults.httpsAgent = new Agent({ ca: options.directoryCaPem, keepAlive: true });
+    // acme-client talks through its own axios instance: the daemon has one ACME directory. Its
+    // agents make every connection (each redirect too) through the egress guard.
+    const ca = options.directoryCaPem ? { ca: options.directoryCaPem } : {};
+    if (options.egress) {
+      acme.axios.defaults.httpAgent = options.egress.httpAgent({ keepAlive: true });
+      acme.axios.defaults.httpsAgent = options.egress.httpsAgent({ ...ca, keepAlive: true });
+    } else if (options.directoryCaPem) {
+      acme.axios.defaults.httpsAgent = new Agent({ ...ca, keepAlive: true });
+    }
   }
 
   private async account(): Promise<acme.Client> {

@@ -9,6 +9,7 @@ import { PostgresqlBackups } from '../backups/postgresql/postgresql-backups.js';
 import { PostgresqlEngine } from '../backups/postgresql/postgresql-engine.js';
 import { RedisBackups } from '../backups/redis/redis-backups.js';
 import { DEFAULT_SCHEDULE } from '../backups/schedule.js';
+import type { EgressGuard } from '../network/egress-guard.js';
 import { defaultBackupFolder, openBackupStore, type BackupStoreOptions } from '../backups/store/open-store.js';
 import type { BackupStore } from '../backups/store/backup-store.js';
 import type { DiskReserve } from '../core/disk-reserve.js';
@@ -46,9 +47,11 @@ export async function startBackups(o: {
   verified(provider: string, result: 'verified' | 'failed'): void;
   reserve?: DiskReserve;
   bounds?: BackupBounds;
+  /** The daemon's egress guard, for an S3 endpoint. */
+  egress?: EgressGuard;
 }): Promise<{ backups: AddonBackups; backupStore: BackupStore; begin(): void; stop(): void }> {
   const settings = o.options ?? {};
-  const backupStore = await openBackupStore(backupStoreOptions(o.dataDir, settings));
+  const backupStore = await openBackupStore({ ...backupStoreOptions(o.dataDir, settings), egress: o.egress });
   const scratchRoot = join(o.dataDir, 'backup-scratch');
   const cluster = o.postgresql instanceof PostgresqlProvider ? o.postgresql.cluster : undefined;
   const postgresql = cluster ? new PostgresqlBackups({ cluster, store: backupStore, scratchRoot, log: o.log }) : undefined;

@@ -8,6 +8,7 @@ import { AcmeIssuer } from '../certificates/acme-issuer.js';
 import { CertificateManager } from '../certificates/certificate-manager.js';
 import type { AcmeChallengeResponder } from '../certificates/acme-challenge-responder.js';
 import { DomainVerifier } from '../domains/domain-verifier.js';
+import type { EgressGuard } from '../network/egress-guard.js';
 
 /**
  * The certificate room of the daemon: the internal CA (created on first start in
@@ -21,6 +22,8 @@ export async function startCertificates(input: {
   onRoutesApplied(listener: () => void): void;
   challenges: AcmeChallengeResponder;
   applyRoutes(): Promise<void>;
+  /** The daemon's egress guard, for the ACME directory. */
+  egress?: EgressGuard;
   log(line: string): void;
 }): Promise<{ manager: CertificateManager; caCertificatePath: string }> {
   const { options, store, router, challenges, log } = input;
@@ -43,6 +46,7 @@ export async function startCertificates(input: {
         challenges,
         directoryCaPem: settings.acmeDirectoryCaFile ? readFileSync(settings.acmeDirectoryCaFile, 'utf8') : undefined,
         retryBaseMs: settings.acmeRetryBaseMs,
+        egress: input.egress,
       })
     : undefined;
   const manager = new CertificateManager({

@@ -26,7 +26,7 @@ import { startOneOff } from '../pipeline/one-off.js';
 import { retireSwarmServices } from '../instances/swarm/retire.js';
 import { swarmOptions } from '../instances/swarm/start.js';
 import { startNetwork } from './network-setup.js';
-import { platformGuards } from './guards-setup.js';
+import { platformEgressGuard } from './guards-setup.js';
 import { logReady } from './ready-log.js';
 import { startCertificates } from './certificates-setup.js';
 import { RepoStore } from '../receiver/repo-store.js';
@@ -132,7 +132,7 @@ export class Daemon {
     chmodSync(options.toolchainCacheDir, 0o755);
     const logs = new LogHub(join(options.dataDir, 'logs'), { limits: options.logLimits, warn: log });
     void logs.restrictExistingFiles();
-    const { drainForbidden, notifyGuard } = platformGuards(options, acmeChallenge.port);
+    const egress = platformEgressGuard(options, acmeChallenge.port);
     // Log drains: every app line (and access record, when asked) waits on disk for its receiver.
     const drains = new DrainService({
       store,
@@ -141,7 +141,7 @@ export class Daemon {
       appLogs: logs,
       accessLogs: traffic.accessLog.hub,
       events: told.events,
-      forbidden: drainForbidden,
+      forbidden: egress,
       log,
     });
     drains.start();
@@ -152,7 +152,7 @@ export class Daemon {
     });
     stoppers.control('log drains', () => drains.stop());
     traffic.metrics.watchDrains(() => drains.figures());
-    const notifications = await startNotifications({ store, events: told.events, guard: notifyGuard, smtp: options.smtp, log });
+    const notifications = await startNotifications({ store, events: told.events, guard: egress, smtp: options.smtp, log });
     stoppers.control('notifications', () => notifications.dispatcher.stop());
     // An add-on server that died and was restarted: counted, and told to the apps it serves.
     for (const { name } of addons.providerList()) traffic.metrics.addonProviderWatched(name);
@@ -189,6 +189,7 @@ export class Daemon {
         manualBackup: (addon) => quotas.checkNewBackup(quotas.org(addon.org_id)),
         newAddon: (addon) => quotas.checkNewAddon(quotas.org(addon.org_id)),
       },
+      egress,
     });
     stoppers.control('backups', () => backupService.stop());
     const backupPlatform = oneBackupAtATime((to, keep) =>
@@ -259,6 +260,7 @@ export class Daemon {
       challenges: acmeChallenges,
       applyRoutes: () => runtime.applyRoutes(),
       onRoutesApplied: (listener) => runtime.onRoutesApplied(listener),
+      egress,
       log,
     });
     stoppers.control('certificates', () => certificates.manager.stop());
@@ -299,7 +301,7 @@ export class Daemon {
       log,
     });
     const { port: sshPort } = await ssh.start();
-    drainForbidden.ports.push(sshPort);
+    egress.addOwnPort(sshPort, 'git server');
     stoppers.control('git over SSH', () => ssh.stop());
 
     const oneOffs = { store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend, instances };
@@ -347,8 +349,8 @@ export class Daemon {
         backups: backupService.backups,
         traffic,
         cron,
-        drains: { service: drains, forbidden: drainForbidden },
-        notifications: { guard: notifyGuard, smtp: notifications.smtp },
+        drains: { service: drains, forbidden: egress },
+        notifications: { guard: egress, smtp: notifications.smtp },
       },
       { fallback: consoleHandler() },
     );
@@ -364,7 +366,7 @@ export class Daemon {
     // its open session would hold the close until the client gave up. Instances are not touched.
     stoppers.control('one-off commands', () => sandboxes.killAll({ keepOutliving: true }));
     const port = (api.address() as AddressInfo).port;
-    drainForbidden.ports.push(port);
+    egress.addOwnPort(port, 'API');
     const host = options.listen.includes(':') ? `[${options.listen}]` : options.listen;
     const apiUrl = `http://${host}:${port}`;
 

@@ -1,23 +1,16 @@
-import type { ForbiddenTargets } from '../drains/drain-target.js';
-import type { AddressGuard } from '../notifications/address-guard.js';
+import { EgressGuard } from '../network/egress-guard.js';
 import type { DaemonOptions } from './options.js';
 
 /**
- * What log drains and notifications may never be sent to: slipway's own ports (the API's and
- * the git server's are added to the drains' list once they listen) and the sandboxes' subnets.
+ * The one egress guard of the daemon's own clients (webhooks, mail, drains, the S3 backup
+ * store, ACME, the DNS resolver): the operator's `--egress-allow` ranges open what it refuses,
+ * never slipway's own ports (the API's and the git server's are added once they listen) nor
+ * the sandboxes' subnets. Names are resolved at `--dns-resolver` when one is given.
  */
-export function platformGuards(options: DaemonOptions, acmePort: number): { drainForbidden: ForbiddenTargets; notifyGuard: AddressGuard } {
-  const subnets = () => [options.subnet, ...(options.backend === 'swarm' && options.swarm ? [options.swarm.subnet] : [])];
-  const drainForbidden: ForbiddenTargets = {
-    ports: [options.apiPort, options.sshPort, options.routerPort, options.httpsPort, options.metricsListen?.port ?? 0, acmePort].filter(
-      (p) => p > 0,
-    ),
-    listen: options.listen,
-    subnets: subnets(),
-  };
-  // Webhooks and e-mail about what the platform tells; never to slipway's own ports nor the sandboxes.
-  const notifyGuard: AddressGuard = {
-    subnets: subnets(),
+export function platformEgressGuard(options: DaemonOptions, acmePort: number): EgressGuard {
+  const guard = new EgressGuard({
+    allow: options.egressAllow ?? [],
+    sandboxSubnets: [options.subnet, ...(options.backend === 'swarm' && options.swarm ? [options.swarm.subnet] : [])],
     ownPorts: [
       { port: options.apiPort, what: 'API' },
       { port: options.sshPort, what: 'git server' },
@@ -26,6 +19,16 @@ export function platformGuards(options: DaemonOptions, acmePort: number): { drai
       { port: options.metricsListen?.port ?? 0, what: 'metrics server' },
       { port: acmePort, what: 'ACME challenge responder' },
     ].filter((p) => p.port > 0),
-  };
-  return { drainForbidden, notifyGuard };
+    listen: options.listen,
+    resolver: options.certificates?.dnsResolver,
+  });
+  // The resolver is connected to like any host (the system's own, in resolv.conf, are not the
+  // daemon's choice and stay as they are).
+  const resolver = options.certificates?.dnsResolver;
+  if (resolver) {
+    const [address = '', port = '53'] = resolver.split(/:(?=\d+$)/);
+    const refusal = guard.refusal(address, Number(port));
+    if (refusal) throw new Error(`--dns-resolver ${resolver} may not be used: ${refusal}.`);
+  }
+  return guard;
 }

@@ -34,7 +34,8 @@ export async function startNetwork(input: {
     subnet: backend.subnet,
     gateway: backend.gatewayAddress,
     routerPorts: [options.routerPort, options.httpsPort].filter((p) => p > 0),
-    egressAllow: options.egressAllow,
+    // Sandboxes are IPv4 only: IPv6 ranges are the daemon's own clients' business.
+    egressAllow: options.egressAllow?.filter((cidr) => !cidr.includes(':')),
   });
   await firewall.start();
   // Runs after every sandbox has stopped (stoppers run in reverse order).

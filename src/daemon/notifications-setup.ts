@@ -1,6 +1,6 @@
 import type { Store } from '../store/store.js';
 import type { PlatformEvents } from '../core/platform-events.js';
-import type { AddressGuard } from '../notifications/address-guard.js';
+import type { EgressGuard } from '../network/egress-guard.js';
 import { NotificationDispatcher } from '../notifications/dispatcher.js';
 import { MailSender } from '../notifications/mail-sender.js';
 import { checkSmtpUrl } from '../notifications/notification-urls.js';
@@ -13,7 +13,7 @@ import { checkSmtpUrl } from '../notifications/notification-urls.js';
 export async function startNotifications(input: {
   store: Store;
   events: PlatformEvents;
-  guard: AddressGuard;
+  guard: EgressGuard;
   smtp?: { url: string; from: string };
   log: (line: string) => void;
 }): Promise<{ dispatcher: NotificationDispatcher; smtp: boolean }> {
@@ -25,7 +25,7 @@ export async function startNotifications(input: {
     } catch (error) {
       throw new Error((error as Error).message);
     }
-    mail = new MailSender({ url, from: input.smtp.from });
+    mail = new MailSender({ url, from: input.smtp.from, guard: input.guard });
     input.log(`Notification mail goes through ${url.protocol}//${url.host} from ${input.smtp.from}`);
   }
   const dispatcher = new NotificationDispatcher({ store: input.store, events: input.events, guard: input.guard, mail, log: input.log });

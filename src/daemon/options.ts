@@ -1,5 +1,5 @@
 import type { LogLimits } from '../logs/log-limits.js';
-import { checkCidr } from '../network/firewall-rules.js';
+import { parseCidr } from '../network/egress-ranges.js';
 
 export interface DaemonOptions {
   dataDir: string;
@@ -11,7 +11,10 @@ export interface DaemonOptions {
   httpsPort: number;
   /** CIDRs of proxies in front of slipway whose X-Forwarded-* headers are kept and extended. */
   trustedProxies: string[];
-  /** Private or link-local ranges sandboxes may reach (`--egress-allow`); others of EGRESS_BLOCKED are refused. */
+  /**
+   * Non-public ranges (`--egress-allow`, IPv4 or IPv6) that sandboxes (IPv4 ones: the firewall's
+   * EGRESS_BLOCKED) and the daemon's own clients (the egress guard: docs/security.md) may reach.
+   */
   egressAllow?: string[];
   domain: string;
   /** Host name users reach this machine by (git URLs); defaults to the domain. */
@@ -98,7 +101,7 @@ export function checkDomain(value: string): string {
 export function parseEgressAllow(values: readonly string[] | undefined): string[] {
   return (values ?? []).map((cidr) => {
     try {
-      return checkCidr(cidr);
+      return parseCidr(cidr).text;
     } catch (error) {
       throw new Error(`--egress-allow: ${(error as Error).message}`);
     }

@@ -1,10 +1,11 @@
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { createConnection, isIP, type Socket } from 'node:net';
-import { createSocket, type SocketOptions } from 'node:dgram';
+import { type Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { createConnection, type Socket } from 'node:net';
+import { createSocket } from 'node:dgram';
 import { hostname } from 'node:os';
+import type { EgressGuard } from '../network/egress-guard.js';
 import type { DrainRecord, DrainSender, DrainType } from './drain-types.js';
-import { forbiddenReason, guardedLookup, type ForbiddenTargets } from './drain-target.js';
+import { drainHost, drainPort } from './drain-target.js';
 import { octetCounted, syslogMessage } from './syslog-format.js';
 
 const TIMEOUT_MS = 10_000;
@@ -29,23 +30,14 @@ export function jsonRecord(record: DrainRecord): Record<string, unknown> {
   };
 }
 
-function post(
-  url: URL,
-  body: string,
-  contentType: string,
-  credentials: Credentials,
-  forbidden: ForbiddenTargets,
-  agent: HttpAgent,
-): Promise<void> {
+function post(url: URL, body: string, contentType: string, credentials: Credentials, agent: HttpAgent): Promise<void> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = { 'content-type': contentType, 'content-length': Buffer.byteLength(body) };
     if (credentials.username !== null)
       headers.authorization = `Basic ${Buffer.from(`${credentials.username}:${credentials.password ?? ''}`).toString('base64')}`;
-    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-    const lookup = guardedLookup(forbidden, port);
     const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(
       url,
-      { method: 'POST', headers, timeout: TIMEOUT_MS, lookup, agent },
+      { method: 'POST', headers, timeout: TIMEOUT_MS, agent },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -76,26 +68,30 @@ function post(
   }
 }
 
-/** HTTP: each batch one POST of newline-delimited JSON objects. */
-/** One connection kept open per drain (HTTPS: one TLS handshake, not one per batch). */
-function agentFor(url: URL): HttpAgent {
-  return url.protocol === 'https:' ? new HttpsAgent({ keepAlive: true, maxSockets: 1 }) : new HttpAgent({ keepAlive: true, maxSockets: 1 });
+/**
+ * One connection kept open per drain (HTTPS: one TLS handshake, not one per batch); the guard
+ * checks the address of each new one (a name that resolves elsewhere by now: DNS rebinding).
+ */
+function agentFor(url: URL, guard: EgressGuard): HttpAgent {
+  const options = { keepAlive: true, maxSockets: 1 };
+  return url.protocol === 'https:' ? guard.httpsAgent(options) : guard.httpAgent(options);
 }
 
-function httpSender(url: URL, credentials: Credentials, forbidden: ForbiddenTargets): DrainSender {
-  const agent = agentFor(url);
+/** HTTP: each batch one POST of newline-delimited JSON objects. */
+function httpSender(url: URL, credentials: Credentials, guard: EgressGuard): DrainSender {
+  const agent = agentFor(url, guard);
   return {
     send: (records) =>
-      post(url, records.map((r) => JSON.stringify(jsonRecord(r))).join('\n') + '\n', 'application/x-ndjson', credentials, forbidden, agent),
+      post(url, records.map((r) => JSON.stringify(jsonRecord(r))).join('\n') + '\n', 'application/x-ndjson', credentials, agent),
     close: () => agent.destroy(),
   };
 }
 
 /** Elasticsearch: `<url>/_bulk`, one index action per line, into `slipway-<app>-<day>`. */
-function elasticSender(url: URL, credentials: Credentials, forbidden: ForbiddenTargets): DrainSender {
+function elasticSender(url: URL, credentials: Credentials, guard: EgressGuard): DrainSender {
   const bulk = new URL(url);
   bulk.pathname = `${bulk.pathname.replace(/\/+$/, '')}/_bulk`;
-  const agent = agentFor(url);
+  const agent = agentFor(url, guard);
   return {
     send(records) {
       let body = '';
@@ -103,7 +99,7 @@ function elasticSender(url: URL, credentials: Credentials, forbidden: ForbiddenT
         const index = `slipway-${r.app.toLowerCase().replace(/[^a-z0-9_-]/g, '_')}-${r.time.slice(0, 10).replaceAll('-', '.')}`;
         body += `${JSON.stringify({ index: { _index: index } })}\n${JSON.stringify(jsonRecord(r))}\n`;
       }
-      return post(bulk, body, 'application/x-ndjson', credentials, forbidden, agent);
+      return post(bulk, body, 'application/x-ndjson', credentials, agent);
     },
     close: () => agent.destroy(),
   };
@@ -119,7 +115,7 @@ const RESEND_MAX_CHUNKS = 64;
  * in the last seconds of a connection that then broke is written again, first, on the next
  * one (at least once: the receiver may see those lines twice, never miss them for that).
  */
-function tcpSyslogSender(url: URL, forbidden: ForbiddenTargets): DrainSender {
+function tcpSyslogSender(url: URL, guard: EgressGuard): DrainSender {
   let socket: Socket | undefined;
   /** Batches written on the current (or the last, broken) connection, with when. */
   let recent: Array<{ at: number; text: string }> = [];
@@ -127,8 +123,8 @@ function tcpSyslogSender(url: URL, forbidden: ForbiddenTargets): DrainSender {
   const host = hostname();
   const connect = () =>
     new Promise<Socket>((resolve, reject) => {
-      const port = Number(url.port || 514);
-      const s = createConnection({ host: url.hostname.replace(/^\[|\]$/g, ''), port, lookup: guardedLookup(forbidden, port) });
+      // Each (re)connection is checked: the address a literal names, or what the name resolves to now.
+      const s = createConnection(guard.connectOptions(drainHost(url), drainPort(url)));
       s.setTimeout(TIMEOUT_MS, () => s.destroy(new Error(`no connection within ${TIMEOUT_MS / 1000} s`)));
       s.once('connect', () => {
         s.setTimeout(0);
@@ -177,21 +173,23 @@ function tcpSyslogSender(url: URL, forbidden: ForbiddenTargets): DrainSender {
 }
 
 /** UDP syslog: one datagram per message; UDP tells nothing of what arrives. */
-function udpSyslogSender(url: URL, forbidden: ForbiddenTargets): DrainSender {
+function udpSyslogSender(url: URL, guard: EgressGuard): DrainSender {
   const host = hostname();
-  const address = url.hostname.replace(/^\[|\]$/g, '');
-  const socket = createSocket({
-    type: address.includes(':') ? 'udp6' : 'udp4',
-    lookup: guardedLookup(forbidden, Number(url.port || 514)) as unknown as SocketOptions['lookup'],
-  });
+  const address = drainHost(url);
+  const port = drainPort(url);
+  const socket = createSocket({ type: address.includes(':') ? 'udp6' : 'udp4' });
   socket.on('error', () => {});
   socket.unref();
   return {
     async send(records) {
+      // Each batch goes to an address checked for it (the name may resolve elsewhere by now).
+      const family = address.includes(':') ? 6 : 4;
+      const checked = (await guard.resolve(address, port)).find((a) => a.family === family);
+      if (!checked) throw new Error(`${address} has no IPv${family} address`);
       for (const r of records) {
         const message = Buffer.from(syslogMessage(r, host)).subarray(0, MAX_DATAGRAM);
         await new Promise<void>((resolve, reject) =>
-          socket.send(message, Number(url.port || 514), address, (error) => (error ? reject(error) : resolve())),
+          socket.send(message, port, checked.address, (error) => (error ? reject(error) : resolve())),
         );
       }
     },
@@ -201,30 +199,15 @@ function udpSyslogSender(url: URL, forbidden: ForbiddenTargets): DrainSender {
   };
 }
 
-export function makeSender(type: DrainType, url: URL, credentials: Credentials, forbidden: ForbiddenTargets): DrainSender {
-  const sender = typedSender(type, url, credentials, forbidden);
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (!isIP(host)) return sender;
-  // An address is not looked up: it is checked before each batch (slipway's ports may have changed since).
-  const port = Number(url.port || (url.protocol === 'https:' ? 443 : url.protocol === 'http:' ? 80 : 514));
-  return {
-    send(records) {
-      const reason = forbiddenReason(host, port, forbidden);
-      return reason ? Promise.reject(new Error(reason)) : sender.send(records);
-    },
-    close: () => sender.close(),
-  };
-}
-
-function typedSender(type: DrainType, url: URL, credentials: Credentials, forbidden: ForbiddenTargets): DrainSender {
+export function makeSender(type: DrainType, url: URL, credentials: Credentials, guard: EgressGuard): DrainSender {
   switch (type) {
     case 'HTTP':
-      return httpSender(url, credentials, forbidden);
+      return httpSender(url, credentials, guard);
     case 'ElasticSearch':
-      return elasticSender(url, credentials, forbidden);
+      return elasticSender(url, credentials, guard);
     case 'TCPSyslog':
-      return tcpSyslogSender(url, forbidden);
+      return tcpSyslogSender(url, guard);
     case 'UDPSyslog':
-      return udpSyslogSender(url, forbidden);
+      return udpSyslogSender(url, guard);
   }
 }

@@ -9,6 +9,7 @@ import { PlatformEvents, type PlatformEvent } from '../core/platform-events.js';
 import { LogHub } from '../logs/log-hub.js';
 import { Store } from '../store/store.js';
 import { DrainService } from './drain-service.js';
+import { EgressGuard } from '../network/egress-guard.js';
 
 const MiB = 1024 * 1024;
 
@@ -53,7 +54,7 @@ test('a receiver answering errors is retried without holding the log; a full buf
     bufferBytes: MiB,
     appLogs: logs,
     events,
-    forbidden: { ports: [], listen: '127.0.0.1', subnets: [] },
+    forbidden: new EgressGuard({ allow: ['127.0.0.0/8', '::1/128'], sandboxSubnets: [], ownPorts: [] }),
     log: () => {},
   });
   service.start();

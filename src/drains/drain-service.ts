@@ -5,7 +5,7 @@ import type { DrainRow } from '../store/drains.js';
 import type { Store } from '../store/store.js';
 import { DrainBuffer } from './drain-buffer.js';
 import { makeSender } from './drain-senders.js';
-import type { ForbiddenTargets } from './drain-target.js';
+import type { EgressGuard } from '../network/egress-guard.js';
 import type { DrainRecord, DrainType } from './drain-types.js';
 import { DrainWorker, type DrainStatus } from './drain-worker.js';
 
@@ -15,6 +15,7 @@ import { DrainWorker, type DrainStatus } from './drain-worker.js';
  * one tenant's drains keep in the data folder is bounded (docs/security.md).
  */
 export const DEFAULT_DRAIN_BUFFER_BYTES = 16 * 1024 * 1024;
+
 /** A drain dropping lines is told at most this often. */
 const DROPPING_EVENT_EVERY_MS = 10 * 60_000;
 
@@ -33,8 +34,8 @@ export interface DrainServiceOptions {
   /** The router's access records, for drains created with access logs. */
   accessLogs?: AppendSource;
   events?: PlatformEvents;
-  /** Addresses no drain may send to, checked again at each connection. */
-  forbidden: ForbiddenTargets;
+  /** The egress guard: what no drain may send to, checked again at each connection. */
+  forbidden: EgressGuard;
   log(line: string): void;
 }
 
@@ -55,6 +56,8 @@ export class DrainService {
   private readonly unsubscribe: Array<() => void> = [];
   private readonly names = new Map<string, string>();
   private namesReadAt = 0;
+  /** Apps being deleted and their stopped drains: they send nothing more, whatever the store still holds. */
+  private readonly ended = new Map<string, Running[]>();
   readonly bufferBytes: number;
 
   constructor(private readonly o: DrainServiceOptions) {
@@ -83,6 +86,26 @@ export class DrainService {
     await Promise.all([...this.running.values()].map((r) => r.worker.stop()));
     this.running.clear();
     this.byApp.clear();
+  }
+
+  /**
+   * The app is being deleted: its drains stop at once (a batch in flight is cut); resolves once
+   * nothing more can be sent. What waits stays on disk until `sync` sees the drains gone from
+   * the store (then it goes with them), or `resume` starts them again (the deletion failed).
+   */
+  async endApp(appId: string): Promise<void> {
+    this.ended.set(appId, this.ended.get(appId) ?? []);
+    const mine = [...this.running.entries()].filter(([, r]) => r.row.app_id === appId);
+    for (const [id, r] of mine) {
+      this.running.delete(id);
+      this.ended.get(appId)!.push(r);
+    }
+    this.byApp.delete(appId);
+    await Promise.all(mine.map(([, r]) => r.worker.stop()));
+  }
+
+  resume(appId: string): void {
+    if (this.ended.delete(appId)) this.sync();
   }
 
   private take(key: string, entry: LogEntry, instance: string | undefined, access: boolean): void {
@@ -126,8 +149,20 @@ export class DrainService {
    * whose drains the store removed with it.
    */
   sync(): void {
-    const rows = this.o.store.drains.all();
-    const seen = new Set(rows.map((r) => r.id));
+    const all = this.o.store.drains.all();
+    const seen = new Set(all.map((r) => r.id));
+    // A deleted app's drains are gone from the store: their buffers go with them.
+    for (const [appId, stopped] of this.ended) {
+      const gone = stopped.filter((r) => !seen.has(r.row.id));
+      for (const r of gone) r.worker.buffer.destroy();
+      if (all.some((row) => row.app_id === appId))
+        this.ended.set(
+          appId,
+          stopped.filter((r) => seen.has(r.row.id)),
+        );
+      else this.ended.delete(appId);
+    }
+    const rows = all.filter((row) => !this.ended.has(row.app_id));
     for (const [id, r] of this.running) {
       if (seen.has(id)) continue;
       this.running.delete(id);

@@ -3,10 +3,15 @@ import assert from 'node:assert/strict';
 import { checkDrainUrl, parseDrainType } from './drain-target.js';
 import { octetCounted, syslogMessage } from './syslog-format.js';
 import { makeSender } from './drain-senders.js';
+import { EgressGuard } from '../network/egress-guard.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-const forbidden = { ports: [4040, 8000], listen: '127.0.0.1', subnets: ['10.77.0.0/16'] };
+const ownPorts = [
+  { port: 4040, what: 'API' },
+  { port: 8000, what: 'router' },
+];
+const forbidden = new EgressGuard({ allow: ['127.0.0.0/8', '::1/128'], sandboxSubnets: ['10.77.0.0/16'], ownPorts });
 
 test('drain URLs: accepted for their type, refused with the reason otherwise', async () => {
   assert.equal((await checkDrainUrl('HTTP', 'http://127.0.0.1:9999/in', forbidden)).port, '9999');
@@ -16,9 +21,12 @@ test('drain URLs: accepted for their type, refused with the reason otherwise', a
   await refused('HTTP', 'ftp://logs.example.com/', /starts with http:\/\/ or https:\/\//);
   await refused('HTTP', 'file:///etc/passwd', /not file:/);
   await refused('UDPSyslog', 'tcp://127.0.0.1:514', /starts with udp:/);
-  await refused('HTTP', 'http://127.0.0.1:4040/v1/apps', /where slipway itself listens/);
-  await refused('HTTP', 'http://localhost:8000/', /where slipway itself listens/);
-  await refused('TCPSyslog', 'tcp://10.77.3.4:514', /sandboxes' network 10\.77\.0\.0\/16/);
+  await refused('HTTP', 'http://127.0.0.1:4040/v1/apps', /slipway's own API/);
+  await refused('HTTP', 'http://localhost:8000/', /slipway's own router/);
+  await refused('TCPSyslog', 'tcp://10.77.3.4:514', /sandboxes' subnet/);
+  await refused('HTTP', 'http://169.254.169.254/', /link-local .*--egress-allow 169\.254\.169\.254\/32/);
+  await refused('UDPSyslog', 'udp://[::ffff:192.168.1.9]:514', /192\.168\.1\.9 is a private address; the operator can allow it/);
+  await refused('HTTP', 'http://100.64.0.1/', /carrier-grade NAT/);
   await refused('HTTP', 'http://user:pw@127.0.0.1:9999/', /credentials/);
   await refused('HTTP', 'not a url', /not a URL/);
   assert.equal(parseDrainType('httP'), 'HTTP');
@@ -50,7 +58,7 @@ test('each connection is checked again: a name or address that now points at sli
   const credentials = { username: null, password: null };
   try {
     // Positive control: allowed while the port is not slipway's.
-    const open = { ports: [], listen: '127.0.0.1', subnets: [] };
+    const open = new EgressGuard({ allow: ['127.0.0.0/8', '::1/128'], sandboxSubnets: [], ownPorts: [] });
     for (const host of ['localhost', '127.0.0.1']) {
       const sender = makeSender('HTTP', new URL(`http://${host}:${port}/in`), credentials, open);
       await sender.send([record]);
@@ -58,14 +66,27 @@ test('each connection is checked again: a name or address that now points at sli
     }
     assert.equal(received, 2);
     // The same receiver's port became one of slipway's (a restart with other ports).
-    const taken = { ports: [port], listen: '127.0.0.1', subnets: [] };
+    const taken = new EgressGuard({ allow: ['127.0.0.0/8', '::1/128'], sandboxSubnets: [], ownPorts: [{ port, what: 'API' }] });
     for (const [type, url] of [
       ['HTTP', `http://localhost:${port}/in`],
       ['HTTP', `http://127.0.0.1:${port}/in`],
       ['TCPSyslog', `tcp://localhost:${port}`],
+      ['UDPSyslog', `udp://localhost:${port}`],
+      ['UDPSyslog', `udp://127.0.0.1:${port}`],
     ] as const) {
       const sender = makeSender(type, new URL(url), credentials, taken);
-      await assert.rejects(sender.send([record]), /where slipway itself listens/, url);
+      await assert.rejects(sender.send([record]), /slipway's own API/, url);
+      sender.close();
+    }
+    // Without the operator's allowance, loopback is refused at each connection as well.
+    const closed = new EgressGuard({ allow: [], sandboxSubnets: [], ownPorts: [] });
+    for (const [type, url] of [
+      ['HTTP', `http://localhost:${port}/in`],
+      ['HTTP', `http://127.0.0.1:${port}/in`],
+      ['TCPSyslog', `tcp://127.0.0.1:${port}`],
+    ] as const) {
+      const sender = makeSender(type, new URL(url), credentials, closed);
+      await assert.rejects(sender.send([record]), /loopback address; the operator can allow it with --egress-allow/, url);
       sender.close();
     }
     assert.equal(received, 2);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { makeSender } from './drain-senders.js';
+import { EgressGuard } from '../network/egress-guard.js';
 
 const record = (line: string) => ({ time: new Date().toISOString(), stream: 'out', line, app: 'shop', app_id: 'app_1' });
 
@@ -22,11 +23,7 @@ test('TCP syslog: what a receiver took but never read before dying is sent again
     'TCPSyslog',
     new URL(`tcp://127.0.0.1:${port}`),
     { username: null, password: null },
-    {
-      ports: [],
-      listen: '127.0.0.1',
-      subnets: [],
-    },
+    new EgressGuard({ allow: ['127.0.0.0/8', '::1/128'], sandboxSubnets: [], ownPorts: [] }),
   );
   try {
     await sender.send([record('first batch')]);

@@ -9,6 +9,7 @@ import { createHmac } from 'node:crypto';
 import { Store } from '../store/store.js';
 import { PlatformEvents } from '../core/platform-events.js';
 import { NotificationDispatcher } from './dispatcher.js';
+import { EgressGuard } from '../network/egress-guard.js';
 
 async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -50,7 +51,7 @@ test('an event is delivered signed, retried after errors with backoff, and given
   const dispatcher = new NotificationDispatcher({
     store,
     events,
-    guard: { subnets: ['10.77.0.0/16'], ownPorts: [] },
+    guard: new EgressGuard({ allow: ['127.0.0.0/8', '::1/128'], sandboxSubnets: ['10.77.0.0/16'], ownPorts: [] }),
     log: (line) => logged.push(line),
     retryDelaysMs: [30, 60],
   });

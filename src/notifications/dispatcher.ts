@@ -2,7 +2,7 @@ import type { Store } from '../store/store.js';
 import { type FairLimits, fairPick } from '../core/fair-share.js';
 import type { DeliveryRow } from '../store/notification-deliveries.js';
 import type { PlatformEvent, PlatformEvents } from '../core/platform-events.js';
-import type { AddressGuard } from './address-guard.js';
+import type { EgressGuard } from '../network/egress-guard.js';
 import { wants } from './event-names.js';
 import { mailContent, rawPayload, slackPayload } from './payloads.js';
 import { signPayload } from './signing.js';
@@ -27,7 +27,7 @@ export const DELIVERY_LIMITS: FairLimits = { perKey: 2, total: 16 };
 export interface DispatcherOptions {
   store: Store;
   events: PlatformEvents;
-  guard: AddressGuard;
+  guard: EgressGuard;
   /** Absent when the operator gave no `--smtp-url`. */
   mail?: MailSender;
   log: (line: string) => void;

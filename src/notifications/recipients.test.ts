@@ -7,6 +7,7 @@ import { Store } from '../store/store.js';
 import { PlatformEvents, type PlatformEvent } from '../core/platform-events.js';
 import { recipientsOf } from './recipients.js';
 import { NotificationDispatcher } from './dispatcher.js';
+import { EgressGuard } from '../network/egress-guard.js';
 
 function fixture() {
   const store = Store.open(join(mkdtempSync(join(tmpdir(), 'slipway-recipients-')), 'slipway.db'));
@@ -52,7 +53,7 @@ test('a crash loop sends one instance.crashed per receiver per minute; other eve
   const dispatcher = new NotificationDispatcher({
     store,
     events,
-    guard: { subnets: [], ownPorts: [] },
+    guard: new EgressGuard({ allow: ['127.0.0.0/8', '::1/128'], sandboxSubnets: [], ownPorts: [] }),
     log: () => undefined,
     retryDelaysMs: [],
   });

@@ -1,9 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import type { LookupFunction } from 'node:net';
-import { isIP } from 'node:net';
-import { type AddressGuard, hostOf, portOf, refusalOf } from './address-guard.js';
+import type { EgressGuard } from '../network/egress-guard.js';
+import { hostOf, portOf } from './notification-urls.js';
 
 export interface AttemptOutcome {
   ok: boolean;
@@ -14,47 +12,27 @@ export interface AttemptOutcome {
 
 const TIMEOUT_MS = 10_000;
 
-/**
- * The address is checked when the connection is made, not only when the webhook was added: a
- * name may later resolve to the sandboxes' subnet (DNS rebinding).
- */
-function guardedLookup(guard: AddressGuard, port: number): LookupFunction {
-  return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, '', 0);
-      const list = addresses as unknown as LookupAddress[];
-      for (const a of list) {
-        const refusal = refusalOf(a.address, port, guard);
-        if (refusal) return callback(new Error(`${hostname} resolves to ${a.address}: ${refusal}`), '', 0);
-      }
-      if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
-      const first = list[0]!;
-      callback(null, first.address, first.family);
-    });
-  };
-}
-
 /** POSTs one signed JSON payload; 2xx is delivered, anything else is a failed attempt. */
-export function postWebhook(rawUrl: string, body: string, headers: Record<string, string>, guard: AddressGuard): Promise<AttemptOutcome> {
+export function postWebhook(rawUrl: string, body: string, headers: Record<string, string>, guard: EgressGuard): Promise<AttemptOutcome> {
   return new Promise((resolve) => {
     const url = new URL(rawUrl);
-    const port = portOf(url);
-    const host = hostOf(url);
-    if (isIP(host)) {
-      const refusal = refusalOf(host, port, guard);
-      if (refusal) return resolve({ ok: false, statusCode: null, error: `refused: ${refusal}` });
+    // Checked at each delivery, not only when the webhook was added: a name may resolve
+    // elsewhere by now (DNS rebinding), and the request connects to the address checked.
+    let target: ReturnType<EgressGuard['connectOptions']>;
+    try {
+      target = guard.connectOptions(hostOf(url), portOf(url));
+    } catch (error) {
+      return resolve({ ok: false, statusCode: null, error: `refused: ${(error as Error).message}` });
     }
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     const auth = url.username ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` : undefined;
     const req = send(
       {
-        host,
-        port,
+        ...target,
         path: `${url.pathname}${url.search}`,
         method: 'POST',
         auth,
         headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) },
-        lookup: guardedLookup(guard, port),
         timeout: TIMEOUT_MS,
         agent: false,
       },
@@ -70,9 +48,11 @@ export function postWebhook(rawUrl: string, body: string, headers: Record<string
     const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)), TIMEOUT_MS);
     req.on('close', () => clearTimeout(deadline));
     req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)));
-    req.on('error', (error: NodeJS.ErrnoException) =>
-      resolve({ ok: false, statusCode: null, error: (error.code ? `${error.code}: ` : '') + error.message.replaceAll(rawUrl, '') }),
-    );
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      const refused = error.code === 'EGRESS_REFUSED';
+      const what = refused ? 'refused: ' : error.code ? `${error.code}: ` : '';
+      resolve({ ok: false, statusCode: null, error: what + error.message.replaceAll(rawUrl, '') });
+    });
     req.end(body);
   });
 }

@@ -64,7 +64,7 @@ function waitForLine(child: ChildProcess, pattern: RegExp, collected: () => stri
 /** Starts a real `slipway server` on free ports in a temporary data folder. */
 export async function startDaemon(
   extraArgs: string[] = [],
-  options: { bin?: string; emptyDataFolder?: boolean; dataDir?: string } = {},
+  options: { bin?: string; emptyDataFolder?: boolean; dataDir?: string; egressLoopback?: boolean } = {},
 ): Promise<TestDaemon> {
   let bin = options.bin ?? SLIPWAY_BIN;
   // `dataDir`: a folder the test made (on a filesystem of its own, say); else a fresh one.
@@ -111,6 +111,12 @@ export async function startDaemon(
         subnet,
         '--toolchain-cache',
         toolchainCache,
+        // The test receivers (webhooks, drains, SMTP, S3, ACME, DNS) listen on loopback, which
+        // the daemon's egress guard refuses unless the operator allows it, as here (an earlier
+        // build, an upgrade test's, takes IPv4 ranges only).
+        ...(options.egressLoopback === false
+          ? []
+          : ['--egress-allow', '127.0.0.0/8', ...(bin === SLIPWAY_BIN ? ['--egress-allow', '::1/128'] : [])]),
         ...extraArgs,
       ],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SLIPWAY_POSTGRES_PORT: postgresPort } },

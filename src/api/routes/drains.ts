@@ -53,8 +53,9 @@ export function drainRoutes(router: HttpRouter<ApiContext>): void {
     quotasOf(ctx.deps).checkNewDrain(orgOfApp(ctx.deps, app));
     const body = await ctx.body();
     const type = parseDrainType(body.type);
-    const forbidden = ctx.deps.drains?.forbidden ?? { ports: [], listen: '127.0.0.1', subnets: [] };
-    const url = await checkDrainUrl(type, body.url, forbidden);
+    const egress = ctx.deps.drains?.forbidden;
+    if (!egress) throw new ValidationError('Drains are not available on this server.');
+    const url = await checkDrainUrl(type, body.url, egress);
     const username = optionalText(body.username, 'username');
     const password = optionalText(body.password, 'password');
     if (password !== null && username === null) throw new ValidationError('--password needs --username.');

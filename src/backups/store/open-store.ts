@@ -7,6 +7,7 @@ import { dirname, basename, join } from 'node:path';
 import { BackupStoreError, type BackupStore } from './backup-store.js';
 import { EncryptedBackupStore, loadBackupKey } from './encrypted-store.js';
 import { FolderBackupStore } from './folder-store.js';
+import type { EgressGuard } from '../../network/egress-guard.js';
 import { parseS3Url, readS3CredentialsFile, S3BackupStore, s3CredentialsFromEnv } from './s3-store.js';
 
 export interface BackupStoreOptions {
@@ -22,6 +23,8 @@ export interface BackupStoreOptions {
   env: NodeJS.ProcessEnv;
   /** Bytes per part of an S3 multipart upload (at least 5 MiB; default 16 MiB). */
   s3PartSizeBytes?: number;
+  /** The daemon's egress guard for the S3 endpoint (the CLI, run by the operator, has none). */
+  egress?: EgressGuard;
 }
 
 /** Backups beside the data folder, never inside it: `/var/lib/slipway` → `/var/lib/slipway-backups`. */
@@ -48,7 +51,7 @@ export async function openBackupStore(options: BackupStoreOptions): Promise<Back
   if (s3Url) {
     const location = parseS3Url(s3Url);
     const credentials = s3CredentialsFile ? await readS3CredentialsFile(s3CredentialsFile, env) : s3CredentialsFromEnv(env);
-    store = new S3BackupStore({ location, credentials, partSizeBytes: options.s3PartSizeBytes });
+    store = new S3BackupStore({ location, credentials, partSizeBytes: options.s3PartSizeBytes, egress: options.egress });
   } else if (folder) {
     store = await FolderBackupStore.open(folder);
   } else {

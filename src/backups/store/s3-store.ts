@@ -21,6 +21,7 @@ import {
   type ListObjectsV2CommandOutput,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import type { EgressGuard } from '../../network/egress-guard.js';
 import { open } from 'node:fs/promises';
 import { Readable, Transform } from 'node:stream';
 import {
@@ -54,6 +55,8 @@ export interface S3StoreOptions {
   credentials: S3Credentials;
   /** Bytes per part of a multipart upload, and the size past which one is used (at least 5 MiB). */
   partSizeBytes?: number;
+  /** The daemon's egress guard: every connection to the endpoint goes to an address it let through. */
+  egress?: EgressGuard;
 }
 
 const DEFAULT_REGION = 'us-east-1';
@@ -213,7 +216,13 @@ export class S3BackupStore implements BackupStore {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       maxAttempts: 3,
-      requestHandler: { connectionTimeout: 10_000, socketTimeout: 120_000 },
+      requestHandler: {
+        connectionTimeout: 10_000,
+        socketTimeout: 120_000,
+        ...(options.egress
+          ? { httpAgent: options.egress.httpAgent({ keepAlive: true }), httpsAgent: options.egress.httpsAgent({ keepAlive: true }) }
+          : {}),
+      },
     });
   }
 
@@ -339,6 +348,13 @@ export class S3BackupStore implements BackupStore {
       );
     }
     const code = networkCode(e);
+    const refused = refusalOf(e);
+    if (refused) {
+      return new BackupStoreError(
+        `Cannot ${action}: ${where} may not be reached: ${refused}.`,
+        'Give an S3 endpoint on the internet, or allow its range with --egress-allow.',
+      );
+    }
     if (code) {
       const what: Record<string, string> = {
         ECONNREFUSED: 'the connection was refused',
@@ -367,6 +383,13 @@ function oneLine(text: string): string {
 }
 
 /** The network failure behind an error of the HTTP client, possibly wrapped (AggregateError). */
+/** The egress guard's refusal inside an SDK error, if that is what it is. */
+function refusalOf(e: unknown): string | undefined {
+  if (!(e instanceof Error)) return undefined;
+  if ((e as NodeJS.ErrnoException).code === 'EGRESS_REFUSED') return e.message;
+  return e.cause ? refusalOf(e.cause) : undefined;
+}
+
 function networkCode(e: unknown): string | undefined {
   if (!(e instanceof Error)) return undefined;
   const error = e as NodeJS.ErrnoException & { errors?: unknown[] };

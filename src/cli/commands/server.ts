@@ -73,7 +73,7 @@ export const server: Command = {
       multiple: true,
       value: '<cidr>',
       description:
-        'A private or link-local range builds and apps may reach (they reach only the public internet, the router and their add-ons otherwise); repeat for several',
+        'A private, link-local or other non-public range (IPv4 or IPv6) that builds, apps and the daemon’s own clients (webhooks, drains, SMTP, S3 backups, ACME) may reach; they reach only the public internet otherwise (apps also the router and their add-ons); repeat for several',
     },
     'trusted-proxy': {
       type: 'string',
