@@ -97,6 +97,7 @@ const BESIDE = [
   'notifications',
   'plan-before-push',
   'privileged-sql',
+  'push-disk-reserve',
   'platform-backup',
   'quotas',
   'redis-backups',

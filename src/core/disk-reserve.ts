@@ -65,6 +65,32 @@ export class DiskReserve {
    * the reserve free; `what` names the refused work (`build`, `backup of add-on x`).
    * A reserve of 0 turns the check off.
    */
+  /**
+   * What may still be written to the first reserved folder's filesystem (the data folder's disk)
+   * before it goes below the reserve: negative when it is below already. Undefined when the
+   * reserve is off or the filesystem cannot be asked.
+   */
+  async room(): Promise<{ folder: ReservedFolder; free: number; room: number } | undefined> {
+    const folder = this.folders[0];
+    if (this.minFree <= 0 || !folder) return undefined;
+    const free = await this.freeOf(folder.path).catch(() => undefined);
+    return free === undefined ? undefined : { folder, free, room: free - this.minFree };
+  }
+
+  /**
+   * The lines a pusher reads when a push would take the data folder's disk below the reserve,
+   * or finds it below already: the same refusal as a build's, with what the push may still be.
+   */
+  pushRefusal(state: { folder: ReservedFolder; free: number; room: number }): string[] {
+    const where = `the ${state.folder.label} (${state.folder.path})`;
+    return [
+      state.room <= 0
+        ? `slipway: push refused: ${where} has ${formatDiskSize(state.free)} free, below the reserve of ${formatDiskSize(this.minFree)}.`
+        : `slipway: push refused: it is larger than the ${formatDiskSize(state.room)} ${where} has free above the reserve of ${formatDiskSize(this.minFree)}.`,
+      'slipway: nothing of it was kept; running apps keep serving. Free space on that disk (old backups, unused apps: `slipway delete`, other files), or start the daemon with a smaller --min-free-disk, then push again.',
+    ];
+  }
+
   async check(what: string, extra: readonly ReservedFolder[] = []): Promise<void> {
     if (this.minFree <= 0) return;
     for (const folder of [...this.folders, ...extra]) {

@@ -297,7 +297,7 @@ export class Daemon {
       port: options.sshPort,
       hostKeyPath: join(options.dataDir, 'ssh_host_ed25519_key'),
       repos,
-      hooks: makeReceiverHooks(store, deployer, endpoints, disks),
+      hooks: makeReceiverHooks(store, deployer, endpoints, disks, reserve),
       log,
     });
     const { port: sshPort } = await ssh.start();

@@ -7,18 +7,35 @@ import { isAppId } from '../core/names.js';
 import { settingsFrom } from '../core/app-settings.js';
 import { pushAllowance, pushTooLargeMessage } from '../core/disk-size.js';
 import type { AppDisks } from '../pipeline/app-disks.js';
+import type { DiskReserve } from '../core/disk-reserve.js';
 
 /** Connects the git receiver to the store (who may push) and the deployer (what a push starts). */
-export function makeReceiverHooks(store: Store, deployer: Deployer, endpoints: PublicEndpoints, disks?: AppDisks): ReceiverHooks {
+export function makeReceiverHooks(
+  store: Store,
+  deployer: Deployer,
+  endpoints: PublicEndpoints,
+  disks?: AppDisks,
+  reserve?: DiskReserve,
+): ReceiverHooks {
   return {
-    // The repository lives in the app's filesystem: mounted before git writes, the push bounded by what is left.
+    // The repository lives in the app's filesystem: mounted before git writes, the push bounded by
+    // what is left of its budget, and by what the data folder's disk has above the reserve (the
+    // app's filesystem is a file there that grows as the pack is written).
     async pushLimit(appId) {
-      if (!disks) return null;
-      await disks.ensure(appId);
-      const use = await disks.use(appId);
-      if (!use) return null;
-      const maxBytes = pushAllowance(use);
-      return { maxBytes, refusal: pushTooLargeMessage(use, maxBytes) };
+      let limit: { maxBytes: number; refusal: string[] } | null = null;
+      if (disks) {
+        await disks.ensure(appId);
+        const use = await disks.use(appId);
+        if (use) {
+          const maxBytes = pushAllowance(use);
+          limit = { maxBytes, refusal: pushTooLargeMessage(use, maxBytes) };
+        }
+      }
+      const host = await reserve?.room();
+      if (host && (!limit || host.room < limit.maxBytes)) {
+        limit = { maxBytes: Math.max(0, host.room), refusal: reserve!.pushRefusal(host) };
+      }
+      return limit;
     },
     async authenticate(key) {
       return store.sshKeys.byFingerprint(key.fingerprint)?.user_id ?? null;
