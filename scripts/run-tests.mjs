@@ -104,6 +104,7 @@ const BESIDE = [
   'rollback',
   'route-scopes',
   'run',
+  'secrets-at-rest',
   'start-process',
   'tenant-domains',
   'tenant-isolation',
