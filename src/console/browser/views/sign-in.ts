@@ -8,7 +8,7 @@ export async function signInView(main: HTMLElement, onSignedIn: () => void): Pro
   const token = field(
     'API token',
     h('input', { type: 'password', name: 'token', autocomplete: 'off', spellcheck: 'false', required: true }),
-    'The daemon printed one on its first start (also in admin-token in its data folder); `slipway user create <name>` gives a new user one.',
+    'The first start wrote one to admin-token in the daemon’s data folder (`sudo cat /var/lib/slipway/admin-token`); `slipway user create <name>` gives a new user one.',
   );
   const problem = errorBox();
   const submit = h('button', { type: 'submit', class: 'primary' }, 'Sign in');
