@@ -94,6 +94,7 @@ const BESIDE = [
   'hostile-apps',
   'hostile-files',
   'interrupted-deploy',
+  'liveness-flapping',
   'notifications',
   'plan-before-push',
   'privileged-sql',

@@ -33,9 +33,28 @@ const QUICK_RETRY_MS = 3000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** One GET of a path on an instance, answered or not within `timeoutMs` of silence (liveness checks use it too). */
-export function get(address: string, port: number, path: string, timeoutMs: number): Promise<PathResult> {
+/**
+ * How much of a health-check answer's body is read: the status is what counts, so a body
+ * longer than this (or one that never ends) is cut and its connection closed. An app cannot
+ * turn its checks into work or memory for the daemon.
+ */
+export const HEALTH_CHECK_BODY_LIMIT = 64 * 1024;
+
+/**
+ * One GET of a path on an instance, answered or not within `timeoutMs` of silence (liveness
+ * checks use it too). Once the status came, the body gets `timeoutMs` more and at most
+ * `HEALTH_CHECK_BODY_LIMIT` bytes; then the connection is closed and the status stands.
+ */
+export function get(
+  address: string,
+  port: number,
+  path: string,
+  timeoutMs: number,
+  bodyLimit = HEALTH_CHECK_BODY_LIMIT,
+): Promise<PathResult> {
   return new Promise((resolve) => {
+    /** Set once the status came: whatever happens to the body after that, the status stands. */
+    let answered: (() => void) | undefined;
     const req = request(
       {
         host: address,
@@ -46,13 +65,31 @@ export function get(address: string, port: number, path: string, timeoutMs: numb
         headers: { 'user-agent': 'slipway-health-check', connection: 'close' },
       },
       (res) => {
-        res.resume();
-        res.on('end', () => resolve({ path, status: res.statusCode ?? null }));
-        res.on('error', () => resolve({ path, status: res.statusCode ?? null }));
+        const result: PathResult = { path, status: res.statusCode ?? null };
+        let read = 0;
+        const enough = () => {
+          clearTimeout(bodyTimer);
+          resolve(result);
+          // Read no further: whatever is still coming is dropped with the connection.
+          res.destroy();
+          req.destroy();
+        };
+        answered = enough;
+        const bodyTimer = setTimeout(enough, timeoutMs);
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > bodyLimit) enough();
+        });
+        res.on('end', enough);
+        res.on('error', enough);
+        res.on('close', enough);
       },
     );
     req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on('error', (error) => resolve({ path, status: null, error: (error as NodeJS.ErrnoException).code ?? error.message }));
+    req.on('error', (error) => {
+      if (answered) return answered();
+      resolve({ path, status: null, error: (error as NodeJS.ErrnoException).code ?? error.message });
+    });
     req.end();
   });
 }

@@ -56,8 +56,8 @@ export class AppRuntime {
   private readonly serving = new Map<string, Instance[]>();
   private routesPending: Promise<void> | undefined;
   private readonly launching = new Map<string, (line: string) => void>();
-  /** Old instances draining after a switch: shutdown waits for them. */
-  private readonly draining = new Set<Promise<void>>();
+  /** Old instances draining after a switch, and the app of each: shutdown and an app's deletion wait for them. */
+  private readonly draining = new Map<Promise<void>, string>();
 
   /** Whether restoreAll has run: before, the router's table is the previous daemon's. */
   private restored = false;
@@ -259,7 +259,7 @@ export class AppRuntime {
       await new Promise((resolve) => setTimeout(resolve, this.options.drainDelayMs ?? 2000));
       await Promise.all(instances.map((i) => i.stop(10_000)));
     })().catch((error) => this.options.log(`Stopping a previous instance of ${appId}: ${(error as Error).message}`));
-    this.draining.add(drain);
+    this.draining.set(drain, appId);
     void drain.finally(() => this.draining.delete(drain));
   }
 
@@ -300,7 +300,7 @@ export class AppRuntime {
   private readonly stoppingStuck = new Set<Promise<void>>();
 
   /** docs/behaviour.md, Liveness: every serving instance (adopted ones too) is checked from now on. */
-  startLivenessMonitor(options: Pick<LivenessMonitorOptions, 'onReplaced' | 'tickMs' | 'bootGraceMs'> = {}): void {
+  startLivenessMonitor(options: Pick<LivenessMonitorOptions, 'onReplaced' | 'tickMs' | 'bootGraceMs' | 'replacementBackoff'> = {}): void {
     this.liveness ??= new LivenessMonitor({
       host: {
         servingInstances: () => [...this.serving.entries()],
@@ -361,7 +361,7 @@ export class AppRuntime {
     const stopping = stuck
       .stop(5000)
       .catch((error) => this.options.log(`Stopping the stuck instance ${stuck.id}: ${(error as Error).message}`));
-    this.draining.add(stopping);
+    this.draining.set(stopping, app.id);
     this.stoppingStuck.add(stopping);
     void stopping.finally(() => {
       this.draining.delete(stopping);
@@ -372,16 +372,28 @@ export class AppRuntime {
 
   /** Resolves once every instance replaced by a switch has stopped (tests, shutdown). */
   async drained(): Promise<void> {
-    await Promise.all([...this.draining]);
+    await Promise.all([...this.draining.keys()]);
   }
 
-  async stop(appId: string): Promise<boolean> {
+  /** Stops the app's instances (and their workers), each given `graceMs` between SIGTERM and SIGKILL. */
+  async stop(appId: string, graceMs = 10_000): Promise<boolean> {
     const instances = this.serving.get(appId) ?? [];
     this.serving.delete(appId);
     await this.applyRoutes();
     if (instances.length === 0) return false;
-    await Promise.all(instances.map((i) => i.stop(10_000)));
+    await Promise.all(instances.map((i) => i.stop(graceMs)));
     return true;
+  }
+
+  /**
+   * The app is being deleted: a liveness replacement under way is cancelled, its instances stop
+   * (SIGKILL after `graceMs`), and the old ones still draining after a switch or being replaced
+   * are waited for. Resolves once none of its instances runs.
+   */
+  async end(appId: string, graceMs: number): Promise<void> {
+    await this.liveness?.endApp(appId);
+    await this.stop(appId, graceMs);
+    await Promise.all([...this.draining].filter(([, app]) => app === appId).map(([drain]) => drain));
   }
 
   /**

@@ -16,7 +16,12 @@ before(async () => {
   p = await fakePlatform();
   // As a daemon does at start: the runtime owns the router's table from then on.
   await p.runtime.restoreAll();
-  p.runtime.startLivenessMonitor({ tickMs: 20, onReplaced: (appId) => replaced.push(appId) });
+  // The back-off between replacements of a number, scaled down from 5 s to 60 s.
+  p.runtime.startLivenessMonitor({
+    tickMs: 20,
+    onReplaced: (appId) => replaced.push(appId),
+    replacementBackoff: { initialMs: 300, maxMs: 1200, resetAfterMs: 60_000 },
+  });
 });
 after(async () => {
   await p.runtime.stopLivenessMonitor();
@@ -76,20 +81,24 @@ test('an instance that stops answering 200 leaves the router at once and is repl
     appLog(app.id).join('\n'),
   );
   assert.ok(
-    appLog(app.id).some((l) => /^Instance 1 answered GET \/ with 503 for \d+ s: replaced$/.test(l)),
+    appLog(app.id).some((l) =>
+      /^Instance 1 replaced after failing its liveness check \(answered GET \/ with 503 for \d+ s\); next replacement not before 1 s$/.test(
+        l,
+      ),
+    ),
     appLog(app.id).join('\n'),
   );
   const [activity] = p.store.deployments.listForApp(app.id, 1);
   assert.equal(activity!.cause, 'instance 1 stopped answering');
   assert.equal(activity!.state, 'OK');
-  assert.match(activity!.message!, /^Instance 1 answered GET \/ with 503 for \d+ s: replaced$/);
+  assert.match(activity!.message!, /^Instance 1 replaced after failing its liveness check \(answered GET \/ with 503 for \d+ s\)/);
   assert.deepEqual(replaced, [app.id]);
   assert.equal(p.runtime.livenessOf(fresh!)?.state, 'replaced');
   assert.match(p.runtime.livenessOf(fresh!)!.reason, /^answered GET \/ with 503 for \d+ s$/);
   assert.equal(p.runtime.livenessOf(healthy!), undefined);
 });
 
-test('a replacement that fails its health check is tried again an interval later; a last instance stays in the router meanwhile', async () => {
+test('a replacement that fails its health check is tried again after the back-off; a last instance stays in the router meanwhile', async () => {
   const sick = new Set<string>();
   const app = await deployed('liveness-retry', 1, FAST, sick);
   const [stuck] = p.runtime.instancesOf(app.id) as FakeInstance[];
@@ -183,4 +192,52 @@ test('a malformed liveness setting fails the deployment in the health check phas
   assert.equal(row.state, 'FAIL');
   assert.equal(row.phase, 'healthcheck');
   assert.match(row.message!, /SLIPWAY_LIVENESS_INTERVAL is a number of seconds from 0\.5 to 3600, not "10s"/);
+});
+
+test('an instance that passes its health check and then fails its checks is replaced ever more slowly, and the activity says when next', async () => {
+  // Each instance answers 200 to its first request (the health check before it serves), 503 after.
+  const asked = new Map<string, number>();
+  /** When each instance was first asked: its health check, right after it started. */
+  const firstAsked: number[] = [];
+  const app = p.app('liveness-flapping');
+  p.vars.set(app.id, { ...FAST, SLIPWAY_LIVENESS_FAILURES: '1' });
+  p.deploy(
+    app,
+    p.release(app, 'c'.repeat(40), {
+      status: (_path, spec) => {
+        const n = (asked.get(spec.instanceId) ?? 0) + 1;
+        asked.set(spec.instanceId, n);
+        if (n === 1) firstAsked.push(Date.now());
+        return n === 1 ? 200 : 503;
+      },
+    }),
+  );
+  await p.settle();
+  const replacedAt = () =>
+    p.store.deployments
+      .listForApp(app.id, 100)
+      .filter((d) => d.cause === 'instance 0 stopped answering' && d.state === 'OK')
+      .map((d) => d);
+  await until('four replacements', () => replacedAt().length >= 4, 15_000);
+  const messages = replacedAt()
+    .reverse()
+    .map((d) => d.message!);
+  // 0.3 s, 0.6 s, 1.2 s, then 1.2 s again: whole seconds, at least 1, in the message.
+  assert.deepEqual(
+    messages.slice(0, 4).map((m) => /next replacement not before (\d+) s$/.exec(m)?.[1]),
+    ['1', '1', '1', '1'],
+    messages.join('\n'),
+  );
+  // The waits themselves: each replacement's try began no sooner than the back-off after the last.
+  const tries = appLog(app.id)
+    .filter((l) => /^Instance 0 answered GET \/ with 503 for \d+ s: a replacement starts/.test(l))
+    .slice(2, 4);
+  assert.ok(
+    tries.every((l) => /starts in \d+ s \(back-off: instance 0 was replaced a moment ago\)/.test(l)),
+    appLog(app.id).join('\n'),
+  );
+  const gaps = firstAsked.slice(2, 5).map((t, k) => t - firstAsked[k + 1]!);
+  // Without the back-off an instance that fails its first check is replaced every ~0.5 s.
+  assert.ok(gaps[0]! >= 250 && gaps[1]! >= 550 && gaps[2]! >= 1100, `gaps between replacements: ${gaps.join(', ')} ms`);
+  await p.runtime.stop(app.id);
 });

@@ -7,6 +7,15 @@ import { healthCheckPaths } from '../healthcheck/health-check-paths.js';
 import { type LivenessSettings, livenessSettings } from '../healthcheck/liveness-settings.js';
 import { describeLivenessFailure, formatSeconds, probeLiveness } from '../healthcheck/liveness-probe.js';
 import { makeRedactor, secretValues } from '../core/redact.js';
+import { type BackoffPolicy, RestartBackoff } from '../executor/restart-backoff.js';
+
+/**
+ * docs/behaviour.md, Liveness: the wait before an instance number is replaced again, so that an
+ * instance that passes its health check and then keeps failing its liveness checks costs a few
+ * starts a minute at most. Each replacement (or failed try) of the same number doubles it, from
+ * 5 s up to 60 s; once an instance served healthy for 5 minutes it starts at 5 s again.
+ */
+export const REPLACEMENT_BACKOFF: Readonly<BackoffPolicy> = { initialMs: 5000, maxMs: 60_000, resetAfterMs: 5 * 60_000 };
 
 /** What the monitor acts on (AppRuntime): the serving instances, the router, replacements. */
 export interface LivenessHost {
@@ -38,6 +47,8 @@ export interface LivenessMonitorOptions {
    */
   bootGraceMs?: number;
   probe?: (address: string, port: number, paths: readonly string[], timeoutMs: number) => Promise<PathResult | undefined>;
+  /** The wait between replacements of the same instance number (REPLACEMENT_BACKOFF). */
+  replacementBackoff?: BackoffPolicy;
 }
 
 /** What `slipway status` says of an instance: being replaced, or the replacement of a stuck one. */
@@ -61,6 +72,15 @@ interface Watch {
   restarts: number;
   /** After a crash restart: failures count only once it answered or this time passed. */
   bootingUntil: number;
+  /** When the monitor first saw it serving. */
+  since: number;
+}
+
+/** The pace of replacements of one instance number of an app. */
+interface Pacing {
+  backoff: RestartBackoff;
+  /** No replacement of this number starts before this time. */
+  notBefore: number;
 }
 
 interface Episode {
@@ -74,6 +94,10 @@ interface Episode {
   nextAttemptAt: number;
   attempt: Promise<void> | undefined;
   tries: number;
+  /** How long the stuck instance served before its checks began failing (resets the back-off). */
+  healthyMs: number;
+  /** Aborted when the daemon stops or the app is deleted: the try under way ends. */
+  cancel: AbortController;
 }
 
 /**
@@ -91,6 +115,7 @@ export class LivenessMonitor {
   /** Instances whose settings could not be read, said once each. */
   private readonly unreadable = new WeakSet<Instance>();
   private readonly stopping = new AbortController();
+  private readonly pacing = new Map<string, Pacing>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: LivenessMonitorOptions) {}
@@ -107,6 +132,19 @@ export class LivenessMonitor {
     await Promise.all([...this.episodes.values()].map((e) => e.attempt));
     // Their activity records end now rather than stay in progress until the next daemon cancels them.
     for (const episode of [...this.episodes.values()]) this.endEpisode(episode, undefined);
+  }
+
+  /**
+   * The app is being deleted: a replacement under way is cancelled (its new instance stops) and
+   * awaited, and nothing of the app is checked or replaced any more.
+   */
+  async endApp(appId: string): Promise<void> {
+    const mine = [...this.episodes.values()].filter((e) => e.appId === appId);
+    for (const episode of mine) episode.cancel.abort('the application is being deleted');
+    await Promise.all(mine.map((e) => e.attempt));
+    for (const episode of mine) this.endEpisode(episode, undefined);
+    for (const [instance, watch] of this.watches) if (watch.appId === appId) this.watches.delete(instance);
+    for (const key of this.pacing.keys()) if (key.startsWith(`${appId}#`)) this.pacing.delete(key);
   }
 
   noteOf(instance: Instance): LivenessNote | undefined {
@@ -129,6 +167,23 @@ export class LivenessMonitor {
     for (const episode of this.episodes.values()) {
       if (!seen.has(episode.stuck) && !episode.attempt) this.endEpisode(episode, undefined);
     }
+    // A pace nobody needed for longer than the reset is the initial one again anyway.
+    const resetAfterMs = this.backoffPolicy().resetAfterMs;
+    for (const [key, pace] of this.pacing) if (now - pace.notBefore > resetAfterMs) this.pacing.delete(key);
+  }
+
+  private backoffPolicy(): BackoffPolicy {
+    return this.o.replacementBackoff ?? REPLACEMENT_BACKOFF;
+  }
+
+  private paceOf(appId: string, number: number): Pacing {
+    const key = `${appId}#${number}`;
+    let pace = this.pacing.get(key);
+    if (!pace) {
+      pace = { backoff: new RestartBackoff(this.backoffPolicy()), notBefore: 0 };
+      this.pacing.set(key, pace);
+    }
+    return pace;
   }
 
   private watchOf(appId: string, instance: Instance, now: number): Watch | undefined {
@@ -157,6 +212,7 @@ export class LivenessMonitor {
       probing: false,
       restarts: instance.restarts(),
       bootingUntil: 0,
+      since: now,
     };
     this.watches.set(instance, watch);
     return watch;
@@ -217,6 +273,7 @@ export class LivenessMonitor {
     const commit = store.deployments.byId(stuck.spec.deploymentId)?.commit_sha ?? '';
     const record = store.deployments.create({ appId: watch.appId, commit, cause: `instance ${number} stopped answering`, userId: null });
     store.deployments.setPhase(record.id, 'run');
+    const now = Date.now();
     const episode: Episode = {
       appId: watch.appId,
       stuck,
@@ -224,9 +281,12 @@ export class LivenessMonitor {
       reason,
       intervalMs: watch.settings.intervalMs,
       deploymentId: record.id,
-      nextAttemptAt: 0,
+      // Replaced a moment ago (it flaps): the next replacement waits its turn.
+      nextAttemptAt: this.pacing.get(`${watch.appId}#${number}`)?.notBefore ?? 0,
       attempt: undefined,
       tries: 0,
+      healthyMs: Math.max(0, watch.failingSince - watch.since),
+      cancel: new AbortController(),
     };
     this.episodes.set(stuck, episode);
     this.notes.set(stuck, { state: 'replacing', reason, at: new Date().toISOString() });
@@ -235,12 +295,17 @@ export class LivenessMonitor {
     // that is down would), taking it out would only turn slow answers or errors into no answer
     // at all: it stays until its replacement passed the health check and the router switches.
     const others = this.answeringOthers(watch.appId, stuck);
+    const wait = episode.nextAttemptAt - now;
+    const starts =
+      wait > 0
+        ? `a replacement starts in ${formatSeconds(wait, true)} (back-off: instance ${number} was replaced a moment ago) (${record.id})`
+        : `a replacement starts (${record.id})`;
     const line = others
-      ? `Instance ${number} ${reason}: taken out of the router, a replacement starts (${record.id})`
-      : `Instance ${number} ${reason}: a replacement starts (${record.id}); no other instance answers, so it stays in the router until then`;
+      ? `Instance ${number} ${reason}: taken out of the router, ${starts}`
+      : `Instance ${number} ${reason}: ${starts}; no other instance answers, so it stays in the router until then`;
     this.appLog(watch.appId, line);
     this.o.logs.append(record.id, 'system', line);
-    if (!others) return this.retryIfDue(episode, Date.now());
+    if (!others) return this.retryIfDue(episode, now);
     void this.o.host
       .withdraw(watch.appId, stuck)
       .catch((error) => this.o.log(`Taking ${stuck.id} out of the router: ${(error as Error).message}`))
@@ -262,22 +327,25 @@ export class LivenessMonitor {
     if (episode.attempt || now < episode.nextAttemptAt || this.stopping.signal.aborted) return;
     const app = this.o.store.apps.byId(episode.appId);
     if (!app) return;
+    if (episode.cancel.signal.aborted) return;
     episode.tries++;
+    const cancel = AbortSignal.any([this.stopping.signal, episode.cancel.signal]);
     const redact = makeRedactor(secretValues(episode.stuck.spec.env));
     const log = (line: string) => this.o.logs.append(episode.deploymentId, 'system', redact(line));
     log(`==> [run] Replacing instance ${episode.number} (try ${episode.tries}): ${episode.reason}`);
     this.o.store.deployments.setPhase(episode.deploymentId, 'healthcheck');
     episode.attempt = this.o.host
-      .replaceInstance(app, episode.stuck, log, this.stopping.signal)
+      .replaceInstance(app, episode.stuck, log, cancel)
       .then(
-        (fresh) => this.endEpisode(episode, fresh),
+        (fresh) => this.endEpisode(episode, fresh, fresh ? this.paced(episode) : undefined),
         (error) => {
-          if (this.stopping.signal.aborted) return this.endEpisode(episode, undefined);
+          if (cancel.aborted) return this.endEpisode(episode, undefined);
           const why = (error as Error).message;
-          const line = `The replacement of instance ${episode.number} failed: ${why} Next try in ${formatSeconds(episode.intervalMs)}.`;
+          const waitMs = this.paced(episode);
+          const line = `The replacement of instance ${episode.number} failed: ${why} Next try in ${formatSeconds(waitMs, true)}.`;
           log(line);
           this.appLog(episode.appId, line);
-          episode.nextAttemptAt = Date.now() + episode.intervalMs;
+          episode.nextAttemptAt = Date.now() + waitMs;
         },
       )
       .finally(() => {
@@ -285,18 +353,33 @@ export class LivenessMonitor {
       });
   }
 
-  /** `fresh`: the instance that took the stuck one's place; undefined when it left service otherwise. */
-  private endEpisode(episode: Episode, fresh: Instance | undefined): void {
+  /**
+   * A try ended (replaced, or failed): how long until the next replacement of this number may
+   * start. The first try of an episode counts the time the stuck instance served healthy, so a
+   * long-lived instance starts the back-off over; a failed try counts none.
+   */
+  private paced(episode: Episode): number {
+    const pace = this.paceOf(episode.appId, episode.number);
+    const waitMs = pace.backoff.nextDelay(episode.tries === 1 ? episode.healthyMs : 0);
+    pace.notBefore = Date.now() + waitMs;
+    return waitMs;
+  }
+
+  /**
+   * `fresh`: the instance that took the stuck one's place; undefined when it left service
+   * otherwise. `waitMs`: how long until this number may be replaced again.
+   */
+  private endEpisode(episode: Episode, fresh: Instance | undefined, waitMs = 0): void {
     if (this.episodes.get(episode.stuck) !== episode) return;
     this.episodes.delete(episode.stuck);
     const { store, logs } = this.o;
     // A deleted app took its activity and logs with it: nothing to write back.
     if (!store.apps.byId(episode.appId)) return;
     if (fresh) {
-      const line = `Instance ${episode.number} ${episode.reason}: replaced`;
+      const line = `Instance ${episode.number} replaced after failing its liveness check (${episode.reason}); next replacement not before ${formatSeconds(waitMs, true)}`;
       this.notes.set(fresh, { state: 'replaced', reason: episode.reason, at: new Date().toISOString() });
       this.notes.delete(episode.stuck);
-      logs.append(episode.deploymentId, 'system', `${line} by ${fresh.id}`);
+      logs.append(episode.deploymentId, 'system', `${line} (replaced by ${fresh.id})`);
       this.appLog(episode.appId, line);
       store.deployments.setPhase(episode.deploymentId, 'done');
       store.deployments.finish(episode.deploymentId, 'OK', line);
@@ -304,7 +387,9 @@ export class LivenessMonitor {
     } else {
       const line = this.stopping.signal.aborted
         ? `The replacement of instance ${episode.number} was cancelled: the daemon stopped.`
-        : `Instance ${episode.number} left service before a replacement was ready (the application was stopped, scaled down or redeployed).`;
+        : episode.cancel.signal.aborted
+          ? `The replacement of instance ${episode.number} was cancelled: the application is being deleted.`
+          : `Instance ${episode.number} left service before a replacement was ready (the application was stopped, scaled down or redeployed).`;
       logs.append(episode.deploymentId, 'system', line);
       store.deployments.finish(episode.deploymentId, 'CANCELLED', line);
     }

@@ -150,7 +150,12 @@ test('with two instances, a hung one is replaced and no request fails once it is
 
   const replaced = await waitUntil(
     'the hung instance to be replaced',
-    async () => (await appLog()).find((e) => /^Instance \d did not answer GET \/ for \d+ s: replaced$/.test(e.line)),
+    async () =>
+      (await appLog()).find((e) =>
+        /^Instance \d replaced after failing its liveness check \(did not answer GET \/ for \d+ s\); next replacement not before 5 s$/.test(
+          e.line,
+        ),
+      ),
     60_000,
   );
   const number = Number(/^Instance (\d)/.exec(replaced.line)![1]);
@@ -204,7 +209,7 @@ test('with two instances, a hung one is replaced and no request fails once it is
   }>;
   const entry = activity.find((d) => d.cause === `instance ${number} stopped answering`);
   assert.equal(entry?.state, 'OK', JSON.stringify(activity));
-  assert.match(entry!.message!, /: replaced$/);
+  assert.match(entry!.message!, /^Instance \d replaced after failing its liveness check .*; next replacement not before 5 s$/);
 
   const metrics = await fetch(`${daemon.apiUrl}/metrics`, { headers: { authorization: `Bearer ${daemon.adminToken}` } });
   assert.match(await metrics.text(), new RegExp(`^slipway_instance_replacements_total\\{app="${appId}"\\} 1$`, 'm'));
