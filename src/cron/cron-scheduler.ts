@@ -37,9 +37,12 @@ export interface CronSchedulerOptions {
 }
 
 interface ActiveRun {
+  appId: string;
   runId: number;
   startedAt: number;
   handle?: CronRunHandle;
+  /** Settles once the run's end is recorded. */
+  ended?: Promise<void>;
 }
 
 const hhmm = (time: Date | string) => new Date(time).toISOString().slice(11, 16);
@@ -54,6 +57,8 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
  */
 export class CronScheduler {
   private readonly active = new Map<string, ActiveRun>();
+  /** Apps being deleted: none of their jobs starts any more. */
+  private readonly ending = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
@@ -75,6 +80,22 @@ export class CronScheduler {
     this.stopped = true;
     clearTimeout(this.timer);
     await Promise.all([...this.active.values()].map((run) => run.handle?.signal('SIGKILL').catch(() => undefined)));
+  }
+
+  /**
+   * The app is being deleted: none of its jobs starts any more and the runs going are killed
+   * (recorded as killed, without a `cron.failed`); resolves once they ended. `resume` undoes it
+   * when the deletion failed.
+   */
+  async endRunsOf(appId: string): Promise<void> {
+    this.ending.add(appId);
+    const runs = [...this.active.values()].filter((run) => run.appId === appId);
+    await Promise.all(runs.map((run) => run.handle?.signal('SIGKILL').catch(() => undefined)));
+    await Promise.all(runs.map((run) => run.ended));
+  }
+
+  resume(appId: string): void {
+    this.ending.delete(appId);
   }
 
   private scheduleNextTick(): void {
@@ -101,6 +122,7 @@ export class CronScheduler {
   tick(minute: Date): void {
     if (this.stopped) return;
     for (const app of this.o.store.apps.all()) {
+      if (this.ending.has(app.id)) continue;
       let release: CronRelease | undefined;
       try {
         release = this.o.releaseOf(app.id);
@@ -159,7 +181,14 @@ export class CronScheduler {
     });
   }
 
-  private async run(app: AppRow, release: CronRelease, job: CronJobSpec, minute: Date): Promise<void> {
+  private run(app: AppRow, release: CronRelease, job: CronJobSpec, minute: Date): Promise<void> {
+    const ended = this.runNow(app, release, job, minute);
+    const active = this.active.get(`${app.id}/${job.key}`);
+    if (active && !active.ended) active.ended = ended;
+    return ended;
+  }
+
+  private async runNow(app: AppRow, release: CronRelease, job: CronJobSpec, minute: Date): Promise<void> {
     const { store } = this.o;
     const id = `${app.id}/${job.key}`;
     const previous = this.active.get(id);
@@ -196,7 +225,7 @@ export class CronScheduler {
       exit_code: null,
       detail: null,
     });
-    const active: ActiveRun = { runId, startedAt };
+    const active: ActiveRun = { appId: app.id, runId, startedAt };
     this.active.set(id, active);
     if (problem) mark(problem);
     mark(`Run due at ${hhmm(minute)} UTC started (time limit ${timeoutMs / 1000} s): ${job.command}`);
@@ -209,7 +238,7 @@ export class CronScheduler {
       active.handle = handle;
       // Nothing is typed into a cron job: a command reading its input gets the end at once.
       handle.stdin?.end();
-      if (this.stopped) void handle.signal('SIGKILL').catch(() => undefined);
+      if (this.stopped || this.ending.has(app.id)) void handle.signal('SIGKILL').catch(() => undefined);
       timer = setTimeout(() => {
         timedOut = true;
         void handle.signal('SIGKILL').catch(() => undefined);
@@ -226,6 +255,17 @@ export class CronScheduler {
     this.active.delete(id);
     // Killed by the daemon's own stop: the next daemon records it (settleInterrupted).
     if (this.stopped && !exit.startError) return;
+    // Killed because the app is being deleted: its runs go with it, nobody is to be told.
+    if (this.ending.has(app.id)) {
+      store.cron.finish(runId, {
+        outcome: 'killed',
+        finished_at: new Date(this.now()).toISOString(),
+        duration_ms: Math.round(this.now() - startedAt),
+        exit_code: exit.exitCode,
+        detail: 'was killed: the application was deleted',
+      });
+      return;
+    }
     const durationMs = Math.round(this.now() - startedAt);
     const outcome: CronOutcome = exit.startError
       ? 'failed'

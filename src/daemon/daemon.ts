@@ -23,6 +23,7 @@ import { watchDatabaseSizes } from '../addons/database-size-watch.js';
 import { addonSizeCheckMs } from './addon-options.js';
 import { appDiskUse } from '../api/disk-use.js';
 import { startOneOff } from '../pipeline/one-off.js';
+import { OneOffRuns } from '../pipeline/one-off-runs.js';
 import { retireSwarmServices } from '../instances/swarm/retire.js';
 import { swarmOptions } from '../instances/swarm/start.js';
 import { startNetwork } from './network-setup.js';
@@ -304,7 +305,9 @@ export class Daemon {
     egress.addOwnPort(sshPort, 'git server');
     stoppers.control('git over SSH', () => ssh.stop());
 
-    const oneOffs = { store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend, instances };
+    // Every one-off command by app (`slipway run` and cron runs): an app's deletion ends them.
+    const oneOffRuns = new OneOffRuns();
+    const oneOffs = { store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend, instances, runs: oneOffRuns };
     // docs/behaviour.md, Cron jobs: each app's jobs, once per schedule, in one-off sandboxes of its release.
     const cron = makeCronScheduler({
       store,
@@ -331,7 +334,10 @@ export class Daemon {
         reserve,
         quotas,
         services: apiServices({
-          removal: { store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir, disks },
+          removal: {
+            ...{ store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir, disks, log },
+            ending: { drains, cron, oneOffs: oneOffRuns },
+          },
           oneOffs,
           catalog,
           domains: certificates.manager,

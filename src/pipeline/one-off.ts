@@ -10,6 +10,7 @@ import { newId } from '../core/ids.js';
 import { sandboxIdFor } from '../sandbox/describe.js';
 import { releaseSandboxSpec } from '../sandbox/release-sandbox.js';
 import { ConflictError, ValidationError } from '../core/errors.js';
+import type { OneOffRuns } from './one-off-runs.js';
 
 export interface OneOffDeps {
   store: Store;
@@ -19,6 +20,8 @@ export interface OneOffDeps {
   networks: BuildNetworks;
   /** The instances' backend: one that runs instances away from this machine runs the command there too. */
   instances?: Pick<InstanceBackend, 'runOnce'>;
+  /** Every command running, by app: an app's deletion ends them. */
+  runs?: OneOffRuns;
 }
 
 /** A command as the CLI sends it: a non-empty JSON array of strings. */
@@ -51,19 +54,24 @@ export async function startOneOff(
   if (!record)
     throw new ConflictError('This application has no release to run a command in.', 'Deploy it first with git push or `slipway deploy`.');
   const release = parseReleaseSpec(record.start_json);
+  deps.runs?.checkOpen(app.id);
   const sandbox = await deps.sandboxes.instance(app);
   const id = newId('instance');
   const env = { ...deps.runtime.environmentFor(app, release, id, 0, sandbox.limits.memoryBytes), INSTANCE_TYPE: 'run' };
   if (deps.instances?.runOnce) {
-    return deps.instances.runOnce({
-      appId: app.id,
-      deploymentId: release.deploymentId,
-      releaseDir: release.releaseDir,
-      command: argv,
-      env,
-      sandbox,
-      onData,
-    });
+    return tracked(
+      deps,
+      app,
+      await deps.instances.runOnce({
+        appId: app.id,
+        deploymentId: release.deploymentId,
+        releaseDir: release.releaseDir,
+        command: argv,
+        env,
+        sandbox,
+        onData,
+      }),
+    );
   }
   const network = await deps.networks.acquireBuildNetwork(app.id);
   let started: Sandbox;
@@ -88,5 +96,21 @@ export async function startOneOff(
     throw error;
   }
   void started.done.finally(() => network.release());
+  return tracked(deps, app, started);
+}
+
+/**
+ * Kept among the app's running commands. Checked once more now that it runs: a deletion that
+ * began while it was starting did not see it, so it is ended here.
+ */
+function tracked(deps: OneOffDeps, app: AppRow, started: Sandbox): Sandbox {
+  if (!deps.runs) return started;
+  deps.runs.track(app.id, started);
+  try {
+    deps.runs.checkOpen(app.id);
+  } catch (error) {
+    void started.signal('SIGKILL').catch(() => undefined);
+    throw error;
+  }
   return started;
 }

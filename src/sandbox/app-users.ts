@@ -9,6 +9,7 @@
 import type { Store } from '../store/store.js';
 import { runCommand } from '../executor/run-command.js';
 import { groupaddArgv, lookupUser, numberedUseraddArgv } from '../executor/app-user.js';
+import { endProcessesOfUser } from '../executor/user-processes.js';
 
 export interface AppIdentity {
   name: string;
@@ -27,6 +28,8 @@ const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
 const ID_IN_USE = 4;
 /** useradd and groupadd: "name already in use". */
 const NAME_IN_USE = 9;
+/** userdel and groupdel: "the user (group) does not exist". */
+const NOT_THERE = 6;
 
 /** `2000000-2099999` (from a flag or SLIPWAY_APP_UIDS) to a range, refusing what would be unsafe. */
 export function parseUidRange(text: string | undefined): UidRange {
@@ -55,6 +58,20 @@ export function useraddArgv(name: string, id: number, appId: string): string[] {
   return numberedUseraddArgv(name, id, `slipway application ${appId}`);
 }
 
+/** The app's user could not be removed: it stays, with its number, and the reason is said. */
+export class AppUserRemovalError extends Error {
+  constructor(
+    readonly userName: string,
+    readonly uid: number,
+    /** Why, in words that quote nothing the tools printed. */
+    readonly reason: string,
+    /** What userdel or groupdel printed, for the daemon's own log only. */
+    readonly output = '',
+  ) {
+    super(`The unix user ${userName} (uid ${uid}) could not be removed: ${reason}.`);
+  }
+}
+
 export class AppUsers {
   /** One change of /etc/passwd at a time. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -69,13 +86,32 @@ export class AppUsers {
     return this.serial(() => this.ensureNow(appId));
   }
 
-  /** Removes the app's user and group and frees its number. */
-  remove(appId: string): Promise<void> {
+  /**
+   * Removes the app's user and group and frees its number, once no process runs as it any more:
+   * those still there after `waitMs` are killed. Throws an `AppUserRemovalError` (and keeps the
+   * user and its number) when a process outlived that or userdel or groupdel failed.
+   */
+  remove(appId: string, o: { waitMs?: number; killWaitMs?: number } = {}): Promise<void> {
     return this.serial(async () => {
       const row = this.store.appUsers.forApp(appId);
       if (!row) return;
-      await run(['userdel', row.name]);
-      await run(['groupdel', row.name]);
+      const left = await endProcessesOfUser(row.uid, { waitMs: o.waitMs ?? 10_000, killWaitMs: o.killWaitMs ?? 5_000 });
+      if (left.length > 0) {
+        throw new AppUserRemovalError(
+          row.name,
+          row.uid,
+          `${left.length} process(es) of uid ${row.uid} still ran after SIGKILL`,
+          `pids ${left.slice(0, 20).join(', ')}`,
+        );
+      }
+      const user = await run(['userdel', row.name]);
+      if (user.exitCode !== 0 && user.exitCode !== NOT_THERE) {
+        throw new AppUserRemovalError(row.name, row.uid, `userdel exited with ${user.exitCode ?? 'a signal'}`, user.stderr);
+      }
+      const group = await run(['groupdel', row.name]);
+      if (group.exitCode !== 0 && group.exitCode !== NOT_THERE) {
+        throw new AppUserRemovalError(row.name, row.uid, `groupdel exited with ${group.exitCode ?? 'a signal'}`, group.stderr);
+      }
       this.store.appUsers.forget(appId);
     });
   }

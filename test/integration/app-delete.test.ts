@@ -1,10 +1,23 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { SLIPWAY_BIN } from '../support/cli.js';
+import {
+  checkoutExample,
+  commitAll,
+  createApp,
+  deploymentLog,
+  getThroughRouter,
+  newRelease,
+  pushAndWait,
+  registerSshKey,
+} from '../support/deploy.js';
+import { waitUntil } from '../support/wait.js';
 
 let daemon: TestDaemon;
 let gitEnv: NodeJS.ProcessEnv;
@@ -73,4 +86,106 @@ test('slipway delete stops the app, frees its name and leaves no route, folder, 
     cwd: checkoutExample('node-hello'),
   });
   assert.equal(again.code, 0, `the name is free again: ${again.stderr}`);
+});
+
+/** Pids whose real, effective, saved or filesystem uid is `uid`, straight from /proc. */
+function pidsOfUid(uid: number): number[] {
+  return readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .filter((pid) => {
+      try {
+        const line = /^Uid:\s+(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? '';
+        return line.split(/\s+/).map(Number).includes(uid);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/** The command lines of those processes, for a failure's message. */
+function commandsOf(pids: number[]): string[] {
+  return pids.map((pid) => {
+    try {
+      return `${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ')}`;
+    } catch {
+      return `${pid}: (gone)`;
+    }
+  });
+}
+
+test('deleting an app ends its cron run, one-off command, worker and drain within seconds, then removes its user', async () => {
+  // An HTTP drain receiver on loopback, counting the batches it gets.
+  let batches = 0;
+  const receiver: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      batches++;
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const port = (receiver.address() as AddressInfo).port;
+  const dir = checkoutExample('node-hello');
+  mkdirSync(join(dir, 'clevercloud'));
+  writeFileSync(join(dir, 'clevercloud', 'cron.json'), `${JSON.stringify(['* * * * * /bin/sleep 600'])}\n`);
+  commitAll(dir, 'a cron job that runs for ten minutes');
+  const appId = await createApp(daemon, dir, 'everything', {
+    // A worker printing a line a second: its drain has something to send until the end.
+    CC_WORKER_COMMAND: 'while true; do echo worker-tick; sleep 1; done',
+  });
+  const drain = await daemon.cli(['drain', 'create', 'http', `http://127.0.0.1:${port}/logs`], { cwd: dir });
+  assert.equal(drain.code, 0, drain.stderr);
+  const result = await pushAndWait(daemon, dir, appId, gitEnv);
+  assert.equal(result.state, 'OK', (await deploymentLog(daemon, appId, result.id)).join('\n'));
+  const user = userOf(appId)!;
+  assert.ok(user, 'the app has its own user');
+  const oneOff = spawn(process.execPath, [SLIPWAY_BIN, 'run', '--app', appId, '--', 'sleep', '600'], {
+    env: { ...process.env, SLIPWAY_URL: daemon.apiUrl, SLIPWAY_TOKEN: daemon.adminToken },
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  try {
+    // Positive controls: the cron run, the one-off command and the worker run as the app's user; the drain delivers.
+    await waitUntil(
+      'the cron run, the one-off command and the worker to run',
+      async () => {
+        const jobs = JSON.parse((await daemon.cli(['cron', '--app', appId, '--format', 'json'])).stdout) as Array<{ running: boolean }>;
+        const commands = commandsOf(pidsOfUid(user.uid)).join('\n');
+        const sleeps = commands.match(/sleep 600/g)?.length ?? 0;
+        return jobs[0]?.running && sleeps >= 2 && commands.includes('while true') ? true : undefined;
+      },
+      90_000,
+    );
+    await waitUntil('the drain to deliver', async () => (batches > 0 ? true : undefined), 30_000);
+
+    const started = Date.now();
+    const deleted = await daemon.cli(['delete', '--app', appId, '--yes'], { cwd: dir });
+    assert.equal(deleted.code, 0, deleted.stderr);
+    const took = Date.now() - started;
+    assert.ok(took < 15_000, `deleted within seconds (${took} ms)`);
+    // Once the deletion answered: nothing of the app runs, its user is gone, its drain is quiet.
+    assert.deepEqual(commandsOf(pidsOfUid(user.uid)), [], 'no process of the app is left');
+    assert.ok(
+      !readFileSync('/etc/passwd', 'utf8')
+        .split('\n')
+        .some((l) => l.startsWith(`${user.name}:`)),
+      'its user is gone',
+    );
+    assert.ok(
+      !readFileSync('/etc/group', 'utf8')
+        .split('\n')
+        .some((l) => l.startsWith(`${user.name}:`)),
+      'its group is gone',
+    );
+    const sent = batches;
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    assert.equal(batches, sent, 'the drain sends nothing after the deletion');
+    assert.deepEqual(commandsOf(pidsOfUid(user.uid)), [], 'nothing of the app came back');
+    // The CLI session of the one-off command ended with it.
+    await waitUntil('slipway run to end', async () => (oneOff.exitCode !== null || oneOff.signalCode !== null ? true : undefined), 10_000);
+  } finally {
+    oneOff.kill('SIGKILL');
+    receiver.closeAllConnections();
+    receiver.close();
+  }
 });
