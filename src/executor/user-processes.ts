@@ -6,10 +6,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** `Uid:` of /proc/<pid>/status: real, effective, saved and filesystem uid. */
-function uidsOf(pid: number): number[] | undefined {
+function uidsOf(pid: number, proc = '/proc'): number[] | undefined {
   let status: string;
   try {
-    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    status = readFileSync(`${proc}/${pid}/status`, 'utf8');
   } catch {
     return undefined; // ended meanwhile
   }
@@ -23,7 +23,7 @@ export function processesOfUser(uid: number, proc = '/proc'): number[] {
   return readdirSync(proc)
     .filter((entry) => /^\d+$/.test(entry))
     .map(Number)
-    .filter((pid) => uidsOf(pid)?.includes(uid) ?? false);
+    .filter((pid) => uidsOf(pid, proc)?.includes(uid) ?? false);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
