@@ -121,6 +121,7 @@ test('system backup writes a complete backup with its manifest, under its final 
     'ca/ca.pem',
     'ca/ca.key',
     'postgresql-admin-password',
+    'secrets-key',
   ]) {
     assert.ok(paths.includes(path), `${path} is in the manifest: ${paths.join(', ')}`);
   }
@@ -133,6 +134,8 @@ test('system backup writes a complete backup with its manifest, under its final 
     'the archived WAL is in',
   );
   assert.equal(report.files, manifest.files.length);
+  // No --backup-key-file: written in clear, and said so.
+  assert.match(first.output(), /platform backup written in clear: it holds the CA keys, the admin token and the key to the secrets/);
 });
 
 test('a restore onto a data folder that is not empty, or from a damaged backup, is refused without touching anything', async () => {
