@@ -37,7 +37,7 @@ function check(name, command, args) {
       'format check': 'npm run format, which rewrites the files in place',
     }[name];
     console.error(`The ${name} failed: fix it before the tests run (${fix}).`);
-    process.exit(failed ? 1 : 0);
+    process.exit(1);
   }
 }
 
@@ -185,9 +185,25 @@ const lanes = unitOnly
 const recordDir = mkdtempSync(join(tmpdir(), 'slipway-test-record-'));
 const testsStarted = performance.now();
 const testsStartedAt = Date.now();
+// Test daemons' data folders (test/support/daemon.ts: mkdtemp's six characters) and what a daemon
+// keeps beside its folder (the default backup folder, the secrets key), there before the run.
+const DAEMON_FOLDER = /^slipway-test-[A-Za-z0-9]{6}(-backups|\.secrets-key)?$/;
+const daemonFolders = () => readdirSync(tmpdir()).filter((name) => DAEMON_FOLDER.test(name));
+const foldersBefore = new Set(daemonFolders());
 // The first lane prints as it goes; the others write to a file printed once all have ended.
 const results = await Promise.all(lanes.map((lane, index) => runLane(lane, index === 0)));
-const failed = results.some((status) => status !== 0);
+let failed = results.some((status) => status !== 0);
+
+// Each test daemon's data folder goes when its test file ends (test/support/app-users-cleanup.ts);
+// one left behind holds a mount or a process a test did not end, and would fill the disk over runs.
+const foldersLeft = daemonFolders().filter((name) => !foldersBefore.has(name));
+if (foldersLeft.length > 0) {
+  console.error(
+    `\n${foldersLeft.length} test daemon data folder(s) left behind (something is still mounted in them, or their daemon runs):\n` +
+      foldersLeft.map((name) => `  - ${join(tmpdir(), name)}`).join('\n'),
+  );
+  failed = true;
+}
 for (const lane of lanes.slice(1)) {
   console.log(`\n==> the ${lane.name} lane (${lane.files.length} files, run at the same time as the above):\n`);
   console.log(readFileSync(lane.outputFile, 'utf8'));

@@ -1,11 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { redisUserName } from '../../src/addons/redis/server-users.js';
 import { mountsUnder } from '../../src/pipeline/mount-table.js';
 
 const dataDirs = new Set<string>();
+/** The data folders the harness made itself (not a folder a test made and cleans up). */
+const ownFolders = new Set<string>();
 let registered = false;
 
 /**
@@ -15,34 +17,56 @@ let registered = false;
  * `system stop`): its sandboxes, the router's supervisor and HAProxy, the add-on servers. Left
  * alone they would serve on, and a later test's app given the same uid would see them.
  */
-export function removeAppUsersAtExit(dataDir: string): void {
+export function removeAppUsersAtExit(dataDir: string, options: { removeFolder?: boolean } = {}): void {
   dataDirs.add(dataDir);
+  if (options.removeFolder) ownFolders.add(dataDir);
   if (registered) return;
   registered = true;
   process.once('exit', () => {
     for (const dir of dataDirs) {
-      const path = join(dir, 'slipway.db');
-      if (!existsSync(path)) continue;
-      let names: string[] = [];
-      try {
-        const db = new Database(path, { readonly: true, fileMustExist: true });
-        names = (db.prepare('SELECT name FROM app_users').all() as Array<{ name: string }>).map((r) => r.name);
-        // Each Redis add-on's server has a user of its own too (named after the add-on).
-        const redis = db.prepare("SELECT id FROM addons WHERE provider = 'redis'").all() as Array<{ id: string }>;
-        names.push(...redis.map((r) => redisUserName(r.id)));
-        db.close();
-      } catch {
-        continue;
-      }
-      endDataPlane(dir);
-      for (const name of names) {
-        if (!/^sl[wr]-[0-9a-f]{12}$/.test(name)) continue;
-        spawnSync('pkill', ['-KILL', '-u', name], { stdio: 'ignore' });
-        spawnSync('userdel', [name], { stdio: 'ignore' });
-        spawnSync('groupdel', [name], { stdio: 'ignore' });
+      removeUsersOf(dir);
+      // A data folder holds app filesystems of hundreds of megabytes: one per daemon would
+      // fill the disk over a few runs. It goes once nothing is mounted in it any more (a
+      // folder still holding a mount is left, and the run's end names it).
+      if (ownFolders.has(dir) && nothingMountedUnder(dir)) {
+        rmSync(dir, { recursive: true, force: true });
+        // What the daemon keeps beside its data folder: the default backup folder, the secrets key.
+        rmSync(`${dir}-backups`, { recursive: true, force: true });
+        rmSync(`${dir}.secrets-key`, { force: true });
       }
     }
   });
+}
+
+function nothingMountedUnder(dir: string): boolean {
+  try {
+    return mountsUnder(readFileSync('/proc/self/mountinfo', 'utf8'), dir).length === 0;
+  } catch {
+    return false;
+  }
+}
+
+function removeUsersOf(dir: string): void {
+  const path = join(dir, 'slipway.db');
+  if (!existsSync(path)) return;
+  let names: string[] = [];
+  try {
+    const db = new Database(path, { readonly: true, fileMustExist: true });
+    names = (db.prepare('SELECT name FROM app_users').all() as Array<{ name: string }>).map((r) => r.name);
+    // Each Redis add-on's server has a user of its own too (named after the add-on).
+    const redis = db.prepare("SELECT id FROM addons WHERE provider = 'redis'").all() as Array<{ id: string }>;
+    names.push(...redis.map((r) => redisUserName(r.id)));
+    db.close();
+  } catch {
+    return;
+  }
+  endDataPlane(dir);
+  for (const name of names) {
+    if (!/^sl[wr]-[0-9a-f]{12}$/.test(name)) continue;
+    spawnSync('pkill', ['-KILL', '-u', name], { stdio: 'ignore' });
+    spawnSync('userdel', [name], { stdio: 'ignore' });
+    spawnSync('groupdel', [name], { stdio: 'ignore' });
+  }
 }
 
 /**

@@ -69,7 +69,7 @@ export async function startDaemon(
   let bin = options.bin ?? SLIPWAY_BIN;
   // `dataDir`: a folder the test made (on a filesystem of its own, say); else a fresh one.
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'slipway-test-'));
-  removeAppUsersAtExit(dataDir);
+  removeAppUsersAtExit(dataDir, { removeFolder: options.dataDir === undefined });
   // With emptyDataFolder (a daemon started by --restore-from, which wants it empty) the CLI's
   // configuration lives in a folder of its own.
   const configHome = options.emptyDataFolder ? mkdtempSync(join(tmpdir(), 'slipway-client-')) : join(dataDir, 'client-config');
