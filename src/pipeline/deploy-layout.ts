@@ -19,7 +19,10 @@ import { join } from 'node:path';
  *
  * Everything an app's pushes and builds write is under its own folder, so one filesystem per
  * app bounds it all. Data folders from before kept releases in `<data>/releases/<app id>`:
- * those stay where their records say until retention removes them (`legacyReleasesFolder`).
+ * those stay where their records say until retention removes them (`legacyFolders`); their
+ * repositories (`<data>/repos/<app id>.git`) and caches (`<data>/cache/apps/<app id>`) move into
+ * the app's filesystem at the first start. `src/core/docs-layout.test.ts` holds the documents to
+ * these paths.
  */
 export class DeployLayout {
   constructor(readonly dataDir: string) {}
