@@ -89,6 +89,7 @@ const BESIDE = [
   'drains',
   'edge-https',
   'egress',
+  'egress-clients',
   'firewall',
   'hooks',
   'hostile-apps',

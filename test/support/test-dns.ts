@@ -7,6 +7,8 @@ export interface TestDns {
   address: string;
   /** Serves a TXT record (replacing the one of the same name). */
   setTxt(name: string, value: string): Promise<void>;
+  /** Answers A queries for `name` with these addresses from now on (instead of 127.0.0.1). */
+  setA(name: string, addresses: string[]): Promise<void>;
   output(): string;
   stop(): Promise<void>;
 }
@@ -50,14 +52,19 @@ export async function startTestDns(): Promise<TestDns> {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`pebble-challtestsrv did not start:\n${log}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  const fqdn = (name: string) => (name.endsWith('.') ? name : `${name}.`);
+  const manage = async (path: string, body: object) => {
+    const response = await fetch(`http://127.0.0.1:${managementPort}/${path}`, { method: 'POST', body: JSON.stringify(body) });
+    if (!response.ok) throw new Error(`${path} ${JSON.stringify(body)}: ${response.status} ${await response.text()}`);
+  };
   return {
     address: `127.0.0.1:${dnsPort}`,
     async setTxt(name, value) {
-      const response = await fetch(`http://127.0.0.1:${managementPort}/set-txt`, {
-        method: 'POST',
-        body: JSON.stringify({ host: name.endsWith('.') ? name : `${name}.`, value }),
-      });
-      if (!response.ok) throw new Error(`set-txt ${name}: ${response.status} ${await response.text()}`);
+      await manage('set-txt', { host: fqdn(name), value });
+    },
+    async setA(name, addresses) {
+      await manage('clear-a', { host: fqdn(name) });
+      await manage('add-a', { host: fqdn(name), addresses });
     },
     output: () => log,
     stop: () =>

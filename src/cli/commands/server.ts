@@ -160,7 +160,8 @@ export const server: Command = {
     'dns-resolver': {
       type: 'string',
       value: '<ip[:port]>',
-      description: "DNS server the domain proofs are looked up at (default: the system's resolvers)",
+      description:
+        "DNS server the domain proofs and the names of webhooks, drains, SMTP, S3 and ACME are looked up at (default: the system's resolvers)",
     },
     domain: { type: 'string', value: '<domain>', description: `Apps get <app_id>.<domain> (default ${DEFAULT_DOMAIN})` },
     'public-host': { type: 'string', value: '<host>', description: 'Host name users put in git remotes (default: the domain)' },
