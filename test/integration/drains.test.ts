@@ -227,11 +227,11 @@ test('drain URLs that are not http(s)/tcp/udp or point at slipway itself are ref
   };
   await refused(['HTTP', 'ftp://127.0.0.1/logs'], /starts with http:\/\/ or https:\/\//);
   await refused(['Kafka', 'http://127.0.0.1:9/'], /one of "?TCPSyslog"?, "?UDPSyslog"?, "?HTTP"?, "?ElasticSearch/);
-  await refused(['HTTP', `${daemon.apiUrl}/v1/apps`], /where slipway itself listens/);
-  await refused(['HTTP', `http://127.0.0.1:${daemon.routerPort}/`], /where slipway itself listens/);
-  await refused(['TCPSyslog', `tcp://127.0.0.1:${daemon.sshPort}`], /where slipway itself listens/);
+  await refused(['HTTP', `${daemon.apiUrl}/v1/apps`], /slipway's own API/);
+  await refused(['HTTP', `http://127.0.0.1:${daemon.routerPort}/`], /slipway's own router/);
+  await refused(['TCPSyslog', `tcp://127.0.0.1:${daemon.sshPort}`], /slipway's own git server/);
   const sandbox = daemon.subnet.replace(/0\.0\/16$/, '0.9');
-  await refused(['UDPSyslog', `udp://${sandbox}:514`], /sandboxes' network/);
+  await refused(['UDPSyslog', `udp://${sandbox}:514`], /sandboxes' subnet/);
   // Positive control: the same command with a receiver's address is accepted (and removed again).
   const id = (await cli(['drain', 'create', 'http', `http://127.0.0.1:${http.port}/probe`])).trim();
   assert.match(id, /^drain_/);
