@@ -2,6 +2,8 @@
  * A LocalNetnsBackend for tests, on its own bridge, subnet, namespace prefix, app user and cgroup
  * root, so a daemon running on this machine (slw / 10.77.0.0/16) is untouched. Needs root.
  */
+import { readFileSync, rmSync } from 'node:fs';
+import { mountsUnder } from '../../src/pipeline/mount-table.js';
 import { LocalNetnsBackend, type LocalNetnsBackendOptions } from '../../src/instances/local/local-netns-backend.js';
 import { SandboxHost } from '../../src/sandbox/sandbox-host.js';
 import { makeAppUser } from './app-user.js';
@@ -58,6 +60,11 @@ export async function makeTestLocalBackend(
       await backend.stopAll(1000);
       await backend.removeBridge();
       await appUser.remove();
+      // The bundles, runc's state and the layers folder beside the bundles (no app filesystem
+      // here): nothing of them outlives the test, once nothing is mounted in them.
+      const runtime = `/run/slipway-test/${network.prefix}`;
+      if (mountsUnder(readFileSync('/proc/self/mountinfo', 'utf8'), runtime).length === 0)
+        rmSync(runtime, { recursive: true, force: true });
     },
   };
 }
