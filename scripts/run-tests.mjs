@@ -108,6 +108,7 @@ const BESIDE = [
   'run',
   'secrets-at-rest',
   'start-process',
+  'tenant-bounds',
   'tenant-domains',
   'tenant-isolation',
   'token-scopes',
