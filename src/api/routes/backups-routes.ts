@@ -44,7 +44,7 @@ export const backupSpecs = {
     params: ADDON,
     query: ORG_OF_NAME,
     success: { status: 201, response: { description: 'The backup', schema: obj({ backup: AddonBackup }) } },
-    errors: [404, 409, 501],
+    errors: [403, 404, 409, 501],
   },
   verify: {
     operationId: 'verifyAddonBackup',
@@ -82,7 +82,7 @@ export const backupSpecs = {
       status: 201,
       response: { description: 'The add-on restored', schema: obj({ addon: Addon, safety_backup: nullable(str()) }) },
     },
-    errors: [404, 409, 501],
+    errors: [403, 404, 409, 501],
   },
   schedule: {
     operationId: 'setAddonBackupSchedule',

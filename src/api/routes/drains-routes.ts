@@ -55,7 +55,7 @@ export const drainSpecs = {
       ['username', 'password', 'with_access_logs'],
     ),
     success: { status: 201, response: one },
-    errors: [400, 404],
+    errors: [400, 403, 404],
   },
   remove: {
     operationId: 'removeDrain',

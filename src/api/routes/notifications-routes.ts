@@ -86,7 +86,7 @@ export const notificationSpecs = {
         schema: obj({ webhook: Webhook, secret: str('HMAC-SHA256 key of X-Slipway-Signature') }),
       },
     },
-    errors: [404, 409],
+    errors: [403, 404, 409],
   },
   removeWebhook: {
     operationId: 'removeWebhook',
@@ -119,7 +119,7 @@ export const notificationSpecs = {
     params: APP_PARAM,
     body: obj({ name: str(), notify: arr(str()), events }, ['name', 'events']),
     success: { status: 201, response: { description: 'The notification', schema: obj({ notification: NotifyEmail }) } },
-    errors: [404, 409],
+    errors: [403, 404, 409],
   },
   removeEmail: {
     operationId: 'removeNotifyEmail',

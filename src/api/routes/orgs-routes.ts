@@ -66,7 +66,7 @@ export const orgSpecs = {
     summary: 'Create an organisation; you become its owner',
     body: obj({ name: str('1 to 63 letters, digits, spaces, ., _ or -') }),
     success: { status: 201, response: { description: 'The organisation', schema: obj({ org: OrgWithRole }) } },
-    errors: [409],
+    errors: [403, 409],
   },
   get: {
     operationId: 'getOrg',
