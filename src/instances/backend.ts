@@ -25,6 +25,8 @@ export interface InstanceSpec {
   instanceNumber: number;
   /** Folder holding the built release; the instance runs with it as working directory. */
   releaseDir: string;
+  /** What the release's CC_PRE_RUN_HOOK wrote (ReleaseSpec.preRunLayer): seen read-only above the release folder. */
+  preRunLayer?: string;
   /** Commands run once before `command`, each must exit 0 (e.g. npm prestart). */
   beforeStart: string[][];
   /** The long-running process, as argv. */
@@ -67,6 +69,8 @@ export interface OneOffSpec {
   appId: string;
   deploymentId: string;
   releaseDir: string;
+  /** As InstanceSpec.preRunLayer. */
+  preRunLayer?: string;
   command: string[];
   env: Record<string, string>;
   sandbox: SandboxIdentity;

@@ -15,6 +15,7 @@ import { join } from 'node:path';
  * <data>/build-secrets/<app id>       credentials of its running build (tmpfs: build-secrets-mount.ts)
  * <data>/apps/<app id>/scratch/<id> a commit exported for `slipway plan`
  * <data>/apps/<app id>/sandboxes/<sandbox id>  the writable layer of a running release sandbox
+ * <data>/apps/<app id>/pre-run-layers/<release>  what CC_PRE_RUN_HOOK wrote, kept with the release
  * ```
  *
  * Everything an app's pushes and builds write is under its own folder, so one filesystem per
@@ -98,6 +99,14 @@ export class DeployLayout {
    */
   sandboxLayersFolder(appId: string): string {
     return join(this.appFolder(appId), 'sandboxes');
+  }
+
+  /**
+   * What each release's CC_PRE_RUN_HOOK wrote into the app's folder, kept with the release
+   * (src/pipeline/pre-run-layer.ts): root's, no process of the app sees the folder itself.
+   */
+  preRunLayersFolder(appId: string): string {
+    return join(this.appFolder(appId), 'pre-run-layers');
   }
 
   /** The app's built releases, one folder per deployment that built one. */

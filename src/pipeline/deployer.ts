@@ -98,7 +98,13 @@ export class Deployer {
       machineEnv: o.machineEnv,
       checkCronJobs: o.checkCronJobs,
     };
-    this.hookDeps = { runner: this.runner, sandboxes: o.sandboxes, buildNetworks: o.buildNetworks, runtime: o.runtime };
+    this.hookDeps = {
+      runner: this.runner,
+      sandboxes: o.sandboxes,
+      buildNetworks: o.buildNetworks,
+      runtime: o.runtime,
+      layout: this.layout,
+    };
   }
 
   enqueue(app: AppRow, input: { commit: string; cause: string; userId: string | null; mode: DeployMode; releaseOf?: string }): Deployment {
@@ -226,7 +232,18 @@ export class Deployer {
       phase = 'healthcheck';
       cancelled();
       releaseForHooks = release;
-      const instances = await startRelease({ ...this.hookDeps, runtime }, { app, release, appVars, log, signal });
+      const instances = await startRelease(
+        { ...this.hookDeps, runtime },
+        {
+          app,
+          release,
+          appVars,
+          log,
+          signal,
+          // The release with what its CC_PRE_RUN_HOOK wrote: what is recorded, and what the outcome hooks see.
+          onRelease: (withLayer) => (release = releaseForHooks = withLayer),
+        },
+      );
 
       store.deployments.setPhase(deployment.id, 'healthcheck');
       await runtime.promote(app.id, instances);

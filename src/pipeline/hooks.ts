@@ -5,7 +5,8 @@ import type { BuildPlan, PlanCommand } from '../providers/plan.js';
  * the sandbox of the phase they belong to.
  * - CC_PRE_BUILD_HOOK: before the dependencies are installed (first build step);
  * - CC_POST_BUILD_HOOK: after the build (the usual place for `npm run build`);
- * - CC_PRE_RUN_HOOK: once per deployment, before the first instance starts, in the release;
+ * - CC_PRE_RUN_HOOK: once per release, before its first instance starts, in the release; what
+ *   it writes into the app's folder is kept with the release (pre-run-layer.ts);
  * - CC_RUN_SUCCEEDED_HOOK / CC_RUN_FAILED_HOOK: after the deployment ended, with its outcome;
  *   they never change it.
  */

@@ -66,6 +66,7 @@ export async function startOneOff(
         appId: app.id,
         deploymentId: release.deploymentId,
         releaseDir: release.releaseDir,
+        ...(release.preRunLayer === undefined ? {} : { preRunLayer: release.preRunLayer }),
         command: argv,
         env,
         sandbox,
@@ -84,6 +85,7 @@ export async function startOneOff(
       spec: releaseSandboxSpec({
         appId: app.id,
         releaseDir: release.releaseDir,
+        preRunLayer: release.preRunLayer,
         sandbox,
         args: argv,
         env,

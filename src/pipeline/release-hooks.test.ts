@@ -7,6 +7,7 @@ import { FakeDeployRunner } from '../../test/support/fakes/fake-deploy-runner.js
 import type { HookName } from './hooks.js';
 import { PhaseError } from '../core/phase-error.js';
 import { runReleaseHook } from './release-hooks.js';
+import { DeployLayout } from './deploy-layout.js';
 import type { ReleaseSpec } from '../serving/release-spec.js';
 
 const SANDBOX: SandboxIdentity = {
@@ -41,6 +42,7 @@ function run(name: HookName, appVars: Record<string, string>, runner = new FakeD
         },
       },
       runtime: { environmentFor: () => ({ PORT: '8080', APP_HOME: release.releaseDir }) },
+      layout: new DeployLayout('/data'),
     },
     { app, release, name, appVars, log: (line) => lines.push(line) },
   );

@@ -9,6 +9,8 @@ import { hookCommand, type HookName } from './hooks.js';
 import { DeploymentCancelled, PhaseError } from '../core/phase-error.js';
 import type { ReleaseSpec } from '../serving/release-spec.js';
 import type { SandboxPolicy } from '../sandbox/sandbox-identity.js';
+import type { DeployLayout } from './deploy-layout.js';
+import { PreRunLayers } from './pre-run-layer.js';
 
 export interface ReleaseHookDeps {
   runner: DeployRunner;
@@ -17,6 +19,46 @@ export interface ReleaseHookDeps {
   buildNetworks: BuildNetworks;
   /** The environment an instance of the release gets. */
   runtime: Pick<AppRuntime, 'environmentFor'>;
+  /** Where the release's pre-run layer is kept. */
+  layout: DeployLayout;
+}
+
+/**
+ * CC_PRE_RUN_HOOK, once per release: what it writes into the app's folder is captured and kept
+ * with the release (pre-run-layer.ts), and the release returned names that layer, for every
+ * sandbox started from it. A release whose hook already ran (a restart, a scale-up, a rollback)
+ * gets its kept layer without running the hook again; a release without one runs the hook when
+ * the app sets it. The hook failing fails the deployment, and nothing of it is kept.
+ */
+export async function runPreRunHook(
+  deps: ReleaseHookDeps,
+  input: {
+    app: AppRow;
+    release: ReleaseSpec;
+    appVars: Record<string, string>;
+    log: (line: string, stream?: string) => void;
+    signal?: AbortSignal;
+  },
+): Promise<ReleaseSpec> {
+  const { app, log } = input;
+  const { preRunLayer: _recorded, ...release } = input.release;
+  const layers = new PreRunLayers(deps.layout);
+  const kept = layers.kept(app.id, release.releaseDir);
+  if (kept) {
+    log('==> [run] CC_PRE_RUN_HOOK already ran for this release: what it wrote is kept with it, the hook is not run again.');
+    return { ...release, preRunLayer: kept };
+  }
+  if (!hookCommand('CC_PRE_RUN_HOOK', input.appVars)) return release;
+  const capture = await layers.startCapture(app.id, release.releaseDir);
+  try {
+    await runReleaseHook(deps, { ...input, release, name: 'CC_PRE_RUN_HOOK', captureLayer: capture });
+  } catch (error) {
+    await layers.discard(app.id, release.releaseDir);
+    throw error;
+  }
+  const layer = await layers.keep(app.id, release.releaseDir);
+  log('What CC_PRE_RUN_HOOK wrote into the app folder is kept with the release: every instance of it sees it.');
+  return { ...release, preRunLayer: layer };
 }
 
 /**
@@ -33,6 +75,8 @@ export async function runReleaseHook(
     appVars: Record<string, string>;
     log: (line: string, stream?: string) => void;
     signal?: AbortSignal;
+    /** CC_PRE_RUN_HOOK's sandbox: its writes go to this folder, kept (runPreRunHook). */
+    captureLayer?: string;
   },
 ): Promise<void> {
   const { app, release, name, log, signal } = input;
@@ -49,6 +93,8 @@ export async function runReleaseHook(
       spec: releaseSandboxSpec({
         appId: app.id,
         releaseDir: release.releaseDir,
+        preRunLayer: release.preRunLayer,
+        captureLayer: input.captureLayer,
         sandbox,
         args: command.argv,
         env: deps.runtime.environmentFor(app, release, newId('instance'), 0, sandbox.limits.memoryBytes),

@@ -5,6 +5,7 @@ import type { LogHub } from '../logs/log-hub.js';
 import { UntrustedTree } from '../sandbox/untrusted-tree.js';
 import type { DeployLayout } from './deploy-layout.js';
 import { parseReleaseSpec } from '../serving/release-spec.js';
+import { PreRunLayers } from './pre-run-layer.js';
 
 /** Releases kept on disk per app (the serving one among them) unless configured otherwise. */
 export const DEFAULT_KEPT_RELEASES = 5;
@@ -12,7 +13,8 @@ export const DEFAULT_KEPT_RELEASES = 5;
 /**
  * Keeps the newest releases of an app (the serving one among them) and removes older ones.
  * Restarts and rollbacks reuse a folder built by an earlier deployment: what is kept is counted
- * in folders, newest first, and the serving one is never removed.
+ * in folders, newest first, and the serving one is never removed. A release's pre-run layer
+ * (pre-run-layer.ts) is kept and removed with it.
  */
 export async function pruneReleases(store: Store, layout: DeployLayout, appId: string, kept = DEFAULT_KEPT_RELEASES): Promise<void> {
   const folders: string[] = [];
@@ -32,6 +34,8 @@ export async function pruneReleases(store: Store, layout: DeployLayout, appId: s
       if (!keep.has(entry.name)) await releases.remove(entry.name);
     }
   }
+  // What the pre-run hooks of the removed releases wrote goes with them.
+  await new PreRunLayers(layout).prune(appId, keep);
 }
 
 /**

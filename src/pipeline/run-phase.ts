@@ -2,12 +2,14 @@ import type { AppRow } from '../store/apps.js';
 import type { Instance } from '../instances/backend.js';
 import type { AppRuntime } from '../serving/app-runtime.js';
 import { DeploymentCancelled } from '../core/phase-error.js';
-import { type ReleaseHookDeps, runReleaseHook } from './release-hooks.js';
+import { type ReleaseHookDeps, runPreRunHook } from './release-hooks.js';
 import type { ReleaseSpec } from '../serving/release-spec.js';
 
 /**
- * The run phase: CC_PRE_RUN_HOOK once, then every instance of the release, not yet routed (the
- * health check and the switch come next). A cancellation stops what was started.
+ * The run phase: CC_PRE_RUN_HOOK once per release (what it wrote kept with the release:
+ * `onRelease` gets the release naming that layer, before any instance starts), then every
+ * instance of the release, not yet routed (the health check and the switch come next). A
+ * cancellation stops what was started.
  */
 export async function startRelease(
   deps: ReleaseHookDeps & { runtime: Pick<AppRuntime, 'launchAll'> },
@@ -17,10 +19,12 @@ export async function startRelease(
     appVars: Record<string, string>;
     log(line: string, stream?: string): void;
     signal: AbortSignal;
+    onRelease(release: ReleaseSpec): void;
   },
 ): Promise<Instance[]> {
-  const { app, release, log, signal } = input;
-  await runReleaseHook(deps, { ...input, name: 'CC_PRE_RUN_HOOK' });
+  const { app, log, signal } = input;
+  const release = await runPreRunHook(deps, input);
+  input.onRelease(release);
   if (signal.aborted) throw new DeploymentCancelled(String(signal.reason));
   const instances = await deps.runtime.launchAll(app, release, (line) => log(line), signal);
   if (signal.aborted) {

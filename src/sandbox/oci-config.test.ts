@@ -96,6 +96,13 @@ test("a release is an overlay at its own path: the release read-only below, the 
   assert.equal(ociConfig(spec).mounts.filter((m) => m.type === 'overlay').length, 0, 'no layer unless asked for');
 });
 
+test("a release's pre-run layer is the top lower folder, above the release, below the sandbox's writes", () => {
+  const preRun = '/data/apps/app_1/pre-run-layers/deployment_1';
+  const c = ociConfig({ ...spec, layers: [{ ...layer, preRun }] });
+  assert.equal(c.mounts.at(-1)!.options![0], `lowerdir=${preRun}:/data/apps/app_1/releases/deployment_1`);
+  assert.throws(() => ociConfig({ ...spec, layers: [{ ...layer, preRun: '/data/a:/etc' }] }), /must not hold/);
+});
+
 test('a layer path overlayfs would read as something else, or a relative one, is refused', () => {
   for (const bad of ['/data/a,upperdir=/etc', '/data/a:/etc', '/data/a\\b', 'data/a', '/data/../etc']) {
     for (const key of ['lower', 'upper', 'work'] as const) {

@@ -30,6 +30,11 @@ export interface SandboxMount {
 export interface SandboxLayer {
   destination: string;
   lower: string;
+  /**
+   * A read-only layer between `lower` and `upper`: what the release's CC_PRE_RUN_HOOK wrote,
+   * kept with the release (src/pipeline/pre-run-layer.ts).
+   */
+  preRun?: string;
   upper: string;
   work: string;
 }
@@ -147,7 +152,8 @@ function overlayMount(l: SandboxLayer) {
     type: 'overlay',
     source: 'overlay',
     options: [
-      `lowerdir=${layerPath('layer lower folder', l.lower)}`,
+      // The first lower folder is the top one: the pre-run layer above the release.
+      `lowerdir=${l.preRun === undefined ? '' : `${layerPath('layer pre-run folder', l.preRun)}:`}${layerPath('layer lower folder', l.lower)}`,
       `upperdir=${layerPath('layer upper folder', l.upper)}`,
       `workdir=${layerPath('layer work folder', l.work)}`,
       'nosuid',

@@ -3,7 +3,8 @@ import type { SandboxStartSpec } from './sandbox-host.js';
 
 /**
  * The sandbox of a process of a release (an instance, a worker, a run hook, a one-off
- * command): the release folder at its own path, read-only below a writable layer (the
+ * command): the release folder at its own path, read-only below what its CC_PRE_RUN_HOOK
+ * wrote (when it wrote anything, read-only too) and a writable layer (the
  * sandbox's own, or its instance's: what the app writes there is gone when that ends; the
  * release never changes: sandbox-layer.ts), the shared read-only folders, a private /tmp of a quarter of the
  * memory limit.
@@ -13,6 +14,10 @@ export function releaseSandboxSpec(o: {
   releaseDir: string;
   /** The id of a layer several sandboxes use in turn (an instance's); without it, the sandbox's own. */
   sharedLayer?: string;
+  /** What the release's CC_PRE_RUN_HOOK wrote (ReleaseSpec.preRunLayer): read-only above the release. */
+  preRunLayer?: string;
+  /** The pre-run hook's sandbox: its writes go to this folder, kept to become the release's pre-run layer. */
+  captureLayer?: string;
   sandbox: SandboxIdentity;
   args: string[];
   env: Record<string, string>;
@@ -26,7 +31,7 @@ export function releaseSandboxSpec(o: {
     user: o.sandbox.user,
     hostname: o.hostname,
     mounts: o.sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
-    layered: { folder: o.releaseDir, appId: o.appId, shared: o.sharedLayer },
+    layered: { folder: o.releaseDir, appId: o.appId, shared: o.sharedLayer, preRun: o.preRunLayer, capture: o.captureLayer },
     networkNamespacePath: o.networkNamespacePath,
     tmpBytes: Math.floor(o.sandbox.limits.memoryBytes / 4),
     openFiles: 16_384,

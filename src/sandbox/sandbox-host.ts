@@ -119,7 +119,15 @@ export class SandboxHost {
       if (layered) {
         const layersRoot = this.layersRoot(layered.appId);
         layers = [
-          makeLayer({ bundle, layersRoot, id: layered.shared ?? id, release: layered.folder, shared: layered.shared !== undefined }),
+          makeLayer({
+            bundle,
+            layersRoot,
+            id: layered.shared ?? id,
+            release: layered.folder,
+            shared: layered.shared !== undefined,
+            preRun: layered.preRun,
+            capture: layered.capture,
+          }),
         ];
       }
     } catch (error) {

@@ -94,3 +94,32 @@ test("an instance's layer is shared by its sandboxes in turn, kept when each end
   removeLayer(f.layers, 'i-1');
   assert.equal(existsSync(join(f.layers, 'i-1')), false);
 });
+
+test("a pre-run hook's layer is made in its capture folder and left there when its sandbox ends", { skip: !asRoot && 'needs root' }, () => {
+  using f = fixture(4242);
+  const captures = join(f.root, 'apps', 'app_1', 'pre-run-layers');
+  const capture = join(captures, 'deployment_1.capture');
+  const layer = makeLayer({ bundle: f.bundle('hook'), layersRoot: f.layers, id: 'hook', release: f.release, shared: false, capture });
+  assert.deepEqual(layer, { destination: f.release, lower: f.release, upper: join(capture, 'upper'), work: join(capture, 'work') });
+  assert.equal(statSync(layer.upper).uid, 4242, 'the upper folder looks like the release folder');
+  assert.equal(statSync(captures).mode & 0o777, 0o700);
+  removeLayerOf(join(f.bundles, 'hook'));
+  assert.equal(existsSync(layer.upper), true, "the sandbox's cleanup leaves the capture");
+});
+
+test("a release's pre-run layer sits read-only between the release and the sandbox's writes; a link is refused", {
+  skip: !asRoot && 'needs root',
+}, () => {
+  using f = fixture();
+  const preRun = join(f.root, 'apps', 'app_1', 'pre-run-layers', 'deployment_1');
+  mkdirSync(preRun, { recursive: true });
+  const layer = makeLayer({ bundle: f.bundle('i-1'), layersRoot: f.layers, id: 'i-1', release: f.release, shared: false, preRun });
+  assert.equal(layer.preRun, preRun);
+  assert.equal(layer.lower, f.release);
+  const link = join(f.root, 'apps', 'app_1', 'pre-run-layers', 'deployment_2');
+  symlinkSync('/etc', link);
+  assert.throws(
+    () => makeLayer({ bundle: f.bundle('i-2'), layersRoot: f.layers, id: 'i-2', release: f.release, shared: false, preRun: link }),
+    /pre-run layer .* is not a folder/,
+  );
+});

@@ -18,7 +18,7 @@
  * so removing them as root is not a walk through a tree an app is changing.
  */
 import { chmodSync, chownSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { SandboxLayer } from './oci-config.js';
 import { checkContainerId } from './runc-commands.js';
 
@@ -33,6 +33,17 @@ export interface LayeredRelease {
    * Without it, the sandbox's own, fresh, removed with it.
    */
   shared?: string;
+  /**
+   * What the release's CC_PRE_RUN_HOOK wrote, kept with the release: read-only, between the
+   * release folder and the sandbox's writes (src/pipeline/pre-run-layer.ts).
+   */
+  preRun?: string;
+  /**
+   * The pre-run hook's own sandbox: its layer is made afresh in this folder (of the platform's
+   * layout, in a folder of root's) and kept when the sandbox ends, to become the release's
+   * pre-run layer. Never recorded in the bundle: the sandbox's cleanup leaves it.
+   */
+  capture?: string;
 }
 
 /** Where the bundle records its layer, for the cleanup of a sandbox this daemon did not start. */
@@ -51,23 +62,36 @@ function directory(path: string, what: string) {
  * a shared one is used as it is when it exists. The upper folder takes the owner and mode of the
  * release folder: it is what the app sees as its folder.
  */
-export function makeLayer(o: { bundle: string; layersRoot: string; id: string; release: string; shared: boolean }): SandboxLayer {
-  const { layersRoot, release } = o;
-  const scratch = join(layersRoot, checkContainerId(o.id));
+export function makeLayer(o: {
+  bundle: string;
+  layersRoot: string;
+  id: string;
+  release: string;
+  shared: boolean;
+  preRun?: string;
+  capture?: string;
+}): SandboxLayer {
+  const { release } = o;
+  // A capture is made in its own folder (the pre-run layers'), any other layer in the app's layers folder.
+  const layersRoot = o.capture === undefined ? o.layersRoot : dirname(o.capture);
+  const scratch = o.capture ?? join(layersRoot, checkContainerId(o.id));
   const upper = join(scratch, 'upper');
   const work = join(scratch, 'work');
-  if (!o.shared) writeFileSync(join(o.bundle, LAYER_RECORD), scratch, { mode: 0o600 });
+  if (!o.shared && o.capture === undefined) writeFileSync(join(o.bundle, LAYER_RECORD), scratch, { mode: 0o600 });
   mkdirSync(layersRoot, { recursive: true, mode: 0o700 });
   if (directory(layersRoot, 'The layers folder').uid !== 0) throw new Error(`The layers folder ${layersRoot} is not root's.`);
   const lower = directory(release, 'The release folder');
-  if (o.shared && existing(scratch) && existing(upper) && existing(work)) return { destination: release, lower: release, upper, work };
+  // Written by the app's user when it was captured: a real folder, never a link followed.
+  if (o.preRun !== undefined) directory(o.preRun, "The release's pre-run layer");
+  const layer = { destination: release, lower: release, ...(o.preRun === undefined ? {} : { preRun: o.preRun }), upper, work };
+  if (o.shared && existing(scratch) && existing(upper) && existing(work)) return layer;
   rmSync(scratch, { recursive: true, force: true });
   mkdirSync(scratch, { mode: 0o700 });
   mkdirSync(upper, { mode: 0o700 });
   chownSync(upper, lower.uid, lower.gid);
   chmodSync(upper, lower.mode & 0o777);
   mkdirSync(work, { mode: 0o700 });
-  return { destination: release, lower: release, upper, work };
+  return layer;
 }
 
 /** A real folder is there (a link or anything else is not: the layer is made again). */

@@ -197,6 +197,7 @@ export class AppRuntime {
         instanceId,
         instanceNumber,
         releaseDir: release.releaseDir,
+        ...(release.preRunLayer === undefined ? {} : { preRunLayer: release.preRunLayer }),
         beforeStart: release.beforeStart,
         command: release.start,
         workers,

@@ -12,6 +12,12 @@ export interface ReleaseSpec {
   planEnv: Record<string, string>;
   /** Toolchain bin folders, first on PATH. */
   toolPath: string[];
+  /**
+   * What its CC_PRE_RUN_HOOK wrote into the app's folder (src/pipeline/pre-run-layer.ts): a
+   * read-only layer above the release folder in every sandbox of the release. Absent when the
+   * hook has not run for this release.
+   */
+  preRunLayer?: string;
   /** The jobs of its clevercloud/cron.json (absent in releases built before cron jobs existed). */
   cron?: CronJobSpec[];
 }

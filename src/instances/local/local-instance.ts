@@ -155,6 +155,7 @@ export class LocalInstance implements Instance {
         // Workers have layers of their own; the main process shares the instance's with its before-start commands.
         sharedLayer: worker ? undefined : this.layerId,
         releaseDir: this.spec.releaseDir,
+        preRunLayer: this.spec.preRunLayer,
         sandbox,
         args: command,
         env: this.spec.env,
