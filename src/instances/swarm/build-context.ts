@@ -9,6 +9,8 @@ export interface ContextFolder {
   path: string;
   /** Owner of the copied files in the image. */
   owner: { uid: number; gid: number };
+  /** Where it goes in the image, when not at its own path (a release's pre-run layer: over the release). */
+  target?: string;
 }
 
 /**
@@ -20,7 +22,7 @@ export function layerDockerfile(from: string, folders: ContextFolder[], labels: 
   const lines = [`FROM ${from}`];
   for (const f of folders) {
     const rel = relativeToRoot(f.path);
-    lines.push(`COPY --chown=${f.owner.uid}:${f.owner.gid} ${JSON.stringify([rel, `/${rel}`])}`);
+    lines.push(`COPY --chown=${f.owner.uid}:${f.owner.gid} ${JSON.stringify([rel, `/${relativeToRoot(f.target ?? f.path)}`])}`);
   }
   if (Object.keys(labels).length)
     lines.push(
@@ -36,6 +38,10 @@ export function relativeToRoot(path: string): string {
     throw new Error(`A folder copied into an image must be a normalised absolute path, not ${JSON.stringify(path)}.`);
   return path.replace(/\/+$/, '').slice(1);
 }
+
+/** tar of the current folder without its character devices ($1: the rename, $2: the Dockerfile). */
+const WITHOUT_DEVICES =
+  'set -o pipefail; find . ! -type c -print0 | tar --create --file=- "$1" --null --no-recursion --files-from=- --directory=/ "$2"';
 
 export interface BuildContext {
   /** The tar stream: the Dockerfile and the folders, at their paths relative to `/`. */
@@ -53,7 +59,12 @@ export interface BuildContext {
  * pushed tree, links are archived as links, never followed, and a file the app could not read
  * itself fails the build. Without it (the toolchain cache, the platform's own) tar runs as root.
  */
-export function buildContext(dockerfileText: string, folders: string[], readAs?: { uid: number; gid: number }): BuildContext {
+export function buildContext(
+  dockerfileText: string,
+  folders: string[],
+  readAs?: { uid: number; gid: number },
+  options: { withoutWhiteouts?: boolean } = {},
+): BuildContext {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-image-'));
   chmodSync(dir, 0o755);
   writeFileSync(join(dir, 'Dockerfile'), dockerfileText, { mode: 0o644 });
@@ -65,7 +76,11 @@ export function buildContext(dockerfileText: string, folders: string[], readAs?:
     cwd = folders[0]!;
     // Members read from the folder are `./…`: renamed to the folder's path in the image.
     const rename = `--transform=s,^\\.\\(/\\|$\\),${relativeToRoot(cwd).replace(/[\\,&]/g, '\\$&')}\\1,S`;
-    const tarArgv = ['tar', '--create', '--file=-', rename, '.', '--directory=/', dockerfile];
+    const tarArgv = options.withoutWhiteouts
+      ? // overlayfs marks what was removed with a character device, which no image build can copy:
+        // find lists everything else (names NUL-separated, never parsed by the shell) for tar.
+        ['bash', '-c', WITHOUT_DEVICES, 'bash', rename, dockerfile]
+      : ['tar', '--create', '--file=-', rename, '.', '--directory=/', dockerfile];
     argv = ['setpriv', `--reuid=${readAs.uid}`, `--regid=${readAs.gid}`, '--clear-groups', '--no-new-privs', '--', ...tarArgv];
   } else {
     argv = ['tar', '--create', '--file=-', '--directory=/', dockerfile, ...folders.map(relativeToRoot)];

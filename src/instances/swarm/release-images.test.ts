@@ -16,6 +16,16 @@ test('app and deployment ids become valid repository names and tags, distinct fo
 test('a layer copies each folder to its own path, owned as asked, in JSON form', () => {
   const text = layerDockerfile('reg/base:1', [{ path: '/srv/releases/a b', owner: { uid: 5, gid: 6 } }], { 'slipway.app': 'a"b' });
   assert.equal(text, 'FROM reg/base:1\nCOPY --chown=5:6 ["srv/releases/a b","/srv/releases/a b"]\nLABEL "slipway.app"="a\\"b"\n');
+  const preRun = layerDockerfile(
+    'reg/app:d1',
+    [{ path: '/data/pre-run-layers/d1', owner: { uid: 5, gid: 6 }, target: '/data/releases/d1' }],
+    {},
+  );
+  assert.equal(
+    preRun,
+    'FROM reg/app:d1\nCOPY --chown=5:6 ["data/pre-run-layers/d1","/data/releases/d1"]\n',
+    "a pre-run layer goes over the release's path",
+  );
   assert.throws(() => relativeToRoot('relative/path'), /absolute/);
   assert.throws(() => relativeToRoot('/a/../etc'), /normalised/);
 });

@@ -23,6 +23,8 @@ export interface ReleaseImageRequest {
   appId: string;
   deploymentId: string;
   releaseDir: string;
+  /** What the release's CC_PRE_RUN_HOOK wrote (ReleaseSpec.preRunLayer): one more layer, over the release folder. */
+  preRunLayer?: string;
   /** Shared read-only folders (the toolchains): one layer, shared by every release while unchanged. */
   readOnlyPaths: string[];
   user: { uid: number; gid: number };
@@ -34,6 +36,7 @@ const SHARED_NAMESPACE = 'slipway';
 export const LABEL_APP = 'slipway.app';
 export const LABEL_DEPLOYMENT = 'slipway.deployment';
 export const LABEL_RELEASE_DIR = 'slipway.release-dir';
+export const LABEL_PRE_RUN_LAYER = 'slipway.pre-run-layer';
 
 /**
  * Turns releases into images: base (Debian, built once) → toolchains layer (rebuilt when the
@@ -70,7 +73,7 @@ export class ReleaseImages {
    */
   releaseImage(request: ReleaseImageRequest): Promise<string> {
     const name = `${this.address}/${this.o.namespace}/${repositoryName(request.appId)}:${tagName(request.deploymentId)}`;
-    const key = `${name}\n${request.releaseDir}`;
+    const key = `${name}\n${request.preRunLayer ?? ''}\n${request.releaseDir}`;
     let pending = this.releases.get(key);
     if (!pending) {
       pending = this.buildRelease(name, request);
@@ -83,9 +86,14 @@ export class ReleaseImages {
   private async buildRelease(name: string, r: ReleaseImageRequest): Promise<string> {
     // Built by an earlier run of the daemon (its instances adopted since): a deployment's release
     // folder never changes, so its image is reused, pushed again in case that push never ended.
-    if (await this.builtBefore(name, r.releaseDir)) return pinnedName(name, await pushImage(this.o.api, name, this.o.registry));
+    if (await this.builtBefore(name, r)) return pinnedName(name, await pushImage(this.o.api, name, this.o.registry));
     const from = r.readOnlyPaths.length ? await this.toolchainImage(r.readOnlyPaths) : await this.ensureBase();
-    const labels = { [LABEL_APP]: r.appId, [LABEL_DEPLOYMENT]: r.deploymentId, [LABEL_RELEASE_DIR]: r.releaseDir };
+    const labels = {
+      [LABEL_APP]: r.appId,
+      [LABEL_DEPLOYMENT]: r.deploymentId,
+      [LABEL_RELEASE_DIR]: r.releaseDir,
+      [LABEL_PRE_RUN_LAYER]: '',
+    };
     await this.build(
       name,
       layerDockerfile(from, [{ path: r.releaseDir, owner: r.user }], labels),
@@ -93,17 +101,34 @@ export class ReleaseImages {
       r.user,
       `build the image of deployment ${r.deploymentId}`,
     );
+    if (r.preRunLayer !== undefined) {
+      // What the pre-run hook wrote, as one more layer at the release's path: copied over the
+      // release, as the local sandbox's overlay shows it; packed as the app's user, like the release.
+      await this.build(
+        name,
+        layerDockerfile(name, [{ path: r.preRunLayer, owner: r.user, target: r.releaseDir }], {
+          ...labels,
+          [LABEL_PRE_RUN_LAYER]: r.preRunLayer,
+        }),
+        [r.preRunLayer],
+        r.user,
+        `add the pre-run hook's layer to the image of deployment ${r.deploymentId}`,
+        // What the hook removed from the release is marked in its layer by devices no build can copy.
+        { withoutWhiteouts: true },
+      );
+    }
     const pinned = pinnedName(name, await pushImage(this.o.api, name, this.o.registry));
     this.o.log(`release image ${name} built and pushed as ${pinned}`);
     return pinned;
   }
 
-  /** Whether this node holds the release's image, of the same release folder. */
-  private async builtBefore(name: string, releaseDir: string): Promise<boolean> {
+  /** Whether this node holds the release's image, of the same release folder and pre-run layer. */
+  private async builtBefore(name: string, r: ReleaseImageRequest): Promise<boolean> {
     const image = await this.o.api
       .json<{ Config?: { Labels?: Record<string, string> } }>({ path: `/images/${name}/json`, what: 'inspect a release image' })
       .catch(() => undefined);
-    return image?.Config?.Labels?.[LABEL_RELEASE_DIR] === releaseDir;
+    const labels = image?.Config?.Labels;
+    return labels?.[LABEL_RELEASE_DIR] === r.releaseDir && (labels[LABEL_PRE_RUN_LAYER] ?? '') === (r.preRunLayer ?? '');
   }
 
   private async toolchainImage(paths: string[]): Promise<string> {
@@ -201,11 +226,12 @@ export class ReleaseImages {
     folders: string[],
     readAs: { uid: number; gid: number } | undefined,
     what: string,
+    options: { withoutWhiteouts?: boolean } = {},
   ): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'slipway-context-'));
     try {
       const file = join(dir, 'context.tar');
-      const context = buildContext(dockerfile, folders, readAs);
+      const context = buildContext(dockerfile, folders, readAs, options);
       await Promise.all([pipeline(context.stream, createWriteStream(file, { mode: 0o600 })), context.done]);
       await this.o.api.progress({
         method: 'POST',

@@ -192,9 +192,16 @@ export class SwarmBackend implements InstanceBackend {
 
   /** The release's image, built and pushed once per deployment (release-images.ts). */
   private imageOf(spec: InstanceSpec | OneOffSpec): Promise<string> {
-    const { appId, deploymentId, releaseDir, sandbox, env } = spec;
+    const { appId, deploymentId, releaseDir, preRunLayer, sandbox, env } = spec;
     const readOnlyPaths = usedToolchainFolders(sandbox.readOnlyPaths, env);
-    return this.images.releaseImage({ appId, deploymentId, releaseDir, readOnlyPaths, user: sandbox.user });
+    return this.images.releaseImage({
+      appId,
+      deploymentId,
+      releaseDir,
+      ...(preRunLayer === undefined ? {} : { preRunLayer }),
+      readOnlyPaths,
+      user: sandbox.user,
+    });
   }
 
   private newInstance(spec: InstanceSpec, release: ReleaseService): SwarmInstance {
