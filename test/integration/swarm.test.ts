@@ -132,7 +132,8 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     assert.match(daemon.output(), /Instances run on Docker Swarm/);
     ({ gitEnv } = await registerSshKey(daemon));
     dir = checkoutExample('node-hello');
-    appId = await createApp(daemon, dir, 'swarm-hello');
+    // Its files reach every task as a layer of the release's image.
+    appId = await createApp(daemon, dir, 'swarm-hello', { CC_PRE_RUN_HOOK: 'echo "$CC_DEPLOYMENT_ID" > pre-run.txt' });
     host = `${appId}.localhost`;
     const scaled = await daemon.cli(['scale', '--instances', '2'], { cwd: dir });
     assert.equal(scaled.code, 0, scaled.stderr);
@@ -155,6 +156,20 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
       seen.add(facts.instanceId);
     }
     assert.equal(seen.size, 2, `answers came from ${[...seen].join(', ')}`);
+    // In each task's folder, as the app's user: the pre-run hook's file, and writes of its own.
+    const tasks = await docker.json<Array<{ Id: string }>>({
+      path: '/containers/json',
+      query: { filters: JSON.stringify({ label: [`slipway.app=${appId}`] }) },
+      what: 'list containers',
+    });
+    const inTask = (id: string, script: string) =>
+      execFileSync('docker', ['exec', id, '/bin/sh', '-c', script], { encoding: 'utf8' }).trim();
+    assert.deepEqual(
+      tasks.map((c) => inTask(c.Id, 'cat pre-run.txt')),
+      [deployments.one, deployments.one],
+    );
+    assert.equal(inTask(tasks[0]!.Id, 'echo mine > written.txt && cat written.txt'), 'mine');
+    assert.equal(inTask(tasks[1]!.Id, 'cat written.txt 2>/dev/null || echo none'), 'none', "a task's writes are its own");
     const logs = await daemon.cli(['logs', '--app', appId, '--no-follow', '-n', '200']);
     assert.equal(logs.code, 0, logs.stderr);
     assert.equal(logs.stdout.match(/release one listening on 0\.0\.0\.0:8080/g)?.length, 2, 'slipway logs shows what both tasks printed');

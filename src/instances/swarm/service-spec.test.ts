@@ -24,12 +24,12 @@ const input = {
   stopGraceMs: 10_000,
 };
 
-test('an instance is one replica with the app user, no capabilities, a read-only root, its limits and exact env', () => {
+test("an instance is one replica with the app user, no capabilities, the task's own writable layer, its limits and exact env", () => {
   const spec = serviceSpec(input) as any;
   const c = spec.TaskTemplate.ContainerSpec;
   assert.equal(c.User, '2000001:2000001');
   assert.deepEqual(c.CapabilityDrop, ['ALL']);
-  assert.equal(c.ReadOnly, true);
+  assert.equal(c.ReadOnly, false, 'the app writes into its folder, in the task alone, as in a local sandbox');
   assert.deepEqual(c.Env, ['PATH=/usr/bin:/bin', 'PORT=8080', 'ODD=a=b; $(x)']);
   assert.deepEqual(c.Command, ['/usr/bin/tini', '--', '/usr/bin/env', '-u', 'HOSTNAME', '--', 'node', 'server.js']);
   assert.equal(c.Dir, input.workingDir);

@@ -56,7 +56,8 @@ export interface ServiceSpecInput {
 
 /**
  * A Swarm service of a release (its instances are the replicas) or of a worker: the app's image,
- * its exact environment, its own uid, no capabilities, a read-only root file system with a
+ * its exact environment, its own uid, no capabilities, the container's private writable layer
+ * (the app folder writable as in the local sandbox, nothing kept after the task) with a
  * private /tmp of a quarter of the memory limit (as the local sandbox), the flavour as memory,
  * process and CPU limits. Swarm restarts a task after any exit, like the local supervisor.
  */
@@ -96,7 +97,10 @@ export function serviceSpec(i: ServiceSpecInput): Record<string, unknown> {
         Dir: i.workingDir,
         User: `${i.sandbox.user.uid}:${i.sandbox.user.gid}`,
         Hostname: i.role === 'run' ? 'run' : 'instance',
-        ReadOnly: true,
+        // The container's own writable layer is the task's private one: the app writes into its
+        // folder (part of the image, owned by its user) as it does in a local sandbox, and what
+        // it writes is gone with the task; the rest of the image belongs to root.
+        ReadOnly: false,
         // A release kept under /tmp (tests) lives in the image there: a tmpfs would hide it.
         Mounts: [...tmp, ...identity],
         CapabilityDrop: ['ALL'],
