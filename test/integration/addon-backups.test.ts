@@ -12,20 +12,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { createApp } from '../support/deploy.js';
 import { freePort } from '../support/free-port.js';
-import { waitUntil } from '../support/wait.js';
+import { backupsOf, cliJson as cliJsonOf, type ListedBackup, postgresUriOf, restoreTested, sql } from '../support/addon-cli.js';
 
-interface Backup {
-  id: string;
-  kind: string;
-  created_at: string;
-  size_bytes: number;
-  verification: 'pending' | 'verified' | 'failed';
-  verification_detail: string;
-}
+type Backup = ListedBackup;
 
 let daemon: TestDaemon;
 let metricsPort: number;
@@ -33,45 +25,13 @@ let uri: string;
 let appId: string;
 const scratch = mkdtempSync(join(tmpdir(), 'slipway-backups-'));
 
-async function cliJson<T>(args: string[]): Promise<T> {
-  const result = await daemon.cli([...args, '--format', 'json'], { timeoutMs: 600_000 });
-  assert.equal(result.code, 0, `slipway ${args.join(' ')} failed:\n${result.stderr}`);
-  return JSON.parse(result.stdout) as T;
-}
-
-async function uriOf(addon: string): Promise<string> {
-  const env = await cliJson<Array<{ name: string; value: string }>>(['addon', 'env', addon]);
-  return env.find((v) => v.name === 'POSTGRESQL_ADDON_URI')!.value;
-}
-
-/** A connection of its own per call, with the credentials a linked app receives. */
-async function sql<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    return (await client.query<T>(text, values)).rows;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
+const cliJson = <T>(args: string[]) => cliJsonOf<T>(daemon, args);
+const uriOf = (addon: string) => postgresUriOf(daemon, addon);
 
 const notes = async (url: string) => (await sql<{ v: string }>(url, 'SELECT v FROM notes ORDER BY id')).map((r) => r.v);
 
-async function backups(addon = 'db'): Promise<Backup[]> {
-  return cliJson<Backup[]>(['addon', 'backups', addon]);
-}
-
-async function settled(id: string): Promise<Backup> {
-  return waitUntil(
-    `backup ${id} to be restore-tested`,
-    async () => {
-      const backup = (await backups()).find((b) => b.id === id);
-      return backup && backup.verification !== 'pending' ? backup : undefined;
-    },
-    300_000,
-  );
-}
+const backups = (addon = 'db'): Promise<Backup[]> => backupsOf(daemon, addon);
+const settled = (id: string): Promise<Backup> => restoreTested(daemon, 'db', id);
 
 async function verificationCount(result: string): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();

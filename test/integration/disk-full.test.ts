@@ -6,57 +6,44 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { type LoopDisk, makeLoopDisk } from '../support/loop-disk.js';
 
 const needsRoot = process.getuid?.() === 0 ? false : 'a loop-mounted data folder needs root';
 
-const root = mkdtempSync(join(tmpdir(), 'slipway-disk-full-'));
-const image = join(root, 'data.img');
-const mountPoint = join(root, 'mnt');
-const filler = join(mountPoint, 'filler');
-let loopDevice: string | undefined;
+let disk: LoopDisk | undefined;
+const filler = () => join(disk!.mountPoint, 'filler');
 let daemon: TestDaemon | undefined;
 
 before(async () => {
   if (needsRoot) return;
-  execFileSync('truncate', ['-s', '128M', image]);
-  // No blocks kept for root: the daemon runs as root and would write into them.
-  execFileSync('mkfs.ext4', ['-q', '-F', '-m', '0', image]);
-  loopDevice = execFileSync('losetup', ['--find', '--show', image], { encoding: 'utf8' }).trim();
-  mkdirSync(mountPoint);
-  execFileSync('mount', [loopDevice, mountPoint]);
-  const dataDir = join(mountPoint, 'data');
-  mkdirSync(dataDir, { mode: 0o700 });
+  disk = makeLoopDisk('slipway-disk-full', '128M');
+  const dataDir = disk.dataDir;
   daemon = await startDaemon(['--app-disk-budget', '32M'], { dataDir });
   const created = await daemon.cli(['org', 'create', 'before-full']);
   assert.equal(created.code, 0, created.stderr);
-  const app = await daemon.cli(['create', '--type', 'node', 'kept', '--region', 'par', '--org', 'before-full'], { cwd: root });
+  const app = await daemon.cli(['create', '--type', 'node', 'kept', '--region', 'par', '--org', 'before-full'], { cwd: disk!.root });
   assert.equal(app.code, 0, app.stderr);
 });
 
 after(async () => {
   if (needsRoot) return;
-  rmSync(filler, { force: true });
+  if (disk) rmSync(filler(), { force: true });
   try {
     await daemon?.stop();
   } finally {
-    if (loopDevice) {
-      spawnSync('umount', ['--lazy', mountPoint]);
-      spawnSync('losetup', ['--detach', loopDevice]);
-    }
-    rmSync(root, { recursive: true, force: true });
+    disk?.remove();
   }
 });
 
 function fillDisk(): void {
   // dd stops at ENOSPC having written all it could: that is the point.
-  spawnSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=1M', 'status=none'], { stdio: 'ignore' });
-  spawnSync('dd', ['if=/dev/zero', `of=${filler}`, 'bs=1k', 'oflag=append', 'conv=notrunc', 'status=none'], { stdio: 'ignore' });
+  spawnSync('dd', ['if=/dev/zero', `of=${filler()}`, 'bs=1M', 'status=none'], { stdio: 'ignore' });
+  spawnSync('dd', ['if=/dev/zero', `of=${filler()}`, 'bs=1k', 'oflag=append', 'conv=notrunc', 'status=none'], { stdio: 'ignore' });
   spawnSync('sync');
 }
 
@@ -66,7 +53,7 @@ test('below the free-disk reserve a platform backup is refused; status and /metr
   const d = daemon!;
   const GiB = 1024 * 1024 * 1024;
   // The whole 128 MiB filesystem is below the default reserve of 1 GiB.
-  const backup = await d.cli(['system', 'backup', '--to', join(mountPoint, 'backups')]);
+  const backup = await d.cli(['system', 'backup', '--to', join(disk!.mountPoint, 'backups')]);
   assert.notEqual(backup.code, 0, backup.stdout);
   assert.match(
     backup.stderr,
@@ -93,14 +80,14 @@ test('below the free-disk reserve a platform backup is refused; status and /metr
 test('a full data disk refuses writes clearly, keeps reads and the store whole, and recovers once freed', { skip: needsRoot }, async () => {
   const d = daemon!;
   fillDisk();
-  assert.equal(Number(execFileSync('df', ['--output=avail', '-B1', mountPoint], { encoding: 'utf8' }).split('\n')[1]), 0);
+  assert.equal(disk!.freeBytes(), 0);
 
   for (const args of [
     ['org', 'create', 'while-full'],
     ['create', '--type', 'node', 'while-full-app', '--region', 'par', '--org', 'before-full'],
     ['env', 'set', 'A', '1', '--app', 'kept'],
   ]) {
-    const result = await d.cli(args, { timeoutMs: 30_000, cwd: root });
+    const result = await d.cli(args, { timeoutMs: 30_000, cwd: disk!.root });
     assert.notEqual(result.code, 0, `${args.join(' ')} must be refused on a full disk:\n${result.stdout}`);
     assert.match(result.stderr, /disk is full|below the reserve/, result.stderr);
     assert.match(result.stderr, /Free space on that disk/, result.stderr);
@@ -112,12 +99,12 @@ test('a full data disk refuses writes clearly, keeps reads and the store whole, 
   assert.equal(orgs.code, 0, orgs.stderr);
   assert.match(orgs.stdout, /before-full/);
   assert.doesNotMatch(orgs.stdout, /while-full/);
-  const apps = await d.cli(['applications'], { cwd: root });
+  const apps = await d.cli(['applications'], { cwd: disk!.root });
   assert.equal(apps.code, 0, apps.stderr);
   assert.match(apps.stdout, /kept/);
   assert.doesNotMatch(apps.stdout, /while-full-app/);
 
-  rmSync(filler);
+  rmSync(filler());
   const again = await d.cli(['org', 'create', 'after-full']);
   assert.equal(again.code, 0, again.stderr);
   assert.match((await d.cli(['org', 'list'])).stdout, /after-full/);

@@ -14,34 +14,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { waitUntil } from '../support/wait.js';
+import { cliJson as cliJsonOf, postgresUriOf, restoreTested, sql } from '../support/addon-cli.js';
 
 let daemon: TestDaemon;
 let uri: string;
 let tenantRole: string;
 const scratch = mkdtempSync(join(tmpdir(), 'slipway-privileged-sql-'));
 
-async function cliJson<T>(args: string[]): Promise<T> {
-  const result = await daemon.cli([...args, '--format', 'json'], { timeoutMs: 600_000 });
-  assert.equal(result.code, 0, `slipway ${args.join(' ')} failed:\n${result.stderr}`);
-  return JSON.parse(result.stdout) as T;
-}
-
-async function uriOf(addon: string): Promise<string> {
-  const env = await cliJson<Array<{ name: string; value: string }>>(['addon', 'env', addon]);
-  return env.find((v) => v.name === 'POSTGRESQL_ADDON_URI')!.value;
-}
-
-async function sql<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    return (await client.query<T>(text, values)).rows;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
+const cliJson = <T>(args: string[]) => cliJsonOf<T>(daemon, args);
+const uriOf = (addon: string) => postgresUriOf(daemon, addon);
 
 /**
  * What the tenant plants. `trip()` tries to make the tenant a superuser and to grant it
@@ -166,16 +147,7 @@ test('a backup, its restore point and row counts, and its restore test run none 
   const taken = await daemon.cli(['addon', 'backup', 'db'], { timeoutMs: 600_000 });
   assert.equal(taken.code, 0, taken.stderr);
   backupId = taken.stdout.trim();
-  const backup = await waitUntil(
-    `backup ${backupId} to be restore-tested`,
-    async () => {
-      const found = (
-        await cliJson<Array<{ id: string; verification: string; verification_detail: string }>>(['addon', 'backups', 'db'])
-      ).find((b) => b.id === backupId);
-      return found && found.verification !== 'pending' ? found : undefined;
-    },
-    300_000,
-  );
+  const backup = await restoreTested(daemon, 'db', backupId);
   assert.equal(backup.verification, 'verified', backup.verification_detail);
   assert.match(backup.verification_detail, /2 tables, 3 rows as counted/);
   await assertNothingGained('backup and restore test');

@@ -8,35 +8,27 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { type LoopDisk, makeLoopDisk } from '../support/loop-disk.js';
 import { checkoutExample, commitAll, createApp, gitPush, registerSshKey } from '../support/deploy.js';
 
 const needsRoot = process.getuid?.() === 0 ? false : 'a loop-mounted data folder needs root';
 const MiB = 1024 * 1024;
 
-const root = mkdtempSync(join(tmpdir(), 'slipway-push-reserve-'));
-const image = join(root, 'data.img');
-const mountPoint = join(root, 'mnt');
-let loopDevice: string | undefined;
+let disk: LoopDisk | undefined;
 let daemon: TestDaemon | undefined;
 let dir: string;
 let url: string;
 let gitEnv: NodeJS.ProcessEnv;
 
-const freeBytes = () => Number(execFileSync('df', ['--output=avail', '-B1', mountPoint], { encoding: 'utf8' }).split('\n')[1]);
+const freeBytes = () => disk!.freeBytes();
 
 before(async () => {
   if (needsRoot) return;
-  execFileSync('truncate', ['-s', '320M', image]);
-  execFileSync('mkfs.ext4', ['-q', '-F', '-m', '0', image]);
-  loopDevice = execFileSync('losetup', ['--find', '--show', image], { encoding: 'utf8' }).trim();
-  mkdirSync(mountPoint);
-  execFileSync('mount', [loopDevice, mountPoint]);
-  const dataDir = join(mountPoint, 'data');
-  mkdirSync(dataDir, { mode: 0o700 });
+  disk = makeLoopDisk('slipway-push-reserve', '320M');
+  const dataDir = disk.dataDir;
   // The app's budget is larger than what the disk has above the reserve: the reserve is the bound.
   daemon = await startDaemon(['--app-disk-budget', '256M', '--min-free-disk', '200M'], { dataDir });
   ({ gitEnv } = await registerSshKey(daemon));
@@ -50,11 +42,7 @@ after(async () => {
   try {
     await daemon?.stop();
   } finally {
-    if (loopDevice) {
-      spawnSync('umount', ['--lazy', mountPoint]);
-      spawnSync('losetup', ['--detach', loopDevice]);
-    }
-    rmSync(root, { recursive: true, force: true });
+    disk?.remove();
   }
 });
 
@@ -86,7 +74,7 @@ test('a push that would take the data disk below the reserve is refused while it
 
 test('below the reserve every push is refused, saying the disk is below it', { skip: needsRoot }, async () => {
   // Another program fills the disk down to half the reserve.
-  const filler = join(mountPoint, 'filler');
+  const filler = join(disk!.mountPoint, 'filler');
   execFileSync('fallocate', ['-l', String(freeBytes() - 100 * MiB), filler]);
   try {
     writeFileSync(join(dir, 'small.txt'), 'small\n');

@@ -1,0 +1,55 @@
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import type { TestDaemon } from './daemon.js';
+import { waitUntil } from './wait.js';
+
+/** Runs a CLI command with --format json, which must succeed, and returns what it printed. */
+export async function cliJson<T>(daemon: TestDaemon, args: string[]): Promise<T> {
+  const result = await daemon.cli([...args, '--format', 'json'], { timeoutMs: 600_000 });
+  assert.equal(result.code, 0, `slipway ${args.join(' ')} failed:\n${result.stderr}`);
+  return JSON.parse(result.stdout) as T;
+}
+
+/** The URI a linked app receives for a PostgreSQL add-on (`slipway addon env`). */
+export async function postgresUriOf(daemon: TestDaemon, addon: string): Promise<string> {
+  const env = await cliJson<Array<{ name: string; value: string }>>(daemon, ['addon', 'env', addon]);
+  return env.find((v) => v.name === 'POSTGRESQL_ADDON_URI')!.value;
+}
+
+/** A connection of its own per call, with the credentials a linked app receives. */
+export async function sql<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    return (await client.query<T>(text, values)).rows;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+export interface ListedBackup {
+  id: string;
+  kind: string;
+  created_at: string;
+  size_bytes: number;
+  verification: 'pending' | 'verified' | 'failed';
+  verification_detail: string;
+}
+
+/** The add-on's backups as `slipway addon backups` lists them. */
+export function backupsOf(daemon: TestDaemon, addon: string): Promise<ListedBackup[]> {
+  return cliJson<ListedBackup[]>(daemon, ['addon', 'backups', addon]);
+}
+
+/** Waits until the backup's restore test is over (verified or failed) and returns it. */
+export function restoreTested(daemon: TestDaemon, addon: string, id: string): Promise<ListedBackup> {
+  return waitUntil(
+    `backup ${id} to be restore-tested`,
+    async () => {
+      const backup = (await backupsOf(daemon, addon)).find((b) => b.id === id);
+      return backup && backup.verification !== 'pending' ? backup : undefined;
+    },
+    300_000,
+  );
+}
