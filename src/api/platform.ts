@@ -73,8 +73,8 @@ export interface DeploymentServices {
   catalog?: import('../providers/plan.js').VersionCatalog;
   /** `slipway system stop`: drains and stops the data plane; the daemon exits once it answered. */
   stopSystem?(): Promise<SystemStopReport>;
-  /** `slipway system backup --to`: writes a whole-platform backup into that folder of the daemon's machine. */
-  backupPlatform?(to: string): Promise<import('../backups/platform/platform-backup.js').PlatformBackupReport>;
+  /** `slipway system backup [--to]`: writes a whole-platform backup into that folder of the daemon's machine, or (undefined) to the backup store. */
+  backupPlatform?(to: string | undefined): Promise<import('../backups/platform/platform-backup.js').PlatformBackupReport>;
   /** `slipway system rotate-secrets-key`: the store's secrets sealed with a new key, then its file replaced. */
   rotateSecretsKey?(): Promise<{ keyFile: string; oldKeyId: string; newKeyId: string; resealed: number }>;
 }

@@ -27,7 +27,7 @@ export function apiServices(input: {
   drains: DrainService;
   addons: AddonManager;
   router: Router;
-  backupPlatform(to: string): Promise<PlatformBackupReport>;
+  backupPlatform(to: string | undefined): Promise<PlatformBackupReport>;
   rotateSecretsKey(): Promise<{ keyFile: string; oldKeyId: string; newKeyId: string; resealed: number }>;
   /** Called once `system stop` has answered: the daemon then stops the rest and exits. */
   systemStopped(): void;

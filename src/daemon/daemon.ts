@@ -4,11 +4,13 @@ import { chmodSync, mkdirSync } from 'node:fs';
 import { Quotas } from '../quotas/quotas.js';
 import { Store } from '../store/store.js';
 import { createApiServer } from '../api/server.js';
-import { startBackups } from './backups-setup.js';
+import { backupStoreOptions, startBackups } from './backups-setup.js';
+import { openBackupStore } from '../backups/store/open-store.js';
+import { keptReleaseFolders } from '../pipeline/kept-release.js';
 import { diskReserveOf } from './disk-reserve-setup.js';
 import { takePlatformBackup } from '../backups/platform/platform-backup.js';
 import type { RestoredPlatform } from '../backups/platform/platform-restore.js';
-import { oneBackupAtATime, schedulePlatformBackups } from './platform-backup-setup.js';
+import { oneBackupAtATime, platformBackupPlaces, schedulePlatformBackups } from './platform-backup-setup.js';
 import { slipwayVersion } from '../cli/version.js';
 import { consoleHandler } from '../console/serve.js';
 import type { DaemonOptions } from './options.js';
@@ -45,7 +47,7 @@ import { makeReceiverHooks } from './receiver-hooks.js';
 import { makeProviders } from '../providers/registry.js';
 import { machineNetworkEnv } from '../pipeline/machine-network-env.js';
 import { appEnvironment } from '../links/app-environment.js';
-import { checkRestoreSource, restoreDataFolder, resumeAfterRestore } from './restore-setup.js';
+import { checkRestoreSource, restoreDataFolder, resumeAfterRestore, unpackRestoredReleases } from './restore-setup.js';
 import { startSandboxes } from './sandboxes-setup.js';
 import { startEdge } from './edge-setup.js';
 import { apiServices } from './api-services.js';
@@ -113,6 +115,8 @@ export class Daemon {
       unmounts,
       log,
     });
+    // Before any release starts: the kept releases a platform backup carried, in the apps' folders.
+    if (restored) await unpackRestoredReleases(restored, { store, layout, appUsers, toolchainCacheDir: options.toolchainCacheDir, log });
     const reserve = diskReserveOf(options);
 
     const { addonProviders, addons, postgresql, addonAccess, instances, instanceBackend } = await startNetwork({
@@ -193,23 +197,29 @@ export class Daemon {
       egress,
     });
     stoppers.control('backups', () => backupService.stop());
-    const backupPlatform = oneBackupAtATime((to, keep) =>
+    // The backup store as it keeps bytes: a platform backup there seals its own files.
+    const rawBackupStore = await openBackupStore({ ...backupStoreOptions(options.dataDir, options.backups), keyFile: undefined, egress });
+    stoppers.control('platform backup store', () => rawBackupStore.close?.());
+    const platformPlace = platformBackupPlaces(rawBackupStore, backupStoreOptions(options.dataDir, options.backups).folder);
+    const backupPlatform = oneBackupAtATime(async (to, keep) =>
       takePlatformBackup(
         {
           dataDir: options.dataDir,
           store,
           backups: backupService.backups,
           backupStore: backupService.backupStore,
+          keptReleases: (appId) => keptReleaseFolders(store, appId),
           version: slipwayVersion(),
           log,
           reserve,
           keyFile: options.backups?.keyFile,
         },
-        to,
+        await platformPlace(to),
         keep,
       ),
     );
-    const scheduledPlatformBackups = options.platformBackup && schedulePlatformBackups(options.platformBackup, backupPlatform, log);
+    const scheduledPlatformBackups =
+      options.platformBackup && schedulePlatformBackups(options.platformBackup, platformPlace, backupPlatform, log);
     if (scheduledPlatformBackups) stoppers.control('platform backups', () => scheduledPlatformBackups.stop());
     for (const { name } of addons.providerList()) traffic.metrics.backupProviderWatched(name);
     const repos = new RepoStore(join(options.dataDir, 'repos'), (appId) => layout.repository(appId));

@@ -2,7 +2,11 @@
  * A daemon whose backups go to a real S3-compatible server (SeaweedFS) encrypted with the
  * operator's key: a PostgreSQL add-on's backup is stored there (as ciphertext, not a tar) and
  * restore-tested from there; a daemon started with another key fails the restore test saying
- * the backup was written with another key, and with the right key again it restores.
+ * the backup was written with another key, and with the right key again it restores. Then the
+ * whole platform, with an app pushed twice, goes to the same bucket (`system backup`, encrypted;
+ * a second backup shares the release archives), and `server --restore-from latest` on a fresh
+ * data folder brings it back from there: the app serves, and `slipway rollback` goes back to
+ * the first push's release without a build.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +17,7 @@ import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import pg from 'pg';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { createApp } from '../support/deploy.js';
+import { checkoutExample, createApp, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { waitUntil } from '../support/wait.js';
 import { seaweedfsBinary, startS3Server, type TestS3Server } from '../support/s3-server.js';
 
@@ -23,6 +27,7 @@ if (skip) console.log(`Skipping the S3 daemon backup tests: ${skip}.`);
 
 let server: TestS3Server;
 let daemon: TestDaemon;
+let restored: TestDaemon | undefined;
 let client: S3Client;
 const dir = mkdtempSync(join(tmpdir(), 'slipway-backups-s3-'));
 const keyFile = join(dir, 'backup.key');
@@ -62,6 +67,7 @@ before(async () => {
 
 after(async () => {
   client?.destroy();
+  if (restored) await restored.stop();
   if (daemon) await daemon.stop();
   await server?.stop();
   rmSync(dir, { recursive: true, force: true });
@@ -118,4 +124,53 @@ test('with another key the restore test fails saying so; with the right key it r
   const right = await daemon.cli(['addon', 'backup', 'verify', 'db', backupId], { timeoutMs: 600_000 });
   assert.equal(right.code, 0, right.stderr);
   assert.match(right.stdout, /verified \(restored and started; pg_amcheck found no corruption; 1 table, 500 rows as counted\)/);
+});
+
+test('the whole platform goes to the S3 store encrypted, and a fresh data folder is restored from there', { skip }, async () => {
+  const { gitEnv } = await registerSshKey(daemon);
+  const app = checkoutExample('node-hello');
+  const appId = await createApp(daemon, app, 'web');
+  const first = await pushAndWait(daemon, app, appId, gitEnv);
+  assert.equal(first.state, 'OK', first.push);
+  newRelease(app, 'second');
+  const second = await pushAndWait(daemon, app, appId, gitEnv);
+  assert.equal(second.state, 'OK', second.push);
+
+  type Report = { name: string; place: string; encrypted: boolean; releases: number; shared_releases: number };
+  const report = await cliJson<Report>(['system', 'backup']);
+  assert.match(report.place, /backups.*encrypted with the key in/);
+  assert.deepEqual([report.encrypted, report.releases, report.shared_releases], [true, 2, 0]);
+  const listed = await client.send(new ListObjectsV2Command({ Bucket: 'backups', Prefix: 'platform/platform/' }));
+  const keys = (listed.Contents ?? []).map((o) => o.Key!);
+  const object = async (key: string) =>
+    Buffer.from(await (await client.send(new GetObjectCommand({ Bucket: 'backups', Key: key }))).Body!.transformToByteArray());
+  const storeFile = await object(`platform/platform/${report.name}/slipway.db`);
+  assert.equal(storeFile.subarray(0, 4).toString('latin1'), 'SWBK', 'the store is sealed');
+  assert.ok(!storeFile.includes(Buffer.from('SQLite format 3')), 'not a readable SQLite file');
+  const archives = keys.filter((k) => k.startsWith(`platform/platform/releases/${appId}/`));
+  assert.equal(archives.length, 2, keys.join(', '));
+  assert.notEqual((await object(archives[0]!)).subarray(257, 262).toString('latin1'), 'ustar', 'not a readable tar');
+  // A second backup names the same release archives rather than copying them again.
+  const again = await cliJson<Report>(['system', 'backup']);
+  assert.equal(again.shared_releases, 2);
+
+  // A new machine: a fresh data folder, the same store and key, the newest backup in it.
+  await daemon.stop();
+  restored = await startDaemon(['--restore-from', 'latest', ...daemonArgs(keyFile)], { emptyDataFolder: true });
+  const machine = restored;
+  assert.match(machine.output(), new RegExp(`Restoring the platform backup .*${again.name}`));
+  const served = await waitUntil(
+    'the restored app to serve its second release',
+    async () => {
+      const response = await getThroughRouter(machine, `${appId}.localhost`).catch(() => undefined);
+      return response?.status === 200 ? (JSON.parse(response.body) as { commitId: string }) : undefined;
+    },
+    300_000,
+  );
+  assert.equal(served.commitId, second.commit);
+  const rolledBack = await machine.cli(['rollback', '--app', appId], { timeoutMs: 300_000 });
+  assert.equal(rolledBack.code, 0, rolledBack.stderr);
+  const previous = JSON.parse((await getThroughRouter(machine, `${appId}.localhost`)).body) as { commitId: string };
+  assert.equal(previous.commitId, first.commit);
+  assert.doesNotMatch(machine.output(), /is built again from commit/);
 });

@@ -1,10 +1,11 @@
 /**
  * The whole platform onto a new machine, through the CLI: an app with a variable and a custom
- * domain, pushed, with a linked PostgreSQL add-on holding rows; `system backup --to`; the first
- * platform stopped for good; `slipway server --restore-from` on a new empty data folder. The old
- * token logs in, the org, app, variable and domain are there, the app serves again (built from
- * its repository) and the rows are back. A non-administrator cannot take a backup, and a restore
- * onto a folder that is not empty is refused without touching it.
+ * domain, pushed twice, with a linked PostgreSQL add-on holding rows; `system backup --to`; the
+ * first platform stopped for good; `slipway server --restore-from` on a new empty data folder.
+ * The old token logs in, the org, app, variable and domain are there, the app serves again from
+ * its kept release (no rebuild), `slipway rollback` goes back to the first push's release without
+ * a build, and the rows are back. A non-administrator cannot take a backup, and a restore onto a
+ * folder that is not empty is refused without touching it.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { checkoutExample, createApp, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { checkoutExample, createApp, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { SLIPWAY_BIN } from '../support/cli.js';
 import { waitUntil } from '../support/wait.js';
 import { respExchange, type RespReply } from '../../src/addons/redis/resp.js';
@@ -26,6 +27,8 @@ let earlierBackup: string;
 let platformDbBackup: string;
 let appId: string;
 let commit: string;
+let firstCommit: string;
+let backupPath: string;
 const scratch = mkdtempSync(join(tmpdir(), 'slipway-platform-backup-'));
 const backupFolder = join(scratch, 'platform-backups');
 
@@ -68,6 +71,11 @@ before(async () => {
   await cliOk(first, ['domain', 'add', 'shop.example.com'], { cwd: dir });
   await cliOk(first, ['addon', 'create', 'postgresql', 'db', '--link', appId]);
   await cliOk(first, ['addon', 'create', 'redis', 'cache', '--link', appId]);
+  const firstPush = await pushAndWait(first, dir, appId, gitEnv);
+  assert.equal(firstPush.state, 'OK', firstPush.push);
+  firstCommit = firstPush.commit;
+  // A second release: the first one stays kept, for a rollback.
+  newRelease(dir, 'second');
   const pushed = await pushAndWait(first, dir, appId, gitEnv);
   assert.equal(pushed.state, 'OK', pushed.push);
   commit = pushed.commit;
@@ -102,9 +110,10 @@ test('system backup writes a complete backup with its manifest, under its final 
     files: number;
   };
   assert.match(report.path, /\/slipway-platform-\d{8}T\d{6}Z$/);
+  backupPath = report.path;
   platformDbBackup = report.addons.find((a) => a.name === 'db')!.backup_id;
   assert.notEqual(platformDbBackup, earlierBackup, 'a fresh add-on backup is taken');
-  assert.deepEqual(readdirSync(backupFolder), [report.path.split('/').pop()], 'no temporary folder is left');
+  assert.deepEqual(readdirSync(backupFolder).sort(), ['releases', report.path.split('/').pop()], 'no temporary folder is left');
   assert.equal(report.repositories, 1);
   assert.deepEqual(report.addons.map((a) => [a.name, a.provider]).sort(), [
     ['cache', 'redis'],
@@ -134,6 +143,14 @@ test('system backup writes a complete backup with its manifest, under its final 
     'the archived WAL is in',
   );
   assert.equal(report.files, manifest.files.length);
+  // Both kept releases, as archives beside the backups (a next backup here names them again).
+  assert.equal(report.releases, 2);
+  const releases = (manifest as unknown as { releases: Array<{ app_id: string; object: string; size_bytes: number }> }).releases;
+  assert.deepEqual(
+    releases.map((r) => r.app_id),
+    [appId, appId],
+  );
+  for (const r of releases) assert.equal(statSync(join(backupFolder, r.object)).size, r.size_bytes, r.object);
   // No --backup-key-file: written in clear, and said so.
   assert.match(first.output(), /platform backup written in clear: it holds the CA keys, the admin token and the key to the secrets/);
 });
@@ -154,7 +171,7 @@ test('a restore onto a data folder that is not empty, or from a damaged backup, 
 
   // A damaged backup is refused before anything is written to the (empty) data folder.
   const damaged = join(scratch, 'damaged');
-  cpSync(join(backupFolder, readdirSync(backupFolder)[0]!), damaged, { recursive: true });
+  cpSync(backupPath, damaged, { recursive: true });
   truncateSync(join(damaged, 'slipway.db'), 4096);
   const target = join(scratch, 'new-data');
   const refusedDamaged = spawnSync(process.execPath, [SLIPWAY_BIN, 'server', '--data-dir', target, '--restore-from', damaged], {
@@ -169,7 +186,7 @@ test('a restore onto a data folder that is not empty, or from a damaged backup, 
   assert.equal(existsSync(target), false);
 });
 
-test('server --restore-from brings the platform back on a new data folder: token, app, variable, domain, serving app, rows', async () => {
+test('server --restore-from brings the platform back on a new data folder: token, app, variable, domain, serving app, rollback, rows', async () => {
   second = await startDaemon(['--restore-from', backupFolder], { emptyDataFolder: true });
   const restored = second;
   assert.equal(restored.adminToken, first.adminToken, 'the admin token file came back');
@@ -206,6 +223,14 @@ test('server --restore-from brings the platform back on a new data folder: token
   const facts = JSON.parse(served.body) as { greeting: string; commitId: string };
   assert.equal(facts.greeting, 'hello from the first machine');
   assert.equal(facts.commitId, commit);
+  // Started from its kept release: nothing was built again.
+  assert.match(restored.output(), /Restore: 2 of 2 kept release\(s\) unpacked/);
+  assert.doesNotMatch(restored.output(), /is built again from commit/);
+  // The first push's release came back too: a rollback serves it, without a build.
+  const rolledBack = await restored.cli(['rollback', '--app', appId], { timeoutMs: 300_000 });
+  assert.equal(rolledBack.code, 0, rolledBack.stderr);
+  const previous = JSON.parse((await getThroughRouter(restored, 'shop.example.com')).body) as { commitId: string; release: string };
+  assert.deepEqual([previous.commitId, previous.release], [firstCommit, 'none']);
   const rows = await sql<{ v: string }>(await uriOf(restored, 'db'), 'SELECT v FROM notes ORDER BY id');
   assert.deepEqual(
     rows.map((r) => r.v),
@@ -238,13 +263,13 @@ test('--platform-backup-to: a daemon past the day’s time takes that day’s ba
   const daily = join(scratch, 'daily');
   // A backup of an earlier day in the folder: the one beyond --platform-backup-keep 1.
   const earlier = 'slipway-platform-20200101T023000Z';
-  cpSync(join(backupFolder, readdirSync(backupFolder)[0]!), join(daily, earlier), { recursive: true });
+  cpSync(backupPath, join(daily, earlier), { recursive: true });
   await second!.terminate();
   await second!.restart({ extraArgs: ['--platform-backup-to', daily, '--platform-backup-at', '00:00', '--platform-backup-keep', '1'] });
   const [made] = await waitUntil(
     'the scheduled platform backup',
     async () => {
-      const names = readdirSync(daily);
+      const names = readdirSync(daily).filter((n) => n.startsWith('slipway-platform-'));
       return names.length === 1 && names[0] !== earlier ? names : undefined;
     },
     120_000,

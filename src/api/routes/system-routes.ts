@@ -57,20 +57,32 @@ export const systemSpecs = {
     operationId: 'backupSystem',
     tag: 'System',
     summary:
-      'Administrators: write a whole-platform backup (store, repositories, CA, SSH host key, a fresh restore-tested backup of every add-on) into a folder of the daemon machine',
-    body: obj({ to: str("An absolute folder on the daemon's machine; the backup is a slipway-platform-<time> folder inside it") }),
+      "Administrators: write a whole-platform backup (store, repositories, CA, SSH host key, a fresh restore-tested backup of every add-on, the apps' kept releases) to the backup store, or into a folder of the daemon machine",
+    body: obj(
+      {
+        to: str(
+          "An absolute folder on the daemon's machine (the backup is a slipway-platform-<time> folder inside it); absent: the backup store add-on backups go to, under platform/",
+        ),
+      },
+      ['to'],
+    ),
     success: {
       status: 201,
       response: {
         description: 'What was written',
         schema: obj({
-          path: str('The backup folder, complete (it was written under a temporary name and renamed)'),
+          path: str('The backup folder, or its name in the backup store; complete (its manifest is written last)'),
+          name: str('The backup name (slipway-platform-<time>), for `slipway server --restore-from`'),
+          place: str('Where it was written: the folder, or the store (bucket, prefix, encryption)'),
           created_at: str(),
           slipway_version: str(),
           repositories: int('Repositories bundled'),
           addons: arr(obj({ name: str(), provider: str(), backup_id: str() }), 'Add-ons whose fresh verified backup is inside'),
           files: int('Files listed in manifest.json with their SHA-256'),
-          size_bytes: int(),
+          size_bytes: int('Bytes of the files listed (the release archives are counted apart)'),
+          releases: int("The apps' kept releases inside, as archives"),
+          releases_bytes: int('Bytes of those archives'),
+          shared_releases: int('Of those, archives an earlier backup of the same place had written: named again, not copied'),
           encrypted: bool("Whether every file but the manifest is encrypted with the daemon's backup key (--backup-key-file)"),
           warning: nullable(str('Set when the backup is written in clear: what it exposes and how to encrypt it')),
         }),

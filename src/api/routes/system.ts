@@ -1,7 +1,7 @@
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import { SlipwayError, ValidationError } from '../../core/errors.js';
-import { requireString } from '../body.js';
+import { optionalString } from '../body.js';
 import { requireAdmin } from '../access.js';
 import { systemSpecs } from './system-routes.js';
 import { appDiskUse } from '../disk-use.js';
@@ -39,8 +39,8 @@ export function systemRoutes(router: HttpRouter<ApiContext>): void {
     requireAdmin(user);
     const backup = deps.services?.backupPlatform;
     if (!backup) throw new SlipwayError(503, 'unavailable', 'This daemon cannot write a platform backup.');
-    const to = requireString(await ctx.body(), 'to', 'Give the folder with --to.');
-    if (!to.startsWith('/')) {
+    const to = optionalString(await ctx.body(), 'to');
+    if (to !== undefined && !to.startsWith('/')) {
       throw new ValidationError(
         `The backup folder must be an absolute path on the daemon's machine, not ${JSON.stringify(to)}.`,
         'Give an absolute folder, e.g. --to /mnt/backups/slipway.',
@@ -50,12 +50,17 @@ export function systemRoutes(router: HttpRouter<ApiContext>): void {
     const m = report.manifest;
     return {
       path: report.path,
+      name: report.name,
+      place: report.place,
       created_at: m.created_at,
       slipway_version: m.slipway_version,
       repositories: m.repositories.length,
       addons: m.addons.map((a) => ({ name: a.name, provider: a.provider, backup_id: a.backup_id })),
       files: m.files.length,
       size_bytes: m.files.reduce((sum, f) => sum + f.size_bytes, 0),
+      releases: (m.releases ?? []).length,
+      releases_bytes: (m.releases ?? []).reduce((sum, r) => sum + r.size_bytes, 0),
+      shared_releases: report.sharedReleases,
       encrypted: Boolean(m.encrypted),
       warning: report.warning ?? null,
     };

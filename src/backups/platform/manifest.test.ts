@@ -9,8 +9,10 @@ import {
   backupTime,
   completeBackups,
   leftoverTemporaries,
+  namesStoredBackup,
   parseManifest,
   platformBackupDue,
+  releaseObject,
   temporaryName,
   type PlatformManifest,
 } from './manifest.js';
@@ -75,10 +77,32 @@ test('the daily platform backup is due once its time came and none was made or t
   );
 });
 
+test('--restore-from names a backup of the backup store by its name or `latest`; anything else is a folder', () => {
+  assert.equal(namesStoredBackup('latest'), true);
+  assert.equal(namesStoredBackup('slipway-platform-20261126T023000Z'), true);
+  for (const folder of ['./slipway-platform-20261126T023000Z', '/mnt/backups', 'backups', 'slipway-platform-x']) {
+    assert.equal(namesStoredBackup(folder), false, folder);
+  }
+});
+
 test('a manifest is read only when every file it names stays inside the backup and has a checksum', () => {
   assert.equal(parseManifest(JSON.stringify(manifest())).store, 'slipway.db');
   assert.throws(() => parseManifest('{'), /not JSON: the backup is damaged/);
-  assert.throws(() => parseManifest(JSON.stringify(manifest({ format: 3 }))), /format 3; this slipway reads formats 1 and 2/);
+  assert.throws(() => parseManifest(JSON.stringify(manifest({ format: 4 }))), /format 4; this slipway reads formats 1 and 2 and 3/);
+  // Release archives sit beside the backups under the one name slipway gives them: nothing else is read.
+  const release = { app_id: 'app_x', deployment_id: 'deployment_1', object: 'releases/app_x/deployment_1.tar', size_bytes: 4, sha256: SHA };
+  assert.equal(parseManifest(JSON.stringify(manifest({ format: 3, releases: [release] }))).releases?.[0]?.object, release.object);
+  for (const object of ['releases/app_x/../../slipway.db', '../releases/app_x/deployment_1.tar', 'releases/app_y/deployment_1.tar']) {
+    const bad = manifest({ format: 3, releases: [{ ...release, object }] });
+    assert.throws(() => parseManifest(JSON.stringify(bad)), /names a release archive it would not have made/, object);
+  }
+  const encrypted = manifest({ format: 3, encrypted: { key_id: '0123456789abcdef' }, releases: [release] });
+  assert.throws(
+    () => parseManifest(JSON.stringify(encrypted)),
+    /names a release archive it would not have made/,
+    'an encrypted one names its key',
+  );
+  assert.equal(releaseObject('app_x', 'deployment_1', '0123456789abcdef'), 'releases/app_x/deployment_1-0123456789abcdef.tar');
   for (const path of ['../etc/passwd', '/etc/passwd', 'repos/../../x', 'a//b', '']) {
     const bad = manifest({ files: [...manifest().files, { path, size_bytes: 1, sha256: SHA }] });
     assert.throws(() => parseManifest(JSON.stringify(bad)), /names a file outside the backup/, path);

@@ -7,11 +7,13 @@
 
 export const MANIFEST_FILE = 'manifest.json';
 /**
- * 2: the store's secrets key is in the backup, and every file but the manifest may be encrypted
- * (`encrypted`). Format 1 backups (a store with its secrets in clear) are still restored.
+ * 3: the apps' kept releases are in it (`releases`), each an archive shared by the backups of the
+ * same place that hold it. 2: the store's secrets key is in the backup, and every file but the
+ * manifest may be encrypted (`encrypted`). Formats 1 and 2 (no releases: the serving commit is
+ * built again) are still restored.
  */
-export const PLATFORM_BACKUP_FORMAT = 2;
-const READABLE_FORMATS = [1, 2];
+export const PLATFORM_BACKUP_FORMAT = 3;
+const READABLE_FORMATS = [1, 2, 3];
 
 const NAME = /^slipway-platform-(\d{8}T\d{6}Z)$/;
 
@@ -35,6 +37,22 @@ export interface ManifestAddon {
   restore_point: string | null;
 }
 
+/**
+ * One kept release of an app (format 3): its folder as a tar archive, stored beside the backups
+ * (`releases/<app id>/<deployment id>[-<key id>].tar`, relative to the folder or store prefix
+ * holding the backups) so that the next backup of the same place holding it shares it.
+ */
+export interface ManifestRelease {
+  app_id: string;
+  /** The deployment that built it: the name of its folder. */
+  deployment_id: string;
+  /** The archive, relative to where the backups are kept (not to the backup itself). */
+  object: string;
+  /** Of the archive as stored (encrypted when the backup is). */
+  size_bytes: number;
+  sha256: string;
+}
+
 export interface PlatformManifest {
   format: number;
   slipway_version: string;
@@ -55,6 +73,8 @@ export interface PlatformManifest {
    */
   encrypted?: { key_id: string } | null;
   files: ManifestFile[];
+  /** Format 3: the apps' kept releases (absent before: the serving commit was built again). */
+  releases?: ManifestRelease[];
 }
 
 /** `slipway-platform-20261126T181500Z`: sorts by time, says what it is. */
@@ -73,6 +93,17 @@ export function temporaryName(name: string): string {
 
 export function isBackupName(name: string): boolean {
   return NAME.test(name);
+}
+
+/** `--restore-from latest`: the newest platform backup of the configured backup store. */
+export const NEWEST_IN_STORE = 'latest';
+
+/**
+ * Whether `--restore-from` names a backup of the configured backup store (`latest`, or a name
+ * such as slipway-platform-20261126T181500Z) rather than a folder (a path: `./slipway-platform-…`).
+ */
+export function namesStoredBackup(from: string): boolean {
+  return from === NEWEST_IN_STORE || isBackupName(from);
 }
 
 /** The complete backups among a folder's entries, newest first (temporary ones are never among them). */
@@ -136,16 +167,46 @@ export function parseManifest(text: string): PlatformManifest {
   for (const path of named) {
     if (!listed.has(path)) throw new Error(`manifest.json names ${path} but gives no checksum for it.`);
   }
+  if (m.releases !== undefined) {
+    if (!Array.isArray(m.releases)) throw new Error('manifest.json lists its releases wrongly.');
+    for (const r of m.releases) {
+      if (
+        !RELEASE_ID.test(r.app_id) ||
+        !RELEASE_ID.test(r.deployment_id) ||
+        r.object !== releaseObject(r.app_id, r.deployment_id, m.encrypted?.key_id)
+      ) {
+        throw new Error(`manifest.json names a release archive it would not have made (${JSON.stringify(r.object)}).`);
+      }
+      if (!Number.isInteger(r.size_bytes) || !/^[0-9a-f]{64}$/.test(r.sha256)) {
+        throw new Error(`manifest.json has no size or checksum for ${r.object}.`);
+      }
+    }
+  }
   return m as PlatformManifest;
+}
+
+/** App and deployment ids as the platform makes them: the parts of a release archive's name. */
+const RELEASE_ID = /^[a-z0-9][a-z0-9_-]*$/;
+
+/**
+ * Where a release's archive is kept, relative to the place holding the backups: named by the
+ * deployment that built it (a release never changes) and by the key it is encrypted with, so
+ * backups of one place with the same key share it and a backup with another key never replaces it.
+ */
+export function releaseObject(appId: string, deploymentId: string, keyId: string | undefined): string {
+  return `releases/${appId}/${deploymentId}${keyId ? `-${keyId}` : ''}.tar`;
 }
 
 /** What a backup holds, in a line: for the CLI and the daemon's log. */
 export function describeManifest(m: PlatformManifest): string {
   const bytes = m.files.reduce((sum, f) => sum + f.size_bytes, 0);
+  const releases = m.releases ?? [];
+  const releaseBytes = releases.reduce((sum, r) => sum + r.size_bytes, 0);
   const addons = m.addons.map((a) => `${a.name} (${a.provider})`).join(', ') || 'none';
   return (
     `the store, ${m.repositories.length} repositor${m.repositories.length === 1 ? 'y' : 'ies'}, ` +
-    `add-ons: ${addons}; ${m.files.length} files, ${bytes} bytes`
+    `add-ons: ${addons}; ${m.files.length} files, ${bytes} bytes; ` +
+    `${releases.length} kept release${releases.length === 1 ? '' : 's'}, ${releaseBytes} bytes`
   );
 }
 

@@ -33,6 +33,8 @@ test('the newest whole backup of a folder is restored; a half-written one never 
     await writeBackup(join(root, 'slipway-platform-20261125T023000Z'));
     await writeBackup(join(root, 'slipway-platform-20261126T023000Z'));
     mkdirSync(join(root, '.slipway-platform-20261127T023000Z.partial'));
+    // A backup whose manifest was not written yet (the last of its files) is not whole.
+    mkdirSync(join(root, 'slipway-platform-20261128T023000Z', 'repos'), { recursive: true });
     assert.equal(await locateBackup(root), join(root, 'slipway-platform-20261126T023000Z'));
     const named = join(root, 'slipway-platform-20261125T023000Z');
     assert.equal(await locateBackup(named), named, 'a backup named directly is that one');

@@ -1,9 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { constants, createWriteStream } from 'node:fs';
 import { lstat, mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { findPostgresBinaries } from '../../addons/postgresql/binaries.js';
 import { DEFAULT_POSTGRES_USER } from '../../addons/postgresql/postgresql-provider.js';
 import { ensureSystemUser } from '../../addons/system-user.js';
@@ -19,7 +20,16 @@ import { type BackupKey, EncryptedBackupStore, loadBackupKey } from '../store/en
 import { FolderBackupStore } from '../store/folder-store.js';
 import { openBackupStore, type BackupStoreOptions } from '../store/open-store.js';
 import { checkFiles } from './files.js';
-import { completeBackups, describeManifest, MANIFEST_FILE, parseManifest, type PlatformManifest } from './manifest.js';
+import { completeBackupNames, type PlatformBackupPlace, STORE_PREFIX } from './backup-place.js';
+import {
+  completeBackups,
+  describeManifest,
+  MANIFEST_FILE,
+  namesStoredBackup,
+  NEWEST_IN_STORE,
+  parseManifest,
+  type PlatformManifest,
+} from './manifest.js';
 import { ADDONS_FOLDER, DATA_FOLDER_FILES, REPOS_FOLDER, STORE_FILE } from './layout.js';
 
 /** What the daemon does once it runs on the restored data folder. */
@@ -28,7 +38,15 @@ export interface RestoredPlatform {
   rebuild: Array<{ appId: string; commit: string }>;
   /** Redis add-ons: their snapshot is loaded through the add-on restore once their servers run. */
   redis: Array<{ addonId: string; backupId: string }>;
+  /**
+   * Kept releases, as clear tar archives in `<data>/restored-releases/` (root's alone): unpacked
+   * into each app's releases folder, as the app's user, once its filesystem and user exist.
+   */
+  releases: Array<{ appId: string; deploymentId: string; archive: string }>;
 }
+
+/** Where a restore leaves the release archives for the daemon to unpack (root's alone, removed once done). */
+export const RESTORED_RELEASES_FOLDER = 'restored-releases';
 
 const GIT_ENV = { PATH: '/usr/bin:/bin', GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', HOME: '/nonexistent', LC_ALL: 'C' };
 
@@ -54,30 +72,105 @@ export async function locateBackup(from: string): Promise<string> {
   const info = await lstat(from).catch(() => undefined);
   if (!info?.isDirectory()) throw new Error(`There is no folder ${from} to restore from.`);
   if (await lstat(join(from, MANIFEST_FILE)).catch(() => undefined)) return from;
-  const newest = completeBackups(await readdir(from))[0];
-  if (!newest) throw new Error(`${from} holds no platform backup (a slipway-platform-<time> folder with a manifest.json).`);
-  return join(from, newest);
+  // A backup is whole once its manifest is written (the last of its files).
+  for (const name of completeBackups(await readdir(from))) {
+    if (await lstat(join(from, name, MANIFEST_FILE)).catch(() => undefined)) return join(from, name);
+  }
+  throw new Error(`${from} holds no platform backup (a slipway-platform-<time> folder with a manifest.json).`);
 }
 
 /** A platform backup found and checked: every file its manifest lists is there with its checksum. */
 export interface CheckedBackup {
   folder: string;
+  /** The folder holding the backups, where the release archives are (`releases/`). */
+  root: string;
   manifest: PlatformManifest;
   /** The backup key an encrypted backup was written with; undefined for one in clear. */
   key?: BackupKey;
+  /** Removes the copy a backup of an S3 store was downloaded to (nothing for a folder). */
+  cleanup(): Promise<void>;
 }
 
 /**
- * Finds the backup (`locateBackup`), reads its manifest and checks every file against it: run
- * before anything is written to the data folder, so a damaged backup changes nothing.
+ * Finds the backup, reads its manifest and checks every file and release archive against it:
+ * run before anything is written to the data folder, so a damaged backup changes nothing.
+ * `from` is a folder (`locateBackup`), or, with `namesStoredBackup`, `latest` or a backup's name
+ * in the configured backup store: a folder store is read in place, an S3 store's backup is
+ * downloaded first into a folder beside the data folder (removed by `cleanup`).
  */
-export async function checkPlatformBackup(from: string, keyFile?: string): Promise<CheckedBackup> {
+export async function checkPlatformBackup(
+  from: string,
+  o: { keyFile?: string; backupStore?: BackupStoreOptions; dataDir?: string } = {},
+): Promise<CheckedBackup> {
+  const located = namesStoredBackup(from) ? await fetchStoredBackup(from, o) : await inFolder(from);
+  try {
+    const manifest = parseManifest(await readFile(join(located.folder, MANIFEST_FILE), 'utf8'));
+    // An encrypted backup needs its key: refused here, before anything is written, without it.
+    const key = await backupKeyFor(manifest, o.keyFile);
+    await checkFiles(located.folder, manifest.files);
+    await checkFiles(
+      located.root,
+      (manifest.releases ?? []).map((r) => ({ path: r.object, size_bytes: r.size_bytes, sha256: r.sha256 })),
+    );
+    return { ...located, manifest, key };
+  } catch (error) {
+    await located.cleanup();
+    throw error;
+  }
+}
+
+async function inFolder(from: string): Promise<Omit<CheckedBackup, 'manifest' | 'key'>> {
   const folder = await locateBackup(from);
-  const manifest = parseManifest(await readFile(join(folder, MANIFEST_FILE), 'utf8'));
-  // An encrypted backup needs its key: refused here, before anything is written, without it.
-  const key = await backupKeyFor(manifest, keyFile);
-  await checkFiles(folder, manifest.files);
-  return { folder, manifest, key };
+  return { folder, root: dirname(folder), cleanup: async () => undefined };
+}
+
+/** A backup of the configured store: found by name (or the newest), read in place or downloaded. */
+async function fetchStoredBackup(
+  from: string,
+  o: { backupStore?: BackupStoreOptions; dataDir?: string },
+): Promise<Omit<CheckedBackup, 'manifest' | 'key'>> {
+  if (!o.backupStore || !o.dataDir) throw new Error(`${from} names a backup of the backup store, and none is configured.`);
+  // The objects as stored: each backup's files are sealed under their own paths.
+  const raw = await openBackupStore({ ...o.backupStore, keyFile: undefined });
+  try {
+    const place: PlatformBackupPlace = {
+      raw,
+      prefix: STORE_PREFIX,
+      folder: o.backupStore.folder && join(o.backupStore.folder, STORE_PREFIX),
+      describe: () => raw.describe(),
+    };
+    const names = await completeBackupNames(place);
+    const name = from === NEWEST_IN_STORE ? names[0] : names.find((n) => n === from);
+    if (!name) {
+      const held = names.length
+        ? `it holds ${names.slice(0, 5).join(', ')}${names.length > 5 ? ', …' : ''}`
+        : 'it holds no platform backup';
+      throw new Error(
+        `${from === NEWEST_IN_STORE ? 'There is no platform backup' : `There is no platform backup ${from}`} in ${raw.describe()} (${held}). ` +
+          'Give the backup store the backups were written to (--backup-folder, or --backup-s3-url with its credentials), or a backup folder.',
+      );
+    }
+    if (place.folder) return { folder: join(place.folder, name), root: place.folder, cleanup: async () => undefined };
+    const copy = join(dirname(o.dataDir), `.${basename(o.dataDir)}.restore-${randomBytes(4).toString('hex')}`);
+    const cleanup = () => rm(copy, { recursive: true, force: true });
+    try {
+      await mkdir(copy, { mode: 0o700 });
+      const download = async (key: string) => {
+        const dest = join(copy, key);
+        await mkdir(dirname(dest), { recursive: true, mode: 0o700 });
+        await pipeline(await raw.get(STORE_PREFIX + key), createWriteStream(dest, { flags: 'wx', mode: 0o600 }));
+      };
+      for (const object of await raw.list(`${STORE_PREFIX}${name}/`)) await download(object.key.slice(STORE_PREFIX.length));
+      const manifest = parseManifest(await readFile(join(copy, name, MANIFEST_FILE), 'utf8'));
+      for (const release of manifest.releases ?? []) await download(release.object);
+      return { folder: join(copy, name), root: copy, cleanup };
+    } catch (error) {
+      await cleanup();
+      throw error;
+    }
+  } finally {
+    raw.close?.();
+  }
 }
 
 /**
@@ -123,12 +216,33 @@ export async function restorePlatform(o: {
     await restoreCluster(objects, manifest.postgresql, password, o.dataDir);
     o.log('Restored the PostgreSQL add-ons from their base backup and archived WAL.');
   }
-  const { rebuild, forgotten } = settleStore(join(o.dataDir, STORE_FILE), present);
+  const releases = await stageReleases(o.backup, o.dataDir);
+  if (releases.length) o.log(`Restored ${releases.length} kept release(s): they are unpacked into the apps' folders at the start.`);
+  const { rebuild, forgotten } = settleStore(join(o.dataDir, STORE_FILE), present, releases, o.dataDir);
   if (forgotten > 0) o.log(`${forgotten} older add-on backup(s) are not in this machine's backup store and were taken off the lists.`);
   return {
     rebuild,
     redis: manifest.addons.filter((a) => a.provider === 'redis').map((a) => ({ addonId: a.addon_id, backupId: a.backup_id })),
+    releases,
   };
+}
+
+/** Each release archive, decrypted when sealed, into `<data>/restored-releases/<app>/<deployment>.tar`. */
+async function stageReleases(backup: CheckedBackup, dataDir: string): Promise<RestoredPlatform['releases']> {
+  const list = backup.manifest.releases ?? [];
+  if (list.length === 0) return [];
+  const root = await FolderBackupStore.open(backup.root);
+  const archives: BackupStore = backup.key ? new EncryptedBackupStore(root, backup.key) : root;
+  const staged: RestoredPlatform['releases'] = [];
+  for (const release of list) {
+    if (!isAppId(release.app_id))
+      throw new Error(`The manifest names a release of ${JSON.stringify(release.app_id)}, which is not an app id.`);
+    const archive = join(dataDir, RESTORED_RELEASES_FOLDER, release.app_id, `${release.deployment_id}.tar`);
+    await mkdir(dirname(archive), { recursive: true, mode: 0o700 });
+    await pipeline(await archives.get(release.object), createWriteStream(archive, { flags: 'wx', mode: 0o600 }));
+    staged.push({ appId: release.app_id, deploymentId: release.deployment_id, archive });
+  }
+  return staged;
 }
 
 /**
@@ -265,15 +379,20 @@ async function restoreCluster(
 }
 
 /**
- * The restored store made true of this machine. The releases that served are marked stopped
- * (their build output is not here) and returned with the commit each was built from, for the
- * daemon to build again once it runs. Add-on backups whose object is not in this machine's
- * backup store (older ones, when it is not the old machine's store) are taken off the lists:
- * every backup listed can be restored.
+ * The restored store made true of this machine. The records of the releases that came back name
+ * their folder in this data folder (`<data>/apps/<app>/releases/<deployment>`), where the daemon
+ * unpacks them: a serving one is started again as it was, without a rebuild, and a rollback
+ * goes to any of them. A release that served and did not come back (a backup of format 1 or 2)
+ * is marked stopped and returned with the commit it was built from, for the daemon to build
+ * again once it runs. Add-on backups whose object is not in this machine's backup store (older
+ * ones, when it is not the old machine's store) are taken off the lists: every backup listed
+ * can be restored.
  */
 function settleStore(
   storeFile: string,
   presentKeys: ReadonlySet<string>,
+  releases: RestoredPlatform['releases'],
+  dataDir: string,
 ): { rebuild: Array<{ appId: string; commit: string }>; forgotten: number } {
   const store = Store.open(storeFile);
   try {
@@ -283,8 +402,29 @@ function settleStore(
       store.addonBackups.delete(backup.id);
       forgotten++;
     }
+    const back = new Set(releases.map((r) => `${r.appId}/${r.deploymentId}`));
+    // The folder a release record names, here; undefined when that release did not come back.
+    const placed = (appId: string, json: string): { json: string; dir: string } | undefined => {
+      const spec = JSON.parse(json) as { releaseDir?: unknown };
+      if (typeof spec.releaseDir !== 'string') return undefined;
+      const folder = basename(spec.releaseDir);
+      if (!back.has(`${appId}/${folder}`)) return undefined;
+      const dir = join(dataDir, 'apps', appId, 'releases', folder);
+      return { json: JSON.stringify({ ...spec, releaseDir: dir }), dir };
+    };
+    for (const app of store.apps.all()) {
+      for (const deployment of store.deployments.withReleases(app.id, 10_000)) {
+        const moved = placed(app.id, deployment.release_json!);
+        if (moved) store.deployments.setReleaseJson(deployment.id, moved.json);
+      }
+    }
     const rebuild: Array<{ appId: string; commit: string }> = [];
     for (const release of store.deployments.allReleases()) {
+      const moved = placed(release.app_id, release.start_json);
+      if (moved) {
+        store.deployments.setRelease({ ...release, release_dir: moved.dir, start_json: moved.json });
+        continue;
+      }
       if (release.wanted !== 'running') continue;
       const deployment = store.deployments.byId(release.deployment_id);
       if (deployment) rebuild.push({ appId: release.app_id, commit: deployment.commit_sha });

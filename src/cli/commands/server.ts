@@ -28,7 +28,9 @@ import {
   DEFAULT_PLATFORM_BACKUP_AT,
   DEFAULT_PLATFORM_BACKUP_KEEP,
   type PlatformBackupSchedule,
+  STORE_TARGET,
 } from '../../daemon/platform-backup-setup.js';
+import { namesStoredBackup } from '../../backups/platform/manifest.js';
 import { isAbsolute, resolve } from 'node:path';
 import {
   parseAcmeDirectory,
@@ -138,14 +140,15 @@ export const server: Command = {
     },
     'restore-from': {
       type: 'string',
-      value: '<folder>',
+      value: '<backup>',
       description:
-        'Start on an empty data folder from a platform backup (`system backup --to`): the folder of one backup, or the folder holding them (the newest is taken)',
+        'Start on an empty data folder from a platform backup: `latest` or a backup name (slipway-platform-<time>) in the backup store given by --backup-folder/--backup-s3-url, or a folder path (one backup, or the folder holding them: the newest)',
     },
     'platform-backup-to': {
       type: 'string',
-      value: '<folder>',
-      description: 'Write a whole-platform backup into this folder every day (put it on another disk)',
+      value: '<store|folder>',
+      description:
+        'Write a whole-platform backup every day to the backup store (`store`: where add-on backups go) or into this absolute folder',
     },
     'platform-backup-at': {
       type: 'string',
@@ -318,7 +321,7 @@ export const server: Command = {
           keepDays: o['backup-keep-days'] === undefined ? undefined : checkKeepDays(Number(o['backup-keep-days'])),
           downloadIdleMs: parseDownloadIdleTimeout(o['download-idle-timeout'] as string | undefined),
         },
-        restoreFrom: o['restore-from'] === undefined ? undefined : resolve(o['restore-from'] as string),
+        restoreFrom: restoreSource(o['restore-from'] as string | undefined),
         platformBackup: platformBackupSchedule(o),
         drainBufferBytes: drainBufferSize((o['drain-buffer-size'] as string | undefined) ?? ctx.env.SLIPWAY_DRAIN_BUFFER_SIZE),
         certificates: {
@@ -433,17 +436,27 @@ function smtpSettings(url: string | undefined, from: string | undefined, domain:
   return { url, from: sender };
 }
 
-/** `--platform-backup-*`: the folder is required for the others to mean anything. */
+/** `--restore-from`: a backup of the backup store by name (or `latest`), else a folder path. */
+function restoreSource(from: string | undefined): string | undefined {
+  if (from === undefined) return undefined;
+  return namesStoredBackup(from) ? from : resolve(from);
+}
+
+/** `--platform-backup-*`: the place is required for the others to mean anything. */
 function platformBackupSchedule(o: Record<string, unknown>): PlatformBackupSchedule | undefined {
   const to = o['platform-backup-to'] as string | undefined;
   const at = o['platform-backup-at'] as string | undefined;
   const keep = o['platform-backup-keep'] as string | undefined;
   if (to === undefined) {
     if (at !== undefined || keep !== undefined)
-      throw new Error('--platform-backup-at and --platform-backup-keep need --platform-backup-to <folder>.');
+      throw new Error('--platform-backup-at and --platform-backup-keep need --platform-backup-to store (or an absolute folder).');
     return undefined;
   }
-  if (!isAbsolute(to)) throw new Error(`--platform-backup-to must be an absolute folder, not ${JSON.stringify(to)}.`);
+  if (to !== STORE_TARGET && !isAbsolute(to)) {
+    throw new Error(
+      `--platform-backup-to takes \`store\` (the backup store add-on backups go to) or an absolute folder, not ${JSON.stringify(to)}.`,
+    );
+  }
   const kept = keep === undefined ? DEFAULT_PLATFORM_BACKUP_KEEP : Number(keep);
   if (!Number.isInteger(kept) || kept < 1 || kept > 365) {
     throw new Error(`--platform-backup-keep must be a whole number from 1 to 365, not ${JSON.stringify(keep)}.`);
