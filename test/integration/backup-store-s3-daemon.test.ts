@@ -127,6 +127,10 @@ test('with another key the restore test fails saying so; with the right key it r
 });
 
 test('the whole platform goes to the S3 store encrypted, and a fresh data folder is restored from there', { skip }, async () => {
+  // The add-on's data in a platform backup is the tests' above and platform-backup.test.ts's: the
+  // small test server (volumes of 64 MB) holds the platform's releases, not two more clusters.
+  const deleted = await daemon.cli(['addon', 'delete', 'db', '--yes', '--unlink'], { timeoutMs: 120_000 });
+  assert.equal(deleted.code, 0, deleted.stderr);
   const { gitEnv } = await registerSshKey(daemon);
   const app = checkoutExample('node-hello');
   const appId = await createApp(daemon, app, 'web');

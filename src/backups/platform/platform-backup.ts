@@ -62,7 +62,7 @@ export interface PlatformBackupReport {
   /** The backup's folder when the place is a folder; else its name and the store it is in. */
   path: string;
   name: string;
-  /** Where it was written (a folder, or the store with its bucket and prefix). */
+  /** Where it was written (a folder, or the store with its bucket and prefix) and how (encrypted with which key, or in clear). */
   place: string;
   manifest: PlatformManifest;
   /** Release archives an earlier backup of the same place had written, shared rather than written again. */
@@ -163,7 +163,7 @@ export async function takePlatformBackup(
     return {
       path: place.folder ? join(place.folder, name) : `${name} in ${place.describe()}`,
       name,
-      place: place.describe(),
+      place: key ? `${place.describe()}, encrypted with the key in ${key.file} (key id ${key.id})` : `${place.describe()}, in clear`,
       manifest,
       sharedReleases: releases.shared,
       removed,
