@@ -108,6 +108,7 @@ test('system backup writes a complete backup with its manifest, under its final 
     repositories: number;
     addons: Array<{ name: string; provider: string; backup_id: string }>;
     files: number;
+    releases: number;
   };
   assert.match(report.path, /\/slipway-platform-\d{8}T\d{6}Z$/);
   backupPath = report.path;
@@ -145,7 +146,7 @@ test('system backup writes a complete backup with its manifest, under its final 
   assert.equal(report.files, manifest.files.length);
   // Both kept releases, as archives beside the backups (a next backup here names them again).
   assert.equal(report.releases, 2);
-  const releases = (manifest as unknown as { releases: Array<{ app_id: string; object: string; size_bytes: number }> }).releases;
+  const { releases } = manifest as unknown as { releases: Array<{ app_id: string; object: string; size_bytes: number }> };
   assert.deepEqual(
     releases.map((r) => r.app_id),
     [appId, appId],

@@ -404,13 +404,15 @@ function settleStore(
     }
     const back = new Set(releases.map((r) => `${r.appId}/${r.deploymentId}`));
     // The folder a release record names, here; undefined when that release did not come back.
-    const placed = (appId: string, json: string): { json: string; dir: string } | undefined => {
-      const spec = JSON.parse(json) as { releaseDir?: unknown };
+    // What CC_PRE_RUN_HOOK wrote is kept beside the release, not in the backup: the record drops
+    // it, a rollback runs the hook again, and a serving release that had one is built again.
+    const placed = (appId: string, json: string): { json: string; dir: string; preRun: boolean } | undefined => {
+      const { preRunLayer, ...spec } = JSON.parse(json) as { releaseDir?: unknown; preRunLayer?: unknown };
       if (typeof spec.releaseDir !== 'string') return undefined;
       const folder = basename(spec.releaseDir);
       if (!back.has(`${appId}/${folder}`)) return undefined;
       const dir = join(dataDir, 'apps', appId, 'releases', folder);
-      return { json: JSON.stringify({ ...spec, releaseDir: dir }), dir };
+      return { json: JSON.stringify({ ...spec, releaseDir: dir }), dir, preRun: preRunLayer !== undefined };
     };
     for (const app of store.apps.all()) {
       for (const deployment of store.deployments.withReleases(app.id, 10_000)) {
@@ -421,10 +423,8 @@ function settleStore(
     const rebuild: Array<{ appId: string; commit: string }> = [];
     for (const release of store.deployments.allReleases()) {
       const moved = placed(release.app_id, release.start_json);
-      if (moved) {
-        store.deployments.setRelease({ ...release, release_dir: moved.dir, start_json: moved.json });
-        continue;
-      }
+      if (moved) store.deployments.setRelease({ ...release, release_dir: moved.dir, start_json: moved.json });
+      if (moved && !moved.preRun) continue;
       if (release.wanted !== 'running') continue;
       const deployment = store.deployments.byId(release.deployment_id);
       if (deployment) rebuild.push({ appId: release.app_id, commit: deployment.commit_sha });
