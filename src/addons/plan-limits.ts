@@ -5,6 +5,7 @@
  * may change them for the whole platform with SLIPWAY_ADDON_PLAN_LIMITS (a JSON object of the
  * same shape, every field optional), e.g. to give a small machine smaller Redis servers.
  */
+import { humanSize } from '../shared/human-size.js';
 
 const MiB = 1024 * 1024;
 
@@ -107,15 +108,11 @@ export function parsePlanLimits(text: string | undefined): PlanLimits {
 
 /** One line for the plans listing (`slipway addon providers`). */
 export function describeRedisLimits(r: RedisPlanLimits): string {
-  return `maxmemory ${mib(r.maxmemoryBytes)} (${r.evictionPolicy}), ${mib(r.memoryBytes)} of memory for the server in all`;
+  return `maxmemory ${humanSize(r.maxmemoryBytes)} (${r.evictionPolicy}), ${humanSize(r.memoryBytes)} of memory for the server in all`;
 }
 
 export function describePostgresqlLimits(p: PostgresqlPlanLimits): string {
-  return `${p.connectionLimit} connections, statements up to ${p.statementTimeoutMs / 1000} s, ${mib(p.tempFileLimitKb * 1024)} of temporary files per session, ${mib(p.databaseSizeBytes)} of data`;
-}
-
-function mib(bytes: number): string {
-  return bytes % MiB === 0 ? `${bytes / MiB} MiB` : `${(bytes / MiB).toFixed(1)} MiB`;
+  return `${p.connectionLimit} connections, statements up to ${p.statementTimeoutMs / 1000} s, ${humanSize(p.tempFileLimitKb * 1024)} of temporary files per session, ${humanSize(p.databaseSizeBytes)} of data`;
 }
 
 function object(value: unknown, where: string): Record<string, unknown> {

@@ -1,6 +1,6 @@
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { formatDiskSize } from './disk-size.js';
+import { humanSize } from '../shared/human-size.js';
 import { SlipwayError } from './errors.js';
 
 /** Free space kept on the data folder's filesystem when the operator gives none (`--min-free-disk`). */
@@ -37,7 +37,7 @@ export class DiskReserveError extends SlipwayError {
     super(
       507,
       'disk_reserve',
-      `The ${what} was refused: the ${folder.label} (${folder.path}) has ${formatDiskSize(free)} free, below the reserve of ${formatDiskSize(reserve)}.`,
+      `The ${what} was refused: the ${folder.label} (${folder.path}) has ${humanSize(free)} free, below the reserve of ${humanSize(reserve)}.`,
       'Running apps keep serving. Free space on that disk (old backups, unused apps: `slipway delete`, other files), or start the daemon with a smaller --min-free-disk, then retry.',
     );
   }
@@ -85,8 +85,8 @@ export class DiskReserve {
     const where = `the ${state.folder.label} (${state.folder.path})`;
     return [
       state.room <= 0
-        ? `slipway: push refused: ${where} has ${formatDiskSize(state.free)} free, below the reserve of ${formatDiskSize(this.minFree)}.`
-        : `slipway: push refused: it is larger than the ${formatDiskSize(state.room)} ${where} has free above the reserve of ${formatDiskSize(this.minFree)}.`,
+        ? `slipway: push refused: ${where} has ${humanSize(state.free)} free, below the reserve of ${humanSize(this.minFree)}.`
+        : `slipway: push refused: it is larger than the ${humanSize(state.room)} ${where} has free above the reserve of ${humanSize(this.minFree)}.`,
       'slipway: nothing of it was kept; running apps keep serving. Free space on that disk (old backups, unused apps: `slipway delete`, other files), or start the daemon with a smaller --min-free-disk, then push again.',
     ];
   }

@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import {
   budgetExceededMessage,
   budgetExhausted,
-  formatDiskSize,
   parseDiskBudget,
   parseDiskSize,
   pushAllowance,
@@ -32,14 +31,6 @@ test('a budget is checked against its bounds and rounded up to whole MiB', () =>
   assert.equal(parseDiskBudget(String(64 * MiB + 1)), 65 * MiB);
   assert.throws(() => parseDiskBudget('1M'), /A disk budget of 1 MiB is outside what slipway accepts \(32 MiB to 16 TiB\)/);
   assert.throws(() => parseDiskBudget('17T'), /outside what slipway accepts/);
-});
-
-test('sizes are printed with the largest unit that fits', () => {
-  assert.equal(formatDiskSize(2 * GiB), '2 GiB');
-  assert.equal(formatDiskSize(64 * MiB), '64 MiB');
-  assert.equal(formatDiskSize(1.5 * GiB), '1.5 GiB');
-  assert.equal(formatDiskSize(900 * 1024), '900 KiB');
-  assert.equal(formatDiskSize(12), '12 B');
 });
 
 test('a push may take what is free less a margin for git and the export, never below zero', () => {

@@ -1,3 +1,4 @@
+import { humanSize } from '../shared/human-size.js';
 import { ValidationError } from './errors.js';
 
 const KiB = 1024;
@@ -50,29 +51,12 @@ export function parseDiskBudget(text: string): number {
   const bytes = parseDiskSize(text, 'the disk budget');
   if (bytes < MIN_APP_DISK_BUDGET || bytes > MAX_APP_DISK_BUDGET) {
     throw new ValidationError(
-      `A disk budget of ${formatDiskSize(bytes)} is outside what slipway accepts (${formatDiskSize(MIN_APP_DISK_BUDGET)} to ${formatDiskSize(MAX_APP_DISK_BUDGET)}).`,
+      `A disk budget of ${humanSize(bytes)} is outside what slipway accepts (${humanSize(MIN_APP_DISK_BUDGET)} to ${humanSize(MAX_APP_DISK_BUDGET)}).`,
       'For example: slipway scale --disk 4G',
     );
   }
   // The image grows by whole MiB: rounding up never gives less than was asked.
   return Math.ceil(bytes / MiB) * MiB;
-}
-
-/** "2 GiB", "64 MiB", "1.5 GiB", "900 KiB": at most one decimal, the largest unit that fits. */
-export function formatDiskSize(bytes: number): string {
-  for (const [unit, size] of [
-    ['TiB', TiB],
-    ['GiB', GiB],
-    ['MiB', MiB],
-    ['KiB', KiB],
-  ] as const) {
-    if (bytes >= size) return `${trim(bytes / size)} ${unit}`;
-  }
-  return `${bytes} B`;
-}
-
-function trim(value: number): string {
-  return String(Math.round(value * 10) / 10);
 }
 
 function capitalise(text: string): string {
@@ -115,13 +99,13 @@ export const SCALE_DISK_HINT =
 
 /** The failed build's message: the budget's exact figure, the words people search for. */
 export function budgetExceededMessage(use: DiskUse): string {
-  return `disk budget of ${formatDiskSize(use.budgetBytes)} exceeded: the app's repository, build, caches and kept releases use ${formatDiskSize(use.usedBytes)} of it.`;
+  return `disk budget of ${humanSize(use.budgetBytes)} exceeded: the app's repository, build, caches and kept releases use ${humanSize(use.usedBytes)} of it.`;
 }
 
 /** The refused push's message, shown by git on the pusher's terminal. */
 export function pushTooLargeMessage(use: DiskUse, allowedBytes: number): string[] {
   return [
-    `slipway: push refused: it is larger than the ${formatDiskSize(allowedBytes)} left in this app's disk budget of ${formatDiskSize(use.budgetBytes)} (${formatDiskSize(use.usedBytes)} used).`,
+    `slipway: push refused: it is larger than the ${humanSize(allowedBytes)} left in this app's disk budget of ${humanSize(use.budgetBytes)} (${humanSize(use.usedBytes)} used).`,
     'slipway: nothing of it was kept. An administrator raises the budget with `slipway scale --disk <size>`; or push less (large files belong outside the repository).',
   ];
 }

@@ -1,3 +1,4 @@
+import { humanSize } from '../shared/human-size.js';
 import { ValidationError } from './errors.js';
 
 /**
@@ -63,14 +64,9 @@ export const FLAVORS: readonly Flavor[] = [
 export const DEFAULT_INSTANCE_FLAVOR = 'nano';
 export const DEFAULT_BUILD_FLAVOR = 'S';
 
-/** "256 MiB", "1 GiB": how memory sizes are printed. */
-export function formatMemory(bytes: number): string {
-  return bytes >= GiB ? `${bytes / GiB} GiB` : `${bytes / MiB} MiB`;
-}
-
 /** "pico (256 MiB)". */
 export function describeFlavor(f: Flavor): string {
-  return `${f.name} (${formatMemory(f.memoryBytes)})`;
+  return `${f.name} (${humanSize(f.memoryBytes)})`;
 }
 
 /** Every flavour with its memory, for messages that list the valid names. */

@@ -3,7 +3,8 @@ import { open, rename, rm, rmdir, stat, statfs } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { runCaptured, runChecked } from '../executor/run-captured.js';
 import { ConflictError } from '../core/errors.js';
-import { type DiskUse, formatDiskSize } from '../core/disk-size.js';
+import type { DiskUse } from '../core/disk-size.js';
+import { humanSize } from '../shared/human-size.js';
 import { mountSourceOf, mountsUnder } from './mount-table.js';
 import type { DeployLayout } from './deploy-layout.js';
 
@@ -90,7 +91,7 @@ export class AppDisks {
         );
       }
       await runChecked(['resize2fs', image], { cwd: '/', env: TOOL_ENV, timeoutMs: 10 * 60_000 });
-      this.o.log(`The filesystem of ${appId} grew to its disk budget of ${formatDiskSize(budget)}.`);
+      this.o.log(`The filesystem of ${appId} grew to its disk budget of ${humanSize(budget)}.`);
     }
     mkdirSync(folder, { recursive: true, mode: 0o711 });
     if (!lstatSync(folder).isDirectory()) throw new Error(`${folder} is not a folder: cannot mount the app's filesystem there.`);
@@ -123,7 +124,7 @@ export class AppDisks {
     const floor = Math.max(current, this.o.budgetOf(appId));
     if (bytes < floor) {
       throw new ConflictError(
-        `The disk budget cannot shrink below ${formatDiskSize(floor)}: the app's filesystem is in use and ext4 does not shrink while mounted.`,
+        `The disk budget cannot shrink below ${humanSize(floor)}: the app's filesystem is in use and ext4 does not shrink while mounted.`,
         'Keep the budget, or delete the application and create it again with the smaller budget.',
       );
     }
@@ -141,7 +142,7 @@ export class AppDisks {
       this.o.log(`The filesystem of ${appId} could not grow while mounted (${(error as Error).message}): it grows at its next mount.`);
       return 'at the next mount';
     }
-    this.o.log(`The disk budget of ${appId} is now ${formatDiskSize(bytes)}.`);
+    this.o.log(`The disk budget of ${appId} is now ${humanSize(bytes)}.`);
     return 'now';
   }
 

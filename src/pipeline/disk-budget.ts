@@ -1,5 +1,6 @@
 import { PhaseError } from '../core/phase-error.js';
-import { budgetExceededMessage, budgetExhausted, formatDiskSize, SCALE_DISK_HINT, spaceIsShort } from '../core/disk-size.js';
+import { budgetExceededMessage, budgetExhausted, SCALE_DISK_HINT, spaceIsShort } from '../core/disk-size.js';
+import { humanSize } from '../shared/human-size.js';
 import type { Store } from '../store/store.js';
 import type { AppDisks } from './app-disks.js';
 import type { DeployLayout } from './deploy-layout.js';
@@ -24,7 +25,7 @@ export async function makeRoomBeforeBuild(o: {
   await pruneReleases(o.store, o.layout, o.appId, 1);
   const after = await o.disks.use(o.appId);
   o.log(
-    `==> Only ${formatDiskSize(use.freeBytes)} of the disk budget of ${formatDiskSize(use.budgetBytes)} was free: kept releases other than the serving one were removed (${formatDiskSize(after?.freeBytes ?? use.freeBytes)} free now).`,
+    `==> Only ${humanSize(use.freeBytes)} of the disk budget of ${humanSize(use.budgetBytes)} was free: kept releases other than the serving one were removed (${humanSize(after?.freeBytes ?? use.freeBytes)} free now).`,
   );
 }
 

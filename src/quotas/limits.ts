@@ -1,6 +1,7 @@
 import { ValidationError } from '../core/errors.js';
 import { flavorNamed } from '../core/flavors.js';
-import { formatDiskSize, parseDiskSize } from '../core/disk-size.js';
+import { parseDiskSize } from '../core/disk-size.js';
+import { humanSize } from '../shared/human-size.js';
 
 /**
  * What an organisation may hold at once. Counts are whole numbers (0 refuses every new one);
@@ -138,7 +139,7 @@ export function flavorAllowed(flavor: string, maxFlavor: string): boolean {
 
 /** A quota's value as printed: memory as a size, the rest as they are. */
 export function formatQuota(name: QuotaName, value: number | string): string {
-  return SIZE_QUOTAS.has(name) && typeof value === 'number' ? formatDiskSize(value) : String(value);
+  return SIZE_QUOTAS.has(name) && typeof value === 'number' ? humanSize(value) : String(value);
 }
 
 /** A quota's field in the API's body: `memory` and `drain_buffer` for the sizes, else the quota's own name. */

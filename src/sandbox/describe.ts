@@ -1,13 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describeExit } from '../executor/run-command.js';
+import { humanSize } from '../shared/human-size.js';
 import type { SandboxLimits } from './cgroups.js';
-
-/** 268435456 -> "256 MiB", 2147483648 -> "2 GiB". */
-export function formatBytes(bytes: number): string {
-  const gib = bytes / 1024 ** 3;
-  if (gib >= 1 && Number.isInteger(gib)) return `${gib} GiB`;
-  return `${Math.round(bytes / 1024 ** 2)} MiB`;
-}
 
 /** How a sandboxed process ended, naming the memory limit when the kernel killed it for it. */
 export function describeSandboxExit(
@@ -15,7 +9,7 @@ export function describeSandboxExit(
   sandbox: { limits: SandboxLimits; flavor: string },
 ): string {
   if (exit.outOfMemory && !exit.aborted && !exit.timedOut) {
-    return `was killed: out of memory: limit ${formatBytes(sandbox.limits.memoryBytes)} (flavour ${sandbox.flavor})`;
+    return `was killed: out of memory: limit ${humanSize(sandbox.limits.memoryBytes)} (flavour ${sandbox.flavor})`;
   }
   return describeExit(exit);
 }

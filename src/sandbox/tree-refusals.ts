@@ -5,6 +5,7 @@
  * that every refusal of every tree reads alike and ends with the same next step.
  */
 import { PlanError } from '../core/errors.js';
+import { humanSize } from '../shared/human-size.js';
 import { components, type EntryKind, MAX_LINKS, type WalkRefusals } from './tree-walk.js';
 
 /** A path of an untrusted tree the daemon will not touch, with what to do about it. */
@@ -67,8 +68,8 @@ export class TreeRefusals implements WalkRefusals {
 
   tooLarge(shown: string, rel: string, maxBytes: number): RefusedPathError {
     return this.refuse(
-      `${this.where(shown, rel)} is larger than ${describeBytes(maxBytes)}, more than slipway reads from ${this.name}`,
-      `Make ${shown} smaller than ${describeBytes(maxBytes)}, ${this.nextStep()}.`,
+      `${this.where(shown, rel)} is larger than ${humanSize(maxBytes)}, more than slipway reads from ${this.name}`,
+      `Make ${shown} smaller than ${humanSize(maxBytes)}, ${this.nextStep()}.`,
     );
   }
 
@@ -110,8 +111,4 @@ export class TreeRefusals implements WalkRefusals {
   private refuse(message: string, hint: string): RefusedPathError {
     return new RefusedPathError(`${message}.`, hint);
   }
-}
-
-function describeBytes(bytes: number): string {
-  return bytes >= 1024 * 1024 ? `${bytes / (1024 * 1024)} MiB` : bytes >= 1024 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
 }

@@ -1,11 +1,17 @@
-/** 1536 → "1.5 KiB": sizes people read at a glance. */
+const UNITS = [
+  ['TiB', 1024 ** 4],
+  ['GiB', 1024 ** 3],
+  ['MiB', 1024 ** 2],
+  ['KiB', 1024],
+] as const;
+
+/**
+ * "2 GiB", "64 MiB", "1.5 GiB", "900 KiB", "12 B": the largest unit that fits, at most one
+ * decimal. The one way slipway prints a size, in messages, the CLI and the console alike.
+ */
 export function humanSize(bytes: number): string {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
+  for (const [unit, size] of UNITS) {
+    if (bytes >= size) return `${Math.round((bytes / size) * 10) / 10} ${unit}`;
   }
-  return unit === 0 ? `${value} B` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+  return `${bytes} B`;
 }

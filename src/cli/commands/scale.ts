@@ -3,8 +3,8 @@ import type { Command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { printObject } from '../output.js';
 import { UsageError } from '../errors.js';
-import { formatDiskSize } from '../../core/disk-size.js';
-import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorList, flavorNamed, formatMemory } from '../../core/flavors.js';
+import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorList, flavorNamed } from '../../core/flavors.js';
+import { humanSize } from '../../shared/human-size.js';
 
 /** The answer of GET and PUT /v1/apps/:app/scale. */
 type Scale = ScaleView;
@@ -12,7 +12,7 @@ type Scale = ScaleView;
 /** "nano, 512 MiB". */
 function defaultOf(name: string): string {
   const f = flavorNamed(name);
-  return `${f.name}, ${formatMemory(f.memoryBytes)}`;
+  return `${f.name}, ${humanSize(f.memoryBytes)}`;
 }
 
 const INSTANCE_FLAVOR_APPLIES =
@@ -84,9 +84,9 @@ export const scale: Command = {
       ctx,
       {
         instances: String(s.instances),
-        flavor: `${s.flavor} (${formatMemory(s.memory_bytes)})`,
-        'build flavor': `${s.build_flavor} (${formatMemory(s.build_memory_bytes)})`,
-        disk: formatDiskSize(s.disk_budget_bytes),
+        flavor: `${s.flavor} (${humanSize(s.memory_bytes)})`,
+        'build flavor': `${s.build_flavor} (${humanSize(s.build_memory_bytes)})`,
+        disk: humanSize(s.disk_budget_bytes),
       },
       s,
     );

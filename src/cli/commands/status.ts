@@ -2,12 +2,12 @@ import type { AppStatusView, InstanceView } from '../../shared/api-types.js';
 import type { Command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { printObject } from '../output.js';
-import { formatMemory } from '../../core/flavors.js';
+import { humanSize } from '../../shared/human-size.js';
 
 /** "nano (512 MiB)"; a daemon from before flavours sends neither. */
 function withMemory(flavor: string | undefined, bytes: number | undefined): string {
   if (flavor === undefined) return 'unknown (the daemon predates flavours)';
-  return bytes === undefined ? flavor : `${flavor} (${formatMemory(bytes)})`;
+  return bytes === undefined ? flavor : `${flavor} (${humanSize(bytes)})`;
 }
 
 /** docs/behaviour.md, Liveness: "; replaced at 12:00:03Z an instance that did not answer GET / for 12 s". */

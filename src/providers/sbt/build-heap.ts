@@ -7,7 +7,8 @@
  * starts at a quarter of it and may grow to 70 % (the rest is metaspace, code cache, thread
  * stacks and the files the build reads, which count against the same limit).
  */
-import { DEFAULT_BUILD_FLAVOR, flavorNamed, formatMemory } from '../../core/flavors.js';
+import { DEFAULT_BUILD_FLAVOR, flavorNamed } from '../../core/flavors.js';
+import { humanSize } from '../../shared/human-size.js';
 
 export const BUILD_HEAP_INITIAL_PERCENT = 25;
 export const BUILD_HEAP_MAX_PERCENT = 70;
@@ -40,7 +41,7 @@ export function buildHeap(memoryBytes: number | undefined, env: Record<string, s
       `-XX:MaxRAMPercentage=${BUILD_HEAP_MAX_PERCENT}`,
     ],
     note:
-      `the build's JVM heap fits the build flavour's ${formatMemory(memory)}: ${mib(BUILD_HEAP_INITIAL_PERCENT)} at first, ` +
+      `the build's JVM heap fits the build flavour's ${humanSize(memory)}: ${mib(BUILD_HEAP_INITIAL_PERCENT)} at first, ` +
       `at most ${mib(BUILD_HEAP_MAX_PERCENT)} (${BUILD_HEAP_MAX_PERCENT} %); set -Xmx in JAVA_TOOL_OPTIONS to choose another`,
   };
 }

@@ -1,7 +1,7 @@
 import type { AppDiskView } from '../../../shared/api-types.js';
 import type { Command } from '../../command.js';
 import { printTable } from '../../output.js';
-import { formatDiskSize } from '../../../core/disk-size.js';
+import { humanSize } from '../../../shared/human-size.js';
 
 interface DiskFree {
   label: string;
@@ -22,9 +22,9 @@ export const systemStatus: Command = {
       .client()
       .request<{ apps: AppDiskView[]; min_free_bytes?: number | null; disks?: DiskFree[] }>('GET', '/v1/system/status');
     if (ctx.format !== 'json') {
-      const reserve = status.min_free_bytes ? `, reserve ${formatDiskSize(status.min_free_bytes)}` : ', no reserve';
+      const reserve = status.min_free_bytes ? `, reserve ${humanSize(status.min_free_bytes)}` : ', no reserve';
       for (const d of status.disks ?? []) {
-        const free = d.free_bytes === null ? 'unknown' : formatDiskSize(d.free_bytes);
+        const free = d.free_bytes === null ? 'unknown' : humanSize(d.free_bytes);
         const low =
           d.free_bytes !== null && status.min_free_bytes && d.free_bytes < status.min_free_bytes
             ? ' (below: builds and backups refused)'
@@ -35,8 +35,8 @@ export const systemStatus: Command = {
     const rows = status.apps.map((a) => ({
       app: a.app_name,
       id: a.app_id,
-      'disk used': a.used_bytes === null ? '-' : formatDiskSize(a.used_bytes),
-      budget: formatDiskSize(a.budget_bytes),
+      'disk used': a.used_bytes === null ? '-' : humanSize(a.used_bytes),
+      budget: humanSize(a.budget_bytes),
       use: a.used_bytes === null ? '-' : `${Math.round((a.used_bytes / a.budget_bytes) * 100)}%`,
     }));
     printTable(ctx, rows, ['app', 'id', 'disk used', 'budget', 'use'], status);

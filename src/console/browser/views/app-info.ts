@@ -4,6 +4,7 @@ import { formatTime, h, replaceChildren } from '../dom.js';
 import { logText } from './log-text.js';
 import type { Route } from '../routes.js';
 import { every, type ViewContext } from '../view.js';
+import { humanSize } from '../../../shared/human-size.js';
 import { appFrame } from './app-frame.js';
 import { drawTrafficCharts } from './traffic-charts.js';
 import { actionOutcome } from './action-outcome.js';
@@ -51,11 +52,6 @@ function gitUrlField(app: App): HTMLElement {
     }
   });
   return h('div', { class: 'copy-field' }, input, copy, copied);
-}
-
-function formatBytes(bytes: number | null): string {
-  if (bytes === null) return 'memory unknown';
-  return bytes >= 1024 * 1024 * 1024 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${Math.round(bytes / 1024 / 1024)} MiB`;
 }
 
 /**
@@ -299,7 +295,11 @@ export async function appInfoView(ctx: ViewContext, route: Extract<Route, { page
               'ul',
               { class: 'instances', 'aria-label': 'Instances' },
               ...status.instances.map((i) =>
-                h('li', {}, `#${i.number} ${i.state} at ${i.address} · restarts: ${i.restarts} · ${formatBytes(i.memory_bytes)}`),
+                h(
+                  'li',
+                  {},
+                  `#${i.number} ${i.state} at ${i.address} · restarts: ${i.restarts} · ${i.memory_bytes === null ? 'memory unknown' : humanSize(i.memory_bytes)}`,
+                ),
               ),
             )
           : `none running (${status.instance_count} wanted)`,

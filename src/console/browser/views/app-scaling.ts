@@ -3,16 +3,12 @@ import { field, h, replaceChildren, select } from '../dom.js';
 import type { Route } from '../routes.js';
 import { every, type ViewContext } from '../view.js';
 import { describeFlavor, FLAVORS } from '../../../core/flavors.js';
+import { humanSize } from '../../../shared/human-size.js';
 import { appFrame } from './app-frame.js';
 import { actionOutcome } from './action-outcome.js';
 
 const MAX_INSTANCES = 40;
 const REFRESH_MS = 2000;
-
-function formatBytes(bytes: number | null): string {
-  if (bytes === null) return '—';
-  return bytes >= 1024 ** 3 ? `${(bytes / 1024 ** 3).toFixed(1)} GiB` : `${Math.round(bytes / 1024 ** 2)} MiB`;
-}
 
 /**
  * Scaling: how many instances serve the app (applied at once, as `slipway scale --instances`)
@@ -115,7 +111,7 @@ export async function appScalingView(ctx: ViewContext, route: Extract<Route, { p
           h('th', { scope: 'row' }, String(i.number)),
           h('td', {}, i.state),
           h('td', {}, String(i.restarts)),
-          h('td', {}, formatBytes(i.memory_bytes)),
+          h('td', {}, i.memory_bytes === null ? '—' : humanSize(i.memory_bytes)),
         ),
       ),
     );
