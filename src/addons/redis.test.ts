@@ -8,12 +8,12 @@ import { join } from 'node:path';
 import { RedisProvider } from './redis/redis-provider.js';
 import { candidatePorts } from './redis/port-allocation.js';
 import { quoteConfigValue, redisConf } from './redis/redis-config.js';
-import { RespError, encodeCommand, parseReply, respExchange } from './redis/resp.js';
+import { RespError, respExchange } from './redis/resp.js';
 import { pidAlive, readPidFile } from './server-process.js';
 import { ensureSystemUser } from './system-user.js';
 import { startInstanceNetwork, type TestInstanceNetwork } from '../../test/support/instance-network.js';
 
-describe('redis config, ports and RESP (pure)', () => {
+describe('redis config and ports (pure)', () => {
   test('config values are quoted and control characters refused', () => {
     assert.equal(quoteConfigValue('a "b" \\c'), '"a \\"b\\" \\\\c"');
     assert.throws(() => quoteConfigValue('x\nbind 0.0.0.0'), /control characters/);
@@ -28,13 +28,6 @@ describe('redis config, ports and RESP (pure)', () => {
     assert.deepEqual(candidatePorts([7000, 7003], new Set([7001])), [7000, 7002, 7003]);
     assert.throws(() => candidatePorts([80, 90], new Set()), /invalid/);
     assert.throws(() => candidatePorts([7003, 7000], new Set()), /invalid/);
-  });
-
-  test('RESP encoding and partial replies', () => {
-    assert.equal(encodeCommand(['SET', 'k', 'é']).toString(), '*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\né\r\n');
-    assert.equal(parseReply(Buffer.from('$5\r\nhel')), undefined);
-    assert.deepEqual(parseReply(Buffer.from('*2\r\n$1\r\na\r\n:3\r\n'))?.reply, ['a', 3]);
-    assert.ok(parseReply(Buffer.from('-ERR x\r\n'))?.reply instanceof RespError);
   });
 });
 

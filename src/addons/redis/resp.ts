@@ -1,46 +1,66 @@
 import { connect } from 'node:net';
 
-/** A reply as Redis sends it: simple strings and bulk strings as text, errors as RespError. */
+/**
+ * The Redis protocol (RESP2), read and written in one place: the add-on's probes and tests
+ * (`respExchange`, replies as text) and the backups' long-lived connection
+ * (`backups/redis/resp-connection.ts`, replies as bytes) share this parser and encoder.
+ */
+
+/**
+ * A reply as Redis sends it, binary-safe: bulk strings stay bytes (DUMP payloads and key names
+ * are any bytes), simple strings are text, errors are RespError.
+ */
+export type BinaryReply = Buffer | string | number | null | RespError | BinaryReply[];
+
+/** A reply with its bulk strings read as UTF-8 text. */
 export type RespReply = string | number | null | RespError | RespReply[];
 
 export class RespError {
   constructor(readonly message: string) {}
 }
 
-export function encodeCommand(args: string[]): Buffer {
-  const parts = [`*${args.length}\r\n`];
-  for (const arg of args) parts.push(`$${Buffer.byteLength(arg)}\r\n${arg}\r\n`);
-  return Buffer.from(parts.join(''));
+/** One command's words: text, or bytes as Redis gave them (a key name, a DUMP payload). */
+export type Command = ReadonlyArray<string | Buffer>;
+
+const CRLF = Buffer.from('\r\n');
+
+export function encodeCommand(command: Command): Buffer {
+  const parts: Buffer[] = [Buffer.from(`*${command.length}\r\n`)];
+  for (const word of command) {
+    const bytes = typeof word === 'string' ? Buffer.from(word) : word;
+    parts.push(Buffer.from(`$${bytes.length}\r\n`), bytes, CRLF);
+  }
+  return Buffer.concat(parts);
 }
 
-/** Parses one reply at `offset`; undefined when the buffer does not hold a whole reply yet. */
-export function parseReply(buffer: Buffer, offset = 0): { reply: RespReply; next: number } | undefined {
+/** Parses one reply at `offset`: the reply, or how many bytes the buffer must hold before it can be whole. */
+export function parseReply(buffer: Buffer, offset = 0): { reply: BinaryReply; next: number } | { need: number } {
   const lineEnd = buffer.indexOf('\r\n', offset);
-  if (lineEnd < 0) return undefined;
+  if (lineEnd < 0) return { need: buffer.length + 1 };
   const type = String.fromCharCode(buffer[offset]!);
-  const line = buffer.toString('utf8', offset + 1, lineEnd);
+  const line = buffer.toString('latin1', offset + 1, lineEnd);
   const after = lineEnd + 2;
   switch (type) {
     case '+':
       return { reply: line, next: after };
     case '-':
-      return { reply: new RespError(line), next: after };
+      return { reply: new RespError(buffer.toString('utf8', offset + 1, lineEnd)), next: after };
     case ':':
       return { reply: Number(line), next: after };
     case '$': {
       const length = Number(line);
       if (length < 0) return { reply: null, next: after };
-      if (buffer.length < after + length + 2) return undefined;
-      return { reply: buffer.toString('utf8', after, after + length), next: after + length + 2 };
+      if (buffer.length < after + length + 2) return { need: after + length + 2 };
+      return { reply: buffer.subarray(after, after + length), next: after + length + 2 };
     }
     case '*': {
       const count = Number(line);
       if (count < 0) return { reply: null, next: after };
-      const items: RespReply[] = [];
+      const items: BinaryReply[] = [];
       let next = after;
       for (let i = 0; i < count; i++) {
         const item = parseReply(buffer, next);
-        if (!item) return undefined;
+        if ('need' in item) return item;
         items.push(item.reply);
         next = item.next;
       }
@@ -49,6 +69,13 @@ export function parseReply(buffer: Buffer, offset = 0): { reply: RespReply; next
     default:
       throw new Error(`Unexpected RESP reply type "${type}" from Redis.`);
   }
+}
+
+/** The reply with its bulk strings as UTF-8 text, for callers that only read text. */
+export function asText(reply: BinaryReply): RespReply {
+  if (Buffer.isBuffer(reply)) return reply.toString('utf8');
+  if (Array.isArray(reply)) return reply.map(asText);
+  return reply;
 }
 
 /**
@@ -72,8 +99,8 @@ export function respExchange(host: string, port: number, commands: string[][], t
       try {
         for (;;) {
           const parsed = parseReply(buffer);
-          if (!parsed) break;
-          replies.push(parsed.reply);
+          if ('need' in parsed) break;
+          replies.push(asText(parsed.reply));
           buffer = buffer.subarray(parsed.next);
           if (replies.length === commands.length) {
             socket.end();

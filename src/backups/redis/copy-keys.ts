@@ -1,5 +1,5 @@
-import { RespError } from '../../addons/redis/resp.js';
-import { type BinaryReply, type Command, type RedisConnection, text } from './resp-connection.js';
+import { type BinaryReply, type Command, RespError } from '../../addons/redis/resp.js';
+import { type RedisConnection, text } from './resp-connection.js';
 import { keyspace, parseInfo } from './redis-info.js';
 
 /** Keys asked for per SCAN, and so per round trip of DUMPs and of RESTOREs. */

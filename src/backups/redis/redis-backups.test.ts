@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { RespError } from '../../addons/redis/resp.js';
 import { restoreCommand } from './copy-keys.js';
 import { keyspace, loadedKeys, loadFailure, parseInfo, saveState, totalKeys } from './redis-info.js';
-import { parseBinaryReply } from './resp-connection.js';
 import { snapshotKey } from './redis-backups.js';
 import { scratchRedisArgv } from './scratch-redis.js';
 import { bgsaveAnswer, openOwnFile, snapshotCommands } from './snapshot.js';
@@ -131,21 +130,6 @@ test('the throw-away server runs with no network, as the server account, on a un
   assert.equal(settings.get('--appendonly'), 'no', 'it loads the RDB, not an AOF');
   assert.equal(settings.get('--save'), '', 'it writes no snapshot of its own');
   assert.ok(!argv.some((word) => /requirepass|password/i.test(word)));
-});
-
-test('replies are parsed as bytes, and an incomplete one says how much it needs', () => {
-  const payload = Buffer.from([0x00, 0xff, 0x0d, 0x0a, 0x80]);
-  const whole = Buffer.concat([Buffer.from('*2\r\n$5\r\n'), payload, Buffer.from('\r\n:-2\r\n')]);
-  const parsed = parseBinaryReply(whole);
-  assert.ok('reply' in parsed);
-  const [dumped, ttl] = parsed.reply as [Buffer, number];
-  assert.deepEqual(dumped, payload, 'CR LF inside a bulk string is data');
-  assert.equal(ttl, -2);
-  assert.equal(parsed.next, whole.length);
-  assert.deepEqual(parseBinaryReply(whole.subarray(0, 9)), { need: 4 + 4 + 5 + 2 });
-  assert.deepEqual(parseBinaryReply(Buffer.from('+O')), { need: 3 });
-  const refused = parseBinaryReply(Buffer.from('-ERR no such key\r\n'));
-  assert.ok('reply' in refused && refused.reply instanceof RespError && refused.reply.message === 'ERR no such key');
 });
 
 test('each key is restored with its absolute expiry, and keys gone meanwhile are skipped', () => {

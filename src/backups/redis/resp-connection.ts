@@ -1,64 +1,7 @@
 import { connect, type Socket } from 'node:net';
-import { encodeCommand, RespError } from '../../addons/redis/resp.js';
-
-/**
- * A reply as Redis sends it, binary-safe: bulk strings stay bytes (DUMP payloads and key names
- * are any bytes), simple strings are text, errors are RespError.
- */
-export type BinaryReply = Buffer | string | number | null | RespError | BinaryReply[];
+import { type BinaryReply, type Command, encodeCommand, parseReply, RespError } from '../../addons/redis/resp.js';
 
 export type RedisTarget = { path: string } | { host: string; port: number };
-
-/** Parses one reply at `offset`: the reply, or how many bytes the buffer must hold before it can be whole. */
-export function parseBinaryReply(buffer: Buffer, offset = 0): { reply: BinaryReply; next: number } | { need: number } {
-  const lineEnd = buffer.indexOf('\r\n', offset);
-  if (lineEnd < 0) return { need: buffer.length + 1 };
-  const type = String.fromCharCode(buffer[offset]!);
-  const line = buffer.toString('latin1', offset + 1, lineEnd);
-  const after = lineEnd + 2;
-  switch (type) {
-    case '+':
-      return { reply: line, next: after };
-    case '-':
-      return { reply: new RespError(buffer.toString('utf8', offset + 1, lineEnd)), next: after };
-    case ':':
-      return { reply: Number(line), next: after };
-    case '$': {
-      const length = Number(line);
-      if (length < 0) return { reply: null, next: after };
-      if (buffer.length < after + length + 2) return { need: after + length + 2 };
-      return { reply: buffer.subarray(after, after + length), next: after + length + 2 };
-    }
-    case '*': {
-      const count = Number(line);
-      if (count < 0) return { reply: null, next: after };
-      const items: BinaryReply[] = [];
-      let next = after;
-      for (let i = 0; i < count; i++) {
-        const item = parseBinaryReply(buffer, next);
-        if ('need' in item) return item;
-        items.push(item.reply);
-        next = item.next;
-      }
-      return { reply: items, next };
-    }
-    default:
-      throw new Error(`Unexpected RESP reply type "${type}" from Redis.`);
-  }
-}
-
-/** One command's words: text, or bytes as Redis gave them (a key name, a DUMP payload). */
-export type Command = Array<string | Buffer>;
-
-function encode(command: Command): Buffer {
-  if (command.every((word) => typeof word === 'string')) return encodeCommand(command as string[]);
-  const parts: Buffer[] = [Buffer.from(`*${command.length}\r\n`)];
-  for (const word of command) {
-    const bytes = typeof word === 'string' ? Buffer.from(word) : word;
-    parts.push(Buffer.from(`$${bytes.length}\r\n`), bytes, Buffer.from('\r\n'));
-  }
-  return Buffer.concat(parts);
-}
 
 interface Waiting {
   count: number;
@@ -122,7 +65,7 @@ export class RedisConnection {
     if (commands.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
       this.waiting.push({ count: commands.length, replies: [], resolve, reject });
-      this.socket.write(Buffer.concat(commands.map(encode)));
+      this.socket.write(Buffer.concat(commands.map(encodeCommand)));
     });
   }
 
@@ -149,7 +92,7 @@ export class RedisConnection {
           this.need = 1;
           break;
         }
-        const parsed = parseBinaryReply(buffer);
+        const parsed = parseReply(buffer);
         if ('need' in parsed) {
           this.need = parsed.need;
           break;
