@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServerProcess, pidAlive, processState as processStateOf } from './server-process.js';
 import { SupervisedServer, type ServerRestart } from './server-supervisor.js';
+import { waitUntil } from '../../test/support/wait.js';
 
 // Real processes (`sleep` standing in for a server, run as the test's own user), real signals.
 
@@ -44,21 +45,13 @@ function fixture() {
   return { lines, restarts, started, supervise, cleanUp, failNext: (n: number) => (failures = n) };
 }
 
-async function until(what: string, condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 test('a server killed with -9 is started again, logged and reported once', async () => {
   const f = fixture();
   try {
     const supervised = await f.supervise();
     const first = supervised.pid;
     process.kill(first, 'SIGKILL');
-    await until('a second process runs', () => f.restarts.length === 1);
+    await waitUntil('a second process runs', () => f.restarts.length === 1, 5000);
     assert.notEqual(supervised.pid, first);
     assert.ok(pidAlive(supervised.pid));
     assert.equal(supervised.isUp(), true);
@@ -84,14 +77,14 @@ test('a server that keeps dying waits longer each time; a failed relaunch is ret
     const supervised = await f.supervise({ initialMs: 50, maxMs: 1000, resetAfterMs: 60_000 });
     for (let round = 1; round <= 3; round++) {
       process.kill(supervised.pid, 'SIGKILL');
-      await until(`restart ${round}`, () => f.restarts.length === round);
+      await waitUntil(`restart ${round}`, () => f.restarts.length === round, 5000);
     }
     const delays = f.lines.map((line) => /restarting it in (\d+\.\d) s/.exec(line)?.[1]).filter((d) => d !== undefined);
     assert.deepEqual(delays, ['0.1', '0.1', '0.2'], 'doubling: 50, 100, 200 ms (printed rounded)');
 
     f.failNext(1);
     process.kill(supervised.pid, 'SIGKILL');
-    await until('the restart after a failed attempt', () => f.restarts.length === 4);
+    await waitUntil('the restart after a failed attempt', () => f.restarts.length === 4, 5000);
     assert.ok(f.lines.some((line) => /^The test server could not be restarted: port taken\. Trying again in 0\.8 s\.$/.test(line)));
     await supervised.stop('SIGTERM', 2000);
   } finally {
@@ -104,7 +97,7 @@ test('stop ends the server for good, even while a restart waits', async () => {
   try {
     const supervised = await f.supervise({ initialMs: 300, maxMs: 300, resetAfterMs: 60_000 });
     process.kill(supervised.pid, 'SIGKILL');
-    await until('the crash is seen', () => f.lines.length === 1);
+    await waitUntil('the crash is seen', () => f.lines.length === 1, 5000);
     await supervised.stop('SIGTERM', 2000);
     await new Promise((resolve) => setTimeout(resolve, 500)); // past the restart's delay: nothing may start
     assert.equal(f.started.length, 1, 'no second process');
@@ -123,7 +116,7 @@ test('detach leaves the server running and restarts nothing after', async () => 
     supervised.detach();
     assert.equal(pidAlive(pid), true, 'it serves on');
     process.kill(pid, 'SIGKILL');
-    await until('the process is gone', () => !pidAlive(pid));
+    await waitUntil('the process is gone', () => !pidAlive(pid), 5000);
     await new Promise((resolve) => setTimeout(resolve, 300)); // several times the restart delay
     assert.equal(f.started.length, 1);
     assert.deepEqual(f.lines, []);
@@ -144,7 +137,7 @@ test('an adopted server (not our child) is watched too, and a zombie nobody reap
     logFile: join(dir, 'log'),
   });
   try {
-    await until('the child is started', () => readPid(dir) !== undefined);
+    await waitUntil('the child is started', () => readPid(dir) !== undefined, 5000);
     const adopted = ServerProcess.adopt('the adopted server', readPid(dir)!);
     const supervised = new SupervisedServer(adopted, {
       provider: 'test',
@@ -163,7 +156,7 @@ test('an adopted server (not our child) is watched too, and a zombie nobody reap
       backoff: { initialMs: 50 },
     });
     process.kill(adopted.pid, 'SIGKILL');
-    await until('the adopted server is restarted', () => f.restarts.length === 1);
+    await waitUntil('the adopted server is restarted', () => f.restarts.length === 1, 5000);
     assert.equal(processStateOf(adopted.pid), 'Z', 'it is a zombie, which signal 0 still reaches');
     assert.equal(f.restarts[0]!.previousExit, 'ended (exit status unknown)');
     await supervised.stop('SIGTERM', 2000);

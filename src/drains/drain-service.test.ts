@@ -10,16 +10,9 @@ import { LogHub } from '../logs/log-hub.js';
 import { Store } from '../store/store.js';
 import { DrainService } from './drain-service.js';
 import { EgressGuard } from '../network/egress-guard.js';
+import { waitUntil } from '../../test/support/wait.js';
 
 const MiB = 1024 * 1024;
-
-async function waitFor(what: string, probe: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 test('a receiver answering errors is retried without holding the log; a full buffer is told once per period', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'drain-service-'));
@@ -71,7 +64,7 @@ test('a receiver answering errors is retried without holding the log; a full buf
     const started = performance.now();
     for (let i = 1; i <= 30_000; i++) logs.append(app.id, 'out', `line ${String(i).padStart(6, '0')} ${'x'.repeat(40)}`);
     assert.ok(performance.now() - started < 5_000, 'appending did not wait');
-    await waitFor('the drain failing', () => service.status(drain.id)!.state === 'failing');
+    await waitUntil('the drain failing', () => service.status(drain.id)!.state === 'failing', 20_000);
     assert.ok(attempts >= 1, 'the receiver was asked');
     const status = service.status(drain.id)!;
     assert.match(status.last_error ?? '', /answered 503/);
@@ -83,11 +76,11 @@ test('a receiver answering errors is retried without holding the log; a full buf
     assert.match(dropping[0]!.summary, /dropping lines/);
     // More lines dropped within the period: no second event.
     for (let i = 30_001; i <= 40_000; i++) logs.append(app.id, 'out', `line ${String(i).padStart(6, '0')} ${'x'.repeat(40)}`);
-    await waitFor('more lines dropped', () => service.status(drain.id)!.dropped > status.dropped);
+    await waitUntil('more lines dropped', () => service.status(drain.id)!.dropped > status.dropped, 20_000);
     assert.equal(told.filter((e) => e.type === 'drain.dropping').length, 1);
     // The receiver recovers: what was kept arrives, the newest lines, in order.
     failing = false;
-    await waitFor('the buffer emptied', () => service.status(drain.id)!.waiting === 0, 30_000);
+    await waitUntil('the buffer emptied', () => service.status(drain.id)!.waiting === 0, 30_000);
     const numbers = received.map((m) => Number(m.split(' ')[1]));
     assert.equal(numbers.at(-1), 40_000);
     for (let i = 1; i < numbers.length; i++) assert.equal(numbers[i], numbers[i - 1]! + 1);

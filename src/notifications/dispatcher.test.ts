@@ -10,16 +10,7 @@ import { Store } from '../store/store.js';
 import { PlatformEvents } from '../core/platform-events.js';
 import { NotificationDispatcher } from './dispatcher.js';
 import { EgressGuard } from '../network/egress-guard.js';
-
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+import { waitUntil } from '../../test/support/wait.js';
 
 /** A synthetic event (a cron run failing) through the real dispatcher to a real HTTP receiver on loopback. */
 test('an event is delivered signed, retried after errors with backoff, and given up after the bounded attempts', async () => {
@@ -81,10 +72,14 @@ test('an event is delivered signed, retried after errors with backoff, and given
     events.publish({ type: 'cron.failed', appId: app.id, summary: 'Job 1 of shop exited with 3', details: { exit_code: 3 } });
     returned = true;
     assert.ok(returned && bodies.length === 0, 'publishing returns before anything is sent');
-    const [delivery] = await until('delivered', () => {
-      const rows = store.notificationDeliveries.ofWebhook(ok.id, 5);
-      return rows[0]?.state === 'delivered' ? rows : undefined;
-    });
+    const [delivery] = await waitUntil(
+      'delivered',
+      () => {
+        const rows = store.notificationDeliveries.ofWebhook(ok.id, 5);
+        return rows[0]?.state === 'delivered' ? rows : undefined;
+      },
+      10_000,
+    );
     assert.ok(Date.now() - started >= 30, 'the retry waited');
     assert.deepEqual(
       store.notificationDeliveries.attemptsOf(delivery!.id).map((a) => [a.attempt, a.ok, a.status_code]),
@@ -102,10 +97,14 @@ test('an event is delivered signed, retried after errors with backoff, and given
     // Always 503: three attempts (one and two retries), then failed for good.
     plan = [503, 503, 503, 503];
     events.publish({ type: 'cron.failed', appId: app.id, summary: 'Job 1 of shop exited with 4', details: { exit_code: 4 } });
-    const failed = await until('failed', () => {
-      const row = store.notificationDeliveries.ofWebhook(ok.id, 5)[0];
-      return row && row.id !== delivery!.id && row.state === 'failed' ? row : undefined;
-    });
+    const failed = await waitUntil(
+      'failed',
+      () => {
+        const row = store.notificationDeliveries.ofWebhook(ok.id, 5)[0];
+        return row && row.id !== delivery!.id && row.state === 'failed' ? row : undefined;
+      },
+      10_000,
+    );
     assert.equal(failed.attempts, 3);
     assert.equal(failed.next_attempt_at, null);
     assert.deepEqual(answers.slice(2), [503, 503, 503]);
@@ -114,10 +113,14 @@ test('an event is delivered signed, retried after errors with backoff, and given
     store.webhooks.add({ appId: app.id, name: 'gone', url: 'http://127.0.0.1:1/', format: 'slack', events: [], secret: 's3' });
     events.publish({ type: 'drain.dropping', appId: app.id, summary: 'Drain d of shop dropped 10 lines', details: {} });
     const gone = store.webhooks.byName(app.id, 'gone')!;
-    const refused = await until('refused attempts', () => {
-      const row = store.notificationDeliveries.ofWebhook(gone.id, 1)[0];
-      return row?.state === 'failed' ? row : undefined;
-    });
+    const refused = await waitUntil(
+      'refused attempts',
+      () => {
+        const row = store.notificationDeliveries.ofWebhook(gone.id, 1)[0];
+        return row?.state === 'failed' ? row : undefined;
+      },
+      10_000,
+    );
     assert.match(store.notificationDeliveries.attemptsOf(refused.id)[0]!.error!, /ECONNREFUSED/);
     assert.deepEqual(logged, []);
   } finally {

@@ -4,6 +4,7 @@ import { Store } from '../store/store.js';
 import { PlatformEvents } from '../core/platform-events.js';
 import type { MailSender } from './mail-sender.js';
 import { type DispatcherOptions, NotificationDispatcher } from './dispatcher.js';
+import { waitUntil } from '../../test/support/wait.js';
 
 /**
  * The real dispatcher and store, with a mail sender standing in for SMTP: mail to the slow
@@ -47,25 +48,17 @@ test("one organisation's receiver that never answers does not delay another orga
   try {
     // More than every slot's worth of the slow organisation's deliveries, first.
     for (let i = 0; i < 8; i++) events.publish({ type: 'cron.failed', appId: slow.id, summary: `slow ${i}`, details: {} });
-    await until(() => hanging.length === 2);
+    await waitUntil('the slow organisation to fill its two slots', () => hanging.length === 2, 5000);
     events.publish({ type: 'cron.failed', appId: quick.id, summary: 'quick', details: {} });
-    await until(() => sent.length === 1);
+    await waitUntil('the quick delivery', () => sent.length === 1, 5000);
     assert.deepEqual(sent, ['ops@quick.example']);
     assert.equal(hanging.length, 2, 'the slow organisation holds its own two slots, no more');
     // Its next delivery starts once one of its own ends.
     hanging.shift()!();
-    await until(() => hanging.length === 2);
+    await waitUntil('the next slow delivery', () => hanging.length === 2, 5000);
   } finally {
     for (const end of hanging.splice(0)) end();
     await dispatcher.stop();
     store.close();
   }
 });
-
-async function until(probe: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

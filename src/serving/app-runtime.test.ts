@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { FAKE_DOMAIN, type FakePlatform, fakePlatform } from '../../test/support/fakes/fake-platform.js';
 import type { FakeInstance } from '../../test/support/fakes/fake-instance-backend.js';
+import { waitUntil } from '../../test/support/wait.js';
 
 let p: FakePlatform;
 before(async () => {
@@ -33,14 +34,6 @@ function getThroughRouter(host: string): Promise<{ status: number; body: string 
     });
     req.on('error', reject);
   });
-}
-
-async function until(what: string, probe: () => boolean, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 test('scaling up starts health-checked instances that join the table; scaling down drains the highest numbers', async () => {
@@ -117,7 +110,7 @@ test('a crashed instance leaves the routing table and comes back once it runs ag
   await p.settle();
   const [a, b] = p.runtime.instancesOf(app.id) as FakeInstance[];
   a!.crash(200);
-  await until('the crashed instance to leave the table', () => upstreamPorts(app.id).join() === String(b!.port));
-  await until('the restarted instance to come back', () => upstreamPorts(app.id).length === 2);
+  await waitUntil('the crashed instance to leave the table', () => upstreamPorts(app.id).join() === String(b!.port), 3000);
+  await waitUntil('the restarted instance to come back', () => upstreamPorts(app.id).length === 2, 3000);
   assert.equal(a!.restarts(), 1);
 });

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { FAKE_DOMAIN, type FakePlatform, fakePlatform } from '../../test/support/fakes/fake-platform.js';
 import type { FakeInstance } from '../../test/support/fakes/fake-instance-backend.js';
 import type { AppRow } from '../store/apps.js';
+import { waitUntil } from '../../test/support/wait.js';
 
 let p: FakePlatform;
 const replaced: string[] = [];
@@ -34,14 +35,6 @@ const upstreamPorts = (appId: string) => (p.router.upstreamsOf(`${appId}.${FAKE_
 const appLog = (appId: string) => p.logs.lines.get(appId) ?? [];
 const livenessChecksOf = (instance: FakeInstance) => p.events.filter((e) => e === `health-check ${instance.id} /`).length - 1; // the first is the deployment's
 
-async function until(what: string, probe: () => boolean, timeoutMs = 8000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /** An app of `count` instances whose instances answer 503 once their id is in `sick`. */
 async function deployed(name: string, count: number, vars: Record<string, string>, sick: Set<string>): Promise<AppRow> {
   const app = p.app(name);
@@ -58,12 +51,12 @@ test('an instance that stops answering 200 leaves the router at once and is repl
   const app = await deployed('liveness-two', 2, FAST, sick);
   const [healthy, stuck] = p.runtime.instancesOf(app.id) as FakeInstance[];
   // Positive control: the monitor checks a healthy instance, which stays.
-  await until('a few liveness checks', () => livenessChecksOf(stuck!) >= 2);
+  await waitUntil('a few liveness checks', () => livenessChecksOf(stuck!) >= 2, 8000);
 
   sick.add(stuck!.id);
-  await until('the stuck instance to leave the router', () => !upstreamPorts(app.id).includes(stuck!.port));
+  await waitUntil('the stuck instance to leave the router', () => !upstreamPorts(app.id).includes(stuck!.port), 8000);
   assert.ok(upstreamPorts(app.id).includes(healthy!.port), 'the healthy instance keeps serving meanwhile');
-  await until('the replacement', () => stuck!.state() === 'stopped' && upstreamPorts(app.id).length === 2);
+  await waitUntil('the replacement', () => stuck!.state() === 'stopped' && upstreamPorts(app.id).length === 2, 8000);
 
   const [first, fresh] = p.runtime.instancesOf(app.id);
   assert.equal(first, healthy);
@@ -103,7 +96,7 @@ test('a replacement that fails its health check is tried again after the back-of
   const app = await deployed('liveness-retry', 1, FAST, sick);
   const [stuck] = p.runtime.instancesOf(app.id) as FakeInstance[];
   sick.add('*');
-  await until('a failed replacement', () => appLog(app.id).some((l) => l.startsWith('The replacement of instance 0 failed')));
+  await waitUntil('a failed replacement', () => appLog(app.id).some((l) => l.startsWith('The replacement of instance 0 failed')), 8000);
   assert.ok(
     appLog(app.id).some((l) => /^Instance 0 answered GET \/ with 503 for \d+ s: a replacement starts .*no other instance answers/.test(l)),
     appLog(app.id).join('\n'),
@@ -114,10 +107,10 @@ test('a replacement that fails its health check is tried again after the back-of
   assert.equal(activity!.state, 'WIP', 'the replacement is in progress');
 
   sick.clear();
-  await until('the second try to serve', () => upstreamPorts(app.id).length === 1 && upstreamPorts(app.id)[0] !== stuck!.port);
+  await waitUntil('the second try to serve', () => upstreamPorts(app.id).length === 1 && upstreamPorts(app.id)[0] !== stuck!.port, 8000);
   const [fresh] = p.runtime.instancesOf(app.id);
   assert.equal(fresh!.spec.instanceNumber, 0);
-  await until('the stuck instance to stop', () => stuck!.state() === 'stopped');
+  await waitUntil('the stuck instance to stop', () => stuck!.state() === 'stopped', 8000);
   const started = p.backend.started.filter((i) => i.spec.appId === app.id);
   assert.equal(started.length, 3, 'the deployed instance, a failed replacement, the one that serves');
   assert.equal(started[1]!.state(), 'stopped', 'the failed replacement was stopped');
@@ -129,12 +122,14 @@ test('when every instance fails its checks (a checked dependency is down), none 
   const app = await deployed('liveness-all-failing', 2, FAST, sick);
   const both = p.runtime.instancesOf(app.id) as FakeInstance[];
   sick.add('*');
-  await until('both replacements to fail once', () =>
-    [0, 1].every((n) => appLog(app.id).some((l) => l.startsWith(`The replacement of instance ${n} failed`))),
+  await waitUntil(
+    'both replacements to fail once',
+    () => [0, 1].every((n) => appLog(app.id).some((l) => l.startsWith(`The replacement of instance ${n} failed`))),
+    8000,
   );
   assert.deepEqual(upstreamPorts(app.id), both.map((i) => i.port).sort());
   sick.clear();
-  await until('both to be replaced', () => both.every((i) => i.state() === 'stopped') && upstreamPorts(app.id).length === 2);
+  await waitUntil('both to be replaced', () => both.every((i) => i.state() === 'stopped') && upstreamPorts(app.id).length === 2, 8000);
 });
 
 test('an app with SLIPWAY_LIVENESS=off is not checked once it serves', async () => {
@@ -145,7 +140,7 @@ test('an app with SLIPWAY_LIVENESS=off is not checked once it serves', async () 
   const [checked] = p.runtime.instancesOf(on.id) as FakeInstance[];
   sick.add(quiet!.id);
   // Positive control: in the same time the other app's instance is checked twice.
-  await until('two checks of the app that did not opt out', () => livenessChecksOf(checked!) >= 2);
+  await waitUntil('two checks of the app that did not opt out', () => livenessChecksOf(checked!) >= 2, 8000);
   assert.equal(livenessChecksOf(quiet!), 0);
   assert.deepEqual(upstreamPorts(off.id), [quiet!.port]);
 });
@@ -156,29 +151,29 @@ test('after a crash restart, failed checks do not count while the instance boots
   const [instance] = p.runtime.instancesOf(app.id) as FakeInstance[];
   sick.add(instance!.id);
   instance!.crash(20);
-  await until('the restart', () => instance!.restarts() === 1 && instance!.state() === 'running');
+  await waitUntil('the restart', () => instance!.restarts() === 1 && instance!.state() === 'running', 8000);
   const checksBefore = livenessChecksOf(instance!);
   // Positive control: it is checked (and fails) more times than the failures allowed.
-  await until('three more checks', () => livenessChecksOf(instance!) >= checksBefore + 3);
+  await waitUntil('three more checks', () => livenessChecksOf(instance!) >= checksBefore + 3, 8000);
   assert.deepEqual(upstreamPorts(app.id), [instance!.port]);
   assert.equal(p.store.deployments.listForApp(app.id, 1)[0]!.cause, 'test');
   assert.ok(!appLog(app.id).some((l) => l.startsWith('Liveness: instance 0')), 'no failure counted');
 
   // Once it answered, failures count again.
   sick.clear();
-  await until('a good check', () => livenessChecksOf(instance!) >= checksBefore + 5);
+  await waitUntil('a good check', () => livenessChecksOf(instance!) >= checksBefore + 5, 8000);
   sick.add(instance!.id);
-  await until('the replacement', () => instance!.state() === 'stopped' && upstreamPorts(app.id).length === 1);
+  await waitUntil('the replacement', () => instance!.state() === 'stopped' && upstreamPorts(app.id).length === 1, 8000);
 });
 
 test('an instance that leaves service while it is being replaced ends the replacement as cancelled', async () => {
   const sick = new Set<string>();
   const app = await deployed('liveness-stopped', 1, FAST, sick);
   sick.add('*');
-  await until('a failed replacement', () => appLog(app.id).some((l) => l.startsWith('The replacement of instance 0 failed')));
+  await waitUntil('a failed replacement', () => appLog(app.id).some((l) => l.startsWith('The replacement of instance 0 failed')), 8000);
   await p.runtime.stop(app.id);
   const [activity] = p.store.deployments.listForApp(app.id, 1);
-  await until('the replacement to end', () => p.store.deployments.byId(activity!.id)!.state !== 'WIP');
+  await waitUntil('the replacement to end', () => p.store.deployments.byId(activity!.id)!.state !== 'WIP', 8000);
   assert.equal(p.store.deployments.byId(activity!.id)!.state, 'CANCELLED');
   assert.match(p.store.deployments.byId(activity!.id)!.message!, /left service before a replacement was ready/);
 });
@@ -218,7 +213,7 @@ test('an instance that passes its health check and then fails its checks is repl
       .listForApp(app.id, 100)
       .filter((d) => d.cause === 'instance 0 stopped answering' && d.state === 'OK')
       .map((d) => d);
-  await until('four replacements', () => replacedAt().length >= 4, 15_000);
+  await waitUntil('four replacements', () => replacedAt().length >= 4, 15_000);
   const messages = replacedAt()
     .reverse()
     .map((d) => d.message!);

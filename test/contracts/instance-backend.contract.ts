@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import http from 'node:http';
 import type { Instance, InstanceBackend, InstanceSpec, LogStream } from '../../src/instances/backend.js';
 import type { SandboxIdentity } from '../../src/sandbox/sandbox-identity.js';
+import { waitUntil } from '../support/wait.js';
 
 /** Node as installed by Debian's package: readable and executable by any user. */
 export const CONTRACT_NODE = '/usr/bin/node';
@@ -109,21 +110,6 @@ function missingSandbox(): never {
   throw new Error('Call setContractSandbox() with the user and limits of the contract instances first.');
 }
 
-export async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await probe();
-      if (v !== undefined && v !== false) return v;
-    } catch (e) {
-      lastError = e;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ''}`);
-}
-
 export function httpGetJson(address: string, port: number): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const req = http.get({ host: address, port, path: '/', agent: false, timeout: 2000 }, (res) => {
@@ -209,7 +195,7 @@ export function runInstanceBackendContract(subject: ContractSubject): void {
       try {
         assert.equal(inst.id, s.spec.instanceId);
         assert.equal(inst.spec, s.spec);
-        assert.equal(await waitFor('the instance to answer', () => httpStatus(inst.address, inst.port)), 200);
+        assert.equal(await waitUntil('the instance to answer', () => httpStatus(inst.address, inst.port), 10_000), 200);
         assert.equal(inst.state(), 'running');
         assert.ok(backend.list().some((i) => i.id === inst.id));
         assert.ok(hasLine(s.logs, 'system', /started/), JSON.stringify(s.logs));
@@ -221,7 +207,7 @@ export function runInstanceBackendContract(subject: ContractSubject): void {
     test('stop ends the instance: logged, stopped, unlisted, nothing answers any more', async () => {
       const s = contractSpec(releaseDir);
       const inst = await backend.start(s.spec);
-      await waitFor('the instance to answer', () => httpStatus(inst.address, inst.port));
+      await waitUntil('the instance to answer', () => httpStatus(inst.address, inst.port), 10_000);
       await inst.stop(5000);
       assert.equal(inst.state(), 'stopped');
       assert.ok(hasLine(s.logs, 'system', /stopping/), JSON.stringify(s.logs));
@@ -250,8 +236,8 @@ export function runInstanceBackendContract(subject: ContractSubject): void {
           assert.equal(ib.port, 8080);
           assert.notEqual(ia.address, ib.address);
           assert.equal(ia.id, a.spec.instanceId);
-          const ra = await waitFor('instance A to answer', () => httpGetJson(ia.address, ia.port));
-          const rb = await waitFor('instance B to answer', () => httpGetJson(ib.address, ib.port));
+          const ra = await waitUntil('instance A to answer', () => httpGetJson(ia.address, ia.port), 10_000);
+          const rb = await waitUntil('instance B to answer', () => httpGetJson(ib.address, ib.port), 10_000);
           assert.equal(ra.instance, a.spec.instanceId);
           assert.equal(rb.instance, b.spec.instanceId);
           assert.equal(ia.state(), 'running');
@@ -266,7 +252,7 @@ export function runInstanceBackendContract(subject: ContractSubject): void {
         const s = contractSpec(releaseDir, { extraEnv: { SECRET_LOOKING: 'x=y; $(nothing) "quoted"' } });
         const inst = await backend.start(s.spec);
         try {
-          const r = await waitFor('the instance to answer', () => httpGetJson(inst.address, inst.port));
+          const r = await waitUntil('the instance to answer', () => httpGetJson(inst.address, inst.port), 10_000);
           assert.equal(r.greeting, s.spec.env.GREETING);
           assert.deepEqual(r.envKeys, Object.keys(s.spec.env).sort(), 'env must be exactly spec.env');
           assert.equal(r.cwd, releaseDir);
@@ -282,8 +268,8 @@ export function runInstanceBackendContract(subject: ContractSubject): void {
         const s = contractSpec(releaseDir);
         const inst = await backend.start(s.spec);
         try {
-          await waitFor('stdout line', () => hasLine(s.logs, 'out', new RegExp(`^listening on 8080 as ${s.spec.instanceId}$`)));
-          await waitFor('stderr line', () => hasLine(s.logs, 'err', /^ready on stderr$/));
+          await waitUntil('stdout line', () => hasLine(s.logs, 'out', new RegExp(`^listening on 8080 as ${s.spec.instanceId}$`)), 10_000);
+          await waitUntil('stderr line', () => hasLine(s.logs, 'err', /^ready on stderr$/), 10_000);
           assert.ok(hasLine(s.logs, 'system', /started/), JSON.stringify(s.logs));
         } finally {
           await inst.stop(2000);
@@ -296,7 +282,7 @@ export function runInstanceBackendContract(subject: ContractSubject): void {
         });
         const inst = await backend.start(ok.spec);
         try {
-          await waitFor('server output', () => hasLine(ok.logs, 'out', /^listening on 8080/));
+          await waitUntil('server output', () => hasLine(ok.logs, 'out', /^listening on 8080/), 10_000);
           const before = ok.logs.findIndex((l) => l.line.startsWith('before start in '));
           const served = ok.logs.findIndex((l) => l.line.startsWith('listening on 8080'));
           assert.ok(before >= 0 && before < served, JSON.stringify(ok.logs));
@@ -318,8 +304,8 @@ export function runInstanceBackendContract(subject: ContractSubject): void {
         const s = contractSpec(releaseDir, { script: 'crash.cjs' });
         const inst = await backend.start(s.spec);
         try {
-          await waitFor('a restart', () => inst.restarts() >= 1, 15_000);
-          await waitFor('the second boot', () => s.logs.filter((l) => l.line === 'crashing app booting').length >= 2, 15_000);
+          await waitUntil('a restart', () => inst.restarts() >= 1, 15_000);
+          await waitUntil('the second boot', () => s.logs.filter((l) => l.line === 'crashing app booting').length >= 2, 15_000);
           assert.ok(hasLine(s.logs, 'err', /^crashing app gives up$/));
           assert.ok(hasLine(s.logs, 'system', /crash.*(code 3)/i), JSON.stringify(s.logs));
           assert.ok(hasLine(s.logs, 'system', /restart/i), JSON.stringify(s.logs));
@@ -332,7 +318,7 @@ export function runInstanceBackendContract(subject: ContractSubject): void {
       test('stop sends SIGTERM and captures what the app logs then', async () => {
         const s = contractSpec(releaseDir);
         const inst: Instance = await backend.start(s.spec);
-        await waitFor('the instance to answer', () => httpGetJson(inst.address, inst.port));
+        await waitUntil('the instance to answer', () => httpGetJson(inst.address, inst.port), 10_000);
         await inst.stop(5000);
         assert.ok(hasLine(s.logs, 'out', /^got SIGTERM, shutting down$/), JSON.stringify(s.logs));
       });
@@ -342,7 +328,11 @@ export function runInstanceBackendContract(subject: ContractSubject): void {
           const kept = contractSpec(releaseDir);
           const orphan = contractSpec(releaseDir);
           const [a, b] = await Promise.all([backend.start(kept.spec), backend.start(orphan.spec)]);
-          await waitFor('both instances to answer', async () => (await httpStatus(a.address, a.port)) && httpStatus(b.address, b.port));
+          await waitUntil(
+            'both instances to answer',
+            async () => (await httpStatus(a.address, a.port)) && httpStatus(b.address, b.port),
+            10_000,
+          );
           await backend.detach();
           assert.deepEqual(backend.list(), [], 'the backend let go of its instances');
           assert.equal(a.state(), 'running', 'detach stops nothing');
@@ -377,8 +367,10 @@ export function runInstanceBackendContract(subject: ContractSubject): void {
             );
             assert.equal((await httpGetJson(inst.address, inst.port)).instance, kept.spec.instanceId);
             assert.ok(!hasLine(logs, 'out', /^listening on 8080/), 'not started again');
-            await waitFor('the orphan to stop', async () =>
-              (await httpStatus(b.address, b.port).catch(() => 0)) === 0 ? true : undefined,
+            await waitUntil(
+              'the orphan to stop',
+              async () => ((await httpStatus(b.address, b.port).catch(() => 0)) === 0 ? true : undefined),
+              10_000,
             );
             // What the adopted instance prints from now on reaches the new callbacks.
             await inst.stop(5000);
@@ -395,7 +387,7 @@ export function runInstanceBackendContract(subject: ContractSubject): void {
       test('an app ignoring SIGTERM is killed after the grace period', async () => {
         const s = contractSpec(releaseDir, { script: 'stubborn.cjs' });
         const inst = await backend.start(s.spec);
-        await waitFor('the app to run', () => hasLine(s.logs, 'out', /^stubborn app up$/));
+        await waitUntil('the app to run', () => hasLine(s.logs, 'out', /^stubborn app up$/), 10_000);
         const t0 = Date.now();
         await inst.stop(500);
         const took = Date.now() - t0;

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, getThroughRouter, gitPush, newRelease } from '../support/deploy.js';
+import { waitUntil } from '../support/wait.js';
 import { validate, type Schema } from '../../src/api/schema.js';
 
 /**
@@ -107,23 +108,20 @@ async function call<T = Record<string, unknown>>(
 }
 
 /** Waits for a deployment to end through the API, and returns it. */
-async function waitFor(appId: string, deploymentId: string): Promise<{ state: string; id: string }> {
-  const deadline = Date.now() + 600_000;
-  for (;;) {
-    const { deployment } = await call<{ deployment: { state: string; id: string } }>(
-      'GET',
-      `/v1/apps/${appId}/deployments/${deploymentId}`,
-      undefined,
-      { expect: 200 },
-    );
-    if (deployment.state !== 'WIP') return deployment;
-    if (Date.now() > deadline) throw new Error(`deployment ${deploymentId} did not end`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
+function deploymentEnd(appId: string, deploymentId: string): Promise<{ state: string; id: string }> {
+  return waitUntil(
+    `deployment ${deploymentId} to end`,
+    async () => {
+      const path = `/v1/apps/${appId}/deployments/${deploymentId}`;
+      const { deployment } = await call<{ deployment: { state: string; id: string } }>('GET', path, undefined, { expect: 200 });
+      return deployment.state !== 'WIP' ? deployment : undefined;
+    },
+    600_000,
+  );
 }
 
 async function deployedOk(appId: string, deploymentId: string): Promise<void> {
-  const end = await waitFor(appId, deploymentId);
+  const end = await deploymentEnd(appId, deploymentId);
   assert.equal(end.state, 'OK', `deployment ${deploymentId} ended ${end.state}`);
 }
 

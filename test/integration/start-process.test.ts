@@ -12,6 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, commitAll, createApp, deploymentLog, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { waitUntil } from '../support/wait.js';
 
 let daemon: TestDaemon;
 /** The npm app and the Yarn Plug'n'Play app whose start script is a binary. */
@@ -45,16 +46,6 @@ function processesOfApp(appId: string): Proc[] {
 
 async function appLog(appId: string): Promise<string> {
   return (await daemon.cli(['logs', '--app', appId])).stdout;
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
 }
 
 /** Checks the example out with a prestart script, so the run phase has a before-start command. */
@@ -108,10 +99,14 @@ function assertOnlyInitAndNode(appId: string): void {
 async function stopAndExpectSigterm(appId: string, said: RegExp[]): Promise<void> {
   const stop = await daemon.cli(['stop', '--app', appId]);
   assert.equal(stop.code, 0, stop.stderr);
-  const log = await waitFor('the app to log its SIGTERM and exit', async () => {
-    const text = await appLog(appId);
-    return said.every((words) => words.test(text)) ? text : undefined;
-  });
+  const log = await waitUntil(
+    'the app to log its SIGTERM and exit',
+    async () => {
+      const text = await appLog(appId);
+      return said.every((words) => words.test(text)) ? text : undefined;
+    },
+    30_000,
+  );
   assert.match(log, /process ended after SIGTERM \(exited with code 0\)/);
   assert.deepEqual(processesOfApp(appId), [], 'nothing of the app is left');
 }

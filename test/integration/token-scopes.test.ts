@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { SLIPWAY_BIN } from '../support/cli.js';
 import { checkoutExample, createApp, deploymentLog, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { waitUntil } from '../support/wait.js';
 
 // Token scopes (read, deploy, full), a token never making one with more power or a longer life,
 // and open sessions (a followed log, `slipway run`) ending within seconds of a revocation or of
@@ -39,11 +40,6 @@ function background(args: string[], token: string): { ended: Promise<{ code: num
   setTimeout(() => child.kill('SIGKILL'), 60_000).unref();
   return { ended };
 }
-
-const waitFor = async (what: string, check: () => boolean) => {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 50));
-  assert.ok(check(), what);
-};
 
 before(async () => {
   daemon = await startDaemon();
@@ -109,7 +105,7 @@ test('revoking a token ends the log it follows within seconds', async () => {
   assert.equal(ended, undefined, 'the follow runs before the revocation (positive control)');
   const revokedAt = Date.now();
   assert.equal((await daemon.cli(['tokens', 'revoke', id])).code, 0);
-  await waitFor('the follow to end', () => ended !== undefined);
+  await waitUntil('the follow to end', () => ended !== undefined, 10_000);
   assert.ok(ended!.at - revokedAt < 5000, `ended ${ended!.at - revokedAt} ms after the revocation`);
 });
 
@@ -126,7 +122,7 @@ test('removing a member ends their `slipway run` session within seconds', async 
   const removedAt = Date.now();
   const removed = await daemon.cli(['org', 'remove-member', 'default', 'dora']);
   assert.equal(removed.code, 0, removed.stderr);
-  await waitFor('the session to end', () => ended !== undefined);
+  await waitUntil('the session to end', () => ended !== undefined, 10_000);
   assert.ok(ended!.at - removedAt < 5000, `ended ${ended!.at - removedAt} ms after the removal`);
   assert.match(ended!.output, /no longer a member of the application's organisation/);
 });

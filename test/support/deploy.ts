@@ -5,6 +5,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { request } from 'node:http';
 import type { TestDaemon } from './daemon.js';
+import { waitUntil } from './wait.js';
 
 export const EXAMPLES = fileURLToPath(new URL('../../examples/', import.meta.url));
 
@@ -134,24 +135,24 @@ export function getThroughRouter(
 }
 
 /** Waits for the deployment of a commit to end; returns its final record. */
-export async function waitForDeploymentOf(
+export function waitForDeploymentOf(
   daemon: TestDaemon,
   appId: string,
   commit: string,
   timeoutMs = 600_000,
 ): Promise<{ id: string; state: string; message: string | null }> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const list = await daemon.cli(['activity', '--app', appId, '--format', 'json', '--limit', '20']);
-    if (list.code === 0) {
+  return waitUntil(
+    `the deployment of ${commit} to end`,
+    async () => {
+      const list = await daemon.cli(['activity', '--app', appId, '--format', 'json', '--limit', '20']);
+      if (list.code !== 0) return undefined;
       const found = (JSON.parse(list.stdout) as Array<{ id: string; commit: string; state: string; message: string | null }>).find(
         (d) => d.commit === commit,
       );
-      if (found && found.state !== 'WIP') return found;
-    }
-    await new Promise((r) => setTimeout(r, 500));
-  }
-  throw new Error(`deployment of ${commit} did not end within ${timeoutMs} ms`);
+      return found && found.state !== 'WIP' ? found : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** The deployment log as plain lines. */

@@ -6,7 +6,6 @@ import type { LocalNetnsBackend } from './local-netns-backend.js';
 import {
   contractSpec,
   writeContractRelease,
-  waitFor,
   CONTRACT_NODE,
   setContractSandbox,
 } from '../../../test/contracts/instance-backend.contract.js';
@@ -17,6 +16,7 @@ import {
   TEST_PREFIX as PREFIX,
 } from '../../../test/support/local-backend.js';
 import { runCommand } from '../../executor/run-command.js';
+import { waitUntil } from '../../../test/support/wait.js';
 
 // The interface's behaviour is checked by test/contracts/instance-backend.test.ts; these are the
 // local backend's own promises (namespaces, addresses, leftovers of a crashed daemon).
@@ -86,7 +86,7 @@ describe('LocalNetnsBackend specifics', { skip }, () => {
     });
     const inst = await backend.start(s.spec);
     try {
-      await waitFor('the reply from the host', () => s.logs.some((l) => l.line === 'host said: pong from host'));
+      await waitUntil('the reply from the host', () => s.logs.some((l) => l.line === 'host said: pong from host'), 10_000);
     } finally {
       await inst.stop(1000);
       server.close();
@@ -113,7 +113,7 @@ describe('LocalNetnsBackend specifics', { skip }, () => {
     assert.match(route, /default via 10\.78\.0\.1 dev eth0/);
     assert.match((await sh(['ip', '-n', ns!, '-o', 'link', 'show', 'dev', 'lo'])).out, /UP|UNKNOWN/);
 
-    await waitFor('the status lines', () => s.logs.some((l) => l.line.startsWith('NoNewPrivs:')));
+    await waitUntil('the status lines', () => s.logs.some((l) => l.line.startsWith('NoNewPrivs:')), 10_000);
     const status = Object.fromEntries(
       s.logs
         .filter((l) => l.stream === 'out' && /^[A-Za-z]+:/.test(l.line))
@@ -149,7 +149,7 @@ describe('LocalNetnsBackend specifics', { skip }, () => {
         });
     const s = contractSpec(releaseDir, { command: ['sh', '-c', 'echo held; exec sleep 60'] });
     const inst = await backend.start(s.spec);
-    await waitFor('the app to print', () => s.logs.some((l) => l.line === 'held'));
+    await waitUntil('the app to print', () => s.logs.some((l) => l.line === 'held'), 10_000);
     const [monitor, ...others] = monitors();
     assert.ok(monitor !== undefined && others.length === 0, `one conmon for the one sandbox: ${monitors()}`);
     const [init] = children(monitor);
@@ -179,7 +179,7 @@ describe('LocalNetnsBackend specifics', { skip }, () => {
     const s = contractSpec(releaseDir, { command: [CONTRACT_NODE, '-e', 'process.exit(1)'] });
     const inst = await backend.start(s.spec);
     try {
-      await waitFor('two restarts scheduled', () => s.logs.filter((l) => /restarting in/.test(l.line)).length >= 2, 10_000);
+      await waitUntil('two restarts scheduled', () => s.logs.filter((l) => /restarting in/.test(l.line)).length >= 2, 10_000);
       const delays = s.logs.filter((l) => /restarting in/.test(l.line)).map((l) => l.line);
       assert.match(delays[0]!, /restarting in 1 s \(restart #1\)/);
       assert.match(delays[1]!, /restarting in 2 s \(restart #2\)/);

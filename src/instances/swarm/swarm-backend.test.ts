@@ -17,12 +17,12 @@ import { RegistryAccess, dockerCaFile } from './registry.js';
 import {
   contractSpec,
   setContractSandbox,
-  waitFor,
   writeContractRelease,
   CONTRACT_NODE,
 } from '../../../test/contracts/instance-backend.contract.js';
 import type { SwarmBackend } from './swarm-backend.js';
 import { DockerApi } from './docker-api.js';
+import { waitUntil } from '../../../test/support/wait.js';
 
 const missing = await swarmBackendMissing();
 const docker = new DockerApi();
@@ -72,8 +72,8 @@ describe('SwarmBackend specifics', { skip: missing ? `swarm: ${missing}` : false
         env: { ...s.spec.env, INSTANCE_ID: secondId },
         onLog: (stream, line) => second.logs.push({ stream, line }),
       });
-      await waitFor('the worker line', () => s.logs.some((l) => /^\[worker\] working as [1-9]\d*$/.test(l.line)), 30_000);
-      await waitFor('the second worker line', () => second.logs.some((l) => /^\[worker\] working as [1-9]\d*$/.test(l.line)), 30_000);
+      await waitUntil('the worker line', () => s.logs.some((l) => /^\[worker\] working as [1-9]\d*$/.test(l.line)), 30_000);
+      await waitUntil('the second worker line', () => second.logs.some((l) => /^\[worker\] working as [1-9]\d*$/.test(l.line)), 30_000);
       const services = () =>
         docker.json<Array<{ Spec: { Labels: Record<string, string>; Mode: { Replicated: { Replicas: number } } } }>>({
           path: '/services',
@@ -128,7 +128,7 @@ describe('SwarmBackend specifics', { skip: missing ? `swarm: ${missing}` : false
           })
           .on('error', reject),
       );
-    const answer = async (i: { address: string }) => JSON.parse(await waitFor('an answer', () => get(i.address), 10_000)) as unknown;
+    const answer = async (i: { address: string }) => JSON.parse(await waitUntil('an answer', () => get(i.address), 10_000)) as unknown;
     const instances = await Promise.all(specs.map((s) => backend.start(s.spec)));
     try {
       const [service, ...others] = await services();
@@ -143,8 +143,8 @@ describe('SwarmBackend specifics', { skip: missing ? `swarm: ${missing}` : false
       assert.equal(instances[1]!.restarts(), 0, 'the stop of another replica is not a crash of this one');
       await get(instances[1]!.address, '/crash').catch(() => undefined);
       const hooks = () => specs[1]!.logs.filter((l) => l.line === 'before start of replica-1').length;
-      await waitFor('before-start again in the restarted task', () => hooks() === 2, 30_000);
-      await waitFor(
+      await waitUntil('before-start again in the restarted task', () => hooks() === 2, 30_000);
+      await waitUntil(
         'the restarted task to run',
         () => instances[1]!.state() === 'running' && specs[1]!.logs.some((l) => /^running again/.test(l.line)),
         30_000,

@@ -13,10 +13,10 @@ import { connect as tlsConnect } from 'node:tls';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { HaproxyRouter } from './haproxy-router.js';
 import type { AccessRecord, HostRoute, TlsCertificate, Upstream } from '../router.js';
 import { freePort } from '../../../test/support/free-port.js';
+import { waitUntil } from '../../../test/support/wait.js';
 
 interface TestUpstream extends Upstream {
   server: Server;
@@ -75,15 +75,6 @@ const route = (appId: string, upstreams: Upstream[], forceHttps = false): HostRo
   upstreams: upstreams.map(({ address, port }) => ({ address, port })),
   forceHttps,
 });
-
-/** Polls `probe` until it holds; a timeout names what was waited for. */
-async function waitFor(what: string, probe: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`Waited ${timeoutMs} ms for ${what}.`);
-    await sleep(20);
-  }
-}
 
 /** A self-signed certificate for the names, made with openssl. */
 function makeCertificate(dir: string, names: string[], tag: string): TlsCertificate {
@@ -148,7 +139,7 @@ describe('HaproxyRouter with real HAProxy', () => {
   async function recordsCaughtUp(): Promise<void> {
     const path = `${MARKER}${++markers}`;
     assert.equal((await get(port, 'alpha.test', { path })).status, 200, 'the marker request is answered');
-    await waitFor(`the access record of ${path}`, () => records.some((r) => r.path === path));
+    await waitUntil(`the access record of ${path}`, () => records.some((r) => r.path === path), 10_000);
     for (let i = records.length - 1; i >= 0; i--) if (records[i]!.path.startsWith(MARKER)) records.splice(i, 1);
   }
 
@@ -441,7 +432,7 @@ describe('HaproxyRouter with real HAProxy', () => {
     const seen = new Set<string>();
     for (let i = 0; i < 6; i++) {
       const before = ok;
-      await waitFor(`the load clients answered between switches (${i + 1} of 6)`, () => ok >= before + 20);
+      await waitUntil(`the load clients answered between switches (${i + 1} of 6)`, () => ok >= before + 20, 10_000);
       const next = i % 2 === 0 ? b : a;
       await router.apply(new Map([['alpha.test', route('app_a', [next])]]));
       seen.add(nameOf(await get(port, 'alpha.test')));
@@ -456,9 +447,9 @@ describe('HaproxyRouter with real HAProxy', () => {
     );
     records.length = 0;
     assert.equal(nameOf(await get(port, 'two.test')), 'B');
-    await waitFor('an access record from the reloaded HAProxy', () => records.some((r) => r.appId === 'app_2'));
+    await waitUntil('an access record from the reloaded HAProxy', () => records.some((r) => r.appId === 'app_2'), 10_000);
     const afterReload = ok;
-    await waitFor('the load clients answered after the reload', () => ok >= afterReload + 50);
+    await waitUntil('the load clients answered after the reload', () => ok >= afterReload + 50, 10_000);
     stop = true;
     await Promise.all(clients);
     agent.destroy();

@@ -18,6 +18,7 @@ import { HaproxyRouter, type HaproxyRouterOptions } from './haproxy-router.js';
 import type { AccessRecord, HostRoute, TlsCertificate, Upstream } from '../router.js';
 import type { EngineExit } from './supervisor-files.js';
 import { freePort } from '../../../test/support/free-port.js';
+import { waitUntil } from '../../../test/support/wait.js';
 
 const missing = existsSync('/usr/sbin/haproxy') ? undefined : 'needs HAProxy (Debian package haproxy)';
 
@@ -107,16 +108,6 @@ function processesIn(folder: string): number[] {
   return pids;
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(10);
-  }
-}
-
 const route = (appId: string, upstream: Upstream): HostRoute => ({
   appId,
   upstreams: [{ address: upstream.address, port: upstream.port }],
@@ -196,7 +187,7 @@ describe('HaproxyRouter supervised, outliving the object that started it', { ski
     assert.equal(await servedCommonName(httpsPort, 'alpha.test'), 'alpha-1', 'the same certificate');
     assert.equal((await call(port, 'nobody.test')).status, 404);
 
-    const exit = await waitFor('the death reported', () => exits.find((e) => e.pid === killed));
+    const exit = await waitUntil('the death reported', () => exits.find((e) => e.pid === killed), 10_000);
     assert.equal(exit.signal, 'SIGKILL');
     assert.ok(Math.abs(exit.time.getTime() - killedAt) < 1000);
     assert.ok(
@@ -222,18 +213,23 @@ describe('HaproxyRouter supervised, outliving the object that started it', { ski
       const killed = masterPid();
       process.kill(killed, 'SIGKILL');
       await router.apply(new Map([['alpha.test', route('app_a', upstream)]]));
-      await waitFor(
+      await waitUntil(
         'the change served',
         async () => (await call(port, 'alpha.test', { timeoutMs: 2000 }).catch(() => undefined))?.name === name,
+        10_000,
       );
-      await waitFor('the death reported', () => exits.some((e) => e.pid === killed));
+      await waitUntil('the death reported', () => exits.some((e) => e.pid === killed), 10_000);
     }
     // Settled: every request goes to the last table's upstream, whichever HAProxy took the change.
-    await waitFor("twenty answers in a row from the last table's upstream", async () => {
-      for (let i = 0; i < 20; i++)
-        if ((await call(port, 'alpha.test', { timeoutMs: 2000 }).catch(() => undefined))?.name !== 'A') return false;
-      return true;
-    });
+    await waitUntil(
+      "twenty answers in a row from the last table's upstream",
+      async () => {
+        for (let i = 0; i < 20; i++)
+          if ((await call(port, 'alpha.test', { timeoutMs: 2000 }).catch(() => undefined))?.name !== 'A') return false;
+        return true;
+      },
+      10_000,
+    );
     // And it stays so.
     for (let i = 0; i < 20; i++) assert.equal((await call(port, 'alpha.test')).name, 'A');
   });
@@ -259,7 +255,7 @@ describe('HaproxyRouter supervised, outliving the object that started it', { ski
       }
     };
     const clients = [client('keepAlive'), client('keepAlive'), client('fresh'), client('post')];
-    await waitFor('clients under way', () => counts.keepAlive > 20 && counts.fresh > 5 && counts.post > 5);
+    await waitUntil('clients under way', () => counts.keepAlive > 20 && counts.fresh > 5 && counts.post > 5, 10_000);
     await router.detach();
     const before = { ...counts };
     await sleep(200);
@@ -283,7 +279,7 @@ describe('HaproxyRouter supervised, outliving the object that started it', { ski
     assert.equal((await call(port, 'alpha.test')).name, 'A');
     assert.equal(await servedCommonName(httpsPort, 'alpha.test'), 'alpha-1');
     // The adopting object reads the access log and knows which app each backend serves.
-    await waitFor('access records for the adopted routes', () => records.some((r) => r.appId === 'app_a' && r.status === 200));
+    await waitUntil('access records for the adopted routes', () => records.some((r) => r.appId === 'app_a' && r.status === 200), 10_000);
     // The ACME responder moved with the daemon.
     assert.equal((await call(port, 'any.test', { path: '/.well-known/acme-challenge/t' })).name, 'ACME-new');
 
@@ -304,8 +300,12 @@ describe('HaproxyRouter supervised, outliving the object that started it', { ski
     const killed = masterPid();
     const reported = exits.length;
     process.kill(killed, 'SIGKILL');
-    await waitFor('another HAProxy', () => existsSync(join(workDir, 'haproxy.pid')) && masterPid() !== killed);
-    await waitFor('served again', async () => (await call(port, 'beta.test', { timeoutMs: 2000 }).catch(() => undefined))?.name === 'A');
+    await waitUntil('another HAProxy', () => existsSync(join(workDir, 'haproxy.pid')) && masterPid() !== killed, 10_000);
+    await waitUntil(
+      'served again',
+      async () => (await call(port, 'beta.test', { timeoutMs: 2000 }).catch(() => undefined))?.name === 'A',
+      10_000,
+    );
     assert.equal((await call(port, 'alpha.test')).name, 'B');
     assert.equal(exits.length, reported, 'nobody was there to tell');
 
@@ -322,8 +322,8 @@ describe('HaproxyRouter supervised, outliving the object that started it', { ski
     const master = masterPid();
     process.kill(supervisor.pid, 'SIGKILL');
     const killedAt = Date.now();
-    await waitFor('the old HAProxy gone with its supervisor', () => !existsSync(`/proc/${master}`));
-    await waitFor(
+    await waitUntil('the old HAProxy gone with its supervisor', () => !existsSync(`/proc/${master}`), 10_000);
+    await waitUntil(
       'served again',
       async () => (await call(port, 'alpha.test', { timeoutMs: 2000 }).catch(() => undefined))?.name === 'B',
       15_000,
@@ -337,7 +337,7 @@ describe('HaproxyRouter supervised, outliving the object that started it', { ski
     assert.equal(await servedCommonName(httpsPort, 'alpha.test'), 'alpha-2');
     records.length = 0;
     await call(port, 'beta.test');
-    await waitFor('access records from the new HAProxy', () => records.some((r) => r.appId === 'app_b'));
+    await waitUntil('access records from the new HAProxy', () => records.some((r) => r.appId === 'app_b'), 10_000);
   });
 
   test('a supervisor running without a state to adopt is stopped, and the router starts afresh', async () => {
