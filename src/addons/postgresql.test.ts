@@ -8,7 +8,8 @@ import pg from 'pg';
 import { PostgresqlProvider } from './postgresql/postgresql-provider.js';
 import { hbaConf, initdbArgv, postgresArgv } from './postgresql/cluster-config.js';
 import { createDatabaseSql, createRoleSql, dropSql } from './postgresql/provisioning-sql.js';
-import { pidAlive, readPidFile } from './server-process.js';
+import { readPidFile } from './server-process.js';
+import { pidAlive } from '../executor/pid-alive.js';
 import { startInstanceNetwork, type TestInstanceNetwork } from '../../test/support/instance-network.js';
 
 async function connect(env: Record<string, string>, overrides: pg.ClientConfig = {}): Promise<pg.Client> {

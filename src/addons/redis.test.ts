@@ -9,7 +9,8 @@ import { RedisProvider } from './redis/redis-provider.js';
 import { candidatePorts } from './redis/port-allocation.js';
 import { quoteConfigValue, redisConf } from './redis/redis-config.js';
 import { RespError, respExchange } from './redis/resp.js';
-import { pidAlive, readPidFile } from './server-process.js';
+import { readPidFile } from './server-process.js';
+import { pidAlive } from '../executor/pid-alive.js';
 import { ensureSystemUser } from './system-user.js';
 import { startInstanceNetwork, type TestInstanceNetwork } from '../../test/support/instance-network.js';
 

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { open, readFile, readlink } from 'node:fs/promises';
+import { pidAlive } from '../executor/pid-alive.js';
 import { startServer } from '../executor/start-server.js';
 import { basename } from 'node:path';
 import type { SystemUser } from './system-user.js';
@@ -114,32 +114,6 @@ function sendSignal(pid: number, signal: NodeJS.Signals): void {
     process.kill(pid, signal);
   } catch {
     // already gone
-  }
-}
-
-/**
- * True while `pid` runs. A zombie counts as gone: a server adopted from an earlier daemon is
- * nobody's child here, and where no init reaps orphans (a container whose first process does
- * not) it stays a zombie after it dies, which signal 0 still reaches.
- */
-export function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  const state = processState(pid);
-  return state !== undefined && state !== 'Z';
-}
-
-/** The state letter of /proc/<pid>/stat (R, S, D, Z...), undefined when there is no such process. */
-export function processState(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name is in parentheses and may hold spaces or ")": the state follows the last ")".
-    return /^\S/.exec(stat.slice(stat.lastIndexOf(')') + 2))?.[0];
-  } catch {
-    return undefined;
   }
 }
 

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ServerProcess, pidAlive, processState as processStateOf } from './server-process.js';
+import { ServerProcess } from './server-process.js';
+import { pidAlive, processState as processStateOf } from '../executor/pid-alive.js';
 import { SupervisedServer, type ServerRestart } from './server-supervisor.js';
 import { waitUntil } from '../../test/support/wait.js';
 

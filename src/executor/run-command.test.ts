@@ -1,10 +1,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, chmodSync, readFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from './run-command.js';
+import { pidAlive } from './pid-alive.js';
 import { makeAppUser } from '../../test/support/app-user.js';
+import { waitUntil } from '../../test/support/wait.js';
 
 const env = { PATH: '/usr/local/bin:/usr/bin:/bin', LC_ALL: 'C' };
 
@@ -13,23 +15,12 @@ function collect() {
   return { lines, onLine: (stream: 'out' | 'err', line: string) => lines.push({ stream, line }) };
 }
 
-/** Running (a zombie waiting for its reaper counts as dead: it holds nothing). */
-function isAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/^\d+ \(.*\) [ZX]/s.test(stat);
-  } catch {
-    return false;
-  }
-}
-
-async function diesWithin(pid: number, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (isAlive(pid)) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return true;
+/** Whether the process ends (a zombie waiting for its reaper counts: it holds nothing) within `ms`. */
+function diesWithin(pid: number, ms: number): Promise<boolean> {
+  return waitUntil(`process ${pid} to end`, () => !pidAlive(pid), ms).then(
+    () => true,
+    () => false,
+  );
 }
 
 let dir: string;
