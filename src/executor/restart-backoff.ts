@@ -9,6 +9,16 @@ export interface BackoffPolicy {
   resetAfterMs: number;
 }
 
+/**
+ * The wait before the restart that follows `inARow` earlier failures in a row (0: the first
+ * failure): none for the first `immediate` of them, then `initialMs` doubling up to `maxMs`.
+ * The one doubling back-off: RestartBackoff below and the router's HAProxy supervisor use it.
+ */
+export function backoffDelay(inARow: number, p: { initialMs: number; maxMs: number; immediate?: number }): number {
+  const doublings = inARow - (p.immediate ?? 0);
+  return doublings < 0 ? 0 : Math.min(p.maxMs, p.initialMs * 2 ** doublings);
+}
+
 export const DEFAULT_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000, resetAfterMs: 60_000 };
 
 export class RestartBackoff {
@@ -19,7 +29,7 @@ export class RestartBackoff {
   /** Records a crash after `uptimeMs` of running and returns how long to wait before restarting. */
   nextDelay(uptimeMs: number): number {
     if (uptimeMs >= this.policy.resetAfterMs) this.consecutive = 0;
-    const delay = Math.min(this.policy.maxMs, this.policy.initialMs * 2 ** this.consecutive);
+    const delay = backoffDelay(this.consecutive, this.policy);
     if (delay < this.policy.maxMs) this.consecutive++;
     return delay;
   }

@@ -4,13 +4,14 @@ import assert from 'node:assert/strict';
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { backoffDelay } from '../../executor/restart-backoff.js';
 import {
   describeExit,
   exitLine,
   liveSupervisor,
   processStartTime,
   readExits,
-  restartDelayMs,
+  RESTART_BACKOFF,
   writeSupervisorRecord,
 } from './supervisor-files.js';
 
@@ -70,7 +71,10 @@ test('a supervisor is found only while that very process runs for that folder: a
 });
 
 test('a HAProxy dying right after each start is started again with a growing pause, the first time at once', () => {
-  assert.deepEqual([0, 1, 2, 3, 4, 5, 6, 9].map(restartDelayMs), [0, 0, 250, 500, 1000, 2000, 4000, 5000]);
+  assert.deepEqual(
+    [0, 1, 2, 3, 4, 5, 6, 9].map((n) => backoffDelay(n, RESTART_BACKOFF)),
+    [0, 0, 250, 500, 1000, 2000, 4000, 5000],
+  );
 });
 
 test('a death reads as what happened and that the router serves again', () => {

@@ -121,7 +121,5 @@ export function describeExit(exit: EngineExit): string {
 /** A HAProxy that ran less than this before dying counts as dying right after its start. */
 export const QUICK_DEATH_MS = 10_000;
 
-/** The pause before the next start: none after one quick death, then 250 ms doubling up to 5 s. */
-export function restartDelayMs(quickDeaths: number): number {
-  return quickDeaths <= 1 ? 0 : Math.min(5000, 250 * 2 ** (quickDeaths - 2));
-}
+/** The pause before the next start, by quick deaths in a row: none after one, then 250 ms doubling up to 5 s. */
+export const RESTART_BACKOFF = { initialMs: 250, maxMs: 5000, immediate: 2 } as const;

@@ -22,11 +22,12 @@
  * the next supervisor starts.
  */
 import { closeSync, constants, openSync, statSync, unlinkSync, writeFileSync, appendFileSync } from 'node:fs';
+import { backoffDelay } from '../../executor/restart-backoff.js';
 import { startAttachedServer, type AttachedServer } from '../../executor/start-attached.js';
 import { stopGracefully } from '../engine-process.js';
 import { enlargePipe } from './access-log.js';
 import { haproxyPaths } from './config.js';
-import { exitLine, processStartTime, QUICK_DEATH_MS, restartDelayMs, writeSupervisorRecord } from './supervisor-files.js';
+import { exitLine, processStartTime, QUICK_DEATH_MS, RESTART_BACKOFF, writeSupervisorRecord } from './supervisor-files.js';
 
 const [workDir, drainArg, ...haproxyArgv] = process.argv.slice(2);
 
@@ -103,7 +104,7 @@ async function main(): Promise<void> {
     if (stopping) break;
     appendFileSync(paths.exits, exitLine({ time: new Date(), pid, exitCode: exit.exitCode, signal: exit.signal }), { mode: 0o600 });
     quickDeaths = Date.now() - started < QUICK_DEATH_MS ? quickDeaths + 1 : 0;
-    const delay = restartDelayMs(quickDeaths);
+    const delay = backoffDelay(quickDeaths, RESTART_BACKOFF);
     say(
       `HAProxy (pid ${pid}) ${exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`}; starting it again${delay ? ` in ${delay} ms` : ''}`,
     );
