@@ -9,7 +9,6 @@
 import assert from 'node:assert/strict';
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -19,6 +18,7 @@ import { ensureTool, toolPath } from '../../toolchains/ensure-tool.js';
 import type { BuildPlan, PlanCommand } from '../plan.js';
 import { makeNodeProvider } from './node-provider.js';
 import { examplePath } from '../../../test/support/node-provider-fixtures.js';
+import { freePort } from '../../../test/support/free-port.js';
 
 const toolCache = process.env.SLIPWAY_TOOLCHAIN_CACHE ?? path.join(tmpdir(), 'slipway-test-toolchains');
 const catalog = new NpmVersionCatalog(toolCache);
@@ -38,17 +38,6 @@ const made: string[] = [];
 after(async () => {
   for (const dir of made) await rm(dir, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 interface Prepared {
   dir: string;
