@@ -9,14 +9,13 @@ import { Firewall } from '../network/firewall.js';
 import type { Store } from '../store/store.js';
 import { addonProviderOptions } from './addon-options.js';
 import type { DaemonOptions } from './options.js';
-
-type Stopper = () => Promise<void> | void;
+import type { Stoppers } from './stoppers.js';
 
 /**
  * The instances' network once the local backend is made: its bridge and firewall, the add-on
  * servers (they need the bridge's gateway; they start lazily), who may reach which add-on, and
  * with --backend swarm the swarm's firewall and backend. Each part that outlives the daemon is
- * handed to `onStopDataPlane` in the order the daemon started them (stoppers run in reverse).
+ * registered with `stoppers` as part of the data plane, in the order it started (stoppers run in reverse).
  */
 export async function startNetwork(input: {
   options: DaemonOptions;
@@ -24,9 +23,9 @@ export async function startNetwork(input: {
   backend: LocalNetnsBackend;
   names: { bridgeName: string; cgroupRoot: string };
   log(line: string): void;
-  onStopDataPlane(name: string, stop: Stopper, detach: Stopper): void;
+  stoppers: Stoppers;
 }) {
-  const { options, store, backend, names, log, onStopDataPlane } = input;
+  const { options, store, backend, names, log, stoppers } = input;
   await backend.init();
   const firewall = new Firewall({
     table: names.cgroupRoot,
@@ -40,13 +39,13 @@ export async function startNetwork(input: {
   await firewall.start();
   // Runs after every sandbox has stopped (stoppers run in reverse order).
   // The firewall's rules and the bridge stay with the sandboxes they serve.
-  onStopDataPlane(
+  stoppers.dataPlane(
     'firewall',
     () => firewall.stop(),
     () => undefined,
   );
   // Runs after every instance and add-on server has stopped (stoppers run in reverse order).
-  onStopDataPlane(
+  stoppers.dataPlane(
     'instance network',
     () => backend.removeBridge(),
     () => undefined,
@@ -58,7 +57,7 @@ export async function startNetwork(input: {
     cgroupRoot: `${names.cgroupRoot}-addons`,
   });
   const addons = new AddonManager({ store, providers: addonProviders, log });
-  onStopDataPlane(
+  stoppers.dataPlane(
     'add-ons',
     () => addons.stop(),
     () => addons.detach(),
@@ -75,7 +74,7 @@ export async function startNetwork(input: {
         ])
       : undefined;
   if (swarmFirewall)
-    onStopDataPlane(
+    stoppers.dataPlane(
       'swarm firewall',
       () => swarmFirewall.stop(),
       () => undefined,
@@ -99,7 +98,7 @@ export async function startNetwork(input: {
       ? await startSwarmBackend(swarmOptions(options.swarm), names.cgroupRoot, addonAccess, log, backend.gatewayAddress)
       : undefined;
   if (instances)
-    onStopDataPlane(
+    stoppers.dataPlane(
       'swarm network',
       () => instances.removeNetwork(),
       () => undefined,

@@ -1,0 +1,66 @@
+import { join } from 'node:path';
+import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, buildLimits, flavorNamed } from '../../core/flavors.js';
+import { appEnvironment } from '../../links/app-environment.js';
+import type { LogHub } from '../../logs/log-hub.js';
+import { makeProviders } from '../../providers/registry.js';
+import { RepoStore } from '../../receiver/repo-store.js';
+import { AppRuntime } from '../../serving/app-runtime.js';
+import type { Store } from '../../store/store.js';
+import { flavorLimits, makeSandboxPolicy } from '../sandbox-policy.js';
+import type { DaemonBase, EdgeBuilt, NetworkBuilt, SandboxesBuilt, Told } from './stage.js';
+
+/**
+ * The apps' instances (`AppRuntime`): who each runs as and with what limits, the environment it
+ * receives, the liveness checks that replace a stuck one. Needs: `store`, `logs`, `told`, the
+ * sandboxes' `appUsers` and `layout`, the network's `addons` and `instanceBackend`, the edge's
+ * `router` and `traffic`. Provides: `runtime`, `repos`, `appEnv`, `policy`, `providers`.
+ */
+export function serving(
+  needs: DaemonBase &
+    Pick<SandboxesBuilt, 'appUsers' | 'layout'> &
+    Pick<NetworkBuilt, 'addons' | 'instanceBackend'> &
+    Pick<EdgeBuilt, 'router' | 'traffic'> & { store: Store; logs: LogHub; told: Told },
+) {
+  const { options, store, logs, told, appUsers, layout, addons, instanceBackend, router, traffic, stoppers, log } = needs;
+  const repos = new RepoStore(join(options.dataDir, 'repos'), (appId) => layout.repository(appId));
+  // Every variable an app receives: linked apps' exposed config < add-ons' < its own (src/core/merge-env.ts).
+  const appEnv = (appId: string) => appEnvironment(store, addons, appId);
+  const policy = makeSandboxPolicy({
+    appUsers,
+    toolchainCacheDir: options.toolchainCacheDir,
+    instanceLimits: (app) => flavorLimits(flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR)),
+    buildLimits: (app) => flavorLimits(buildLimits(flavorNamed(app.build_flavor ?? DEFAULT_BUILD_FLAVOR))),
+  });
+  const providers = makeProviders();
+  const runtime = new AppRuntime({
+    store,
+    backend: instanceBackend,
+    sandboxes: policy,
+    router,
+    logs,
+    domain: options.domain,
+    gatewayAddress: instanceBackend.gatewayAddress,
+    trustedProxies: options.trustedProxies,
+    appEnv,
+    providers,
+    log,
+    onInstanceRestart: (appId) => {
+      traffic.metrics.instanceRestarted(appId);
+      told.instanceCrashed(appId);
+    },
+  });
+  stoppers.dataPlane(
+    'instances',
+    () => runtime.shutdown(),
+    () => runtime.detach(),
+  );
+  // docs/behaviour.md, Liveness; stopped before the instances are (stoppers run in reverse order).
+  runtime.startLivenessMonitor({
+    onReplaced: (appId) => {
+      traffic.metrics.instanceReplaced(appId);
+      told.instanceReplaced(appId);
+    },
+  });
+  stoppers.control('liveness checks', () => runtime.stopLivenessMonitor());
+  return { runtime, repos, appEnv, policy, providers };
+}

@@ -1,0 +1,30 @@
+import { join } from 'node:path';
+import type { Deployment } from '../../store/deployments.js';
+import { Store } from '../../store/store.js';
+import { bootstrapIfEmpty } from '../bootstrap.js';
+import { lockDownDataFolder } from '../data-folder-modes.js';
+import { INTERRUPTED_BY_RESTART } from '../resume-deployments.js';
+import { startSecrets } from '../secrets-setup.js';
+import type { DaemonBase } from './stage.js';
+
+/**
+ * The store (one SQLite file) and the secrets key, the first user and token on a first start,
+ * and what the last daemon left unfinished. Needs: the data folder. Provides: `store`,
+ * `secrets`, `first` (whether this start made the admin, and its token file), `interrupted`
+ * (deployments that were running, now CANCELLED) and `waiting` (queued ones, run once the apps serve).
+ */
+export function openStore({ options, log, stoppers }: DaemonBase) {
+  const store = Store.open(join(options.dataDir, 'slipway.db'));
+  stoppers.control('store', () => store.close());
+  const secrets = startSecrets(store, options.dataDir, log);
+  // SQLite creates -wal and -shm with the database's mode: make sure all three are root's alone.
+  lockDownDataFolder(options.dataDir);
+  const first = bootstrapIfEmpty(store, options.dataDir);
+  // What the last daemon left unfinished: the deployment it was running ends CANCELLED (its
+  // build sandbox and folder are swept below); those waiting their turn run once the apps serve.
+  const unfinished = store.deployments.unfinished();
+  const interrupted: Deployment[] = unfinished.filter((d) => d.phase !== 'queued');
+  for (const d of interrupted) store.deployments.finish(d.id, 'CANCELLED', INTERRUPTED_BY_RESTART);
+  if (interrupted.length) log(`Marked ${interrupted.length} deployment(s) interrupted by the restart CANCELLED.`);
+  return { store, secrets, first, interrupted, waiting: unfinished.filter((d) => d.phase === 'queued') };
+}
