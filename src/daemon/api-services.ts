@@ -8,7 +8,7 @@ import { type OneOffDeps, startOneOff } from '../pipeline/one-off.js';
 import type { VersionCatalog } from '../providers/plan.js';
 import type { Router } from '../router/router.js';
 import type { TrafficRecorder } from '../traffic/traffic-recorder.js';
-import type { startNetwork } from './network-setup.js';
+import type { startNetwork } from './stages/network.js';
 import { oneOffLog } from './one-off-log.js';
 
 /**

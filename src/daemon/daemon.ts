@@ -1,7 +1,7 @@
-import { startEdge } from './edge-setup.js';
-import { startNetwork } from './network-setup.js';
+import { startEdge } from './stages/edge.js';
+import { startNetwork } from './stages/network.js';
 import { logReady } from './ready-log.js';
-import { startSandboxes } from './sandboxes-setup.js';
+import { startSandboxes } from './stages/sandboxes.js';
 import { addonWatch } from './stages/addon-watch.js';
 import { api } from './stages/api.js';
 import { appLogs } from './stages/app-logs.js';

@@ -10,7 +10,7 @@ import type { Quotas } from '../../quotas/quotas.js';
 import type { Store } from '../../store/store.js';
 import type { NpmVersionCatalog } from '../../toolchains/catalog.js';
 import { apiServices } from '../api-services.js';
-import type { startSecrets } from '../secrets-setup.js';
+import type { startSecrets } from './store.js';
 import type { startBackups } from '../backups-setup.js';
 import { closeServer } from '../stoppers.js';
 import type { certificates } from './certificates.js';

@@ -1,11 +1,23 @@
+import { DEFAULT_MIN_FREE_DISK, DiskReserve, type ReservedFolder } from '../../core/disk-reserve.js';
+import { backupStoreOptions } from '../backups-setup.js';
+import type { DaemonOptions } from '../options.js';
 import type { RestoredPlatform } from '../../backups/platform/platform-restore.js';
-import type { DiskReserve } from '../../core/disk-reserve.js';
 import { acquireDaemonLock, ensureDataDir } from '../data-dir.js';
 import { lockDownDataFolder } from '../data-folder-modes.js';
-import { diskReserveOf } from '../disk-reserve-setup.js';
 import { checkRestoreSource, restoreDataFolder } from '../restore-setup.js';
 import { acquireSubnetLock } from '../subnet-lock.js';
 import type { DaemonBase } from './stage.js';
+
+/**
+ * The reserve builds and backups leave (`--min-free-disk`): on the data folder's disk, and on
+ * the backup folder's when backups go to a local folder (an S3 bucket is not this host's disk).
+ */
+export function diskReserveOf(options: Pick<DaemonOptions, 'dataDir' | 'minFreeDisk' | 'backups'>): DiskReserve {
+  const folders: ReservedFolder[] = [{ label: "data folder's disk", path: options.dataDir }];
+  const backupFolder = backupStoreOptions(options.dataDir, options.backups).folder;
+  if (backupFolder) folders.push({ label: 'backup folder', path: backupFolder });
+  return new DiskReserve(options.minFreeDisk ?? DEFAULT_MIN_FREE_DISK, folders);
+}
 
 /** Set as soon as each is mounted (by the sandboxes stage), so that a start failing after it still unmounts it. */
 export interface Unmounts {

@@ -4,7 +4,7 @@ import type { LogHub } from '../../logs/log-hub.js';
 import type { EgressGuard } from '../../network/egress-guard.js';
 import type { Store } from '../../store/store.js';
 import type { TrafficRecorder } from '../../traffic/traffic-recorder.js';
-import type { platformEvents } from '../platform-events-setup.js';
+import type { platformEvents } from './events.js';
 import type { DaemonBase } from './stage.js';
 
 /**

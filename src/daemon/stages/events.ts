@@ -1,5 +1,79 @@
 import type { Store } from '../../store/store.js';
-import { platformEvents } from '../platform-events-setup.js';
+import type { Deployment } from '../../store/deployments.js';
+import type { AppRow } from '../../store/apps.js';
+import { PlatformEvents, type PlatformEventType } from '../../core/platform-events.js';
+
+/** A liveness replacement is recorded as a deployment row; it is told as instance.replaced instead. */
+const isReplacement = (d: Deployment) => /stopped answering/.test(d.cause);
+
+const FINISHED: Record<string, PlatformEventType> = {
+  OK: 'deployment.succeeded',
+  FAIL: 'deployment.failed',
+  CANCELLED: 'deployment.cancelled',
+};
+
+/**
+ * The daemon's event hub, fed with what the store and the pipeline tell: deployments starting
+ * and ending, instances crashing and being replaced. Cron runs, drains and backups publish to
+ * it themselves.
+ */
+export function platformEvents(store: Store): {
+  events: PlatformEvents;
+  deploymentStarted(app: AppRow, deployment: Deployment): void;
+  instanceCrashed(appId: string): void;
+  instanceReplaced(appId: string): void;
+} {
+  const events = new PlatformEvents();
+  const appName = (appId: string) => store.apps.byId(appId)?.name ?? appId;
+  store.deployments.onFinished((d) => {
+    const type = FINISHED[d.state];
+    if (!type || isReplacement(d)) return;
+    const how =
+      d.state === 'OK' ? 'succeeded' : d.state === 'FAIL' ? `failed${d.phase ? ` in the ${d.phase} phase` : ''}` : 'was cancelled';
+    events.publish({
+      type,
+      appId: d.app_id,
+      summary: `Deployment ${d.id} of ${appName(d.app_id)} ${how}${d.message ? `: ${d.message}` : ''}`,
+      details: {
+        deployment_id: d.id,
+        commit: d.commit_sha,
+        cause: d.cause,
+        state: d.state,
+        phase: d.phase,
+        message: d.message,
+        user_id: d.user_id,
+      },
+    });
+  });
+  return {
+    events,
+    deploymentStarted(app, d) {
+      if (isReplacement(d)) return;
+      events.publish({
+        type: 'deployment.started',
+        appId: app.id,
+        summary: `Deployment ${d.id} of ${app.name} started (commit ${d.commit_sha.slice(0, 12)}, ${d.cause})`,
+        details: { deployment_id: d.id, commit: d.commit_sha, cause: d.cause, user_id: d.user_id },
+      });
+    },
+    instanceCrashed(appId) {
+      events.publish({
+        type: 'instance.crashed',
+        appId,
+        summary: `An instance of ${appName(appId)} crashed and is being restarted`,
+        details: {},
+      });
+    },
+    instanceReplaced(appId) {
+      events.publish({
+        type: 'instance.replaced',
+        appId,
+        summary: `An instance of ${appName(appId)} stopped answering its health check and was replaced`,
+        details: {},
+      });
+    },
+  };
+}
 
 /**
  * What people are told about (webhooks, e-mail): deployments, instances, cron runs, drains.

@@ -1,7 +1,7 @@
 import type { DrainService } from '../../drains/drain-service.js';
 import { Quotas } from '../../quotas/quotas.js';
 import type { Store } from '../../store/store.js';
-import { cronJobsOfServingRelease } from '../cron-setup.js';
+import { cronJobsOfServingRelease } from './cron.js';
 import type { DaemonBase } from './stage.js';
 
 /**

@@ -32,7 +32,7 @@ export function stage<Needs, Provides extends object>(run: Stage<Needs, Provides
 }
 
 /** What the stages built of the existing setup modules provide, named for the needs of later stages. */
-export type SandboxesBuilt = Awaited<ReturnType<typeof import('../sandboxes-setup.js').startSandboxes>>;
-export type NetworkBuilt = Awaited<ReturnType<typeof import('../network-setup.js').startNetwork>>;
-export type EdgeBuilt = Awaited<ReturnType<typeof import('../edge-setup.js').startEdge>>;
-export type Told = ReturnType<typeof import('../platform-events-setup.js').platformEvents>;
+export type SandboxesBuilt = Awaited<ReturnType<typeof import('./sandboxes.js').startSandboxes>>;
+export type NetworkBuilt = Awaited<ReturnType<typeof import('./network.js').startNetwork>>;
+export type EdgeBuilt = Awaited<ReturnType<typeof import('./edge.js').startEdge>>;
+export type Told = ReturnType<typeof import('./events.js').platformEvents>;

@@ -1,11 +1,33 @@
+import { openStoreSecrets, rotateStoreSecrets, secretsKeyPath } from '../../store/secrets-key-file.js';
+import { Store } from '../../store/store.js';
 import { join } from 'node:path';
 import type { Deployment } from '../../store/deployments.js';
-import { Store } from '../../store/store.js';
 import { bootstrapIfEmpty } from '../bootstrap.js';
 import { lockDownDataFolder } from '../data-folder-modes.js';
 import { INTERRUPTED_BY_RESTART } from '../resume-deployments.js';
-import { startSecrets } from '../secrets-setup.js';
 import type { DaemonBase } from './stage.js';
+
+/**
+ * Gives the store its secrets key (beside the data folder, docs/security.md) before anything
+ * reads it; a key missing or not the store's stops the start here, saying so. Returns the
+ * rotation `slipway system rotate-secrets-key` asks for.
+ */
+export function startSecrets(
+  store: Store,
+  dataDir: string,
+  log: (line: string) => void,
+): { keyFile: string; rotate(): Promise<{ keyFile: string; oldKeyId: string; newKeyId: string; resealed: number }> } {
+  const keyFile = secretsKeyPath(dataDir);
+  const opened = openStoreSecrets(store, keyFile);
+  if (opened.created) {
+    log(`Secrets of the store are sealed with a new key in ${keyFile} (mode 0600); keep a copy apart from the data folder's backups.`);
+  }
+  if (opened.sealed > 0) log(`Sealed ${opened.sealed} secret value(s) the store held in clear.`);
+  return {
+    keyFile,
+    rotate: async () => ({ keyFile, ...rotateStoreSecrets(store, keyFile) }),
+  };
+}
 
 /**
  * The store (one SQLite file) and the secrets key, the first user and token on a first start,

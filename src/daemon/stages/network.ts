@@ -1,15 +1,15 @@
-import { AddonManager } from '../addons/addon-manager.js';
-import { PostgresqlProvider } from '../addons/postgresql/postgresql-provider.js';
-import { makeAddonProviders } from '../addons/registry.js';
-import type { LocalNetnsBackend } from '../instances/local/local-netns-backend.js';
-import { bothFirewalls, startSwarmBackend, startSwarmFirewall, swarmOptions } from '../instances/swarm/start.js';
-import { AddonAccess } from '../network/addon-access-sync.js';
-import { addonCatalog } from '../network/addon-catalog.js';
-import { Firewall } from '../network/firewall.js';
-import type { Store } from '../store/store.js';
-import { addonProviderOptions } from './addon-options.js';
-import type { DaemonOptions } from './options.js';
-import type { Stoppers } from './stoppers.js';
+import { AddonManager } from '../../addons/addon-manager.js';
+import { PostgresqlProvider } from '../../addons/postgresql/postgresql-provider.js';
+import { makeAddonProviders } from '../../addons/registry.js';
+import type { LocalNetnsBackend } from '../../instances/local/local-netns-backend.js';
+import { bothFirewalls, startSwarmBackend, startSwarmFirewall, swarmOptions } from '../../instances/swarm/start.js';
+import { AddonAccess } from '../../network/addon-access-sync.js';
+import { addonCatalog } from '../../network/addon-catalog.js';
+import { Firewall } from '../../network/firewall.js';
+import type { Store } from '../../store/store.js';
+import { addonProviderOptions } from '../addon-options.js';
+import type { DaemonOptions } from '../options.js';
+import type { Stoppers } from '../stoppers.js';
 
 /**
  * The instances' network once the local backend is made: its bridge and firewall, the add-on

@@ -1,12 +1,12 @@
 import { join } from 'node:path';
-import { AcmeChallengeResponder } from '../certificates/acme-challenge-responder.js';
-import { startMetricsServer } from '../metrics/metrics-server.js';
-import { HaproxyRouter } from '../router/haproxy/haproxy-router.js';
-import type { RouterOptions } from '../router/router.js';
-import type { Store } from '../store/store.js';
-import type { DaemonOptions } from './options.js';
-import { closeServer, type Stoppers } from './stoppers.js';
-import { makeTrafficRecorder } from './traffic-setup.js';
+import { AcmeChallengeResponder } from '../../certificates/acme-challenge-responder.js';
+import { startMetricsServer } from '../../metrics/metrics-server.js';
+import { HaproxyRouter } from '../../router/haproxy/haproxy-router.js';
+import type { RouterOptions } from '../../router/router.js';
+import type { Store } from '../../store/store.js';
+import type { DaemonOptions } from '../options.js';
+import { closeServer, type Stoppers } from '../stoppers.js';
+import { makeTrafficRecorder } from '../traffic-setup.js';
 
 /**
  * The edge, what the outside world reaches first: the router (adopted when an earlier daemon

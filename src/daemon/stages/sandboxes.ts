@@ -1,19 +1,19 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_APP_DISK_BUDGET } from '../core/disk-size.js';
-import { placeDataPlaneIn } from '../executor/data-plane-cgroup.js';
-import { LocalNetnsBackend } from '../instances/local/local-netns-backend.js';
-import { deleteFirewallTable } from '../network/firewall.js';
-import { AppDisks } from '../pipeline/app-disks.js';
-import { BuildSecretsMount } from '../pipeline/build-secrets-mount.js';
-import { DeployLayout } from '../pipeline/deploy-layout.js';
-import { AppUsers, parseUidRange } from '../sandbox/app-users.js';
-import { SandboxHost } from '../sandbox/sandbox-host.js';
-import type { Store } from '../store/store.js';
-import { lockDownDataFolder } from './data-folder-modes.js';
-import { migrateAppFolders, moveIntoAppFolders } from './migrate-app-folders.js';
-import { type DaemonOptions, networkNames } from './options.js';
-import type { Stoppers } from './stoppers.js';
+import { DEFAULT_APP_DISK_BUDGET } from '../../core/disk-size.js';
+import { placeDataPlaneIn } from '../../executor/data-plane-cgroup.js';
+import { LocalNetnsBackend } from '../../instances/local/local-netns-backend.js';
+import { deleteFirewallTable } from '../../network/firewall.js';
+import { AppDisks } from '../../pipeline/app-disks.js';
+import { BuildSecretsMount } from '../../pipeline/build-secrets-mount.js';
+import { DeployLayout } from '../../pipeline/deploy-layout.js';
+import { AppUsers, parseUidRange } from '../../sandbox/app-users.js';
+import { SandboxHost } from '../../sandbox/sandbox-host.js';
+import type { Store } from '../../store/store.js';
+import { lockDownDataFolder } from '../data-folder-modes.js';
+import { migrateAppFolders, moveIntoAppFolders } from '../migrate-app-folders.js';
+import { type DaemonOptions, networkNames } from '../options.js';
+import type { Stoppers } from '../stoppers.js';
 
 /**
  * This machine's sandboxes and the apps' folders, made ready before anything runs in them: the
