@@ -334,6 +334,7 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   await call('PUT', `${base}/scale`, { disk: '3G' }, { expect: 200 });
   await call('PUT', `${base}/scale`, { disk: '1G' }, { expect: 409 });
   await call('GET', '/v1/system/status', undefined, { expect: 200 });
+  await call('POST', '/v1/system/secrets-key/rotate', undefined, { expect: 201 });
   await call('GET', `${base}/deployments?limit=many`, undefined, { expect: 400 });
   const { deployments } = await call<{ deployments: Array<{ id: string }> }>('GET', `${base}/deployments`, undefined, { expect: 200 });
   await call('GET', `${base}/deployments/${deployments[0]!.id}/logs`, undefined, { expect: 200 });

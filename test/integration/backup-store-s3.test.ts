@@ -198,13 +198,16 @@ test('the encrypted store over S3: a round trip, and a backup written with anoth
     return true;
   });
 
-  // An object cut short in the bucket is caught on the way back.
-  await raw.put(
-    'postgresql/c/base/cut.dump',
-    Readable.from([(await buffer(await raw.get('postgresql/c/base/large.dump'))).subarray(0, 3 * CHUNK_BYTES)]),
-  );
+  // An object copied under another name is refused as swapped; one cut short in place is caught on the way back.
+  const largeStored = await buffer(await raw.get('postgresql/c/base/large.dump'));
+  await raw.put('postgresql/c/base/copied.dump', Readable.from([largeStored]));
   await assert.rejects(
-    buffer(await store.get('postgresql/c/base/cut.dump')),
+    async () => buffer(await store.get('postgresql/c/base/copied.dump')),
+    (e: unknown) => e instanceof BackupObjectDamaged && /was not written under this name/.test(e.message),
+  );
+  await raw.put('postgresql/c/base/large.dump', Readable.from([largeStored.subarray(0, 3 * CHUNK_BYTES)]));
+  await assert.rejects(
+    async () => buffer(await store.get('postgresql/c/base/large.dump')),
     (e: unknown) => e instanceof BackupObjectDamaged && /cut short/.test(e.message),
   );
 });

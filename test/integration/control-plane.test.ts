@@ -18,10 +18,12 @@ after(async () => {
   await daemon?.stop();
 });
 
-test('first start writes a private admin token and prints the login command', () => {
+test('first start writes a private admin token and prints where it is and how to log in, never the token', () => {
   const tokenFile = join(daemon.dataDir, 'admin-token');
   assert.equal(statSync(tokenFile).mode & 0o777, 0o600);
-  assert.match(daemon.output(), new RegExp(`slipway login --url ${daemon.apiUrl} --token ${daemon.adminToken}`));
+  assert.ok(!daemon.output().includes(daemon.adminToken), 'the token itself is not in the daemon output (journald keeps it)');
+  assert.ok(daemon.output().includes(`admin token written to ${tokenFile} (mode 0600); read it with: sudo cat ${tokenFile}`));
+  assert.ok(daemon.output().includes(`slipway login --url ${daemon.apiUrl} --token "$(sudo cat ${tokenFile})"`));
 });
 
 test('login saves the URL and token in the config folder', async () => {
@@ -298,12 +300,19 @@ test('SIGTERM stops the daemon cleanly and the data survives a restart', async (
   assert.deepEqual(env, [{ name: 'ONLY', value: 'x' }]);
 });
 
-test('a value starting with "-" mistaken for an option is not echoed back', async () => {
+test('a value starting with "-" is taken as the value by env set, and where it is read as an option it is not echoed back', async () => {
   const secret = '-----BEGIN OPENSSH PRIVATE KEY-----\nsecretmaterial\n-----END OPENSSH PRIVATE KEY-----';
-  const result = await daemon.cli(['env', 'set', 'CC_SSH_PRIVATE_KEY', secret, '--app', 'shop']);
-  assert.equal(result.code, 2);
-  assert.doesNotMatch(result.stderr, /secretmaterial/);
-  assert.match(result.stderr, /Put -- before values/);
-  const ok = await daemon.cli(['env', 'set', '--app', 'shop', 'CC_SSH_PRIVATE_KEY', '--', secret]);
-  assert.equal(ok.code, 0, ok.stderr);
+  const set = await daemon.cli(['env', 'set', 'CC_SSH_PRIVATE_KEY', secret, '--app', 'shop']);
+  assert.equal(set.code, 0, set.stderr);
+  assert.doesNotMatch(set.stderr, /secretmaterial/);
+  const env = JSON.parse((await daemon.cli(['env', '--format', 'json', '--app', 'shop'])).stdout)[0].env as Array<{
+    name: string;
+    value: string;
+  }>;
+  assert.equal(env.find((v) => v.name === 'CC_SSH_PRIVATE_KEY')?.value, secret);
+  // A command whose arguments are not values reads it as an option: refused, and never quoted.
+  const refused = await daemon.cli(['ssh-keys', 'add', secret]);
+  assert.equal(refused.code, 2);
+  assert.doesNotMatch(refused.stderr, /secretmaterial/);
+  assert.match(refused.stderr, /Put -- before values/);
 });

@@ -57,8 +57,10 @@ test('a flapping instance is replaced a few times a minute at most, and the acti
     /^Instance 0 replaced after failing its liveness check \(answered GET \/ with 503 for \d+ s\); next replacement not before 5 s$/,
   );
   // 35 s after the first: the next ones wait 5 s, then 10 s, then 20 s (plus each one's boot).
-  const firstAt = Date.now();
-  await new Promise((resolve) => setTimeout(resolve, 35_000));
+  // The window starts at the first replacement's own time, not when this test saw it (a loaded
+  // machine answers the CLI late).
+  const firstAt = Date.parse(first!.created_at);
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, firstAt + 36_000 - Date.now())));
   const all = await replacements();
   const within = all.filter((d) => Date.parse(d.created_at) <= firstAt + 35_000);
   assert.ok(within.length >= 2, `positive control: it flaps (${within.length} replacements)\n${JSON.stringify(all, null, 1)}`);
