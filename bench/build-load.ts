@@ -135,7 +135,7 @@ async function round(daemon: TestDaemon, o: { host: string; rate: number; idleSe
   const buildDir = checkoutExample('scala-single');
   const buildId = await createApp(daemon, buildDir, `heavy-${o.n}`, {}, 'sbt');
   const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: buildDir, encoding: 'utf8' }).trim();
-  const push = gitPush(buildDir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${buildId}.git`, o.gitEnv);
+  const push = await gitPush(buildDir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${buildId}.git`, o.gitEnv);
   if (push.code !== 0) throw new Error(`git push failed:\n${push.output}`);
   // Under the build: from the push's return (the build is queued) until its build phase ends,
   // learnt from the deployment's log streamed over one HTTP request. Not through the CLI: a

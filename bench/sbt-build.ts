@@ -80,7 +80,7 @@ const COMPILING = /compiling (\d+) Scala sources?/;
  */
 async function pushAndWaitQuietly(daemon: TestDaemon, dir: string, appId: string, gitEnv: NodeJS.ProcessEnv) {
   const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: dir, encoding: 'utf8' }).trim();
-  const push = gitPush(dir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`, gitEnv);
+  const push = await gitPush(dir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`, gitEnv);
   if (push.code !== 0) throw new Error(`git push failed:\n${push.output}`);
   const deadline = Date.now() + 600_000;
   while (Date.now() < deadline) {

@@ -5,10 +5,9 @@
  */
 import { before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import type { Page } from 'playwright-core';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { checkoutExample, commitAll, getThroughRouter, registerSshKey } from '../support/deploy.js';
+import { checkoutExample, commitAll, getThroughRouter, gitPush, registerSshKey } from '../support/deploy.js';
 import { waitUntil } from '../support/wait.js';
 import { readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { freePort } from '../support/free-port.js';
@@ -68,14 +67,6 @@ async function tabTo(name: RegExp, max = 40): Promise<void> {
     if (name.test(label)) return;
   }
   throw new Error(`Tab never reached an element named ${name}`);
-}
-
-function gitPush(dir: string, url: string, env: NodeJS.ProcessEnv): Promise<{ code: number; output: string }> {
-  return new Promise((resolve) => {
-    execFile('git', ['push', url, 'master'], { cwd: dir, env, timeout: 300_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` });
-    });
-  });
 }
 
 /** Each test's failure carries what the browser saw meanwhile. */

@@ -321,7 +321,7 @@ test('every route answers what the OpenAPI document declares', { timeout: 900_00
   const pushed: string[] = [];
   for (const release of ['one', 'two']) {
     pushed.push(newRelease(dir, release));
-    assert.equal(gitPush(dir, url, gitEnv).code, 0);
+    assert.equal((await gitPush(dir, url, gitEnv)).code, 0);
     const { deployments } = await call<{ deployments: Array<{ id: string; commit: string }> }>(
       'GET',
       `${base}/deployments?limit=5`,

@@ -87,7 +87,7 @@ after(async () => {
 
 test('cancel-deploy kills the running build, marks it CANCELLED and the previous release keeps serving', async () => {
   slowCommit('two');
-  assert.equal(gitPush(dir, url, gitEnv).code, 0);
+  assert.equal((await gitPush(dir, url, gitEnv)).code, 0);
   const id = await waitForBuildMarker('two');
   assert.equal(sleepers().length, 1, 'the build runs');
   const result = await daemon.cli(['cancel-deploy', '--app', appId]);
@@ -129,10 +129,10 @@ test('with cancel-on-push a newer push cancels the running deployment and deploy
   assert.match(bad.stderr, /true or false/);
 
   slowCommit('three');
-  assert.equal(gitPush(dir, url, gitEnv).code, 0);
+  assert.equal((await gitPush(dir, url, gitEnv)).code, 0);
   const slowId = await waitForBuildMarker('three');
   const fast = fastCommit('four');
-  const push = gitPush(dir, url, gitEnv);
+  const push = await gitPush(dir, url, gitEnv);
   assert.equal(push.code, 0);
   assert.match(push.output, new RegExp(`cancel-on-push: cancelled ${slowId}`));
   const deployed = await waitForDeploymentOf(daemon, appId, fast, 120_000);

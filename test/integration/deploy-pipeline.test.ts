@@ -116,7 +116,7 @@ test("slipway plan prints, for the folder's commit and without deploying, the pl
 
 test('a push to another branch is refused with a message saying only master deploys', async () => {
   const before = JSON.parse((await daemon.cli(['activity', '--app', appId, '--format', 'json'])).stdout).length;
-  const push = gitPush(dir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`, gitEnv, 'master:refs/heads/feature');
+  const push = await gitPush(dir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`, gitEnv, 'master:refs/heads/feature');
   assert.notEqual(push.code, 0);
   assert.match(push.output, /only the master branch deploys/);
   assert.match(push.output, /feature:master/);
@@ -226,7 +226,7 @@ test('a redeploy under steady load fails no request and switches to the new rele
     }
   };
   const clients = [loop(), loop(), loop(), loop()];
-  const push = gitPush(dir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`, gitEnv);
+  const push = await gitPush(dir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`, gitEnv);
   assert.equal(push.code, 0, push.output);
   const deployment = await waitForDeploymentOf(daemon, appId, commit);
   await new Promise((r) => setTimeout(r, 3000));
@@ -261,9 +261,9 @@ test('slipway deploy pushes HEAD, follows the log and exits 0 on OK', async () =
 test('pushes during a deployment are queued: each runs after the previous one ended', async () => {
   const url = `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`;
   const first = newRelease(dir, 'queued-a');
-  assert.equal(gitPush(dir, url, gitEnv).code, 0);
+  assert.equal((await gitPush(dir, url, gitEnv)).code, 0);
   const second = newRelease(dir, 'queued-b');
-  assert.equal(gitPush(dir, url, gitEnv).code, 0);
+  assert.equal((await gitPush(dir, url, gitEnv)).code, 0);
   const a = await waitForDeploymentOf(daemon, appId, first);
   const b = await waitForDeploymentOf(daemon, appId, second);
   assert.equal(a.state, 'OK');

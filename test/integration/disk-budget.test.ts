@@ -92,7 +92,7 @@ test('a push larger than what is left is refused while it arrives, with the budg
   // Random bytes: git cannot compress them below the budget.
   writeFileSync(join(dir, 'huge.bin'), execFileSync('head', ['-c', String(80 * MiB), '/dev/urandom'], { maxBuffer: 100 * MiB }));
   commitAll(dir, 'a file larger than the budget');
-  const push = gitPush(dir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`, gitEnv);
+  const push = await gitPush(dir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`, gitEnv);
   assert.notEqual(push.code, 0, push.output);
   assert.match(
     push.output,

@@ -203,7 +203,7 @@ test('kill -9 of the daemon mid-build leaves no build process, no build folder, 
     `require('fs').writeFileSync(${JSON.stringify(join(attackerDir, 'package.json'))}, ${JSON.stringify(JSON.stringify(pkg))})`,
   ]);
   const commit = commitAll(attackerDir, 'slow build');
-  assert.equal(gitPush(attackerDir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${attackerId}.git`, gitEnv).code, 0);
+  assert.equal((await gitPush(attackerDir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${attackerId}.git`, gitEnv)).code, 0);
   const sleeping = () => spawnSync('pgrep', ['-f', '^sleep 600$']).status === 0;
   await waitUntil('the slow build to run', async () => (sleeping() ? true : undefined), 120_000);
   // The victim's Redis (from the add-on test above) runs as well: it must be adopted, not started twice.

@@ -52,9 +52,9 @@ test('a push that would take the data disk below the reserve is refused while it
   // Random bytes: git cannot compress them below their size.
   writeFileSync(join(dir, 'large.bin'), randomBytes(above + 24 * MiB));
   commitAll(dir, 'too large for the disk');
-  let refused: ReturnType<typeof gitPush>;
+  let refused: Awaited<ReturnType<typeof gitPush>>;
   try {
-    refused = gitPush(dir, url, gitEnv);
+    refused = await gitPush(dir, url, gitEnv);
   } finally {
     execFileSync('git', ['reset', '-q', '--hard', 'HEAD~1'], { cwd: dir });
   }
@@ -68,7 +68,7 @@ test('a push that would take the data disk below the reserve is refused while it
   assert.equal(remote.stdout.trim(), '', `the refused push left no branch: ${remote.stdout}${remote.stderr}`);
 
   // The same repository without the large file goes through.
-  const accepted = gitPush(dir, url, gitEnv);
+  const accepted = await gitPush(dir, url, gitEnv);
   assert.equal(accepted.code, 0, accepted.output);
 });
 
@@ -79,12 +79,12 @@ test('below the reserve every push is refused, saying the disk is below it', { s
   try {
     writeFileSync(join(dir, 'small.txt'), 'small\n');
     commitAll(dir, 'a small change');
-    const refused = gitPush(dir, url, gitEnv);
+    const refused = await gitPush(dir, url, gitEnv);
     assert.notEqual(refused.code, 0, refused.output);
     assert.match(refused.output, /push refused: the data folder's disk \(.+\) has [\d.]+ MiB free, below the reserve of 200 MiB\./);
   } finally {
     rmSync(filler, { force: true });
   }
-  const again = gitPush(dir, url, gitEnv);
+  const again = await gitPush(dir, url, gitEnv);
   assert.equal(again.code, 0, again.output);
 });

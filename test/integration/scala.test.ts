@@ -187,7 +187,7 @@ test('scala-single: a redeploy under load fails no request, switches, and reuses
   const jarsBefore = jarSnapshot(single.id);
   const clients = [loop(), loop()];
   const started = performance.now();
-  const push = gitPush(single.dir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${single.id}.git`, gitEnv);
+  const push = await gitPush(single.dir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${single.id}.git`, gitEnv);
   assert.equal(push.code, 0, push.output);
   const deployment = await waitForDeploymentOf(daemon, single.id, commit);
   const seconds = (performance.now() - started) / 1000;

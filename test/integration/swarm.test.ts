@@ -683,7 +683,7 @@ describe('swarm tasks outlive the daemon', { skip: missing ? `swarm: ${missing}`
     try {
       newRelease(dir, 'r2');
       const url = `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`;
-      const push = gitPush(dir, url, gitEnv);
+      const push = await gitPush(dir, url, gitEnv);
       assert.equal(push.code, 0, push.output);
       // The new release's task runs: the daemon dies before, during or just after the switch.
       await waitUntil("the new release's task", async () => (await containers('instance')).length === 2, 240_000);

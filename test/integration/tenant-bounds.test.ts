@@ -101,9 +101,9 @@ async function refused(args: string[], message: RegExp, hint: RegExp, cwd?: stri
   assert.match(result.stderr, hint);
 }
 
-const push = (name: string) => {
+const push = async (name: string) => {
   const app = apps[name]!;
-  const result = gitPush(app.dir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${app.id}.git`, gitEnv);
+  const result = await gitPush(app.dir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${app.id}.git`, gitEnv);
   assert.equal(result.code, 0, result.output);
   return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: app.dir, encoding: 'utf8' }).trim();
 };
@@ -142,10 +142,10 @@ test('webhooks and drains past their quotas are refused with the quota, the use 
 
 test("a receiver that never answers delays only its own organisation's deliveries", async () => {
   // acme's deployment makes four deliveries to the tarpit, each held until the sender's timeout.
-  push('slow');
+  await push('slow');
   await waitUntil('the tarpit holds acme deliveries', async () => (tarpitSockets.length >= 2 ? true : undefined), 30_000);
   const pushed = Date.now();
-  push('quick');
+  await push('quick');
   const delivered = await waitUntil("beta's delivery", async () => received.find((r) => r.path === '/quick' && r.at >= pushed), 30_000);
   const open = tarpitSockets.filter((s) => !s.destroyed).length;
   assert.ok(delivered.at - pushed < 5_000, `beta's webhook arrived ${delivered.at - pushed} ms after its push`);
@@ -158,7 +158,7 @@ test("a release whose cron jobs go past the organisation's quota fails its build
   mkdirSync(join(dir, 'clevercloud'), { recursive: true });
   writeFileSync(join(dir, 'clevercloud', 'cron.json'), JSON.stringify(['*/5 * * * * $ROOT/a.sh', '0 3 * * * $ROOT/b.sh']));
   const commit = commitAll(dir, 'two cron jobs');
-  push('quick');
+  await push('quick');
   // As alice: the administrator is no member of beta.
   const deployment = await waitUntil(
     'the deployment to end',

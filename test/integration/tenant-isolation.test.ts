@@ -562,7 +562,7 @@ test('kill -9 of the daemon mid-build: after a restart no build process nor fold
   assert.equal((await daemon.cli(['env', 'set', 'BUILD_SLEEP_SECONDS', '900', '--app', attacker.id])).code, 0);
   newRelease(attacker.dir, 'slow-build');
   const commit = commitAll(attacker.dir, 'a build that sleeps');
-  const pushed = gitPush(attacker.dir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${attacker.id}.git`, gitEnv);
+  const pushed = await gitPush(attacker.dir, `git+ssh://git@127.0.0.1:${daemon.sshPort}/${attacker.id}.git`, gitEnv);
   assert.equal(pushed.code, 0, pushed.output);
   const isBuildProcess = (p: { args: string }) => /build-probe\.js|npm/.test(p.args);
   // What its instance runs: tini and node ./server.js. Anything else of its uid is the build's.

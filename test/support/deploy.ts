@@ -1,7 +1,7 @@
 import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { request } from 'node:http';
 import type { TestDaemon } from './daemon.js';
@@ -91,10 +91,26 @@ export async function createApp(
   return created.stdout.trim();
 }
 
-/** `git push` to the app's URL; returns git's exit code and output. */
-export function gitPush(dir: string, url: string, gitEnv: NodeJS.ProcessEnv, refspec = 'master'): { code: number | null; output: string } {
-  const result = spawnSync('git', ['push', url, refspec], { cwd: dir, env: gitEnv, encoding: 'utf8', timeout: 120_000 });
-  return { code: result.status, output: `${result.stdout}${result.stderr}` };
+/**
+ * `git push` to the app's URL; resolves with git's exit code (null when it was killed, at the
+ * timeout too) and its output, stdout then stderr. The test goes on meanwhile: it may watch
+ * the deployment the push started, in a browser or the daemon's output.
+ */
+export function gitPush(
+  dir: string,
+  url: string,
+  gitEnv: NodeJS.ProcessEnv,
+  refspec = 'master',
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', ['push', url, refspec], { cwd: dir, env: gitEnv, timeout: 300_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (text: string) => (stdout += text));
+    child.stderr.setEncoding('utf8').on('data', (text: string) => (stderr += text));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, output: `${stdout}${stderr}` }));
+  });
 }
 
 export interface RoutedResponse {
@@ -170,7 +186,7 @@ export async function pushAndWait(
 ): Promise<{ id: string; state: string; push: string; commit: string }> {
   const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: dir, encoding: 'utf8' }).trim();
   const url = `git+ssh://git@127.0.0.1:${daemon.sshPort}/${appId}.git`;
-  const push = gitPush(dir, url, gitEnv);
+  const push = await gitPush(dir, url, gitEnv);
   if (push.code !== 0) throw new Error(`git push failed:\n${push.output}`);
   const deployment = await waitForDeploymentOf(daemon, appId, commit);
   return { ...deployment, push: push.output, commit };
