@@ -13,6 +13,7 @@ import { AcmeIssuer } from '../../src/certificates/acme-issuer.js';
 import { CertificateManager } from '../../src/certificates/certificate-manager.js';
 import { InternalCa } from '../../src/certificates/internal-ca.js';
 import { pebbleBinaries, startPebble, type TestPebble } from '../support/pebble.js';
+import { waitUntil } from '../support/wait.js';
 
 // ACME against a real Pebble whose validation authority fetches the HTTP-01 challenges from the
 // daemon's challenge responder (through DNS answers of 127.0.0.1). The router here only records
@@ -40,17 +41,11 @@ const recordingRouter: Router = {
   detach: async () => undefined,
 };
 
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline)
-      throw new Error(
-        `${what} did not happen within ${timeoutMs} ms.\nDaemon log:\n${logged.join('\n')}\nPebble:\n${pebble.output().slice(-3000)}`,
-      );
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+/** waitUntil, with what the issuer logged and what Pebble printed when the time runs out. */
+function until<T>(what: string, probe: () => T, timeoutMs = 60_000): Promise<Exclude<T, undefined | false>> {
+  return waitUntil(what, probe, timeoutMs).catch((error: Error) => {
+    throw new Error(`${error.message}\nDaemon log:\n${logged.join('\n')}\nPebble:\n${pebble.output().slice(-3000)}`);
+  });
 }
 
 /** Serves the certificate over TLS and connects trusting only Pebble's root. */

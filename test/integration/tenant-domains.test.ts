@@ -11,6 +11,7 @@ import { freePort } from '../support/free-port.js';
 import { checkoutExample, createApp, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { pebbleBinaries } from '../support/pebble.js';
 import { startTestDns, type TestDns } from '../support/test-dns.js';
+import { waitUntil } from '../support/wait.js';
 
 // One tenant cannot hurt the others through domains or certificates: wide wildcards refused,
 // a domain routed only once its DNS proves it is the tenant's (a real DNS server,
@@ -92,12 +93,9 @@ async function addVerified(fqdn: string, app: { id: string; dir: string }): Prom
   await until(`${fqdn} verified`, async () => (await listed(fqdn, app)).verification.state === 'verified');
 }
 
+/** waitUntil, with the end of the daemon's output when the time runs out. */
 async function until(what: string, probe: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) assert.fail(`${what}: not within ${timeoutMs} ms.\n${daemon.output().slice(-3000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  await waitUntil(what, probe, timeoutMs).catch((error: Error) => assert.fail(`${error.message}\n${daemon.output().slice(-3000)}`));
 }
 
 before(async () => {
