@@ -12,6 +12,7 @@ import { RespError, respExchange } from './redis/resp.js';
 import { readPidFile } from './server-process.js';
 import { pidAlive } from '../executor/pid-alive.js';
 import { ensureSystemUser } from './system-user.js';
+import { waitUntil } from '../../test/support/wait.js';
 import { startInstanceNetwork, type TestInstanceNetwork } from '../../test/support/instance-network.js';
 
 describe('redis config and ports (pure)', () => {
@@ -242,11 +243,9 @@ describe('redis add-on provider with real redis-server processes', {
 });
 
 async function waitUntilAnswers(port: number, password: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const replies = await respExchange('127.0.0.1', port, [['AUTH', password], ['PING']]).catch(() => []);
-    if (replies[1] === 'PONG') return;
-    if (Date.now() > deadline) throw new Error(`nothing answers on ${port}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntil(
+    `an answer on ${port}`,
+    async () => (await respExchange('127.0.0.1', port, [['AUTH', password], ['PING']]))[1] === 'PONG',
+    10_000,
+  );
 }
