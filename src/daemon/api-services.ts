@@ -2,29 +2,25 @@ import type { AddonManager } from '../addons/addon-manager.js';
 import type { DeploymentServices } from '../api/platform.js';
 import type { PlatformBackupReport } from '../backups/platform/platform-backup.js';
 import type { DomainService } from '../domains/domain-service.js';
-import type { DrainService } from '../drains/drain-service.js';
 import { type AppRemovalDeps, removeApp } from '../pipeline/app-removal.js';
 import { type OneOffDeps, startOneOff } from '../pipeline/one-off.js';
 import type { VersionCatalog } from '../providers/plan.js';
 import type { Router } from '../router/router.js';
-import type { TrafficRecorder } from '../traffic/traffic-recorder.js';
-import type { startNetwork } from './stages/network.js';
+import type { Lifecycle } from './lifecycle.js';
 import { oneOffLog } from './one-off-log.js';
 
 /**
  * What the API may ask of the running platform beyond the store: deploy, remove an app, run a
  * one-off command, back the platform up, stop it all. Each of these spans several rooms (an
- * app's removal reaches its router lines, its images and its drains too), so the daemon, which
- * holds every room, puts them together here rather than inline in its start.
+ * app's removal reaches its router lines, its images and its drains too: those rooms subscribe
+ * to "app deleted"), so the daemon, which holds every room, puts them together here.
  */
 export function apiServices(input: {
   removal: Required<AppRemovalDeps>;
   oneOffs: OneOffDeps;
   catalog: VersionCatalog;
   domains: DomainService;
-  traffic: TrafficRecorder;
-  instanceBackend: Awaited<ReturnType<typeof startNetwork>>['instanceBackend'];
-  drains: DrainService;
+  lifecycle: Lifecycle;
   addons: AddonManager;
   router: Router;
   backupPlatform(to: string | undefined): Promise<PlatformBackupReport>;
@@ -33,7 +29,7 @@ export function apiServices(input: {
   systemStopped(): void;
   log(line: string): void;
 }): DeploymentServices {
-  const { removal, oneOffs, traffic, instanceBackend, drains, addons, router, log } = input;
+  const { removal, oneOffs, lifecycle, addons, router, log } = input;
   const { store, deployer, runtime, logs } = removal;
   return {
     deployer,
@@ -44,11 +40,8 @@ export function apiServices(input: {
     disks: removal.disks,
     removeApp: async (app) => {
       await removeApp(removal, app);
-      await traffic.forgetApp(app.id);
-      // The app is gone already: images left behind are pruned at the next start, not an error.
-      if ('forgetApp' in instanceBackend)
-        await instanceBackend.forgetApp(app.id).catch((e: Error) => log(`could not remove the release images of ${app.id}: ${e.message}`));
-      drains.sync();
+      // What else goes with the app (its traffic records, release images, drains) is each room's own reaction.
+      await lifecycle.tell('app deleted', { appId: app.id });
     },
     // A run's output goes to the app's log too (marked [run]), and so to its drains.
     runOneOff: async (app, argv, onData) => {

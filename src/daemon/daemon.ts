@@ -24,6 +24,7 @@ import { serving } from './stages/serving.js';
 import { type DaemonBase, stage } from './stages/stage.js';
 import { openStore } from './stages/store.js';
 import { toolchainCache } from './stages/toolchain-cache.js';
+import { Lifecycle } from './lifecycle.js';
 import type { DaemonOptions } from './options.js';
 import { type StopScope, Stoppers } from './stoppers.js';
 
@@ -51,6 +52,7 @@ export class Daemon {
       options: this.options,
       log: this.log,
       stoppers: this.stoppers,
+      lifecycle: new Lifecycle(this.log),
       markSystemStopped: () => this.markSystemStopped(),
     };
     const started = await Promise.resolve(base)

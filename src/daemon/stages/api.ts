@@ -28,7 +28,7 @@ import type { DaemonBase, EdgeBuilt, NetworkBuilt, SandboxesBuilt } from './stag
 export async function api(
   needs: DaemonBase &
     Pick<SandboxesBuilt, 'sandboxes' | 'appUsers' | 'appDiskBudget' | 'disks'> &
-    Pick<NetworkBuilt, 'addons' | 'instances' | 'instanceBackend'> &
+    Pick<NetworkBuilt, 'addons' | 'instances'> &
     Pick<EdgeBuilt, 'traffic' | 'router'> &
     Pick<ReturnType<typeof serving>, 'runtime' | 'repos'> &
     Pick<ReturnType<typeof cron>, 'cron' | 'oneOffs' | 'oneOffRuns'> &
@@ -48,8 +48,8 @@ export async function api(
     },
 ) {
   const { options, store, secrets, logs, reserve, quotas, drains, egress, deployer, catalog, backupService, backupPlatform } = needs;
-  const { sandboxes, appUsers, appDiskBudget, disks, addons, instances, instanceBackend, traffic, router, runtime, repos } = needs;
-  const { cron, oneOffs, oneOffRuns, certificates, notifications, stoppers, log, markSystemStopped } = needs;
+  const { sandboxes, appUsers, appDiskBudget, disks, addons, instances, traffic, router, runtime, repos } = needs;
+  const { cron, oneOffs, oneOffRuns, certificates, notifications, stoppers, lifecycle, log, markSystemStopped } = needs;
   const api = createApiServer(
     {
       store,
@@ -65,9 +65,7 @@ export async function api(
         oneOffs,
         catalog,
         domains: certificates.manager,
-        traffic,
-        instanceBackend,
-        drains,
+        lifecycle,
         addons,
         router,
         backupPlatform,

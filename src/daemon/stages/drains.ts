@@ -21,7 +21,7 @@ export function drains(
     egress: EgressGuard;
   },
 ) {
-  const { options, store, logs, traffic, told, egress, stoppers, log } = needs;
+  const { options, store, logs, traffic, told, egress, stoppers, lifecycle, log } = needs;
   const drains = new DrainService({
     store,
     dir: join(options.dataDir, 'drains'),
@@ -35,5 +35,7 @@ export function drains(
   drains.start();
   stoppers.control('log drains', () => drains.stop());
   traffic.metrics.watchDrains(() => drains.figures());
+  // A deleted app's drains stop.
+  lifecycle.on('app deleted', () => drains.sync());
   return { drains };
 }

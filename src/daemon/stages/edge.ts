@@ -1,3 +1,4 @@
+import type { Lifecycle } from '../lifecycle.js';
 import { join } from 'node:path';
 import { AcmeChallengeResponder } from '../../certificates/acme-challenge-responder.js';
 import { startMetricsServer } from '../../metrics/metrics-server.js';
@@ -13,8 +14,14 @@ import { makeTrafficRecorder } from '../traffic-setup.js';
  * left it serving), the ACME challenge responder it passes HTTP-01 challenges to, what it
  * reports of each request (access logs, charts, metrics) and the Prometheus endpoint.
  */
-export async function startEdge(input: { options: DaemonOptions; store: Store; stoppers: Stoppers; log(line: string): void }) {
-  const { options, store, stoppers, log } = input;
+export async function startEdge(input: {
+  options: DaemonOptions;
+  store: Store;
+  stoppers: Stoppers;
+  lifecycle: Lifecycle;
+  log(line: string): void;
+}) {
+  const { options, store, stoppers, lifecycle, log } = input;
   // What the edge sees: the router reports each request here (access logs, charts, metrics).
   const traffic = makeTrafficRecorder({
     dataDir: options.dataDir,
@@ -51,5 +58,9 @@ export async function startEdge(input: { options: DaemonOptions; store: Store; s
     stoppers.control('metrics', () => closeServer(metricsServer.server));
     log(`Prometheus metrics on ${metricsServer.url} (no token: keep this address to the monitoring network)`);
   }
+  lifecycle.on('instance restarted', ({ appId }) => traffic.metrics.instanceRestarted(appId));
+  lifecycle.on('instance replaced', ({ appId }) => traffic.metrics.instanceReplaced(appId));
+  // A deleted app's access logs, charts and metrics go with it.
+  lifecycle.on('app deleted', ({ appId }) => traffic.forgetApp(appId));
   return { traffic, acmeChallenges, acmeChallenge, router };
 }

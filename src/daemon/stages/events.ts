@@ -1,3 +1,4 @@
+import type { Lifecycle } from '../lifecycle.js';
 import type { Store } from '../../store/store.js';
 import type { Deployment } from '../../store/deployments.js';
 import type { AppRow } from '../../store/apps.js';
@@ -79,6 +80,9 @@ export function platformEvents(store: Store): {
  * What people are told about (webhooks, e-mail): deployments, instances, cron runs, drains.
  * Needs: `store`. Provides: `told`, the event hub and what the store and the pipeline tell it.
  */
-export function events({ store }: { store: Store }) {
-  return { told: platformEvents(store) };
+export function events({ store, lifecycle }: { store: Store; lifecycle: Lifecycle }) {
+  const told = platformEvents(store);
+  lifecycle.on('instance restarted', ({ appId }) => told.instanceCrashed(appId));
+  lifecycle.on('instance replaced', ({ appId }) => told.instanceReplaced(appId));
+  return { told };
 }

@@ -1,3 +1,4 @@
+import type { Lifecycle } from '../lifecycle.js';
 import { AddonManager } from '../../addons/addon-manager.js';
 import { PostgresqlProvider } from '../../addons/postgresql/postgresql-provider.js';
 import { makeAddonProviders } from '../../addons/registry.js';
@@ -24,8 +25,9 @@ export async function startNetwork(input: {
   names: { bridgeName: string; cgroupRoot: string };
   log(line: string): void;
   stoppers: Stoppers;
+  lifecycle: Lifecycle;
 }) {
-  const { options, store, backend, names, log, stoppers } = input;
+  const { options, store, backend, names, log, stoppers, lifecycle } = input;
   await backend.init();
   const firewall = new Firewall({
     table: names.cgroupRoot,
@@ -103,5 +105,11 @@ export async function startNetwork(input: {
       () => instances.removeNetwork(),
       () => undefined,
     );
-  return { addonProviders, addons, postgresql, addonAccess, instances, instanceBackend: instances ?? backend };
+  const instanceBackend = instances ?? backend;
+  // The app is gone already: images left behind are pruned at the next start, not an error.
+  lifecycle.on('app deleted', async ({ appId }) => {
+    if ('forgetApp' in instanceBackend)
+      await instanceBackend.forgetApp(appId).catch((e: Error) => log(`could not remove the release images of ${appId}: ${e.message}`));
+  });
+  return { addonProviders, addons, postgresql, addonAccess, instances, instanceBackend };
 }

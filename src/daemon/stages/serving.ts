@@ -7,21 +7,22 @@ import { RepoStore } from '../../receiver/repo-store.js';
 import { AppRuntime } from '../../serving/app-runtime.js';
 import type { Store } from '../../store/store.js';
 import { flavorLimits, makeSandboxPolicy } from '../sandbox-policy.js';
-import type { DaemonBase, EdgeBuilt, NetworkBuilt, SandboxesBuilt, Told } from './stage.js';
+import type { DaemonBase, EdgeBuilt, NetworkBuilt, SandboxesBuilt } from './stage.js';
 
 /**
  * The apps' instances (`AppRuntime`): who each runs as and with what limits, the environment it
- * receives, the liveness checks that replace a stuck one. Needs: `store`, `logs`, `told`, the
- * sandboxes' `appUsers` and `layout`, the network's `addons` and `instanceBackend`, the edge's
- * `router` and `traffic`. Provides: `runtime`, `repos`, `appEnv`, `policy`, `providers`.
+ * receives, the liveness checks that replace a stuck one; a restarted or replaced instance is
+ * told to the lifecycle hub (the metrics and the notifications subscribe). Needs: `store`,
+ * `logs`, the sandboxes' `appUsers` and `layout`, the network's `addons` and `instanceBackend`,
+ * the edge's `router`. Provides: `runtime`, `repos`, `appEnv`, `policy`, `providers`.
  */
 export function serving(
   needs: DaemonBase &
     Pick<SandboxesBuilt, 'appUsers' | 'layout'> &
     Pick<NetworkBuilt, 'addons' | 'instanceBackend'> &
-    Pick<EdgeBuilt, 'router' | 'traffic'> & { store: Store; logs: LogHub; told: Told },
+    Pick<EdgeBuilt, 'router'> & { store: Store; logs: LogHub },
 ) {
-  const { options, store, logs, told, appUsers, layout, addons, instanceBackend, router, traffic, stoppers, log } = needs;
+  const { options, store, logs, appUsers, layout, addons, instanceBackend, router, stoppers, lifecycle, log } = needs;
   const repos = new RepoStore(join(options.dataDir, 'repos'), (appId) => layout.repository(appId));
   // Every variable an app receives: linked apps' exposed config < add-ons' < its own (src/core/merge-env.ts).
   const appEnv = (appId: string) => appEnvironment(store, addons, appId);
@@ -44,10 +45,7 @@ export function serving(
     appEnv,
     providers,
     log,
-    onInstanceRestart: (appId) => {
-      traffic.metrics.instanceRestarted(appId);
-      told.instanceCrashed(appId);
-    },
+    onInstanceRestart: (appId) => lifecycle.publish('instance restarted', { appId }),
   });
   stoppers.dataPlane(
     'instances',
@@ -56,10 +54,7 @@ export function serving(
   );
   // docs/behaviour.md, Liveness; stopped before the instances are (stoppers run in reverse order).
   runtime.startLivenessMonitor({
-    onReplaced: (appId) => {
-      traffic.metrics.instanceReplaced(appId);
-      told.instanceReplaced(appId);
-    },
+    onReplaced: (appId) => lifecycle.publish('instance replaced', { appId }),
   });
   stoppers.control('liveness checks', () => runtime.stopLivenessMonitor());
   return { runtime, repos, appEnv, policy, providers };

@@ -1,4 +1,5 @@
 import type { DaemonOptions } from '../options.js';
+import type { Lifecycle } from '../lifecycle.js';
 import type { Stoppers } from '../stoppers.js';
 
 /** What every stage may use: the daemon's options, its log and where each stage registers its stop. */
@@ -6,6 +7,8 @@ export interface DaemonBase {
   options: DaemonOptions;
   log(line: string): void;
   stoppers: Stoppers;
+  /** Where the rooms a stage built subscribe to what happens in an app's life (an app deleted, an instance replaced). */
+  lifecycle: Lifecycle;
   /** Tells the daemon that `slipway system stop` stopped the data plane: the daemon stops too. */
   markSystemStopped(): void;
 }

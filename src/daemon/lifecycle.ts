@@ -1,0 +1,51 @@
+/**
+ * What happens in an app's life that several rooms react to. The room that notices it tells the
+ * hub once; each stage of the daemon's start subscribes the room it built (the metrics count a
+ * replaced instance, the notifications tell people, the traffic records forget a deleted app),
+ * so no room calls the others one by one and a new reaction is one subscription in its stage.
+ */
+export interface LifecycleEvents {
+  /** An app was deleted: its instances, record, folders and user are gone. */
+  'app deleted': { appId: string };
+  /** An instance of the app crashed and was restarted. */
+  'instance restarted': { appId: string };
+  /** An instance of the app stopped answering its liveness checks and was replaced. */
+  'instance replaced': { appId: string };
+}
+
+export type LifecycleEvent = keyof LifecycleEvents;
+type Subscriber<E extends LifecycleEvent> = (event: LifecycleEvents[E]) => void | Promise<void>;
+
+export class Lifecycle {
+  private readonly subscribers = new Map<LifecycleEvent, Array<Subscriber<never>>>();
+
+  constructor(private readonly log: (line: string) => void) {}
+
+  /** Subscribers are told in the order they subscribed: the order of the stages that built them. */
+  on<E extends LifecycleEvent>(event: E, subscriber: Subscriber<E>): void {
+    const list = this.subscribers.get(event) ?? [];
+    list.push(subscriber as Subscriber<never>);
+    this.subscribers.set(event, list);
+  }
+
+  /**
+   * Tells every subscriber, each awaited in turn; one that fails does not keep the others from
+   * being told, and the first failure is thrown once all were.
+   */
+  async tell<E extends LifecycleEvent>(event: E, details: LifecycleEvents[E]): Promise<void> {
+    let failure: { error: unknown } | undefined;
+    for (const subscriber of this.subscribers.get(event) ?? []) {
+      try {
+        await (subscriber as Subscriber<E>)(details);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure) throw failure.error;
+  }
+
+  /** Tells without waiting, for a room that must not be held up: a failure is logged. */
+  publish<E extends LifecycleEvent>(event: E, details: LifecycleEvents[E]): void {
+    this.tell(event, details).catch((error: Error) => this.log(`While telling "${event}": ${error.message}`));
+  }
+}
