@@ -45,9 +45,17 @@ export class Stoppers {
 }
 
 /** Closes an HTTP server the daemon started, cutting its open connections rather than waiting on them. */
-export function closeServer(server: Server): Promise<void> {
+export function closeServer(server: Server, graceMs = 5_000): Promise<void> {
   return new Promise((resolve) => {
     server.closeAllConnections();
-    server.close(() => resolve());
+    // An upgraded connection (a `slipway run` session) is no longer the HTTP server's to close and
+    // holds close() until it ends; its command is killed before this, but one still starting then
+    // would hold the stop for as long as it runs. The daemon stops anyway: the socket ends with it.
+    const timer = setTimeout(resolve, graceMs);
+    timer.unref();
+    server.close(() => {
+      clearTimeout(timer);
+      resolve();
+    });
   });
 }

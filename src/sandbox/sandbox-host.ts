@@ -304,8 +304,7 @@ export class SandboxHost {
    */
   async killAll(options: { keepOutliving?: boolean } = {}): Promise<void> {
     const running = [...this.live.values()].filter((s) => !(options.keepOutliving && this.outliving.has(s.id)));
-    await Promise.all(running.map((s) => s.signal('SIGKILL').catch(() => undefined)));
-    await Promise.all(running.map((s) => s.done.catch(() => undefined)));
+    await Promise.all(running.map((s) => killUntilEnded(s)));
   }
 
   /**
@@ -383,3 +382,25 @@ export class SandboxHost {
 const OUTPUT_FILE = 'output.log';
 const OUTPUT_POSITION_FILE = 'output.position';
 const MONITOR_OUTPUT_FILE = 'monitor.log';
+
+/**
+ * Kills a sandbox and waits for its end, killing it again while it runs: a sandbox caught while
+ * runc is still creating it refuses the first kill, then starts its program, which would hold
+ * the daemon's stop for as long as it runs. After 10 s the wait ends; the sandbox is reported
+ * by its own end.
+ */
+async function killUntilEnded(sandbox: Pick<Sandbox, 'signal' | 'done'>): Promise<void> {
+  let ended = false;
+  const done = sandbox.done.then(
+    () => {
+      ended = true;
+    },
+    () => {
+      ended = true;
+    },
+  );
+  for (let attempt = 0; !ended && attempt < 40; attempt++) {
+    await sandbox.signal('SIGKILL').catch(() => undefined);
+    await Promise.race([done, new Promise((resolve) => setTimeout(resolve, 250).unref())]);
+  }
+}

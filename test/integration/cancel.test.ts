@@ -34,7 +34,8 @@ async function served(): Promise<string> {
 function slowCommit(name: string): string {
   const path = join(dir, 'package.json');
   const pkg = JSON.parse(readFileSync(path, 'utf8'));
-  pkg.scripts.preinstall = `echo slow-build-${name} && sleep 120`;
+  // A length no other test sleeps for, so another file's `sleep` running beside is not counted.
+  pkg.scripts.preinstall = `echo slow-build-${name} && sleep 127`;
   writeFileSync(path, JSON.stringify(pkg, null, 2));
   writeFileSync(join(dir, 'RELEASE'), `${name}\n`);
   return commitAll(dir, `slow ${name}`);
@@ -67,7 +68,7 @@ async function waitForBuildMarker(name: string): Promise<string> {
 function sleepers(): string[] {
   return spawnSync('ps', ['-eo', 'args='], { encoding: 'utf8' })
     .stdout.split('\n')
-    .filter((l) => l.startsWith('sleep 120'));
+    .filter((l) => l.startsWith('sleep 127'));
 }
 
 before(async () => {

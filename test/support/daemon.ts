@@ -81,7 +81,14 @@ export async function startDaemon(
   const postgresPort = process.env.SLIPWAY_POSTGRES_PORT ?? String(await freePort());
   // A subnet of its own, so a test daemon never touches a running platform's network; drawn
   // again when another daemon of this machine (a test run beside this one) holds it.
-  const drawSubnet = () => `10.${120 + Math.floor(Math.random() * 80)}.0.0/16`;
+  // A subnet whose bridge exists belongs to a daemon that stopped while its instances serve on
+  // (it will restart on it): drawn again, or that restart would find its subnet taken.
+  const drawSubnet = (): string => {
+    for (;;) {
+      const n = 120 + Math.floor(Math.random() * 80);
+      if (spawnSync('ip', ['link', 'show', `slipway${n}`], { stdio: 'ignore' }).status !== 0) return `10.${n}.0.0/16`;
+    }
+  };
   let subnet = drawSubnet();
   // Toolchains are shared between test daemons (and runs) so each Node is fetched once per machine.
   const toolchainCache = process.env.SLIPWAY_TOOLCHAIN_CACHE ?? '/var/cache/slipway-test/toolchains';
