@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
+import type pg from 'pg';
+import { sql as sqlAt } from '../support/addon-cli.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { createApp } from '../support/deploy.js';
 import { freePort } from '../support/free-port.js';
@@ -42,16 +43,8 @@ const postgresPid = () => readPidFile(join(daemon.dataDir, 'postgresql', 'data',
 const redisPid = () => readPidFile(join(daemon.dataDir, 'redis', cacheId, 'redis.pid'));
 
 /** A connection of its own for each call, as an app opening a new one would. */
-async function sql<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: db.POSTGRESQL_ADDON_URI, connectionTimeoutMillis: 3000 });
-  client.on('error', () => undefined);
-  await client.connect();
-  try {
-    return (await client.query<T>(text, values)).rows;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
+const sql = <T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> =>
+  sqlAt<T>(db.POSTGRESQL_ADDON_URI!, text, values, 3000);
 
 async function redis(...command: string[]): Promise<unknown> {
   const [auth, reply] = await respExchange(cache.REDIS_HOST!, Number(cache.REDIS_PORT), [['AUTH', cache.REDIS_PASSWORD!], command], 3000);

@@ -17,8 +17,13 @@ export async function postgresUriOf(daemon: TestDaemon, addon: string): Promise<
 }
 
 /** A connection of its own per call, with the credentials a linked app receives. */
-export async function sql<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+export async function sql<T extends pg.QueryResultRow>(
+  url: string,
+  text: string,
+  values: unknown[] = [],
+  connectionTimeoutMillis = 5000,
+): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis });
   client.on('error', () => undefined);
   await client.connect();
   try {
