@@ -1,9 +1,9 @@
 import { userFacingDiskError } from '../core/disk-full.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SlipwayError, ValidationError, NotFoundError } from '../core/errors.js';
-import type { RouteSpec } from './route-spec.js';
+import type { ApiRoute, Method, PathParams, RouteBody, RouteOutput, RouteSpec } from './route-spec.js';
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+export type { Method };
 
 export interface RequestContext {
   req: IncomingMessage;
@@ -16,6 +16,20 @@ export interface RequestContext {
 
 /** A handler returns the JSON to send, or `undefined` after writing the response itself (streams). */
 export type Handler<C> = (ctx: C) => Promise<unknown> | unknown;
+
+/**
+ * What a declared route's handler receives: the request, the path parameters of its path and
+ * its body, already checked against its declaration by the router (nothing to check again).
+ */
+export type RouteContext<C extends RequestContext, R extends ApiRoute> = Omit<C, 'params' | 'body'> & {
+  params: PathParams<R['path']>;
+  body: RouteBody<R>;
+};
+
+/** A declared route's handler: typed from the declaration, answering what it declares. */
+export type RouteHandler<C extends RequestContext, R extends ApiRoute> = (
+  ctx: RouteContext<C, R>,
+) => RouteOutput<R> | Promise<RouteOutput<R>>;
 
 interface Route<C> {
   method: Method;
@@ -128,6 +142,15 @@ export class HttpRouter<C extends RequestContext> {
     }
     this.routes.push({ method, pattern, handler, spec, ...compile(pattern) });
     return this;
+  }
+
+  /** Serves a declared route (src/api/route-spec.ts): its method, path and declaration come from one object. */
+  handle<R extends ApiRoute>(route: R, handler: RouteHandler<C, R>): this {
+    return this.add(route.method, route.path, route, async (ctx) => {
+      // The check option has read and validated the body before the handler runs.
+      const body = (route.body ? await ctx.body() : undefined) as RouteBody<R>;
+      return handler({ ...ctx, params: ctx.params as PathParams<R['path']>, body });
+    });
   }
 
   match(method: string, path: string): { route: Route<C>; params: Record<string, string> } | 'method-not-allowed' | undefined {

@@ -60,13 +60,13 @@ function convert(schema: Schema, components: Record<string, Schema>): Schema {
 }
 
 /** The statuses a route may answer besides its success, as the document lists them. */
-export function errorStatuses(pattern: string, spec: RouteSpec, method?: string): number[] {
+export function errorStatuses(pattern: string, spec: RouteSpec, method: string): number[] {
   const statuses = new Set(spec.errors);
   // A token of too low a scope is refused (route-scopes.ts).
-  if (method !== undefined && !['public', 'read'].includes(routeAccess(method, pattern) ?? 'read')) statuses.add(403);
+  if (!['public', 'read'].includes(routeAccess(method, pattern) ?? 'read')) statuses.add(403);
   // Path segments, query parameters and bodies are all checked by the router.
   if (pattern.includes(':') || spec.query || spec.body) statuses.add(400);
-  if (!spec.public) statuses.add(401);
+  if (routeAccess(method, pattern) !== 'public') statuses.add(401);
   return [...statuses].sort((a, b) => a - b);
 }
 
@@ -127,7 +127,7 @@ export function buildOpenApi(routes: DocumentedRoute[]) {
       ...(spec.body
         ? { requestBody: { required: true, content: { 'application/json': { schema: toDocument(spec.body, components) } } } }
         : {}),
-      ...(spec.public ? { security: [] } : { 'x-slipway-scope': routeAccess(method, pattern) }),
+      ...(routeAccess(method, pattern) === 'public' ? { security: [] } : { 'x-slipway-scope': routeAccess(method, pattern) }),
       responses,
     };
   }

@@ -10,7 +10,7 @@ import { parseOneOffCommand } from '../pipeline/one-off.js';
 import { describeSandboxExit } from '../sandbox/describe.js';
 import { requireScope } from './token-scope.js';
 import { endWhenAccessEnds } from './access-watch.js';
-import { serverSpecs } from './server-routes.js';
+import { serverRoutes } from './server-routes.js';
 import { orgOfApp, quotasOf } from './quotas.js';
 
 const RUN_PATH = /^\/v1\/apps\/([^/]+)\/run$/;
@@ -41,7 +41,7 @@ export async function handleRunUpgrade(deps: ApiDependencies, req: IncomingMessa
     const match = RUN_PATH.exec(url.pathname);
     if (!match || req.headers.upgrade !== 'slipway-run') throw new SlipwayError(404, 'not_found', `Nothing to upgrade at ${url.pathname}.`);
     const { user, token } = authenticate(deps.store, req);
-    requireScope({ method: 'POST', pattern: '/v1/apps/:app/run', spec: serverSpecs.run }, token);
+    requireScope({ method: serverRoutes.run.method, pattern: serverRoutes.run.path, spec: serverRoutes.run }, token);
     const app = appForUser(deps.store, user, decodePathSegment(match[1]!));
     const argv = parseOneOffCommand(url.searchParams.get('command'));
     const run = deps.services?.runOneOff;

@@ -24,6 +24,20 @@ export interface Schema {
   $ref?: string;
 }
 
+declare const valueType: unique symbol;
+
+/**
+ * A schema that also tells the compiler the type of the values it accepts (never present at
+ * run time): the builders below return one, so a route's body and answer are typed from the
+ * very schemas the router validates them with.
+ */
+export type Typed<T> = Schema & { readonly [valueType]?: T };
+
+/** The type of the values a schema accepts (`unknown` for a schema built by hand). */
+export type Infer<S> = S extends { readonly [valueType]?: infer T } ? (unknown extends T ? unknown : T) : unknown;
+
+type Flat<T> = { [K in keyof T]: T[K] } & {};
+
 /** Schemas named here become components of the document, referenced where they are used. */
 const names = new WeakMap<Schema, string>();
 
@@ -36,39 +50,49 @@ export function nameOf(schema: Schema): string | undefined {
   return names.get(schema);
 }
 
-export const str = (description?: string, extra: Partial<Schema> = {}): Schema => ({
+export const str = (description?: string, extra: Partial<Schema> = {}): Typed<string> => ({
   type: 'string',
   ...(description ? { description } : {}),
   ...extra,
 });
-export const time = (description?: string): Schema => str(description, { format: 'date-time' });
-export const int = (description?: string, extra: Partial<Schema> = {}): Schema => ({
+export const time = (description?: string): Typed<string> => str(description, { format: 'date-time' });
+export const int = (description?: string, extra: Partial<Schema> = {}): Typed<number> => ({
   type: 'integer',
   ...(description ? { description } : {}),
   ...extra,
 });
-export const bool = (description?: string): Schema => ({ type: 'boolean', ...(description ? { description } : {}) });
-export const oneOf = (values: readonly string[], description?: string): Schema => str(description, { enum: values });
-export const arr = (items: Schema, description?: string): Schema => ({ type: 'array', items, ...(description ? { description } : {}) });
+export const num = (description?: string): Typed<number> => ({ type: 'number', ...(description ? { description } : {}) });
+export const bool = (description?: string): Typed<boolean> => ({ type: 'boolean', ...(description ? { description } : {}) });
+export const oneOf = <const V extends readonly string[]>(values: V, description?: string): Typed<V[number]> =>
+  str(description, { enum: values });
+export const arr = <S extends Schema>(items: S, description?: string): Typed<Infer<S>[]> => ({
+  type: 'array',
+  items,
+  ...(description ? { description } : {}),
+});
 
 /** An object with exactly these fields; `optional` lists those that may be absent. */
-export function obj(properties: Record<string, Schema>, optional: readonly string[] = [], description?: string): Schema {
+export function obj<P extends Record<string, Schema>, const O extends keyof P & string = never>(
+  properties: P,
+  optional: readonly O[] = [],
+  description?: string,
+): Typed<Flat<{ [K in Exclude<keyof P, O>]: Infer<P[K]> } & { [K in O]?: Infer<P[K]> }>> {
   return {
     type: 'object',
     properties,
-    required: Object.keys(properties).filter((k) => !optional.includes(k)),
+    required: Object.keys(properties).filter((k) => !optional.includes(k as O)),
     additionalProperties: false,
     ...(description ? { description } : {}),
   };
 }
 
 /** The same schema, also accepting null. */
-export function nullable(schema: Schema): Schema {
+export function nullable<S extends Schema>(schema: S): Typed<Infer<S> | null> {
   return { anyOf: [schema, { type: 'null' }] };
 }
 
 /** A map of free-form keys to one kind of value. */
-export function mapOf(values: Schema, description?: string): Schema {
+export function mapOf<S extends Schema>(values: S, description?: string): Typed<Record<string, Infer<S>>> {
   return { type: 'object', additionalProperties: values, ...(description ? { description } : {}) };
 }
 

@@ -1,26 +1,27 @@
-import type { RouteSpec } from './route-spec.js';
+import { route } from './route-spec.js';
 import { bool, mapOf, obj, str } from './schema.js';
 import { APP_PARAM } from './routes/apps-routes.js';
 
 /** Routes the server answers before the router: no token needed, or an upgraded connection. */
-export const serverSpecs = {
-  health: {
+export const serverRoutes = {
+  health: route({
+    route: 'GET /v1/health',
     operationId: 'getHealth',
     tag: 'Daemon',
     summary: 'Liveness of the daemon',
-    public: true,
     success: { status: 200, response: { description: 'It answers', schema: obj({ ok: bool() }) } },
     errors: [],
-  },
-  openapi: {
+  }),
+  openapi: route({
+    route: 'GET /v1/openapi.json',
     operationId: 'getOpenApi',
     tag: 'Daemon',
     summary: 'This document',
-    public: true,
     success: { status: 200, response: { description: 'The OpenAPI document', schema: mapOf({}) } },
     errors: [],
-  },
-  metrics: {
+  }),
+  metrics: route({
+    route: 'GET /metrics',
     operationId: 'getMetrics',
     tag: 'Daemon',
     summary: "The daemon's Prometheus metrics (text exposition format), for administrators",
@@ -29,8 +30,9 @@ export const serverSpecs = {
       '`slipway server --metrics-listen <addr:port>` serves the same without a token on an address of your choice.',
     success: { status: 200, response: { description: 'Prometheus text exposition format 0.0.4', schema: str(), text: 'text/plain' } },
     errors: [403, 503],
-  },
-  run: {
+  }),
+  run: route({
+    route: 'POST /v1/apps/:app/run',
     operationId: 'runOneOff',
     tag: 'Deployments',
     summary: "Run a one-off command in a fresh sandbox of the app's current release, over an upgraded connection",
@@ -41,5 +43,5 @@ export const serverSpecs = {
     query: { command: { schema: str(), description: 'The argv to run, as a JSON array of strings' } },
     success: { status: 101, response: { description: 'Switching to the slipway-run protocol', schema: {} } },
     errors: [404, 503],
-  },
-} satisfies Record<string, RouteSpec>;
+  }),
+};

@@ -4,14 +4,14 @@ import type { ApiContext } from './context.js';
 import type { ApiDependencies } from './platform.js';
 import { authenticate } from './authenticate.js';
 import { buildOpenApi } from './openapi.js';
-import { serverSpecs } from './server-routes.js';
+import { serverRoutes } from './server-routes.js';
 import { checkBody, checkQuery } from './request-validation.js';
 import { handleRunUpgrade } from './run-upgrade.js';
 import { sendMetrics } from './metrics.js';
 import { orgRoutes } from './routes/orgs.js';
 import { userRoutes } from './routes/users.js';
 import { appRoutes } from './routes/apps.js';
-import { envRoutes } from './routes/env.js';
+import { envHandlers } from './routes/env-handlers.js';
 import { sshKeyRoutes } from './routes/ssh-keys.js';
 import { deploymentRoutes } from './routes/deployments.js';
 import { rollbackRoutes } from './routes/rollback.js';
@@ -53,7 +53,7 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
     userRoutes,
     orgRoutes,
     appRoutes,
-    envRoutes,
+    envHandlers,
     sshKeyRoutes,
     deploymentRoutes,
     rollbackRoutes,
@@ -82,13 +82,7 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
 
 /** Every route of the API with its declaration, those the server answers itself included. */
 export function apiRoutes(router: HttpRouter<ApiContext> = buildApiRouter()) {
-  return [
-    { method: 'GET', pattern: '/v1/health', spec: serverSpecs.health },
-    { method: 'GET', pattern: '/v1/openapi.json', spec: serverSpecs.openapi },
-    { method: 'POST', pattern: '/v1/apps/:app/run', spec: serverSpecs.run },
-    { method: 'GET', pattern: '/metrics', spec: serverSpecs.metrics },
-    ...router.list(),
-  ];
+  return [...Object.values(serverRoutes).map((spec) => ({ method: spec.method, pattern: spec.path, spec })), ...router.list()];
 }
 
 export function createApiServer(deps: ApiDependencies, options: { modules?: RouteModule[]; fallback?: FallbackHandler } = {}): Server {

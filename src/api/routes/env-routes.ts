@@ -1,4 +1,4 @@
-import type { RouteSpec } from '../route-spec.js';
+import { route } from '../route-spec.js';
 import { arr, obj, oneOf, str } from '../schema.js';
 import { EnvList, EnvVar } from '../schemas.js';
 import { APP_PARAM } from './apps-routes.js';
@@ -6,8 +6,9 @@ import { APP_PARAM } from './apps-routes.js';
 const VARIABLE = { ...APP_PARAM, name: 'Variable name' };
 const list = { description: "The application's own variables after the change", schema: obj({ env: EnvList }) };
 
-export const envSpecs = {
-  list: {
+export const envRoutes = {
+  list: route({
+    route: 'GET /v1/apps/:app/env',
     operationId: 'listEnv',
     tag: 'Environment',
     summary: "The application's own variables; ?all=1 adds every source it receives, strongest first",
@@ -26,8 +27,9 @@ export const envSpecs = {
       },
     },
     errors: [404],
-  },
-  replace: {
+  }),
+  replace: route({
+    route: 'PUT /v1/apps/:app/env',
     operationId: 'replaceEnv',
     tag: 'Environment',
     summary: 'Replace every variable at once (nothing is written unless every entry is valid)',
@@ -35,8 +37,9 @@ export const envSpecs = {
     body: obj({ env: arr(EnvVar, 'The whole new set') }),
     success: { status: 200, response: list },
     errors: [404],
-  },
-  set: {
+  }),
+  set: route({
+    route: 'PUT /v1/apps/:app/env/:name',
     operationId: 'setEnvVar',
     tag: 'Environment',
     summary: 'Set one variable',
@@ -44,13 +47,14 @@ export const envSpecs = {
     body: obj({ value: str('May span several lines') }),
     success: { status: 200, response: list },
     errors: [404],
-  },
-  remove: {
+  }),
+  remove: route({
+    route: 'DELETE /v1/apps/:app/env/:name',
     operationId: 'removeEnvVar',
     tag: 'Environment',
     summary: 'Remove one variable',
     params: VARIABLE,
     success: { status: 200, response: list },
     errors: [404],
-  },
-} satisfies Record<string, RouteSpec>;
+  }),
+};
