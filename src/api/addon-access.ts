@@ -4,7 +4,7 @@ import type { User } from '../store/users.js';
 import type { AddonRow } from '../store/addons.js';
 import type { AppRow } from '../store/apps.js';
 import type { AddonManager } from '../addons/addon-manager.js';
-import type { ApiContext } from './context.js';
+import type { ApiContext, ApiRequest } from './context.js';
 import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../core/errors.js';
 import { isId } from '../core/names.js';
 import { orgForUser } from './access.js';
@@ -87,7 +87,7 @@ export function addonView(store: Store, addon: AddonRow): AddonView {
   };
 }
 
-export function addonManager(ctx: ApiContext): AddonManager {
+export function addonManager(ctx: ApiRequest): AddonManager {
   if (!ctx.deps.addons) throw new SlipwayError(503, 'unavailable', 'Add-ons are not available on this daemon.');
   return ctx.deps.addons;
 }

@@ -65,7 +65,7 @@ export const num = (description?: string): Typed<number> => ({ type: 'number', .
 export const bool = (description?: string): Typed<boolean> => ({ type: 'boolean', ...(description ? { description } : {}) });
 export const oneOf = <const V extends readonly string[]>(values: V, description?: string): Typed<V[number]> =>
   str(description, { enum: values });
-export const arr = <S extends Schema>(items: S, description?: string): Typed<Infer<S>[]> => ({
+export const arr = <S extends Schema>(items: S, description?: string): Typed<readonly Infer<S>[]> => ({
   type: 'array',
   items,
   ...(description ? { description } : {}),

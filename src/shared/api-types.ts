@@ -10,7 +10,7 @@ export interface AppView {
   id: string;
   name: string;
   type: string;
-  region: string;
+  region: 'par' | 'mtl';
   org_id: string;
   org_name: string | null;
   created_at: string;
@@ -35,9 +35,9 @@ export interface DeploymentView {
   app_id: string;
   commit: string;
   state: DeploymentState;
-  cause: string | null;
+  cause: string;
   /** The phase it is in, or the one that failed. */
-  phase: string | null;
+  phase: 'queued' | 'receive' | 'build' | 'release' | 'run' | 'healthcheck' | 'done' | null;
   /** Why it failed or was cancelled. */
   message: string | null;
   created_at: string;
@@ -47,25 +47,28 @@ export interface DeploymentView {
 }
 
 /** One instance of an app in `GET /v1/apps/:app/status`. */
+/** What an instance is doing (the instance backends' states). */
+export type InstanceStateView = 'starting' | 'running' | 'restarting' | 'stopping' | 'stopped' | 'crashed';
+
 export interface InstanceView {
   id: string;
   number: number;
   address: string;
-  state: string;
+  state: InstanceStateView;
   restarts: number;
   memory_bytes: number | null;
   /**
    * docs/behaviour.md, Liveness: `replacing` while this instance, which stopped answering, waits
    * for its replacement; `replaced` on the instance that replaced one.
    */
-  liveness?: { state: 'replacing' | 'replaced'; reason: string; at: string } | null;
+  liveness: { state: 'replacing' | 'replaced'; reason: string; at: string } | null;
 }
 
 /** `GET /v1/apps/:app/status`. */
 export interface AppStatusView {
   status: 'running' | 'stopped';
   /** The first serving instance (kept for clients from before scaling). */
-  instance: { id: string; address: string; port: number; state: string; restarts: number; memory_bytes: number | null } | null;
+  instance: { id: string; address: string; port: number; state: InstanceStateView; restarts: number; memory_bytes: number | null } | null;
   instances: InstanceView[];
   instance_count: number;
   release: { deployment_id: string; commit: string } | null;

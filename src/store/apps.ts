@@ -1,13 +1,14 @@
 import type { Db } from './database.js';
 import { newId } from '../core/ids.js';
 import { ConflictError } from '../core/errors.js';
+import type { Region } from '../core/names.js';
 
 export interface AppRow {
   id: string;
   org_id: string;
   name: string;
   type: string;
-  region: string;
+  region: Region;
   created_at: string;
   /** How many instances serve the app (1 until scaled). */
   instances?: number;
@@ -21,7 +22,7 @@ export interface AppRow {
 export class AppRepository {
   constructor(private readonly db: Db) {}
 
-  create(input: { orgId: string; name: string; type: string; region: string }): AppRow {
+  create(input: { orgId: string; name: string; type: string; region: Region }): AppRow {
     if (this.byName(input.orgId, input.name)) {
       throw new ConflictError(
         `The organisation already has an application named ${JSON.stringify(input.name)}.`,

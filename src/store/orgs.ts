@@ -28,10 +28,10 @@ export class OrgRepository {
     return this.db.prepare('SELECT * FROM orgs WHERE name = ?').get(name) as Org | undefined;
   }
 
-  listForUser(userId: string): Array<Org & { role: string }> {
+  listForUser(userId: string): Array<Org & { role: 'owner' | 'member' }> {
     return this.db
       .prepare('SELECT o.*, m.role FROM orgs o JOIN memberships m ON m.org_id = o.id WHERE m.user_id = ? ORDER BY o.name')
-      .all(userId) as Array<Org & { role: string }>;
+      .all(userId) as Array<Org & { role: 'owner' | 'member' }>;
   }
 
   addMember(orgId: string, userId: string, role: 'owner' | 'member'): void {
@@ -44,12 +44,12 @@ export class OrgRepository {
     return this.db.prepare('SELECT 1 FROM memberships WHERE org_id = ? AND user_id = ?').get(orgId, userId) !== undefined;
   }
 
-  members(orgId: string): Array<{ user_id: string; name: string; role: string }> {
+  members(orgId: string): Array<{ user_id: string; name: string; role: 'owner' | 'member' }> {
     return this.db
       .prepare(
         'SELECT u.id AS user_id, u.name, m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = ? ORDER BY u.name',
       )
-      .all(orgId) as Array<{ user_id: string; name: string; role: string }>;
+      .all(orgId) as Array<{ user_id: string; name: string; role: 'owner' | 'member' }>;
   }
 
   roleOf(orgId: string, userId: string): 'owner' | 'member' | undefined {

@@ -83,8 +83,8 @@ before(async () => {
 
   store = Store.open(join(dir, 'slipway.db'));
   const org = store.orgs.create('acme');
-  appA = store.apps.create({ orgId: org.id, name: 'shop', type: 'node', region: 'local' }).id;
-  appB = store.apps.create({ orgId: org.id, name: 'blog', type: 'node', region: 'local' }).id;
+  appA = store.apps.create({ orgId: org.id, name: 'shop', type: 'node', region: 'par' }).id;
+  appB = store.apps.create({ orgId: org.id, name: 'blog', type: 'node', region: 'par' }).id;
   const redisFirst = 17700 + Math.floor(Math.random() * 200);
   providers = makeAddonProviders({
     dataDir: dir,
