@@ -8,11 +8,11 @@ import { serverRoutes } from './server-routes.js';
 import { checkBody, checkQuery } from './request-validation.js';
 import { handleRunUpgrade } from './run-upgrade.js';
 import { sendMetrics } from './metrics.js';
-import { orgRoutes } from './routes/orgs.js';
-import { userRoutes } from './routes/users.js';
+import { orgHandlers } from './routes/orgs-handlers.js';
+import { userHandlers } from './routes/users-handlers.js';
 import { appRoutes } from './routes/apps.js';
 import { envHandlers } from './routes/env-handlers.js';
-import { sshKeyRoutes } from './routes/ssh-keys.js';
+import { sshKeyHandlers } from './routes/ssh-keys-handlers.js';
 import { deploymentRoutes } from './routes/deployments.js';
 import { rollbackRoutes } from './routes/rollback.js';
 import { appConfigRoutes } from './routes/app-config.js';
@@ -21,15 +21,15 @@ import { addonRoutes } from './routes/addons.js';
 import { backupRoutes } from './routes/backups.js';
 import { serviceRoutes } from './routes/services.js';
 import { publishedConfigRoutes } from './routes/published-config.js';
-import { runtimeRoutes } from './routes/runtimes.js';
-import { tokenRoutes } from './routes/tokens.js';
+import { runtimeHandlers } from './routes/runtimes-handlers.js';
+import { tokenHandlers } from './routes/tokens-handlers.js';
 import { domainRoutes } from './routes/domains.js';
-import { trafficRoutes } from './routes/traffic.js';
+import { trafficHandlers } from './routes/traffic-handlers.js';
 import { planRoutes } from './routes/plan.js';
 import { systemRoutes } from './routes/system.js';
 import { requireScope, requiredAccess } from './token-scope.js';
 import { endWhenAccessEnds } from './access-watch.js';
-import { cronRoutes } from './routes/cron.js';
+import { cronHandlers } from './routes/cron-handlers.js';
 import { drainRoutes } from './routes/drains.js';
 import { notificationRoutes } from './routes/notifications.js';
 
@@ -50,11 +50,11 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
     },
   });
   for (const module of [
-    userRoutes,
-    orgRoutes,
+    userHandlers,
+    orgHandlers,
     appRoutes,
     envHandlers,
-    sshKeyRoutes,
+    sshKeyHandlers,
     deploymentRoutes,
     rollbackRoutes,
     appConfigRoutes,
@@ -63,13 +63,13 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
     backupRoutes,
     serviceRoutes,
     publishedConfigRoutes,
-    runtimeRoutes,
-    tokenRoutes,
+    runtimeHandlers,
+    tokenHandlers,
     domainRoutes,
-    trafficRoutes,
+    trafficHandlers,
     planRoutes,
     systemRoutes,
-    cronRoutes,
+    cronHandlers,
     drainRoutes,
     notificationRoutes,
     ...extraModules,

@@ -1,4 +1,4 @@
-import type { RouteSpec } from '../route-spec.js';
+import { route } from '../route-spec.js';
 import { arr, bool, int, named, nullable, obj, oneOf, str, time } from '../schema.js';
 import { APP_PARAM } from './apps-routes.js';
 
@@ -29,13 +29,14 @@ const CronJob = named(
   }),
 );
 
-export const cronSpecs = {
-  list: {
+export const cronRoutes = {
+  list: route({
+    route: 'GET /v1/apps/:app/cron',
     operationId: 'listCronJobs',
     tag: 'Deployments',
     summary: "The cron jobs of the serving release's clevercloud/cron.json: schedule, last run, next run and recent runs",
     params: APP_PARAM,
     success: { status: 200, response: { description: 'The jobs, in file order', schema: obj({ jobs: arr(CronJob) }) } },
     errors: [404, 503],
-  },
-} satisfies Record<string, RouteSpec>;
+  }),
+};

@@ -1,4 +1,4 @@
-import type { RouteSpec } from '../route-spec.js';
+import { route } from '../route-spec.js';
 import { arr, int, named, nullable, obj, oneOf, str } from '../schema.js';
 import { Member, Org, OrgWithRole } from '../schemas.js';
 
@@ -52,39 +52,44 @@ const quota = { description: 'Its quotas and use', schema: obj({ quota: OrgQuota
 
 const members = { description: 'The members after the change', schema: obj({ members: arr(Member) }) };
 
-export const orgSpecs = {
-  list: {
+export const orgRoutes = {
+  list: route({
+    route: 'GET /v1/orgs',
     operationId: 'listOrgs',
     tag: 'Organisations',
     summary: 'Organisations you belong to, with your role',
     success: { status: 200, response: { description: 'The organisations', schema: obj({ orgs: arr(OrgWithRole) }) } },
     errors: [],
-  },
-  create: {
+  }),
+  create: route({
+    route: 'POST /v1/orgs',
     operationId: 'createOrg',
     tag: 'Organisations',
     summary: 'Create an organisation; you become its owner',
     body: obj({ name: str('1 to 63 letters, digits, spaces, ., _ or -') }),
     success: { status: 201, response: { description: 'The organisation', schema: obj({ org: OrgWithRole }) } },
     errors: [403, 409],
-  },
-  get: {
+  }),
+  get: route({
+    route: 'GET /v1/orgs/:org',
     operationId: 'getOrg',
     tag: 'Organisations',
     summary: 'One organisation with its members',
     params: ORG,
     success: { status: 200, response: { description: 'The organisation', schema: obj({ org: Org, members: arr(Member) }) } },
     errors: [404],
-  },
-  members: {
+  }),
+  members: route({
+    route: 'GET /v1/orgs/:org/members',
     operationId: 'listOrgMembers',
     tag: 'Organisations',
     summary: 'Members of an organisation and their roles (its members, or an administrator)',
     params: ORG,
     success: { status: 200, response: { description: 'The members', schema: obj({ members: arr(Member) }) } },
     errors: [404],
-  },
-  addMember: {
+  }),
+  addMember: route({
+    route: 'POST /v1/orgs/:org/members',
     operationId: 'addOrgMember',
     tag: 'Organisations',
     summary: "Add a user to an organisation or change a member's role (owners and administrators); the last owner stays owner",
@@ -92,24 +97,27 @@ export const orgSpecs = {
     body: obj({ user: str('The user name'), role: oneOf(['member', 'owner'], 'Default member') }, ['role']),
     success: { status: 201, response: members },
     errors: [403, 404, 409],
-  },
-  removeMember: {
+  }),
+  removeMember: route({
+    route: 'DELETE /v1/orgs/:org/members/:user',
     operationId: 'removeOrgMember',
     tag: 'Organisations',
     summary: 'Remove a member (owners and administrators); never the last owner',
     params: { ...ORG, user: 'User name or id' },
     success: { status: 200, response: members },
     errors: [403, 404, 409],
-  },
-  getQuota: {
+  }),
+  getQuota: route({
+    route: 'GET /v1/orgs/:org/quota',
     operationId: 'getOrgQuota',
     tag: 'Organisations',
     summary: 'What an organisation uses and its quotas (its members, or an administrator)',
     params: ORG,
     success: { status: 200, response: quota },
     errors: [404],
-  },
-  setQuota: {
+  }),
+  setQuota: route({
+    route: 'PUT /v1/orgs/:org/quota',
     operationId: 'setOrgQuota',
     tag: 'Organisations',
     summary: "Set an organisation's quotas (administrators); null puts a quota back to the daemon's default",
@@ -150,5 +158,5 @@ export const orgSpecs = {
     ),
     success: { status: 200, response: quota },
     errors: [400, 403, 404],
-  },
-} satisfies Record<string, RouteSpec>;
+  }),
+};

@@ -1,4 +1,4 @@
-import type { RouteSpec } from '../route-spec.js';
+import { route } from '../route-spec.js';
 import { arr, bool, int, obj, oneOf, str } from '../schema.js';
 import { Token } from '../schemas.js';
 
@@ -7,16 +7,18 @@ export const MAX_TOKEN_LIFETIME_SECONDS = 10 * 365 * 24 * 3600;
 
 const TOKEN = { token: 'The token id, or the label of one of your tokens' };
 
-export const tokenSpecs = {
-  list: {
+export const tokenRoutes = {
+  list: route({
+    route: 'GET /v1/tokens',
     operationId: 'listTokens',
     tag: 'Tokens',
     summary: "Your API tokens (never their value); ?all=1 lists everyone's (administrators)",
     query: { all: { schema: oneOf(['0', '1']), description: "1: every user's tokens, with their user name (administrators)" } },
     success: { status: 200, response: { description: 'The tokens', schema: obj({ tokens: arr(Token) }) } },
     errors: [403],
-  },
-  create: {
+  }),
+  create: route({
+    route: 'POST /v1/tokens',
     operationId: 'createToken',
     tag: 'Tokens',
     summary: 'Create an API token for yourself; its value (secret) is shown once',
@@ -39,8 +41,9 @@ export const tokenSpecs = {
       },
     },
     errors: [403],
-  },
-  revoke: {
+  }),
+  revoke: route({
+    route: 'DELETE /v1/tokens/:token',
     operationId: 'revokeToken',
     tag: 'Tokens',
     summary: 'Revoke a token (yours, or any for an administrator); the last working administrator token is kept',
@@ -53,5 +56,5 @@ export const tokenSpecs = {
       },
     },
     errors: [404, 409],
-  },
-} satisfies Record<string, RouteSpec>;
+  }),
+};

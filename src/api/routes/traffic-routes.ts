@@ -1,11 +1,12 @@
-import type { RouteSpec } from '../route-spec.js';
+import { route } from '../route-spec.js';
 import { arr, int, obj } from '../schema.js';
 import { AccessLogLine, TrafficMinute } from '../schemas.js';
 import { APP_PARAM } from './apps-routes.js';
 import { LOG_QUERY } from './deployments-routes.js';
 
-export const trafficSpecs = {
-  accessLogs: {
+export const trafficRoutes = {
+  accessLogs: route({
+    route: 'GET /v1/apps/:app/accesslogs',
     operationId: 'streamAccessLog',
     tag: 'Deployments',
     summary:
@@ -17,8 +18,9 @@ export const trafficSpecs = {
       response: { description: 'One JSON object per request; the last is {"end": true}', schema: AccessLogLine, stream: true },
     },
     errors: [404, 503],
-  },
-  traffic: {
+  }),
+  traffic: route({
+    route: 'GET /v1/apps/:app/traffic',
     operationId: 'getAppTraffic',
     tag: 'Deployments',
     summary: "The last hour of the application's requests, minute by minute: count, 5xx answers and 95th percentile duration",
@@ -31,5 +33,5 @@ export const trafficSpecs = {
       },
     },
     errors: [404, 503],
-  },
-} satisfies Record<string, RouteSpec>;
+  }),
+};

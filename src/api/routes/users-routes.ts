@@ -1,9 +1,10 @@
-import type { RouteSpec } from '../route-spec.js';
+import { route } from '../route-spec.js';
 import { bool, obj, nullable, str, time, arr } from '../schema.js';
 import { OrgWithRole } from '../schemas.js';
 
-export const userSpecs = {
-  me: {
+export const userRoutes = {
+  me: route({
+    route: 'GET /v1/me',
     operationId: 'getMe',
     tag: 'Users',
     summary: 'The authenticated user, their organisations and the token in use',
@@ -19,8 +20,9 @@ export const userSpecs = {
       },
     },
     errors: [],
-  },
-  create: {
+  }),
+  create: route({
+    route: 'POST /v1/users',
     operationId: 'createUser',
     tag: 'Users',
     summary: 'Create a user and their first API token (administrators); the token is shown once',
@@ -33,5 +35,5 @@ export const userSpecs = {
       },
     },
     errors: [403, 409],
-  },
-} satisfies Record<string, RouteSpec>;
+  }),
+};

@@ -2,14 +2,14 @@ import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import { SlipwayError } from '../../core/errors.js';
 import { listRuntimes } from '../../toolchains/runtimes-list.js';
-import { runtimeSpecs } from './runtimes-routes.js';
+import { runtimeRoutes } from './runtimes-routes.js';
 
 /**
  * The Node.js and Bun versions a build can ask for (docs/behaviour.md, Versions), from the daemon's version
  * catalog (the npm registry, cached): newest first, end-of-life and default versions marked.
  */
-export function runtimeRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/runtimes', runtimeSpecs.list, async ({ deps }) => {
+export function runtimeHandlers(router: HttpRouter<ApiContext>): void {
+  router.handle(runtimeRoutes.list, async ({ deps }) => {
     const catalog = deps.services?.catalog;
     if (!catalog)
       throw new SlipwayError(503, 'unavailable', 'The list of runtimes is not available on this daemon (it runs no deploy pipeline).');

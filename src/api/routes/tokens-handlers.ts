@@ -1,10 +1,9 @@
 import type { HttpRouter } from '../http-router.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, ApiRequest } from '../context.js';
 import { scopeCovers, tokenState, type ApiToken, type TokenScope } from '../../store/api-tokens.js';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { checkDisplayName } from '../../core/names.js';
-import { optionalString } from '../body.js';
-import { MAX_TOKEN_LIFETIME_SECONDS, tokenSpecs } from './tokens-routes.js';
+import { MAX_TOKEN_LIFETIME_SECONDS, tokenRoutes } from './tokens-routes.js';
 
 export function tokenView(token: ApiToken & { user_name?: string }) {
   return {
@@ -21,19 +20,13 @@ export function tokenView(token: ApiToken & { user_name?: string }) {
   };
 }
 
-function expiresAt(value: unknown): string | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TOKEN_LIFETIME_SECONDS) {
-    throw new ValidationError(
-      `Field "expires_in" is a whole number of seconds from 1 to ${MAX_TOKEN_LIFETIME_SECONDS} (ten years).`,
-      'For example: slipway tokens create --expires 30d',
-    );
-  }
-  return new Date(Date.now() + value * 1000).toISOString();
+/** When a token made now with this lifetime ends (the declaration holds it to 1 s .. ten years). */
+function expiresAt(seconds: number | undefined): string | null {
+  return seconds === undefined ? null : new Date(Date.now() + seconds * 1000).toISOString();
 }
 
 /** A token the user may act on: one of their own, or any for an administrator; by id or by one of their labels. */
-function tokenFor(ctx: ApiContext, ref: string): ApiToken {
+function tokenFor(ctx: ApiRequest, ref: string): ApiToken {
   const { tokens } = ctx.deps.store;
   const byId = tokens.byId(ref);
   if (byId && (byId.user_id === ctx.user.id || ctx.user.is_admin)) return byId;
@@ -45,8 +38,8 @@ function tokenFor(ctx: ApiContext, ref: string): ApiToken {
 }
 
 /** API tokens: each user makes, lists and revokes their own; administrators see and revoke everyone's. */
-export function tokenRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/tokens', tokenSpecs.list, ({ user, deps, query }) => {
+export function tokenHandlers(router: HttpRouter<ApiContext>): void {
+  router.handle(tokenRoutes.list, ({ user, deps, query }) => {
     if (query.get('all') === '1') {
       if (!user.is_admin) throw new ForbiddenError("Only an administrator can list everyone's tokens.", 'Leave out --all to list yours.');
       return { tokens: deps.store.tokens.listAll().map(tokenView) };
@@ -55,17 +48,16 @@ export function tokenRoutes(router: HttpRouter<ApiContext>): void {
   });
 
   /** A token never makes one with more power or a longer life than its own (a leaked token cannot outlive its end). */
-  router.add('POST', '/v1/tokens', tokenSpecs.create, async ({ user, deps, body, token: current }) => {
-    const input = await body();
-    const label = checkDisplayName('token', optionalString(input, 'label') ?? `token ${new Date().toISOString().slice(0, 10)}`);
-    const scope = (optionalString(input, 'scope') ?? current.scope) as TokenScope;
+  router.handle(tokenRoutes.create, ({ user, deps, body, token: current }) => {
+    const label = checkDisplayName('token', body.label ?? `token ${new Date().toISOString().slice(0, 10)}`);
+    const scope = body.scope ?? current.scope;
     if (!scopeCovers(current.scope, scope)) {
       throw new ForbiddenError(
         `This API token has the scope "${current.scope}": it cannot make a token of scope "${scope}".`,
         `Ask for --scope ${current.scope} or less, or make it with a token of scope ${scope}.`,
       );
     }
-    const expires = expiresAt(input.expires_in);
+    const expires = expiresAt(body.expires_in);
     if (current.expires_at && (expires === null || expires > current.expires_at)) {
       throw new ForbiddenError(
         `This API token expires at ${current.expires_at}: it cannot make one that outlives it.`,
@@ -80,9 +72,9 @@ export function tokenRoutes(router: HttpRouter<ApiContext>): void {
    * Revoking ends a token at once. The last working administrator token is kept, so the
    * platform never loses its administration: make another one first, then revoke the old one.
    */
-  router.add('DELETE', '/v1/tokens/:token', tokenSpecs.revoke, (ctx) => {
+  router.handle(tokenRoutes.revoke, (ctx) => {
     const { store } = ctx.deps;
-    const token = tokenFor(ctx, ctx.params.token!);
+    const token = tokenFor(ctx, ctx.params.token);
     if (token.revoked_at) throw new ConflictError(`The token ${token.id} was already revoked at ${token.revoked_at}.`);
     const owner = store.users.byId(token.user_id);
     if (owner?.is_admin && tokenState(token) === 'valid' && store.tokens.validAdminTokenCount(token.id) === 0) {
