@@ -5,9 +5,9 @@ import { buildOpenApi, errorStatuses } from './openapi.js';
 import { HttpRouter } from './http-router.js';
 import { checkBody, checkQuery } from './request-validation.js';
 import { validate } from './schema.js';
-import { deploymentSpecs } from './routes/deployments-routes.js';
-import { instanceSpecs } from './routes/instances-routes.js';
-import { appSpecs } from './routes/apps-routes.js';
+import { deploymentRoutes } from './routes/deployments-routes.js';
+import { instanceRoutes } from './routes/instances-routes.js';
+import { appRoutes } from './routes/apps-routes.js';
 import type { ValidationError } from '../core/errors.js';
 
 const doc = buildOpenApi(apiRoutes());
@@ -65,7 +65,7 @@ test('an API router refuses a route without a declaration', () => {
 });
 
 test('query parameters: unknown ones are refused with those that exist, wrong values with what is expected', () => {
-  const logs = deploymentSpecs.appLogs;
+  const logs = deploymentRoutes.appLogs;
   const check = (q: string) => checkQuery(logs, 'GET', '/v1/apps/:app/logs', new URLSearchParams(q));
   check('lines=100&since=2024-05-01T12:00:00Z&follow=1');
   assert.throws(
@@ -83,7 +83,7 @@ test('query parameters: unknown ones are refused with those that exist, wrong va
 });
 
 test('bodies: unknown, missing and mistyped fields are refused saying which', () => {
-  const scale = instanceSpecs.setScale;
+  const scale = instanceRoutes.setScale;
   checkBody(scale, 'PUT', '/v1/apps/:app/scale', { flavor: 'XS', instances: '3' });
   checkBody(scale, 'PUT', '/v1/apps/:app/scale', { instances: 2 });
   assert.throws(
@@ -94,12 +94,12 @@ test('bodies: unknown, missing and mistyped fields are refused saying which', ()
     () => checkBody(scale, 'PUT', '/v1/apps/:app/scale', { instances: true }),
     /Field "instances" must be a whole number or a string/,
   );
-  const create = appSpecs.create;
+  const create = appRoutes.create;
   assert.throws(
     () => checkBody(create, 'POST', '/v1/apps', { type: 'node', org: 'x' }),
     (e: ValidationError) => e.message === 'Missing field "name".' && e.hint === 'Unique in its organisation',
   );
-  assert.throws(() => checkBody(deploymentSpecs.restart, 'POST', '/v1/apps/:app/restart', { mode: 'x' }), /takes no request body/);
+  assert.throws(() => checkBody(deploymentRoutes.restart, 'POST', '/v1/apps/:app/restart', { mode: 'x' }), /takes no request body/);
 });
 
 test('a schema validates nested arrays, nullable values and references of the served document', () => {

@@ -10,22 +10,22 @@ import { handleRunUpgrade } from './run-upgrade.js';
 import { sendMetrics } from './metrics.js';
 import { orgHandlers } from './routes/orgs-handlers.js';
 import { userHandlers } from './routes/users-handlers.js';
-import { appRoutes } from './routes/apps.js';
+import { appHandlers } from './routes/apps-handlers.js';
 import { envHandlers } from './routes/env-handlers.js';
 import { sshKeyHandlers } from './routes/ssh-keys-handlers.js';
-import { deploymentRoutes } from './routes/deployments.js';
-import { rollbackRoutes } from './routes/rollback.js';
-import { appConfigRoutes } from './routes/app-config.js';
-import { instanceRoutes } from './routes/instances.js';
+import { deploymentHandlers } from './routes/deployments-handlers.js';
+import { rollbackHandlers } from './routes/rollback-handlers.js';
+import { appConfigHandlers } from './routes/app-config-handlers.js';
+import { instanceHandlers } from './routes/instances-handlers.js';
 import { addonRoutes } from './routes/addons.js';
 import { backupRoutes } from './routes/backups.js';
-import { serviceRoutes } from './routes/services.js';
-import { publishedConfigRoutes } from './routes/published-config.js';
+import { serviceHandlers } from './routes/services-handlers.js';
+import { publishedConfigHandlers } from './routes/published-config-handlers.js';
 import { runtimeHandlers } from './routes/runtimes-handlers.js';
 import { tokenHandlers } from './routes/tokens-handlers.js';
 import { domainRoutes } from './routes/domains.js';
 import { trafficHandlers } from './routes/traffic-handlers.js';
-import { planRoutes } from './routes/plan.js';
+import { planHandlers } from './routes/plan-handlers.js';
 import { systemRoutes } from './routes/system.js';
 import { requireScope, requiredAccess } from './token-scope.js';
 import { endWhenAccessEnds } from './access-watch.js';
@@ -52,22 +52,22 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
   for (const module of [
     userHandlers,
     orgHandlers,
-    appRoutes,
+    appHandlers,
     envHandlers,
     sshKeyHandlers,
-    deploymentRoutes,
-    rollbackRoutes,
-    appConfigRoutes,
-    instanceRoutes,
+    deploymentHandlers,
+    rollbackHandlers,
+    appConfigHandlers,
+    instanceHandlers,
     addonRoutes,
     backupRoutes,
-    serviceRoutes,
-    publishedConfigRoutes,
+    serviceHandlers,
+    publishedConfigHandlers,
     runtimeHandlers,
     tokenHandlers,
     domainRoutes,
     trafficHandlers,
-    planRoutes,
+    planHandlers,
     systemRoutes,
     cronHandlers,
     drainRoutes,

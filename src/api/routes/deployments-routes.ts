@@ -1,4 +1,4 @@
-import type { RouteSpec, QueryParam } from '../route-spec.js';
+import { route, type QueryParam } from '../route-spec.js';
 import { arr, bool, int, named, obj, oneOf, str, time } from '../schema.js';
 import { Deployment, LogLine, Status } from '../schemas.js';
 import { APP_PARAM } from './apps-routes.js';
@@ -25,8 +25,9 @@ const ListedDeployment = named('ListedDeployment', {
 
 const queued = { description: 'The deployment queued', schema: obj({ deployment: Deployment }) };
 
-export const deploymentSpecs = {
-  list: {
+export const deploymentRoutes = {
+  list: route({
+    route: 'GET /v1/apps/:app/deployments',
     operationId: 'listDeployments',
     tag: 'Deployments',
     summary: 'Deployments of the application, newest first',
@@ -40,16 +41,18 @@ export const deploymentSpecs = {
     },
     success: { status: 200, response: { description: 'The deployments', schema: obj({ deployments: arr(ListedDeployment) }) } },
     errors: [404],
-  },
-  get: {
+  }),
+  get: route({
+    route: 'GET /v1/apps/:app/deployments/:deployment',
     operationId: 'getDeployment',
     tag: 'Deployments',
     summary: 'One deployment: its state, phase and message',
     params: DEPLOYMENT,
     success: { status: 200, response: { description: 'The deployment', schema: obj({ deployment: Deployment }) } },
     errors: [404],
-  },
-  logs: {
+  }),
+  logs: route({
+    route: 'GET /v1/apps/:app/deployments/:deployment/logs',
     operationId: 'streamDeploymentLog',
     tag: 'Deployments',
     summary: "A deployment's log as NDJSON, from its start unless told; with follow=1, live until the deployment ends",
@@ -60,8 +63,9 @@ export const deploymentSpecs = {
       response: { description: 'One JSON object per line; the last is {"end": true, "state", "message"}', schema: LogLine, stream: true },
     },
     errors: [404, 503],
-  },
-  create: {
+  }),
+  create: route({
+    route: 'POST /v1/apps/:app/deployments',
     operationId: 'redeploy',
     tag: 'Deployments',
     summary:
@@ -73,32 +77,36 @@ export const deploymentSpecs = {
     ]),
     success: { status: 201, response: queued },
     errors: [404, 409, 503],
-  },
-  restart: {
+  }),
+  restart: route({
+    route: 'POST /v1/apps/:app/restart',
     operationId: 'restartApp',
     tag: 'Deployments',
     summary: 'Start the current release again with the current variables, health-checked, without a rebuild',
     params: APP_PARAM,
     success: { status: 201, response: queued },
     errors: [404, 409, 503],
-  },
-  stop: {
+  }),
+  stop: route({
+    route: 'POST /v1/apps/:app/stop',
     operationId: 'stopApp',
     tag: 'Deployments',
     summary: 'Stop the application (the router answers 503 until the next deployment or restart)',
     params: APP_PARAM,
     success: { status: 201, response: { description: 'Whether something was running', schema: obj({ stopped: bool() }) } },
     errors: [404, 503],
-  },
-  status: {
+  }),
+  status: route({
+    route: 'GET /v1/apps/:app/status',
     operationId: 'getAppStatus',
     tag: 'Deployments',
     summary: 'Running or stopped, its instances, the release serving and the deployments in progress',
     params: APP_PARAM,
     success: { status: 200, response: { description: 'The status', schema: Status } },
     errors: [404, 503],
-  },
-  appLogs: {
+  }),
+  appLogs: route({
+    route: 'GET /v1/apps/:app/logs',
     operationId: 'streamAppLog',
     tag: 'Deployments',
     summary: "The application's output as NDJSON, read from its end; with follow=1, live",
@@ -109,5 +117,5 @@ export const deploymentSpecs = {
       response: { description: 'One JSON object per line; the last is {"end": true}', schema: LogLine, stream: true },
     },
     errors: [404, 503],
-  },
-} satisfies Record<string, RouteSpec>;
+  }),
+};

@@ -1,4 +1,4 @@
-import type { RouteSpec } from '../route-spec.js';
+import { route } from '../route-spec.js';
 import { int, obj, str, type Schema } from '../schema.js';
 import { Scale } from '../schemas.js';
 import { APP_PARAM } from './apps-routes.js';
@@ -6,16 +6,18 @@ import { FLAVORS } from '../../core/flavors.js';
 
 const COUNT: Schema = { type: ['integer', 'string'], description: 'A whole number from 1 to 40 (digits in a string are accepted)' };
 
-export const instanceSpecs = {
-  getScale: {
+export const instanceRoutes = {
+  getScale: route({
+    route: 'GET /v1/apps/:app/scale',
     operationId: 'getScale',
     tag: 'Scaling',
     summary: 'Instance count and flavours of the instances and builds, with their memory',
     params: APP_PARAM,
     success: { status: 200, response: { description: 'The scaling', schema: obj({ scale: Scale }) } },
     errors: [404],
-  },
-  setScale: {
+  }),
+  setScale: route({
+    route: 'PUT /v1/apps/:app/scale',
     operationId: 'setScale',
     tag: 'Scaling',
     summary: `Change the scaling: {"flavor"?, "buildFlavor"?, "instances"?, "disk"?}; flavours (${FLAVORS.map((f) => f.name).join(', ')}; any case) apply at the next deployment or restart, the instance count at once`,
@@ -40,8 +42,9 @@ export const instanceSpecs = {
       },
     },
     errors: [403, 404, 409],
-  },
-  setInstances: {
+  }),
+  setInstances: route({
+    route: 'PUT /v1/apps/:app/instances',
     operationId: 'setInstanceCount',
     tag: 'Scaling',
     summary: 'Change how many instances serve the running release, at once',
@@ -52,5 +55,5 @@ export const instanceSpecs = {
       response: { description: 'The count wanted and the instances running', schema: obj({ instances: int(), running: int() }) },
     },
     errors: [404, 503],
-  },
-} satisfies Record<string, RouteSpec>;
+  }),
+};

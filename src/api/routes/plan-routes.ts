@@ -1,4 +1,4 @@
-import type { RouteSpec } from '../route-spec.js';
+import { route } from '../route-spec.js';
 import { arr, bool, mapOf, obj, str } from '../schema.js';
 import { APP_PARAM } from './apps-routes.js';
 
@@ -31,8 +31,9 @@ export const PlanView = obj({
   notes: arr(str(), 'Why each choice was made'),
 });
 
-export const planSpecs = {
-  plan: {
+export const planRoutes = {
+  plan: route({
+    route: 'GET /v1/apps/:app/plan',
     operationId: 'getPlan',
     tag: 'Deployments',
     summary: 'The build plan a deployment of a pushed commit would make with the current variables, without deploying',
@@ -52,5 +53,5 @@ export const planSpecs = {
       },
     },
     errors: [400, 404, 422, 503],
-  },
-} satisfies Record<string, RouteSpec>;
+  }),
+};

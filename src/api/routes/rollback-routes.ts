@@ -1,10 +1,11 @@
-import type { RouteSpec } from '../route-spec.js';
+import { route } from '../route-spec.js';
 import { bool, obj, str } from '../schema.js';
 import { Deployment } from '../schemas.js';
 import { APP_PARAM } from './apps-routes.js';
 
-export const rollbackSpecs = {
-  rollback: {
+export const rollbackRoutes = {
+  rollback: route({
+    route: 'POST /v1/apps/:app/rollback',
     operationId: 'rollback',
     tag: 'Deployments',
     summary: 'Go back to a kept release (default: the newest one other than the serving one), health-checked, without a rebuild',
@@ -18,8 +19,9 @@ export const rollbackSpecs = {
       },
     },
     errors: [404, 409, 503],
-  },
-  restartCommit: {
+  }),
+  restartCommit: route({
+    route: 'POST /v1/apps/:app/restart-commit',
     operationId: 'restartOnCommit',
     tag: 'Deployments',
     summary: 'Deploy a pushed commit: its kept release when there is one, else a build',
@@ -30,5 +32,5 @@ export const rollbackSpecs = {
       response: { description: 'The deployment queued', schema: obj({ deployment: Deployment, rebuild: bool('Whether it builds') }) },
     },
     errors: [404, 503],
-  },
-} satisfies Record<string, RouteSpec>;
+  }),
+};

@@ -4,7 +4,7 @@ import { appForUser } from '../access.js';
 import { NotFoundError, PlanError, SlipwayError } from '../../core/errors.js';
 import type { BuildPlan, PlanCommand } from '../../providers/plan.js';
 import type { PlanCommandView, PlanView } from '../../shared/api-types.js';
-import { planSpecs } from './plan-routes.js';
+import { planRoutes } from './plan-routes.js';
 
 function commandView(c: PlanCommand): PlanCommandView {
   return {
@@ -33,9 +33,9 @@ export function planView(plan: BuildPlan): PlanView {
 }
 
 /** `slipway plan`: what a deployment of a pushed commit would run, without running it. */
-export function planRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/apps/:app/plan', planSpecs.plan, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+export function planHandlers(router: HttpRouter<ApiContext>): void {
+  router.handle(planRoutes.plan, async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     const services = ctx.deps.services;
     if (!services) throw new SlipwayError(503, 'unavailable', 'Deployments are not available on this daemon.');
     const asked = ctx.query.get('commit');

@@ -1,26 +1,24 @@
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import { appForUser } from '../access.js';
-import { optionalString } from '../body.js';
 import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../../core/errors.js';
-import { deploymentView } from './deployments.js';
+import { deploymentView } from './deployments-handlers.js';
 import { parseReleaseSpec } from '../../serving/release-spec.js';
 import type { Deployment } from '../../store/deployments.js';
 import { releaseKeptOnDisk as keptOnDisk } from '../../pipeline/kept-release.js';
-import { rollbackSpecs } from './rollback-routes.js';
+import { rollbackRoutes } from './rollback-routes.js';
 
 /**
  * Rollback to a kept release (no rebuild: start, health check and switch, like a deployment),
  * and a restart on a given commit, which reuses its kept release when there is one.
  */
-export function rollbackRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('POST', '/v1/apps/:app/rollback', rollbackSpecs.rollback, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+export function rollbackHandlers(router: HttpRouter<ApiContext>): void {
+  router.handle(rollbackRoutes.rollback, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     const deployer = ctx.deps.services?.deployer;
     if (!deployer) throw new SlipwayError(503, 'unavailable', 'Deployments are not available on this daemon.');
     const { store } = ctx.deps;
-    const body = await ctx.body();
-    const wanted = optionalString(body, 'deployment');
+    const wanted = ctx.body.deployment;
     const serving = store.deployments.release(app.id);
     const servingFolder = serving ? parseReleaseSpec(serving.start_json).releaseDir : undefined;
     const candidates = store.deployments.withReleases(app.id);
@@ -60,13 +58,12 @@ export function rollbackRoutes(router: HttpRouter<ApiContext>): void {
     return { deployment: deploymentView(deployment), rolled_back_to: deploymentView(target) };
   });
 
-  router.add('POST', '/v1/apps/:app/restart-commit', rollbackSpecs.restartCommit, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+  router.handle(rollbackRoutes.restartCommit, async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     const services = ctx.deps.services;
     if (!services) throw new SlipwayError(503, 'unavailable', 'Deployments are not available on this daemon.');
-    const body = await ctx.body();
-    const commit = optionalString(body, 'commit');
-    if (!commit || !/^[0-9a-f]{4,40}$/.test(commit))
+    const { commit } = ctx.body;
+    if (!/^[0-9a-f]{4,40}$/.test(commit))
       throw new ValidationError('Give a commit id (4 to 40 hexadecimal digits).', 'For example: slipway restart --commit 1a2b3c4');
     const kept = ctx.deps.store.deployments.withReleases(app.id).find((d) => d.commit_sha.startsWith(commit) && keptOnDisk(d));
     if (kept) {

@@ -6,7 +6,7 @@ import { DEFAULT_APP_DISK_BUDGET, parseDiskBudget } from '../../core/disk-size.j
 import { SlipwayError, ValidationError } from '../../core/errors.js';
 import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../../core/flavors.js';
 import type { AppRow } from '../../store/apps.js';
-import { instanceSpecs } from './instances-routes.js';
+import { instanceRoutes } from './instances-routes.js';
 import { orgOfApp, quotasOf } from '../quotas.js';
 
 /** How an app is scaled: its instance count and the flavours of its instances and builds. */
@@ -48,15 +48,15 @@ const SCALE_FIELDS = ['flavor', 'buildFlavor', 'instances', 'disk'];
  * Scaling: the instance count applies at once to the running release; a flavour applies at
  * the next deployment or restart (the instances running keep their sandbox).
  */
-export function instanceRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/apps/:app/scale', instanceSpecs.getScale, ({ user, deps, params }) => {
-    const app = appForUser(deps.store, user, params.app!);
+export function instanceHandlers(router: HttpRouter<ApiContext>): void {
+  router.handle(instanceRoutes.getScale, ({ user, deps, params }) => {
+    const app = appForUser(deps.store, user, params.app);
     return { scale: scaleView(app, deps.defaultDiskBudget) };
   });
 
-  router.add('PUT', '/v1/apps/:app/scale', instanceSpecs.setScale, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
-    const body = await ctx.body();
+  router.handle(instanceRoutes.setScale, async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
+    const body = ctx.body;
     const unknown = Object.keys(body).filter((key) => !SCALE_FIELDS.includes(key));
     if (unknown.length > 0) {
       throw new ValidationError(
@@ -89,9 +89,9 @@ export function instanceRoutes(router: HttpRouter<ApiContext>): void {
     return { scale: scaleView(ctx.deps.store.apps.byId(app.id)!, ctx.deps.defaultDiskBudget), ...(note ? { note } : {}) };
   });
 
-  router.add('PUT', '/v1/apps/:app/instances', instanceSpecs.setInstances, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
-    const count = checkInstanceCount((await ctx.body()).count);
+  router.handle(instanceRoutes.setInstances, async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
+    const count = checkInstanceCount(ctx.body.count);
     const runtime = ctx.deps.services?.runtime;
     if (!runtime) throw new SlipwayError(503, 'unavailable', 'Instances are not available on this daemon.');
     quotasOf(ctx.deps).checkScale(orgOfApp(ctx.deps, app), app, { instances: count });

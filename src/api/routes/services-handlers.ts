@@ -1,17 +1,17 @@
 import type { HttpRouter } from '../http-router.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, ApiRequest } from '../context.js';
 import type { AppRow } from '../../store/apps.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { appForUser } from '../access.js';
 import { addonForApp, addonView } from '../addon-access.js';
-import { serviceSpecs } from './services-routes.js';
+import { serviceRoutes } from './services-routes.js';
 
 /**
  * Service dependencies of an app: the add-ons whose variables it receives and the apps whose
  * exposed configuration it receives. Links change the environment of the next deployment or
  * restart; they do not redeploy by themselves.
  */
-function servicesView(ctx: ApiContext, app: AppRow) {
+function servicesView(ctx: ApiRequest, app: AppRow) {
   const { store } = ctx.deps;
   return {
     addons: store.links.addonsOf(app.id).map((a) => addonView(store, a)),
@@ -19,8 +19,8 @@ function servicesView(ctx: ApiContext, app: AppRow) {
   };
 }
 
-function linkedAppTarget(ctx: ApiContext, app: AppRow, ref: unknown): AppRow {
-  if (typeof ref !== 'string' || ref === '') throw new ValidationError('Missing field "app" (the id of the application to link).');
+function linkedAppTarget(ctx: ApiRequest, app: AppRow, ref: string): AppRow {
+  if (ref === '') throw new ValidationError('Missing field "app" (the id of the application to link).');
   const target = appForUser(ctx.deps.store, ctx.user, ref);
   if (target.id === app.id) throw new ValidationError('An application cannot be linked to itself.');
   if (target.org_id !== app.org_id) {
@@ -32,20 +32,18 @@ function linkedAppTarget(ctx: ApiContext, app: AppRow, ref: unknown): AppRow {
   return target;
 }
 
-export function serviceRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/apps/:app/services', serviceSpecs.list, (ctx) =>
-    servicesView(ctx, appForUser(ctx.deps.store, ctx.user, ctx.params.app!)),
-  );
+export function serviceHandlers(router: HttpRouter<ApiContext>): void {
+  router.handle(serviceRoutes.list, (ctx) => servicesView(ctx, appForUser(ctx.deps.store, ctx.user, ctx.params.app)));
 
-  router.add('POST', '/v1/apps/:app/services/addons', serviceSpecs.linkAddon, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
-    const addon = addonForApp(ctx.deps.store, ctx.user, app, (await ctx.body()).addon);
+  router.handle(serviceRoutes.linkAddon, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
+    const addon = addonForApp(ctx.deps.store, ctx.user, app, ctx.body.addon);
     ctx.deps.store.links.linkAddon(app.id, addon.id);
     return servicesView(ctx, app);
   });
 
-  router.add('DELETE', '/v1/apps/:app/services/addons/:addon', serviceSpecs.unlinkAddon, (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+  router.handle(serviceRoutes.unlinkAddon, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     const addon = addonForApp(ctx.deps.store, ctx.user, app, ctx.params.addon);
     if (!ctx.deps.store.links.unlinkAddon(app.id, addon.id)) {
       throw new NotFoundError(
@@ -56,16 +54,16 @@ export function serviceRoutes(router: HttpRouter<ApiContext>): void {
     return servicesView(ctx, app);
   });
 
-  router.add('POST', '/v1/apps/:app/services/apps', serviceSpecs.linkApp, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
-    const target = linkedAppTarget(ctx, app, (await ctx.body()).app);
+  router.handle(serviceRoutes.linkApp, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
+    const target = linkedAppTarget(ctx, app, ctx.body.app);
     ctx.deps.store.links.linkApp(app.id, target.id);
     return servicesView(ctx, app);
   });
 
-  router.add('DELETE', '/v1/apps/:app/services/apps/:target', serviceSpecs.unlinkApp, (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
-    const target = appForUser(ctx.deps.store, ctx.user, ctx.params.target!);
+  router.handle(serviceRoutes.unlinkApp, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
+    const target = appForUser(ctx.deps.store, ctx.user, ctx.params.target);
     if (!ctx.deps.store.links.unlinkApp(app.id, target.id)) {
       throw new NotFoundError(`The application ${app.name} is not linked to ${target.name}.`, '`slipway service` lists its links.');
     }

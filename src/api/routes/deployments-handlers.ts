@@ -1,13 +1,12 @@
 import type { AppStatusView, DeploymentView } from '../../shared/api-types.js';
 import type { HttpRouter } from '../http-router.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, ApiRequest } from '../context.js';
 import type { Deployment } from '../../store/deployments.js';
 import { parseLogQuery, streamLog } from '../../logs/log-response.js';
 import { appForUser } from '../access.js';
-import { optionalString } from '../body.js';
 import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../../core/errors.js';
 import type { DeploymentServices } from '../platform.js';
-import { deploymentSpecs } from './deployments-routes.js';
+import { deploymentRoutes } from './deployments-routes.js';
 import { releaseKeptOnDisk } from '../../pipeline/kept-release.js';
 
 export function deploymentView(d: Deployment): DeploymentView {
@@ -24,14 +23,14 @@ export function deploymentView(d: Deployment): DeploymentView {
   };
 }
 
-function services(ctx: ApiContext): DeploymentServices {
+function services(ctx: ApiRequest): DeploymentServices {
   if (!ctx.deps.services) throw new SlipwayError(503, 'unavailable', 'Deployments are not available on this daemon.');
   return ctx.deps.services;
 }
 
-export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/apps/:app/deployments', deploymentSpecs.list, (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+export function deploymentHandlers(router: HttpRouter<ApiContext>): void {
+  router.handle(deploymentRoutes.list, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     const limit = Math.min(Number(ctx.query.get('limit') ?? 10) || 10, 200);
     // Whether each can be rolled back to without a rebuild: the console offers it on those.
     return {
@@ -41,18 +40,18 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
     };
   });
 
-  router.add('GET', '/v1/apps/:app/deployments/:deployment', deploymentSpecs.get, (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
-    const d = ctx.deps.store.deployments.byId(ctx.params.deployment!);
+  router.handle(deploymentRoutes.get, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
+    const d = ctx.deps.store.deployments.byId(ctx.params.deployment);
     if (!d || d.app_id !== app.id)
       throw new NotFoundError(`No deployment ${ctx.params.deployment} for this application.`, '`slipway activity` lists them.');
     return { deployment: deploymentView(d) };
   });
 
-  router.add('GET', '/v1/apps/:app/deployments/:deployment/logs', deploymentSpecs.logs, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+  router.handle(deploymentRoutes.logs, async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     const { store } = ctx.deps;
-    const d = store.deployments.byId(ctx.params.deployment!);
+    const d = store.deployments.byId(ctx.params.deployment);
     if (!d || d.app_id !== app.id)
       throw new NotFoundError(`No deployment ${ctx.params.deployment} for this application.`, '`slipway activity` lists them.');
     const request = parseLogQuery(ctx.query);
@@ -72,16 +71,12 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
   });
 
   /** A new deployment of a commit already pushed (rebuild), or of the current release (restart). */
-  router.add('POST', '/v1/apps/:app/deployments', deploymentSpecs.create, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+  router.handle(deploymentRoutes.create, async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     const { deployer, repos } = services(ctx);
-    const body = await ctx.body();
-    const mode = optionalString(body, 'mode') ?? 'rebuild';
-    if (mode !== 'rebuild' && mode !== 'restart')
-      throw new ValidationError(`Unknown mode ${JSON.stringify(mode)}.`, 'Use "rebuild" or "restart".');
-    if (mode === 'restart') return restart(ctx);
+    if (ctx.body.mode === 'restart') return restart(ctx);
     const head = await repos.head(app.id);
-    const commit = optionalString(body, 'commit') ?? head;
+    const commit = ctx.body.commit ?? head;
     if (!commit)
       throw new ConflictError(
         'Nothing has been pushed to this application yet.',
@@ -92,8 +87,8 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
     return { deployment: deploymentView(deployment) };
   });
 
-  const restart = (ctx: ApiContext) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+  const restart = (ctx: ApiRequest & { params: { app: string } }) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     const { deployer } = services(ctx);
     const release = ctx.deps.store.deployments.release(app.id);
     if (!release)
@@ -110,17 +105,17 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
     });
     return { deployment: deploymentView(deployment) };
   };
-  router.add('POST', '/v1/apps/:app/restart', deploymentSpecs.restart, restart);
+  router.handle(deploymentRoutes.restart, restart);
 
-  router.add('POST', '/v1/apps/:app/stop', deploymentSpecs.stop, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+  router.handle(deploymentRoutes.stop, async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     const stopped = await services(ctx).runtime.stop(app.id);
     ctx.deps.store.deployments.setWanted(app.id, 'stopped');
     return { stopped };
   });
 
-  router.add('GET', '/v1/apps/:app/status', deploymentSpecs.status, async (ctx): Promise<AppStatusView> => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+  router.handle(deploymentRoutes.status, async (ctx): Promise<AppStatusView> => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     const { runtime, repos } = services(ctx);
     const { store } = ctx.deps;
     const instance = runtime.current(app.id);
@@ -158,8 +153,8 @@ export function deploymentRoutes(router: HttpRouter<ApiContext>): void {
     };
   });
 
-  router.add('GET', '/v1/apps/:app/logs', deploymentSpecs.appLogs, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+  router.handle(deploymentRoutes.appLogs, async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     const request = parseLogQuery(ctx.query);
     await streamLog(
       ctx.res,
