@@ -23,15 +23,15 @@ import { serviceHandlers } from './routes/services-handlers.js';
 import { publishedConfigHandlers } from './routes/published-config-handlers.js';
 import { runtimeHandlers } from './routes/runtimes-handlers.js';
 import { tokenHandlers } from './routes/tokens-handlers.js';
-import { domainRoutes } from './routes/domains.js';
+import { domainHandlers } from './routes/domains-handlers.js';
 import { trafficHandlers } from './routes/traffic-handlers.js';
 import { planHandlers } from './routes/plan-handlers.js';
-import { systemRoutes } from './routes/system.js';
+import { systemHandlers } from './routes/system-handlers.js';
 import { requireScope, requiredAccess } from './token-scope.js';
 import { endWhenAccessEnds } from './access-watch.js';
 import { cronHandlers } from './routes/cron-handlers.js';
-import { drainRoutes } from './routes/drains.js';
-import { notificationRoutes } from './routes/notifications.js';
+import { drainHandlers } from './routes/drains-handlers.js';
+import { notificationHandlers } from './routes/notifications-handlers.js';
 
 /** Extra rooms (deployments, add-ons, console) plug their routes in here. */
 export type RouteModule = (router: HttpRouter<ApiContext>) => void;
@@ -65,13 +65,13 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
     publishedConfigHandlers,
     runtimeHandlers,
     tokenHandlers,
-    domainRoutes,
+    domainHandlers,
     trafficHandlers,
     planHandlers,
-    systemRoutes,
+    systemHandlers,
     cronHandlers,
-    drainRoutes,
-    notificationRoutes,
+    drainHandlers,
+    notificationHandlers,
     ...extraModules,
   ])
     module(router);

@@ -1,4 +1,4 @@
-import type { RouteSpec } from '../route-spec.js';
+import { route } from '../route-spec.js';
 import { arr, bool, int, named, nullable, obj, oneOf, str, time } from '../schema.js';
 import { APP_PARAM } from './apps-routes.js';
 
@@ -52,16 +52,18 @@ const listing = {
   }),
 };
 
-export const domainSpecs = {
-  list: {
+export const domainRoutes = {
+  list: route({
+    route: 'GET /v1/apps/:app/domains',
     operationId: 'listDomains',
     tag: 'Domains',
     summary: "The application's domains: its default <app_id>.<domain> and its custom ones",
     params: APP_PARAM,
     success: { status: 200, response: listing },
     errors: [404],
-  },
-  add: {
+  }),
+  add: route({
+    route: 'POST /v1/apps/:app/domains',
     operationId: 'addDomain',
     tag: 'Domains',
     summary: 'Route a domain (or a wildcard *.<domain>) to the application; it gets a certificate',
@@ -69,16 +71,18 @@ export const domainSpecs = {
     body: obj({ fqdn: str('shop.example.com, *.example.com or an international name') }),
     success: { status: 201, response: { description: 'The domain as stored', schema: obj({ domain: Domain }) } },
     errors: [404, 409],
-  },
-  remove: {
+  }),
+  remove: route({
+    route: 'DELETE /v1/apps/:app/domains/:fqdn',
     operationId: 'removeDomain',
     tag: 'Domains',
     summary: 'Stop routing a domain to the application (its certificates go with it)',
     params: DOMAIN_PARAM,
     success: { status: 200, response: listing },
     errors: [404],
-  },
-  setFavourite: {
+  }),
+  setFavourite: route({
+    route: 'PUT /v1/apps/:app/favourite-domain',
     operationId: 'setFavouriteDomain',
     tag: 'Domains',
     summary: 'Make one of the application’s domains the one the CLI and console print',
@@ -86,16 +90,18 @@ export const domainSpecs = {
     body: obj({ fqdn: str() }),
     success: { status: 200, response: listing },
     errors: [404],
-  },
-  clearFavourite: {
+  }),
+  clearFavourite: route({
+    route: 'DELETE /v1/apps/:app/favourite-domain',
     operationId: 'clearFavouriteDomain',
     tag: 'Domains',
     summary: 'Print the default <app_id>.<domain> again',
     params: APP_PARAM,
     success: { status: 200, response: listing },
     errors: [404],
-  },
-  setCertificate: {
+  }),
+  setCertificate: route({
+    route: 'PUT /v1/apps/:app/domains/:fqdn/certificate',
     operationId: 'setDomainCertificate',
     tag: 'Domains',
     summary: 'Serve an uploaded certificate for the domain (it takes precedence over ACME and the internal CA)',
@@ -103,13 +109,14 @@ export const domainSpecs = {
     body: obj({ certificate: str('PEM: the certificate, then its chain'), private_key: str('PEM private key') }),
     success: { status: 200, response: { description: 'The domain', schema: obj({ domain: Domain }) } },
     errors: [404],
-  },
-  removeCertificate: {
+  }),
+  removeCertificate: route({
+    route: 'DELETE /v1/apps/:app/domains/:fqdn/certificate',
     operationId: 'removeDomainCertificate',
     tag: 'Domains',
     summary: 'Stop serving the uploaded certificate (ACME or the internal CA take over)',
     params: DOMAIN_PARAM,
     success: { status: 200, response: { description: 'The domain', schema: obj({ domain: Domain }) } },
     errors: [404],
-  },
-} satisfies Record<string, RouteSpec>;
+  }),
+};

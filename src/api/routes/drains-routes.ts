@@ -1,4 +1,4 @@
-import type { RouteSpec } from '../route-spec.js';
+import { route } from '../route-spec.js';
 import { arr, bool, int, named, nullable, obj, oneOf, str, time } from '../schema.js';
 import { APP_PARAM } from './apps-routes.js';
 
@@ -30,16 +30,18 @@ export const Drain = named(
 const DRAIN_PARAM = { ...APP_PARAM, drain: 'Drain id (drain_<uuid>)' };
 const one = { description: 'The drain', schema: obj({ drain: Drain }) };
 
-export const drainSpecs = {
-  list: {
+export const drainRoutes = {
+  list: route({
+    route: 'GET /v1/apps/:app/drains',
     operationId: 'listDrains',
     tag: 'Drains',
     summary: "The application's log drains with their state, lag and lines dropped",
     params: APP_PARAM,
     success: { status: 200, response: { description: 'Its drains', schema: obj({ drains: arr(Drain) }) } },
     errors: [404],
-  },
-  create: {
+  }),
+  create: route({
+    route: 'POST /v1/apps/:app/drains',
     operationId: 'createDrain',
     tag: 'Drains',
     summary: "Forward the application's log (and its access log when asked) to a syslog, HTTP or Elasticsearch receiver",
@@ -56,29 +58,32 @@ export const drainSpecs = {
     ),
     success: { status: 201, response: one },
     errors: [400, 403, 404],
-  },
-  remove: {
+  }),
+  remove: route({
+    route: 'DELETE /v1/apps/:app/drains/:drain',
     operationId: 'removeDrain',
     tag: 'Drains',
     summary: 'Remove a drain; the lines still waiting for it are discarded',
     params: DRAIN_PARAM,
     success: { status: 200, response: one },
     errors: [404],
-  },
-  enable: {
+  }),
+  enable: route({
+    route: 'PUT /v1/apps/:app/drains/:drain/enabled',
     operationId: 'enableDrain',
     tag: 'Drains',
     summary: 'Send the drain’s lines again, those that waited first',
     params: DRAIN_PARAM,
     success: { status: 200, response: one },
     errors: [404],
-  },
-  disable: {
+  }),
+  disable: route({
+    route: 'DELETE /v1/apps/:app/drains/:drain/enabled',
     operationId: 'disableDrain',
     tag: 'Drains',
     summary: 'Stop sending; lines go on waiting in the buffer (the oldest are dropped when it is full)',
     params: DRAIN_PARAM,
     success: { status: 200, response: one },
     errors: [404],
-  },
-} satisfies Record<string, RouteSpec>;
+  }),
+};

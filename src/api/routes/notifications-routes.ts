@@ -1,4 +1,4 @@
-import type { RouteSpec } from '../route-spec.js';
+import { route } from '../route-spec.js';
 import { arr, int, named, nullable, obj, oneOf, str, time } from '../schema.js';
 import { APP_PARAM } from './apps-routes.js';
 import { PLATFORM_EVENT_TYPES } from '../../core/platform-events.js';
@@ -64,16 +64,18 @@ const emailList = {
 };
 const deliveries = { description: 'The last deliveries, newest first, with each attempt', schema: obj({ deliveries: arr(Delivery) }) };
 
-export const notificationSpecs = {
-  listWebhooks: {
+export const notificationRoutes = {
+  listWebhooks: route({
+    route: 'GET /v1/apps/:app/webhooks',
     operationId: 'listWebhooks',
     tag: 'Notifications',
     summary: "The application's webhooks",
     params: APP_PARAM,
     success: { status: 200, response: webhookList },
     errors: [404],
-  },
-  addWebhook: {
+  }),
+  addWebhook: route({
+    route: 'POST /v1/apps/:app/webhooks',
     operationId: 'addWebhook',
     tag: 'Notifications',
     summary: 'Send the application’s events to a URL as signed JSON; the signing secret is answered this once',
@@ -87,32 +89,36 @@ export const notificationSpecs = {
       },
     },
     errors: [403, 404, 409],
-  },
-  removeWebhook: {
+  }),
+  removeWebhook: route({
+    route: 'DELETE /v1/apps/:app/webhooks/:name',
     operationId: 'removeWebhook',
     tag: 'Notifications',
     summary: 'Stop sending events to a webhook (its deliveries go with it)',
     params: WEBHOOK_PARAM,
     success: { status: 200, response: webhookList },
     errors: [404],
-  },
-  webhookDeliveries: {
+  }),
+  webhookDeliveries: route({
+    route: 'GET /v1/apps/:app/webhooks/:name/deliveries',
     operationId: 'listWebhookDeliveries',
     tag: 'Notifications',
     summary: 'The last deliveries to a webhook and each attempt’s outcome',
     params: WEBHOOK_PARAM,
     success: { status: 200, response: deliveries },
     errors: [404],
-  },
-  listEmails: {
+  }),
+  listEmails: route({
+    route: 'GET /v1/apps/:app/notify-emails',
     operationId: 'listNotifyEmails',
     tag: 'Notifications',
     summary: "The application's e-mail notifications",
     params: APP_PARAM,
     success: { status: 200, response: emailList },
     errors: [404],
-  },
-  addEmail: {
+  }),
+  addEmail: route({
+    route: 'POST /v1/apps/:app/notify-emails',
     operationId: 'addNotifyEmail',
     tag: 'Notifications',
     summary: 'Mail the application’s events through the platform’s SMTP server',
@@ -120,36 +126,40 @@ export const notificationSpecs = {
     body: obj({ name: str(), notify: arr(str()), events }, ['name', 'events']),
     success: { status: 201, response: { description: 'The notification', schema: obj({ notification: NotifyEmail }) } },
     errors: [403, 404, 409],
-  },
-  removeEmail: {
+  }),
+  removeEmail: route({
+    route: 'DELETE /v1/apps/:app/notify-emails/:ref',
     operationId: 'removeNotifyEmail',
     tag: 'Notifications',
     summary: 'Stop mailing events (its deliveries go with it)',
     params: EMAIL_PARAM,
     success: { status: 200, response: emailList },
     errors: [404],
-  },
-  emailDeliveries: {
+  }),
+  emailDeliveries: route({
+    route: 'GET /v1/apps/:app/notify-emails/:ref/deliveries',
     operationId: 'listNotifyEmailDeliveries',
     tag: 'Notifications',
     summary: 'The last mails sent for an e-mail notification and each attempt’s outcome',
     params: EMAIL_PARAM,
     success: { status: 200, response: deliveries },
     errors: [404],
-  },
-  myAddress: {
+  }),
+  myAddress: route({
+    route: 'GET /v1/me/email',
     operationId: 'getMyEmailAddress',
     tag: 'Notifications',
     summary: 'The address you are mailed at by notifications to `user` and `ORGANISATION`',
     success: { status: 200, response: { description: 'Your address', schema: obj({ address: nullable(str()) }) } },
     errors: [],
-  },
-  setMyAddress: {
+  }),
+  setMyAddress: route({
+    route: 'PUT /v1/me/email',
     operationId: 'setMyEmailAddress',
     tag: 'Notifications',
     summary: 'Set the address you are mailed at by notifications to `user` and `ORGANISATION`',
     body: obj({ address: str() }),
     success: { status: 200, response: { description: 'Your address', schema: obj({ address: nullable(str()) }) } },
     errors: [],
-  },
-} satisfies Record<string, RouteSpec>;
+  }),
+};

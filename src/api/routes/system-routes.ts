@@ -1,8 +1,9 @@
-import type { RouteSpec } from '../route-spec.js';
+import { route } from '../route-spec.js';
 import { arr, bool, int, nullable, obj, str } from '../schema.js';
 
-export const systemSpecs = {
-  status: {
+export const systemRoutes = {
+  status: route({
+    route: 'GET /v1/system/status',
     operationId: 'getSystemStatus',
     tag: 'System',
     summary: "Administrators: the platform's state, with each app's disk use against its budget",
@@ -33,8 +34,9 @@ export const systemSpecs = {
       },
     },
     errors: [403],
-  },
-  stop: {
+  }),
+  stop: route({
+    route: 'POST /v1/system/stop',
     operationId: 'stopSystem',
     tag: 'System',
     summary:
@@ -52,8 +54,9 @@ export const systemSpecs = {
       },
     },
     errors: [403, 503],
-  },
-  backup: {
+  }),
+  backup: route({
+    route: 'POST /v1/system/backup',
     operationId: 'backupSystem',
     tag: 'System',
     summary:
@@ -89,8 +92,9 @@ export const systemSpecs = {
       },
     },
     errors: [400, 403, 503],
-  },
-  rotateSecretsKey: {
+  }),
+  rotateSecretsKey: route({
+    route: 'POST /v1/system/secrets-key/rotate',
     operationId: 'rotateSecretsKey',
     tag: 'System',
     summary:
@@ -108,5 +112,5 @@ export const systemSpecs = {
       },
     },
     errors: [403, 503],
-  },
-} satisfies Record<string, RouteSpec>;
+  }),
+};

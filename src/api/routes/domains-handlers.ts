@@ -1,6 +1,6 @@
 import { orgOfApp, quotasOf } from '../quotas.js';
 import type { HttpRouter } from '../http-router.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, ApiRequest } from '../context.js';
 import type { AppRow } from '../../store/apps.js';
 import type { DomainRow } from '../../store/domains.js';
 import { appForUser } from '../access.js';
@@ -9,9 +9,9 @@ import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { parseDomainName, readableDomain } from '../../domains/domain-name.js';
 import { verificationRecordName } from '../../domains/domain-verifier.js';
 import { checkRouterLoads, checkUploadedCertificate } from '../../certificates/uploaded-certificate.js';
-import { domainSpecs } from './domains-routes.js';
+import { domainRoutes } from './domains-routes.js';
 
-function domainView(ctx: ApiContext, row: DomainRow) {
+function domainView(ctx: ApiRequest, row: DomainRow) {
   const order = ctx.deps.store.acme.order(row.fqdn);
   return {
     fqdn: row.fqdn,
@@ -30,7 +30,7 @@ function domainView(ctx: ApiContext, row: DomainRow) {
   };
 }
 
-function listing(ctx: ApiContext, app: AppRow) {
+function listing(ctx: ApiRequest, app: AppRow) {
   const fallback = appDomain(ctx.deps.endpoints, app.id);
   return {
     default: fallback,
@@ -40,7 +40,7 @@ function listing(ctx: ApiContext, app: AppRow) {
 }
 
 /** One of the application's own domains, named as the user typed it (any spelling of it). */
-function ownDomain(ctx: ApiContext, app: AppRow, input: unknown): DomainRow {
+function ownDomain(ctx: ApiRequest, app: AppRow, input: unknown): DomainRow {
   const { fqdn } = parseDomainName(input, ctx.deps.endpoints.domain);
   const row = ctx.deps.store.domains.byName(fqdn);
   if (!row || row.app_id !== app.id)
@@ -48,19 +48,17 @@ function ownDomain(ctx: ApiContext, app: AppRow, input: unknown): DomainRow {
   return row;
 }
 
-async function edgeChanged(ctx: ApiContext): Promise<void> {
+async function edgeChanged(ctx: ApiRequest): Promise<void> {
   await ctx.deps.services?.domains?.changed();
 }
 
 /** Custom domains of an application, its favourite one, and certificates users upload. */
-export function domainRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/apps/:app/domains', domainSpecs.list, (ctx) =>
-    listing(ctx, appForUser(ctx.deps.store, ctx.user, ctx.params.app!)),
-  );
+export function domainHandlers(router: HttpRouter<ApiContext>): void {
+  router.handle(domainRoutes.list, (ctx) => listing(ctx, appForUser(ctx.deps.store, ctx.user, ctx.params.app)));
 
-  router.add('POST', '/v1/apps/:app/domains', domainSpecs.add, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
-    const { fqdn } = parseDomainName((await ctx.body()).fqdn, ctx.deps.endpoints.domain);
+  router.handle(domainRoutes.add, async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
+    const { fqdn } = parseDomainName(ctx.body.fqdn, ctx.deps.endpoints.domain);
     quotasOf(ctx.deps).checkNewDomain(orgOfApp(ctx.deps, app));
     const row = ctx.deps.store.domains.add(app.id, fqdn, {
       pendingVerification: ctx.deps.services?.domains?.requireVerification ?? false,
@@ -69,16 +67,16 @@ export function domainRoutes(router: HttpRouter<ApiContext>): void {
     return { domain: domainView(ctx, row) };
   });
 
-  router.add('DELETE', '/v1/apps/:app/domains/:fqdn', domainSpecs.remove, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+  router.handle(domainRoutes.remove, async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     ctx.deps.store.domains.remove(app.id, ownDomain(ctx, app, ctx.params.fqdn).fqdn);
     await edgeChanged(ctx);
     return listing(ctx, app);
   });
 
-  router.add('PUT', '/v1/apps/:app/favourite-domain', domainSpecs.setFavourite, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
-    const row = ownDomain(ctx, app, (await ctx.body()).fqdn);
+  router.handle(domainRoutes.setFavourite, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
+    const row = ownDomain(ctx, app, ctx.body.fqdn);
     if (row.fqdn.startsWith('*.')) {
       throw new ValidationError(
         `${row.fqdn} is a wildcard: it is no address to print.`,
@@ -95,16 +93,16 @@ export function domainRoutes(router: HttpRouter<ApiContext>): void {
     return listing(ctx, app);
   });
 
-  router.add('DELETE', '/v1/apps/:app/favourite-domain', domainSpecs.clearFavourite, (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+  router.handle(domainRoutes.clearFavourite, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     ctx.deps.store.domains.clearFavourite(app.id);
     return listing(ctx, app);
   });
 
-  router.add('PUT', '/v1/apps/:app/domains/:fqdn/certificate', domainSpecs.setCertificate, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+  router.handle(domainRoutes.setCertificate, async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     const row = ownDomain(ctx, app, ctx.params.fqdn);
-    const body = await ctx.body();
+    const body = ctx.body;
     const checked = checkUploadedCertificate(row.fqdn, body.certificate, body.private_key);
     await checkRouterLoads(row.fqdn, checked);
     ctx.deps.store.certificates.put({
@@ -119,8 +117,8 @@ export function domainRoutes(router: HttpRouter<ApiContext>): void {
     return { domain: domainView(ctx, row) };
   });
 
-  router.add('DELETE', '/v1/apps/:app/domains/:fqdn/certificate', domainSpecs.removeCertificate, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+  router.handle(domainRoutes.removeCertificate, async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     const row = ownDomain(ctx, app, ctx.params.fqdn);
     if (!ctx.deps.store.certificates.remove(row.fqdn, 'uploaded')) {
       throw new NotFoundError(

@@ -1,6 +1,6 @@
 import { orgOfApp, quotasOf } from '../quotas.js';
 import type { HttpRouter } from '../http-router.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, ApiRequest } from '../context.js';
 import type { WebhookRow } from '../../store/webhooks.js';
 import type { NotifyEmailRow } from '../../store/notify-emails.js';
 import type { DeliveryRow } from '../../store/notification-deliveries.js';
@@ -11,7 +11,7 @@ import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { checkEventNames } from '../../notifications/event-names.js';
 import { checkWebhookUrl, shownUrl } from '../../notifications/notification-urls.js';
 import { newWebhookSecret } from '../../notifications/signing.js';
-import { notificationSpecs } from './notifications-routes.js';
+import { notificationRoutes } from './notifications-routes.js';
 import { receiverUrlFor } from '../receiver-urls.js';
 
 const SHOWN_DELIVERIES = 20;
@@ -22,7 +22,7 @@ function lastDelivery(row: DeliveryRow | undefined) {
   return row ? { state: row.state, event: row.event_type, created_at: row.created_at } : null;
 }
 
-function webhookView(ctx: ApiContext, row: WebhookRow) {
+function webhookView(ctx: ApiRequest, row: WebhookRow) {
   return {
     id: row.id,
     name: row.name,
@@ -34,7 +34,7 @@ function webhookView(ctx: ApiContext, row: WebhookRow) {
   };
 }
 
-function emailView(ctx: ApiContext, row: NotifyEmailRow) {
+function emailView(ctx: ApiRequest, row: NotifyEmailRow) {
   return {
     id: row.id,
     name: row.name,
@@ -45,7 +45,7 @@ function emailView(ctx: ApiContext, row: NotifyEmailRow) {
   };
 }
 
-function deliveryView(ctx: ApiContext, row: DeliveryRow) {
+function deliveryView(ctx: ApiRequest, row: DeliveryRow) {
   return {
     id: row.id,
     event: row.event_type,
@@ -64,19 +64,19 @@ function deliveryView(ctx: ApiContext, row: DeliveryRow) {
   };
 }
 
-function guard(ctx: ApiContext) {
+function guard(ctx: ApiRequest) {
   const notifications = ctx.deps.notifications;
   if (!notifications) throw new ValidationError('Notifications are not available on this server.');
   return notifications;
 }
 
-function webhookNamed(ctx: ApiContext, app: AppRow, name: string): WebhookRow {
+function webhookNamed(ctx: ApiRequest, app: AppRow, name: string): WebhookRow {
   const row = ctx.deps.store.webhooks.find(app.id, name);
   if (!row) throw new NotFoundError(`This application has no webhook named ${name}.`, 'List its webhooks with `slipway webhooks`.');
   return row;
 }
 
-function emailNamed(ctx: ApiContext, app: AppRow, ref: string): NotifyEmailRow {
+function emailNamed(ctx: ApiRequest, app: AppRow, ref: string): NotifyEmailRow {
   const row = ctx.deps.store.notifyEmails.find(app.id, ref);
   if (!row) {
     throw new NotFoundError(
@@ -91,9 +91,11 @@ function emailNamed(ctx: ApiContext, app: AppRow, ref: string): NotifyEmailRow {
  * `--notify` values: an address, `user`, `ORGANISATION`, or a member's id or name (the
  * reference takes user ids). Members are checked now so a typo is not a silent mail to nobody.
  */
-function checkTargets(ctx: ApiContext, app: AppRow, values: unknown): string[] {
-  const list = Array.isArray(values) ? values.flatMap((v) => (typeof v === 'string' ? v.split(',') : [v])) : [];
-  const targets = list.map((v) => (typeof v === 'string' ? v.trim() : v)).filter((v) => v !== '');
+function checkTargets(ctx: ApiRequest, app: AppRow, values: readonly string[]): string[] {
+  const targets = values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
   if (targets.length === 0) {
     throw new ValidationError('Nobody to notify.', 'Give --notify <address|user|ORGANISATION> (repeat it, or separate with commas).');
   }
@@ -101,7 +103,6 @@ function checkTargets(ctx: ApiContext, app: AppRow, values: unknown): string[] {
   return [
     ...new Set(
       targets.map((target) => {
-        if (typeof target !== 'string') throw new ValidationError('--notify values are text.');
         if (target === 'user' || target === 'ORGANISATION' || ADDRESS.test(target)) return target;
         const member = members.find((m) => m.user_id === target || m.name === target);
         if (member) return member.user_id;
@@ -115,47 +116,45 @@ function checkTargets(ctx: ApiContext, app: AppRow, values: unknown): string[] {
 }
 
 /** An application's webhooks and e-mail notifications, their deliveries, and users' addresses. */
-export function notificationRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/apps/:app/webhooks', notificationSpecs.listWebhooks, (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+export function notificationHandlers(router: HttpRouter<ApiContext>): void {
+  router.handle(notificationRoutes.listWebhooks, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     return { webhooks: ctx.deps.store.webhooks.ofApp(app.id).map((row) => webhookView(ctx, row)) };
   });
 
-  router.add('POST', '/v1/apps/:app/webhooks', notificationSpecs.addWebhook, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+  router.handle(notificationRoutes.addWebhook, async (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     quotasOf(ctx.deps).checkNewWebhook(orgOfApp(ctx.deps, app));
-    const body = await ctx.body();
+    const body = ctx.body;
     const name = checkHandle('webhook name', body.name);
     const url = await checkWebhookUrl(body.url, guard(ctx).guard);
-    const format = (body.format as 'raw' | 'slack' | undefined) ?? 'raw';
+    const format = body.format ?? 'raw';
     const secret = newWebhookSecret();
     const row = ctx.deps.store.webhooks.add({ appId: app.id, name, url, format, events: checkEventNames(body.events), secret });
     return { webhook: webhookView(ctx, row), secret };
   });
 
-  router.add('DELETE', '/v1/apps/:app/webhooks/:name', notificationSpecs.removeWebhook, (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
-    ctx.deps.store.webhooks.remove(app.id, webhookNamed(ctx, app, ctx.params.name!).name);
+  router.handle(notificationRoutes.removeWebhook, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
+    ctx.deps.store.webhooks.remove(app.id, webhookNamed(ctx, app, ctx.params.name).name);
     return { webhooks: ctx.deps.store.webhooks.ofApp(app.id).map((row) => webhookView(ctx, row)) };
   });
 
-  router.add('GET', '/v1/apps/:app/webhooks/:name/deliveries', notificationSpecs.webhookDeliveries, (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
-    const hook = webhookNamed(ctx, app, ctx.params.name!);
+  router.handle(notificationRoutes.webhookDeliveries, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
+    const hook = webhookNamed(ctx, app, ctx.params.name);
     return { deliveries: ctx.deps.store.notificationDeliveries.ofWebhook(hook.id, SHOWN_DELIVERIES).map((d) => deliveryView(ctx, d)) };
   });
 
-  const emailListing = (ctx: ApiContext, app: AppRow) => ({
+  const emailListing = (ctx: ApiRequest, app: AppRow) => ({
     notifications: ctx.deps.store.notifyEmails.ofApp(app.id).map((row) => emailView(ctx, row)),
     smtp: ctx.deps.notifications?.smtp ?? false,
   });
 
-  router.add('GET', '/v1/apps/:app/notify-emails', notificationSpecs.listEmails, (ctx) =>
-    emailListing(ctx, appForUser(ctx.deps.store, ctx.user, ctx.params.app!)),
-  );
+  router.handle(notificationRoutes.listEmails, (ctx) => emailListing(ctx, appForUser(ctx.deps.store, ctx.user, ctx.params.app)));
 
-  router.add('POST', '/v1/apps/:app/notify-emails', notificationSpecs.addEmail, async (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
+  router.handle(notificationRoutes.addEmail, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     quotasOf(ctx.deps).checkNewNotifyEmail(orgOfApp(ctx.deps, app));
     if (!guard(ctx).smtp) {
       throw new ValidationError(
@@ -163,7 +162,7 @@ export function notificationRoutes(router: HttpRouter<ApiContext>): void {
         'The operator starts the daemon with `slipway server --smtp-url smtp://user:pass@host:port --smtp-from <address>`.',
       );
     }
-    const body = await ctx.body();
+    const body = ctx.body;
     const targets = checkTargets(ctx, app, body.notify);
     const events = checkEventNames(body.events);
     const existing = ctx.deps.store.notifyEmails.ofApp(app.id).length;
@@ -172,25 +171,25 @@ export function notificationRoutes(router: HttpRouter<ApiContext>): void {
     return { notification: emailView(ctx, row) };
   });
 
-  router.add('DELETE', '/v1/apps/:app/notify-emails/:ref', notificationSpecs.removeEmail, (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
-    ctx.deps.store.notifyEmails.remove(app.id, emailNamed(ctx, app, ctx.params.ref!).id);
+  router.handle(notificationRoutes.removeEmail, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
+    ctx.deps.store.notifyEmails.remove(app.id, emailNamed(ctx, app, ctx.params.ref).id);
     return emailListing(ctx, app);
   });
 
-  router.add('GET', '/v1/apps/:app/notify-emails/:ref/deliveries', notificationSpecs.emailDeliveries, (ctx) => {
-    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app!);
-    const row = emailNamed(ctx, app, ctx.params.ref!);
+  router.handle(notificationRoutes.emailDeliveries, (ctx) => {
+    const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
+    const row = emailNamed(ctx, app, ctx.params.ref);
     return { deliveries: ctx.deps.store.notificationDeliveries.ofEmail(row.id, SHOWN_DELIVERIES).map((d) => deliveryView(ctx, d)) };
   });
 
-  router.add('GET', '/v1/me/email', notificationSpecs.myAddress, (ctx) => ({
+  router.handle(notificationRoutes.myAddress, (ctx) => ({
     address: ctx.deps.store.notifyEmails.addressOf(ctx.user.id) ?? null,
   }));
 
-  router.add('PUT', '/v1/me/email', notificationSpecs.setMyAddress, async (ctx) => {
-    const address = (await ctx.body()).address;
-    if (typeof address !== 'string' || !ADDRESS.test(address)) {
+  router.handle(notificationRoutes.setMyAddress, (ctx) => {
+    const address = ctx.body.address;
+    if (!ADDRESS.test(address)) {
       throw new ValidationError(`${JSON.stringify(address)} is not an e-mail address.`, 'Give one such as you@example.com.');
     }
     ctx.deps.store.notifyEmails.setAddress(ctx.user.id, address);

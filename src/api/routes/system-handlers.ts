@@ -1,24 +1,23 @@
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext } from '../context.js';
 import { SlipwayError, ValidationError } from '../../core/errors.js';
-import { optionalString } from '../body.js';
 import { requireAdmin } from '../access.js';
-import { systemSpecs } from './system-routes.js';
+import { systemRoutes } from './system-routes.js';
 import { appDiskUse } from '../disk-use.js';
 
 /**
  * `slipway system stop`: the one way to stop the data plane. The daemon drains and stops it,
  * answers with what it stopped, then exits.
  */
-export function systemRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/system/status', systemSpecs.status, async ({ user, deps }) => {
+export function systemHandlers(router: HttpRouter<ApiContext>): void {
+  router.handle(systemRoutes.status, async ({ user, deps }) => {
     requireAdmin(user);
     const reserve = deps.reserve;
     const disks = reserve ? (await reserve.free()).map((d) => ({ label: d.label, path: d.path, free_bytes: d.free })) : [];
     return { apps: await appDiskUse(deps), min_free_bytes: reserve?.minFree ?? null, disks };
   });
 
-  router.add('POST', '/v1/system/stop', systemSpecs.stop, async ({ user, deps }) => {
+  router.handle(systemRoutes.stop, async ({ user, deps }) => {
     requireAdmin(user);
     const stop = deps.services?.stopSystem;
     if (!stop) throw new SlipwayError(503, 'unavailable', 'This daemon runs no data plane to stop.');
@@ -26,7 +25,7 @@ export function systemRoutes(router: HttpRouter<ApiContext>): void {
   });
 
   // One transaction re-seals every value; the key file is replaced only once it committed.
-  router.add('POST', '/v1/system/secrets-key/rotate', systemSpecs.rotateSecretsKey, async ({ user, deps }) => {
+  router.handle(systemRoutes.rotateSecretsKey, async ({ user, deps }) => {
     requireAdmin(user);
     const rotate = deps.services?.rotateSecretsKey;
     if (!rotate) throw new SlipwayError(503, 'unavailable', 'This daemon keeps no secrets key to rotate.');
@@ -34,12 +33,12 @@ export function systemRoutes(router: HttpRouter<ApiContext>): void {
     return { key_file: done.keyFile, old_key_id: done.oldKeyId, new_key_id: done.newKeyId, resealed: done.resealed };
   });
 
-  router.add('POST', '/v1/system/backup', systemSpecs.backup, async (ctx) => {
+  router.handle(systemRoutes.backup, async (ctx) => {
     const { user, deps } = ctx;
     requireAdmin(user);
     const backup = deps.services?.backupPlatform;
     if (!backup) throw new SlipwayError(503, 'unavailable', 'This daemon cannot write a platform backup.');
-    const to = optionalString(await ctx.body(), 'to');
+    const { to } = ctx.body;
     if (to !== undefined && !to.startsWith('/')) {
       throw new ValidationError(
         `The backup folder must be an absolute path on the daemon's machine, not ${JSON.stringify(to)}.`,
