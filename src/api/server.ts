@@ -17,8 +17,8 @@ import { deploymentHandlers } from './routes/deployments-handlers.js';
 import { rollbackHandlers } from './routes/rollback-handlers.js';
 import { appConfigHandlers } from './routes/app-config-handlers.js';
 import { instanceHandlers } from './routes/instances-handlers.js';
-import { addonRoutes } from './routes/addons.js';
-import { backupRoutes } from './routes/backups.js';
+import { addonHandlers } from './routes/addons-handlers.js';
+import { backupHandlers } from './routes/backups-handlers.js';
 import { serviceHandlers } from './routes/services-handlers.js';
 import { publishedConfigHandlers } from './routes/published-config-handlers.js';
 import { runtimeHandlers } from './routes/runtimes-handlers.js';
@@ -59,8 +59,8 @@ export function buildApiRouter(extraModules: RouteModule[] = []): HttpRouter<Api
     rollbackHandlers,
     appConfigHandlers,
     instanceHandlers,
-    addonRoutes,
-    backupRoutes,
+    addonHandlers,
+    backupHandlers,
     serviceHandlers,
     publishedConfigHandlers,
     runtimeHandlers,

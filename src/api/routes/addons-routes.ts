@@ -1,4 +1,4 @@
-import type { RouteSpec } from '../route-spec.js';
+import { route } from '../route-spec.js';
 import { arr, obj, oneOf, str } from '../schema.js';
 import { Addon, AddonProvider, EnvList } from '../schemas.js';
 import { ORG_FILTER } from './apps-routes.js';
@@ -6,23 +6,26 @@ import { ORG_FILTER } from './apps-routes.js';
 const ADDON = { addon: 'Add-on id, or name (with ?org= when several of your organisations have one of that name)' };
 const ORG_OF_NAME = { org: { schema: str(), description: 'The organisation of an add-on given by name' } };
 
-export const addonSpecs = {
-  providers: {
+export const addonRoutes = {
+  providers: route({
+    route: 'GET /v1/addon-providers',
     operationId: 'listAddonProviders',
     tag: 'Add-ons',
     summary: 'Add-on providers this daemon offers, with their plan',
     success: { status: 200, response: { description: 'The providers', schema: obj({ providers: arr(AddonProvider) }) } },
     errors: [503],
-  },
-  list: {
+  }),
+  list: route({
+    route: 'GET /v1/addons',
     operationId: 'listAddons',
     tag: 'Add-ons',
     summary: 'Add-ons of your organisations (optionally of one: ?org=), with the ids of the applications linked to each',
     query: ORG_FILTER,
     success: { status: 200, response: { description: 'The add-ons', schema: obj({ addons: arr(Addon) }) } },
     errors: [404],
-  },
-  create: {
+  }),
+  create: route({
+    route: 'POST /v1/addons',
     operationId: 'createAddon',
     tag: 'Add-ons',
     summary: 'Create (provision) an add-on, and link applications of its organisation to it',
@@ -38,8 +41,9 @@ export const addonSpecs = {
     ),
     success: { status: 201, response: { description: 'The add-on', schema: obj({ addon: Addon }) } },
     errors: [404, 409, 503],
-  },
-  get: {
+  }),
+  get: route({
+    route: 'GET /v1/addons/:addon',
     operationId: 'getAddon',
     tag: 'Add-ons',
     summary: 'One add-on',
@@ -47,8 +51,9 @@ export const addonSpecs = {
     query: ORG_OF_NAME,
     success: { status: 200, response: { description: 'The add-on', schema: obj({ addon: Addon }) } },
     errors: [404, 409],
-  },
-  env: {
+  }),
+  env: route({
+    route: 'GET /v1/addons/:addon/env',
     operationId: 'getAddonEnv',
     tag: 'Add-ons',
     summary: 'The variables a linked application receives from the add-on (credentials included)',
@@ -56,8 +61,9 @@ export const addonSpecs = {
     query: ORG_OF_NAME,
     success: { status: 200, response: { description: 'The variables', schema: obj({ env: EnvList }) } },
     errors: [404, 409, 503],
-  },
-  delete: {
+  }),
+  delete: route({
+    route: 'DELETE /v1/addons/:addon',
     operationId: 'deleteAddon',
     tag: 'Add-ons',
     summary: 'Delete an add-on and its data; refused (409) while linked unless ?unlink=1',
@@ -71,5 +77,5 @@ export const addonSpecs = {
       response: { description: 'The add-on deleted and the applications unlinked', schema: obj({ deleted: str(), unlinked: arr(str()) }) },
     },
     errors: [404, 409, 503],
-  },
-} satisfies Record<string, RouteSpec>;
+  }),
+};

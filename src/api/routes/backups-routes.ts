@@ -1,4 +1,4 @@
-import type { RouteSpec } from '../route-spec.js';
+import { route } from '../route-spec.js';
 import { arr, int, mapOf, nullable, obj, oneOf, str, time } from '../schema.js';
 import { Addon } from '../schemas.js';
 
@@ -21,8 +21,9 @@ export const AddonBackup = obj({
 
 const Schedule = obj({ at: str('HH:MM, the machine local time'), keep_days: int() });
 
-export const backupSpecs = {
-  list: {
+export const backupRoutes = {
+  list: route({
+    route: 'GET /v1/addons/:addon/backups',
     operationId: 'listAddonBackups',
     tag: 'Backups',
     summary: "The add-on's backups, failed verifications first, then newest first; with the restore window",
@@ -36,8 +37,9 @@ export const backupSpecs = {
       },
     },
     errors: [404, 409, 501],
-  },
-  create: {
+  }),
+  create: route({
+    route: 'POST /v1/addons/:addon/backups',
     operationId: 'createAddonBackup',
     tag: 'Backups',
     summary: 'Take a backup now; answers once it is stored (its restore test follows)',
@@ -45,8 +47,9 @@ export const backupSpecs = {
     query: ORG_OF_NAME,
     success: { status: 201, response: { description: 'The backup', schema: obj({ backup: AddonBackup }) } },
     errors: [403, 404, 409, 501],
-  },
-  verify: {
+  }),
+  verify: route({
+    route: 'POST /v1/addons/:addon/backups/:backup/verify',
     operationId: 'verifyAddonBackup',
     tag: 'Backups',
     summary: 'Restore-test a backup now; answers with its verification once done',
@@ -54,8 +57,9 @@ export const backupSpecs = {
     query: ORG_OF_NAME,
     success: { status: 201, response: { description: 'The backup', schema: obj({ backup: AddonBackup }) } },
     errors: [404, 409, 501],
-  },
-  download: {
+  }),
+  download: route({
+    route: 'GET /v1/addons/:addon/backups/:backup/dump',
     operationId: 'downloadAddonBackup',
     tag: 'Backups',
     summary: 'A portable dump of the backup (PostgreSQL: pg_dump custom format, for pg_restore; Redis: the RDB file)',
@@ -63,8 +67,9 @@ export const backupSpecs = {
     query: ORG_OF_NAME,
     success: { status: 200, response: { description: 'The dump', schema: str(), text: 'application/octet-stream' } },
     errors: [404, 409, 501],
-  },
-  restore: {
+  }),
+  restore: route({
+    route: 'POST /v1/addons/:addon/restore',
     operationId: 'restoreAddon',
     tag: 'Backups',
     summary: 'Restore the add-on to a backup or a time: in place (safety backup first), or into a new add-on with `as`',
@@ -83,8 +88,9 @@ export const backupSpecs = {
       response: { description: 'The add-on restored', schema: obj({ addon: Addon, safety_backup: nullable(str()) }) },
     },
     errors: [403, 404, 409, 501],
-  },
-  schedule: {
+  }),
+  schedule: route({
+    route: 'POST /v1/addons/:addon/backup-schedule',
     operationId: 'setAddonBackupSchedule',
     tag: 'Backups',
     summary: "Show or change when the add-on's daily backup runs and how many days backups are kept",
@@ -93,5 +99,5 @@ export const backupSpecs = {
     body: obj({ at: str('HH:MM, the machine local time'), keep_days: int() }, ['at', 'keep_days']),
     success: { status: 201, response: { description: 'The schedule', schema: obj({ schedule: Schedule }) } },
     errors: [404],
-  },
-} satisfies Record<string, RouteSpec>;
+  }),
+};

@@ -1,15 +1,15 @@
 import type { HttpRouter } from '../http-router.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, ApiRequest } from '../context.js';
 import { SlipwayError, ValidationError } from '../../core/errors.js';
 import { checkDisplayName } from '../../core/names.js';
 import type { AddonBackupView } from '../../shared/api-types.js';
 import type { AddonBackupRow } from '../../store/addon-backups.js';
 import type { AddonBackups, RestoreSource } from '../../backups/addon-backups.js';
 import { addonForUser, addonView } from '../addon-access.js';
-import { backupSpecs } from './backups-routes.js';
+import { backupRoutes } from './backups-routes.js';
 import { sendWithIdleTimeout } from '../send-stream.js';
 
-function backups(ctx: ApiContext): AddonBackups {
+function backups(ctx: ApiRequest): AddonBackups {
   if (!ctx.deps.backups) throw new SlipwayError(503, 'unavailable', 'Backups are not available on this daemon.');
   return ctx.deps.backups;
 }
@@ -29,16 +29,16 @@ function backupView(row: AddonBackupRow): AddonBackupView {
   };
 }
 
-function restoreSource(input: Record<string, unknown>): RestoreSource {
+function restoreSource(input: { backup?: string; to?: string }): RestoreSource {
   const { backup, to } = input;
   if ((backup === undefined) === (to === undefined)) {
     throw new ValidationError('Give either a backup (--backup <id>) or a time (--to <RFC 3339 time>) to restore to.');
   }
   if (backup !== undefined) {
-    if (typeof backup !== 'string' || backup === '') throw new ValidationError('Field "backup" must be a backup id.');
+    if (backup === '') throw new ValidationError('Field "backup" must be a backup id.');
     return { backupId: backup };
   }
-  const time = typeof to === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(to) ? new Date(to) : undefined;
+  const time = to !== undefined && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(to) ? new Date(to) : undefined;
   if (!time || Number.isNaN(time.getTime())) {
     throw new ValidationError(
       `${JSON.stringify(to)} is not an RFC 3339 time.`,
@@ -48,9 +48,9 @@ function restoreSource(input: Record<string, unknown>): RestoreSource {
   return { time };
 }
 
-export function backupRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/addons/:addon/backups', backupSpecs.list, (ctx) => {
-    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
+export function backupHandlers(router: HttpRouter<ApiContext>): void {
+  router.handle(backupRoutes.list, (ctx) => {
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.get('org'));
     const service = backups(ctx);
     const list = service.list(addon);
     const window = service.window(addon);
@@ -62,23 +62,23 @@ export function backupRoutes(router: HttpRouter<ApiContext>): void {
     };
   });
 
-  router.add('POST', '/v1/addons/:addon/backups', backupSpecs.create, async (ctx) => {
-    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
+  router.handle(backupRoutes.create, async (ctx) => {
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.get('org'));
     return { backup: backupView(await backups(ctx).backupNow(addon)) };
   });
 
-  router.add('POST', '/v1/addons/:addon/backups/:backup/verify', backupSpecs.verify, async (ctx) => {
-    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
-    return { backup: backupView(await backups(ctx).verify(addon, ctx.params.backup!)) };
+  router.handle(backupRoutes.verify, async (ctx) => {
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.get('org'));
+    return { backup: backupView(await backups(ctx).verify(addon, ctx.params.backup)) };
   });
 
-  router.add('GET', '/v1/addons/:addon/backups/:backup/dump', backupSpecs.download, async (ctx) => {
-    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
+  router.handle(backupRoutes.download, async (ctx) => {
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.get('org'));
     let started = false;
     const service = backups(ctx);
-    const fileName = service.dumpFileName(addon, ctx.params.backup!);
+    const fileName = service.dumpFileName(addon, ctx.params.backup);
     try {
-      await service.download(addon, ctx.params.backup!, async (dump) => {
+      await service.download(addon, ctx.params.backup, async (dump) => {
         started = true;
         ctx.res.writeHead(200, {
           'content-type': 'application/octet-stream',
@@ -99,21 +99,20 @@ export function backupRoutes(router: HttpRouter<ApiContext>): void {
     return undefined;
   });
 
-  router.add('POST', '/v1/addons/:addon/restore', backupSpecs.restore, async (ctx) => {
-    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
-    const input = await ctx.body();
+  router.handle(backupRoutes.restore, async (ctx) => {
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.get('org'));
+    const input = ctx.body;
     const source = restoreSource(input);
-    const as = input.as === undefined ? undefined : checkDisplayName('add-on', String(input.as));
+    const as = input.as === undefined ? undefined : checkDisplayName('add-on', input.as);
     const result = await backups(ctx).restore(addon, source, as);
     return { addon: addonView(ctx.deps.store, result.addon), safety_backup: result.safetyBackup ?? null };
   });
 
-  router.add('POST', '/v1/addons/:addon/backup-schedule', backupSpecs.schedule, async (ctx) => {
-    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
-    const input = await ctx.body();
+  router.handle(backupRoutes.schedule, (ctx) => {
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.get('org'));
+    const input = ctx.body;
     const service = backups(ctx);
-    const at = input.at === undefined ? undefined : String(input.at);
-    const keepDays = input.keep_days === undefined ? undefined : Number(input.keep_days);
+    const { at, keep_days: keepDays } = input;
     const schedule =
       at === undefined && keepDays === undefined ? service.schedules.of(addon.id) : service.schedules.set(addon.id, { at, keepDays });
     return { schedule: { at: schedule.at, keep_days: schedule.keep_days } };

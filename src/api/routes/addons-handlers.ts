@@ -1,22 +1,19 @@
 import { quotasOf } from '../quotas.js';
 import type { HttpRouter } from '../http-router.js';
-import type { ApiContext } from '../context.js';
+import type { ApiContext, ApiRequest } from '../context.js';
 import type { AppRow } from '../../store/apps.js';
 import { checkDisplayName } from '../../core/names.js';
 import { ConflictError, ValidationError } from '../../core/errors.js';
-import { requireString } from '../body.js';
+import { nonEmpty } from '../body.js';
 import { appForUser, orgForUser } from '../access.js';
 import { addonForUser, addonManager, addonView } from '../addon-access.js';
 import { canonicalProviderName, checkPlan, planOf } from '../addon-plans.js';
-import { addonSpecs } from './addons-routes.js';
+import { addonRoutes } from './addons-routes.js';
 
 /** Apps listed in `link`: ids the user can reach, all in the add-on's organisation. */
-function appsToLink(ctx: ApiContext, link: unknown, orgId: string): AppRow[] {
-  if (link === undefined || link === null) return [];
-  if (!Array.isArray(link) || link.some((id) => typeof id !== 'string')) {
-    throw new ValidationError('Field "link" must be an array of application ids.');
-  }
-  const apps = [...new Set(link as string[])].map((id) => appForUser(ctx.deps.store, ctx.user, id));
+function appsToLink(ctx: ApiRequest, link: readonly string[] | undefined, orgId: string): AppRow[] {
+  if (link === undefined) return [];
+  const apps = [...new Set(link)].map((id) => appForUser(ctx.deps.store, ctx.user, id));
   for (const app of apps) {
     if (app.org_id !== orgId) {
       throw new ValidationError(
@@ -28,8 +25,8 @@ function appsToLink(ctx: ApiContext, link: unknown, orgId: string): AppRow[] {
   return apps;
 }
 
-export function addonRoutes(router: HttpRouter<ApiContext>): void {
-  router.add('GET', '/v1/addon-providers', addonSpecs.providers, (ctx) => ({
+export function addonHandlers(router: HttpRouter<ApiContext>): void {
+  router.handle(addonRoutes.providers, (ctx) => ({
     providers: addonManager(ctx)
       .providerList()
       .map(({ limits, ...p }) => {
@@ -38,22 +35,22 @@ export function addonRoutes(router: HttpRouter<ApiContext>): void {
       }),
   }));
 
-  router.add('GET', '/v1/addons', addonSpecs.list, ({ user, deps, query }) => {
+  router.handle(addonRoutes.list, ({ user, deps, query }) => {
     const org = query.get('org');
     const rows = org ? deps.store.addons.listForOrg(orgForUser(deps.store, user, org).id) : deps.store.addons.listForUser(user.id);
     return { addons: rows.map((a) => addonView(deps.store, a)) };
   });
 
   /** Everything is checked before anything is provisioned; the listed apps are linked once it exists. */
-  router.add('POST', '/v1/addons', addonSpecs.create, async (ctx) => {
+  router.handle(addonRoutes.create, async (ctx) => {
     const { store } = ctx.deps;
     const manager = addonManager(ctx);
-    const input = await ctx.body();
+    const input = ctx.body;
     const provider = manager.provider(
-      canonicalProviderName(requireString(input, 'provider', '`slipway addon providers` lists them.')),
+      canonicalProviderName(nonEmpty('provider', input.provider, '`slipway addon providers` lists them.')),
     ).name;
     checkPlan(provider, input.plan);
-    const name = checkDisplayName('add-on', requireString(input, 'name', 'Give the add-on a name.'));
+    const name = checkDisplayName('add-on', nonEmpty('name', input.name, 'Give the add-on a name.'));
     const org = orgForUser(store, ctx.user, input.org);
     const apps = appsToLink(ctx, input.link, org.id);
     quotasOf(ctx.deps).checkNewAddon(org);
@@ -68,20 +65,20 @@ export function addonRoutes(router: HttpRouter<ApiContext>): void {
     return { addon: addonView(store, addon) };
   });
 
-  router.add('GET', '/v1/addons/:addon', addonSpecs.get, ({ user, deps, params, query }) => {
-    return { addon: addonView(deps.store, addonForUser(deps.store, user, params.addon!, query.get('org'))) };
+  router.handle(addonRoutes.get, ({ user, deps, params, query }) => {
+    return { addon: addonView(deps.store, addonForUser(deps.store, user, params.addon, query.get('org'))) };
   });
 
-  router.add('GET', '/v1/addons/:addon/env', addonSpecs.env, (ctx) => {
-    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
+  router.handle(addonRoutes.env, (ctx) => {
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.get('org'));
     const env = addonManager(ctx).env(addon);
     return { env: Object.entries(env).map(([name, value]) => ({ name, value })) };
   });
 
   /** Deleting destroys the data; while apps use the add-on it takes an explicit unlink=1. */
-  router.add('DELETE', '/v1/addons/:addon', addonSpecs.delete, async (ctx) => {
+  router.handle(addonRoutes.delete, async (ctx) => {
     const { store } = ctx.deps;
-    const addon = addonForUser(store, ctx.user, ctx.params.addon!, ctx.query.get('org'));
+    const addon = addonForUser(store, ctx.user, ctx.params.addon, ctx.query.get('org'));
     const linked = store.links.appsOfAddon(addon.id);
     if (linked.length > 0 && !['1', 'true'].includes(ctx.query.get('unlink') ?? '')) {
       const names = linked.map((id) => store.apps.byId(id)?.name ?? id);
