@@ -33,6 +33,7 @@ export interface AddonServerRestart extends ServerRestart {
 export class AddonManager {
   private readonly started = new Map<string, Promise<AddonProvider>>();
   private readonly restartListeners: Array<(restart: AddonServerRestart) => void> = [];
+  private readonly serverListeners: Array<() => void> = [];
 
   constructor(private readonly o: AddonManagerOptions) {
     const events: SupervisionEvents = { log: (line) => o.log(line), restarted: (restart) => this.serverRestarted(restart) };
@@ -42,6 +43,18 @@ export class AddonManager {
   /** Called after each restart of a server that died (metrics, the logs of the apps it serves). */
   onServerRestart(listener: (restart: AddonServerRestart) => void): void {
     this.restartListeners.push(listener);
+  }
+
+  /**
+   * Called once a new add-on's server is recorded (its port is in the store) and once a deleted
+   * one's is gone: the firewall keeps the host's other users off every add-on server's port.
+   */
+  onServersChanged(listener: () => void): void {
+    this.serverListeners.push(listener);
+  }
+
+  private serversChanged(): void {
+    for (const listener of this.serverListeners) listener();
   }
 
   private serverRestarted(restart: ServerRestart): void {
@@ -146,6 +159,7 @@ export class AddonManager {
       const provider = await this.ensureStarted(input.provider);
       const { config } = await provider.provision({ id: row.id, name: row.name });
       this.o.store.addons.setConfig(row.id, config);
+      this.serversChanged();
       return this.o.store.addons.byId(row.id)!;
     } catch (error) {
       this.o.store.addons.remove(row.id);
@@ -188,6 +202,7 @@ export class AddonManager {
     // Through the link repository, so those watching links (the firewall) hear of it.
     this.o.store.links.unlinkAllOfAddon(row.id);
     this.o.store.addons.remove(row.id);
+    this.serversChanged();
   }
 
   /** Names of the providers whose servers this daemon started or adopted. */

@@ -7,7 +7,7 @@ export interface AddonAccessOptions {
   firewall: {
     addSandbox(kind: SandboxKind, address: string): Promise<void>;
     removeSandbox(kind: SandboxKind, address: string): Promise<void>;
-    setAddonAccess(endpoints: AddonEndpoint[]): Promise<void>;
+    setAddonAccess(endpoints: AddonEndpoint[], serverPorts: number[]): Promise<void>;
   };
   /** The host's address on the bridge. */
   gateway: string;
@@ -64,7 +64,7 @@ export class AddonAccess implements NetworkEvents {
     });
   }
 
-  /** A link between an app and an add-on was made or removed, or an add-on went away. */
+  /** A link between an app and an add-on was made or removed, or an add-on (its server) came or went. */
   linksChanged(): Promise<void> {
     return this.serialized(() => this.apply()).catch((error: Error) =>
       this.o.log(`Could not update add-on access after a link change: ${error.message}`),
@@ -78,7 +78,7 @@ export class AddonAccess implements NetworkEvents {
 
   private async apply(): Promise<void> {
     const plan = addonAccess({ ...this.o.catalog(), gateway: this.o.gateway, sandboxes: [...this.sandboxes.values()] });
-    await this.o.firewall.setAddonAccess(plan.endpoints);
+    await this.o.firewall.setAddonAccess(plan.endpoints, plan.serverPorts);
     try {
       await this.o.postgresql?.allowClients(plan.postgresql);
     } catch (error) {

@@ -93,9 +93,20 @@ test('pg_hba.conf opens each database to the addresses of its linked apps only, 
 test('no sandbox, no link: nothing is open', () => {
   assert.deepEqual(addonAccess({ gateway, servers: [pgA, redisA], links: [{ appId: 'app_a', addonId: 'addon_a' }], sandboxes: [] }), {
     endpoints: [],
+    serverPorts: [5433, 6401],
     postgresql: [],
   });
-  assert.deepEqual(addonAccess({ gateway, servers: [pgA, redisA], links: [], sandboxes }), { endpoints: [], postgresql: [] });
+  assert.deepEqual(addonAccess({ gateway, servers: [pgA, redisA], links: [], sandboxes }), {
+    endpoints: [],
+    serverPorts: [5433, 6401],
+    postgresql: [],
+  });
+});
+
+test("every add-on server on the host has its port closed to the host's other users, linked or not; one elsewhere is not ours", () => {
+  const redisB: AddonServer = { addonId: 'addon_s', provider: 'redis', host: gateway, port: 6400 };
+  const plan = addonAccess({ gateway, servers: [redisA, pgA, externalPg, pgB, redisB], links: [], sandboxes: [] });
+  assert.deepEqual(plan.serverPorts, [5433, 6400, 6401]);
 });
 
 test("an add-on's server is read from the variables its apps receive", () => {

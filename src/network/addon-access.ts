@@ -46,12 +46,18 @@ export interface AddonAccessInput {
 export interface AddonAccessPlan {
   /** For the firewall's addon_access set. */
   endpoints: AddonEndpoint[];
+  /**
+   * For the firewall's addon_ports set: the port of every add-on server on the host (linked or
+   * not), which no local user but root may open.
+   */
+  serverPorts: number[];
   /** For the embedded PostgreSQL cluster's pg_hba.conf. */
   postgresql: HbaClient[];
 }
 
 export function addonAccess(input: AddonAccessInput): AddonAccessPlan {
   const servers = new Map(input.servers.map((s) => [s.addonId, s]));
+  const serverPorts = [...new Set(input.servers.filter((s) => s.host === input.gateway).map((s) => s.port))].sort((a, b) => a - b);
   const addonsOfApp = new Map<string, AddonServer[]>();
   for (const link of input.links) {
     const server = servers.get(link.addonId);
@@ -75,6 +81,7 @@ export function addonAccess(input: AddonAccessInput): AddonAccessPlan {
   }
   return {
     endpoints: [...endpoints.values()].sort((a, b) => compareAddresses(a.address, b.address) || a.port - b.port),
+    serverPorts,
     postgresql: [...postgresql.values()].sort((a, b) => a.database.localeCompare(b.database) || compareAddresses(a.address, b.address)),
   };
 }

@@ -29,12 +29,12 @@ function chain(rules: string, name: string): string[] {
   return lines.slice(start + 1, lines.indexOf('}', start));
 }
 
-test('one table of its own, with the three sets and three chains', () => {
+test('one table of its own, with the four sets and four chains', () => {
   const rules = firewallRuleset(config);
   assert.match(rules, /^table inet slipway77 \{\n/);
   assert.equal(rules.match(/^table /gm)?.length, 1, 'no other table is named');
   const lines = rules.split('\n').map((l) => l.trim());
-  assert.deepEqual(lines.slice(1, 10), [
+  assert.deepEqual(lines.slice(1, 13), [
     'set builds {',
     'type ipv4_addr',
     '}',
@@ -44,6 +44,20 @@ test('one table of its own, with the three sets and three chains', () => {
     'set addon_access {',
     'type ipv4_addr . inet_service',
     '}',
+    'set addon_ports {',
+    'type inet_service',
+    '}',
+  ]);
+  assert.deepEqual(
+    lines.filter((l) => l.startsWith('chain ')),
+    ['chain input {', 'chain forward {', 'chain output {', 'chain postrouting {'],
+  );
+});
+
+test("on the host, only root opens connections to the add-on servers' ports, on loopback and the gateway", () => {
+  assert.deepEqual(chain(firewallRuleset(config), 'output'), [
+    'type filter hook output priority filter; policy accept;',
+    'meta skuid != 0 ip daddr { 127.0.0.0/8, 10.77.0.1 } tcp dport @addon_ports ct direction original reject with tcp reset',
   ]);
 });
 
@@ -129,22 +143,33 @@ test('sandbox addresses go to the set of their kind', () => {
   ]);
 });
 
-test('add-on access is replaced whole: flushed and refilled in one script, sorted and without repeats', () => {
+test('add-on access and ports are replaced whole: flushed and refilled in one script, sorted and without repeats', () => {
   assert.equal(
-    addonAccessScript('slipway77', [
-      { address: '10.77.0.9', port: 5433 },
-      { address: '10.77.0.9', port: 5433 },
-      { address: '10.77.0.3', port: 6400 },
-    ]),
-    'flush set inet slipway77 addon_access\nadd element inet slipway77 addon_access { 10.77.0.3 . 6400, 10.77.0.9 . 5433 }\n',
+    addonAccessScript(
+      'slipway77',
+      [
+        { address: '10.77.0.9', port: 5433 },
+        { address: '10.77.0.9', port: 5433 },
+        { address: '10.77.0.3', port: 6400 },
+      ],
+      [6400, 5433, 6400, 20001],
+    ),
+    [
+      'flush set inet slipway77 addon_access',
+      'add element inet slipway77 addon_access { 10.77.0.3 . 6400, 10.77.0.9 . 5433 }',
+      'flush set inet slipway77 addon_ports',
+      'add element inet slipway77 addon_ports { 5433, 6400, 20001 }',
+      '',
+    ].join('\n'),
   );
-  assert.equal(addonAccessScript('slipway77', []), 'flush set inet slipway77 addon_access\n');
+  assert.equal(addonAccessScript('slipway77', [], []), 'flush set inet slipway77 addon_access\nflush set inet slipway77 addon_ports\n');
 });
 
 test('nothing that is not an address, a port or a name reaches nft', () => {
   assert.throws(() => sandboxElementArgs('slipway77', 'build', '10.77.0.9 } ; flush ruleset', 'add'), /Not an IPv4 address/);
   assert.throws(() => sandboxElementArgs('slipway77', 'build', '10.77.0.256', 'add'), /Not an IPv4 address/);
-  assert.throws(() => addonAccessScript('slipway77', [{ address: '10.77.0.2', port: 70000 }]), /Not a port/);
+  assert.throws(() => addonAccessScript('slipway77', [{ address: '10.77.0.2', port: 70000 }], []), /Not a port/);
+  assert.throws(() => addonAccessScript('slipway77', [], [0]), /Not a port/);
   assert.throws(() => firewallRuleset({ ...config, bridge: 'br0"; flush ruleset' }), /Invalid bridge/);
   assert.throws(() => firewallRuleset({ ...config, table: 'Bad Table' }), /Invalid nftables table/);
   assert.throws(() => deleteTableArgs('filter; flush ruleset'), /Invalid nftables table/);
@@ -159,15 +184,21 @@ test("a new daemon's table carries the instances and their add-on access over, n
       { set: { family: 'inet', name: 'builds', table: 'slipway77', elem: ['10.77.0.9'] } },
       { set: { family: 'inet', name: 'instances', table: 'slipway77', elem: ['10.77.0.5', '10.77.0.6', '10.77.0.999', 'x'] } },
       { set: { family: 'inet', name: 'addon_access', elem: [{ concat: ['10.77.0.5', 6379] }, { concat: ['10.77.0.6', 70000] }] } },
+      { set: { family: 'inet', name: 'addon_ports', elem: [6379, 20001, 70000, '1; flush ruleset'] } },
     ],
   });
   const carried = carriedElements(listed);
-  assert.deepEqual(carried, { instances: ['10.77.0.5', '10.77.0.6'], addonAccess: [{ address: '10.77.0.5', port: 6379 }] });
+  assert.deepEqual(carried, {
+    instances: ['10.77.0.5', '10.77.0.6'],
+    addonAccess: [{ address: '10.77.0.5', port: 6379 }],
+    addonPorts: [6379, 20001],
+  });
   const script = replaceTableScript(config, carried);
   assert.match(script, /set instances \{\n\s+type ipv4_addr\n\s+elements = \{ 10\.77\.0\.5, 10\.77\.0\.6 \}\n\s+\}/);
   assert.match(script, /set addon_access \{\n\s+type ipv4_addr \. inet_service\n\s+elements = \{ 10\.77\.0\.5 \. 6379 \}\n\s+\}/);
+  assert.match(script, /set addon_ports \{\n\s+type inet_service\n\s+elements = \{ 6379, 20001 \}\n\s+\}/);
   assert.match(script, /set builds \{\n\s+type ipv4_addr\n\s+\}/, 'builds ended with the last daemon');
-  assert.deepEqual(carriedElements('not json'), { instances: [], addonAccess: [] });
+  assert.deepEqual(carriedElements('not json'), { instances: [], addonAccess: [], addonPorts: [] });
 });
 
 test('sandboxes are kept from link-local, private and loopback ranges, but for the name servers (port 53) and what the operator allows', () => {

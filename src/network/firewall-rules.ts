@@ -5,7 +5,9 @@
  *
  * The sets are the only part that changes while the daemon runs: `builds` and `instances` hold
  * the addresses of the sandboxes alive now, `addon_access` the pairs (sandbox address, add-on
- * port) of the add-ons linked to each sandbox's app. An address in no set gets nothing.
+ * port) of the add-ons linked to each sandbox's app, `addon_ports` the port of every add-on
+ * server on the host, which only root may connect to from the host itself. An address in no set
+ * gets nothing.
  */
 import type { SandboxKind } from './network-events.js';
 
@@ -61,6 +63,8 @@ export const EGRESS_BLOCKED = [
 export interface CarriedElements {
   instances: string[];
   addonAccess: AddonEndpoint[];
+  /** The add-on servers' ports: they stay closed to the host's other users while a new daemon starts. */
+  addonPorts: number[];
 }
 
 /** One address and one add-on port it may reach on the gateway. */
@@ -149,10 +153,14 @@ function egressRules(br: string, egress: FirewallConfig['egress']): string[] {
 }
 
 /** The whole table, as `nft -f` reads it. */
-export function firewallRuleset(config: FirewallConfig, carried: CarriedElements = { instances: [], addonAccess: [] }): string {
+export function firewallRuleset(
+  config: FirewallConfig,
+  carried: CarriedElements = { instances: [], addonAccess: [], addonPorts: [] },
+): string {
   const c = checkConfig(config);
   const instances = [...new Set(carried.instances.map(checkIpv4))].sort();
   const access = [...new Set(carried.addonAccess.map((e) => `${checkIpv4(e.address)} . ${checkPort(e.port)}`))].sort();
+  const ports = portList(carried.addonPorts);
   const elements = (list: string[]) => (list.length ? [`    elements = { ${list.join(', ')} }`] : []);
   const br = JSON.stringify(c.bridge);
   const routerPorts = c.routerPorts.length
@@ -187,6 +195,10 @@ export function firewallRuleset(config: FirewallConfig, carried: CarriedElements
     '    type ipv4_addr . inet_service',
     ...elements(access),
     '  }',
+    '  set addon_ports {',
+    '    type inet_service',
+    ...elements(ports),
+    '  }',
     // What sandboxes may send to the host itself. `iifname` alone (no `ip`) also catches IPv6,
     // link-local included: a sandbox reaches no host port over it.
     '  chain input {',
@@ -210,6 +222,16 @@ export function firewallRuleset(config: FirewallConfig, carried: CarriedElements
     `    iifname ${br} ip saddr @instances accept`,
     `    iifname ${br} drop`,
     ...forwardGuard,
+    '  }',
+    // What the host's own processes may open to the add-on servers: root only (the daemon:
+    // backups, health of the servers), on loopback and the gateway where the servers listen.
+    // Another local user, with or without the password, is refused (a reset, at once). Every
+    // packet the client sends is matched, not only its first: a connection opened before the
+    // port was in the set (a server just started) ends at its next packet. The servers' replies
+    // (the reply direction) are never touched.
+    '  chain output {',
+    '    type filter hook output priority filter; policy accept;',
+    `    meta skuid != 0 ip daddr { 127.0.0.0/8, ${c.gateway} } tcp dport @addon_ports ct direction original reject with tcp reset`,
     '  }',
     '  chain postrouting {',
     '    type nat hook postrouting priority srcnat; policy accept;',
@@ -236,7 +258,7 @@ export function replaceTableScript(config: FirewallConfig, carried?: CarriedElem
  * element of another shape is left out (it would be refused anyway).
  */
 export function carriedElements(json: string): CarriedElements {
-  const carried: CarriedElements = { instances: [], addonAccess: [] };
+  const carried: CarriedElements = { instances: [], addonAccess: [], addonPorts: [] };
   let parsed: { nftables?: Array<{ set?: { name?: string; elem?: unknown[] } }> };
   try {
     parsed = JSON.parse(json) as typeof parsed;
@@ -255,6 +277,7 @@ export function carriedElements(json: string): CarriedElements {
     const set = entry.set;
     for (const elem of set?.elem ?? []) {
       if (set?.name === 'instances' && typeof elem === 'string' && valid(() => checkIpv4(elem))) carried.instances.push(elem);
+      if (set?.name === 'addon_ports' && typeof elem === 'number' && valid(() => checkPort(elem))) carried.addonPorts.push(elem);
       const pair = (elem as { concat?: unknown[] } | null)?.concat;
       const [address, port] = Array.isArray(pair) ? pair : [];
       if (set?.name === 'addon_access' && typeof address === 'string' && typeof port === 'number') {
@@ -275,13 +298,24 @@ export function sandboxElementArgs(table: string, kind: SandboxKind, address: st
   return [op, 'element', 'inet', checkTable(table), kind === 'build' ? 'builds' : 'instances', `{ ${checkIpv4(address)} }`];
 }
 
-/** The `nft -f` script that replaces the allowed add-on endpoints with `endpoints`, atomically. */
-export function addonAccessScript(table: string, endpoints: AddonEndpoint[]): string {
+/**
+ * The `nft -f` script that replaces the allowed add-on endpoints with `endpoints` and the add-on
+ * servers' ports with `serverPorts`, atomically.
+ */
+export function addonAccessScript(table: string, endpoints: AddonEndpoint[], serverPorts: number[]): string {
   checkTable(table);
   const elements = [...new Set(endpoints.map((e) => `${checkIpv4(e.address)} . ${checkPort(e.port)}`))].sort();
+  const ports = portList(serverPorts);
   return [
     `flush set inet ${table} addon_access`,
     ...(elements.length ? [`add element inet ${table} addon_access { ${elements.join(', ')} }`] : []),
+    `flush set inet ${table} addon_ports`,
+    ...(ports.length ? [`add element inet ${table} addon_ports { ${ports.join(', ')} }`] : []),
     '',
   ].join('\n');
+}
+
+/** Ports checked, without repeats, in order, as nft text. */
+function portList(ports: number[]): string[] {
+  return [...new Set(ports.map(checkPort))].sort((a, b) => a - b).map(String);
 }

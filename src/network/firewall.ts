@@ -110,10 +110,13 @@ export class Firewall {
     await this.nft(sandboxElementArgs(this.options.table, kind, address, 'delete'), `forget the ${kind} at ${address}`, true);
   }
 
-  /** Replaces the (sandbox address, add-on port) pairs allowed in, in one transaction. */
-  async setAddonAccess(endpoints: AddonEndpoint[]): Promise<void> {
+  /**
+   * Replaces the (sandbox address, add-on port) pairs allowed in and the add-on servers' ports
+   * only root may open from the host, in one transaction.
+   */
+  async setAddonAccess(endpoints: AddonEndpoint[], serverPorts: number[]): Promise<void> {
     this.requireStarted();
-    const script = addonAccessScript(this.options.table, endpoints);
+    const script = addonAccessScript(this.options.table, endpoints, serverPorts);
     if (script === this.lastAddonAccess) return;
     await this.nftScript(script);
     this.lastAddonAccess = script;

@@ -102,6 +102,7 @@ test('start replaces the stale table with the whole ruleset, and touches no othe
       ['builds', 'ipv4_addr'],
       ['instances', 'ipv4_addr'],
       ['addon_access', ['ipv4_addr', 'inet_service']],
+      ['addon_ports', 'inet_service'],
     ],
   );
   assert.deepEqual(
@@ -109,6 +110,7 @@ test('start replaces the stale table with the whole ruleset, and touches no othe
     [
       ['input', 'input'],
       ['forward', 'forward'],
+      ['output', 'output'],
       ['postrouting', 'postrouting'],
     ],
   );
@@ -123,10 +125,13 @@ test('start replaces the stale table with the whole ruleset, and touches no othe
 test('sandboxes and add-on endpoints come and go as set elements', { skip }, async () => {
   await firewall.addSandbox('instance', `10.78.${n}.2`);
   await firewall.addSandbox('build', `10.78.${n}.3`);
-  await firewall.setAddonAccess([
-    { address: `10.78.${n}.2`, port: 5433 },
-    { address: `10.78.${n}.3`, port: 6401 },
-  ]);
+  await firewall.setAddonAccess(
+    [
+      { address: `10.78.${n}.2`, port: 5433 },
+      { address: `10.78.${n}.3`, port: 6401 },
+    ],
+    [5433, 6401],
+  );
   assert.deepEqual(elements('instances'), [`10.78.${n}.2`]);
   assert.deepEqual(elements('builds'), [`10.78.${n}.3`]);
   const pairs = elements('addon_access')
@@ -134,8 +139,10 @@ test('sandboxes and add-on endpoints come and go as set elements', { skip }, asy
     .sort();
   assert.deepEqual(pairs, [JSON.stringify({ concat: [`10.78.${n}.2`, 5433] }), JSON.stringify({ concat: [`10.78.${n}.3`, 6401] })]);
 
-  await firewall.setAddonAccess([{ address: `10.78.${n}.2`, port: 6402 }]);
+  assert.deepEqual(elements('addon_ports'), [5433, 6401]);
+  await firewall.setAddonAccess([{ address: `10.78.${n}.2`, port: 6402 }], [6402]);
   assert.deepEqual(elements('addon_access'), [{ concat: [`10.78.${n}.2`, 6402] }], 'replaced, not added to');
+  assert.deepEqual(elements('addon_ports'), [6402]);
   await firewall.removeSandbox('build', `10.78.${n}.3`);
   await firewall.removeSandbox('build', `10.78.${n}.3`); // twice is harmless
   assert.deepEqual(elements('builds'), []);

@@ -92,6 +92,8 @@ export async function startNetwork(input: {
   // The instances an earlier daemon left serving keep reaching their add-ons from the start on.
   await addonAccess.attachedAll(backend.foundAddresses());
   store.links.onAddonLinksChanged(() => void addonAccess.linksChanged());
+  // A new add-on's port is closed to the host's other users as soon as it is recorded.
+  addons.onServersChanged(() => void addonAccess.linksChanged());
 
   // With --backend swarm, the apps' instances and one-off commands run as swarm services;
   // builds and add-on servers stay in this machine's sandboxes (docs/swarm.md).

@@ -83,7 +83,8 @@ export function bothFirewalls(a: Firewall, b: Firewall): Pick<Firewall, 'addSand
   return {
     addSandbox: async (kind, address) => void (await Promise.all([a.addSandbox(kind, address), b.addSandbox(kind, address)])),
     removeSandbox: async (kind, address) => void (await Promise.all([a.removeSandbox(kind, address), b.removeSandbox(kind, address)])),
-    setAddonAccess: async (endpoints) => void (await Promise.all([a.setAddonAccess(endpoints), b.setAddonAccess(endpoints)])),
+    setAddonAccess: async (endpoints, ports) =>
+      void (await Promise.all([a.setAddonAccess(endpoints, ports), b.setAddonAccess(endpoints, ports)])),
   };
 }
 
