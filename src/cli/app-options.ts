@@ -1,9 +1,9 @@
-import type { CommandContext, OptionSpec, OptionValues } from './command.js';
+import type { CommandContext, OptionSpec } from './command.js';
 import { CliError, UsageError } from './errors.js';
 import { findOrImportLinkFile, resolveApp, type AppSummary } from './resolve-app.js';
 
 /** How every command that acts on one application is told which: `--app` or `--alias`/`-a`. */
-export const APP_OPTIONS: OptionSpec = {
+export const APP_OPTIONS = {
   app: {
     type: 'string',
     value: '<id|name|alias>',
@@ -15,12 +15,11 @@ export const APP_OPTIONS: OptionSpec = {
     value: '<alias>',
     description: 'The application linked to this folder under that alias (`slipway applications` shows the aliases)',
   },
-};
+} satisfies OptionSpec;
 
 /** The application named by `--app` or `--alias`, else the folder's default. */
-export async function resolveAppOption(ctx: CommandContext, options: OptionValues): Promise<AppSummary> {
-  const app = options.app as string | undefined;
-  const alias = options.alias as string | undefined;
+export async function resolveAppOption(ctx: CommandContext, options: { app?: string; alias?: string }): Promise<AppSummary> {
+  const { app, alias } = options;
   if (app !== undefined && alias !== undefined) throw new UsageError('Give --app or --alias, not both.');
   if (alias === undefined) return resolveApp(ctx, app);
   const link = await findOrImportLinkFile(ctx);

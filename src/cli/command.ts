@@ -16,6 +16,12 @@ export interface OptionDefinition {
 export type OptionSpec = Record<string, OptionDefinition>;
 export type OptionValues = Record<string, string | boolean | string[] | undefined>;
 
+/** What an option's declaration makes of it: a flag, every value of a repeated option, or text. */
+type OptionValue<D extends OptionDefinition> = D['type'] extends 'boolean' ? boolean : D['multiple'] extends true ? string[] : string;
+
+/** The options `run` receives, typed from their declarations; an option not given is absent. */
+export type OptionValuesOf<O extends OptionSpec> = { [K in keyof O]?: OptionValue<O[K]> };
+
 /** A positional argument, named in help and in "missing argument" errors. */
 export interface ArgumentDefinition {
   /** As written in the usage line: `<app-name>`. */
@@ -63,4 +69,32 @@ export interface Command {
   formats?: Array<'human' | 'json' | 'shell'>;
   // biome-ignore lint/suspicious/noConfusingVoidType: a command that returns nothing ended well (exit code 0).
   run(ctx: CommandContext, args: string[], options: OptionValues): Promise<number | void>;
+}
+
+/** The first `min` positional arguments, which main() has checked are there; any further ones may be absent. */
+type Positionals<Min extends number> = Min extends 1
+  ? [string, ...string[]]
+  : Min extends 2
+    ? [string, string, ...string[]]
+    : Min extends 3
+      ? [string, string, string, ...string[]]
+      : string[];
+
+/** A command as its file declares it: `run` receives its arguments and options typed from their declarations. */
+export interface CommandDeclaration<O extends OptionSpec, Min extends number> extends Omit<Command, 'options' | 'args' | 'run'> {
+  options?: O;
+  args: { min: Min; max: number };
+  // biome-ignore lint/suspicious/noConfusingVoidType: a command that returns nothing ended well (exit code 0).
+  run(ctx: CommandContext, args: Positionals<Min>, options: OptionValuesOf<O>): Promise<number | void>;
+}
+
+/**
+ * Declares a command. Before `run` is called, main() has checked the count of positional
+ * arguments against `args` and node's parseArgs each option's kind against `options` (text,
+ * flag, repeated), so `run` reads them as typed, without casts or "!".
+ */
+export function command<const O extends OptionSpec = Record<never, OptionDefinition>, const Min extends number = number>(
+  declaration: CommandDeclaration<O, Min>,
+): Command {
+  return declaration;
 }

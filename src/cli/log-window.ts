@@ -41,7 +41,7 @@ export function windowQuery(window: LogWindow): string {
 }
 
 /** `--since` and `--until`, as every log command takes them (parsed by parseSince and parseUntil). */
-export const TIME_WINDOW_OPTIONS: OptionSpec = {
+export const TIME_WINDOW_OPTIONS = {
   since: {
     type: 'string',
     value: '<when>',
@@ -52,4 +52,4 @@ export const TIME_WINDOW_OPTIONS: OptionSpec = {
     value: '<when>',
     description: 'Stop at this time (same forms as --since); a time already past means no following',
   },
-};
+} satisfies OptionSpec;

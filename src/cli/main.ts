@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { Command, CommandContext } from './command.js';
+import type { Command, CommandContext, OptionValues } from './command.js';
 import { commands } from './commands/index.js';
 import { CliError, UsageError } from './errors.js';
 import { loadConfig } from './config.js';
@@ -157,7 +157,9 @@ export async function main(
       format: format as CommandContext['format'],
       client: () => (client ??= new ApiClient(loadConfig(env))),
     };
-    const code = await command.run(ctx, positionals, values as Record<string, string | boolean | undefined>);
+    // parseArgs has read each option as its declaration says (text, flag, repeated text): the one
+    // place the values meet their declarations, so each command's `run` reads them typed.
+    const code = await command.run(ctx, positionals, values as OptionValues);
     return typeof code === 'number' ? code : EXIT_OK;
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {

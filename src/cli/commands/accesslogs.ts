@@ -1,4 +1,4 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { followLog, type LogLine } from '../follow-log.js';
 import { parseLines, parseSince, TIME_WINDOW_OPTIONS, windowQuery, type LogWindow } from '../log-window.js';
@@ -13,7 +13,7 @@ function printable(text: string): string {
   return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
-export const accesslogs: Command = {
+export const accesslogs = command({
   path: ['accesslogs'],
   summary: `Show the requests the router forwarded to the application (the last ${DEFAULT_ACCESS_LOG_LINES} unless told): time, client, method, path, status, bytes, duration, instance`,
   usage:
@@ -42,12 +42,12 @@ export const accesslogs: Command = {
   printsData: true,
   async run(ctx, _args, options) {
     const window: LogWindow = {};
-    if (options.lines !== undefined) window.lines = parseLines(options.lines as string);
-    if (options.since !== undefined) window.since = parseSince(options.since as string);
+    if (options.lines !== undefined) window.lines = parseLines(options.lines);
+    if (options.since !== undefined) window.since = parseSince(options.since);
     if (window.lines === undefined && window.since === undefined) window.lines = DEFAULT_ACCESS_LOG_LINES;
     if (options.follow && options['no-follow']) throw new UsageError('Give --follow or --no-follow, not both.');
     const filter: LogFilter = {};
-    if (options.until !== undefined) filter.until = parseUntil(options.until as string);
+    if (options.until !== undefined) filter.until = parseUntil(options.until);
     // As `slipway logs`: a terminal follows unless told, a script or a pipe gets what is stored.
     const untilPast = filter.until !== undefined && filter.until <= new Date().toISOString();
     const follow = options['no-follow'] || untilPast ? false : options.follow === true || process.stdout.isTTY === true;
@@ -57,4 +57,4 @@ export const accesslogs: Command = {
     await followLog(ctx, `/v1/apps/${app.id}/accesslogs${windowQuery(window)}`, { follow, filter, print });
     return 0;
   },
-};
+});

@@ -1,8 +1,8 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { printTable } from '../output.js';
 
-export const activity: Command = {
+export const activity = command({
   path: ['activity'],
   summary: 'List the deployments of the application, newest first',
   usage: 'activity [--app <app>] [--limit 10]',
@@ -19,4 +19,4 @@ export const activity: Command = {
     const rows = deployments.map((d) => ({ ...d, commit: d.commit?.slice(0, 12) ?? '', message: d.message ?? '' }));
     printTable(ctx, rows, ['created_at', 'state', 'cause', 'commit', 'id', 'message'], deployments);
   },
-};
+});

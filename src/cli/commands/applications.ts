@@ -1,9 +1,9 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { printTable } from '../output.js';
 import { findLinkFile } from '../link-file.js';
 import type { AppSummary } from '../resolve-app.js';
 
-export const applications: Command = {
+export const applications = command({
   path: ['applications'],
   summary: 'List your applications (linked ones are marked with their alias)',
   usage: 'applications [--org <org>]',
@@ -12,7 +12,7 @@ export const applications: Command = {
   examples: ['slipway applications', 'slipway applications --org acme --format json'],
   printsData: true,
   async run(ctx, _args, options) {
-    const query = options.org ? `?org=${encodeURIComponent(options.org as string)}` : '';
+    const query = options.org ? `?org=${encodeURIComponent(options.org)}` : '';
     const { apps } = await ctx.client().request<{ apps: AppSummary[] }>('GET', `/v1/apps${query}`);
     const link = findLinkFile(ctx.cwd)?.data;
     const rows = apps.map((a) => ({
@@ -25,4 +25,4 @@ export const applications: Command = {
     }));
     printTable(ctx, rows, ['id', 'name', 'type', 'region', 'org', 'alias'], apps);
   },
-};
+});

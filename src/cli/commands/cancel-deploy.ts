@@ -1,7 +1,7 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 
-export const cancelDeploy: Command = {
+export const cancelDeploy = command({
   path: ['cancel-deploy'],
   summary: "Cancel the application's running deployment (the previous release keeps serving)",
   usage: 'cancel-deploy [--app <app>]',
@@ -17,4 +17,4 @@ export const cancelDeploy: Command = {
     }
     ctx.err(`Cancelled ${cancelled.map((d) => d.id).join(', ')}.\n`);
   },
-};
+});

@@ -1,9 +1,9 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { bashCompletion, COMPLETION_SHELLS, zshCompletion } from '../completion.js';
 import { UsageError } from '../errors.js';
 import { commands } from './index.js';
 
-export const completion: Command = {
+export const completion = command({
   path: ['completion'],
   summary: 'Print the shell completion script for bash or zsh (commands, options and their values)',
   usage: 'completion bash|zsh',
@@ -15,4 +15,4 @@ export const completion: Command = {
     else if (shell === 'zsh') ctx.out(zshCompletion(commands));
     else throw new UsageError(`No completion for ${JSON.stringify(shell)}: slipway completes ${COMPLETION_SHELLS.join(' and ')}.`);
   },
-};
+});

@@ -1,8 +1,8 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { openInBrowser } from '../open-browser.js';
 
-export const consoleCommand: Command = {
+export const consoleCommand = command({
   path: ['console'],
   summary: "Print the address of the application's page in the web console and open it when there is a display",
   usage: 'console [--app <app> | -a <alias>]',
@@ -16,4 +16,4 @@ export const consoleCommand: Command = {
     ctx.out(`${url}\n`);
     await openInBrowser(ctx, url);
   },
-};
+});

@@ -1,4 +1,4 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { assertAliasFree, linkApp } from '../link-file.js';
 import { UsageError } from '../errors.js';
 // The list alone, not the registry: loading the providers would slow every command's start.
@@ -7,7 +7,7 @@ import type { AppSummary } from '../resolve-app.js';
 
 const TYPES = APP_TYPES.map((t) => t.name);
 
-export const create: Command = {
+export const create = command({
   path: ['create'],
   summary: 'Create an application and link the current folder to it',
   usage: `create --type <${TYPES.join('|')}> <app-name> --region <par|mtl> --org <org> [--alias <alias>]`,
@@ -29,9 +29,9 @@ export const create: Command = {
   printsData: true,
   async run(ctx, [name], options) {
     if (!options.type) throw new UsageError('--type is required (node or sbt).');
-    assertAliasFree(ctx.cwd, (options.alias as string | undefined) ?? name!);
+    assertAliasFree(ctx.cwd, options.alias ?? name);
     const client = ctx.client();
-    let org = options.org as string | undefined;
+    let org = options.org;
     if (!org) {
       // Without --org, a user with exactly one organisation gets it; otherwise they must choose.
       const { orgs } = await client.request<{ orgs: Array<{ id: string; name: string }> }>('GET', '/v1/orgs');
@@ -45,7 +45,7 @@ export const create: Command = {
       region: options.region ?? 'par',
       org,
     });
-    const alias = (options.alias as string | undefined) ?? app.name;
+    const alias = options.alias ?? app.name;
     const path = linkApp(ctx.cwd, { app_id: app.id, org_id: app.org_id, name: app.name, alias, git_ssh_url: app.git_url });
     if (ctx.format === 'json') {
       ctx.out(JSON.stringify(app, null, 2) + '\n');
@@ -59,4 +59,4 @@ export const create: Command = {
       );
     }
   },
-};
+});

@@ -1,4 +1,4 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import type { CronJobView, CronRunView } from '../../shared/api-types.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { printTable } from '../output.js';
@@ -14,7 +14,7 @@ function describeRun(run: CronRunView | null, running: boolean): string {
   return `${time(run.started_at)}${duration}, ${end}${run.outcome === 'timed-out' ? ' (time limit)' : ''}`;
 }
 
-export const cron: Command = {
+export const cron = command({
   path: ['cron'],
   summary: "List the application's cron jobs (clevercloud/cron.json) with their schedule, last run and next run",
   usage: 'cron [--app <app>] [--format human|json]',
@@ -34,4 +34,4 @@ export const cron: Command = {
     }));
     printTable(ctx, rows, ['name', 'schedule', 'last_run', 'next_run', 'command'], jobs);
   },
-};
+});

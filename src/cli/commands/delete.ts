@@ -1,9 +1,9 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { confirmByTyping } from '../confirm.js';
 import { findLinkFile, writeLinkFile } from '../link-file.js';
 
-export const deleteApp: Command = {
+export const deleteApp = command({
   path: ['delete'],
   summary: 'Delete the application: its instances, domain, repository, releases, caches and user (add-ons stay)',
   usage: 'delete [--app <app>] [--yes]',
@@ -30,4 +30,4 @@ export const deleteApp: Command = {
     }
     ctx.err(`Deleted ${app.name} (${app.id}). Its name is free again.\n`);
   },
-};
+});

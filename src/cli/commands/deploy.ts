@@ -1,4 +1,4 @@
-import type { Command, CommandContext } from '../command.js';
+import { command, type CommandContext } from '../command.js';
 import type { AppSummary } from '../resolve-app.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { followLog } from '../follow-log.js';
@@ -70,7 +70,7 @@ async function commitToDeploy(ctx: CommandContext, branch: string | undefined, t
   );
 }
 
-export const deploy: Command = {
+export const deploy = command({
   path: ['deploy'],
   summary: 'Push the current commit to the application and follow the deployment',
   usage:
@@ -119,16 +119,16 @@ export const deploy: Command = {
     'slipway deploy --same-commit-policy rebuild --exit-on deploy-start',
   ],
   async run(ctx, _args, options) {
-    const policy = (options['same-commit-policy'] as string | undefined) ?? 'error';
+    const policy = options['same-commit-policy'] ?? 'error';
     if (!(POLICIES as readonly string[]).includes(policy))
       throw new UsageError(`--same-commit-policy must be one of ${POLICIES.join(', ')}.`);
-    const exitOn = (options['exit-on'] as string | undefined) ?? 'deploy-end';
+    const exitOn = options['exit-on'] ?? 'deploy-end';
     if (!(EXIT_ON as readonly string[]).includes(exitOn)) throw new UsageError(`--exit-on must be one of ${EXIT_ON.join(', ')}.`);
     if (options.branch !== undefined && options.tag !== undefined) throw new UsageError('Give --branch or --tag, not both.');
     // What does not depend on the app is asked while the API answers: each step waits on a
     // process or a request, and a deploy is a line of them before the push. Errors are still
     // reported in the order the steps are written (the app's first).
-    const commitAsked = settledLater(commitToDeploy(ctx, options.branch as string | undefined, options.tag as string | undefined));
+    const commitAsked = settledLater(commitToDeploy(ctx, options.branch, options.tag));
     const remotesAsked = settledLater(gitOrFail(['remote', '-v'], ctx.cwd, ctx.env, 'Cannot list git remotes'));
     const app = await resolveAppOption(ctx, options);
     const statusAsked = settledLater(
@@ -193,4 +193,4 @@ export const deploy: Command = {
     }
     return code;
   },
-};
+});

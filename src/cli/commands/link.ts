@@ -1,10 +1,10 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { linkApp } from '../link-file.js';
 import { resolveApp } from '../resolve-app.js';
 import { CliError, UsageError } from '../errors.js';
 import { CLEVER_LINK_FILE, findCleverFile, importCleverFile, reportCleverImport } from '../clever-file.js';
 
-export const link: Command = {
+export const link = command({
   path: ['link'],
   summary: `Link the current folder to an existing application, or to those its ${CLEVER_LINK_FILE} names (--from-clever)`,
   usage: 'link <app-id|name> [--alias <alias>] | link --from-clever',
@@ -46,8 +46,8 @@ export const link: Command = {
     }
     if (ref === undefined) throw new UsageError('Missing argument <app-id|name> (or give --from-clever).');
     const app = await resolveApp(ctx, ref);
-    const alias = (options.alias as string | undefined) ?? app.name;
+    const alias = options.alias ?? app.name;
     const path = linkApp(ctx.cwd, { app_id: app.id, org_id: app.org_id, name: app.name, alias, git_ssh_url: app.git_url });
     ctx.err(`Linked ${app.name} (${app.id}) as ${JSON.stringify(alias)} in ${path}.\n`);
   },
-};
+});

@@ -1,8 +1,8 @@
 import { existsSync, rmSync } from 'node:fs';
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { configPath } from '../config.js';
 
-export const logout: Command = {
+export const logout = command({
   path: ['logout'],
   summary: 'Forget the saved daemon URL and API token (the token itself stays valid: `slipway tokens revoke` ends it)',
   usage: 'logout',
@@ -18,4 +18,4 @@ export const logout: Command = {
     }
     if (ctx.env.SLIPWAY_TOKEN) ctx.err('SLIPWAY_TOKEN is still set in this environment, so commands keep using it: unset SLIPWAY_TOKEN.\n');
   },
-};
+});

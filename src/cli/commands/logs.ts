@@ -1,11 +1,11 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { followLog } from '../follow-log.js';
 import { DEFAULT_APP_LOG_LINES, parseLines, parseSince, TIME_WINDOW_OPTIONS, windowQuery, type LogWindow } from '../log-window.js';
 import { parseUntil, type LogFilter } from '../log-filter.js';
 import { UsageError } from '../errors.js';
 
-export const logs: Command = {
+export const logs = command({
   path: ['logs'],
   summary: `Show the application's output (its last ${DEFAULT_APP_LOG_LINES} lines unless told), or a deployment's log with --deployment-id`,
   usage:
@@ -45,18 +45,18 @@ export const logs: Command = {
   printsData: true,
   async run(ctx, _args, options) {
     const window: LogWindow = {};
-    if (options.lines !== undefined) window.lines = parseLines(options.lines as string);
-    if (options.since !== undefined) window.since = parseSince(options.since as string);
+    if (options.lines !== undefined) window.lines = parseLines(options.lines);
+    if (options.since !== undefined) window.since = parseSince(options.since);
     if (options.follow && options['no-follow']) throw new UsageError('Give --follow or --no-follow, not both.');
     const filter: LogFilter = {};
-    if (options.until !== undefined) filter.until = parseUntil(options.until as string);
-    if (options.search !== undefined) filter.search = options.search as string;
+    if (options.until !== undefined) filter.until = parseUntil(options.until);
+    if (options.search !== undefined) filter.search = options.search;
     // Following is the default on a terminal, as with the reference tool; a script or a pipe
     // gets what is stored and returns, unless it asks for --follow.
     const untilPast = filter.until !== undefined && filter.until <= new Date().toISOString();
     const follow = options['no-follow'] || untilPast ? false : options.follow === true || process.stdout.isTTY === true;
     const app = await resolveAppOption(ctx, options);
-    const deploymentId = options['deployment-id'] as string | undefined;
+    const deploymentId = options['deployment-id'];
     // A deployment's log is a story told from its start; an app's output is read from its end.
     if (!deploymentId && window.lines === undefined && window.since === undefined) window.lines = DEFAULT_APP_LOG_LINES;
     const base = deploymentId ? `/v1/apps/${app.id}/deployments/${encodeURIComponent(deploymentId)}/logs` : `/v1/apps/${app.id}/logs`;
@@ -65,4 +65,4 @@ export const logs: Command = {
       ctx.err(`Deployment ${deploymentId}: ${end.state}${end.message ? ` (${end.message})` : ''}\n`);
     return deploymentId && end.state && end.state !== 'OK' && end.state !== 'WIP' ? 1 : 0;
   },
-};
+});

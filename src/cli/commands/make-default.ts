@@ -1,8 +1,8 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { findLinkFile, writeLinkFile } from '../link-file.js';
 import { CliError } from '../errors.js';
 
-export const makeDefault: Command = {
+export const makeDefault = command({
   path: ['make-default'],
   summary: 'Make a linked application the one commands use when given no --app or --alias',
   usage: 'make-default <alias>',
@@ -23,4 +23,4 @@ export const makeDefault: Command = {
     writeLinkFile(found.path, found.data);
     ctx.err(`${target.alias} (${target.app_id}) is now the default application of ${found.path}.\n`);
   },
-};
+});

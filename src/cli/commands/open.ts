@@ -1,8 +1,8 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { openInBrowser } from '../open-browser.js';
 
-export const open: Command = {
+export const open = command({
   path: ['open'],
   summary: "Print the application's URL and open it in a browser when there is a display",
   usage: 'open [--app <app> | -a <alias>]',
@@ -14,4 +14,4 @@ export const open: Command = {
     ctx.out(`${app.url}\n`);
     await openInBrowser(ctx, app.url);
   },
-};
+});

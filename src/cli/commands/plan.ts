@@ -1,4 +1,4 @@
-import type { Command, CommandContext } from '../command.js';
+import { command, type CommandContext } from '../command.js';
 import type { AppSummary } from '../resolve-app.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { CliError, UsageError } from '../errors.js';
@@ -37,7 +37,7 @@ async function sendForPlanning(ctx: CommandContext, app: AppSummary, commit: str
  * printed as the deploy log prints it (or as data with --format json). Nothing is built. A
  * commit of the folder that was never pushed is sent first, without deploying it.
  */
-export const plan: Command = {
+export const plan = command({
   path: ['plan'],
   summary: 'Show the build plan a deployment of the current commit would run, without deploying',
   usage: 'plan [--app <app>] [--commit <commit>]',
@@ -53,7 +53,7 @@ export const plan: Command = {
   examples: ['slipway plan', 'slipway plan --format json', 'slipway plan --commit 1a2b3c4 --app shop'],
   printsData: true,
   async run(ctx, _args, options) {
-    let commit = options.commit as string | undefined;
+    let commit = options.commit;
     if (commit !== undefined && !/^[0-9a-f]{4,40}$/.test(commit))
       throw new UsageError(`--commit is "${commit}"; it takes 4 to 40 hexadecimal digits.`);
     const app = await resolveAppOption(ctx, options);
@@ -81,4 +81,4 @@ export const plan: Command = {
     ctx.err(`Plan of commit ${answer.commit.slice(0, 12)} for ${app.name}, with its variables as they are now:\n`);
     ctx.out(`${answer.lines.join('\n')}\n`);
   },
-};
+});

@@ -1,8 +1,8 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { waitForDeployment } from '../wait-deployment.js';
 
-export const restart: Command = {
+export const restart = command({
   path: ['restart'],
   summary:
     'Start the current release again with the current variables (no rebuild), health-checked; --commit deploys a given commit (its kept release when there is one)',
@@ -20,7 +20,7 @@ export const restart: Command = {
   examples: ['slipway restart', 'slipway restart --commit 1a2b3c4', 'slipway restart --no-follow'],
   async run(ctx, _args, options) {
     const app = await resolveAppOption(ctx, options);
-    const commit = options.commit as string | undefined;
+    const commit = options.commit;
     const { deployment, rebuild } = commit
       ? await ctx
           .client()
@@ -34,4 +34,4 @@ export const restart: Command = {
     ctx.err(`Restart ${state}${code === 0 ? `: ${app.url}` : ''}\n`);
     return code;
   },
-};
+});

@@ -1,8 +1,8 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { waitForDeployment } from '../wait-deployment.js';
 
-export const rollback: Command = {
+export const rollback = command({
   path: ['rollback'],
   summary: 'Go back to the previous OK release, or to a kept one by deployment id (no rebuild), health-checked',
   usage: 'rollback [<deployment-id>] [--app <app>] [--no-follow]',
@@ -28,4 +28,4 @@ export const rollback: Command = {
     ctx.err(`Rollback ${state}${code === 0 ? `: ${app.url}` : ''}\n`);
     return code;
   },
-};
+});

@@ -1,9 +1,9 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { FRAME, FrameDecoder, type RunExit } from '../../core/run-frames.js';
 import { CliError } from '../errors.js';
 
-export const run: Command = {
+export const run = command({
   path: ['run'],
   summary:
     "Run a one-off command in a fresh sandbox of the app's current release (migrations, consoles, scripts); its exit code is the command's",
@@ -37,4 +37,4 @@ export const run: Command = {
     }
     return exit.code;
   },
-};
+});

@@ -1,4 +1,4 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { printTable } from '../output.js';
 import { UsageError } from '../errors.js';
 
@@ -9,7 +9,7 @@ interface RuntimeRow {
   default: boolean;
 }
 
-export const runtimes: Command = {
+export const runtimes = command({
   path: ['runtimes'],
   summary: 'List the Node.js and Bun versions builds can use (end-of-life and default ones marked)',
   usage: 'runtimes [--runtime node|bun]',
@@ -18,7 +18,7 @@ export const runtimes: Command = {
   examples: ['slipway runtimes', 'slipway runtimes --runtime node'],
   printsData: true,
   async run(ctx, _args, options) {
-    const only = options.runtime as string | undefined;
+    const only = options.runtime;
     if (only !== undefined && only !== 'node' && only !== 'bun') {
       throw new UsageError(`--runtime is "${only}"; it takes node or bun.`);
     }
@@ -31,4 +31,4 @@ export const runtimes: Command = {
     }));
     printTable(ctx, rows, ['runtime', 'version', 'status'], chosen);
   },
-};
+});

@@ -1,5 +1,5 @@
 import type { ScaleView } from '../../shared/api-types.js';
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { printObject } from '../output.js';
 import { UsageError } from '../errors.js';
@@ -20,7 +20,7 @@ const INSTANCE_FLAVOR_APPLIES =
 const BUILD_FLAVOR_APPLIES =
   'The build flavour applies at the next build (the next push, or `slipway restart --commit <sha>` when it rebuilds).';
 
-export const scale: Command = {
+export const scale = command({
   path: ['scale'],
   summary: 'Show or change the instance count and the flavours (memory, processes, CPU share) of instances and builds',
   usage:
@@ -94,4 +94,4 @@ export const scale: Command = {
     if (body.buildFlavor !== undefined) ctx.err(`${BUILD_FLAVOR_APPLIES}\n`);
     if (note) ctx.err(`${note}\n`);
   },
-};
+});

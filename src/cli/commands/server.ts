@@ -1,8 +1,8 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { DAEMON_FLAGS } from '../../daemon/flags.js';
 
 /** The daemon in the foreground: its flags are declared, parsed and documented in src/daemon/flags.ts. */
-export const server: Command = {
+export const server = command({
   path: ['server'],
   summary: 'Run the slipway daemon in the foreground',
   usage:
@@ -20,4 +20,4 @@ export const server: Command = {
     const { serve } = await import('../../daemon/serve.js');
     await serve(ctx, flags);
   },
-};
+});

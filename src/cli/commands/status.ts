@@ -1,5 +1,5 @@
 import type { AppStatusView, InstanceView } from '../../shared/api-types.js';
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { printObject } from '../output.js';
 import { humanSize } from '../../shared/human-size.js';
@@ -19,7 +19,7 @@ function livenessNote(liveness: InstanceView['liveness']): string {
     : `; ${liveness.reason}: being replaced since ${at}`;
 }
 
-export const status: Command = {
+export const status = command({
   path: ['status'],
   summary: 'Show whether the application runs, what it runs, its flavours and what is being deployed',
   usage: 'status [--app <app>]',
@@ -51,4 +51,4 @@ export const status: Command = {
       { app: app, ...data },
     );
   },
-};
+});

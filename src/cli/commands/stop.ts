@@ -1,7 +1,7 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 
-export const stop: Command = {
+export const stop = command({
   path: ['stop'],
   summary: 'Stop the application (it stays stopped until the next deploy or restart)',
   usage: 'stop [--app <app>]',
@@ -13,4 +13,4 @@ export const stop: Command = {
     const { stopped } = await ctx.client().request<{ stopped: boolean }>('POST', `/v1/apps/${app.id}/stop`);
     ctx.err(stopped ? `Stopped ${app.name}.\n` : `${app.name} was not running.\n`);
   },
-};
+});

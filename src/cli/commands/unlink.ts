@@ -1,8 +1,8 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { findLinkFile, writeLinkFile } from '../link-file.js';
 import { CliError } from '../errors.js';
 
-export const unlink: Command = {
+export const unlink = command({
   path: ['unlink'],
   summary: 'Remove an application from the folder link (the default one when no alias is given)',
   usage: 'unlink [alias]',
@@ -25,4 +25,4 @@ export const unlink: Command = {
     writeLinkFile(found.path, data);
     ctx.err(`Unlinked ${target.alias} (${target.app_id}).\n`);
   },
-};
+});

@@ -1,4 +1,4 @@
-import type { Command } from '../command.js';
+import { command } from '../command.js';
 import { printObject } from '../output.js';
 import { readSavedConfig } from '../config.js';
 
@@ -8,7 +8,7 @@ interface Me {
   token?: { id: string; label: string; expires_at: string | null } | null;
 }
 
-export const whoami: Command = {
+export const whoami = command({
   path: ['whoami'],
   aliases: [['profile']],
   summary: 'Show who you are logged in as, on which daemon, with which token, and your organisations',
@@ -34,4 +34,4 @@ export const whoami: Command = {
       { ...me, daemon: client.baseUrl },
     );
   },
-};
+});

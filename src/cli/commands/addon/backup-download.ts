@@ -3,11 +3,11 @@ import { rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { CliError } from '../../errors.js';
 import { addonPath } from '../../addon-types.js';
 
-export const addonBackupDownload: Command = {
+export const addonBackupDownload = command({
   path: ['addon', 'backup', 'download'],
   summary: 'Save a backup as a portable dump (PostgreSQL: pg_dump custom format for pg_restore; Redis: the RDB file)',
   usage: 'addon backup download <addon> <backup-id> --output <file> [--org <org>]',
@@ -25,11 +25,9 @@ export const addonBackupDownload: Command = {
     'slipway addon backup download shop-cache backup_m3x2k1... --output dump.rdb',
   ],
   async run(ctx, [ref, id], options) {
-    const output = options.output as string | undefined;
+    const output = options.output;
     if (!output) throw new CliError('Say where to write the dump with --output <file>.');
-    const response = await ctx
-      .client()
-      .raw('GET', addonPath(ref!, options.org as string | undefined, `/backups/${encodeURIComponent(id!)}/dump`));
+    const response = await ctx.client().raw('GET', addonPath(ref, options.org, `/backups/${encodeURIComponent(id)}/dump`));
     if (!response.ok || !response.body) {
       const text = await response.text();
       let error: { message?: string; hint?: string } | undefined;
@@ -49,4 +47,4 @@ export const addonBackupDownload: Command = {
     }
     ctx.err(`Wrote ${output}.\n`);
   },
-};
+});

@@ -1,7 +1,7 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { addonPath } from '../../addon-types.js';
 
-export const addonBackupSchedule: Command = {
+export const addonBackupSchedule = command({
   path: ['addon', 'backup-schedule'],
   summary: "Show or change when the add-on's daily backup runs and how many days its backups are kept",
   usage: 'addon backup-schedule <addon> [--at HH:MM] [--keep <days>] [--org <org>]',
@@ -20,12 +20,8 @@ export const addonBackupSchedule: Command = {
     if (options.keep !== undefined) body.keep_days = Number(options.keep);
     const { schedule } = await ctx
       .client()
-      .request<{ schedule: { at: string; keep_days: number } }>(
-        'POST',
-        addonPath(ref!, options.org as string | undefined, '/backup-schedule'),
-        body,
-      );
+      .request<{ schedule: { at: string; keep_days: number } }>('POST', addonPath(ref, options.org, '/backup-schedule'), body);
     if (ctx.format === 'json') ctx.out(JSON.stringify(schedule, null, 2) + '\n');
     else ctx.out(`Daily at ${schedule.at}, kept ${schedule.keep_days} days\n`);
   },
-};
+});

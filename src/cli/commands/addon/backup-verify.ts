@@ -1,9 +1,9 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { CliError } from '../../errors.js';
 import { addonPath } from '../../addon-types.js';
 import type { BackupSummary } from '../../backup-types.js';
 
-export const addonBackupVerify: Command = {
+export const addonBackupVerify = command({
   path: ['addon', 'backup', 'verify'],
   summary: 'Restore-test a backup now: restore it into a throw-away copy and check it; fails when it does not restore',
   usage: 'addon backup verify <addon> <backup-id> [--org <org>]',
@@ -21,10 +21,7 @@ export const addonBackupVerify: Command = {
     ctx.err('Restoring the backup into a throw-away copy...\n');
     const { backup } = await ctx
       .client()
-      .request<{ backup: BackupSummary }>(
-        'POST',
-        addonPath(ref!, options.org as string | undefined, `/backups/${encodeURIComponent(id!)}/verify`),
-      );
+      .request<{ backup: BackupSummary }>('POST', addonPath(ref, options.org, `/backups/${encodeURIComponent(id)}/verify`));
     if (ctx.format === 'json') ctx.out(JSON.stringify(backup, null, 2) + '\n');
     else ctx.out(`${backup.id}: ${backup.verification} (${backup.verification_detail})\n`);
     if (backup.verification !== 'verified') {
@@ -34,4 +31,4 @@ export const addonBackupVerify: Command = {
       );
     }
   },
-};
+});

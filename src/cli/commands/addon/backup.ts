@@ -1,8 +1,8 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { addonPath } from '../../addon-types.js';
 import { humanSize, type BackupSummary } from '../../backup-types.js';
 
-export const addonBackup: Command = {
+export const addonBackup = command({
   path: ['addon', 'backup'],
   summary: 'Take a backup of the add-on now; prints its id once it is stored (its restore test follows)',
   usage: 'addon backup <addon> [--org <org>]',
@@ -15,9 +15,7 @@ export const addonBackup: Command = {
   printsData: true,
   async run(ctx, [ref], options) {
     ctx.err('Taking the backup...\n');
-    const { backup } = await ctx
-      .client()
-      .request<{ backup: BackupSummary }>('POST', addonPath(ref!, options.org as string | undefined, '/backups'));
+    const { backup } = await ctx.client().request<{ backup: BackupSummary }>('POST', addonPath(ref, options.org, '/backups'));
     if (ctx.format === 'json') {
       ctx.out(JSON.stringify(backup, null, 2) + '\n');
       return;
@@ -25,4 +23,4 @@ export const addonBackup: Command = {
     ctx.out(`${backup.id}\n`);
     ctx.err(`Stored (${humanSize(backup.size_bytes)}); its restore test runs now: \`slipway addon backups ${ref}\` shows the result.\n`);
   },
-};
+});

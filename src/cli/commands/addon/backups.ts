@@ -1,9 +1,9 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { printTable } from '../../output.js';
 import { addonPath } from '../../addon-types.js';
 import { humanSize, type BackupSummary } from '../../backup-types.js';
 
-export const addonBackups: Command = {
+export const addonBackups = command({
   path: ['addon', 'backups'],
   summary: "List an add-on's backups with their restore test (failed ones first) and its restore window",
   usage: 'addon backups <addon> [--org <org>]',
@@ -19,7 +19,7 @@ export const addonBackups: Command = {
       .client()
       .request<{ backups: BackupSummary[]; window: { from: string; to: string } | null; schedule: { at: string; keep_days: number } }>(
         'GET',
-        addonPath(ref!, options.org as string | undefined, '/backups'),
+        addonPath(ref, options.org, '/backups'),
       );
     if (ctx.format === 'json') {
       ctx.out(JSON.stringify(answer.backups, null, 2) + '\n');
@@ -47,4 +47,4 @@ export const addonBackups: Command = {
           : `No backup yet. ${schedule}; take one now with \`slipway addon backup ${ref}\`.\n`,
     );
   },
-};
+});

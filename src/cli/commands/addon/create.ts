@@ -1,9 +1,9 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { UsageError } from '../../errors.js';
 import { resolveApp } from '../../resolve-app.js';
 import type { AddonSummary } from '../../addon-types.js';
 
-export const addonCreate: Command = {
+export const addonCreate = command({
   path: ['addon', 'create'],
   summary: 'Create an add-on (postgresql, redis) and optionally link applications to it',
   usage: 'addon create <provider> <addon-name> [--link <app>]... [--org <org>] [--plan <plan>]',
@@ -33,9 +33,9 @@ export const addonCreate: Command = {
   async run(ctx, [provider, name], options) {
     const client = ctx.client();
     const apps = [];
-    for (const ref of (options.link as string[] | undefined) ?? []) apps.push(await resolveApp(ctx, ref));
+    for (const ref of options.link ?? []) apps.push(await resolveApp(ctx, ref));
     // The add-on lives in --org; else in the organisation of the apps it links; else in the user's only one.
-    let org = options.org as string | undefined;
+    let org = options.org;
     if (!org && apps.length) org = apps[0]!.org_id;
     if (!org) {
       const { orgs } = await client.request<{ orgs: Array<{ id: string; name: string }> }>('GET', '/v1/orgs');
@@ -63,4 +63,4 @@ export const addonCreate: Command = {
       ctx.err(`Link it to an application with: slipway service link-addon ${addon.name} --app <app>\n`);
     }
   },
-};
+});

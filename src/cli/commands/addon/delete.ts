@@ -1,8 +1,8 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { confirmByTyping } from '../../confirm.js';
 import { addonPath, type AddonSummary } from '../../addon-types.js';
 
-export const addonDelete: Command = {
+export const addonDelete = command({
   path: ['addon', 'delete'],
   summary: 'Delete an add-on and its data (asks for confirmation; refused while linked unless --unlink)',
   usage: 'addon delete <addon> [--yes] [--unlink] [--org <org>]',
@@ -16,9 +16,9 @@ export const addonDelete: Command = {
   examples: ['slipway addon delete shop-db', 'slipway addon delete shop-db --unlink --yes'],
   async run(ctx, [ref], options) {
     const client = ctx.client();
-    const org = options.org as string | undefined;
+    const org = options.org;
     // Looked up first, so a typo fails before any question is asked.
-    const { addon } = await client.request<{ addon: AddonSummary }>('GET', addonPath(ref!, org));
+    const { addon } = await client.request<{ addon: AddonSummary }>('GET', addonPath(ref, org));
     if (!options.yes) {
       const linked = addon.linked_apps.length ? ` It is linked to ${addon.linked_apps.length} application(s).` : '';
       await confirmByTyping(
@@ -34,4 +34,4 @@ export const addonDelete: Command = {
       ctx.err(`Unlinked ${result.unlinked.length} application(s); they lose its variables at their next deploy or restart.\n`);
     ctx.err(`Deleted add-on ${addon.name} (${addon.id}).\n`);
   },
-};
+});

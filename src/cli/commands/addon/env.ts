@@ -1,8 +1,8 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { formatEnvLine, formatShellLine } from '../../env-format.js';
 import { addonPath } from '../../addon-types.js';
 
-export const addonEnv: Command = {
+export const addonEnv = command({
   path: ['addon', 'env'],
   summary: 'Show the variables an application linked to the add-on receives (credentials included)',
   usage: 'addon env <addon> [--org <org>] [--format human|json|shell]',
@@ -15,13 +15,11 @@ export const addonEnv: Command = {
   printsData: true,
   formats: ['human', 'json', 'shell'],
   async run(ctx, [ref], options) {
-    const { env } = await ctx
-      .client()
-      .request<{ env: Array<{ name: string; value: string }> }>('GET', addonPath(ref!, options.org as string | undefined, '/env'));
+    const { env } = await ctx.client().request<{ env: Array<{ name: string; value: string }> }>('GET', addonPath(ref, options.org, '/env'));
     if (ctx.format === 'json') {
       ctx.out(JSON.stringify(env, null, 2) + '\n');
       return;
     }
     for (const v of env) ctx.out((ctx.format === 'shell' ? formatShellLine(v) : formatEnvLine(v)) + '\n');
   },
-};
+});

@@ -1,8 +1,8 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { printTable } from '../../output.js';
 import type { AddonSummary } from '../../addon-types.js';
 
-export const addonList: Command = {
+export const addonList = command({
   path: ['addon', 'list'],
   summary: 'List the add-ons of your organisations (or of one with --org)',
   usage: 'addon list [--org <org>]',
@@ -12,7 +12,7 @@ export const addonList: Command = {
   printsData: true,
   async run(ctx, _args, options) {
     const client = ctx.client();
-    const org = options.org as string | undefined;
+    const org = options.org;
     const { addons } = await client.request<{ addons: AddonSummary[] }>('GET', `/v1/addons${org ? `?org=${encodeURIComponent(org)}` : ''}`);
     if (ctx.format === 'json') {
       ctx.out(JSON.stringify(addons, null, 2) + '\n');
@@ -29,4 +29,4 @@ export const addonList: Command = {
     }));
     printTable(ctx, rows, ['name', 'provider', 'org', 'linked', 'id']);
   },
-};
+});

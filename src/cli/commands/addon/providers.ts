@@ -1,7 +1,7 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { printTable } from '../../output.js';
 
-export const addonProviders: Command = {
+export const addonProviders = command({
   path: ['addon', 'providers'],
   summary: 'List the kinds of add-on this platform can create',
   usage: 'addon providers',
@@ -26,4 +26,4 @@ export const addonProviders: Command = {
       providers,
     );
   },
-};
+});

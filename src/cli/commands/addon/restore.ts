@@ -1,9 +1,9 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { confirmByTyping } from '../../confirm.js';
 import { UsageError } from '../../errors.js';
 import { addonPath, type AddonSummary } from '../../addon-types.js';
 
-export const addonRestore: Command = {
+export const addonRestore = command({
   path: ['addon', 'restore'],
   summary: 'Restore an add-on to a backup or to a second in its restore window: in place, or into a new add-on with --as',
   usage: 'addon restore <addon> (--backup <id> | --to <RFC 3339 time>) [--as <new-name>] [--yes] [--org <org>]',
@@ -30,13 +30,13 @@ export const addonRestore: Command = {
   ],
   printsData: true,
   async run(ctx, [ref], options) {
-    const backup = options.backup as string | undefined;
-    const to = options.to as string | undefined;
-    const as = options.as as string | undefined;
+    const backup = options.backup;
+    const to = options.to;
+    const as = options.as;
     if ((backup === undefined) === (to === undefined)) throw new UsageError('Give either --backup <id> or --to <time>.');
     const client = ctx.client();
-    const org = options.org as string | undefined;
-    const { addon } = await client.request<{ addon: AddonSummary }>('GET', addonPath(ref!, org));
+    const org = options.org;
+    const { addon } = await client.request<{ addon: AddonSummary }>('GET', addonPath(ref, org));
     if (as === undefined && !options.yes) {
       await confirmByTyping(
         ctx,
@@ -62,4 +62,4 @@ export const addonRestore: Command = {
     else ctx.err(`Restored ${addon.name} in place; the safety backup taken before is ${result.safety_backup}.\n`);
     ctx.out(`${result.addon.id}\n`);
   },
-};
+});

@@ -1,4 +1,4 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 
 interface Setting {
@@ -7,7 +7,7 @@ interface Setting {
   description: string;
 }
 
-export const configList: Command = {
+export const configList = command({
   path: ['config'],
   summary: "List the application's platform settings (e.g. cancel-on-push)",
   usage: 'config [--app <app>] [--format human|json]',
@@ -24,9 +24,9 @@ export const configList: Command = {
     }
     for (const s of config) ctx.out(`${s.name}: ${s.value}    # ${s.description}\n`);
   },
-};
+});
 
-export const configGet: Command = {
+export const configGet = command({
   path: ['config', 'get'],
   summary: 'Print one platform setting of the application',
   usage: 'config get <name> [--app <app>]',
@@ -45,9 +45,9 @@ export const configGet: Command = {
     }
     ctx.out(`${found.value}\n`);
   },
-};
+});
 
-export const configSet: Command = {
+export const configSet = command({
   path: ['config', 'set'],
   summary: 'Change a platform setting of the application: cancel-on-push or force-https, true|false',
   usage: 'config set <name> <true|false> [--app <app>]',
@@ -62,7 +62,7 @@ export const configSet: Command = {
     const app = await resolveAppOption(ctx, options);
     const result = await ctx
       .client()
-      .request<{ name: string; value: boolean }>('PUT', `/v1/apps/${app.id}/config/${encodeURIComponent(name!)}`, { value });
+      .request<{ name: string; value: boolean }>('PUT', `/v1/apps/${app.id}/config/${encodeURIComponent(name)}`, { value });
     ctx.err(`${result.name} is now ${result.value} for ${app.name}.\n`);
   },
-};
+});

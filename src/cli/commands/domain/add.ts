@@ -1,8 +1,8 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import type { DomainView } from './list.js';
 
-export const domainAdd: Command = {
+export const domainAdd = command({
   path: ['domain', 'add'],
   summary: 'Route a domain, or every sub-domain of one (*.example.com), to the application',
   usage: 'domain add <fqdn> [--app <app>]',
@@ -25,4 +25,4 @@ export const domainAdd: Command = {
     }
     ctx.err(`${spelled} now routes to ${app.name}. Point its DNS at this platform.\n`);
   },
-};
+});

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { UsageError, CliError } from '../../errors.js';
 import type { DomainView } from './list.js';
@@ -13,7 +13,7 @@ async function readPem(path: unknown, flag: string): Promise<string> {
   }
 }
 
-export const domainCertSet: Command = {
+export const domainCertSet = command({
   path: ['domain', 'cert', 'set'],
   summary: 'Serve your own certificate for a domain (PEM files; it takes precedence over ACME and the internal CA)',
   usage: 'domain cert set <fqdn> --cert <file> --key <file> [--app <app>]',
@@ -31,7 +31,7 @@ export const domainCertSet: Command = {
     const app = await resolveAppOption(ctx, options);
     const { domain } = await ctx
       .client()
-      .request<{ domain: DomainView }>('PUT', `/v1/apps/${app.id}/domains/${encodeURIComponent(fqdn!)}/certificate`, {
+      .request<{ domain: DomainView }>('PUT', `/v1/apps/${app.id}/domains/${encodeURIComponent(fqdn)}/certificate`, {
         certificate,
         private_key: privateKey,
       });
@@ -39,9 +39,9 @@ export const domainCertSet: Command = {
       `${domain.fqdn} is now served with your certificate${domain.certificate ? ` (valid until ${domain.certificate.not_after})` : ''}.\n`,
     );
   },
-};
+});
 
-export const domainCertRm: Command = {
+export const domainCertRm = command({
   path: ['domain', 'cert', 'rm'],
   summary: 'Stop serving your certificate for a domain (ACME or the internal CA take over)',
   usage: 'domain cert rm <fqdn> [--app <app>]',
@@ -51,7 +51,7 @@ export const domainCertRm: Command = {
   examples: ['slipway domain cert rm shop.example.com'],
   async run(ctx, [fqdn], options) {
     const app = await resolveAppOption(ctx, options);
-    await ctx.client().request('DELETE', `/v1/apps/${app.id}/domains/${encodeURIComponent(fqdn!)}/certificate`);
+    await ctx.client().request('DELETE', `/v1/apps/${app.id}/domains/${encodeURIComponent(fqdn)}/certificate`);
     ctx.err(`${fqdn} no longer uses your certificate.\n`);
   },
-};
+});

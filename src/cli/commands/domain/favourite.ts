@@ -1,8 +1,8 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import type { DomainListing } from './list.js';
 
-export const domainFavouriteSet: Command = {
+export const domainFavouriteSet = command({
   path: ['domain', 'favourite', 'set'],
   summary: 'Make one of the domains the address the CLI and console print for the application',
   usage: 'domain favourite set <fqdn> [--app <app>]',
@@ -15,9 +15,9 @@ export const domainFavouriteSet: Command = {
     const listing = await ctx.client().request<DomainListing>('PUT', `/v1/apps/${app.id}/favourite-domain`, { fqdn });
     ctx.err(`${app.name} is now shown as ${listing.favourite}.\n`);
   },
-};
+});
 
-export const domainFavouriteRm: Command = {
+export const domainFavouriteRm = command({
   path: ['domain', 'favourite', 'rm'],
   summary: 'Show the application at its default <app_id>.<domain> again',
   usage: 'domain favourite rm [--app <app>]',
@@ -29,4 +29,4 @@ export const domainFavouriteRm: Command = {
     const listing = await ctx.client().request<DomainListing>('DELETE', `/v1/apps/${app.id}/favourite-domain`);
     ctx.err(`${app.name} is now shown as ${listing.favourite}.\n`);
   },
-};
+});

@@ -1,4 +1,4 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 
 export type { DomainView, DomainListingView as DomainListing } from '../../../shared/api-types.js';
@@ -27,7 +27,7 @@ export function printDomains(out: (text: string) => void, listing: DomainListing
   }
 }
 
-export const domainList: Command = {
+export const domainList = command({
   path: ['domain'],
   summary: "List the application's domains (the favourite is marked with *)",
   usage: 'domain [--app <app>] [--format human|json]',
@@ -44,4 +44,4 @@ export const domainList: Command = {
     }
     printDomains(ctx.out, listing);
   },
-};
+});

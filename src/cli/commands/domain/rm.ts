@@ -1,7 +1,7 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 
-export const domainRm: Command = {
+export const domainRm = command({
   path: ['domain', 'rm'],
   summary: 'Stop routing a domain to the application (its certificates go with it)',
   usage: 'domain rm <fqdn> [--app <app>]',
@@ -11,7 +11,7 @@ export const domainRm: Command = {
   examples: ['slipway domain rm shop.example.com'],
   async run(ctx, [fqdn], options) {
     const app = await resolveAppOption(ctx, options);
-    await ctx.client().request('DELETE', `/v1/apps/${app.id}/domains/${encodeURIComponent(fqdn!)}`);
+    await ctx.client().request('DELETE', `/v1/apps/${app.id}/domains/${encodeURIComponent(fqdn)}`);
     ctx.err(`${fqdn} no longer routes to ${app.name}.\n`);
   },
-};
+});

@@ -1,10 +1,10 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import type { DrainView } from './list.js';
 
 const DRAIN_TYPES = ['TCPSyslog', 'UDPSyslog', 'HTTP', 'ElasticSearch'];
 
-export const drainCreate: Command = {
+export const drainCreate = command({
   path: ['drain', 'create'],
   summary: "Forward the application's log to a syslog, HTTP or Elasticsearch receiver",
   usage: 'drain create <TCPSyslog|UDPSyslog|HTTP|ElasticSearch> <url> [--username <u> --password <p>] [--with-access-logs] [--app <app>]',
@@ -28,7 +28,7 @@ export const drainCreate: Command = {
   async run(ctx, [type, url], options) {
     const app = await resolveAppOption(ctx, options);
     // The types as the reference spells them, whatever case was typed.
-    const named = DRAIN_TYPES.find((t) => t.toLowerCase() === type!.toLowerCase()) ?? type;
+    const named = DRAIN_TYPES.find((t) => t.toLowerCase() === type.toLowerCase()) ?? type;
     const body: Record<string, unknown> = { type: named, url, with_access_logs: options['with-access-logs'] === true };
     if (options.username !== undefined) body.username = options.username;
     if (options.password !== undefined) body.password = options.password;
@@ -40,4 +40,4 @@ export const drainCreate: Command = {
     ctx.out(`${drain.id}\n`);
     ctx.err(`Drain created: ${app.name}'s log${drain.with_access_logs ? ' and access log' : ''} now go to ${drain.url} (${drain.type}).\n`);
   },
-};
+});

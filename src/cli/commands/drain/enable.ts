@@ -1,8 +1,8 @@
-import type { Command } from '../../command.js';
+import { command, type Command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 
 function toggle(verb: 'enable' | 'disable'): Command {
-  return {
+  return command({
     path: ['drain', verb],
     summary:
       verb === 'enable'
@@ -15,10 +15,10 @@ function toggle(verb: 'enable' | 'disable'): Command {
     examples: [`slipway drain ${verb} drain_0b6f…`],
     async run(ctx, [id], options) {
       const app = await resolveAppOption(ctx, options);
-      await ctx.client().request(verb === 'enable' ? 'PUT' : 'DELETE', `/v1/apps/${app.id}/drains/${encodeURIComponent(id!)}/enabled`);
+      await ctx.client().request(verb === 'enable' ? 'PUT' : 'DELETE', `/v1/apps/${app.id}/drains/${encodeURIComponent(id)}/enabled`);
       ctx.err(`Drain ${id} of ${app.name} ${verb}d.\n`);
     },
-  };
+  });
 }
 
 export const drainEnable = toggle('enable');

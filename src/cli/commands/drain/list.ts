@@ -1,4 +1,4 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 
 /** A drain as the API shows it (src/api/routes/drains-routes.ts). */
@@ -39,7 +39,7 @@ export function printDrains(out: (text: string) => void, drains: DrainView[]): v
   }
 }
 
-export const drainList: Command = {
+export const drainList = command({
   path: ['drain'],
   summary: "List the application's log drains with their state, lag and lines dropped",
   usage: 'drain [--app <app>] [--format human|json]',
@@ -56,4 +56,4 @@ export const drainList: Command = {
     }
     printDrains(ctx.out, drains);
   },
-};
+});

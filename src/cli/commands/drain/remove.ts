@@ -1,7 +1,7 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 
-export const drainRemove: Command = {
+export const drainRemove = command({
   path: ['drain', 'remove'],
   summary: 'Remove a log drain (lines still waiting for it are discarded)',
   usage: 'drain remove <drain-id> [--app <app>]',
@@ -11,7 +11,7 @@ export const drainRemove: Command = {
   examples: ['slipway drain remove drain_0b6f…'],
   async run(ctx, [id], options) {
     const app = await resolveAppOption(ctx, options);
-    await ctx.client().request('DELETE', `/v1/apps/${app.id}/drains/${encodeURIComponent(id!)}`);
+    await ctx.client().request('DELETE', `/v1/apps/${app.id}/drains/${encodeURIComponent(id)}`);
     ctx.err(`Drain ${id} removed from ${app.name}.\n`);
   },
-};
+});

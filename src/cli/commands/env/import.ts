@@ -1,4 +1,4 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { parseJsonVariables, readAll } from '../../read-variables.js';
 import { parseEnvFile } from '../../env-file-parse.js';
@@ -24,7 +24,7 @@ function parseJson(text: string): { variables: Array<{ name: string; value: stri
   };
 }
 
-export const envImport: Command = {
+export const envImport = command({
   path: ['env', 'import'],
   summary: 'Replace all variables with NAME="value" lines (as `slipway env` prints them, or --json [{name,value}]) read from stdin',
   usage: 'env import [--json] [--app <app>] < file',
@@ -51,4 +51,4 @@ export const envImport: Command = {
     await ctx.client().request('PUT', `/v1/apps/${app.id}/env`, { env: parsed.variables });
     ctx.err(`Replaced the variables of ${app.name} with ${parsed.variables.length} variable(s).\n`);
   },
-};
+});

@@ -1,8 +1,8 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { formatEnvSections, formatShellSections, OWN_SECTION } from '../../env-format.js';
 
-export const envList: Command = {
+export const envList = command({
   path: ['env'],
   summary: "List the application's environment variables",
   usage: 'env [--app <app>] [--format human|json|shell]',
@@ -21,4 +21,4 @@ export const envList: Command = {
     if (ctx.format === 'json') ctx.out(JSON.stringify(sections, null, 2) + '\n');
     else ctx.out(ctx.format === 'shell' ? formatShellSections(sections) : formatEnvSections(sections));
   },
-};
+});

@@ -1,7 +1,7 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 
-export const envRm: Command = {
+export const envRm = command({
   path: ['env', 'rm'],
   summary: 'Remove an environment variable from the application',
   usage: 'env rm <variable-name> [--app <app>]',
@@ -11,7 +11,7 @@ export const envRm: Command = {
   examples: ['slipway env rm DEBUG'],
   async run(ctx, [name], options) {
     const app = await resolveAppOption(ctx, options);
-    await ctx.client().request('DELETE', `/v1/apps/${app.id}/env/${encodeURIComponent(name!)}`);
+    await ctx.client().request('DELETE', `/v1/apps/${app.id}/env/${encodeURIComponent(name)}`);
     ctx.err(`Removed ${name} from ${app.name}.\n`);
   },
-};
+});

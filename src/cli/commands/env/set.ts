@@ -1,7 +1,7 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 
-export const envSet: Command = {
+export const envSet = command({
   path: ['env', 'set'],
   summary: 'Set an environment variable on the application',
   usage: 'env set <variable-name> <variable-value> [--app <app>]',
@@ -23,7 +23,7 @@ export const envSet: Command = {
   ],
   async run(ctx, [name, value], options) {
     const app = await resolveAppOption(ctx, options);
-    await ctx.client().request('PUT', `/v1/apps/${app.id}/env/${encodeURIComponent(name!)}`, { value });
+    await ctx.client().request('PUT', `/v1/apps/${app.id}/env/${encodeURIComponent(name)}`, { value });
     ctx.err(`Set ${name} on ${app.name}. Running instances see it after the next deploy or \`slipway restart\`.\n`);
   },
-};
+});

@@ -1,9 +1,9 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { EVENT_HELP } from '../webhooks/types.js';
 import type { NotifyEmailView } from './list.js';
 
-export const notifyEmailAdd: Command = {
+export const notifyEmailAdd = command({
   path: ['notify-email', 'add'],
   summary: "Mail the application's events to addresses, the user who caused them, or the whole organisation",
   usage: 'notify-email add [<name>] --notify <address|user|ORGANISATION>... [--event <event>]... [--app <app>]',
@@ -31,10 +31,10 @@ export const notifyEmailAdd: Command = {
   ],
   async run(ctx, [name], options) {
     const app = await resolveAppOption(ctx, options);
-    const events = options.event as string[] | undefined;
+    const events = options.event;
     const { notification } = await ctx.client().request<{ notification: NotifyEmailView }>('POST', `/v1/apps/${app.id}/notify-emails`, {
       ...(name ? { name } : {}),
-      notify: (options.notify as string[] | undefined) ?? [],
+      notify: options.notify ?? [],
       ...(events ? { events } : {}),
     });
     ctx.err(
@@ -44,4 +44,4 @@ export const notifyEmailAdd: Command = {
       ctx.err('Users are mailed at the address they set with `slipway notify-email address <address>`.\n');
     }
   },
-};
+});

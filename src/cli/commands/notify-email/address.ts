@@ -1,6 +1,6 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 
-export const notifyEmailAddress: Command = {
+export const notifyEmailAddress = command({
   path: ['notify-email', 'address'],
   summary: 'Show or set the address you are mailed at by notifications to `user` and `ORGANISATION`',
   usage: 'notify-email address [<address>]',
@@ -17,4 +17,4 @@ export const notifyEmailAddress: Command = {
     const answer = await ctx.client().request<{ address: string }>('PUT', '/v1/me/email', { address });
     ctx.err(`Notifications to you now go to ${answer.address}.\n`);
   },
-};
+});

@@ -1,4 +1,4 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { printTable } from '../../output.js';
 import { type LastDelivery, lastDeliveryText } from '../webhooks/types.js';
@@ -12,7 +12,7 @@ export interface NotifyEmailView {
   last_delivery: LastDelivery | null;
 }
 
-export const notifyEmailList: Command = {
+export const notifyEmailList = command({
   path: ['notify-email', 'list'],
   aliases: [['notify-email']],
   summary: "List the application's e-mail notifications and how their last mail went",
@@ -40,4 +40,4 @@ export const notifyEmailList: Command = {
       answer,
     );
   },
-};
+});

@@ -1,7 +1,7 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 
-export const notifyEmailRemove: Command = {
+export const notifyEmailRemove = command({
   path: ['notify-email', 'remove'],
   aliases: [['notify-email', 'rm']],
   summary: 'Stop mailing events for an e-mail notification',
@@ -12,7 +12,7 @@ export const notifyEmailRemove: Command = {
   examples: ['slipway notify-email remove team'],
   async run(ctx, [ref], options) {
     const app = await resolveAppOption(ctx, options);
-    await ctx.client().request('DELETE', `/v1/apps/${app.id}/notify-emails/${encodeURIComponent(ref!)}`);
+    await ctx.client().request('DELETE', `/v1/apps/${app.id}/notify-emails/${encodeURIComponent(ref)}`);
     ctx.err(`E-mail notification ${ref} of ${app.name} removed.\n`);
   },
-};
+});

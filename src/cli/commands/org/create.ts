@@ -1,7 +1,7 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { printObject } from '../../output.js';
 
-export const orgCreate: Command = {
+export const orgCreate = command({
   path: ['org', 'create'],
   summary: 'Create an organisation (you become its owner)',
   usage: 'org create <name>',
@@ -13,4 +13,4 @@ export const orgCreate: Command = {
     const { org } = await ctx.client().request<{ org: { id: string; name: string } }>('POST', '/v1/orgs', { name });
     printObject(ctx, { id: org.id, name: org.name }, org);
   },
-};
+});

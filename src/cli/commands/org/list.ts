@@ -1,7 +1,7 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { printTable } from '../../output.js';
 
-export const orgList: Command = {
+export const orgList = command({
   path: ['org', 'list'],
   summary: 'List the organisations you belong to',
   usage: 'org list',
@@ -12,4 +12,4 @@ export const orgList: Command = {
     const { orgs } = await ctx.client().request<{ orgs: Array<{ id: string; name: string; role: string }> }>('GET', '/v1/orgs');
     printTable(ctx, orgs, ['id', 'name', 'role']);
   },
-};
+});

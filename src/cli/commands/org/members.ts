@@ -1,4 +1,4 @@
-import type { Command, CommandContext } from '../../command.js';
+import { command, type CommandContext } from '../../command.js';
 import { printTable } from '../../output.js';
 import { UsageError } from '../../errors.js';
 
@@ -13,7 +13,7 @@ export async function orgOrOnly(ctx: CommandContext, org: string | undefined): P
   return orgs[0]!.name;
 }
 
-export const orgMembers: Command = {
+export const orgMembers = command({
   path: ['org', 'members'],
   summary: 'List the members of an organisation and their roles',
   usage: 'org members [<org>]',
@@ -26,9 +26,9 @@ export const orgMembers: Command = {
     const { members } = await ctx.client().request<{ members: Members }>('GET', `/v1/orgs/${encodeURIComponent(name)}/members`);
     printTable(ctx, members, ['name', 'role', 'user_id']);
   },
-};
+});
 
-export const orgAddMember: Command = {
+export const orgAddMember = command({
   path: ['org', 'add-member'],
   summary: "Add a user to an organisation, or change a member's role (owners and administrators)",
   usage: 'org add-member <org> <user> [--role member|owner]',
@@ -50,13 +50,13 @@ export const orgAddMember: Command = {
   async run(ctx, [org, user], options) {
     const body: Record<string, unknown> = { user };
     if (options.role !== undefined) body.role = options.role;
-    const { members } = await ctx.client().request<{ members: Members }>('POST', `/v1/orgs/${encodeURIComponent(org!)}/members`, body);
+    const { members } = await ctx.client().request<{ members: Members }>('POST', `/v1/orgs/${encodeURIComponent(org)}/members`, body);
     const added = members.find((m) => m.name === user);
     ctx.err(`${user} is ${added?.role === 'owner' ? 'an owner' : 'a member'} of ${org}.\n`);
   },
-};
+});
 
-export const orgRemoveMember: Command = {
+export const orgRemoveMember = command({
   path: ['org', 'remove-member'],
   summary: 'Remove a user from an organisation (owners and administrators; never its last owner)',
   usage: 'org remove-member <org> <user>',
@@ -67,7 +67,7 @@ export const orgRemoveMember: Command = {
   ],
   examples: ['slipway org remove-member acme alice'],
   async run(ctx, [org, user]) {
-    await ctx.client().request('DELETE', `/v1/orgs/${encodeURIComponent(org!)}/members/${encodeURIComponent(user!)}`);
+    await ctx.client().request('DELETE', `/v1/orgs/${encodeURIComponent(org)}/members/${encodeURIComponent(user)}`);
     ctx.err(`${user} no longer belongs to ${org}.\n`);
   },
-};
+});

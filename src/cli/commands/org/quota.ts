@@ -1,4 +1,4 @@
-import type { Command, CommandContext } from '../../command.js';
+import { command, type CommandContext } from '../../command.js';
 import { printTable } from '../../output.js';
 import { UsageError } from '../../errors.js';
 import {
@@ -34,7 +34,7 @@ function printQuota(ctx: CommandContext, quota: OrgQuota): void {
   printTable(ctx, rows, ['quota', 'used', 'limit', 'source'], quota);
 }
 
-export const orgQuota: Command = {
+export const orgQuota = command({
   path: ['org', 'quota'],
   summary: 'Show what an organisation uses and its quotas',
   usage: 'org quota [<org>]',
@@ -47,7 +47,7 @@ export const orgQuota: Command = {
     const { quota } = await ctx.client().request<{ quota: OrgQuota }>('GET', `/v1/orgs/${encodeURIComponent(name)}/quota`);
     printQuota(ctx, quota);
   },
-};
+});
 
 const VALUE: Record<QuotaName, string> = {
   apps: '<n>',
@@ -83,7 +83,7 @@ const DESCRIPTION: Record<QuotaName, string> = {
   backups: 'Manual backups (`slipway addon backup`) kept at once over all its add-ons',
 };
 
-export const orgQuotaSet: Command = {
+export const orgQuotaSet = command({
   path: ['org', 'quota', 'set'],
   summary: "Set an organisation's quotas (administrators); `default` puts one back to the daemon's",
   usage:
@@ -111,7 +111,7 @@ export const orgQuotaSet: Command = {
     if (Object.keys(body).length === 0) {
       throw new UsageError(`Give one or more quotas: ${QUOTA_NAMES.map((n) => `--${QUOTA_FLAGS[n]}`).join(', ')}.`);
     }
-    const { quota } = await ctx.client().request<{ quota: OrgQuota }>('PUT', `/v1/orgs/${encodeURIComponent(org!)}/quota`, body);
+    const { quota } = await ctx.client().request<{ quota: OrgQuota }>('PUT', `/v1/orgs/${encodeURIComponent(org)}/quota`, body);
     printQuota(ctx, quota);
   },
-};
+});

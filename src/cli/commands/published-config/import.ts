@@ -1,9 +1,9 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { reportRedeploys, type Redeployed } from '../../report-redeploys.js';
 import { parseDotenvVariables, parseJsonVariables, readAll } from '../../read-variables.js';
 
-export const publishedConfigImport: Command = {
+export const publishedConfigImport = command({
   path: ['published-config', 'import'],
   summary: 'Replace everything the application exposes with NAME=VALUE lines (or --json [{name,value}]) read from stdin',
   usage: 'published-config import [--json] [--app <app>] < file',
@@ -26,4 +26,4 @@ export const publishedConfigImport: Command = {
     ctx.err(`${app.name} now exposes ${vars.length} variable(s).\n`);
     reportRedeploys(ctx, redeployed);
   },
-};
+});

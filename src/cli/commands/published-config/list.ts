@@ -1,8 +1,8 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { formatEnvLine, formatShellLine } from '../../env-format.js';
 
-export const publishedConfigList: Command = {
+export const publishedConfigList = command({
   path: ['published-config'],
   summary: 'List the configuration the application exposes to the applications linked to it',
   usage: 'published-config [--app <app>] [--format human|json|shell]',
@@ -22,4 +22,4 @@ export const publishedConfigList: Command = {
     }
     for (const v of data.published_config) ctx.out((ctx.format === 'shell' ? formatShellLine(v) : formatEnvLine(v)) + '\n');
   },
-};
+});

@@ -1,8 +1,8 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { reportRedeploys, type Redeployed } from '../../report-redeploys.js';
 
-export const publishedConfigRm: Command = {
+export const publishedConfigRm = command({
   path: ['published-config', 'rm'],
   summary: 'Stop exposing a variable (restarts the linked applications that run)',
   usage: 'published-config rm <variable-name> [--app <app>]',
@@ -14,8 +14,8 @@ export const publishedConfigRm: Command = {
     const app = await resolveAppOption(ctx, options);
     const { redeployed } = await ctx
       .client()
-      .request<{ redeployed: Redeployed[] }>('DELETE', `/v1/apps/${app.id}/published-config/${encodeURIComponent(name!)}`);
+      .request<{ redeployed: Redeployed[] }>('DELETE', `/v1/apps/${app.id}/published-config/${encodeURIComponent(name)}`);
     ctx.err(`${app.name} no longer exposes ${name}.\n`);
     reportRedeploys(ctx, redeployed);
   },
-};
+});

@@ -1,8 +1,8 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { reportRedeploys, type Redeployed } from '../../report-redeploys.js';
 
-export const publishedConfigSet: Command = {
+export const publishedConfigSet = command({
   path: ['published-config', 'set'],
   summary: 'Expose a variable to the applications linked to this one (restarts those that run)',
   usage: 'published-config set <variable-name> <variable-value> [--app <app>]',
@@ -18,8 +18,8 @@ export const publishedConfigSet: Command = {
     const app = await resolveAppOption(ctx, options);
     const { redeployed } = await ctx
       .client()
-      .request<{ redeployed: Redeployed[] }>('PUT', `/v1/apps/${app.id}/published-config/${encodeURIComponent(name!)}`, { value });
+      .request<{ redeployed: Redeployed[] }>('PUT', `/v1/apps/${app.id}/published-config/${encodeURIComponent(name)}`, { value });
     ctx.err(`${app.name} exposes ${name}.\n`);
     reportRedeploys(ctx, redeployed);
   },
-};
+});

@@ -1,8 +1,8 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import type { Services } from '../../service-types.js';
 
-export const serviceLinkAddon: Command = {
+export const serviceLinkAddon = command({
   path: ['service', 'link-addon'],
   summary: 'Link an add-on: the application receives its variables',
   usage: 'service link-addon <addon> [--app <app>]',
@@ -15,4 +15,4 @@ export const serviceLinkAddon: Command = {
     await ctx.client().request<Services>('POST', `/v1/apps/${app.id}/services/addons`, { addon });
     ctx.err(`Linked add-on ${addon} to ${app.name}. Running instances see its variables after the next deploy or \`slipway restart\`.\n`);
   },
-};
+});

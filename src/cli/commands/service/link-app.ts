@@ -1,9 +1,9 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { resolveApp } from '../../resolve-app.js';
 import type { Services } from '../../service-types.js';
 
-export const serviceLinkApp: Command = {
+export const serviceLinkApp = command({
   path: ['service', 'link-app'],
   summary: 'Link another application: this one receives its exposed configuration',
   usage: 'service link-app <app-to-link> [--app <app>]',
@@ -19,4 +19,4 @@ export const serviceLinkApp: Command = {
       `Linked ${target.name} to ${app.name}: ${app.name} receives what ${target.name} exposes (\`slipway published-config --app ${target.name}\`) from its next deploy or \`slipway restart\`.\n`,
     );
   },
-};
+});

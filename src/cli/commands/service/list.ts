@@ -1,8 +1,8 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { printServices, type Services } from '../../service-types.js';
 
-export const serviceList: Command = {
+export const serviceList = command({
   path: ['service'],
   summary: 'List the add-ons and applications the application is linked to',
   usage: 'service [--app <app>]',
@@ -14,4 +14,4 @@ export const serviceList: Command = {
     const app = await resolveAppOption(ctx, options);
     printServices(ctx, await ctx.client().request<Services>('GET', `/v1/apps/${app.id}/services`));
   },
-};
+});

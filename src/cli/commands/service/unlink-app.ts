@@ -1,9 +1,9 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { resolveApp } from '../../resolve-app.js';
 import type { Services } from '../../service-types.js';
 
-export const serviceUnlinkApp: Command = {
+export const serviceUnlinkApp = command({
   path: ['service', 'unlink-app'],
   summary: 'Unlink an application linked with link-app',
   usage: 'service unlink-app <linked-app> [--app <app>]',
@@ -17,4 +17,4 @@ export const serviceUnlinkApp: Command = {
     await ctx.client().request<Services>('DELETE', `/v1/apps/${app.id}/services/apps/${target.id}`);
     ctx.err(`Unlinked ${target.name} from ${app.name}.\n`);
   },
-};
+});

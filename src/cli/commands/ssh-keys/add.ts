@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { CliError } from '../../errors.js';
 import { printObject } from '../../output.js';
 
-export const sshKeysAdd: Command = {
+export const sshKeysAdd = command({
   path: ['ssh-keys', 'add'],
   summary: 'Register an SSH public key for git push',
   usage: 'ssh-keys add <public-key-file> [--label <label>]',
@@ -16,7 +16,7 @@ export const sshKeysAdd: Command = {
   async run(ctx, [file], options) {
     let text: string;
     try {
-      text = readFileSync(resolve(ctx.cwd, file!), 'utf8');
+      text = readFileSync(resolve(ctx.cwd, file), 'utf8');
     } catch (error) {
       throw new CliError(`Cannot read ${file}: ${(error as Error).message}.`, 'Give the path of a public key, e.g. ~/.ssh/id_ed25519.pub.');
     }
@@ -25,4 +25,4 @@ export const sshKeysAdd: Command = {
       .request<{ key: Record<string, unknown> }>('POST', '/v1/ssh-keys', { public_key: text, label: options.label });
     printObject(ctx, key);
   },
-};
+});

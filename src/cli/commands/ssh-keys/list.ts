@@ -1,7 +1,7 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { printTable } from '../../output.js';
 
-export const sshKeysList: Command = {
+export const sshKeysList = command({
   path: ['ssh-keys', 'list'],
   summary: 'List your SSH public keys',
   usage: 'ssh-keys list',
@@ -12,4 +12,4 @@ export const sshKeysList: Command = {
     const { keys } = await ctx.client().request<{ keys: Array<Record<string, string>> }>('GET', '/v1/ssh-keys');
     printTable(ctx, keys, ['id', 'label', 'algorithm', 'fingerprint']);
   },
-};
+});

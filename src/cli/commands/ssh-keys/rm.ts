@@ -1,6 +1,6 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 
-export const sshKeysRm: Command = {
+export const sshKeysRm = command({
   path: ['ssh-keys', 'rm'],
   summary: 'Remove one of your SSH keys (id, label or fingerprint)',
   usage: 'ssh-keys rm <key>',
@@ -8,7 +8,7 @@ export const sshKeysRm: Command = {
   arguments: [{ name: '<key>', description: 'The key: its id, label or fingerprint' }],
   examples: ['slipway ssh-keys rm laptop'],
   async run(ctx, [key]) {
-    await ctx.client().request('DELETE', `/v1/ssh-keys/${encodeURIComponent(key!)}`);
+    await ctx.client().request('DELETE', `/v1/ssh-keys/${encodeURIComponent(key)}`);
     ctx.err(`Removed SSH key ${key}.\n`);
   },
-};
+});

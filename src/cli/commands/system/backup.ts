@@ -1,4 +1,4 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { humanSize } from '../../backup-types.js';
 import { UsageError } from '../../errors.js';
 
@@ -19,7 +19,7 @@ interface SystemBackupReport {
   warning: string | null;
 }
 
-export const systemBackup: Command = {
+export const systemBackup = command({
   path: ['system', 'backup'],
   summary:
     "Administrators: write a whole-platform backup (store, repositories, CA, SSH host key, every add-on's data, the apps' kept releases) to the backup store, or into a folder",
@@ -36,7 +36,7 @@ export const systemBackup: Command = {
   examples: ['slipway system backup', 'slipway system backup --to /mnt/backups/slipway --format json'],
   printsData: true,
   async run(ctx, _args, options) {
-    const to = options.to as string | undefined;
+    const to = options.to;
     if (to !== undefined && !to.startsWith('/')) {
       throw new UsageError(
         `--to takes an absolute folder on the daemon machine, not ${JSON.stringify(to)}; leave it out to use the backup store.`,
@@ -62,4 +62,4 @@ export const systemBackup: Command = {
         `${report.encrypted ? ' --backup-key-file <the same key file>' : ''}\n`,
     );
   },
-};
+});

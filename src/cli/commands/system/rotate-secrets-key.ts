@@ -1,4 +1,4 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 
 interface RotationReport {
   key_file: string;
@@ -7,7 +7,7 @@ interface RotationReport {
   resealed: number;
 }
 
-export const systemRotateSecretsKey: Command = {
+export const systemRotateSecretsKey = command({
   path: ['system', 'rotate-secrets-key'],
   summary:
     "Administrators: seal the store's secrets (variables, add-on credentials, webhook and drain URLs and secrets) with a new key and replace the key file",
@@ -28,4 +28,4 @@ export const systemRotateSecretsKey: Command = {
         'The old key no longer reads the store: replace any copy of the key file you keep, and take a new platform backup.\n',
     );
   },
-};
+});

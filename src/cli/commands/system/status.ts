@@ -1,5 +1,5 @@
 import type { AppDiskView } from '../../../shared/api-types.js';
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { printTable } from '../../output.js';
 import { humanSize } from '../../../shared/human-size.js';
 
@@ -9,7 +9,7 @@ interface DiskFree {
   free_bytes: number | null;
 }
 
-export const systemStatus: Command = {
+export const systemStatus = command({
   path: ['system', 'status'],
   summary: "Administrators: the platform's state, with each app's disk use against its budget",
   usage: 'system status [--format json]',
@@ -41,4 +41,4 @@ export const systemStatus: Command = {
     }));
     printTable(ctx, rows, ['app', 'id', 'disk used', 'budget', 'use'], status);
   },
-};
+});

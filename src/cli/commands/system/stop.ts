@@ -1,4 +1,4 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { confirmByTyping } from '../../confirm.js';
 
 interface StopReport {
@@ -8,7 +8,7 @@ interface StopReport {
   router: string;
 }
 
-export const systemStop: Command = {
+export const systemStop = command({
   path: ['system', 'stop'],
   summary:
     'Administrators: drain and stop every app, worker, add-on server and the router, then the daemon (a plain restart of the daemon leaves them serving)',
@@ -32,4 +32,4 @@ export const systemStop: Command = {
     ctx.out(`Router: ${report.router}.\n`);
     ctx.out('The daemon is stopping; start it again to serve the apps.\n');
   },
-};
+});

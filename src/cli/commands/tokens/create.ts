@@ -1,10 +1,10 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { printObject } from '../../output.js';
 import { parseTokenLifetime } from '../../token-lifetime.js';
 import type { TokenSummary } from '../../token-types.js';
 import { UsageError } from '../../errors.js';
 
-export const tokensCreate: Command = {
+export const tokensCreate = command({
   path: ['tokens', 'create'],
   summary: 'Create an API token for you (for CI or another machine); it is shown once',
   usage: 'tokens create [--label <label>] [--expires <lifetime>] [--scope read|deploy|full]',
@@ -37,9 +37,9 @@ export const tokensCreate: Command = {
   async run(ctx, _args, options) {
     const body: Record<string, unknown> = {};
     if (options.label !== undefined) body.label = options.label;
-    if (options.expires !== undefined) body.expires_in = parseTokenLifetime(options.expires as string);
+    if (options.expires !== undefined) body.expires_in = parseTokenLifetime(options.expires);
     if (options.scope !== undefined) {
-      if (!['read', 'deploy', 'full'].includes(options.scope as string))
+      if (!['read', 'deploy', 'full'].includes(options.scope))
         throw new UsageError(`--scope is read, deploy or full, not ${JSON.stringify(options.scope)}.`);
       body.scope = options.scope;
     }
@@ -57,4 +57,4 @@ export const tokensCreate: Command = {
     );
     if (ctx.format === 'human') ctx.err('Keep the token now: it is shown only once. `slipway tokens revoke <id>` ends it.\n');
   },
-};
+});

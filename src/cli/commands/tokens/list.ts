@@ -1,8 +1,8 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { printTable } from '../../output.js';
 import type { TokenSummary } from '../../token-types.js';
 
-export const tokensList: Command = {
+export const tokensList = command({
   path: ['tokens', 'list'],
   summary: 'List your API tokens (never their value): when each expires, was last used, or was revoked',
   usage: 'tokens list [--all]',
@@ -30,4 +30,4 @@ export const tokensList: Command = {
       tokens,
     );
   },
-};
+});

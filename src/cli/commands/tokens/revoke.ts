@@ -1,7 +1,7 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import type { TokenSummary } from '../../token-types.js';
 
-export const tokensRevoke: Command = {
+export const tokensRevoke = command({
   path: ['tokens', 'revoke'],
   summary: 'Revoke an API token: it stops working at once (the last working administrator token is kept)',
   usage: 'tokens revoke <token>',
@@ -11,8 +11,8 @@ export const tokensRevoke: Command = {
   async run(ctx, [ref]) {
     const { token, was_current: current } = await ctx
       .client()
-      .request<{ token: TokenSummary; was_current: boolean }>('DELETE', `/v1/tokens/${encodeURIComponent(ref!)}`);
+      .request<{ token: TokenSummary; was_current: boolean }>('DELETE', `/v1/tokens/${encodeURIComponent(ref)}`);
     ctx.err(`Revoked ${token.label} (${token.id}).\n`);
     if (current) ctx.err('It was the token this command used: log in with another one (`slipway login`).\n');
   },
-};
+});

@@ -1,7 +1,7 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { printObject } from '../../output.js';
 
-export const userCreate: Command = {
+export const userCreate = command({
   path: ['user', 'create'],
   summary: 'Create a user and print their first API token (administrators)',
   usage: 'user create <name>',
@@ -14,4 +14,4 @@ export const userCreate: Command = {
     printObject(ctx, { id: data.user.id, name: data.user.name, token: data.token }, data);
     if (ctx.format === 'human') ctx.err('Give the token to the user: it is shown only once.\n');
   },
-};
+});

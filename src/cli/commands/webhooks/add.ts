@@ -1,8 +1,8 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { EVENT_HELP, type WebhookView } from './types.js';
 
-export const webhooksAdd: Command = {
+export const webhooksAdd = command({
   path: ['webhooks', 'add'],
   summary: "Send the application's events to a URL as JSON signed with HMAC-SHA256 (the secret is shown once)",
   usage: 'webhooks add <name> <url> [--format raw|slack] [--event <event>]... [--app <app>]',
@@ -32,12 +32,12 @@ export const webhooksAdd: Command = {
   ],
   async run(ctx, [name, url], options) {
     const app = await resolveAppOption(ctx, options);
-    const format = options.format as string | undefined;
+    const format = options.format;
     if (format !== undefined && format !== 'raw' && format !== 'slack') {
       ctx.err(`Error: --format must be raw or slack, not ${JSON.stringify(format)}.\n`);
       return 2;
     }
-    const events = options.event as string[] | undefined;
+    const events = options.event;
     const { webhook, secret } = await ctx
       .client()
       .request<{ webhook: WebhookView; secret: string }>('POST', `/v1/apps/${app.id}/webhooks`, {
@@ -52,4 +52,4 @@ export const webhooksAdd: Command = {
     ctx.err('Its signing secret, shown this once (X-Slipway-Signature is sha256=HMAC-SHA256(secret, "<X-Slipway-Timestamp>.<body>")):\n');
     ctx.out(`${secret}\n`);
   },
-};
+});

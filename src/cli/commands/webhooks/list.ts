@@ -1,9 +1,9 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 import { printTable } from '../../output.js';
 import { lastDeliveryText, type WebhookView } from './types.js';
 
-export const webhooksList: Command = {
+export const webhooksList = command({
   path: ['webhooks'],
   aliases: [['webhooks', 'list']],
   summary: "List the application's webhooks and how their last delivery went",
@@ -29,4 +29,4 @@ export const webhooksList: Command = {
       { webhooks },
     );
   },
-};
+});

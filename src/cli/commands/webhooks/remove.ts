@@ -1,7 +1,7 @@
-import type { Command } from '../../command.js';
+import { command } from '../../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../../app-options.js';
 
-export const webhooksRemove: Command = {
+export const webhooksRemove = command({
   path: ['webhooks', 'remove'],
   aliases: [['webhooks', 'rm']],
   summary: 'Stop sending events to a webhook; its deliveries are forgotten',
@@ -12,7 +12,7 @@ export const webhooksRemove: Command = {
   examples: ['slipway webhooks remove ci'],
   async run(ctx, [name], options) {
     const app = await resolveAppOption(ctx, options);
-    await ctx.client().request('DELETE', `/v1/apps/${app.id}/webhooks/${encodeURIComponent(name!)}`);
+    await ctx.client().request('DELETE', `/v1/apps/${app.id}/webhooks/${encodeURIComponent(name)}`);
     ctx.err(`Webhook ${name} of ${app.name} removed.\n`);
   },
-};
+});
