@@ -26,6 +26,8 @@ test('the plans have limits, and SLIPWAY_ADDON_PLAN_LIMITS changes some of them'
     statementTimeoutMs: 30_000,
     tempFileLimitKb: 262_144,
     databaseSizeBytes: 256 * MiB,
+    memoryBytes: 256 * MiB,
+    pids: 64,
   });
   const small = parsePlanLimits('{"redis":{"maxmemoryBytes":8388608,"memoryBytes":50331648},"postgresql":{"connectionLimit":3}}');
   assert.deepEqual(small.redis, { maxmemoryBytes: 8 * MiB, evictionPolicy: 'noeviction', memoryBytes: 48 * MiB, pids: 64 });
@@ -33,7 +35,7 @@ test('the plans have limits, and SLIPWAY_ADDON_PLAN_LIMITS changes some of them'
   assert.equal(describeRedisLimits(small.redis), 'maxmemory 8 MiB (noeviction), 48 MiB of memory for the server in all');
   assert.equal(
     describePostgresqlLimits(DEFAULT_PLAN_LIMITS.postgresql),
-    '5 connections, statements up to 30 s, 256 MiB of temporary files per session, 256 MiB of data',
+    'a server of its own with 256 MiB of memory, 5 connections, 256 MiB of data, statements up to 30 s, 256 MiB of temporary files per session',
   );
 });
 
@@ -83,7 +85,7 @@ test('redis.conf carries maxmemory and its policy; the control group the memory 
 });
 
 test("a role's limits: connection limit, statement timeout, and temp_file_limit only as superuser", () => {
-  const limits = { connectionLimit: 5, statementTimeoutMs: 30_000, tempFileLimitKb: 262_144, databaseSizeBytes: 256 * MiB };
+  const limits = { ...DEFAULT_PLAN_LIMITS.postgresql, connectionLimit: 5, statementTimeoutMs: 30_000, tempFileLimitKb: 262_144 };
   assert.deepEqual(roleLimitsSql('addon_1234abcd', limits, true), [
     'ALTER ROLE "addon_1234abcd" CONNECTION LIMIT 5',
     'ALTER ROLE "addon_1234abcd" SET statement_timeout = 30000',

@@ -40,6 +40,13 @@ export interface PostgresqlPlanLimits {
    * default and its sessions are ended, until it is below again (postgresql/database-sizes.ts).
    */
   databaseSizeBytes: number;
+  /**
+   * The add-on's own server (one per add-on): memory of its control group, which also sizes
+   * shared_buffers, work_mem and the other memory settings (postgresql/server-settings.ts).
+   */
+  memoryBytes: number;
+  /** Processes of the server at once: one per connection plus its background workers. */
+  pids: number;
 }
 
 export interface PlanLimits {
@@ -62,7 +69,14 @@ export type EvictionPolicy = (typeof EVICTION_POLICIES)[number];
 /** The figures of the one plan of each provider (`s_mono`, `dev`). */
 export const DEFAULT_PLAN_LIMITS: PlanLimits = {
   redis: { maxmemoryBytes: 128 * MiB, evictionPolicy: 'noeviction', memoryBytes: 320 * MiB, pids: 64 },
-  postgresql: { connectionLimit: 5, statementTimeoutMs: 30_000, tempFileLimitKb: 256 * 1024, databaseSizeBytes: 256 * MiB },
+  postgresql: {
+    connectionLimit: 5,
+    statementTimeoutMs: 30_000,
+    tempFileLimitKb: 256 * 1024,
+    databaseSizeBytes: 256 * MiB,
+    memoryBytes: 256 * MiB,
+    pids: 64,
+  },
 };
 
 /** Parses SLIPWAY_ADDON_PLAN_LIMITS over the defaults; a bad value is refused naming the field. */
@@ -102,6 +116,9 @@ export function parsePlanLimits(text: string | undefined): PlanLimits {
     tempFileLimitKb: integer(pgIn.tempFileLimitKb, d.postgresql.tempFileLimitKb, 1024, 'postgresql.tempFileLimitKb'),
     // An empty database takes about 8 MiB.
     databaseSizeBytes: integer(pgIn.databaseSizeBytes, d.postgresql.databaseSizeBytes, 16 * MiB, 'postgresql.databaseSizeBytes'),
+    // Below 64 MiB a server with its background workers and a few sessions is killed for memory.
+    memoryBytes: integer(pgIn.memoryBytes, d.postgresql.memoryBytes, 64 * MiB, 'postgresql.memoryBytes'),
+    pids: integer(pgIn.pids, d.postgresql.pids, 16, 'postgresql.pids'),
   };
   return { redis, postgresql };
 }
@@ -112,7 +129,11 @@ export function describeRedisLimits(r: RedisPlanLimits): string {
 }
 
 export function describePostgresqlLimits(p: PostgresqlPlanLimits): string {
-  return `${p.connectionLimit} connections, statements up to ${p.statementTimeoutMs / 1000} s, ${humanSize(p.tempFileLimitKb * 1024)} of temporary files per session, ${humanSize(p.databaseSizeBytes)} of data`;
+  return (
+    `a server of its own with ${humanSize(p.memoryBytes)} of memory, ${p.connectionLimit} connections, ` +
+    `${humanSize(p.databaseSizeBytes)} of data, statements up to ${p.statementTimeoutMs / 1000} s, ` +
+    `${humanSize(p.tempFileLimitKb * 1024)} of temporary files per session`
+  );
 }
 
 function object(value: unknown, where: string): Record<string, unknown> {

@@ -42,7 +42,7 @@ test('a data folder the server users cannot enter is reported with the fix', {
   const dataDir = await mkdtemp(join(tmpdir(), 'slipway-addons-private-')); // mode 0700, root
   try {
     const providers = makeAddonProviders({ dataDir, gatewayAddress: '127.0.0.1', postgresPort: await freePort() });
-    await assert.rejects(providers.get('postgresql')!.start(), /"slipway-pg" cannot enter .*chmod o\+x/);
+    await assert.rejects(providers.get('postgresql')!.start(), /"slp-… \(each add-on server's user\)" cannot enter .*chmod o\+x/);
     await assert.rejects(providers.get('redis')!.start(), /"slipway-redis" cannot enter .*chmod o\+x/);
   } finally {
     await rm(dataDir, { recursive: true, force: true });

@@ -23,7 +23,7 @@ export interface AddonProvidersOptions {
   redisPortRange?: [number, number];
   /** What one add-on of each plan may use (default DEFAULT_PLAN_LIMITS). */
   planLimits?: PlanLimits;
-  /** Name of the control-group root the Redis servers are limited under (e.g. `slipway77-addons`). */
+  /** Name of the control-group root the add-on servers are limited under (e.g. `slipway77-addons`). */
   cgroupRoot?: string;
 }
 
@@ -39,6 +39,7 @@ export function makeAddonProviders(options: AddonProvidersOptions): Map<string, 
         appSubnet: options.appSubnet,
         externalUrl: options.postgresExternalUrl,
         limits: options.planLimits?.postgresql,
+        cgroupRoot: options.cgroupRoot,
       }),
     ],
     [

@@ -14,7 +14,7 @@ const PROVIDER_ALIASES: Record<string, string> = {
  * the reference service's smallest plans, so `--plan dev` or `--plan s_mono` keep working.
  */
 const PLANS: Record<string, { name: string; description: string }> = {
-  postgresql: { name: 'dev', description: 'one database and its own role on the shared PostgreSQL server' },
+  postgresql: { name: 'dev', description: 'a PostgreSQL server of its own, sized by the plan' },
   redis: { name: 's_mono', description: 'one Redis server process of its own, with a password' },
 };
 

@@ -5,7 +5,6 @@ import { PostgresqlProvider } from '../addons/postgresql/postgresql-provider.js'
 import { RedisProvider } from '../addons/redis/redis-provider.js';
 import { AddonBackups, type BackupBounds } from '../backups/addon-backups.js';
 import type { BackupEngine } from '../backups/engine.js';
-import { PostgresqlBackups } from '../backups/postgresql/postgresql-backups.js';
 import { PostgresqlEngine } from '../backups/postgresql/postgresql-engine.js';
 import { RedisBackups } from '../backups/redis/redis-backups.js';
 import { DEFAULT_SCHEDULE } from '../backups/schedule.js';
@@ -53,10 +52,12 @@ export async function startBackups(o: {
   const settings = o.options ?? {};
   const backupStore = await openBackupStore({ ...backupStoreOptions(o.dataDir, settings), egress: o.egress });
   const scratchRoot = join(o.dataDir, 'backup-scratch');
-  const cluster = o.postgresql instanceof PostgresqlProvider ? o.postgresql.cluster : undefined;
-  const postgresql = cluster ? new PostgresqlBackups({ cluster, store: backupStore, scratchRoot, log: o.log }) : undefined;
+  const postgresql =
+    o.postgresql instanceof PostgresqlProvider && o.postgresql.servers
+      ? new PostgresqlEngine({ provider: o.postgresql, store: backupStore, scratchRoot, log: o.log })
+      : undefined;
   const engines = new Map<string, BackupEngine>();
-  if (postgresql) engines.set('postgresql', new PostgresqlEngine(postgresql));
+  if (postgresql) engines.set('postgresql', postgresql);
   if (o.redis instanceof RedisProvider) {
     engines.set('redis', new RedisBackups({ servers: o.redis, store: backupStore, scratchRoot, log: o.log }));
   }
@@ -79,7 +80,7 @@ export async function startBackups(o: {
     /** Once the add-on servers run: ship what piled up, go on with waiting verifications and the schedule. */
     begin() {
       o.log(`Add-on backups go to ${backupStore.describe()}.`);
-      postgresql?.shipper.start();
+      void postgresql?.startShipping();
       backups.verifyPending();
       timer = setInterval(
         () => void backups.runSchedule().catch((error: Error) => o.log(`Backup schedule: ${error.message}`)),
@@ -89,7 +90,7 @@ export async function startBackups(o: {
     },
     stop() {
       if (timer) clearInterval(timer);
-      postgresql?.shipper.stop();
+      postgresql?.stopShipping();
     },
   };
 }

@@ -48,6 +48,8 @@ let dbA: Record<string, string>;
 let dbB: Record<string, string>;
 let cacheA: Record<string, string>;
 let cacheAId: string;
+let dbAId: string;
+let dbBId: string;
 
 /** What a TCP connection from a namespace to host:port gives: connected, timeout (dropped) or an error code. */
 function probe(ns: TestSandboxNetwork, host: string, port: string): string {
@@ -66,8 +68,9 @@ function psql(ns: TestSandboxNetwork, env: Record<string, string>): string {
   }
 }
 
+/** The pg_hba.conf of both PostgreSQL add-ons' servers (each add-on has its own), one after the other. */
 function hbaFile(): string {
-  return readFileSync(join(dir, 'postgresql', 'pg_hba.conf'), 'utf8');
+  return [dbAId, dbBId].map((id) => readFileSync(join(dir, 'postgresql', id, 'pg_hba.conf'), 'utf8')).join('\n');
 }
 
 before(async () => {
@@ -116,7 +119,7 @@ before(async () => {
   const a = await addons.create({ orgId: org.id, provider: 'postgresql', name: 'shop-db' });
   const b = await addons.create({ orgId: org.id, provider: 'postgresql', name: 'blog-db' });
   const c = await addons.create({ orgId: org.id, provider: 'redis', name: 'shop-cache' });
-  [dbA, dbB, cacheA, cacheAId] = [addons.env(a), addons.env(b), addons.env(c), c.id];
+  [dbA, dbB, cacheA, cacheAId, dbAId, dbBId] = [addons.env(a), addons.env(b), addons.env(c), c.id, a.id, b.id];
   store.links.linkAddon(appA, a.id);
   store.links.linkAddon(appA, c.id);
   store.links.linkAddon(appB, b.id);
@@ -157,10 +160,14 @@ test("an instance reaches its own app's add-ons with their variables", { skip },
 });
 
 test("another app's instance cannot reach them, even with their passwords", { skip }, async () => {
-  // Same server and port as its own database: pg_hba.conf refuses the other database by address.
-  assert.match(
-    psql(nsB, dbA),
-    new RegExp(`no pg_hba\\.conf entry for host "${addressB.replaceAll('.', '\\.')}".*database "${dbA.POSTGRESQL_ADDON_DB}"`),
+  // Each database is a server of its own on a port of its own: the firewall drops the other app
+  // before the server sees it, and its pg_hba.conf would refuse that address anyway.
+  assert.notEqual(dbA.POSTGRESQL_ADDON_PORT, dbB.POSTGRESQL_ADDON_PORT);
+  assert.match(psql(nsB, dbA), /timeout expired/);
+  assert.equal(probe(nsB, gateway, dbA.POSTGRESQL_ADDON_PORT!), 'timeout');
+  assert.doesNotMatch(
+    readFileSync(join(dir, 'postgresql', dbAId, 'pg_hba.conf'), 'utf8'),
+    new RegExp(`${addressB.replaceAll('.', '\\.')}/32`),
   );
   // Not linked to any Redis: the firewall drops it before the server sees it.
   assert.equal(probe(nsB, gateway, cacheA.REDIS_PORT!), 'timeout');
@@ -182,7 +189,7 @@ test("a build counts as its app's sandbox; a stopped sandbox's address is closed
   // The address is given to a build of the other app: it gets that app's database, not its old one.
   await access.attached({ appId: appA, kind: 'build', address: addressB });
   assert.equal(psql(nsB, dbA), dbA.POSTGRESQL_ADDON_DB);
-  assert.match(psql(nsB, dbB), /no pg_hba\.conf entry/);
+  assert.match(psql(nsB, dbB), /timeout expired/);
   await access.detached(addressB);
   await access.detached(addressA);
   assert.equal(probe(nsA, gateway, dbA.POSTGRESQL_ADDON_PORT!), 'timeout');

@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
@@ -134,11 +134,15 @@ test('a backup downloads as a dump pg_restore reads', async () => {
 });
 
 test('a damaged backup fails its restore test, named, counted and listed first', async () => {
-  const folder = join(`${daemon.dataDir}-backups`, 'postgresql', 'base');
-  const bases = readdirSync(folder).filter((name) => name.endsWith('.tar'));
+  // Each add-on's server has its own base backups: postgresql/<add-on id>/base/.
+  const root = join(`${daemon.dataDir}-backups`, 'postgresql');
+  const bases = readdirSync(root)
+    .filter((id) => existsSync(join(root, id, 'base')))
+    .flatMap((id) => readdirSync(join(root, id, 'base')).map((name) => join(root, id, 'base', name)))
+    .filter((path) => path.endsWith('.tar'));
   assert.ok(bases.length >= 1, 'the base backups are in the backup folder');
   // A disk that lost the end of the file the first backup rests on.
-  const damaged = bases.map((name) => join(folder, name)).sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs)[0]!;
+  const damaged = bases.sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs)[0]!;
   truncateSync(damaged, Math.floor(statSync(damaged).size / 3));
   const failedBefore = await verificationCount('failed');
   const verify = await daemon.cli(['addon', 'backup', 'verify', 'db', firstBackup], { timeoutMs: 600_000 });

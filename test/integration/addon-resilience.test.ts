@@ -26,6 +26,7 @@ let appId: string;
 let db: Record<string, string>;
 let cache: Record<string, string>;
 let cacheId: string;
+let dbId: string;
 let stopped = false;
 
 async function cliJson<T>(args: string[]): Promise<T> {
@@ -39,7 +40,8 @@ async function addonEnv(name: string): Promise<Record<string, string>> {
   return Object.fromEntries(list.map((v) => [v.name, v.value]));
 }
 
-const postgresPid = () => readPidFile(join(daemon.dataDir, 'postgresql', 'data', 'postmaster.pid'));
+// Each PostgreSQL add-on has a server of its own, in its own folder.
+const postgresPid = () => readPidFile(join(daemon.dataDir, 'postgresql', dbId, 'data', 'postmaster.pid'));
 const redisPid = () => readPidFile(join(daemon.dataDir, 'redis', cacheId, 'redis.pid'));
 
 /** A connection of its own for each call, as an app opening a new one would. */
@@ -87,13 +89,12 @@ async function restartCount(provider: string): Promise<number | undefined> {
 
 before(async () => {
   // Ports of this test's own, clear of a platform (or another test) on this machine.
-  process.env.SLIPWAY_POSTGRES_PORT = String(await freePort());
   const redisPort = await freePort();
   process.env.SLIPWAY_REDIS_PORTS = `${redisPort}-${redisPort}`;
   metricsPort = await freePort();
   daemon = await startDaemon(['--metrics-listen', `127.0.0.1:${metricsPort}`]);
   appId = await createApp(daemon, mkdtempSync(join(tmpdir(), 'slipway-resilience-')), 'shop');
-  await cliJson(['addon', 'create', 'postgresql', 'db', '--link', appId]);
+  dbId = (await cliJson<{ id: string }>(['addon', 'create', 'postgresql', 'db', '--link', appId])).id;
   cacheId = (await cliJson<{ id: string }>(['addon', 'create', 'redis', 'cache', '--link', appId])).id;
   db = await addonEnv('db');
   cache = await addonEnv('cache');
@@ -115,7 +116,10 @@ test('a PostgreSQL server killed with -9 is restarted with its committed data', 
   await killAndAwaitRestart(postgresPid, async () => (await sql('SELECT 1')).length === 1);
   console.log(`PostgreSQL served again ${Date.now() - began} ms after its kill -9`);
   assert.deepEqual(await notes(), ['committed before the kill']);
-  assert.match(daemon.output(), /The PostgreSQL add-on server restarted: now pid \d+ \(the previous process killed by SIGKILL\)/);
+  assert.match(
+    daemon.output(),
+    /The PostgreSQL server of add-on addon_[0-9a-f-]+ restarted: now pid \d+ \(the previous process killed by SIGKILL\)/,
+  );
   assert.equal(await restartCount('postgresql'), 1);
 });
 
@@ -204,6 +208,6 @@ test('system stop stops both servers cleanly', async () => {
   );
   // Their own last words: a shutdown, not a kill.
   const lastLine = (file: string) => readFileSync(file, 'utf8').trim().split('\n').at(-1)!;
-  assert.match(lastLine(join(daemon.dataDir, 'postgresql', 'postgres.log')), /database system is shut down/);
+  assert.match(lastLine(join(daemon.dataDir, 'postgresql', dbId, 'postgres.log')), /database system is shut down/);
   assert.match(lastLine(join(daemon.dataDir, 'redis', cacheId, 'redis.log')), /ready to exit, bye bye/);
 });

@@ -9,6 +9,7 @@ import pg from 'pg';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { SLIPWAY_BIN } from '../support/cli.js';
 import { freePort } from '../support/free-port.js';
+import { waitUntil } from '../support/wait.js';
 import { checkoutExample, createApp, deploymentLog, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { memoryGroup, memoryLimitOver, processUid, redisPid } from '../support/addon-servers.js';
 import { RespError, respExchange } from '../../src/addons/redis/resp.js';
@@ -140,7 +141,9 @@ test('with no add-on, the daemon starts no add-on server; providers are listed',
   const human = await cliOk(['addon', 'providers']);
   assert.match(human, /^postgresql\s+PostgreSQL/m);
   // Each plan's limits, as this daemon applies them (SLIPWAY_ADDON_PLAN_LIMITS above).
-  assert.match(human, /3 connections, statements up to 1 s, 2 MiB of temporary files per session/);
+  assert.match(human, /3 connections, 256 MiB of data, statements up to 1 s, 2 MiB of temporary files per session/);
+  // The server of each add-on is sized from its plan: memory, connections and the settings they give.
+  assert.match(human, /a server of its own with 256 MiB of memory.*shared_buffers 32 MiB, max_connections 8, work_mem 8 MiB/);
   assert.match(human, /maxmemory 8 MiB \(noeviction\), 48 MiB of memory for the server in all/);
 });
 
@@ -188,10 +191,56 @@ test('addon create provisions PostgreSQL and Redis for real and links the app', 
     'POSTGRESQL_ADDON_USER',
     'POSTGRESQL_ADDON_VERSION',
   ]);
-  assert.equal(db.POSTGRESQL_ADDON_PORT, process.env.SLIPWAY_POSTGRES_PORT);
+  // A server of its own: its own port, not the shared cluster's of earlier versions.
+  assert.notEqual(db.POSTGRESQL_ADDON_PORT, process.env.SLIPWAY_POSTGRES_PORT);
+  assert.ok(Number(db.POSTGRESQL_ADDON_PORT) >= 15000 && Number(db.POSTGRESQL_ADDON_PORT) <= 19999, db.POSTGRESQL_ADDON_PORT);
   const cache = await addonEnv('cache');
   assert.deepEqual(Object.keys(cache).sort(), ['REDIS_HOST', 'REDIS_PASSWORD', 'REDIS_PORT', 'REDIS_URL']);
   assert.match(daemon.output(), /Add-on provider postgresql started/);
+});
+
+test("each PostgreSQL add-on's server is its own: other credentials open nothing, a runaway query stops only there", async () => {
+  await cliJson(['addon', 'create', 'postgresql', 'other']);
+  const db = await addonEnv('db');
+  const other = await addonEnv('other');
+  assert.notEqual(other.POSTGRESQL_ADDON_PORT, db.POSTGRESQL_ADDON_PORT);
+  // The other add-on's credentials, right host, this add-on's port: no such role on this server.
+  const stranger = new pg.Client({
+    connectionString: `postgresql://${other.POSTGRESQL_ADDON_USER}:${other.POSTGRESQL_ADDON_PASSWORD}@${db.POSTGRESQL_ADDON_HOST}:${db.POSTGRESQL_ADDON_PORT}/${other.POSTGRESQL_ADDON_DB}`,
+    connectionTimeoutMillis: 5000,
+  });
+  await assert.rejects(stranger.connect(), /password authentication failed|does not exist/);
+
+  // A sort held in memory far past the plan's 256 MiB: the kernel ends it inside that server's group.
+  const hungry = new pg.Client({ connectionString: other.POSTGRESQL_ADDON_URI, connectionTimeoutMillis: 5000 });
+  hungry.on('error', () => undefined);
+  await hungry.connect();
+  await hungry.query(`SET statement_timeout = 0`);
+  await hungry.query(`SET work_mem = '4GB'`);
+  await assert.rejects(
+    hungry.query(`SELECT count(*) FROM (SELECT g, md5(g::text) AS h FROM generate_series(1, 30000000) g ORDER BY h) s`),
+    /terminat|closed|Connection|ECONNRESET|out of memory/i,
+  );
+  await hungry.end().catch(() => undefined);
+  // The add-on next door never noticed, and the one that ran away answers again once recovered.
+  const neighbour = new pg.Client({ connectionString: db.POSTGRESQL_ADDON_URI, connectionTimeoutMillis: 5000 });
+  await neighbour.connect();
+  const { rows } = await neighbour.query<{ up: string }>(`SELECT (now() - pg_postmaster_start_time())::text AS up`);
+  await neighbour.end();
+  assert.ok(rows[0]!.up, 'the neighbour answers');
+  await waitUntil('the add-on that ran out of memory to answer again', async () => {
+    const again = new pg.Client({ connectionString: other.POSTGRESQL_ADDON_URI, connectionTimeoutMillis: 2000 });
+    try {
+      await again.connect();
+      await again.query('SELECT 1');
+      return true;
+    } catch {
+      return false;
+    } finally {
+      await again.end().catch(() => undefined);
+    }
+  });
+  await cliOk(['addon', 'delete', 'other', '--yes']);
 });
 
 function addonId(name: string): Promise<string> {
@@ -489,7 +538,7 @@ test('delete is refused while linked, asks for confirmation, and with --unlink -
   await cliOk(['addon', 'delete', 'db', '--yes']);
   const client = new pg.Client({ connectionString: db.POSTGRESQL_ADDON_URI, connectionTimeoutMillis: 5000 });
   client.on('error', () => undefined);
-  await assert.rejects(client.connect(), /password authentication failed|does not exist/);
+  await assert.rejects(client.connect(), /password authentication failed|does not exist|ECONNREFUSED/);
   await client.end().catch(() => undefined);
   assert.deepEqual(await cliJson(['addon', 'list']), []);
 });

@@ -100,10 +100,11 @@ test('a backup goes to the S3 store encrypted, and is restore-tested from there'
 
   const listed = await client.send(new ListObjectsV2Command({ Bucket: 'backups', Prefix: 'platform/' }));
   const keys = (listed.Contents ?? []).map((o) => o.Key!);
-  const base = keys.find((k) => k.startsWith('platform/postgresql/base/'));
+  // The add-on's own server's base backups and archive: postgresql/<add-on id>/base/, /wal/.
+  const base = keys.find((k) => /^platform\/postgresql\/addon_[0-9a-f-]+\/base\//.test(k));
   assert.ok(base, `a base backup in the bucket (${keys.join(', ')})`);
   assert.ok(
-    keys.some((k) => k.startsWith('platform/postgresql/wal/')),
+    keys.some((k) => /^platform\/postgresql\/addon_[0-9a-f-]+\/wal\//.test(k)),
     'archived WAL in the bucket',
   );
   const head = Buffer.from(await (await client.send(new GetObjectCommand({ Bucket: 'backups', Key: base }))).Body!.transformToByteArray());

@@ -122,26 +122,28 @@ test('system backup writes a complete backup with its manifest, under its final 
   ]);
   const manifest = JSON.parse(readFileSync(join(report.path, 'manifest.json'), 'utf8')) as {
     files: Array<{ path: string; sha256: string }>;
+    addons: Array<{ addon_id: string; name: string }>;
   };
   const paths = manifest.files.map((f) => f.path);
+  const dbId = manifest.addons.find((a) => a.name === 'db')!.addon_id;
   for (const path of [
     'slipway.db',
     `repos/${appId}.bundle`,
     'ssh_host_ed25519_key',
     'ca/ca.pem',
     'ca/ca.key',
-    'postgresql-admin-password',
+    `postgresql-servers/${dbId}.admin-password`,
     'secrets-key',
   ]) {
     assert.ok(paths.includes(path), `${path} is in the manifest: ${paths.join(', ')}`);
   }
   assert.ok(
-    paths.some((p) => p.startsWith('addons/postgresql/base/')),
-    'the base backup is in',
+    paths.some((p) => p.startsWith(`addons/postgresql/${dbId}/base/`)),
+    "the base backup of the add-on's server is in",
   );
   assert.ok(
-    paths.some((p) => p.startsWith('addons/postgresql/wal/')),
-    'the archived WAL is in',
+    paths.some((p) => p.startsWith(`addons/postgresql/${dbId}/wal/`)),
+    'its archived WAL is in',
   );
   assert.equal(report.files, manifest.files.length);
   // Both kept releases, as archives beside the backups (a next backup here names them again).

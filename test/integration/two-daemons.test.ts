@@ -4,7 +4,8 @@
  * them, saying to pick another --subnet; the first daemon's app keeps serving. And should the
  * bridge disappear anyway, the router answers with its own error page: packets for instance
  * addresses never leave the machine by the default route (where something else answered a
- * bare 403).
+ * bare 403). Two daemons on their own subnets both create PostgreSQL add-ons: each add-on's
+ * server listens at its own daemon's gateway.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,6 +16,7 @@ import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { SLIPWAY_BIN } from '../support/cli.js';
 import { freePort } from '../support/free-port.js';
+import { cliJson, postgresUriOf, sql } from '../support/addon-cli.js';
 import { checkoutExample, createApp, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
 
 let first: TestDaemon;
@@ -78,6 +80,27 @@ test('a second daemon on the subnet of a running one refuses to start, names the
   assert.ok(existsSync(`/sys/class/net/${bridge}`), "the first daemon's bridge is still there");
   const response = await getThroughRouter(first, host);
   assert.equal(response.status, 200, 'the first daemon keeps serving its app');
+});
+
+test('a second daemon on its own subnet creates PostgreSQL add-ons too: no port is taken machine-wide', async () => {
+  const second = await startDaemon();
+  try {
+    const uris: string[] = [];
+    for (const daemon of [first, second]) {
+      await cliJson(daemon, ['addon', 'create', 'postgresql', 'db']);
+      const uri = await postgresUriOf(daemon, 'db');
+      await sql(uri, 'CREATE TABLE owner (daemon text)');
+      await sql(uri, 'INSERT INTO owner VALUES ($1)', [daemon.dataDir]);
+      uris.push(uri);
+    }
+    // Each add-on's server answers at its own daemon's gateway with its own data.
+    for (const [i, daemon] of [first, second].entries()) {
+      assert.deepEqual(await sql(uris[i]!, 'SELECT daemon FROM owner'), [{ daemon: daemon.dataDir }]);
+    }
+    assert.notEqual(new URL(uris[0]!).hostname, new URL(uris[1]!).hostname, 'each at its own gateway');
+  } finally {
+    await second.stop();
+  }
 });
 
 test('with its bridge gone, the router answers its own 502 or 503 page, never a bare 403 from beyond the machine', async () => {

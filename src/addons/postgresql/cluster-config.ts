@@ -43,7 +43,13 @@ export function initdbArgv(initdb: string, dataDir: string, passwordFile: string
   ];
 }
 
-export function postgresArgv(postgres: string, layout: ClusterLayout, listenAddresses: string[], port: number): string[] {
+export function postgresArgv(
+  postgres: string,
+  layout: ClusterLayout,
+  listenAddresses: string[],
+  port: number,
+  settings: string[] = [],
+): string[] {
   return [
     postgres,
     '-D',
@@ -72,6 +78,7 @@ export function postgresArgv(postgres: string, layout: ClusterLayout, listenAddr
     `archive_command=${archiveCommand(layout.walSpoolDir)}`,
     '-c',
     'archive_timeout=60',
+    ...settings.flatMap((setting) => ['-c', setting]),
   ];
 }
 

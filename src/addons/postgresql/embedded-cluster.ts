@@ -1,5 +1,5 @@
 import { runChecked } from '../../executor/run-captured.js';
-import { chown, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type pg from 'pg';
 import { assertTraversable, ensureDir } from '../directories.js';
@@ -7,9 +7,12 @@ import { randomPassword } from '../secrets.js';
 import { ServerProcess, isOurServer, logTail, readPidFile, waitUntilReady } from '../server-process.js';
 import { quietSupervision, SupervisedServer, type SupervisionEvents } from '../server-supervisor.js';
 import { ensureSystemUser, type SystemUser } from '../system-user.js';
+import type { SandboxCgroups, SandboxLimits } from '../../sandbox/cgroups.js';
+import { runsInSandbox, sandboxedArgv } from '../redis/server-sandbox.js';
 import { findPostgresBinaries } from './binaries.js';
 import type { HbaClient } from '../../network/addon-access.js';
 import { asSuperuser } from './superuser-connection.js';
+import { isWalFileName } from './wal-names.js';
 import { ADMIN_ROLE, hbaConf, initdbArgv, postgresArgv, type ClusterLayout } from './cluster-config.js';
 
 export interface EmbeddedClusterOptions {
@@ -21,6 +24,20 @@ export interface EmbeddedClusterOptions {
   appSubnet: string;
   /** Unprivileged account the server runs as (initdb refuses root). */
   serverUser: string;
+  /** The account, when it is made otherwise than by name (an add-on's own user, created on demand). */
+  user?: () => Promise<SystemUser>;
+  /**
+   * A server of one add-on: it runs in a sandbox (no capabilities, IPC and host name namespaces
+   * of its own) inside this control group with the plan's limits, and `root` is closed to other
+   * accounts (0750, the server's group).
+   */
+  sandbox?: { cgroups: SandboxCgroups; group: string; limits: SandboxLimits };
+  /** Further `-c` settings (an add-on server's plan sizing: postgresql/server-settings.ts). */
+  settings?: string[];
+  /** How messages name it, e.g. "the PostgreSQL server of add-on addon_…". */
+  label?: string;
+  /** The one add-on it serves (its restarts are told to that add-on's apps only). */
+  addonId?: string;
   startTimeoutMs?: number;
 }
 
@@ -75,9 +92,23 @@ export class EmbeddedCluster {
     return this.options.port;
   }
 
+  /** How slipway reaches it as its superuser, once started (or adopted) by this daemon. */
+  get adminTarget(): AdminTarget | undefined {
+    return this.server?.isSupervised() ? this.admin : undefined;
+  }
+
   /** The unprivileged account the server runs as. */
   get serverUser(): string {
     return this.options.serverUser;
+  }
+
+  /** The account itself (created when missing): throw-away copies of its backups run as it too. */
+  serverAccount(): Promise<SystemUser> {
+    return this.options.user ? this.options.user() : ensureSystemUser(this.options.serverUser);
+  }
+
+  private get label(): string {
+    return this.options.label ?? 'the PostgreSQL add-on server';
   }
 
   get layout(): ClusterLayout & { root: string; passwordFile: string; logFile: string } {
@@ -105,9 +136,16 @@ export class EmbeddedCluster {
   async start(): Promise<AdminTarget> {
     if (this.server?.isSupervised() && this.admin) return this.admin;
     const layout = this.layout;
-    const user = await ensureSystemUser(this.options.serverUser);
+    const user = await this.serverAccount();
     await assertTraversable(dirname(layout.root), user);
-    await ensureDir(layout.root, 0o755);
+    if (this.options.sandbox) {
+      // The parent (`<data>/postgresql`) stays enterable; only the add-on's own folder is closed.
+      await mkdir(dirname(layout.root), { recursive: true, mode: 0o755 });
+      await ensureDir(layout.root, 0o750);
+      await chown(layout.root, 0, user.gid);
+    } else {
+      await ensureDir(layout.root, 0o755);
+    }
     await ensureDir(layout.socketDir, 0o750, user);
     await ensureDir(layout.walSpoolDir, 0o700, user);
 
@@ -126,7 +164,11 @@ export class EmbeddedCluster {
           `restore it, or move the cluster away to let slipway create a new one.`,
       );
     }
-    this.admin = { host: '127.0.0.1', port: this.options.port, user: ADMIN_ROLE, password: password.trim(), database: 'postgres' };
+    // An add-on's own server is reached over its unix socket: it listens on the gateway only, so
+    // a port is never contended with another daemon's servers on loopback, and a probe never
+    // reaches another server than this one.
+    const host = this.options.sandbox ? layout.socketDir : '127.0.0.1';
+    this.admin = { host, port: this.options.port, user: ADMIN_ROLE, password: password.trim(), database: 'postgres' };
     const onDisk = await readOptional(layout.hbaFile);
     const kept = onDisk !== undefined && !this.clientsKnown;
     if (!kept) await this.writeCurrentHba();
@@ -139,15 +181,17 @@ export class EmbeddedCluster {
     if (adoptedServer && !(await archiving(this.admin))) {
       // Started by a slipway that kept no WAL archive: once, at the upgrade, it restarts with
       // archiving on (archive_mode takes effect only at a server start).
-      this.events.log('Restarting the PostgreSQL add-on server once to turn on WAL archiving for backups.');
+      this.events.log(`Restarting ${this.label} once to turn on WAL archiving for backups.`);
       await adoptedServer.stop('SIGINT', 30_000);
       server = await this.spawnReady(binaries.postgres, user);
     }
     const adopted = server === adoptedServer;
+    if (adopted) this.reapplyLimits();
     // An adopted server loaded the file its daemon wrote: the one on disk, unless rewritten just now.
     const loaded = adopted && !kept ? undefined : this.writtenHba;
     this.server = new SupervisedServer(server, {
       provider: 'postgresql',
+      addonId: this.options.addonId,
       label: server.label,
       relaunch: () => this.relaunch(binaries.postgres, user),
       restarted: () => this.restarted(),
@@ -184,14 +228,39 @@ export class EmbeddedCluster {
   private async spawnReady(postgres: string, user: SystemUser): Promise<ServerProcess> {
     const layout = this.layout;
     await this.removeStaleLockFiles();
-    const server = await ServerProcess.spawn('the PostgreSQL add-on server', {
-      argv: postgresArgv(postgres, layout, this.options.listenAddresses, this.options.port),
-      user,
+    const argv = postgresArgv(postgres, layout, this.options.listenAddresses, this.options.port, this.options.settings);
+    const sandbox = this.options.sandbox;
+    if (sandbox) sandbox.cgroups.create(sandbox.group, sandbox.limits);
+    const server = await ServerProcess.spawn(this.label, {
+      argv: sandbox ? sandboxedArgv(user, argv) : argv,
+      user: sandbox ? undefined : user,
       cwd: layout.dataDir,
       logFile: layout.logFile,
+      cgroupProcs: sandbox ? sandbox.cgroups.processGroup(sandbox.group) : undefined,
     });
     await this.waitReady(server);
+    // Answering means postgres runs: whatever joined the groups before it ran is done.
+    if (sandbox && !runsInSandbox(server.pid, sandbox.cgroups, sandbox.group, user)) {
+      await server.stop('SIGINT', 10_000);
+      throw new Error(`${this.label} did not start in its sandbox (control group ${sandbox.group}, user ${user.name}).`);
+    }
     return server;
+  }
+
+  /**
+   * A server adopted from an earlier daemon gets the plan's limits on its group again (a plan
+   * changed since). A failure is told, not fatal: cgroup v1 refuses a limit below the current use.
+   */
+  private reapplyLimits(): void {
+    const sandbox = this.options.sandbox;
+    if (!sandbox) return;
+    try {
+      sandbox.cgroups.create(sandbox.group, sandbox.limits);
+    } catch (error) {
+      this.events.log(
+        `Could not apply the plan's limits to ${this.label} now (${(error as Error).message}); they apply at its next start.`,
+      );
+    }
   }
 
   private async waitReady(server: ServerProcess): Promise<void> {
@@ -203,9 +272,7 @@ export class EmbeddedCluster {
       this.options.startTimeoutMs ?? 60_000,
       async (reason) => {
         await server.stop('SIGINT', 10_000);
-        return new Error(
-          `PostgreSQL add-on server did not start: ${reason}. Last lines of ${layout.logFile}:\n` + (await logTail(layout.logFile)),
-        );
+        return new Error(`${this.label} did not start: ${reason}. Last lines of ${layout.logFile}:\n` + (await logTail(layout.logFile)));
       },
     );
   }
@@ -291,6 +358,38 @@ export class EmbeddedCluster {
     this.loadedHba = hba;
   }
 
+  /**
+   * Puts another data folder in place of the server's (a physical restore): `fill` lays the new
+   * one out at the path it is given (a stopped, promoted copy owned by the server's account, on
+   * the same file system); then the server stops (its sessions end), the folders are swapped and
+   * it starts on the new one. If it does not start, the old folder is put back and started, and
+   * the error is passed on. The WAL the copy wrote is handed to archiving (see markForArchiving).
+   */
+  async replaceData(fill: (incoming: string) => Promise<void>): Promise<void> {
+    const layout = this.layout;
+    const user = await this.serverAccount();
+    const incoming = join(layout.root, 'data.incoming');
+    const previous = join(layout.root, 'data.previous');
+    await rm(incoming, { recursive: true, force: true });
+    await rm(previous, { recursive: true, force: true });
+    await fill(incoming);
+    await markForArchiving(incoming, user);
+    await this.stop();
+    await rename(layout.dataDir, previous);
+    await rename(incoming, layout.dataDir);
+    try {
+      await this.start();
+    } catch (error) {
+      await rm(incoming, { recursive: true, force: true });
+      await rename(layout.dataDir, incoming);
+      await rename(previous, layout.dataDir);
+      await this.start();
+      await rm(incoming, { recursive: true, force: true });
+      throw error;
+    }
+    await rm(previous, { recursive: true, force: true });
+  }
+
   /** Fast shutdown (SIGINT: open sessions are ended, data is safe), then SIGKILL after 30 s. */
   async stop(): Promise<void> {
     const server = this.server;
@@ -349,7 +448,7 @@ export class EmbeddedCluster {
     const pid = await readPidFile(pidFile);
     if (pid === undefined || !(await isOurServer(pid, 'postgres', layout.dataDir))) return undefined;
     const lines = (await readFile(pidFile, 'utf8')).split('\n');
-    const server = ServerProcess.adopt('the PostgreSQL add-on server', pid);
+    const server = ServerProcess.adopt(this.label, pid);
     if (Number(lines[3]) !== this.options.port) {
       // Listening on another port than configured: restart it with the current settings.
       await server.stop('SIGINT', 30_000);
@@ -358,6 +457,26 @@ export class EmbeddedCluster {
     // Not signalled: it keeps the pg_hba.conf it loaded (see clientsKnown) until told otherwise.
     return server;
   }
+}
+
+/**
+ * A restored copy runs without archiving, so the timeline history file its promotion wrote is
+ * not marked for the archive: without it a later restore could not follow this timeline, or
+ * would choose its number again. It gets its `.ready` mark, made by the server's account in its
+ * own folder (root only lists the names). The segment the copy was writing in is finished and
+ * archived by the server as usual; the rest of pg_wal (recycled segments) is not archive material.
+ */
+async function markForArchiving(dataDir: string, user: SystemUser): Promise<void> {
+  const walDir = join(dataDir, 'pg_wal');
+  const names = await readdir(walDir);
+  const done = new Set(await readdir(join(walDir, 'archive_status')).catch(() => [] as string[]));
+  const waiting = names.filter((n) => isWalFileName(n) && n.endsWith('.history') && !done.has(`${n}.done`) && !done.has(`${n}.ready`));
+  if (waiting.length === 0) return;
+  await runChecked(['touch', ...waiting.map((n) => join(walDir, 'archive_status', `${n}.ready`))], {
+    user: { uid: user.uid, gid: user.gid },
+    cwd: '/',
+    env: { PATH: '/usr/bin:/bin' },
+  });
 }
 
 async function readOptional(path: string): Promise<string | undefined> {

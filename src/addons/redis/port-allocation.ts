@@ -30,12 +30,17 @@ export async function portIsFree(port: number, hosts: string[]): Promise<boolean
   return true;
 }
 
-export async function allocatePort(range: PortRange, taken: ReadonlySet<number>, hosts: string[]): Promise<number> {
+export async function allocatePort(
+  range: PortRange,
+  taken: ReadonlySet<number>,
+  hosts: string[],
+  kind: 'Redis' | 'PostgreSQL' = 'Redis',
+): Promise<number> {
   for (const port of candidatePorts(range, taken)) {
     if (await portIsFree(port, hosts)) return port;
   }
   throw new Error(
-    `No free port left for a new Redis add-on in ${range[0]}-${range[1]} (${taken.size} used by add-ons, the rest by other programs). ` +
-      `Widen the Redis port range in slipway's configuration or delete unused Redis add-ons.`,
+    `No free port left for a new ${kind} add-on in ${range[0]}-${range[1]} (${taken.size} used by add-ons, the rest by other programs). ` +
+      `Widen the ${kind} port range in slipway's configuration or delete unused ${kind} add-ons.`,
   );
 }

@@ -17,6 +17,17 @@ export interface IdRange {
 }
 
 export const DEFAULT_REDIS_UID_RANGE: IdRange = { first: 2_200_000, last: 2_299_999 };
+/** Each PostgreSQL add-on's server (postgresql/addon-servers.ts) gets one the same way, `slp-…`. */
+export const DEFAULT_POSTGRESQL_UID_RANGE: IdRange = { first: 2_300_000, last: 2_399_999 };
+
+/** Whose users a set of server users is: the name's prefix and the kind, for messages. */
+export interface ServerUserKind {
+  prefix: 'slr-' | 'slp-';
+  label: 'Redis' | 'PostgreSQL';
+}
+
+export const REDIS_SERVER_USERS: ServerUserKind = { prefix: 'slr-', label: 'Redis' };
+export const POSTGRESQL_SERVER_USERS: ServerUserKind = { prefix: 'slp-', label: 'PostgreSQL' };
 const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
 
 /**
@@ -24,8 +35,12 @@ const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
  * (`addon_<uuid>`), or of the id's SHA-256 for ids of another form.
  */
 export function redisUserName(addonId: string): string {
+  return serverUserName(REDIS_SERVER_USERS, addonId);
+}
+
+export function serverUserName(kind: ServerUserKind, addonId: string): string {
   const hex = /^addon_([0-9a-f]{8})-([0-9a-f]{4})/.exec(addonId);
-  return `slr-${hex ? `${hex[1]}${hex[2]}` : createHash('sha256').update(addonId).digest('hex').slice(0, 12)}`;
+  return `${kind.prefix}${hex ? `${hex[1]}${hex[2]}` : createHash('sha256').update(addonId).digest('hex').slice(0, 12)}`;
 }
 
 /** The lowest number of the range that neither a user nor a group has. */
@@ -44,29 +59,54 @@ export function idsOf(getentOutput: string[]): Set<number> {
   return ids;
 }
 
-export function redisUseraddArgv(name: string, id: number, addonId: string): string[] {
-  return numberedUseraddArgv(name, id, `slipway Redis add-on ${addonId}`);
+export function redisUseraddArgv(name: string, id: number, addonId: string, kind: ServerUserKind = REDIS_SERVER_USERS): string[] {
+  return numberedUseraddArgv(name, id, `slipway ${kind.label} add-on ${addonId}`);
 }
 
 export class RedisServerUsers {
   /** One change of /etc/passwd at a time. */
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly range: IdRange = DEFAULT_REDIS_UID_RANGE) {}
+  constructor(
+    private readonly range: IdRange = DEFAULT_REDIS_UID_RANGE,
+    private readonly kind: ServerUserKind = REDIS_SERVER_USERS,
+  ) {}
 
   /** The add-on's server user, created when missing. */
   ensure(addonId: string): Promise<SystemUser> {
     return this.serial(async () => {
-      const name = redisUserName(addonId);
+      const name = serverUserName(this.kind, addonId);
       const existing = await lookupUser(name);
       if (existing) return existing;
-      const used = new Set([...idsOf(await getent('passwd')), ...idsOf(await getent('group'))]);
-      const id = firstFreeId(this.range, used);
-      if (id === undefined) {
-        throw new Error(`No free uid left in ${this.range.first}-${this.range.last} for a new Redis add-on's server user.`);
+      // Another daemon on this machine may take the same number meanwhile: then the next one.
+      for (let attempt = 1; ; attempt++) {
+        const used = new Set([...idsOf(await getent('passwd')), ...idsOf(await getent('group'))]);
+        const id = firstFreeId(this.range, used);
+        if (id === undefined) {
+          throw new Error(`No free uid left in ${this.range.first}-${this.range.last} for a new ${this.kind.label} add-on's server user.`);
+        }
+        const group = await run(groupaddArgv(name, id));
+        if (group.exitCode !== 0 && attempt < 5 && /already exists/.test(group.err.join(' '))) {
+          if (await lookupUser(name)) break;
+          continue;
+        }
+        if (group.exitCode !== 0) {
+          throw new Error(
+            `Could not create the group ${name}: ${group.err.join(' ').trim() || `exit ${group.exitCode}`}. Check that the daemon runs as root.`,
+          );
+        }
+        const user = await run(redisUseraddArgv(name, id, addonId, this.kind));
+        if (user.exitCode !== 0 && attempt < 5 && /already exists|in use/.test(user.err.join(' '))) {
+          await run(['groupdel', name]);
+          continue;
+        }
+        if (user.exitCode !== 0) {
+          throw new Error(
+            `Could not create the user ${name}: ${user.err.join(' ').trim() || `exit ${user.exitCode}`}. Check that the daemon runs as root.`,
+          );
+        }
+        break;
       }
-      await check(groupaddArgv(name, id), `create the group ${name}`);
-      await check(redisUseraddArgv(name, id, addonId), `create the user ${name}`);
       const created = await lookupUser(name);
       if (!created) throw new Error(`useradd reported success but ${name} is still unknown to getent passwd.`);
       return created;
@@ -76,7 +116,7 @@ export class RedisServerUsers {
   /** Removes the add-on's user and group (the add-on was deleted); gone already is fine. */
   remove(addonId: string): Promise<void> {
     return this.serial(async () => {
-      const name = redisUserName(addonId);
+      const name = serverUserName(this.kind, addonId);
       if (!(await lookupUser(name))) return;
       await check(['userdel', name], `remove the user ${name}`);
       await run(['groupdel', name]); // userdel removes it already where USERGROUPS_ENAB is on

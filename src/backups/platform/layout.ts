@@ -10,6 +10,8 @@ export const ADDONS_FOLDER = 'addons';
 export const SECRETS_KEY_FILE = 'secrets-key';
 /** The embedded PostgreSQL cluster's superuser password: its restored copy has the same roles. */
 export const PG_PASSWORD_FILE = 'postgresql-admin-password';
+/** Each add-on server's superuser password, `<add-on id>.admin-password`: its restored copy has it. */
+export const PG_SERVERS_FOLDER = 'postgresql-servers';
 /**
  * Files and folders of the data folder copied as they are, at the same place: the internal CA
  * (with its provisional one), the SSH host key (users' known_hosts stay right) and the first

@@ -53,6 +53,14 @@ export interface ManifestRelease {
   sha256: string;
 }
 
+export interface ManifestServer {
+  addon_id: string;
+  base_key: string;
+  restore_point: string;
+  admin_password_file: string;
+  major: number;
+}
+
 export interface PlatformManifest {
   format: number;
   slipway_version: string;
@@ -64,6 +72,8 @@ export interface PlatformManifest {
   addons: ManifestAddon[];
   /** The PostgreSQL cluster as a whole: the base backup and restore point its restore replays to. */
   postgresql: { base_key: string; restore_point: string; admin_password_file: string; major: number } | null;
+  /** Each add-on's own PostgreSQL server: its base backup, the restore point replay goes to, its superuser's password. */
+  postgresql_servers?: ManifestServer[];
   /** The key the store's secrets are sealed with (format 2; absent from format 1, whose store holds them in clear). */
   secrets_key?: string | null;
   /**
@@ -163,6 +173,16 @@ export function parseManifest(text: string): PlatformManifest {
   if (m.postgresql && !Number.isInteger(m.postgresql.major)) throw new Error('manifest.json lacks the PostgreSQL major version.');
   const named = [m.store, ...m.repositories.map((r) => r.file)];
   if (m.postgresql) named.push(m.postgresql.admin_password_file);
+  if (m.postgresql_servers !== undefined) {
+    if (!Array.isArray(m.postgresql_servers)) throw new Error('manifest.json lists its PostgreSQL servers wrongly.');
+    for (const server of m.postgresql_servers) {
+      if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(server.addon_id) || !server.base_key.startsWith(`postgresql/${server.addon_id}/base/`)) {
+        throw new Error('manifest.json names a PostgreSQL server that is not an add-on of its own.');
+      }
+      if (!Number.isInteger(server.major)) throw new Error('manifest.json lacks the PostgreSQL major version of a server.');
+      named.push(server.admin_password_file);
+    }
+  }
   if (m.secrets_key) named.push(m.secrets_key);
   for (const path of named) {
     if (!listed.has(path)) throw new Error(`manifest.json names ${path} but gives no checksum for it.`);

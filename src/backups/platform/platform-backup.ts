@@ -11,7 +11,7 @@ import type { AddonBackups } from '../addon-backups.js';
 import { secretsKeyPath } from '../../store/secrets-key-file.js';
 import type { BackupStore } from '../store/backup-store.js';
 import { type BackupKey, EncryptedBackupStore, loadBackupKey } from '../store/encrypted-store.js';
-import { BASE_PREFIX } from '../postgresql/postgresql-backups.js';
+import { BASE_PREFIX, serverPrefix } from '../postgresql/postgresql-backups.js';
 import { WAL_PREFIX } from '../postgresql/wal-shipper.js';
 import {
   completeBackupNames,
@@ -33,9 +33,18 @@ import {
   PLATFORM_BACKUP_FORMAT,
   releaseObject,
   type ManifestAddon,
+  type ManifestServer,
   type PlatformManifest,
 } from './manifest.js';
-import { ADDONS_FOLDER, DATA_FOLDER_FILES, PG_PASSWORD_FILE, REPOS_FOLDER, SECRETS_KEY_FILE, STORE_FILE } from './layout.js';
+import {
+  ADDONS_FOLDER,
+  DATA_FOLDER_FILES,
+  PG_PASSWORD_FILE,
+  PG_SERVERS_FOLDER,
+  REPOS_FOLDER,
+  SECRETS_KEY_FILE,
+  STORE_FILE,
+} from './layout.js';
 import { archiveRelease } from './release-archives.js';
 
 export interface PlatformBackupSources {
@@ -134,6 +143,14 @@ export async function takePlatformBackup(
     }
     const postgresql = addons.postgresql;
     if (postgresql) await copyPlatformFiles(join(o.dataDir, 'postgresql', 'admin-password'), join(work, PG_PASSWORD_FILE));
+    const servers: ManifestServer[] = [];
+    for (const server of addons.servers) {
+      const file = `${PG_SERVERS_FOLDER}/${server.addon_id}.admin-password`;
+      if (servers.length === 0) await mkdir(join(work, PG_SERVERS_FOLDER), { mode: 0o700 });
+      await copyPlatformFiles(join(o.dataDir, 'postgresql', server.addon_id, 'admin-password'), join(work, file));
+      const major = Number((await readFile(join(o.dataDir, 'postgresql', server.addon_id, 'data', 'PG_VERSION'), 'utf8')).trim());
+      servers.push({ ...server, admin_password_file: file, major });
+    }
     const sealed = sealedWith(files, key);
     for (const file of await checksumTree(work)) await sealed.put(file.path, createReadStream(join(work, file.path)));
     const releases = await archiveReleases(o, place, key);
@@ -151,6 +168,7 @@ export async function takePlatformBackup(
       repositories,
       addons: addons.list,
       postgresql: postgresql ? { ...postgresql, admin_password_file: PG_PASSWORD_FILE, major } : null,
+      postgresql_servers: servers,
       secrets_key: SECRETS_KEY_FILE,
       encrypted: key ? { key_id: key.id } : null,
       files: listed,
@@ -268,13 +286,18 @@ async function removeBeyond(place: PlatformBackupPlace, keep: number): Promise<s
 async function copyAddonData(
   o: PlatformBackupSources,
   copy: BackupStore,
-): Promise<{ list: ManifestAddon[]; postgresql?: { base_key: string; restore_point: string } }> {
-  if (!o.backups || !o.backupStore || o.store.addons.all().length === 0) return { list: [] };
+): Promise<{
+  list: ManifestAddon[];
+  postgresql?: { base_key: string; restore_point: string };
+  servers: Array<{ addon_id: string; base_key: string; restore_point: string }>;
+}> {
+  if (!o.backups || !o.backupStore || o.store.addons.all().length === 0) return { list: [], servers: [] };
   const taken = await o.backups.backupAllVerified();
   const source = o.backupStore;
   const keys = new Set<string>();
   const list: ManifestAddon[] = [];
   let postgresql: { base_key: string; restore_point: string } | undefined;
+  const servers: Array<{ addon_id: string; base_key: string; restore_point: string }> = [];
   for (const { addon, backup } of taken) {
     keys.add(backup.object_key);
     list.push({
@@ -288,6 +311,16 @@ async function copyAddonData(
     if (backup.object_key.startsWith(BASE_PREFIX) && backup.restore_point) {
       // One base backup for them all; the last restore point made is the one replay goes to.
       postgresql = { base_key: backup.object_key, restore_point: backup.restore_point };
+    } else if (backup.object_key.startsWith(`${serverPrefix(addon.id)}base/`) && backup.restore_point) {
+      // A server of the add-on's own: its base backup, and its archive from that backup's start.
+      servers.push({ addon_id: addon.id, base_key: backup.object_key, restore_point: backup.restore_point });
+      const base = `${serverPrefix(addon.id)}base/`;
+      const walPrefix = `${serverPrefix(addon.id)}wal/`;
+      const start = backup.object_key.slice(base.length, base.length + 24);
+      for (const object of await source.list(walPrefix)) {
+        const walName = object.key.slice(walPrefix.length);
+        if (walName.endsWith('.history') || walName.slice(0, 24) >= start) keys.add(object.key);
+      }
     }
   }
   if (postgresql) {
@@ -299,7 +332,7 @@ async function copyAddonData(
   }
   for (const key of keys) await copy.put(key, await source.get(key));
   o.log(`Platform backup: ${taken.length} add-on backup(s) restore-tested and copied (${keys.size} objects).`);
-  return { list, postgresql };
+  return { list, postgresql, servers };
 }
 
 /** `git bundle --all` of each app's repository that holds commits: one file, whatever a push does meanwhile. */

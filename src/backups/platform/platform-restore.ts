@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants, createWriteStream } from 'node:fs';
-import { lstat, mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chown, lstat, mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
@@ -13,7 +13,8 @@ import { runChecked } from '../../executor/run-captured.js';
 import { secretsKeyPath } from '../../store/secrets-key-file.js';
 import { Store } from '../../store/store.js';
 import { ScratchCluster } from '../postgresql/scratch-cluster.js';
-import { BASE_PREFIX } from '../postgresql/postgresql-backups.js';
+import { BASE_PREFIX, serverPrefix } from '../postgresql/postgresql-backups.js';
+import { DEFAULT_POSTGRESQL_UID_RANGE, POSTGRESQL_SERVER_USERS, RedisServerUsers } from '../../addons/redis/server-users.js';
 import { WAL_PREFIX } from '../postgresql/wal-shipper.js';
 import type { BackupStore } from '../store/backup-store.js';
 import { type BackupKey, EncryptedBackupStore, loadBackupKey } from '../store/encrypted-store.js';
@@ -28,6 +29,7 @@ import {
   namesStoredBackup,
   NEWEST_IN_STORE,
   parseManifest,
+  type ManifestServer,
   type PlatformManifest,
 } from './manifest.js';
 import { ADDONS_FOLDER, DATA_FOLDER_FILES, REPOS_FOLDER, STORE_FILE } from './layout.js';
@@ -216,6 +218,13 @@ export async function restorePlatform(o: {
     await restoreCluster(objects, manifest.postgresql, password, o.dataDir);
     o.log('Restored the PostgreSQL add-ons from their base backup and archived WAL.');
   }
+  for (const server of manifest.postgresql_servers ?? []) {
+    const password = (await parts.read(server.admin_password_file)).toString('utf8').trim();
+    await restoreAddonServer(objects, server, password, o.dataDir);
+  }
+  if (manifest.postgresql_servers?.length) {
+    o.log(`Restored ${manifest.postgresql_servers.length} PostgreSQL add-on server(s) from their base backups and archived WAL.`);
+  }
   const releases = await stageReleases(o.backup, o.dataDir);
   if (releases.length) o.log(`Restored ${releases.length} kept release(s): they are unpacked into the apps' folders at the start.`);
   const { rebuild, forgotten } = settleStore(join(o.dataDir, STORE_FILE), present, releases, o.dataDir);
@@ -372,6 +381,40 @@ async function restoreCluster(
     baseKey: pg.base_key,
     walNames,
     target: { name: pg.restore_point },
+    adminPassword: password,
+  });
+  await copy.handOver(join(root, 'data'));
+  await writeFile(join(root, 'admin-password'), `${password}\n`, { mode: 0o600, flag: 'wx' });
+}
+
+/**
+ * One add-on's own server: restored as its own account (made here when missing) into a
+ * throw-away copy that replays its archive to the backup's restore point, then moved to where
+ * the server starts from, with its superuser's password.
+ */
+async function restoreAddonServer(objects: BackupStore, server: ManifestServer, password: string, dataDir: string): Promise<void> {
+  const prefix = serverPrefix(server.addon_id);
+  const base = `${prefix}base/`;
+  const walPrefix = `${prefix}wal/`;
+  const user = await new RedisServerUsers(DEFAULT_POSTGRESQL_UID_RANGE, POSTGRESQL_SERVER_USERS).ensure(server.addon_id);
+  const binaries = await findPostgresBinaries(server.major);
+  const start = server.base_key.slice(base.length, base.length + 24);
+  const walNames = (await objects.list(walPrefix))
+    .map((object) => object.key.slice(walPrefix.length))
+    .filter((name) => name.endsWith('.history') || name.slice(0, 24) >= start);
+  const root = join(dataDir, 'postgresql', server.addon_id);
+  await mkdir(join(dataDir, 'postgresql'), { mode: 0o755, recursive: true });
+  await mkdir(root, { mode: 0o750 });
+  await chown(root, 0, user.gid);
+  const copy = await ScratchCluster.restore({
+    scratchRoot: join(dataDir, 'backup-scratch'),
+    user,
+    binDir: dirname(binaries.postgres),
+    store: objects,
+    baseKey: server.base_key,
+    walNames,
+    walPrefix,
+    target: { name: server.restore_point },
     adminPassword: password,
   });
   await copy.handOver(join(root, 'data'));

@@ -7,7 +7,9 @@ import pg from 'pg';
 import type { EmbeddedCluster } from '../../addons/postgresql/embedded-cluster.js';
 import { findPostgresBinaries } from '../../addons/postgresql/binaries.js';
 import { assertAddonIdentifier, createDatabaseSql } from '../../addons/postgresql/provisioning-sql.js';
-import { ensureSystemUser } from '../../addons/system-user.js';
+import type { SystemUser } from '../../addons/system-user.js';
+import { scramSha256Verifier } from '../../addons/postgresql/scram.js';
+import { ADMIN_ROLE } from '../../addons/postgresql/cluster-config.js';
 import { pinnedToolEnv } from '../../addons/postgresql/superuser-connection.js';
 import type { BackupStore } from '../store/backup-store.js';
 import { asAdmin } from './admin-client.js';
@@ -23,7 +25,14 @@ import { dumpDatabase, loadDump } from './dump-load.js';
 import { ScratchCluster, type RecoveryTarget } from './scratch-cluster.js';
 import { WAL_PREFIX, WalShipper } from './wal-shipper.js';
 
+/** Base backups of the cluster shared by the add-ons of earlier versions. */
 export const BASE_PREFIX = 'postgresql/base/';
+
+/** Where one add-on server's objects go: `postgresql/<add-on id>/` (`base/…`, `wal/…`). */
+export function serverPrefix(addonId: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(addonId)) throw new Error(`Add-on id "${addonId}" cannot name backup objects.`);
+  return `postgresql/${addonId}/`;
+}
 
 /**
  * One PostgreSQL add-on as the backups see it: its database and role on the shared cluster, and
@@ -47,6 +56,12 @@ export interface TakenBackup {
 export interface PostgresqlBackupsOptions {
   cluster: EmbeddedCluster;
   store: BackupStore;
+  /**
+   * Where its objects go: `postgresql/` for the shared cluster of earlier versions, or the
+   * prefix of one add-on's own server (serverPrefix), whose restores are then physical: a
+   * server started from the base backup and its WAL replaces the add-on's (no dump and reload).
+   */
+  prefix?: string;
   /** Folder for throw-away restored copies (root's; emptied after each use). */
   scratchRoot: string;
   log(line: string): void;
@@ -63,7 +78,25 @@ export class PostgresqlBackups {
   readonly shipper: WalShipper;
 
   constructor(private readonly o: PostgresqlBackupsOptions) {
-    this.shipper = new WalShipper({ spoolDir: o.cluster.layout.walSpoolDir, store: o.store, log: o.log });
+    this.shipper = new WalShipper({ spoolDir: o.cluster.layout.walSpoolDir, store: o.store, prefix: this.walPrefix, log: o.log });
+  }
+
+  /** Whether this is one add-on's own server (physical restores) rather than the shared cluster. */
+  get ownServer(): boolean {
+    return this.o.prefix !== undefined && this.o.prefix !== 'postgresql/';
+  }
+
+  get basePrefix(): string {
+    return `${this.o.prefix ?? 'postgresql/'}base/`;
+  }
+
+  get walPrefix(): string {
+    return this.o.prefix ? `${this.o.prefix}wal/` : WAL_PREFIX;
+  }
+
+  /** The live server, as restores into it reach it. */
+  liveTarget(): Promise<LiveCluster> {
+    return this.live();
   }
 
   private async live(): Promise<LiveCluster> {
@@ -81,7 +114,7 @@ export class PostgresqlBackups {
     const live = await this.live();
     const createdAt = new Date();
     const start = await this.currentSegment(live);
-    const objectKey = `${BASE_PREFIX}${start}-${randomBytes(4).toString('hex')}.tar`;
+    const objectKey = `${this.basePrefix}${start}-${randomBytes(4).toString('hex')}.tar`;
     const { sizeBytes } = await takeBaseBackup(live, this.o.store, objectKey);
     const marked: Array<{ pointName: string; counts: RowCounts }> = [];
     for (const addon of addons) {
@@ -137,6 +170,7 @@ export class PostgresqlBackups {
    * two swapped (the apps' connections end then). A failure leaves the current one untouched.
    */
   async restoreInPlace(baseKey: string, target: RecoveryTarget, addon: PgAddon): Promise<void> {
+    if (this.ownServer) return this.replaceServerData(baseKey, target, this.o.cluster);
     const live = await this.live();
     const incoming = `addon_${randomBytes(8).toString('hex')}`;
     await this.admin(live, async (c) => {
@@ -153,15 +187,53 @@ export class PostgresqlBackups {
     }
   }
 
-  /** Loads the database as it was at the target into another add-on's (new, empty) database. */
-  async restoreInto(baseKey: string, target: RecoveryTarget, source: PgAddon, into: PgAddon): Promise<void> {
-    await this.copyInto(baseKey, target, source.database, into);
+  /**
+   * Puts the database as it was at the target into another (new, empty) add-on. Into a server of
+   * its own from one's own server: that server is replaced by the restored copy, whose database,
+   * role and passwords are renamed and reset to the new add-on's first. Otherwise the database is
+   * dumped from the copy and loaded into `intoLive`'s.
+   */
+  async restoreInto(
+    baseKey: string,
+    target: RecoveryTarget,
+    source: PgAddon,
+    into: PgAddon,
+    intoServer?: { cluster: EmbeddedCluster; live: LiveCluster },
+  ): Promise<void> {
+    if (this.ownServer && intoServer) {
+      const rename = async (copy: ScratchCluster) => {
+        await asAdmin(copy, 'postgres', async (c) => {
+          for (const statement of takeOverSql(source, into, intoServer.live.password)) await c.query(statement);
+        });
+      };
+      return this.replaceServerData(baseKey, target, intoServer.cluster, rename);
+    }
+    await this.copyInto(baseKey, target, source.database, into, intoServer?.live);
   }
 
-  private async copyInto(baseKey: string, target: RecoveryTarget, from: string, into: PgAddon): Promise<void> {
+  /** A copy restored as the receiving server's account, adjusted, then put in place of its data. */
+  private async replaceServerData(
+    baseKey: string,
+    target: RecoveryTarget,
+    receiver: EmbeddedCluster,
+    adjust?: (copy: ScratchCluster) => Promise<void>,
+  ): Promise<void> {
+    const user = await receiver.serverAccount();
+    await this.withCopy(
+      baseKey,
+      target,
+      async (copy) => {
+        await adjust?.(copy);
+        await receiver.replaceData((incoming) => copy.handOver(incoming));
+      },
+      user,
+    );
+  }
+
+  private async copyInto(baseKey: string, target: RecoveryTarget, from: string, into: PgAddon, intoLive?: LiveCluster): Promise<void> {
     await this.withCopy(baseKey, target, async (copy, live) => {
       const run = dumpDatabase(live.binDir, copy.clientEnv(), from);
-      await Promise.all([loadDump(live, run.stdout, into), run.done]);
+      await Promise.all([loadDump(intoLive ?? live, run.stdout, into), run.done]);
     });
   }
 
@@ -185,12 +257,16 @@ export class PostgresqlBackups {
     baseKey: string,
     target: RecoveryTarget,
     use: (copy: ScratchCluster, live: LiveCluster) => Promise<T>,
+    asUser?: SystemUser,
   ): Promise<T> {
     const live = await this.live();
-    const user = await ensureSystemUser(this.o.cluster.serverUser);
-    const start = baseKey.slice(BASE_PREFIX.length, BASE_PREFIX.length + 24);
-    const walNames = (await this.o.store.list(WAL_PREFIX))
-      .map((object) => object.key.slice(WAL_PREFIX.length))
+    // A copy of one add-on's server runs as that add-on's account (or the receiving add-on's).
+    const user = asUser ?? (await this.o.cluster.serverAccount());
+    if (!baseKey.startsWith(this.basePrefix)) throw new Error(`${baseKey} is not a base backup of this server.`);
+    const start = baseKey.slice(this.basePrefix.length, this.basePrefix.length + 24);
+    const walPrefix = this.walPrefix;
+    const walNames = (await this.o.store.list(walPrefix))
+      .map((object) => object.key.slice(walPrefix.length))
       .filter((name) => name.endsWith('.history') || name.slice(0, 24) >= start);
     const copy = await ScratchCluster.restore({
       scratchRoot: this.o.scratchRoot,
@@ -199,6 +275,7 @@ export class PostgresqlBackups {
       store: this.o.store,
       baseKey,
       walNames,
+      walPrefix,
       target,
       adminPassword: live.password,
     });
@@ -221,18 +298,23 @@ export class PostgresqlBackups {
   }
 
   async deleteBase(key: string): Promise<void> {
-    if (!key.startsWith(BASE_PREFIX)) throw new Error(`${key} is not a PostgreSQL base backup.`);
+    if (!key.startsWith(this.basePrefix)) throw new Error(`${key} is not a PostgreSQL base backup.`);
     await this.o.store.delete(key);
   }
 
   /** WAL objects no kept base backup needs any more (older than the oldest base's start). */
   async pruneWal(keptBaseKeys: string[]): Promise<number> {
-    const starts = keptBaseKeys.map((key) => key.slice(BASE_PREFIX.length, BASE_PREFIX.length + 24)).sort();
+    const base = this.basePrefix;
+    const starts = keptBaseKeys
+      .filter((key) => key.startsWith(base))
+      .map((key) => key.slice(base.length, base.length + 24))
+      .sort();
     // Without any base backup no restore can use the archive: all of it goes (not timeline files).
     const oldest = starts[0] ?? 'Z';
     let removed = 0;
-    for (const object of await this.o.store.list(WAL_PREFIX)) {
-      const name = object.key.slice(WAL_PREFIX.length);
+    const walPrefix = this.walPrefix;
+    for (const object of await this.o.store.list(walPrefix)) {
+      const name = object.key.slice(walPrefix.length);
       if (!name.endsWith('.history') && name.slice(0, 24) < oldest) {
         await this.o.store.delete(object.key);
         removed++;
@@ -240,6 +322,25 @@ export class PostgresqlBackups {
     }
     return removed;
   }
+}
+
+/**
+ * In a copy that becomes another add-on's server: the source's database and role take the new
+ * add-on's names, the role its password, and slipway's superuser the receiving server's password.
+ * Names are slipway's own identifiers; passwords reach the server as SCRAM verifiers only.
+ */
+export function takeOverSql(source: PgAddon, into: PgAddon, adminPassword: string): string[] {
+  for (const name of [source.database, source.role, into.database, into.role]) assertAddonIdentifier(name);
+  const statements: string[] = [];
+  if (source.database !== into.database) {
+    statements.push(`ALTER DATABASE ${pg.escapeIdentifier(source.database)} RENAME TO ${pg.escapeIdentifier(into.database)}`);
+  }
+  if (source.role !== into.role) {
+    statements.push(`ALTER ROLE ${pg.escapeIdentifier(source.role)} RENAME TO ${pg.escapeIdentifier(into.role)}`);
+  }
+  statements.push(`ALTER ROLE ${pg.escapeIdentifier(into.role)} PASSWORD ${pg.escapeLiteral(scramSha256Verifier(into.password))}`);
+  statements.push(`ALTER ROLE ${pg.escapeIdentifier(ADMIN_ROLE)} PASSWORD ${pg.escapeLiteral(scramSha256Verifier(adminPassword))}`);
+  return statements;
 }
 
 async function runAmcheck(binDir: string, env: Record<string, string>, database: string): Promise<string> {

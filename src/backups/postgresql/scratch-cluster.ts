@@ -29,6 +29,8 @@ export interface ScratchRestore {
   baseKey: string;
   /** The archived WAL files replay may need, by name. */
   walNames: string[];
+  /** Where they are in the store (WAL_PREFIX unless an add-on server's). */
+  walPrefix?: string;
   target: RecoveryTarget;
   /** The superuser's password: the restored cluster has the roles of the live one. */
   adminPassword: string;
@@ -102,7 +104,7 @@ export class ScratchCluster {
     for (const name of this.o.walNames) {
       if (!isWalFileName(name)) throw new Error(`"${name}" is not a WAL file name.`);
       const path = join(walDir, name);
-      await writeStream(path, await this.o.store.get(walKey(name)));
+      await writeStream(path, await this.o.store.get(walKey(name, this.o.walPrefix)));
       await chown(path, 0, user.gid);
       await chmod(path, 0o640);
     }
@@ -131,9 +133,12 @@ export class ScratchCluster {
   private recoverySettings(): string[] {
     const target = this.o.target;
     const settings = [`restore_command=cp ${join(this.folder, 'wal')}/%f %p`, 'recovery_target_action=promote'];
-    if ('name' in target) settings.push(`recovery_target_name=${target.name}`);
+    // A restore point lies on the timeline its backup was taken on: replay stays on it, even when
+    // a later restore in place started a newer one from an earlier point. A time follows the
+    // newest timeline (a restore in place moves the add-on onto it).
+    if ('name' in target) settings.push(`recovery_target_name=${target.name}`, 'recovery_target_timeline=current');
     else if ('time' in target) settings.push(`recovery_target_time=${postgresTime(target.time)}`, 'recovery_target_inclusive=true');
-    else settings.push('recovery_target=immediate');
+    else settings.push('recovery_target=immediate', 'recovery_target_timeline=current');
     return settings;
   }
 

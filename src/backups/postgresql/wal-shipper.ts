@@ -3,25 +3,25 @@ import { open, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BackupStore } from '../store/backup-store.js';
 
-/** The names PostgreSQL archives: segments, partial segments, backup history and timeline files. */
-const WAL_FILE = /^(?:[0-9A-F]{24}(?:\.partial|\.[0-9A-F]{8}\.backup)?|[0-9A-F]{8}\.history)$/;
+import { isWalFileName } from '../../addons/postgresql/wal-names.js';
 
+export { isWalFileName };
+
+/** The archive of the cluster shared by the add-ons of earlier versions; a server of one add-on has `postgresql/<id>/wal/`. */
 export const WAL_PREFIX = 'postgresql/wal/';
 
-export function isWalFileName(name: string): boolean {
-  return WAL_FILE.test(name);
-}
-
 /** The store key of an archived WAL file. */
-export function walKey(name: string): string {
+export function walKey(name: string, prefix: string = WAL_PREFIX): string {
   if (!isWalFileName(name)) throw new Error(`"${name}" is not a WAL file name.`);
-  return `${WAL_PREFIX}${name}`;
+  return `${prefix}${name}`;
 }
 
 export interface WalShipperOptions {
   /** The folder archive_command copies finished segments to (the server user's). */
   spoolDir: string;
   store: BackupStore;
+  /** Where its WAL goes in the store (WAL_PREFIX, or an add-on server's `postgresql/<id>/wal/`). */
+  prefix?: string;
   log(line: string): void;
   /** How often the spool is emptied on its own (ms). */
   intervalMs?: number;
@@ -90,7 +90,7 @@ export class WalShipper {
     const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
       if (!(await handle.stat()).isFile()) throw new Error(`${path} is not a regular file.`);
-      await this.o.store.put(walKey(name), createReadStream('', { fd: handle.fd, autoClose: false }));
+      await this.o.store.put(walKey(name, this.o.prefix), createReadStream('', { fd: handle.fd, autoClose: false }));
     } finally {
       await handle.close();
     }
