@@ -4,7 +4,7 @@ import type { User } from '../store/users.js';
 import type { AddonRow } from '../store/addons.js';
 import type { AppRow } from '../store/apps.js';
 import type { AddonManager } from '../addons/addon-manager.js';
-import type { ApiContext, ApiRequest } from './context.js';
+import type { ApiRequest } from './context.js';
 import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../core/errors.js';
 import { isId } from '../core/names.js';
 import { orgForUser } from './access.js';

@@ -13,7 +13,7 @@ export interface ApiContext extends RequestContext {
 }
 
 /** What every handler sees whatever its route: the request, its user, token and the daemon's parts. */
-export type ApiRequest = Omit<ApiContext, 'params' | 'body'>;
+export type ApiRequest = Omit<ApiContext, 'params' | 'query' | 'body'>;
 
 /** What the handler of route `R` receives: typed path parameters and its validated body. */
 export type ApiRouteContext<R extends ApiRoute> = RouteContext<ApiContext, R>;

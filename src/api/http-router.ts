@@ -1,7 +1,8 @@
 import { userFacingDiskError } from '../core/disk-full.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SlipwayError, ValidationError, NotFoundError } from '../core/errors.js';
-import type { ApiRoute, Method, PathParams, RouteBody, RouteOutput, RouteSpec } from './route-spec.js';
+import type { ApiRoute, Method, PathParams, RouteBody, RouteOutput, RouteQuery, RouteSpec } from './route-spec.js';
+import { queryValues } from './request-validation.js';
 
 export type { Method };
 
@@ -18,11 +19,13 @@ export interface RequestContext {
 export type Handler<C> = (ctx: C) => Promise<unknown> | unknown;
 
 /**
- * What a declared route's handler receives: the request, the path parameters of its path and
- * its body, already checked against its declaration by the router (nothing to check again).
+ * What a declared route's handler receives: the request, the path parameters of its path, its
+ * query parameters and its body, already checked against its declaration by the router
+ * (nothing to check again).
  */
-export type RouteContext<C extends RequestContext, R extends ApiRoute> = Omit<C, 'params' | 'body'> & {
+export type RouteContext<C extends RequestContext, R extends ApiRoute> = Omit<C, 'params' | 'query' | 'body'> & {
   params: PathParams<R['path']>;
+  query: RouteQuery<R>;
   body: RouteBody<R>;
 };
 
@@ -149,7 +152,8 @@ export class HttpRouter<C extends RequestContext> {
     return this.add(route.method, route.path, route, async (ctx) => {
       // The check option has read and validated the body before the handler runs.
       const body = (route.body ? await ctx.body() : undefined) as RouteBody<R>;
-      return handler({ ...ctx, params: ctx.params as PathParams<R['path']>, body });
+      const query = queryValues(route, ctx.query) as RouteQuery<R>;
+      return handler({ ...ctx, params: ctx.params as PathParams<R['path']>, query, body });
     });
   }
 

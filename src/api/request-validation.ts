@@ -13,7 +13,7 @@ function expectation(param: QueryParam): string {
 }
 
 /** The value of a query parameter as its schema sees it (query values are all text). */
-function queryValue(param: QueryParam, text: string): unknown {
+export function queryValue(param: QueryParam, text: string): unknown {
   if (param.schema.type === 'integer') return /^-?\d{1,15}$/.test(text) ? Number(text) : text;
   return text;
 }
@@ -39,6 +39,16 @@ export function checkQuery(spec: RouteSpec, method: string, pattern: string, que
       throw new ValidationError(`${name} must be ${expectation(param)}, not ${JSON.stringify(text.slice(0, 80))}.`);
     }
   }
+}
+
+/** The declared query parameters a request gave, as their schemas read them (after checkQuery). */
+export function queryValues(spec: RouteSpec, query: URLSearchParams): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const [name, param] of Object.entries(spec.query ?? {})) {
+    const text = query.get(name);
+    if (text !== null) values[name] = queryValue(param, text);
+  }
+  return values;
 }
 
 function describeProblem(problem: Problem, spec: RouteSpec, method: string, pattern: string): ValidationError {

@@ -87,6 +87,14 @@ export function route<D extends RouteDeclaration>(declaration: D & ParamsDescrib
   };
 }
 
+/**
+ * The query parameters a route's handler receives: those its declaration has and the request
+ * gave, each validated and read as its schema says (a whole number as a number).
+ */
+export type RouteQuery<R> = R extends { query: infer Q extends Record<string, QueryParam> }
+  ? { readonly [K in keyof Q]?: Infer<Q[K]['schema']> }
+  : Record<never, never>;
+
 /** The validated JSON body a route's handler receives (`undefined` for a route that reads none). */
 export type RouteBody<R> = R extends { body: infer B extends Schema } ? Infer<B> : undefined;
 

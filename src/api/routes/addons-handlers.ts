@@ -36,7 +36,7 @@ export function addonHandlers(router: HttpRouter<ApiContext>): void {
   }));
 
   router.handle(addonRoutes.list, ({ user, deps, query }) => {
-    const org = query.get('org');
+    const org = query.org;
     const rows = org ? deps.store.addons.listForOrg(orgForUser(deps.store, user, org).id) : deps.store.addons.listForUser(user.id);
     return { addons: rows.map((a) => addonView(deps.store, a)) };
   });
@@ -66,11 +66,11 @@ export function addonHandlers(router: HttpRouter<ApiContext>): void {
   });
 
   router.handle(addonRoutes.get, ({ user, deps, params, query }) => {
-    return { addon: addonView(deps.store, addonForUser(deps.store, user, params.addon, query.get('org'))) };
+    return { addon: addonView(deps.store, addonForUser(deps.store, user, params.addon, query.org)) };
   });
 
   router.handle(addonRoutes.env, (ctx) => {
-    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.get('org'));
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.org);
     const env = addonManager(ctx).env(addon);
     return { env: Object.entries(env).map(([name, value]) => ({ name, value })) };
   });
@@ -78,9 +78,9 @@ export function addonHandlers(router: HttpRouter<ApiContext>): void {
   /** Deleting destroys the data; while apps use the add-on it takes an explicit unlink=1. */
   router.handle(addonRoutes.delete, async (ctx) => {
     const { store } = ctx.deps;
-    const addon = addonForUser(store, ctx.user, ctx.params.addon, ctx.query.get('org'));
+    const addon = addonForUser(store, ctx.user, ctx.params.addon, ctx.query.org);
     const linked = store.links.appsOfAddon(addon.id);
-    if (linked.length > 0 && !['1', 'true'].includes(ctx.query.get('unlink') ?? '')) {
+    if (linked.length > 0 && !['1', 'true'].includes(ctx.query.unlink ?? '')) {
       const names = linked.map((id) => store.apps.byId(id)?.name ?? id);
       throw new ConflictError(
         `The add-on ${addon.name} is linked to ${linked.length} application(s): ${names.join(', ')}.`,

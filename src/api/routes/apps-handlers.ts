@@ -13,7 +13,7 @@ export function appHandlers(router: HttpRouter<ApiContext>): void {
   router.handle(appRoutes.types, () => ({ types: appTypes() }));
 
   router.handle(appRoutes.list, ({ user, deps, query }) => {
-    const org = query.get('org');
+    const org = query.org;
     const apps = org ? deps.store.apps.listForOrg(orgForUser(deps.store, user, org).id) : deps.store.apps.listForUser(user.id);
     return { apps: apps.map((a) => appView(deps.endpoints, a, deps.store.orgs.byId(a.org_id)?.name, deps.store.domains.favourite(a.id))) };
   });

@@ -50,7 +50,7 @@ function restoreSource(input: { backup?: string; to?: string }): RestoreSource {
 
 export function backupHandlers(router: HttpRouter<ApiContext>): void {
   router.handle(backupRoutes.list, (ctx) => {
-    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.get('org'));
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.org);
     const service = backups(ctx);
     const list = service.list(addon);
     const window = service.window(addon);
@@ -63,17 +63,17 @@ export function backupHandlers(router: HttpRouter<ApiContext>): void {
   });
 
   router.handle(backupRoutes.create, async (ctx) => {
-    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.get('org'));
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.org);
     return { backup: backupView(await backups(ctx).backupNow(addon)) };
   });
 
   router.handle(backupRoutes.verify, async (ctx) => {
-    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.get('org'));
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.org);
     return { backup: backupView(await backups(ctx).verify(addon, ctx.params.backup)) };
   });
 
   router.handle(backupRoutes.download, async (ctx) => {
-    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.get('org'));
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.org);
     let started = false;
     const service = backups(ctx);
     const fileName = service.dumpFileName(addon, ctx.params.backup);
@@ -100,7 +100,7 @@ export function backupHandlers(router: HttpRouter<ApiContext>): void {
   });
 
   router.handle(backupRoutes.restore, async (ctx) => {
-    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.get('org'));
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.org);
     const input = ctx.body;
     const source = restoreSource(input);
     const as = input.as === undefined ? undefined : checkDisplayName('add-on', input.as);
@@ -109,7 +109,7 @@ export function backupHandlers(router: HttpRouter<ApiContext>): void {
   });
 
   router.handle(backupRoutes.schedule, (ctx) => {
-    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.get('org'));
+    const addon = addonForUser(ctx.deps.store, ctx.user, ctx.params.addon, ctx.query.org);
     const input = ctx.body;
     const service = backups(ctx);
     const { at, keep_days: keepDays } = input;

@@ -2,7 +2,7 @@ import type { AppStatusView, DeploymentView } from '../../shared/api-types.js';
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext, ApiRequest } from '../context.js';
 import type { Deployment } from '../../store/deployments.js';
-import { parseLogQuery, streamLog } from '../../logs/log-response.js';
+import { logRequest, streamLog } from '../../logs/log-response.js';
 import { appForUser } from '../access.js';
 import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../../core/errors.js';
 import type { DeploymentServices } from '../platform.js';
@@ -31,7 +31,7 @@ function services(ctx: ApiRequest): DeploymentServices {
 export function deploymentHandlers(router: HttpRouter<ApiContext>): void {
   router.handle(deploymentRoutes.list, (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
-    const limit = Math.min(Number(ctx.query.get('limit') ?? 10) || 10, 200);
+    const limit = Math.min(ctx.query.limit ?? 10, 200);
     // Whether each can be rolled back to without a rebuild: the console offers it on those.
     return {
       deployments: ctx.deps.store.deployments
@@ -54,7 +54,7 @@ export function deploymentHandlers(router: HttpRouter<ApiContext>): void {
     const d = store.deployments.byId(ctx.params.deployment);
     if (!d || d.app_id !== app.id)
       throw new NotFoundError(`No deployment ${ctx.params.deployment} for this application.`, '`slipway activity` lists them.');
-    const request = parseLogQuery(ctx.query);
+    const request = logRequest(ctx.query);
     await streamLog(
       ctx.res,
       services(ctx).logs,
@@ -155,7 +155,7 @@ export function deploymentHandlers(router: HttpRouter<ApiContext>): void {
 
   router.handle(deploymentRoutes.appLogs, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
-    const request = parseLogQuery(ctx.query);
+    const request = logRequest(ctx.query);
     await streamLog(
       ctx.res,
       services(ctx).logs,

@@ -6,7 +6,7 @@ import { APP_PARAM } from './apps-routes.js';
 const DEPLOYMENT = { ...APP_PARAM, deployment: 'Deployment id (deployment_<uuid>)' };
 
 /** The window and following of a log stream, shared by deployment logs and application output. */
-export const LOG_QUERY: Record<string, QueryParam> = {
+export const LOG_QUERY = {
   lines: {
     schema: int(undefined, { minimum: 0, maximum: 999_999_999 }),
     description: 'Start with the last n stored lines',
@@ -14,7 +14,7 @@ export const LOG_QUERY: Record<string, QueryParam> = {
   },
   since: { schema: time(), description: 'Start at this time', expects: 'a time such as 2024-05-01T12:00:00Z' },
   follow: { schema: oneOf(['0', '1']), description: '1: keep the stream open and send new lines as they come' },
-};
+} satisfies Record<string, QueryParam>;
 
 /** A deployment as listed: with whether its release is still kept for a rollback. */
 const ListedDeployment = named('ListedDeployment', {

@@ -14,7 +14,7 @@ export function envHandlers(router: HttpRouter<ApiContext>): void {
   router.handle(envRoutes.list, ({ user, deps, params, query }) => {
     const app = appForUser(deps.store, user, params.app);
     const env = deps.store.env.list(app.id);
-    if (query.get('all') === '1' && deps.addons) return { env, sections: appEnvForDisplay(deps.store, deps.addons, app.id) };
+    if (query.all === '1' && deps.addons) return { env, sections: appEnvForDisplay(deps.store, deps.addons, app.id) };
     return { env };
   });
 

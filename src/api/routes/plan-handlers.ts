@@ -38,7 +38,7 @@ export function planHandlers(router: HttpRouter<ApiContext>): void {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     const services = ctx.deps.services;
     if (!services) throw new SlipwayError(503, 'unavailable', 'Deployments are not available on this daemon.');
-    const asked = ctx.query.get('commit');
+    const asked = ctx.query.commit;
     const commit = asked ? await services.repos.resolveCommit(app.id, asked) : await services.repos.head(app.id);
     if (!commit) {
       throw asked

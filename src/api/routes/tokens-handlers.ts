@@ -1,9 +1,9 @@
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext, ApiRequest } from '../context.js';
-import { scopeCovers, tokenState, type ApiToken, type TokenScope } from '../../store/api-tokens.js';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../core/errors.js';
+import { scopeCovers, tokenState, type ApiToken } from '../../store/api-tokens.js';
+import { ConflictError, ForbiddenError, NotFoundError } from '../../core/errors.js';
 import { checkDisplayName } from '../../core/names.js';
-import { MAX_TOKEN_LIFETIME_SECONDS, tokenRoutes } from './tokens-routes.js';
+import { tokenRoutes } from './tokens-routes.js';
 
 export function tokenView(token: ApiToken & { user_name?: string }) {
   return {
@@ -40,7 +40,7 @@ function tokenFor(ctx: ApiRequest, ref: string): ApiToken {
 /** API tokens: each user makes, lists and revokes their own; administrators see and revoke everyone's. */
 export function tokenHandlers(router: HttpRouter<ApiContext>): void {
   router.handle(tokenRoutes.list, ({ user, deps, query }) => {
-    if (query.get('all') === '1') {
+    if (query.all === '1') {
       if (!user.is_admin) throw new ForbiddenError("Only an administrator can list everyone's tokens.", 'Leave out --all to list yours.');
       return { tokens: deps.store.tokens.listAll().map(tokenView) };
     }

@@ -1,6 +1,6 @@
 import type { HttpRouter } from '../http-router.js';
 import type { ApiContext, ApiRequest } from '../context.js';
-import { parseLogQuery, streamLog } from '../../logs/log-response.js';
+import { logRequest, streamLog } from '../../logs/log-response.js';
 import { SlipwayError } from '../../core/errors.js';
 import { WINDOW_MINUTES } from '../../traffic/traffic-minutes.js';
 import type { TrafficRecorder } from '../../traffic/traffic-recorder.js';
@@ -16,7 +16,7 @@ function traffic(ctx: ApiRequest): TrafficRecorder {
 export function trafficHandlers(router: HttpRouter<ApiContext>): void {
   router.handle(trafficRoutes.accessLogs, async (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
-    const request = parseLogQuery(ctx.query);
+    const request = logRequest(ctx.query);
     await streamLog(
       ctx.res,
       traffic(ctx).accessLog.hub,
