@@ -5,9 +5,10 @@ export type RouteAccess = TokenScope | 'public';
 
 /**
  * The least token scope of every route of the API, by `METHOD /pattern` (store/api-tokens.ts
- * says what each scope is). This table is the only place a route's scope is stated: the router
- * refuses to start with a route missing from it, and route-scopes.test.ts fails on one, so a
- * new route cannot exist without a decided scope.
+ * says what each scope is). This table is the only place a route's scope is stated: a route's
+ * declaration names its key here (route() in route-spec.ts, which does not compile with a key
+ * missing from it), the router refuses to start with a route missing from it, and
+ * route-scopes.test.ts fails on one, so a new route cannot exist without a decided scope.
  *
  * `read` is for metadata only: nothing that changes state, nothing that shows a secret. Reads
  * that show one (variables, an add-on's credentials, a backup's data, what an app exposes) need
