@@ -46,7 +46,8 @@ export const BACKUP_JOB_LIMITS: FairLimits = { perKey: 1, total: 2 };
 /** How long a download may make no progress (its client reads nothing) before it is ended and frees its job. */
 export const DOWNLOAD_IDLE_MS = 60_000;
 
-export type RestoreSource = { backupId: string } | { time: Date };
+/** A backup, a second of the restore window, or (a fork, `--as` only) the add-on as it is now. */
+export type RestoreSource = { backupId: string } | { time: Date } | { now: true };
 
 /**
  * How long the backup objects of a deleted add-on stay (docs/behaviour.md, Add-on backups): long
@@ -230,6 +231,15 @@ export class AddonBackups {
    */
   async restore(addon: AddonRow, source: RestoreSource, as?: string): Promise<{ addon: AddonRow; safetyBackup?: string }> {
     const engine = this.engine(addon);
+    if ('now' in source) {
+      if (as === undefined) {
+        throw new ValidationError(
+          'A restore in place needs a backup (--backup <id>) or a time (--to <time>).',
+          'Give --as <new-name> to fork the add-on as it is now.',
+        );
+      }
+      return this.fork(engine, addon, as);
+    }
     const from = this.resolveSource(engine, addon, source);
     if (as !== undefined) {
       if (this.o.store.addons.byName(addon.org_id, as)) {
@@ -273,6 +283,32 @@ export class AddonBackups {
     });
   }
 
+  /**
+   * A new add-on `as` with the add-on's data as it is now: the engine's own fork (PostgreSQL: a
+   * base backup streamed from server to server), or else a fresh safety backup restored into it.
+   */
+  private fork(engine: BackupEngine, addon: AddonRow, as: string): Promise<{ addon: AddonRow }> {
+    if (this.o.store.addons.byName(addon.org_id, as)) {
+      throw new ConflictError(`The organisation already has an add-on named ${JSON.stringify(as)}.`, 'Choose another name with --as.');
+    }
+    this.o.bounds?.newAddon(addon);
+    return this.serial(addon.org_id, async () => {
+      this.o.bounds?.newAddon(addon);
+      const created = await this.o.addons.create({ orgId: addon.org_id, provider: addon.provider, name: as });
+      try {
+        const forked = (await engine.fork?.(this.engineAddon(addon), this.engineAddon(created))) ?? false;
+        if (!forked) {
+          const [fresh] = await this.take(engine, [addon], 'safety');
+          await engine.restoreInto({ backup: fresh! }, this.engineAddon(addon), this.engineAddon(created));
+        }
+      } catch (error) {
+        await this.o.addons.remove(created).catch(() => undefined);
+        throw restoreFailed(error);
+      }
+      return { addon: created };
+    });
+  }
+
   /** A portable dump of the add-on as the backup holds it: pg_dump's custom format (PostgreSQL), the RDB file (Redis). */
   download(addon: AddonRow, backupId: string, use: (dump: Readable) => Promise<void>): Promise<void> {
     const engine = this.engine(addon);
@@ -290,7 +326,7 @@ export class AddonBackups {
     return `${backupId}.${this.engine(addon).dumpExtension}`;
   }
 
-  private resolveSource(engine: BackupEngine, addon: AddonRow, source: RestoreSource): RestoreFrom {
+  private resolveSource(engine: BackupEngine, addon: AddonRow, source: Exclude<RestoreSource, { now: true }>): RestoreFrom {
     if ('backupId' in source) {
       const backup = this.backup(addon, source.backupId);
       if (backup.verification === 'failed') {

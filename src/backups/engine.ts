@@ -51,6 +51,11 @@ export interface BackupEngine {
   restoreInPlace(from: RestoreFrom, addon: EngineAddon, safety: AddonBackupRow): Promise<void>;
   /** Loads the data into another (new, empty) add-on of the same kind. */
   restoreInto(from: RestoreFrom, source: EngineAddon, into: EngineAddon): Promise<void>;
+  /**
+   * Copies the add-on as it is now into another (new, empty) add-on of the same kind, without a
+   * backup in between. An engine without it forks by a fresh backup and a restore of it.
+   */
+  fork?(source: EngineAddon, into: EngineAddon): Promise<boolean>;
   /** A portable dump of the add-on as the backup holds it. */
   download(backup: AddonBackupRow, addon: EngineAddon, use: (dump: Readable) => Promise<void>): Promise<void>;
   /** Removes an object no backup row uses any more. */

@@ -124,6 +124,30 @@ test('a restore in place keeps the credentials and takes a safety backup first',
   assert.deepEqual(await notes(await uriOf('db-before')), ['first-1', 'first-3', 'second-1', 'second-2']);
 });
 
+test('--as alone forks the add-on as it is now: its rows, its own server and credentials; the source untouched', async () => {
+  const backupsBefore = (await backupsOf(daemon, 'db')).length;
+  await sql(uri, `INSERT INTO notes (v) VALUES ('just-written')`);
+  const forked = await cliJson<{ addon: { name: string; id: string }; safety_backup: string | null }>([
+    'addon',
+    'restore',
+    'db',
+    '--as',
+    'db-fork',
+  ]);
+  assert.equal(forked.safety_backup, null);
+  const forkUri = await uriOf('db-fork');
+  assert.deepEqual(await notes(forkUri), [...(await notes(uri))], 'the fork has every row, the last one written included');
+  assert.notEqual(new URL(forkUri).port, new URL(uri).port, 'a server of its own');
+  assert.notEqual(new URL(forkUri).username, new URL(uri).username, 'credentials of its own');
+  await sql(forkUri, `INSERT INTO notes (v) VALUES ('fork-only')`);
+  assert.ok(!(await notes(uri)).includes('fork-only'), 'the source is untouched by writes to the fork');
+  assert.equal((await backupsOf(daemon, 'db')).length, backupsBefore, 'no backup was needed');
+  // Alone, without --as, there is nothing to restore to.
+  const inPlace = await daemon.cli(['addon', 'restore', 'db', '--yes']);
+  assert.notEqual(inPlace.code, 0);
+  assert.match(inPlace.stderr, /Give either --backup <id> or --to <time>, or only --as <new-name>/);
+});
+
 test('a backup downloads as a dump pg_restore reads', async () => {
   const file = join(scratch, 'db.dump');
   const result = await daemon.cli(['addon', 'backup', 'download', 'db', firstBackup, '--output', file], { timeoutMs: 600_000 });
@@ -134,6 +158,7 @@ test('a backup downloads as a dump pg_restore reads', async () => {
 });
 
 test('a damaged backup fails its restore test, named, counted and listed first', async () => {
+  const rowsBefore = await notes(uri);
   // Each add-on's server has its own base backups: postgresql/<add-on id>/base/.
   const root = join(`${daemon.dataDir}-backups`, 'postgresql');
   const bases = readdirSync(root)
@@ -151,5 +176,5 @@ test('a damaged backup fails its restore test, named, counted and listed first',
   assert.equal(await verificationCount('failed'), failedBefore + 1);
   assert.equal((await backups())[0]!.id, firstBackup, 'the failed backup is listed first');
   assert.match(daemon.output(), new RegExp(`Backup ${firstBackup} of add-on db .* FAILED its restore test`));
-  assert.deepEqual(await notes(uri), ['first-1', 'first-2', 'first-3'], 'the add-on serves on');
+  assert.deepEqual(await notes(uri), rowsBefore, 'the add-on serves on');
 });

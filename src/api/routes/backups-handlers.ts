@@ -29,10 +29,15 @@ function backupView(row: AddonBackupRow): AddonBackupView {
   };
 }
 
-function restoreSource(input: { backup?: string; to?: string }): RestoreSource {
+function restoreSource(input: { backup?: string; to?: string; as?: string }): RestoreSource {
   const { backup, to } = input;
+  // Neither, with a new add-on's name: a fork of the add-on as it is now.
+  if (backup === undefined && to === undefined && input.as !== undefined) return { now: true };
   if ((backup === undefined) === (to === undefined)) {
-    throw new ValidationError('Give either a backup (--backup <id>) or a time (--to <RFC 3339 time>) to restore to.');
+    throw new ValidationError(
+      'Give either a backup (--backup <id>) or a time (--to <RFC 3339 time>) to restore to.',
+      'Or give only --as <new-name> to fork the add-on as it is now.',
+    );
   }
   if (backup !== undefined) {
     if (backup === '') throw new ValidationError('Field "backup" must be a backup id.');

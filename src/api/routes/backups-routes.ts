@@ -72,7 +72,8 @@ export const backupRoutes = {
     route: 'POST /v1/addons/:addon/restore',
     operationId: 'restoreAddon',
     tag: 'Backups',
-    summary: 'Restore the add-on to a backup or a time: in place (safety backup first), or into a new add-on with `as`',
+    summary:
+      'Restore the add-on to a backup or a time: in place (safety backup first), or into a new add-on with `as`; `as` alone forks the add-on as it is now',
     params: ADDON,
     query: ORG_OF_NAME,
     body: obj(

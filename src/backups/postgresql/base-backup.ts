@@ -17,27 +17,7 @@ export interface LiveCluster extends SocketTarget {
  * archived, so the spool holds it when this resolves.
  */
 export async function takeBaseBackup(cluster: LiveCluster, store: BackupStore, key: string): Promise<{ sizeBytes: number }> {
-  const tool = runStreamed({
-    argv: [
-      join(cluster.binDir, 'pg_basebackup'),
-      '-h',
-      cluster.socketDir,
-      '-p',
-      String(cluster.port),
-      '-U',
-      ADMIN_ROLE,
-      '-D',
-      '-',
-      '-F',
-      't',
-      '-X',
-      'none',
-      '--checkpoint=fast',
-      '--no-password',
-    ],
-    env: pinnedToolEnv({ PATH: '/usr/bin:/bin', PGPASSWORD: cluster.password }),
-    name: 'pg_basebackup',
-  });
+  const tool = streamBaseBackup(cluster, 'none');
   const stored = store.put(key, tool.stdout);
   const [ran, result] = await Promise.all([
     tool.done.then(
@@ -52,6 +32,34 @@ export async function takeBaseBackup(cluster: LiveCluster, store: BackupStore, k
   }
   if (result instanceof Error) throw new Error(`The base backup could not be stored: ${result.message}`);
   return result;
+}
+
+/**
+ * pg_basebackup of the live server as a tar on stdout: without WAL (`none`, the archive has it)
+ * for a stored backup, or with the WAL it needs inside (`fetch`) for a fork started at once.
+ */
+export function streamBaseBackup(cluster: LiveCluster, wal: 'none' | 'fetch') {
+  return runStreamed({
+    argv: [
+      join(cluster.binDir, 'pg_basebackup'),
+      '-h',
+      cluster.socketDir,
+      '-p',
+      String(cluster.port),
+      '-U',
+      ADMIN_ROLE,
+      '-D',
+      '-',
+      '-F',
+      't',
+      '-X',
+      wal,
+      '--checkpoint=fast',
+      '--no-password',
+    ],
+    env: pinnedToolEnv({ PATH: '/usr/bin:/bin', PGPASSWORD: cluster.password }),
+    name: 'pg_basebackup',
+  });
 }
 
 export type RowCounts = Record<string, number>;

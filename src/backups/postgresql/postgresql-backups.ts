@@ -14,6 +14,7 @@ import { pinnedToolEnv } from '../../addons/postgresql/superuser-connection.js';
 import type { BackupStore } from '../store/backup-store.js';
 import { asAdmin } from './admin-client.js';
 import {
+  streamBaseBackup,
   countRows,
   restorePointWithCounts,
   switchAndAwaitArchive,
@@ -209,6 +210,44 @@ export class PostgresqlBackups {
       return this.replaceServerData(baseKey, target, intoServer.cluster, rename);
     }
     await this.copyInto(baseKey, target, source.database, into, intoServer?.live);
+  }
+
+  /**
+   * A fork of the server as it is now into another add-on's (new, empty) own server: a base
+   * backup streamed from the live server with its WAL (no store in between) is started as a
+   * throw-away copy as the receiver's account, takes the new add-on's names and passwords, and
+   * replaces the receiver's data. The source only serves a base backup meanwhile.
+   */
+  async forkInto(source: PgAddon, into: PgAddon, intoServer: { cluster: EmbeddedCluster; live: LiveCluster }): Promise<void> {
+    const live = await this.live();
+    const user = await intoServer.cluster.serverAccount();
+    let tool: ReturnType<typeof streamBaseBackup> | undefined;
+    const copy = await ScratchCluster.restore({
+      scratchRoot: this.o.scratchRoot,
+      user,
+      binDir: live.binDir,
+      store: this.o.store,
+      baseKey: '',
+      baseStream: () => {
+        tool = streamBaseBackup(live, 'fetch');
+        return tool.stdout;
+      },
+      walNames: [],
+      target: { immediate: true },
+      adminPassword: live.password,
+    }).catch(async (error: Error) => {
+      await tool?.done.catch(() => undefined);
+      throw error;
+    });
+    try {
+      await tool?.done;
+      await asAdmin(copy, 'postgres', async (c) => {
+        for (const statement of takeOverSql(source, into, intoServer.live.password)) await c.query(statement);
+      });
+      await intoServer.cluster.replaceData((incoming) => copy.handOver(incoming));
+    } finally {
+      await copy.remove();
+    }
   }
 
   /** A copy restored as the receiving server's account, adjusted, then put in place of its data. */

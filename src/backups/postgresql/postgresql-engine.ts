@@ -159,6 +159,19 @@ export class PostgresqlEngine implements BackupEngine {
     await backups.restoreInto(from.backup.object_key, target(from), pgAddon(source), pgAddon(into), intoServer);
   }
 
+  /**
+   * A fork between two servers of their own streams a base backup from the source straight into
+   * the new add-on's server (resolves true); add-ons of the shared cluster fork the generic way
+   * (resolves false: a fresh backup, restored).
+   */
+  async fork(source: EngineAddon, into: EngineAddon): Promise<boolean> {
+    if (source.config.mode !== 'dedicated' || into.config.mode !== 'dedicated') return false;
+    const receiver = this.ofServer(into.id, into.config);
+    const intoServer = { cluster: this.o.provider.serverOfAddon(into.id, into.config)!, live: await receiver.liveTarget() };
+    await this.ofServer(source.id, source.config).forkInto(pgAddon(source), pgAddon(into), intoServer);
+    return true;
+  }
+
   async download(backup: AddonBackupRow, addon: EngineAddon, use: (dump: Readable) => Promise<void>): Promise<void> {
     await (await this.backupsOfKey(backup.object_key, addon)).dumpAt(backup.object_key, target({ backup }), pgAddon(addon).database, use);
   }

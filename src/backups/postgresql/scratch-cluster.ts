@@ -27,6 +27,11 @@ export interface ScratchRestore {
   store: BackupStore;
   /** The base backup (a tar of PGDATA). */
   baseKey: string;
+  /**
+   * A base backup streamed straight from a live server (`pg_basebackup -Ft -X fetch`, its WAL
+   * inside) instead of the stored `baseKey`: a fork of the server as it is now.
+   */
+  baseStream?: () => Readable;
   /** The archived WAL files replay may need, by name. */
   walNames: string[];
   /** Where they are in the store (WAL_PREFIX unless an add-on server's). */
@@ -116,7 +121,7 @@ export class ScratchCluster {
   /** tar runs as the server's account, inside the folder it owns. */
   private async extractBase(): Promise<void> {
     const { user } = this.o;
-    const body = await this.o.store.get(this.o.baseKey);
+    const body = this.o.baseStream ? this.o.baseStream() : await this.o.store.get(this.o.baseKey);
     const tar = runStreamed({
       argv: ['tar', '-x', '-f', '-', '-C', this.dataDir, '--no-same-owner'],
       env: { PATH: '/usr/bin:/bin' },

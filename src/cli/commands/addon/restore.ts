@@ -5,8 +5,9 @@ import { addonPath, type AddonSummary } from '../../addon-types.js';
 
 export const addonRestore = command({
   path: ['addon', 'restore'],
-  summary: 'Restore an add-on to a backup or to a second in its restore window: in place, or into a new add-on with --as',
-  usage: 'addon restore <addon> (--backup <id> | --to <RFC 3339 time>) [--as <new-name>] [--yes] [--org <org>]',
+  summary:
+    'Restore an add-on to a backup or to a second in its restore window: in place, or into a new add-on with --as; --as alone forks it as it is now',
+  usage: 'addon restore <addon> ((--backup <id> | --to <RFC 3339 time>) [--as <new-name>] | --as <new-name>) [--yes] [--org <org>]',
   options: {
     backup: { type: 'string', value: '<id>', description: 'The backup to restore, as `addon backups` lists it' },
     to: {
@@ -27,13 +28,17 @@ export const addonRestore = command({
   examples: [
     'slipway addon restore shop-db --to 2026-11-25T14:32:10Z --as shop-db-yesterday',
     'slipway addon restore shop-db --backup backup_m3x2k1... --yes',
+    'slipway addon restore shop-db --as shop-db-preview',
   ],
   printsData: true,
   async run(ctx, [ref], options) {
     const backup = options.backup;
     const to = options.to;
     const as = options.as;
-    if ((backup === undefined) === (to === undefined)) throw new UsageError('Give either --backup <id> or --to <time>.');
+    const fork = backup === undefined && to === undefined && as !== undefined;
+    if (!fork && (backup === undefined) === (to === undefined)) {
+      throw new UsageError('Give either --backup <id> or --to <time>, or only --as <new-name> to fork the add-on as it is now.');
+    }
     const client = ctx.client();
     const org = options.org;
     const { addon } = await client.request<{ addon: AddonSummary }>('GET', addonPath(ref, org));
@@ -49,7 +54,7 @@ export const addonRestore = command({
     const result = await client.request<{ addon: AddonSummary; safety_backup: string | null }>(
       'POST',
       `/v1/addons/${encodeURIComponent(addon.id)}/restore`,
-      { ...(backup ? { backup } : { to }), ...(as ? { as } : {}) },
+      { ...(backup ? { backup } : to ? { to } : {}), ...(as ? { as } : {}) },
     );
     if (ctx.format === 'json') {
       ctx.out(JSON.stringify(result, null, 2) + '\n');
