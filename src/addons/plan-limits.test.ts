@@ -20,6 +20,7 @@ test('the plans have limits, and SLIPWAY_ADDON_PLAN_LIMITS changes some of them'
     evictionPolicy: 'noeviction',
     memoryBytes: 320 * MiB,
     pids: 64,
+    scripting: false,
   });
   assert.deepEqual(DEFAULT_PLAN_LIMITS.postgresql, {
     connectionLimit: 5,
@@ -30,9 +31,17 @@ test('the plans have limits, and SLIPWAY_ADDON_PLAN_LIMITS changes some of them'
     pids: 64,
   });
   const small = parsePlanLimits('{"redis":{"maxmemoryBytes":8388608,"memoryBytes":50331648},"postgresql":{"connectionLimit":3}}');
-  assert.deepEqual(small.redis, { maxmemoryBytes: 8 * MiB, evictionPolicy: 'noeviction', memoryBytes: 48 * MiB, pids: 64 });
+  assert.deepEqual(small.redis, {
+    maxmemoryBytes: 8 * MiB,
+    evictionPolicy: 'noeviction',
+    memoryBytes: 48 * MiB,
+    pids: 64,
+    scripting: false,
+  });
   assert.deepEqual(small.postgresql, { ...DEFAULT_PLAN_LIMITS.postgresql, connectionLimit: 3 });
-  assert.equal(describeRedisLimits(small.redis), 'maxmemory 8 MiB (noeviction), 48 MiB of memory for the server in all');
+  assert.equal(describeRedisLimits(small.redis), 'maxmemory 8 MiB (noeviction), 48 MiB of memory for the server in all, Lua scripting off');
+  assert.equal(parsePlanLimits('{"redis":{"scripting":true}}').redis.scripting, true);
+  assert.match(describeRedisLimits(parsePlanLimits('{"redis":{"scripting":true}}').redis), /Lua scripting on$/);
   assert.equal(
     describePostgresqlLimits(DEFAULT_PLAN_LIMITS.postgresql),
     'a server of its own with 256 MiB of memory, 5 connections, 256 MiB of data, statements up to 30 s, 256 MiB of temporary files per session',
@@ -48,6 +57,7 @@ test('bad plan limits are refused naming the field', () => {
     /postgresql\.connectionLimit must be a whole number of at least 1/,
   );
   assert.throws(() => parsePlanLimits('{"redis":{"evictionPolicy":"random"}}'), /evictionPolicy must be one of noeviction/);
+  assert.throws(() => parsePlanLimits('{"redis":{"scripting":"yes"}}'), /redis\.scripting must be true or false/);
   assert.throws(
     () => parsePlanLimits('{"postgresql":{"databaseSizeBytes":1048576}}'),
     /databaseSizeBytes must be a whole number of at least 16777216/,

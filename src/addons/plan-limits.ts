@@ -26,6 +26,12 @@ export interface RedisPlanLimits {
   memoryBytes: number;
   /** Processes and threads of the server at once (redis-server uses a handful). */
   pids: number;
+  /**
+   * Whether apps may run Lua (EVAL, EVALSHA, SCRIPT, FUNCTION, FCALL and their _RO forms). Off:
+   * a script runs inside the server with no bound of its own, and it is the largest part of
+   * Redis an app can drive (its CVEs are mostly there); redis-config.ts refuses the commands.
+   */
+  scripting: boolean;
 }
 
 export interface PostgresqlPlanLimits {
@@ -68,7 +74,7 @@ export type EvictionPolicy = (typeof EVICTION_POLICIES)[number];
 
 /** The figures of the one plan of each provider (`s_mono`, `dev`). */
 export const DEFAULT_PLAN_LIMITS: PlanLimits = {
-  redis: { maxmemoryBytes: 128 * MiB, evictionPolicy: 'noeviction', memoryBytes: 320 * MiB, pids: 64 },
+  redis: { maxmemoryBytes: 128 * MiB, evictionPolicy: 'noeviction', memoryBytes: 320 * MiB, pids: 64, scripting: false },
   postgresql: {
     connectionLimit: 5,
     statementTimeoutMs: 30_000,
@@ -104,6 +110,7 @@ export function parsePlanLimits(text: string | undefined): PlanLimits {
     evictionPolicy: policy as EvictionPolicy,
     memoryBytes: integer(redisIn.memoryBytes, d.redis.memoryBytes, 16 * MiB, 'redis.memoryBytes'),
     pids: integer(redisIn.pids, d.redis.pids, 8, 'redis.pids'),
+    scripting: boolean(redisIn.scripting, d.redis.scripting, 'redis.scripting'),
   };
   if (redis.memoryBytes < redis.maxmemoryBytes + 16 * MiB) {
     throw new Error(
@@ -125,7 +132,7 @@ export function parsePlanLimits(text: string | undefined): PlanLimits {
 
 /** One line for the plans listing (`slipway addon providers`). */
 export function describeRedisLimits(r: RedisPlanLimits): string {
-  return `maxmemory ${humanSize(r.maxmemoryBytes)} (${r.evictionPolicy}), ${humanSize(r.memoryBytes)} of memory for the server in all`;
+  return `maxmemory ${humanSize(r.maxmemoryBytes)} (${r.evictionPolicy}), ${humanSize(r.memoryBytes)} of memory for the server in all, Lua scripting ${r.scripting ? 'on' : 'off'}`;
 }
 
 export function describePostgresqlLimits(p: PostgresqlPlanLimits): string {
@@ -144,6 +151,12 @@ function object(value: unknown, where: string): Record<string, unknown> {
 function unknownKeys(value: Record<string, unknown>, known: string[], where: string): void {
   const extra = Object.keys(value).filter((k) => !known.includes(k));
   if (extra.length) throw new Error(`${where} has unknown field(s) ${extra.join(', ')}; known: ${known.join(', ')}.`);
+}
+
+function boolean(value: unknown, fallback: boolean, name: string): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new Error(`SLIPWAY_ADDON_PLAN_LIMITS.${name} must be true or false.`);
+  return value;
 }
 
 function integer(value: unknown, fallback: number, min: number, name: string): number {

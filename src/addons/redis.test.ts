@@ -1,15 +1,17 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { execFileSync, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RedisProvider } from './redis/redis-provider.js';
+import { RedisProvider, runsPlan } from './redis/redis-provider.js';
 import { candidatePorts } from './redis/port-allocation.js';
-import { quoteConfigValue, redisConf } from './redis/redis-config.js';
+import { defaultUserRules, quoteConfigValue, redisConf } from './redis/redis-config.js';
 import { RespError, respExchange } from './redis/resp.js';
-import { readPidFile } from './server-process.js';
+import { ServerProcess, readPidFile } from './server-process.js';
+import { DEFAULT_PLAN_LIMITS } from './plan-limits.js';
+import { groupLimits, redisGroupName, sandboxedArgv } from './redis/server-sandbox.js';
 import { pidAlive } from '../executor/pid-alive.js';
 import { ensureSystemUser } from './system-user.js';
 import { waitUntil } from '../../test/support/wait.js';
@@ -21,9 +23,52 @@ describe('redis config and ports (pure)', () => {
     assert.throws(() => quoteConfigValue('x\nbind 0.0.0.0'), /control characters/);
     const conf = redisConf({ bind: ['127.0.0.1', '10.77.0.1'], port: 6401, password: 'abc', dir: '/d/redis/x' });
     assert.match(conf, /^bind 127\.0\.0\.1 10\.77\.0\.1$/m);
-    assert.match(conf, /^requirepass "abc"$/m);
+    assert.match(conf, /^user default on #ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad ~\* &\* \+@all -@scripting /m);
+    assert.ok(!conf.includes('abc'), 'the password itself is not in the file');
+    assert.doesNotMatch(conf, /requirepass/);
     assert.match(conf, /^appendonly yes$/m);
     assert.match(conf, /^enable-protected-configs no$/m);
+    assert.match(conf, /^sanitize-dump-payload yes$/m);
+  });
+
+  test("apps' rules: Lua off unless the plan says so, and nothing that would undo the rules or the settings", () => {
+    const off = defaultUserRules('abc');
+    assert.deepEqual(off, [
+      'on',
+      '#ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad',
+      '~*',
+      '&*',
+      '+@all',
+      '-@scripting',
+      '-config|set',
+      '-config|rewrite',
+      '-acl|setuser',
+      '-acl|deluser',
+      '-acl|load',
+      '-acl|save',
+    ]);
+    assert.deepEqual(
+      defaultUserRules('abc', true),
+      off.filter((rule) => rule !== '-@scripting'),
+    );
+    assert.match(
+      redisConf({ bind: ['127.0.0.1'], port: 1, password: 'p', dir: '/d', scripting: true }),
+      /^user default on #\S+ ~\* &\* \+@all -config\|set /m,
+    );
+    assert.throws(() => defaultUserRules(''), /needs a password/);
+  });
+
+  test('whether an adopted server runs the plan: its settings and whether Lua is allowed', () => {
+    const wanted: Array<[string, string]> = [
+      ['sanitize-dump-payload', 'yes'],
+      ['maxmemory', '100'],
+    ];
+    const running = ['maxmemory', '100', 'sanitize-dump-payload', 'yes'];
+    const refused = "This user has no permissions to run the 'eval' command";
+    assert.equal(runsPlan(wanted, running, refused, false), true);
+    assert.equal(runsPlan(wanted, running, 'OK', false), false, 'Lua allowed, the plan says off');
+    assert.equal(runsPlan(wanted, running, refused, true), false, 'Lua refused, the plan says on');
+    assert.equal(runsPlan(wanted, ['maxmemory', '0', 'sanitize-dump-payload', 'yes'], refused, false), false);
   });
 
   test('candidate ports skip those already given out', () => {
@@ -157,31 +202,109 @@ describe('redis add-on provider with real redis-server processes', {
     assert.deepEqual(replies, ['OK', 'hello']);
   });
 
-  test('a server left running by a crashed daemon is adopted on resume', async () => {
-    const pid = await readPidFile(join(dataDir, 'redis', 'r1', 'redis.pid'));
-    // An app raised maxmemory meanwhile: the adopting daemon puts the plan's back.
-    const raise = await respExchange('127.0.0.1', Number(env.REDIS_PORT), [
+  test('apps cannot run Lua, nor undo the rules or the settings', async () => {
+    const replies = await respExchange('127.0.0.1', Number(env.REDIS_PORT), [
       ['AUTH', env.REDIS_PASSWORD!],
-      ['CONFIG', 'SET', 'maxmemory', '0'],
+      ['EVAL', 'return 1', '0'],
+      ['FCALL_RO', 'f', '0'],
+      ['SCRIPT', 'LOAD', 'return 1'],
+      ['ACL', 'SETUSER', 'default', '+@all'],
+      ['CONFIG', 'SET', 'sanitize-dump-payload', 'no'],
+      ['CONFIG', 'GET', 'sanitize-dump-payload'],
     ]);
-    assert.deepEqual(raise, ['OK', 'OK']);
+    assert.equal(replies[0], 'OK');
+    for (const refused of replies.slice(1, 6)) {
+      assert.ok(refused instanceof RespError && /^NOPERM this user has no permissions to run the '/.test(refused.message), String(refused));
+    }
+    assert.deepEqual(replies[6], ['sanitize-dump-payload', 'yes']);
+  });
+
+  test('a server left running by a crashed daemon is adopted on resume, and restarted when the plan changed', async () => {
+    const file = join(dataDir, 'redis', 'r1', 'redis.pid');
+    const pid = await readPidFile(file);
+    await provider.detach();
     const successor = new RedisProvider({ dataDir, gatewayAddress: network.gateway, portRange: range });
     await successor.start();
     await successor.resume({ id: 'r1' }, config);
-    assert.equal(await readPidFile(join(dataDir, 'redis', 'r1', 'redis.pid')), pid, 'same process, no second server');
-    const [, maxmemory] = await respExchange('127.0.0.1', Number(env.REDIS_PORT), [
-      ['AUTH', env.REDIS_PASSWORD!],
-      ['CONFIG', 'GET', 'maxmemory'],
-    ]);
-    assert.deepEqual(maxmemory, ['maxmemory', String(128 * 1024 * 1024)], "the plan's maxmemory again");
+    assert.equal(await readPidFile(file), pid, 'same process, no second server');
     // A new add-on must get neither r1's port nor that of r2, which is stopped and not resumed.
     const fresh = successor.env((await successor.provision({ id: 'r3', name: 'fresh' })).config);
     assert.notEqual(fresh.REDIS_PORT, env.REDIS_PORT);
     assert.notEqual(fresh.REDIS_PORT, other.REDIS_PORT);
     await successor.deprovision({ id: 'r3' }, {});
-    await successor.stop();
+    await successor.detach();
+
+    // The operator turned Lua on meanwhile: the next daemon restarts the server with it.
+    const withLua = new RedisProvider({
+      dataDir,
+      gatewayAddress: network.gateway,
+      portRange: range,
+      limits: { ...DEFAULT_PLAN_LIMITS.redis, scripting: true },
+    });
+    await withLua.start();
+    await withLua.resume({ id: 'r1' }, config);
+    const relaunched = await readPidFile(file);
+    assert.notEqual(relaunched, pid, 'restarted with the new plan');
     assert.equal(pidAlive(pid!), false);
-    await provider.resume({ id: 'r1' }, config); // the provider in use takes it back for the next tests
+    const eval1 = await respExchange('127.0.0.1', Number(env.REDIS_PORT), [
+      ['AUTH', env.REDIS_PASSWORD!],
+      ['EVAL', 'return 1', '0'],
+      ['GET', 'greeting'],
+    ]);
+    assert.deepEqual(eval1, ['OK', 1, 'hello'], 'Lua on, data kept');
+    await withLua.detach();
+
+    // And off again under the default plan.
+    provider = new RedisProvider({ dataDir, gatewayAddress: network.gateway, portRange: range });
+    await provider.start();
+    await provider.resume({ id: 'r1' }, config);
+    assert.notEqual(await readPidFile(file), relaunched);
+    const [, refused] = await respExchange('127.0.0.1', Number(env.REDIS_PORT), [
+      ['AUTH', env.REDIS_PASSWORD!],
+      ['EVAL', 'return 1', '0'],
+    ]);
+    assert.ok(refused instanceof RespError && refused.message.startsWith('NOPERM'), String(refused));
+  });
+
+  test('a server of the previous version in its sandbox takes the rules live, without a restart', async () => {
+    await provider.stop();
+    // What the previous version started: its own user and group, but requirepass, Lua on and
+    // no sanitize-dump-payload.
+    const dir = join(dataDir, 'redis', 'r1');
+    const conf = join(dir, 'redis.conf');
+    const legacy = (await readFile(conf, 'utf8'))
+      .replace(/^user default .*$/m, `requirepass "${env.REDIS_PASSWORD}"`)
+      .replace(/^sanitize-dump-payload yes\n/m, '');
+    await writeFile(conf, legacy);
+    const group = redisGroupName('r1');
+    provider.cgroups.create(group, groupLimits(DEFAULT_PLAN_LIMITS.redis));
+    const old = await ServerProcess.spawn('the previous version', {
+      argv: sandboxedArgv(await provider.serverUserOf('r1'), ['/usr/bin/redis-server', conf]),
+      cwd: dir,
+      logFile: join(dir, 'redis.log'),
+      cgroupProcs: provider.cgroups.processGroup(group),
+    });
+    await waitUntilAnswers(Number(env.REDIS_PORT), env.REDIS_PASSWORD!);
+    const before = await respExchange('127.0.0.1', Number(env.REDIS_PORT), [
+      ['AUTH', env.REDIS_PASSWORD!],
+      ['EVAL', 'return 1', '0'],
+    ]);
+    assert.deepEqual(before, ['OK', 1], 'the previous version ran Lua');
+
+    const upgraded = new RedisProvider({ dataDir, gatewayAddress: network.gateway, portRange: range });
+    provider = upgraded;
+    await upgraded.start();
+    await upgraded.resume({ id: 'r1' }, config);
+    assert.equal(await readPidFile(join(dir, 'redis.pid')), old.pid, 'the same process, not restarted');
+    const after = await respExchange('127.0.0.1', Number(env.REDIS_PORT), [
+      ['AUTH', env.REDIS_PASSWORD!],
+      ['EVAL', 'return 1', '0'],
+      ['CONFIG', 'GET', 'sanitize-dump-payload'],
+      ['GET', 'greeting'],
+    ]);
+    assert.equal(after[0], 'OK');
+    assert.ok(after[1] instanceof RespError && after[1].message.startsWith('NOPERM'), String(after[1]));
+    assert.deepEqual(after.slice(2), [['sanitize-dump-payload', 'yes'], 'hello']);
   });
 
   test('a server of the previous version (shared user, no control group) is moved into its sandbox with its data', async () => {

@@ -11,11 +11,20 @@ import { ensureSystemUser, type SystemUser } from '../system-user.js';
 import { SandboxCgroups } from '../../sandbox/cgroups.js';
 import { DEFAULT_PLAN_LIMITS, describeRedisLimits, type RedisPlanLimits } from '../plan-limits.js';
 import { giveFolderTo } from './folder-owner.js';
-import { groupLimits, redisGroupName, runsInSandbox, sandboxedArgv } from './server-sandbox.js';
+import { groupLimits, redisGroupName, runsInSandbox, sandboxedArgv, scratchGroupName } from './server-sandbox.js';
 import { RedisServerUsers } from './server-users.js';
 import { allocatePort, assertPortRange, type PortRange } from './port-allocation.js';
-import { redisConf, redisServerArgv } from './redis-config.js';
+import { defaultUserRules, redisConf, redisServerArgv } from './redis-config.js';
 import { RespError, respExchange } from './resp.js';
+
+/** A control group for a throw-away server (RedisProvider.scratchGroup). */
+export interface ScratchGroup {
+  /** `<root>/<group>`, for messages. */
+  name: string;
+  /** The `cgroup.procs` files the server joins before it runs. */
+  cgroupProcs: string[];
+  remove(): void;
+}
 
 /**
  * Ten thousand ports, below the kernel's ephemeral range (32768-60999): ports are handed out per
@@ -32,7 +41,11 @@ export interface RedisProviderOptions {
   gatewayAddress: string;
   /** Ports handed to add-ons, both ends included. */
   portRange?: PortRange;
-  /** The shared account of the backups' throw-away servers (each add-on's server has its own). */
+  /**
+   * The one account of every server before per-add-on users (its folders are handed over at
+   * the first start; redis/folder-owner.ts). Each add-on's server, and each throw-away copy of
+   * it, now runs as the add-on's own user.
+   */
   serverUser?: string;
   binary?: string;
   /** What each add-on's server may use (plan-limits.ts). */
@@ -81,6 +94,22 @@ export class RedisProvider implements AddonProvider {
     return this.users.ensure(id);
   }
 
+  /**
+   * A control group of its own, with the plan's limits, for a throw-away copy of the add-on's
+   * server (a backup's verification or restore): it holds the copy as the live server's group
+   * holds the server, without taking from the live server's memory. `remove` takes it away once
+   * the copy has stopped.
+   */
+  scratchGroup(id: string): ScratchGroup {
+    const group = scratchGroupName(id);
+    this.cgroups.create(group, groupLimits(this.planLimits));
+    return {
+      name: `${this.cgroups.root}/${group}`,
+      cgroupProcs: this.cgroups.processGroup(group),
+      remove: () => this.cgroups.remove(group),
+    };
+  }
+
   private get portRange(): PortRange {
     return this.options.portRange ?? DEFAULT_REDIS_PORT_RANGE;
   }
@@ -90,7 +119,7 @@ export class RedisProvider implements AddonProvider {
     return this.options.binary ?? REDIS_SERVER_BINARY;
   }
 
-  /** The account the servers run as. */
+  /** The shared account of earlier versions. */
   get serverUser(): string {
     return this.options.serverUser ?? DEFAULT_REDIS_USER;
   }
@@ -283,9 +312,13 @@ export class RedisProvider implements AddonProvider {
       await giveFolderTo(this.root, id, user);
       const configFile = join(dir, 'redis.conf');
       const settings = { bind: bindAddresses(this.options.gatewayAddress), port, password, dir };
-      await writeFile(configFile, redisConf({ ...settings, maxmemoryBytes: plan.maxmemoryBytes, evictionPolicy: plan.evictionPolicy }), {
-        mode: 0o600,
+      const conf = redisConf({
+        ...settings,
+        maxmemoryBytes: plan.maxmemoryBytes,
+        evictionPolicy: plan.evictionPolicy,
+        scripting: plan.scripting,
       });
+      await writeFile(configFile, conf, { mode: 0o600 });
       await chown(configFile, user.uid, user.gid);
       this.cgroups.create(group, groupLimits(plan));
       server = await ServerProcess.spawn(label, {
@@ -311,16 +344,23 @@ export class RedisProvider implements AddonProvider {
       await started.stop('SIGTERM', 5_000);
       throw new Error(`${label} did not start in its sandbox (control group ${group} under ${this.cgroups.root}, user ${user.name}).`);
     }
-    if (adopted && server === started) await this.reapplyPlan(label, group, port, password);
+    if (adopted && server === started && !(await this.reapplyPlan(label, group, port, password))) {
+      this.events.log(`Restarting ${label}: it runs an earlier plan (Lua scripting, maxmemory or its policy changed).`);
+      await started.stop('SIGTERM', 30_000);
+      return this.bringUp(id, config); // finds none running now: starts it with a new redis.conf
+    }
     return started;
   }
 
   /**
-   * An adopted server gets the plan's figures again, as a started one gets them from its
-   * redis.conf: a plan changed since it started, or a maxmemory an app changed with CONFIG SET,
-   * is put right at each daemon start. A failure is told, not fatal: the server serves on.
+   * An adopted server gets the plan again, as a started one gets it from its redis.conf: the
+   * group's limits, and its rules and settings. A server started by an earlier version (no ACL
+   * rules) takes them live (ACL SETUSER, CONFIG SET); one started with this version's rules
+   * refuses both to everyone, so when what it runs differs from the plan (the operator changed
+   * it since) it is restarted with a new redis.conf. Resolves false when it needs that restart;
+   * any other failure is told, not fatal: the server serves on.
    */
-  private async reapplyPlan(label: string, group: string, port: number, password: string): Promise<void> {
+  private async reapplyPlan(label: string, group: string, port: number, password: string): Promise<boolean> {
     const plan = this.planLimits;
     try {
       this.cgroups.create(group, groupLimits(plan));
@@ -330,14 +370,50 @@ export class RedisProvider implements AddonProvider {
         `Could not apply the plan's memory limit to ${label} now (${(error as Error).message}); it applies at its next start.`,
       );
     }
-    const replies = await respExchange('127.0.0.1', port, [
+    const failed = (error: Error) => [new RespError(error.message)];
+    const settings = liveSettings(plan);
+    // CONFIG SET first: the rules refuse it once they apply.
+    const [auth, config, acl] = await respExchange('127.0.0.1', port, [
       ['AUTH', password],
-      ['CONFIG', 'SET', 'maxmemory', String(plan.maxmemoryBytes)],
-      ['CONFIG', 'SET', 'maxmemory-policy', plan.evictionPolicy],
-    ]).catch((error: Error) => [new RespError(error.message)]);
-    const refused = replies.find((r) => r instanceof RespError);
-    if (refused) this.events.log(`Could not apply the plan's maxmemory to ${label}: ${(refused as RespError).message}`);
+      ['CONFIG', 'SET', ...settings.flat()],
+      ['ACL', 'SETUSER', 'default', 'reset', ...defaultUserRules(password, plan.scripting)],
+    ]).catch(failed);
+    if (auth instanceof RespError) {
+      this.events.log(`Could not apply the plan to ${label}: ${auth.message}`);
+      return true;
+    }
+    if (!(acl instanceof RespError) && !(config instanceof RespError)) return true;
+    // Refused: its rules are this version's. Does it run what the plan says now?
+    const [, running, dryRun] = await respExchange('127.0.0.1', port, [
+      ['AUTH', password],
+      ['CONFIG', 'GET', ...settings.map(([name]) => name)],
+      ['ACL', 'DRYRUN', 'default', 'EVAL', 'return 1', '0'],
+    ]).catch(failed);
+    if (running instanceof RespError || !Array.isArray(running)) {
+      this.events.log(`Could not read the settings of ${label}: ${running instanceof RespError ? running.message : 'no answer'}`);
+      return true;
+    }
+    return runsPlan(settings, running, dryRun, plan.scripting);
   }
+}
+
+/** The settings an adopted server is given live (CONFIG SET name value…), as redis.conf has them. */
+function liveSettings(plan: RedisPlanLimits): Array<[string, string]> {
+  return [
+    ['sanitize-dump-payload', 'yes'],
+    ['maxmemory', String(plan.maxmemoryBytes)],
+    ['maxmemory-policy', plan.evictionPolicy],
+  ];
+}
+
+/**
+ * Whether a server's CONFIG GET answer (name, value, …) and its ACL DRYRUN of an EVAL ("OK" when
+ * allowed) match the plan.
+ */
+export function runsPlan(wanted: Array<[string, string]>, configGet: unknown[], dryRun: unknown, scripting: boolean): boolean {
+  const running = new Map<string, string>();
+  for (let i = 0; i + 1 < configGet.length; i += 2) running.set(String(configGet[i]), String(configGet[i + 1]));
+  return wanted.every(([name, value]) => running.get(name) === value) && (dryRun === 'OK') === scripting;
 }
 
 /** AUTH then PING; false while Redis still loads its data (-LOADING). */

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { SandboxCgroups, SandboxLimits } from '../../sandbox/cgroups.js';
 import type { RedisPlanLimits } from '../plan-limits.js';
@@ -36,6 +36,12 @@ export function sandboxedArgv(user: { uid: number; gid: number }, argv: string[]
 export function redisGroupName(addonId: string): string {
   const m = /^addon_([0-9a-f-]{36})$/.exec(addonId);
   return `redis-${m ? m[1] : createHash('sha256').update(addonId).digest('hex').slice(0, 40)}`;
+}
+
+/** A group for one throw-away copy of the add-on's server: its own group's name and a random tail. */
+export function scratchGroupName(addonId: string, tail = randomBytes(4).toString('hex')): string {
+  if (!/^[0-9a-f]{8}$/.test(tail)) throw new Error('A scratch group tail is 8 hex digits.');
+  return `${redisGroupName(addonId)}-s${tail}`;
 }
 
 /** The plan's limits as the control group's. */

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { ConflictError } from '../../core/errors.js';
 import { RDB_FILE_NAME } from '../../addons/redis/redis-config.js';
-import { ensureSystemUser, type SystemUser } from '../../addons/system-user.js';
+import type { SystemUser } from '../../addons/system-user.js';
 import type { AddonBackupRow } from '../../store/addon-backups.js';
 import { type BackupEngine, type EngineAddon, type RestoreFrom, RestoreLeftChanges, type TakenBackup } from '../engine.js';
 import type { BackupStore } from '../store/backup-store.js';
@@ -27,10 +27,13 @@ export interface RedisServers {
   addonDir(id: string): string;
   /** redis-server. */
   readonly binary: string;
-  /** The shared account the throw-away servers run as. */
-  readonly serverUser: string;
-  /** The account the add-on's own server runs as (it owns the dump.rdb a backup takes). */
+  /**
+   * The account the add-on's own server runs as: it owns the dump.rdb a backup takes, and the
+   * throw-away copies of the add-on's data run as it.
+   */
   serverUserOf(id: string): Promise<SystemUser>;
+  /** A control group with the add-on's plan limits for one throw-away copy, removed with it. */
+  scratchGroup(id: string): { cgroupProcs: string[]; remove(): void };
 }
 
 export interface RedisBackupsOptions {
@@ -84,8 +87,8 @@ export class RedisBackups implements BackupEngine {
   }
 
   /** The snapshot loads into a throw-away server and holds the keys counted when it was taken. */
-  verify(backup: AddonBackupRow): Promise<string> {
-    return this.withCopy(backup, async (_copy, held) => {
+  verify(backup: AddonBackupRow, addon: EngineAddon): Promise<string> {
+    return this.withCopy(backup, addon, async (_copy, held) => {
       const expired = held.expired > 0 ? ` (${held.expired} of them expired since, as their TTL said)` : '';
       return `loaded by redis-server; ${plural(held.loaded + held.expired, 'key')} as counted${expired}`;
     });
@@ -101,7 +104,7 @@ export class RedisBackups implements BackupEngine {
     snapshotOnly(from);
     let emptied = false;
     try {
-      await this.withCopy(from.backup, async (copy) => {
+      await this.withCopy(from.backup, addon, async (copy) => {
         await this.copyInto(copy, addon, () => {
           emptied = true;
         });
@@ -112,10 +115,10 @@ export class RedisBackups implements BackupEngine {
     }
   }
 
-  /** Copies the snapshot's keys into another (new, empty) Redis add-on. */
+  /** Copies the snapshot's keys into another (new, empty) Redis add-on; the copy runs as the add-on it goes to. */
   async restoreInto(from: RestoreFrom, _source: EngineAddon, into: EngineAddon): Promise<void> {
     snapshotOnly(from);
-    await this.withCopy(from.backup, (copy) => this.copyInto(copy, into));
+    await this.withCopy(from.backup, into, (copy) => this.copyInto(copy, into));
   }
 
   /** The RDB file itself, as Redis wrote it (decrypted): redis-server loads it as its dump.rdb. */
@@ -130,7 +133,7 @@ export class RedisBackups implements BackupEngine {
 
   private async putBack(addon: EngineAddon, safety: AddonBackupRow, error: Error): Promise<RestoreLeftChanges> {
     try {
-      await this.withCopy(safety, (copy) => this.copyInto(copy, addon));
+      await this.withCopy(safety, addon, (copy) => this.copyInto(copy, addon));
       this.o.log(
         `The restore of Redis add-on ${addon.name} failed midway (${error.message}); its safety backup ${safety.id} was put back.`,
       );
@@ -166,17 +169,26 @@ export class RedisBackups implements BackupEngine {
   /**
    * Loads the backup's snapshot into a throw-away server and checks it holds the keys counted
    * when it was taken (those loaded, and those whose TTL ran out since), then hands it over;
-   * it is removed whatever happens.
+   * it is removed whatever happens. The copy runs as `addon`'s server does: as its user, in a
+   * control group of its own with its plan's limits, so a snapshot is only ever read with the
+   * rights of the add-on it belongs or goes to.
    */
-  private async withCopy<T>(backup: AddonBackupRow, use: (copy: ScratchRedis, held: { loaded: number; expired: number }) => Promise<T>) {
+  private async withCopy<T>(
+    backup: AddonBackupRow,
+    addon: EngineAddon,
+    use: (copy: ScratchRedis, held: { loaded: number; expired: number }) => Promise<T>,
+  ) {
     const counted = keysOf(backup);
-    const user = await ensureSystemUser(this.o.servers.serverUser);
-    const copy = await ScratchRedis.load({
-      scratchRoot: this.o.scratchRoot,
-      user,
-      binary: this.o.servers.binary,
-      snapshot: await this.o.store.get(backup.object_key),
-    });
+    const user = await this.o.servers.serverUserOf(addon.id);
+    const snapshot = await this.o.store.get(backup.object_key);
+    let group: ReturnType<RedisServers['scratchGroup']>;
+    try {
+      group = this.o.servers.scratchGroup(addon.id);
+    } catch (error) {
+      snapshot.destroy();
+      throw error;
+    }
+    const copy = await ScratchRedis.load({ scratchRoot: this.o.scratchRoot, user, group, binary: this.o.servers.binary, snapshot });
     try {
       const held = await copy.loaded();
       if (held.loaded + held.expired !== counted) {

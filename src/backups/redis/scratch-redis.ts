@@ -20,7 +20,10 @@ const MAX_SOCKET_PATH = 107;
 export interface ScratchRedisOptions {
   /** Folder under which the throw-away server gets a folder of its own (root's, 0711). */
   scratchRoot: string;
+  /** The add-on's own server user: a copy of its data runs as the add-on's server does. */
   user: SystemUser;
+  /** A control group of its own with the plan's limits (RedisProvider.scratchGroup), removed with the copy. */
+  group?: { cgroupProcs: string[]; remove(): void };
   binary: string;
   /** The snapshot (an RDB file), as the backup store gives it back. */
   snapshot: Readable;
@@ -45,6 +48,9 @@ export function scratchRedisArgv(binary: string, user: { uid: number; gid: numbe
     dataDir,
     '--dbfilename',
     RDB,
+    // The snapshot is checked whole as it loads, as the add-on's own server checks payloads.
+    '--sanitize-dump-payload',
+    'yes',
     '--appendonly',
     'no',
     '--save',
@@ -65,7 +71,15 @@ export class ScratchRedis {
   private server: StartedServer | undefined;
   private exited: Promise<void> | undefined;
 
-  private constructor(readonly folder: string) {}
+  private constructor(
+    readonly folder: string,
+    private group: ScratchRedisOptions['group'],
+  ) {}
+
+  /** The server's process id while it runs. */
+  get pid(): number | undefined {
+    return this.server?.pid;
+  }
 
   get dataDir(): string {
     return join(this.folder, 'data');
@@ -81,17 +95,19 @@ export class ScratchRedis {
 
   /** Starts a copy on the snapshot; rejects with what redis-server logged when it does not load. */
   static async load(o: ScratchRedisOptions): Promise<ScratchRedis> {
-    await mkdir(o.scratchRoot, { recursive: true, mode: 0o711 });
-    const scratch = new ScratchRedis(join(o.scratchRoot, `redis-${randomBytes(6).toString('hex')}`));
+    const scratch = new ScratchRedis(join(o.scratchRoot, `redis-${randomBytes(6).toString('hex')}`), o.group);
     if (scratch.socket.length > MAX_SOCKET_PATH) {
       o.snapshot.destroy();
+      await scratch.remove();
       throw new Error(`The scratch folder's socket path ${scratch.socket} is too long for a unix socket; use a shorter data folder.`);
     }
     try {
+      await mkdir(o.scratchRoot, { recursive: true, mode: 0o711 });
       await scratch.prepare(o);
       await scratch.start(o);
       return scratch;
     } catch (error) {
+      o.snapshot.destroy();
       await scratch.remove();
       throw error;
     }
@@ -120,6 +136,7 @@ export class ScratchRedis {
       cwd: this.dataDir,
       env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' },
       logFile: this.logFile,
+      cgroupProcs: o.group?.cgroupProcs,
     });
     this.server = server;
     let ended = false;
@@ -164,10 +181,13 @@ export class ScratchRedis {
     }
   }
 
-  /** Stops the server (SIGTERM; it saves nothing), then the whole folder goes. Safe to call more than once. */
+  /** Stops the server (SIGTERM; it saves nothing), then its folder and its control group go. Safe to call more than once. */
   async remove(): Promise<void> {
     const server = this.server;
+    const group = this.group;
     this.server = undefined;
+    this.group = undefined;
     await endScratchServer(server, this.exited, 'SIGTERM', this.folder);
+    group?.remove();
   }
 }
