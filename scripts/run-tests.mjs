@@ -103,6 +103,7 @@ const BESIDE = [
   'platform-backup',
   'quotas',
   'redis-backups',
+  'redis-sandbox',
   'rollback',
   'route-scopes',
   'run',
