@@ -9,6 +9,7 @@ import type { AddonBackupRow, BackupKind } from '../store/addon-backups.js';
 import type { Store } from '../store/store.js';
 import { type BackupEngine, type EngineAddon, type RestoreFrom, RestoreLeftChanges } from './engine.js';
 import { BackupSchedules, type ScheduleDefaults } from './schedule.js';
+import { BackupObjectDamaged } from './store/backup-store.js';
 
 export interface AddonBackupsOptions {
   store: Store;
@@ -313,7 +314,15 @@ export class AddonBackups {
   download(addon: AddonRow, backupId: string, use: (dump: Readable) => Promise<void>): Promise<void> {
     const engine = this.engine(addon);
     const backup = this.backup(addon, backupId);
-    return this.serial(addon.org_id, () => engine.download(backup, this.engineAddon(addon), use));
+    return this.serial(addon.org_id, () =>
+      engine.download(backup, this.engineAddon(addon), use).catch((error: unknown) => {
+        // Found before a byte went out (the objects are checked first): the client is told why.
+        if (error instanceof BackupObjectDamaged) {
+          throw new SlipwayError(500, 'backup_damaged', `The download failed: ${error.message}`, error.hint);
+        }
+        throw error;
+      }),
+    );
   }
 
   /** How long a download may make no progress before it is ended and frees its job. */
@@ -463,6 +472,10 @@ function restoreFailed(error: unknown): SlipwayError {
     500,
     'restore_failed',
     `The restore failed: ${(error as Error).message}`,
-    error instanceof RestoreLeftChanges ? error.hint : 'Nothing was changed; the add-on keeps serving its current data.',
+    error instanceof RestoreLeftChanges
+      ? error.hint
+      : error instanceof BackupObjectDamaged
+        ? `Nothing was changed; the add-on keeps serving its current data. ${error.hint ?? ''}`.trim()
+        : 'Nothing was changed; the add-on keeps serving its current data.',
   );
 }

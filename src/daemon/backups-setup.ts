@@ -11,6 +11,7 @@ import { DEFAULT_SCHEDULE } from '../backups/schedule.js';
 import type { EgressGuard } from '../network/egress-guard.js';
 import { defaultBackupFolder, openBackupStore, type BackupStoreOptions } from '../backups/store/open-store.js';
 import type { BackupStore } from '../backups/store/backup-store.js';
+import { ObjectSums, SumRecordingStore } from '../backups/object-sums.js';
 import type { DiskReserve } from '../core/disk-reserve.js';
 import type { Store } from '../store/store.js';
 import type { BackupOptions } from './options.js';
@@ -50,16 +51,19 @@ export async function startBackups(o: {
   egress?: EgressGuard;
 }): Promise<{ backups: AddonBackups; backupStore: BackupStore; begin(): void; stop(): void }> {
   const settings = o.options ?? {};
-  const backupStore = await openBackupStore({ ...backupStoreOptions(o.dataDir, settings), egress: o.egress });
+  // Every object the add-on backups put gets its size and SHA-256 recorded in the daemon's own database.
+  const book = o.store.backupObjectSums;
+  const backupStore = new SumRecordingStore(await openBackupStore({ ...backupStoreOptions(o.dataDir, settings), egress: o.egress }), book);
+  const sums = new ObjectSums({ store: backupStore, book, log: o.log });
   const scratchRoot = join(o.dataDir, 'backup-scratch');
   const postgresql =
     o.postgresql instanceof PostgresqlProvider && o.postgresql.servers
-      ? new PostgresqlEngine({ provider: o.postgresql, store: backupStore, scratchRoot, log: o.log })
+      ? new PostgresqlEngine({ provider: o.postgresql, store: backupStore, sums, scratchRoot, log: o.log })
       : undefined;
   const engines = new Map<string, BackupEngine>();
   if (postgresql) engines.set('postgresql', postgresql);
   if (o.redis instanceof RedisProvider) {
-    engines.set('redis', new RedisBackups({ servers: o.redis, store: backupStore, scratchRoot, log: o.log }));
+    engines.set('redis', new RedisBackups({ servers: o.redis, store: backupStore, sums, scratchRoot, log: o.log }));
   }
   const backups = new AddonBackups({
     store: o.store,

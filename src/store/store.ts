@@ -7,6 +7,7 @@ import { EnvVarRepository } from './env-vars.js';
 import { DeploymentRepository } from './deployments.js';
 import { AddonRepository } from './addons.js';
 import { AddonBackupRepository } from './addon-backups.js';
+import { BackupObjectSumRepository } from './backup-object-sums.js';
 import { LinkRepository } from './links.js';
 import { PublishedConfigRepository } from './published-config.js';
 import { AppUserRepository } from './app-users.js';
@@ -34,6 +35,7 @@ export class Store {
   readonly deployments: DeploymentRepository;
   readonly addons: AddonRepository;
   readonly addonBackups: AddonBackupRepository;
+  readonly backupObjectSums: BackupObjectSumRepository;
   readonly links: LinkRepository;
   readonly publishedConfig: PublishedConfigRepository;
   readonly appUsers: AppUserRepository;
@@ -65,6 +67,7 @@ export class Store {
     this.deployments = new DeploymentRepository(db);
     this.addons = new AddonRepository(db, this.secrets);
     this.addonBackups = new AddonBackupRepository(db);
+    this.backupObjectSums = new BackupObjectSumRepository(db);
     this.links = new LinkRepository(db);
     this.publishedConfig = new PublishedConfigRepository(db, this.secrets);
     this.appUsers = new AppUserRepository(db);

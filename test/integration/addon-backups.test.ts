@@ -2,14 +2,15 @@
  * PostgreSQL add-on backups through the CLI of a real daemon: a backup is taken and restored
  * into a throw-away copy before it counts as verified; a restore to a second between two writes
  * brings back exactly the first rows, into a new add-on or in place (a safety backup first,
- * same credentials); bad input is refused saying what to do and changes nothing; a damaged
- * backup fails its restore test, named, counted and listed first; a backup downloads as a dump
- * pg_restore reads.
+ * same credentials); bad input is refused saying what to do and changes nothing; a backup
+ * downloads as a dump pg_restore reads; bytes overwritten in the middle of a stored base backup
+ * make every restore, the download and the restore test fail naming the object before anything
+ * is touched (it is counted and listed first).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
@@ -68,7 +69,10 @@ test('a backup is stored, then restore-tested before it counts as verified', asy
   assert.match(firstBackup, /^backup_[0-9a-z]+$/);
   const backup = await settled(firstBackup);
   assert.equal(backup.verification, 'verified', backup.verification_detail);
-  assert.match(backup.verification_detail, /pg_amcheck found no corruption; 1 table, 3 rows as counted/);
+  assert.match(
+    backup.verification_detail,
+    /^\d+ stored objects match their SHA-256; every file of the base backup matches its manifest; restored and started; pg_amcheck found no corruption; 1 table, 3 rows as counted$/,
+  );
   assert.ok(backup.size_bytes > 1_000_000, `a base backup of the cluster has some size (${backup.size_bytes})`);
   assert.equal(await verificationCount('verified'), 1);
   const human = await daemon.cli(['addon', 'backups', 'db']);
@@ -157,24 +161,74 @@ test('a backup downloads as a dump pg_restore reads', async () => {
   assert.match(listed.stdout, /TABLE DATA public notes/);
 });
 
-test('a damaged backup fails its restore test, named, counted and listed first', async () => {
-  const rowsBefore = await notes(uri);
-  // Each add-on's server has its own base backups: postgresql/<add-on id>/base/.
-  const root = join(`${daemon.dataDir}-backups`, 'postgresql');
-  const bases = readdirSync(root)
-    .filter((id) => existsSync(join(root, id, 'base')))
-    .flatMap((id) => readdirSync(join(root, id, 'base')).map((name) => join(root, id, 'base', name)))
-    .filter((path) => path.endsWith('.tar'));
+/**
+ * Where, in a base backup's tar, the content of a file of template1 (base/1/) nearest the middle
+ * of the archive starts, and its size: bytes changed there are in the middle of the object, and
+ * nothing a restore of the add-on's database reads (neither WAL replay nor pg_amcheck of it).
+ */
+function template1FileNearMiddle(tar: Buffer): { name: string; offset: number; size: number } {
+  const files: Array<{ name: string; offset: number; size: number }> = [];
+  for (let at = 0; at + 512 <= tar.length; ) {
+    const name = tar.toString('latin1', at, at + 100).replace(/\0.*$/s, '');
+    if (name === '') break;
+    const size = Number.parseInt(
+      tar
+        .toString('latin1', at + 124, at + 136)
+        .replace(/\0.*$/s, '')
+        .trim() || '0',
+      8,
+    );
+    const type = tar.toString('latin1', at + 156, at + 157);
+    if ((type === '0' || type === '\0') && name.startsWith('base/1/') && size >= 8192) files.push({ name, offset: at + 512, size });
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  assert.ok(files.length > 0, 'the base backup holds the files of template1');
+  return files.sort((a, b) => Math.abs(a.offset - tar.length / 2) - Math.abs(b.offset - tar.length / 2))[0]!;
+}
+
+test('bytes overwritten in the middle of a base backup: restores, download and verify fail naming it, the add-on untouched', async () => {
+  const rows = await notes(uri);
+  const store = `${daemon.dataDir}-backups`;
+  // Base backups are `.tar` objects in a `base/` folder under postgresql/ (the cluster's, or one per add-on server).
+  const bases = (readdirSync(join(store, 'postgresql'), { recursive: true }) as string[])
+    .filter((path) => path.endsWith('.tar') && path.split('/').at(-2) === 'base')
+    .map((path) => `postgresql/${path}`);
   assert.ok(bases.length >= 1, 'the base backups are in the backup folder');
-  // A disk that lost the end of the file the first backup rests on.
-  const damaged = bases.sort((a, b) => statSync(a).mtimeMs - statSync(b).mtimeMs)[0]!;
-  truncateSync(damaged, Math.floor(statSync(damaged).size / 3));
+  // The base backup the first backup rests on: its oldest.
+  const key = bases.sort((a, b) => statSync(join(store, a)).mtimeMs - statSync(join(store, b)).mtimeMs)[0]!;
+  const path = join(store, key);
+  const file = template1FileNearMiddle(readFileSync(path));
+  const fd = openSync(path, 'r+');
+  writeSync(fd, Buffer.alloc(16, 0x5a), 0, 16, file.offset + Math.floor(file.size / 2));
+  closeSync(fd);
+  const changed = new RegExp(
+    `backup object ${key.replaceAll('.', '\\.')} changed since it was stored: ` +
+      '(\\d+) bytes with SHA-256 [0-9a-f]{64} were recorded, \\1 bytes with SHA-256 [0-9a-f]{64} are there now',
+  );
+
+  const into = await daemon.cli(['addon', 'restore', 'db', '--backup', firstBackup, '--as', 'db-bad'], { timeoutMs: 600_000 });
+  assert.notEqual(into.code, 0);
+  assert.match(into.stderr, changed);
+  const inPlace = await daemon.cli(['addon', 'restore', 'db', '--backup', firstBackup, '--yes'], { timeoutMs: 600_000 });
+  assert.notEqual(inPlace.code, 0);
+  assert.match(inPlace.stderr, changed);
+  assert.match(inPlace.stderr, /Nothing was changed/);
+  assert.deepEqual(await notes(uri), rows, 'the add-on keeps its data');
+  const download = await daemon.cli(['addon', 'backup', 'download', 'db', firstBackup, '--output', join(scratch, 'bad.dump')], {
+    timeoutMs: 600_000,
+  });
+  assert.notEqual(download.code, 0);
+  assert.match(download.stderr, changed);
+
   const failedBefore = await verificationCount('failed');
   const verify = await daemon.cli(['addon', 'backup', 'verify', 'db', firstBackup], { timeoutMs: 600_000 });
   assert.notEqual(verify.code, 0);
-  assert.match(verify.stderr, /failed its restore test: The base backup is not a whole archive/);
+  assert.match(verify.stderr, /failed its restore test: backup object/);
+  assert.match(verify.stderr, changed);
   assert.equal(await verificationCount('failed'), failedBefore + 1);
   assert.equal((await backups())[0]!.id, firstBackup, 'the failed backup is listed first');
   assert.match(daemon.output(), new RegExp(`Backup ${firstBackup} of add-on db .* FAILED its restore test`));
-  assert.deepEqual(await notes(uri), rowsBefore, 'the add-on serves on');
+  assert.deepEqual(await notes(uri), rows, 'the add-on serves on');
+  const names = (await cliJson<Array<{ name: string }>>(['addon', 'list'])).map((a) => a.name).sort();
+  assert.ok(!names.includes('db-bad'), 'the failed restore left no add-on behind');
 });

@@ -3,12 +3,13 @@
  * and loaded into a throw-away server before it counts as verified; restored into a new add-on
  * or in place (a safety backup first, same password), it brings back exactly the keys it holds,
  * in every database, with their TTLs; a time is refused (Redis restores to a snapshot); a
- * damaged snapshot fails its restore test, named; a download is the RDB file itself.
+ * download is the RDB file itself; a snapshot whose bytes were overwritten in the store fails
+ * every restore, the download and its restore test, named, before anything is touched.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, openSync, readSync, closeSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { mkdtempSync, openSync, readSync, closeSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { respExchange, type RespReply } from '../../src/addons/redis/resp.js';
@@ -137,7 +138,7 @@ test('a snapshot is stored with its key count, then loaded by a throw-away serve
   const backup = await settled(firstBackup);
   assert.equal(backup.verification, 'verified', backup.verification_detail);
   assert.deepEqual(backup.counts, { keys: 5 }, 'the keys of every database, not only those of database 0');
-  assert.match(backup.verification_detail, /^loaded by redis-server; 5 keys as counted$/);
+  assert.match(backup.verification_detail, /^1 stored object matches its SHA-256; loaded by redis-server; 5 keys as counted$/);
   assert.equal(backup.kind, 'manual');
   const human = await daemon.cli(['addon', 'backups', 'cache']);
   assert.match(human.stdout, new RegExp(`${firstBackup}.*manual.*verified`));
@@ -206,17 +207,35 @@ test('a download is the RDB file itself', async () => {
   assert.match(checked.stdout, /\[info\] 5 keys read/);
 });
 
-test('a truncated snapshot fails its restore test saying what redis-server found, and is listed first', async () => {
-  const object = join(`${daemon.dataDir}-backups`, 'redis', cacheId, `${firstBackup}.rdb`);
-  // A disk that lost the end of the file.
-  truncateSync(object, Math.floor(statSync(object).size / 2));
+test('bytes overwritten in the middle of a snapshot: restores, the download and the restore test fail naming it', async () => {
+  const key = `redis/${cacheId}/${firstBackup}.rdb`;
+  const object = join(`${daemon.dataDir}-backups`, key);
+  const fd = openSync(object, 'r+');
+  writeSync(fd, Buffer.from('overwritten'), 0, 11, Math.floor(statSync(object).size / 2));
+  closeSync(fd);
+  const changed = new RegExp(
+    `backup object ${key.replaceAll('.', '\\.')} changed since it was stored: ` +
+      '(\\d+) bytes with SHA-256 [0-9a-f]{64} were recorded, \\1 bytes with SHA-256 [0-9a-f]{64} are there now',
+  );
+  const into = await daemon.cli(['addon', 'restore', 'cache', '--backup', firstBackup, '--as', 'cache-bad']);
+  assert.notEqual(into.code, 0);
+  assert.match(into.stderr, changed);
+  const inPlace = await daemon.cli(['addon', 'restore', 'cache', '--backup', firstBackup, '--yes']);
+  assert.notEqual(inPlace.code, 0);
+  assert.match(inPlace.stderr, changed);
+  assert.deepEqual(await contents('cache'), FIRST, 'the add-on keeps its keys');
+  const download = await daemon.cli(['addon', 'backup', 'download', 'cache', firstBackup, '--output', join(scratch, 'bad.rdb')]);
+  assert.notEqual(download.code, 0);
+  assert.match(download.stderr, changed);
+
   const verify = await daemon.cli(['addon', 'backup', 'verify', 'cache', firstBackup], { timeoutMs: 600_000 });
   assert.notEqual(verify.code, 0);
-  assert.match(verify.stderr, /failed its restore test: redis-server did not load the snapshot: .*(Short read|Unexpected EOF)/);
+  assert.match(verify.stderr, changed);
   assert.equal((await backups())[0]!.id, firstBackup, 'the failed backup is listed first');
   assert.match(daemon.output(), new RegExp(`Backup ${firstBackup} of add-on cache .* FAILED its restore test`));
   const refused = await daemon.cli(['addon', 'restore', 'cache', '--backup', firstBackup, '--as', 'cache-bad']);
   assert.notEqual(refused.code, 0);
   assert.match(refused.stderr, /failed its restore test/);
   assert.deepEqual(await contents('cache'), FIRST, 'the add-on serves on');
+  assert.ok(!(await addonNames()).includes('cache-bad'), 'the failed restores left no add-on behind');
 });

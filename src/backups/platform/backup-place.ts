@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { type Readable, Transform } from 'node:stream';
+import type { Readable } from 'node:stream';
+import { summing } from '../object-sums.js';
 import type { BackupStore, StoredObject } from '../store/backup-store.js';
 import { completeBackups, isBackupName, MANIFEST_FILE } from './manifest.js';
 
@@ -80,20 +80,9 @@ export class RecordingStore implements BackupStore {
   }
 
   async put(key: string, body: Readable): Promise<{ sizeBytes: number }> {
-    const hash = createHash('sha256');
-    let size = 0;
-    // Counted as the store reads it (a listener of its own would start the flow before the store reads).
-    const counted = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        hash.update(chunk);
-        size += chunk.length;
-        done(null, chunk);
-      },
-    });
-    body.on('error', (error) => counted.destroy(error));
-    body.pipe(counted);
-    const stored = await this.inner.put(this.prefix + key, counted);
-    this.written.set(key, { size_bytes: size, sha256: hash.digest('hex') });
+    const summed = summing(body);
+    const stored = await this.inner.put(this.prefix + key, summed.stream);
+    this.written.set(key, summed.sum());
     return stored;
   }
 

@@ -13,7 +13,8 @@ export interface LiveCluster extends SocketTarget {
 
 /**
  * Streams a base backup of the whole cluster (pg_basebackup, tar on stdout, no WAL: the archive
- * has it) into the store under `key`. pg_basebackup returns once the WAL the backup needs is
+ * has it) into the store under `key`, its backup manifest (every file's SHA-256) inside the tar.
+ * pg_basebackup returns once the WAL the backup needs is
  * archived, so the spool holds it when this resolves.
  */
 export async function takeBaseBackup(cluster: LiveCluster, store: BackupStore, key: string): Promise<{ sizeBytes: number }> {
@@ -55,6 +56,8 @@ export function streamBaseBackup(cluster: LiveCluster, wal: 'none' | 'fetch') {
       '-X',
       wal,
       '--checkpoint=fast',
+      // The manifest rides at the end of the tar: a restore checks every file against it.
+      '--manifest-checksums=SHA256',
       '--no-password',
     ],
     env: pinnedToolEnv({ PATH: '/usr/bin:/bin', PGPASSWORD: cluster.password }),

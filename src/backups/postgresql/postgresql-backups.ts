@@ -12,6 +12,7 @@ import { scramSha256Verifier } from '../../addons/postgresql/scram.js';
 import { ADMIN_ROLE } from '../../addons/postgresql/cluster-config.js';
 import { pinnedToolEnv } from '../../addons/postgresql/superuser-connection.js';
 import type { BackupStore } from '../store/backup-store.js';
+import { describeSumCheck, type ObjectSums } from '../object-sums.js';
 import { asAdmin } from './admin-client.js';
 import {
   streamBaseBackup,
@@ -24,7 +25,7 @@ import {
 } from './base-backup.js';
 import { dumpDatabase, loadDump } from './dump-load.js';
 import { ScratchCluster, type RecoveryTarget } from './scratch-cluster.js';
-import { WAL_PREFIX, WalShipper } from './wal-shipper.js';
+import { WAL_PREFIX, WalShipper, walKey } from './wal-shipper.js';
 
 /** Base backups of the cluster shared by the add-ons of earlier versions. */
 export const BASE_PREFIX = 'postgresql/base/';
@@ -63,6 +64,8 @@ export interface PostgresqlBackupsOptions {
    * server started from the base backup and its WAL replaces the add-on's (no dump and reload).
    */
   prefix?: string;
+  /** The objects' recorded sums: every object a copy is restored from is checked against them first. */
+  sums: ObjectSums;
   /** Folder for throw-away restored copies (root's; emptied after each use). */
   scratchRoot: string;
   log(line: string): void;
@@ -140,7 +143,7 @@ export class PostgresqlBackups {
    * time. Resolves with a one-line account; rejects saying what is wrong.
    */
   async verify(backup: { objectKey: string; restorePoint: string; counts: RowCounts }, database: string): Promise<string> {
-    return this.withCopy(backup.objectKey, { name: backup.restorePoint }, async (copy, live) => {
+    return this.withCopy(backup.objectKey, { name: backup.restorePoint }, async (copy, live, sums) => {
       const amcheck = await runAmcheck(live.binDir, copy.clientEnv(), database);
       const found = await asAdmin(copy, database, (client) => countRows(client, Object.keys(backup.counts))).catch((error: Error) => {
         throw new Error(`the restored copy cannot be counted: ${error.message}`);
@@ -153,7 +156,8 @@ export class PostgresqlBackups {
       }
       const tables = Object.keys(backup.counts).length;
       const rows = Object.values(backup.counts).reduce((a, b) => a + b, 0);
-      return `restored and started; ${amcheck}; ${tables} table${tables === 1 ? '' : 's'}, ${rows} row${rows === 1 ? '' : 's'} as counted`;
+      const counted = `${tables} table${tables === 1 ? '' : 's'}, ${rows} row${rows === 1 ? '' : 's'} as counted`;
+      return `${sums}; ${copy.filesChecked}; restored and started; ${amcheck}; ${counted}`;
     });
   }
 
@@ -291,11 +295,15 @@ export class PostgresqlBackups {
     });
   }
 
-  /** Restores a throw-away copy, hands it over, and removes it whatever happens. */
+  /**
+   * Checks the base backup and the WAL after its start against their recorded sums, restores a
+   * throw-away copy from them, hands it over (with the check's account), and removes it
+   * whatever happens.
+   */
   private async withCopy<T>(
     baseKey: string,
     target: RecoveryTarget,
-    use: (copy: ScratchCluster, live: LiveCluster) => Promise<T>,
+    use: (copy: ScratchCluster, live: LiveCluster, sums: string) => Promise<T>,
     asUser?: SystemUser,
   ): Promise<T> {
     const live = await this.live();
@@ -307,6 +315,7 @@ export class PostgresqlBackups {
     const walNames = (await this.o.store.list(walPrefix))
       .map((object) => object.key.slice(walPrefix.length))
       .filter((name) => name.endsWith('.history') || name.slice(0, 24) >= start);
+    const sums = await this.o.sums.check([baseKey, ...walNames.map((name) => walKey(name, walPrefix))], `The restore from ${baseKey}`);
     const copy = await ScratchCluster.restore({
       scratchRoot: this.o.scratchRoot,
       user,
@@ -319,7 +328,7 @@ export class PostgresqlBackups {
       adminPassword: live.password,
     });
     try {
-      return await use(copy, live);
+      return await use(copy, live, describeSumCheck(sums));
     } finally {
       await copy.remove();
     }

@@ -2,6 +2,7 @@ import type { Readable } from 'node:stream';
 import { ConflictError } from '../../core/errors.js';
 import type { PostgresqlProvider } from '../../addons/postgresql/postgresql-provider.js';
 import type { AddonBackupRow } from '../../store/addon-backups.js';
+import type { ObjectSums } from '../object-sums.js';
 import type { BackupStore } from '../store/backup-store.js';
 import type { BackupEngine, EngineAddon, RestoreFrom, TakenBackup } from '../engine.js';
 import { BASE_PREFIX, PostgresqlBackups, serverPrefix, type PgAddon } from './postgresql-backups.js';
@@ -13,6 +14,8 @@ const SHIPPERS_TICK_MS = 5_000;
 export interface PostgresqlEngineOptions {
   provider: PostgresqlProvider;
   store: BackupStore;
+  /** The objects' recorded sums, checked before a copy is restored from them. */
+  sums: ObjectSums;
   scratchRoot: string;
   log(line: string): void;
 }
@@ -58,6 +61,7 @@ export class PostgresqlEngine implements BackupEngine {
         this.shared = new PostgresqlBackups({
           cluster: this.o.provider.cluster,
           store: this.o.store,
+          sums: this.o.sums,
           scratchRoot: this.o.scratchRoot,
           log: this.o.log,
         });
@@ -83,6 +87,7 @@ export class PostgresqlEngine implements BackupEngine {
       backups = new PostgresqlBackups({
         cluster,
         store: this.o.store,
+        sums: this.o.sums,
         scratchRoot: this.o.scratchRoot,
         log: this.o.log,
         prefix: serverPrefix(id),
@@ -98,6 +103,7 @@ export class PostgresqlEngine implements BackupEngine {
       this.shared = new PostgresqlBackups({
         cluster: this.o.provider.cluster,
         store: this.o.store,
+        sums: this.o.sums,
         scratchRoot: this.o.scratchRoot,
         log: this.o.log,
       });

@@ -14,6 +14,7 @@ import { ADMIN_ROLE } from '../../addons/postgresql/cluster-config.js';
 import type { BackupStore } from '../store/backup-store.js';
 import { asAdmin } from './admin-client.js';
 import { isWalFileName, walKey } from './wal-shipper.js';
+import { checkBaseFiles } from './base-manifest.js';
 
 /** Where a restore stops: a named restore point, a time, or the base backup's own end. */
 export type RecoveryTarget = { name: string } | { time: Date } | { immediate: true };
@@ -62,6 +63,9 @@ export class ScratchCluster {
   /** The port in the socket's name (no TCP listener). */
   readonly port = PORT;
 
+  /** What pg_verifybackup found of the base backup's files, for the verification's account. */
+  filesChecked = '';
+
   /** The superuser's password: the copy has the live cluster's roles. */
   get password(): string {
     return this.o.adminPassword;
@@ -106,6 +110,7 @@ export class ScratchCluster {
     await mkdir(walDir, { mode: 0o750 });
     await chown(walDir, 0, user.gid);
     await this.extractBase();
+    this.filesChecked = await checkBaseFiles({ binDir: this.o.binDir, dataDir: this.dataDir, baseKey: this.o.baseKey, user });
     for (const name of this.o.walNames) {
       if (!isWalFileName(name)) throw new Error(`"${name}" is not a WAL file name.`);
       const path = join(walDir, name);

@@ -6,6 +6,7 @@ import type { SystemUser } from '../../addons/system-user.js';
 import type { AddonBackupRow } from '../../store/addon-backups.js';
 import { type BackupEngine, type EngineAddon, type RestoreFrom, RestoreLeftChanges, type TakenBackup } from '../engine.js';
 import type { BackupStore } from '../store/backup-store.js';
+import { describeSumCheck, type ObjectSums } from '../object-sums.js';
 import { copyKeys } from './copy-keys.js';
 import { RedisConnection } from './resp-connection.js';
 import { ScratchRedis } from './scratch-redis.js';
@@ -39,6 +40,8 @@ export interface RedisServers {
 export interface RedisBackupsOptions {
   servers: RedisServers;
   store: BackupStore;
+  /** The objects' recorded sums: a snapshot is checked against its own before it is used. */
+  sums: ObjectSums;
   /** Folder for throw-away servers (root's; emptied after each use). */
   scratchRoot: string;
   log(line: string): void;
@@ -88,9 +91,9 @@ export class RedisBackups implements BackupEngine {
 
   /** The snapshot loads into a throw-away server and holds the keys counted when it was taken. */
   verify(backup: AddonBackupRow, addon: EngineAddon): Promise<string> {
-    return this.withCopy(backup, addon, async (_copy, held) => {
+    return this.withCopy(backup, addon, async (_copy, held, sums) => {
       const expired = held.expired > 0 ? ` (${held.expired} of them expired since, as their TTL said)` : '';
-      return `loaded by redis-server; ${plural(held.loaded + held.expired, 'key')} as counted${expired}`;
+      return `${sums}; loaded by redis-server; ${plural(held.loaded + held.expired, 'key')} as counted${expired}`;
     });
   }
 
@@ -121,8 +124,9 @@ export class RedisBackups implements BackupEngine {
     await this.withCopy(from.backup, into, (copy) => this.copyInto(copy, into));
   }
 
-  /** The RDB file itself, as Redis wrote it (decrypted): redis-server loads it as its dump.rdb. */
+  /** The RDB file itself, as Redis wrote it (decrypted): redis-server loads it as its dump.rdb. Checked against its sum first. */
   async download(backup: AddonBackupRow, _addon: EngineAddon, use: (dump: Readable) => Promise<void>): Promise<void> {
+    await this.o.sums.check([backup.object_key], `The download of backup ${backup.id}`);
     await use(await this.o.store.get(backup.object_key));
   }
 
@@ -167,18 +171,20 @@ export class RedisBackups implements BackupEngine {
   }
 
   /**
-   * Loads the backup's snapshot into a throw-away server and checks it holds the keys counted
-   * when it was taken (those loaded, and those whose TTL ran out since), then hands it over;
-   * it is removed whatever happens. The copy runs as `addon`'s server does: as its user, in a
-   * control group of its own with its plan's limits, so a snapshot is only ever read with the
-   * rights of the add-on it belongs or goes to.
+   * Checks the backup's snapshot against its recorded sum, loads it into a throw-away server and
+   * checks it holds the keys counted when it was taken (those loaded, and those whose TTL ran out
+   * since), then hands it over (with the sum check's account); it is removed whatever happens.
+   * The copy runs as `addon`'s server does: as its user, in a control group of its own with its
+   * plan's limits, so a snapshot is only ever read with the rights of the add-on it belongs or
+   * goes to.
    */
   private async withCopy<T>(
     backup: AddonBackupRow,
     addon: EngineAddon,
-    use: (copy: ScratchRedis, held: { loaded: number; expired: number }) => Promise<T>,
+    use: (copy: ScratchRedis, held: { loaded: number; expired: number }, sums: string) => Promise<T>,
   ) {
     const counted = keysOf(backup);
+    const sums = describeSumCheck(await this.o.sums.check([backup.object_key], `The restore from backup ${backup.id}`));
     const user = await this.o.servers.serverUserOf(addon.id);
     const snapshot = await this.o.store.get(backup.object_key);
     let group: ReturnType<RedisServers['scratchGroup']>;
@@ -197,7 +203,7 @@ export class RedisBackups implements BackupEngine {
             (held.expired > 0 ? ` (${held.expired} of those it holds expired since)` : ''),
         );
       }
-      return await use(copy, held);
+      return await use(copy, held, sums);
     } finally {
       await copy.remove();
     }

@@ -9,6 +9,8 @@ import { respExchange, type RespReply } from '../../addons/redis/resp.js';
 import type { AddonBackupRow } from '../../store/addon-backups.js';
 import { type EngineAddon, RestoreLeftChanges, type TakenBackup } from '../engine.js';
 import { FolderBackupStore } from '../store/folder-store.js';
+import type { ObjectSum } from '../../store/backup-object-sums.js';
+import { ObjectSums, SumRecordingStore } from '../object-sums.js';
 import { RedisBackups, type RedisServers } from './redis-backups.js';
 import { ScratchRedis } from './scratch-redis.js';
 import { DEFAULT_PLAN_LIMITS } from '../../addons/plan-limits.js';
@@ -47,7 +49,14 @@ describe('Redis backups with real redis-servers', { skip: process.getuid?.() !==
     roomy = new RedisProvider({ dataDir, gatewayAddress: '127.0.0.1', portRange: [17680, 17689] });
     await provider.start();
     await roomy.start();
-    const store = await FolderBackupStore.open(join(dataDir, 'backups'));
+    const sumsByKey = new Map<string, ObjectSum>();
+    const book = {
+      record: (k: string, s: ObjectSum) => sumsByKey.set(k, s),
+      of: (k: string) => sumsByKey.get(k),
+      forget: (k: string) => sumsByKey.delete(k),
+    };
+    const store = new SumRecordingStore(await FolderBackupStore.open(join(dataDir, 'backups')), book);
+    const sums = new ObjectSums({ store, book, log: (l) => logged.push(l) });
     const servers: RedisServers = {
       addonDir: (id) => provider.addonDir(id),
       binary: provider.binary,
@@ -58,7 +67,7 @@ describe('Redis backups with real redis-servers', { skip: process.getuid?.() !==
         return group;
       },
     };
-    backups = new RedisBackups({ servers, store, scratchRoot: join(dataDir, 'backup-scratch'), log: (l) => logged.push(l) });
+    backups = new RedisBackups({ servers, store, sums, scratchRoot: join(dataDir, 'backup-scratch'), log: (l) => logged.push(l) });
   });
 
   after(async () => {
@@ -90,7 +99,10 @@ describe('Redis backups with real redis-servers', { skip: process.getuid?.() !==
     assert.deepEqual(big!.counts, { keys: 3000 });
 
     const cache = await addon('addon_midway');
-    assert.equal(await backups.verify(row('backup_big', source, big!), cache), 'loaded by redis-server; 3000 keys as counted');
+    assert.equal(
+      await backups.verify(row('backup_big', source, big!), cache),
+      '1 stored object matches its SHA-256; loaded by redis-server; 3000 keys as counted',
+    );
     await redis(cache, ['SET', 'small', '1'], ['SET', 'small2', '2', 'EX', '3600']);
     const [safety] = await backups.take([{ addon: cache, backupId: 'backup_safety' }]);
     assert.deepEqual(safety!.counts, { keys: 2 });

@@ -17,6 +17,7 @@ import * as m016 from './016-addon-backups.js';
 import * as m017 from './017-app-disk-budget.js';
 import * as m018 from './018-org-quotas.js';
 import * as m019 from './019-tenant-bounds.js';
+import * as m020 from './020-backup-object-sums.js';
 
 /** Versioned schema changes, applied in order; never edit one that has shipped, add a new one. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -39,4 +40,5 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 17, name: 'app-disk-budget', sql: m017.sql },
   { version: 18, name: 'org-quotas', sql: m018.sql },
   { version: 19, name: 'tenant-bounds', sql: m019.sql },
+  { version: 20, name: 'backup-object-sums', sql: m020.sql },
 ];
