@@ -5,7 +5,7 @@ import { authenticate } from './authenticate.js';
 import { appForUser } from './access.js';
 import { decodePathSegment } from './http-router.js';
 import { SlipwayError } from '../core/errors.js';
-import { encodeFrame, FRAME } from '../core/run-frames.js';
+import { encodeFrame, FRAME } from '../shared/run-frames.js';
 import { parseOneOffCommand } from '../pipeline/one-off.js';
 import { describeSandboxExit } from '../sandbox/describe.js';
 import { requireScope } from './token-scope.js';

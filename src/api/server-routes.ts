@@ -38,7 +38,7 @@ export const serverRoutes = {
     summary: "Run a one-off command in a fresh sandbox of the app's current release, over an upgraded connection",
     description:
       'Send `Connection: Upgrade` and `Upgrade: slipway-run`. After the 101 answer, the request side carries standard input as raw bytes; ' +
-      'the answer side carries frames of standard output, standard error and finally the exit status (src/core/run-frames.ts).',
+      'the answer side carries frames of standard output, standard error and finally the exit status (src/shared/run-frames.ts).',
     params: APP_PARAM,
     query: { command: { schema: str(), description: 'The argv to run, as a JSON array of strings' } },
     success: { status: 101, response: { description: 'Switching to the slipway-run protocol', schema: {} } },

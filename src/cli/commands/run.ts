@@ -1,6 +1,6 @@
 import { command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
-import { FRAME, FrameDecoder, type RunExit } from '../../core/run-frames.js';
+import { FRAME, FrameDecoder, type RunExit } from '../../shared/run-frames.js';
 import { CliError } from '../errors.js';
 
 export const run = command({
