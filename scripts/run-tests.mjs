@@ -108,6 +108,7 @@ const BESIDE = [
   'route-scopes',
   'run',
   'secrets-at-rest',
+  'shared-postgresql-move',
   'start-process',
   'tenant-bounds',
   'tenant-domains',

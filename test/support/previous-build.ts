@@ -10,9 +10,14 @@ import { join } from 'node:path';
 export const REPO = process.env.SLIPWAY_REPO ?? new URL('../..', import.meta.url).pathname;
 
 export function buildPreviousCommit(): { bin: string; commit: string } {
+  return buildCommit('HEAD~1');
+}
+
+/** A given commit of this clone built the same way (an upgrade from an older release). */
+export function buildCommit(revision: string): { bin: string; commit: string } {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-previous-'));
-  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD~1'], { cwd: REPO, encoding: 'utf8' }).trim();
-  const archive = execFileSync('git', ['archive', '--format=tar', 'HEAD~1'], { cwd: REPO, maxBuffer: 1 << 30 });
+  const commit = execFileSync('git', ['rev-parse', '--short', revision], { cwd: REPO, encoding: 'utf8' }).trim();
+  const archive = execFileSync('git', ['archive', '--format=tar', revision], { cwd: REPO, maxBuffer: 1 << 30 });
   execFileSync('tar', ['-x', '-C', dir], { input: archive });
   symlinkSync(join(REPO, 'node_modules'), join(dir, 'node_modules'));
   execFileSync(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], { cwd: dir, stdio: 'inherit' });

@@ -10,7 +10,7 @@ import { DEFAULT_POSTGRESQL_UID_RANGE } from '../redis/server-users.js';
 import { findPostgresBinaries } from './binaries.js';
 import { describeServerSizing } from './server-settings.js';
 import type { PortRange } from '../redis/port-allocation.js';
-import { access } from 'node:fs/promises';
+import { access, rename } from 'node:fs/promises';
 import type { HbaClient } from '../../network/addon-access.js';
 import { asSuperuser } from './superuser-connection.js';
 import { quietSupervision, type SupervisionEvents } from '../server-supervisor.js';
@@ -282,6 +282,58 @@ export class PostgresqlProvider implements AddonProvider {
     const server = this.servers!.serverOf(id, portOf(config));
     this.databases.set(id, need(config, 'database'));
     return server.start();
+  }
+
+  /**
+   * For an add-on of the shared cluster being moved: a server of its own with the add-on's role
+   * (same name and password, the plan's limits) and its empty database, and the configuration
+   * that names it. A server left by a move that was cut short is removed first. Nothing is
+   * switched: the caller copies the data, then stores the configuration.
+   */
+  async prepareOwnServer(id: string, config: Record<string, string>): Promise<{ server: EmbeddedCluster; config: Record<string, string> }> {
+    if (placementOf(config) !== 'embedded' || !this.servers) throw new Error(`The add-on ${id} is not on the shared PostgreSQL cluster.`);
+    const database = need(config, 'database');
+    const role = need(config, 'role');
+    const password = need(config, 'password');
+    assertAddonIdentifier(database);
+    assertAddonIdentifier(role);
+    await this.servers.remove(id);
+    const { server, admin } = await this.servers.create(id);
+    try {
+      await withClient(admin, async (client) => {
+        await client.query(createRoleSql(role, password));
+        for (const statement of this.limitsSql(role)) await client.query(statement);
+        for (const statement of createDatabaseSql(database, role)) await client.query(statement);
+      });
+    } catch (err) {
+      await this.servers.remove(id).catch(() => undefined);
+      throw new Error(`Could not prepare the PostgreSQL server of add-on ${id}: ${describe(err, password)}`);
+    }
+    this.databases.set(id, database);
+    return {
+      server,
+      config: { mode: 'dedicated', database, role, password, port: String(server.port), version: String(server.major ?? this.version) },
+    };
+  }
+
+  /** A move given up: the add-on's own server goes, the add-on stays on the shared cluster. */
+  async abandonOwnServer(id: string): Promise<void> {
+    this.databases.delete(id);
+    await this.servers?.remove(id);
+  }
+
+  /**
+   * Once no add-on is left on the shared cluster: it stops, and its data folder is renamed so
+   * that no later start brings it up again; the folder is kept for the operator to remove.
+   */
+  async retireSharedCluster(): Promise<string | undefined> {
+    const cluster = this.cluster;
+    if (!cluster || !(await exists(join(cluster.layout.dataDir, 'PG_VERSION')))) return undefined;
+    await cluster.stop();
+    const kept = join(cluster.layout.root, `shared-cluster-moved-${new Date().toISOString().slice(0, 10)}`);
+    await rename(cluster.layout.dataDir, kept);
+    this.starting = Promise.resolve(undefined);
+    return kept;
   }
 
   /** The running server of an add-on with one of its own (backups reach it so). */

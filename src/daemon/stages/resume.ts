@@ -9,6 +9,7 @@ import type { Store } from '../../store/store.js';
 import type { startBackups } from '../backups-setup.js';
 import { resumeAfterRestore } from '../restore-setup.js';
 import { resumeDeployments } from '../resume-deployments.js';
+import { moveSharedAddons } from '../shared-addons-move.js';
 import type { cron } from './cron.js';
 import type { platformBackups } from './platform-backups.js';
 import type { DaemonBase, NetworkBuilt, SandboxesBuilt } from './stage.js';
@@ -22,7 +23,7 @@ import type { DaemonBase, NetworkBuilt, SandboxesBuilt } from './stage.js';
 export async function resume(
   needs: DaemonBase &
     Pick<SandboxesBuilt, 'names' | 'backend'> &
-    Pick<NetworkBuilt, 'addons' | 'addonAccess' | 'instances'> &
+    Pick<NetworkBuilt, 'addons' | 'addonAccess' | 'instances' | 'postgresql'> &
     Pick<ReturnType<typeof cron>, 'cron'> &
     Pick<Awaited<ReturnType<typeof platformBackups>>, 'scheduledPlatformBackups'> & {
       store: Store;
@@ -33,10 +34,11 @@ export async function resume(
       interrupted: Deployment[];
       waiting: Deployment[];
       restored: RestoredPlatform | undefined;
+      tellApps(appIds: Iterable<string>, line: string): void;
     },
 ) {
   const { options, store, logs, runtime, deployer, backupService, interrupted, waiting, restored, log } = needs;
-  const { names, backend, addons, addonAccess, instances, cron, scheduledPlatformBackups } = needs;
+  const { names, backend, addons, addonAccess, instances, cron, scheduledPlatformBackups, postgresql, tellApps } = needs;
   // Add-on servers first: the apps restored next connect to them.
   await addons.resumeAll();
   backupService.begin();
@@ -60,5 +62,9 @@ export async function resume(
   resumeDeployments({ store, logs, deployer, interrupted, waiting, log });
   cron.start();
   if (restored) resumeAfterRestore(restored, { store, deployer, backups: backupService.backups, log });
+  // Add-ons of the shared cluster of earlier versions move to servers of their own, the apps serving.
+  void moveSharedAddons({ store, postgresql, deployer, addonAccess, log, tellApps }).catch((error: Error) =>
+    log(`Moving the PostgreSQL add-ons to servers of their own: ${error.message}`),
+  );
   return {};
 }
