@@ -6,7 +6,7 @@ import { appForUser } from './access.js';
 import { decodePathSegment } from './http-router.js';
 import { SlipwayError } from '../core/errors.js';
 import { encodeFrame, FRAME } from '../shared/run-frames.js';
-import { parseOneOffCommand } from '../pipeline/one-off.js';
+import { parseOneOffCommand } from '../serving/one-off.js';
 import { describeSandboxExit } from '../sandbox/describe.js';
 import { requireScope } from './token-scope.js';
 import { endWhenAccessEnds } from './access-watch.js';

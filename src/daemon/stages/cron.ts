@@ -5,8 +5,8 @@ import type { Sandbox } from '../../sandbox/sandbox-host.js';
 import { parseReleaseSpec } from '../../serving/release-spec.js';
 import { CronScheduler } from '../../cron/cron-scheduler.js';
 import type { LogHub } from '../../logs/log-hub.js';
-import { startOneOff } from '../../pipeline/one-off.js';
-import { OneOffRuns } from '../../pipeline/one-off-runs.js';
+import { startOneOff } from '../../serving/one-off.js';
+import { OneOffRuns } from '../../serving/one-off-runs.js';
 import type { DaemonBase, NetworkBuilt, SandboxesBuilt, Told } from './stage.js';
 import type { serving } from './serving.js';
 
