@@ -30,6 +30,8 @@ export interface BackupsResult {
   verifySeconds: number;
   verificationDetail: string;
   restoreSeconds: number;
+  /** `slipway addon restore db --as db-fork` alone: the add-on as it is now, into a new one. */
+  forkSeconds: number;
   pgDump: { seconds: number; sizeBytes: number };
   pgRestoreSeconds: number;
   /** The machine's 1-minute load average every 5 s of the run (it is shared). */
@@ -167,6 +169,14 @@ export async function benchBackups(options: { sizeMib?: number } = {}): Promise<
     );
     if (restoredRows !== rows) throw new Error(`the restored add-on has ${restoredRows} rows, not ${rows}`);
 
+    started = Date.now();
+    await cliJson(daemon, ['addon', 'restore', 'db', '--as', 'db-fork']);
+    const forkSeconds = secondsSince(started);
+    const forkedRows = await withClient(await uriOf(daemon, 'db-fork'), async (c) =>
+      Number((await c.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n),
+    );
+    if (forkedRows !== rows) throw new Error(`the fork has ${forkedRows} rows, not ${rows}`);
+
     // The baseline: pg_dump -Fc of the same database, pg_restore into a new add-on's (empty) database.
     const dumpFile = join(scratch, 'db.dump');
     started = Date.now();
@@ -197,6 +207,7 @@ export async function benchBackups(options: { sizeMib?: number } = {}): Promise<
       verifySeconds,
       verificationDetail: backup.verification_detail,
       restoreSeconds,
+      forkSeconds,
       pgDump: { seconds: pgDumpSeconds, sizeBytes: statSync(dumpFile).size },
       pgRestoreSeconds,
       load: { mean: loads.reduce((a, b) => a + b, 0) / loads.length, max: Math.max(...loads) },
@@ -218,13 +229,15 @@ export function describeBackups(r: BackupsResult): string {
   return [
     `backups of a PostgreSQL add-on of ${mib(r.databaseBytes)} (pg_database_size; ${r.rows} rows and an index, loaded in ${s(r.loadSeconds)}), ` +
       `machine load ${r.load.mean.toFixed(1)} on average, ${r.load.max.toFixed(1)} at most:`,
-    `  slipway addon backup, until stored: ${s(r.backup.seconds)} (${mib(r.backup.sizeBytes)}), ` +
+    `  slipway addon backup, until stored: ${s(r.backup.seconds)} (${mib(r.backup.sizeBytes)}, ${(r.backup.sizeBytes / r.databaseBytes).toFixed(2)}x the database), ` +
       `${(r.backup.seconds / r.pgDump.seconds).toFixed(2)}x pg_dump -Fc's ${s(r.pgDump.seconds)} (${mib(r.pgDump.sizeBytes)})`,
     `  its restore test, until verified: ${s(r.verifySeconds)}, ${(r.verifySeconds / dumpAndRestore).toFixed(2)}x pg_dump + pg_restore's ${s(dumpAndRestore)} ` +
       `(${r.verificationDetail})`,
     `  slipway addon restore --backup --as, into a new add-on: ${s(r.restoreSeconds)}, ` +
       `${(r.restoreSeconds / r.pgRestoreSeconds).toFixed(2)}x pg_restore's ${s(r.pgRestoreSeconds)}, ` +
       `${(r.restoreSeconds / dumpAndRestore).toFixed(2)}x pg_dump + pg_restore's`,
+    `  slipway addon restore --as alone (a fork of the add-on as it is now): ${s(r.forkSeconds)}, ` +
+      `${(r.forkSeconds / r.pgRestoreSeconds).toFixed(2)}x pg_restore's, ${(r.forkSeconds / dumpAndRestore).toFixed(2)}x pg_dump + pg_restore's`,
   ].join('\n');
 }
 

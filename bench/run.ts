@@ -12,6 +12,7 @@ import { benchResilience, describeResilience } from './resilience.js';
 import { benchDrains, describeDrains } from './drains.js';
 import { benchBackups, describeBackups } from './backups.js';
 import { benchBuildLoad, describeBuildLoad } from './build-load.js';
+import { benchAddonIdle, describeAddonIdle } from './addon-idle.js';
 
 const results: Record<string, unknown> = {};
 
@@ -57,6 +58,10 @@ console.log(describeDrains(drains));
 const backups = await benchBackups();
 results.backups = backups;
 console.log(describeBackups(backups));
+
+const addonIdle = await benchAddonIdle();
+results.addonIdle = addonIdle;
+console.log(describeAddonIdle(addonIdle));
 
 const buildLoad = await benchBuildLoad();
 results.buildLoad = buildLoad;

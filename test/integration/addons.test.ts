@@ -533,12 +533,17 @@ test('delete is refused while linked, asks for confirmation, and with --unlink -
     ['db'],
   );
 
-  // Unlinking first, then deleting: the role and database are dropped for real.
+  // Unlinking first, then deleting: the add-on's server goes for real, with its folder and user.
+  const dbId = await addonId('db');
+  const serverFolder = join(daemon.dataDir, 'postgresql', dbId);
+  const serverUid = statSync(join(serverFolder, 'data')).uid;
   await cliOk(['service', 'unlink-addon', 'db', '--app', 'a']);
   await cliOk(['addon', 'delete', 'db', '--yes']);
   const client = new pg.Client({ connectionString: db.POSTGRESQL_ADDON_URI, connectionTimeoutMillis: 5000 });
   client.on('error', () => undefined);
-  await assert.rejects(client.connect(), /password authentication failed|does not exist|ECONNREFUSED/);
+  await assert.rejects(client.connect(), /ECONNREFUSED/, 'no server answers at its port any more');
   await client.end().catch(() => undefined);
+  assert.equal(existsSync(serverFolder), false, "the server's folder is gone");
+  assert.equal(spawnSync('getent', ['passwd', String(serverUid)]).status, 2, "the server's user is gone");
   assert.deepEqual(await cliJson(['addon', 'list']), []);
 });
