@@ -128,7 +128,12 @@ export async function benchBackups(options: { sizeMib?: number } = {}): Promise<
   const restorePort = () => {
     if (portBefore === undefined) delete process.env.SLIPWAY_POSTGRES_PORT;
     else process.env.SLIPWAY_POSTGRES_PORT = portBefore;
+    if (limitsBefore === undefined) delete process.env.SLIPWAY_ADDON_PLAN_LIMITS;
+    else process.env.SLIPWAY_ADDON_PLAN_LIMITS = limitsBefore;
   };
+  // The plan's data size (256 MiB by default) would make the add-on read-only half-way.
+  const limitsBefore = process.env.SLIPWAY_ADDON_PLAN_LIMITS;
+  process.env.SLIPWAY_ADDON_PLAN_LIMITS = JSON.stringify({ postgresql: { databaseSizeBytes: (sizeMib * 4 + 256) * 1024 * 1024 } });
   const daemon = await startDaemon(['--backup-at', '23:59']).catch((error: unknown) => {
     restorePort();
     throw error;

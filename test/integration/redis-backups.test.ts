@@ -239,3 +239,19 @@ test('bytes overwritten in the middle of a snapshot: restores, the download and 
   assert.deepEqual(await contents('cache'), FIRST, 'the add-on serves on');
   assert.ok(!(await addonNames()).includes('cache-bad'), 'the failed restores left no add-on behind');
 });
+
+test('--as alone forks the add-on as it is now, through a fresh snapshot; the source is untouched', async () => {
+  await redis('cache', ['SET', 'forked-now', 'yes']);
+  const before = await contents('cache');
+  const forked = await cliJson<{ addon: { name: string }; safety_backup: string | null }>([
+    'addon',
+    'restore',
+    'cache',
+    '--as',
+    'cache-fork',
+  ]);
+  assert.equal(forked.addon.name, 'cache-fork');
+  assert.deepEqual((await contents('cache-fork')).keys, before.keys, 'every key of the add-on as it was, the last one written included');
+  assert.notEqual((await addonEnv('cache-fork')).REDIS_URL, (await addonEnv('cache')).REDIS_URL);
+  assert.deepEqual(await contents('cache'), before, 'the source is untouched');
+});
