@@ -56,7 +56,7 @@ export interface DeploymentServices {
   logs: import('../logs/log-hub.js').LogHub;
   repos: import('../receiver/repo-store.js').RepoStore;
   /** Each app's filesystem and its disk budget (`scale --disk`, `system status`, `/metrics`). */
-  disks?: import('../pipeline/app-disks.js').AppDisks;
+  disks?: import('../storage/app-disks.js').AppDisks;
   /** Starts a one-off command in a fresh sandbox of the app's current release. */
   runOneOff?(
     app: AppRow,
@@ -92,7 +92,7 @@ export interface ApiDependencies {
   /** The daemon's `--app-disk-budget`, for apps without one of their own (default 2 GiB). */
   defaultDiskBudget?: number;
   /** The free space builds and backups leave (`--min-free-disk`) and the disks it watches; absent: not shown (unit tests). */
-  reserve?: import('../core/disk-reserve.js').DiskReserve;
+  reserve?: import('../storage/disk-reserve.js').DiskReserve;
   /** Per-organisation quotas and the daemon's defaults; absent: the built-in defaults. */
   quotas?: import('../quotas/quotas.js').Quotas;
   endpoints: PublicEndpoints;

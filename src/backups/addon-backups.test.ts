@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { AddonManager } from '../addons/addon-manager.js';
 import type { AddonBackupRow } from '../store/addon-backups.js';
 import { Store } from '../store/store.js';
-import { DiskReserve } from '../core/disk-reserve.js';
+import { DiskReserve } from '../storage/disk-reserve.js';
 import { AddonBackups, DELETED_ADDON_GRACE_DAYS } from './addon-backups.js';
 import type { BackupEngine, EngineAddon, TakenBackup } from './engine.js';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { FairJobs, type FairLimits } from '../core/fair-share.js';
 import type { Readable } from 'node:stream';
 import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../core/errors.js';
-import type { DiskReserve } from '../core/disk-reserve.js';
+import type { DiskReserve } from '../storage/disk-reserve.js';
 import type { AddonManager } from '../addons/addon-manager.js';
 import type { AddonRow } from '../store/addons.js';
 import type { AddonBackupRow, BackupKind } from '../store/addon-backups.js';

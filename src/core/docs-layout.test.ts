@@ -1,6 +1,6 @@
 /**
  * Holds the documents to the code: the data folder's paths they name for deployments exist in
- * pipeline/deploy-layout.ts's tree, and README's list of rooms names every folder of src/.
+ * storage/deploy-layout.ts's tree, and README's list of rooms names every folder of src/.
  * (ARCHITECTURE.md's table of rooms is held by room-imports.test.ts.)
  */
 import { test } from 'node:test';
@@ -26,7 +26,7 @@ const SEGMENT = '(?:<[^>\\n]+>|[A-Za-z0-9._-]+|…)';
 
 /** The folders deploy-layout.ts draws and names (tree and notes alike). */
 function layoutPaths(): string[] {
-  const text = readFileSync(join(SRC, 'pipeline', 'deploy-layout.ts'), 'utf8');
+  const text = readFileSync(join(SRC, 'storage', 'deploy-layout.ts'), 'utf8');
   return [...text.matchAll(new RegExp(`<data>(?:/${SEGMENT})+`, 'g'))].map((m) => normalised(m[0]));
 }
 

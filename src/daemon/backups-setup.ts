@@ -12,7 +12,7 @@ import type { EgressGuard } from '../network/egress-guard.js';
 import { defaultBackupFolder, openBackupStore, type BackupStoreOptions } from '../backups/store/open-store.js';
 import type { BackupStore } from '../backups/store/backup-store.js';
 import { ObjectSums, SumRecordingStore } from '../backups/object-sums.js';
-import type { DiskReserve } from '../core/disk-reserve.js';
+import type { DiskReserve } from '../storage/disk-reserve.js';
 import type { Store } from '../store/store.js';
 import type { BackupOptions } from './options.js';
 

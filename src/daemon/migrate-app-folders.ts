@@ -3,8 +3,8 @@ import type { Store } from '../store/store.js';
 import type { AppUsers } from '../sandbox/app-users.js';
 import { runCommand } from '../executor/run-command.js';
 import { rm } from 'node:fs/promises';
-import type { DeployLayout } from '../pipeline/deploy-layout.js';
-import type { AppDisks } from '../pipeline/app-disks.js';
+import type { DeployLayout } from '../storage/deploy-layout.js';
+import type { AppDisks } from '../storage/app-disks.js';
 
 /**
  * Gives every application its own user and hands it its folders (releases, caches). A data

@@ -6,8 +6,8 @@ import { appUrl } from '../api/platform.js';
 import { isAppId } from '../core/names.js';
 import { settingsFrom } from '../core/app-settings.js';
 import { pushAllowance, pushTooLargeMessage } from '../core/disk-size.js';
-import type { AppDisks } from '../pipeline/app-disks.js';
-import type { DiskReserve } from '../core/disk-reserve.js';
+import type { AppDisks } from '../storage/app-disks.js';
+import type { DiskReserve } from '../storage/disk-reserve.js';
 
 /** Connects the git receiver to the store (who may push) and the deployer (what a push starts). */
 export function makeReceiverHooks(

@@ -11,7 +11,7 @@ import {
   type RestoredPlatform,
   restorePlatform,
 } from '../backups/platform/platform-restore.js';
-import type { DeployLayout } from '../pipeline/deploy-layout.js';
+import type { DeployLayout } from '../storage/deploy-layout.js';
 import type { Deployer } from '../pipeline/deployer.js';
 import type { AppUsers } from '../sandbox/app-users.js';
 import { ownedFolder } from '../sandbox/owned-folder.js';

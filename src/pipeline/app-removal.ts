@@ -7,8 +7,8 @@ import type { AppRuntime } from '../serving/app-runtime.js';
 import type { Deployer } from './deployer.js';
 import type { LogHub } from '../logs/log-hub.js';
 import { ConflictError, SlipwayError } from '../core/errors.js';
-import { DeployLayout } from './deploy-layout.js';
-import type { AppDisks } from './app-disks.js';
+import { DeployLayout } from '../storage/deploy-layout.js';
+import type { AppDisks } from '../storage/app-disks.js';
 
 export interface AppRemovalDeps {
   store: Store;

@@ -18,7 +18,7 @@ import { PlanError } from '../core/errors.js';
 import type { SandboxIdentity } from '../sandbox/sandbox-identity.js';
 import { FakeDeployRunner } from '../../test/support/fakes/fake-deploy-runner.js';
 import { type BuildPhaseDeps, buildRelease, type BuiltRelease } from './build-phase.js';
-import { DeployLayout } from './deploy-layout.js';
+import { DeployLayout } from '../storage/deploy-layout.js';
 import { DeploymentCancelled, PhaseError } from '../core/phase-error.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'slipway-build-phase-'));

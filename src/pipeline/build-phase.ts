@@ -15,7 +15,7 @@ import { repositoryTree, UntrustedTree } from '../sandbox/untrusted-tree.js';
 import { cronJobsOfBuild } from '../cron/build-check.js';
 import { BuildCache, refuseCommittedLink } from './build-cache.js';
 import { type BuildSshKey, explainGitSshRefusal, installBuildSshKey } from './build-ssh-key.js';
-import type { DeployLayout } from './deploy-layout.js';
+import type { DeployLayout } from '../storage/deploy-layout.js';
 import type { DeployRunner } from './deploy-runner.js';
 import { describeRunHooks, withBuildHooks } from './hooks.js';
 import { composeEnv, injectedEnv, withoutBuildOnlyVariables } from '../core/injected-env.js';

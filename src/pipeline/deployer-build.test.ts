@@ -16,9 +16,9 @@ import type { BuildPlan, Provider } from '../providers/plan.js';
 import type { SandboxIdentity } from '../sandbox/sandbox-identity.js';
 import { type FakePlatform, fakePlatform } from '../../test/support/fakes/fake-platform.js';
 import { FakeDeployRunner } from '../../test/support/fakes/fake-deploy-runner.js';
-import { DeployLayout } from './deploy-layout.js';
+import { DeployLayout } from '../storage/deploy-layout.js';
 import { Deployer } from './deployer.js';
-import { DiskReserve } from '../core/disk-reserve.js';
+import { DiskReserve } from '../storage/disk-reserve.js';
 
 let p: FakePlatform;
 let runner: FakeDeployRunner;

@@ -13,7 +13,7 @@ import type { ReleaseSpec } from '../serving/release-spec.js';
 import type { BuildNetworks } from '../sandbox/build-network.js';
 import type { SandboxHost } from '../sandbox/sandbox-host.js';
 import type { SandboxPolicy } from '../sandbox/sandbox-identity.js';
-import { DeployLayout } from './deploy-layout.js';
+import { DeployLayout } from '../storage/deploy-layout.js';
 import { DeployQueue, type Turn } from './deploy-queue.js';
 import { type DeployRunner, sandboxRunner } from './deploy-runner.js';
 import { receiveCommit } from './commit-export.js';
@@ -23,8 +23,8 @@ import { recordServingRelease, releaseBuild, reusedRelease } from './release-pha
 import { startRelease } from './run-phase.js';
 import { pruneDeploymentLogs, pruneReleases } from './release-retention.js';
 import { type PlanPreview, previewPlan } from './plan-preview.js';
-import type { AppDisks } from './app-disks.js';
-import type { DiskReserve } from '../core/disk-reserve.js';
+import type { AppDisks } from '../storage/app-disks.js';
+import type { DiskReserve } from '../storage/disk-reserve.js';
 import { budgetFailure, makeRoomBeforeBuild } from './disk-budget.js';
 
 export interface DeployerOptions {

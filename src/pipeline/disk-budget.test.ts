@@ -2,10 +2,10 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { type FakePlatform, fakePlatform } from '../../test/support/fakes/fake-platform.js';
-import { DeployLayout } from './deploy-layout.js';
+import { DeployLayout } from '../storage/deploy-layout.js';
 import { parseReleaseSpec } from '../serving/release-spec.js';
 import { PhaseError } from '../core/phase-error.js';
-import type { AppDisks } from './app-disks.js';
+import type { AppDisks } from '../storage/app-disks.js';
 import type { DiskUse } from '../core/disk-size.js';
 import { budgetFailure, makeRoomBeforeBuild } from './disk-budget.js';
 

@@ -2,8 +2,8 @@ import { PhaseError } from '../core/phase-error.js';
 import { budgetExceededMessage, budgetExhausted, SCALE_DISK_HINT, spaceIsShort } from '../core/disk-size.js';
 import { humanSize } from '../shared/human-size.js';
 import type { Store } from '../store/store.js';
-import type { AppDisks } from './app-disks.js';
-import type { DeployLayout } from './deploy-layout.js';
+import type { AppDisks } from '../storage/app-disks.js';
+import type { DeployLayout } from '../storage/deploy-layout.js';
 import { pruneReleases } from './release-retention.js';
 
 /**

@@ -9,7 +9,7 @@ import type { BuildPlan, Provider } from '../providers/plan.js';
 import { PlanError } from '../core/errors.js';
 import type { SandboxIdentity } from '../sandbox/sandbox-identity.js';
 import { FakeDeployRunner } from '../../test/support/fakes/fake-deploy-runner.js';
-import { DeployLayout } from './deploy-layout.js';
+import { DeployLayout } from '../storage/deploy-layout.js';
 import { type PlanPreviewDeps, previewPlan } from './plan-preview.js';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'slipway-plan-preview-'));

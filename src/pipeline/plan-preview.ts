@@ -5,7 +5,7 @@ import { PlanError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { describePlan } from '../providers/describe-plan.js';
 import { exportCommit } from './commit-export.js';
-import type { DeployLayout } from './deploy-layout.js';
+import type { DeployLayout } from '../storage/deploy-layout.js';
 import type { DeployRunner } from './deploy-runner.js';
 import { describeRunHooks, withBuildHooks } from './hooks.js';
 import { previewToolchain } from './prepare-toolchain.js';

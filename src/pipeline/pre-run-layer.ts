@@ -22,7 +22,7 @@ import { rename } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { UntrustedTree } from '../sandbox/untrusted-tree.js';
 import { ownedFolder } from '../sandbox/owned-folder.js';
-import type { DeployLayout } from './deploy-layout.js';
+import type { DeployLayout } from '../storage/deploy-layout.js';
 
 const CAPTURE_SUFFIX = '.capture';
 

@@ -7,7 +7,7 @@ import { FakeDeployRunner } from '../../test/support/fakes/fake-deploy-runner.js
 import type { HookName } from './hooks.js';
 import { PhaseError } from '../core/phase-error.js';
 import { runReleaseHook } from './release-hooks.js';
-import { DeployLayout } from './deploy-layout.js';
+import { DeployLayout } from '../storage/deploy-layout.js';
 import type { ReleaseSpec } from '../serving/release-spec.js';
 
 const SANDBOX: SandboxIdentity = {

@@ -9,7 +9,7 @@ import { hookCommand, type HookName } from './hooks.js';
 import { DeploymentCancelled, PhaseError } from '../core/phase-error.js';
 import type { ReleaseSpec } from '../serving/release-spec.js';
 import type { SandboxPolicy } from '../sandbox/sandbox-identity.js';
-import type { DeployLayout } from './deploy-layout.js';
+import type { DeployLayout } from '../storage/deploy-layout.js';
 import { PreRunLayers } from './pre-run-layer.js';
 
 export interface ReleaseHookDeps {

@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import type { Store } from '../store/store.js';
 import type { Owner } from '../sandbox/untrusted-tree.js';
 import type { BuiltRelease } from './build-phase.js';
-import type { DeployLayout } from './deploy-layout.js';
+import type { DeployLayout } from '../storage/deploy-layout.js';
 import type { DeployRunner } from './deploy-runner.js';
 import { PhaseError } from '../core/phase-error.js';
 import { parseReleaseSpec, type ReleaseSpec } from '../serving/release-spec.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type FakePlatform, fakePlatform } from '../../test/support/fakes/fake-platform.js';
-import { DeployLayout } from './deploy-layout.js';
+import { DeployLayout } from '../storage/deploy-layout.js';
 import { parseReleaseSpec } from '../serving/release-spec.js';
 import { pruneReleases } from './release-retention.js';
 

@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import type { Store } from '../store/store.js';
 import type { LogHub } from '../logs/log-hub.js';
 import { UntrustedTree } from '../sandbox/untrusted-tree.js';
-import type { DeployLayout } from './deploy-layout.js';
+import type { DeployLayout } from '../storage/deploy-layout.js';
 import { parseReleaseSpec } from '../serving/release-spec.js';
 import { PreRunLayers } from './pre-run-layer.js';
 

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { redisUserName } from '../../src/addons/redis/server-users.js';
-import { mountsUnder } from '../../src/pipeline/mount-table.js';
+import { mountsUnder } from '../../src/storage/mount-table.js';
 
 const dataDirs = new Set<string>();
 /** The data folders the harness made itself (not a folder a test made and cleans up). */

@@ -3,7 +3,7 @@
  * root, so a daemon running on this machine (slw / 10.77.0.0/16) is untouched. Needs root.
  */
 import { readFileSync, rmSync } from 'node:fs';
-import { mountsUnder } from '../../src/pipeline/mount-table.js';
+import { mountsUnder } from '../../src/storage/mount-table.js';
 import { LocalNetnsBackend, type LocalNetnsBackendOptions } from '../../src/instances/local/local-netns-backend.js';
 import { SandboxHost } from '../../src/sandbox/sandbox-host.js';
 import { makeAppUser } from './app-user.js';

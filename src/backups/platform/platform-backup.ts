@@ -1,4 +1,4 @@
-import type { DiskReserve } from '../../core/disk-reserve.js';
+import type { DiskReserve } from '../../storage/disk-reserve.js';
 import { createReadStream } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -341,7 +341,7 @@ async function bundleRepositories(o: PlatformBackupSources, tmp: string): Promis
   await mkdir(join(tmp, REPOS_FOLDER), { mode: 0o700 });
   for (const app of o.store.apps.all()) {
     if (!isAppId(app.id)) continue;
-    // In the app's own filesystem (pipeline/deploy-layout.ts); a data folder not upgraded yet keeps it in repos/.
+    // In the app's own filesystem (storage/deploy-layout.ts); a data folder not upgraded yet keeps it in repos/.
     const own = join(o.dataDir, 'apps', app.id, 'repo.git');
     const repo = (await lstat(own).catch(() => undefined)) ? own : join(o.dataDir, 'repos', `${app.id}.git`);
     const info = await lstat(repo).catch(() => undefined);

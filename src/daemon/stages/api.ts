@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { createApiServer } from '../../api/server.js';
 import { consoleHandler } from '../../console/serve.js';
-import type { DiskReserve } from '../../core/disk-reserve.js';
+import type { DiskReserve } from '../../storage/disk-reserve.js';
 import type { DrainService } from '../../drains/drain-service.js';
 import type { LogHub } from '../../logs/log-hub.js';
 import type { EgressGuard } from '../../network/egress-guard.js';

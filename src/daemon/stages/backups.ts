@@ -1,6 +1,6 @@
 import type { AddonManager } from '../../addons/addon-manager.js';
 import type { AddonProvider } from '../../addons/provider.js';
-import type { DiskReserve } from '../../core/disk-reserve.js';
+import type { DiskReserve } from '../../storage/disk-reserve.js';
 import type { EgressGuard } from '../../network/egress-guard.js';
 import type { Quotas } from '../../quotas/quotas.js';
 import type { Store } from '../../store/store.js';

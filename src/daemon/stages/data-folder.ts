@@ -1,4 +1,4 @@
-import { DEFAULT_MIN_FREE_DISK, DiskReserve, type ReservedFolder } from '../../core/disk-reserve.js';
+import { DEFAULT_MIN_FREE_DISK, DiskReserve, type ReservedFolder } from '../../storage/disk-reserve.js';
 import { backupStoreOptions } from '../backups-setup.js';
 import type { DaemonOptions } from '../options.js';
 import type { RestoredPlatform } from '../../backups/platform/platform-restore.js';

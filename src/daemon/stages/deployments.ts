@@ -1,4 +1,4 @@
-import type { DiskReserve } from '../../core/disk-reserve.js';
+import type { DiskReserve } from '../../storage/disk-reserve.js';
 import { Deployer } from '../../pipeline/deployer.js';
 import { machineNetworkEnv } from '../../pipeline/machine-network-env.js';
 import type { LogHub } from '../../logs/log-hub.js';

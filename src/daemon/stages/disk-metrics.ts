@@ -1,5 +1,5 @@
 import { appDiskUse } from '../../api/disk-use.js';
-import type { DiskReserve } from '../../core/disk-reserve.js';
+import type { DiskReserve } from '../../storage/disk-reserve.js';
 import type { Store } from '../../store/store.js';
 import { endpointsOf } from './endpoints.js';
 import type { DaemonBase, EdgeBuilt, SandboxesBuilt } from './stage.js';

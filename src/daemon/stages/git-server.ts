@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { DiskReserve } from '../../core/disk-reserve.js';
+import type { DiskReserve } from '../../storage/disk-reserve.js';
 import type { EgressGuard } from '../../network/egress-guard.js';
 import type { Deployer } from '../../pipeline/deployer.js';
 import type { RepoStore } from '../../receiver/repo-store.js';

@@ -1,6 +1,6 @@
 import { takePlatformBackup } from '../../backups/platform/platform-backup.js';
 import { slipwayVersion } from '../../cli/version.js';
-import type { DiskReserve } from '../../core/disk-reserve.js';
+import type { DiskReserve } from '../../storage/disk-reserve.js';
 import type { Store } from '../../store/store.js';
 import { backupStoreOptions, type startBackups } from '../backups-setup.js';
 import { openBackupStore } from '../../backups/store/open-store.js';

@@ -4,7 +4,7 @@
  * `release()` as if a build had produced them, and deployed the way restarts and rollbacks are
  * (`reuse-release`), so everything after the build runs as in the daemon.
  */
-import { DeployLayout } from '../../../src/pipeline/deploy-layout.js';
+import { DeployLayout } from '../../../src/storage/deploy-layout.js';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 import { statfs } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { humanSize } from '../shared/human-size.js';
-import { SlipwayError } from './errors.js';
+import { SlipwayError } from '../core/errors.js';
 
 /** Free space kept on the data folder's filesystem when the operator gives none (`--min-free-disk`). */
 export const DEFAULT_MIN_FREE_DISK = 1024 * 1024 * 1024;
