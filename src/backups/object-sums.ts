@@ -106,11 +106,75 @@ export class ObjectSums {
       const found = await sumOf(await this.o.store.get(key));
       if (found.size_bytes !== expected.size_bytes || found.sha256 !== expected.sha256) throw changed(key, expected, found);
     }
-    if (unchecked.length > 0) {
-      const named = unchecked.slice(0, 5).join(', ') + (unchecked.length > 5 ? ` and ${unchecked.length - 5} more` : '');
-      this.o.log(`${use}: ${plural(unchecked.length, 'backup object')} stored before sums were recorded, used unchecked: ${named}.`);
-    }
+    if (unchecked.length > 0) this.logUnchecked(use, unchecked);
     return { checked: keys.length - unchecked.length, unchecked };
+  }
+
+  /** The objects of one restore, checked as they are read (ObjectCheckRound). */
+  round(use: string): ObjectCheckRound {
+    return new ObjectCheckRound(this, use);
+  }
+
+  recorded(key: string): ObjectSum | undefined {
+    return this.o.book.of(key);
+  }
+
+  logUnchecked(use: string, unchecked: string[]): void {
+    const named = unchecked.slice(0, 5).join(', ') + (unchecked.length > 5 ? ` and ${unchecked.length - 5} more` : '');
+    this.o.log(`${use}: ${plural(unchecked.length, 'backup object')} stored before sums were recorded, used unchecked: ${named}.`);
+  }
+}
+
+/** An object checked while it is read for its use (restoring a copy), not by a read of its own first. */
+export interface ObjectReadCheck {
+  /** What the reader reads: the object, hashed as it goes. */
+  stream: Readable;
+  /** Once the reader is done: rejects, naming the object, when it is not what was stored. */
+  finish(): Promise<void>;
+}
+
+/**
+ * The objects of one restore, each checked as the copy reads it: a restore reads each object
+ * once, and the copy does not start before every object read matched (a reader that stopped
+ * before the end has its object read again, whole). What was read unchecked is logged at the end.
+ */
+export class ObjectCheckRound {
+  private checked = 0;
+  private readonly unchecked: string[] = [];
+
+  constructor(
+    private readonly sums: ObjectSums,
+    private readonly use: string,
+  ) {}
+
+  wrap(key: string, body: Readable): ObjectReadCheck {
+    const expected = this.sums.recorded(key);
+    if (!expected) {
+      this.unchecked.push(key);
+      return { stream: body, finish: async () => undefined };
+    }
+    const { stream, sum } = summing(body);
+    let ended = false;
+    stream.once('end', () => {
+      ended = true;
+    });
+    return {
+      stream,
+      finish: async () => {
+        if (!ended) {
+          await this.sums.check([key], this.use);
+        } else {
+          const found = sum();
+          if (found.size_bytes !== expected.size_bytes || found.sha256 !== expected.sha256) throw changed(key, expected, found);
+        }
+        this.checked++;
+      },
+    };
+  }
+
+  result(): SumCheck {
+    if (this.unchecked.length > 0) this.sums.logUnchecked(this.use, this.unchecked);
+    return { checked: this.checked, unchecked: [...this.unchecked] };
   }
 }
 

@@ -25,7 +25,7 @@ import {
 } from './base-backup.js';
 import { dumpDatabase, loadDump } from './dump-load.js';
 import { ScratchCluster, type RecoveryTarget } from './scratch-cluster.js';
-import { WAL_PREFIX, WalShipper, walKey } from './wal-shipper.js';
+import { WAL_PREFIX, WalShipper } from './wal-shipper.js';
 
 /** Base backups of the cluster shared by the add-ons of earlier versions. */
 export const BASE_PREFIX = 'postgresql/base/';
@@ -315,8 +315,10 @@ export class PostgresqlBackups {
     const walNames = (await this.o.store.list(walPrefix))
       .map((object) => object.key.slice(walPrefix.length))
       .filter((name) => name.endsWith('.history') || name.slice(0, 24) >= start);
-    const sums = await this.o.sums.check([baseKey, ...walNames.map((name) => walKey(name, walPrefix))], `The restore from ${baseKey}`);
+    // Every object is checked as the copy reads it, and the copy starts only once all matched.
+    const round = this.o.sums.round(`The restore from ${baseKey}`);
     const copy = await ScratchCluster.restore({
+      checkObject: (key, body) => round.wrap(key, body),
       scratchRoot: this.o.scratchRoot,
       user,
       binDir: live.binDir,
@@ -328,7 +330,7 @@ export class PostgresqlBackups {
       adminPassword: live.password,
     });
     try {
-      return await use(copy, live, describeSumCheck(sums));
+      return await use(copy, live, describeSumCheck(round.result()));
     } finally {
       await copy.remove();
     }

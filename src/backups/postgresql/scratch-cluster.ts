@@ -15,6 +15,7 @@ import type { BackupStore } from '../store/backup-store.js';
 import { asAdmin } from './admin-client.js';
 import { isWalFileName, walKey } from './wal-shipper.js';
 import { checkBaseFiles } from './base-manifest.js';
+import type { ObjectReadCheck } from '../object-sums.js';
 
 /** Where a restore stops: a named restore point, a time, or the base backup's own end. */
 export type RecoveryTarget = { name: string } | { time: Date } | { immediate: true };
@@ -33,6 +34,11 @@ export interface ScratchRestore {
    * inside) instead of the stored `baseKey`: a fork of the server as it is now.
    */
   baseStream?: () => Readable;
+  /**
+   * Each object read from the store goes through this check as it is read (object-sums.ts);
+   * its `finish` rejects, naming the object, before the copy starts.
+   */
+  checkObject?: (key: string, body: Readable) => ObjectReadCheck;
   /** The archived WAL files replay may need, by name. */
   walNames: string[];
   /** Where they are in the store (WAL_PREFIX unless an add-on server's). */
@@ -114,7 +120,11 @@ export class ScratchCluster {
     for (const name of this.o.walNames) {
       if (!isWalFileName(name)) throw new Error(`"${name}" is not a WAL file name.`);
       const path = join(walDir, name);
-      await writeStream(path, await this.o.store.get(walKey(name, this.o.walPrefix)));
+      const key = walKey(name, this.o.walPrefix);
+      const body = await this.o.store.get(key);
+      const checked = this.o.checkObject?.(key, body);
+      await writeStream(path, checked?.stream ?? body);
+      await checked?.finish();
       await chown(path, 0, user.gid);
       await chmod(path, 0o640);
     }
@@ -127,17 +137,21 @@ export class ScratchCluster {
   private async extractBase(): Promise<void> {
     const { user } = this.o;
     const body = this.o.baseStream ? this.o.baseStream() : await this.o.store.get(this.o.baseKey);
+    const checked = this.o.baseStream ? undefined : this.o.checkObject?.(this.o.baseKey, body);
     const tar = runStreamed({
       argv: ['tar', '-x', '-f', '-', '-C', this.dataDir, '--no-same-owner'],
       env: { PATH: '/usr/bin:/bin' },
       user: { uid: user.uid, gid: user.gid },
-      stdin: body,
+      stdin: checked?.stream ?? body,
       name: 'tar',
     });
     tar.stdout.resume();
-    await tar.done.catch((error: Error) => {
+    await tar.done.catch(async (error: Error) => {
+      // A changed object is named as such, even when the change broke the archive itself.
+      await checked?.finish();
       throw new Error(`The base backup is not a whole archive: ${error.message}.`);
     });
+    await checked?.finish();
   }
 
   private recoverySettings(): string[] {
