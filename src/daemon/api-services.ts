@@ -2,7 +2,7 @@ import type { AddonManager } from '../addons/addon-manager.js';
 import type { DeploymentServices } from '../api/platform.js';
 import type { PlatformBackupReport } from '../backups/platform/platform-backup.js';
 import type { DomainService } from '../domains/domain-service.js';
-import { type AppRemovalDeps, removeApp } from '../pipeline/app-removal.js';
+import { type AppRemovalDeps, removeApp } from './app-deletion.js';
 import { type OneOffDeps, startOneOff } from '../serving/one-off.js';
 import type { VersionCatalog } from '../providers/plan.js';
 import type { Router } from '../router/router.js';

@@ -4,7 +4,7 @@ import type { AppRow } from '../store/apps.js';
 import type { RepoStore } from '../receiver/repo-store.js';
 import { AppUserRemovalError, type AppUsers } from '../sandbox/app-users.js';
 import type { AppRuntime } from '../serving/app-runtime.js';
-import type { Deployer } from './deployer.js';
+import type { Deployer } from '../pipeline/deployer.js';
 import type { LogHub } from '../logs/log-hub.js';
 import { ConflictError, SlipwayError } from '../core/errors.js';
 import { DeployLayout } from '../storage/deploy-layout.js';
