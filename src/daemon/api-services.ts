@@ -2,25 +2,31 @@ import type { AddonManager } from '../addons/addon-manager.js';
 import type { DeploymentServices } from '../api/platform.js';
 import type { PlatformBackupReport } from '../backups/platform/platform-backup.js';
 import type { DomainService } from '../domains/domain-service.js';
-import { type AppRemovalDeps, removeApp } from './app-deletion.js';
 import { type OneOffDeps, startOneOff } from '../serving/one-off.js';
 import type { VersionCatalog } from '../providers/plan.js';
 import type { Router } from '../router/router.js';
-import type { Lifecycle } from './lifecycle.js';
+import { type AppDeletionDeps, deleteApp } from './app-deletion.js';
+import type { LogHub } from '../logs/log-hub.js';
+import type { RepoStore } from '../receiver/repo-store.js';
+import type { AppRuntime } from '../serving/app-runtime.js';
+import type { AppDisks } from '../storage/app-disks.js';
 import { oneOffLog } from './one-off-log.js';
 
 /**
  * What the API may ask of the running platform beyond the store: deploy, remove an app, run a
  * one-off command, back the platform up, stop it all. Each of these spans several rooms (an
- * app's removal reaches its router lines, its images and its drains too: those rooms subscribe
- * to "app deleted"), so the daemon, which holds every room, puts them together here.
+ * app's deletion reaches every room that owns something of it: those rooms subscribe to its
+ * steps on the lifecycle hub), so the daemon, which holds every room, puts them together here.
  */
 export function apiServices(input: {
-  removal: Required<AppRemovalDeps>;
+  deletion: AppDeletionDeps;
+  runtime: AppRuntime;
+  logs: LogHub;
+  repos: RepoStore;
+  disks: AppDisks;
   oneOffs: OneOffDeps;
   catalog: VersionCatalog;
   domains: DomainService;
-  lifecycle: Lifecycle;
   addons: AddonManager;
   router: Router;
   backupPlatform(to: string | undefined): Promise<PlatformBackupReport>;
@@ -29,20 +35,17 @@ export function apiServices(input: {
   systemStopped(): void;
   log(line: string): void;
 }): DeploymentServices {
-  const { removal, oneOffs, lifecycle, addons, router, log } = input;
-  const { store, deployer, runtime, logs } = removal;
+  const { deletion, runtime, logs, oneOffs, addons, router, log } = input;
+  const { store, deployer } = deletion;
   return {
     deployer,
     runtime,
     logs,
-    repos: removal.repos,
+    repos: input.repos,
     catalog: input.catalog,
-    disks: removal.disks,
-    removeApp: async (app) => {
-      await removeApp(removal, app);
-      // What else goes with the app (its traffic records, release images, drains) is each room's own reaction.
-      await lifecycle.tell('app deleted', { appId: app.id });
-    },
+    disks: input.disks,
+    // Each room that owns something of the app ends and removes it itself, told by the lifecycle hub.
+    removeApp: (app) => deleteApp(deletion, app),
     // A run's output goes to the app's log too (marked [run]), and so to its drains.
     runOneOff: async (app, argv, onData) => {
       const output = oneOffLog((stream, line) => logs.append(app.id, stream, line), onData);

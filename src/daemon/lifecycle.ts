@@ -5,6 +5,19 @@
  * so no room calls the others one by one and a new reaction is one subscription in its stage.
  */
 export interface LifecycleEvents {
+  /**
+   * An app's deletion began (app-deletion.ts tells the steps in order): each room ends what runs
+   * of the app and starts nothing more of it (its drains send nothing more, its instances, cron
+   * runs and one-off commands end), so that its user can go. A room that fails keeps the app.
+   */
+  'app ending': { appId: string };
+  /** The deletion stopped and the app stays: each room ended in "app ending" takes it up again. */
+  'app kept': { appId: string };
+  /**
+   * The app's user is gone: each room removes what it keeps of the app (its folders and
+   * filesystem, its repository, the logs of the app and of `deploymentIds`), its record still there.
+   */
+  'app removing': { appId: string; deploymentIds: string[] };
   /** An app was deleted: its instances, record, folders and user are gone. */
   'app deleted': { appId: string };
   /** An instance of the app crashed and was restarted. */

@@ -31,7 +31,7 @@ export async function api(
     Pick<NetworkBuilt, 'addons' | 'instances'> &
     Pick<EdgeBuilt, 'traffic' | 'router'> &
     Pick<ReturnType<typeof serving>, 'runtime' | 'repos'> &
-    Pick<ReturnType<typeof cron>, 'cron' | 'oneOffs' | 'oneOffRuns'> &
+    Pick<ReturnType<typeof cron>, 'cron' | 'oneOffs'> &
     Awaited<ReturnType<typeof certificates>> &
     Awaited<ReturnType<typeof notifications>> &
     Pick<Awaited<ReturnType<typeof platformBackups>>, 'backupPlatform'> & {
@@ -49,7 +49,7 @@ export async function api(
 ) {
   const { options, store, secrets, logs, reserve, quotas, drains, egress, deployer, catalog, backupService, backupPlatform } = needs;
   const { sandboxes, appUsers, appDiskBudget, disks, addons, instances, traffic, router, runtime, repos } = needs;
-  const { cron, oneOffs, oneOffRuns, certificates, notifications, stoppers, lifecycle, log, markSystemStopped } = needs;
+  const { cron, oneOffs, certificates, notifications, stoppers, lifecycle, log, markSystemStopped } = needs;
   const api = createApiServer(
     {
       store,
@@ -58,14 +58,14 @@ export async function api(
       reserve,
       quotas,
       services: apiServices({
-        removal: {
-          ...{ store, runtime, deployer, repos, appUsers, logs, dataDir: options.dataDir, disks, log },
-          ending: { drains, cron, oneOffs: oneOffRuns },
-        },
+        deletion: { store, deployer, appUsers, lifecycle, log },
+        runtime,
+        logs,
+        repos,
+        disks,
         oneOffs,
         catalog,
         domains: certificates.manager,
-        lifecycle,
         addons,
         router,
         backupPlatform,

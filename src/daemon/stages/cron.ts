@@ -58,7 +58,7 @@ export function cron(
     Pick<SandboxesBuilt, 'sandboxes' | 'backend'> &
     Pick<NetworkBuilt, 'instances'> & { store: Store; logs: LogHub; told: Told },
 ) {
-  const { store, logs, told, runtime, policy, appEnv, sandboxes, backend, instances, stoppers, log } = needs;
+  const { store, logs, told, runtime, policy, appEnv, sandboxes, backend, instances, stoppers, lifecycle, log } = needs;
   const oneOffRuns = new OneOffRuns();
   const oneOffs = { store, runtime, sandboxes: policy, sandboxHost: sandboxes, networks: backend, instances, runs: oneOffRuns };
   const cron = makeCronScheduler({
@@ -70,5 +70,15 @@ export function cron(
     log,
   });
   stoppers.control('cron jobs', () => cron.stop());
+  // A deleted app's cron runs and one-off commands are killed and none starts any more, until
+  // the deletion stops and the app stays.
+  lifecycle.on('app ending', async ({ appId }) => {
+    await cron.endRunsOf(appId);
+    await oneOffRuns.endAll(appId);
+  });
+  lifecycle.on('app kept', ({ appId }) => {
+    cron.resume(appId);
+    oneOffRuns.reopen(appId);
+  });
   return { oneOffRuns, oneOffs, cron };
 }

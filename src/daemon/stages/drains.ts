@@ -35,7 +35,10 @@ export function drains(
   drains.start();
   stoppers.control('log drains', () => drains.stop());
   traffic.metrics.watchDrains(() => drains.figures());
-  // A deleted app's drains stop.
+  // A deleted app's drains send nothing more (a batch in flight is cut), first of all its work;
+  // they are taken up again when the deletion stops, and forgotten once it is done.
+  lifecycle.on('app ending', ({ appId }) => drains.endApp(appId));
+  lifecycle.on('app kept', ({ appId }) => drains.resume(appId));
   lifecycle.on('app deleted', () => drains.sync());
   return { drains };
 }

@@ -7,6 +7,8 @@ import { deleteFirewallTable } from '../../network/firewall.js';
 import { AppDisks } from '../../storage/app-disks.js';
 import { BuildSecretsMount } from '../../pipeline/build-secrets-mount.js';
 import { DeployLayout } from '../../storage/deploy-layout.js';
+import { removeAppFiles } from '../../storage/app-files.js';
+import type { Lifecycle } from '../lifecycle.js';
 import { AppUsers, parseUidRange } from '../../sandbox/app-users.js';
 import { SandboxHost } from '../../sandbox/sandbox-host.js';
 import type { Store } from '../../store/store.js';
@@ -26,11 +28,12 @@ export async function startSandboxes(input: {
   options: DaemonOptions;
   store: Store;
   stoppers: Stoppers;
+  lifecycle: Lifecycle;
   /** Set as soon as each is mounted, so that a start failing after it still unmounts it. */
   unmounts: { appDisks(): Promise<void>; buildSecrets(): Promise<void> };
   log(line: string): void;
 }) {
-  const { options, store, stoppers, unmounts, log } = input;
+  const { options, store, stoppers, lifecycle, unmounts, log } = input;
   const names = networkNames(options.subnet);
   const sandboxes = new SandboxHost({
     bundlesDir: join(options.dataDir, 'sandboxes'),
@@ -71,6 +74,8 @@ export async function startSandboxes(input: {
   const disks = new AppDisks({ layout, budgetOf: (appId) => store.apps.byId(appId)?.disk_budget_bytes ?? appDiskBudget, log });
   await disks.ensureAll(store.apps.all().map((app) => app.id));
   unmounts.appDisks = () => disks.unmountAll();
+  // A deleted app's releases, caches and filesystem go once its user is gone.
+  lifecycle.on('app removing', ({ appId }) => removeAppFiles(layout, disks, appId));
   await moveIntoAppFolders(store, layout, disks, log);
   await migrateAppFolders(store, appUsers, layout, log);
   const buildSecrets = new BuildSecretsMount(layout.buildSecretsRoot());

@@ -9,6 +9,9 @@ import type { Store } from '../../store/store.js';
 import { flavorLimits, makeSandboxPolicy } from '../sandbox-policy.js';
 import type { DaemonBase, EdgeBuilt, NetworkBuilt, SandboxesBuilt } from './stage.js';
 
+/** An instance may take this long between SIGTERM and SIGKILL when its app is deleted. */
+const DELETION_GRACE_MS = 3000;
+
 /**
  * The apps' instances (`AppRuntime`): who each runs as and with what limits, the environment it
  * receives, the liveness checks that replace a stuck one; a restarted or replaced instance is
@@ -57,5 +60,10 @@ export function serving(
     onReplaced: (appId) => lifecycle.publish('instance replaced', { appId }),
   });
   stoppers.control('liveness checks', () => runtime.stopLivenessMonitor());
+  // A deleted app's instances end (nothing of them is kept, so the grace is short), then its
+  // repository goes, and the router forgets it once its record is gone.
+  lifecycle.on('app ending', ({ appId }) => runtime.end(appId, DELETION_GRACE_MS));
+  lifecycle.on('app removing', ({ appId }) => repos.remove(appId));
+  lifecycle.on('app deleted', () => runtime.applyRoutes());
   return { runtime, repos, appEnv, policy, providers };
 }
