@@ -1,8 +1,7 @@
 /**
  * What happens to an app that people want to be told about (webhooks, e-mail): one list of
- * event names, one shape, and a small hub the rooms that notice things publish to and the
- * notifications subscribe to. Publishing never throws and never waits: a slow or failing
- * subscriber must not hold up a deployment, a cron run or a drain.
+ * event names, one shape, and what a room that notices such a thing publishes to. The hub
+ * itself is the notifications' (src/notifications/platform-event-hub.ts).
  */
 
 export const PLATFORM_EVENT_TYPES = [
@@ -31,25 +30,14 @@ export interface PlatformEvent {
   details: Record<string, string | number | boolean | null>;
 }
 
-export type PlatformEventListener = (event: PlatformEvent) => void;
+/** An event as its publisher gives it: the time is now unless it says otherwise. */
+export type NewPlatformEvent = Omit<PlatformEvent, 'at'> & { at?: string };
 
-export class PlatformEvents {
-  private readonly listeners = new Set<PlatformEventListener>();
-
-  /** Returns the function that unsubscribes. */
-  subscribe(listener: PlatformEventListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  publish(event: Omit<PlatformEvent, 'at'> & { at?: string }): void {
-    const full: PlatformEvent = { ...event, at: event.at ?? new Date().toISOString() };
-    for (const listener of this.listeners) {
-      try {
-        listener(full);
-      } catch {
-        // A subscriber's failure is its own to report; the publisher goes on.
-      }
-    }
-  }
+/**
+ * Where a room publishes what it noticed (a cron run failed, a drain drops lines). Publishing
+ * never throws and never waits: a slow or failing subscriber must not hold up a deployment, a
+ * cron run or a drain.
+ */
+export interface PlatformEventPublisher {
+  publish(event: NewPlatformEvent): void;
 }

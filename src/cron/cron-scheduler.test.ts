@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Store } from '../store/store.js';
-import { PlatformEvents, type PlatformEvent } from '../core/platform-events.js';
+import type { PlatformEvent } from '../core/platform-events.js';
+import { PlatformEvents } from '../notifications/platform-event-hub.js';
 import { parseCronFile } from './cron-file.js';
 import { CronScheduler, type CronRelease, type CronRunHandle } from './cron-scheduler.js';
 

@@ -1,7 +1,7 @@
 import type { Store } from '../store/store.js';
 import type { AppRow } from '../store/apps.js';
 import type { CronOutcome, CronRunRow } from '../store/cron-runs.js';
-import type { PlatformEvents } from '../core/platform-events.js';
+import type { PlatformEventPublisher } from '../core/platform-events.js';
 import type { CronJobView, CronRunView } from '../shared/api-types.js';
 import { runArgv, type CronJobSpec } from './cron-file.js';
 import { dueTimes, minuteOf, nextTime } from './schedule.js';
@@ -31,7 +31,7 @@ export interface CronSchedulerOptions {
   appVars(appId: string): Record<string, string>;
   /** The app's log. */
   appLog(appId: string, stream: string, line: string): void;
-  events: PlatformEvents;
+  events: PlatformEventPublisher;
   log(line: string): void;
   now?(): number;
 }

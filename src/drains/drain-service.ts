@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { PlatformEvents } from '../core/platform-events.js';
+import type { PlatformEventPublisher } from '../core/platform-events.js';
 import type { LogEntry } from '../logs/log-hub.js';
 import type { DrainRow } from '../store/drains.js';
 import type { Store } from '../store/store.js';
@@ -33,7 +33,7 @@ export interface DrainServiceOptions {
   appLogs: AppendSource;
   /** The router's access records, for drains created with access logs. */
   accessLogs?: AppendSource;
-  events?: PlatformEvents;
+  events?: PlatformEventPublisher;
   /** The egress guard: what no drain may send to, checked again at each connection. */
   forbidden: EgressGuard;
   log(line: string): void;

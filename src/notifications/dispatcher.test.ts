@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHmac } from 'node:crypto';
 import { Store } from '../store/store.js';
-import { PlatformEvents } from '../core/platform-events.js';
+import { PlatformEvents } from './platform-event-hub.js';
 import { NotificationDispatcher } from './dispatcher.js';
 import { EgressGuard } from '../network/egress-guard.js';
 import { waitUntil } from '../../test/support/wait.js';

@@ -1,7 +1,8 @@
 import type { Store } from '../store/store.js';
 import { type FairLimits, fairPick } from '../core/fair-share.js';
 import type { DeliveryRow } from '../store/notification-deliveries.js';
-import type { PlatformEvent, PlatformEvents } from '../core/platform-events.js';
+import type { PlatformEvent } from '../core/platform-events.js';
+import type { PlatformEvents } from './platform-event-hub.js';
 import type { EgressGuard } from '../network/egress-guard.js';
 import { wants } from './event-names.js';
 import { mailContent, rawPayload, slackPayload } from './payloads.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Store } from '../store/store.js';
-import { PlatformEvents } from '../core/platform-events.js';
+import { PlatformEvents } from './platform-event-hub.js';
 import type { MailSender } from './mail-sender.js';
 import { type DispatcherOptions, NotificationDispatcher } from './dispatcher.js';
 import { waitUntil } from '../../test/support/wait.js';

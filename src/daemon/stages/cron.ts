@@ -1,6 +1,6 @@
 import type { Store } from '../../store/store.js';
 import type { AppRow } from '../../store/apps.js';
-import type { PlatformEvents } from '../../core/platform-events.js';
+import type { PlatformEventPublisher } from '../../core/platform-events.js';
 import type { Sandbox } from '../../sandbox/sandbox-host.js';
 import { parseReleaseSpec } from '../../serving/release-spec.js';
 import { CronScheduler } from '../../cron/cron-scheduler.js';
@@ -17,7 +17,7 @@ import type { serving } from './serving.js';
  */
 export function makeCronScheduler(o: {
   store: Store;
-  events: PlatformEvents;
+  events: PlatformEventPublisher;
   appVars(appId: string): Record<string, string>;
   appLog(appId: string, stream: string, line: string): void;
   runOneOff(app: AppRow, argv: string[], onData: (stream: 'out' | 'err', chunk: Buffer) => void): Promise<Sandbox>;

@@ -2,7 +2,8 @@ import type { Lifecycle } from '../lifecycle.js';
 import type { Store } from '../../store/store.js';
 import type { Deployment } from '../../store/deployments.js';
 import type { AppRow } from '../../store/apps.js';
-import { PlatformEvents, type PlatformEventType } from '../../core/platform-events.js';
+import type { PlatformEventType } from '../../core/platform-events.js';
+import { PlatformEvents } from '../../notifications/platform-event-hub.js';
 
 /** A liveness replacement is recorded as a deployment row; it is told as instance.replaced instead. */
 const isReplacement = (d: Deployment) => /stopped answering/.test(d.cause);

@@ -1,5 +1,5 @@
 import type { Store } from '../../store/store.js';
-import type { PlatformEvents } from '../../core/platform-events.js';
+import type { PlatformEvents } from '../../notifications/platform-event-hub.js';
 import type { EgressGuard } from '../../network/egress-guard.js';
 import { NotificationDispatcher } from '../../notifications/dispatcher.js';
 import { MailSender } from '../../notifications/mail-sender.js';
