@@ -1,6 +1,7 @@
 import type { Instance } from '../instances/backend.js';
 import type { AppRow } from '../store/apps.js';
 import type { Store } from '../store/store.js';
+import type { ServingTable } from './serving-table.js';
 import type { LogHub } from '../logs/log-hub.js';
 import type { PathResult } from '../healthcheck/health-check.js';
 import { healthCheckPaths } from '../healthcheck/health-check-paths.js';
@@ -17,12 +18,11 @@ import { type BackoffPolicy, RestartBackoff } from '../executor/restart-backoff.
  */
 export const REPLACEMENT_BACKOFF: Readonly<BackoffPolicy> = { initialMs: 5000, maxMs: 60_000, resetAfterMs: 5 * 60_000 };
 
-/** What the monitor acts on (AppRuntime): the serving instances, the router, replacements. */
-export interface LivenessHost {
-  /** Every app's serving instances now, adopted ones included. */
-  servingInstances(): Iterable<readonly [string, readonly Instance[]]>;
-  /** Takes a serving instance out of the routing table at once; it keeps running. */
-  withdraw(appId: string, instance: Instance): Promise<void>;
+/** What the monitor reads and changes of AppRuntime's table: the serving instances, the router. */
+export type LivenessTable = Pick<ServingTable, 'servingInstances' | 'withdraw'>;
+
+/** What replaces a stuck instance (AppRuntime). */
+export interface InstanceReplacer {
   /**
    * Starts a new instance in the stuck one's place (same number, same release), health-checks
    * it, routes to it and stops the stuck one. Undefined when the stuck one left service
@@ -32,7 +32,8 @@ export interface LivenessHost {
 }
 
 export interface LivenessMonitorOptions {
-  host: LivenessHost;
+  table: LivenessTable;
+  replacer: InstanceReplacer;
   store: Store;
   logs: LogHub;
   /** Told of each instance replaced (`slipway_instance_replacements_total`). */
@@ -155,7 +156,7 @@ export class LivenessMonitor {
   tick(now = Date.now()): void {
     if (this.stopping.signal.aborted) return;
     const seen = new Set<Instance>();
-    for (const [appId, instances] of this.o.host.servingInstances()) {
+    for (const [appId, instances] of this.o.table.servingInstances()) {
       for (const instance of instances) {
         seen.add(instance);
         const episode = this.episodes.get(instance);
@@ -306,7 +307,7 @@ export class LivenessMonitor {
     this.appLog(watch.appId, line);
     this.o.logs.append(record.id, 'system', line);
     if (!others) return this.retryIfDue(episode, now);
-    void this.o.host
+    void this.o.table
       .withdraw(watch.appId, stuck)
       .catch((error) => this.o.log(`Taking ${stuck.id} out of the router: ${(error as Error).message}`))
       .finally(() => this.retryIfDue(episode, Date.now()));
@@ -314,7 +315,7 @@ export class LivenessMonitor {
 
   /** Whether another instance of the app serves and passed its last check. */
   private answeringOthers(appId: string, stuck: Instance): boolean {
-    for (const [id, instances] of this.o.host.servingInstances()) {
+    for (const [id, instances] of this.o.table.servingInstances()) {
       if (id !== appId) continue;
       return instances.some(
         (i) => i !== stuck && !this.episodes.has(i) && i.state() === 'running' && (this.watches.get(i)?.failures ?? 0) === 0,
@@ -334,7 +335,7 @@ export class LivenessMonitor {
     const log = (line: string) => this.o.logs.append(episode.deploymentId, 'system', redact(line));
     log(`==> [run] Replacing instance ${episode.number} (try ${episode.tries}): ${episode.reason}`);
     this.o.store.deployments.setPhase(episode.deploymentId, 'healthcheck');
-    episode.attempt = this.o.host
+    episode.attempt = this.o.replacer
       .replaceInstance(app, episode.stuck, log, cancel)
       .then(
         (fresh) => this.endEpisode(episode, fresh, fresh ? this.paced(episode) : undefined),

@@ -1,26 +1,14 @@
 import type { Store } from '../store/store.js';
-import type { AppRow } from '../store/apps.js';
 import type { LogHub } from '../logs/log-hub.js';
-import type { Instance, InstanceBackend, InstanceState } from '../instances/backend.js';
+import type { Instance, InstanceBackend } from '../instances/backend.js';
 import { type ReleaseSpec, parseReleaseSpec } from './release-spec.js';
+import type { ServingTable } from './serving-table.js';
+import type { InstanceLauncher } from './instance-launch.js';
 
-/** What restoring acts on (AppRuntime): each app's serving instances, launches, the router, drains. */
-export interface RestoreHost {
-  servingOf(appId: string): Instance[];
-  serve(appId: string, instances: Instance[]): void;
-  launch(
-    app: AppRow,
-    release: ReleaseSpec,
-    log: (line: string) => void,
-    cancel: AbortSignal | undefined,
-    instanceNumber: number,
-  ): Promise<Instance>;
-  drainInBackground(appId: string, instances: Instance[]): void;
-  instanceStateChanged(appId: string, instanceId: string, state: InstanceState): void;
-  /** Lets the router take this daemon's table from now on, and applies it. */
-  takeOverRoutes(): Promise<void>;
-  applyRoutes(): Promise<void>;
-}
+/** What restoring acts on of AppRuntime's table: each app's serving instances, drains, the router. */
+export type RestoreTable = Pick<ServingTable, 'of' | 'serve' | 'drainInBackground' | 'takeOverRoutes'>;
+/** How restoring starts the missing instances, and follows the adopted ones' states. */
+export type RestoreLauncher = Pick<InstanceLauncher, 'launch' | 'stateChanged'>;
 
 /**
  * At daemon start: the instances an earlier daemon left running are adopted as they run when
@@ -32,16 +20,17 @@ export async function restoreReleases(o: {
   store: Store;
   logs: LogHub;
   backend: InstanceBackend;
-  host: RestoreHost;
+  table: RestoreTable;
+  launcher: RestoreLauncher;
   log(line: string): void;
 }): Promise<void> {
-  const { store, logs, host } = o;
+  const { store, logs, table, launcher } = o;
   const releases = releasesToRun(store, o.log);
   const adopted = await o.backend.adoptAll((found) => {
     if (releases.get(found.appId)?.deploymentId !== found.deploymentId) return undefined;
     return {
       onLog: (stream, line) => logs.append(found.appId, stream, line, found.instanceId),
-      onStateChange: (state) => host.instanceStateChanged(found.appId, found.instanceId, state),
+      onStateChange: (state) => launcher.stateChanged(found.appId, found.instanceId, state),
     };
   });
   for (const [appId, release] of releases) {
@@ -54,8 +43,8 @@ export async function restoreReleases(o: {
       if (n < wanted && !byNumber.has(n)) byNumber.set(n, instance);
       else extra.push(instance);
     }
-    host.serve(appId, [...byNumber.values()]);
-    if (extra.length) host.drainInBackground(appId, extra);
+    table.serve(appId, [...byNumber.values()]);
+    if (extra.length) table.drainInBackground(appId, extra);
     if (byNumber.size) o.log(`Adopted ${byNumber.size} running instance(s) of ${app.name} (${appId}), release ${release.deploymentId}`);
   }
   // The router keeps the earlier start's table (it still reaches what that start ran: the
@@ -65,7 +54,7 @@ export async function restoreReleases(o: {
   for (const [appId, release] of releases) {
     const app = store.apps.byId(appId)!;
     const wanted = Math.max(1, app.instances ?? 1);
-    const running = host.servingOf(appId);
+    const running = table.of(appId);
     // Missing numbers are started; outdated adopted instances are replaced, the new one first.
     const outdated = running.filter((i) => i.outdated !== undefined);
     const missing = Array.from({ length: wanted }, (_, n) => n).filter((n) => !running.some((i) => i.spec.instanceNumber === n));
@@ -75,14 +64,12 @@ export async function restoreReleases(o: {
     try {
       log(`Restoring release ${release.deploymentId} (commit ${release.commit.slice(0, 12)}) after a daemon start`);
       const numbers = [...missing, ...outdated.map((i) => i.spec.instanceNumber)];
-      const started = await Promise.allSettled(numbers.map((n) => host.launch(app, release, log, undefined, n)));
+      const started = await Promise.allSettled(numbers.map((n) => launcher.launch(app, release, log, undefined, n)));
       const healthy = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
       const replaced = outdated.filter((i) => healthy.some((h) => h.spec.instanceNumber === i.spec.instanceNumber));
-      host.serve(
+      table.serve(
         appId,
-        [...host.servingOf(appId).filter((i) => !replaced.includes(i)), ...healthy].sort(
-          (a, b) => a.spec.instanceNumber - b.spec.instanceNumber,
-        ),
+        [...table.of(appId).filter((i) => !replaced.includes(i)), ...healthy].sort((a, b) => a.spec.instanceNumber - b.spec.instanceNumber),
       );
       replacedOf.push([appId, replaced]);
       const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -92,8 +79,8 @@ export async function restoreReleases(o: {
       o.log(`Could not restore ${app.name} (${app.id}): ${(error as Error).message}`);
     }
   }
-  await host.takeOverRoutes();
-  for (const [appId, replaced] of replacedOf) host.drainInBackground(appId, replaced);
+  await table.takeOverRoutes();
+  for (const [appId, replaced] of replacedOf) table.drainInBackground(appId, replaced);
 }
 
 /** The release of every app whose record says it should run; one that cannot be read is told and left out. */
