@@ -8,7 +8,7 @@ import { newId } from '../core/ids.js';
 import { describePlan, formatArgv } from '../providers/describe-plan.js';
 import { describeExit } from '../executor/run-command.js';
 import type { SandboxIdentity } from '../sandbox/sandbox-identity.js';
-import type { BuildNetwork, BuildNetworks } from '../sandbox/build-network.js';
+import type { BuildNetwork, BuildNetworks } from '../network/build-network.js';
 import { describeSandboxExit, sandboxIdFor } from '../sandbox/describe.js';
 import type { SandboxStart } from '../sandbox/sandbox-host.js';
 import { repositoryTree, UntrustedTree } from '../sandbox/untrusted-tree.js';

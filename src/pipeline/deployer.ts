@@ -10,7 +10,7 @@ import type { AppRuntime } from '../serving/app-runtime.js';
 import { DeploymentCancelled, describeFailure } from '../core/phase-error.js';
 import { makeRedactor, secretValues } from '../core/redact.js';
 import type { ReleaseSpec } from '../serving/release-spec.js';
-import type { BuildNetworks } from '../sandbox/build-network.js';
+import type { BuildNetworks } from '../network/build-network.js';
 import type { SandboxHost } from '../sandbox/sandbox-host.js';
 import type { SandboxPolicy } from '../sandbox/sandbox-identity.js';
 import { DeployLayout } from '../storage/deploy-layout.js';

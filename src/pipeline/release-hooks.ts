@@ -1,6 +1,6 @@
 import type { AppRow } from '../store/apps.js';
 import { newId } from '../core/ids.js';
-import type { BuildNetworks } from '../sandbox/build-network.js';
+import type { BuildNetworks } from '../network/build-network.js';
 import { describeSandboxExit, sandboxIdFor } from '../sandbox/describe.js';
 import { releaseSandboxSpec } from '../sandbox/release-sandbox.js';
 import type { AppRuntime } from '../serving/app-runtime.js';

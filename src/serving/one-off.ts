@@ -3,7 +3,7 @@ import type { Store } from '../store/store.js';
 import type { SandboxHost, Sandbox } from '../sandbox/sandbox-host.js';
 import type { SandboxPolicy } from '../sandbox/sandbox-identity.js';
 import type { AppRuntime } from './app-runtime.js';
-import type { BuildNetworks } from '../sandbox/build-network.js';
+import type { BuildNetworks } from '../network/build-network.js';
 import type { InstanceBackend } from '../instances/backend.js';
 import { parseReleaseSpec } from './release-spec.js';
 import { newId } from '../core/ids.js';

@@ -7,8 +7,8 @@
 import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { InstanceSpec } from '../backend.js';
-import type { InstanceNetwork } from './netns-commands.js';
-import { validateInstanceId } from './names.js';
+import type { InstanceNetwork } from '../../network/netns-commands.js';
+import { validateInstanceId } from './instance-id.js';
 
 export type RecordedSpec = Omit<InstanceSpec, 'onLog' | 'onStateChange'>;
 

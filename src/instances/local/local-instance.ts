@@ -1,7 +1,7 @@
 import type { Instance, InstanceSpec, InstanceState, LogStream } from '../backend.js';
 import { describeExit } from '../../executor/run-command.js';
 import type { HostTools } from '../../executor/host-tools.js';
-import type { InstanceNetwork } from './netns-commands.js';
+import type { InstanceNetwork } from '../../network/netns-commands.js';
 import { RestartBackoff, type BackoffPolicy } from '../../executor/restart-backoff.js';
 import type { Sandbox, SandboxExit, SandboxHost, SandboxStart } from '../../sandbox/sandbox-host.js';
 import { runSandboxed } from '../../sandbox/run-sandboxed.js';

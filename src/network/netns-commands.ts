@@ -1,9 +1,9 @@
 /**
- * argv arrays for every `ip` call the local backend makes. Pure functions, so the
- * exact commands are tested as data; every name in them went through names.ts first.
+ * argv arrays for every `ip` call the host's bridge makes. Pure functions, so the
+ * exact commands are tested as data; every name in them went through netns-names.ts first.
  */
-import type { HostTools } from '../../executor/host-tools.js';
-import { INNER_INTERFACE, type InstanceNetNames } from './names.js';
+import type { HostTools } from '../executor/host-tools.js';
+import { INNER_INTERFACE, type InstanceNetNames } from './netns-names.js';
 
 export interface InstanceNetwork extends InstanceNetNames {
   /** e.g. 10.77.0.6 */

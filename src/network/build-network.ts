@@ -8,7 +8,7 @@ export interface BuildNetwork {
   release(): Promise<void>;
 }
 
-/** Who hands build networks out: the local instance backend, which owns the bridge and its addresses. */
+/** Who hands build networks out: the host's bridge (host-bridge.ts), which owns their addresses. */
 export interface BuildNetworks {
   acquireBuildNetwork(appId: string): Promise<BuildNetwork>;
 }

@@ -1,8 +1,8 @@
 /**
- * Names of the kernel objects an instance owns, and the checks every outside value passes
- * before it reaches an `ip` command. Interface names are limited to 15 bytes by Linux
- * (IFNAMSIZ 16 with the NUL), and instance ids can be far longer, so the names derive from
- * the instance's address slot, never from its id: `<prefix>-<slot>` for the namespace and
+ * Names of the kernel objects of a sandbox's network (an instance's, a build's), and the checks
+ * every outside value passes before it reaches an `ip` command. Interface names are limited to
+ * 15 bytes by Linux (IFNAMSIZ 16 with the NUL), and instance ids can be far longer, so the names derive from
+ * the sandbox's address slot, never from its id: `<prefix>-<slot>` for the namespace and
  * `<prefix>-<slot>h` for the host end of its veth pair (the inner end is `eth0` inside the
  * namespace, where it cannot clash with anything).
  */
@@ -12,8 +12,6 @@ export const IFNAME_MAX = 15;
 const MAX_SLOT_DIGITS = 8;
 const PREFIX = /^[a-z][a-z0-9]{0,4}$/;
 const BRIDGE = /^[a-zA-Z][a-zA-Z0-9_-]{0,14}$/;
-/** Ids come from the platform; these are all they may look like before we use them. */
-const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
 
 export const INNER_INTERFACE = 'eth0';
 
@@ -33,15 +31,6 @@ export function validateBridgeName(name: string): string {
     );
   }
   return name;
-}
-
-export function validateInstanceId(id: string): string {
-  if (typeof id !== 'string' || !INSTANCE_ID.test(id)) {
-    throw new Error(
-      `Invalid instance id ${JSON.stringify(String(id).slice(0, 80))}: expected 1 to 200 letters, digits, '.', '_', ':' or '-', starting with a letter or digit.`,
-    );
-  }
-  return id;
 }
 
 export interface InstanceNetNames {
