@@ -36,6 +36,12 @@ export interface HaproxyConfigInput {
   user?: string;
   /** Worker threads (see routerThreads). */
   threads: number;
+  /**
+   * Whether requests can be held (the hold action and its map). False only for a router adopted
+   * from a version without holds, until a hold is first asked for: rendering them would force a
+   * reload at the upgrade, which HTTP/2 clients see as a GOAWAY.
+   */
+  holds?: boolean;
 }
 
 /**
@@ -53,6 +59,9 @@ export interface HaproxyPaths {
   hostsMap: string;
   wildcardMap: string;
   forceHttpsMap: string;
+  /** Backends whose requests are held (backend -> 1): hold.lua keeps them until the entry goes. */
+  holdMap: string;
+  holdScript: string;
   certList: string;
   certDir: string;
   defaultCert: string;
@@ -78,6 +87,8 @@ export function haproxyPaths(workDir: string): HaproxyPaths {
     hostsMap: join(workDir, 'hosts.map'),
     wildcardMap: join(workDir, 'wildcards.map'),
     forceHttpsMap: join(workDir, 'force-https.map'),
+    holdMap: join(workDir, 'hold.map'),
+    holdScript: join(workDir, 'hold.lua'),
     certList: join(workDir, 'certificates.list'),
     certDir: join(workDir, 'certs'),
     defaultCert: join(workDir, 'default.pem'),
@@ -138,13 +149,43 @@ function forwardedHeaderRules(proto: 'http' | 'https', port: number): string[] {
  */
 const RETRY_ONLY_IDEMPOTENT = '  http-request disable-l7-retry unless { method GET HEAD OPTIONS PUT DELETE TRACE }';
 
-function routingRules(paths: HaproxyPaths): string[] {
+function routingRules(paths: HaproxyPaths, holds: boolean): string[] {
   return [
     '  http-request set-var(txn.host) req.hdr(host),field(1,:),lower',
     `  http-request set-var(txn.backend) var(txn.host),map_str(${paths.hostsMap})`,
     // Wildcards are stored as ".example.com" (longest first): any deeper sub-domain without an exact entry.
     `  http-request set-var(txn.backend) var(txn.host),map_end(${paths.wildcardMap}) unless { var(txn.backend) -m found }`,
+    // A held app's requests wait here (hold.lua) until the hold ends, then go on as usual.
+    ...(holds ? [`  http-request lua.slipway_hold if { var(txn.backend),map_str(${paths.holdMap}) -m found }`] : []),
   ];
+}
+
+/** The longest a request is held: past it, it goes on to the app as if no hold were there. */
+export const HOLD_MAX_SECONDS = 60;
+
+/**
+ * The Lua action that holds a request while its backend is in the hold map (changed at runtime
+ * through the admin socket): it looks every 25 ms, yielding, so a held request costs no thread.
+ */
+export function holdScript(holdMap: string): string {
+  return [
+    '-- Rendered by slipway: holds the requests of the apps in the hold map (src/router/haproxy/config.ts).',
+    `local held = Map.new("${holdMap}", Map._str)`,
+    'core.register_action("slipway_hold", { "http-req" }, function(txn)',
+    '  local backend = txn:get_var("txn.backend") or ""',
+    `  local deadline = core.now().sec + ${HOLD_MAX_SECONDS}`,
+    '  while core.now().sec < deadline do',
+    '    local value = held:lookup(backend)',
+    '    if value == nil or value == "" then return end',
+    // A process a reload replaced no longer hears the map change: its held requests go on.
+    // (The fetch answers 0 or 1, and 0 is true in Lua.)
+    '    local stopping = txn.f:stopping()',
+    '    if stopping == true or stopping == 1 then return end',
+    '    core.msleep(25)',
+    '  end',
+    'end, 0)',
+    '',
+  ].join('\n');
 }
 
 export function renderHaproxyConfig(input: HaproxyConfigInput): string {
@@ -160,6 +201,7 @@ export function renderHaproxyConfig(input: HaproxyConfigInput): string {
     'global',
     `  stats socket ${paths.adminSocket} mode 600 level admin expose-fd listeners`,
     '  stats timeout 1m',
+    ...(input.holds === false ? [] : [`  lua-load ${paths.holdScript}`]),
     ...(user ? [`  user ${user}`, `  group ${user}`] : []),
     // Within the 20000 descriptors a process may hold here (two per proxied connection).
     '  maxconn 9000',
@@ -203,7 +245,7 @@ export function renderHaproxyConfig(input: HaproxyConfigInput): string {
     `  bind ${listen}:${port}`,
     trustedAcl,
     ...(input.acmeChallenge ? ['  acl acme_challenge path_beg /.well-known/acme-challenge/'] : []),
-    ...routingRules(paths),
+    ...routingRules(paths, input.holds !== false),
     ...(httpsPort
       ? [
           `  http-request redirect code 301 location https://%[var(txn.host)]${httpsPort === 443 ? '' : `:${httpsPort}`}%[url] ` +
@@ -222,7 +264,7 @@ export function renderHaproxyConfig(input: HaproxyConfigInput): string {
       'frontend https',
       `  bind ${listen}:${httpsPort} ssl crt-list ${paths.certList} alpn h2,http/1.1`,
       trustedAcl,
-      ...routingRules(paths),
+      ...routingRules(paths, input.holds !== false),
       ...forwardedHeaderRules('https', httpsPort),
       RETRY_ONLY_IDEMPOTENT,
       '  use_backend %[var(txn.backend)] if { var(txn.backend) -m found }',

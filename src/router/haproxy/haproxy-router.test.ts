@@ -411,6 +411,53 @@ describe('HaproxyRouter with real HAProxy', () => {
     }
   });
 
+  test("a held app's requests wait at the router, GET and POST, then go to the instance routed at the release", async () => {
+    await router.apply(
+      new Map([
+        ['alpha.test', route('app_a', [a])],
+        ['beta.test', route('app_b', [a])],
+      ]),
+    );
+    const agent = new Agent({ keepAlive: true });
+    try {
+      assert.equal(nameOf(await get(port, 'alpha.test', { agent })), 'A', 'a keep-alive connection open before the hold');
+      await router.hold('app_a');
+      const answers: Array<Reply | Error> = [];
+      const waiting = [
+        get(port, 'alpha.test', { agent }),
+        get(port, 'alpha.test', { method: 'POST', path: '/write' }),
+        get(port, 'alpha.test'),
+      ].map((p) =>
+        p.then(
+          (r) => answers.push(r),
+          (e: Error) => answers.push(e),
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      assert.equal(answers.length, 0, 'nothing was answered while held');
+      // The app moves to another instance meanwhile; another app is not held.
+      await router.apply(
+        new Map([
+          ['alpha.test', route('app_a', [b])],
+          ['beta.test', route('app_b', [a])],
+        ]),
+      );
+      assert.equal(nameOf(await get(port, 'beta.test')), 'A');
+      assert.equal(answers.length, 0, 'still held');
+      await router.release('app_a');
+      await Promise.all(waiting);
+      assert.deepEqual(
+        answers.map((r) => (r instanceof Error ? r.message : `${r.status} ${nameOf(r)}`)),
+        ['200 B', '200 B', '200 B'],
+        'every held request answered, by the instance routed when the hold ended',
+      );
+    } finally {
+      agent.destroy();
+      await router.release('app_a');
+      await router.apply(new Map([['alpha.test', route('app_a', [a])]]));
+    }
+  });
+
   test('switching upstreams and outgrowing the backends (a reload) under keep-alive load fail no request', async () => {
     await router.apply(new Map([['alpha.test', route('app_a', [a])]]));
     const agent = new Agent({ keepAlive: true, maxSockets: 8 });

@@ -37,7 +37,7 @@ import { loadRouterState, saveRouterState, writeFileAtomically, type RouterState
 import { isAlive, liveSupervisor, type EngineExit, type SupervisorRecord } from './supervisor-files.js';
 import { stopSupervisor } from './supervisor-control.js';
 import { SupervisorLink } from './supervisor-link.js';
-import { clearEarlierRun, removeTemporaryFiles } from './work-folder.js';
+import { clearEarlierRun, removeTemporaryFiles, writeHoldFiles } from './work-folder.js';
 
 export interface HaproxyRouterOptions extends RouterOptions {
   /** Defaults to /usr/sbin/haproxy when present, else "haproxy" on PATH. */
@@ -72,6 +72,8 @@ export class HaproxyRouter implements Router {
   private readonly maps: HostMaps;
   private readonly figures: RuntimeFigures;
   private queue: Promise<unknown> = Promise.resolve();
+  /** Apps whose requests the router holds now. */
+  private readonly held = new Set<string>();
 
   constructor(options: HaproxyRouterOptions) {
     validateIPv4(options.listenHost, 'Router listen address');
@@ -156,6 +158,7 @@ export class HaproxyRouter implements Router {
     this.supervisor.exitsReported = Math.max(this.supervisor.exitsReported, previous?.exitsReported ?? 0);
     this.supervisor.reportExits();
     await this.prepareWorkDir();
+    this.maps.withHolds = true;
     await makeAccessPipe(this.paths.accessPipe);
     await this.writeConfig();
     await this.check();
@@ -173,6 +176,9 @@ export class HaproxyRouter implements Router {
   private async adopt(live: SupervisorRecord, state: RouterState): Promise<void> {
     this.supervisor.record = live;
     this.loadState(state);
+    // A router started by a version without holds keeps running without them until one is asked
+    // for: adding them now would reload it at every upgrade from such a version.
+    this.maps.withHolds = (await readFile(this.paths.config, 'utf8').catch(() => '')).includes('lua.slipway_hold');
     await this.maps.readFiles();
     await this.supervisor.waitForWorker(undefined, undefined);
     this.supervisor.reportExits();
@@ -287,6 +293,41 @@ export class HaproxyRouter implements Router {
     return this.supervisor.record ? this.figures.appConnections() : undefined;
   }
 
+  /**
+   * Holds the app's new requests at the router (they wait, they are not refused) until
+   * `release`, for at most HOLD_MAX_SECONDS; requests already with an instance go on. Used while
+   * the app's data moves under it: no instance receives a request meanwhile.
+   */
+  hold(appId: string): Promise<void> {
+    return this.serialized(async () => {
+      if (!this.maps.withHolds) {
+        // Adopted from a version without holds: the one reload that brings them, now.
+        this.maps.withHolds = true;
+        await this.settled();
+        await this.writeConfig();
+        await this.check();
+        await this.supervisor.reload();
+        await this.maps.hold([]);
+        this.log('The router can now hold requests: reloaded HAProxy once.');
+      }
+      this.held.add(appId);
+      await this.maps.hold(this.heldBackends());
+    });
+  }
+
+  /** Lets the held requests of the app go on, to the instances routed now. */
+  release(appId: string): Promise<void> {
+    return this.serialized(async () => {
+      if (!this.held.delete(appId)) return;
+      await this.maps.hold(this.heldBackends());
+    });
+  }
+
+  /** The backends of the held apps that have one (an app never routed has nothing to hold). */
+  private heldBackends(): string[] {
+    return [...this.held].map((id) => this.backends.backendOf(id)).filter((backend) => /^app\d+$/.test(backend));
+  }
+
   /** Resolves once every removed server has been deleted from HAProxy (tests). */
   async settled(): Promise<void> {
     await this.backends.settled();
@@ -360,7 +401,9 @@ export class HaproxyRouter implements Router {
       drainTimeoutSeconds: this.drainTimeoutSeconds,
       user: this.workerUser,
       threads: routerThreads(availableParallelism()),
+      holds: this.maps.withHolds,
     });
+    await writeHoldFiles(this.paths);
     await writeFileAtomically(this.paths.config, text);
   }
 

@@ -23,7 +23,23 @@ export class HostMaps {
 
   /** The maps the configuration uses: without an HTTPS listener it has no force-https map. */
   files(): string[] {
-    return [this.paths.hostsMap, this.paths.wildcardMap, ...(this.withHttps ? [this.paths.forceHttpsMap] : [])];
+    return [
+      this.paths.hostsMap,
+      this.paths.wildcardMap,
+      ...(this.withHttps ? [this.paths.forceHttpsMap] : []),
+      ...(this.withHolds ? [this.paths.holdMap] : []),
+    ];
+  }
+
+  /** Whether the running configuration has the hold map (see HaproxyConfigInput.holds). */
+  withHolds = true;
+
+  /** The backends whose requests are held now (router hold); the others' go on. */
+  async hold(backends: readonly string[]): Promise<void> {
+    await this.replace(
+      this.paths.holdMap,
+      backends.map((backend) => [backend, '1']),
+    );
   }
 
   clear(): void {
@@ -33,6 +49,8 @@ export class HostMaps {
   /** After an adoption: the entries are what the files hold. */
   async readFiles(): Promise<void> {
     for (const map of this.files()) this.maps.set(map, await readMapFile(map));
+    // A hold never outlives the daemon that made it: the next one commits the hold map empty.
+    this.maps.set(this.paths.holdMap, []);
   }
 
   /** Commits every map again as last committed (HAProxy may have started from older files). */

@@ -7,7 +7,7 @@ import { mkdir, readdir, rm, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { noInstancePage, unknownHostPage, upstreamFailedPage } from '../pages.js';
 import { makeDefaultCertificate } from './certificate-store.js';
-import type { HaproxyPaths } from './config.js';
+import { type HaproxyPaths, holdScript } from './config.js';
 
 /** Removes the socket, the state, the record of deaths and the certificates; writes the pages, empty maps and the default certificate. */
 export async function clearEarlierRun(paths: HaproxyPaths): Promise<void> {
@@ -27,8 +27,18 @@ export async function clearEarlierRun(paths: HaproxyPaths): Promise<void> {
     const head = `HTTP/1.1 ${status} ${reason}\r\ncontent-type: text/html; charset=utf-8\r\ncache-control: no-store\r\n${extra}content-length: ${Buffer.byteLength(body)}\r\n\r\n`;
     await writeFile(join(paths.pagesDir, `${status}.http`), head + body);
   }
-  for (const map of [paths.hostsMap, paths.wildcardMap, paths.forceHttpsMap]) await writeFile(map, '', { mode: 0o600 });
+  for (const map of [paths.hostsMap, paths.wildcardMap, paths.forceHttpsMap, paths.holdMap]) await writeFile(map, '', { mode: 0o600 });
+  await writeHoldFiles(paths);
   if (!existsSync(paths.defaultCert)) await makeDefaultCertificate(paths.defaultCert);
+}
+
+/**
+ * The hold action's script, and its map when missing: written before every configuration check,
+ * so a router adopted from a version without holds finds them at its reload.
+ */
+export async function writeHoldFiles(paths: HaproxyPaths): Promise<void> {
+  await writeFile(paths.holdScript, holdScript(paths.holdMap), { mode: 0o600 });
+  if (!existsSync(paths.holdMap)) await writeFile(paths.holdMap, '', { mode: 0o600 });
 }
 
 /** Files an atomic write left half-way (`*.tmp`). */
