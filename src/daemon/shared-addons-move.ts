@@ -7,6 +7,15 @@ import type { Store } from '../store/store.js';
 
 /** How long the linked apps may take to restart onto an add-on's new server. */
 const SWITCH_TIMEOUT_MS = 10 * 60_000;
+/** How long the requests already with the instances may take to finish once new ones are held. */
+const IN_FLIGHT_TIMEOUT_MS = 30_000;
+
+/** What the move asks of the router: hold an app's new requests, and say what its instances still serve. */
+export interface HoldingRouter {
+  hold(appId: string): Promise<void>;
+  release(appId: string): Promise<void>;
+  appConnections(): Promise<Map<string, number> | undefined>;
+}
 
 /**
  * The first start of a version with a server per PostgreSQL add-on: every add-on still on the
@@ -20,6 +29,7 @@ export async function moveSharedAddons(o: {
   postgresql: AddonProvider | undefined;
   deployer: Deployer;
   addonAccess: AddonAccess;
+  router: HoldingRouter;
   log(line: string): void;
   tellApps(appIds: Iterable<string>, line: string): void;
 }): Promise<void> {
@@ -37,6 +47,7 @@ export async function moveSharedAddons(o: {
         addon,
         config: o.store.addons.config(addon),
         log: o.log,
+        holdApps: () => holdApps(o.router, apps),
         switchApps: async (config) => {
           o.store.addons.setConfig(addon.id, config);
           await o.addonAccess.linksChanged();
@@ -46,7 +57,7 @@ export async function moveSharedAddons(o: {
       left--;
       const line =
         `The PostgreSQL add-on ${addon.name} now has a server of its own (${report.tables} tables, ${report.rows} rows copied; ` +
-        `writes waited ${(report.writesHeldMs / 1000).toFixed(1)} s).`;
+        `its apps' requests waited ${(report.heldMs / 1000).toFixed(1)} s).`;
       o.log(line);
       o.tellApps(apps, line);
     } catch (error) {
@@ -59,6 +70,29 @@ export async function moveSharedAddons(o: {
     o.log(
       `No add-on is left on the shared PostgreSQL cluster: it is stopped; its data folder is kept as ${kept} (remove it once satisfied).`,
     );
+}
+
+/**
+ * The apps' new requests wait at the router; resolves once what their instances were serving is
+ * done (or after IN_FLIGHT_TIMEOUT_MS), with what lets the held requests go on.
+ */
+async function holdApps(router: HoldingRouter, appIds: string[]): Promise<() => Promise<void>> {
+  const release = async () => {
+    for (const appId of appIds) await router.release(appId);
+  };
+  try {
+    for (const appId of appIds) await router.hold(appId);
+    const deadline = Date.now() + IN_FLIGHT_TIMEOUT_MS;
+    for (;;) {
+      const serving = await router.appConnections();
+      if (!serving || appIds.every((appId) => (serving.get(appId) ?? 0) === 0) || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } catch (error) {
+    await release().catch(() => undefined);
+    throw error;
+  }
+  return release;
 }
 
 function isShared(config: Record<string, string>): boolean {

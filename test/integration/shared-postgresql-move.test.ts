@@ -48,7 +48,9 @@ after(async () => {
   await daemon?.stop();
 });
 
-test('both add-ons move to servers of their own while the app serves: reads answered, no write lost', { timeout: 600_000 }, async () => {
+test('both add-ons move to servers of their own while the app serves: every read and write answered, none lost', {
+  timeout: 600_000,
+}, async () => {
   const portsBefore = await Promise.all(['shop-db', 'reports'].map(async (a) => new URL(await postgresUriOf(daemon, a)).port));
   let running = true;
   const reads = { ok: 0, failed: [] as string[] };
@@ -86,18 +88,24 @@ test('both add-ons move to servers of their own while the app serves: reads answ
   await Promise.all([reader, writer]);
 
   console.log(
+    daemon
+      .output()
+      .match(/The PostgreSQL add-on .* now has a server of its own.*/g)
+      ?.join('\n'),
+  );
+  console.log(
     `during the move: ${reads.ok} reads answered, ${reads.failed.length} failed; ${writes.done.length} writes done, ${writes.failed.length} failed`,
   );
   assert.match(
     daemon.output(),
-    /The PostgreSQL add-on shop-db now has a server of its own \(2 tables, \d+ rows copied; writes waited [\d.]+ s\)/,
+    /The PostgreSQL add-on shop-db now has a server of its own \(2 tables, \d+ rows copied; its apps' requests waited [\d.]+ s\)/,
   );
   assert.match(daemon.output(), new RegExp(`The PostgreSQL add-on reports now has a server of its own \\(1 tables?, ${ROWS} rows copied`));
   assert.deepEqual(reads.failed, [], `reads failed during the move (${reads.ok} answered)`);
   assert.ok(reads.ok > 20, `only ${reads.ok} reads were answered`);
   assert.ok(writes.done.length > 5, `only ${writes.done.length} writes went through`);
-  // A write held on an old instance when its database closed gets an error (never a silent loss).
-  assert.ok(writes.failed.length <= 1, `writes failed: ${writes.failed.join('; ')}`);
+  // Held at the router while the data moved, then answered by the new instances: none failed.
+  assert.deepEqual(writes.failed, [], 'no write failed');
 
   // Each add-on: its own port now, every row, the same role and password in its URI.
   for (const [i, addon] of ['shop-db', 'reports'].entries()) {

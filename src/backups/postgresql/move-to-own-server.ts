@@ -20,6 +20,11 @@ export interface MoveOptions {
    * health-checked); resolves once they do. Writes to the add-on wait meanwhile.
    */
   switchApps(config: Record<string, string>): Promise<void>;
+  /**
+   * Holds the linked apps' new requests at the router and resolves once the requests already
+   * with their instances are done; the function it resolves with lets the held ones go on.
+   */
+  holdApps(): Promise<() => Promise<void>>;
   log(line: string): void;
 }
 
@@ -27,8 +32,8 @@ export interface MoveReport {
   config: Record<string, string>;
   tables: number;
   rows: number;
-  /** How long writes to the add-on waited: from the locks to the end of the switch. */
-  writesHeldMs: number;
+  /** How long the apps' requests were held: from the hold to the end of the switch. */
+  heldMs: number;
 }
 
 /**
@@ -37,16 +42,17 @@ export interface MoveReport {
  *
  * 1. its server is prepared (postgresql-provider.ts `prepareOwnServer`): same role and
  *    password, the plan's limits, an empty database of the same name;
- * 2. on the shared cluster, every table of its database is locked in EXCLUSIVE mode: reads go
- *    on, writes wait (a lock timeout of 60 s, as for a backup's restore point), and the rows of
- *    each table are counted;
+ * 2. the linked apps' new requests are held at the router (they wait, not refused) and those
+ *    already with their instances finish; then, on the shared cluster, every table of its
+ *    database is locked in EXCLUSIVE mode (what else writes, a worker, waits; a lock timeout of
+ *    60 s, as for a backup's restore point), and the rows of each table are counted;
  * 3. pg_dump of the database (it reads beside the locks) is loaded by pg_restore as the add-on's
  *    own role into its server, and the counts are checked there;
- * 4. the apps switch: the configuration names the new server, each linked app restarts onto it
- *    (the old instances keep reading meanwhile);
+ * 4. the apps switch: the configuration names the new server, each linked app restarts onto it,
+ *    and the held requests go on, to the new instances;
  * 5. the database on the shared cluster is closed to connections and its last sessions ended
- *    (a write that waited on an old instance gets an error, it does not land anywhere), and the
- *    locks go. The old database is kept, closed, until the shared cluster is retired.
+ *    (a write that still waited there, from a worker, gets an error, it does not land anywhere),
+ *    and the locks go. The old database is kept, closed, until the shared cluster is retired.
  *
  * Anything failing before step 4 leaves the add-on where it was (its new server removed); it is
  * tried again at the next start.
@@ -68,6 +74,14 @@ export async function moveToOwnServer(o: MoveOptions): Promise<MoveReport> {
   };
 
   const prepared = await o.provider.prepareOwnServer(o.addon.id, o.config);
+  const heldSince = Date.now();
+  let letGo: (() => Promise<void>) | undefined;
+  try {
+    letGo = await o.holdApps();
+  } catch (error) {
+    await o.provider.abandonOwnServer(o.addon.id).catch(() => undefined);
+    throw new Error(`The PostgreSQL add-on ${o.addon.name} stays on the shared cluster for now: ${(error as Error).message}`);
+  }
   const own = prepared.server;
   const ownLive: LiveCluster = {
     socketDir: own.layout.socketDir,
@@ -98,11 +112,9 @@ export async function moveToOwnServer(o: MoveOptions): Promise<MoveReport> {
     lockFailed(new Error(`Could not hold the writes of the add-on's database: ${error.message}`));
   });
 
-  let heldSince = 0;
   let counts: RowCounts;
   try {
     counts = await counted;
-    heldSince = Date.now();
     const dump = dumpDatabase(shared.binDir, sharedToolEnv(shared), database);
     await Promise.all([loadDump(ownLive, dump.stdout, { database, role, password }), dump.done]);
     const found = await asAdmin(ownLive, database, (client) => countRows(client, Object.keys(counts)));
@@ -113,6 +125,7 @@ export async function moveToOwnServer(o: MoveOptions): Promise<MoveReport> {
   } catch (error) {
     release(false);
     await holding;
+    await letGo().catch(() => undefined);
     await o.provider.abandonOwnServer(o.addon.id).catch(() => undefined);
     throw new Error(`The PostgreSQL add-on ${o.addon.name} stays on the shared cluster for now: ${(error as Error).message}`);
   }
@@ -120,6 +133,7 @@ export async function moveToOwnServer(o: MoveOptions): Promise<MoveReport> {
   try {
     await o.switchApps(prepared.config);
   } finally {
+    await letGo().catch((error: Error) => o.log(`Letting the held requests of add-on ${o.addon.name}'s apps go on: ${error.message}`));
     // The old database takes no more connections, and what still waits on it ends.
     await asSuperuser(
       { host: shared.socketDir, port: shared.port, user: ADMIN_ROLE, password: shared.password },
@@ -136,7 +150,7 @@ export async function moveToOwnServer(o: MoveOptions): Promise<MoveReport> {
     await holding;
   }
   const rows = Object.values(counts).reduce((a, b) => a + b, 0);
-  return { config: prepared.config, tables: Object.keys(counts).length, rows, writesHeldMs: Date.now() - heldSince };
+  return { config: prepared.config, tables: Object.keys(counts).length, rows, heldMs: Date.now() - heldSince };
 }
 
 function sharedToolEnv(shared: LiveCluster): Record<string, string> {

@@ -9,7 +9,7 @@ import type { Store } from '../../store/store.js';
 import type { startBackups } from '../backups-setup.js';
 import { resumeAfterRestore } from '../restore-setup.js';
 import { resumeDeployments } from '../resume-deployments.js';
-import { moveSharedAddons } from '../shared-addons-move.js';
+import { type HoldingRouter, moveSharedAddons } from '../shared-addons-move.js';
 import type { cron } from './cron.js';
 import type { platformBackups } from './platform-backups.js';
 import type { DaemonBase, NetworkBuilt, SandboxesBuilt } from './stage.js';
@@ -35,10 +35,11 @@ export async function resume(
       waiting: Deployment[];
       restored: RestoredPlatform | undefined;
       tellApps(appIds: Iterable<string>, line: string): void;
+      router: HoldingRouter;
     },
 ) {
   const { options, store, logs, runtime, deployer, backupService, interrupted, waiting, restored, log } = needs;
-  const { names, backend, addons, addonAccess, instances, cron, scheduledPlatformBackups, postgresql, tellApps } = needs;
+  const { names, backend, addons, addonAccess, instances, cron, scheduledPlatformBackups, postgresql, tellApps, router } = needs;
   // Add-on servers first: the apps restored next connect to them.
   await addons.resumeAll();
   backupService.begin();
@@ -63,7 +64,7 @@ export async function resume(
   cron.start();
   if (restored) resumeAfterRestore(restored, { store, deployer, backups: backupService.backups, log });
   // Add-ons of the shared cluster of earlier versions move to servers of their own, the apps serving.
-  void moveSharedAddons({ store, postgresql, deployer, addonAccess, log, tellApps }).catch((error: Error) =>
+  void moveSharedAddons({ store, postgresql, deployer, addonAccess, router, log, tellApps }).catch((error: Error) =>
     log(`Moving the PostgreSQL add-ons to servers of their own: ${error.message}`),
   );
   return {};
