@@ -1,7 +1,11 @@
+import type { AppRow } from '../store/apps.js';
+import type { Deployment } from '../store/deployments.js';
+
 /**
  * What happens in an app's life that several rooms react to. The room that notices it tells the
  * hub once; each stage of the daemon's start subscribes the room it built (the metrics count a
- * replaced instance, the notifications tell people, the traffic records forget a deleted app),
+ * replaced instance and a finished deployment, the notifications tell people, the traffic
+ * records forget a deleted app),
  * so no room calls the others one by one and a new reaction is one subscription in its stage.
  */
 export interface LifecycleEvents {
@@ -20,6 +24,10 @@ export interface LifecycleEvents {
   'app removing': { appId: string; deploymentIds: string[] };
   /** An app was deleted: its instances, record, folders and user are gone. */
   'app deleted': { appId: string };
+  /** A deployment of the app started (a liveness replacement too: its cause says so). */
+  'deployment started': { app: AppRow; deployment: Deployment };
+  /** A deployment reached a final state (OK, FAIL, CANCELLED), as the store recorded it. */
+  'deployment finished': { deployment: Deployment };
   /** An instance of the app crashed and was restarted. */
   'instance restarted': { appId: string };
   /** An instance of the app stopped answering its liveness checks and was replaced. */

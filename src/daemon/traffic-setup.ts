@@ -9,8 +9,8 @@ import { TrafficRecorder } from '../traffic/traffic-recorder.js';
 
 /**
  * The edge's figures: access logs in `<data>/access-logs` (bounded per app), per-minute
- * figures, and the Prometheus registry, which also reads deployments from the store and
- * hears of each one that finishes.
+ * figures, and the Prometheus registry, which also reads deployments from the store (the edge
+ * stage tells it of each one that finishes).
  */
 export function makeTrafficRecorder(options: {
   dataDir: string;
@@ -27,9 +27,6 @@ export function makeTrafficRecorder(options: {
     activeConnections: options.activeConnections,
     appConnections: options.appConnections,
     droppedAccessRecords: options.droppedAccessRecords,
-  });
-  store.deployments.onFinished((d) => {
-    if (d.finished_at) metrics.deploymentFinished(d.state, (Date.parse(d.finished_at) - Date.parse(d.created_at)) / 1000);
   });
   return new TrafficRecorder(new AccessLog(hub), new TrafficMinutes(), metrics, log);
 }

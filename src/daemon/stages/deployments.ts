@@ -5,12 +5,12 @@ import type { LogHub } from '../../logs/log-hub.js';
 import type { Quotas } from '../../quotas/quotas.js';
 import type { NpmVersionCatalog } from '../../toolchains/catalog.js';
 import type { Store } from '../../store/store.js';
-import type { DaemonBase, EdgeBuilt, SandboxesBuilt, Told } from './stage.js';
+import type { DaemonBase, EdgeBuilt, SandboxesBuilt } from './stage.js';
 import type { serving } from './serving.js';
 
 /**
  * The deployer: the queue of each app's deployments, their builds and their releases. Needs:
- * `store`, `logs`, `told`, `reserve`, `quotas`, `catalog`, the sandboxes' `sandboxes`, `backend`
+ * `store`, `logs`, `reserve`, `quotas`, `catalog`, the sandboxes' `sandboxes`, `backend`
  * and `disks`, the serving stage's `runtime`, `repos`, `appEnv`, `policy` and `providers`, the
  * edge's `traffic`. Provides: `deployer`.
  */
@@ -21,17 +21,16 @@ export async function deployments(
     Pick<EdgeBuilt, 'traffic'> & {
       store: Store;
       logs: LogHub;
-      told: Told;
       reserve: DiskReserve;
       quotas: Quotas;
       catalog: NpmVersionCatalog;
     },
 ) {
-  const { options, store, logs, told, reserve, quotas, catalog, sandboxes, backend, disks, traffic, stoppers, log } = needs;
+  const { options, store, logs, reserve, quotas, catalog, sandboxes, backend, disks, traffic, stoppers, lifecycle, log } = needs;
   const { runtime, repos, appEnv, policy, providers } = needs;
   const deployer = new Deployer({
     reserve,
-    onStarted: (app, deployment) => told.deploymentStarted(app, deployment),
+    onStarted: (app, deployment) => lifecycle.publish('deployment started', { app, deployment }),
     store,
     repos,
     runtime,

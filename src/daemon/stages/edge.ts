@@ -58,6 +58,9 @@ export async function startEdge(input: {
     stoppers.control('metrics', () => closeServer(metricsServer.server));
     log(`Prometheus metrics on ${metricsServer.url} (no token: keep this address to the monitoring network)`);
   }
+  lifecycle.on('deployment finished', ({ deployment: d }) => {
+    if (d.finished_at) traffic.metrics.deploymentFinished(d.state, (Date.parse(d.finished_at) - Date.parse(d.created_at)) / 1000);
+  });
   lifecycle.on('instance restarted', ({ appId }) => traffic.metrics.instanceRestarted(appId));
   lifecycle.on('instance replaced', ({ appId }) => traffic.metrics.instanceReplaced(appId));
   // A deleted app's access logs, charts and metrics go with it.

@@ -15,40 +15,41 @@ const FINISHED: Record<string, PlatformEventType> = {
 };
 
 /**
- * The daemon's event hub, fed with what the store and the pipeline tell: deployments starting
- * and ending, instances crashing and being replaced. Cron runs, drains and backups publish to
- * it themselves.
+ * The platform's event hub, fed with what the lifecycle hub tells: deployments starting and
+ * ending, instances crashing and being replaced. Cron runs, drains and backups publish to it
+ * themselves.
  */
 export function platformEvents(store: Store): {
   events: PlatformEvents;
   deploymentStarted(app: AppRow, deployment: Deployment): void;
+  deploymentFinished(deployment: Deployment): void;
   instanceCrashed(appId: string): void;
   instanceReplaced(appId: string): void;
 } {
   const events = new PlatformEvents();
   const appName = (appId: string) => store.apps.byId(appId)?.name ?? appId;
-  store.deployments.onFinished((d) => {
-    const type = FINISHED[d.state];
-    if (!type || isReplacement(d)) return;
-    const how =
-      d.state === 'OK' ? 'succeeded' : d.state === 'FAIL' ? `failed${d.phase ? ` in the ${d.phase} phase` : ''}` : 'was cancelled';
-    events.publish({
-      type,
-      appId: d.app_id,
-      summary: `Deployment ${d.id} of ${appName(d.app_id)} ${how}${d.message ? `: ${d.message}` : ''}`,
-      details: {
-        deployment_id: d.id,
-        commit: d.commit_sha,
-        cause: d.cause,
-        state: d.state,
-        phase: d.phase,
-        message: d.message,
-        user_id: d.user_id,
-      },
-    });
-  });
   return {
     events,
+    deploymentFinished(d) {
+      const type = FINISHED[d.state];
+      if (!type || isReplacement(d)) return;
+      const how =
+        d.state === 'OK' ? 'succeeded' : d.state === 'FAIL' ? `failed${d.phase ? ` in the ${d.phase} phase` : ''}` : 'was cancelled';
+      events.publish({
+        type,
+        appId: d.app_id,
+        summary: `Deployment ${d.id} of ${appName(d.app_id)} ${how}${d.message ? `: ${d.message}` : ''}`,
+        details: {
+          deployment_id: d.id,
+          commit: d.commit_sha,
+          cause: d.cause,
+          state: d.state,
+          phase: d.phase,
+          message: d.message,
+          user_id: d.user_id,
+        },
+      });
+    },
     deploymentStarted(app, d) {
       if (isReplacement(d)) return;
       events.publish({
@@ -83,6 +84,8 @@ export function platformEvents(store: Store): {
  */
 export function events({ store, lifecycle }: { store: Store; lifecycle: Lifecycle }) {
   const told = platformEvents(store);
+  lifecycle.on('deployment started', ({ app, deployment }) => told.deploymentStarted(app, deployment));
+  lifecycle.on('deployment finished', ({ deployment }) => told.deploymentFinished(deployment));
   lifecycle.on('instance restarted', ({ appId }) => told.instanceCrashed(appId));
   lifecycle.on('instance replaced', ({ appId }) => told.instanceReplaced(appId));
   return { told };

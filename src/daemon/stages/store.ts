@@ -35,7 +35,7 @@ export function startSecrets(
  * `secrets`, `first` (whether this start made the admin, and its token file), `interrupted`
  * (deployments that were running, now CANCELLED) and `waiting` (queued ones, run once the apps serve).
  */
-export function openStore({ options, log, stoppers }: DaemonBase) {
+export function openStore({ options, log, stoppers, lifecycle }: DaemonBase) {
   const store = Store.open(join(options.dataDir, 'slipway.db'));
   stoppers.control('store', () => store.close());
   const secrets = startSecrets(store, options.dataDir, log);
@@ -48,5 +48,7 @@ export function openStore({ options, log, stoppers }: DaemonBase) {
   const interrupted: Deployment[] = unfinished.filter((d) => d.phase !== 'queued');
   for (const d of interrupted) store.deployments.finish(d.id, 'CANCELLED', INTERRUPTED_BY_RESTART);
   if (interrupted.length) log(`Marked ${interrupted.length} deployment(s) interrupted by the restart CANCELLED.`);
+  // From here on each deployment that ends, whoever ended it, is told on the lifecycle hub.
+  store.deployments.onFinished((deployment) => lifecycle.publish('deployment finished', { deployment }));
   return { store, secrets, first, interrupted, waiting: unfinished.filter((d) => d.phase === 'queued') };
 }
