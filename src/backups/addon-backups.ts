@@ -243,21 +243,7 @@ export class AddonBackups {
     }
     const from = this.resolveSource(engine, addon, source);
     if (as !== undefined) {
-      if (this.o.store.addons.byName(addon.org_id, as)) {
-        throw new ConflictError(`The organisation already has an add-on named ${JSON.stringify(as)}.`, 'Choose another name with --as.');
-      }
-      this.o.bounds?.newAddon(addon);
-      return this.serial(addon.org_id, async () => {
-        this.o.bounds?.newAddon(addon);
-        const created = await this.o.addons.create({ orgId: addon.org_id, provider: addon.provider, name: as });
-        try {
-          await engine.restoreInto(from, this.engineAddon(addon), this.engineAddon(created));
-        } catch (error) {
-          await this.o.addons.remove(created).catch(() => undefined);
-          throw restoreFailed(error);
-        }
-        return { addon: created };
-      });
+      return this.intoNewAddon(addon, as, (created) => engine.restoreInto(from, this.engineAddon(addon), this.engineAddon(created)));
     }
     return this.serial(addon.org_id, async () => {
       const [safety] = await this.take(engine, [addon], 'safety');
@@ -289,6 +275,20 @@ export class AddonBackups {
    * base backup streamed from server to server), or else a fresh safety backup restored into it.
    */
   private fork(engine: BackupEngine, addon: AddonRow, as: string): Promise<{ addon: AddonRow }> {
+    return this.intoNewAddon(addon, as, async (created) => {
+      const forked = (await engine.fork?.(this.engineAddon(addon), this.engineAddon(created))) ?? false;
+      if (!forked) {
+        const [fresh] = await this.take(engine, [addon], 'safety');
+        await engine.restoreInto({ backup: fresh! }, this.engineAddon(addon), this.engineAddon(created));
+      }
+    });
+  }
+
+  /**
+   * A new add-on `as` of the add-on's organisation (its name free, the quota checked now and at
+   * its turn), filled by `fill`; removed again if filling it fails.
+   */
+  private intoNewAddon(addon: AddonRow, as: string, fill: (created: AddonRow) => Promise<void>): Promise<{ addon: AddonRow }> {
     if (this.o.store.addons.byName(addon.org_id, as)) {
       throw new ConflictError(`The organisation already has an add-on named ${JSON.stringify(as)}.`, 'Choose another name with --as.');
     }
@@ -297,11 +297,7 @@ export class AddonBackups {
       this.o.bounds?.newAddon(addon);
       const created = await this.o.addons.create({ orgId: addon.org_id, provider: addon.provider, name: as });
       try {
-        const forked = (await engine.fork?.(this.engineAddon(addon), this.engineAddon(created))) ?? false;
-        if (!forked) {
-          const [fresh] = await this.take(engine, [addon], 'safety');
-          await engine.restoreInto({ backup: fresh! }, this.engineAddon(addon), this.engineAddon(created));
-        }
+        await fill(created);
       } catch (error) {
         await this.o.addons.remove(created).catch(() => undefined);
         throw restoreFailed(error);

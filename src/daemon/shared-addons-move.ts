@@ -30,6 +30,8 @@ export async function moveSharedAddons(o: {
   deployer: Deployer;
   addonAccess: AddonAccess;
   router: HoldingRouter;
+  /** A backup of the moved add-on on its own server, so a restore to any second from now on has one to start from. */
+  backUp(addonId: string): Promise<void>;
   log(line: string): void;
   tellApps(appIds: Iterable<string>, line: string): void;
 }): Promise<void> {
@@ -60,6 +62,7 @@ export async function moveSharedAddons(o: {
         `its apps' requests waited ${(report.heldMs / 1000).toFixed(1)} s).`;
       o.log(line);
       o.tellApps(apps, line);
+      await o.backUp(addon.id).catch((error: Error) => o.log(`The first backup of ${addon.name} on its own server: ${error.message}`));
     } catch (error) {
       o.log((error as Error).message);
     }

@@ -22,6 +22,7 @@ const ROWS = 20_000;
 let daemon: TestDaemon;
 let host: string;
 let previous: string;
+let oldBackup: string;
 
 before(async () => {
   const build = buildCommit(SHARED_CLUSTER_BUILD);
@@ -39,6 +40,12 @@ before(async () => {
     await sql(uri, `CREATE TABLE facts AS SELECT g AS id, md5(g::text) AS body FROM generate_series(1, ${ROWS}) g`);
     await sql(uri, 'ALTER TABLE facts ADD PRIMARY KEY (id)');
   }
+  // A backup taken on the shared cluster, to restore once the add-on has moved.
+  oldBackup = (await cliJson<{ id: string }>(daemon, ['addon', 'backup', 'reports'])).id;
+  await waitUntil('the old backup to be restore-tested', async () => {
+    const listed = await cliJson<Array<{ id: string; verification: string }>>(daemon, ['addon', 'backups', 'reports']);
+    return listed.find((b) => b.id === oldBackup)?.verification === 'verified';
+  });
   const deployed = await pushAndWait(daemon, dir, appId, gitEnv);
   assert.equal(deployed.state, 'OK', (await deploymentLog(daemon, appId, deployed.id)).join('\n'));
   assert.equal((await getThroughRouter(daemon, host, '/remember?value=before')).status, 200);
@@ -115,6 +122,16 @@ test('both add-ons move to servers of their own while the app serves: every read
   }
   const recalled = JSON.parse((await getThroughRouter(daemon, host, '/recall')).body) as { database: string[] };
   for (const value of ['before', ...writes.done]) assert.ok(recalled.database.includes(value), `the write ${value} is in the moved add-on`);
+
+  // A backup taken on the shared cluster still restores, into a new add-on of its own; the
+  // moved add-on has a first backup on its own server.
+  await cliJson(daemon, ['addon', 'restore', 'reports', '--backup', oldBackup, '--as', 'reports-then']);
+  assert.deepEqual(await sql(await postgresUriOf(daemon, 'reports-then'), 'SELECT count(*)::int AS n FROM facts'), [{ n: ROWS }]);
+  const listed = await cliJson<Array<{ id: string; kind: string }>>(daemon, ['addon', 'backups', 'reports']);
+  assert.ok(
+    listed.some((b) => b.id !== oldBackup && b.kind === 'scheduled'),
+    'a backup on its own server was taken after the move',
+  );
 
   // The shared cluster is stopped; its data folder is kept aside, not started again.
   const folder = join(daemon.dataDir, 'postgresql');

@@ -176,11 +176,7 @@ export class PostgresqlProvider implements AddonProvider {
     const role = randomIdentifier('addon_');
     const password = randomPassword();
     try {
-      await withClient(admin, async (client) => {
-        await client.query(createRoleSql(role, password));
-        for (const statement of this.limitsSql(role)) await client.query(statement);
-        for (const statement of createDatabaseSql(role, role)) await client.query(statement);
-      });
+      await this.createRoleAndDatabase(admin, role, password, role);
     } catch (err) {
       await withClient(admin, async (client) => {
         for (const statement of dropSql(role, role)) await client.query(statement);
@@ -210,11 +206,7 @@ export class PostgresqlProvider implements AddonProvider {
     const password = randomPassword();
     const { server, admin } = await servers.create(addon.id);
     try {
-      await withClient(admin, async (client) => {
-        await client.query(createRoleSql(role, password));
-        for (const statement of this.limitsSql(role)) await client.query(statement);
-        for (const statement of createDatabaseSql(role, role)) await client.query(statement);
-      });
+      await this.createRoleAndDatabase(admin, role, password, role);
     } catch (err) {
       await servers.remove(addon.id).catch(() => undefined);
       throw new Error(`Could not create the PostgreSQL database and role: ${describe(err, password)}`);
@@ -300,11 +292,7 @@ export class PostgresqlProvider implements AddonProvider {
     await this.servers.remove(id);
     const { server, admin } = await this.servers.create(id);
     try {
-      await withClient(admin, async (client) => {
-        await client.query(createRoleSql(role, password));
-        for (const statement of this.limitsSql(role)) await client.query(statement);
-        for (const statement of createDatabaseSql(database, role)) await client.query(statement);
-      });
+      await this.createRoleAndDatabase(admin, role, password, database);
     } catch (err) {
       await this.servers.remove(id).catch(() => undefined);
       throw new Error(`Could not prepare the PostgreSQL server of add-on ${id}: ${describe(err, password)}`);
@@ -340,6 +328,15 @@ export class PostgresqlProvider implements AddonProvider {
   serverOfAddon(id: string, config: Record<string, string>): EmbeddedCluster | undefined {
     if (placementOf(config) !== 'dedicated' || !this.servers) return undefined;
     return this.servers.serverOf(id, portOf(config));
+  }
+
+  /** The add-on's login role with the plan's limits, and its database owned by it. */
+  private async createRoleAndDatabase(admin: AdminTarget | string, role: string, password: string, database: string): Promise<void> {
+    await withClient(admin, async (client) => {
+      await client.query(createRoleSql(role, password));
+      for (const statement of this.limitsSql(role)) await client.query(statement);
+      for (const statement of createDatabaseSql(database, role)) await client.query(statement);
+    });
   }
 
   private limitsSql(role: string): string[] {

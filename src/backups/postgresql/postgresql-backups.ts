@@ -174,15 +174,16 @@ export class PostgresqlBackups {
    * credentials: the content is loaded into a new database first; only once it is whole are the
    * two swapped (the apps' connections end then). A failure leaves the current one untouched.
    */
-  async restoreInPlace(baseKey: string, target: RecoveryTarget, addon: PgAddon): Promise<void> {
+  async restoreInPlace(baseKey: string, target: RecoveryTarget, addon: PgAddon, liveOfAddon?: LiveCluster): Promise<void> {
     if (this.ownServer) return this.replaceServerData(baseKey, target, this.o.cluster);
-    const live = await this.live();
+    // A backup of the shared cluster restores into the server the add-on has moved to since, if it has.
+    const live = liveOfAddon ?? (await this.live());
     const incoming = `addon_${randomBytes(8).toString('hex')}`;
     await this.admin(live, async (c) => {
       for (const statement of createDatabaseSql(incoming, addon.role)) await c.query(statement);
     });
     try {
-      await this.copyInto(baseKey, target, addon.database, { ...addon, database: incoming });
+      await this.copyInto(baseKey, target, addon.database, { ...addon, database: incoming }, live);
       await this.swap(live, addon, incoming);
     } catch (error) {
       await this.admin(live, (c) => c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(incoming)} WITH (FORCE)`)).catch(

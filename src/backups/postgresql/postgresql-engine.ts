@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { ConflictError } from '../../core/errors.js';
 import type { PostgresqlProvider } from '../../addons/postgresql/postgresql-provider.js';
@@ -57,16 +58,7 @@ export class PostgresqlEngine implements BackupEngine {
 
   private refreshShippers(): void {
     void this.o.provider.sharedClusterRuns().then((runs) => {
-      if (runs && this.o.provider.cluster && !this.shared) {
-        this.shared = new PostgresqlBackups({
-          cluster: this.o.provider.cluster,
-          store: this.o.store,
-          sums: this.o.sums,
-          scratchRoot: this.o.scratchRoot,
-          log: this.o.log,
-        });
-        if (this.timer) this.shared.shipper.start();
-      }
+      if (runs) this.sharedOrNone();
     });
     const current = new Map(this.o.provider.servers?.all() ?? []);
     for (const [id, backups] of this.own) {
@@ -76,6 +68,25 @@ export class PostgresqlEngine implements BackupEngine {
       }
     }
     for (const [id] of current) if (this.timer) this.ofServer(id).shipper.start();
+  }
+
+  /**
+   * The shared cluster's backups: its archive is shipped while it runs; once its add-ons moved
+   * and it stopped, the backups taken on it still restore through throw-away copies.
+   */
+  private sharedOrNone(): PostgresqlBackups | undefined {
+    const cluster = this.o.provider.cluster;
+    if (!this.shared && cluster && existsSync(cluster.layout.passwordFile)) {
+      this.shared = new PostgresqlBackups({
+        cluster,
+        store: this.o.store,
+        sums: this.o.sums,
+        scratchRoot: this.o.scratchRoot,
+        log: this.o.log,
+      });
+      if (this.timer) void this.o.provider.sharedClusterRuns().then((runs) => runs && this.shared?.shipper.start());
+    }
+    return this.shared;
   }
 
   /** The backups of an add-on's own server (kept per add-on, its shipper started with the others). */
@@ -99,18 +110,9 @@ export class PostgresqlEngine implements BackupEngine {
   }
 
   private async sharedBackups(): Promise<PostgresqlBackups> {
-    if (!this.shared && (await this.o.provider.sharedClusterRuns()) && this.o.provider.cluster) {
-      this.shared = new PostgresqlBackups({
-        cluster: this.o.provider.cluster,
-        store: this.o.store,
-        sums: this.o.sums,
-        scratchRoot: this.o.scratchRoot,
-        log: this.o.log,
-      });
-      if (this.timer) this.shared.shipper.start();
-    }
-    if (!this.shared) throw new ConflictError('The shared PostgreSQL cluster of earlier versions does not run here.');
-    return this.shared;
+    const shared = this.sharedOrNone();
+    if (!shared) throw new ConflictError('No shared PostgreSQL cluster of earlier versions was ever here.');
+    return shared;
   }
 
   /** The backups an add-on's objects live in: its own server's, or the shared cluster's. */
@@ -152,12 +154,17 @@ export class PostgresqlEngine implements BackupEngine {
 
   async restoreInPlace(from: RestoreFrom, addon: EngineAddon): Promise<void> {
     // The safety backup taken just before archived the WAL up to now.
-    await (await this.backupsOfKey(from.backup.object_key, addon)).restoreInPlace(from.backup.object_key, target(from), pgAddon(addon));
+    const backups = await this.backupsOfKey(from.backup.object_key, addon);
+    // An add-on moved to a server of its own since this backup of the shared cluster: it restores into that server.
+    const moved =
+      !backups.ownServer && addon.config.mode === 'dedicated' ? await this.ofServer(addon.id, addon.config).liveTarget() : undefined;
+    await backups.restoreInPlace(from.backup.object_key, target(from), pgAddon(addon), moved);
   }
 
   async restoreInto(from: RestoreFrom, source: EngineAddon, into: EngineAddon): Promise<void> {
     const backups = await this.backupsOfKey(from.backup.object_key, source);
-    if (from.time) await backups.archiveNow();
+    // What was written up to now is archived first, on a server that still runs.
+    if (from.time && (backups.ownServer || (await this.o.provider.sharedClusterRuns()))) await backups.archiveNow();
     const receiver = into.config.mode === 'dedicated' ? this.ofServer(into.id, into.config) : undefined;
     const intoServer = receiver
       ? { cluster: this.o.provider.serverOfAddon(into.id, into.config)!, live: await receiver.liveTarget() }
@@ -193,7 +200,7 @@ export class PostgresqlEngine implements BackupEngine {
    * up) goes whole, as no restore could use it.
    */
   async pruned(keptKeys: string[]): Promise<void> {
-    if (this.shared) await this.shared.pruneWal(keptKeys.filter((key) => key.startsWith(BASE_PREFIX)));
+    await this.sharedOrNone()?.pruneWal(keptKeys.filter((key) => key.startsWith(BASE_PREFIX)));
     const servers = new Set<string>();
     for (const object of await this.o.store.list('postgresql/')) {
       const id = /^postgresql\/([A-Za-z0-9][A-Za-z0-9_-]{0,63})\/wal\//.exec(object.key)?.[1];

@@ -64,7 +64,11 @@ export async function resume(
   cron.start();
   if (restored) resumeAfterRestore(restored, { store, deployer, backups: backupService.backups, log });
   // Add-ons of the shared cluster of earlier versions move to servers of their own, the apps serving.
-  void moveSharedAddons({ store, postgresql, deployer, addonAccess, router, log, tellApps }).catch((error: Error) =>
+  const backUp = async (addonId: string) => {
+    const addon = store.addons.byId(addonId);
+    if (addon) await backupService.backups.backupNow(addon, 'scheduled');
+  };
+  void moveSharedAddons({ store, postgresql, deployer, addonAccess, router, backUp, log, tellApps }).catch((error: Error) =>
     log(`Moving the PostgreSQL add-ons to servers of their own: ${error.message}`),
   );
   return {};
