@@ -5,14 +5,27 @@
 //   ended\t<file>\t<epoch ms>          each end of a top-level test of a file: with files run
 //                                      one at a time, the span from one file's last end to the
 //                                      next's is that file's whole time, set-up included.
-export default async function* runRecord(source) {
-  for await (const event of source) {
-    if (event.type !== 'test:pass' && event.type !== 'test:fail') continue;
-    const { skip, name, file, nesting } = event.data;
-    if (nesting === 0 && file) yield line(['ended', file, Date.now()]);
-    if (skip === undefined || skip === false) continue;
-    yield line(['skipped', file ?? '', name, skip === true ? '(no reason given)' : String(skip)]);
-  }
+// The lines go to the file SLIPWAY_TEST_RECORD names, written as they come: a run forced to exit
+// once its tests are done (--test-force-exit) loses what a reporter's destination stream still
+// buffered, and a skip lost there would let a CI run pass with part of the suite skipped.
+import { appendFileSync } from 'node:fs';
+import { Transform } from 'node:stream';
+
+const record = process.env.SLIPWAY_TEST_RECORD;
+if (!record) throw new Error('run-record-reporter: SLIPWAY_TEST_RECORD names no file to write the record to.');
+
+export default new Transform({
+  writableObjectMode: true,
+  transform(event, _encoding, done) {
+    if (event.type === 'test:pass' || event.type === 'test:fail') recordEvent(event.data);
+    done();
+  },
+});
+
+function recordEvent({ skip, name, file, nesting }) {
+  if (nesting === 0 && file) appendFileSync(record, line(['ended', file, Date.now()]));
+  if (skip === undefined || skip === false) return;
+  appendFileSync(record, line(['skipped', file ?? '', name, skip === true ? '(no reason given)' : String(skip)]));
 }
 
 function line(fields) {

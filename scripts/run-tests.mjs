@@ -231,10 +231,11 @@ function runLane(lane, printsAsItGoes) {
       '--test-reporter=spec',
       '--test-reporter-destination=stdout',
       `--test-reporter=${join(root, 'scripts', 'run-record-reporter.mjs')}`,
-      `--test-reporter-destination=${lane.recordFile}`,
+      // It writes its record itself (SLIPWAY_TEST_RECORD below), nothing to a destination.
+      '--test-reporter-destination=/dev/null',
       ...lane.files,
     ],
-    { cwd: root, stdio: ['ignore', output, output], env: { ...process.env, SLIPWAY_REPO: root } },
+    { cwd: root, stdio: ['ignore', output, output], env: { ...process.env, SLIPWAY_REPO: root, SLIPWAY_TEST_RECORD: lane.recordFile } },
   );
   return new Promise((resolve) => {
     child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
