@@ -42,9 +42,9 @@ function check(name, command, args) {
 }
 
 /**
- * Test files beside the code that use the machine more than a unit test should: they fetch from
- * the package registries, run real builds or start real servers (sshd, nginx). They run in the
- * whole suite, not in the unit suite, which must stay under a minute on two cores.
+ * Test files that use the machine more than a unit test should: they fetch from the package
+ * registries, run real builds, start real servers (sshd, nginx) or drive the Docker swarm. They
+ * run in the whole suite, not in the unit suite, which must stay under a minute on two cores.
  */
 const MACHINE_TESTS = [
   'src/providers/node/examples-run.test.ts',
@@ -57,6 +57,9 @@ const MACHINE_TESTS = [
   'bench/nginx/nginx-router.test.ts',
   'src/router/haproxy/haproxy-router.test.ts',
   'src/router/haproxy/supervision.test.ts',
+  'src/instances/swarm/node-apis.test.ts',
+  'src/instances/swarm/swarm-backend.test.ts',
+  'test/contracts/instance-backend-swarm.test.ts',
 ];
 
 /**
@@ -146,7 +149,10 @@ const pick = (files) => (filter ? files.filter((f) => f.includes(filter)) : file
 const unit = pick([...findTests(join(root, 'src')), ...findTests(join(root, 'bench'))]);
 const integration = pick(findTests(join(root, 'test')));
 const files = unitOnly
-  ? [...unit.filter((f) => !MACHINE_TESTS.includes(f)), ...integration.filter((f) => f.startsWith('test/contracts/'))]
+  ? [
+      ...unit.filter((f) => !MACHINE_TESTS.includes(f)),
+      ...integration.filter((f) => f.startsWith('test/contracts/') && !MACHINE_TESTS.includes(f)),
+    ]
   : [...unit, ...integration];
 if (files.length === 0) {
   console.error(`No test file matches ${JSON.stringify(filter)}.`);

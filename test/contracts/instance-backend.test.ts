@@ -1,11 +1,11 @@
 /**
- * The instance backend contract against every backend: the fake one (always; it runs no
- * process, so the process tests are skipped saying so), the local one (root only; skipped
- * saying why otherwise) and the swarm one (root and a Docker swarm manager; skipped saying why).
+ * The instance backend contract against the fake backend (always; it runs no process, so the
+ * process tests are skipped saying so) and the local one (root only; skipped saying why
+ * otherwise). The swarm one has a file of its own, instance-backend-swarm.test.ts: it needs the
+ * machine's Docker swarm, so it runs in the whole suite and not in the unit suite.
  */
 import { FakeInstanceBackend } from '../support/fakes/fake-instance-backend.js';
 import { localBackendMissing, makeTestLocalBackend } from '../support/local-backend.js';
-import { makeTestSwarmBackend, swarmBackendMissing } from '../support/swarm-backend.js';
 import { runInstanceBackendContract, setContractSandbox } from './instance-backend.contract.js';
 
 runInstanceBackendContract({
@@ -39,19 +39,4 @@ runInstanceBackendContract({
   },
   cannotAdopt:
     'the test backend keeps no instance records nor sweeps around them (test/support/local-backend.ts); the daemon adopts local instances in test/integration/data-plane.test.ts',
-});
-
-runInstanceBackendContract({
-  name: 'SwarmBackend',
-  missing: await swarmBackendMissing(),
-  async make() {
-    const made = await makeTestSwarmBackend({ owner: 'swcontract', subnet: '172.29.0.0/16' });
-    setContractSandbox(made.sandbox);
-    return made;
-  },
-  // The next daemon's backend: the same owner and network, another object.
-  reopen: async () => {
-    const made = await makeTestSwarmBackend({ owner: 'swcontract', subnet: '172.29.0.0/16' });
-    return { backend: made.backend, cleanup: () => made.backend.stopAll(1000) };
-  },
 });
