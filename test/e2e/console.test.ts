@@ -9,7 +9,7 @@ import type { Page } from 'playwright-core';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, commitAll, getThroughRouter, gitPush, registerSshKey } from '../support/deploy.js';
 import { waitUntil } from '../support/wait.js';
-import { readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { freePort } from '../support/free-port.js';
 import { join } from 'node:path';
 import {
@@ -488,7 +488,9 @@ uiTest('Back up now stores a backup the page then shows verified; a failed resto
   await browser.screenshot('addon-backups-verified');
 
   // A disk that lost the end of the base backup: its restore test now fails, and the page says so.
-  const folder = join(`${daemon.dataDir}-backups`, 'postgresql', 'base');
+  // The add-on's server has base backups of its own: postgresql/<add-on id>/base/.
+  const servers = join(`${daemon.dataDir}-backups`, 'postgresql');
+  const folder = join(servers, readdirSync(servers).find((id) => existsSync(join(servers, id, 'base')))!, 'base');
   const [base] = readdirSync(folder).filter((name) => name.endsWith('.tar'));
   assert.ok(base, 'the base backup is in the backup folder');
   truncateSync(join(folder, base), Math.floor(statSync(join(folder, base)).size / 3));
@@ -496,7 +498,10 @@ uiTest('Back up now stores a backup the page then shows verified; a failed resto
   assert.notEqual(verify.code, 0, 'the damaged backup fails its restore test');
   const failed = card.locator(`table.backups tbody:first-of-type[data-backup="${id}"][data-verification="failed"]`);
   await failed.waitFor({ timeout: 30_000 });
-  assert.match(await failed.innerText(), /failed[\s\S]*Restore test .*: The base backup is not a whole archive/);
+  assert.match(
+    await failed.innerText(),
+    /failed[\s\S]*Restore test .*: backup object postgresql\/addon_[0-9a-f-]+\/base\/\S+ changed since it was stored/,
+  );
   assert.equal(
     await failed.locator('th').evaluate((th) => getComputedStyle(th).borderLeftStyle),
     'solid',
