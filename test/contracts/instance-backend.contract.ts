@@ -1,7 +1,7 @@
 /**
  * The behaviour every InstanceBackend must show, as a reusable node:test suite, run by
- * test/contracts/instance-backend.test.ts against every backend, the fake one included (and by
- * instance-backend-swarm.test.ts against the swarm one, which the unit suite leaves out). The
+ * test/contracts/instance-backend.test.ts against the fake backend and by instance-backend-local
+ * and instance-backend-swarm.test.ts against the others (the unit suite leaves those two out). The
  * first part needs only the interface (start, answer HTTP, list, stop, stopAll, lifecycle
  * messages); the second starts real processes of a tiny Node HTTP server and checks what they
  * see (environment, user, working folder, signals, beforeStart, restarts). A backend that cannot
