@@ -68,6 +68,9 @@ const MACHINE_TESTS = [
  * whole suite runs them where it did, those beside the code beside the integration files.
  */
 const ROOT_TESTS = [
+  'src/addons/postgresql.test.ts',
+  'src/addons/reached-from-sandbox.test.ts',
+  'src/addons/redis.test.ts',
   'src/backups/redis/redis-servers.test.ts',
   'src/instances/local/local-backend.test.ts',
   'test/contracts/instance-backend-local.test.ts',
