@@ -4,9 +4,9 @@
 // servers and builds, and beside them the unit tests beside the code (src/**/*.test.ts).
 //   node scripts/run-tests.mjs [filter]          only the files whose path contains the filter
 //   node scripts/run-tests.mjs --unit [filter]   the unit suite (npm run test:unit): src/ and the
-//       contract suites, without the files below that drive real package managers or builds; it
-//       needs no root (tests that do are skipped, saying why) and takes under a minute: the run
-//       ends by printing its time against that budget.
+//       contract suites, without the files below that use the machine or root (MACHINE_TESTS,
+//       ROOT_TESTS); it needs no root (the few tests left that do are skipped, saying why) and
+//       runs within a minute: the run ends by printing its time against that budget.
 // What was skipped is listed at the end; under CI=true any skip fails the run, whatever its cause.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
