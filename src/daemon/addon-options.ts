@@ -4,7 +4,7 @@ import { parsePlanLimits } from '../addons/plan-limits.js';
 /**
  * Where the add-on servers listen, from the daemon's environment, so a second daemon (a test
  * run beside a running platform) can keep clear of the first one's ports:
- *   SLIPWAY_POSTGRES_PORT  embedded PostgreSQL port (default 5433)
+ *   SLIPWAY_POSTGRES_PORT  port of the PostgreSQL cluster earlier versions shared (default 5433), while its add-ons move
  *   SLIPWAY_POSTGRES_URL   an existing PostgreSQL server to use instead (admin URL)
  *   SLIPWAY_REDIS_PORTS    ports for Redis add-ons, "first-last" (default 20000-29999)
  *   SLIPWAY_ADDON_PLAN_LIMITS  the plans' limits, JSON over the defaults (addons/plan-limits.ts)
