@@ -41,7 +41,14 @@ function run(command: string, args: string[]): { code: number | null; output: st
 
 before(() => {
   project = mkdtempSync(join(tmpdir(), 'slipway-entry-points-'));
-  for (const file of ['package.json', 'tsconfig.console.json', 'biome.jsonc', 'scripts/run-tests.mjs', 'scripts/run-record-reporter.mjs']) {
+  for (const file of [
+    'package.json',
+    'tsconfig.console.json',
+    'biome.jsonc',
+    'scripts/run-tests.mjs',
+    'scripts/run-record-reporter.mjs',
+    'scripts/unit-shard.mjs',
+  ]) {
     mkdirSync(join(project, file, '..'), { recursive: true });
     copyFileSync(join(repo, file), join(project, file));
   }
