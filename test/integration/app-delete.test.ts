@@ -39,12 +39,6 @@ function userOf(appId: string): { name: string; uid: number } | undefined {
   return { name: name!, uid: Number(uid) };
 }
 
-function processesOf(uid: number): string[] {
-  return spawnSync('ps', ['-o', 'pid=,args=', '-u', String(uid)], { encoding: 'utf8' })
-    .stdout.split('\n')
-    .filter((l) => l.trim() !== '');
-}
-
 test('slipway delete stops the app, frees its name and leaves no route, folder, repository, process or user behind', async () => {
   const dir = checkoutExample('node-hello');
   newRelease(dir, 'doomed');
@@ -55,7 +49,7 @@ test('slipway delete stops the app, frees its name and leaves no route, folder, 
   assert.equal((await getThroughRouter(daemon, host)).status, 200);
   const user = userOf(appId);
   assert.ok(user, 'the app has its own unix user while it exists');
-  assert.ok(processesOf(user.uid).length > 0, 'its instance runs as that user');
+  assert.ok(pidsOfApp(user.uid, appId, 'named').length > 0, 'its instance runs as that user');
   const folders = [
     join(daemon.dataDir, 'apps', appId, 'releases'),
     join(daemon.dataDir, 'apps', appId, 'cache'),
@@ -78,7 +72,7 @@ test('slipway delete stops the app, frees its name and leaves no route, folder, 
   for (const folder of folders) assert.equal(existsSync(folder), false, `${folder} is removed`);
   assert.ok(!readFileSync('/proc/self/mountinfo', 'utf8').includes(join(daemon.dataDir, 'apps', appId)), 'its filesystem is unmounted');
   assert.equal(userOf(appId), undefined, 'the unix user is removed');
-  assert.deepEqual(processesOf(user.uid), [], 'no process of the app is left');
+  assert.deepEqual(commandsOf(pidsOfApp(user.uid, appId)), [], 'no process of the app is left');
   const status = await daemon.cli(['status', '--app', appId]);
   assert.notEqual(status.code, 0, 'the app is unknown afterwards');
 
@@ -88,14 +82,23 @@ test('slipway delete stops the app, frees its name and leaves no route, folder, 
   assert.equal(again.code, 0, `the name is free again: ${again.stderr}`);
 });
 
-/** Pids whose real, effective, saved or filesystem uid is `uid`, straight from /proc. */
-function pidsOfUid(uid: number): number[] {
+/**
+ * Pids of the app: a real, effective, saved or filesystem uid of `uid`, straight from /proc, but
+ * none whose environment names another app. Once the app is deleted its number is free again, and
+ * another daemon on this machine may give it to a new app at once (its processes carry its APP_ID).
+ * `named`: only those that name this app (a process starting a sandbox has no APP_ID yet).
+ */
+function pidsOfApp(uid: number, appId: string, only: 'or unnamed' | 'named' = 'or unnamed'): number[] {
   return readdirSync('/proc')
     .filter((e) => /^\d+$/.test(e))
     .filter((pid) => {
       try {
         const line = /^Uid:\s+(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? '';
-        return line.split(/\s+/).map(Number).includes(uid);
+        if (!line.split(/\s+/).map(Number).includes(uid)) return false;
+        const named = readFileSync(`/proc/${pid}/environ`, 'utf8')
+          .split('\0')
+          .find((v) => v.startsWith('APP_ID='));
+        return named === `APP_ID=${appId}` || (named === undefined && only === 'or unnamed');
       } catch {
         return false;
       }
@@ -150,7 +153,7 @@ test('deleting an app ends its cron run, one-off command, worker and drain withi
       'the cron run, the one-off command and the worker to run',
       async () => {
         const jobs = JSON.parse((await daemon.cli(['cron', '--app', appId, '--format', 'json'])).stdout) as Array<{ running: boolean }>;
-        const commands = commandsOf(pidsOfUid(user.uid)).join('\n');
+        const commands = commandsOf(pidsOfApp(user.uid, appId)).join('\n');
         const sleeps = commands.match(/sleep 600/g)?.length ?? 0;
         return jobs[0]?.running && sleeps >= 2 && commands.includes('while true') ? true : undefined;
       },
@@ -164,7 +167,7 @@ test('deleting an app ends its cron run, one-off command, worker and drain withi
     const took = Date.now() - started;
     assert.ok(took < 15_000, `deleted within seconds (${took} ms)`);
     // Once the deletion answered: nothing of the app runs, its user is gone, its drain is quiet.
-    assert.deepEqual(commandsOf(pidsOfUid(user.uid)), [], 'no process of the app is left');
+    assert.deepEqual(commandsOf(pidsOfApp(user.uid, appId)), [], 'no process of the app is left');
     assert.ok(
       !readFileSync('/etc/passwd', 'utf8')
         .split('\n')
@@ -180,7 +183,7 @@ test('deleting an app ends its cron run, one-off command, worker and drain withi
     const sent = batches;
     await new Promise((resolve) => setTimeout(resolve, 6000));
     assert.equal(batches, sent, 'the drain sends nothing after the deletion');
-    assert.deepEqual(commandsOf(pidsOfUid(user.uid)), [], 'nothing of the app came back');
+    assert.deepEqual(commandsOf(pidsOfApp(user.uid, appId, 'named')), [], 'nothing of the app came back');
     // The CLI session of the one-off command ended with it.
     await waitUntil('slipway run to end', async () => (oneOff.exitCode !== null || oneOff.signalCode !== null ? true : undefined), 10_000);
   } finally {
