@@ -25,7 +25,7 @@ import {
 } from '../support/deploy.js';
 import { steadyLoad } from '../support/steady-load.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { registryGet, swarmBackendMissing } from '../support/swarm-backend.js';
+import { freeSwarmSubnet, registryGet, swarmBackendMissing } from '../support/swarm-backend.js';
 import { DockerApi } from '../../src/instances/swarm/docker-api.js';
 import { NODE_ADDRESS, type SecondNode, startSecondSwarmNode, updateNode } from '../support/swarm-second-node.js';
 
@@ -40,6 +40,8 @@ s.on('connect', () => { console.log('connected'); process.exit(0); });
 s.on('error', () => { console.log('refused'); process.exit(0); });`;
 
 describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${missing}` : false }, () => {
+  /** The first two octets of the tasks' /16, drawn free (test/support/swarm-backend.ts). */
+  let tasksPrefix: string;
   let daemon: TestDaemon;
   let gitEnv: NodeJS.ProcessEnv;
   let dir: string;
@@ -128,7 +130,8 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     // Joins (drained: no task goes there until its test) while the daemon starts.
     secondNode = startSecondSwarmNode(docker).catch((e: Error) => e.message);
     // Three kept releases: the rollback at the end goes back to the first one.
-    daemon = await startDaemon(['--backend', 'swarm', '--swarm-subnet', '172.28.0.0/16', '--kept-releases', '3']);
+    tasksPrefix = (await freeSwarmSubnet()).replace(/\.0\.0\/16$/, '');
+    daemon = await startDaemon(['--backend', 'swarm', '--swarm-subnet', `${tasksPrefix}.0.0/16`, '--kept-releases', '3']);
     assert.match(daemon.output(), /Instances run on Docker Swarm/);
     ({ gitEnv } = await registerSshKey(daemon));
     dir = checkoutExample('node-hello');
@@ -367,7 +370,7 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
       return;
     }
     // The operator's part: the node's share of the tasks' subnet, routed through it (docs/swarm.md).
-    await node.addSubnetPart(`slipway${daemon.subnet.split('.')[1]}`, '172.28.200.0/24', '172.28.200.1');
+    await node.addSubnetPart(`slipway${daemon.subnet.split('.')[1]}`, `${tasksPrefix}.200.0/24`, `${tasksPrefix}.200.1`);
     const manager = (await docker.json<{ Swarm: { NodeID: string } }>({ path: '/info', what: 'describe the manager' })).Swarm.NodeID;
     await updateNode(docker, node.nodeId, (spec) => (spec.Availability = 'active'));
     // New tasks go to the second node; the ones running here stay.
@@ -453,7 +456,11 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
       const run = await daemon.cli(['run', '--app', appId, '--', 'node', '-e', addresses]);
       assert.equal(run.code, 0, run.stderr);
       assert.ok(run.stdout.startsWith(`${variables.REDIS_HOST} `), run.stdout);
-      assert.match(run.stdout, /\b172\.28\.200\.\d+\b/, "the one-off task has an address of the second node's part");
+      assert.match(
+        run.stdout,
+        new RegExp(`\\b${tasksPrefix.replace('.', '\\.')}\\.200\\.\\d+\\b`),
+        "the one-off task has an address of the second node's part",
+      );
       const cat = await daemon.cli(['run', '--app', appId, '--', 'cat'], { stdin: 'to the second node\n' });
       assert.equal(cat.code, 0, cat.stderr);
       assert.equal(cat.stdout, 'to the second node\n');
@@ -526,8 +533,10 @@ describe('swarm tasks outlive the daemon', { skip: missing ? `swarm: ${missing}`
       .sort();
   };
   const appLog = async () => (await daemon.cli(['logs', '--app', appId, '--no-follow', '-n', '400'])).stdout;
+  let swarmSubnet: string;
 
   before(async () => {
+    swarmSubnet = await freeSwarmSubnet();
     // The platform starts on the local sandboxes; the first test moves it to Swarm.
     daemon = await startDaemon([]);
     ({ gitEnv } = await registerSshKey(daemon));
@@ -551,7 +560,7 @@ describe('swarm tasks outlive the daemon', { skip: missing ? `swarm: ${missing}`
     const load = steadyLoad(daemon, host);
     await sleep(500);
     assert.equal(await daemon.terminate(), 0);
-    await daemon.restart({ extraArgs: ['--backend', 'swarm', '--swarm-subnet', '172.27.0.0/16'] });
+    await daemon.restart({ extraArgs: ['--backend', 'swarm', '--swarm-subnet', swarmSubnet] });
     await waitUntil(
       'the instance and worker tasks of the app',
       async () => (await containers('instance')).length === 1 && (await containers('worker')).length === 1,
@@ -602,7 +611,7 @@ describe('swarm tasks outlive the daemon', { skip: missing ? `swarm: ${missing}`
           })
         ).NetworkSettings.Networks,
       )[0]!.IPAddress;
-      assert.match(address, /^172\.27\.\d+\.\d+$/);
+      assert.ok(address.startsWith(swarmSubnet.replace(/0\.0\/16$/, '')), `${address} is in ${swarmSubnet}`);
       const table = `slipway${daemon.subnet.split('.')[1]}sw`;
       assert.match(
         execFileSync('nft', ['list', 'set', 'inet', table, 'instances'], { encoding: 'utf8' }),
@@ -623,7 +632,7 @@ describe('swarm tasks outlive the daemon', { skip: missing ? `swarm: ${missing}`
     assert.equal(await daemon.terminate(), 0);
     const wrong = join(daemon.dataDir, 'wrong-registry-password');
     writeFileSync(wrong, 'not-the-password\n', { mode: 0o600 });
-    const swarm = ['--backend', 'swarm', '--swarm-subnet', '172.27.0.0/16'];
+    const swarm = ['--backend', 'swarm', '--swarm-subnet', swarmSubnet];
     const refused = await daemon.restart({ extraArgs: [...swarm, '--registry-password-file', wrong] }).then(
       () => assert.fail('the daemon started with a wrong registry password'),
       (error: Error) => error.message,
@@ -797,7 +806,7 @@ describe('swarm tasks outlive the daemon', { skip: missing ? `swarm: ${missing}`
     const load = steadyLoad(daemon, host);
     await sleep(500);
     assert.equal(await daemon.terminate(), 0);
-    await daemon.restart({ extraArgs: ['--swarm-subnet', '172.27.0.0/16'] });
+    await daemon.restart({ extraArgs: ['--swarm-subnet', swarmSubnet] });
     await waitUntil('no service of the daemon', async () => (await services()).length === 0, 120_000);
     await sleep(500);
     const { failures, failureCount, counts } = await load.stop();

@@ -13,6 +13,7 @@ import {
   dockerCaFile,
   type RegistryAccess,
 } from '../../src/instances/swarm/registry.js';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -38,6 +39,25 @@ export async function swarmBackendMissing(): Promise<string | undefined> {
  */
 export function testRegistry(): Promise<RegistryAccess> {
   return checkedRegistry({ dockerSocket: '/var/run/docker.sock', registry: TEST_REGISTRY, subnet: '' });
+}
+
+/**
+ * A /16 for a test's swarm tasks that no Docker network and no route of this machine uses: a run
+ * killed earlier may have left its tasks' network behind (it outlives the daemon by design), and
+ * Docker refuses a second network over the same addresses. 172.26 is the second node's and 172.31
+ * the daemon's default: neither is drawn.
+ */
+export async function freeSwarmSubnet(): Promise<string> {
+  const networks = await new DockerApi().json<Array<{ IPAM?: { Config?: Array<{ Subnet?: string }> | null } }>>({
+    path: '/networks',
+    what: 'list networks',
+  });
+  const used = new Set(networks.flatMap((n) => (n.IPAM?.Config ?? []).map((c) => c.Subnet?.split('.').slice(0, 2).join('.'))));
+  const routes = spawnSync('ip', ['-4', 'route', 'show'], { encoding: 'utf8' }).stdout;
+  const candidates = [18, 19, 20, 21, 22, 23, 24, 25, 27, 28, 29, 30].map((n) => `172.${n}`);
+  const free = candidates.filter((prefix) => !used.has(prefix) && !routes.includes(`${prefix}.`));
+  if (free.length === 0) throw new Error(`No /16 of ${candidates.join(', ')} is free of Docker networks and routes.`);
+  return `${free[Math.floor(Math.random() * free.length)]}.0.0/16`;
 }
 
 export async function makeTestSwarmBackend(names: {

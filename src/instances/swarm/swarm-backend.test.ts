@@ -6,6 +6,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import {
+  freeSwarmSubnet,
   makeTestSwarmBackend,
   registryGet,
   registryGetPlain,
@@ -37,7 +38,7 @@ describe('SwarmBackend specifics', { skip: missing ? `swarm: ${missing}` : false
   let cleanup: () => Promise<void>;
 
   before(async () => {
-    const made = await makeTestSwarmBackend({ owner: 'swspecific', subnet: '172.27.0.0/16' });
+    const made = await makeTestSwarmBackend({ owner: 'swspecific', subnet: await freeSwarmSubnet() });
     setContractSandbox(made.sandbox);
     ({ backend, cleanup } = made);
   });
