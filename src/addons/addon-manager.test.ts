@@ -21,11 +21,11 @@ test('providers are listed in order; an unknown one is refused with the list', (
   const { store, manager } = fixture('10.77.0.1');
   assert.deepEqual(
     manager.providerList().map((p) => p.name),
-    ['postgresql', 'redis'],
+    ['postgresql', 'redis', 'fs-bucket'],
   );
   assert.throws(
     () => manager.provider('mysql'),
-    (e: unknown) => e instanceof ValidationError && /Available providers: postgresql, redis/.test(e.message),
+    (e: unknown) => e instanceof ValidationError && /Available providers: postgresql, redis, fs-bucket/.test(e.message),
   );
   store.close();
 });

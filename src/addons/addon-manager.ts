@@ -152,12 +152,12 @@ export class AddonManager {
   }
 
   /** Records, provisions and stores the credentials of a new add-on. */
-  async create(input: { orgId: string; provider: string; name: string }): Promise<AddonRow> {
+  async create(input: { orgId: string; provider: string; name: string; plan?: string }): Promise<AddonRow> {
     this.provider(input.provider);
-    const row = this.o.store.addons.create(input);
+    const row = this.o.store.addons.create({ orgId: input.orgId, provider: input.provider, name: input.name });
     try {
       const provider = await this.ensureStarted(input.provider);
-      const { config } = await provider.provision({ id: row.id, name: row.name });
+      const { config } = await provider.provision({ id: row.id, name: row.name, ...(input.plan ? { plan: input.plan } : {}) });
       this.o.store.addons.setConfig(row.id, config);
       this.serversChanged();
       return this.o.store.addons.byId(row.id)!;
@@ -181,6 +181,13 @@ export class AddonManager {
     const config = this.o.store.addons.config(row);
     if (Object.keys(config).length === 0) return {};
     return this.provider(row.provider).env(config);
+  }
+
+  /** Size used against size of an add-on that has one (an FS bucket); undefined for the others or when not mounted. */
+  use(row: AddonRow): { usedBytes: number; sizeBytes: number } | undefined {
+    const config = this.o.store.addons.config(row);
+    if (Object.keys(config).length === 0) return undefined;
+    return this.o.providers.get(row.provider)?.use?.(row.id, config);
   }
 
   /** Destroys the add-on's data and its record (links go with it). */

@@ -14,6 +14,8 @@ export interface AddonRecord {
   id: string;
   /** The name a user gave it; informative only, never used in paths or SQL. */
   name: string;
+  /** The plan asked for at creation, checked by the API (an FS bucket's is its size); absent: the default. */
+  plan?: string;
 }
 
 export interface ProvisionResult {
@@ -45,6 +47,8 @@ export interface AddonProvider {
    * daemon's start() and resume() adopt them without a restart.
    */
   detach(): Promise<void>;
+  /** Size used against size, for the add-ons whose size is a filesystem's (FS buckets); reads nothing inside. */
+  use?(addonId: string, config: Record<string, string>): { usedBytes: number; sizeBytes: number } | undefined;
   /** Who hears of its servers' restarts after a crash (the daemon's log, metrics, app logs). */
   superviseWith(events: SupervisionEvents): void;
 }

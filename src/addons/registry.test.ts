@@ -7,10 +7,10 @@ import { addonProviderNames, isAddonProviderName, makeAddonProviders, unknownPro
 
 describe('add-on provider registry', () => {
   test('names and the unknown-provider message', () => {
-    assert.deepEqual([...addonProviderNames], ['postgresql', 'redis']);
+    assert.deepEqual([...addonProviderNames], ['postgresql', 'redis', 'fs-bucket']);
     assert.equal(isAddonProviderName('redis'), true);
     assert.equal(isAddonProviderName('mysql'), false);
-    assert.match(unknownProviderMessage('mysql'), /Unknown add-on provider "mysql"\. Available providers: postgresql, redis/);
+    assert.match(unknownProviderMessage('mysql'), /Unknown add-on provider "mysql"\. Available providers: postgresql, redis, fs-bucket/);
     const providers = makeAddonProviders({ dataDir: '/nonexistent', gatewayAddress: '10.77.0.1' });
     assert.deepEqual([...providers.keys()], [...addonProviderNames]);
     for (const provider of providers.values()) assert.ok(provider.description.length > 10);

@@ -1,11 +1,12 @@
 import type { AddonProvider } from './provider.js';
 import { PostgresqlProvider } from './postgresql/postgresql-provider.js';
 import { RedisProvider } from './redis/redis-provider.js';
+import { FsBucketProvider } from './fs-bucket/fs-bucket-provider.js';
 import type { PortRange } from './redis/port-allocation.js';
 import type { PlanLimits } from './plan-limits.js';
 
 /** Names accepted by `slipway addon create <provider>`, in the order `addon providers` lists them. */
-export const addonProviderNames = ['postgresql', 'redis'] as const;
+export const addonProviderNames = ['postgresql', 'redis', 'fs-bucket'] as const;
 export type AddonProviderName = (typeof addonProviderNames)[number];
 
 export interface AddonProvidersOptions {
@@ -52,6 +53,7 @@ export function makeAddonProviders(options: AddonProvidersOptions): Map<string, 
         cgroupRoot: options.cgroupRoot,
       }),
     ],
+    ['fs-bucket', new FsBucketProvider({ dataDir: options.dataDir })],
   ]);
 }
 

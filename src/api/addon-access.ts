@@ -8,6 +8,10 @@ import type { ApiRequest } from './context.js';
 import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../core/errors.js';
 import { isId } from '../core/names.js';
 import { orgForUser } from './access.js';
+import { FS_BUCKET } from '../addons/fs-bucket/fs-bucket-provider.js';
+import { mountPathsOf } from '../addons/fs-bucket/app-buckets.js';
+import { BUCKET_VARIABLE } from '../core/fs-bucket-variables.js';
+import { appEnvironment } from '../links/app-environment.js';
 
 const ADDON_ID = /^addon_/;
 
@@ -75,8 +79,8 @@ export function assertSameOrg(store: Store, addon: AddonRow, app: AppRow): void 
   }
 }
 
-export function addonView(store: Store, addon: AddonRow): AddonView {
-  return {
+export function addonView(store: Store, addon: AddonRow, manager?: AddonManager): AddonView {
+  const view: AddonView = {
     id: addon.id,
     name: addon.name,
     provider: addon.provider,
@@ -85,6 +89,49 @@ export function addonView(store: Store, addon: AddonRow): AddonView {
     created_at: addon.created_at,
     linked_apps: store.links.appsOfAddon(addon.id),
   };
+  if (addon.provider === FS_BUCKET && manager) view.bucket = bucketView(store, addon, manager, view.linked_apps);
+  return view;
+}
+
+/** An FS bucket's size used against its size and where each linked app sees it (its CC_FS_BUCKET variables). */
+function bucketView(store: Store, addon: AddonRow, manager: AddonManager, appIds: string[]): NonNullable<AddonView['bucket']> {
+  const config = store.addons.config(addon);
+  let use: { usedBytes: number; sizeBytes: number } | undefined;
+  try {
+    use = manager.use(addon);
+  } catch {
+    use = undefined; // measured again at the next listing
+  }
+  const host = config.host ?? '';
+  return {
+    host,
+    size_bytes: use?.sizeBytes ?? (Number(config.size_bytes) || 0),
+    used_bytes: use?.usedBytes ?? null,
+    mounts: appIds.flatMap((appId) => mountPathsOf(appEnvironment(store, manager, appId), host).map((path) => ({ app_id: appId, path }))),
+  };
+}
+
+/**
+ * An FS bucket is not unlinked from an app whose own variables still name it: its next start
+ * would refuse the variable (app-buckets.ts), and a crashed instance could not be replaced. The
+ * user removes the variable first, knowing the app stops seeing those files.
+ */
+export function assertBucketUnnamed(store: Store, addon: AddonRow, appIds: readonly string[]): void {
+  if (addon.provider !== FS_BUCKET) return;
+  const host = store.addons.config(addon).host;
+  if (!host) return;
+  for (const appId of appIds) {
+    const naming = store.env
+      .list(appId)
+      .filter((v) => BUCKET_VARIABLE.test(v.name) && v.value.trim().toLowerCase().endsWith(`:${host}`))
+      .map((v) => v.name);
+    if (naming.length === 0) continue;
+    const app = store.apps.byId(appId);
+    throw new ConflictError(
+      `The application ${app?.name ?? appId} mounts the bucket ${addon.name} (${naming.join(', ')}).`,
+      `Remove the variable first (\`slipway env rm ${naming[0]} --app ${app?.name ?? appId}\`), then unlink: the app no longer sees those files from its next start.`,
+    );
+  }
 }
 
 export function addonManager(ctx: ApiRequest): AddonManager {

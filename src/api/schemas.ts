@@ -60,15 +60,28 @@ export const Deployment = named(
 
 export const Addon = named(
   'Addon',
-  obj({
-    id: str('addon_<uuid>'),
-    name: str(),
-    provider: str('postgresql or redis'),
-    org_id: str(),
-    org_name: nullable(str()),
-    created_at: time(),
-    linked_apps: arr(str(), 'Ids of the applications linked to it'),
-  }),
+  obj(
+    {
+      id: str('addon_<uuid>'),
+      name: str(),
+      provider: str('postgresql, redis or fs-bucket'),
+      org_id: str(),
+      org_name: nullable(str()),
+      created_at: time(),
+      linked_apps: arr(str(), 'Ids of the applications linked to it'),
+      bucket: obj(
+        {
+          host: str('The value its apps name in CC_FS_BUCKET=<path>:<host> (also its BUCKET_HOST variable)'),
+          size_bytes: int('Its size (its plan)'),
+          used_bytes: nullable(int('Bytes used in its filesystem')),
+          mounts: arr(obj({ app_id: str(), path: str("Inside the app's folder, e.g. /uploads") }), 'Where each linked application sees it'),
+        },
+        [],
+        'FS buckets only',
+      ),
+    },
+    ['bucket'],
+  ),
 );
 
 export const Services = named(

@@ -31,3 +31,12 @@ test("a sandbox's passwd and group list the system accounts and its own app's, n
     ['root', 'nogroup', 'app-shop'],
   );
 });
+
+test("a sandbox of an app linked to FS buckets also lists their groups, and no other's", () => {
+  const host = {
+    passwd: 'app-shop:x:200001:200001:app_1:/nonexistent:/usr/sbin/nologin\n',
+    group: ['app-shop:x:200001:', 'slb-0d4c1f2e5b6a:x:2400001:', 'slb-111111111111:x:2400002:'].join('\n'),
+  };
+  const seen = sandboxIdentity(host, { uid: 200001, gid: 200001 }, [2400001]);
+  assert.deepEqual(seen.group.trim().split('\n'), ['app-shop:x:200001:', 'slb-0d4c1f2e5b6a:x:2400001:']);
+});

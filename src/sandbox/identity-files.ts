@@ -7,21 +7,22 @@
 /** System accounts Debian makes (below 1000) and nobody/nogroup (65534). */
 const isSystemId = (id: number) => id < 1000 || id === 65534;
 
-function keep(text: string, own: number): string {
+function keep(text: string, own: number, also: readonly number[] = []): string {
   return text
     .split('\n')
     .filter((line) => {
       const id = Number(line.split(':')[2]);
-      return line !== '' && Number.isInteger(id) && (isSystemId(id) || id === own);
+      return line !== '' && Number.isInteger(id) && (isSystemId(id) || id === own || also.includes(id));
     })
     .map((line) => `${line}\n`)
     .join('');
 }
 
-/** The files for a sandbox running as `user`, from the host's. */
+/** The files for a sandbox running as `user` (holding `groups` besides its own: its FS buckets'), from the host's. */
 export function sandboxIdentity(
   host: { passwd: string; group: string },
   user: { uid: number; gid: number },
+  groups: readonly number[] = [],
 ): { passwd: string; group: string } {
-  return { passwd: keep(host.passwd, user.uid), group: keep(host.group, user.gid) };
+  return { passwd: keep(host.passwd, user.uid), group: keep(host.group, user.gid, groups) };
 }

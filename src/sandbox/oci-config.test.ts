@@ -131,3 +131,19 @@ test("with an identity folder, /etc is a read-only overlay of it over the host's
   assert.ok(!etc[0]!.options!.some((o) => o.startsWith('upperdir=')), 'no upper folder: read-only');
   assert.throws(() => ociConfig({ ...spec, identityFolder: '/data:x/etc-identity' }), /must not hold a comma, a colon or a backslash/);
 });
+
+test("an FS bucket is bound read-write inside the release's layer, after it, and its group is the only one added", () => {
+  const bucket = { destination: `${layer.destination}/uploads`, source: '/data/fs-buckets/addon_1', writable: true };
+  const c = ociConfig({ ...spec, layers: [layer], sharedFolders: [bucket], groups: [2400001, 2400001] });
+  const last = c.mounts.at(-1)!;
+  assert.deepEqual(last, {
+    destination: '/data/apps/app_1/releases/deployment_1/uploads',
+    type: 'bind',
+    source: '/data/fs-buckets/addon_1',
+    options: ['rbind', 'rw', 'nosuid', 'nodev'],
+  });
+  assert.equal(c.mounts.at(-2)!.type, 'overlay', 'the layer first: the bucket sits inside it');
+  assert.deepEqual(c.process.user, { uid: 2000001, gid: 2000001, additionalGids: [2400001] });
+  assert.throws(() => ociConfig({ ...spec, sharedFolders: [{ ...bucket, destination: '/data/x/../../etc' }] }), /absolute path without/);
+  for (const system of [0, 6, 42, 999, 65534]) assert.throws(() => ociConfig({ ...spec, groups: [system] }), /never holds a system group/);
+});

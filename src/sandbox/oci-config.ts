@@ -52,6 +52,13 @@ export interface SandboxSpec {
   /** Folders seen writable over a read-only original (mounted after `mounts`). */
   layers?: SandboxLayer[];
   /**
+   * Folders several sandboxes share read-write (the FS buckets), mounted last: their
+   * destinations are inside a layer's folder.
+   */
+  sharedFolders?: SandboxMount[];
+  /** Groups the process holds besides its own (the FS buckets' groups); none by default. */
+  groups?: number[];
+  /**
    * A folder holding the sandbox's own `passwd` and `group` (identity-files.ts): the sandbox sees
    * the system's accounts and its own, not every app user of the machine. The sandbox's /etc is
    * then a read-only overlay of this folder over the host's /etc, not the host's /etc with files
@@ -168,6 +175,11 @@ export function ociConfig(spec: SandboxSpec) {
     throw new Error(`A sandbox never runs as root: got uid ${uid} gid ${gid}.`);
   }
   if (spec.args.length === 0 || spec.args[0] === '') throw new Error('A sandbox needs a command to run.');
+  const groups = [...new Set(spec.groups ?? [])];
+  for (const group of groups) {
+    // Below 1000 are the system's groups (disk, shadow...): no sandbox may hold one.
+    if (!Number.isInteger(group) || group < 1000 || group === 65534) throw new Error(`A sandbox never holds a system group: got ${group}.`);
+  }
   const namespaces: Array<{ type: string; path?: string }> = [{ type: 'pid' }, { type: 'ipc' }, { type: 'uts' }, { type: 'mount' }];
   namespaces.push(
     spec.networkNamespacePath
@@ -178,7 +190,7 @@ export function ociConfig(spec: SandboxSpec) {
     ociVersion: '1.0.2',
     process: {
       terminal: false,
-      user: { uid, gid, additionalGids: [] as number[] },
+      user: { uid, gid, additionalGids: groups },
       // -g: signals go to the app's whole process group; -s is not needed as PID 1.
       args: [SANDBOX_INIT, '-g', '--', ...spec.args],
       env: Object.entries(spec.env).map(([k, v]) => `${k}=${v}`),
@@ -213,6 +225,7 @@ export function ociConfig(spec: SandboxSpec) {
         : SYSTEM_MOUNTS.map(bindMount)),
       ...spec.mounts.map(bindMount),
       ...(spec.layers ?? []).map(overlayMount),
+      ...(spec.sharedFolders ?? []).map(bindMount),
     ],
     linux: {
       namespaces,

@@ -1,4 +1,4 @@
-import type { SandboxIdentity } from './sandbox-identity.js';
+import type { SandboxBucket, SandboxIdentity } from './sandbox-identity.js';
 import type { SandboxStartSpec } from './sandbox-host.js';
 
 /**
@@ -32,8 +32,31 @@ export function releaseSandboxSpec(o: {
     hostname: o.hostname,
     mounts: o.sandbox.readOnlyPaths.map((p) => ({ destination: p, source: p, writable: false })),
     layered: { folder: o.releaseDir, appId: o.appId, shared: o.sharedLayer, preRun: o.preRunLayer, capture: o.captureLayer },
+    ...bucketMounts(o.releaseDir, o.sandbox.buckets ?? []),
     networkNamespacePath: o.networkNamespacePath,
     tmpBytes: Math.floor(o.sandbox.limits.memoryBytes / 4),
     openFiles: 16_384,
+  };
+}
+
+/**
+ * The FS buckets as mounts inside the release's folder, after its layer, and their groups.
+ * A bucket's path is checked where it is read (src/addons/fs-bucket/bucket-variables.ts); it is
+ * checked again here, the last step before root mounts it.
+ */
+export function bucketMounts(
+  releaseDir: string,
+  buckets: readonly SandboxBucket[],
+): { sharedFolders?: Array<{ destination: string; source: string; writable: true }>; groups?: number[] } {
+  if (buckets.length === 0) return {};
+  return {
+    sharedFolders: buckets.map((b) => {
+      const parts = b.path.split('/');
+      if (b.path === '' || parts.some((p) => p === '' || p === '.' || p === '..')) {
+        throw new Error(`A bucket is mounted inside the app's folder, by a plain relative path: not ${JSON.stringify(b.path)}.`);
+      }
+      return { destination: `${releaseDir}/${b.path}`, source: b.source, writable: true as const };
+    }),
+    groups: [...new Set(buckets.map((b) => b.gid))],
   };
 }

@@ -136,7 +136,11 @@ export class SandboxHost {
       throw error;
     }
     const config = ociConfig({ ...spec, layers, identityFolder, cgroupsPath: this.cgroups.runtimePath(id) });
-    const files = sandboxIdentity({ passwd: readFileSync('/etc/passwd', 'utf8'), group: readFileSync('/etc/group', 'utf8') }, s.spec.user);
+    const files = sandboxIdentity(
+      { passwd: readFileSync('/etc/passwd', 'utf8'), group: readFileSync('/etc/group', 'utf8') },
+      s.spec.user,
+      s.spec.groups,
+    );
     mkdirSync(identityFolder, { mode: 0o755 });
     writeFileSync(identity.passwd, files.passwd, { mode: 0o644 });
     writeFileSync(identity.group, files.group, { mode: 0o644 });

@@ -14,6 +14,22 @@ export interface SandboxIdentity {
   flavor: string;
   /** Shared host folders the process reads at the same path (the toolchains). */
   readOnlyPaths: string[];
+  /**
+   * The FS buckets of the app (src/addons/fs-bucket): each seen read-write at a folder inside
+   * the release's folder, the process holding the bucket's group besides its own. Releases only:
+   * builds get none.
+   */
+  buckets?: SandboxBucket[];
+}
+
+/** An FS bucket as a sandbox of a release sees it. */
+export interface SandboxBucket {
+  /** Inside the app's folder, without a leading slash (`uploads`): checked by its parser, checked again here. */
+  path: string;
+  /** The bucket's folder on the host: its filesystem's mount point. */
+  source: string;
+  /** The group every app sharing the bucket holds in its sandboxes. */
+  gid: number;
 }
 
 /**

@@ -136,7 +136,7 @@ test('with no add-on, the daemon starts no add-on server; providers are listed',
   const providers = await cliJson<Array<{ name: string; description: string }>>(['addon', 'providers']);
   assert.deepEqual(
     providers.map((p) => p.name),
-    ['postgresql', 'redis'],
+    ['postgresql', 'redis', 'fs-bucket'],
   );
   const human = await cliOk(['addon', 'providers']);
   assert.match(human, /^postgresql\s+PostgreSQL/m);
@@ -150,7 +150,7 @@ test('with no add-on, the daemon starts no add-on server; providers are listed',
 test('an unknown provider is refused with the list of providers', async () => {
   const result = await daemon.cli(['addon', 'create', 'mysql', 'x']);
   assert.equal(result.code, 1);
-  assert.match(result.stderr, /Unknown add-on provider "mysql"\. Available providers: postgresql, redis/);
+  assert.match(result.stderr, /Unknown add-on provider "mysql"\. Available providers: postgresql, redis, fs-bucket/);
   assert.equal((await cliJson<unknown[]>(['addon', 'list'])).length, 0);
 });
 

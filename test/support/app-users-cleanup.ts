@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { redisUserName } from '../../src/addons/redis/server-users.js';
+import { bucketGroupName } from '../../src/addons/fs-bucket/bucket-names.js';
 import { mountsUnder } from '../../src/storage/mount-table.js';
 
 const dataDirs = new Set<string>();
@@ -56,13 +57,16 @@ function removeUsersOf(dir: string): void {
     // Each Redis add-on's server has a user of its own too (named after the add-on).
     const redis = db.prepare("SELECT id FROM addons WHERE provider = 'redis'").all() as Array<{ id: string }>;
     names.push(...redis.map((r) => redisUserName(r.id)));
+    // Each FS bucket has a group of its own.
+    const buckets = db.prepare("SELECT id FROM addons WHERE provider = 'fs-bucket'").all() as Array<{ id: string }>;
+    names.push(...buckets.map((b) => bucketGroupName(b.id)));
     db.close();
   } catch {
     return;
   }
   endDataPlane(dir);
   for (const name of names) {
-    if (!/^sl[wr]-[0-9a-f]{12}$/.test(name)) continue;
+    if (!/^sl[wrb]-[0-9a-f]{12}$/.test(name)) continue;
     spawnSync('pkill', ['-KILL', '-u', name], { stdio: 'ignore' });
     spawnSync('userdel', [name], { stdio: 'ignore' });
     spawnSync('groupdel', [name], { stdio: 'ignore' });

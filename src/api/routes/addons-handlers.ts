@@ -6,7 +6,7 @@ import { checkDisplayName } from '../../core/names.js';
 import { ConflictError, ValidationError } from '../../core/errors.js';
 import { nonEmpty } from '../body.js';
 import { appForUser, orgForUser } from '../access.js';
-import { addonForUser, addonManager, addonView } from '../addon-access.js';
+import { addonForUser, addonManager, addonView, assertBucketUnnamed } from '../addon-access.js';
 import { canonicalProviderName, checkPlan, planOf } from '../addon-plans.js';
 import { addonRoutes } from './addons-routes.js';
 
@@ -38,7 +38,7 @@ export function addonHandlers(router: HttpRouter<ApiContext>): void {
   router.handle(addonRoutes.list, ({ user, deps, query }) => {
     const org = query.org;
     const rows = org ? deps.store.addons.listForOrg(orgForUser(deps.store, user, org).id) : deps.store.addons.listForUser(user.id);
-    return { addons: rows.map((a) => addonView(deps.store, a)) };
+    return { addons: rows.map((a) => addonView(deps.store, a, deps.addons)) };
   });
 
   /** Everything is checked before anything is provisioned; the listed apps are linked once it exists. */
@@ -60,13 +60,13 @@ export function addonHandlers(router: HttpRouter<ApiContext>): void {
         'Choose another name; `slipway addon list` shows the existing ones.',
       );
     }
-    const addon = await manager.create({ orgId: org.id, provider, name });
+    const addon = await manager.create({ orgId: org.id, provider, name, ...(typeof input.plan === 'string' ? { plan: input.plan } : {}) });
     for (const app of apps) store.links.linkAddon(app.id, addon.id);
-    return { addon: addonView(store, addon) };
+    return { addon: addonView(store, addon, ctx.deps.addons) };
   });
 
   router.handle(addonRoutes.get, ({ user, deps, params, query }) => {
-    return { addon: addonView(deps.store, addonForUser(deps.store, user, params.addon, query.org)) };
+    return { addon: addonView(deps.store, addonForUser(deps.store, user, params.addon, query.org), deps.addons) };
   });
 
   router.handle(addonRoutes.env, (ctx) => {
@@ -87,6 +87,7 @@ export function addonHandlers(router: HttpRouter<ApiContext>): void {
         'Unlink them first (`slipway service unlink-addon`), or delete with --unlink (API: ?unlink=1) to unlink and delete at once.',
       );
     }
+    assertBucketUnnamed(store, addon, linked);
     await addonManager(ctx).remove(addon);
     return { deleted: addon.id, unlinked: linked };
   });

@@ -31,11 +31,13 @@ export const addonRoutes = {
     summary: 'Create (provision) an add-on, and link applications of its organisation to it',
     body: obj(
       {
-        provider: str('postgresql or redis (postgresql-addon and redis-addon also work)'),
+        provider: str('postgresql, redis or fs-bucket (postgresql-addon and redis-addon also work)'),
         name: str('Unique in its organisation'),
         org: str('Organisation id or name'),
         link: arr(str(), 'Ids of applications of that organisation to link'),
-        plan: str("The provider's one plan (see /v1/addon-providers); may be left out"),
+        plan: str(
+          "The provider's one plan (see /v1/addon-providers), or an fs-bucket's size (512M, 1G, 20G; 1G when left out); may be left out",
+        ),
       },
       ['link', 'plan'],
     ),

@@ -3,7 +3,7 @@ import type { ApiContext, ApiRequest } from '../context.js';
 import type { AppRow } from '../../store/apps.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { appForUser } from '../access.js';
-import { addonForApp, addonView } from '../addon-access.js';
+import { addonForApp, addonView, assertBucketUnnamed } from '../addon-access.js';
 import { serviceRoutes } from './services-routes.js';
 
 /**
@@ -14,7 +14,7 @@ import { serviceRoutes } from './services-routes.js';
 function servicesView(ctx: ApiRequest, app: AppRow) {
   const { store } = ctx.deps;
   return {
-    addons: store.links.addonsOf(app.id).map((a) => addonView(store, a)),
+    addons: store.links.addonsOf(app.id).map((a) => addonView(store, a, ctx.deps.addons)),
     apps: store.links.targetsOf(app.id).map((a) => ({ id: a.id, name: a.name })),
   };
 }
@@ -45,6 +45,7 @@ export function serviceHandlers(router: HttpRouter<ApiContext>): void {
   router.handle(serviceRoutes.unlinkAddon, (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     const addon = addonForApp(ctx.deps.store, ctx.user, app, ctx.params.addon);
+    assertBucketUnnamed(ctx.deps.store, addon, [app.id]);
     if (!ctx.deps.store.links.unlinkAddon(app.id, addon.id)) {
       throw new NotFoundError(
         `The application ${app.name} is not linked to the add-on ${addon.name}.`,

@@ -7,6 +7,7 @@ import { RepoStore } from '../../receiver/repo-store.js';
 import { AppRuntime } from '../../serving/app-runtime.js';
 import type { Store } from '../../store/store.js';
 import { flavorLimits, makeSandboxPolicy } from '../sandbox-policy.js';
+import { bucketsOfApp } from '../app-buckets.js';
 import type { DaemonBase, EdgeBuilt, NetworkBuilt, SandboxesBuilt } from './stage.js';
 
 /** An instance may take this long between SIGTERM and SIGKILL when its app is deleted. */
@@ -34,6 +35,7 @@ export function serving(
     toolchainCacheDir: options.toolchainCacheDir,
     instanceLimits: (app) => flavorLimits(flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR)),
     buildLimits: (app) => flavorLimits(buildLimits(flavorNamed(app.build_flavor ?? DEFAULT_BUILD_FLAVOR))),
+    bucketsOf: (app) => bucketsOfApp(store, addons, appEnv(app.id), app.id),
   });
   const providers = makeProviders();
   const runtime = new AppRuntime({

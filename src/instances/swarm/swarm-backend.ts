@@ -175,6 +175,7 @@ export class SwarmBackend implements InstanceBackend {
     const id = spec.instanceId;
     if (this.instances.has(id)) throw new Error(`Instance ${id} is already running; stop it first or use a new instance id.`);
     if (spec.command.length === 0) throw new Error(`Instance ${id} has no command to run.`);
+    refuseBuckets(spec.sandbox.buckets);
 
     const image = await this.imageOf(spec);
     void this.images.pruneApp().catch((e: Error) => this.log(`could not remove old release images: ${e.message}`));
@@ -252,6 +253,7 @@ export class SwarmBackend implements InstanceBackend {
   /** A one-off command as a Swarm job of the release's image (one-off-task.ts). */
   async runOnce(spec: OneOffSpec): Promise<Sandbox> {
     if (!this.node) throw new Error('SwarmBackend.init() must be called (and awaited) before use.');
+    refuseBuckets(spec.sandbox.buckets);
     const image = await this.imageOf(spec);
     const name = serviceName(this.owner, 'o', `${spec.appId}\n${randomBytes(8).toString('hex')}`);
     const serviceId = await this.services.create(
@@ -406,5 +408,17 @@ export class SwarmBackend implements InstanceBackend {
       if (started.slot === undefined) await started.stop(0).catch(() => undefined);
     }
     return started;
+  }
+}
+
+/**
+ * FS buckets reach the local backend's sandboxes only (src/addons/fs-bucket/README.md): a task
+ * started without its bucket would write where nothing lasts, so it is not started.
+ */
+function refuseBuckets(buckets: readonly unknown[] | undefined): void {
+  if (buckets && buckets.length > 0) {
+    throw new Error(
+      'FS buckets are not available on the Swarm backend yet: remove the CC_FS_BUCKET variables, or run this platform with the local backend.',
+    );
   }
 }

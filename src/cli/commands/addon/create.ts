@@ -5,7 +5,7 @@ import type { AddonSummary } from '../../addon-types.js';
 
 export const addonCreate = command({
   path: ['addon', 'create'],
-  summary: 'Create an add-on (postgresql, redis) and optionally link applications to it',
+  summary: 'Create an add-on (postgresql, redis, fs-bucket) and optionally link applications to it',
   usage: 'addon create <provider> <addon-name> [--link <app>]... [--org <org>] [--plan <plan>]',
   options: {
     link: {
@@ -20,15 +20,20 @@ export const addonCreate = command({
       type: 'string',
       short: 'p',
       value: '<plan>',
-      description: 'The plan; each provider has one (see `slipway addon providers`), so this may be left out',
+      description:
+        "The plan; postgresql and redis have one (see `slipway addon providers`), an fs-bucket's is its size (1G unless given: 512M, 20G...)",
     },
   },
   args: { min: 2, max: 2 },
   arguments: [
-    { name: '<provider>', description: 'postgresql or redis (postgresql-addon and redis-addon also work)' },
+    { name: '<provider>', description: 'postgresql, redis or fs-bucket (postgresql-addon and redis-addon also work)' },
     { name: '<addon-name>', description: 'A name for the add-on, unique in its organisation' },
   ],
-  examples: ['slipway addon create postgresql shop-db --link shop', 'slipway addon create redis-addon cache --plan s_mono --org acme'],
+  examples: [
+    'slipway addon create postgresql shop-db --link shop',
+    'slipway addon create redis-addon cache --plan s_mono --org acme',
+    'slipway addon create fs-bucket shop-files --plan 5G',
+  ],
   printsData: true,
   async run(ctx, [provider, name], options) {
     const client = ctx.client();

@@ -1,0 +1,33 @@
+/**
+ * The commands root runs for an FS bucket's filesystem, as argv arrays built by pure functions
+ * (tested as arrays). None of them names a path inside the bucket: the image, the mount point
+ * and the bucket's top folder are the platform's own.
+ */
+
+/** ext4 in the image; no block reserved for root (the size is all the apps'); the top folder root's and the bucket group's. */
+export function mkfsArgv(image: string, gid: number): string[] {
+  return ['mkfs.ext4', '-q', '-F', '-m', '0', '-E', `root_owner=0:${gid}`, image];
+}
+
+/**
+ * nodev, nosuid: a device node or set-uid file an app makes in its bucket is inert, on the host
+ * and in every sandbox. noatime: reading a file writes nothing. ACLs on (ext4's default, said
+ * once here): the top folder's default ACL is what keeps files shared.
+ */
+export function mountArgv(image: string, folder: string): string[] {
+  return ['mount', '-t', 'ext4', '-o', 'loop,nodev,nosuid,noatime,acl', image, folder];
+}
+
+/**
+ * The top folder's default ACL: what is made inside gets read-write for its owner and the
+ * bucket's group and nothing for others, whatever the app's umask (a default ACL replaces the
+ * umask), so the apps sharing a bucket can change each other's files. setgid (2770, set apart)
+ * passes the group down.
+ */
+export function defaultAclArgv(folder: string): string[] {
+  return ['setfacl', '-m', 'd:u::rwx,d:g::rwx,d:o::---', folder];
+}
+
+export function unmountArgv(folder: string, lazy: boolean): string[] {
+  return lazy ? ['umount', '-l', folder] : ['umount', folder];
+}

@@ -1,0 +1,145 @@
+import { lstatSync, mkdirSync, statfsSync } from 'node:fs';
+import { chmod, chown, lstat, open, readFile, rename, rm, rmdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { runCaptured, runChecked } from '../../executor/run-captured.js';
+import { mountsUnder } from '../../storage/mount-table.js';
+import { defaultAclArgv, mkfsArgv, mountArgv, unmountArgv } from './bucket-commands.js';
+
+const TOOL_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
+
+/** The use of a bucket's filesystem now. */
+export interface BucketUse {
+  usedBytes: number;
+  sizeBytes: number;
+}
+
+/**
+ * Each FS bucket an ext4 filesystem of its own, at the bucket's size, in a sparse image
+ * (`<data>/fs-buckets/<add-on id>.img`, root's, 0600) loop-mounted at `<data>/fs-buckets/<add-on id>`.
+ * A write past the size fails with ENOSPC in the app that makes it; other buckets, the apps'
+ * own filesystems and the host's disk are other filesystems. The image only takes the blocks
+ * written. Mounts outlive the daemon (instances keep using them); a start mounts what is not
+ * mounted (after a reboot).
+ *
+ * Root never reads inside a bucket: it makes the filesystem, sets its top folder (which no app
+ * can replace: it is the filesystem's root), mounts, measures with statfs and unmounts.
+ */
+export class BucketDisks {
+  constructor(private readonly root: string) {}
+
+  folder(addonId: string): string {
+    return join(this.root, checkId(addonId));
+  }
+
+  private image(addonId: string): string {
+    return `${this.folder(addonId)}.img`;
+  }
+
+  /** Mounted now: the folder is on another device than the folder holding it (not read from mountinfo, which may miss a line). */
+  mounted(addonId: string): boolean {
+    const folder = this.folder(addonId);
+    try {
+      return lstatSync(folder).dev !== lstatSync(dirname(folder)).dev;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Makes the bucket's filesystem at its size (once): made under another name, renamed once whole. */
+  async make(addonId: string, sizeBytes: number, gid: number): Promise<void> {
+    mkdirSync(this.root, { recursive: true, mode: 0o711 });
+    const image = this.image(addonId);
+    if (await exists(image)) return;
+    const making = `${image}.making`;
+    await rm(making, { force: true });
+    const file = await open(making, 'w', 0o600);
+    try {
+      await file.truncate(sizeBytes);
+    } finally {
+      await file.close();
+    }
+    await runChecked(mkfsArgv(making, gid), { cwd: '/', env: TOOL_ENV });
+    await rename(making, image);
+  }
+
+  /** Mounts the bucket when it is not; its top folder gets the group, setgid and the default ACL again. */
+  mount(addonId: string, gid: number): Promise<string> {
+    const running = this.mounting.get(addonId);
+    if (running) return running;
+    const done = this.mountNow(addonId, gid).finally(() => this.mounting.delete(addonId));
+    this.mounting.set(addonId, done);
+    return done;
+  }
+
+  private readonly mounting = new Map<string, Promise<string>>();
+
+  private async mountNow(addonId: string, gid: number): Promise<string> {
+    const folder = this.folder(addonId);
+    if (!this.mounted(addonId)) {
+      const image = this.image(addonId);
+      if (!(await exists(image))) throw new Error(`The filesystem of the FS bucket ${addonId} is missing (${image}).`);
+      mkdirSync(folder, { recursive: true, mode: 0o700 });
+      if (!(await lstat(folder)).isDirectory()) throw new Error(`${folder} is not a folder: cannot mount the FS bucket there.`);
+      await runChecked(mountArgv(image, folder), { cwd: '/', env: TOOL_ENV });
+    }
+    // The filesystem's root: no app can make it a link or move it. The group may have a new
+    // number (a host reinstalled), so it is set at every mount.
+    await chown(folder, 0, gid);
+    await chmod(folder, 0o2770);
+    await runChecked(defaultAclArgv(folder), { cwd: '/', env: TOOL_ENV });
+    return folder;
+  }
+
+  /** Size used against size; undefined when not mounted. statfs on the mount point reads nothing inside. */
+  use(addonId: string): BucketUse | undefined {
+    if (!this.mounted(addonId)) return undefined;
+    const s = statfsSync(this.folder(addonId));
+    return { usedBytes: (s.blocks - s.bfree) * s.bsize, sizeBytes: s.blocks * s.bsize };
+  }
+
+  /** Unmounts one bucket; lazily when something holds it (a sandbox still ending). */
+  async unmount(addonId: string): Promise<void> {
+    if (!this.mounted(addonId)) return;
+    const folder = this.folder(addonId);
+    const plain = await runCaptured({ argv: unmountArgv(folder, false), cwd: '/', env: TOOL_ENV });
+    if (plain.exitCode !== 0) await runChecked(unmountArgv(folder, true), { cwd: '/', env: TOOL_ENV });
+  }
+
+  /** Every bucket unmounted (`slipway system stop`, the daemon's end in tests). */
+  async unmountAll(): Promise<void> {
+    let mounts: string[];
+    try {
+      mounts = mountsUnder(await readFile('/proc/self/mountinfo', 'utf8'), this.root);
+    } catch {
+      return;
+    }
+    for (const mountPoint of mounts) {
+      if (mountPoint === this.root) continue;
+      const plain = await runCaptured({ argv: unmountArgv(mountPoint, false), cwd: '/', env: TOOL_ENV });
+      if (plain.exitCode !== 0) await runChecked(unmountArgv(mountPoint, true), { cwd: '/', env: TOOL_ENV });
+    }
+  }
+
+  /** The bucket and its files gone (the add-on is deleted). */
+  async remove(addonId: string): Promise<void> {
+    await this.unmount(addonId);
+    await rm(this.image(addonId), { force: true });
+    await rm(`${this.image(addonId)}.making`, { force: true });
+    await rmdir(this.folder(addonId)).catch(() => undefined);
+  }
+}
+
+/** The add-on id names files of the platform: nothing but its own characters. */
+function checkId(addonId: string): string {
+  if (!/^addon_[0-9a-f-]{36}$/.test(addonId)) throw new Error(`Not an add-on id: ${JSON.stringify(addonId.slice(0, 60))}.`);
+  return addonId;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
