@@ -247,6 +247,7 @@ test('addon create accepts the reference provider names and the one plan of each
     [
       ['postgresql', ['dev']],
       ['redis', ['s_mono']],
+      ['fs-bucket', ['1G']],
     ],
   );
   const wrongPlan = await daemon.cli(['addon', 'create', 'postgresql-addon', 'db', '--plan', 'xl_big']);

@@ -1,4 +1,5 @@
 import type { AddonManager } from '../../addons/addon-manager.js';
+import { FS_BUCKET } from '../../addons/fs-bucket/fs-bucket-provider.js';
 import { watchDatabaseSizes } from '../../addons/database-size-watch.js';
 import type { AddonProvider } from '../../addons/provider.js';
 import type { Store } from '../../store/store.js';
@@ -22,7 +23,8 @@ export function addonWatch(
   },
 ) {
   const { store, addons, addonProviders, traffic, tellApps, stoppers, log } = needs;
-  for (const { name } of addons.providerList()) traffic.metrics.addonProviderWatched(name);
+  // FS buckets run no server: no restart count to show for them.
+  for (const { name } of addons.providerList()) if (name !== FS_BUCKET) traffic.metrics.addonProviderWatched(name);
   const sizeWatch = watchDatabaseSizes({
     store,
     provider: addonProviders.get('postgresql'),

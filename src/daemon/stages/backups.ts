@@ -1,4 +1,5 @@
 import type { AddonManager } from '../../addons/addon-manager.js';
+import { FS_BUCKET } from '../../addons/fs-bucket/fs-bucket-provider.js';
 import type { AddonProvider } from '../../addons/provider.js';
 import type { DiskReserve } from '../../storage/disk-reserve.js';
 import type { EgressGuard } from '../../network/egress-guard.js';
@@ -45,6 +46,7 @@ export async function backups(
     egress,
   });
   stoppers.control('backups', () => backupService.stop());
-  for (const { name } of addons.providerList()) traffic.metrics.backupProviderWatched(name);
+  // FS buckets are not backed up yet (src/addons/fs-bucket/README.md): no verification to count.
+  for (const { name } of addons.providerList()) if (name !== FS_BUCKET) traffic.metrics.backupProviderWatched(name);
   return { backupService };
 }
