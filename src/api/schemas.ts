@@ -128,6 +128,22 @@ export const Scale = named(
     build_flavor: str(),
     build_memory_bytes: int('Memory of a build'),
     disk_budget_bytes: int("Disk budget of the app's repository, builds, caches and kept releases"),
+    min_instances: int('The fewest instances the autoscaler keeps (equal to max_instances: a fixed count)'),
+    max_instances: int('The most instances the autoscaler starts; quotas count this'),
+    min_flavor: str('The smallest instance flavour of the range'),
+    max_flavor: str('The largest instance flavour of the range; quotas count this'),
+    autoscaling: str("The autoscaler's settings for the app, as `slipway scale --autoscaling` reads them"),
+    decisions: arr(
+      obj({
+        at: time(),
+        direction: oneOf(['up', 'down']),
+        from: int(),
+        to: int(),
+        reason: str('What the autoscaler measured, e.g. "CPU 85% of 3 instances for 8 s"'),
+        outcome: oneOf(['done', 'failed']),
+      }),
+      "The autoscaler's latest decisions, newest first",
+    ),
   }),
 );
 

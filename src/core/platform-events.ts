@@ -11,6 +11,8 @@ export const PLATFORM_EVENT_TYPES = [
   'deployment.cancelled',
   'instance.crashed',
   'instance.replaced',
+  'scaling.up',
+  'scaling.down',
   'cron.failed',
   'cron.missed',
   'backup.verification_failed',

@@ -5,6 +5,7 @@ import { startSandboxes } from './stages/sandboxes.js';
 import { addonWatch } from './stages/addon-watch.js';
 import { api } from './stages/api.js';
 import { appLogs } from './stages/app-logs.js';
+import { autoscaling } from './stages/autoscaling.js';
 import { backups } from './stages/backups.js';
 import { certificates } from './stages/certificates.js';
 import { cron } from './stages/cron.js';
@@ -73,6 +74,7 @@ export class Daemon {
       .then(stage(backups))
       .then(stage(platformBackups))
       .then(stage(serving)) // the apps' instances, liveness checks
+      .then(stage(autoscaling)) // instance counts from measured load
       .then(stage(certificates))
       .then(stage(deployments))
       .then(stage(gitServer))

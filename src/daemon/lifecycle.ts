@@ -1,5 +1,6 @@
 import type { AppRow } from '../store/apps.js';
 import type { Deployment } from '../store/deployments.js';
+import type { AppliedDecision } from '../autoscaling/autoscaler.js';
 
 /**
  * What happens in an app's life that several rooms react to. The room that notices it tells the
@@ -32,6 +33,8 @@ export interface LifecycleEvents {
   'instance restarted': { appId: string };
   /** An instance of the app stopped answering its liveness checks and was replaced. */
   'instance replaced': { appId: string };
+  /** The autoscaler changed the app's instance count (or tried: `outcome`). */
+  'app scaled': { decision: AppliedDecision };
 }
 
 export type LifecycleEvent = keyof LifecycleEvents;

@@ -56,6 +56,12 @@ export interface Instance {
   /** Memory the instance's sandbox uses now, in bytes (undefined when not running). */
   memoryUsage(): number | undefined;
   /**
+   * CPU time the instance's sandbox used so far, in seconds (undefined when not running or not
+   * measured): the autoscaler turns two readings into a rate. Optional: a backend without it
+   * is never scaled on CPU.
+   */
+  cpuSeconds?(): number | undefined;
+  /**
    * Set on an adopted instance that must not stay (why, e.g. it runs on the network of an
    * earlier start): the runtime replaces it at once, new instance first.
    */

@@ -33,6 +33,7 @@ export class PlatformMetrics {
   private readonly restarts: Counter<'app'>;
   private readonly routerRestarts: Counter;
   private readonly replacements: Counter<'app'>;
+  private readonly scalingDecisions: Counter<'app' | 'direction'>;
   private readonly addonServerRestarts: Counter<'provider'>;
   private readonly backupVerifications: Counter<'provider' | 'result'>;
   /** Statuses seen per app, to remove an app's request series when it is deleted. */
@@ -137,6 +138,12 @@ export class PlatformMetrics {
       labelNames: ['app'],
       registers,
     });
+    this.scalingDecisions = new Counter({
+      name: 'slipway_autoscaling_decisions_total',
+      help: "The autoscaler's changes of an app's instance count, per app and direction (up, down)",
+      labelNames: ['app', 'direction'],
+      registers,
+    });
     this.routerRestarts = new Counter({
       name: 'slipway_router_restarts_total',
       help: "Deaths of the router's engine (HAProxy) that its supervisor started it again after; those while no daemon ran are counted at the next start",
@@ -186,6 +193,10 @@ export class PlatformMetrics {
 
   instanceReplaced(appId: string): void {
     this.replacements.inc({ app: appId });
+  }
+
+  appScaled(appId: string, direction: 'up' | 'down'): void {
+    this.scalingDecisions.inc({ app: appId, direction });
   }
 
   /**
@@ -281,6 +292,7 @@ export class PlatformMetrics {
     this.requestDuration.remove({ app: appId });
     this.restarts.remove({ app: appId });
     this.replacements.remove({ app: appId });
+    for (const direction of ['up', 'down']) this.scalingDecisions.remove({ app: appId, direction });
   }
 
   get contentType(): string {

@@ -123,6 +123,28 @@ test('scaling counts the organisation total of instances and memory, and the big
   store.close();
 });
 
+test('an autoscaling range counts at its maximum count and flavour', () => {
+  const { store, org, quotas } = fresh('apps=2,instances=6,memory=3G,max-flavor=XS');
+  const a = store.apps.create({ orgId: org.id, name: 'a', type: 'node', region: 'par' });
+  store.apps.setScaling(a.id, { minInstances: 1, maxInstances: 4, minFlavor: 'pico', maxFlavor: 'nano' }, { instances: 1, flavor: 'pico' });
+  const use = quotas.usageOf(org.id);
+  assert.equal(use.instances, 4);
+  assert.equal(use.memory_bytes, 2 * GiB);
+  assert.equal(use.max_flavor, 'nano');
+  const ranged = store.apps.byId(a.id)!;
+  // A maximum of 7 is over the 6 instances, 5 nano ones over the 3 GiB, a maximum of S over the flavour.
+  refused(
+    () => quotas.checkScale(org, ranged, { instances: 7 }),
+    'organisation acme has 4 of 6 instances; this would make 7 (quota instances).',
+  );
+  refused(
+    () => quotas.checkScale(org, ranged, { instances: 5, flavor: 'XS' }),
+    'organisation acme has 2 GiB of 3 GiB instance memory; this would make 5 GiB (quota memory).',
+  );
+  quotas.checkScale(org, ranged, { instances: 6 });
+  store.close();
+});
+
 test('one-off runs count while open, each released once', () => {
   const { org, quotas, store } = fresh();
   const end = quotas.startRun(org);

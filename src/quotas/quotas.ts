@@ -1,5 +1,6 @@
 import { DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../core/flavors.js';
 import { NotFoundError } from '../core/errors.js';
+import { rangesOf } from '../core/scaling-ranges.js';
 import type { Store } from '../store/store.js';
 import type { Org } from '../store/orgs.js';
 import type { AppRow } from '../store/apps.js';
@@ -44,7 +45,9 @@ export const DEFAULT_DRAIN_BUFFER_RESERVE = 16 * 1024 * 1024;
 /** Organisations a user may own unless the operator says otherwise: enough for work, test and a spare. */
 export const DEFAULT_ORGS_PER_USER = 3;
 
-const instancesOf = (app: AppRow) => app.instances ?? 1;
+/** Quotas count the maxima of an app's ranges: what the autoscaler may reach without asking (a fixed count is its own maximum). */
+const instancesOf = (app: AppRow) => rangesOf(app).maxInstances;
+const flavorOf = (app: AppRow) => rangesOf(app).maxFlavor;
 
 /**
  * The workers one instance of an app runs: its non-empty CC_WORKER_COMMAND and
@@ -53,7 +56,7 @@ const instancesOf = (app: AppRow) => app.instances ?? 1;
 export function workersIn(env: Record<string, string>): number {
   return Object.entries(env).filter(([name, value]) => /^CC_WORKER_COMMAND(_\d+)?$/.test(name) && value.trim() !== '').length;
 }
-const memoryOf = (app: AppRow) => instancesOf(app) * flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR).memoryBytes;
+const memoryOf = (app: AppRow) => instancesOf(app) * flavorNamed(flavorOf(app)).memoryBytes;
 
 /**
  * The one place quotas are enforced: the API asks before it creates or grows anything an
@@ -88,7 +91,7 @@ export class Quotas {
     const apps = this.store.apps.listForOrg(orgId);
     let biggest: string | null = null;
     for (const app of apps) {
-      const flavor = flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR);
+      const flavor = flavorNamed(flavorOf(app));
       if (!biggest || flavor.memoryBytes > flavorNamed(biggest).memoryBytes) biggest = flavor.name;
     }
     const drains = apps.reduce((sum, app) => sum + this.store.drains.ofApp(app.id).length, 0);
@@ -169,11 +172,14 @@ export class Quotas {
     this.count(org, 'cron_jobs', this.usageOf(org.id).cron_jobs, jobs - current, this.limitsOf(org.id).cron_jobs);
   }
 
-  /** Before scaling an app to `change`: the flavour allowed, the organisation's totals within limits. */
+  /**
+   * Before scaling an app to `change` (its maximum count and flavour: a fixed value is its own
+   * maximum): the flavour allowed, the organisation's totals within limits.
+   */
   checkScale(org: Org, app: AppRow, change: { instances?: number; flavor?: string }): void {
     const limits = this.limitsOf(org.id);
     const use = this.usageOf(org.id);
-    const flavor = change.flavor ?? app.flavor ?? DEFAULT_INSTANCE_FLAVOR;
+    const flavor = change.flavor ?? flavorOf(app);
     if (change.flavor !== undefined && !flavorAllowed(flavor, limits.max_flavor)) {
       throw new QuotaExceededError({ org: org.name, quota: 'max_flavor', used: flavorNamed(flavor).name, limit: limits.max_flavor });
     }

@@ -172,6 +172,28 @@ export class SandboxCgroups {
     }
   }
 
+  /**
+   * CPU time the group's processes used since it was made, in seconds (undefined when unknown):
+   * v2's `cpu.stat` usage_usec; v1's `cpuacct.usage` (ns), in the cpuacct hierarchy (the
+   * runtime joins it; it is the cpu one where both are mounted together).
+   */
+  cpuSeconds(sandbox: string): number | undefined {
+    try {
+      if (this.layout === 'v2') {
+        const stat = readFileSync(join(this.dir2(sandbox), 'cpu.stat'), 'utf8');
+        const usec = /^usage_usec (\d+)$/m.exec(stat)?.[1];
+        return usec === undefined ? undefined : Number(usec) / 1e6;
+      }
+      for (const controller of ['cpuacct', 'cpu']) {
+        const file = join(this.dirs(controller, sandbox), 'cpuacct.usage');
+        if (existsSync(file)) return Number(readFileSync(file, 'utf8')) / 1e9;
+      }
+      return undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Every pid in the group and its children (the memory or unified hierarchy is complete). */
   pids(sandbox: string): number[] {
     const top = this.layout === 'v2' ? this.dir2(sandbox) : this.dirs('memory', sandbox);

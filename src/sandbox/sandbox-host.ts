@@ -77,6 +77,8 @@ export interface Sandbox {
   signal(signal: 'SIGTERM' | 'SIGINT' | 'SIGHUP' | 'SIGKILL'): Promise<void>;
   exited(): boolean;
   memoryUsage(): number | undefined;
+  /** CPU time its processes used so far, in seconds (undefined when unknown). */
+  cpuSeconds(): number | undefined;
   /** Resolves when the sandbox has ended and everything of it is removed. */
   readonly done: Promise<SandboxExit>;
   /** Standard input of the command, with `io`. */
@@ -245,6 +247,7 @@ export class SandboxHost {
       startedAt,
       exited: () => exited,
       memoryUsage: () => this.cgroups.memoryUsage(id),
+      cpuSeconds: () => this.cgroups.cpuSeconds(id),
       stdin,
       signal: async (signal) => {
         if (exited || detached) return;

@@ -179,6 +179,27 @@ export interface ScaleView {
   build_memory_bytes: number;
   /** The app's disk budget: its repository, builds, caches and kept releases (`scale --disk`). */
   disk_budget_bytes: number;
+  /** The range the autoscaler keeps the count in (min = max: a fixed count). */
+  min_instances: number;
+  max_instances: number;
+  /** The range of instance flavours. */
+  min_flavor: string;
+  max_flavor: string;
+  /** The autoscaler's settings for the app, as `--autoscaling` reads them. */
+  autoscaling: string;
+  /** The autoscaler's latest decisions, newest first. */
+  decisions: ScalingDecisionView[];
+}
+
+/** One decision of the autoscaler. */
+export interface ScalingDecisionView {
+  at: string;
+  direction: 'up' | 'down';
+  from: number;
+  to: number;
+  /** "CPU 85% of 3 instances for 8 s". */
+  reason: string;
+  outcome: 'done' | 'failed';
 }
 
 /** One app's disk use, in `slipway system status`. */

@@ -17,6 +17,22 @@ export interface AppRow {
   build_flavor?: string;
   /** Its disk budget (`slipway scale --disk`); null: the daemon's `--app-disk-budget`. */
   disk_budget_bytes?: number | null;
+  /** The range the autoscaler keeps `instances` in (null: fixed at `instances`). */
+  min_instances?: number | null;
+  max_instances?: number | null;
+  /** The range of instance flavours (null: fixed at `flavor`). */
+  min_flavor?: string | null;
+  max_flavor?: string | null;
+  /** The app's overrides of the autoscaler's settings, JSON (src/autoscaling/settings.ts); null: the defaults. */
+  autoscaling_json?: string | null;
+}
+
+/** An app's scaling ranges, as stored (each bound already checked by the API). */
+export interface ScalingRanges {
+  minInstances: number;
+  maxInstances: number;
+  minFlavor: string;
+  maxFlavor: string;
 }
 
 export class AppRepository {
@@ -80,6 +96,23 @@ export class AppRepository {
       if (flavors.flavor) this.db.prepare('UPDATE apps SET flavor = ? WHERE id = ?').run(flavors.flavor, id);
       if (flavors.buildFlavor) this.db.prepare('UPDATE apps SET build_flavor = ? WHERE id = ?').run(flavors.buildFlavor, id);
     })();
+  }
+
+  /**
+   * Sets the ranges and the count and flavour inside them at once, so that no reader sees a count
+   * outside its range.
+   */
+  setScaling(id: string, ranges: ScalingRanges, current: { instances: number; flavor: string }): void {
+    this.db
+      .prepare(
+        'UPDATE apps SET min_instances = ?, max_instances = ?, min_flavor = ?, max_flavor = ?, instances = ?, flavor = ? WHERE id = ?',
+      )
+      .run(ranges.minInstances, ranges.maxInstances, ranges.minFlavor, ranges.maxFlavor, current.instances, current.flavor, id);
+  }
+
+  /** The app's overrides of the autoscaler's settings (JSON), null for the defaults. */
+  setAutoscaling(id: string, json: string | null): void {
+    this.db.prepare('UPDATE apps SET autoscaling_json = ? WHERE id = ?').run(json, id);
   }
 
   setInstances(id: string, count: number): void {

@@ -22,6 +22,7 @@ import { NotifyEmailRepository } from './notify-emails.js';
 import { NotificationDeliveryRepository } from './notification-deliveries.js';
 import { CronRunRepository } from './cron-runs.js';
 import { OrgQuotaRepository } from './org-quotas.js';
+import { ScalingDecisionRepository } from './scaling-decisions.js';
 import type { SecretBox } from './secret-box.js';
 import { StoreSecrets } from './store-secrets.js';
 
@@ -50,6 +51,7 @@ export class Store {
   readonly notificationDeliveries: NotificationDeliveryRepository;
   readonly cron: CronRunRepository;
   readonly orgQuotas: OrgQuotaRepository;
+  readonly scalingDecisions: ScalingDecisionRepository;
   /** The key secrets are sealed with (secret-box.ts); replaced by a rotation. */
   readonly secrets: StoreSecrets;
 
@@ -82,6 +84,7 @@ export class Store {
     this.notificationDeliveries = new NotificationDeliveryRepository(db);
     this.cron = new CronRunRepository(db);
     this.orgQuotas = new OrgQuotaRepository(db);
+    this.scalingDecisions = new ScalingDecisionRepository(db);
   }
 
   static open(path: string, box?: SecretBox): Store {

@@ -5,6 +5,9 @@ import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, createApp, deploymentLog, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { waitUntil } from '../support/wait.js';
 
+/** The autoscaler's settings an app has until it overrides them. */
+const DEFAULT_AUTOSCALING = 'cpu-out=80,cpu-in=30,inflight-out=0,out-after=6s,in-after=1m,cooldown=10s';
+
 let daemon: TestDaemon;
 let gitEnv: NodeJS.ProcessEnv;
 let dir: string;
@@ -33,6 +36,12 @@ test('scale shows the defaults and changes flavours; unknown names are refused w
     build_flavor: 'S',
     build_memory_bytes: 2 * 1024 ** 3,
     disk_budget_bytes: 2 * 1024 ** 3,
+    min_instances: 1,
+    max_instances: 1,
+    min_flavor: 'nano',
+    max_flavor: 'nano',
+    autoscaling: DEFAULT_AUTOSCALING,
+    decisions: [],
   });
   const set = await daemon.cli(['scale', '--app', appId, '--flavor', 'Pico', '--build-flavor', 'xs']);
   assert.equal(set.code, 0, set.stderr);
@@ -43,9 +52,9 @@ test('scale shows the defaults and changes flavours; unknown names are refused w
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /Unknown flavour "huge"/);
   assert.match(bad.stderr, /pico \(256 MiB\), nano \(512 MiB\), XS \(1 GiB\), S \(2 GiB\), M \(4 GiB\)/);
-  const mismatch = await daemon.cli(['scale', '--app', appId, '--min-instances', '1', '--max-instances', '2']);
-  assert.equal(mismatch.code, 2);
-  assert.match(mismatch.stderr, /does not autoscale/);
+  const mismatch = await daemon.cli(['scale', '--app', appId, '--instances', '1', '--max-instances', '2']);
+  assert.equal(mismatch.code, 1);
+  assert.match(mismatch.stderr, /--instances sets a fixed count/);
   const status = await daemon.cli(['status', '--app', appId]);
   assert.match(status.stdout, /^flavor\s+pico \(256 MiB\)$/m);
   assert.match(status.stdout, /^build flavor\s+XS \(1 GiB\)$/m);

@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 
+/** The autoscaler's settings an app has until it overrides them. */
+const DEFAULT_AUTOSCALING = 'cpu-out=80,cpu-in=30,inflight-out=0,out-after=6s,in-after=1m,cooldown=10s';
+
 let daemon: TestDaemon;
 let project: string;
 let appId: string;
@@ -54,6 +57,12 @@ test('a new app shows the default flavours in scale, status and the API', async 
     build_flavor: 'S',
     build_memory_bytes: 2 * GiB,
     disk_budget_bytes: 2 * GiB,
+    min_instances: 1,
+    max_instances: 1,
+    min_flavor: 'nano',
+    max_flavor: 'nano',
+    autoscaling: DEFAULT_AUTOSCALING,
+    decisions: [],
   });
   const human = await daemon.cli(['scale'], { cwd: project });
   assert.match(human.stdout, /^flavor\s+nano \(512 MiB\)$/m);
@@ -95,6 +104,12 @@ test('scale sets both flavours in any case, prints them canonical and says when 
     build_flavor: 'M',
     build_memory_bytes: 4 * GiB,
     disk_budget_bytes: 2 * GiB,
+    min_instances: 1,
+    max_instances: 1,
+    min_flavor: 'pico',
+    max_flavor: 'pico',
+    autoscaling: DEFAULT_AUTOSCALING,
+    decisions: [],
   });
   assert.doesNotMatch(onlyBuild.stderr, /instance flavour/, 'only the flavour that changed is mentioned');
   assert.match(onlyBuild.stderr, /build flavour applies at the next build/);
@@ -110,6 +125,12 @@ test('the API sets flavours through PUT /v1/apps/:app/scale and lists the route'
     build_flavor: 'nano',
     build_memory_bytes: 512 * MiB,
     disk_budget_bytes: 2 * GiB,
+    min_instances: 1,
+    max_instances: 1,
+    min_flavor: 'XL',
+    max_flavor: 'XL',
+    autoscaling: DEFAULT_AUTOSCALING,
+    decisions: [],
   });
   const got = await api('GET', `/v1/apps/${appId}/scale`);
   assert.deepEqual(got.json.scale, put.json.scale);

@@ -8,11 +8,20 @@ import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../.
 import type { AppRow } from '../../store/apps.js';
 import { instanceRoutes } from './instances-routes.js';
 import { orgOfApp, quotasOf } from '../quotas.js';
+import { rangesOf } from '../../core/scaling-ranges.js';
+import { describeSettings, effectiveSettings, parseAutoscalingOverrides, storedOverrides } from '../../autoscaling/settings.js';
+import type { ScalingDecisionRow } from '../../store/scaling-decisions.js';
+import { scalingChange } from '../scaling-change.js';
+import { checkInstanceCount } from '../instance-count.js';
 
-/** How an app is scaled: its instance count and the flavours of its instances and builds. */
-export function scaleView(app: AppRow, defaultDiskBudget = DEFAULT_APP_DISK_BUDGET): ScaleView {
+/**
+ * How an app is scaled: its instance count and the flavours of its instances and builds, the
+ * ranges the autoscaler keeps them in, its settings and latest decisions.
+ */
+export function scaleView(app: AppRow, defaultDiskBudget = DEFAULT_APP_DISK_BUDGET, decisions: ScalingDecisionRow[] = []): ScaleView {
   const flavor = flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR);
   const build = flavorNamed(app.build_flavor ?? DEFAULT_BUILD_FLAVOR);
+  const ranges = rangesOf(app);
   return {
     instances: app.instances ?? 1,
     flavor: flavor.name,
@@ -20,29 +29,46 @@ export function scaleView(app: AppRow, defaultDiskBudget = DEFAULT_APP_DISK_BUDG
     build_flavor: build.name,
     build_memory_bytes: build.memoryBytes,
     disk_budget_bytes: app.disk_budget_bytes ?? defaultDiskBudget,
+    min_instances: ranges.minInstances,
+    max_instances: ranges.maxInstances,
+    min_flavor: ranges.minFlavor,
+    max_flavor: ranges.maxFlavor,
+    autoscaling: describeSettings(effectiveSettings(app.autoscaling_json)),
+    decisions: decisions.map((d) => ({
+      at: d.at,
+      direction: d.direction,
+      from: d.from_instances,
+      to: d.to_instances,
+      reason: d.reason,
+      outcome: d.outcome,
+    })),
   };
 }
 
-export const MAX_INSTANCES = 40;
-
-/** Parses an instance count: a whole number from 1 to MAX_INSTANCES. */
-export function checkInstanceCount(value: unknown): number {
-  const n = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_INSTANCES) {
-    throw new ValidationError(
-      `The instance count is a whole number from 1 to ${MAX_INSTANCES}, not ${JSON.stringify(value)}.`,
-      'For example: slipway scale --instances 3',
-    );
-  }
-  return n;
+/** The scale view with the app's latest decisions, as both routes answer it. */
+function scaleViewOf(deps: ApiContext['deps'], app: AppRow): ScaleView {
+  return scaleView(app, deps.defaultDiskBudget, deps.store.scalingDecisions.latest(app.id, DECISIONS_SHOWN));
 }
+
+/** Decisions `slipway scale` shows. */
+const DECISIONS_SHOWN = 5;
 
 /** Where the daemon may not resize a mounted filesystem (no CAP_SYS_RESOURCE), a larger budget waits for the next mount. */
 const DISK_AT_NEXT_MOUNT =
   "The new disk budget is recorded; this machine does not let the daemon grow a mounted filesystem, so the app's filesystem grows to it at its next mount (after `slipway system stop` and a start of the daemon).";
 
 /** What `PUT /v1/apps/:app/scale` accepts; a misspelt field is refused rather than ignored. */
-const SCALE_FIELDS = ['flavor', 'buildFlavor', 'instances', 'disk'];
+const SCALE_FIELDS = [
+  'flavor',
+  'buildFlavor',
+  'instances',
+  'disk',
+  'minInstances',
+  'maxInstances',
+  'minFlavor',
+  'maxFlavor',
+  'autoscaling',
+];
 
 /**
  * Scaling: the instance count applies at once to the running release; a flavour applies at
@@ -51,7 +77,7 @@ const SCALE_FIELDS = ['flavor', 'buildFlavor', 'instances', 'disk'];
 export function instanceHandlers(router: HttpRouter<ApiContext>): void {
   router.handle(instanceRoutes.getScale, ({ user, deps, params }) => {
     const app = appForUser(deps.store, user, params.app);
-    return { scale: scaleView(app, deps.defaultDiskBudget) };
+    return { scale: scaleViewOf(deps, app) };
   });
 
   router.handle(instanceRoutes.setScale, async (ctx) => {
@@ -64,15 +90,25 @@ export function instanceHandlers(router: HttpRouter<ApiContext>): void {
         `Give ${SCALE_FIELDS.join(', ')}, e.g. {"flavor": "XS", "buildFlavor": "S"}.`,
       );
     }
-    const flavor = body.flavor === undefined ? undefined : flavorNamed(body.flavor).name;
     const buildFlavor = body.buildFlavor === undefined ? undefined : flavorNamed(body.buildFlavor).name;
-    const count = body.instances === undefined ? undefined : checkInstanceCount(body.instances);
     const disk = body.disk === undefined ? undefined : parseDiskBudget(String(body.disk));
+    const autoscaling =
+      body.autoscaling === undefined
+        ? undefined
+        : parseAutoscalingOverrides(String(body.autoscaling), storedOverrides(app.autoscaling_json));
+    const scaling = scalingChange(app, body);
     let note: string | undefined;
-    if (flavor === undefined && buildFlavor === undefined && count === undefined && disk === undefined) {
-      throw new ValidationError('Nothing to change.', 'Give flavor, buildFlavor, instances and/or disk.');
+    if (scaling === undefined && buildFlavor === undefined && disk === undefined && autoscaling === undefined) {
+      throw new ValidationError('Nothing to change.', `Give ${SCALE_FIELDS.join(', ')}.`);
     }
-    quotasOf(ctx.deps).checkScale(orgOfApp(ctx.deps, app), app, { instances: count, flavor });
+    if (scaling) {
+      // Quotas count the maxima: they are what the autoscaler may reach without asking.
+      const before = rangesOf(app);
+      quotasOf(ctx.deps).checkScale(orgOfApp(ctx.deps, app), app, {
+        ...(scaling.ranges.maxInstances !== before.maxInstances ? { instances: scaling.ranges.maxInstances } : {}),
+        ...(scaling.ranges.maxFlavor !== before.maxFlavor ? { flavor: scaling.ranges.maxFlavor } : {}),
+      });
+    }
     if (disk !== undefined) {
       // The budget bounds what a tenant may take of the machine's disk: the operator's call.
       requireAdmin(ctx.user);
@@ -80,13 +116,18 @@ export function instanceHandlers(router: HttpRouter<ApiContext>): void {
       ctx.deps.store.apps.setDiskBudget(app.id, disk);
       if (applies !== 'now') note = DISK_AT_NEXT_MOUNT;
     }
-    ctx.deps.store.apps.setFlavors(app.id, { flavor, buildFlavor });
-    if (count !== undefined) {
-      ctx.deps.store.apps.setInstances(app.id, count);
-      const runtime = ctx.deps.services?.runtime;
-      if (runtime) await runtime.scale(app, (line) => ctx.deps.services?.logs.append(app.id, 'system', line));
+    ctx.deps.store.apps.setFlavors(app.id, { buildFlavor });
+    if (autoscaling !== undefined) {
+      ctx.deps.store.apps.setAutoscaling(app.id, Object.keys(autoscaling).length > 0 ? JSON.stringify(autoscaling) : null);
     }
-    return { scale: scaleView(ctx.deps.store.apps.byId(app.id)!, ctx.deps.defaultDiskBudget), ...(note ? { note } : {}) };
+    if (scaling) {
+      ctx.deps.store.apps.setScaling(app.id, scaling.ranges, scaling.current);
+      const runtime = ctx.deps.services?.runtime;
+      if (runtime && scaling.current.instances !== (app.instances ?? 1)) {
+        await runtime.scale(app, (line) => ctx.deps.services?.logs.append(app.id, 'system', line));
+      }
+    }
+    return { scale: scaleViewOf(ctx.deps, ctx.deps.store.apps.byId(app.id)!), ...(note ? { note } : {}) };
   });
 
   router.handle(instanceRoutes.setInstances, async (ctx) => {
@@ -95,7 +136,13 @@ export function instanceHandlers(router: HttpRouter<ApiContext>): void {
     const runtime = ctx.deps.services?.runtime;
     if (!runtime) throw new SlipwayError(503, 'unavailable', 'Instances are not available on this daemon.');
     quotasOf(ctx.deps).checkScale(orgOfApp(ctx.deps, app), app, { instances: count });
-    ctx.deps.store.apps.setInstances(app.id, count);
+    // A count given is a fixed one: the range closes on it.
+    const ranges = rangesOf(app);
+    ctx.deps.store.apps.setScaling(
+      app.id,
+      { minInstances: count, maxInstances: count, minFlavor: ranges.minFlavor, maxFlavor: ranges.maxFlavor },
+      { instances: count, flavor: ranges.flavor },
+    );
     await runtime.scale(app, (line) => ctx.deps.services?.logs.append(app.id, 'system', line));
     return { instances: count, running: runtime.instancesOf(app.id).length };
   });

@@ -20,19 +20,26 @@ export const instanceRoutes = {
     route: 'PUT /v1/apps/:app/scale',
     operationId: 'setScale',
     tag: 'Scaling',
-    summary: `Change the scaling: {"flavor"?, "buildFlavor"?, "instances"?, "disk"?}; flavours (${FLAVORS.map((f) => f.name).join(', ')}; any case) apply at the next deployment or restart, the instance count at once`,
+    summary: `Change the scaling: {"flavor"?, "buildFlavor"?, "instances"?, "minInstances"?, "maxInstances"?, "minFlavor"?, "maxFlavor"?, "autoscaling"?, "disk"?}; flavours (${FLAVORS.map((f) => f.name).join(', ')}; any case) apply at the next deployment or restart, the instance count at once; within a range of instances the autoscaler chooses the count`,
     params: APP_PARAM,
     body: obj(
       {
         flavor: str('Flavour of each instance'),
         buildFlavor: str('Flavour of builds'),
-        instances: COUNT,
+        instances: { ...COUNT, description: `${COUNT.description}: a fixed count (the range's minimum and maximum)` },
+        minInstances: { ...COUNT, description: `${COUNT.description}: the fewest instances the autoscaler keeps` },
+        maxInstances: { ...COUNT, description: `${COUNT.description}: the most instances the autoscaler starts (quotas count it)` },
+        minFlavor: str('The smallest instance flavour of the range'),
+        maxFlavor: str('The largest instance flavour of the range (quotas count it)'),
+        autoscaling: str(
+          "Overrides of the autoscaler's settings, `key=value,…` (cpu-out, cpu-in, inflight-out, out-after, in-after, cooldown), or `default`",
+        ),
         disk: {
           type: ['integer', 'string'],
           description: 'Administrators: the disk budget, in bytes or as a size (512M, 4G); it only grows',
         },
       },
-      ['flavor', 'buildFlavor', 'instances', 'disk'],
+      ['flavor', 'buildFlavor', 'instances', 'minInstances', 'maxInstances', 'minFlavor', 'maxFlavor', 'autoscaling', 'disk'],
     ),
     success: {
       status: 200,

@@ -2,9 +2,9 @@ import type { ScaleView } from '../../shared/api-types.js';
 import { command } from '../command.js';
 import { APP_OPTIONS, resolveAppOption } from '../app-options.js';
 import { printObject } from '../output.js';
-import { UsageError } from '../errors.js';
 import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorList, flavorNamed } from '../../core/flavors.js';
 import { humanSize } from '../../shared/human-size.js';
+import { decisionLines, scaleFields, scaleRequestBody } from '../scale-format.js';
 
 /** The answer of GET and PUT /v1/apps/:app/scale. */
 type Scale = ScaleView;
@@ -22,29 +22,47 @@ const BUILD_FLAVOR_APPLIES =
 
 export const scale = command({
   path: ['scale'],
-  summary: 'Show or change the instance count and the flavours (memory, processes, CPU share) of instances and builds',
+  summary:
+    'Show or change the instance count and the flavours (memory, processes, CPU share) of instances and builds, and their autoscaling ranges',
   usage:
-    'scale [--flavor <name>] [--build-flavor <name>] [--instances <n>] [--disk <size>] [--app <app>] [--format json]\n' +
-    '  With no option, prints the current scaling.\n' +
+    'scale [--instances <n> | --min-instances <n> --max-instances <m>] [--flavor <name> | --min-flavor <name> --max-flavor <name>]\n' +
+    '      [--autoscaling <settings>] [--build-flavor <name>] [--disk <size>] [--app <app>] [--format json]\n' +
+    "  With no option, prints the current scaling: ranges, the count and flavour now, the autoscaler's settings, its last decisions.\n" +
+    '  --instances n        a fixed number of instances (1 to 40); applies at once\n' +
+    '  --min-instances n  --max-instances m\n' +
+    '                       a range: the autoscaler starts instances when they are saturated (CPU, requests queued) and\n' +
+    '                       stops them when the load stays low; quotas count the maximum. A bound given alone keeps the other\n' +
     `  --flavor name        memory, process limit and CPU share of each instance (default ${defaultOf(DEFAULT_INSTANCE_FLAVOR)});\n` +
     '                       applies at the next deployment or `slipway restart`\n' +
+    '  --min-flavor name  --max-flavor name\n' +
+    '                       a range of instance flavours; quotas count the largest\n' +
+    '  --autoscaling s      the autoscaler\'s settings for this app, key=value separated by commas (or "default"):\n' +
+    '                       cpu-out=80 (% of one core per instance: scale out at or over it), cpu-in=30 (scale in when the\n' +
+    '                       load on one instance fewer stays under it), inflight-out=0 (requests in flight per instance\n' +
+    '                       that scale out; 0: off), out-after=6s, in-after=60s (how long the load must last), cooldown=10s\n' +
     `  --build-flavor name  the same for builds (default ${defaultOf(DEFAULT_BUILD_FLAVOR)}); applies at the next build.\n` +
     '                       A build always gets a smaller CPU share than any instance, so it cannot starve apps that serve\n' +
-    '  --instances n        how many instances serve the app (1 to 40); applies at once\n' +
-    '  --min-instances n  --max-instances n: accepted with the same value as --instances (no autoscaling yet)\n' +
     "  --disk size          administrators: the app's disk budget (repository, builds, caches, kept releases), e.g. 4G;\n" +
     "                       applies at once; it grows only (default: the daemon's --app-disk-budget, 2 GiB)\n" +
     `  Flavours (any case): ${flavorList()}\n` +
-    '  Example: slipway scale --flavor XS --build-flavor M',
+    '  Example: slipway scale --min-instances 1 --max-instances 4',
   options: {
     ...APP_OPTIONS,
-    instances: { type: 'string', value: '<n>', description: 'How many instances serve the app (1 to 40); applies at once' },
-    'min-instances': { type: 'string', value: '<n>', description: 'Accepted with the same value as --instances (no autoscaling yet)' },
-    'max-instances': { type: 'string', value: '<n>', description: 'Accepted with the same value as --instances (no autoscaling yet)' },
+    instances: { type: 'string', value: '<n>', description: 'A fixed number of instances (1 to 40); applies at once' },
+    'min-instances': { type: 'string', value: '<n>', description: 'The fewest instances the autoscaler keeps (1 to 40)' },
+    'max-instances': { type: 'string', value: '<n>', description: 'The most instances the autoscaler starts (1 to 40); quotas count it' },
     flavor: {
       type: 'string',
       value: '<name>',
       description: `Memory, process limit and CPU share of each instance (default ${defaultOf(DEFAULT_INSTANCE_FLAVOR)}); applies at the next deployment or restart`,
+    },
+    'min-flavor': { type: 'string', value: '<name>', description: 'The smallest instance flavour of the range' },
+    'max-flavor': { type: 'string', value: '<name>', description: 'The largest instance flavour of the range; quotas count it' },
+    autoscaling: {
+      type: 'string',
+      value: '<settings>',
+      description:
+        "The autoscaler's settings for this app: cpu-out, cpu-in, inflight-out, out-after, in-after, cooldown (key=value,…) or default",
     },
     disk: {
       type: 'string',
@@ -59,38 +77,33 @@ export const scale = command({
     },
   },
   args: { min: 0, max: 0 },
-  examples: ['slipway scale', 'slipway scale --flavor XS --build-flavor M', 'slipway scale --instances 3', 'slipway scale --disk 4G'],
+  examples: [
+    'slipway scale',
+    'slipway scale --min-instances 1 --max-instances 4',
+    'slipway scale --autoscaling cpu-out=70,in-after=2m',
+    'slipway scale --flavor XS --build-flavor M',
+    'slipway scale --instances 3',
+    'slipway scale --disk 4G',
+  ],
   printsData: true,
   async run(ctx, _args, options) {
     const app = await resolveAppOption(ctx, options);
-    const counts = [options.instances, options['min-instances'], options['max-instances']].filter(
-      (v): v is string => typeof v === 'string',
-    );
-    if (new Set(counts).size > 1) {
-      throw new UsageError('--min-instances and --max-instances must equal --instances: slipway does not autoscale yet.');
-    }
-    // Names are checked by the daemon (its table is the one that counts); the CLI sends them as typed.
-    const body: Record<string, unknown> = {};
-    if (counts[0] !== undefined) body.instances = counts[0];
-    if (options.flavor !== undefined) body.flavor = options.flavor;
-    if (options['build-flavor'] !== undefined) body.buildFlavor = options['build-flavor'];
-    if (options.disk !== undefined) body.disk = options.disk;
+    // Names, counts and settings are checked by the daemon (its tables are the ones that count).
+    const body = scaleRequestBody(options);
     const client = ctx.client();
     const changing = Object.keys(body).length > 0;
     const { scale: s, note } = changing
       ? await client.request<{ scale: Scale; note?: string }>('PUT', `/v1/apps/${app.id}/scale`, body)
       : await client.request<{ scale: Scale; note?: string }>('GET', `/v1/apps/${app.id}/scale`);
-    printObject(
-      ctx,
-      {
-        instances: String(s.instances),
-        flavor: `${s.flavor} (${humanSize(s.memory_bytes)})`,
-        'build flavor': `${s.build_flavor} (${humanSize(s.build_memory_bytes)})`,
-        disk: humanSize(s.disk_budget_bytes),
-      },
-      s,
-    );
-    if (body.flavor !== undefined) ctx.err(`${INSTANCE_FLAVOR_APPLIES}\n`);
+    printObject(ctx, scaleFields(s), s);
+    if (ctx.format !== 'json') {
+      const decisions = decisionLines(s);
+      ctx.out(
+        `last decisions${decisions.length === 0 ? `  ${s.min_instances === s.max_instances ? '(a fixed count)' : '(none yet)'}` : ':'}\n`,
+      );
+      for (const line of decisions) ctx.out(`  ${line}\n`);
+    }
+    if (body.flavor !== undefined || body.minFlavor !== undefined || body.maxFlavor !== undefined) ctx.err(`${INSTANCE_FLAVOR_APPLIES}\n`);
     if (body.buildFlavor !== undefined) ctx.err(`${BUILD_FLAVOR_APPLIES}\n`);
     if (note) ctx.err(`${note}\n`);
   },

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { AcmeChallengeResponder } from '../../certificates/acme-challenge-responder.js';
 import { startMetricsServer } from '../../metrics/metrics-server.js';
 import { HaproxyRouter } from '../../router/haproxy/haproxy-router.js';
+import { AUTOSCALING_CAUSE } from '../../core/scaling-ranges.js';
 import type { RouterOptions } from '../../router/router.js';
 import type { Store } from '../../store/store.js';
 import type { DaemonOptions } from '../options.js';
@@ -59,10 +60,13 @@ export async function startEdge(input: {
     log(`Prometheus metrics on ${metricsServer.url} (no token: keep this address to the monitoring network)`);
   }
   lifecycle.on('deployment finished', ({ deployment: d }) => {
-    if (d.finished_at) traffic.metrics.deploymentFinished(d.state, (Date.parse(d.finished_at) - Date.parse(d.created_at)) / 1000);
+    // An autoscaling decision's record is in the activity, not a deployment: it has its own counter.
+    if (d.finished_at && d.cause !== AUTOSCALING_CAUSE)
+      traffic.metrics.deploymentFinished(d.state, (Date.parse(d.finished_at) - Date.parse(d.created_at)) / 1000);
   });
   lifecycle.on('instance restarted', ({ appId }) => traffic.metrics.instanceRestarted(appId));
   lifecycle.on('instance replaced', ({ appId }) => traffic.metrics.instanceReplaced(appId));
+  lifecycle.on('app scaled', ({ decision }) => traffic.metrics.appScaled(decision.appId, decision.direction));
   // A deleted app's access logs, charts and metrics go with it.
   lifecycle.on('app deleted', ({ appId }) => traffic.forgetApp(appId));
   return { traffic, acmeChallenges, acmeChallenge, router };

@@ -4,9 +4,14 @@ import type { Deployment } from '../../store/deployments.js';
 import type { AppRow } from '../../store/apps.js';
 import type { PlatformEventType } from '../../core/platform-events.js';
 import { PlatformEvents } from '../../notifications/platform-event-hub.js';
+import { AUTOSCALING_CAUSE } from '../../core/scaling-ranges.js';
+import type { AppliedDecision } from '../../autoscaling/autoscaler.js';
 
-/** A liveness replacement is recorded as a deployment row; it is told as instance.replaced instead. */
-const isReplacement = (d: Deployment) => /stopped answering/.test(d.cause);
+/**
+ * A liveness replacement and an autoscaling decision are recorded as deployment rows (the app's
+ * activity); they are told as instance.replaced and scaling.up/down instead.
+ */
+const isReplacement = (d: Deployment) => /stopped answering/.test(d.cause) || d.cause === AUTOSCALING_CAUSE;
 
 const FINISHED: Record<string, PlatformEventType> = {
   OK: 'deployment.succeeded',
@@ -16,7 +21,7 @@ const FINISHED: Record<string, PlatformEventType> = {
 
 /**
  * The platform's event hub, fed with what the lifecycle hub tells: deployments starting and
- * ending, instances crashing and being replaced. Cron runs, drains and backups publish to it
+ * ending, instances crashing and being replaced, the autoscaler's decisions. Cron runs, drains and backups publish to it
  * themselves.
  */
 export function platformEvents(store: Store): {
@@ -25,6 +30,7 @@ export function platformEvents(store: Store): {
   deploymentFinished(deployment: Deployment): void;
   instanceCrashed(appId: string): void;
   instanceReplaced(appId: string): void;
+  scaled(decision: AppliedDecision): void;
 } {
   const events = new PlatformEvents();
   const appName = (appId: string) => store.apps.byId(appId)?.name ?? appId;
@@ -75,6 +81,15 @@ export function platformEvents(store: Store): {
         details: {},
       });
     },
+    scaled(d) {
+      events.publish({
+        type: d.direction === 'up' ? 'scaling.up' : 'scaling.down',
+        appId: d.appId,
+        at: d.at,
+        summary: `${appName(d.appId)} scaled ${d.direction === 'up' ? 'out' : 'in'}: ${d.from} → ${d.to} instances: ${d.reason}${d.outcome === 'failed' ? ' (failed)' : ''}`,
+        details: { from: d.from, to: d.to, reason: d.reason, outcome: d.outcome },
+      });
+    },
   };
 }
 
@@ -88,5 +103,6 @@ export function events({ store, lifecycle }: { store: Store; lifecycle: Lifecycl
   lifecycle.on('deployment finished', ({ deployment }) => told.deploymentFinished(deployment));
   lifecycle.on('instance restarted', ({ appId }) => told.instanceCrashed(appId));
   lifecycle.on('instance replaced', ({ appId }) => told.instanceReplaced(appId));
+  lifecycle.on('app scaled', ({ decision }) => told.scaled(decision));
   return { told };
 }

@@ -219,6 +219,11 @@ export class LocalInstance implements Instance {
     return this.group && !this.group.exited() ? this.group.memoryUsage() : undefined;
   }
 
+  /** The sandbox's CPU time; a restart after a crash makes a new sandbox, whose count starts again. */
+  cpuSeconds(): number | undefined {
+    return this.group && !this.group.exited() ? this.group.cpuSeconds() : undefined;
+  }
+
   private onExit(group: Sandbox, exit: SandboxExit): void {
     if (this.stopping || this.detached || group !== this.group) return;
     const uptime = Date.now() - group.startedAt;

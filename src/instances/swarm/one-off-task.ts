@@ -149,6 +149,7 @@ export async function startOneOffTask(host: OneOffTaskHost, serviceId: string, s
     stdin,
     exited: () => ended,
     memoryUsage: () => undefined,
+    cpuSeconds: () => undefined,
     // A one-off command ends with the daemon's session that follows it: nothing to let go of.
     detach: () => undefined,
     signal: async (signal) => {

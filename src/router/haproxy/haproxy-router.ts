@@ -33,6 +33,7 @@ import { checkConfiguration, isConnectionError } from './haproxy-process.js';
 import { HostMaps } from './host-maps.js';
 import { runtimeCommand } from './runtime-api.js';
 import { RuntimeFigures } from './runtime-figures.js';
+import type { BackendLoad } from './stats.js';
 import { loadRouterState, saveRouterState, writeFileAtomically, type RouterState } from './router-state.js';
 import { isAlive, liveSupervisor, type EngineExit, type SupervisorRecord } from './supervisor-files.js';
 import { stopSupervisor } from './supervisor-control.js';
@@ -291,6 +292,11 @@ export class HaproxyRouter implements Router {
   /** Sessions each app's backend serves now (`show stat` scur), by app id: every routed app, 0 when idle. */
   async appConnections(): Promise<Map<string, number> | undefined> {
     return this.supervisor.record ? this.figures.appConnections() : undefined;
+  }
+
+  /** Each app's sessions and requests queued now (`show stat` scur and qcur), by app id, for the autoscaler. */
+  async appLoad(): Promise<Map<string, BackendLoad> | undefined> {
+    return this.supervisor.record ? this.figures.appLoad() : undefined;
   }
 
   /**

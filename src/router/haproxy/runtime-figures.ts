@@ -4,7 +4,7 @@
  */
 import { workerInfo } from './haproxy-process.js';
 import { runtimeCommand } from './runtime-api.js';
-import { backendSessions } from './stats.js';
+import { type BackendLoad, backendLoad, backendSessions } from './stats.js';
 
 export class RuntimeFigures {
   /** DroppedLogs of the workers before the current one, and the current one's pid and count. */
@@ -44,6 +44,20 @@ export class RuntimeFigures {
     for (const [backend, sessions] of backendSessions(stat)) {
       const appId = this.appOfBackend(backend);
       if (appId !== undefined) byApp.set(appId, (byApp.get(appId) ?? 0) + sessions);
+    }
+    return byApp;
+  }
+
+  /** Each app's sessions and queued requests now (summed over its backends). */
+  async appLoad(): Promise<Map<string, BackendLoad> | undefined> {
+    const stat = await runtimeCommand(this.adminSocket, 'show stat', undefined, 2000).catch(() => undefined);
+    if (stat === undefined) return undefined;
+    const byApp = new Map<string, BackendLoad>();
+    for (const [backend, load] of backendLoad(stat)) {
+      const appId = this.appOfBackend(backend);
+      if (appId === undefined) continue;
+      const sum = byApp.get(appId) ?? { sessions: 0, queued: 0 };
+      byApp.set(appId, { sessions: sum.sessions + load.sessions, queued: sum.queued + load.queued });
     }
     return byApp;
   }

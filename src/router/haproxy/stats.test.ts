@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { backendSessions, crtListFiles, runningServers } from './stats.js';
+import { backendLoad, backendSessions, crtListFiles, runningServers } from './stats.js';
 
 test("show stat: the scur of each BACKEND line, by the header's column names", () => {
   const csv = [
@@ -22,6 +22,17 @@ test("show stat: the scur of each BACKEND line, by the header's column names", (
   );
   assert.deepEqual([...backendSessions('# svname,pxname,scur\nBACKEND,app3,4\n')], [['app3', 4]], 'columns found by name');
   assert.equal(backendSessions('Unknown command.').size, 0);
+});
+
+test('show stat: the sessions and the queue of each backend, for the autoscaler', () => {
+  const csv = ['# pxname,svname,qcur,qmax,scur,smax', 'app0,i0,0,0,2,2', 'app0,BACKEND,7,9,2,2', 'app1,BACKEND,,0,1,1', ''].join('\n');
+  assert.deepEqual(
+    [...backendLoad(csv)],
+    [
+      ['app0', { sessions: 2, queued: 7 }],
+      ['app1', { sessions: 1, queued: 0 }],
+    ],
+  );
 });
 
 test('show servers state: every server with its backend, address, port and administrative state', () => {

@@ -4,18 +4,30 @@
  * found by the header's names, so a HAProxy that adds or moves columns reads the same.
  */
 export function backendSessions(csv: string): Map<string, number> {
+  return new Map([...backendLoad(csv)].map(([backend, load]) => [backend, load.sessions]));
+}
+
+/** What a backend has now: sessions with its servers (scur) and requests waiting for one (qcur). */
+export interface BackendLoad {
+  sessions: number;
+  queued: number;
+}
+
+/** The scur and qcur of each BACKEND line of `show stat`, by backend name (columns found by the header's names). */
+export function backendLoad(csv: string): Map<string, BackendLoad> {
   const lines = csv.split('\n');
   const header = lines[0]?.replace(/^#\s*/, '').split(',') ?? [];
-  const [proxy, server, current] = ['pxname', 'svname', 'scur'].map((name) => header.indexOf(name));
-  const sessions = new Map<string, number>();
-  if (proxy === undefined || server === undefined || current === undefined || proxy < 0 || server < 0 || current < 0) return sessions;
+  const [proxy, server, current, queue] = ['pxname', 'svname', 'scur', 'qcur'].map((name) => header.indexOf(name));
+  const loads = new Map<string, BackendLoad>();
+  if (proxy === undefined || server === undefined || current === undefined || proxy < 0 || server < 0 || current < 0) return loads;
   for (const line of lines.slice(1)) {
     const fields = line.split(',');
     if (fields[server] !== 'BACKEND') continue;
-    const value = Number(fields[current]);
-    if (fields[proxy] && Number.isFinite(value)) sessions.set(fields[proxy]!, value);
+    const sessions = Number(fields[current]);
+    const queued = queue === undefined || queue < 0 ? 0 : Number(fields[queue] || 0);
+    if (fields[proxy] && Number.isFinite(sessions)) loads.set(fields[proxy]!, { sessions, queued: Number.isFinite(queued) ? queued : 0 });
   }
-  return sessions;
+  return loads;
 }
 
 export interface RunningServer {

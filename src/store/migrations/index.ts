@@ -18,6 +18,7 @@ import * as m017 from './017-app-disk-budget.js';
 import * as m018 from './018-org-quotas.js';
 import * as m019 from './019-tenant-bounds.js';
 import * as m020 from './020-backup-object-sums.js';
+import * as m021 from './021-scaling-ranges.js';
 
 /** Versioned schema changes, applied in order; never edit one that has shipped, add a new one. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -41,4 +42,5 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 18, name: 'org-quotas', sql: m018.sql },
   { version: 19, name: 'tenant-bounds', sql: m019.sql },
   { version: 20, name: 'backup-object-sums', sql: m020.sql },
+  { version: 21, name: 'scaling-ranges', sql: m021.sql },
 ];

@@ -26,7 +26,7 @@ export interface DeliveryView {
 }
 
 export const EVENT_HELP =
-  'deployment.started, deployment.succeeded, deployment.failed, deployment.cancelled, instance.crashed, instance.replaced, cron.failed, cron.missed, backup.verification_failed, drain.dropping (or the reference’s DEPLOYMENT_SUCCESS, DEPLOYMENT_FAIL…)';
+  'deployment.started, deployment.succeeded, deployment.failed, deployment.cancelled, instance.crashed, instance.replaced, scaling.up, scaling.down, cron.failed, cron.missed, backup.verification_failed, drain.dropping (or the reference’s DEPLOYMENT_SUCCESS, DEPLOYMENT_FAIL…)';
 
 export function lastDeliveryText(last: LastDelivery | null): string {
   return last ? `${last.state} (${last.event}, ${last.created_at.slice(0, 19).replace('T', ' ')})` : 'none yet';

@@ -1,0 +1,222 @@
+import type { Store } from '../store/store.js';
+import type { AppRow } from '../store/apps.js';
+import type { Instance } from '../instances/backend.js';
+import type { LogHub } from '../logs/log-hub.js';
+import { AUTOSCALING_CAUSE, autoscales, rangesOf } from '../core/scaling-ranges.js';
+import { CpuRates } from './cpu-rates.js';
+import { decide, type LoadSample, type ScalingDecision } from './decide.js';
+import { effectiveSettings } from './settings.js';
+
+/** Every ~2 s: a load step is seen within a sample or two, and a sample is cheap (a few cgroup files, one stats line per app). */
+export const SAMPLE_MS = 2000;
+
+/** A decision once carried out: the new count serves, or it failed and the count is what serves. */
+export interface AppliedDecision extends ScalingDecision {
+  appId: string;
+  at: string;
+  outcome: 'done' | 'failed';
+}
+
+export interface AutoscalerOptions {
+  store: Store;
+  logs: LogHub;
+  /** The app's serving instances now. */
+  instancesOf(appId: string): readonly Instance[];
+  /** Brings the app's serving instances to the count stored for it: new ones health-checked first, removed ones drained. */
+  scale(app: AppRow, log: (line: string) => void): Promise<void>;
+  /** Each app's requests in flight and queued at the router now; undefined when the router cannot tell. */
+  routerLoad(): Promise<ReadonlyMap<string, { sessions: number; queued: number }> | undefined>;
+  /** Told of each decision once carried out (the metrics and the notifications follow). */
+  onDecision(decision: AppliedDecision): void;
+  log(line: string): void;
+  sampleMs?: number;
+}
+
+interface AppWatch {
+  samples: LoadSample[];
+  cpu: CpuRates;
+  /** The previous sample's time: the next one measures from there. */
+  sampledAt?: number;
+  /** The count stored at the previous sample: a change by anyone else restarts the judgement. */
+  stored: number;
+  lastChangeAt?: number;
+  /** A change under way: nothing is judged until it ends. */
+  busy?: Promise<void>;
+  /** Since when the serving count differs from the stored one. */
+  mismatchSince?: number;
+}
+
+/**
+ * A serving count that stays apart from the stored one this long (a deployment that started the
+ * count of before a decision, an instance that failed to start) is brought back by scaling again.
+ */
+const RECONCILE_AFTER_MS = 30_000;
+
+/**
+ * Samples, every SAMPLE_MS, the load of each app that has a range (its instances' CPU from their
+ * control groups, its requests at the router), asks `decide` and carries the decision out
+ * through the runtime's own scaling: new instances serve once healthy, removed ones leave the
+ * router first and drain. Each decision is recorded (`slipway scale`), in the app's activity
+ * and log, and told to `onDecision`.
+ */
+export class Autoscaler {
+  private readonly watches = new Map<string, AppWatch>();
+  private timer: NodeJS.Timeout | undefined;
+  private ticking = false;
+  private stopped = false;
+
+  constructor(private readonly o: AutoscalerOptions) {}
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.tick(), this.o.sampleMs ?? SAMPLE_MS);
+    this.timer.unref();
+  }
+
+  /** Stops sampling; a change under way is awaited (its instances are the runtime's either way). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await Promise.all([...this.watches.values()].map((w) => w.busy));
+  }
+
+  /** One sample of every app with a range, and the decisions due; errors are logged, never thrown. */
+  async tick(now = Date.now()): Promise<void> {
+    if (this.ticking || this.stopped) return;
+    this.ticking = true;
+    try {
+      const apps = this.o.store.apps.all().filter(autoscales);
+      const wanted = new Set(apps.map((a) => a.id));
+      for (const id of this.watches.keys()) if (!wanted.has(id) && !this.watches.get(id)?.busy) this.watches.delete(id);
+      if (apps.length === 0) return;
+      const load = await this.o.routerLoad().catch(() => undefined);
+      for (const app of apps) this.sample(app, load?.get(app.id), now);
+    } catch (error) {
+      this.o.log(`Autoscaler: ${(error as Error).message}`);
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private sample(app: AppRow, router: { sessions: number; queued: number } | undefined, now: number): void {
+    const ranges = rangesOf(app);
+    let watch = this.watches.get(app.id);
+    if (!watch) {
+      watch = { samples: [], cpu: new CpuRates(), stored: ranges.instances };
+      this.watches.set(app.id, watch);
+    }
+    if (watch.busy) return;
+    const instances = this.o.instancesOf(app.id);
+    if (watch.stored !== ranges.instances) this.restart(watch, now);
+    watch.stored = ranges.instances;
+    // Not serving (stopped, not deployed yet) or between counts (a deployment or a person's
+    // scale under way): nothing to judge until it settles.
+    if (instances.length === 0 || instances.length !== ranges.instances) {
+      watch.sampledAt = undefined;
+      watch.mismatchSince = instances.length === 0 ? undefined : (watch.mismatchSince ?? now);
+      if (watch.mismatchSince !== undefined && now - watch.mismatchSince >= RECONCILE_AFTER_MS)
+        this.reconcile(app, watch, ranges.instances);
+      return;
+    }
+    watch.mismatchSince = undefined;
+    const cpuPercent = watch.cpu.average(
+      instances.map((i) => ({ id: i.id, seconds: i.cpuSeconds?.() })),
+      now,
+    );
+    if (watch.sampledAt !== undefined) {
+      watch.samples.push({
+        from: watch.sampledAt,
+        at: now,
+        instances: instances.length,
+        ...(cpuPercent === undefined ? {} : { cpuPercent }),
+        queued: router?.queued ?? 0,
+        inflight: router?.sessions ?? 0,
+      });
+    }
+    watch.sampledAt = now;
+    const settings = effectiveSettings(app.autoscaling_json);
+    const keepFrom = now - Math.max(settings.outAfterMs, settings.inAfterMs) - 2 * (this.o.sampleMs ?? SAMPLE_MS);
+    while (watch.samples.length > 0 && watch.samples[0]!.at < keepFrom) watch.samples.shift();
+    const decision = decide(
+      watch.samples,
+      settings,
+      {
+        instances: instances.length,
+        minInstances: ranges.minInstances,
+        maxInstances: ranges.maxInstances,
+        ...(watch.lastChangeAt === undefined ? {} : { lastChangeAt: watch.lastChangeAt }),
+      },
+      now,
+    );
+    if (decision) {
+      const current = watch;
+      current.busy = this.apply(app, decision, instances).finally(() => {
+        current.busy = undefined;
+        current.stored = this.o.store.apps.byId(app.id)?.instances ?? decision.to;
+        this.restart(current, Date.now());
+      });
+    }
+  }
+
+  private reconcile(app: AppRow, watch: AppWatch, count: number): void {
+    watch.mismatchSince = undefined;
+    const log = (text: string) => this.o.logs.append(app.id, 'system', text);
+    log(`Autoscaling: bringing the instances to the ${count} recorded`);
+    watch.busy = this.o
+      .scale(app, log)
+      .catch((error: Error) => log(`Autoscaling: could not bring the instances to ${count}: ${error.message}`))
+      .finally(() => {
+        watch.busy = undefined;
+        this.restart(watch, Date.now());
+      });
+  }
+
+  /** A change took effect: the judgement starts again from its samples after the cool-down. */
+  private restart(watch: AppWatch, now: number): void {
+    watch.samples = [];
+    watch.sampledAt = undefined;
+    watch.lastChangeAt = now;
+  }
+
+  private async apply(app: AppRow, decision: ScalingDecision, serving: readonly Instance[]): Promise<void> {
+    const { store, logs } = this.o;
+    const line = `${decision.from} → ${decision.to} instances: ${decision.reason}`;
+    const commit = store.deployments.byId(serving[0]?.spec.deploymentId ?? '')?.commit_sha ?? '';
+    // The app's activity lists the change as a record of its own, with its log.
+    const record = store.deployments.create({ appId: app.id, commit, cause: AUTOSCALING_CAUSE, userId: null });
+    store.deployments.setPhase(record.id, 'run');
+    const log = (text: string) => {
+      logs.append(record.id, 'system', text);
+      logs.append(app.id, 'system', text);
+    };
+    log(`Autoscaling: ${line}`);
+    store.apps.setInstances(app.id, decision.to);
+    let outcome: 'done' | 'failed' = 'done';
+    let message = line;
+    try {
+      await this.o.scale(app, log);
+    } catch (error) {
+      outcome = 'failed';
+      // The count is what serves: the next decision starts from there.
+      const running = this.o.instancesOf(app.id).length;
+      if (store.apps.byId(app.id)) store.apps.setInstances(app.id, Math.max(1, running));
+      message = `${line} — failed: ${(error as Error).message}`;
+      log(`Autoscaling failed: ${(error as Error).message}`);
+    }
+    logs.finish(record.id);
+    // A deleted app took its activity and records with it.
+    if (!store.apps.byId(app.id)) return;
+    store.deployments.setPhase(record.id, 'done');
+    store.deployments.finish(record.id, outcome === 'done' ? 'OK' : 'FAIL', message);
+    const at = new Date().toISOString();
+    store.scalingDecisions.add({
+      app_id: app.id,
+      at,
+      direction: decision.direction,
+      from_instances: decision.from,
+      to_instances: decision.to,
+      reason: decision.reason,
+      outcome,
+    });
+    this.o.onDecision({ ...decision, appId: app.id, at, outcome });
+  }
+}

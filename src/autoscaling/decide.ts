@@ -1,0 +1,130 @@
+import type { AutoscalingSettings } from './settings.js';
+
+/** The load of one app over one sampling interval. */
+export interface LoadSample {
+  /** The interval measured, in ms since the epoch. */
+  from: number;
+  at: number;
+  /** Instances serving during the interval. */
+  instances: number;
+  /** Average CPU of those instances, % of one core; undefined when it could not be measured. */
+  cpuPercent?: number;
+  /** Requests waiting at the router for an instance (HAProxy's queue). */
+  queued: number;
+  /** Requests the router has with the app's instances now. */
+  inflight: number;
+}
+
+/** Where the app stands: its count, its range, and when the last change was made. */
+export interface ScalingState {
+  instances: number;
+  minInstances: number;
+  maxInstances: number;
+  /** When the last change (of the autoscaler or a person) took effect; undefined: none known. */
+  lastChangeAt?: number;
+}
+
+export interface ScalingDecision {
+  direction: 'up' | 'down';
+  from: number;
+  to: number;
+  /** "CPU 85% of 3 instances for 8 s". */
+  reason: string;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+
+/**
+ * The autoscaler's judgement, from the samples of one app (oldest first), its settings and its
+ * state: a new instance count, or undefined to keep it. Pure, so every rule below is tested on
+ * synthetic series (decide.test.ts).
+ *
+ * - Only samples taken at the current count, once `cooldown` passed since the last change, count:
+ *   a new instance warms up and a removed one drains before the load is judged again.
+ * - Out: every sample of the last `out-after` saturated (CPU at or over `cpu-out`, requests queued
+ *   at the router, or in flight per instance at `inflight-out`); the count grows to what brings
+ *   the CPU under `cpu-out` (at least one more), up to the maximum.
+ * - In: every sample of the last `in-after` so low that the same load on one instance fewer stays
+ *   under `cpu-in`; one instance at a time, down to the minimum.
+ * - Hysteresis: since `cpu-in` < `cpu-out` and both rules judge the load as it would be after the
+ *   change, a steady load never scales out and then in again (nor the reverse).
+ */
+export function decide(
+  samples: readonly LoadSample[],
+  settings: AutoscalingSettings,
+  state: ScalingState,
+  now: number,
+): ScalingDecision | undefined {
+  const n = state.instances;
+  if (n < state.minInstances) {
+    return { direction: 'up', from: n, to: state.minInstances, reason: `the minimum is ${plural(state.minInstances, 'instance')}` };
+  }
+  if (n > state.maxInstances) {
+    return { direction: 'down', from: n, to: state.maxInstances, reason: `the maximum is ${plural(state.maxInstances, 'instance')}` };
+  }
+  const settledAt = (state.lastChangeAt ?? Number.NEGATIVE_INFINITY) + settings.cooldownMs;
+  const counted = samples.filter((s) => s.instances === n && s.from >= settledAt && s.at <= now);
+
+  const saturated = (s: LoadSample) =>
+    (s.cpuPercent !== undefined && s.cpuPercent >= settings.cpuOut) ||
+    s.queued > 0 ||
+    (settings.inflightOut > 0 && s.inflight / n >= settings.inflightOut);
+  if (n < state.maxInstances) {
+    const run = trailingRun(counted, saturated);
+    if (run && run.at - run.since >= settings.outAfterMs) {
+      const cpus = run.samples.flatMap((s) => (s.cpuPercent === undefined ? [] : [s.cpuPercent]));
+      const cpu = cpus.length === run.samples.length ? mean(cpus) : undefined;
+      const wanted = cpu !== undefined && cpu >= settings.cpuOut ? Math.ceil((n * cpu) / settings.cpuOut) : n + 1;
+      const to = Math.min(state.maxInstances, Math.max(n + 1, wanted));
+      return { direction: 'up', from: n, to, reason: outReason(run.samples, settings, n, cpu, run.at - run.since) };
+    }
+  }
+
+  if (n > state.minInstances) {
+    const low = (s: LoadSample) =>
+      s.cpuPercent !== undefined &&
+      (s.cpuPercent * n) / (n - 1) < settings.cpuIn &&
+      s.queued === 0 &&
+      (settings.inflightOut === 0 || s.inflight / (n - 1) < settings.inflightOut / 2);
+    const run = trailingRun(counted, low);
+    if (run && run.at - run.since >= settings.inAfterMs) {
+      const cpu = mean(run.samples.map((s) => s.cpuPercent ?? 0));
+      const seconds = Math.round((run.at - run.since) / 1000);
+      return {
+        direction: 'down',
+        from: n,
+        to: n - 1,
+        reason: `CPU ${Math.round(cpu)}% of ${plural(n, 'instance')} for ${seconds} s (under ${settings.cpuIn}% on ${n - 1})`,
+      };
+    }
+  }
+  return undefined;
+}
+
+/** The newest samples that all satisfy `holds`, from the time the first of them began. */
+function trailingRun(
+  samples: readonly LoadSample[],
+  holds: (s: LoadSample) => boolean,
+): { samples: LoadSample[]; since: number; at: number } | undefined {
+  let start = samples.length;
+  while (start > 0 && holds(samples[start - 1]!)) start--;
+  if (start === samples.length) return undefined;
+  const run = samples.slice(start);
+  return { samples: run, since: run[0]!.from, at: run[run.length - 1]!.at };
+}
+
+function outReason(run: LoadSample[], settings: AutoscalingSettings, n: number, cpu: number | undefined, spanMs: number): string {
+  const seconds = `for ${Math.round(spanMs / 1000)} s`;
+  if (cpu !== undefined && run.every((s) => (s.cpuPercent ?? 0) >= settings.cpuOut)) {
+    return `CPU ${Math.round(cpu)}% of ${plural(n, 'instance')} ${seconds}`;
+  }
+  if (run.every((s) => s.queued > 0)) {
+    return `${plural(Math.max(...run.map((s) => s.queued)), 'request')} queued at the router ${seconds}`;
+  }
+  if (settings.inflightOut > 0 && run.every((s) => s.inflight / n >= settings.inflightOut)) {
+    return `${Math.round(mean(run.map((s) => s.inflight / n)))} requests in flight per instance ${seconds}`;
+  }
+  const last = run[run.length - 1]!;
+  return `${plural(n, 'instance')} saturated ${seconds} (last: CPU ${Math.round(last.cpuPercent ?? 0)}%, ${plural(last.queued, 'request')} queued)`;
+}

@@ -1,0 +1,62 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ScaleView } from '../shared/api-types.js';
+import { decisionLines, scaleFields, scaleRequestBody } from './scale-format.js';
+
+const MiB = 1024 * 1024;
+const view: ScaleView = {
+  instances: 2,
+  flavor: 'nano',
+  memory_bytes: 512 * MiB,
+  build_flavor: 'S',
+  build_memory_bytes: 2048 * MiB,
+  disk_budget_bytes: 2048 * MiB,
+  min_instances: 1,
+  max_instances: 4,
+  min_flavor: 'nano',
+  max_flavor: 'nano',
+  autoscaling: 'cpu-out=80,cpu-in=30,inflight-out=0,out-after=6s,in-after=1m,cooldown=10s',
+  decisions: [
+    { at: '2026-11-29T05:40:12.345Z', direction: 'up', from: 1, to: 2, reason: 'CPU 97% of 1 instance for 6 s', outcome: 'done' },
+    {
+      at: '2026-11-29T05:30:00.000Z',
+      direction: 'down',
+      from: 2,
+      to: 1,
+      reason: 'CPU 3% of 2 instances for 60 s (under 30% on 1)',
+      outcome: 'failed',
+    },
+  ],
+};
+
+test('the options become the request as typed; ranges and fixed values alike', () => {
+  assert.deepEqual(scaleRequestBody({ 'min-instances': '1', 'max-instances': '4', 'max-flavor': 'S' }), {
+    minInstances: '1',
+    maxInstances: '4',
+    maxFlavor: 'S',
+  });
+  assert.deepEqual(scaleRequestBody({ instances: '3', flavor: 'XS', autoscaling: 'cpu-out=70', disk: '4G', 'build-flavor': 'M' }), {
+    instances: '3',
+    flavor: 'XS',
+    buildFlavor: 'M',
+    autoscaling: 'cpu-out=70',
+    disk: '4G',
+  });
+  assert.deepEqual(scaleRequestBody({}), {});
+});
+
+test('the scale prints ranges, the count and flavour now, and the decisions with their reason', () => {
+  assert.deepEqual(scaleFields(view), {
+    instances: '2 (the autoscaler chooses from 1 to 4)',
+    flavor: 'nano (512 MiB)',
+    'build flavor': 'S (2 GiB)',
+    disk: '2 GiB',
+    autoscaling: view.autoscaling,
+  });
+  assert.deepEqual(decisionLines(view), [
+    '2026-11-29 05:40:12  1 → 2 instances: CPU 97% of 1 instance for 6 s',
+    '2026-11-29 05:30:00  2 → 1 instances: CPU 3% of 2 instances for 60 s (under 30% on 1) (failed)',
+  ]);
+  assert.equal(scaleFields({ ...view, min_instances: 2, max_instances: 2 }).instances, '2');
+  assert.equal(scaleFields({ ...view, min_flavor: 'pico', max_flavor: 'S' }).flavor, 'nano (512 MiB) (range pico to S)');
+});

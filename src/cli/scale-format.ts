@@ -1,0 +1,63 @@
+import type { ScaleView } from '../shared/api-types.js';
+import { humanSize } from '../shared/human-size.js';
+
+/** The options of `slipway scale` that change something, as typed. */
+export interface ScaleOptions {
+  instances?: string;
+  'min-instances'?: string;
+  'max-instances'?: string;
+  flavor?: string;
+  'min-flavor'?: string;
+  'max-flavor'?: string;
+  'build-flavor'?: string;
+  autoscaling?: string;
+  disk?: string;
+}
+
+const FIELDS: ReadonlyArray<[keyof ScaleOptions, string]> = [
+  ['instances', 'instances'],
+  ['min-instances', 'minInstances'],
+  ['max-instances', 'maxInstances'],
+  ['flavor', 'flavor'],
+  ['min-flavor', 'minFlavor'],
+  ['max-flavor', 'maxFlavor'],
+  ['build-flavor', 'buildFlavor'],
+  ['autoscaling', 'autoscaling'],
+  ['disk', 'disk'],
+];
+
+/**
+ * The body of `PUT /v1/apps/:app/scale` from the options given. Values go as typed: the daemon
+ * checks them against its own tables (counts, flavours, settings) and says what is wrong.
+ */
+export function scaleRequestBody(options: ScaleOptions): Record<string, string> {
+  const body: Record<string, string> = {};
+  for (const [option, field] of FIELDS) {
+    const value = options[option];
+    if (value !== undefined) body[field] = value;
+  }
+  return body;
+}
+
+/** "2 (the autoscaler chooses from 1 to 4)", "nano (512 MiB) (range pico to S)", or the value alone when fixed. */
+function range(current: string, min: string, max: string, chooser: string): string {
+  return min === max ? current : `${current} (${chooser}${min} to ${max})`;
+}
+
+/** The fields `slipway scale` prints: ranges, the count and flavour now, the autoscaler's settings. */
+export function scaleFields(s: ScaleView): Record<string, string> {
+  return {
+    instances: range(String(s.instances), String(s.min_instances), String(s.max_instances), 'the autoscaler chooses from '),
+    flavor: range(`${s.flavor} (${humanSize(s.memory_bytes)})`, s.min_flavor, s.max_flavor, 'range '),
+    'build flavor': `${s.build_flavor} (${humanSize(s.build_memory_bytes)})`,
+    disk: humanSize(s.disk_budget_bytes),
+    autoscaling: s.autoscaling,
+  };
+}
+
+/** The latest decisions, newest first: "2026-11-29 05:40:12  3 → 4 instances: CPU 85% of 3 instances for 8 s". */
+export function decisionLines(s: ScaleView): string[] {
+  return s.decisions.map(
+    (d) => `${d.at.slice(0, 19).replace('T', ' ')}  ${d.from} → ${d.to} instances: ${d.reason}${d.outcome === 'failed' ? ' (failed)' : ''}`,
+  );
+}

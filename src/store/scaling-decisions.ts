@@ -1,0 +1,47 @@
+import type { Db } from './database.js';
+
+/** One decision of the autoscaler, as `slipway scale` prints it. */
+export interface ScalingDecisionRow {
+  id: number;
+  app_id: string;
+  at: string;
+  direction: 'up' | 'down';
+  from_instances: number;
+  to_instances: number;
+  /** "CPU 85% of 3 instances for 8 s". */
+  reason: string;
+  /** Whether the new count was reached (a new instance that fails its health check: failed). */
+  outcome: 'done' | 'failed';
+}
+
+/** The decisions kept per app: enough to read what happened in the last hours, bounded for a flapping load. */
+const KEPT_PER_APP = 50;
+
+export class ScalingDecisionRepository {
+  constructor(private readonly db: Db) {}
+
+  add(row: Omit<ScalingDecisionRow, 'id'>): ScalingDecisionRow {
+    return this.db.transaction(() => {
+      const { lastInsertRowid } = this.db
+        .prepare(
+          `INSERT INTO scaling_decisions (app_id, at, direction, from_instances, to_instances, reason, outcome)
+           VALUES (@app_id, @at, @direction, @from_instances, @to_instances, @reason, @outcome)`,
+        )
+        .run(row);
+      this.db
+        .prepare(
+          `DELETE FROM scaling_decisions WHERE app_id = ? AND id NOT IN
+           (SELECT id FROM scaling_decisions WHERE app_id = ? ORDER BY id DESC LIMIT ${KEPT_PER_APP})`,
+        )
+        .run(row.app_id, row.app_id);
+      return { id: Number(lastInsertRowid), ...row };
+    })();
+  }
+
+  /** The app's latest decisions, newest first. */
+  latest(appId: string, limit = 10): ScalingDecisionRow[] {
+    return this.db
+      .prepare('SELECT * FROM scaling_decisions WHERE app_id = ? ORDER BY id DESC LIMIT ?')
+      .all(appId, limit) as ScalingDecisionRow[];
+  }
+}
