@@ -1,0 +1,120 @@
+/**
+ * Autoscaling on the local backend, driven as a user would: ranges set and printed with the CLI,
+ * a CPU-burning request load of the test's own on loopback makes the app scale out, and once it
+ * stops the app scales back in with no failed request; a maximum over the organisation's quota
+ * is refused. Short windows come from the app's own settings (`scale --autoscaling`).
+ */
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startDaemon, type TestDaemon } from '../support/daemon.js';
+import { checkoutFixture, createApp, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { pacedLoad } from '../support/paced-load.js';
+import { waitUntil } from '../support/wait.js';
+
+/** Short windows, so the file takes well under two minutes; the CPU bar low enough for a busy machine. */
+const SETTINGS = 'cpu-out=40,cpu-in=10,out-after=4s,in-after=6s,cooldown=4s';
+
+let daemon: TestDaemon;
+let appId: string;
+let host: string;
+
+interface Scale {
+  instances: number;
+  min_instances: number;
+  max_instances: number;
+  autoscaling: string;
+  decisions: Array<{ direction: string; from: number; to: number; reason: string; outcome: string }>;
+}
+
+async function scale(): Promise<Scale> {
+  const shown = await daemon.cli(['scale', '--app', appId, '--format', 'json']);
+  assert.equal(shown.code, 0, shown.stderr);
+  return JSON.parse(shown.stdout) as Scale;
+}
+
+before(async () => {
+  daemon = await startDaemon();
+  const { gitEnv } = await registerSshKey(daemon);
+  const dir = checkoutFixture('cpu-burner');
+  appId = await createApp(daemon, dir, 'burner');
+  host = `${appId}.localhost`;
+  const deployed = await pushAndWait(daemon, dir, appId, gitEnv);
+  assert.equal(deployed.state, 'OK', deployed.push);
+});
+
+after(async () => {
+  await daemon?.stop();
+});
+
+test('ranges are set and printed; contradictory ones are refused with what to give', async () => {
+  const set = await daemon.cli(['scale', '--app', appId, '--min-instances', '1', '--max-instances', '2', '--autoscaling', SETTINGS]);
+  assert.equal(set.code, 0, set.stderr);
+  assert.match(set.stdout, /^instances\s+1 \(the autoscaler chooses from 1 to 2\)$/m);
+  assert.match(set.stdout, /^autoscaling\s+cpu-out=40,cpu-in=10,inflight-out=0,out-after=4s,in-after=6s,cooldown=4s$/m);
+  assert.match(set.stdout, /^last decisions\s+\(none yet\)$/m);
+  const json = await scale();
+  assert.deepEqual([json.instances, json.min_instances, json.max_instances, json.decisions], [1, 1, 2, []]);
+
+  const reversed = await daemon.cli(['scale', '--app', appId, '--min-instances', '3', '--max-instances', '2']);
+  assert.equal(reversed.code, 1);
+  assert.match(reversed.stderr, /The minimum of instances \(3\) is over the maximum \(2\)/);
+  const badSetting = await daemon.cli(['scale', '--app', appId, '--autoscaling', 'cpu-out=5']);
+  assert.equal(badSetting.code, 1);
+  assert.match(badSetting.stderr, /cpu-in \(10\) must be under cpu-out \(5\)/);
+  assert.equal((await scale()).max_instances, 2, 'a refused change changes nothing');
+});
+
+test('a maximum beyond the organisation quota is refused, naming the quota', async () => {
+  const quota = await daemon.cli(['org', 'quota', 'set', 'default', '--instances', '3']);
+  assert.equal(quota.code, 0, quota.stderr);
+  try {
+    const over = await daemon.cli(['scale', '--app', appId, '--max-instances', '4']);
+    assert.equal(over.code, 1);
+    assert.match(over.stderr, /organisation default has 2 of 3 instances; this would make 4 \(quota instances\)/);
+    assert.equal((await scale()).max_instances, 2);
+  } finally {
+    await daemon.cli(['org', 'quota', 'set', 'default', '--instances', 'default']);
+  }
+});
+
+test('CPU-burning requests scale it out; once they stop it scales back in, with no failed request', async () => {
+  const stepAt = Date.now();
+  // Four requests at a time, each burning 50 ms of CPU: one instance is busy all the time.
+  const burn = pacedLoad(daemon, host, { path: '/burn?ms=50', concurrency: 4, pauseMs: 0, maxMs: 60_000 });
+  const out = await waitUntil('a scale-out decision', async () => (await scale()).decisions.find((d) => d.direction === 'up'), 45_000);
+  assert.deepEqual([out.from, out.to, out.outcome], [1, 2, 'done']);
+  assert.match(out.reason, /^CPU \d+% of 1 instance for \d+ s$/);
+  const second = await waitUntil('the second instance to answer', () => burn.result().firstAnswerOf.get('1'), 20_000);
+  const burnt = await burn.stop();
+  assert.equal(burnt.failureCount, 0, burnt.failures.join('\n'));
+  console.log(`# the second instance answered ${((second - stepAt) / 1000).toFixed(1)} s after the load began`);
+  assert.ok(second - stepAt < 40_000, `the second instance answered ${second - stepAt} ms after the load began`);
+
+  const human = await daemon.cli(['scale', '--app', appId]);
+  assert.match(human.stdout, /^instances\s+2 \(the autoscaler chooses from 1 to 2\)$/m);
+  assert.match(human.stdout, /^\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d {2}1 → 2 instances: CPU \d+% of 1 instance for \d+ s$/m);
+
+  // A gentle load goes on through the scale-in: every request must be answered.
+  const gentle = pacedLoad(daemon, host, { path: '/', concurrency: 2, pauseMs: 100, maxMs: 60_000 });
+  const down = await waitUntil('a scale-in decision', async () => (await scale()).decisions.find((d) => d.direction === 'down'), 45_000);
+  assert.deepEqual([down.from, down.to, down.outcome], [2, 1, 'done']);
+  assert.match(down.reason, /^CPU \d+% of 2 instances for \d+ s \(under 10% on 1\)$/);
+  // The drained instance finishes what it has, then stops; the requests meanwhile still answer.
+  await new Promise((r) => setTimeout(r, 4000));
+  const calm = await gentle.stop();
+  assert.equal(calm.failureCount, 0, calm.failures.join('\n'));
+  assert.ok(calm.ok > 20, `the gentle load was answered ${calm.ok} times`);
+  assert.equal((await scale()).instances, 1);
+
+  // The decisions are in the app's activity and in the metrics.
+  const activity = await daemon.cli(['activity', '--app', appId, '--format', 'json']);
+  const causes = (JSON.parse(activity.stdout) as Array<{ cause: string; message: string | null }>).filter((d) => d.cause === 'autoscaling');
+  assert.deepEqual(
+    causes.map((d) => d.message?.replace(/:.*/, '')),
+    ['2 → 1 instances', '1 → 2 instances'],
+  );
+  const metrics = await fetch(`${daemon.apiUrl}/metrics`, { headers: { authorization: `Bearer ${daemon.adminToken}` } });
+  const text = await metrics.text();
+  assert.match(text, new RegExp(`slipway_autoscaling_decisions_total\\{app="${appId}",direction="up"\\} 1`));
+  assert.match(text, new RegExp(`slipway_autoscaling_decisions_total\\{app="${appId}",direction="down"\\} 1`));
+});
