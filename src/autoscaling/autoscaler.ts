@@ -30,6 +30,8 @@ export interface AutoscalerOptions {
   onDecision(decision: AppliedDecision): void;
   log(line: string): void;
   sampleMs?: number;
+  /** The time samples and changes are told in (Date.now; the tests' own clock). */
+  clock?: () => number;
 }
 
 interface AppWatch {
@@ -67,6 +69,10 @@ export class Autoscaler {
 
   constructor(private readonly o: AutoscalerOptions) {}
 
+  private now(): number {
+    return (this.o.clock ?? Date.now)();
+  }
+
   start(): void {
     this.timer ??= setInterval(() => void this.tick(), this.o.sampleMs ?? SAMPLE_MS);
     this.timer.unref();
@@ -76,11 +82,16 @@ export class Autoscaler {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    await Promise.all([...this.watches.values()].map((w) => w.busy));
+    await this.idle();
+  }
+
+  /** Resolves once no change is under way. */
+  async idle(): Promise<void> {
+    while ([...this.watches.values()].some((w) => w.busy)) await Promise.all([...this.watches.values()].map((w) => w.busy));
   }
 
   /** One sample of every app with a range, and the decisions due; errors are logged, never thrown. */
-  async tick(now = Date.now()): Promise<void> {
+  async tick(now = this.now()): Promise<void> {
     if (this.ticking || this.stopped) return;
     this.ticking = true;
     try {
@@ -152,7 +163,7 @@ export class Autoscaler {
       current.busy = this.apply(app, decision, instances).finally(() => {
         current.busy = undefined;
         current.stored = this.o.store.apps.byId(app.id)?.instances ?? decision.to;
-        this.restart(current, Date.now());
+        this.restart(current, this.now());
       });
     }
   }
@@ -166,7 +177,7 @@ export class Autoscaler {
       .catch((error: Error) => log(`Autoscaling: could not bring the instances to ${count}: ${error.message}`))
       .finally(() => {
         watch.busy = undefined;
-        this.restart(watch, Date.now());
+        this.restart(watch, this.now());
       });
   }
 

@@ -6,6 +6,8 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutFixture, createApp, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { pacedLoad } from '../support/paced-load.js';
@@ -17,6 +19,10 @@ const SETTINGS = 'cpu-out=40,cpu-in=10,out-after=4s,in-after=6s,cooldown=4s';
 let daemon: TestDaemon;
 let appId: string;
 let host: string;
+/** A webhook receiver of the test's own on loopback: the scaling events delivered to it. */
+let receiver: Server;
+let hookUrl: string;
+const delivered: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
 
 interface Scale {
   instances: number;
@@ -33,6 +39,17 @@ async function scale(): Promise<Scale> {
 }
 
 before(async () => {
+  receiver = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (d: string) => (body += d));
+    req.on('end', () => {
+      delivered.push({ headers: req.headers, body });
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/scaling`;
   daemon = await startDaemon();
   const { gitEnv } = await registerSshKey(daemon);
   const dir = checkoutFixture('cpu-burner');
@@ -44,6 +61,7 @@ before(async () => {
 
 after(async () => {
   await daemon?.stop();
+  receiver?.close();
 });
 
 test('ranges are set and printed; contradictory ones are refused with what to give', async () => {
@@ -62,6 +80,20 @@ test('ranges are set and printed; contradictory ones are refused with what to gi
   assert.equal(badSetting.code, 1);
   assert.match(badSetting.stderr, /cpu-in \(10\) must be under cpu-out \(5\)/);
   assert.equal((await scale()).max_instances, 2, 'a refused change changes nothing');
+
+  const hook = await daemon.cli([
+    'webhooks',
+    'add',
+    'scaling',
+    hookUrl,
+    '--event',
+    'scaling.up',
+    '--event',
+    'scaling.down',
+    '--app',
+    appId,
+  ]);
+  assert.equal(hook.code, 0, hook.stderr);
 });
 
 test('a maximum beyond the organisation quota is refused, naming the quota', async () => {
@@ -106,7 +138,7 @@ test('CPU-burning requests scale it out; once they stop it scales back in, with 
   assert.ok(calm.ok > 20, `the gentle load was answered ${calm.ok} times`);
   assert.equal((await scale()).instances, 1);
 
-  // The decisions are in the app's activity and in the metrics.
+  // The decisions are in the app's activity, in the metrics and told to the webhook.
   const activity = await daemon.cli(['activity', '--app', appId, '--format', 'json']);
   const causes = (JSON.parse(activity.stdout) as Array<{ cause: string; message: string | null }>).filter((d) => d.cause === 'autoscaling');
   assert.deepEqual(
@@ -117,4 +149,11 @@ test('CPU-burning requests scale it out; once they stop it scales back in, with 
   const text = await metrics.text();
   assert.match(text, new RegExp(`slipway_autoscaling_decisions_total\\{app="${appId}",direction="up"\\} 1`));
   assert.match(text, new RegExp(`slipway_autoscaling_decisions_total\\{app="${appId}",direction="down"\\} 1`));
+  const events = await waitUntil('both scaling events at the webhook', () => (delivered.length >= 2 ? delivered : undefined), 30_000);
+  assert.deepEqual(events.map((e) => e.headers['x-slipway-event']).sort(), ['scaling.down', 'scaling.up']);
+  const upEvent = events.find((e) => e.headers['x-slipway-event'] === 'scaling.up')!;
+  const up = JSON.parse(upEvent.body) as { app: { id: string }; details: Record<string, unknown> };
+  assert.equal(up.app.id, appId);
+  assert.deepEqual([up.details.from, up.details.to, up.details.outcome], [1, 2, 'done']);
+  assert.equal(up.details.reason, out.reason);
 });

@@ -1,0 +1,123 @@
+/**
+ * The autoscaler's loop on the fake platform (the real AppRuntime, store and logs; the fake
+ * instance backend and router): the CPU readings are the test's, the ticks at synthetic times.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { type FakePlatform, fakePlatform } from '../../test/support/fakes/fake-platform.js';
+import type { Instance } from '../instances/backend.js';
+import type { AppRow } from '../store/apps.js';
+import { type AppliedDecision, Autoscaler } from './autoscaler.js';
+
+let p: FakePlatform;
+before(async () => {
+  p = await fakePlatform({ drainDelayMs: 0 });
+});
+after(async () => {
+  await p.close();
+});
+
+/** The test's CPU time of each instance, in seconds; `busy` adds that many per tick to each. */
+function harness(app: AppRow) {
+  const cpu = new Map<string, number>();
+  let now = 1_000_000;
+  const decisions: AppliedDecision[] = [];
+  const load = { busy: 0, queued: 0 };
+  const autoscaler = new Autoscaler({
+    store: p.store,
+    logs: p.logs,
+    instancesOf: (appId) =>
+      p.runtime.instancesOf(appId).map((i) => Object.assign(Object.create(i) as Instance, { cpuSeconds: () => cpu.get(i.id) ?? 0 })),
+    scale: (a, log) => p.runtime.scale(a, log),
+    routerLoad: async () => new Map([[app.id, { sessions: 0, queued: load.queued }]]),
+    onDecision: (d) => {
+      if (d.appId === app.id) decisions.push(d);
+    },
+    log: () => undefined,
+    clock: () => now,
+  });
+  /** One tick 2 s after the last one, each instance having used `load.busy` of its 2 s. */
+  const tick = async () => {
+    now += 2000;
+    for (const i of p.runtime.instancesOf(app.id)) cpu.set(i.id, (cpu.get(i.id) ?? 0) + 2 * load.busy);
+    await autoscaler.tick();
+    await autoscaler.idle();
+  };
+  return { autoscaler, decisions, load, tick, at: () => now };
+}
+
+async function deployed(name: string, ranges: { min: number; max: number }, settings: string): Promise<AppRow> {
+  const app = p.app(name);
+  p.deploy(app, p.release(app, 'a'.repeat(40)));
+  await p.settle();
+  p.store.apps.setScaling(
+    app.id,
+    { minInstances: ranges.min, maxInstances: ranges.max, minFlavor: 'nano', maxFlavor: 'nano' },
+    {
+      instances: 1,
+      flavor: 'nano',
+    },
+  );
+  p.store.apps.setAutoscaling(app.id, settings);
+  return p.store.apps.byId(app.id)!;
+}
+
+test('a saturated app scales out through the runtime; the decision is recorded, in the activity and told', async () => {
+  const app = await deployed('busy', { min: 1, max: 3 }, JSON.stringify({ outAfterMs: 4000, inAfterMs: 6000, cooldownMs: 2000 }));
+  const h = harness(app);
+  h.load.busy = 0.95;
+  for (let k = 0; k < 3 && h.decisions.length === 0; k++) await h.tick();
+  assert.equal(h.decisions.length, 1);
+  const [d] = h.decisions;
+  assert.deepEqual([d!.direction, d!.from, d!.to, d!.outcome, d!.reason], ['up', 1, 2, 'done', 'CPU 95% of 1 instance for 4 s']);
+  assert.equal(p.runtime.instancesOf(app.id).length, 2);
+  assert.equal(p.store.apps.byId(app.id)?.instances, 2);
+  const [row] = p.store.scalingDecisions.latest(app.id);
+  assert.deepEqual([row?.from_instances, row?.to_instances, row?.reason, row?.outcome], [1, 2, 'CPU 95% of 1 instance for 4 s', 'done']);
+  const activity = p.store.deployments.listForApp(app.id).find((r) => r.cause === 'autoscaling');
+  assert.deepEqual([activity?.state, activity?.message], ['OK', '1 → 2 instances: CPU 95% of 1 instance for 4 s']);
+  assert.ok(p.logs.lines.get(app.id)?.includes('Autoscaling: 1 → 2 instances: CPU 95% of 1 instance for 4 s'));
+
+  // The cool-down (2 s) passes before the load is judged again; then, idle, it scales back in.
+  h.load.busy = 0;
+  for (let k = 0; k < 10 && h.decisions.length === 1; k++) await h.tick();
+  assert.deepEqual(
+    h.decisions.map((x) => [x.from, x.to]),
+    [
+      [1, 2],
+      [2, 1],
+    ],
+  );
+  await p.settle();
+  assert.equal(p.runtime.instancesOf(app.id).length, 1);
+});
+
+test('a scale-out whose new instance fails its health check is recorded as failed; the count is what serves', async () => {
+  const app = await deployed('fails', { min: 1, max: 2 }, JSON.stringify({ outAfterMs: 2000, cooldownMs: 1000 }));
+  p.apps.set(p.store.deployments.release(app.id)!.release_dir, { status: (_path, spec) => (spec.instanceNumber === 1 ? 500 : 200) });
+  const h = harness(app);
+  h.load.busy = 1;
+  for (let k = 0; k < 4 && h.decisions.length === 0; k++) await h.tick();
+  assert.deepEqual([h.decisions[0]?.outcome, h.decisions[0]?.to], ['failed', 2]);
+  assert.equal(p.store.apps.byId(app.id)?.instances, 1, 'the stored count is what serves');
+  assert.equal(p.runtime.instancesOf(app.id).length, 1);
+  const activity = p.store.deployments.listForApp(app.id).find((r) => r.cause === 'autoscaling');
+  assert.equal(activity?.state, 'FAIL');
+  assert.match(activity?.message ?? '', /^1 → 2 instances: CPU 100% of 1 instance for 2 s — failed: /);
+});
+
+test('a fixed count is left alone; a count that stays apart from the stored one is brought back', async () => {
+  const fixed = await deployed('fixed', { min: 1, max: 1 }, JSON.stringify({ outAfterMs: 2000 }));
+  const h = harness(fixed);
+  h.load.busy = 1;
+  for (let k = 0; k < 6; k++) await h.tick();
+  assert.deepEqual(h.decisions, []);
+
+  const apart = await deployed('apart', { min: 1, max: 3 }, JSON.stringify({ outAfterMs: 60_000 }));
+  const g = harness(apart);
+  // As when a deployment started the count of before a decision: 2 recorded, 1 serving.
+  p.store.apps.setInstances(apart.id, 2);
+  for (let k = 0; k < 17; k++) await g.tick();
+  assert.equal(p.runtime.instancesOf(apart.id).length, 2, 'brought to the stored count after 30 s');
+  assert.deepEqual(g.decisions, [], 'no decision: only the stored count restored');
+});
