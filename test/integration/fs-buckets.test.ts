@@ -83,7 +83,8 @@ before(async () => {
   writerDir = checkoutFixture('bucket-app');
   readerDir = checkoutFixture('bucket-app');
   writer = await createApp(daemon, writerDir, 'bucket-writer', { ORDERS_FILE: 'uploads/orders.log' });
-  reader = await createApp(daemon, readerDir, 'bucket-reader');
+  // Its pre-run hook writes into the bucket: hooks see it as instances do.
+  reader = await createApp(daemon, readerDir, 'bucket-reader', { CC_PRE_RUN_HOOK: 'echo hook-ran > shared/data/hook.txt' });
   files = await cliJson<AddonView>(daemon, ['addon', 'create', 'fs-bucket', 'files', '--plan', '64M', '--link', writer]);
   small = await cliJson<AddonView>(daemon, ['addon', 'create', 'fs-bucket', 'small', '--plan', '16M']);
   // The writer names where it wants the bucket with the reference's variable; the reader with --mount.
@@ -133,24 +134,29 @@ test('two apps of different users share the files read-write; the other bucket i
   assert.equal(byReader.mode, '2770');
   assert.ok(byWriter.groups.includes(byWriter.gid), "the writer's sandbox holds the bucket's group");
   assert.equal((await call(reader, 'GET', '/read?path=shared/data/../../small/x')).status, 500, 'the reader has no /small');
+  assert.equal((await call(writer, 'GET', '/read?path=uploads/hook.txt')).body, 'hook-ran\n', "the reader's pre-run hook wrote there");
   // A one-off command of the release sees the bucket too.
   const run = await daemon.cli(['run', '--app', reader, '--', 'cat', 'shared/data/hello.txt']);
   assert.equal(run.code, 0, run.stderr);
   assert.match(run.stdout, /hello from the writer/);
 });
 
-test('a redeploy under keep-alive and POST load fails no request, and the files written are still there', {
-  timeout: 300_000,
+test('a redeploy, a scale-up, a restart and a rollback under keep-alive and POST load fail no request and lose no write', {
+  timeout: 420_000,
 }, async () => {
   const load = steadyLoad(daemon, `${writer}.localhost`);
   await new Promise((resolve) => setTimeout(resolve, 1000));
   await deploy(writerDir, writer, 'w2');
+  await cliOk(['scale', '--instances', '2', '--app', writer]);
+  await cliOk(['restart', '--app', writer]);
+  await cliOk(['rollback', '--app', writer]);
+  await cliOk(['scale', '--instances', '1', '--app', writer]);
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const { failures, failureCount, releases, counts } = await load.stop();
   assert.deepEqual(failures, [], `failed requests: ${failureCount}`);
   assert.ok(releases.has('w1') && releases.has('w2'), `both releases served (${[...releases].join(', ')})`);
   assert.equal((await call(writer, 'GET', '/read?path=uploads/hello.txt')).body, 'hello from the writer');
-  // Every POST of the load appended an order to the bucket, across the switch, none lost.
+  // Every POST of the load appended an order to the bucket, from every instance, none lost.
   const orders = (await call(reader, 'GET', '/read?path=shared/data/orders.log')).body.split('\n').filter(Boolean);
   assert.equal(orders.length, counts.post, 'one order per answered POST');
 });
@@ -205,6 +211,11 @@ test('the listing shows size used against size, the linked apps and their mount 
   assert.match(line, /fs-bucket/);
   assert.match(line, /\d+(\.\d+)? [KM]iB \/ 64 MiB/);
   assert.match(line, /bucket-writer \(\/uploads\), bucket-reader \(\/shared\/data\)/);
+  const info = await cliOk(['addon', 'info', 'files']);
+  assert.match(info, new RegExp(`host: +${files.bucket!.host}`));
+  assert.match(info, /size: +\d+(\.\d+)? [KM]iB used of 64 MiB/);
+  assert.match(info, /^ {2}bucket-writer at \/uploads$/m);
+  assert.match(info, /^ {2}bucket-reader at \/shared\/data$/m);
   const listed = (await addons()).find((a) => a.name === 'files')!;
   assert.deepEqual(
     listed.bucket!.mounts.map((m) => [m.app_id, m.path]),

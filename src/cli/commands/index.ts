@@ -43,6 +43,7 @@ import { configGet, configList, configSet } from './config/list.js';
 import { addonCreate } from './addon/create.js';
 import { addonList } from './addon/list.js';
 import { addonEnv } from './addon/env.js';
+import { addonInfo } from './addon/info.js';
 import { addonDelete } from './addon/delete.js';
 import { addonProviders } from './addon/providers.js';
 import { addonBackups } from './addon/backups.js';
@@ -139,6 +140,7 @@ export const commands: Command[] = [
   addonCreate,
   addonList,
   addonEnv,
+  addonInfo,
   addonDelete,
   addonProviders,
   addonBackups,
