@@ -152,12 +152,17 @@ export class AddonManager {
   }
 
   /** Records, provisions and stores the credentials of a new add-on. */
-  async create(input: { orgId: string; provider: string; name: string; plan?: string }): Promise<AddonRow> {
+  async create(input: { orgId: string; provider: string; name: string; plan?: string; exclusive?: boolean }): Promise<AddonRow> {
     this.provider(input.provider);
     const row = this.o.store.addons.create({ orgId: input.orgId, provider: input.provider, name: input.name });
     try {
       const provider = await this.ensureStarted(input.provider);
-      const { config } = await provider.provision({ id: row.id, name: row.name, ...(input.plan ? { plan: input.plan } : {}) });
+      const { config } = await provider.provision({
+        id: row.id,
+        name: row.name,
+        ...(input.plan ? { plan: input.plan } : {}),
+        ...(input.exclusive ? { exclusive: true } : {}),
+      });
       this.o.store.addons.setConfig(row.id, config);
       this.serversChanged();
       return this.o.store.addons.byId(row.id)!;

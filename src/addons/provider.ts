@@ -16,6 +16,8 @@ export interface AddonRecord {
   name: string;
   /** The plan asked for at creation, checked by the API (an FS bucket's is its size); absent: the default. */
   plan?: string;
+  /** An FS bucket mounted by one instance at a time (an exclusive volume); the other providers refuse it. */
+  exclusive?: boolean;
 }
 
 export interface ProvisionResult {

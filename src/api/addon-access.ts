@@ -10,6 +10,7 @@ import { isId } from '../core/names.js';
 import { orgForUser } from './access.js';
 import { FS_BUCKET } from '../addons/fs-bucket/fs-bucket-provider.js';
 import { mountPathsOf } from '../addons/fs-bucket/app-buckets.js';
+import { isExclusive } from '../addons/fs-bucket/exclusive-volume.js';
 import { BUCKET_VARIABLE } from '../core/fs-bucket-variables.js';
 import { appEnvironment } from '../links/app-environment.js';
 
@@ -108,6 +109,7 @@ function bucketView(store: Store, addon: AddonRow, manager: AddonManager, appIds
     size_bytes: use?.sizeBytes ?? (Number(config.size_bytes) || 0),
     used_bytes: use?.usedBytes ?? null,
     mounts: appIds.flatMap((appId) => mountPathsOf(appEnvironment(store, manager, appId), host).map((path) => ({ app_id: appId, path }))),
+    exclusive: isExclusive(config),
   };
 }
 

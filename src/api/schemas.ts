@@ -75,6 +75,7 @@ export const Addon = named(
           size_bytes: int('Its size (its plan)'),
           used_bytes: nullable(int('Bytes used in its filesystem')),
           mounts: arr(obj({ app_id: str(), path: str("Inside the app's folder, e.g. /uploads") }), 'Where each linked application sees it'),
+          exclusive: bool('An exclusive volume: one instance of one application mounts it at a time'),
         },
         [],
         'FS buckets only',

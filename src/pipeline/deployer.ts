@@ -232,21 +232,28 @@ export class Deployer {
       phase = 'healthcheck';
       cancelled();
       releaseForHooks = release;
-      const instances = await startRelease(
-        { ...this.hookDeps, runtime },
-        {
-          app,
-          release,
-          appVars,
-          log,
-          signal,
-          // The release with what its CC_PRE_RUN_HOOK wrote: what is recorded, and what the outcome hooks see.
-          onRelease: (withLayer) => (release = releaseForHooks = withLayer),
-        },
-      );
-
-      store.deployments.setPhase(deployment.id, 'healthcheck');
-      await runtime.promote(app.id, instances);
+      const start = () =>
+        startRelease(
+          { ...this.hookDeps, runtime },
+          {
+            app,
+            release,
+            appVars,
+            log,
+            signal,
+            // The release with what its CC_PRE_RUN_HOOK wrote: what is recorded, and what the outcome hooks see.
+            onRelease: (withLayer) => (release = releaseForHooks = withLayer),
+          },
+        );
+      if (runtime.handsOver(app.id)) {
+        // An exclusive volume: the old instance stops before the new one (and its pre-run hook) starts on it.
+        await runtime.handOver(app, start, log);
+        store.deployments.setPhase(deployment.id, 'healthcheck');
+      } else {
+        const instances = await start();
+        store.deployments.setPhase(deployment.id, 'healthcheck');
+        await runtime.promote(app.id, instances);
+      }
       recordServingRelease(store, app.id, release);
       store.deployments.setPhase(deployment.id, 'done');
       store.deployments.finish(deployment.id, 'OK', null);

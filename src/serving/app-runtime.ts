@@ -12,6 +12,7 @@ import { restoreReleases } from './restore.js';
 import { ServingTable } from './serving-table.js';
 import { InstanceLauncher } from './instance-launch.js';
 import { InstanceReplacement } from './instance-replacement.js';
+import { ExclusiveHandover, type RequestHolds } from './exclusive-handover.js';
 
 export interface AppRuntimeOptions {
   store: Store;
@@ -37,6 +38,10 @@ export interface AppRuntimeOptions {
   healthCheckSettleMs?: number;
   /** Told each time a crashed instance of an app is restarted by its supervisor. */
   onInstanceRestart?(appId: string): void;
+  /** Whether the app has an exclusive volume: its switches hand the volume over (exclusive-handover.ts). */
+  hasExclusiveVolume?(appId: string): boolean;
+  /** The router's holds of an app's requests, for those handovers. */
+  holds?: RequestHolds;
 }
 
 /**
@@ -50,12 +55,26 @@ export class AppRuntime {
   private readonly table: ServingTable;
   private readonly launcher: InstanceLauncher;
   private readonly replacement: InstanceReplacement;
+  private readonly handover: ExclusiveHandover;
   private liveness: LivenessMonitor | undefined;
 
   constructor(private readonly options: AppRuntimeOptions) {
     this.table = new ServingTable(options);
     this.launcher = new InstanceLauncher({ ...options, onStateChange: (appId, id, state) => this.instanceStateChanged(appId, id, state) });
-    this.replacement = new InstanceReplacement({ store: options.store, table: this.table, launcher: this.launcher, log: options.log });
+    this.handover = new ExclusiveHandover({
+      store: options.store,
+      table: this.table,
+      launcher: this.launcher,
+      holds: options.holds,
+      log: options.log,
+    });
+    this.replacement = new InstanceReplacement({
+      store: options.store,
+      table: this.table,
+      launcher: this.launcher,
+      log: options.log,
+      exclusive: { handsOver: (appId) => this.handsOver(appId), handover: this.handover },
+    });
   }
 
   current(appId: string): Instance | undefined {
@@ -139,6 +158,21 @@ export class AppRuntime {
     this.table.serve(appId, next);
     await this.applyRoutes();
     this.table.drainInBackground(appId, previous);
+  }
+
+  /** Whether the app's switches hand an exclusive volume over (`handOver`) instead of `launchAll` then `promote`. */
+  handsOver(appId: string): boolean {
+    return this.options.hasExclusiveVolume?.(appId) ?? false;
+  }
+
+  /**
+   * The switch of an app with an exclusive volume, in place of `launchAll` then `promote`: the
+   * router holds its requests while the old instance stops and `start` starts the new one on the
+   * volume; resolves once the new one serves. On a failure the previous release serves again
+   * and this throws (exclusive-handover.ts).
+   */
+  handOver(app: AppRow, start: () => Promise<Instance[]>, log: (line: string) => void): Promise<Instance[]> {
+    return this.handover.handOver(app, start, log);
   }
 
   /**

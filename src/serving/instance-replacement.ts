@@ -5,6 +5,7 @@ import { parseReleaseSpec } from './release-spec.js';
 import type { ServingTable } from './serving-table.js';
 import type { InstanceLauncher } from './instance-launch.js';
 import type { InstanceReplacer } from './liveness-monitor.js';
+import type { ExclusiveHandover } from './exclusive-handover.js';
 
 /**
  * Puts a new instance in the place of one that stopped answering its liveness checks (the
@@ -20,6 +21,8 @@ export class InstanceReplacement implements InstanceReplacer {
       table: Pick<ServingTable, 'of' | 'serve' | 'applyRoutes' | 'stopping'>;
       launcher: Pick<InstanceLauncher, 'launch'>;
       log(line: string): void;
+      /** Apps with an exclusive volume: the stuck instance stops before its replacement starts. */
+      exclusive?: { handsOver(appId: string): boolean; handover: Pick<ExclusiveHandover, 'replaceStuck'> };
     },
   ) {}
 
@@ -37,6 +40,13 @@ export class InstanceReplacement implements InstanceReplacer {
     const release = parseReleaseSpec(record.start_json);
     // A deployment is switching (its record comes right after the router): the next try sees it done.
     if (release.deploymentId !== stuck.spec.deploymentId) throw new Error('A deployment of the application is switching its instances.');
+    if (this.o.exclusive?.handsOver(app.id)) {
+      // Two instances never mount the volume together: held requests wait for the replacement.
+      const start = () => this.o.launcher.launch(app, release, log, cancel, stuck.spec.instanceNumber);
+      const fresh = await this.o.exclusive.handover.replaceStuck(app, stuck, start, log);
+      log(`Instance ${fresh.id} serves in the place of ${stuck.id}, stopped before it started`);
+      return fresh;
+    }
     const fresh = await this.o.launcher.launch(app, release, log, cancel, stuck.spec.instanceNumber);
     if (!serves() || cancel?.aborted) {
       await fresh.stop(5000).catch(() => undefined);

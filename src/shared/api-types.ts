@@ -144,7 +144,14 @@ export interface AddonView {
   /** Ids of the applications linked to it. */
   linked_apps: string[];
   /** An FS bucket's host value, size used against size (null: not mounted now) and where each linked app sees it. */
-  bucket?: { host: string; size_bytes: number; used_bytes: number | null; mounts: Array<{ app_id: string; path: string }> };
+  bucket?: {
+    host: string;
+    size_bytes: number;
+    used_bytes: number | null;
+    mounts: Array<{ app_id: string; path: string }>;
+    /** An exclusive volume: one instance of one application mounts it at a time. */
+    exclusive: boolean;
+  };
 }
 
 /** A backup of an add-on (`GET /v1/addons/:addon/backups`): it counts once a restore of it passed. */

@@ -49,7 +49,8 @@ export class FsBucketProvider implements AddonProvider {
       await this.groups.remove(addon.id).catch(() => undefined);
       throw error;
     }
-    return { config: { host: bucketHost(addon.id), size_bytes: String(sizeBytes) } };
+    // An exclusive volume is the same filesystem; the flag changes how its app is served and scaled.
+    return { config: { host: bucketHost(addon.id), size_bytes: String(sizeBytes), ...(addon.exclusive ? { exclusive: 'true' } : {}) } };
   }
 
   env(config: Record<string, string>): Record<string, string> {

@@ -9,6 +9,8 @@ import { appForUser, orgForUser } from '../access.js';
 import { addonForUser, addonManager, addonView, assertBucketUnnamed } from '../addon-access.js';
 import { canonicalProviderName, checkPlan, planOf } from '../addon-plans.js';
 import { addonRoutes } from './addons-routes.js';
+import { FS_BUCKET } from '../../addons/fs-bucket/fs-bucket-provider.js';
+import { refuseExclusiveCreation } from '../../addons/fs-bucket/exclusive-volume.js';
 
 /** Apps listed in `link`: ids the user can reach, all in the add-on's organisation. */
 function appsToLink(ctx: ApiRequest, link: readonly string[] | undefined, orgId: string): AppRow[] {
@@ -53,6 +55,14 @@ export function addonHandlers(router: HttpRouter<ApiContext>): void {
     const name = checkDisplayName('add-on', nonEmpty('name', input.name, 'Give the add-on a name.'));
     const org = orgForUser(store, ctx.user, input.org);
     const apps = appsToLink(ctx, input.link, org.id);
+    const exclusive = input.exclusive === true;
+    if (exclusive && provider !== FS_BUCKET) {
+      throw new ValidationError(
+        `--exclusive is for FS buckets (a volume one instance mounts at a time); ${provider} add-ons have no such option.`,
+        'Leave --exclusive out, or give fs-bucket as the provider.',
+      );
+    }
+    if (exclusive) refuseExclusiveCreation(name, apps);
     quotasOf(ctx.deps).checkNewAddon(org);
     if (store.addons.byName(org.id, name)) {
       throw new ConflictError(
@@ -60,7 +70,13 @@ export function addonHandlers(router: HttpRouter<ApiContext>): void {
         'Choose another name; `slipway addon list` shows the existing ones.',
       );
     }
-    const addon = await manager.create({ orgId: org.id, provider, name, ...(typeof input.plan === 'string' ? { plan: input.plan } : {}) });
+    const addon = await manager.create({
+      orgId: org.id,
+      provider,
+      name,
+      ...(typeof input.plan === 'string' ? { plan: input.plan } : {}),
+      ...(exclusive ? { exclusive } : {}),
+    });
     for (const app of apps) store.links.linkAddon(app.id, addon.id);
     return { addon: addonView(store, addon, ctx.deps.addons) };
   });

@@ -1,5 +1,5 @@
 import { route } from '../route-spec.js';
-import { arr, obj, oneOf, str } from '../schema.js';
+import { arr, bool, obj, oneOf, str } from '../schema.js';
 import { Addon, AddonProvider, EnvList } from '../schemas.js';
 import { ORG_FILTER } from './apps-routes.js';
 
@@ -38,8 +38,11 @@ export const addonRoutes = {
         plan: str(
           "The provider's one plan (see /v1/addon-providers), or an fs-bucket's size (512M, 1G, 20G; 1G when left out); may be left out",
         ),
+        exclusive: bool(
+          'An fs-bucket only: an exclusive volume, mounted by one instance of one application at a time (SQLite); a deploy hands it over while the router holds requests',
+        ),
       },
-      ['link', 'plan'],
+      ['link', 'plan', 'exclusive'],
     ),
     success: { status: 201, response: { description: 'The add-on', schema: obj({ addon: Addon }) } },
     errors: [404, 409, 503],

@@ -13,6 +13,7 @@ import { describeSettings, effectiveSettings, parseAutoscalingOverrides, storedO
 import type { ScalingDecisionRow } from '../../store/scaling-decisions.js';
 import { scalingChange } from '../scaling-change.js';
 import { checkInstanceCount } from '../instance-count.js';
+import { refuseScaleOverExclusive } from '../../addons/fs-bucket/exclusive-volume.js';
 
 /**
  * How an app is scaled: its instance count and the flavours of its instances and builds, the
@@ -102,6 +103,7 @@ export function instanceHandlers(router: HttpRouter<ApiContext>): void {
       throw new ValidationError('Nothing to change.', `Give ${SCALE_FIELDS.join(', ')}.`);
     }
     if (scaling) {
+      refuseScaleOverExclusive(ctx.deps.store, app, scaling.ranges.maxInstances);
       // Quotas count the maxima: they are what the autoscaler may reach without asking.
       const before = rangesOf(app);
       quotasOf(ctx.deps).checkScale(orgOfApp(ctx.deps, app), app, {
@@ -135,6 +137,7 @@ export function instanceHandlers(router: HttpRouter<ApiContext>): void {
     const count = checkInstanceCount(ctx.body.count);
     const runtime = ctx.deps.services?.runtime;
     if (!runtime) throw new SlipwayError(503, 'unavailable', 'Instances are not available on this daemon.');
+    refuseScaleOverExclusive(ctx.deps.store, app, count);
     quotasOf(ctx.deps).checkScale(orgOfApp(ctx.deps, app), app, { instances: count });
     // A count given is a fixed one: the range closes on it.
     const ranges = rangesOf(app);

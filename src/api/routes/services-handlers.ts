@@ -5,6 +5,7 @@ import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { appForUser } from '../access.js';
 import { addonForApp, addonView, assertBucketUnnamed } from '../addon-access.js';
 import { serviceRoutes } from './services-routes.js';
+import { refuseExclusiveLink } from '../../addons/fs-bucket/exclusive-volume.js';
 
 /**
  * Service dependencies of an app: the add-ons whose variables it receives and the apps whose
@@ -38,6 +39,7 @@ export function serviceHandlers(router: HttpRouter<ApiContext>): void {
   router.handle(serviceRoutes.linkAddon, (ctx) => {
     const app = appForUser(ctx.deps.store, ctx.user, ctx.params.app);
     const addon = addonForApp(ctx.deps.store, ctx.user, app, ctx.body.addon);
+    refuseExclusiveLink(ctx.deps.store, addon, app);
     ctx.deps.store.links.linkAddon(app.id, addon.id);
     return servicesView(ctx, app);
   });

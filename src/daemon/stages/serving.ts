@@ -8,6 +8,7 @@ import { AppRuntime } from '../../serving/app-runtime.js';
 import type { Store } from '../../store/store.js';
 import { flavorLimits, makeSandboxPolicy } from '../sandbox-policy.js';
 import { bucketsOfApp } from '../app-buckets.js';
+import { exclusiveVolumesOf } from '../../addons/fs-bucket/exclusive-volume.js';
 import type { DaemonBase, EdgeBuilt, NetworkBuilt, SandboxesBuilt } from './stage.js';
 
 /** An instance may take this long between SIGTERM and SIGKILL when its app is deleted. */
@@ -51,6 +52,8 @@ export function serving(
     providers,
     log,
     onInstanceRestart: (appId) => lifecycle.publish('instance restarted', { appId }),
+    hasExclusiveVolume: (appId) => exclusiveVolumesOf(store, appId).length > 0,
+    holds: router,
   });
   stoppers.dataPlane(
     'instances',

@@ -73,7 +73,7 @@ export interface FakePlatform {
   close(): Promise<void>;
 }
 
-export async function fakePlatform(options: { drainDelayMs?: number } = {}): Promise<FakePlatform> {
+export async function fakePlatform(options: { drainDelayMs?: number; exclusiveApps?: ReadonlySet<string> } = {}): Promise<FakePlatform> {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-fake-platform-'));
   const store = Store.open(join(dir, 'store.db'));
   const logs = new RecordingLogHub(join(dir, 'logs'));
@@ -99,6 +99,8 @@ export async function fakePlatform(options: { drainDelayMs?: number } = {}): Pro
       bootDeadlineMs: 3000,
       drainDelayMs: options.drainDelayMs ?? 20,
       healthCheckSettleMs: 100,
+      hasExclusiveVolume: (appId) => options.exclusiveApps?.has(appId) ?? false,
+      holds: router,
     });
   const runtime = makeRuntime(backend);
   // As the daemon does at start: nothing to adopt in a new store; routing changes apply from now on.

@@ -44,6 +44,20 @@ export class FakeRouter implements Router {
     this.events.push(`route ${hosts.join(' ')}`);
   }
 
+  /** Holds as HaproxyRouter's, as events only: what a handover does, in order (src/serving/exclusive-handover.ts). */
+  async hold(appId: string): Promise<void> {
+    this.events.push(`hold ${appId}`);
+  }
+
+  async release(appId: string): Promise<void> {
+    this.events.push(`release ${appId}`);
+  }
+
+  /** Requests are answered at once here: nothing is ever in flight when asked. */
+  async appConnections(): Promise<Map<string, number>> {
+    return new Map();
+  }
+
   async applyCertificates(certs: readonly TlsCertificate[]): Promise<void> {
     this.certificates = certs;
   }

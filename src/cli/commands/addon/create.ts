@@ -6,7 +6,7 @@ import type { AddonSummary } from '../../addon-types.js';
 export const addonCreate = command({
   path: ['addon', 'create'],
   summary: 'Create an add-on (postgresql, redis, fs-bucket) and optionally link applications to it',
-  usage: 'addon create <provider> <addon-name> [--link <app>]... [--org <org>] [--plan <plan>]',
+  usage: 'addon create <provider> <addon-name> [--link <app>]... [--org <org>] [--plan <plan>] [--exclusive]',
   options: {
     link: {
       type: 'string',
@@ -23,6 +23,11 @@ export const addonCreate = command({
       description:
         "The plan; postgresql and redis have one (see `slipway addon providers`), an fs-bucket's is its size (1G unless given: 512M, 20G...)",
     },
+    exclusive: {
+      type: 'boolean',
+      description:
+        'fs-bucket only: an exclusive volume, mounted by one instance of one application at a time (SQLite); deploys hand it over',
+    },
   },
   args: { min: 2, max: 2 },
   arguments: [
@@ -33,6 +38,7 @@ export const addonCreate = command({
     'slipway addon create postgresql shop-db --link shop',
     'slipway addon create redis-addon cache --plan s_mono --org acme',
     'slipway addon create fs-bucket shop-files --plan 5G',
+    'slipway addon create fs-bucket shop-db --exclusive --plan 2G --link shop',
   ],
   printsData: true,
   async run(ctx, [provider, name], options) {
@@ -55,6 +61,7 @@ export const addonCreate = command({
       org,
       link: apps.map((a) => a.id),
       ...(options.plan !== undefined ? { plan: options.plan } : {}),
+      ...(options.exclusive ? { exclusive: true } : {}),
     });
     if (ctx.format === 'json') {
       ctx.out(JSON.stringify(addon, null, 2) + '\n');

@@ -32,6 +32,7 @@ export const addonInfo = command({
     const bucket = addon.bucket;
     if (bucket) {
       lines.push(`host:      ${bucket.host}`);
+      if (bucket.exclusive) lines.push('exclusive: yes (one instance of one application mounts it at a time; deploys hand it over)');
       lines.push(
         `size:      ${bucket.used_bytes === null ? 'not mounted now' : humanSize(bucket.used_bytes)} used of ${humanSize(bucket.size_bytes)}`,
       );

@@ -31,7 +31,7 @@ export const addonList = command({
         .join(', ') || '-';
     const rows = addons.map((a) => ({
       name: a.name,
-      provider: a.provider,
+      provider: a.bucket?.exclusive ? `${a.provider} (exclusive)` : a.provider,
       org: a.org_name ?? a.org_id,
       size: a.bucket ? `${a.bucket.used_bytes === null ? '?' : humanSize(a.bucket.used_bytes)} / ${humanSize(a.bucket.size_bytes)}` : '-',
       linked: linkedTo(a),
