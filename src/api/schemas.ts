@@ -138,8 +138,10 @@ export const Scale = named(
       obj({
         at: time(),
         direction: oneOf(['up', 'down']),
-        from: int(),
-        to: int(),
+        from: int('The instance count before'),
+        to: int('The instance count after (the same for a change of flavour)'),
+        from_flavor: nullable(str('A change of flavour: the flavour before')),
+        to_flavor: nullable(str('A change of flavour: the flavour after')),
         reason: str('What the autoscaler measured, e.g. "CPU 85% of 3 instances for 8 s"'),
         outcome: oneOf(['done', 'failed']),
       }),

@@ -17,18 +17,37 @@ after(async () => {
   await p.close();
 });
 
-/** The test's CPU time of each instance, in seconds; `busy` adds that many per tick to each. */
+/** A hitless restart of the app's release on the fake platform, as the daemon's deployer makes it. */
+async function restart(app: AppRow): Promise<'OK' | 'FAIL' | 'CANCELLED'> {
+  const built = p.store.deployments.byId(p.store.deployments.release(app.id)!.deployment_id)!;
+  const restarted = p.deploy(app, built);
+  await p.settle();
+  return p.store.deployments.byId(restarted.id)!.state as 'OK' | 'FAIL' | 'CANCELLED';
+}
+
+/**
+ * The test's CPU time of each instance, in seconds (`busy` adds that many per tick to each), its
+ * memory (`memory`, % of its limit) and the CPU shares given to running instances.
+ */
 function harness(app: AppRow) {
   const cpu = new Map<string, number>();
   let now = 1_000_000;
   const decisions: AppliedDecision[] = [];
-  const load = { busy: 0, queued: 0 };
+  const load = { busy: 0, queued: 0, memory: 10 };
+  const shares: Array<[string, number]> = [];
   const autoscaler = new Autoscaler({
     store: p.store,
     logs: p.logs,
     instancesOf: (appId) =>
-      p.runtime.instancesOf(appId).map((i) => Object.assign(Object.create(i) as Instance, { cpuSeconds: () => cpu.get(i.id) ?? 0 })),
+      p.runtime.instancesOf(appId).map((i) =>
+        Object.assign(Object.create(i) as Instance, {
+          cpuSeconds: () => cpu.get(i.id) ?? 0,
+          memoryUsage: () => (i.spec.sandbox.limits.memoryBytes * load.memory) / 100,
+          setCpuShare: (cpuShares: number) => shares.push([i.id, cpuShares]),
+        }),
+      ),
     scale: (a, log) => p.runtime.scale(a, log),
+    restart,
     routerLoad: async () => new Map([[app.id, { sessions: 0, queued: load.queued }]]),
     onDecision: (d) => {
       if (d.appId === app.id) decisions.push(d);
@@ -43,20 +62,22 @@ function harness(app: AppRow) {
     await autoscaler.tick();
     await autoscaler.idle();
   };
-  return { autoscaler, decisions, load, tick, at: () => now };
+  return { autoscaler, decisions, load, shares, tick, at: () => now };
 }
 
-async function deployed(name: string, ranges: { min: number; max: number }, settings: string): Promise<AppRow> {
+async function deployed(
+  name: string,
+  ranges: { min: number; max: number; minFlavor?: string; maxFlavor?: string },
+  settings: string,
+): Promise<AppRow> {
   const app = p.app(name);
   p.deploy(app, p.release(app, 'a'.repeat(40)));
   await p.settle();
+  // The fake platform's instances all run pico.
   p.store.apps.setScaling(
     app.id,
-    { minInstances: ranges.min, maxInstances: ranges.max, minFlavor: 'nano', maxFlavor: 'nano' },
-    {
-      instances: 1,
-      flavor: 'nano',
-    },
+    { minInstances: ranges.min, maxInstances: ranges.max, minFlavor: ranges.minFlavor ?? 'pico', maxFlavor: ranges.maxFlavor ?? 'pico' },
+    { instances: 1, flavor: 'pico' },
   );
   p.store.apps.setAutoscaling(app.id, settings);
   return p.store.apps.byId(app.id)!;
@@ -120,4 +141,35 @@ test('a fixed count is left alone; a count that stays apart from the stored one 
   for (let k = 0; k < 17; k++) await g.tick();
   assert.equal(p.runtime.instancesOf(apart.id).length, 2, 'brought to the stored count after 30 s');
   assert.deepEqual(g.decisions, [], 'no decision: only the stored count restored');
+});
+
+test('memory near its limit grows the flavour: the CPU share changes at once, the release restarts with it', async () => {
+  const app = await deployed('hungry', { min: 1, max: 1, maxFlavor: 'nano' }, JSON.stringify({ outAfterMs: 4000, cooldownMs: 2000 }));
+  const h = harness(app);
+  h.load.memory = 95;
+  const before = p.runtime.instancesOf(app.id)[0]!;
+  for (let k = 0; k < 4 && h.decisions.length === 0; k++) await h.tick();
+  const [d] = h.decisions;
+  assert.deepEqual([d?.flavor, d?.outcome, d?.reason], [{ from: 'pico', to: 'nano' }, 'done', 'memory 95% of pico (256 MiB) for 4 s']);
+  assert.deepEqual(h.shares, [[before.id, 512]], "nano's CPU share, given to the running instance");
+  assert.equal(p.store.apps.byId(app.id)?.flavor, 'nano');
+  assert.notEqual(p.runtime.instancesOf(app.id)[0], before, 'the release restarted: a new instance serves');
+  const [row] = p.store.scalingDecisions.latest(app.id);
+  assert.deepEqual([row?.from_flavor, row?.to_flavor, row?.outcome], ['pico', 'nano', 'done']);
+});
+
+test('a change of flavour whose restart fails puts the flavour and the CPU share back', async () => {
+  const app = await deployed('cramped', { min: 1, max: 1, maxFlavor: 'nano' }, JSON.stringify({ outAfterMs: 2000, cooldownMs: 1000 }));
+  const first = p.runtime.instancesOf(app.id)[0]!;
+  p.apps.set(p.store.deployments.release(app.id)!.release_dir, { status: (_path, spec) => (spec.instanceId === first.id ? 200 : 500) });
+  const h = harness(app);
+  h.load.memory = 99;
+  for (let k = 0; k < 4 && h.decisions.length === 0; k++) await h.tick();
+  assert.deepEqual([h.decisions[0]?.flavor?.to, h.decisions[0]?.outcome], ['nano', 'failed']);
+  assert.equal(p.store.apps.byId(app.id)?.flavor, 'pico');
+  assert.deepEqual(h.shares, [
+    [first.id, 512],
+    [first.id, 256],
+  ]);
+  assert.equal(p.runtime.instancesOf(app.id)[0], first, 'the instance of before keeps serving');
 });

@@ -5,6 +5,8 @@ import type { LogHub } from '../logs/log-hub.js';
 import { AUTOSCALING_CAUSE, autoscales, rangesOf } from '../core/scaling-ranges.js';
 import { CpuRates } from './cpu-rates.js';
 import { decide, type LoadSample, type ScalingDecision } from './decide.js';
+import { decideFlavor } from './decide-flavor.js';
+import { flavorNamed } from '../core/flavors.js';
 import { effectiveSettings } from './settings.js';
 
 /** Every ~2 s: a load step is seen within a sample or two, and a sample is cheap (a few cgroup files, one stats line per app). */
@@ -24,6 +26,12 @@ export interface AutoscalerOptions {
   instancesOf(appId: string): readonly Instance[];
   /** Brings the app's serving instances to the count stored for it: new ones health-checked first, removed ones drained. */
   scale(app: AppRow, log: (line: string) => void): Promise<void>;
+  /**
+   * Restarts the app's current release hitlessly (new instances with the flavour now stored,
+   * health-checked, then the switch and the drain), recorded in its activity with `line`;
+   * resolves with how it ended. Absent: flavours are not changed.
+   */
+  restart?(app: AppRow, line: string): Promise<'OK' | 'FAIL' | 'CANCELLED'>;
   /** Each app's requests in flight and queued at the router now; undefined when the router cannot tell. */
   routerLoad(): Promise<ReadonlyMap<string, { sessions: number; queued: number }> | undefined>;
   /** Told of each decision once carried out (the metrics and the notifications follow). */
@@ -133,12 +141,14 @@ export class Autoscaler {
       instances.map((i) => ({ id: i.id, seconds: i.cpuSeconds?.() })),
       now,
     );
+    const memoryPercent = highestMemory(instances);
     if (watch.sampledAt !== undefined) {
       watch.samples.push({
         from: watch.sampledAt,
         at: now,
         instances: instances.length,
         ...(cpuPercent === undefined ? {} : { cpuPercent }),
+        ...(memoryPercent === undefined ? {} : { memoryPercent }),
         queued: router?.queued ?? 0,
         inflight: router?.sessions ?? 0,
       });
@@ -147,20 +157,30 @@ export class Autoscaler {
     const settings = effectiveSettings(app.autoscaling_json);
     const keepFrom = now - Math.max(settings.outAfterMs, settings.inAfterMs) - 2 * (this.o.sampleMs ?? SAMPLE_MS);
     while (watch.samples.length > 0 && watch.samples[0]!.at < keepFrom) watch.samples.shift();
-    const decision = decide(
-      watch.samples,
-      settings,
-      {
-        instances: instances.length,
-        minInstances: ranges.minInstances,
-        maxInstances: ranges.maxInstances,
-        ...(watch.lastChangeAt === undefined ? {} : { lastChangeAt: watch.lastChangeAt }),
-      },
-      now,
-    );
+    const state = {
+      instances: instances.length,
+      minInstances: ranges.minInstances,
+      maxInstances: ranges.maxInstances,
+      ...(watch.lastChangeAt === undefined ? {} : { lastChangeAt: watch.lastChangeAt }),
+    };
+    // Flavours change only when the instances run the flavour stored (a person's change waits for
+    // its restart) and a restart can be asked for.
+    const running = instances.every((i) => flavorOf(i) === ranges.flavor);
+    const vertical =
+      this.o.restart && running && ranges.minFlavor !== ranges.maxFlavor
+        ? decideFlavor(
+            watch.samples,
+            settings,
+            { ...state, flavor: ranges.flavor, minFlavor: ranges.minFlavor, maxFlavor: ranges.maxFlavor },
+            now,
+          )
+        : undefined;
+    // Memory first: more instances would not lower one instance's memory.
+    const decision = vertical?.cause === 'memory' ? vertical : (decide(watch.samples, settings, state, now) ?? vertical);
     if (decision) {
       const current = watch;
-      current.busy = this.apply(app, decision, instances).finally(() => {
+      const change = decision.flavor ? this.applyFlavor(app, decision, instances) : this.apply(app, decision, instances);
+      current.busy = change.finally(() => {
         current.busy = undefined;
         current.stored = this.o.store.apps.byId(app.id)?.instances ?? decision.to;
         this.restart(current, this.now());
@@ -218,16 +238,74 @@ export class Autoscaler {
     if (!store.apps.byId(app.id)) return;
     store.deployments.setPhase(record.id, 'done');
     store.deployments.finish(record.id, outcome === 'done' ? 'OK' : 'FAIL', message);
-    const at = new Date().toISOString();
-    store.scalingDecisions.add({
+    this.record(app, decision, outcome);
+  }
+
+  /**
+   * A change of flavour: the CPU share applies at once to the running instances (their control
+   * groups take it live); the memory needs new instances, so the release restarts hitlessly
+   * with the new flavour. If the restart fails, the flavour and the share go back.
+   */
+  private async applyFlavor(app: AppRow, decision: ScalingDecision, serving: readonly Instance[]): Promise<void> {
+    const { store, logs } = this.o;
+    const { from, to } = decision.flavor!;
+    const line = `${from} → ${to}: ${decision.reason}`;
+    logs.append(app.id, 'system', `Autoscaling: ${line}`);
+    const setShare = (name: string) => {
+      const f = flavorNamed(name);
+      for (const instance of serving) instance.setCpuShare?.(f.cpuShares, f.cpuWeight);
+    };
+    store.apps.setFlavors(app.id, { flavor: to });
+    setShare(to);
+    let outcome: 'done' | 'failed' = 'done';
+    try {
+      const ended = await this.o.restart!(app, line);
+      if (ended !== 'OK') throw new Error(`the restart with ${to} ended ${ended}`);
+    } catch (error) {
+      outcome = 'failed';
+      if (!store.apps.byId(app.id)) return;
+      store.apps.setFlavors(app.id, { flavor: from });
+      setShare(from);
+      logs.append(app.id, 'system', `Autoscaling: ${from} → ${to} failed (${(error as Error).message}); the instances keep ${from}`);
+    }
+    if (!store.apps.byId(app.id)) return;
+    this.record(app, decision, outcome);
+  }
+
+  private record(app: AppRow, decision: ScalingDecision, outcome: 'done' | 'failed'): void {
+    const at = new Date(this.now()).toISOString();
+    this.o.store.scalingDecisions.add({
       app_id: app.id,
       at,
       direction: decision.direction,
       from_instances: decision.from,
       to_instances: decision.to,
+      from_flavor: decision.flavor?.from ?? null,
+      to_flavor: decision.flavor?.to ?? null,
       reason: decision.reason,
       outcome,
     });
     this.o.onDecision({ ...decision, appId: app.id, at, outcome });
+  }
+}
+
+/** The highest memory use of the instances, % of each one's limit; undefined when none is measured. */
+function highestMemory(instances: readonly Instance[]): number | undefined {
+  let highest: number | undefined;
+  for (const instance of instances) {
+    const used = instance.memoryUsage();
+    const limit = instance.spec.sandbox.limits.memoryBytes;
+    if (used === undefined || !(limit > 0)) continue;
+    highest = Math.max(highest ?? 0, (100 * used) / limit);
+  }
+  return highest;
+}
+
+/** The flavour an instance runs with (undefined when its record names none known). */
+function flavorOf(instance: Instance): string | undefined {
+  try {
+    return flavorNamed(instance.spec.sandbox.flavor).name;
+  } catch {
+    return undefined;
   }
 }

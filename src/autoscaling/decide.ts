@@ -13,6 +13,8 @@ export interface LoadSample {
   queued: number;
   /** Requests the router has with the app's instances now. */
   inflight: number;
+  /** The highest memory use of an instance, % of its limit; undefined when unmeasured. */
+  memoryPercent?: number;
 }
 
 /** Where the app stands: its count, its range, and when the last change was made. */
@@ -26,8 +28,11 @@ export interface ScalingState {
 
 export interface ScalingDecision {
   direction: 'up' | 'down';
+  /** The instance count before and after (the same for a change of flavour). */
   from: number;
   to: number;
+  /** A change of flavour (vertical): the instances restart with the new one. */
+  flavor?: { from: string; to: string };
   /** "CPU 85% of 3 instances for 8 s". */
   reason: string;
 }
@@ -103,7 +108,7 @@ export function decide(
 }
 
 /** The newest samples that all satisfy `holds`, from the time the first of them began. */
-function trailingRun(
+export function trailingRun(
   samples: readonly LoadSample[],
   holds: (s: LoadSample) => boolean,
 ): { samples: LoadSample[]; since: number; at: number } | undefined {

@@ -22,6 +22,8 @@ test('bad settings are refused with what was wrong', () => {
   assert.throws(() => parseAutoscalingOverrides('cpu-out=abc'), /cpu-out is a number from 1 to 1000/);
   assert.throws(() => parseAutoscalingOverrides('cpu-out=20'), /cpu-in \(30\) must be under cpu-out \(20\)/);
   assert.throws(() => parseAutoscalingOverrides('cpu-in=50', { cpuOut: 40 }), /must be under cpu-out/);
+  assert.throws(() => parseAutoscalingOverrides('mem-out=120'), /mem-out is a number from 1 to 100/);
+  assert.throws(() => parseAutoscalingOverrides('mem-in=95'), /mem-in \(95\) must be under mem-out \(90\)/);
 });
 
 test('stored overrides are read back, anything unknown left out', () => {
@@ -32,7 +34,10 @@ test('stored overrides are read back, anything unknown left out', () => {
 });
 
 test('settings print as the option reads them', () => {
-  assert.equal(describeSettings(DEFAULT_AUTOSCALING), 'cpu-out=80,cpu-in=30,inflight-out=0,out-after=6s,in-after=1m,cooldown=10s');
+  assert.equal(
+    describeSettings(DEFAULT_AUTOSCALING),
+    'cpu-out=80,cpu-in=30,inflight-out=0,mem-out=90,mem-in=50,out-after=6s,in-after=1m,cooldown=10s',
+  );
   const back = parseAutoscalingOverrides(describeSettings(DEFAULT_AUTOSCALING));
   assert.deepEqual({ ...DEFAULT_AUTOSCALING, ...back }, DEFAULT_AUTOSCALING);
 });

@@ -12,6 +12,10 @@ export interface AutoscalingSettings {
   cpuIn: number;
   /** Requests in flight per instance at or above which it scales out; 0: not a signal (long-lived connections would misfire). */
   inflightOut: number;
+  /** An instance's memory, % of its limit, at or above which its flavour grows. */
+  memOut: number;
+  /** The flavour shrinks when the memory would stay under this % of the smaller one's limit. */
+  memIn: number;
   /** How long the instances must stay saturated before it scales out. */
   outAfterMs: number;
   /** How long the load must stay low before it scales in (one instance at a time). */
@@ -24,6 +28,8 @@ export const DEFAULT_AUTOSCALING: Readonly<AutoscalingSettings> = {
   cpuOut: 80,
   cpuIn: 30,
   inflightOut: 0,
+  memOut: 90,
+  memIn: 50,
   outAfterMs: 6_000,
   inAfterMs: 60_000,
   cooldownMs: 10_000,
@@ -34,6 +40,8 @@ const KEYS: Record<string, keyof AutoscalingSettings> = {
   'cpu-out': 'cpuOut',
   'cpu-in': 'cpuIn',
   'inflight-out': 'inflightOut',
+  'mem-out': 'memOut',
+  'mem-in': 'memIn',
   'out-after': 'outAfterMs',
   'in-after': 'inAfterMs',
   cooldown: 'cooldownMs',
@@ -53,10 +61,10 @@ function parseDuration(key: string, text: string): number {
   return Math.round(ms);
 }
 
-function parsePercent(key: string, text: string, min: number): number {
+function parsePercent(key: string, text: string, min: number, max: number): number {
   const value = /^\d+(\.\d+)?%?$/.test(text) ? Number(text.replace('%', '')) : Number.NaN;
-  if (!Number.isFinite(value) || value < min || value > 1000) {
-    throw new ValidationError(`${key} is a number from ${min} to 1000, not ${JSON.stringify(text.slice(0, 40))}.`, EXAMPLE);
+  if (!Number.isFinite(value) || value < min || value > max) {
+    throw new ValidationError(`${key} is a number from ${min} to ${max}, not ${JSON.stringify(text.slice(0, 40))}.`, EXAMPLE);
   }
   return value;
 }
@@ -79,12 +87,21 @@ export function parseAutoscalingOverrides(text: string, current: Partial<Autosca
         `Settings: ${Object.keys(KEYS).join(', ')}, as key=value separated by commas. ${EXAMPLE}`,
       );
     }
-    overrides[key] = DURATIONS.has(key) ? parseDuration(rawKey!, rawValue) : parsePercent(rawKey!, rawValue, key === 'inflightOut' ? 0 : 1);
+    const isMemory = key === 'memOut' || key === 'memIn';
+    overrides[key] = DURATIONS.has(key)
+      ? parseDuration(rawKey!, rawValue)
+      : parsePercent(rawKey!, rawValue, key === 'inflightOut' ? 0 : 1, isMemory ? 100 : 1000);
   }
   const effective = { ...DEFAULT_AUTOSCALING, ...overrides };
   if (effective.cpuIn >= effective.cpuOut) {
     throw new ValidationError(
       `cpu-in (${effective.cpuIn}) must be under cpu-out (${effective.cpuOut}): the gap between them is what keeps a steady load from scaling out and in again.`,
+      EXAMPLE,
+    );
+  }
+  if (effective.memIn >= effective.memOut) {
+    throw new ValidationError(
+      `mem-in (${effective.memIn}) must be under mem-out (${effective.memOut}): the gap between them is what keeps a steady memory use from changing the flavour up and down again.`,
       EXAMPLE,
     );
   }
@@ -117,7 +134,7 @@ export function storedOverrides(json: string | null | undefined): Partial<Autosc
   return out;
 }
 
-/** "cpu-out=80,cpu-in=30,inflight-out=0,out-after=6s,in-after=60s,cooldown=10s": what `--autoscaling` reads back. */
+/** "cpu-out=80,cpu-in=30,inflight-out=0,mem-out=90,mem-in=50,out-after=6s,in-after=60s,cooldown=10s": what `--autoscaling` reads back. */
 export function describeSettings(settings: AutoscalingSettings): string {
   return Object.entries(KEYS)
     .map(([name, key]) => `${name}=${DURATIONS.has(key) ? formatDuration(settings[key]) : settings[key]}`)

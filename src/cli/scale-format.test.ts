@@ -15,14 +15,35 @@ const view: ScaleView = {
   max_instances: 4,
   min_flavor: 'nano',
   max_flavor: 'nano',
-  autoscaling: 'cpu-out=80,cpu-in=30,inflight-out=0,out-after=6s,in-after=1m,cooldown=10s',
+  autoscaling: 'cpu-out=80,cpu-in=30,inflight-out=0,mem-out=90,mem-in=50,out-after=6s,in-after=1m,cooldown=10s',
   decisions: [
-    { at: '2026-11-29T05:40:12.345Z', direction: 'up', from: 1, to: 2, reason: 'CPU 97% of 1 instance for 6 s', outcome: 'done' },
+    {
+      at: '2026-11-29T05:41:02.000Z',
+      direction: 'up',
+      from: 2,
+      to: 2,
+      from_flavor: 'nano',
+      to_flavor: 'XS',
+      reason: 'memory 93% of nano (512 MiB) for 6 s',
+      outcome: 'done',
+    },
+    {
+      at: '2026-11-29T05:40:12.345Z',
+      direction: 'up',
+      from: 1,
+      to: 2,
+      from_flavor: null,
+      to_flavor: null,
+      reason: 'CPU 97% of 1 instance for 6 s',
+      outcome: 'done',
+    },
     {
       at: '2026-11-29T05:30:00.000Z',
       direction: 'down',
       from: 2,
       to: 1,
+      from_flavor: null,
+      to_flavor: null,
       reason: 'CPU 3% of 2 instances for 60 s (under 30% on 1)',
       outcome: 'failed',
     },
@@ -54,9 +75,13 @@ test('the scale prints ranges, the count and flavour now, and the decisions with
     autoscaling: view.autoscaling,
   });
   assert.deepEqual(decisionLines(view), [
+    '2026-11-29 05:41:02  nano → XS: memory 93% of nano (512 MiB) for 6 s',
     '2026-11-29 05:40:12  1 → 2 instances: CPU 97% of 1 instance for 6 s',
     '2026-11-29 05:30:00  2 → 1 instances: CPU 3% of 2 instances for 60 s (under 30% on 1) (failed)',
   ]);
   assert.equal(scaleFields({ ...view, min_instances: 2, max_instances: 2 }).instances, '2');
-  assert.equal(scaleFields({ ...view, min_flavor: 'pico', max_flavor: 'S' }).flavor, 'nano (512 MiB) (range pico to S)');
+  assert.equal(
+    scaleFields({ ...view, min_flavor: 'pico', max_flavor: 'S' }).flavor,
+    'nano (512 MiB) (the autoscaler chooses from pico to S)',
+  );
 });

@@ -39,7 +39,7 @@ export function scaleRequestBody(options: ScaleOptions): Record<string, string> 
   return body;
 }
 
-/** "2 (the autoscaler chooses from 1 to 4)", "nano (512 MiB) (range pico to S)", or the value alone when fixed. */
+/** "2 (the autoscaler chooses from 1 to 4)", "nano (512 MiB) (the autoscaler chooses from pico to S)", or the value alone when fixed. */
 function range(current: string, min: string, max: string, chooser: string): string {
   return min === max ? current : `${current} (${chooser}${min} to ${max})`;
 }
@@ -48,16 +48,20 @@ function range(current: string, min: string, max: string, chooser: string): stri
 export function scaleFields(s: ScaleView): Record<string, string> {
   return {
     instances: range(String(s.instances), String(s.min_instances), String(s.max_instances), 'the autoscaler chooses from '),
-    flavor: range(`${s.flavor} (${humanSize(s.memory_bytes)})`, s.min_flavor, s.max_flavor, 'range '),
+    flavor: range(`${s.flavor} (${humanSize(s.memory_bytes)})`, s.min_flavor, s.max_flavor, 'the autoscaler chooses from '),
     'build flavor': `${s.build_flavor} (${humanSize(s.build_memory_bytes)})`,
     disk: humanSize(s.disk_budget_bytes),
     autoscaling: s.autoscaling,
   };
 }
 
-/** The latest decisions, newest first: "2026-11-29 05:40:12  3 → 4 instances: CPU 85% of 3 instances for 8 s". */
+/**
+ * The latest decisions, newest first: "2026-11-29 05:40:12  3 → 4 instances: CPU 85% of 3
+ * instances for 8 s", or for a flavour "… nano → XS: memory 93% of nano (512 MiB) for 6 s".
+ */
 export function decisionLines(s: ScaleView): string[] {
-  return s.decisions.map(
-    (d) => `${d.at.slice(0, 19).replace('T', ' ')}  ${d.from} → ${d.to} instances: ${d.reason}${d.outcome === 'failed' ? ' (failed)' : ''}`,
-  );
+  return s.decisions.map((d) => {
+    const change = d.from_flavor && d.to_flavor ? `${d.from_flavor} → ${d.to_flavor}` : `${d.from} → ${d.to} instances`;
+    return `${d.at.slice(0, 19).replace('T', ' ')}  ${change}: ${d.reason}${d.outcome === 'failed' ? ' (failed)' : ''}`;
+  });
 }

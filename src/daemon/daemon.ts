@@ -74,9 +74,9 @@ export class Daemon {
       .then(stage(backups))
       .then(stage(platformBackups))
       .then(stage(serving)) // the apps' instances, liveness checks
-      .then(stage(autoscaling)) // instance counts from measured load
       .then(stage(certificates))
       .then(stage(deployments))
+      .then(stage(autoscaling)) // instance counts and flavours from measured load
       .then(stage(gitServer))
       .then(stage(cron)) // one-off commands and cron jobs
       .then(stage(diskMetrics))

@@ -62,6 +62,11 @@ export interface Instance {
    */
   cpuSeconds?(): number | undefined;
   /**
+   * Gives the running instance another CPU share at once (its control group's cpu.shares or
+   * cpu.weight), without a restart. Optional: the autoscaler then relies on the restart alone.
+   */
+  setCpuShare?(cpuShares: number, cpuWeight: number): void;
+  /**
    * Set on an adopted instance that must not stay (why, e.g. it runs on the network of an
    * earlier start): the runtime replaces it at once, new instance first.
    */

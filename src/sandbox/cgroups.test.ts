@@ -1,6 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { limitWrites, sharesToWeight } from './cgroups.js';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SandboxCgroups, limitWrites, sharesToWeight } from './cgroups.js';
 
 const limits = { memoryBytes: 256 * 1024 * 1024, pids: 512, cpuShares: 1024 };
 
@@ -31,4 +34,18 @@ test('cpu shares map onto cpu.weight keeping their order and range', () => {
 
 test('a weight given for cgroup v2 is written as it is', () => {
   assert.deepEqual(limitWrites('v2', { ...limits, cpuWeight: 25 }).at(-1), { controller: '', file: 'cpu.weight', value: '25' });
+});
+
+test('a running group is given a new CPU share and read its CPU time (v1 layout, on a folder standing for the mount)', () => {
+  const mount = mkdtempSync(join(tmpdir(), 'slipway-cgroups-'));
+  const groups = new SandboxCgroups('slipway-test', mount);
+  assert.equal(groups.layout, 'v1');
+  mkdirSync(join(mount, 'cpu', 'slipway-test', 'app-1'), { recursive: true });
+  mkdirSync(join(mount, 'cpuacct', 'slipway-test', 'app-1'), { recursive: true });
+  assert.equal(groups.cpuSeconds('app-1'), undefined, 'nothing to read yet');
+  writeFileSync(join(mount, 'cpuacct', 'slipway-test', 'app-1', 'cpuacct.usage'), '2500000000\n');
+  assert.equal(groups.cpuSeconds('app-1'), 2.5);
+  assert.equal(groups.setCpuShare('app-1', 2048, 200), true);
+  assert.equal(readFileSync(join(mount, 'cpu', 'slipway-test', 'app-1', 'cpu.shares'), 'utf8'), '2048');
+  assert.equal(groups.setCpuShare('gone', 2048, 200), false, 'a group that no longer exists is not created');
 });

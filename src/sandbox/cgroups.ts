@@ -173,6 +173,24 @@ export class SandboxCgroups {
   }
 
   /**
+   * Writes a new CPU share on a running sandbox's group (cpu.shares on v1, cpu.weight on v2):
+   * the kernel applies it at once to everything in the group, so a flavour's CPU share changes
+   * with no restart. Returns whether it was written.
+   */
+  setCpuShare(sandbox: string, cpuShares: number, cpuWeight: number): boolean {
+    const write = limitWrites(this.layout, { memoryBytes: 0, pids: 0, cpuShares, cpuWeight }).find(
+      (w) => w.controller === 'cpu' || w.file === 'cpu.weight',
+    );
+    if (!write) return false;
+    try {
+      writeFileSync(join(this.dirs(write.controller, sandbox), write.file), write.value);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
    * CPU time the group's processes used since it was made, in seconds (undefined when unknown):
    * v2's `cpu.stat` usage_usec; v1's `cpuacct.usage` (ns), in the cpuacct hierarchy (the
    * runtime joins it; it is the cpu one where both are mounted together).

@@ -79,6 +79,8 @@ export interface Sandbox {
   memoryUsage(): number | undefined;
   /** CPU time its processes used so far, in seconds (undefined when unknown). */
   cpuSeconds(): number | undefined;
+  /** A new CPU share for the running sandbox (flavour change without restart); whether it was written. */
+  setCpuShare?(cpuShares: number, cpuWeight: number): boolean;
   /** Resolves when the sandbox has ended and everything of it is removed. */
   readonly done: Promise<SandboxExit>;
   /** Standard input of the command, with `io`. */
@@ -248,6 +250,7 @@ export class SandboxHost {
       exited: () => exited,
       memoryUsage: () => this.cgroups.memoryUsage(id),
       cpuSeconds: () => this.cgroups.cpuSeconds(id),
+      setCpuShare: (cpuShares, cpuWeight) => this.cgroups.setCpuShare(id, cpuShares, cpuWeight),
       stdin,
       signal: async (signal) => {
         if (exited || detached) return;

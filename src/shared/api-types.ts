@@ -202,8 +202,12 @@ export interface ScaleView {
 export interface ScalingDecisionView {
   at: string;
   direction: 'up' | 'down';
+  /** The instance count before and after (the same for a change of flavour). */
   from: number;
   to: number;
+  /** A change of flavour: the flavour before and after (null for a change of count). */
+  from_flavor: string | null;
+  to_flavor: string | null;
   /** "CPU 85% of 3 instances for 8 s". */
   reason: string;
   outcome: 'done' | 'failed';

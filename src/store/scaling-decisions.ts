@@ -8,6 +8,9 @@ export interface ScalingDecisionRow {
   direction: 'up' | 'down';
   from_instances: number;
   to_instances: number;
+  /** A change of flavour: the flavour before and after (null for a change of count). */
+  from_flavor: string | null;
+  to_flavor: string | null;
   /** "CPU 85% of 3 instances for 8 s". */
   reason: string;
   /** Whether the new count was reached (a new instance that fails its health check: failed). */
@@ -24,8 +27,8 @@ export class ScalingDecisionRepository {
     return this.db.transaction(() => {
       const { lastInsertRowid } = this.db
         .prepare(
-          `INSERT INTO scaling_decisions (app_id, at, direction, from_instances, to_instances, reason, outcome)
-           VALUES (@app_id, @at, @direction, @from_instances, @to_instances, @reason, @outcome)`,
+          `INSERT INTO scaling_decisions (app_id, at, direction, from_instances, to_instances, from_flavor, to_flavor, reason, outcome)
+           VALUES (@app_id, @at, @direction, @from_instances, @to_instances, @from_flavor, @to_flavor, @reason, @outcome)`,
         )
         .run(row);
       this.db

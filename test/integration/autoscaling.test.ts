@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { checkoutFixture, createApp, pushAndWait, registerSshKey } from '../support/deploy.js';
+import { checkoutFixture, createApp, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { pacedLoad } from '../support/paced-load.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -26,10 +26,19 @@ const delivered: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
 
 interface Scale {
   instances: number;
+  flavor: string;
   min_instances: number;
   max_instances: number;
   autoscaling: string;
-  decisions: Array<{ direction: string; from: number; to: number; reason: string; outcome: string }>;
+  decisions: Array<{
+    direction: string;
+    from: number;
+    to: number;
+    from_flavor: string | null;
+    to_flavor: string | null;
+    reason: string;
+    outcome: string;
+  }>;
 }
 
 async function scale(): Promise<Scale> {
@@ -68,7 +77,10 @@ test('ranges are set and printed; contradictory ones are refused with what to gi
   const set = await daemon.cli(['scale', '--app', appId, '--min-instances', '1', '--max-instances', '2', '--autoscaling', SETTINGS]);
   assert.equal(set.code, 0, set.stderr);
   assert.match(set.stdout, /^instances\s+1 \(the autoscaler chooses from 1 to 2\)$/m);
-  assert.match(set.stdout, /^autoscaling\s+cpu-out=40,cpu-in=10,inflight-out=0,out-after=4s,in-after=6s,cooldown=4s$/m);
+  assert.match(
+    set.stdout,
+    /^autoscaling\s+cpu-out=40,cpu-in=10,inflight-out=0,mem-out=90,mem-in=50,out-after=4s,in-after=6s,cooldown=4s$/m,
+  );
   assert.match(set.stdout, /^last decisions\s+\(none yet\)$/m);
   const json = await scale();
   assert.deepEqual([json.instances, json.min_instances, json.max_instances, json.decisions], [1, 1, 2, []]);
@@ -156,4 +168,36 @@ test('CPU-burning requests scale it out; once they stop it scales back in, with 
   assert.equal(up.app.id, appId);
   assert.deepEqual([up.details.from, up.details.to, up.details.outcome], [1, 2, 'done']);
   assert.equal(up.details.reason, out.reason);
+});
+
+test('memory near its limit takes the next flavour through a hitless restart', async () => {
+  const set = await daemon.cli([
+    'scale',
+    '--app',
+    appId,
+    '--instances',
+    '1',
+    '--min-flavor',
+    'nano',
+    '--max-flavor',
+    'XS',
+    '--autoscaling',
+    'mem-out=40,mem-in=5',
+  ]);
+  assert.equal(set.code, 0, set.stderr);
+  assert.match(set.stdout, /^flavor\s+nano \(512 MiB\) \(the autoscaler chooses from nano to XS\)$/m);
+  const gentle = pacedLoad(daemon, host, { path: '/', concurrency: 2, pauseMs: 100, maxMs: 90_000 });
+  // About 220 MiB kept by the instance: over 40% of nano's 512 MiB.
+  assert.equal((await getThroughRouter(daemon, host, '/hold?mb=220')).status, 200);
+  const up = await waitUntil('a change of flavour', async () => (await scale()).decisions.find((d) => d.to_flavor !== null), 60_000);
+  assert.deepEqual([up.from_flavor, up.to_flavor, up.outcome], ['nano', 'XS', 'done']);
+  assert.match(up.reason, /^memory \d+% of nano \(512 MiB\) for \d+ s$/);
+  const calm = await gentle.stop();
+  assert.equal(calm.failureCount, 0, calm.failures.join('\n'));
+  assert.equal((await scale()).flavor, 'XS');
+  const human = await daemon.cli(['scale', '--app', appId]);
+  assert.match(human.stdout, /^\s+\S+ \S+ {2}nano → XS: memory \d+% of nano \(512 MiB\) for \d+ s$/m);
+  const activity = await daemon.cli(['activity', '--app', appId, '--format', 'json']);
+  const [restart] = (JSON.parse(activity.stdout) as Array<{ cause: string; state: string }>).filter((d) => d.cause === 'autoscaling');
+  assert.equal(restart?.state, 'OK', 'the restart with the new flavour is in the activity');
 });

@@ -40,6 +40,8 @@ export function scaleView(app: AppRow, defaultDiskBudget = DEFAULT_APP_DISK_BUDG
       direction: d.direction,
       from: d.from_instances,
       to: d.to_instances,
+      from_flavor: d.from_flavor ?? null,
+      to_flavor: d.to_flavor ?? null,
       reason: d.reason,
       outcome: d.outcome,
     })),

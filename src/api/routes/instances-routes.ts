@@ -32,7 +32,7 @@ export const instanceRoutes = {
         minFlavor: str('The smallest instance flavour of the range'),
         maxFlavor: str('The largest instance flavour of the range (quotas count it)'),
         autoscaling: str(
-          "Overrides of the autoscaler's settings, `key=value,…` (cpu-out, cpu-in, inflight-out, out-after, in-after, cooldown), or `default`",
+          "Overrides of the autoscaler's settings, `key=value,…` (cpu-out, cpu-in, inflight-out, mem-out, mem-in, out-after, in-after, cooldown), or `default`",
         ),
         disk: {
           type: ['integer', 'string'],

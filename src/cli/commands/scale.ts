@@ -35,11 +35,15 @@ export const scale = command({
     `  --flavor name        memory, process limit and CPU share of each instance (default ${defaultOf(DEFAULT_INSTANCE_FLAVOR)});\n` +
     '                       applies at the next deployment or `slipway restart`\n' +
     '  --min-flavor name  --max-flavor name\n' +
-    '                       a range of instance flavours; quotas count the largest\n' +
+    "                       a range of instance flavours: the autoscaler takes the next one up when an instance's memory\n" +
+    '                       nears its limit (or its CPU is saturated at the maximum count), and back down when both stay\n' +
+    '                       low at the minimum count, through a hitless restart; quotas count the largest\n' +
     '  --autoscaling s      the autoscaler\'s settings for this app, key=value separated by commas (or "default"):\n' +
     '                       cpu-out=80 (% of one core per instance: scale out at or over it), cpu-in=30 (scale in when the\n' +
     '                       load on one instance fewer stays under it), inflight-out=0 (requests in flight per instance\n' +
-    '                       that scale out; 0: off), out-after=6s, in-after=60s (how long the load must last), cooldown=10s\n' +
+    '                       that scale out; 0: off), mem-out=90 (% of the memory limit: a larger flavour), mem-in=50 (a\n' +
+    '                       smaller flavour when the memory would stay under it there), out-after=6s, in-after=60s (how\n' +
+    '                       long the load must last), cooldown=10s\n' +
     `  --build-flavor name  the same for builds (default ${defaultOf(DEFAULT_BUILD_FLAVOR)}); applies at the next build.\n` +
     '                       A build always gets a smaller CPU share than any instance, so it cannot starve apps that serve\n' +
     "  --disk size          administrators: the app's disk budget (repository, builds, caches, kept releases), e.g. 4G;\n" +

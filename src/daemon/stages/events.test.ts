@@ -24,6 +24,16 @@ test('an autoscaling decision is told as scaling.up or scaling.down, its activit
   const at = '2026-11-29T05:40:12.000Z';
   told.scaled({ appId: app.id, at, direction: 'up', from: 1, to: 2, reason: 'CPU 90% of 1 instance for 6 s', outcome: 'done' });
   told.scaled({ appId: app.id, at, direction: 'down', from: 2, to: 1, reason: 'CPU 3% of 2 instances for 60 s', outcome: 'failed' });
+  told.scaled({
+    appId: app.id,
+    at,
+    direction: 'up',
+    from: 1,
+    to: 1,
+    flavor: { from: 'nano', to: 'XS' },
+    reason: 'memory 93% of nano (512 MiB) for 6 s',
+    outcome: 'done',
+  });
   assert.deepEqual(
     seen.map((e) => [e.type, e.summary, e.details]),
     [
@@ -36,6 +46,11 @@ test('an autoscaling decision is told as scaling.up or scaling.down, its activit
         'scaling.down',
         'shop scaled in: 2 → 1 instances: CPU 3% of 2 instances for 60 s (failed)',
         { from: 2, to: 1, reason: 'CPU 3% of 2 instances for 60 s', outcome: 'failed' },
+      ],
+      [
+        'scaling.up',
+        'shop scaled up: nano → XS: memory 93% of nano (512 MiB) for 6 s',
+        { from: 1, to: 1, from_flavor: 'nano', to_flavor: 'XS', reason: 'memory 93% of nano (512 MiB) for 6 s', outcome: 'done' },
       ],
     ],
   );

@@ -82,12 +82,22 @@ export function platformEvents(store: Store): {
       });
     },
     scaled(d) {
+      const flavor = d.flavor ? `${d.flavor.from} → ${d.flavor.to}` : undefined;
+      const how = flavor
+        ? `scaled ${d.direction}: ${flavor}`
+        : `scaled ${d.direction === 'up' ? 'out' : 'in'}: ${d.from} → ${d.to} instances`;
       events.publish({
         type: d.direction === 'up' ? 'scaling.up' : 'scaling.down',
         appId: d.appId,
         at: d.at,
-        summary: `${appName(d.appId)} scaled ${d.direction === 'up' ? 'out' : 'in'}: ${d.from} → ${d.to} instances: ${d.reason}${d.outcome === 'failed' ? ' (failed)' : ''}`,
-        details: { from: d.from, to: d.to, reason: d.reason, outcome: d.outcome },
+        summary: `${appName(d.appId)} ${how}: ${d.reason}${d.outcome === 'failed' ? ' (failed)' : ''}`,
+        details: {
+          from: d.from,
+          to: d.to,
+          ...(d.flavor ? { from_flavor: d.flavor.from, to_flavor: d.flavor.to } : {}),
+          reason: d.reason,
+          outcome: d.outcome,
+        },
       });
     },
   };

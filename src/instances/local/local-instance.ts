@@ -219,6 +219,15 @@ export class LocalInstance implements Instance {
     return this.group && !this.group.exited() ? this.group.memoryUsage() : undefined;
   }
 
+  /**
+   * A new CPU share for the running sandbox. A restart after a crash makes its sandbox from the
+   * spec again, with the flavour the instance started with; the autoscaler's change of flavour
+   * restarts the release anyway.
+   */
+  setCpuShare(cpuShares: number, cpuWeight: number): void {
+    if (this.group && !this.group.exited()) this.group.setCpuShare?.(cpuShares, cpuWeight);
+  }
+
   /** The sandbox's CPU time; a restart after a crash makes a new sandbox, whose count starts again. */
   cpuSeconds(): number | undefined {
     return this.group && !this.group.exited() ? this.group.cpuSeconds() : undefined;

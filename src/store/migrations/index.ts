@@ -19,6 +19,7 @@ import * as m018 from './018-org-quotas.js';
 import * as m019 from './019-tenant-bounds.js';
 import * as m020 from './020-backup-object-sums.js';
 import * as m021 from './021-scaling-ranges.js';
+import * as m022 from './022-scaling-flavors.js';
 
 /** Versioned schema changes, applied in order; never edit one that has shipped, add a new one. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -43,4 +44,5 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 19, name: 'tenant-bounds', sql: m019.sql },
   { version: 20, name: 'backup-object-sums', sql: m020.sql },
   { version: 21, name: 'scaling-ranges', sql: m021.sql },
+  { version: 22, name: 'scaling-flavors', sql: m022.sql },
 ];
