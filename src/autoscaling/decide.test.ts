@@ -163,3 +163,16 @@ test('unmeasured CPU decides nothing, and samples of another count do not count'
   const atThree: LoadSample[] = unmeasured.map((s) => ({ ...s, instances: 3, cpuPercent: 100 }));
   assert.equal(decide(atThree, DEFAULT_AUTOSCALING, { instances: 2, minInstances: 1, maxInstances: 4 }, 80_000), undefined);
 });
+
+test('signals taking turns still make a saturated run, told with the last figures', () => {
+  const samples: LoadSample[] = [0, 1, 2].map((k) => ({
+    from: k * SAMPLE_MS,
+    at: (k + 1) * SAMPLE_MS,
+    instances: 1,
+    cpuPercent: k === 1 ? 30 : 90,
+    queued: 0,
+    inflight: k === 1 ? 6 : 1,
+  }));
+  const d = decide(samples, { ...DEFAULT_AUTOSCALING, inflightOut: 3 }, { instances: 1, minInstances: 1, maxInstances: 3 }, 6_000);
+  assert.deepEqual(d, { direction: 'up', from: 1, to: 2, reason: '1 instance saturated for 6 s (last: CPU 90%, 1 in flight, 0 queued)' });
+});

@@ -131,5 +131,5 @@ function outReason(run: LoadSample[], settings: AutoscalingSettings, n: number, 
     return `${Math.round(mean(run.map((s) => s.inflight / n)))} requests in flight per instance ${seconds}`;
   }
   const last = run[run.length - 1]!;
-  return `${plural(n, 'instance')} saturated ${seconds} (last: CPU ${Math.round(last.cpuPercent ?? 0)}%, ${plural(last.queued, 'request')} queued)`;
+  return `${plural(n, 'instance')} saturated ${seconds} (last: CPU ${Math.round(last.cpuPercent ?? 0)}%, ${last.inflight} in flight, ${last.queued} queued)`;
 }

@@ -62,6 +62,20 @@ test('scaling up starts health-checked instances that join the table; scaling do
   for (const i of three.slice(1)) assert.equal(i.state(), 'stopped');
 });
 
+test('two scales of one app at once run one after the other: the count stored is what serves', async () => {
+  const app = p.app('scale-twice');
+  p.deploy(app, p.release(app, 'b'.repeat(40)));
+  await p.settle();
+  p.store.apps.setInstances(app.id, 3);
+  const row = p.store.apps.byId(app.id)!;
+  await Promise.all([p.runtime.scale(row, () => undefined), p.runtime.scale(row, () => undefined)]);
+  assert.deepEqual(
+    p.runtime.instancesOf(app.id).map((i) => i.spec.instanceNumber),
+    [0, 1, 2],
+  );
+  assert.deepEqual(upstreamPorts(app.id), servingPorts(app.id));
+});
+
 test('scaling up when one new instance fails its health check keeps the healthy ones and leaves nothing running outside the table', async () => {
   const app = p.app('scale-partly');
   p.vars.set(app.id, { CC_HEALTH_CHECK_PATH: '/ready' });

@@ -57,6 +57,8 @@ export class AppRuntime {
   private readonly replacement: InstanceReplacement;
   private readonly handover: ExclusiveHandover;
   private liveness: LivenessMonitor | undefined;
+  /** The scale under way for each app, the next one chained after it. */
+  private readonly scaling = new Map<string, Promise<void>>();
 
   constructor(private readonly options: AppRuntimeOptions) {
     this.table = new ServingTable(options);
@@ -178,9 +180,23 @@ export class AppRuntime {
   /**
    * Changes how many instances serve the app's current release: new ones start, pass their
    * health check and join the routing table; removed ones (the highest numbers) leave it first,
-   * then drain and stop. The count is the one stored for the app.
+   * then drain and stop. The count is the one stored for the app. Calls for one app run one after
+   * the other (a person's scale and the autoscaler's may meet): each reads the count and the
+   * table as the one before left them, so two scale-ups never both start the missing instances.
    */
-  async scale(app: AppRow, log: (line: string) => void): Promise<void> {
+  scale(app: AppRow, log: (line: string) => void): Promise<void> {
+    const previous = this.scaling.get(app.id) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => this.scaleNow(app, log));
+    this.scaling.set(app.id, next);
+    next
+      .finally(() => {
+        if (this.scaling.get(app.id) === next) this.scaling.delete(app.id);
+      })
+      .catch(() => undefined);
+    return next;
+  }
+
+  private async scaleNow(app: AppRow, log: (line: string) => void): Promise<void> {
     const wanted = Math.max(1, this.options.store.apps.byId(app.id)?.instances ?? 1);
     const current = this.table.of(app.id);
     const record = this.options.store.deployments.release(app.id);
