@@ -13,6 +13,7 @@ import { benchDrains, describeDrains } from './drains.js';
 import { benchBackups, describeBackups } from './backups.js';
 import { benchBuildLoad, describeBuildLoad } from './build-load.js';
 import { benchAddonIdle, describeAddonIdle } from './addon-idle.js';
+import { benchExclusiveVolume, describeExclusiveVolume } from './exclusive-volume.js';
 
 const results: Record<string, unknown> = {};
 
@@ -58,6 +59,10 @@ console.log(describeDrains(drains));
 const backups = await benchBackups();
 results.backups = backups;
 console.log(describeBackups(backups));
+
+const exclusiveVolume = await benchExclusiveVolume();
+results.exclusiveVolume = exclusiveVolume;
+console.log(describeExclusiveVolume(exclusiveVolume));
 
 const addonIdle = await benchAddonIdle();
 results.addonIdle = addonIdle;

@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FAKE_DOMAIN, type FakePlatform, fakePlatform } from '../../test/support/fakes/fake-platform.js';
 import type { Instance } from '../instances/backend.js';
+import type { InstanceReplacement } from './instance-replacement.js';
 
 const exclusive = new Set<string>();
 let p: FakePlatform;
@@ -92,4 +93,26 @@ test('an app without an exclusive volume switches as before: new instance first,
   const [fresh] = p.runtime.instancesOf(app.id);
   assert.ok(!p.events.some((e) => e.startsWith('hold ')), p.events.join('\n'));
   assert.ok(at(`health-check ${fresh!.id} /`) < at(`stop ${old!.id}`), 'the old one stops after the new one is healthy');
+});
+
+test('a stuck instance of an app with an exclusive volume stops before its replacement starts, requests held meanwhile', async () => {
+  const app = p.app('ledger-stuck');
+  exclusive.add(app.id);
+  p.deploy(app, p.release(app, '1'.repeat(40)));
+  await p.settle();
+  const [stuck] = p.runtime.instancesOf(app.id);
+  p.events.length = 0;
+  // The liveness monitor's call, made directly: when it decides is liveness-monitor.test.ts's concern.
+  const { replacement } = p.runtime as unknown as { replacement: InstanceReplacement };
+  const fresh = await replacement.replaceInstance(app, stuck!, () => undefined);
+  assert.ok(fresh);
+  assert.deepEqual(p.runtime.instancesOf(app.id), [fresh]);
+  const hold = at(`hold ${app.id}`);
+  const stop = at(`stop ${stuck!.id}`);
+  const start = at(`start ${fresh.spec.instanceId} ${fresh.spec.deploymentId}`);
+  const release = at(`release ${app.id}`);
+  assert.ok(
+    hold < stop && stop < start && start < routeEventOf(app.id, [fresh]) && routeEventOf(app.id, [fresh]) < release,
+    p.events.join('\n'),
+  );
 });

@@ -52,10 +52,14 @@ export class ExclusiveHandover {
       if (previous.length > 0) {
         log('==> [handover] The app has an exclusive volume: its requests wait at the router while the volume changes hands');
         await this.inFlightDone(app.id);
+        const drained = took();
         await this.stopServing(app.id, previous);
-        log(`==> [handover] The previous instance finished its requests and stopped (${took()}); the new one starts on the volume`);
+        log(
+          `==> [handover] The previous instance finished its requests (${drained}) and stopped (${took()}); the new one starts on the volume`,
+        );
       }
       let next: Instance[];
+      const starting = Date.now();
       try {
         next = await start();
       } catch (error) {
@@ -64,7 +68,9 @@ export class ExclusiveHandover {
       }
       this.o.table.serve(app.id, next);
       await this.o.table.applyRoutes();
-      log(`==> [handover] The new instance serves; requests waited ${took()} at most`);
+      const startSeconds = ((Date.now() - starting) / 1000).toFixed(1);
+      log(`==> [handover] The new instance started on the volume and passed its health check in ${startSeconds} s; it serves`);
+      log(`==> [handover] Requests waited ${took()} at most`);
       return next;
     } finally {
       await this.o.holds?.release(app.id).catch((error) => this.o.log(`Releasing the requests of ${app.id}: ${(error as Error).message}`));

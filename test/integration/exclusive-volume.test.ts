@@ -127,7 +127,7 @@ test('two deploys, a restart and a rollback under load hand the volume over: no 
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const log = await deploy('s2');
   assert.ok(
-    log.some((l) => /\[handover\] The previous instance finished its requests and stopped/.test(l)),
+    log.some((l) => /\[handover\] The previous instance finished its requests \([\d.]+ s\) and stopped/.test(l)),
     log.join('\n'),
   );
   await deploy('s3');
