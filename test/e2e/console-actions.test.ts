@@ -169,6 +169,22 @@ uiTest('Scaling sets the instance count at once and the flavour for the next sta
   const status = (await api('GET', `/v1/apps/${appId}/status`)).body;
   assert.equal(status.instances.length, 2);
   await browser.screenshot('actions-scaled');
+
+  // A range: the autoscaler chooses the count from 2 to 3; then a fixed count again.
+  await page.getByLabel('Autoscale up to').fill('3');
+  await page.getByRole('button', { name: 'Save scaling' }).click();
+  await page
+    .locator('.outcome')
+    .getByText(/^Saved: 2 to 3 instances of pico, the autoscaler choosing from its measured load\. No deployment was started\.$/)
+    .waitFor();
+  await page.locator('#autoscaling').getByText('2 now; the autoscaler chooses from 2 to 3.').waitFor();
+  const ranged = (await api('GET', `/v1/apps/${appId}/scale`)).body.scale;
+  assert.deepEqual([ranged.min_instances, ranged.max_instances], [2, 3]);
+  await page.getByLabel('Autoscale up to').fill('2');
+  await page.getByRole('button', { name: 'Save scaling' }).click();
+  await page.locator('#autoscaling').getByText('A fixed count of 2.').waitFor();
+  const fixed = (await api('GET', `/v1/apps/${appId}/scale`)).body.scale;
+  assert.deepEqual([fixed.min_instances, fixed.max_instances, fixed.instances], [2, 2, 2]);
 });
 
 uiTest('the new pages are readable at 375px wide: nothing overflows horizontally', async () => {

@@ -11,9 +11,10 @@ const MAX_INSTANCES = 40;
 const REFRESH_MS = 2000;
 
 /**
- * Scaling: how many instances serve the app (applied at once, as `slipway scale --instances`)
- * and the flavour of each (applied at the next deployment or restart, which the page offers),
- * with the instances running now.
+ * Scaling: how many instances serve the app (applied at once, as `slipway scale --instances`),
+ * up to how many the autoscaler may take it (`--min-instances`/`--max-instances`), and the
+ * flavour of each (applied at the next deployment or restart, which the page offers), with the
+ * instances running now and the autoscaler's last decisions.
  */
 export async function appScalingView(ctx: ViewContext, route: Extract<Route, { page: 'app-scaling' }>): Promise<void> {
   const { app, body } = await appFrame(ctx, route.app, 'app-scaling');
@@ -32,8 +33,23 @@ export async function appScalingView(ctx: ViewContext, route: Extract<Route, { p
       value: scale.instances,
       required: true,
     }),
-    `From 1 to ${MAX_INSTANCES}; applies at once: new instances are health-checked before they receive traffic.`,
+    `From 1 to ${MAX_INSTANCES}; applies at once: new instances are health-checked before they receive traffic. With autoscaling, the fewest instances.`,
   );
+  const upTo = field(
+    'Autoscale up to',
+    h('input', {
+      type: 'number',
+      id: 'max-instances',
+      min: 1,
+      max: MAX_INSTANCES,
+      step: 1,
+      inputmode: 'numeric',
+      value: scale.max_instances,
+    }),
+    'The most instances the autoscaler starts when the load needs them (quotas count this); the instance count for a fixed count.',
+  );
+  // While the autoscaler chooses, the count field holds the range's minimum.
+  count.control.value = String(scale.min_instances);
   const flavor = field(
     'Flavour of each instance',
     select(
@@ -46,7 +62,28 @@ export async function appScalingView(ctx: ViewContext, route: Extract<Route, { p
   const outcome = actionOutcome(ctx, app.id);
   const save = h('button', { type: 'submit', class: 'primary' }, 'Save scaling');
   const restart = h('button', { type: 'button', class: 'secondary' }, 'Restart to apply the flavour');
-  const form = h('form', { novalidate: true }, count.wrapper, flavor.wrapper, h('div', { class: 'actions' }, save, restart));
+  const form = h('form', { novalidate: true }, count.wrapper, upTo.wrapper, flavor.wrapper, h('div', { class: 'actions' }, save, restart));
+  const autoscaling = h('div', { class: 'meta', id: 'autoscaling' });
+  const drawAutoscaling = (now: Scale) => {
+    const range =
+      now.min_instances === now.max_instances
+        ? `A fixed count of ${now.instances}.`
+        : `${now.instances} now; the autoscaler chooses from ${now.min_instances} to ${now.max_instances}.`;
+    replaceChildren(
+      autoscaling,
+      h('p', {}, range),
+      ...now.decisions
+        .slice(0, 3)
+        .map((d) =>
+          h(
+            'p',
+            { class: 'decision' },
+            `${d.at.slice(0, 19).replace('T', ' ')}: ${d.from_flavor && d.to_flavor ? `${d.from_flavor} → ${d.to_flavor}` : `${d.from} → ${d.to} instances`}: ${d.reason}${d.outcome === 'failed' ? ' (failed)' : ''}`,
+          ),
+        ),
+    );
+  };
+  drawAutoscaling(scale);
   let saved = scale;
 
   form.addEventListener('submit', (event) => {
@@ -59,10 +96,22 @@ export async function appScalingView(ctx: ViewContext, route: Extract<Route, { p
       return;
     }
     count.setError(undefined);
-    const change: { instances?: number; flavor?: string } = {};
-    if (wanted !== saved.instances) change.instances = wanted;
+    const rawMax = upTo.control.value.trim();
+    const most = rawMax === '' ? wanted : Number(rawMax);
+    if (!/^\d*$/.test(rawMax) || most > MAX_INSTANCES) {
+      upTo.setError(`The most instances is a whole number up to ${MAX_INSTANCES}.`);
+      upTo.control.focus();
+      return;
+    }
+    upTo.setError(undefined);
+    const change: { instances?: number; minInstances?: number; maxInstances?: number; flavor?: string } = {};
+    // Up to no more than the count: a fixed count.
+    if (most > wanted) {
+      if (wanted !== saved.min_instances || most !== saved.max_instances)
+        Object.assign(change, { minInstances: wanted, maxInstances: most });
+    } else if (wanted !== saved.instances || saved.min_instances !== saved.max_instances) change.instances = wanted;
     if (flavor.control.value !== saved.flavor) change.flavor = flavor.control.value;
-    if (!change.instances && !change.flavor) {
+    if (!change.instances && !change.maxInstances && !change.flavor) {
       void outcome.run(
         'Scaling',
         async () => saved,
@@ -77,7 +126,11 @@ export async function appScalingView(ctx: ViewContext, route: Extract<Route, { p
         () => ctx.api.json<{ scale: Scale }>('PUT', `${base}/scale`, change),
         ({ scale: now }) => {
           saved = now;
-          const parts = [`${now.instances} instance${now.instances === 1 ? '' : 's'} of ${now.flavor}`];
+          drawAutoscaling(now);
+          upTo.control.value = String(now.max_instances);
+          const parts = change.maxInstances
+            ? [`${now.min_instances} to ${now.max_instances} instances of ${now.flavor}, the autoscaler choosing from its measured load`]
+            : [`${now.instances} instance${now.instances === 1 ? '' : 's'} of ${now.flavor}`];
           if (change.instances) parts.push('the instance count applied at once');
           if (change.flavor) parts.push('the flavour applies at the next deployment or restart');
           return { message: `Saved: ${parts.join('; ')}. No deployment was started.` };
@@ -99,8 +152,13 @@ export async function appScalingView(ctx: ViewContext, route: Extract<Route, { p
   const instanceRows = h('tbody');
   const instanceSummary = h('p', { class: 'meta' });
   const drawInstances = async () => {
-    const status = await ctx.api.get<AppStatus>(`${base}/status`);
+    const [status, { scale: now }] = await Promise.all([
+      ctx.api.get<AppStatus>(`${base}/status`),
+      ctx.api.get<{ scale: Scale }>(`${base}/scale`),
+    ]);
     if (ctx.signal.aborted) return;
+    // The autoscaler's count and decisions as they come; the form keeps what is being typed.
+    drawAutoscaling(now);
     instanceSummary.textContent = `${status.instances.length} running of ${status.instance_count} wanted.`;
     replaceChildren(
       instanceRows,
@@ -123,6 +181,7 @@ export async function appScalingView(ctx: ViewContext, route: Extract<Route, { p
       'section',
       { class: 'card narrow', 'aria-labelledby': 'scaling-title' },
       h('h2', { id: 'scaling-title' }, 'Instances and flavour'),
+      autoscaling,
       form,
       outcome.el,
     ),
