@@ -118,6 +118,7 @@ const BESIDE = [
   'egress',
   'egress-clients',
   'firewall',
+  'fs-bucket-backups',
   'hooks',
   'hostile-apps',
   'hostile-files',

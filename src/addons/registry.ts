@@ -26,6 +26,8 @@ export interface AddonProvidersOptions {
   planLimits?: PlanLimits;
   /** Name of the control-group root the add-on servers are limited under (e.g. `slipway77-addons`). */
   cgroupRoot?: string;
+  /** The daemon's log, for what a start finds and mends (an FS bucket left frozen). */
+  log?(line: string): void;
 }
 
 export function makeAddonProviders(options: AddonProvidersOptions): Map<string, AddonProvider> {
@@ -53,7 +55,7 @@ export function makeAddonProviders(options: AddonProvidersOptions): Map<string, 
         cgroupRoot: options.cgroupRoot,
       }),
     ],
-    ['fs-bucket', new FsBucketProvider({ dataDir: options.dataDir })],
+    ['fs-bucket', new FsBucketProvider({ dataDir: options.dataDir, log: options.log })],
   ]);
 }
 

@@ -7,7 +7,7 @@ import type { AddonManager } from '../addons/addon-manager.js';
 import type { AddonRow } from '../store/addons.js';
 import type { AddonBackupRow, BackupKind } from '../store/addon-backups.js';
 import type { Store } from '../store/store.js';
-import { type BackupEngine, type EngineAddon, type RestoreFrom, RestoreLeftChanges } from './engine.js';
+import { type BackupEngine, type EngineAddon, type NewAddonOptions, type RestoreFrom, RestoreLeftChanges } from './engine.js';
 import { BackupSchedules, type ScheduleDefaults } from './schedule.js';
 import { BackupObjectDamaged } from './store/backup-store.js';
 
@@ -243,7 +243,12 @@ export class AddonBackups {
     }
     const from = this.resolveSource(engine, addon, source);
     if (as !== undefined) {
-      return this.intoNewAddon(addon, as, (created) => engine.restoreInto(from, this.engineAddon(addon), this.engineAddon(created)));
+      return this.intoNewAddon(
+        addon,
+        as,
+        (created) => engine.restoreInto(from, this.engineAddon(addon), this.engineAddon(created)),
+        engine.newAddonOptions?.(this.engineAddon(addon)),
+      );
     }
     return this.serial(addon.org_id, async () => {
       const [safety] = await this.take(engine, [addon], 'safety');
@@ -275,27 +280,37 @@ export class AddonBackups {
    * base backup streamed from server to server), or else a fresh safety backup restored into it.
    */
   private fork(engine: BackupEngine, addon: AddonRow, as: string): Promise<{ addon: AddonRow }> {
-    return this.intoNewAddon(addon, as, async (created) => {
-      const forked = (await engine.fork?.(this.engineAddon(addon), this.engineAddon(created))) ?? false;
-      if (!forked) {
-        const [fresh] = await this.take(engine, [addon], 'safety');
-        await engine.restoreInto({ backup: fresh! }, this.engineAddon(addon), this.engineAddon(created));
-      }
-    });
+    return this.intoNewAddon(
+      addon,
+      as,
+      async (created) => {
+        const forked = (await engine.fork?.(this.engineAddon(addon), this.engineAddon(created))) ?? false;
+        if (!forked) {
+          const [fresh] = await this.take(engine, [addon], 'safety');
+          await engine.restoreInto({ backup: fresh! }, this.engineAddon(addon), this.engineAddon(created));
+        }
+      },
+      engine.newAddonOptions?.(this.engineAddon(addon)),
+    );
   }
 
   /**
    * A new add-on `as` of the add-on's organisation (its name free, the quota checked now and at
    * its turn), filled by `fill`; removed again if filling it fails.
    */
-  private intoNewAddon(addon: AddonRow, as: string, fill: (created: AddonRow) => Promise<void>): Promise<{ addon: AddonRow }> {
+  private intoNewAddon(
+    addon: AddonRow,
+    as: string,
+    fill: (created: AddonRow) => Promise<void>,
+    options: NewAddonOptions = {},
+  ): Promise<{ addon: AddonRow }> {
     if (this.o.store.addons.byName(addon.org_id, as)) {
       throw new ConflictError(`The organisation already has an add-on named ${JSON.stringify(as)}.`, 'Choose another name with --as.');
     }
     this.o.bounds?.newAddon(addon);
     return this.serial(addon.org_id, async () => {
       this.o.bounds?.newAddon(addon);
-      const created = await this.o.addons.create({ orgId: addon.org_id, provider: addon.provider, name: as });
+      const created = await this.o.addons.create({ orgId: addon.org_id, provider: addon.provider, name: as, ...options });
       try {
         await fill(created);
       } catch (error) {

@@ -8,12 +8,18 @@ export interface EngineAddon {
   config: Record<string, string>;
 }
 
+/** What a new add-on made by a restore `--as` takes from its source. */
+export interface NewAddonOptions {
+  plan?: string;
+  exclusive?: boolean;
+}
+
 /** What an engine stored for one add-on. */
 export interface TakenBackup {
   objectKey: string;
-  /** PostgreSQL: the named restore point the counts were taken at. */
+  /** PostgreSQL: the named restore point the counts were taken at; an FS bucket: `sha256:<hex>` of its image. */
   restorePoint: string | null;
-  /** What the verification compares: rows per table, or {keys: n}. */
+  /** What the verification compares: rows per table, {keys: n}, a bucket image's size. */
   counts: Record<string, number>;
   sizeBytes: number;
   createdAt: Date;
@@ -56,6 +62,8 @@ export interface BackupEngine {
    * backup in between. An engine without it forks by a fresh backup and a restore of it.
    */
   fork?(source: EngineAddon, into: EngineAddon): Promise<boolean>;
+  /** How a restore `--as` creates the new add-on (an FS bucket: the source's size, exclusive or not); absent: the defaults. */
+  newAddonOptions?(source: EngineAddon): NewAddonOptions;
   /** A portable dump of the add-on as the backup holds it. */
   download(backup: AddonBackupRow, addon: EngineAddon, use: (dump: Readable) => Promise<void>): Promise<void>;
   /** Removes an object no backup row uses any more. */

@@ -7,6 +7,8 @@ import { AddonBackups, type BackupBounds } from '../backups/addon-backups.js';
 import type { BackupEngine } from '../backups/engine.js';
 import { PostgresqlEngine } from '../backups/postgresql/postgresql-engine.js';
 import { RedisBackups } from '../backups/redis/redis-backups.js';
+import { BucketBackups } from '../backups/fs-bucket/bucket-backups.js';
+import { FsBucketProvider } from '../addons/fs-bucket/fs-bucket-provider.js';
 import { DEFAULT_SCHEDULE } from '../backups/schedule.js';
 import type { EgressGuard } from '../network/egress-guard.js';
 import { defaultBackupFolder, openBackupStore, type BackupStoreOptions } from '../backups/store/open-store.js';
@@ -32,7 +34,7 @@ export function backupStoreOptions(dataDir: string, settings: BackupOptions = {}
 
 /**
  * The backup store the options name, the PostgreSQL archiver and the add-on backups service
- * with an engine per provider (PostgreSQL, Redis), its schedule ticking; `stop()` ends the
+ * with an engine per provider (PostgreSQL, Redis, FS buckets), its schedule ticking; `stop()` ends the
  * ticking (the archive spool keeps filling without a daemon and is shipped by the next one).
  */
 export async function startBackups(o: {
@@ -42,6 +44,7 @@ export async function startBackups(o: {
   addons: AddonManager;
   postgresql: AddonProvider | undefined;
   redis: AddonProvider | undefined;
+  fsBuckets: AddonProvider | undefined;
   log(line: string): void;
   tellApps(appIds: string[], line: string): void;
   verified(provider: string, result: 'verified' | 'failed'): void;
@@ -49,7 +52,14 @@ export async function startBackups(o: {
   bounds?: BackupBounds;
   /** The daemon's egress guard, for an S3 endpoint. */
   egress?: EgressGuard;
-}): Promise<{ backups: AddonBackups; backupStore: BackupStore; begin(): void; stop(): void }> {
+}): Promise<{
+  backups: AddonBackups;
+  backupStore: BackupStore;
+  begin(): void;
+  stop(): void;
+  /** How a restored FS bucket's apps are restarted (the deployer comes later in the start). */
+  restartBucketAppsWith(restart: (addonId: string) => Promise<void>): void;
+}> {
   const settings = o.options ?? {};
   // Every object the add-on backups put gets its size and SHA-256 recorded in the daemon's own database.
   const book = o.store.backupObjectSums;
@@ -64,6 +74,14 @@ export async function startBackups(o: {
   if (postgresql) engines.set('postgresql', postgresql);
   if (o.redis instanceof RedisProvider) {
     engines.set('redis', new RedisBackups({ servers: o.redis, store: backupStore, sums, scratchRoot, log: o.log }));
+  }
+  let restartBucketApps: (addonId: string) => Promise<void> = async () => undefined;
+  if (o.fsBuckets instanceof FsBucketProvider) {
+    const buckets = o.fsBuckets;
+    engines.set(
+      'fs-bucket',
+      new BucketBackups({ buckets, store: backupStore, sums, scratchRoot, log: o.log, restartApps: (id) => restartBucketApps(id) }),
+    );
   }
   const backups = new AddonBackups({
     store: o.store,
@@ -91,6 +109,9 @@ export async function startBackups(o: {
         SCHEDULE_TICK_MS,
       );
       timer.unref();
+    },
+    restartBucketAppsWith(restart) {
+      restartBucketApps = restart;
     },
     stop() {
       if (timer) clearInterval(timer);

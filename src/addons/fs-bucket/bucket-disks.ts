@@ -31,8 +31,29 @@ export class BucketDisks {
     return join(this.root, checkId(addonId));
   }
 
-  private image(addonId: string): string {
+  /** The bucket's image file (root's): the backups read it as a block file, never the files inside. */
+  image(addonId: string): string {
     return `${this.folder(addonId)}.img`;
+  }
+
+  /** Where a restored image waits beside the live one, on the same filesystem, to be renamed over it. */
+  incoming(addonId: string): string {
+    return `${this.image(addonId)}.restoring`;
+  }
+
+  /**
+   * The image at `incoming(addonId)` becomes the bucket's: the host's mount is let go (lazily:
+   * sandboxes still running keep the old filesystem through their binds until they end), the
+   * new image is renamed over the old one (whose blocks go with the last bind) and mounted.
+   */
+  async replace(addonId: string, gid: number): Promise<string> {
+    const incoming = this.incoming(addonId);
+    const info = await lstat(incoming);
+    if (!info.isFile()) throw new Error(`${incoming} is not a plain file: not an image to mount.`);
+    await this.mounting.get(addonId)?.catch(() => undefined);
+    if (this.mounted(addonId)) await runChecked(unmountArgv(this.folder(addonId), true), { cwd: '/', env: TOOL_ENV });
+    await rename(incoming, this.image(addonId));
+    return this.mount(addonId, gid);
   }
 
   /** Mounted now: the folder is on another device than the folder holding it (not read from mountinfo, which may miss a line). */
@@ -125,6 +146,7 @@ export class BucketDisks {
     await this.unmount(addonId);
     await rm(this.image(addonId), { force: true });
     await rm(`${this.image(addonId)}.making`, { force: true });
+    await rm(this.incoming(addonId), { force: true });
     await rmdir(this.folder(addonId)).catch(() => undefined);
   }
 }

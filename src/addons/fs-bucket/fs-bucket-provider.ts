@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { humanSize } from '../../shared/human-size.js';
 import type { AddonProvider, AddonRecord, ProvisionResult } from '../provider.js';
 import { BucketDisks, type BucketUse } from './bucket-disks.js';
+import { thaw } from './bucket-freeze.js';
 import { BucketGroups } from './bucket-groups.js';
 import { bucketHost } from './bucket-names.js';
 import { bucketSizeOfPlan, DEFAULT_BUCKET_BYTES, MAX_BUCKET_BYTES, MIN_BUCKET_BYTES } from './bucket-size.js';
@@ -11,6 +12,7 @@ export const FS_BUCKET = 'fs-bucket';
 export interface FsBucketProviderOptions {
   /** slipway's data folder: the buckets live in `fs-buckets/` there. */
   dataDir: string;
+  log?(line: string): void;
 }
 
 /** Where a bucket is for the sandboxes: its mounted folder and its group. */
@@ -29,10 +31,11 @@ export class FsBucketProvider implements AddonProvider {
   readonly description = 'A folder shared by the instances of the apps linked to it, at the path each names (CC_FS_BUCKET)';
   readonly limits =
     `${humanSize(DEFAULT_BUCKET_BYTES)} unless --plan gives a size (${humanSize(MIN_BUCKET_BYTES)} to ${humanSize(MAX_BUCKET_BYTES)}), held by the kernel`;
-  private readonly disks: BucketDisks;
+  /** The images and mounts: the backups read an image as a block file and put a restored one in place. */
+  readonly disks: BucketDisks;
   private readonly groups = new BucketGroups();
 
-  constructor(o: FsBucketProviderOptions) {
+  constructor(private readonly o: FsBucketProviderOptions) {
     this.disks = new BucketDisks(join(o.dataDir, 'fs-buckets'));
   }
 
@@ -57,9 +60,21 @@ export class FsBucketProvider implements AddonProvider {
     return config.host ? { BUCKET_HOST: config.host } : {};
   }
 
-  /** A start after a reboot mounts it again; one after a daemon restart finds it mounted. */
+  /**
+   * A start after a reboot mounts it again; one after a daemon restart finds it mounted, and
+   * thaws it in case the last daemon stopped while a backup held it frozen.
+   */
   async resume(addon: Pick<AddonRecord, 'id'>): Promise<void> {
+    // Thawed first: the mount sets the top folder's owner, which would wait on a frozen filesystem.
+    if (this.disks.mounted(addon.id) && (await thaw(this.disks.folder(addon.id)))) {
+      this.o.log?.(`The FS bucket ${addon.id} was left frozen by a backup the last daemon did not finish; it is thawed.`);
+    }
     await this.place(addon.id);
+  }
+
+  /** The bucket's group number (made again when missing). */
+  gid(addonId: string): Promise<number> {
+    return this.groups.ensure(addonId);
   }
 
   /** The bucket mounted (mounted now when it is not) and its group, for a sandbox to bind. */

@@ -36,6 +36,7 @@ export async function backups(
     addons,
     postgresql,
     redis: addonProviders.get('redis'),
+    fsBuckets: addonProviders.get(FS_BUCKET),
     log,
     tellApps,
     verified: (provider, result) => traffic.metrics.backupVerified(provider, result),
@@ -46,7 +47,6 @@ export async function backups(
     egress,
   });
   stoppers.control('backups', () => backupService.stop());
-  // FS buckets are not backed up yet (src/addons/fs-bucket/README.md): no verification to count.
-  for (const { name } of addons.providerList()) if (name !== FS_BUCKET) traffic.metrics.backupProviderWatched(name);
+  for (const { name } of addons.providerList()) traffic.metrics.backupProviderWatched(name);
   return { backupService };
 }

@@ -57,6 +57,7 @@ export async function startNetwork(input: {
     ...addonProviderOptions(options.dataDir, backend.gatewayAddress, process.env),
     // Beside the sandboxes' root, not in it: the sweep of a starting daemon must not kill them.
     cgroupRoot: `${names.cgroupRoot}-addons`,
+    log,
   });
   const addons = new AddonManager({ store, providers: addonProviders, log });
   stoppers.dataPlane(

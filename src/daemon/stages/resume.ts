@@ -9,6 +9,7 @@ import type { Store } from '../../store/store.js';
 import type { startBackups } from '../backups-setup.js';
 import { resumeAfterRestore } from '../restore-setup.js';
 import { resumeDeployments } from '../resume-deployments.js';
+import { restartBucketApps } from '../bucket-restarts.js';
 import { type HoldingRouter, moveSharedAddons } from '../shared-addons-move.js';
 import type { cron } from './cron.js';
 import type { platformBackups } from './platform-backups.js';
@@ -42,6 +43,7 @@ export async function resume(
   const { names, backend, addons, addonAccess, instances, cron, scheduledPlatformBackups, postgresql, tellApps, router } = needs;
   // Add-on servers first: the apps restored next connect to them.
   await addons.resumeAll();
+  backupService.restartBucketAppsWith((addonId) => restartBucketApps(addonId, { store, deployer, log }));
   backupService.begin();
   scheduledPlatformBackups?.begin();
   await runtime.restoreAll();
