@@ -71,6 +71,9 @@ before(async () => {
   await cliOk(first, ['domain', 'add', 'shop.example.com'], { cwd: dir });
   await cliOk(first, ['addon', 'create', 'postgresql', 'db', '--link', appId]);
   await cliOk(first, ['addon', 'create', 'redis', 'cache', '--link', appId]);
+  // An FS bucket the app mounts at uploads/: its image comes back with the platform.
+  await cliOk(first, ['addon', 'create', 'fs-bucket', 'files', '--plan', '16M']);
+  await cliOk(first, ['service', 'link-addon', 'files', '--app', appId, '--mount', '/uploads']);
   const firstPush = await pushAndWait(first, dir, appId, gitEnv);
   assert.equal(firstPush.state, 'OK', firstPush.push);
   firstCommit = firstPush.commit;
@@ -83,6 +86,7 @@ before(async () => {
   await sql(uri, 'CREATE TABLE notes (id serial PRIMARY KEY, v text NOT NULL)');
   await sql(uri, `INSERT INTO notes (v) VALUES ('one'), ('two'), ('three')`);
   await redis(first, ['SET', 'greeting', 'kept across machines'], ['SET', 'counter', '42']);
+  await cliOk(first, ['run', '--app', appId, '--', 'sh', '-c', 'echo kept in the bucket > uploads/note.txt']);
   // An add-on backup of an earlier moment: it stays behind in the first machine's backup store.
   earlierBackup = (await cliOk(first, ['addon', 'backup', 'db'])).trim();
 });
@@ -119,6 +123,7 @@ test('system backup writes a complete backup with its manifest, under its final 
   assert.deepEqual(report.addons.map((a) => [a.name, a.provider]).sort(), [
     ['cache', 'redis'],
     ['db', 'postgresql'],
+    ['files', 'fs-bucket'],
   ]);
   const manifest = JSON.parse(readFileSync(join(report.path, 'manifest.json'), 'utf8')) as {
     files: Array<{ path: string; sha256: string }>;
@@ -260,6 +265,9 @@ test('server --restore-from brings the platform back on a new data folder: token
     120_000,
   );
   assert.deepEqual(keys, ['kept across machines', '42']);
+  // The FS bucket's image came back and is mounted: the app's release sees the file written there.
+  assert.match(restored.output(), /Restored the images of 1 FS bucket\(s\)/);
+  assert.equal((await cliOk(restored, ['run', '--app', appId, '--', 'cat', 'uploads/note.txt'])).trim(), 'kept in the bucket');
 });
 
 test('--platform-backup-to: a daemon past the day’s time takes that day’s backup at its start, keeping the number asked', async () => {
@@ -279,6 +287,6 @@ test('--platform-backup-to: a daemon past the day’s time takes that day’s ba
   );
   assert.match(made!, /^slipway-platform-\d{8}T\d{6}Z$/);
   const manifest = JSON.parse(readFileSync(join(daily, made!, 'manifest.json'), 'utf8')) as { addons: Array<{ name: string }> };
-  assert.deepEqual(manifest.addons.map((a) => a.name).sort(), ['cache', 'db']);
+  assert.deepEqual(manifest.addons.map((a) => a.name).sort(), ['cache', 'db', 'files']);
   assert.match(second!.output(), /Scheduled platform backup written to .*; removed slipway-platform-/);
 });

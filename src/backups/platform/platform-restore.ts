@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants, createWriteStream } from 'node:fs';
-import { chown, lstat, mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import { buffer } from 'node:stream/consumers';
 import { pipeline } from 'node:stream/promises';
@@ -16,6 +16,8 @@ import { ScratchCluster } from '../postgresql/scratch-cluster.js';
 import { BASE_PREFIX, serverPrefix } from '../postgresql/postgresql-backups.js';
 import { DEFAULT_POSTGRESQL_UID_RANGE, POSTGRESQL_SERVER_USERS, RedisServerUsers } from '../../addons/redis/server-users.js';
 import { WAL_PREFIX } from '../postgresql/wal-shipper.js';
+import { FS_BUCKET } from '../../addons/fs-bucket/fs-bucket-provider.js';
+import { BUCKET_PREFIX, fetchImage, memberName } from '../fs-bucket/bucket-image.js';
 import type { BackupStore } from '../store/backup-store.js';
 import { type BackupKey, EncryptedBackupStore, loadBackupKey } from '../store/encrypted-store.js';
 import { FolderBackupStore } from '../store/folder-store.js';
@@ -225,6 +227,9 @@ export async function restorePlatform(o: {
   if (manifest.postgresql_servers?.length) {
     o.log(`Restored ${manifest.postgresql_servers.length} PostgreSQL add-on server(s) from their base backups and archived WAL.`);
   }
+  const buckets = manifest.addons.filter((a) => a.provider === FS_BUCKET);
+  for (const bucket of buckets) await placeBucketImage(objects, bucket.object_key, bucket.addon_id, o.dataDir);
+  if (buckets.length) o.log(`Restored the images of ${buckets.length} FS bucket(s): they are mounted at the start.`);
   const releases = await stageReleases(o.backup, o.dataDir);
   if (releases.length) o.log(`Restored ${releases.length} kept release(s): they are unpacked into the apps' folders at the start.`);
   const { rebuild, forgotten } = settleStore(join(o.dataDir, STORE_FILE), present, releases, o.dataDir);
@@ -234,6 +239,20 @@ export async function restorePlatform(o: {
     redis: manifest.addons.filter((a) => a.provider === 'redis').map((a) => ({ addonId: a.addon_id, backupId: a.backup_id })),
     releases,
   };
+}
+
+/**
+ * An FS bucket's image from its backup, where the bucket provider mounts it at the start
+ * (`<data>/fs-buckets/<add-on id>.img`, root's alone). Its object was checked against the
+ * manifest with every other file; the image's own SHA-256 was compared when the backup was
+ * restore-tested, before the platform backup went on.
+ */
+async function placeBucketImage(objects: BackupStore, key: string, addonId: string, dataDir: string): Promise<void> {
+  if (!key.startsWith(BUCKET_PREFIX)) throw new Error(`${key} is not an FS bucket image.`);
+  const folder = join(dataDir, 'fs-buckets');
+  await mkdir(folder, { recursive: true, mode: 0o711 });
+  const image = await fetchImage(objects, key, folder, memberName(addonId));
+  await chmod(image, 0o600);
 }
 
 /** Each release archive, decrypted when sealed, into `<data>/restored-releases/<app>/<deployment>.tar`. */
