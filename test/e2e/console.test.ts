@@ -512,6 +512,40 @@ uiTest('Back up now stores a backup the page then shows verified; a failed resto
   await browser.screenshot('addon-backups-failed');
 });
 
+uiTest(
+  'an FS bucket shows its size used against its size, where each app mounts it, and its verified backups',
+  { timeout: 300_000 },
+  async () => {
+    const { app } = await api('POST', '/v1/apps', { type: 'node', name: 'gallery', region: 'par', org: orgId });
+    const { addon } = await api('POST', '/v1/addons', { provider: 'fs-bucket', name: 'media', org: orgId, plan: '32M', link: [app.id] });
+    await api('PUT', `/v1/apps/${app.id}/env/CC_FS_BUCKET`, { value: `/public/media:${addon.bucket.host}` });
+    await open(`#/orgs/${orgId}/addons`);
+    await showing('Add-ons of default');
+    const card = page.locator(`li[data-addon="${addon.id}"]`);
+    await card.locator('.bucket-use meter').waitFor();
+    const listed = (await api('GET', `/v1/addons?org=${orgId}`)).addons.find((a: { id: string }) => a.id === addon.id);
+    assert.match(await card.locator('.bucket-use').innerText(), /^\S+ [KM]iB used of 32 MiB/);
+    assert.equal(
+      Number(await card.locator('.bucket-use meter').getAttribute('value')),
+      listed.bucket.used_bytes,
+      'the figure the API gives',
+    );
+    assert.equal((await card.locator('.bucket-mounts').innerText()).trim(), 'gallery sees it at /public/media');
+    await card.getByRole('button', { name: 'Back up now: media' }).click();
+    const stored = card.locator('.outcome[data-kind="ok"]');
+    await stored.waitFor({ timeout: 120_000 });
+    const id = (await stored.locator('code').innerText()).trim();
+    const row = card.locator(`tbody[data-backup="${id}"][data-verification="verified"]`);
+    await row.waitFor({ timeout: 120_000 });
+    assert.match(
+      await row.innerText(),
+      /the image unpacked matches the SHA-256 taken at the snapshot; e2fsck -fn finds the filesystem clean/,
+    );
+    assert.match(await card.locator('.backup-window').innerText(), /Restorable to one of the backups below\./);
+    await browser.screenshot('addon-fs-bucket');
+  },
+);
+
 uiTest('every page is readable at 375px wide: nothing overflows horizontally', async () => {
   await page.setViewportSize({ width: 375, height: 812 });
   const pages: Array<[string, string, RegExp]> = [
