@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freezeArgv } from '../../addons/fs-bucket/bucket-freeze.js';
 import { FolderBackupStore } from '../store/folder-store.js';
-import { BucketBackups, copyArgv, fsckArgv, regroupArgv } from './bucket-backups.js';
+import { BucketBackups, copyArgv, fsckArgv, regroupArgv, sizeText } from './bucket-backups.js';
 import { fetchImage, imageKey, imageSha256, memberName, packArgv, storeImage, unpackArgv } from './bucket-image.js';
 
 const ID = 'addon_0b6f3c1e-5a8d-4c2b-9e7f-1a2b3c4d5e6f';
@@ -83,4 +83,8 @@ test('a bucket restored --as is made at the source size, an exclusive volume whe
     exclusive: true,
   });
   assert.deepEqual(engine.newAddonOptions({ ...source, config: {} }), {});
+});
+
+test('the bytes used read as people read them', () => {
+  assert.deepEqual([sizeText(14 * 1024), sizeText(3.25 * 1024 ** 2), sizeText(1.5 * 1024 ** 3)], ['14 KiB', '3.3 MiB', '1.5 GiB']);
 });

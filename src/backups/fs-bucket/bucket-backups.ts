@@ -212,7 +212,7 @@ export class BucketBackups implements BackupEngine {
         const said = fsck.stdout.trim().split('\n').slice(-3).join(' / ');
         throw new Error(`e2fsck finds the restored filesystem damaged (exit ${fsck.exitCode}): ${said}`);
       }
-      const used = typeof counted.used_bytes === 'number' ? `, ${(counted.used_bytes / 1024 ** 2).toFixed(1)} MiB used` : '';
+      const used = typeof counted.used_bytes === 'number' ? `, ${sizeText(counted.used_bytes)} used` : '';
       const account = `${sums}; the image unpacked matches the SHA-256 taken at the snapshot; e2fsck -fn finds the filesystem clean${used}`;
       return use(image, account, scratch);
     });
@@ -260,4 +260,11 @@ function backupAddonId(backup: AddonBackupRow, addon: EngineAddon): string {
 
 function imageOnly(from: RestoreFrom): void {
   if (from.time) throw new Error('An FS bucket restores to a backup, not to a second.');
+}
+
+/** 14 KiB, 3.2 MiB, 1.5 GiB: the bytes a bucket uses, in the account of a restore test. */
+export function sizeText(bytes: number): string {
+  if (bytes < 1024 ** 2) return `${Math.round(bytes / 1024)} KiB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+  return `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
 }
