@@ -14,6 +14,7 @@ import { benchBackups, describeBackups } from './backups.js';
 import { benchBuildLoad, describeBuildLoad } from './build-load.js';
 import { benchAddonIdle, describeAddonIdle } from './addon-idle.js';
 import { benchExclusiveVolume, describeExclusiveVolume } from './exclusive-volume.js';
+import { benchAutoscaling, describeAutoscaling } from './autoscaling.js';
 
 const results: Record<string, unknown> = {};
 
@@ -63,6 +64,10 @@ console.log(describeBackups(backups));
 const exclusiveVolume = await benchExclusiveVolume();
 results.exclusiveVolume = exclusiveVolume;
 console.log(describeExclusiveVolume(exclusiveVolume));
+
+const autoscaling = await benchAutoscaling();
+results.autoscaling = autoscaling;
+console.log(describeAutoscaling(autoscaling));
 
 const addonIdle = await benchAddonIdle();
 results.addonIdle = addonIdle;
