@@ -6,7 +6,8 @@
  * whole platform, with an app pushed twice, goes to the same bucket (`system backup`, encrypted;
  * a second backup shares the release archives), and `server --restore-from latest` on a fresh
  * data folder brings it back from there: the app serves, and `slipway rollback` goes back to
- * the first push's release without a build.
+ * the first push's release without a build. An FS bucket's image goes there sealed too, is
+ * restore-tested from there and restores `--as`; the platform restore brings the buckets back.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -130,6 +131,35 @@ test('with another key the restore test fails saying so; with the right key it r
   );
 });
 
+test("an FS bucket's image goes to the S3 store encrypted, is restore-tested from there and restores --as", { skip }, async () => {
+  const bucket = await cliJson<{ id: string }>(['addon', 'create', 'fs-bucket', 'files', '--plan', '16M']);
+  const { id } = await cliJson<{ id: string }>(['addon', 'backup', 'files']);
+  const backup = await waitUntil(
+    'the restore test of the bucket',
+    async () => {
+      const found = (
+        await cliJson<Array<{ id: string; verification: string; verification_detail: string }>>(['addon', 'backups', 'files'])
+      ).find((b) => b.id === id);
+      return found && found.verification !== 'pending' ? found : undefined;
+    },
+    120_000,
+  );
+  assert.equal(backup.verification, 'verified', backup.verification_detail);
+  assert.match(
+    backup.verification_detail,
+    /the image unpacked matches the SHA-256 taken at the snapshot; e2fsck -fn finds the filesystem clean/,
+  );
+  const key = `platform/fs-bucket/${bucket.id}/${id}.img.tar.gz`;
+  const stored = Buffer.from(await (await client.send(new GetObjectCommand({ Bucket: 'backups', Key: key }))).Body!.transformToByteArray());
+  assert.equal(stored.subarray(0, 4).toString('latin1'), 'SWBK', 'sealed, not a gzip');
+  await cliJson(['addon', 'restore', 'files', '--backup', id, '--as', 'files-copy']);
+  const copy = (await cliJson<Array<{ name: string; bucket?: { size_bytes: number; used_bytes: number | null } }>>(['addon', 'list'])).find(
+    (a) => a.name === 'files-copy',
+  );
+  assert.equal(copy?.bucket?.size_bytes, 16 * 1024 ** 2);
+  assert.notEqual(copy?.bucket?.used_bytes, null, 'mounted');
+});
+
 test('the whole platform goes to the S3 store encrypted, and a fresh data folder is restored from there', { skip }, async () => {
   // The add-on's data in a platform backup is the tests' above and platform-backup.test.ts's: the
   // small test server (volumes of 64 MB) holds the platform's releases, not two more clusters.
@@ -181,4 +211,5 @@ test('the whole platform goes to the S3 store encrypted, and a fresh data folder
   const previous = JSON.parse((await getThroughRouter(machine, `${appId}.localhost`)).body) as { commitId: string };
   assert.equal(previous.commitId, first.commit);
   assert.doesNotMatch(machine.output(), /is built again from commit/);
+  assert.match(machine.output(), /Restored the images of 2 FS bucket\(s\)/);
 });
