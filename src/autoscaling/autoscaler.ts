@@ -289,11 +289,14 @@ export class Autoscaler {
   }
 }
 
-/** The highest memory use of the instances, % of each one's limit; undefined when none is measured. */
+/**
+ * The highest memory need of the instances, % of each one's limit (the file cache the kernel may
+ * take back left out where the backend tells it); undefined when none is measured.
+ */
 function highestMemory(instances: readonly Instance[]): number | undefined {
   let highest: number | undefined;
   for (const instance of instances) {
-    const used = instance.memoryUsage();
+    const used = instance.memoryWorkingSet ? instance.memoryWorkingSet() : instance.memoryUsage();
     const limit = instance.spec.sandbox.limits.memoryBytes;
     if (used === undefined || !(limit > 0)) continue;
     highest = Math.max(highest ?? 0, (100 * used) / limit);

@@ -148,7 +148,9 @@ test('requests in flight count only when inflight-out is set', () => {
   const state = { instances: 2, minInstances: 1, maxInstances: 4 };
   assert.equal(decide(samples, DEFAULT_AUTOSCALING, state, 8_000), undefined);
   const d = decide(samples, { ...DEFAULT_AUTOSCALING, inflightOut: 20 }, state, 8_000);
-  assert.deepEqual(d, { direction: 'up', from: 2, to: 3, reason: '25 requests in flight per instance for 8 s' });
+  // Read at each sample's time: four readings 2 s apart make 6 s.
+  assert.deepEqual(d, { direction: 'up', from: 2, to: 3, reason: '25 requests in flight per instance for 6 s' });
+  assert.equal(decide(samples.slice(0, 3), { ...DEFAULT_AUTOSCALING, inflightOut: 20 }, state, 6_000), undefined);
 });
 
 test('unmeasured CPU decides nothing, and samples of another count do not count', () => {
@@ -165,7 +167,7 @@ test('unmeasured CPU decides nothing, and samples of another count do not count'
 });
 
 test('signals taking turns still make a saturated run, told with the last figures', () => {
-  const samples: LoadSample[] = [0, 1, 2].map((k) => ({
+  const samples: LoadSample[] = [0, 1, 2, 3].map((k) => ({
     from: k * SAMPLE_MS,
     at: (k + 1) * SAMPLE_MS,
     instances: 1,
@@ -173,6 +175,6 @@ test('signals taking turns still make a saturated run, told with the last figure
     queued: 0,
     inflight: k === 1 ? 6 : 1,
   }));
-  const d = decide(samples, { ...DEFAULT_AUTOSCALING, inflightOut: 3 }, { instances: 1, minInstances: 1, maxInstances: 3 }, 6_000);
-  assert.deepEqual(d, { direction: 'up', from: 1, to: 2, reason: '1 instance saturated for 6 s (last: CPU 90%, 1 in flight, 0 queued)' });
+  const d = decide(samples, { ...DEFAULT_AUTOSCALING, inflightOut: 3 }, { instances: 1, minInstances: 1, maxInstances: 3 }, 8_000);
+  assert.deepEqual(d, { direction: 'up', from: 1, to: 2, reason: '1 instance saturated for 8 s (last: CPU 90%, 1 in flight, 0 queued)' });
 });

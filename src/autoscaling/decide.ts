@@ -76,7 +76,11 @@ export function decide(
     s.queued > 0 ||
     (settings.inflightOut > 0 && s.inflight / n >= settings.inflightOut);
   if (n < state.maxInstances) {
-    const run = trailingRun(counted, saturated);
+    const found = trailingRun(counted, saturated);
+    // The CPU is a rate over each sample's interval; the router's queue and requests in flight
+    // are read at the sample's time only, so a run they make up begins at its first reading.
+    const byCpu = found?.samples[0]?.cpuPercent !== undefined && found.samples[0].cpuPercent >= settings.cpuOut;
+    const run = found && { ...found, since: byCpu ? found.since : found.samples[0]!.at };
     if (run && run.at - run.since >= settings.outAfterMs) {
       const cpus = run.samples.flatMap((s) => (s.cpuPercent === undefined ? [] : [s.cpuPercent]));
       const cpu = cpus.length === run.samples.length ? mean(cpus) : undefined;

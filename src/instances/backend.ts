@@ -62,6 +62,12 @@ export interface Instance {
    */
   cpuSeconds?(): number | undefined;
   /**
+   * The memory it needs now, in bytes: its use less the file cache the kernel may take back
+   * (undefined when not running or not measured). Optional: the autoscaler judges a flavour by
+   * it, else by `memoryUsage`.
+   */
+  memoryWorkingSet?(): number | undefined;
+  /**
    * Gives the running instance another CPU share at once (its control group's cpu.shares or
    * cpu.weight), without a restart. Optional: the autoscaler then relies on the restart alone.
    */

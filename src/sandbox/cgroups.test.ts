@@ -48,4 +48,12 @@ test('a running group is given a new CPU share and read its CPU time (v1 layout,
   assert.equal(groups.setCpuShare('app-1', 2048, 200), true);
   assert.equal(readFileSync(join(mount, 'cpu', 'slipway-test', 'app-1', 'cpu.shares'), 'utf8'), '2048');
   assert.equal(groups.setCpuShare('gone', 2048, 200), false, 'a group that no longer exists is not created');
+
+  // The working set: the use less the inactive file cache; the use alone where memory.stat is missing.
+  const memory = join(mount, 'memory', 'slipway-test', 'app-1');
+  mkdirSync(memory, { recursive: true });
+  writeFileSync(join(memory, 'memory.usage_in_bytes'), '300000000\n');
+  assert.equal(groups.memoryWorkingSet('app-1'), 300_000_000);
+  writeFileSync(join(memory, 'memory.stat'), 'cache 250000000\ninactive_file 9\ntotal_inactive_file 200000000\n');
+  assert.equal(groups.memoryWorkingSet('app-1'), 100_000_000);
 });

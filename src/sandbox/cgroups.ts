@@ -212,6 +212,27 @@ export class SandboxCgroups {
     }
   }
 
+  /**
+   * The memory the group cannot give back at once, in bytes (undefined when unknown): its use
+   * less the file cache it has not touched lately (`inactive_file` of memory.stat; v1's
+   * hierarchical `total_inactive_file`), the "working set" container runtimes judge memory by.
+   * The page cache of files an app reads counts in its use, but the kernel reclaims it before any
+   * out-of-memory kill, so it says nothing of the app's need for memory.
+   */
+  memoryWorkingSet(sandbox: string): number | undefined {
+    const usage = this.memoryUsage(sandbox);
+    if (usage === undefined || !Number.isFinite(usage)) return undefined;
+    try {
+      const dir = this.layout === 'v2' ? this.dir2(sandbox) : this.dirs('memory', sandbox);
+      const stat = readFileSync(join(dir, 'memory.stat'), 'utf8');
+      const key = this.layout === 'v2' ? 'inactive_file' : 'total_inactive_file';
+      const inactive = Number(new RegExp(`^${key} (\\d+)$`, 'm').exec(stat)?.[1] ?? 0);
+      return Math.max(0, usage - inactive);
+    } catch {
+      return usage;
+    }
+  }
+
   /** Every pid in the group and its children (the memory or unified hierarchy is complete). */
   pids(sandbox: string): number[] {
     const top = this.layout === 'v2' ? this.dir2(sandbox) : this.dirs('memory', sandbox);

@@ -79,6 +79,8 @@ export interface Sandbox {
   memoryUsage(): number | undefined;
   /** CPU time its processes used so far, in seconds (undefined when unknown). */
   cpuSeconds(): number | undefined;
+  /** Its memory less the file cache the kernel may take back (SandboxCgroups.memoryWorkingSet). */
+  memoryWorkingSet?(): number | undefined;
   /** A new CPU share for the running sandbox (flavour change without restart); whether it was written. */
   setCpuShare?(cpuShares: number, cpuWeight: number): boolean;
   /** Resolves when the sandbox has ended and everything of it is removed. */
@@ -250,6 +252,7 @@ export class SandboxHost {
       exited: () => exited,
       memoryUsage: () => this.cgroups.memoryUsage(id),
       cpuSeconds: () => this.cgroups.cpuSeconds(id),
+      memoryWorkingSet: () => this.cgroups.memoryWorkingSet(id),
       setCpuShare: (cpuShares, cpuWeight) => this.cgroups.setCpuShare(id, cpuShares, cpuWeight),
       stdin,
       signal: async (signal) => {

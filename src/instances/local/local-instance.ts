@@ -228,6 +228,10 @@ export class LocalInstance implements Instance {
     if (this.group && !this.group.exited()) this.group.setCpuShare?.(cpuShares, cpuWeight);
   }
 
+  memoryWorkingSet(): number | undefined {
+    return this.group && !this.group.exited() ? this.group.memoryWorkingSet?.() : undefined;
+  }
+
   /** The sandbox's CPU time; a restart after a crash makes a new sandbox, whose count starts again. */
   cpuSeconds(): number | undefined {
     return this.group && !this.group.exited() ? this.group.cpuSeconds() : undefined;
