@@ -51,9 +51,15 @@ export class BucketDisks {
     const info = await lstat(incoming);
     if (!info.isFile()) throw new Error(`${incoming} is not a plain file: not an image to mount.`);
     await this.mounting.get(addonId)?.catch(() => undefined);
-    if (this.mounted(addonId)) await runChecked(unmountArgv(this.folder(addonId), true), { cwd: '/', env: TOOL_ENV });
-    await rename(incoming, this.image(addonId));
-    return this.mount(addonId, gid);
+    // Held as the bucket's mount meanwhile: a sandbox starting now waits for the new image
+    // rather than mounting the old one between the unmount and the rename.
+    const done = (async () => {
+      if (this.mounted(addonId)) await runChecked(unmountArgv(this.folder(addonId), true), { cwd: '/', env: TOOL_ENV });
+      await rename(incoming, this.image(addonId));
+      return this.mountNow(addonId, gid);
+    })().finally(() => this.mounting.delete(addonId));
+    this.mounting.set(addonId, done);
+    return done;
   }
 
   /** Mounted now: the folder is on another device than the folder holding it (not read from mountinfo, which may miss a line). */
