@@ -44,8 +44,9 @@ export function testRegistry(): Promise<RegistryAccess> {
 /**
  * A /16 for a test's swarm tasks that no Docker network and no route of this machine uses: a run
  * killed earlier may have left its tasks' network behind (it outlives the daemon by design), and
- * Docker refuses a second network over the same addresses. 172.26 is the second node's and 172.31
- * the daemon's default: neither is drawn.
+ * Docker refuses a second network over the same addresses. The first free of a fixed list: not
+ * 172.17-172.21, which a fresh Docker node (the second node's) takes for its own bridges, nor 172.26
+ * (the second node's link) or 172.31 (the daemon's default).
  */
 export async function freeSwarmSubnet(): Promise<string> {
   const networks = await new DockerApi().json<Array<{ IPAM?: { Config?: Array<{ Subnet?: string }> | null } }>>({
@@ -54,10 +55,10 @@ export async function freeSwarmSubnet(): Promise<string> {
   });
   const used = new Set(networks.flatMap((n) => (n.IPAM?.Config ?? []).map((c) => c.Subnet?.split('.').slice(0, 2).join('.'))));
   const routes = spawnSync('ip', ['-4', 'route', 'show'], { encoding: 'utf8' }).stdout;
-  const candidates = [18, 19, 20, 21, 22, 23, 24, 25, 27, 28, 29, 30].map((n) => `172.${n}`);
-  const free = candidates.filter((prefix) => !used.has(prefix) && !routes.includes(`${prefix}.`));
-  if (free.length === 0) throw new Error(`No /16 of ${candidates.join(', ')} is free of Docker networks and routes.`);
-  return `${free[Math.floor(Math.random() * free.length)]}.0.0/16`;
+  const candidates = [28, 27, 29, 30, 25, 24, 23, 22].map((n) => `172.${n}`);
+  const free = candidates.find((prefix) => !used.has(prefix) && !routes.includes(`${prefix}.`));
+  if (!free) throw new Error(`No /16 of ${candidates.join(', ')} is free of Docker networks and routes.`);
+  return `${free}.0.0/16`;
 }
 
 export async function makeTestSwarmBackend(names: {
