@@ -13,6 +13,7 @@ import {
 } from './firewall-rules.js';
 import { enableForwarding, forwardingIsSlipways, restoreForwarding, SYSTEM_FORWARDING, type ForwardingFiles } from './ip-forwarding.js';
 import type { SandboxKind } from './network-events.js';
+import { SYSTEM_TOOL_ENV } from '../executor/system-tools.js';
 
 export const NFT = '/usr/sbin/nft';
 
@@ -24,11 +25,10 @@ export async function deleteFirewallTable(table: string): Promise<void> {
   await runCommand({
     argv: [NFT, ...deleteTableArgs(table)],
     cwd: '/',
-    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' },
+    env: SYSTEM_TOOL_ENV,
     timeoutMs: 10_000,
   });
 }
-const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
 const NFT_TIMEOUT_MS = 10_000;
 
 export type FirewallOptions = Omit<FirewallConfig, 'forwardingEnabledBySlipway' | 'egress'> & {
@@ -75,7 +75,7 @@ export class Firewall {
     const listed = await runCaptured({
       argv: [NFT, '-j', 'list', 'table', 'inet', this.options.table],
       cwd: '/',
-      env: SYSTEM_ENV,
+      env: SYSTEM_TOOL_ENV,
       timeoutMs: NFT_TIMEOUT_MS,
     }).catch(() => undefined);
     const carried = listed?.exitCode === 0 ? carriedElements(listed.stdout) : undefined;
@@ -136,7 +136,7 @@ export class Firewall {
     const r = await runCommand({
       argv: [NFT, 'list', 'tables', 'inet'],
       cwd: '/',
-      env: SYSTEM_ENV,
+      env: SYSTEM_TOOL_ENV,
       timeoutMs: NFT_TIMEOUT_MS,
       onLine: (s, l) => s === 'out' && out.push(l),
     });
@@ -153,7 +153,7 @@ export class Firewall {
     const r = await runCommand({
       argv: [NFT, ...args],
       cwd: '/',
-      env: SYSTEM_ENV,
+      env: SYSTEM_TOOL_ENV,
       timeoutMs: NFT_TIMEOUT_MS,
       onLine: (s, l) => s === 'err' && err.push(l),
     });
@@ -169,7 +169,7 @@ export class Firewall {
   private async nftScript(script: string): Promise<void> {
     let result: Awaited<ReturnType<typeof runCaptured>>;
     try {
-      result = await runCaptured({ argv: [NFT, '-f', '-'], cwd: '/', env: SYSTEM_ENV, input: script, timeoutMs: NFT_TIMEOUT_MS });
+      result = await runCaptured({ argv: [NFT, '-f', '-'], cwd: '/', env: SYSTEM_TOOL_ENV, input: script, timeoutMs: NFT_TIMEOUT_MS });
     } catch (error) {
       throw new Error(`Cannot run ${NFT}: ${(error as Error).message}. Install nftables (apt-get install nftables).`);
     }

@@ -1,4 +1,4 @@
-import { runCommand, describeExit } from '../executor/run-command.js';
+import { describeExit } from '../executor/run-command.js';
 import { findHostTools, type HostTools } from '../executor/host-tools.js';
 import type { BuildNetwork, BuildNetworks } from './build-network.js';
 import {
@@ -20,6 +20,7 @@ import {
 import { namesForSlot, slotOfHostVeth, slotOfNamespace, validateBridgeName, validatePrefix } from './netns-names.js';
 import { AddressPool, addressAt, gatewayOf, parseSubnet, subnetToString, type Subnet } from './subnet.js';
 import type { NetworkEvents, SandboxKind } from './network-events.js';
+import { runSystemTool } from '../executor/system-tools.js';
 
 export interface HostBridgeOptions {
   /** Host bridge every sandbox's veth joins, e.g. `slipway0`. */
@@ -37,7 +38,6 @@ export interface HostBridgeOptions {
 /** A sandbox's network on the bridge, with the slot its address and names come from. */
 export type SandboxNetwork = InstanceNetwork & { slot: number };
 
-const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
 const IP_TIMEOUT_MS = 30_000;
 
 /**
@@ -250,19 +250,11 @@ export class HostBridge implements BuildNetworks {
 
   /** Runs a root command and returns its stdout; undefined when it failed and `tolerant`. */
   private async capture(argv: string[], what: string, tolerant = false): Promise<string | undefined> {
-    const out: string[] = [];
-    const err: string[] = [];
-    const r = await runCommand({
-      argv,
-      cwd: '/',
-      env: SYSTEM_ENV,
-      timeoutMs: IP_TIMEOUT_MS,
-      onLine: (stream, line) => (stream === 'out' ? out : err).push(line),
-    });
-    if (r.exitCode === 0) return out.join('\n');
+    const r = await runSystemTool(argv, IP_TIMEOUT_MS);
+    if (r.exitCode === 0) return r.out.join('\n');
     if (tolerant) return undefined;
     throw new Error(
-      `Could not ${what}: \`${argv.join(' ')}\` ${describeExit(r)}: ${err.join(' ').trim() || '(no error output)'}. ` +
+      `Could not ${what}: \`${argv.join(' ')}\` ${describeExit(r)}: ${r.err.join(' ').trim() || '(no error output)'}. ` +
         'Check that the daemon runs as root with iproute2 installed and that nothing else manages these interfaces.',
     );
   }

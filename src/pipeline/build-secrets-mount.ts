@@ -1,8 +1,7 @@
 import { lstatSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { runCaptured, runChecked } from '../executor/run-captured.js';
-
-const TOOL_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
+import { SYSTEM_TOOL_ENV } from '../executor/system-tools.js';
 
 /** Room for a few keys and rc files per build; a full tmpfs fails the build, never the host. */
 const SIZE = '16m';
@@ -29,7 +28,7 @@ export class BuildSecretsMount {
       // noexec, nodev, nosuid: nothing there is ever run; mode 0700: root's alone on the host.
       await runChecked(['mount', '-t', 'tmpfs', '-o', `size=${SIZE},mode=0700,noexec,nodev,nosuid`, 'tmpfs', this.folder], {
         cwd: '/',
-        env: TOOL_ENV,
+        env: SYSTEM_TOOL_ENV,
       });
     }
     for (const name of readdirSync(this.folder)) rmSync(`${this.folder}/${name}`, { recursive: true, force: true });
@@ -37,9 +36,9 @@ export class BuildSecretsMount {
 
   async unmount(): Promise<void> {
     if (!this.mounted()) return;
-    const plain = await runCaptured({ argv: ['umount', this.folder], cwd: '/', env: TOOL_ENV });
+    const plain = await runCaptured({ argv: ['umount', this.folder], cwd: '/', env: SYSTEM_TOOL_ENV });
     // A build that outlived the stop still holds it: detached now, freed after it.
-    if (plain.exitCode !== 0) await runChecked(['umount', '-l', this.folder], { cwd: '/', env: TOOL_ENV });
+    if (plain.exitCode !== 0) await runChecked(['umount', '-l', this.folder], { cwd: '/', env: SYSTEM_TOOL_ENV });
   }
 
   /** On another device than the folder holding it (see AppDisks.mounted for why not mountinfo). */

@@ -10,6 +10,7 @@ import type { Store } from '../store/store.js';
 import { runCommand } from '../executor/run-command.js';
 import { groupaddArgv, lookupUser, numberedUseraddArgv } from '../executor/app-user.js';
 import { endProcessesOfUser } from '../executor/user-processes.js';
+import { SYSTEM_TOOL_ENV } from '../executor/system-tools.js';
 
 export interface AppIdentity {
   name: string;
@@ -23,7 +24,6 @@ export interface UidRange {
 }
 
 export const DEFAULT_APP_UID_RANGE: UidRange = { first: 2_000_000, last: 2_099_999 };
-const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
 /** useradd and groupadd: "UID/GID already in use". */
 const ID_IN_USE = 4;
 /** useradd and groupadd: "name already in use". */
@@ -186,6 +186,6 @@ export class AppUsers {
 
 async function run(argv: string[]): Promise<{ exitCode: number | null; stderr: string }> {
   const err: string[] = [];
-  const r = await runCommand({ argv, cwd: '/', env: SYSTEM_ENV, timeoutMs: 30_000, onLine: (s, l) => s === 'err' && err.push(l) });
+  const r = await runCommand({ argv, cwd: '/', env: SYSTEM_TOOL_ENV, timeoutMs: 30_000, onLine: (s, l) => s === 'err' && err.push(l) });
   return { exitCode: r.exitCode, stderr: err.join(' ').trim() };
 }

@@ -17,6 +17,7 @@ import { checkContainerId, deleteArgv, killArgv, listArgv, runArgv, startArgv } 
 import { CONMON_SYNC_PIPE_ENV, conmonArgv, exitDir } from './conmon-commands.js';
 import { alive, createdPid, endMonitors, exitFileStatus, monitorsOf, readHolder, writeHolder } from './sandbox-holder.js';
 import { type LayeredRelease, makeLayer, removeLayer, removeLayerOf, sweepLayers } from './sandbox-layer.js';
+import { SYSTEM_TOOL_ENV } from '../executor/system-tools.js';
 
 /**
  * What stays on the host as the sandbox's parent: conmon, or `runc run` in the foreground (what
@@ -95,7 +96,6 @@ export interface Sandbox {
 }
 
 const SIGNALS_BY_NUMBER: Record<number, string> = { 1: 'SIGHUP', 2: 'SIGINT', 6: 'SIGABRT', 9: 'SIGKILL', 11: 'SIGSEGV', 15: 'SIGTERM' };
-const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
 
 export class SandboxHost {
   readonly cgroups: SandboxCgroups;
@@ -163,7 +163,7 @@ export class SandboxHost {
       group = await spawnProcessGroup({
         argv: conmon ? conmonArgv({ stateDir: this.o.stateDir, bundle, id, outputFile }) : runArgv(this.o.stateDir, bundle, id),
         cwd: bundle,
-        env: conmon ? { ...SYSTEM_ENV, ...CONMON_SYNC_PIPE_ENV } : SYSTEM_ENV,
+        env: conmon ? { ...SYSTEM_TOOL_ENV, ...CONMON_SYNC_PIPE_ENV } : SYSTEM_TOOL_ENV,
         onLine: s.onLine,
         onData: s.io?.onData,
         stdin: s.io !== undefined,
@@ -300,7 +300,7 @@ export class SandboxHost {
     const started = await runCommand({
       argv: startArgv(this.o.stateDir, id),
       cwd: '/',
-      env: SYSTEM_ENV,
+      env: SYSTEM_TOOL_ENV,
       timeoutMs: 30_000,
       onLine: (stream, line) => stream === 'err' && onLine('err', line),
     });
@@ -330,7 +330,7 @@ export class SandboxHost {
     await runCommand({
       argv: listArgv(this.o.stateDir),
       cwd: '/',
-      env: SYSTEM_ENV,
+      env: SYSTEM_TOOL_ENV,
       timeoutMs: 30_000,
       onLine: (stream, line) => stream === 'out' && out.push(line.trim()),
     });
@@ -388,7 +388,7 @@ export class SandboxHost {
   }
 
   private async runc(argv: string[]): Promise<void> {
-    await runCommand({ argv, cwd: '/', env: SYSTEM_ENV, timeoutMs: 30_000 });
+    await runCommand({ argv, cwd: '/', env: SYSTEM_TOOL_ENV, timeoutMs: 30_000 });
   }
 }
 

@@ -7,8 +7,7 @@ import type { DiskUse } from '../core/disk-size.js';
 import { humanSize } from '../shared/human-size.js';
 import { mountSourceOf, mountsUnder } from './mount-table.js';
 import type { DeployLayout } from './deploy-layout.js';
-
-const TOOL_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
+import { SYSTEM_TOOL_ENV } from '../executor/system-tools.js';
 
 export interface AppDisksOptions {
   layout: DeployLayout;
@@ -75,7 +74,7 @@ export class AppDisks {
       await rm(making, { force: true });
       await setLength(making, budget);
       // -m 0: no blocks reserved for root (the daemon writes there as root; the budget is all the app's).
-      await runChecked(['mkfs.ext4', '-q', '-F', '-m', '0', '-E', 'root_owner=0:0', making], { cwd: '/', env: TOOL_ENV });
+      await runChecked(['mkfs.ext4', '-q', '-F', '-m', '0', '-E', 'root_owner=0:0', making], { cwd: '/', env: SYSTEM_TOOL_ENV });
       await rename(making, image);
     }
     if (this.mounted(appId)) return;
@@ -84,20 +83,20 @@ export class AppDisks {
     if ((await imageSize(image)) < budget) {
       await setLength(image, budget);
       // resize2fs wants a freshly checked filesystem; e2fsck exits 1 when it corrected something.
-      const checked = await runCaptured({ argv: ['e2fsck', '-f', '-p', image], cwd: '/', env: TOOL_ENV, timeoutMs: 10 * 60_000 });
+      const checked = await runCaptured({ argv: ['e2fsck', '-f', '-p', image], cwd: '/', env: SYSTEM_TOOL_ENV, timeoutMs: 10 * 60_000 });
       if (checked.exitCode === null || checked.exitCode > 1) {
         throw new Error(
           `e2fsck found errors it could not correct in the filesystem of ${appId} (exit ${checked.exitCode}): ${checked.stdout.trim()}`,
         );
       }
-      await runChecked(['resize2fs', image], { cwd: '/', env: TOOL_ENV, timeoutMs: 10 * 60_000 });
+      await runChecked(['resize2fs', image], { cwd: '/', env: SYSTEM_TOOL_ENV, timeoutMs: 10 * 60_000 });
       this.o.log(`The filesystem of ${appId} grew to its disk budget of ${humanSize(budget)}.`);
     }
     mkdirSync(folder, { recursive: true, mode: 0o711 });
     if (!lstatSync(folder).isDirectory()) throw new Error(`${folder} is not a folder: cannot mount the app's filesystem there.`);
     // nodev, nosuid: nothing in an app's files gains a device or a set-uid bit on the host.
-    await runChecked(['mount', '-t', 'ext4', '-o', 'loop,nodev,nosuid', image, folder], { cwd: '/', env: TOOL_ENV });
-    await runChecked(['chmod', '0711', folder], { cwd: '/', env: TOOL_ENV });
+    await runChecked(['mount', '-t', 'ext4', '-o', 'loop,nodev,nosuid', image, folder], { cwd: '/', env: SYSTEM_TOOL_ENV });
+    await runChecked(['chmod', '0711', folder], { cwd: '/', env: SYSTEM_TOOL_ENV });
   }
 
   /** The app's use now; null when its filesystem is not mounted (not made yet). */
@@ -132,13 +131,13 @@ export class AppDisks {
     const device = mountSourceOf(readFileSync('/proc/self/mountinfo', 'utf8'), this.o.layout.appFolder(appId));
     if (!device?.startsWith('/dev/loop')) return 'at the next mount';
     await setLength(image, bytes);
-    await runChecked(['losetup', '-c', device], { cwd: '/', env: TOOL_ENV });
+    await runChecked(['losetup', '-c', device], { cwd: '/', env: SYSTEM_TOOL_ENV });
     try {
-      await runChecked(['resize2fs', device], { cwd: '/', env: TOOL_ENV, timeoutMs: 10 * 60_000 });
+      await runChecked(['resize2fs', device], { cwd: '/', env: SYSTEM_TOOL_ENV, timeoutMs: 10 * 60_000 });
     } catch (error) {
       // The image goes back to the size of the filesystem in it, so the next mount sees it must grow.
       await setLength(image, current);
-      await runChecked(['losetup', '-c', device], { cwd: '/', env: TOOL_ENV });
+      await runChecked(['losetup', '-c', device], { cwd: '/', env: SYSTEM_TOOL_ENV });
       this.o.log(`The filesystem of ${appId} could not grow while mounted (${(error as Error).message}): it grows at its next mount.`);
       return 'at the next mount';
     }
@@ -151,9 +150,9 @@ export class AppDisks {
     const apps = join(this.o.layout.dataDir, 'apps');
     for (const mountPoint of mountsUnder(readFileSync('/proc/self/mountinfo', 'utf8'), apps)) {
       if (mountPoint === apps) continue;
-      const plain = await runCaptured({ argv: ['umount', mountPoint], cwd: '/', env: TOOL_ENV });
+      const plain = await runCaptured({ argv: ['umount', mountPoint], cwd: '/', env: SYSTEM_TOOL_ENV });
       // Something still holds it (a process that outlived the stop): detached now, freed after it.
-      if (plain.exitCode !== 0) await runChecked(['umount', '-l', mountPoint], { cwd: '/', env: TOOL_ENV });
+      if (plain.exitCode !== 0) await runChecked(['umount', '-l', mountPoint], { cwd: '/', env: SYSTEM_TOOL_ENV });
     }
   }
 
@@ -161,7 +160,7 @@ export class AppDisks {
   async remove(appId: string): Promise<void> {
     const folder = this.o.layout.appFolder(appId);
     // Lazy: a sandbox still ending may hold a file open; the kernel frees the loop device after it.
-    if (this.mounted(appId)) await runChecked(['umount', '-l', folder], { cwd: '/', env: TOOL_ENV });
+    if (this.mounted(appId)) await runChecked(['umount', '-l', folder], { cwd: '/', env: SYSTEM_TOOL_ENV });
     await rm(this.image(appId), { force: true });
     await rmdir(folder).catch(() => undefined);
   }

@@ -7,9 +7,9 @@
  * again and given the folder (redis-provider.ts migrates its ownership).
  */
 import { createHash } from 'node:crypto';
-import { runCommand } from '../../executor/run-command.js';
 import { groupaddArgv, lookupUser, numberedUseraddArgv } from '../../executor/app-user.js';
 import type { SystemUser } from '../system-user.js';
+import { runSystemTool } from '../../executor/system-tools.js';
 
 export interface IdRange {
   first: number;
@@ -28,7 +28,6 @@ export interface ServerUserKind {
 
 export const REDIS_SERVER_USERS: ServerUserKind = { prefix: 'slr-', label: 'Redis' };
 export const POSTGRESQL_SERVER_USERS: ServerUserKind = { prefix: 'slp-', label: 'PostgreSQL' };
-const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
 
 /**
  * The unix name of a Redis add-on's server: `slr-` and the first 12 hex digits of its id
@@ -85,7 +84,7 @@ export class RedisServerUsers {
         if (id === undefined) {
           throw new Error(`No free uid left in ${this.range.first}-${this.range.last} for a new ${this.kind.label} add-on's server user.`);
         }
-        const group = await run(groupaddArgv(name, id));
+        const group = await runSystemTool(groupaddArgv(name, id));
         if (group.exitCode !== 0 && attempt < 5 && /already exists/.test(group.err.join(' '))) {
           if (await lookupUser(name)) break;
           continue;
@@ -95,9 +94,9 @@ export class RedisServerUsers {
             `Could not create the group ${name}: ${group.err.join(' ').trim() || `exit ${group.exitCode}`}. Check that the daemon runs as root.`,
           );
         }
-        const user = await run(redisUseraddArgv(name, id, addonId, this.kind));
+        const user = await runSystemTool(redisUseraddArgv(name, id, addonId, this.kind));
         if (user.exitCode !== 0 && attempt < 5 && /already exists|in use/.test(user.err.join(' '))) {
-          await run(['groupdel', name]);
+          await runSystemTool(['groupdel', name]);
           continue;
         }
         if (user.exitCode !== 0) {
@@ -119,7 +118,7 @@ export class RedisServerUsers {
       const name = serverUserName(this.kind, addonId);
       if (!(await lookupUser(name))) return;
       await check(['userdel', name], `remove the user ${name}`);
-      await run(['groupdel', name]); // userdel removes it already where USERGROUPS_ENAB is on
+      await runSystemTool(['groupdel', name]); // userdel removes it already where USERGROUPS_ENAB is on
     });
   }
 
@@ -131,27 +130,14 @@ export class RedisServerUsers {
 }
 
 async function getent(database: 'passwd' | 'group'): Promise<string[]> {
-  const r = await run(['getent', database]);
+  const r = await runSystemTool(['getent', database]);
   if (r.exitCode !== 0) throw new Error(`getent ${database} failed (exit ${r.exitCode}).`);
   return r.out;
 }
 
 async function check(argv: string[], what: string): Promise<void> {
-  const r = await run(argv);
+  const r = await runSystemTool(argv);
   if (r.exitCode !== 0) {
     throw new Error(`Could not ${what}: ${r.err.join(' ').trim() || `${argv[0]} exit ${r.exitCode}`}. Check that the daemon runs as root.`);
   }
-}
-
-async function run(argv: string[]): Promise<{ exitCode: number | null; out: string[]; err: string[] }> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const r = await runCommand({
-    argv,
-    cwd: '/',
-    env: SYSTEM_ENV,
-    timeoutMs: 30_000,
-    onLine: (stream, line) => (stream === 'out' ? out : err).push(line),
-  });
-  return { exitCode: r.exitCode, out, err };
 }
