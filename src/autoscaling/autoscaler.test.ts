@@ -41,7 +41,7 @@ function harness(app: AppRow) {
     instancesOf: (appId) =>
       p.runtime.instancesOf(appId).map((i) =>
         Object.assign(Object.create(i) as Instance, {
-          cpuSeconds: () => cpu.get(i.id) ?? 0,
+          cpuTime: () => ({ seconds: cpu.get(i.id) ?? 0 }),
           memoryUsage: () => (i.spec.sandbox.limits.memoryBytes * load.memory) / 100,
           setCpuShare: (cpuShares: number) => shares.push([i.id, cpuShares]),
         }),

@@ -138,8 +138,10 @@ export class Autoscaler {
     }
     watch.mismatchSince = undefined;
     const cpuPercent = watch.cpu.average(
-      instances.map((i) => ({ id: i.id, seconds: i.cpuSeconds?.() })),
-      now,
+      instances.map((i) => {
+        const reading = i.cpuTime?.();
+        return { id: i.id, seconds: reading?.seconds, at: reading?.at ?? now };
+      }),
     );
     const memoryPercent = highestMemory(instances);
     if (watch.sampledAt !== undefined) {

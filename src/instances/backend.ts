@@ -42,6 +42,12 @@ export interface InstanceSpec {
   onStateChange?(state: InstanceState): void;
 }
 
+/** An instance's CPU time so far, and when it was read (ms since the epoch) when that was not now. */
+export interface CpuReading {
+  seconds: number;
+  at?: number;
+}
+
 export type InstanceState = 'starting' | 'running' | 'restarting' | 'stopping' | 'stopped' | 'crashed';
 
 export interface Instance {
@@ -56,11 +62,11 @@ export interface Instance {
   /** Memory the instance's sandbox uses now, in bytes (undefined when not running). */
   memoryUsage(): number | undefined;
   /**
-   * CPU time the instance's sandbox used so far, in seconds (undefined when not running or not
-   * measured): the autoscaler turns two readings into a rate. Optional: a backend without it
-   * is never scaled on CPU.
+   * CPU time the instance used so far, in seconds, and when it was read if not now (a backend
+   * that polls its figures); undefined when not running or not measured. The autoscaler turns
+   * two readings into a rate. Optional: a backend without it is never scaled on CPU.
    */
-  cpuSeconds?(): number | undefined;
+  cpuTime?(): CpuReading | undefined;
   /**
    * The memory it needs now, in bytes: its use less the file cache the kernel may take back
    * (undefined when not running or not measured). Optional: the autoscaler judges a flavour by

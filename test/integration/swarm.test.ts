@@ -281,6 +281,31 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     assert.equal((await served()).release, 'two');
   });
 
+  test("with a range, the replicas' CPU is read from Docker and a low load scales them in", async () => {
+    const two = await daemon.cli(['scale', '--instances', '2'], { cwd: dir });
+    assert.equal(two.code, 0, two.stderr);
+    await waitUntil('two running tasks', async () => (await runningTasks()).join() === '2');
+    const ranged = await daemon.cli(['scale', '--min-instances', '1', '--autoscaling', 'in-after=4s,cooldown=2s'], { cwd: dir });
+    assert.equal(ranged.code, 0, ranged.stderr);
+    let down: { direction: string; from: number; to: number; reason: string; outcome: string } | undefined;
+    await waitUntil(
+      'a scale-in decision',
+      async () => {
+        const shown = await daemon.cli(['scale', '--format', 'json'], { cwd: dir });
+        down = (JSON.parse(shown.stdout) as { decisions: Array<NonNullable<typeof down>> }).decisions.find((d) => d.direction === 'down');
+        return down !== undefined;
+      },
+      90_000,
+    );
+    assert.ok(down);
+    assert.deepEqual([down.from, down.to, down.outcome], [2, 1, 'done']);
+    // Scaling in needs the CPU measured: the replicas' stats, as Docker reads them.
+    assert.match(down.reason, /^CPU \d+% of 2 instances for \d+ s \(under 30% on 1\)$/);
+    await waitUntil('one running task', async () => (await runningTasks()).join() === '1');
+    const fixed = await daemon.cli(['scale', '--instances', '1', '--autoscaling', 'default'], { cwd: dir });
+    assert.equal(fixed.code, 0, fixed.stderr);
+  });
+
   test('rollback serves the first release again from its image', async () => {
     const back = await daemon.cli(['rollback', deployments.one!, '--app', appId]);
     assert.equal(back.code, 0, back.stderr);

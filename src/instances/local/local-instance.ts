@@ -1,4 +1,4 @@
-import type { Instance, InstanceSpec, InstanceState, LogStream } from '../backend.js';
+import type { CpuReading, Instance, InstanceSpec, InstanceState, LogStream } from '../backend.js';
 import { describeExit } from '../../executor/run-command.js';
 import type { HostTools } from '../../executor/host-tools.js';
 import type { InstanceNetwork } from '../../network/netns-commands.js';
@@ -233,8 +233,9 @@ export class LocalInstance implements Instance {
   }
 
   /** The sandbox's CPU time; a restart after a crash makes a new sandbox, whose count starts again. */
-  cpuSeconds(): number | undefined {
-    return this.group && !this.group.exited() ? this.group.cpuSeconds() : undefined;
+  cpuTime(): CpuReading | undefined {
+    const seconds = this.group && !this.group.exited() ? this.group.cpuSeconds() : undefined;
+    return seconds === undefined ? undefined : { seconds };
   }
 
   private onExit(group: Sandbox, exit: SandboxExit): void {

@@ -1,4 +1,4 @@
-import type { Instance, InstanceSpec, InstanceState, LogStream } from '../backend.js';
+import type { CpuReading, Instance, InstanceSpec, InstanceState, LogStream } from '../backend.js';
 import type { SwarmWorker } from './swarm-worker.js';
 import type { ReleaseService, Replica } from './release-service.js';
 import type { EntrypointEvent } from './task-entrypoint.js';
@@ -45,6 +45,8 @@ export class SwarmInstance implements Instance, Replica {
   private currentAddress = '';
   private restartCount = 0;
   private memory: number | undefined;
+  /** The running task's CPU time, as its last stats read it. */
+  private cpu: { seconds: number; at: number } | undefined;
   private stopping: Promise<void> | undefined;
   private launched = false;
   /** Tasks of the slot from before this instance held it: never ours. */
@@ -86,6 +88,11 @@ export class SwarmInstance implements Instance, Replica {
 
   memoryUsage(): number | undefined {
     return this.currentState === 'running' ? this.memory : undefined;
+  }
+
+  /** The running task's CPU time and when Docker read it (the supervision reads its stats in turn). */
+  cpuTime(): CpuReading | undefined {
+    return this.currentState === 'running' ? this.cpu : undefined;
   }
 
   /** Adds a replica to the release's service, then waits until its task runs the app with an address. */
@@ -232,8 +239,12 @@ export class SwarmInstance implements Instance, Replica {
         this.log('system', `running again at ${address}:${this.port} after ${seconds(Date.now() - this.lastEndAt)}`);
       }
     }
-    if (running?.Status.ContainerStatus?.ContainerID && this.currentState === 'running')
-      this.memory = await this.host.services.memoryUsage(running).catch(() => undefined);
+    if (running?.Status.ContainerStatus?.ContainerID && this.currentState === 'running') {
+      const usage = await this.host.services.usage(running).catch(() => undefined);
+      this.memory = usage?.memory;
+      // A new task's count starts again: a reading of another task is not continued.
+      this.cpu = usage?.cpu;
+    }
   }
 
   private log(stream: LogStream, line: string): void {

@@ -204,13 +204,14 @@ export class SwarmServices {
     }
   }
 
-  async memoryUsage(task: SwarmTask): Promise<number | undefined> {
-    const s = await (await this.nodes.of(task.NodeID)).json<{ memory_stats?: { usage?: number } }>({
+  /** A task's memory use and CPU time so far, with when Docker read them, from one `stats` call. */
+  async usage(task: SwarmTask): Promise<TaskUsage> {
+    const s = await (await this.nodes.of(task.NodeID)).json<ContainerStats>({
       path: `/containers/${containerOf(task)}/stats`,
       query: { stream: false },
-      what: 'read the memory of a container',
+      what: 'read the memory and CPU of a container',
     });
-    return s.memory_stats?.usage;
+    return taskUsage(s);
   }
 
   /**
@@ -256,4 +257,27 @@ export function describeTaskEnd(task: SwarmTask): string {
   if (code !== undefined && code > 128 && code < 160) return `was ended by signal ${code - 128} (exit code ${code})`;
   if (code !== undefined) return `exited with code ${code}`;
   return `ended (${task.Status.State}${task.Status.Err ? `: ${task.Status.Err}` : ''})`;
+}
+
+/** What `GET /containers/<id>/stats?stream=false` answers, as far as slipway reads it. */
+export interface ContainerStats {
+  read?: string;
+  memory_stats?: { usage?: number };
+  cpu_stats?: { cpu_usage?: { total_usage?: number } };
+}
+
+export interface TaskUsage {
+  memory?: number;
+  /** CPU time so far (seconds) and when Docker read it. */
+  cpu?: { seconds: number; at: number };
+}
+
+/** The memory and CPU of a container's stats: total_usage is in nanoseconds, `read` its time. */
+export function taskUsage(s: ContainerStats): TaskUsage {
+  const ns = s.cpu_stats?.cpu_usage?.total_usage;
+  const at = s.read ? Date.parse(s.read) : Number.NaN;
+  return {
+    ...(s.memory_stats?.usage === undefined ? {} : { memory: s.memory_stats.usage }),
+    ...(ns === undefined || !Number.isFinite(at) ? {} : { cpu: { seconds: ns / 1e9, at } }),
+  };
 }
