@@ -15,6 +15,7 @@ import { benchBuildLoad, describeBuildLoad } from './build-load.js';
 import { benchAddonIdle, describeAddonIdle } from './addon-idle.js';
 import { benchExclusiveVolume, describeExclusiveVolume } from './exclusive-volume.js';
 import { benchAutoscaling, describeAutoscaling } from './autoscaling.js';
+import { benchFsBuckets, describeFsBuckets } from './fs-buckets.js';
 
 const results: Record<string, unknown> = {};
 
@@ -64,6 +65,10 @@ console.log(describeBackups(backups));
 const exclusiveVolume = await benchExclusiveVolume();
 results.exclusiveVolume = exclusiveVolume;
 console.log(describeExclusiveVolume(exclusiveVolume));
+
+const fsBuckets = await benchFsBuckets();
+results.fsBuckets = fsBuckets;
+console.log(describeFsBuckets(fsBuckets));
 
 const autoscaling = await benchAutoscaling();
 results.autoscaling = autoscaling;
