@@ -28,6 +28,25 @@ export function defaultAclArgv(folder: string): string[] {
   return ['setfacl', '-m', 'd:u::rwx,d:g::rwx,d:o::---', folder];
 }
 
+/**
+ * The bucket's loop device reads and writes its image with direct I/O (set once mounted; mount's
+ * `loop` option has no switch for it). Buffered, each block sits twice in the page cache (the
+ * bucket's and the image file's) and large reads and writes come out erratic, down to half the
+ * host's; direct, they keep up with the host's disk (bench/fs-buckets.md).
+ */
+export function directIoArgv(loopDevice: string): string[] {
+  return ['losetup', '--direct-io=on', loopDevice];
+}
+
+/** The block device a stat's `dev` names, as `/sys/dev/block/<major>:<minor>` (glibc's encoding of dev_t). */
+export function sysfsBlockPath(dev: number): string {
+  const high = Math.floor(dev / 2 ** 32);
+  const low = dev % 2 ** 32;
+  const major = ((low >>> 8) & 0xfff) | ((high & 0xfffff000) >>> 0);
+  const minor = (low & 0xff) | ((low >>> 12) & 0xfff00) | (((high & 0xfff) << 20) >>> 0);
+  return `/sys/dev/block/${major}:${minor}`;
+}
+
 export function unmountArgv(folder: string, lazy: boolean): string[] {
   return lazy ? ['umount', '-l', folder] : ['umount', folder];
 }

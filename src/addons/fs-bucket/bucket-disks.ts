@@ -1,9 +1,9 @@
-import { lstatSync, mkdirSync, statfsSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, realpathSync, statfsSync } from 'node:fs';
 import { chmod, chown, lstat, open, readFile, rename, rm, rmdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { runCaptured, runChecked } from '../../executor/run-captured.js';
 import { mountsUnder } from '../../storage/mount-table.js';
-import { defaultAclArgv, mkfsArgv, mountArgv, unmountArgv } from './bucket-commands.js';
+import { defaultAclArgv, directIoArgv, mkfsArgv, mountArgv, sysfsBlockPath, unmountArgv } from './bucket-commands.js';
 
 const TOOL_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
 
@@ -108,6 +108,7 @@ export class BucketDisks {
       mkdirSync(folder, { recursive: true, mode: 0o700 });
       if (!(await lstat(folder)).isDirectory()) throw new Error(`${folder} is not a folder: cannot mount the FS bucket there.`);
       await runChecked(mountArgv(image, folder), { cwd: '/', env: TOOL_ENV });
+      await this.directIo(folder, image);
     }
     // The filesystem's root: no app can make it a link or move it. The group may have a new
     // number (a host reinstalled), so it is set at every mount.
@@ -115,6 +116,24 @@ export class BucketDisks {
     await chmod(folder, 0o2770);
     await runChecked(defaultAclArgv(folder), { cwd: '/', env: TOOL_ENV });
     return folder;
+  }
+
+  /**
+   * Direct I/O on the loop device under a just-mounted bucket (bucket-commands.ts says why). The
+   * device is the one the mount point's filesystem is on, checked to be a loop device over this
+   * image. A speed-up only: where the host's filesystem refuses direct I/O the bucket works as
+   * before, buffered.
+   */
+  private async directIo(folder: string, image: string): Promise<void> {
+    let device: string;
+    try {
+      const block = realpathSync(sysfsBlockPath(lstatSync(folder).dev));
+      if (readFileSync(join(block, 'loop', 'backing_file'), 'utf8').trim() !== image) return;
+      device = `/dev/${basename(block)}`;
+    } catch {
+      return;
+    }
+    await runCaptured({ argv: directIoArgv(device), cwd: '/', env: TOOL_ENV });
   }
 
   /** Size used against size; undefined when not mounted. statfs on the mount point reads nothing inside. */

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appBuckets, mountPathsOf } from './app-buckets.js';
-import { defaultAclArgv, mkfsArgv, mountArgv, unmountArgv } from './bucket-commands.js';
+import { defaultAclArgv, directIoArgv, mkfsArgv, mountArgv, sysfsBlockPath, unmountArgv } from './bucket-commands.js';
 import { bucketGroupName, bucketHost } from './bucket-names.js';
 import { bucketSizeOfPlan } from './bucket-size.js';
 import { FsBucketProvider } from './fs-bucket-provider.js';
@@ -43,6 +43,14 @@ test('the commands root runs: no reserved blocks, nodev and nosuid, the default 
   assert.deepEqual(defaultAclArgv('/d/x'), ['setfacl', '-m', 'd:u::rwx,d:g::rwx,d:o::---', '/d/x']);
   assert.deepEqual(unmountArgv('/d/x', true), ['umount', '-l', '/d/x']);
   assert.deepEqual(unmountArgv('/d/x', false), ['umount', '/d/x']);
+  assert.deepEqual(directIoArgv('/dev/loop3'), ['losetup', '--direct-io=on', '/dev/loop3']);
+});
+
+test("a mounted bucket's device number names its block device in sysfs", () => {
+  assert.equal(sysfsBlockPath(0x0703), '/sys/dev/block/7:3');
+  // Minors past 255 spread over the high bits (glibc's dev_t): loop300 is 7:300.
+  assert.equal(sysfsBlockPath(0x10072c), '/sys/dev/block/7:300');
+  assert.equal(sysfsBlockPath((0x103 << 8) | 0x05), '/sys/dev/block/259:5');
 });
 
 test('the add-on variable is the host value', () => {
