@@ -404,7 +404,8 @@ uiTest('the Information page shows a deployment log live while it runs', { timeo
   assert.equal(await page.locator('.badge.live').isVisible(), true, 'the log is marked live');
   const deploymentId = await page.locator('pre.log').getAttribute('data-deployment');
   await browser.screenshot('app-information-deploying');
-  // Seen live: let the build go on.
+  // Seen live, the build waiting in its folder (its first line may come before the build starts): let it go on.
+  await page.locator('pre.log .line', { hasText: 'waiting-for-the-test' }).first().waitFor({ timeout: 120_000 });
   writeFileSync(join(daemon.dataDir, 'apps', webShop.id, 'build', 'go'), '');
 
   const push = await pushing;
