@@ -41,9 +41,19 @@ test('contradictory or reversed ranges are refused with what to give', () => {
   assert.throws(() => scalingChange(fixed, { minInstances: 4, maxInstances: 2 }), /minimum of instances \(4\) is over the maximum \(2\)/);
   assert.throws(() => scalingChange(fixed, { maxInstances: 1, minInstances: 2 }), /over the maximum/);
   assert.throws(() => scalingChange(fixed, { instances: 2, maxInstances: 4 }), /--instances sets a fixed count/);
-  assert.throws(() => scalingChange(fixed, { minInstances: 0 }), /whole number from 1 to 40, not 0/);
+  assert.throws(() => scalingChange(fixed, { minInstances: -1 }), /whole number from 0 to 40, not -1/);
+  assert.throws(() => scalingChange(fixed, { maxInstances: 0 }), /whole number from 1 to 40, not 0/);
+  assert.throws(() => scalingChange(fixed, { instances: 0 }), /whole number from 1 to 40, not 0/);
   assert.throws(() => scalingChange(fixed, { maxInstances: 41 }), /whole number from 1 to 40/);
   assert.throws(() => scalingChange(fixed, { minFlavor: 'L', maxFlavor: 'S' }), /smallest flavour \(L\) is larger than the largest \(S\)/);
   assert.throws(() => scalingChange(fixed, { flavor: 'S', maxFlavor: 'M' }), /--flavor sets a fixed flavour/);
   assert.throws(() => scalingChange(fixed, { maxFlavor: 'huge' }), /flavour/i);
+});
+
+test('scale to zero: a minimum of 0 is a range whose count stays at least 1 (what the app wakes to)', () => {
+  const change = scalingChange(fixed, { minInstances: 0, maxInstances: 3 });
+  assert.deepEqual(change?.ranges.minInstances, 0);
+  assert.equal(change?.current.instances, 2);
+  assert.equal(scalingChange({ ...fixed, instances: 1 }, { minInstances: '0', maxInstances: '1' })?.current.instances, 1);
+  assert.throws(() => scalingChange(fixed, { minInstances: 0, instances: 2 }), /--instances sets a fixed count/);
 });

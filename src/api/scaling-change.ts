@@ -33,7 +33,9 @@ export function scalingChange(
   if (given.length === 0) return undefined;
   const before = rangesOf(app);
   const count = body.instances === undefined ? undefined : checkInstanceCount(body.instances);
-  const minInstances = body.minInstances === undefined ? (count ?? before.minInstances) : checkInstanceCount(body.minInstances);
+  // 0 is a minimum only: the app sleeps when idle and wakes on its next request (scale to zero).
+  const minInstances =
+    body.minInstances === undefined ? (count ?? before.minInstances) : checkInstanceCount(body.minInstances, { zero: true });
   const maxInstances = body.maxInstances === undefined ? (count ?? before.maxInstances) : checkInstanceCount(body.maxInstances);
   if (count !== undefined && (minInstances !== count || maxInstances !== count)) {
     throw new ValidationError(
@@ -65,6 +67,7 @@ export function scalingChange(
   const currentFlavor = flavor ?? FLAVORS[clamp(rank(before.flavor), rank(minFlavor), rank(maxFlavor))]!.name;
   return {
     ranges: { minInstances, maxInstances, minFlavor, maxFlavor },
-    current: { instances: count ?? clamp(before.instances, minInstances, maxInstances), flavor: currentFlavor },
+    // The stored count is what serves when awake: never 0 (a sleep is recorded apart).
+    current: { instances: count ?? clamp(before.instances, Math.max(1, minInstances), maxInstances), flavor: currentFlavor },
   };
 }

@@ -122,32 +122,37 @@ export const Token = named(
 
 export const Scale = named(
   'Scale',
-  obj({
-    instances: int('How many instances serve the app'),
-    flavor: str(),
-    memory_bytes: int('Memory of each instance'),
-    build_flavor: str(),
-    build_memory_bytes: int('Memory of a build'),
-    disk_budget_bytes: int("Disk budget of the app's repository, builds, caches and kept releases"),
-    min_instances: int('The fewest instances the autoscaler keeps (equal to max_instances: a fixed count)'),
-    max_instances: int('The most instances the autoscaler starts; quotas count this'),
-    min_flavor: str('The smallest instance flavour of the range'),
-    max_flavor: str('The largest instance flavour of the range; quotas count this'),
-    autoscaling: str("The autoscaler's settings for the app, as `slipway scale --autoscaling` reads them"),
-    decisions: arr(
-      obj({
-        at: time(),
-        direction: oneOf(['up', 'down']),
-        from: int('The instance count before'),
-        to: int('The instance count after (the same for a change of flavour)'),
-        from_flavor: nullable(str('A change of flavour: the flavour before')),
-        to_flavor: nullable(str('A change of flavour: the flavour after')),
-        reason: str('What the autoscaler measured, e.g. "CPU 85% of 3 instances for 8 s"'),
-        outcome: oneOf(['done', 'failed']),
-      }),
-      "The autoscaler's latest decisions, newest first",
-    ),
-  }),
+  obj(
+    {
+      instances: int('How many instances serve the app'),
+      flavor: str(),
+      memory_bytes: int('Memory of each instance'),
+      build_flavor: str(),
+      build_memory_bytes: int('Memory of a build'),
+      disk_budget_bytes: int("Disk budget of the app's repository, builds, caches and kept releases"),
+      min_instances: int('The fewest instances the autoscaler keeps (equal to max_instances: a fixed count)'),
+      max_instances: int('The most instances the autoscaler starts; quotas count this'),
+      min_flavor: str('The smallest instance flavour of the range'),
+      max_flavor: str('The largest instance flavour of the range; quotas count this'),
+      autoscaling: str("The autoscaler's settings for the app, as `slipway scale --autoscaling` reads them"),
+      asleep_since: nullable(time('With a minimum of 0: since when the app sleeps (no instance; its next request wakes it); null: awake')),
+      sleeps: bool('False when the minimum is 0 but the app never sleeps: it has workers, which run in its instances'),
+      decisions: arr(
+        obj({
+          at: time(),
+          direction: oneOf(['up', 'down']),
+          from: int('The instance count before'),
+          to: int('The instance count after (the same for a change of flavour)'),
+          from_flavor: nullable(str('A change of flavour: the flavour before')),
+          to_flavor: nullable(str('A change of flavour: the flavour after')),
+          reason: str('What the autoscaler measured, e.g. "CPU 85% of 3 instances for 8 s"'),
+          outcome: oneOf(['done', 'failed']),
+        }),
+        "The autoscaler's latest decisions, newest first",
+      ),
+    },
+    ['sleeps'],
+  ),
 );
 
 export const Redeploy = named('Redeploy', obj({ app_id: str(), app_name: str(), deployment_id: str() }));
@@ -182,7 +187,8 @@ export const Status = named(
         ),
       }),
     ),
-    instance_count: int('Instances wanted'),
+    instance_count: int('Instances wanted (when awake)'),
+    asleep_since: nullable(time('Scale to zero: since when the app sleeps (no instance; its next request wakes it); null: awake')),
     release: nullable(obj({ deployment_id: str(), commit: str() }, [], 'What serves')),
     pushed_commit: nullable(str('Head of master in the app repository')),
     deploying: arr(Deployment, 'Deployments queued or running'),

@@ -33,7 +33,17 @@ export interface AutoscalerOptions {
    */
   restart?(app: AppRow, line: string): Promise<'OK' | 'FAIL' | 'CANCELLED'>;
   /** Each app's requests in flight and queued at the router now; undefined when the router cannot tell. */
-  routerLoad(): Promise<ReadonlyMap<string, { sessions: number; queued: number }> | undefined>;
+  routerLoad(): Promise<ReadonlyMap<string, { sessions: number; queued: number; total?: number }> | undefined>;
+  /**
+   * Scale to zero (absent: apps never sleep): `sleep` holds the app's requests at the router and
+   * stops its instances (drained); `wake` starts them again, health-checked, and lets the held
+   * requests go on; `wakeRequests` says which sleeping apps a request waits for.
+   */
+  sleep?(appId: string): Promise<void>;
+  wake?(app: AppRow, log: (line: string) => void): Promise<void>;
+  wakeRequests?(): Promise<Set<string> | undefined>;
+  /** How often the router is asked for requests waiting for a sleeping app (only while one sleeps). */
+  wakePollMs?: number;
   /** Told of each decision once carried out (the metrics and the notifications follow). */
   onDecision(decision: AppliedDecision): void;
   log(line: string): void;
@@ -54,6 +64,10 @@ interface AppWatch {
   busy?: Promise<void>;
   /** Since when the serving count differs from the stored one. */
   mismatchSince?: number;
+  /** The router's count of requests sent to the app at the previous sample (stot): the next sample's requests are the difference. */
+  requestsTotal?: number;
+  /** A wake that failed: the next is not tried before this time. */
+  wakeNotBefore?: number;
 }
 
 /**
@@ -61,6 +75,14 @@ interface AppWatch {
  * count of before a decision, an instance that failed to start) is brought back by scaling again.
  */
 const RECONCILE_AFTER_MS = 30_000;
+
+/**
+ * While an app sleeps, the router is asked this often whether a request waits for it: the
+ * wake's first step, so part of the first request's latency (a `show map` on the admin socket).
+ */
+export const WAKE_POLL_MS = 200;
+/** A wake that failed (no instance passed its health check) is tried again after this. */
+const WAKE_RETRY_MS = 10_000;
 
 /**
  * Samples, every SAMPLE_MS, the load of each app that has a range (its instances' CPU from their
@@ -72,6 +94,8 @@ const RECONCILE_AFTER_MS = 30_000;
 export class Autoscaler {
   private readonly watches = new Map<string, AppWatch>();
   private timer: NodeJS.Timeout | undefined;
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private polling = false;
   private ticking = false;
   private stopped = false;
 
@@ -84,12 +108,38 @@ export class Autoscaler {
   start(): void {
     this.timer ??= setInterval(() => void this.tick(), this.o.sampleMs ?? SAMPLE_MS);
     this.timer.unref();
+    if (this.o.wakeRequests) {
+      this.wakeTimer ??= setInterval(() => void this.pollWakes(), this.o.wakePollMs ?? WAKE_POLL_MS);
+      this.wakeTimer.unref();
+    }
+  }
+
+  /** Wakes each sleeping app a request waits for at the router; errors are logged, never thrown. */
+  async pollWakes(now = this.now()): Promise<void> {
+    if (this.polling || this.stopped || !this.o.wakeRequests) return;
+    this.polling = true;
+    try {
+      const asleep = this.o.store.apps.all().filter((a) => a.asleep_since);
+      if (asleep.length === 0) return;
+      const waiting = await this.o.wakeRequests();
+      for (const app of asleep) {
+        if (!waiting?.has(app.id)) continue;
+        const watch = this.watchOf(app);
+        if (watch.busy || (watch.wakeNotBefore ?? 0) > now) continue;
+        this.startChange(app, watch, this.applyWake(app, 'a request arrived', watch));
+      }
+    } catch (error) {
+      this.o.log(`Autoscaler: ${(error as Error).message}`);
+    } finally {
+      this.polling = false;
+    }
   }
 
   /** Stops sampling; a change under way is awaited (its instances are the runtime's either way). */
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearInterval(this.wakeTimer);
     await this.idle();
   }
 
@@ -103,7 +153,10 @@ export class Autoscaler {
     if (this.ticking || this.stopped) return;
     this.ticking = true;
     try {
-      const apps = this.o.store.apps.all().filter(autoscales);
+      const all = this.o.store.apps.all();
+      // An app asleep whose range no longer allows 0 is woken; one stopped meanwhile simply wakes to nothing.
+      for (const app of all) if (app.asleep_since && !(autoscales(app) && rangesOf(app).minInstances === 0)) this.wakeForRange(app);
+      const apps = all.filter(autoscales);
       const wanted = new Set(apps.map((a) => a.id));
       for (const id of this.watches.keys()) if (!wanted.has(id) && !this.watches.get(id)?.busy) this.watches.delete(id);
       if (apps.length === 0) return;
@@ -116,15 +169,49 @@ export class Autoscaler {
     }
   }
 
-  private sample(app: AppRow, router: { sessions: number; queued: number } | undefined, now: number): void {
-    const ranges = rangesOf(app);
+  private watchOf(app: AppRow): AppWatch {
     let watch = this.watches.get(app.id);
     if (!watch) {
-      watch = { samples: [], cpu: new CpuRates(), stored: ranges.instances };
+      watch = { samples: [], cpu: new CpuRates(), stored: rangesOf(app).instances };
       this.watches.set(app.id, watch);
     }
+    return watch;
+  }
+
+  private wakeForRange(app: AppRow): void {
+    const watch = this.watchOf(app);
+    if (watch.busy) return;
+    const min = rangesOf(app).minInstances;
+    this.startChange(
+      app,
+      watch,
+      this.applyWake(app, autoscales(app) ? `the minimum is ${min} instance${min === 1 ? '' : 's'}` : 'the count is fixed', watch),
+    );
+  }
+
+  private startChange(app: AppRow, watch: AppWatch, change: Promise<void>): void {
+    watch.busy = change.finally(() => {
+      watch.busy = undefined;
+      watch.stored = this.o.store.apps.byId(app.id)?.instances ?? watch.stored;
+      watch.requestsTotal = undefined;
+      this.restart(watch, this.now());
+    });
+  }
+
+  private sample(app: AppRow, router: { sessions: number; queued: number; total?: number } | undefined, now: number): void {
+    const ranges = rangesOf(app);
+    const watch = this.watchOf(app);
     if (watch.busy) return;
     const instances = this.o.instancesOf(app.id);
+    if (app.asleep_since) {
+      // Deployed or started again while asleep: it serves, so it is awake (the router's hold goes).
+      if (instances.length > 0) this.startChange(app, watch, this.applyWake(app, 'the app was started', watch));
+      return;
+    }
+    const total = router?.total;
+    const requests =
+      total !== undefined && watch.requestsTotal !== undefined && total >= watch.requestsTotal ? total - watch.requestsTotal : undefined;
+    watch.requestsTotal = total;
     if (watch.stored !== ranges.instances) this.restart(watch, now);
     watch.stored = ranges.instances;
     // Not serving (stopped, not deployed yet) or between counts (a deployment or a person's
@@ -153,6 +240,7 @@ export class Autoscaler {
         ...(memoryPercent === undefined ? {} : { memoryPercent }),
         queued: router?.queued ?? 0,
         inflight: router?.sessions ?? 0,
+        ...(requests === undefined ? {} : { requests }),
       });
     }
     watch.sampledAt = now;
@@ -161,7 +249,9 @@ export class Autoscaler {
     while (watch.samples.length > 0 && watch.samples[0]!.at < keepFrom) watch.samples.shift();
     const state = {
       instances: instances.length,
-      minInstances: ranges.minInstances,
+      // Without a router that holds requests, an app never sleeps: one instance is its least.
+      minInstances: this.o.sleep ? ranges.minInstances : Math.max(1, ranges.minInstances),
+      hasWorkers: instances.some((i) => (i.spec.workers?.length ?? 0) > 0),
       maxInstances: ranges.maxInstances,
       ...(watch.lastChangeAt === undefined ? {} : { lastChangeAt: watch.lastChangeAt }),
     };
@@ -180,14 +270,91 @@ export class Autoscaler {
     // Memory first: more instances would not lower one instance's memory.
     const decision = vertical?.cause === 'memory' ? vertical : (decide(watch.samples, settings, state, now) ?? vertical);
     if (decision) {
-      const current = watch;
-      const change = decision.flavor ? this.applyFlavor(app, decision, instances) : this.apply(app, decision, instances);
-      current.busy = change.finally(() => {
-        current.busy = undefined;
-        current.stored = this.o.store.apps.byId(app.id)?.instances ?? decision.to;
-        this.restart(current, this.now());
-      });
+      const change = decision.flavor
+        ? this.applyFlavor(app, decision, instances)
+        : decision.to === 0
+          ? this.applySleep(app, decision, instances)
+          : this.apply(app, decision, instances);
+      this.startChange(app, watch, change);
     }
+  }
+
+  /** An activity record of the app for a change, and a log writing to it and to the app's log. */
+  private activity(app: AppRow, commit: string): { id: string; log: (text: string) => void } {
+    const { store, logs } = this.o;
+    const record = store.deployments.create({ appId: app.id, commit, cause: AUTOSCALING_CAUSE, userId: null });
+    store.deployments.setPhase(record.id, 'run');
+    return {
+      id: record.id,
+      log: (text: string) => {
+        logs.append(record.id, 'system', text);
+        logs.append(app.id, 'system', text);
+      },
+    };
+  }
+
+  private finishActivity(app: AppRow, id: string, outcome: 'done' | 'failed', message: string): boolean {
+    const { store, logs } = this.o;
+    logs.finish(id);
+    if (!store.apps.byId(app.id)) return false;
+    store.deployments.setPhase(id, 'done');
+    store.deployments.finish(id, outcome === 'done' ? 'OK' : 'FAIL', message);
+    return true;
+  }
+
+  /**
+   * Scale to zero: the app's requests are held at the router from now on (the first wakes it),
+   * its instances leave the routing table, finish their requests and stop. The stored count
+   * stays: it is what the app wakes to.
+   */
+  private async applySleep(app: AppRow, decision: ScalingDecision, serving: readonly Instance[]): Promise<void> {
+    const { store } = this.o;
+    const line = `${decision.from} → 0 instances: ${decision.reason}; the app sleeps, its next request wakes it`;
+    const commit = store.deployments.byId(serving[0]?.spec.deploymentId ?? '')?.commit_sha ?? '';
+    const { id, log } = this.activity(app, commit);
+    log(`Autoscaling: ${line}`);
+    store.apps.setAsleep(app.id, new Date(this.now()).toISOString());
+    let outcome: 'done' | 'failed' = 'done';
+    let message = line;
+    try {
+      await this.o.sleep!(app.id);
+    } catch (error) {
+      outcome = 'failed';
+      if (store.apps.byId(app.id)) store.apps.setAsleep(app.id, null);
+      message = `${line} — failed: ${(error as Error).message}`;
+      log(`Autoscaling failed: ${(error as Error).message}`);
+    }
+    if (this.finishActivity(app, id, outcome, message)) this.record(app, decision, outcome);
+  }
+
+  /**
+   * Wakes a sleeping app: its stored count of instances start and pass their health check, then
+   * the router lets the held requests go on to them. A wake that fails leaves it asleep (its
+   * requests still held; the router answers them 503 "waking" past its hold's limit) and is tried
+   * again after WAKE_RETRY_MS.
+   */
+  private async applyWake(app: AppRow, reason: string, watch: AppWatch): Promise<void> {
+    const { store } = this.o;
+    const to = Math.max(1, app.instances ?? 1);
+    const decision: ScalingDecision = { direction: 'up', from: 0, to, reason };
+    const line = `0 → ${to} instance${to === 1 ? '' : 's'}: ${reason}; the app wakes`;
+    const release = store.deployments.release(app.id);
+    const commit = (release && store.deployments.byId(release.deployment_id)?.commit_sha) ?? '';
+    const { id, log } = this.activity(app, commit);
+    log(`Autoscaling: ${line}`);
+    let outcome: 'done' | 'failed' = 'done';
+    let message = line;
+    try {
+      if (!this.o.wake) throw new Error('this daemon cannot wake apps');
+      await this.o.wake(app, log);
+      if (store.apps.byId(app.id)) store.apps.setAsleep(app.id, null);
+    } catch (error) {
+      outcome = 'failed';
+      watch.wakeNotBefore = this.now() + WAKE_RETRY_MS;
+      message = `${line} — failed: ${(error as Error).message}`;
+      log(`Autoscaling: the wake failed (${(error as Error).message}); tried again at the next request after ${WAKE_RETRY_MS / 1000} s`);
+    }
+    if (this.finishActivity(app, id, outcome, message)) this.record(app, decision, outcome);
   }
 
   private reconcile(app: AppRow, watch: AppWatch, count: number): void {

@@ -178,3 +178,103 @@ test('signals taking turns still make a saturated run, told with the last figure
   const d = decide(samples, { ...DEFAULT_AUTOSCALING, inflightOut: 3 }, { instances: 1, minInstances: 1, maxInstances: 3 }, 8_000);
   assert.deepEqual(d, { direction: 'up', from: 1, to: 2, reason: '1 instance saturated for 8 s (last: CPU 90%, 1 in flight, 0 queued)' });
 });
+
+/** Samples of an app at `instances` from 0 to `untilMs`, with `requests(t)` sent to it in each interval. */
+function idleSeries(instances: number, untilMs: number, requests: (t: number) => number | undefined): LoadSample[] {
+  const samples: LoadSample[] = [];
+  for (let t = SAMPLE_MS; t <= untilMs; t += SAMPLE_MS) {
+    const count = requests(t);
+    samples.push({
+      from: t - SAMPLE_MS,
+      at: t,
+      instances,
+      cpuPercent: 1,
+      queued: 0,
+      inflight: 0,
+      ...(count === undefined ? {} : { requests: count }),
+    });
+  }
+  return samples;
+}
+
+const zeroMin: ScalingState = { instances: 1, minInstances: 0, maxInstances: 2 };
+const idle = { ...DEFAULT_AUTOSCALING, idleAfterMs: 20_000 };
+
+test('scale to zero: no request for idle-after puts the app to sleep, from any count', () => {
+  const samples = idleSeries(1, 40_000, (t) => (t <= 10_000 ? 3 : 0));
+  // Requests until 10 s: idle from 10 s, so 20 s of it at 30 s, not before.
+  assert.equal(
+    decide(
+      samples.filter((s) => s.at <= 28_000),
+      idle,
+      zeroMin,
+      28_000,
+    ),
+    undefined,
+  );
+  const d = decide(
+    samples.filter((s) => s.at <= 30_000),
+    idle,
+    zeroMin,
+    30_000,
+  );
+  assert.deepEqual(d && [d.direction, d.from, d.to, d.reason], ['down', 1, 0, 'no request for 20 s']);
+  const two = decide(
+    idleSeries(2, 30_000, () => 0),
+    idle,
+    { ...zeroMin, instances: 2 },
+    30_000,
+  );
+  assert.deepEqual(two && [two.from, two.to], [2, 0]);
+  assert.match(
+    decide(
+      idleSeries(1, 15 * 60_000, () => 0),
+      DEFAULT_AUTOSCALING,
+      zeroMin,
+      15 * 60_000,
+    )!.reason,
+    /^no request for 15 min$/,
+  );
+});
+
+test('scale to zero: a single request, one in flight or queued, keeps it awake', () => {
+  assert.equal(
+    decide(
+      idleSeries(1, 40_000, (t) => (t === 26_000 ? 1 : 0)),
+      idle,
+      zeroMin,
+      40_000,
+    ),
+    undefined,
+  );
+  const inflight = idleSeries(1, 40_000, () => 0).map((s) => (s.at === 34_000 ? { ...s, inflight: 1 } : s));
+  assert.equal(decide(inflight, idle, zeroMin, 40_000), undefined);
+});
+
+test('scale to zero: never with workers, never above a minimum of 1, never on uncounted requests', () => {
+  const quiet = idleSeries(1, 60_000, () => 0);
+  assert.equal(decide(quiet, idle, { ...zeroMin, hasWorkers: true }, 60_000), undefined);
+  assert.equal(decide(quiet, idle, { ...zeroMin, minInstances: 1 }, 60_000), undefined);
+  assert.equal(
+    decide(
+      idleSeries(1, 60_000, () => undefined),
+      idle,
+      zeroMin,
+      60_000,
+    ),
+    undefined,
+  );
+  // With a minimum of 0, the low-load rule still stops at one instance: 0 is only the sleep.
+  const low = idleSeries(2, 200_000, () => 5);
+  const d = decide(low, idle, { ...zeroMin, instances: 2 }, 200_000);
+  assert.deepEqual(d && [d.from, d.to], [2, 1]);
+  assert.equal(
+    decide(
+      idleSeries(1, 200_000, () => 5),
+      idle,
+      zeroMin,
+      200_000,
+    ),
+    undefined,
+  );
+});

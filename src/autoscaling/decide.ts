@@ -13,6 +13,8 @@ export interface LoadSample {
   queued: number;
   /** Requests the router has with the app's instances now. */
   inflight: number;
+  /** Requests the router sent the app during the interval; undefined when it could not tell. */
+  requests?: number;
   /** The highest memory use of an instance, % of its limit; undefined when unmeasured. */
   memoryPercent?: number;
 }
@@ -24,6 +26,8 @@ export interface ScalingState {
   maxInstances: number;
   /** When the last change (of the autoscaler or a person) took effect; undefined: none known. */
   lastChangeAt?: number;
+  /** The app runs workers (in its instances): it never sleeps, whatever its minimum. */
+  hasWorkers?: boolean;
 }
 
 export interface ScalingDecision {
@@ -90,7 +94,11 @@ export function decide(
     }
   }
 
-  if (n > state.minInstances) {
+  const asleep = sleepDecision(counted, settings, state);
+  if (asleep) return asleep;
+
+  // One instance is the least that serves: 0 (a minimum of 0) is the sleep above, not a scale-in.
+  if (n > Math.max(1, state.minInstances)) {
     const low = (s: LoadSample) =>
       s.cpuPercent !== undefined &&
       (s.cpuPercent * n) / (n - 1) < settings.cpuIn &&
@@ -109,6 +117,24 @@ export function decide(
     }
   }
   return undefined;
+}
+
+/**
+ * Scale to zero: with a minimum of 0, an app to which the router sent no request (none in
+ * flight, none queued) for `idle-after` sleeps: its instances stop, and its next request wakes
+ * it. Never an app with workers (they run in its instances and would stop with them), and never
+ * on samples whose requests the router could not count.
+ */
+function sleepDecision(counted: LoadSample[], settings: AutoscalingSettings, state: ScalingState): ScalingDecision | undefined {
+  if (state.minInstances !== 0 || state.hasWorkers || state.instances === 0) return undefined;
+  const run = trailingRun(counted, (s) => s.requests === 0 && s.inflight === 0 && s.queued === 0);
+  if (!run || run.at - run.since < settings.idleAfterMs) return undefined;
+  return { direction: 'down', from: state.instances, to: 0, reason: `no request for ${describeSpan(run.at - run.since)}` };
+}
+
+function describeSpan(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  return seconds >= 120 ? `${Math.round(seconds / 60)} min` : `${seconds} s`;
 }
 
 /** The newest samples that all satisfy `holds`, from the time the first of them began. */

@@ -36,8 +36,16 @@ test('stored overrides are read back, anything unknown left out', () => {
 test('settings print as the option reads them', () => {
   assert.equal(
     describeSettings(DEFAULT_AUTOSCALING),
-    'cpu-out=80,cpu-in=30,inflight-out=0,mem-out=90,mem-in=50,out-after=6s,in-after=1m,cooldown=10s',
+    'cpu-out=80,cpu-in=30,inflight-out=0,mem-out=90,mem-in=50,out-after=6s,in-after=1m,cooldown=10s,idle-after=15m',
   );
   const back = parseAutoscalingOverrides(describeSettings(DEFAULT_AUTOSCALING));
   assert.deepEqual({ ...DEFAULT_AUTOSCALING, ...back }, DEFAULT_AUTOSCALING);
+});
+
+test('idle-after (scale to zero) reads as a duration, from 1s to 60m', () => {
+  assert.deepEqual(parseAutoscalingOverrides('idle-after=5s'), { idleAfterMs: 5000 });
+  assert.deepEqual(parseAutoscalingOverrides('idle-after=30m', { cpuOut: 70 }), { cpuOut: 70, idleAfterMs: 1_800_000 });
+  assert.equal(DEFAULT_AUTOSCALING.idleAfterMs, 15 * 60_000);
+  assert.throws(() => parseAutoscalingOverrides('idle-after=0'), /idle-after is a duration from 1s to 60m/);
+  assert.throws(() => parseAutoscalingOverrides('idle-after=2h'), /idle-after is a duration/);
 });

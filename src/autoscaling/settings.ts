@@ -22,6 +22,8 @@ export interface AutoscalingSettings {
   inAfterMs: number;
   /** After a change, samples of this long are not counted: new instances warm up, drained ones leave. */
   cooldownMs: number;
+  /** With a minimum of 0 instances: how long without a request before the app sleeps (its instances stop). */
+  idleAfterMs: number;
 }
 
 export const DEFAULT_AUTOSCALING: Readonly<AutoscalingSettings> = {
@@ -33,6 +35,7 @@ export const DEFAULT_AUTOSCALING: Readonly<AutoscalingSettings> = {
   outAfterMs: 6_000,
   inAfterMs: 60_000,
   cooldownMs: 10_000,
+  idleAfterMs: 15 * 60_000,
 };
 
 /** The keys people write, in the order they are printed. */
@@ -45,9 +48,10 @@ const KEYS: Record<string, keyof AutoscalingSettings> = {
   'out-after': 'outAfterMs',
   'in-after': 'inAfterMs',
   cooldown: 'cooldownMs',
+  'idle-after': 'idleAfterMs',
 };
 
-const DURATIONS = new Set<keyof AutoscalingSettings>(['outAfterMs', 'inAfterMs', 'cooldownMs']);
+const DURATIONS = new Set<keyof AutoscalingSettings>(['outAfterMs', 'inAfterMs', 'cooldownMs', 'idleAfterMs']);
 const MAX_DURATION_MS = 3600_000;
 const EXAMPLE = 'For example: slipway scale --autoscaling cpu-out=70,in-after=120s (or --autoscaling default)';
 
@@ -134,7 +138,7 @@ export function storedOverrides(json: string | null | undefined): Partial<Autosc
   return out;
 }
 
-/** "cpu-out=80,cpu-in=30,inflight-out=0,mem-out=90,mem-in=50,out-after=6s,in-after=60s,cooldown=10s": what `--autoscaling` reads back. */
+/** "cpu-out=80,…,cooldown=10s,idle-after=15m": what `--autoscaling` reads back. */
 export function describeSettings(settings: AutoscalingSettings): string {
   return Object.entries(KEYS)
     .map(([name, key]) => `${name}=${DURATIONS.has(key) ? formatDuration(settings[key]) : settings[key]}`)

@@ -15,7 +15,8 @@ const view: ScaleView = {
   max_instances: 4,
   min_flavor: 'nano',
   max_flavor: 'nano',
-  autoscaling: 'cpu-out=80,cpu-in=30,inflight-out=0,mem-out=90,mem-in=50,out-after=6s,in-after=1m,cooldown=10s',
+  autoscaling: 'cpu-out=80,cpu-in=30,inflight-out=0,mem-out=90,mem-in=50,out-after=6s,in-after=1m,cooldown=10s,idle-after=15m',
+  asleep_since: null,
   decisions: [
     {
       at: '2026-11-29T05:41:02.000Z',
@@ -84,4 +85,15 @@ test('the scale prints ranges, the count and flavour now, and the decisions with
     scaleFields({ ...view, min_flavor: 'pico', max_flavor: 'S' }).flavor,
     'nano (512 MiB) (the autoscaler chooses from pico to S)',
   );
+});
+
+test('scale to zero: the scale says when the app sleeps, and when it never will', () => {
+  const asleep = { ...view, min_instances: 0, max_instances: 2, instances: 1, asleep_since: '2026-11-29T06:10:00.000Z' };
+  assert.equal(
+    scaleFields(asleep).instances,
+    '0, asleep since 2026-11-29 06:10:00 (wakes to 1 at its next request) (the autoscaler chooses from 0 to 2)',
+  );
+  assert.equal(scaleFields({ ...asleep, asleep_since: null }).instances, '1 (the autoscaler chooses from 0 to 2)');
+  assert.equal(scaleFields({ ...asleep, asleep_since: null }).sleep, undefined);
+  assert.match(scaleFields({ ...asleep, asleep_since: null, sleeps: false }).sleep ?? '', /^never: the app has workers/);
 });

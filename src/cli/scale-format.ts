@@ -46,8 +46,12 @@ function range(current: string, min: string, max: string, chooser: string): stri
 
 /** The fields `slipway scale` prints: ranges, the count and flavour now, the autoscaler's settings. */
 export function scaleFields(s: ScaleView): Record<string, string> {
+  const count = s.asleep_since
+    ? `0, asleep since ${s.asleep_since.slice(0, 19).replace('T', ' ')} (wakes to ${s.instances} at its next request)`
+    : String(s.instances);
   return {
-    instances: range(String(s.instances), String(s.min_instances), String(s.max_instances), 'the autoscaler chooses from '),
+    instances: range(count, String(s.min_instances), String(s.max_instances), 'the autoscaler chooses from '),
+    ...(s.sleeps === false ? { sleep: 'never: the app has workers, which run in its instances (its minimum is 1 in effect)' } : {}),
     flavor: range(`${s.flavor} (${humanSize(s.memory_bytes)})`, s.min_flavor, s.max_flavor, 'the autoscaler chooses from '),
     'build flavor': `${s.build_flavor} (${humanSize(s.build_memory_bytes)})`,
     disk: humanSize(s.disk_budget_bytes),

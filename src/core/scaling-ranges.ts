@@ -8,6 +8,8 @@ export interface ScalingColumns {
   max_instances?: number | null;
   min_flavor?: string | null;
   max_flavor?: string | null;
+  /** 1: the minimum is 0 (the column min_instances checks 1 to 40 and then holds 1). */
+  scale_to_zero?: number;
 }
 
 export interface InstanceRanges {
@@ -30,7 +32,7 @@ export function rangesOf(app: ScalingColumns): InstanceRanges {
   const flavor = flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR).name;
   return {
     instances,
-    minInstances: app.min_instances ?? instances,
+    minInstances: app.scale_to_zero ? 0 : (app.min_instances ?? instances),
     maxInstances: app.max_instances ?? instances,
     flavor,
     minFlavor: app.min_flavor ?? flavor,

@@ -42,6 +42,16 @@ export interface AppRuntimeOptions {
   hasExclusiveVolume?(appId: string): boolean;
   /** The router's holds of an app's requests, for those handovers. */
   holds?: RequestHolds;
+  /** The router's holds of a sleeping app's requests (scale to zero); absent: apps never sleep. */
+  sleepHolds?: SleepHolds;
+}
+
+/** What scale to zero asks of the router: hold a sleeping app's requests until it wakes. */
+export interface SleepHolds {
+  sleep(appId: string): Promise<void>;
+  wake(appId: string): Promise<void>;
+  /** The sleeping apps a request waits for now; undefined when the router cannot tell. */
+  wakeRequests(): Promise<Set<string> | undefined>;
 }
 
 /**
@@ -185,15 +195,68 @@ export class AppRuntime {
    * table as the one before left them, so two scale-ups never both start the missing instances.
    */
   scale(app: AppRow, log: (line: string) => void): Promise<void> {
-    const previous = this.scaling.get(app.id) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => this.scaleNow(app, log));
-    this.scaling.set(app.id, next);
+    return this.inTurn(app.id, () => this.scaleNow(app, log));
+  }
+
+  /** Runs `work` after the scale, sleep or wake of the app under way. */
+  private inTurn(appId: string, work: () => Promise<void>): Promise<void> {
+    const previous = this.scaling.get(appId) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(work);
+    this.scaling.set(appId, next);
     next
       .finally(() => {
-        if (this.scaling.get(app.id) === next) this.scaling.delete(app.id);
+        if (this.scaling.get(appId) === next) this.scaling.delete(appId);
       })
       .catch(() => undefined);
     return next;
+  }
+
+  /** Whether apps can sleep here (the router holds a sleeping app's requests). */
+  canSleep(): boolean {
+    return this.options.sleepHolds !== undefined;
+  }
+
+  /** The sleeping apps a request waits for at the router now. */
+  wakeRequests(): Promise<Set<string> | undefined> {
+    return this.options.sleepHolds?.wakeRequests() ?? Promise.resolve(undefined);
+  }
+
+  /**
+   * Scale to zero: the app's new requests are held at the router first (they will wake it), then
+   * its instances leave the routing table and drain (requests in flight finish) and stop. The
+   * caller records the sleep.
+   */
+  sleep(appId: string): Promise<void> {
+    return this.inTurn(appId, async () => {
+      const holds = this.options.sleepHolds;
+      if (!holds) throw new Error('this router cannot hold requests, so apps cannot sleep');
+      await holds.sleep(appId);
+      const instances = this.table.of(appId);
+      this.table.serve(appId, []);
+      await this.applyRoutes();
+      this.table.drainInBackground(appId, instances);
+    });
+  }
+
+  /**
+   * Wakes a sleeping app: the stored count of its current release's instances start and pass
+   * their health check, join the routing table, and then the router lets the held requests go
+   * on to them. Throws (the app stays asleep and held) when none could start.
+   */
+  wake(app: AppRow, log: (line: string) => void): Promise<void> {
+    return this.inTurn(app.id, async () => {
+      const record = this.options.store.deployments.release(app.id);
+      if (record && record.wanted === 'running' && this.table.of(app.id).length === 0) {
+        const wanted = Math.max(1, this.options.store.apps.byId(app.id)?.instances ?? 1);
+        const release = parseReleaseSpec(record.start_json);
+        const started = await Promise.allSettled(Array.from({ length: wanted }, (_, n) => this.launch(app, release, log, undefined, n)));
+        const healthy = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+        if (healthy.length === 0) throw (started[0] as PromiseRejectedResult).reason;
+        this.table.serve(app.id, healthy);
+        await this.applyRoutes();
+      }
+      await this.options.sleepHolds?.wake(app.id);
+    });
   }
 
   private async scaleNow(app: AppRow, log: (line: string) => void): Promise<void> {
@@ -273,7 +336,16 @@ export class AppRuntime {
    */
   async restoreAll(): Promise<void> {
     const { store, logs, backend, log } = this.options;
-    await restoreReleases({ store, logs, backend, log, table: this.table, launcher: this.launcher });
+    const holds = this.options.sleepHolds;
+    await restoreReleases({
+      store,
+      logs,
+      backend,
+      log,
+      table: this.table,
+      launcher: this.launcher,
+      ...(holds ? { sleep: (appId: string) => holds.sleep(appId) } : {}),
+    });
   }
 
   /** The daemon lets go of the instances, which go on serving; the next daemon adopts them. */

@@ -1,4 +1,5 @@
 import type { Store } from '../store/store.js';
+import type { AppRow } from '../store/apps.js';
 import type { LogHub } from '../logs/log-hub.js';
 import type { Instance, InstanceBackend } from '../instances/backend.js';
 import { type ReleaseSpec, parseReleaseSpec } from './release-spec.js';
@@ -22,6 +23,8 @@ export async function restoreReleases(o: {
   backend: InstanceBackend;
   table: RestoreTable;
   launcher: RestoreLauncher;
+  /** Holds a sleeping app's requests at the router (scale to zero): it stays asleep until one comes. */
+  sleep?(appId: string): Promise<void>;
   log(line: string): void;
 }): Promise<void> {
   const { store, logs, table, launcher } = o;
@@ -35,7 +38,7 @@ export async function restoreReleases(o: {
   });
   for (const [appId, release] of releases) {
     const app = store.apps.byId(appId)!;
-    const wanted = Math.max(1, app.instances ?? 1);
+    const wanted = wantedAtStart(app);
     const byNumber = new Map<number, Instance>();
     const extra: Instance[] = [];
     for (const instance of adopted.filter((i) => i.spec.appId === appId)) {
@@ -53,7 +56,7 @@ export async function restoreReleases(o: {
   const replacedOf: Array<[string, Instance[]]> = [];
   for (const [appId, release] of releases) {
     const app = store.apps.byId(appId)!;
-    const wanted = Math.max(1, app.instances ?? 1);
+    const wanted = wantedAtStart(app);
     const running = table.of(appId);
     // Missing numbers are started; outdated adopted instances are replaced, the new one first.
     const outdated = running.filter((i) => i.outdated !== undefined);
@@ -81,6 +84,18 @@ export async function restoreReleases(o: {
   }
   await table.takeOverRoutes();
   for (const [appId, replaced] of replacedOf) table.drainInBackground(appId, replaced);
+  for (const appId of releases.keys()) {
+    const app = store.apps.byId(appId);
+    if (!app?.asleep_since) continue;
+    await o
+      .sleep?.(appId)
+      .catch((error) => o.log(`Could not hold the requests of ${app.name} (${appId}), asleep: ${(error as Error).message}`));
+  }
+}
+
+/** An app asleep (scale to zero) stays so: no instance until a request wakes it; any other, its count. */
+function wantedAtStart(app: AppRow): number {
+  return app.asleep_since ? 0 : Math.max(1, app.instances ?? 1);
 }
 
 /** The release of every app whose record says it should run; one that cannot be read is told and left out. */

@@ -71,6 +71,8 @@ export interface AppStatusView {
   instance: { id: string; address: string; port: number; state: InstanceStateView; restarts: number; memory_bytes: number | null } | null;
   instances: InstanceView[];
   instance_count: number;
+  /** Scale to zero: since when the app sleeps (no instance; its next request wakes it); null: awake. */
+  asleep_since: string | null;
   release: { deployment_id: string; commit: string } | null;
   pushed_commit: string | null;
   deploying: DeploymentView[];
@@ -194,6 +196,10 @@ export interface ScaleView {
   max_flavor: string;
   /** The autoscaler's settings for the app, as `--autoscaling` reads them. */
   autoscaling: string;
+  /** With a minimum of 0: since when the app sleeps (its instances stopped for lack of requests); null: awake. */
+  asleep_since: string | null;
+  /** False when the minimum is 0 but the app never sleeps (it has workers, which run in its instances). */
+  sleeps?: boolean;
   /** The autoscaler's latest decisions, newest first. */
   decisions: ScalingDecisionView[];
 }

@@ -25,6 +25,10 @@ export interface AppRow {
   max_flavor?: string | null;
   /** The app's overrides of the autoscaler's settings, JSON (src/autoscaling/settings.ts); null: the defaults. */
   autoscaling_json?: string | null;
+  /** 1: the minimum is 0 instances (`--min-instances 0`), the app sleeps when idle; min_instances then holds 1. */
+  scale_to_zero?: number;
+  /** When its instances were stopped for lack of requests; null: awake (src/autoscaling/README.md). */
+  asleep_since?: string | null;
 }
 
 /** An app's scaling ranges, as stored (each bound already checked by the API). */
@@ -108,6 +112,16 @@ export class AppRepository {
         'UPDATE apps SET min_instances = ?, max_instances = ?, min_flavor = ?, max_flavor = ?, instances = ?, flavor = ? WHERE id = ?',
       )
       .run(ranges.minInstances, ranges.maxInstances, ranges.minFlavor, ranges.maxFlavor, current.instances, current.flavor, id);
+  }
+
+  /** Whether the app's minimum is 0 instances (the check of min_instances says 1 to 40: see migration 023). */
+  setScaleToZero(id: string, on: boolean): void {
+    this.db.prepare('UPDATE apps SET scale_to_zero = ? WHERE id = ?').run(on ? 1 : 0, id);
+  }
+
+  /** The app went to sleep at `since` (its instances stopped), or woke (null). */
+  setAsleep(id: string, since: string | null): void {
+    this.db.prepare('UPDATE apps SET asleep_since = ? WHERE id = ?').run(since, id);
   }
 
   /** The app's overrides of the autoscaler's settings (JSON), null for the defaults. */

@@ -86,7 +86,7 @@ test('ranges are set and printed; contradictory ones are refused with what to gi
   assert.match(set.stdout, /^instances\s+1 \(the autoscaler chooses from 1 to 2\)$/m);
   assert.match(
     set.stdout,
-    /^autoscaling\s+cpu-out=40,cpu-in=10,inflight-out=3,mem-out=90,mem-in=50,out-after=4s,in-after=6s,cooldown=4s$/m,
+    /^autoscaling\s+cpu-out=40,cpu-in=10,inflight-out=3,mem-out=90,mem-in=50,out-after=4s,in-after=6s,cooldown=4s,idle-after=15m$/m,
   );
   assert.match(set.stdout, /^last decisions\s+\(none yet\)$/m);
   const json = await scale();

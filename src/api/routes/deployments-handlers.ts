@@ -147,6 +147,7 @@ export function deploymentHandlers(router: HttpRouter<ApiContext>): void {
         liveness: runtime.livenessOf(i) ?? null,
       })),
       instance_count: store.apps.byId(app.id)?.instances ?? 1,
+      asleep_since: store.apps.byId(app.id)?.asleep_since ?? null,
       release: releaseDeployment ? { deployment_id: releaseDeployment.id, commit: releaseDeployment.commit_sha } : null,
       pushed_commit: await repos.head(app.id),
       deploying: inProgress,

@@ -13,13 +13,19 @@ import { describeSettings, effectiveSettings, parseAutoscalingOverrides, storedO
 import type { ScalingDecisionRow } from '../../store/scaling-decisions.js';
 import { scalingChange } from '../scaling-change.js';
 import { checkInstanceCount } from '../instance-count.js';
+import { workersFrom } from '../../serving/workers.js';
 import { refuseScaleOverExclusive } from '../../addons/fs-bucket/exclusive-volume.js';
 
 /**
  * How an app is scaled: its instance count and the flavours of its instances and builds, the
  * ranges the autoscaler keeps them in, its settings and latest decisions.
  */
-export function scaleView(app: AppRow, defaultDiskBudget = DEFAULT_APP_DISK_BUDGET, decisions: ScalingDecisionRow[] = []): ScaleView {
+export function scaleView(
+  app: AppRow,
+  defaultDiskBudget = DEFAULT_APP_DISK_BUDGET,
+  decisions: ScalingDecisionRow[] = [],
+  hasWorkers = false,
+): ScaleView {
   const flavor = flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR);
   const build = flavorNamed(app.build_flavor ?? DEFAULT_BUILD_FLAVOR);
   const ranges = rangesOf(app);
@@ -35,6 +41,8 @@ export function scaleView(app: AppRow, defaultDiskBudget = DEFAULT_APP_DISK_BUDG
     min_flavor: ranges.minFlavor,
     max_flavor: ranges.maxFlavor,
     autoscaling: describeSettings(effectiveSettings(app.autoscaling_json)),
+    asleep_since: app.asleep_since ?? null,
+    ...(ranges.minInstances === 0 && hasWorkers ? { sleeps: false } : {}),
     decisions: decisions.map((d) => ({
       at: d.at,
       direction: d.direction,
@@ -50,7 +58,8 @@ export function scaleView(app: AppRow, defaultDiskBudget = DEFAULT_APP_DISK_BUDG
 
 /** The scale view with the app's latest decisions, as both routes answer it. */
 function scaleViewOf(deps: ApiContext['deps'], app: AppRow): ScaleView {
-  return scaleView(app, deps.defaultDiskBudget, deps.store.scalingDecisions.latest(app.id, DECISIONS_SHOWN));
+  const hasWorkers = workersFrom(deps.store.env.asRecord(app.id)).length > 0;
+  return scaleView(app, deps.defaultDiskBudget, deps.store.scalingDecisions.latest(app.id, DECISIONS_SHOWN), hasWorkers);
 }
 
 /** Decisions `slipway scale` shows. */
@@ -125,7 +134,9 @@ export function instanceHandlers(router: HttpRouter<ApiContext>): void {
       ctx.deps.store.apps.setAutoscaling(app.id, Object.keys(autoscaling).length > 0 ? JSON.stringify(autoscaling) : null);
     }
     if (scaling) {
-      ctx.deps.store.apps.setScaling(app.id, scaling.ranges, scaling.current);
+      const { minInstances } = scaling.ranges;
+      ctx.deps.store.apps.setScaling(app.id, { ...scaling.ranges, minInstances: Math.max(1, minInstances) }, scaling.current);
+      ctx.deps.store.apps.setScaleToZero(app.id, minInstances === 0);
       const runtime = ctx.deps.services?.runtime;
       if (runtime && scaling.current.instances !== (app.instances ?? 1)) {
         await runtime.scale(app, (line) => ctx.deps.services?.logs.append(app.id, 'system', line));

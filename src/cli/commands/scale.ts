@@ -31,7 +31,10 @@ export const scale = command({
     '  --instances n        a fixed number of instances (1 to 40); applies at once\n' +
     '  --min-instances n  --max-instances m\n' +
     '                       a range: the autoscaler starts instances when they are saturated (CPU, requests queued) and\n' +
-    '                       stops them when the load stays low; quotas count the maximum. A bound given alone keeps the other\n' +
+    '                       stops them when the load stays low; quotas count the maximum. A bound given alone keeps the other.\n' +
+    '                       --min-instances 0: the app sleeps (its instances stop) after idle-after without a request; the\n' +
+    '                       router holds its next request until an instance passes its health check, then answers it.\n' +
+    '                       An app with workers never sleeps (they run in its instances); its cron jobs run as usual\n' +
     `  --flavor name        memory, process limit and CPU share of each instance (default ${defaultOf(DEFAULT_INSTANCE_FLAVOR)});\n` +
     '                       applies at the next deployment or `slipway restart`\n' +
     '  --min-flavor name  --max-flavor name\n' +
@@ -43,7 +46,8 @@ export const scale = command({
     '                       load on one instance fewer stays under it), inflight-out=0 (requests in flight per instance\n' +
     '                       that scale out; 0: off), mem-out=90 (% of the memory limit: a larger flavour), mem-in=50 (a\n' +
     '                       smaller flavour when the memory would stay under it there), out-after=6s, in-after=60s (how\n' +
-    '                       long the load must last), cooldown=10s\n' +
+    '                       long the load must last), cooldown=10s, idle-after=15m (with --min-instances 0: how long\n' +
+    '                       without a request before the app sleeps; 1s to 60m)\n' +
     `  --build-flavor name  the same for builds (default ${defaultOf(DEFAULT_BUILD_FLAVOR)}); applies at the next build.\n` +
     '                       A build always gets a smaller CPU share than any instance, so it cannot starve apps that serve\n' +
     "  --disk size          administrators: the app's disk budget (repository, builds, caches, kept releases), e.g. 4G;\n" +
@@ -53,7 +57,11 @@ export const scale = command({
   options: {
     ...APP_OPTIONS,
     instances: { type: 'string', value: '<n>', description: 'A fixed number of instances (1 to 40); applies at once' },
-    'min-instances': { type: 'string', value: '<n>', description: 'The fewest instances the autoscaler keeps (1 to 40)' },
+    'min-instances': {
+      type: 'string',
+      value: '<n>',
+      description: 'The fewest instances the autoscaler keeps (0 to 40; 0: sleeps when idle)',
+    },
     'max-instances': { type: 'string', value: '<n>', description: 'The most instances the autoscaler starts (1 to 40); quotas count it' },
     flavor: {
       type: 'string',

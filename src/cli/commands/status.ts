@@ -36,7 +36,9 @@ export const status = command({
         application: `${app.name} (${app.id})`,
         status: data.status,
         url: app.url,
-        instances: `${data.instances.length} running of ${data.instance_count} wanted`,
+        instances: data.asleep_since
+          ? `0 running: asleep since ${data.asleep_since.slice(0, 19).replace('T', ' ')} (its next request wakes ${data.instance_count})`
+          : `${data.instances.length} running of ${data.instance_count} wanted`,
         flavor: withMemory(app.flavor, app.flavor_memory_bytes),
         'build flavor': withMemory(app.build_flavor, app.build_flavor_memory_bytes),
         ...Object.fromEntries(

@@ -41,6 +41,13 @@ export function autoscaling(
     scale: (app, appLog) => runtime.scale(app, appLog),
     restart,
     routerLoad: () => router.appLoad(),
+    ...(runtime.canSleep()
+      ? {
+          sleep: (appId: string) => runtime.sleep(appId),
+          wake: (app: AppRow, appLog: (line: string) => void) => runtime.wake(app, appLog),
+          wakeRequests: () => runtime.wakeRequests(),
+        }
+      : {}),
     onDecision: (decision) => lifecycle.publish('app scaled', { decision }),
     log,
   });

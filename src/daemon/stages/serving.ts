@@ -1,3 +1,4 @@
+import { SwarmBackend } from '../../instances/swarm/swarm-backend.js';
 import { join } from 'node:path';
 import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, buildLimits, flavorNamed } from '../../core/flavors.js';
 import { appEnvironment } from '../../links/app-environment.js';
@@ -54,6 +55,8 @@ export function serving(
     onInstanceRestart: (appId) => lifecycle.publish('instance restarted', { appId }),
     hasExclusiveVolume: (appId) => exclusiveVolumesOf(store, appId).length > 0,
     holds: router,
+    // Scale to zero is the local backend's: a Swarm service's replicas are not stopped for idleness.
+    ...(instanceBackend instanceof SwarmBackend ? {} : { sleepHolds: router }),
   });
   stoppers.dataPlane(
     'instances',

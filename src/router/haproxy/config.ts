@@ -163,9 +163,24 @@ function routingRules(paths: HaproxyPaths, holds: boolean): string[] {
 /** The longest a request is held: past it, it goes on to the app as if no hold were there. */
 export const HOLD_MAX_SECONDS = 60;
 
+/** The hold map's value for an app asleep (scale to zero); the action turns it into WAKE_VALUE. */
+export const ASLEEP_VALUE = 'asleep';
+/** What a request held for an app asleep writes in the hold map: the daemon reads it and wakes the app. */
+export const WAKE_VALUE = 'wake';
+
+/** The page of a request held past HOLD_MAX_SECONDS for an app that is still waking. */
+const WAKING_PAGE =
+  '<!doctype html><html><head><meta charset="utf-8"><title>Waking up</title></head><body>' +
+  '<h1>This application is waking up</h1><p>It was asleep for lack of requests and is starting; ' +
+  'it took longer than usual. Retry in a few seconds.</p></body></html>';
+
 /**
  * The Lua action that holds a request while its backend is in the hold map (changed at runtime
  * through the admin socket): it looks every 25 ms, yielding, so a held request costs no thread.
+ * A backend marked `asleep` (an app scaled to zero) is marked `wake` by its first held request:
+ * the daemon reads the map every 250 ms while an app sleeps and starts it. Each look marks it
+ * again, so a map the daemon rewrote meanwhile does not lose the wake. A request still held for
+ * a sleeping app at the end gets a 503 page saying it wakes (its backend has no server yet).
  */
 export function holdScript(holdMap: string): string {
   return [
@@ -174,14 +189,25 @@ export function holdScript(holdMap: string): string {
     'core.register_action("slipway_hold", { "http-req" }, function(txn)',
     '  local backend = txn:get_var("txn.backend") or ""',
     `  local deadline = core.now().sec + ${HOLD_MAX_SECONDS}`,
+    '  local value = held:lookup(backend)',
     '  while core.now().sec < deadline do',
-    '    local value = held:lookup(backend)',
+    '    value = held:lookup(backend)',
     '    if value == nil or value == "" then return end',
+    `    if value == "${ASLEEP_VALUE}" then core.set_map("${holdMap}", backend, "${WAKE_VALUE}") end`,
     // A process a reload replaced no longer hears the map change: its held requests go on.
     // (The fetch answers 0 or 1, and 0 is true in Lua.)
     '    local stopping = txn.f:stopping()',
     '    if stopping == true or stopping == 1 then return end',
     '    core.msleep(25)',
+    '  end',
+    `  if value == "${ASLEEP_VALUE}" or value == "${WAKE_VALUE}" then`,
+    '    local reply = txn:reply()',
+    '    reply:set_status(503, "Service Unavailable")',
+    '    reply:add_header("content-type", "text/html; charset=utf-8")',
+    '    reply:add_header("retry-after", "5")',
+    '    reply:add_header("cache-control", "no-store")',
+    `    reply:set_body(${JSON.stringify(WAKING_PAGE)})`,
+    '    txn:done(reply)',
     '  end',
     'end, 0)',
     '',

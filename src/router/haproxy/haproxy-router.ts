@@ -28,7 +28,7 @@ import {
   type CertificateRefusal,
   type PreparedCertificate,
 } from './certificates.js';
-import { haproxyPaths, renderHaproxyConfig, routerThreads, type HaproxyPaths } from './config.js';
+import { haproxyPaths, renderHaproxyConfig, routerThreads, type HaproxyPaths, WAKE_VALUE } from './config.js';
 import { checkConfiguration, isConnectionError } from './haproxy-process.js';
 import { HostMaps } from './host-maps.js';
 import { runtimeCommand } from './runtime-api.js';
@@ -75,6 +75,10 @@ export class HaproxyRouter implements Router {
   private queue: Promise<unknown> = Promise.resolve();
   /** Apps whose requests the router holds now. */
   private readonly held = new Set<string>();
+  /** Apps asleep (scale to zero): held until they wake, their first request marking them. */
+  private readonly asleep = new Set<string>();
+  /** Whether the running HAProxy loaded a hold action that marks sleeping apps (an older one only holds). */
+  private wakingScript = true;
 
   constructor(options: HaproxyRouterOptions) {
     validateIPv4(options.listenHost, 'Router listen address');
@@ -180,7 +184,13 @@ export class HaproxyRouter implements Router {
     // A router started by a version without holds keeps running without them until one is asked
     // for: adding them now would reload it at every upgrade from such a version.
     this.maps.withHolds = (await readFile(this.paths.config, 'utf8').catch(() => '')).includes('lua.slipway_hold');
+    // The script on disk is the one HAProxy loaded (it is rewritten only before a reload).
+    this.wakingScript = (await readFile(this.paths.holdScript, 'utf8').catch(() => '')).includes(WAKE_VALUE);
     await this.maps.readFiles();
+    for (const backend of this.maps.asleepBackends()) {
+      const appId = this.backends.appOfBackend(backend);
+      if (appId !== undefined) this.asleep.add(appId);
+    }
     await this.supervisor.waitForWorker(undefined, undefined);
     this.supervisor.reportExits();
     this.openAccessLog();
@@ -306,32 +316,72 @@ export class HaproxyRouter implements Router {
    */
   hold(appId: string): Promise<void> {
     return this.serialized(async () => {
-      if (!this.maps.withHolds) {
-        // Adopted from a version without holds: the one reload that brings them, now.
-        this.maps.withHolds = true;
-        await this.settled();
-        await this.writeConfig();
-        await this.check();
-        await this.supervisor.reload();
-        await this.maps.hold([]);
-        this.log('The router can now hold requests: reloaded HAProxy once.');
-      }
+      await this.enableHolds();
       this.held.add(appId);
-      await this.maps.hold(this.heldBackends());
+      await this.maps.hold(this.heldBackends(), this.asleepBackends());
     });
+  }
+
+  /**
+   * Adopted from a version without holds, or whose hold action cannot wake a sleeping app: the
+   * one reload that brings them, now.
+   */
+  private async enableHolds(): Promise<void> {
+    if (this.maps.withHolds && this.wakingScript) return;
+    this.maps.withHolds = true;
+    this.wakingScript = true;
+    await this.settled();
+    await this.writeConfig();
+    await this.check();
+    await this.supervisor.reload();
+    await this.maps.hold([], this.asleepBackends());
+    this.log('The router can now hold requests: reloaded HAProxy once.');
   }
 
   /** Lets the held requests of the app go on, to the instances routed now. */
   release(appId: string): Promise<void> {
     return this.serialized(async () => {
       if (!this.held.delete(appId)) return;
-      await this.maps.hold(this.heldBackends());
+      await this.maps.hold(this.heldBackends(), this.asleepBackends());
     });
+  }
+
+  /**
+   * The app sleeps (scale to zero): its requests are held as by `hold`, and the first one marks
+   * it in the hold map, which `wakeRequests` reads. It stays so across daemons (an adopted router
+   * keeps it) until `wake`.
+   */
+  sleep(appId: string): Promise<void> {
+    return this.serialized(async () => {
+      await this.enableHolds();
+      this.asleep.add(appId);
+      await this.maps.hold(this.heldBackends(), this.asleepBackends());
+    });
+  }
+
+  /** The app serves again: its held requests go on, to the instances routed now. */
+  wake(appId: string): Promise<void> {
+    return this.serialized(async () => {
+      if (!this.asleep.delete(appId)) return;
+      await this.maps.hold(this.heldBackends(), this.asleepBackends());
+    });
+  }
+
+  /** The apps asleep that a request waits for now; undefined when the router cannot tell. */
+  async wakeRequests(): Promise<Set<string> | undefined> {
+    if (!this.supervisor.record || this.asleep.size === 0) return this.asleep.size === 0 ? new Set() : undefined;
+    const backends = await this.maps.wakeRequests().catch(() => undefined);
+    if (backends === undefined) return undefined;
+    return new Set(backends.flatMap((backend) => this.backends.appOfBackend(backend) ?? []).filter((id) => this.asleep.has(id)));
   }
 
   /** The backends of the held apps that have one (an app never routed has nothing to hold). */
   private heldBackends(): string[] {
     return [...this.held].map((id) => this.backends.backendOf(id)).filter((backend) => /^app\d+$/.test(backend));
+  }
+
+  private asleepBackends(): string[] {
+    return [...this.asleep].map((id) => this.backends.backendOf(id)).filter((backend) => /^app\d+$/.test(backend));
   }
 
   /** Resolves once every removed server has been deleted from HAProxy (tests). */

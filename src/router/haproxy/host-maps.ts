@@ -6,7 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { ValidatedRoute } from '../validate.js';
-import type { HaproxyPaths } from './config.js';
+import { ASLEEP_VALUE, type HaproxyPaths, WAKE_VALUE } from './config.js';
 import { expectAnswer, runtimeCommand } from './runtime-api.js';
 import { writeFileAtomically } from './router-state.js';
 
@@ -34,12 +34,30 @@ export class HostMaps {
   /** Whether the running configuration has the hold map (see HaproxyConfigInput.holds). */
   withHolds = true;
 
-  /** The backends whose requests are held now (router hold); the others' go on. */
-  async hold(backends: readonly string[]): Promise<void> {
-    await this.replace(
-      this.paths.holdMap,
-      backends.map((backend) => [backend, '1']),
-    );
+  /**
+   * The backends whose requests are held now (router hold) and those of the apps asleep (held
+   * too, and marked so that their first request tells the daemon to wake them); the others' go on.
+   */
+  async hold(backends: readonly string[], asleep: readonly string[] = []): Promise<void> {
+    await this.replace(this.paths.holdMap, [
+      ...backends.map((backend): [string, string] => [backend, '1']),
+      ...asleep.filter((backend) => !backends.includes(backend)).map((backend): [string, string] => [backend, ASLEEP_VALUE]),
+    ]);
+  }
+
+  /** The backends of apps asleep as last committed (an adopted router's, from its file). */
+  asleepBackends(): string[] {
+    return (this.maps.get(this.paths.holdMap) ?? []).filter(([, value]) => value === ASLEEP_VALUE).map(([backend]) => backend);
+  }
+
+  /** The backends of apps asleep that a request now waits for (the hold action marked them), read from HAProxy. */
+  async wakeRequests(): Promise<string[]> {
+    const answer = await runtimeCommand(this.paths.adminSocket, `show map ${this.paths.holdMap}`, undefined, 2000);
+    return answer
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/))
+      .filter((fields) => fields.length === 3 && fields[2] === WAKE_VALUE)
+      .map((fields) => fields[1]!);
   }
 
   clear(): void {
@@ -49,8 +67,13 @@ export class HostMaps {
   /** After an adoption: the entries are what the files hold. */
   async readFiles(): Promise<void> {
     for (const map of this.files()) this.maps.set(map, await readMapFile(map));
-    // A hold never outlives the daemon that made it: the next one commits the hold map empty.
-    this.maps.set(this.paths.holdMap, []);
+    // A hold never outlives the daemon that made it: the next one commits the hold map without
+    // them. An app asleep stays asleep (and held) across daemons: its next request wakes it.
+    const asleep = (await readMapFile(this.paths.holdMap)).filter(([, value]) => value === ASLEEP_VALUE || value === WAKE_VALUE);
+    this.maps.set(
+      this.paths.holdMap,
+      asleep.map(([backend]) => [backend, ASLEEP_VALUE]),
+    );
   }
 
   /** Commits every map again as last committed (HAProxy may have started from older files). */

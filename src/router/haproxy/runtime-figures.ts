@@ -56,8 +56,13 @@ export class RuntimeFigures {
     for (const [backend, load] of backendLoad(stat)) {
       const appId = this.appOfBackend(backend);
       if (appId === undefined) continue;
-      const sum = byApp.get(appId) ?? { sessions: 0, queued: 0 };
-      byApp.set(appId, { sessions: sum.sessions + load.sessions, queued: sum.queued + load.queued });
+      const sum = byApp.get(appId) ?? { sessions: 0, queued: 0, total: 0 };
+      const total = sum.total === undefined || load.total === undefined ? undefined : sum.total + load.total;
+      byApp.set(appId, {
+        sessions: sum.sessions + load.sessions,
+        queued: sum.queued + load.queued,
+        ...(total === undefined ? {} : { total }),
+      });
     }
     return byApp;
   }

@@ -33,6 +33,17 @@ test('show stat: the sessions and the queue of each backend, for the autoscaler'
       ['app1', { sessions: 1, queued: 0 }],
     ],
   );
+  // stot: the requests sent to it so far, from which the autoscaler tells an idle app (scale to zero).
+  const withTotal = ['# pxname,svname,qcur,qmax,scur,smax,slim,stot', 'app0,BACKEND,0,0,0,2,1,41', 'app1,BACKEND,0,0,0,0,1,', ''].join(
+    '\n',
+  );
+  assert.deepEqual(
+    [...backendLoad(withTotal)],
+    [
+      ['app0', { sessions: 0, queued: 0, total: 41 }],
+      ['app1', { sessions: 0, queued: 0 }],
+    ],
+  );
 });
 
 test('show servers state: every server with its backend, address, port and administrative state', () => {

@@ -11,13 +11,15 @@ export function backendSessions(csv: string): Map<string, number> {
 export interface BackendLoad {
   sessions: number;
   queued: number;
+  /** Sessions the backend served since HAProxy's worker started (stot): a request each in HTTP mode. */
+  total?: number;
 }
 
 /** The scur and qcur of each BACKEND line of `show stat`, by backend name (columns found by the header's names). */
 export function backendLoad(csv: string): Map<string, BackendLoad> {
   const lines = csv.split('\n');
   const header = lines[0]?.replace(/^#\s*/, '').split(',') ?? [];
-  const [proxy, server, current, queue] = ['pxname', 'svname', 'scur', 'qcur'].map((name) => header.indexOf(name));
+  const [proxy, server, current, queue, totalColumn] = ['pxname', 'svname', 'scur', 'qcur', 'stot'].map((name) => header.indexOf(name));
   const loads = new Map<string, BackendLoad>();
   if (proxy === undefined || server === undefined || current === undefined || proxy < 0 || server < 0 || current < 0) return loads;
   for (const line of lines.slice(1)) {
@@ -25,7 +27,10 @@ export function backendLoad(csv: string): Map<string, BackendLoad> {
     if (fields[server] !== 'BACKEND') continue;
     const sessions = Number(fields[current]);
     const queued = queue === undefined || queue < 0 ? 0 : Number(fields[queue] || 0);
-    if (fields[proxy] && Number.isFinite(sessions)) loads.set(fields[proxy]!, { sessions, queued: Number.isFinite(queued) ? queued : 0 });
+    const total = totalColumn === undefined || totalColumn < 0 ? Number.NaN : Number(fields[totalColumn] || Number.NaN);
+    if (fields[proxy] && Number.isFinite(sessions)) {
+      loads.set(fields[proxy]!, { sessions, queued: Number.isFinite(queued) ? queued : 0, ...(Number.isFinite(total) ? { total } : {}) });
+    }
   }
   return loads;
 }

@@ -20,6 +20,7 @@ import * as m019 from './019-tenant-bounds.js';
 import * as m020 from './020-backup-object-sums.js';
 import * as m021 from './021-scaling-ranges.js';
 import * as m022 from './022-scaling-flavors.js';
+import * as m023 from './023-scale-to-zero.js';
 
 /** Versioned schema changes, applied in order; never edit one that has shipped, add a new one. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -45,4 +46,5 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 20, name: 'backup-object-sums', sql: m020.sql },
   { version: 21, name: 'scaling-ranges', sql: m021.sql },
   { version: 22, name: 'scaling-flavors', sql: m022.sql },
+  { version: 23, name: 'scale-to-zero', sql: m023.sql },
 ];

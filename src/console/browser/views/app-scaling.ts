@@ -26,14 +26,14 @@ export async function appScalingView(ctx: ViewContext, route: Extract<Route, { p
     h('input', {
       type: 'number',
       id: 'instance-count',
-      min: 1,
+      min: 0,
       max: MAX_INSTANCES,
       step: 1,
       inputmode: 'numeric',
       value: scale.instances,
       required: true,
     }),
-    `From 1 to ${MAX_INSTANCES}; applies at once: new instances are health-checked before they receive traffic. With autoscaling, the fewest instances.`,
+    `From 1 to ${MAX_INSTANCES}; applies at once: new instances are health-checked before they receive traffic. With autoscaling, the fewest instances: 0 lets the app sleep when idle (its next request waits for it to start).`,
   );
   const upTo = field(
     'Autoscale up to',
@@ -68,7 +68,7 @@ export async function appScalingView(ctx: ViewContext, route: Extract<Route, { p
     const range =
       now.min_instances === now.max_instances
         ? `A fixed count of ${now.instances}.`
-        : `${now.instances} now; the autoscaler chooses from ${now.min_instances} to ${now.max_instances}.`;
+        : `${now.asleep_since ? `Asleep since ${now.asleep_since.slice(0, 19).replace('T', ' ')} (wakes to ${now.instances} at its next request)` : `${now.instances} now`}; the autoscaler chooses from ${now.min_instances} to ${now.max_instances}.${now.sleeps === false ? ' It never sleeps: it has workers.' : ''}`;
     replaceChildren(
       autoscaling,
       h('p', {}, range),
@@ -90,8 +90,13 @@ export async function appScalingView(ctx: ViewContext, route: Extract<Route, { p
     event.preventDefault();
     const raw = count.control.value.trim();
     const wanted = Number(raw);
-    if (!/^\d+$/.test(raw) || wanted < 1 || wanted > MAX_INSTANCES) {
-      count.setError(`The instance count is a whole number from 1 to ${MAX_INSTANCES}.`);
+    const rawMaxFirst = upTo.control.value.trim();
+    // 0 is a minimum only (scale to zero): it needs a larger "up to".
+    const lowest = rawMaxFirst !== '' && Number(rawMaxFirst) > 0 ? 0 : 1;
+    if (!/^\d+$/.test(raw) || wanted < lowest || wanted > MAX_INSTANCES) {
+      count.setError(
+        `The instance count is a whole number from ${lowest} to ${MAX_INSTANCES} (0 with an "up to" of 1 or more: the app sleeps when idle).`,
+      );
       count.control.focus();
       return;
     }
@@ -111,7 +116,7 @@ export async function appScalingView(ctx: ViewContext, route: Extract<Route, { p
         Object.assign(change, { minInstances: wanted, maxInstances: most });
     } else if (wanted !== saved.instances || saved.min_instances !== saved.max_instances) change.instances = wanted;
     if (flavor.control.value !== saved.flavor) change.flavor = flavor.control.value;
-    if (!change.instances && !change.maxInstances && !change.flavor) {
+    if (change.instances === undefined && change.maxInstances === undefined && !change.flavor) {
       void outcome.run(
         'Scaling',
         async () => saved,
