@@ -33,7 +33,7 @@ function harness(app: AppRow) {
   const cpu = new Map<string, number>();
   let now = 1_000_000;
   const decisions: AppliedDecision[] = [];
-  const load = { busy: 0, queued: 0, memory: 10 };
+  const load = { busy: 0, queued: 0, memory: 10, requests: 0 };
   const shares: Array<[string, number]> = [];
   const autoscaler = new Autoscaler({
     store: p.store,
@@ -48,7 +48,10 @@ function harness(app: AppRow) {
       ),
     scale: (a, log) => p.runtime.scale(a, log),
     restart,
-    routerLoad: async () => new Map([[app.id, { sessions: 0, queued: load.queued }]]),
+    routerLoad: async () => new Map([[app.id, { sessions: 0, queued: load.queued, total: load.requests }]]),
+    sleep: (appId) => p.runtime.sleep(appId),
+    wake: (a, log) => p.runtime.wake(a, log),
+    wakeRequests: () => p.runtime.wakeRequests(),
     onDecision: (d) => {
       if (d.appId === app.id) decisions.push(d);
     },
@@ -172,4 +175,81 @@ test('a change of flavour whose restart fails puts the flavour and the CPU share
     [first.id, 256],
   ]);
   assert.equal(p.runtime.instancesOf(app.id)[0], first, 'the instance of before keeps serving');
+});
+
+test('scale to zero: an idle app sleeps (held, no instance), a request wakes it, a restart of the daemon keeps it asleep', async () => {
+  const app = await deployed('sleepy', { min: 1, max: 2 }, JSON.stringify({ idleAfterMs: 6000, cooldownMs: 2000 }));
+  p.store.apps.setScaleToZero(app.id, true);
+  const h = harness(p.store.apps.byId(app.id)!);
+  h.load.busy = 0.01;
+  // Requests keep it awake; once they stop, idle-after (6 s) later it sleeps.
+  for (let k = 0; k < 5; k++) {
+    h.load.requests += 3;
+    await h.tick();
+  }
+  assert.equal(h.decisions.length, 0);
+  for (let k = 0; k < 8 && h.decisions.length === 0; k++) await h.tick();
+  assert.deepEqual(
+    h.decisions.map((d) => [d.direction, d.from, d.to, d.reason, d.outcome]),
+    [['down', 1, 0, 'no request for 6 s', 'done']],
+  );
+  await p.runtime.drained();
+  assert.equal(p.runtime.instancesOf(app.id).length, 0);
+  assert.ok(p.store.apps.byId(app.id)!.asleep_since);
+  assert.ok(p.router.asleep.has(app.id), 'its requests are held at the router');
+  assert.match((p.logs.lines.get(app.id) ?? []).join('\n'), /Autoscaling: 1 → 0 instances: no request for 6 s; the app sleeps/);
+
+  // Asleep: ticks decide nothing, and the wake poll finds no request yet.
+  for (let k = 0; k < 3; k++) await h.tick();
+  await h.autoscaler.pollWakes();
+  await h.autoscaler.idle();
+  assert.equal(h.decisions.length, 1);
+
+  p.router.requestFor(app.id);
+  await h.autoscaler.pollWakes();
+  await h.autoscaler.idle();
+  assert.deepEqual(
+    h.decisions.slice(1).map((d) => [d.direction, d.from, d.to, d.reason, d.outcome]),
+    [['up', 0, 1, 'a request arrived', 'done']],
+  );
+  assert.equal(p.runtime.instancesOf(app.id).length, 1);
+  assert.equal(p.store.apps.byId(app.id)!.asleep_since, null);
+  assert.ok(!p.router.asleep.has(app.id), 'the held requests went on');
+  const sleepAt = p.events.indexOf(`sleep ${app.id}`);
+  const wakeAt = p.events.indexOf(`wake ${app.id}`);
+  assert.ok(sleepAt >= 0 && wakeAt > sleepAt);
+  assert.ok(
+    p.events.slice(sleepAt, wakeAt).some((e) => e.startsWith('route ') && e.includes('=[127.0.0.1')),
+    'the new instance was routed before the requests went on',
+  );
+});
+
+test('scale to zero: an app with workers never sleeps; a minimum raised while asleep wakes it', async () => {
+  const app = await deployed('worker', { min: 1, max: 2 }, JSON.stringify({ idleAfterMs: 4000, cooldownMs: 2000 }));
+  p.store.apps.setScaleToZero(app.id, true);
+  const h = harness(p.store.apps.byId(app.id)!);
+  const withWorkers = new Autoscaler({
+    ...(h.autoscaler as unknown as { o: ConstructorParameters<typeof Autoscaler>[0] }).o,
+    instancesOf: (appId) =>
+      p.runtime.instancesOf(appId).map((i) =>
+        Object.assign(Object.create(i) as Instance, {
+          spec: { ...i.spec, workers: [{ name: 'worker', command: ['sleep', '1'], restart: 'always', restartDelayMs: 0 }] },
+        }),
+      ),
+  });
+  for (let k = 0; k < 10; k++) await withWorkers.tick(h.at() + k * 2000);
+  await withWorkers.idle();
+  assert.equal(p.store.apps.byId(app.id)!.asleep_since, null);
+  assert.equal(p.runtime.instancesOf(app.id).length, 1);
+
+  // Without workers it sleeps; a minimum of 1 set meanwhile wakes it at the next tick.
+  for (let k = 0; k < 8 && h.decisions.length === 0; k++) await h.tick();
+  assert.equal(h.decisions[0]?.to, 0);
+  p.store.apps.setScaleToZero(app.id, false);
+  await h.tick();
+  assert.deepEqual(
+    h.decisions.slice(1).map((d) => [d.direction, d.from, d.to, d.reason]),
+    [['up', 0, 1, 'the minimum is 1 instance']],
+  );
+  assert.equal(p.runtime.instancesOf(app.id).length, 1);
 });

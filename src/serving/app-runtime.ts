@@ -247,6 +247,8 @@ export class AppRuntime {
     return this.inTurn(app.id, async () => {
       const record = this.options.store.deployments.release(app.id);
       if (record && record.wanted === 'running' && this.table.of(app.id).length === 0) {
+        // An exclusive volume has one writer at a time: the instance the sleep stopped is gone first.
+        if (this.options.hasExclusiveVolume?.(app.id)) await this.table.drained(app.id);
         const wanted = Math.max(1, this.options.store.apps.byId(app.id)?.instances ?? 1);
         const release = parseReleaseSpec(record.start_json);
         const started = await Promise.allSettled(Array.from({ length: wanted }, (_, n) => this.launch(app, release, log, undefined, n)));

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 
 /** The autoscaler's settings an app has until it overrides them. */
-const DEFAULT_AUTOSCALING = 'cpu-out=80,cpu-in=30,inflight-out=0,mem-out=90,mem-in=50,out-after=6s,in-after=1m,cooldown=10s';
+const DEFAULT_AUTOSCALING = 'cpu-out=80,cpu-in=30,inflight-out=0,mem-out=90,mem-in=50,out-after=6s,in-after=1m,cooldown=10s,idle-after=15m';
 
 let daemon: TestDaemon;
 let project: string;

@@ -27,12 +27,16 @@ export const instanceRoutes = {
         flavor: str('Flavour of each instance'),
         buildFlavor: str('Flavour of builds'),
         instances: { ...COUNT, description: `${COUNT.description}: a fixed count (the range's minimum and maximum)` },
-        minInstances: { ...COUNT, description: `${COUNT.description}: the fewest instances the autoscaler keeps` },
+        minInstances: {
+          ...COUNT,
+          description:
+            'A whole number from 0 to 40 (digits in a string are accepted): the fewest instances the autoscaler keeps; 0: the app sleeps when idle and its next request wakes it',
+        },
         maxInstances: { ...COUNT, description: `${COUNT.description}: the most instances the autoscaler starts (quotas count it)` },
         minFlavor: str('The smallest instance flavour of the range'),
         maxFlavor: str('The largest instance flavour of the range (quotas count it)'),
         autoscaling: str(
-          "Overrides of the autoscaler's settings, `key=value,…` (cpu-out, cpu-in, inflight-out, mem-out, mem-in, out-after, in-after, cooldown), or `default`",
+          "Overrides of the autoscaler's settings, `key=value,…` (cpu-out, cpu-in, inflight-out, mem-out, mem-in, out-after, in-after, cooldown, idle-after), or `default`",
         ),
         disk: {
           type: ['integer', 'string'],

@@ -101,6 +101,7 @@ export async function fakePlatform(options: { drainDelayMs?: number; exclusiveAp
       healthCheckSettleMs: 100,
       hasExclusiveVolume: (appId) => options.exclusiveApps?.has(appId) ?? false,
       holds: router,
+      sleepHolds: router,
     });
   const runtime = makeRuntime(backend);
   // As the daemon does at start: nothing to adopt in a new store; routing changes apply from now on.

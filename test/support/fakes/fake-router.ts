@@ -53,6 +53,30 @@ export class FakeRouter implements Router {
     this.events.push(`release ${appId}`);
   }
 
+  /** Apps asleep (scale to zero), and those a test's request waits for (`requestFor`). */
+  readonly asleep = new Set<string>();
+  private readonly waiting = new Set<string>();
+
+  async sleep(appId: string): Promise<void> {
+    this.events.push(`sleep ${appId}`);
+    this.asleep.add(appId);
+  }
+
+  async wake(appId: string): Promise<void> {
+    this.events.push(`wake ${appId}`);
+    this.asleep.delete(appId);
+    this.waiting.delete(appId);
+  }
+
+  /** A request for the app arrives while it sleeps: HaproxyRouter's hold action marks it so. */
+  requestFor(appId: string): void {
+    if (this.asleep.has(appId)) this.waiting.add(appId);
+  }
+
+  async wakeRequests(): Promise<Set<string>> {
+    return new Set([...this.waiting].filter((id) => this.asleep.has(id)));
+  }
+
   /** Requests are answered at once here: nothing is ever in flight when asked. */
   async appConnections(): Promise<Map<string, number>> {
     return new Map();
