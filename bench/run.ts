@@ -16,6 +16,7 @@ import { benchAddonIdle, describeAddonIdle } from './addon-idle.js';
 import { benchExclusiveVolume, describeExclusiveVolume } from './exclusive-volume.js';
 import { benchAutoscaling, describeAutoscaling } from './autoscaling.js';
 import { benchFsBuckets, describeFsBuckets } from './fs-buckets.js';
+import { benchScaleToZero, describeScaleToZero } from './scale-to-zero.js';
 
 const results: Record<string, unknown> = {};
 
@@ -73,6 +74,10 @@ console.log(describeFsBuckets(fsBuckets));
 const autoscaling = await benchAutoscaling();
 results.autoscaling = autoscaling;
 console.log(describeAutoscaling(autoscaling));
+
+const scaleToZero = await benchScaleToZero();
+results.scaleToZero = scaleToZero;
+console.log(describeScaleToZero(scaleToZero));
 
 const addonIdle = await benchAddonIdle();
 results.addonIdle = addonIdle;
