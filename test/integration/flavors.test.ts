@@ -41,6 +41,7 @@ test('scale shows the defaults and changes flavours; unknown names are refused w
     min_flavor: 'nano',
     max_flavor: 'nano',
     autoscaling: DEFAULT_AUTOSCALING,
+    asleep_since: null,
     decisions: [],
   });
   const set = await daemon.cli(['scale', '--app', appId, '--flavor', 'Pico', '--build-flavor', 'xs']);

@@ -62,6 +62,7 @@ test('a new app shows the default flavours in scale, status and the API', async 
     min_flavor: 'nano',
     max_flavor: 'nano',
     autoscaling: DEFAULT_AUTOSCALING,
+    asleep_since: null,
     decisions: [],
   });
   const human = await daemon.cli(['scale'], { cwd: project });
@@ -109,6 +110,7 @@ test('scale sets both flavours in any case, prints them canonical and says when 
     min_flavor: 'pico',
     max_flavor: 'pico',
     autoscaling: DEFAULT_AUTOSCALING,
+    asleep_since: null,
     decisions: [],
   });
   assert.doesNotMatch(onlyBuild.stderr, /instance flavour/, 'only the flavour that changed is mentioned');
@@ -130,6 +132,7 @@ test('the API sets flavours through PUT /v1/apps/:app/scale and lists the route'
     min_flavor: 'XL',
     max_flavor: 'XL',
     autoscaling: DEFAULT_AUTOSCALING,
+    asleep_since: null,
     decisions: [],
   });
   const got = await api('GET', `/v1/apps/${appId}/scale`);
