@@ -458,6 +458,39 @@ describe('HaproxyRouter with real HAProxy', () => {
     }
   });
 
+  test('a sleeping app: its requests wait, the first marks it for the wake, and they go on at its wake', async () => {
+    // Asleep with no instance at all, as after a sleep: the backend has no server.
+    await router.apply(new Map([['alpha.test', route('app_a', [])]]));
+    await router.sleep('app_a');
+    try {
+      assert.deepEqual([...((await router.wakeRequests()) ?? [])], [], 'no request yet');
+      const answers: Array<Reply | Error> = [];
+      const waiting = [get(port, 'alpha.test'), get(port, 'alpha.test', { method: 'POST', path: '/write' })].map((p) =>
+        p.then(
+          (r) => answers.push(r),
+          (e: Error) => answers.push(e),
+        ),
+      );
+      await waitUntil('the held request to mark the app', async () => (await router.wakeRequests())?.has('app_a') || undefined, 5000);
+      assert.equal(answers.length, 0, 'held, not refused');
+      // A plain hold of another app rewrites the map meanwhile: the mark comes back at the next look.
+      await router.hold('app_b');
+      await router.release('app_b');
+      await waitUntil('the mark to come back', async () => (await router.wakeRequests())?.has('app_a') || undefined, 5000);
+      await router.apply(new Map([['alpha.test', route('app_a', [b])]]));
+      await router.wake('app_a');
+      await Promise.all(waiting);
+      assert.deepEqual(
+        answers.map((r) => (r instanceof Error ? r.message : `${r.status} ${nameOf(r)}`)),
+        ['200 B', '200 B'],
+      );
+      assert.deepEqual([...((await router.wakeRequests()) ?? [])], []);
+    } finally {
+      await router.wake('app_a');
+      await router.apply(new Map([['alpha.test', route('app_a', [a])]]));
+    }
+  });
+
   test('switching upstreams and outgrowing the backends (a reload) under keep-alive load fail no request', async () => {
     await router.apply(new Map([['alpha.test', route('app_a', [a])]]));
     const agent = new Agent({ keepAlive: true, maxSockets: 8 });

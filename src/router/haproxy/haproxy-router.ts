@@ -398,6 +398,8 @@ export class HaproxyRouter implements Router {
   private async applyNow(routes: ValidatedRoute[]): Promise<void> {
     this.supervisor.assertRunning('apply a routing table');
     const byApp = routesByApp(routes);
+    // A deleted app no longer sleeps: its backend's slot may serve another app later.
+    for (const appId of this.asleep) if (!byApp.has(appId)) this.asleep.delete(appId);
     await this.backends.releaseGoneApps(new Set(byApp.keys()));
     if (await this.growSlotsFor([...byApp.keys()])) return this.applyNow(routes);
 
