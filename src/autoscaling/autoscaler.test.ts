@@ -253,3 +253,19 @@ test('scale to zero: an app with workers never sleeps; a minimum raised while as
   );
   assert.equal(p.runtime.instancesOf(app.id).length, 1);
 });
+
+test('scale to zero: an app stopped while asleep no longer sleeps, and its requests are not held', async () => {
+  const app = await deployed('stopped', { min: 1, max: 2 }, JSON.stringify({ idleAfterMs: 4000, cooldownMs: 2000 }));
+  p.store.apps.setScaleToZero(app.id, true);
+  const h = harness(p.store.apps.byId(app.id)!);
+  for (let k = 0; k < 8 && h.decisions.length === 0; k++) await h.tick();
+  assert.equal(h.decisions[0]?.to, 0);
+  p.store.deployments.setWanted(app.id, 'stopped');
+  p.router.requestFor(app.id);
+  await h.autoscaler.pollWakes();
+  await h.autoscaler.idle();
+  assert.equal(h.decisions.length, 1, 'no wake recorded: nothing started');
+  assert.equal(p.runtime.instancesOf(app.id).length, 0);
+  assert.equal(p.store.apps.byId(app.id)!.asleep_since, null);
+  assert.ok(!p.router.asleep.has(app.id));
+});

@@ -154,7 +154,7 @@ export class Autoscaler {
     this.ticking = true;
     try {
       const all = this.o.store.apps.all();
-      // An app asleep whose range no longer allows 0 is woken; one stopped meanwhile simply wakes to nothing.
+      // An app asleep whose range no longer allows 0 is woken (one stopped meanwhile only stops sleeping).
       for (const app of all) if (app.asleep_since && !(autoscales(app) && rangesOf(app).minInstances === 0)) this.wakeForRange(app);
       const apps = all.filter(autoscales);
       const wanted = new Set(apps.map((a) => a.id));
@@ -335,6 +335,13 @@ export class Autoscaler {
    */
   private async applyWake(app: AppRow, reason: string, watch: AppWatch): Promise<void> {
     const { store } = this.o;
+    if (store.deployments.release(app.id)?.wanted !== 'running') {
+      // Stopped (or never deployed) while asleep: nothing to wake, and its requests wait no more.
+      await this.o.wake?.(app, () => undefined);
+      if (store.apps.byId(app.id)) store.apps.setAsleep(app.id, null);
+      this.o.logs.append(app.id, 'system', 'Autoscaling: the app is stopped, so it no longer sleeps; its requests are not held');
+      return;
+    }
     const to = Math.max(1, app.instances ?? 1);
     const decision: ScalingDecision = { direction: 'up', from: 0, to, reason };
     const line = `0 → ${to} instance${to === 1 ? '' : 's'}: ${reason}; the app wakes`;
