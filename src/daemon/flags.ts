@@ -31,6 +31,7 @@ import {
   STORE_TARGET,
 } from './platform-backup-setup.js';
 import { namesStoredBackup } from '../backups/platform/manifest.js';
+import { parseSftpListen } from '../instances/swarm/bucket-sftp-config.js';
 import {
   parseAcmeDirectory,
   parseAcmeEmail,
@@ -265,6 +266,12 @@ export const DAEMON_FLAGS: OptionSpec = {
     description: "CA of the swarm registry's TLS certificate (default the Docker engine's, /etc/docker/certs.d/<registry>/ca.crt)",
   },
   'swarm-subnet': { type: 'string', value: '<cidr>', description: `The swarm tasks' network, a /16 (default ${DEFAULT_SWARM_SUBNET})` },
+  'swarm-bucket-sftp': {
+    type: 'string',
+    value: '<address:port>',
+    description:
+      'Where the swarm nodes mount FS buckets over SFTP: an address of this machine they reach (default $SLIPWAY_SWARM_BUCKET_SFTP; none: apps naming buckets do not start on Swarm)',
+  },
   ...Object.fromEntries(
     (Object.keys(LOG_LIMIT_FLAGS) as LogLimitFlag[]).map((flag) => [
       flag,
@@ -332,8 +339,16 @@ export function parseDaemonFlags(o: OptionValues, env: NodeJS.ProcessEnv): Daemo
       registryPasswordFile: text('registry-password-file') ?? env.SLIPWAY_REGISTRY_PASSWORD_FILE,
       registryCaFile: text('registry-ca'),
       subnet: text('swarm-subnet') ?? DEFAULT_SWARM_SUBNET,
+      ...optionalSftp(text('swarm-bucket-sftp') ?? env.SLIPWAY_SWARM_BUCKET_SFTP),
     },
   };
+}
+
+/** Checked at parse time: a wrong address stops the start before anything runs. */
+function optionalSftp(value: string | undefined): { bucketSftp?: string } {
+  if (value === undefined || value === '') return {};
+  parseSftpListen(value);
+  return { bucketSftp: value };
 }
 
 function metricsListen(value: string | undefined): { host: string; port: number } | undefined {

@@ -15,7 +15,7 @@
  * and it has no login: it pulls with the credential each service carries (docs/swarm.md).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, openSync, rmSync } from 'node:fs';
+import { mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { DockerApi } from '../../src/instances/swarm/docker-api.js';
@@ -80,9 +80,23 @@ function removeNamespace(): void {
   quietly(['ip', 'link', 'del', HOST_END]);
 }
 
+/**
+ * Lets go of every mount under the node's data folder, deepest first: the FS buckets' sshfs
+ * mounts in its volumes (dead once their holder is gone) and the folder's own shared bind.
+ */
+function unmountDataDir(): void {
+  const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((line) => line.split(' ')[4] ?? '')
+    .filter((path) => path === DATA_DIR || path.startsWith(`${DATA_DIR}/`))
+    .sort((a, b) => b.length - a.length);
+  for (const path of mounts) quietly(['umount', '-l', path]);
+}
+
 /** Undoes what a previous run left (a test killed midway): namespace, link, dockerd, folders. */
 function removeLeftovers(): void {
   quietly(['sh', '-c', `test -f ${RUN_DIR}/dockerd.pid && kill -9 "$(cat ${RUN_DIR}/dockerd.pid)"`]);
+  unmountDataDir();
   removeNamespace();
   rmSync(RUN_DIR, { recursive: true, force: true });
 }
@@ -107,6 +121,11 @@ export async function startSecondSwarmNode(manager: DockerApi): Promise<SecondNo
   for (const node of nodes.filter((n) => n.Spec.Labels?.[NODE_API_LABEL] === `unix://${socket}`))
     await manager.json({ method: 'DELETE', path: `/nodes/${node.ID}`, query: { force: true }, what: 'remove a node' });
   mkdirSync(RUN_DIR, { recursive: true });
+  // A real node's / is a shared mount (systemd makes it so); this machine's is not. The FS
+  // buckets' holders bind a volume's folder rshared, which Docker allows on a shared mount only.
+  mkdirSync(DATA_DIR, { recursive: true });
+  run(['mount', '--bind', DATA_DIR, DATA_DIR]);
+  run(['mount', '--make-shared', DATA_DIR]);
   run(['ip', 'netns', 'add', NAMESPACE]);
   run(['ip', 'link', 'add', HOST_END, 'type', 'veth', 'peer', 'name', NODE_END]);
   run(['ip', 'link', 'set', NODE_END, 'netns', NAMESPACE]);
@@ -183,6 +202,7 @@ export async function startSecondSwarmNode(manager: DockerApi): Promise<SecondNo
     forwarder.kill('SIGKILL');
     for (const server of hostSide) server.close();
     removeNamespace();
+    unmountDataDir();
     try {
       rmSync(DATA_DIR, { recursive: true, force: true });
     } catch (e) {

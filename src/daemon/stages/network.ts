@@ -100,7 +100,7 @@ export async function startNetwork(input: {
   // builds and add-on servers stay in this machine's sandboxes (docs/swarm.md).
   const instances =
     options.backend === 'swarm'
-      ? await startSwarmBackend(swarmOptions(options.swarm), names.cgroupRoot, addonAccess, log, backend.gatewayAddress)
+      ? await startSwarmBackend(swarmOptions(options.swarm), names.cgroupRoot, addonAccess, log, backend.gatewayAddress, options.dataDir)
       : undefined;
   if (instances)
     stoppers.dataPlane(

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SandboxIdentity } from '../../sandbox/sandbox-identity.js';
+import { bucketMounts } from '../../sandbox/release-sandbox.js';
+import { taskBucketMount } from './bucket-sftp-config.js';
 
 export const LABEL_OWNER = 'slipway.owner';
 export const LABEL_INSTANCE = 'slipway.instance';
@@ -75,6 +77,9 @@ export function serviceSpec(i: ServiceSpecInput): Record<string, unknown> {
   const identity = i.identityMount
     ? [{ Type: 'tmpfs', Target: i.identityMount, TmpfsOptions: { SizeBytes: IDENTITY_TMPFS_BYTES, Mode: 0o1777 } }]
     : [];
+  // FS buckets: each the node's volume of it (node-bucket-mounts.ts), with its group.
+  const buckets = bucketMounts(i.workingDir, i.sandbox.buckets ?? []);
+  const bucketVolumes = (buckets.sharedFolders ?? []).map((f, n) => taskBucketMount(i.owner, i.sandbox.buckets![n]!.source, f.destination));
   return {
     Name: i.name,
     Labels: {
@@ -102,7 +107,8 @@ export function serviceSpec(i: ServiceSpecInput): Record<string, unknown> {
         // it writes is gone with the task; the rest of the image belongs to root.
         ReadOnly: false,
         // A release kept under /tmp (tests) lives in the image there: a tmpfs would hide it.
-        Mounts: [...tmp, ...identity],
+        Mounts: [...tmp, ...identity, ...bucketVolumes],
+        ...(buckets.groups ? { Groups: buckets.groups.map(String) } : {}),
         CapabilityDrop: ['ALL'],
         StopSignal: 'SIGTERM',
         StopGracePeriod: i.stopGraceMs * NS_PER_MS,

@@ -1,5 +1,7 @@
 import { Firewall } from '../../network/firewall.js';
 import type { SandboxNetworkEvents } from '../local/local-netns-backend.js';
+import { join } from 'node:path';
+import { parseSftpListen } from './bucket-sftp-config.js';
 import { DockerApi } from './docker-api.js';
 import { SwarmBackend } from './swarm-backend.js';
 import { DEFAULT_REGISTRY_PASSWORD_FILE, DEFAULT_REGISTRY_USER, RegistryAccess, dockerCaFile } from './registry.js';
@@ -21,6 +23,8 @@ export interface SwarmOptions {
   registryCaFile?: string;
   /** The tasks' network, a /16 no node uses otherwise (default 172.31.0.0/16). */
   subnet: string;
+  /** `<address:port>` of this machine where the nodes mount FS buckets over SFTP; without it, apps naming buckets do not start. */
+  bucketSftp?: string;
 }
 
 export const DEFAULT_SWARM_SUBNET = '172.31.0.0/16';
@@ -96,8 +100,11 @@ export async function startSwarmBackend(
   log: (line: string) => void,
   /** Where tasks reach this machine's router and add-on servers (the sandboxes' gateway). */
   controlMachineAddress?: string,
+  /** The data folder: the FS buckets' SFTP keys live in it. */
+  dataDir?: string,
 ): Promise<SwarmBackend> {
   const registry = await checkedRegistry(swarm);
+  const sftp = swarm.bucketSftp && dataDir ? parseSftpListen(swarm.bucketSftp) : undefined;
   const backend = new SwarmBackend({
     api: new DockerApi(swarm.dockerSocket),
     registry,
@@ -107,6 +114,16 @@ export async function startSwarmBackend(
     controlMachineAddress,
     networkEvents,
     log,
+    ...(sftp && dataDir
+      ? {
+          bucketSftp: {
+            ...sftp,
+            stateDir: join(dataDir, 'fs-buckets', 'sftp'),
+            // sshd wants every folder up to a chroot root's and closed to others: not under the data folder, which may be in /tmp.
+            chrootRoot: `/run/slipway-bucket-sftp/${owner}`,
+          },
+        }
+      : {}),
   });
   const node = await backend.init();
   log(

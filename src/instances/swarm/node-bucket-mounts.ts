@@ -1,0 +1,163 @@
+import { randomBytes } from 'node:crypto';
+import { baseImageTag, debianSuite, importBaseImage } from './base-image.js';
+import { bucketVolume, HOLDER_MOUNT, HOLDER_TMPFS, holderScript } from './bucket-sftp-config.js';
+import type { BucketExport } from './bucket-sftp.js';
+import { DockerApiError, type DockerApi } from './docker-api.js';
+import { imageExists, pullImage, pushImage } from './image-transfer.js';
+import { LogFrameReader } from './log-frames.js';
+import type { RegistryAccess } from './registry.js';
+import { LABEL_OWNER } from './service-spec.js';
+
+/** The holder's image: sshfs and the ssh client, from Debian, nothing else. */
+export const SSHFS_PACKAGES = ['sshfs', 'openssh-client'];
+const MOUNT_TIMEOUT_MS = 30_000;
+
+export interface NodeBucketMountsOptions {
+  manager: DockerApi;
+  registry: RegistryAccess;
+  owner: string;
+  log(line: string): void;
+}
+
+/**
+ * The nodes' side of FS buckets on Swarm: on each node, a bucket is a Docker volume that a
+ * holder container of the node fills with an sshfs mount of the control machine's SFTP account
+ * (bucket-sftp.ts). The holder runs in the node's network namespace with CAP_SYS_ADMIN and
+ * /dev/fuse only, binds the volume's folder rshared so its mount reaches the node (and the
+ * tasks that mount the volume), and is restarted by Docker (the node's reboot included). Tasks
+ * themselves get no capability and no device: they mount the volume like any other.
+ */
+export class NodeBucketMounts {
+  private image: Promise<string> | undefined;
+
+  constructor(private readonly o: NodeBucketMountsOptions) {}
+
+  /** The bucket mounted on the node (its holder running and its mount there); throws saying why not. */
+  async ensure(nodeId: string, api: DockerApi, bucket: BucketExport): Promise<void> {
+    const volume = bucketVolume(this.o.owner, bucket.account);
+    const name = volume;
+    try {
+      const found = await api.json<{ State: { Running: boolean } }>({ path: `/containers/${name}/json`, what: 'inspect a bucket holder' });
+      if (found.State.Running) return;
+      await api.json({ method: 'DELETE', path: `/containers/${name}`, query: { force: true }, what: 'remove a stopped bucket holder' });
+    } catch (e) {
+      if (!(e instanceof DockerApiError && e.status === 404)) throw e;
+    }
+    const image = await this.ensureImage();
+    await pullImage(api, image, this.o.registry, `swarm node ${nodeId}`);
+    const made = await api.json<{ Mountpoint: string }>({
+      method: 'POST',
+      path: '/volumes/create',
+      body: { Name: volume, Labels: { [LABEL_OWNER]: this.o.owner } },
+      what: `create the volume of an FS bucket on swarm node ${nodeId}`,
+    });
+    const marker = `slipway-${randomBytes(6).toString('hex')}`;
+    const { Id: id } = await api.json<{ Id: string }>({
+      method: 'POST',
+      path: '/containers/create',
+      query: { name },
+      body: {
+        Image: image,
+        Cmd: ['/bin/sh', '-c', holderScript(marker)],
+        Env: [
+          `SLIPWAY_SFTP_KEY=${bucket.privateKey.trim()}`,
+          `SLIPWAY_SFTP_KNOWN_HOST=${bucket.knownHost}`,
+          `SLIPWAY_SFTP_TARGET=${bucket.account}@${bucket.host}`,
+          `SLIPWAY_SFTP_PORT=${bucket.port}`,
+        ],
+        Labels: { [LABEL_OWNER]: this.o.owner, 'slipway.role': 'bucket-holder' },
+        HostConfig: {
+          NetworkMode: 'host',
+          CapDrop: ['ALL'],
+          CapAdd: ['CAP_SYS_ADMIN'],
+          Devices: [{ PathOnHost: '/dev/fuse', PathInContainer: '/dev/fuse', CgroupPermissions: 'rwm' }],
+          ReadonlyRootfs: true,
+          RestartPolicy: { Name: 'unless-stopped' },
+          Mounts: [
+            { Type: 'bind', Source: made.Mountpoint, Target: HOLDER_MOUNT, BindOptions: { Propagation: 'rshared' } },
+            { Type: 'tmpfs', Target: HOLDER_TMPFS, TmpfsOptions: { SizeBytes: 1024 * 1024, Mode: 0o700 } },
+          ],
+        },
+      },
+      what: `create the holder of an FS bucket on swarm node ${nodeId}`,
+    });
+    await api.json({ method: 'POST', path: `/containers/${id}/start`, what: `start the holder of an FS bucket on swarm node ${nodeId}` });
+    await this.waitMounted(nodeId, api, id, marker);
+    this.o.log(`swarm node ${nodeId}: FS bucket ${bucket.account} mounted over SFTP in volume ${volume}`);
+  }
+
+  /** Stops the node's holders (their mounts go with them) and removes their volumes: the platform stops. */
+  async removeAll(nodeId: string, api: DockerApi): Promise<void> {
+    const holders = await api.json<Array<{ Id: string }>>({
+      path: '/containers/json',
+      query: { all: 'true', filters: JSON.stringify({ label: [`${LABEL_OWNER}=${this.o.owner}`, 'slipway.role=bucket-holder'] }) },
+      what: 'list the bucket holders',
+    });
+    for (const { Id: id } of holders) {
+      await api
+        .json({ method: 'POST', path: `/containers/${id}/stop`, query: { t: 10 }, what: 'stop a bucket holder' })
+        .catch(() => undefined);
+      await api
+        .json({ method: 'DELETE', path: `/containers/${id}`, query: { force: true }, what: 'remove a bucket holder' })
+        .catch(() => undefined);
+    }
+    const { Volumes: volumes } = await api.json<{ Volumes: Array<{ Name: string }> | null }>({
+      path: '/volumes',
+      query: { filters: JSON.stringify({ label: [`${LABEL_OWNER}=${this.o.owner}`] }) },
+      what: 'list the bucket volumes',
+    });
+    for (const { Name: name } of volumes ?? [])
+      await api
+        .json({ method: 'DELETE', path: `/volumes/${name}`, what: 'remove a bucket volume' })
+        .catch((e: Error) => this.o.log(`could not remove FS bucket volume ${name} on swarm node ${nodeId}: ${e.message}`));
+  }
+
+  /** Waits for the holder's `mounted` line; an exit (sshfs refused, no /dev/fuse...) fails with what it printed. */
+  private async waitMounted(nodeId: string, api: DockerApi, id: string, marker: string): Promise<void> {
+    const deadline = Date.now() + MOUNT_TIMEOUT_MS;
+    for (;;) {
+      const lines = await this.output(api, id);
+      if (lines.some((l) => l.trim() === `${marker} mounted`)) return;
+      const state = await api.json<{ State: { Running: boolean; ExitCode: number } }>({
+        path: `/containers/${id}/json`,
+        what: 'inspect a bucket holder',
+      });
+      if (!state.State.Running || Date.now() > deadline) {
+        await api
+          .json({ method: 'DELETE', path: `/containers/${id}`, query: { force: true }, what: 'remove a bucket holder' })
+          .catch(() => undefined);
+        throw new Error(
+          `Swarm node ${nodeId} could not mount an FS bucket over SFTP (${state.State.Running ? 'no mount within 30 s' : `sshfs exited with ${state.State.ExitCode}`}: ${lines.join(' ').trim().slice(0, 300) || 'no output'}); check that the node reaches the address given to --swarm-bucket-sftp and has /dev/fuse (docs/swarm.md, "FS buckets").`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  private async output(api: DockerApi, id: string): Promise<string[]> {
+    const lines: string[] = [];
+    const res = await api.stream({
+      path: `/containers/${id}/logs`,
+      query: { stdout: true, stderr: true },
+      what: "read a bucket holder's output",
+    });
+    const reader = new LogFrameReader((_stream, line) => lines.push(line));
+    for await (const chunk of res) reader.push(chunk as Buffer);
+    reader.end();
+    return lines;
+  }
+
+  /** Built once from Debian packages on the manager and pushed for the nodes to pull. */
+  private ensureImage(): Promise<string> {
+    this.image ??= (async () => {
+      const repository = `${this.o.registry.address}/slipway/sshfs`;
+      const tag = baseImageTag(debianSuite(), SSHFS_PACKAGES);
+      const name = `${repository}:${tag}`;
+      if (!(await imageExists(this.o.manager, name))) await importBaseImage(this.o.manager, repository, tag, this.o.log, SSHFS_PACKAGES);
+      await pushImage(this.o.manager, name, this.o.registry);
+      return name;
+    })();
+    this.image.catch(() => (this.image = undefined));
+    return this.image;
+  }
+}
