@@ -172,6 +172,7 @@ describe('FS buckets on a two-node Docker Swarm', { skip: missing ? `swarm: ${mi
   test('a link planted in the bucket leads nowhere outside it', async () => {
     const secret = join(daemon.dataDir, 'outside-the-bucket.txt');
     writeFileSync(secret, 'secret of the control machine');
+    assert.equal((await call(appId, 'POST', '/write?path=uploads/hostile/.made', '')).status, 200);
     const planted = await call(appId, 'POST', '/hostile?path=uploads/hostile');
     assert.equal(planted.status, 200, planted.body);
     // The links are read by the tasks, in their own view: not the control machine's files.
@@ -191,7 +192,7 @@ describe('FS buckets on a two-node Docker Swarm', { skip: missing ? `swarm: ${mi
   });
 
   test("a write past the bucket's size fails in the task; the bucket keeps what it had", { timeout: 180_000 }, async () => {
-    const reply = await call(appId, 'POST', '/fill?path=uploads/fill');
+    const reply = await call(appId, 'POST', '/fill?path=uploads');
     assert.equal(reply.status, 200, reply.body);
     const filled = JSON.parse(reply.body) as { written: number; code: string };
     assert.ok(filled.written > 0 && filled.written <= 32 * 1024 * 1024, `wrote ${filled.written} bytes`);

@@ -85,10 +85,15 @@ function removeNamespace(): void {
  * mounts in its volumes (dead once their holder is gone) and the folder's own shared bind.
  */
 function unmountDataDir(): void {
+  unmountUnder(DATA_DIR);
+}
+
+/** Every mount under a folder, deepest first (a killed dockerd leaves its containers' namespaces bound under its exec root). */
+function unmountUnder(dir: string): void {
   const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
     .split('\n')
     .map((line) => line.split(' ')[4] ?? '')
-    .filter((path) => path === DATA_DIR || path.startsWith(`${DATA_DIR}/`))
+    .filter((path) => path === dir || path.startsWith(`${dir}/`))
     .sort((a, b) => b.length - a.length);
   for (const path of mounts) quietly(['umount', '-l', path]);
 }
@@ -98,7 +103,10 @@ function removeLeftovers(): void {
   quietly(['sh', '-c', `test -f ${RUN_DIR}/dockerd.pid && kill -9 "$(cat ${RUN_DIR}/dockerd.pid)"`]);
   unmountDataDir();
   removeNamespace();
+  unmountUnder(RUN_DIR);
   rmSync(RUN_DIR, { recursive: true, force: true });
+  // A node left there would rejoin as the old one (its swarm state is in its data folder).
+  rmSync(DATA_DIR, { recursive: true, force: true });
 }
 
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {

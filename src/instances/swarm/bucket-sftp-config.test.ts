@@ -39,7 +39,7 @@ test("the SFTP server's config: keys only, SFTP only in each account's chroot, n
     'PermitTTY no',
     'ChrootDirectory /run/c/%u',
     'ForceCommand internal-sftp -u 0007 -d /files',
-    'AuthorizedKeysFile /d/sftp/authorized/%u',
+    'AuthorizedKeysFile /run/c/authorized/%u',
   ])
     assert.ok(config.split('\n').includes(line), line);
   assert.equal(authorizedKey('ssh-ed25519 AAAA key\n'), 'restrict ssh-ed25519 AAAA key\n');

@@ -43,7 +43,8 @@ export function sshdConfig(o: { host: string; port: number; stateDir: string; ch
     `ListenAddress ${o.host}:${o.port}`,
     `HostKey ${o.stateDir}/host_ed25519_key`,
     `PidFile ${o.pidFile}`,
-    `AuthorizedKeysFile ${o.stateDir}/authorized/%u`,
+    // sshd reads it as the account: beside the chroots (public keys, root's, world-readable).
+    `AuthorizedKeysFile ${o.chrootRoot}/authorized/%u`,
     `AllowUsers ${SFTP_ACCOUNT_PREFIX}*`,
     'AuthenticationMethods publickey',
     'PubkeyAuthentication yes',
@@ -89,7 +90,8 @@ export function holderScript(marker: string): string {
     'umask 077',
     `printf '%s\\n' "$SLIPWAY_SFTP_KEY" > ${HOLDER_SECRETS}/key`,
     `printf '%s\\n' "$SLIPWAY_SFTP_KNOWN_HOST" > ${HOLDER_SECRETS}/known_hosts`,
-    `fusermount3 -u -z ${HOLDER_MOUNT} 2>/dev/null || true`,
+    // Only a FUSE mount: the folder itself is the volume's bind, which must stay (rshared).
+    `if grep -q " ${HOLDER_MOUNT} fuse" /proc/self/mounts; then fusermount3 -u -z ${HOLDER_MOUNT}; fi`,
     `sshfs -f -o "${sshfsOptions()},port=$SLIPWAY_SFTP_PORT" "$SLIPWAY_SFTP_TARGET:" ${HOLDER_MOUNT} &`,
     'pid=$!',
     // Docker's stop: the mount goes first, so no dead mount is left in the node's volume.

@@ -85,12 +85,14 @@ export class BucketSftp {
         throw new Error(
           `FS buckets on Swarm need ${SSHD} on this machine (Debian package openssh-server; ./dev setup installs it): the nodes mount each bucket over SFTP.`,
         );
-      for (const dir of [this.o.stateDir, join(this.o.stateDir, 'authorized'), join(this.o.stateDir, 'keys')]) {
+      for (const dir of [this.o.stateDir, join(this.o.stateDir, 'keys')]) {
         mkdirSync(dir, { recursive: true, mode: 0o700 });
         chmodSync(dir, 0o700);
       }
-      mkdirSync(this.o.chrootRoot, { recursive: true, mode: 0o755 });
-      chmodSync(this.o.chrootRoot, 0o755);
+      for (const dir of [this.o.chrootRoot, join(this.o.chrootRoot, 'authorized')]) {
+        mkdirSync(dir, { recursive: true, mode: 0o755 });
+        chmodSync(dir, 0o755);
+      }
       // sshd's privilege separation folder.
       mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
       const hostKey = join(this.o.stateDir, 'host_ed25519_key');
@@ -151,7 +153,7 @@ export class BucketSftp {
       ]);
     const key = join(this.o.stateDir, 'keys', account);
     if (!existsSync(key)) await run('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', account, '-f', key]);
-    writeFileSync(join(this.o.stateDir, 'authorized', account), authorizedKey(readFileSync(`${key}.pub`, 'utf8')), { mode: 0o644 });
+    writeFileSync(join(this.o.chrootRoot, 'authorized', account), authorizedKey(readFileSync(`${key}.pub`, 'utf8')), { mode: 0o644 });
     // The chroot is root's 0755 (sshd's rule); the bucket is bound at files inside.
     const chroot = join(this.o.chrootRoot, account);
     const files = join(chroot, SFTP_FILES);

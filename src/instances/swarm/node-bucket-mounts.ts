@@ -29,11 +29,23 @@ export interface NodeBucketMountsOptions {
  */
 export class NodeBucketMounts {
   private image: Promise<string> | undefined;
+  /** One check or mount at a time per node and bucket: instances of a release start together. */
+  private readonly pending = new Map<string, Promise<void>>();
 
   constructor(private readonly o: NodeBucketMountsOptions) {}
 
   /** The bucket mounted on the node (its holder running and its mount there); throws saying why not. */
-  async ensure(nodeId: string, api: DockerApi, bucket: BucketExport): Promise<void> {
+  ensure(nodeId: string, api: DockerApi, bucket: BucketExport): Promise<void> {
+    const key = `${nodeId}\n${bucket.account}`;
+    let pending = this.pending.get(key);
+    if (!pending) {
+      pending = this.mount(nodeId, api, bucket).finally(() => this.pending.delete(key));
+      this.pending.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async mount(nodeId: string, api: DockerApi, bucket: BucketExport): Promise<void> {
     const volume = bucketVolume(this.o.owner, bucket.account);
     const name = volume;
     try {
