@@ -134,7 +134,11 @@ export class AppUsers {
       const existing = await lookupUser(row.name);
       if (existing?.uid === row.uid) return { name: row.name, uid: row.uid, gid: existing.gid };
       // Recorded but gone from this machine (restored store, reinstalled host): make it again.
-      await this.create(row.name, row.uid, appId);
+      if ((await this.create(row.name, row.uid, appId)) === 'taken') {
+        throw new Error(
+          `The uid ${row.uid} recorded for ${row.name} belongs to another user or group of this machine; free it or restore the store on a machine where it is free.`,
+        );
+      }
       return { name: row.name, uid: row.uid, gid: row.uid };
     }
     const name = userNameFor(appId);
@@ -164,23 +168,30 @@ export class AppUsers {
         `A unix user named ${name} already exists with another uid; remove it (userdel ${name}) or change the application uid range.`,
       );
     }
-    await this.create(name, id, appId);
-    return 'created';
+    return this.create(name, id, appId);
   }
 
-  private async create(name: string, id: number, appId: string): Promise<void> {
+  /**
+   * 'taken' when another daemon of this machine took the number between the look and the
+   * creation (the group or the user then says the id is in use): the caller tries the next one.
+   */
+  private async create(name: string, id: number, appId: string): Promise<'created' | 'taken'> {
     const group = await run(groupaddArgv(name, id));
+    if (group.exitCode === ID_IN_USE) return 'taken';
     if (group.exitCode !== 0 && group.exitCode !== NAME_IN_USE) {
-      throw new Error(
-        `Could not create the group ${name} (gid ${id}): ${group.stderr || `groupadd exit ${group.exitCode}`}${group.exitCode === ID_IN_USE ? ' (gid in use)' : ''}.`,
-      );
+      throw new Error(`Could not create the group ${name} (gid ${id}): ${group.stderr || `groupadd exit ${group.exitCode}`}.`);
     }
     const user = await run(useraddArgv(name, id, appId));
+    if (user.exitCode === ID_IN_USE) {
+      if (group.exitCode === 0) await run(['groupdel', name]);
+      return 'taken';
+    }
     if (user.exitCode !== 0 && user.exitCode !== NAME_IN_USE) {
       throw new Error(
         `Could not create the user ${name} (uid ${id}): ${user.stderr || `useradd exit ${user.exitCode}`}. Check that the daemon runs as root.`,
       );
     }
+    return 'created';
   }
 }
 

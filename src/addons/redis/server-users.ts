@@ -62,6 +62,9 @@ export function redisUseraddArgv(name: string, id: number, addonId: string, kind
   return numberedUseraddArgv(name, id, `slipway ${kind.label} add-on ${addonId}`);
 }
 
+/** useradd and groupadd: the uid or gid is taken. */
+const ID_IN_USE = 4;
+
 export class RedisServerUsers {
   /** One change of /etc/passwd at a time. */
   private queue: Promise<unknown> = Promise.resolve();
@@ -85,7 +88,8 @@ export class RedisServerUsers {
           throw new Error(`No free uid left in ${this.range.first}-${this.range.last} for a new ${this.kind.label} add-on's server user.`);
         }
         const group = await runSystemTool(groupaddArgv(name, id));
-        if (group.exitCode !== 0 && attempt < 5 && /already exists/.test(group.err.join(' '))) {
+        // groupadd and useradd exit 4 when the number is taken (useradd says "not unique").
+        if (group.exitCode !== 0 && attempt < 5 && (group.exitCode === ID_IN_USE || /already exists/.test(group.err.join(' ')))) {
           if (await lookupUser(name)) break;
           continue;
         }
@@ -95,7 +99,11 @@ export class RedisServerUsers {
           );
         }
         const user = await runSystemTool(redisUseraddArgv(name, id, addonId, this.kind));
-        if (user.exitCode !== 0 && attempt < 5 && /already exists|in use/.test(user.err.join(' '))) {
+        if (
+          user.exitCode !== 0 &&
+          attempt < 5 &&
+          (user.exitCode === ID_IN_USE || /already exists|in use|not unique/.test(user.err.join(' ')))
+        ) {
           await runSystemTool(['groupdel', name]);
           continue;
         }
