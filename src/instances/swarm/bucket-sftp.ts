@@ -1,11 +1,13 @@
-import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import type { SandboxBucket } from '../../sandbox/sandbox-identity.js';
+import { runChecked } from '../../executor/run-captured.js';
+import { launchDetached } from '../../executor/launch-detached.js';
+import { SYSTEM_TOOL_ENV } from '../../executor/system-tools.js';
 import { authorizedKey, SFTP_FILES, sftpAccount, sshdConfig } from './bucket-sftp-config.js';
 
-const run = promisify(execFile);
+/** The system's tools, through the executor: a failure rejects with their standard error kept (CommandFailedError). */
+const run = (command: string, args: string[]) => runChecked([command, ...args], { cwd: '/', env: SYSTEM_TOOL_ENV, timeoutMs: 30_000 });
 const SSHD = '/usr/sbin/sshd';
 
 /** What a node needs to mount one bucket: the account, its key, and the server it trusts. */
@@ -111,8 +113,18 @@ export class BucketSftp {
             .slice(0, 300)}`,
         );
       });
-      // sshd puts itself in the background; its pid file says where.
-      await run(SSHD, ['-f', this.configFile, '-E', join(this.o.stateDir, 'sshd.log')]);
+      // sshd puts itself in the background (its pid file says where): launched detached, so its
+      // daemon is never caught by a kill of the launcher's process group before it leaves it.
+      const sshdLog = join(this.o.stateDir, 'sshd.log');
+      const launched = await launchDetached({
+        argv: [SSHD, '-f', this.configFile, '-E', sshdLog],
+        cwd: '/',
+        env: SYSTEM_TOOL_ENV,
+        settleMs: 10_000,
+      });
+      if (launched.state === 'exited' && launched.exitCode !== 0) {
+        throw new Error(`The FS buckets' SFTP server did not start (sshd exited ${launched.exitCode ?? launched.signal}); see ${sshdLog}.`);
+      }
       this.o.log(`the FS buckets' SFTP server listens on ${this.o.host}:${this.o.port} for the swarm nodes`);
     })();
     this.server.catch(() => (this.server = undefined));
