@@ -288,5 +288,8 @@ test('--platform-backup-to: a daemon past the day’s time takes that day’s ba
   assert.match(made!, /^slipway-platform-\d{8}T\d{6}Z$/);
   const manifest = JSON.parse(readFileSync(join(daily, made!, 'manifest.json'), 'utf8')) as { addons: Array<{ name: string }> };
   assert.deepEqual(manifest.addons.map((a) => a.name).sort(), ['cache', 'db', 'files']);
-  assert.match(second!.output(), /Scheduled platform backup written to .*; removed slipway-platform-/);
+  // The earlier one goes before the daemon says so: its line may come a moment after the folder.
+  await waitUntil('the scheduled backup told', async () =>
+    /Scheduled platform backup written to .*; removed slipway-platform-/.test(second!.output()) ? true : undefined,
+  );
 });
