@@ -11,11 +11,18 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
-import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { checkoutFixture, createApp, deploymentLog, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
+import {
+  checkoutFixture,
+  createApp,
+  deploymentLog,
+  newRelease,
+  pushAndWait,
+  registerSshKey,
+  requestThroughRouter,
+} from '../support/deploy.js';
 import { cliJson } from '../support/addon-cli.js';
 import { steadyLoad } from '../support/steady-load.js';
 import { waitUntil } from '../support/wait.js';
@@ -37,28 +44,7 @@ let firstBackup: string;
 const scratch = mkdtempSync(join(tmpdir(), 'slipway-bucket-backups-'));
 
 function call(method: 'GET' | 'POST', path: string, body = ''): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: daemon.routerPort,
-        path,
-        method,
-        agent: false,
-        timeout: 60_000,
-        headers: { host: `${app}.localhost`, connection: 'close', 'content-length': String(Buffer.byteLength(body)) },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-    req.end(body);
-  });
+  return requestThroughRouter(daemon, `${app}.localhost`, { method, path, body, timeoutMs: 60_000 });
 }
 
 async function write(path: string, body: string): Promise<void> {
@@ -223,7 +209,12 @@ test('bytes overwritten in a stored image fail its restore test and every restor
 
 test('a bucket a daemon that died mid-backup left frozen is thawed by the next start', async () => {
   const mountPoint = join(daemon.dataDir, 'fs-buckets', files.id);
-  const frozen = spawnSync('fsfreeze', ['--freeze', mountPoint], { encoding: 'utf8' });
+  // A freeze under way (EBUSY: a backup's own, for milliseconds) is waited out.
+  let frozen = spawnSync('fsfreeze', ['--freeze', mountPoint], { encoding: 'utf8' });
+  for (let attempt = 1; frozen.status !== 0 && /busy/i.test(frozen.stderr) && attempt <= 10; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    frozen = spawnSync('fsfreeze', ['--freeze', mountPoint], { encoding: 'utf8' });
+  }
   assert.equal(frozen.status, 0, frozen.stderr);
   // As a daemon that died in the middle of a backup leaves it.
   await daemon.kill();

@@ -2,10 +2,17 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { checkoutFixture, createApp, deploymentLog, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
+import {
+  checkoutFixture,
+  createApp,
+  deploymentLog,
+  newRelease,
+  pushAndWait,
+  registerSshKey,
+  requestThroughRouter,
+} from '../support/deploy.js';
 import { cliJson } from '../support/addon-cli.js';
 import { steadyLoad } from '../support/steady-load.js';
 import { mountsUnder } from '../../src/storage/mount-table.js';
@@ -31,28 +38,7 @@ interface Reply {
 
 /** A request through the router to an app, on a fresh connection. */
 function call(appId: string, method: 'GET' | 'POST', path: string, body = ''): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: daemon.routerPort,
-        path,
-        method,
-        agent: false,
-        timeout: 60_000,
-        headers: { host: `${appId}.localhost`, connection: 'close', 'content-length': String(Buffer.byteLength(body)) },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-    req.end(body);
-  });
+  return requestThroughRouter(daemon, `${appId}.localhost`, { method, path, body, timeoutMs: 60_000 });
 }
 
 async function json<T>(appId: string, method: 'GET' | 'POST', path: string, body = ''): Promise<T> {

@@ -9,11 +9,18 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
 import net from 'node:net';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
-import { checkoutFixture, createApp, deploymentLog, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
+import {
+  checkoutFixture,
+  createApp,
+  deploymentLog,
+  newRelease,
+  pushAndWait,
+  registerSshKey,
+  requestThroughRouter,
+} from '../support/deploy.js';
 import { cliJson } from '../support/addon-cli.js';
 import { steadyLoad } from '../support/steady-load.js';
 import { freeSwarmSubnet, swarmBackendMissing } from '../support/swarm-backend.js';
@@ -47,28 +54,7 @@ describe('FS buckets on a two-node Docker Swarm', { skip: missing ? `swarm: ${mi
   let files: AddonView;
 
   function call(app: string, method: 'GET' | 'POST', path: string, body = ''): Promise<{ status: number; body: string }> {
-    return new Promise((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port: daemon.routerPort,
-          path,
-          method,
-          agent: false,
-          timeout: 60_000,
-          headers: { host: `${app}.localhost`, connection: 'close', 'content-length': String(Buffer.byteLength(body)) },
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (d: string) => (text += d));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-        },
-      );
-      req.on('timeout', () => req.destroy(new Error('timed out')));
-      req.on('error', reject);
-      req.end(body);
-    });
+    return requestThroughRouter(daemon, `${app}.localhost`, { method, path, body, timeoutMs: 60_000 });
   }
 
   async function cliOk(args: string[]): Promise<string> {

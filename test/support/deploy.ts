@@ -127,26 +127,38 @@ export function getThroughRouter(
   headers: Record<string, string> = {},
   timeoutMs = 15_000,
 ): Promise<RoutedResponse> {
+  return requestThroughRouter(daemon, host, { path, headers, timeoutMs });
+}
+
+/** A request through the daemon's router to `host`, on a fresh connection (`connection: close`), with its body if any. */
+export function requestThroughRouter(
+  daemon: TestDaemon,
+  host: string,
+  o: { method?: 'GET' | 'POST'; path?: string; body?: string; headers?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<RoutedResponse> {
+  const body = o.body ?? '';
+  const length: Record<string, string> = o.method === 'POST' ? { 'content-length': String(Buffer.byteLength(body)) } : {};
   return new Promise((resolve, reject) => {
     const req = request(
       {
         host: '127.0.0.1',
         port: daemon.routerPort,
-        path,
-        headers: { host, connection: 'close', ...headers },
+        path: o.path ?? '/',
+        method: o.method ?? 'GET',
+        headers: { host, connection: 'close', ...length, ...o.headers },
         agent: false,
-        timeout: timeoutMs,
+        timeout: o.timeoutMs ?? 15_000,
       },
       (res) => {
-        let body = '';
+        let text = '';
         res.setEncoding('utf8');
-        res.on('data', (d) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
       },
     );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
-    req.end();
+    req.end(body);
   });
 }
 
