@@ -27,6 +27,9 @@ export interface NodeBucketMountsOptions {
  * tasks that mount the volume), and is restarted by Docker (the node's reboot included). Tasks
  * themselves get no capability and no device: they mount the volume like any other.
  */
+/** Tries at removing a volume still in use by a task that is ending (half a second apart). */
+const VOLUME_REMOVAL_ATTEMPTS = 30;
+
 export class NodeBucketMounts {
   private image: Promise<string> | undefined;
   /** One check or mount at a time per node and bucket: instances of a release start together. */
@@ -118,10 +121,22 @@ export class NodeBucketMounts {
       query: { filters: JSON.stringify({ label: [`${LABEL_OWNER}=${this.o.owner}`] }) },
       what: 'list the bucket volumes',
     });
-    for (const { Name: name } of volumes ?? [])
-      await api
-        .json({ method: 'DELETE', path: `/volumes/${name}`, what: 'remove a bucket volume' })
-        .catch((e: Error) => this.o.log(`could not remove FS bucket volume ${name} on swarm node ${nodeId}: ${e.message}`));
+    for (const { Name: name } of volumes ?? []) {
+      // A task of a service just removed may hold the volume a few seconds more (Docker answers 409).
+      for (let attempt = 1; ; attempt++) {
+        const failed = await api.json({ method: 'DELETE', path: `/volumes/${name}`, what: 'remove a bucket volume' }).then(
+          () => undefined,
+          (e: Error) => e,
+        );
+        if (!failed) break;
+        if (failed instanceof DockerApiError && failed.status === 409 && attempt < VOLUME_REMOVAL_ATTEMPTS) {
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          continue;
+        }
+        this.o.log(`could not remove FS bucket volume ${name} on swarm node ${nodeId}: ${failed.message}`);
+        break;
+      }
+    }
   }
 
   /** Waits for the holder's `mounted` line; an exit (sshfs refused, no /dev/fuse...) fails with what it printed. */
