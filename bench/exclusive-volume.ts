@@ -9,10 +9,10 @@
  *
  *   node --import tsx bench/exclusive-volume.ts
  */
-import { Agent, request } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDaemon, type TestDaemon } from '../test/support/daemon.js';
+import { openLoad, type Sample } from './open-load.js';
 import { checkoutFixture, createApp, pushAndWait, registerSshKey } from '../test/support/deploy.js';
 
 const RATE_PER_SECOND = 100;
@@ -36,52 +36,16 @@ export interface ExclusiveVolumeResult {
   exclusive: SwitchFigures;
 }
 
-interface Sample {
-  sentAt: number;
-  ms: number;
-  ok: boolean;
-}
-
-/** One request on the keep-alive agent; resolves with its latency and whether it answered 200. */
-function once(daemon: TestDaemon, host: string, agent: Agent, post: boolean): Promise<Sample> {
-  const sentAt = Date.now();
-  return new Promise((resolve) => {
-    const body = post ? JSON.stringify({ order: sentAt }) : undefined;
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: daemon.routerPort,
-        path: '/',
-        method: post ? 'POST' : 'GET',
-        agent,
-        timeout: 70_000,
-        headers: { host, ...(body ? { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : {}) },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve({ sentAt, ms: Date.now() - sentAt, ok: res.statusCode === 200 }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', () => resolve({ sentAt, ms: Date.now() - sentAt, ok: false }));
-    req.end(body);
-  });
-}
-
-/** Requests at a steady rate whatever the answers (open loop): a held request does not slow the others' sending. */
+/** Requests at a steady rate whatever the answers (open loop), every other one a POST inserting a row. */
 function pacedLoad(daemon: TestDaemon, host: string): { stop(): Promise<Sample[]> } {
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const pending: Array<Promise<Sample>> = [];
-  let n = 0;
-  const timer = setInterval(() => pending.push(once(daemon, host, agent, n++ % 2 === 1)), 1000 / RATE_PER_SECOND);
-  return {
-    async stop() {
-      clearInterval(timer);
-      const samples = await Promise.all(pending);
-      agent.destroy();
-      return samples;
-    },
-  };
+  return openLoad(daemon, host, {
+    ratePerSecond: RATE_PER_SECOND,
+    timeoutMs: 70_000,
+    requestAt: (n, sentAt) =>
+      n % 2 === 1
+        ? { method: 'POST', path: '/', body: JSON.stringify({ order: sentAt }), headers: { 'content-type': 'application/json' } }
+        : { method: 'GET', path: '/' },
+  });
 }
 
 async function measure(daemon: TestDaemon, appId: string): Promise<SwitchFigures> {

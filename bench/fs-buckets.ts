@@ -18,13 +18,13 @@
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startDaemon, type TestDaemon } from '../test/support/daemon.js';
+import { openLoad, type Sample } from './open-load.js';
 import { checkoutFixture, commitAll, createApp, newRelease, pushAndWait, registerSshKey } from '../test/support/deploy.js';
 
 const RATE_PER_SECOND = 100;
@@ -66,52 +66,16 @@ export interface FsBucketsResult {
   load: { mean: number; max: number };
 }
 
-interface Sample {
-  sentAt: number;
-  ms: number;
-  ok: boolean;
-}
-
-function once(daemon: TestDaemon, host: string, agent: Agent, post: boolean, folder: string): Promise<Sample> {
-  const sentAt = Date.now();
-  const body = post ? `order ${sentAt}\n` : undefined;
-  const path = post ? `/append?path=${folder}orders.log` : `/stat?path=${folder || '.'}`;
-  return new Promise((resolve) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port: daemon.routerPort,
-        path,
-        method: post ? 'POST' : 'GET',
-        agent,
-        timeout: 60_000,
-        headers: { host, ...(body ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve({ sentAt, ms: Date.now() - sentAt, ok: res.statusCode === 200 }));
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', () => resolve({ sentAt, ms: Date.now() - sentAt, ok: false }));
-    req.end(body);
-  });
-}
-
-/** Requests at a steady rate whatever the answers (open loop), half of them POSTs writing into `folder`. */
+/** Requests at a steady rate whatever the answers (open loop), half of them POSTs appending to a file in `folder`. */
 function pacedLoad(daemon: TestDaemon, appId: string, folder: string): { stop(): Promise<Sample[]> } {
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const pending: Array<Promise<Sample>> = [];
-  let n = 0;
-  const timer = setInterval(() => pending.push(once(daemon, `${appId}.localhost`, agent, n++ % 2 === 1, folder)), 1000 / RATE_PER_SECOND);
-  return {
-    async stop() {
-      clearInterval(timer);
-      const samples = await Promise.all(pending);
-      agent.destroy();
-      return samples;
-    },
-  };
+  return openLoad(daemon, `${appId}.localhost`, {
+    ratePerSecond: RATE_PER_SECOND,
+    timeoutMs: 60_000,
+    requestAt: (n, sentAt) =>
+      n % 2 === 1
+        ? { method: 'POST', path: `/append?path=${folder}orders.log`, body: `order ${sentAt}\n` }
+        : { method: 'GET', path: `/stat?path=${folder || '.'}` },
+  });
 }
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
