@@ -337,6 +337,13 @@ function reportSlowestFiles() {
     );
   }
 }
+/** Each failed test with the start of its error, last: a CI log cut to its end still says why. */
+function reportFailures() {
+  const failures = lanes.flatMap((lane) => recorded(lane, 'failed'));
+  if (failures.length === 0) return;
+  const lines = failures.map(([file, name, error]) => `  - ${file ? `${relative(root, file)}: ` : ''}${name}\n      ${error}`);
+  console.error(`\n${failures.length} test(s) failed:\n${lines.join('\n')}`);
+}
 /** The record's lines of one kind, split into their fields (none: the runner got no further). */
 function recorded(lane, kind) {
   let text = '';
@@ -352,6 +359,7 @@ function recorded(lane, kind) {
     .map((fields) => fields.slice(1));
 }
 reportSlowestFiles();
+reportFailures();
 const skipped = lanes.flatMap((lane) => recorded(lane, 'skipped')).map((fields) => fields.join('\t'));
 rmSync(recordDir, { recursive: true, force: true });
 if (skipped.length > 0) {
