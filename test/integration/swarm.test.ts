@@ -463,7 +463,7 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
         assert.equal(probe(NODE_ADDRESS, 2377), 'refused', "a port of the node's own address");
         assert.match(
           daemon.output(),
-          new RegExp(`swarm node ${node.nodeId}: its tasks' bridge \\S+ \\(172\\.28\\.200\\.0/24\\) is filtered`),
+          new RegExp(`swarm node ${node.nodeId}: its tasks' bridge \\S+ \\(${tasksPrefix.replace('.', '\\.')}\\.200\\.0/24\\) is filtered`),
         );
       } finally {
         server.close();

@@ -159,19 +159,22 @@ export async function startDaemon(
     adminToken,
     pid: () => child.pid!,
     output: () => log,
-    cli: (args, options = {}) =>
-      runCli(args, {
-        cwd: options.cwd,
-        stdin: options.stdin,
-        timeoutMs: options.timeoutMs,
-        env: {
-          ...process.env,
-          XDG_CONFIG_HOME: configHome,
-          SLIPWAY_URL: apiUrl,
-          SLIPWAY_TOKEN: options.token ?? adminToken,
-          ...options.env,
-        },
-      }),
+    cli: async (args, options = {}) =>
+      withApiErrors(
+        await runCli(args, {
+          cwd: options.cwd,
+          stdin: options.stdin,
+          timeoutMs: options.timeoutMs,
+          env: {
+            ...process.env,
+            XDG_CONFIG_HOME: configHome,
+            SLIPWAY_URL: apiUrl,
+            SLIPWAY_TOKEN: options.token ?? adminToken,
+            ...options.env,
+          },
+        }),
+        () => log,
+      ),
     // `token`: an administrator's, for a test that revoked the first-start one.
     stop: async (options = {}) => {
       if (child.exitCode !== null || child.signalCode !== null) {
@@ -222,4 +225,17 @@ function warnIfNetworkLeft(subnet: string, dataDir: string, stop: CliResult): vo
     `warning: the test daemon of ${dataDir} left its firewall table ${table} after its stop ` +
       `(system stop exited ${stop.code}: ${stop.stderr.trim().slice(0, 500)})\n`,
   );
+}
+
+/**
+ * An internal error tells the CLI only to read the daemon's output: the stack the daemon printed
+ * ("API error: …") goes into the result's stderr, so the failed assertion quoting it says why.
+ */
+function withApiErrors(result: CliResult, daemonOutput: () => string): CliResult {
+  if (!result.stderr.includes('Internal error in the slipway daemon')) return result;
+  const stacks = daemonOutput()
+    .split(/\n(?=\S)/)
+    .filter((entry) => entry.startsWith('API error: '))
+    .slice(-2);
+  return { ...result, stderr: `${result.stderr}\n--- the daemon's last API errors:\n${stacks.join('\n')}` };
 }

@@ -6,6 +6,7 @@ import { DEFAULT_APP_DISK_BUDGET, parseDiskBudget } from '../../core/disk-size.j
 import { SlipwayError, ValidationError } from '../../core/errors.js';
 import { DEFAULT_BUILD_FLAVOR, DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../../core/flavors.js';
 import type { AppRow } from '../../store/apps.js';
+import type { AppRuntime } from '../../serving/app-runtime.js';
 import { instanceRoutes } from './instances-routes.js';
 import { orgOfApp, quotasOf } from '../quotas.js';
 import { rangesOf } from '../../core/scaling-ranges.js';
@@ -139,7 +140,7 @@ export function instanceHandlers(router: HttpRouter<ApiContext>): void {
       ctx.deps.store.apps.setScaleToZero(app.id, minInstances === 0);
       const runtime = ctx.deps.services?.runtime;
       if (runtime && scaling.current.instances !== (app.instances ?? 1)) {
-        await runtime.scale(app, (line) => ctx.deps.services?.logs.append(app.id, 'system', line));
+        await scaleSaying(runtime, app, (line) => ctx.deps.services?.logs.append(app.id, 'system', line));
       }
     }
     return { scale: scaleViewOf(ctx.deps, ctx.deps.store.apps.byId(app.id)!), ...(note ? { note } : {}) };
@@ -159,7 +160,26 @@ export function instanceHandlers(router: HttpRouter<ApiContext>): void {
       { minInstances: count, maxInstances: count, minFlavor: ranges.minFlavor, maxFlavor: ranges.maxFlavor },
       { instances: count, flavor: ranges.flavor },
     );
-    await runtime.scale(app, (line) => ctx.deps.services?.logs.append(app.id, 'system', line));
+    await scaleSaying(runtime, app, (line) => ctx.deps.services?.logs.append(app.id, 'system', line));
     return { instances: count, running: runtime.instancesOf(app.id).length };
   });
+}
+
+/**
+ * Scales the running release to the stored count. A new instance that cannot start is the app's
+ * or the machine's matter, not the daemon's: the user learns that the count is kept, what went
+ * wrong and that the instances running keep serving.
+ */
+async function scaleSaying(runtime: AppRuntime, app: AppRow, log: (line: string) => void): Promise<void> {
+  try {
+    await runtime.scale(app, log);
+  } catch (error) {
+    if (error instanceof SlipwayError) throw error;
+    throw new SlipwayError(
+      502,
+      'instance_start_failed',
+      `The new count is kept, but an instance could not start: ${(error as Error).message}`,
+      'The running instances keep serving. See `slipway logs` for its output, then scale again to start what is missing.',
+    );
+  }
 }

@@ -59,6 +59,9 @@ export class ReleaseService {
   private logs: { close(): void } | undefined;
   private poller: NodeJS.Timeout | undefined;
   private looking: Promise<void> | undefined;
+  /** Instances leaving their slots (see addReplica), and who waits until none is. */
+  private leaving = 0;
+  private noneLeft: Array<() => void> = [];
 
   constructor(
     private readonly services: SwarmServices,
@@ -77,6 +80,10 @@ export class ReleaseService {
    */
   async addReplica(replica: Replica, identity: string, timeoutMs: number, holder: SlotHolder): Promise<number> {
     this.active++;
+    // Swarm takes a replica away by removing a slot whose task does not run, and the one it has
+    // just made for this instance is still starting: a scale-up right after a scale-down would
+    // lose its new task in place of a leaving one. The leaving ones go first.
+    await this.noneLeaving(timeoutMs);
     await this.serially(async () => {
       this.replicas++;
       if (this.serviceId === undefined) {
@@ -178,11 +185,32 @@ export class ReleaseService {
     this.release(slot);
   }
 
-  /** An instance stops: true when it was the last one running, and the service closes. */
+  /**
+   * An instance stops: true when it was the last one running, and the service closes. Otherwise
+   * it leaves its slot, and says left() once Swarm took the slot away (or its stop gave up).
+   */
   leave(): boolean {
     this.active = Math.max(0, this.active - 1);
     if (this.active === 0) this.closing = true;
+    else this.leaving++;
     return this.active === 0;
+  }
+
+  /** A stop that leave() did not call the last one is over: see addReplica. */
+  left(): void {
+    this.leaving = Math.max(0, this.leaving - 1);
+    if (this.leaving === 0) for (const resolve of this.noneLeft.splice(0)) resolve();
+  }
+
+  /** Resolves once no instance is leaving its slot, or after `timeoutMs` whatever happens. */
+  private async noneLeaving(timeoutMs: number): Promise<void> {
+    if (this.leaving === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      new Promise<void>((resolve) => this.noneLeft.push(resolve)),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+    ]);
+    clearTimeout(timer);
   }
 
   /** No replica wanted any more: Swarm ends every task (SIGTERM, as Swarm's scale-down does). */

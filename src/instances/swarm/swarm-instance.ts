@@ -335,6 +335,7 @@ export class SwarmInstance implements Instance, Replica {
         this.log('system', `stopping the swarm task failed: ${(error as Error).message}`);
       }
     }
+    if (!alone) this.release.left();
     const took = Date.now() - started;
     const code = last?.Status.ContainerStatus?.ExitCode;
     if (last && (killed || code === 137 || (code === undefined && took >= graceMs))) {

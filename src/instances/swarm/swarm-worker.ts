@@ -104,6 +104,7 @@ export class SwarmWorker implements Replica {
         if (!alone) await this.service.removeReplica(slot);
       }
     } finally {
+      if (!alone) this.service.left();
       if (slot !== undefined) this.service.release(slot);
       if (this.service.holders() === 0 && this.service.closing) await this.service.remove();
     }
