@@ -1,17 +1,18 @@
 // Runs every test: first the build (which type-checks), the linter and the format check (a broken build,
-// a lint error or an unformatted file stops here, before 20 minutes of tests), then the tests in two lanes
-// at once: the integration tests (test/**/*.test.ts) one file at a time, because they start real daemons,
-// servers and builds, and beside them the unit tests beside the code (src/**/*.test.ts).
+// a lint error or an unformatted file stops here, before the long part), then the tests in lanes that run
+// at the same time, each a file after the other (wholeSuiteLanes below says which files go where).
 //   node scripts/run-tests.mjs [filter]          only the files whose path contains the filter
 //   node scripts/run-tests.mjs --unit [filter]   the unit suite (npm run test:unit): src/ and the
 //       contract suites, without the files below that use the machine or root (MACHINE_TESTS,
 //       ROOT_TESTS); it needs no root (the few tests left that do are skipped, saying why) and
 //       runs within a minute: the run ends by printing its time against that budget.
+//   node scripts/run-tests.mjs --plan            the lanes and their files, nothing run
 // What was skipped is listed at the end; under CI=true any skip fails the run, whatever its cause.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
+import { dealFiles, readFileTimes, secondsOf } from './test-lanes.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 
@@ -146,12 +147,31 @@ const BESIDE = [
   'two-daemons',
   'workers',
 ].map((name) => `test/integration/${name}.test.ts`);
+/**
+ * The files of the main lane's kind that run heavy builds (Scala, the example apps with every
+ * package manager, private registries, a previous commit's build) and hold no latency figure:
+ * they get a lane of their own beside the main one.
+ */
+const BUILDS = [
+  'src/providers/node/examples-run.test.ts',
+  'src/providers/sbt/sbt-build.test.ts',
+  'test/integration/flavors.test.ts',
+  'test/integration/node-examples.test.ts',
+  'test/integration/package-install.test.ts',
+  'test/integration/private-git-dependency.test.ts',
+  'test/integration/private-registry.test.ts',
+  'test/integration/runtimes.test.ts',
+  'test/integration/scala.test.ts',
+  'test/integration/upgrade.test.ts',
+];
+/** How many lanes the files that mostly wait are dealt out to. */
+const BESIDE_LANES = 2;
 // A name that names no file (a test renamed or removed) would move nothing beside: say so (in a
 // checkout that has the integration tests).
 const hasIntegrationTests = existsSync(join(root, 'test', 'integration'));
-for (const file of BESIDE) {
+for (const file of [...BESIDE, ...BUILDS]) {
   if (hasIntegrationTests && !existsSync(join(root, file))) {
-    console.error(`scripts/run-tests.mjs: BESIDE names ${file}, which does not exist; update the list.`);
+    console.error(`scripts/run-tests.mjs: BESIDE or BUILDS names ${file}, which does not exist; update the list.`);
     process.exit(1);
   }
 }
@@ -183,6 +203,24 @@ if (files.length === 0) {
   console.error(`No test file matches ${JSON.stringify(filter)}.`);
   process.exit(1);
 }
+// The unit suite runs its files in UNIT_PROCESSES processes at once, each importing its share
+// of them one after the other (scripts/unit-shard.mjs): a process per file spent three quarters
+// of the suite's processor time starting Node and the TypeScript loader and loading the same
+// modules again. The whole suite runs two lanes at once, a process per file: the integration
+// files one at a time (they start real daemons, servers and builds), and beside them the unit
+// files and the integration files that mostly wait on the clock (see BESIDE).
+const UNIT_PROCESSES = 2;
+const concurrency = unitOnly ? UNIT_PROCESSES : 1;
+const lanes = unitOnly ? [{ name: 'unit', files, concurrency, shared: files }] : wholeSuiteLanes();
+// --plan: the lanes and their files, with the times they are balanced on, and nothing run.
+if (args.includes('--plan')) {
+  const times = readFileTimes(join(root, 'test', 'file-times.tsv'));
+  for (const lane of lanes) {
+    const seconds = lane.files.reduce((sum, file) => sum + secondsOf(file, times), 0);
+    console.log(`${lane.name}\t${Math.round(seconds)} s\t${lane.files.length} files\n${lane.files.map((f) => `  ${f}`).join('\n')}`);
+  }
+  process.exit(0);
+}
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 // Under CI a part of the machine some files need (a JDK, Pebble, the Docker Swarm) that is missing
 // fails the run before anything else, saying what: those tests would skip, and a CI run that
@@ -206,20 +244,6 @@ check('build', bin('tsc'), ['-p', 'tsconfig.json']);
 check('build', bin('tsc'), ['-p', 'tsconfig.console.json']);
 check('lint', bin('biome'), ['lint']);
 check('format check', bin('biome'), ['format']);
-// The unit suite runs its files in UNIT_PROCESSES processes at once, each importing its share
-// of them one after the other (scripts/unit-shard.mjs): a process per file spent three quarters
-// of the suite's processor time starting Node and the TypeScript loader and loading the same
-// modules again. The whole suite runs two lanes at once, a process per file: the integration
-// files one at a time (they start real daemons, servers and builds), and beside them the unit
-// files and the integration files that mostly wait on the clock (see BESIDE).
-const UNIT_PROCESSES = 2;
-const concurrency = unitOnly ? UNIT_PROCESSES : 1;
-const lanes = unitOnly
-  ? [{ name: 'unit', files, concurrency, shared: true }]
-  : [
-      { name: 'main', files: files.filter((f) => !runsBeside(f)), concurrency },
-      { name: 'beside', files: files.filter(runsBeside), concurrency },
-    ].filter((lane) => lane.files.length > 0);
 // Beside the spec reporter, one that records what was skipped and when each file ended (scripts/run-record-reporter.mjs).
 const recordDir = mkdtempSync(join(tmpdir(), 'slipway-test-record-'));
 const testsStarted = performance.now();
@@ -248,11 +272,45 @@ for (const lane of lanes.slice(1)) {
   console.log(readFileSync(lane.outputFile, 'utf8'));
 }
 
+/**
+ * The whole suite's lanes, run at the same time, each a file after the other: the files that
+ * measure latency, count failed requests or drive the Docker Swarm in one (the main lane, whose
+ * figures no two of them upset in each other); the heavy builds in another; the files that mostly
+ * wait dealt out to BESIDE_LANES more, their unit files loaded into one shared process (as the
+ * unit suite does) and the rest a process each. Lanes are balanced on measured times.
+ */
+function wholeSuiteLanes() {
+  const times = readFileTimes(join(root, 'test', 'file-times.tsv'));
+  const beside = files.filter(runsBeside);
+  const sharedUnits = beside.filter((f) => !f.startsWith('test/') && !ROOT_TESTS.includes(f));
+  const besideLanes = dealFiles(
+    beside.filter((f) => !sharedUnits.includes(f)),
+    BESIDE_LANES,
+    times,
+  );
+  // The shared unit files go to the lane that ends first.
+  const shortest = besideLanes.reduce((best, lane) => (lane.seconds < best.seconds ? lane : best));
+  return [
+    { name: 'main', files: files.filter((f) => !runsBeside(f) && !BUILDS.includes(f)), concurrency },
+    { name: 'builds', files: files.filter((f) => BUILDS.includes(f)), concurrency },
+    ...besideLanes.map((lane, index) => ({
+      name: `beside-${index + 1}`,
+      files: lane === shortest ? [...sharedUnits, ...lane.files] : lane.files,
+      shared: lane === shortest ? sharedUnits : [],
+      concurrency,
+    })),
+  ].filter((lane) => lane.files.length > 0);
+}
+
 function runLane(lane, printsAsItGoes) {
   lane.recordFile = join(recordDir, `${lane.name}.tsv`);
   lane.outputFile = join(recordDir, `${lane.name}.out`);
   const output = printsAsItGoes ? 'inherit' : openSync(lane.outputFile, 'w');
-  const entries = lane.shared ? unitShards(lane.files, lane.concurrency) : lane.files;
+  const shared = lane.shared ?? [];
+  const entries = [
+    ...(shared.length > 0 ? unitShards(shared, unitOnly ? lane.concurrency : 1) : []),
+    ...lane.files.filter((f) => !shared.includes(f)),
+  ];
   const child = spawn(
     process.execPath,
     [
@@ -313,6 +371,7 @@ function reportTime() {
  */
 function reportSlowestFiles() {
   if (unitOnly) return;
+  const allTimes = [];
   for (const lane of lanes) {
     const lastEnd = new Map();
     for (const [file, at] of recorded(lane, 'ended')) lastEnd.set(file, Number(at));
@@ -325,6 +384,7 @@ function reportSlowestFiles() {
       return span;
     });
     const total = (previous - testsStartedAt) / 1000;
+    for (const span of spans) if (!span.file.startsWith(recordDir)) allTimes.push([relative(root, span.file), span.seconds.toFixed(0)]);
     const byTime = spans
       .sort((a, b) => b.seconds - a.seconds)
       .map((s) => `  ${s.seconds.toFixed(0).padStart(5)} s  ${relative(root, s.file)}`);
@@ -336,6 +396,10 @@ function reportSlowestFiles() {
         byTime.slice(0, 12).join('\n'),
     );
   }
+  // What the lanes are balanced on (test/file-times.tsv): copy it there when files moved or changed much.
+  mkdirSync(join(root, 'test-artifacts'), { recursive: true });
+  const lines = allTimes.sort(([a], [b]) => a.localeCompare(b)).map(([file, seconds]) => `${seconds}\t${file}`);
+  writeFileSync(join(root, 'test-artifacts', 'file-times.tsv'), `${lines.join('\n')}\n`);
 }
 /** Each failed test with the start of its error, last: a CI log cut to its end still says why. */
 function reportFailures() {
