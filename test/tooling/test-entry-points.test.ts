@@ -48,6 +48,7 @@ before(() => {
     'scripts/run-tests.mjs',
     'scripts/run-record-reporter.mjs',
     'scripts/unit-shard.mjs',
+    'scripts/test-lanes.mjs',
   ]) {
     mkdirSync(join(project, file, '..'), { recursive: true });
     copyFileSync(join(repo, file), join(project, file));
