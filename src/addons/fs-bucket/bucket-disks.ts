@@ -4,8 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import { runCaptured, runChecked } from '../../executor/run-captured.js';
 import { mountsUnder } from '../../storage/mount-table.js';
 import { defaultAclArgv, directIoArgv, mkfsArgv, mountArgv, sysfsBlockPath, unmountArgv } from './bucket-commands.js';
-
-const TOOL_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
+import { SYSTEM_TOOL_ENV } from '../../executor/system-tools.js';
 
 /** The use of a bucket's filesystem now. */
 export interface BucketUse {
@@ -54,7 +53,7 @@ export class BucketDisks {
     // Held as the bucket's mount meanwhile: a sandbox starting now waits for the new image
     // rather than mounting the old one between the unmount and the rename.
     const done = (async () => {
-      if (this.mounted(addonId)) await runChecked(unmountArgv(this.folder(addonId), true), { cwd: '/', env: TOOL_ENV });
+      if (this.mounted(addonId)) await runChecked(unmountArgv(this.folder(addonId), true), { cwd: '/', env: SYSTEM_TOOL_ENV });
       await rename(incoming, this.image(addonId));
       return this.mountNow(addonId, gid);
     })().finally(() => this.mounting.delete(addonId));
@@ -85,7 +84,7 @@ export class BucketDisks {
     } finally {
       await file.close();
     }
-    await runChecked(mkfsArgv(making, gid), { cwd: '/', env: TOOL_ENV });
+    await runChecked(mkfsArgv(making, gid), { cwd: '/', env: SYSTEM_TOOL_ENV });
     await rename(making, image);
   }
 
@@ -107,14 +106,14 @@ export class BucketDisks {
       if (!(await exists(image))) throw new Error(`The filesystem of the FS bucket ${addonId} is missing (${image}).`);
       mkdirSync(folder, { recursive: true, mode: 0o700 });
       if (!(await lstat(folder)).isDirectory()) throw new Error(`${folder} is not a folder: cannot mount the FS bucket there.`);
-      await runChecked(mountArgv(image, folder), { cwd: '/', env: TOOL_ENV });
+      await runChecked(mountArgv(image, folder), { cwd: '/', env: SYSTEM_TOOL_ENV });
       await this.directIo(folder, image);
     }
     // The filesystem's root: no app can make it a link or move it. The group may have a new
     // number (a host reinstalled), so it is set at every mount.
     await chown(folder, 0, gid);
     await chmod(folder, 0o2770);
-    await runChecked(defaultAclArgv(folder), { cwd: '/', env: TOOL_ENV });
+    await runChecked(defaultAclArgv(folder), { cwd: '/', env: SYSTEM_TOOL_ENV });
     return folder;
   }
 
@@ -133,7 +132,7 @@ export class BucketDisks {
     } catch {
       return;
     }
-    await runCaptured({ argv: directIoArgv(device), cwd: '/', env: TOOL_ENV });
+    await runCaptured({ argv: directIoArgv(device), cwd: '/', env: SYSTEM_TOOL_ENV });
   }
 
   /** Size used against size; undefined when not mounted. statfs on the mount point reads nothing inside. */
@@ -147,8 +146,8 @@ export class BucketDisks {
   async unmount(addonId: string): Promise<void> {
     if (!this.mounted(addonId)) return;
     const folder = this.folder(addonId);
-    const plain = await runCaptured({ argv: unmountArgv(folder, false), cwd: '/', env: TOOL_ENV });
-    if (plain.exitCode !== 0) await runChecked(unmountArgv(folder, true), { cwd: '/', env: TOOL_ENV });
+    const plain = await runCaptured({ argv: unmountArgv(folder, false), cwd: '/', env: SYSTEM_TOOL_ENV });
+    if (plain.exitCode !== 0) await runChecked(unmountArgv(folder, true), { cwd: '/', env: SYSTEM_TOOL_ENV });
   }
 
   /** Every bucket unmounted (`slipway system stop`, the daemon's end in tests). */
@@ -161,8 +160,8 @@ export class BucketDisks {
     }
     for (const mountPoint of mounts) {
       if (mountPoint === this.root) continue;
-      const plain = await runCaptured({ argv: unmountArgv(mountPoint, false), cwd: '/', env: TOOL_ENV });
-      if (plain.exitCode !== 0) await runChecked(unmountArgv(mountPoint, true), { cwd: '/', env: TOOL_ENV });
+      const plain = await runCaptured({ argv: unmountArgv(mountPoint, false), cwd: '/', env: SYSTEM_TOOL_ENV });
+      if (plain.exitCode !== 0) await runChecked(unmountArgv(mountPoint, true), { cwd: '/', env: SYSTEM_TOOL_ENV });
     }
   }
 

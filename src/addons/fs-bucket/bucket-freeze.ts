@@ -1,6 +1,5 @@
 import { runCaptured } from '../../executor/run-captured.js';
-
-const TOOL_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
+import { SYSTEM_TOOL_ENV } from '../../executor/system-tools.js';
 
 /**
  * `fsfreeze` on a bucket's mount point: frozen, the filesystem has written everything out (its
@@ -17,7 +16,7 @@ export function freezeArgv(mountPoint: string, frozen: boolean): string[] {
  * Resolves with what `copy` gave and how long writes were held.
  */
 export async function whileFrozen<T>(mountPoint: string, copy: () => Promise<T>): Promise<{ result: T; frozenMs: number }> {
-  const frozen = await runCaptured({ argv: freezeArgv(mountPoint, true), cwd: '/', env: TOOL_ENV, timeoutMs: 60_000 });
+  const frozen = await runCaptured({ argv: freezeArgv(mountPoint, true), cwd: '/', env: SYSTEM_TOOL_ENV, timeoutMs: 60_000 });
   if (frozen.exitCode !== 0) throw new Error(`fsfreeze could not freeze the bucket: ${frozen.stderr.trim() || `exit ${frozen.exitCode}`}`);
   const start = process.hrtime.bigint();
   try {
@@ -31,7 +30,7 @@ export async function whileFrozen<T>(mountPoint: string, copy: () => Promise<T>)
 /** Thaws the bucket; true when it was frozen. One not frozen (EINVAL) is left as it is. */
 export async function thaw(mountPoint: string): Promise<boolean> {
   for (let attempt = 1; ; attempt++) {
-    const thawed = await runCaptured({ argv: freezeArgv(mountPoint, false), cwd: '/', env: TOOL_ENV, timeoutMs: 60_000 });
+    const thawed = await runCaptured({ argv: freezeArgv(mountPoint, false), cwd: '/', env: SYSTEM_TOOL_ENV, timeoutMs: 60_000 });
     if (thawed.exitCode === 0) return true;
     if (/Invalid argument/.test(thawed.stderr)) return false;
     // Anything else (the tool killed, the system busy) is tried again: a frozen bucket stops its apps.

@@ -10,9 +10,9 @@ import { runCommand } from '../../executor/run-command.js';
 import { groupaddArgv } from '../../executor/app-user.js';
 import { firstFreeId, idsOf, type IdRange } from '../redis/server-users.js';
 import { bucketGroupName } from './bucket-names.js';
+import { SYSTEM_TOOL_ENV } from '../../executor/system-tools.js';
 
 export const DEFAULT_BUCKET_GID_RANGE: IdRange = { first: 2_400_000, last: 2_499_999 };
-const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
 
 export class BucketGroups {
   /** One change of /etc/group at a time. */
@@ -86,7 +86,7 @@ async function run(argv: string[]): Promise<{ exitCode: number | null; out: stri
   const r = await runCommand({
     argv,
     cwd: '/',
-    env: SYSTEM_ENV,
+    env: SYSTEM_TOOL_ENV,
     timeoutMs: 30_000,
     onLine: (stream, line) => (stream === 'out' ? out : err).push(line),
   });

@@ -11,10 +11,10 @@ import type { BackupEngine, EngineAddon, NewAddonOptions, RestoreFrom, TakenBack
 import { describeSumCheck, type ObjectSums } from '../object-sums.js';
 import type { BackupStore } from '../store/backup-store.js';
 import { BUCKET_PREFIX, fetchImage, imageKey, imageSha256, memberName, storeImage } from './bucket-image.js';
+import { SYSTEM_TOOL_ENV as TOOL_ENV } from '../../executor/system-tools.js';
 
 /** The image's SHA-256 is kept in the backup row's restore point, so: `sha256:<hex>`. */
 const SHA_PREFIX = 'sha256:';
-const TOOL_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
 
 /** What the backups need of the FS buckets (FsBucketProvider). */
 export interface BucketImages {

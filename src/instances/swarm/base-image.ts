@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCommand } from '../../executor/run-command.js';
 import type { DockerApi } from './docker-api.js';
+import { SYSTEM_TOOL_ENV } from '../../executor/system-tools.js';
 
 /**
  * What every instance image holds below the toolchains and the release: the part of the
@@ -79,7 +80,7 @@ export async function importBaseImage(
     const result = await runCommand({
       argv: ['mmdebstrap', ...argv],
       cwd: '/',
-      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' },
+      env: SYSTEM_TOOL_ENV,
       onLine: (stream, line) => stream === 'err' && errors.push(line) > 5 && errors.shift(),
     }).catch((e: Error) => {
       throw new Error(`${e.message} (mmdebstrap comes with the Debian package mmdebstrap)`);

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, isAbsolute, normalize } from 'node:path';
 import { PassThrough, type Readable } from 'node:stream';
 import { spawnProcessGroup } from '../../executor/process-group.js';
+import { SYSTEM_TOOL_ENV } from '../../executor/system-tools.js';
 
 /** One folder of the host copied into an image at the same path. */
 export interface ContextFolder {
@@ -87,7 +88,7 @@ export function buildContext(
   }
   // The executor hands tar's output over as a stream for Docker to read at its own pace.
   const stream = new PassThrough();
-  const done = spawnProcessGroup({ argv, cwd, env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' }, rawOutput: true })
+  const done = spawnProcessGroup({ argv, cwd, env: SYSTEM_TOOL_ENV, rawOutput: true })
     .then(async (tar) => {
       let errors = 0;
       tar.stderr!.on('data', () => errors++);

@@ -1,14 +1,13 @@
 import { runCommand } from '../../executor/run-command.js';
 import type { DockerApi } from './docker-api.js';
-
-const SYSTEM_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' };
+import { SYSTEM_TOOL_ENV } from '../../executor/system-tools.js';
 
 async function capture(argv: string[]): Promise<string> {
   const out: string[] = [];
   const r = await runCommand({
     argv,
     cwd: '/',
-    env: SYSTEM_ENV,
+    env: SYSTEM_TOOL_ENV,
     timeoutMs: 10_000,
     onLine: (stream, line) => stream === 'out' && out.push(line),
   });

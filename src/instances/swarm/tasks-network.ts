@@ -7,6 +7,7 @@
 import { runCommand } from '../../executor/run-command.js';
 import { DockerApiError, type DockerApi } from './docker-api.js';
 import { LABEL_OWNER } from './service-spec.js';
+import { SYSTEM_TOOL_ENV } from '../../executor/system-tools.js';
 
 const BRIDGE_NAME_OPTION = 'com.docker.network.bridge.name';
 
@@ -125,7 +126,7 @@ export class TasksNetwork {
     const r = await runCommand({
       argv: ['ip', ...args],
       cwd: '/',
-      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C' },
+      env: SYSTEM_TOOL_ENV,
       timeoutMs: 10_000,
       onLine: (_s, l) => errors.push(l),
     });
