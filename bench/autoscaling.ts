@@ -1,14 +1,14 @@
 /**
- * What autoscaling does for a Node app under a load step (issue 35, item 3): the CPU-burning app
- * of test/fixtures/cpu-burner under an open-loop load of BASE_RATE requests a second (each
+ * What autoscaling does for an app under a load step (issue 35, item 3): a CPU-burning app (the
+ * Node one of test/fixtures/cpu-burner, or its Scala twin in scala-cpu-burner) under an open-loop load of BASE_RATE requests a second (each
  * burning BURN_MS of CPU), stepped to STEP× for STEP_MS, then back. The app has a range of 1 to
  * MAX_INSTANCES instances and the autoscaler's default settings; the baseline is the same app at a
  * fixed single instance, in the same run under the same load. Printed: when the first new
- * instance served after the step (target <= 20 s), when the p95 latency came back under its
+ * instance served after the step (target <= 20 s, Scala 40 s), when the p95 latency came back under its
  * target (TARGET_FACTOR × the quiet p95, at least MIN_TARGET_MS; target within 60 s), and the
  * failed requests throughout, the scale-in after the step included (target 0).
  *
- *   node --import tsx bench/autoscaling.ts
+ *   node --import tsx bench/autoscaling.ts [scala]
  */
 import { Agent, request } from 'node:http';
 import { pathToFileURL } from 'node:url';
@@ -50,9 +50,21 @@ export interface StepFigures {
 }
 
 export interface AutoscalingBenchResult {
+  app: BenchApp;
   fixed: StepFigures;
   autoscaled: StepFigures;
 }
+
+/** The app under the step, and the target for its first new instance. */
+export interface BenchApp {
+  label: string;
+  fixture: string;
+  type: string;
+  firstNewTargetS: number;
+}
+
+export const NODE_APP: BenchApp = { label: 'Node app', fixture: 'cpu-burner', type: 'node', firstNewTargetS: 20 };
+export const SCALA_APP: BenchApp = { label: 'Scala app', fixture: 'scala-cpu-burner', type: 'sbt', firstNewTargetS: 40 };
 
 function once(daemon: TestDaemon, host: string, agent: Agent): Promise<Sample> {
   const sentAt = Date.now();
@@ -159,13 +171,13 @@ async function measure(daemon: TestDaemon, appId: string, autoscaled: boolean): 
   };
 }
 
-export async function benchAutoscaling(): Promise<AutoscalingBenchResult> {
+export async function benchAutoscaling(app: BenchApp = NODE_APP): Promise<AutoscalingBenchResult> {
   const daemon = await startDaemon();
   try {
     const { gitEnv } = await registerSshKey(daemon);
     const deployed = async (name: string, scaleArgs: string[]) => {
-      const dir = checkoutFixture('cpu-burner');
-      const appId = await createApp(daemon, dir, name);
+      const dir = checkoutFixture(app.fixture);
+      const appId = await createApp(daemon, dir, name, {}, app.type);
       const result = await pushAndWait(daemon, dir, appId, gitEnv);
       if (result.state !== 'OK') throw new Error(`the bench app ${name} did not deploy: ${result.state}`);
       const scaled = await daemon.cli(['scale', '--app', appId, ...scaleArgs]);
@@ -174,7 +186,7 @@ export async function benchAutoscaling(): Promise<AutoscalingBenchResult> {
     };
     const fixed = await deployed('fixed', ['--instances', '1']);
     const ranged = await deployed('ranged', ['--min-instances', '1', '--max-instances', String(MAX_INSTANCES)]);
-    return { fixed: await measure(daemon, fixed, false), autoscaled: await measure(daemon, ranged, true) };
+    return { app, fixed: await measure(daemon, fixed, false), autoscaled: await measure(daemon, ranged, true) };
   } finally {
     await daemon.stop();
   }
@@ -188,14 +200,14 @@ export function describeAutoscaling(r: AutoscalingBenchResult): string {
     `${f.instancesAtStepEnd} instance(s) at the step's end, ${f.instancesAtEnd} at the end`;
   const a = r.autoscaled;
   return [
-    `autoscaling, Node app burning ${BURN_MS} ms a request: ${BASE_RATE} -> ${BASE_RATE * STEP} requests/s for ${STEP_MS / 1000} s, then back:`,
+    `autoscaling, ${r.app.label} burning ${BURN_MS} ms a request: ${BASE_RATE} -> ${BASE_RATE * STEP} requests/s for ${STEP_MS / 1000} s, then back:`,
     line(`fixed single instance (baseline)`, r.fixed),
     line(`range 1 to ${MAX_INSTANCES}, default settings`, a),
-    `  targets: first new instance <= 20 s (${a.firstNewServesS !== null && a.firstNewServesS <= 20 ? 'met' : 'missed'}), ` +
+    `  targets: first new instance <= ${r.app.firstNewTargetS} s (${a.firstNewServesS !== null && a.firstNewServesS <= r.app.firstNewTargetS ? 'met' : 'missed'}), ` +
       `p95 back within 60 s (${a.p95RecoveredS !== null && a.p95RecoveredS <= 60 ? 'met' : 'missed'}), 0 failed (${a.failed === 0 ? 'met' : 'missed'})`,
   ].join('\n');
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]!).href) {
-  console.log(describeAutoscaling(await benchAutoscaling()));
+  console.log(describeAutoscaling(await benchAutoscaling(process.argv[2] === 'scala' ? SCALA_APP : NODE_APP)));
 }

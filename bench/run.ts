@@ -14,7 +14,7 @@ import { benchBackups, describeBackups } from './backups.js';
 import { benchBuildLoad, describeBuildLoad } from './build-load.js';
 import { benchAddonIdle, describeAddonIdle } from './addon-idle.js';
 import { benchExclusiveVolume, describeExclusiveVolume } from './exclusive-volume.js';
-import { benchAutoscaling, describeAutoscaling } from './autoscaling.js';
+import { benchAutoscaling, describeAutoscaling, SCALA_APP } from './autoscaling.js';
 import { benchFsBuckets, describeFsBuckets } from './fs-buckets.js';
 import { benchScaleToZero, describeScaleToZero } from './scale-to-zero.js';
 
@@ -74,6 +74,9 @@ console.log(describeFsBuckets(fsBuckets));
 const autoscaling = await benchAutoscaling();
 results.autoscaling = autoscaling;
 console.log(describeAutoscaling(autoscaling));
+const autoscalingScala = await benchAutoscaling(SCALA_APP);
+results.autoscalingScala = autoscalingScala;
+console.log(describeAutoscaling(autoscalingScala));
 
 const scaleToZero = await benchScaleToZero();
 results.scaleToZero = scaleToZero;
