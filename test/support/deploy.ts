@@ -201,5 +201,9 @@ export async function pushAndWait(
   const push = await gitPush(dir, url, gitEnv);
   if (push.code !== 0) throw new Error(`git push failed:\n${push.output}`);
   const deployment = await waitForDeploymentOf(daemon, appId, commit);
-  return { ...deployment, push: push.output, commit };
+  if (deployment.state === 'OK') return { ...deployment, push: push.output, commit };
+  // The push says only that it was queued: a failed deployment's own log says why, and an
+  // assertion quoting `push` then shows it.
+  const log = (await deploymentLog(daemon, appId, deployment.id)).slice(-40).join('\n');
+  return { ...deployment, push: `${push.output}\n--- the deployment's log, its last lines:\n${log}`, commit };
 }
