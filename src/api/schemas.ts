@@ -120,6 +120,8 @@ export const Token = named(
   ),
 );
 
+export const InstanceState = oneOf(['starting', 'running', 'restarting', 'stopping', 'stopped', 'crashed']);
+
 export const Scale = named(
   'Scale',
   obj(
@@ -137,6 +139,18 @@ export const Scale = named(
       autoscaling: str("The autoscaler's settings for the app, as `slipway scale --autoscaling` reads them"),
       asleep_since: nullable(time('With a minimum of 0: since when the app sleeps (no instance; its next request wakes it); null: awake')),
       sleeps: bool('False when the minimum is 0 but the app never sleeps: it has workers, which run in its instances'),
+      workers: nullable(
+        obj(
+          {
+            min: int('The fewest worker instances'),
+            max: int('The most worker instances; quotas count them as instances'),
+            count: int('The worker instances wanted now'),
+            running: arr(obj({ id: str(), state: InstanceState }), 'The worker instances running now'),
+          },
+          [],
+          "The app's worker instances, each running all its workers; null: no range, the workers run beside each instance",
+        ),
+      ),
       decisions: arr(
         obj({
           at: time(),
@@ -147,6 +161,7 @@ export const Scale = named(
           to_flavor: nullable(str('A change of flavour: the flavour after')),
           reason: str('What the autoscaler measured, e.g. "CPU 85% of 3 instances for 8 s"'),
           outcome: oneOf(['done', 'failed']),
+          target: oneOf(['instances', 'workers'], 'Which count changed: the instances, or the worker instances'),
         }),
         "The autoscaler's latest decisions, newest first",
       ),
@@ -156,8 +171,6 @@ export const Scale = named(
 );
 
 export const Redeploy = named('Redeploy', obj({ app_id: str(), app_name: str(), deployment_id: str() }));
-
-export const InstanceState = oneOf(['starting', 'running', 'restarting', 'stopping', 'stopped', 'crashed']);
 
 export const Status = named(
   'Status',

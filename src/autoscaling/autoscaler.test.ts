@@ -269,3 +269,57 @@ test('scale to zero: an app stopped while asleep no longer sleeps, and its reque
   assert.equal(p.store.apps.byId(app.id)!.asleep_since, null);
   assert.ok(!p.router.asleep.has(app.id));
 });
+
+test('workers of their own range: their CPU scales the worker instances out and in, recorded as workers; the web instances may sleep', async () => {
+  const app = p.app('workers-apart');
+  p.vars.set(app.id, { CC_WORKER_COMMAND: 'node burn.js' });
+  p.store.apps.setWorkerRange(app.id, { min: 1, max: 3, count: 1 });
+  p.store.apps.setAutoscaling(app.id, JSON.stringify({ outAfterMs: 4000, inAfterMs: 6000, cooldownMs: 2000, idleAfterMs: 4000 }));
+  p.deploy(app, p.release(app, '9'.repeat(40)));
+  await p.settle();
+  // The web instances' range allows sleep: their workers run apart, so nothing keeps them awake.
+  p.store.apps.setScaling(
+    app.id,
+    { minInstances: 1, maxInstances: 2, minFlavor: 'pico', maxFlavor: 'pico' },
+    { instances: 1, flavor: 'pico' },
+  );
+  p.store.apps.setScaleToZero(app.id, true);
+  const h = harness(p.store.apps.byId(app.id)!);
+  const workerCpu = new Map<string, number>();
+  const autoscaler = new Autoscaler({
+    ...(h.autoscaler as unknown as { o: ConstructorParameters<typeof Autoscaler>[0] }).o,
+    workerInstancesOf: (appId) =>
+      p.runtime
+        .workerInstancesOf(appId)
+        .map((i) => Object.assign(Object.create(i) as Instance, { workerCpuTime: () => ({ seconds: workerCpu.get(i.id) ?? 0 }) })),
+    scaleWorkers: (a, log) => p.runtime.scaleWorkers(a, log),
+  });
+  let now = h.at();
+  let busy = 0.95;
+  const tick = async () => {
+    now += 2000;
+    for (const i of p.runtime.workerInstancesOf(app.id)) workerCpu.set(i.id, (workerCpu.get(i.id) ?? 0) + 2 * busy);
+    await autoscaler.tick(now);
+    await autoscaler.idle();
+  };
+  for (let k = 0; k < 4 && h.decisions.every((d) => d.target !== 'workers'); k++) await tick();
+  const out = h.decisions.find((d) => d.target === 'workers');
+  assert.deepEqual([out?.direction, out?.from, out?.to, out?.reason], ['up', 1, 2, 'CPU 95% of 1 worker instance for 4 s']);
+  assert.equal(p.runtime.workerInstancesOf(app.id).length, 2);
+  assert.equal(p.store.apps.byId(app.id)?.worker_instances, 2);
+  const [row] = p.store.scalingDecisions.latest(app.id);
+  assert.deepEqual([row?.target, row?.from_instances, row?.to_instances], ['workers', 1, 2]);
+  const activity = p.store.deployments.listForApp(app.id).filter((r) => r.cause === 'autoscaling');
+  assert.ok(activity.some((r) => r.state === 'OK' && r.message === '1 → 2 workers: CPU 95% of 1 worker instance for 4 s'));
+
+  busy = 0;
+  for (let k = 0; k < 10 && h.decisions.filter((d) => d.target === 'workers').length < 2; k++) await tick();
+  const down = h.decisions.filter((d) => d.target === 'workers')[1];
+  assert.deepEqual([down?.direction, down?.from, down?.to], ['down', 2, 1]);
+  await p.settle();
+  assert.equal(p.runtime.workerInstancesOf(app.id).length, 1);
+  // Idle all along, the web instances slept meanwhile; the worker instance goes on.
+  assert.ok(p.store.apps.byId(app.id)?.asleep_since, 'the web instances sleep');
+  assert.equal(p.runtime.instancesOf(app.id).length, 0);
+  assert.equal(p.runtime.workerInstancesOf(app.id)[0]?.state(), 'running');
+});

@@ -8,6 +8,7 @@ import { decide, type LoadSample, type ScalingDecision } from './decide.js';
 import { decideFlavor } from './decide-flavor.js';
 import { flavorNamed } from '../core/flavors.js';
 import { effectiveSettings } from './settings.js';
+import { WorkerAutoscaler } from './worker-autoscaler.js';
 
 /** Every ~2 s: a load step is seen within a sample or two, and a sample is cheap (a few cgroup files, one stats line per app). */
 export const SAMPLE_MS = 2000;
@@ -17,6 +18,8 @@ export interface AppliedDecision extends ScalingDecision {
   appId: string;
   at: string;
   outcome: 'done' | 'failed';
+  /** The count it changed: the worker instances' (a range of workers of their own), else the instances'. */
+  target?: 'instances' | 'workers';
 }
 
 export interface AutoscalerOptions {
@@ -44,6 +47,9 @@ export interface AutoscalerOptions {
   wakeRequests?(): Promise<Set<string> | undefined>;
   /** How often the router is asked for requests waiting for a sleeping app (only while one sleeps). */
   wakePollMs?: number;
+  /** The app's worker instances (a range of workers of its own) and their scaling; absent: workers are not scaled apart. */
+  workerInstancesOf?(appId: string): readonly Instance[];
+  scaleWorkers?(app: AppRow, log: (line: string) => void): Promise<void>;
   /** Told of each decision once carried out (the metrics and the notifications follow). */
   onDecision(decision: AppliedDecision): void;
   log(line: string): void;
@@ -99,7 +105,24 @@ export class Autoscaler {
   private ticking = false;
   private stopped = false;
 
-  constructor(private readonly o: AutoscalerOptions) {}
+  private readonly workers: WorkerAutoscaler | undefined;
+
+  constructor(private readonly o: AutoscalerOptions) {
+    const { workerInstancesOf, scaleWorkers } = o;
+    this.workers =
+      workerInstancesOf && scaleWorkers
+        ? new WorkerAutoscaler({
+            store: o.store,
+            logs: o.logs,
+            workerInstancesOf,
+            scaleWorkers,
+            record: (app, decision, outcome) => this.record(app, decision, outcome, 'workers'),
+            sampleMs: o.sampleMs ?? SAMPLE_MS,
+            clock: () => this.now(),
+            log: o.log,
+          })
+        : undefined;
+  }
 
   private now(): number {
     return (this.o.clock ?? Date.now)();
@@ -145,7 +168,8 @@ export class Autoscaler {
 
   /** Resolves once no change is under way. */
   async idle(): Promise<void> {
-    while ([...this.watches.values()].some((w) => w.busy)) await Promise.all([...this.watches.values()].map((w) => w.busy));
+    const busy = () => [...[...this.watches.values()].flatMap((w) => (w.busy ? [w.busy] : [])), ...(this.workers?.busy() ?? [])];
+    while (busy().length > 0) await Promise.all(busy());
   }
 
   /** One sample of every app with a range, and the decisions due; errors are logged, never thrown. */
@@ -156,6 +180,8 @@ export class Autoscaler {
       const all = this.o.store.apps.all();
       // An app asleep whose range no longer allows 0 is woken (one stopped meanwhile only stops sleeping).
       for (const app of all) if (app.asleep_since && !(autoscales(app) && rangesOf(app).minInstances === 0)) this.wakeForRange(app);
+      // Worker instances are judged on their own CPU only: no request of the router's needed.
+      this.workers?.tick(all, now);
       const apps = all.filter(autoscales);
       const wanted = new Set(apps.map((a) => a.id));
       for (const id of this.watches.keys()) if (!wanted.has(id) && !this.watches.get(id)?.busy) this.watches.delete(id);
@@ -448,7 +474,7 @@ export class Autoscaler {
     this.record(app, decision, outcome);
   }
 
-  private record(app: AppRow, decision: ScalingDecision, outcome: 'done' | 'failed'): void {
+  private record(app: AppRow, decision: ScalingDecision, outcome: 'done' | 'failed', target: 'instances' | 'workers' = 'instances'): void {
     const at = new Date(this.now()).toISOString();
     this.o.store.scalingDecisions.add({
       app_id: app.id,
@@ -460,8 +486,9 @@ export class Autoscaler {
       to_flavor: decision.flavor?.to ?? null,
       reason: decision.reason,
       outcome,
+      target,
     });
-    this.o.onDecision({ ...decision, appId: app.id, at, outcome });
+    this.o.onDecision({ ...decision, appId: app.id, at, outcome, ...(target === 'workers' ? { target } : {}) });
   }
 }
 

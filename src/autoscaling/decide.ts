@@ -28,6 +28,8 @@ export interface ScalingState {
   lastChangeAt?: number;
   /** The app runs workers (in its instances): it never sleeps, whatever its minimum. */
   hasWorkers?: boolean;
+  /** What is counted, as reasons name it: `instance` (the default), or `worker instance` for an app's workers of their own range. */
+  unit?: string;
 }
 
 export interface ScalingDecision {
@@ -66,11 +68,12 @@ export function decide(
   now: number,
 ): ScalingDecision | undefined {
   const n = state.instances;
+  const unit = state.unit ?? 'instance';
   if (n < state.minInstances) {
-    return { direction: 'up', from: n, to: state.minInstances, reason: `the minimum is ${plural(state.minInstances, 'instance')}` };
+    return { direction: 'up', from: n, to: state.minInstances, reason: `the minimum is ${plural(state.minInstances, unit)}` };
   }
   if (n > state.maxInstances) {
-    return { direction: 'down', from: n, to: state.maxInstances, reason: `the maximum is ${plural(state.maxInstances, 'instance')}` };
+    return { direction: 'down', from: n, to: state.maxInstances, reason: `the maximum is ${plural(state.maxInstances, unit)}` };
   }
   const settledAt = (state.lastChangeAt ?? Number.NEGATIVE_INFINITY) + settings.cooldownMs;
   const counted = samples.filter((s) => s.instances === n && s.from >= settledAt && s.at <= now);
@@ -90,7 +93,7 @@ export function decide(
       const cpu = cpus.length === run.samples.length ? mean(cpus) : undefined;
       const wanted = cpu !== undefined && cpu >= settings.cpuOut ? Math.ceil((n * cpu) / settings.cpuOut) : n + 1;
       const to = Math.min(state.maxInstances, Math.max(n + 1, wanted));
-      return { direction: 'up', from: n, to, reason: outReason(run.samples, settings, n, cpu, run.at - run.since) };
+      return { direction: 'up', from: n, to, reason: outReason(run.samples, settings, n, cpu, run.at - run.since, unit) };
     }
   }
 
@@ -112,7 +115,7 @@ export function decide(
         direction: 'down',
         from: n,
         to: n - 1,
-        reason: `CPU ${Math.round(cpu)}% of ${plural(n, 'instance')} for ${seconds} s (under ${settings.cpuIn}% on ${n - 1})`,
+        reason: `CPU ${Math.round(cpu)}% of ${plural(n, unit)} for ${seconds} s (under ${settings.cpuIn}% on ${n - 1})`,
       };
     }
   }
@@ -149,17 +152,24 @@ export function trailingRun(
   return { samples: run, since: run[0]!.from, at: run[run.length - 1]!.at };
 }
 
-function outReason(run: LoadSample[], settings: AutoscalingSettings, n: number, cpu: number | undefined, spanMs: number): string {
+function outReason(
+  run: LoadSample[],
+  settings: AutoscalingSettings,
+  n: number,
+  cpu: number | undefined,
+  spanMs: number,
+  unit = 'instance',
+): string {
   const seconds = `for ${Math.round(spanMs / 1000)} s`;
   if (cpu !== undefined && run.every((s) => (s.cpuPercent ?? 0) >= settings.cpuOut)) {
-    return `CPU ${Math.round(cpu)}% of ${plural(n, 'instance')} ${seconds}`;
+    return `CPU ${Math.round(cpu)}% of ${plural(n, unit)} ${seconds}`;
   }
   if (run.every((s) => s.queued > 0)) {
     return `${plural(Math.max(...run.map((s) => s.queued)), 'request')} queued at the router ${seconds}`;
   }
   if (settings.inflightOut > 0 && run.every((s) => s.inflight / n >= settings.inflightOut)) {
-    return `${Math.round(mean(run.map((s) => s.inflight / n)))} requests in flight per instance ${seconds}`;
+    return `${Math.round(mean(run.map((s) => s.inflight / n)))} requests in flight per ${unit} ${seconds}`;
   }
   const last = run[run.length - 1]!;
-  return `${plural(n, 'instance')} saturated ${seconds} (last: CPU ${Math.round(last.cpuPercent ?? 0)}%, ${last.inflight} in flight, ${last.queued} queued)`;
+  return `${plural(n, unit)} saturated ${seconds} (last: CPU ${Math.round(last.cpuPercent ?? 0)}%, ${last.inflight} in flight, ${last.queued} queued)`;
 }

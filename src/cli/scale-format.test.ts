@@ -17,6 +17,7 @@ const view: ScaleView = {
   max_flavor: 'nano',
   autoscaling: 'cpu-out=80,cpu-in=30,inflight-out=0,mem-out=90,mem-in=50,out-after=6s,in-after=1m,cooldown=10s,idle-after=15m',
   asleep_since: null,
+  workers: null,
   decisions: [
     {
       at: '2026-11-29T05:41:02.000Z',
@@ -27,6 +28,7 @@ const view: ScaleView = {
       to_flavor: 'XS',
       reason: 'memory 93% of nano (512 MiB) for 6 s',
       outcome: 'done',
+      target: 'instances',
     },
     {
       at: '2026-11-29T05:40:12.345Z',
@@ -37,6 +39,7 @@ const view: ScaleView = {
       to_flavor: null,
       reason: 'CPU 97% of 1 instance for 6 s',
       outcome: 'done',
+      target: 'instances',
     },
     {
       at: '2026-11-29T05:30:00.000Z',
@@ -47,6 +50,7 @@ const view: ScaleView = {
       to_flavor: null,
       reason: 'CPU 3% of 2 instances for 60 s (under 30% on 1)',
       outcome: 'failed',
+      target: 'instances',
     },
   ],
 };
@@ -70,6 +74,7 @@ test('the options become the request as typed; ranges and fixed values alike', (
 test('the scale prints ranges, the count and flavour now, and the decisions with their reason', () => {
   assert.deepEqual(scaleFields(view), {
     instances: '2 (the autoscaler chooses from 1 to 4)',
+    workers: 'beside each instance (no range of their own)',
     flavor: 'nano (512 MiB)',
     'build flavor': 'S (2 GiB)',
     disk: '2 GiB',
@@ -96,4 +101,29 @@ test('scale to zero: the scale says when the app sleeps, and when it never will'
   assert.equal(scaleFields({ ...asleep, asleep_since: null }).instances, '1 (the autoscaler chooses from 0 to 2)');
   assert.equal(scaleFields({ ...asleep, asleep_since: null }).sleep, undefined);
   assert.match(scaleFields({ ...asleep, asleep_since: null, sleeps: false }).sleep ?? '', /^never: the app has workers/);
+});
+
+test('workers of their own range: the options, the range and count printed, the decisions saying workers', () => {
+  assert.deepEqual(scaleRequestBody({ 'min-workers': '1', 'max-workers': '3' }), { minWorkers: '1', maxWorkers: '3' });
+  assert.deepEqual(scaleRequestBody({ workers: 'default' }), { workers: 'default' });
+  const ranged: ScaleView = {
+    ...view,
+    workers: { min: 1, max: 3, count: 2, running: [{ id: 'instance_a', state: 'running' }] },
+    decisions: [
+      {
+        at: '2026-11-29T07:00:00.000Z',
+        direction: 'up',
+        from: 1,
+        to: 2,
+        from_flavor: null,
+        to_flavor: null,
+        reason: 'CPU 92% of 1 worker instance for 6 s',
+        outcome: 'done',
+        target: 'workers',
+      },
+    ],
+  };
+  assert.equal(scaleFields(ranged).workers, '2 worker instances, 1 running (the autoscaler chooses from 1 to 3)');
+  assert.equal(scaleFields({ ...ranged, workers: { min: 2, max: 2, count: 2, running: [] } }).workers, '2 worker instances, 0 running');
+  assert.deepEqual(decisionLines(ranged), ['2026-11-29 07:00:00  1 → 2 workers: CPU 92% of 1 worker instance for 6 s']);
 });

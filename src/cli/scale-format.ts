@@ -11,6 +11,9 @@ export interface ScaleOptions {
   'max-flavor'?: string;
   'build-flavor'?: string;
   autoscaling?: string;
+  workers?: string;
+  'min-workers'?: string;
+  'max-workers'?: string;
   disk?: string;
 }
 
@@ -23,6 +26,9 @@ const FIELDS: ReadonlyArray<[keyof ScaleOptions, string]> = [
   ['max-flavor', 'maxFlavor'],
   ['build-flavor', 'buildFlavor'],
   ['autoscaling', 'autoscaling'],
+  ['workers', 'workers'],
+  ['min-workers', 'minWorkers'],
+  ['max-workers', 'maxWorkers'],
   ['disk', 'disk'],
 ];
 
@@ -52,11 +58,21 @@ export function scaleFields(s: ScaleView): Record<string, string> {
   return {
     instances: range(count, String(s.min_instances), String(s.max_instances), 'the autoscaler chooses from '),
     ...(s.sleeps === false ? { sleep: 'never: the app has workers, which run in its instances (its minimum is 1 in effect)' } : {}),
+    workers: workersLine(s),
     flavor: range(`${s.flavor} (${humanSize(s.memory_bytes)})`, s.min_flavor, s.max_flavor, 'the autoscaler chooses from '),
     'build flavor': `${s.build_flavor} (${humanSize(s.build_memory_bytes)})`,
     disk: humanSize(s.disk_budget_bytes),
     autoscaling: s.autoscaling,
   };
+}
+
+/** "2 worker instances running (the autoscaler chooses from 1 to 3)", or where the workers run without a range. */
+function workersLine(s: ScaleView): string {
+  const w = s.workers;
+  if (!w) return 'beside each instance (no range of their own)';
+  const running = w.running.length === w.count ? '' : `, ${w.running.length} running`;
+  const count = `${w.count} worker instance${w.count === 1 ? '' : 's'}${running}`;
+  return range(count, String(w.min), String(w.max), 'the autoscaler chooses from ');
 }
 
 /**
@@ -65,7 +81,10 @@ export function scaleFields(s: ScaleView): Record<string, string> {
  */
 export function decisionLines(s: ScaleView): string[] {
   return s.decisions.map((d) => {
-    const change = d.from_flavor && d.to_flavor ? `${d.from_flavor} → ${d.to_flavor}` : `${d.from} → ${d.to} instances`;
+    const change =
+      d.from_flavor && d.to_flavor
+        ? `${d.from_flavor} → ${d.to_flavor}`
+        : `${d.from} → ${d.to} ${d.target === 'workers' ? 'workers' : 'instances'}`;
     return `${d.at.slice(0, 19).replace('T', ' ')}  ${change}: ${d.reason}${d.outcome === 'failed' ? ' (failed)' : ''}`;
   });
 }

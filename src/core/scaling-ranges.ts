@@ -10,6 +10,28 @@ export interface ScalingColumns {
   max_flavor?: string | null;
   /** 1: the minimum is 0 (the column min_instances checks 1 to 40 and then holds 1). */
   scale_to_zero?: number;
+  /** The range of worker instances and their count (null: no range; workers beside each instance). */
+  min_workers?: number | null;
+  max_workers?: number | null;
+  worker_instances?: number | null;
+}
+
+/** An app's worker instances: their range and the count now, when it has a range of workers of its own. */
+export interface WorkerRange {
+  count: number;
+  min: number;
+  max: number;
+}
+
+/**
+ * The app's range of worker instances, or undefined when it has none: its workers then run beside
+ * each of its instances (the reference's way). Quotas count the maximum, as for instances.
+ */
+export function workerRangeOf(app: ScalingColumns): WorkerRange | undefined {
+  if (app.max_workers === null || app.max_workers === undefined) return undefined;
+  const max = app.max_workers;
+  const min = Math.min(max, app.min_workers ?? max);
+  return { count: Math.min(max, Math.max(min, app.worker_instances ?? min)), min, max };
 }
 
 export interface InstanceRanges {

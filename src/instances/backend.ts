@@ -68,6 +68,13 @@ export interface Instance {
    */
   cpuTime?(): CpuReading | undefined;
   /**
+   * CPU time its workers used so far (each worker's sandbox, summed over those running), as
+   * `cpuTime`; undefined when none runs or it is not measured. Optional: the autoscaler judges
+   * worker instances by it (src/serving/worker-pool.ts), and a backend without it never scales
+   * them on CPU.
+   */
+  workerCpuTime?(): CpuReading | undefined;
+  /**
    * The memory it needs now, in bytes: its use less the file cache the kernel may take back
    * (undefined when not running or not measured). Optional: the autoscaler judges a flavour by
    * it, else by `memoryUsage`.

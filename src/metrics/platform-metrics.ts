@@ -34,6 +34,7 @@ export class PlatformMetrics {
   private readonly routerRestarts: Counter;
   private readonly replacements: Counter<'app'>;
   private readonly scalingDecisions: Counter<'app' | 'direction'>;
+  private readonly workerScalingDecisions: Counter<'app' | 'direction'>;
   private readonly addonServerRestarts: Counter<'provider'>;
   private readonly backupVerifications: Counter<'provider' | 'result'>;
   /** Statuses seen per app, to remove an app's request series when it is deleted. */
@@ -144,6 +145,12 @@ export class PlatformMetrics {
       labelNames: ['app', 'direction'],
       registers,
     });
+    this.workerScalingDecisions = new Counter({
+      name: 'slipway_autoscaling_worker_decisions_total',
+      help: "The autoscaler's changes of an app's worker instance count (a range of workers of its own), per app and direction (up, down)",
+      labelNames: ['app', 'direction'],
+      registers,
+    });
     this.routerRestarts = new Counter({
       name: 'slipway_router_restarts_total',
       help: "Deaths of the router's engine (HAProxy) that its supervisor started it again after; those while no daemon ran are counted at the next start",
@@ -195,8 +202,8 @@ export class PlatformMetrics {
     this.replacements.inc({ app: appId });
   }
 
-  appScaled(appId: string, direction: 'up' | 'down'): void {
-    this.scalingDecisions.inc({ app: appId, direction });
+  appScaled(appId: string, direction: 'up' | 'down', target: 'instances' | 'workers' = 'instances'): void {
+    (target === 'workers' ? this.workerScalingDecisions : this.scalingDecisions).inc({ app: appId, direction });
   }
 
   /**
@@ -292,7 +299,10 @@ export class PlatformMetrics {
     this.requestDuration.remove({ app: appId });
     this.restarts.remove({ app: appId });
     this.replacements.remove({ app: appId });
-    for (const direction of ['up', 'down']) this.scalingDecisions.remove({ app: appId, direction });
+    for (const direction of ['up', 'down']) {
+      this.scalingDecisions.remove({ app: appId, direction });
+      this.workerScalingDecisions.remove({ app: appId, direction });
+    }
   }
 
   get contentType(): string {

@@ -255,6 +255,13 @@ export class Deployer {
         await runtime.promote(app.id, instances);
       }
       recordServingRelease(store, app.id, release);
+      // Workers with a range of their own: the new release's worker instances replace the old ones.
+      // The web switch is done: one that could not start is told, and the autoscaler starts it again.
+      await runtime
+        .replaceWorkers(app, release, log)
+        .catch((error: Error) =>
+          log(`Warning: ${error.message}; the web instances serve, and the missing worker instance is started again`),
+        );
       store.deployments.setPhase(deployment.id, 'done');
       store.deployments.finish(deployment.id, 'OK', null);
       log(`Successfully deployed in ${seconds()}`);

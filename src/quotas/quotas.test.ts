@@ -173,6 +173,30 @@ test('workers count per instance: setting a worker variable and scaling up are b
   store.close();
 });
 
+test('worker instances of a range count as instances at their maximum, and the refusal says which', () => {
+  const { store, org, quotas } = fresh('apps=2,instances=5,memory=4G,max-flavor=XS,workers=4');
+  const a = store.apps.create({ orgId: org.id, name: 'a', type: 'node', region: 'par' });
+  store.env.set(a.id, 'CC_WORKER_COMMAND', 'node worker.js');
+  // Beside each instance: 1 instance, 1 worker. With a range of 1 to 3 worker instances: 4 instances, 3 workers.
+  quotas.checkScale(org, a, { workers: 3 });
+  store.apps.setWorkerRange(a.id, { min: 1, max: 3, count: 1 });
+  const ranged = store.apps.byId(a.id)!;
+  const use = quotas.usageOf(org.id);
+  assert.deepEqual([use.instances, use.memory_bytes, use.workers], [4, 2 * GiB, 3]);
+  refused(
+    () => quotas.checkScale(org, ranged, { instances: 3 }),
+    "organisation acme has 4 of 5 instances; this would make 6, with this app's 3 instances and 3 worker instances at most (quota instances).",
+  );
+  refused(
+    () => quotas.checkScale(org, ranged, { workers: 5 }),
+    "organisation acme has 4 of 5 instances; this would make 6, with this app's 1 instance and 5 worker instances at most (quota instances).",
+  );
+  quotas.checkScale(org, ranged, { instances: 2 });
+  // Back beside each instance: the worker instances no longer count.
+  quotas.checkScale(org, ranged, { workers: null, instances: 4 });
+  store.close();
+});
+
 const MiB = 1024 * 1024;
 
 test('drains, their buffers, webhooks, e-mail notifications and manual backups are counted per organisation', () => {

@@ -1,6 +1,6 @@
 import { DEFAULT_INSTANCE_FLAVOR, flavorNamed } from '../core/flavors.js';
 import { NotFoundError } from '../core/errors.js';
-import { rangesOf } from '../core/scaling-ranges.js';
+import { rangesOf, workerRangeOf } from '../core/scaling-ranges.js';
 import type { Store } from '../store/store.js';
 import type { Org } from '../store/orgs.js';
 import type { AppRow } from '../store/apps.js';
@@ -16,7 +16,7 @@ export interface QuotaUsage {
   memory_bytes: number;
   /** The biggest instance flavour any of its apps uses. */
   max_flavor: string | null;
-  /** Workers over all its instances: each instance runs its app's workers. */
+  /** Workers over all its instances: each instance runs its app's workers (each worker instance, for an app with a range of them). */
   workers: number;
   runs: number;
   domains: number;
@@ -45,8 +45,19 @@ export const DEFAULT_DRAIN_BUFFER_RESERVE = 16 * 1024 * 1024;
 /** Organisations a user may own unless the operator says otherwise: enough for work, test and a spare. */
 export const DEFAULT_ORGS_PER_USER = 3;
 
-/** Quotas count the maxima of an app's ranges: what the autoscaler may reach without asking (a fixed count is its own maximum). */
-const instancesOf = (app: AppRow) => rangesOf(app).maxInstances;
+/**
+ * Quotas count the maxima of an app's ranges: what the autoscaler may reach without asking (a
+ * fixed count is its own maximum). Its worker instances (a range of workers of their own) are
+ * instances too, of the same flavour.
+ */
+const webInstancesOf = (app: AppRow) => rangesOf(app).maxInstances;
+const workerInstancesOf = (app: AppRow) => workerRangeOf(app)?.max ?? 0;
+const instancesOf = (app: AppRow) => webInstancesOf(app) + workerInstancesOf(app);
+/** The instances each of which runs all the app's workers: its worker instances when it has a range of them, else every instance. */
+const workerHostsOf = (app: AppRow) => workerRangeOf(app)?.max ?? webInstancesOf(app);
+/** What a refusal says of an app's count when worker instances are part of it. */
+const whichInstances = (web: number, workers: number) =>
+  workers === 0 ? undefined : `${web} instance${web === 1 ? '' : 's'} and ${workers} worker instance${workers === 1 ? '' : 's'} at most`;
 const flavorOf = (app: AppRow) => rangesOf(app).maxFlavor;
 
 /**
@@ -176,29 +187,34 @@ export class Quotas {
    * Before scaling an app to `change` (its maximum count and flavour: a fixed value is its own
    * maximum): the flavour allowed, the organisation's totals within limits.
    */
-  checkScale(org: Org, app: AppRow, change: { instances?: number; flavor?: string }): void {
+  checkScale(org: Org, app: AppRow, change: { instances?: number; flavor?: string; workers?: number | null }): void {
     const limits = this.limitsOf(org.id);
     const use = this.usageOf(org.id);
     const flavor = change.flavor ?? flavorOf(app);
     if (change.flavor !== undefined && !flavorAllowed(flavor, limits.max_flavor)) {
       throw new QuotaExceededError({ org: org.name, quota: 'max_flavor', used: flavorNamed(flavor).name, limit: limits.max_flavor });
     }
-    const instances = change.instances ?? instancesOf(app);
-    this.count(org, 'instances', use.instances, instances - instancesOf(app), limits.instances);
+    const web = change.instances ?? webInstancesOf(app);
+    // A maximum of worker instances given (null: none, the workers beside each instance), or the app's.
+    const workerInstances = change.workers === undefined ? workerInstancesOf(app) : (change.workers ?? 0);
+    const instances = web + workerInstances;
+    const note = whichInstances(web, workerInstances);
+    this.count(org, 'instances', use.instances, instances - instancesOf(app), limits.instances, note);
     const memory = instances * flavorNamed(flavor).memoryBytes;
-    this.count(org, 'memory_bytes', use.memory_bytes, memory - memoryOf(app), limits.memory_bytes);
+    this.count(org, 'memory_bytes', use.memory_bytes, memory - memoryOf(app), limits.memory_bytes, note);
     const perInstance = workersIn(this.store.env.asRecord(app.id));
-    this.count(org, 'workers', use.workers, perInstance * instances - this.workersOfApp(app), limits.workers);
+    const hosts = workerInstances > 0 ? workerInstances : web;
+    this.count(org, 'workers', use.workers, perInstance * hosts - this.workersOfApp(app), limits.workers);
   }
 
   /** Before an app's variables become `env`: its workers × its instances within the workers quota. */
   checkEnv(org: Org, app: AppRow, env: Record<string, string>): void {
-    const after = workersIn(env) * instancesOf(app);
+    const after = workersIn(env) * workerHostsOf(app);
     this.count(org, 'workers', this.usageOf(org.id).workers, after - this.workersOfApp(app), this.limitsOf(org.id).workers);
   }
 
   private workersOfApp(app: AppRow): number {
-    return workersIn(this.store.env.asRecord(app.id)) * instancesOf(app);
+    return workersIn(this.store.env.asRecord(app.id)) * workerHostsOf(app);
   }
 
   /** Counts a one-off run as open until the returned function is called (once). */
@@ -216,8 +232,15 @@ export class Quotas {
   }
 
   /** Growing by `more` past `limit` is refused; shrinking, or staying, never is. */
-  private count(org: Org, quota: Exclude<QuotaName, 'max_flavor'>, used: number, more: number, limit: number): void {
+  private count(org: Org, quota: Exclude<QuotaName, 'max_flavor'>, used: number, more: number, limit: number, note?: string): void {
     if (more <= 0 || used + more <= limit) return;
-    throw new QuotaExceededError({ org: org.name, quota, used, limit, ...(more > 1 ? { after: used + more } : {}) });
+    throw new QuotaExceededError({
+      org: org.name,
+      quota,
+      used,
+      limit,
+      ...(more > 1 ? { after: used + more } : {}),
+      ...(note === undefined ? {} : { note }),
+    });
   }
 }

@@ -10,6 +10,8 @@ export interface QuotaRefusal {
   limit: number | string;
   /** What the change would bring it to, when more than one at a time is asked. */
   after?: number;
+  /** Which parts of the app the count is made of, e.g. "2 instances and 3 worker instances at most". */
+  note?: string;
 }
 
 const NOUN: Readonly<Record<QuotaName, string>> = {
@@ -42,7 +44,9 @@ export function refusalMessage(r: QuotaRefusal): { message: string; hint: string
   }
   const used = formatQuota(r.quota, r.used);
   const limit = formatQuota(r.quota, r.limit);
-  const after = r.after === undefined ? '' : `; this would make ${formatQuota(r.quota, r.after)}`;
+  const after =
+    (r.after === undefined ? '' : `; this would make ${formatQuota(r.quota, r.after)}`) +
+    (r.note === undefined ? '' : `, with this app's ${r.note}`);
   return { message: `organisation ${r.org} has ${used} of ${limit} ${NOUN[r.quota]}${after} (quota ${flag}).`, hint };
 }
 

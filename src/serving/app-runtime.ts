@@ -13,6 +13,7 @@ import { ServingTable } from './serving-table.js';
 import { InstanceLauncher } from './instance-launch.js';
 import { InstanceReplacement } from './instance-replacement.js';
 import { ExclusiveHandover, type RequestHolds } from './exclusive-handover.js';
+import { WorkerPool } from './worker-pool.js';
 
 export interface AppRuntimeOptions {
   store: Store;
@@ -66,13 +67,20 @@ export class AppRuntime {
   private readonly launcher: InstanceLauncher;
   private readonly replacement: InstanceReplacement;
   private readonly handover: ExclusiveHandover;
+  /** The worker instances of the apps whose workers have a range of their own. */
+  private readonly workers: WorkerPool;
   private liveness: LivenessMonitor | undefined;
   /** The scale under way for each app, the next one chained after it. */
   private readonly scaling = new Map<string, Promise<void>>();
 
   constructor(private readonly options: AppRuntimeOptions) {
     this.table = new ServingTable(options);
-    this.launcher = new InstanceLauncher({ ...options, onStateChange: (appId, id, state) => this.instanceStateChanged(appId, id, state) });
+    this.launcher = new InstanceLauncher({
+      ...options,
+      workersApart: (appId) => this.workers.runsApart(appId),
+      onStateChange: (appId, id, state) => this.instanceStateChanged(appId, id, state),
+    });
+    this.workers = new WorkerPool({ ...options, launcher: this.launcher });
     this.handover = new ExclusiveHandover({
       store: options.store,
       table: this.table,
@@ -95,6 +103,24 @@ export class AppRuntime {
 
   instancesOf(appId: string): Instance[] {
     return [...this.table.of(appId)];
+  }
+
+  /** The app's worker instances (a range of workers of its own); none otherwise. */
+  workerInstancesOf(appId: string): Instance[] {
+    return this.workers.instancesOf(appId);
+  }
+
+  /**
+   * After a switch to `release` (a deployment, a restart, a rollback): with a range of workers,
+   * the release's worker instances start and the previous ones stop (worker-pool.ts).
+   */
+  replaceWorkers(app: AppRow, release: ReleaseSpec, log: (line: string) => void): Promise<void> {
+    return this.workers.replace(app, release, log);
+  }
+
+  /** Brings the app's worker instances to the count stored for it (the autoscaler's, a person's `--workers`). */
+  scaleWorkers(app: AppRow, log: (line: string) => void): Promise<void> {
+    return this.workers.scale(app, log);
   }
 
   routingTable(): RoutingTable {
@@ -316,9 +342,8 @@ export class AppRuntime {
   async stop(appId: string, graceMs = 10_000): Promise<boolean> {
     const instances = this.table.forget(appId);
     await this.applyRoutes();
-    if (instances.length === 0) return false;
-    await Promise.all(instances.map((i) => i.stop(graceMs)));
-    return true;
+    const [, workers] = await Promise.all([Promise.all(instances.map((i) => i.stop(graceMs))), this.workers.stop(appId, graceMs)]);
+    return instances.length > 0 || workers;
   }
 
   /**
@@ -329,7 +354,7 @@ export class AppRuntime {
   async end(appId: string, graceMs: number): Promise<void> {
     await this.liveness?.endApp(appId);
     await this.stop(appId, graceMs);
-    await this.table.drained(appId);
+    await Promise.all([this.table.drained(appId), this.workers.end(appId, graceMs)]);
   }
 
   /**
@@ -346,6 +371,7 @@ export class AppRuntime {
       log,
       table: this.table,
       launcher: this.launcher,
+      workers: this.workers,
       ...(holds ? { sleep: (appId: string) => holds.sleep(appId) } : {}),
     });
   }
@@ -353,13 +379,15 @@ export class AppRuntime {
   /** The daemon lets go of the instances, which go on serving; the next daemon adopts them. */
   async detach(): Promise<void> {
     this.table.clear();
+    this.workers.clear();
     await this.options.backend.detach();
   }
 
   /** `slipway system stop`: every instance drains and stops. */
   async shutdown(): Promise<void> {
     this.table.clear();
-    await this.drained();
+    this.workers.clear();
+    await Promise.all([this.drained(), this.workers.drained()]);
     await this.options.backend.stopAll(10_000);
   }
 }

@@ -29,6 +29,8 @@ export interface InstanceLauncherOptions {
   bootDeadlineMs?: number;
   /** How long a path that answered may take to turn 200 (the health check's warm-up window). */
   healthCheckSettleMs?: number;
+  /** Whether the app's workers run in worker instances of their own (a range of workers): its web instances then run none. */
+  workersApart?(appId: string): boolean;
   /** Told of each state change of an instance started or adopted (the serving table follows it). */
   onStateChange(appId: string, instanceId: string, state: InstanceState): void;
 }
@@ -108,6 +110,8 @@ export class InstanceLauncher {
     } catch (error) {
       throw new PhaseError('run', (error as PlanError).message, (error as PlanError).hint);
     }
+    // With a range of their own, the workers run in the app's worker instances (worker-pool.ts).
+    if (this.o.workersApart?.(app.id)) workers = [];
     this.launching.set(instanceId, deploymentLog);
     const { logs } = this.o;
     let instance: Instance;

@@ -5,6 +5,7 @@ import type { Instance, InstanceBackend } from '../instances/backend.js';
 import { type ReleaseSpec, parseReleaseSpec } from './release-spec.js';
 import type { ServingTable } from './serving-table.js';
 import type { InstanceLauncher } from './instance-launch.js';
+import { isWorkerInstance, type WorkerPool } from './worker-pool.js';
 
 /** What restoring acts on of AppRuntime's table: each app's serving instances, drains, the router. */
 export type RestoreTable = Pick<ServingTable, 'of' | 'serve' | 'drainInBackground' | 'takeOverRoutes'>;
@@ -23,19 +24,23 @@ export async function restoreReleases(o: {
   backend: InstanceBackend;
   table: RestoreTable;
   launcher: RestoreLauncher;
+  /** The worker instances of apps with a range of workers: those adopted are handed to it, the missing ones it starts. */
+  workers?: Pick<WorkerPool, 'restore'>;
   /** Holds a sleeping app's requests at the router (scale to zero): it stays asleep until one comes. */
   sleep?(appId: string): Promise<void>;
   log(line: string): void;
 }): Promise<void> {
   const { store, logs, table, launcher } = o;
   const releases = releasesToRun(store, o.log);
-  const adopted = await o.backend.adoptAll((found) => {
+  const found = await o.backend.adoptAll((found) => {
     if (releases.get(found.appId)?.deploymentId !== found.deploymentId) return undefined;
     return {
       onLog: (stream, line) => logs.append(found.appId, stream, line, found.instanceId),
       onStateChange: (state) => launcher.stateChanged(found.appId, found.instanceId, state),
     };
   });
+  const adopted = found.filter((i) => !isWorkerInstance(i));
+  const workerInstances = found.filter(isWorkerInstance);
   for (const [appId, release] of releases) {
     const app = store.apps.byId(appId)!;
     const wanted = wantedAtStart(app);
@@ -82,6 +87,8 @@ export async function restoreReleases(o: {
       o.log(`Could not restore ${app.name} (${app.id}): ${(error as Error).message}`);
     }
   }
+  if (o.workers) await o.workers.restore(releases, workerInstances);
+  else for (const instance of workerInstances) table.drainInBackground(instance.spec.appId, [instance]);
   await table.takeOverRoutes();
   for (const [appId, replaced] of replacedOf) table.drainInBackground(appId, replaced);
   for (const appId of releases.keys()) {

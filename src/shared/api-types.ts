@@ -200,8 +200,23 @@ export interface ScaleView {
   asleep_since: string | null;
   /** False when the minimum is 0 but the app never sleeps (it has workers, which run in its instances). */
   sleeps?: boolean;
+  /**
+   * The range of the app's worker instances, their count stored and those running now (ids and
+   * states); null: no range, its workers run beside each instance.
+   */
+  workers: WorkerScaleView | null;
   /** The autoscaler's latest decisions, newest first. */
   decisions: ScalingDecisionView[];
+}
+
+/** The app's worker instances, when its workers have a range of their own. */
+export interface WorkerScaleView {
+  min: number;
+  max: number;
+  /** The count the autoscaler chose (or a person's --workers). */
+  count: number;
+  /** The worker instances running now. */
+  running: Array<{ id: string; state: InstanceStateView }>;
 }
 
 /** One decision of the autoscaler. */
@@ -217,6 +232,8 @@ export interface ScalingDecisionView {
   /** "CPU 85% of 3 instances for 8 s". */
   reason: string;
   outcome: 'done' | 'failed';
+  /** Which count changed: the instances', or the worker instances' (a range of workers of their own). */
+  target: 'instances' | 'workers';
 }
 
 /** One app's disk use, in `slipway system status`. */

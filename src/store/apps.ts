@@ -29,6 +29,13 @@ export interface AppRow {
   scale_to_zero?: number;
   /** When its instances were stopped for lack of requests; null: awake (src/autoscaling/README.md). */
   asleep_since?: string | null;
+  /**
+   * The range of the app's worker instances (`--min-workers`, `--max-workers`) and their count
+   * now; null: no range, the workers run beside each instance (src/serving/worker-pool.ts).
+   */
+  min_workers?: number | null;
+  max_workers?: number | null;
+  worker_instances?: number | null;
 }
 
 /** An app's scaling ranges, as stored (each bound already checked by the API). */
@@ -127,6 +134,18 @@ export class AppRepository {
   /** The app's overrides of the autoscaler's settings (JSON), null for the defaults. */
   setAutoscaling(id: string, json: string | null): void {
     this.db.prepare('UPDATE apps SET autoscaling_json = ? WHERE id = ?').run(json, id);
+  }
+
+  /** The range of the app's worker instances and their count in it, or null for none (workers beside each instance). */
+  setWorkerRange(id: string, range: { min: number; max: number; count: number } | null): void {
+    this.db
+      .prepare('UPDATE apps SET min_workers = ?, max_workers = ?, worker_instances = ? WHERE id = ?')
+      .run(range?.min ?? null, range?.max ?? null, range?.count ?? null, id);
+  }
+
+  /** The count of worker instances the autoscaler chose (inside the range). */
+  setWorkerInstances(id: string, count: number): void {
+    this.db.prepare('UPDATE apps SET worker_instances = ? WHERE id = ? AND max_workers IS NOT NULL').run(count, id);
   }
 
   setInstances(id: string, count: number): void {

@@ -15,6 +15,8 @@ export interface ScalingDecisionRow {
   reason: string;
   /** Whether the new count was reached (a new instance that fails its health check: failed). */
   outcome: 'done' | 'failed';
+  /** Which count changed: the web instances, or the worker instances (a range of workers of their own). */
+  target: 'instances' | 'workers';
 }
 
 /** The decisions kept per app: enough to read what happened in the last hours, bounded for a flapping load. */
@@ -23,12 +25,13 @@ const KEPT_PER_APP = 50;
 export class ScalingDecisionRepository {
   constructor(private readonly db: Db) {}
 
-  add(row: Omit<ScalingDecisionRow, 'id'>): ScalingDecisionRow {
+  add(input: Omit<ScalingDecisionRow, 'id' | 'target'> & { target?: ScalingDecisionRow['target'] }): ScalingDecisionRow {
+    const row = { ...input, target: input.target ?? 'instances' };
     return this.db.transaction(() => {
       const { lastInsertRowid } = this.db
         .prepare(
-          `INSERT INTO scaling_decisions (app_id, at, direction, from_instances, to_instances, from_flavor, to_flavor, reason, outcome)
-           VALUES (@app_id, @at, @direction, @from_instances, @to_instances, @from_flavor, @to_flavor, @reason, @outcome)`,
+          `INSERT INTO scaling_decisions (app_id, at, direction, from_instances, to_instances, from_flavor, to_flavor, reason, outcome, target)
+           VALUES (@app_id, @at, @direction, @from_instances, @to_instances, @from_flavor, @to_flavor, @reason, @outcome, @target)`,
         )
         .run(row);
       this.db

@@ -9,7 +9,9 @@ import type { AppRow } from '../../store/apps.js';
 import type { AppRuntime } from '../../serving/app-runtime.js';
 import { instanceRoutes } from './instances-routes.js';
 import { orgOfApp, quotasOf } from '../quotas.js';
-import { rangesOf } from '../../core/scaling-ranges.js';
+import { rangesOf, workerRangeOf } from '../../core/scaling-ranges.js';
+import type { Instance } from '../../instances/backend.js';
+import { workerRangeChange } from '../worker-range-change.js';
 import { describeSettings, effectiveSettings, parseAutoscalingOverrides, storedOverrides } from '../../autoscaling/settings.js';
 import type { ScalingDecisionRow } from '../../store/scaling-decisions.js';
 import { scalingChange } from '../scaling-change.js';
@@ -26,10 +28,12 @@ export function scaleView(
   defaultDiskBudget = DEFAULT_APP_DISK_BUDGET,
   decisions: ScalingDecisionRow[] = [],
   hasWorkers = false,
+  workerInstances: readonly Instance[] = [],
 ): ScaleView {
   const flavor = flavorNamed(app.flavor ?? DEFAULT_INSTANCE_FLAVOR);
   const build = flavorNamed(app.build_flavor ?? DEFAULT_BUILD_FLAVOR);
   const ranges = rangesOf(app);
+  const workers = workerRangeOf(app);
   return {
     instances: app.instances ?? 1,
     flavor: flavor.name,
@@ -43,7 +47,9 @@ export function scaleView(
     max_flavor: ranges.maxFlavor,
     autoscaling: describeSettings(effectiveSettings(app.autoscaling_json)),
     asleep_since: app.asleep_since ?? null,
-    ...(ranges.minInstances === 0 && hasWorkers ? { sleeps: false } : {}),
+    // Workers of their own range run in worker instances, which go on while the web instances sleep.
+    ...(ranges.minInstances === 0 && hasWorkers && !workers ? { sleeps: false } : {}),
+    workers: workers ? { ...workers, running: workerInstances.map((i) => ({ id: i.id, state: i.state() })) } : null,
     decisions: decisions.map((d) => ({
       at: d.at,
       direction: d.direction,
@@ -53,6 +59,7 @@ export function scaleView(
       to_flavor: d.to_flavor ?? null,
       reason: d.reason,
       outcome: d.outcome,
+      target: d.target ?? 'instances',
     })),
   };
 }
@@ -60,7 +67,13 @@ export function scaleView(
 /** The scale view with the app's latest decisions, as both routes answer it. */
 function scaleViewOf(deps: ApiContext['deps'], app: AppRow): ScaleView {
   const hasWorkers = workersFrom(deps.store.env.asRecord(app.id)).length > 0;
-  return scaleView(app, deps.defaultDiskBudget, deps.store.scalingDecisions.latest(app.id, DECISIONS_SHOWN), hasWorkers);
+  return scaleView(
+    app,
+    deps.defaultDiskBudget,
+    deps.store.scalingDecisions.latest(app.id, DECISIONS_SHOWN),
+    hasWorkers,
+    deps.services?.runtime.workerInstancesOf(app.id) ?? [],
+  );
 }
 
 /** Decisions `slipway scale` shows. */
@@ -81,7 +94,14 @@ const SCALE_FIELDS = [
   'minFlavor',
   'maxFlavor',
   'autoscaling',
+  'workers',
+  'minWorkers',
+  'maxWorkers',
 ];
+
+/** When a range of workers is set or dropped on an app that runs: the web instances change only at their next start. */
+const WORKERS_MOVE_AT_RESTART =
+  'The workers move at the next deployment or `slipway restart`: until then they run where they ran (beside each instance, or in the worker instances).';
 
 /**
  * Scaling: the instance count applies at once to the running release; a flavour applies at
@@ -110,17 +130,19 @@ export function instanceHandlers(router: HttpRouter<ApiContext>): void {
         ? undefined
         : parseAutoscalingOverrides(String(body.autoscaling), storedOverrides(app.autoscaling_json));
     const scaling = scalingChange(app, body);
+    const workers = workerRangeChange(app, body);
     let note: string | undefined;
-    if (scaling === undefined && buildFlavor === undefined && disk === undefined && autoscaling === undefined) {
+    if (scaling === undefined && buildFlavor === undefined && disk === undefined && autoscaling === undefined && workers === undefined) {
       throw new ValidationError('Nothing to change.', `Give ${SCALE_FIELDS.join(', ')}.`);
     }
-    if (scaling) {
-      refuseScaleOverExclusive(ctx.deps.store, app, scaling.ranges.maxInstances);
+    if (scaling || workers) {
+      if (scaling) refuseScaleOverExclusive(ctx.deps.store, app, scaling.ranges.maxInstances);
       // Quotas count the maxima: they are what the autoscaler may reach without asking.
       const before = rangesOf(app);
       quotasOf(ctx.deps).checkScale(orgOfApp(ctx.deps, app), app, {
-        ...(scaling.ranges.maxInstances !== before.maxInstances ? { instances: scaling.ranges.maxInstances } : {}),
-        ...(scaling.ranges.maxFlavor !== before.maxFlavor ? { flavor: scaling.ranges.maxFlavor } : {}),
+        ...(scaling && scaling.ranges.maxInstances !== before.maxInstances ? { instances: scaling.ranges.maxInstances } : {}),
+        ...(scaling && scaling.ranges.maxFlavor !== before.maxFlavor ? { flavor: scaling.ranges.maxFlavor } : {}),
+        ...(workers ? { workers: workers.range?.max ?? null } : {}),
       });
     }
     if (disk !== undefined) {
@@ -143,6 +165,17 @@ export function instanceHandlers(router: HttpRouter<ApiContext>): void {
         await scaleSaying(runtime, app, (line) => ctx.deps.services?.logs.append(app.id, 'system', line));
       }
     }
+    if (workers) {
+      const wasApart = workerRangeOf(app) !== undefined;
+      ctx.deps.store.apps.setWorkerRange(app.id, workers.range);
+      const runs = ctx.deps.store.deployments.release(app.id)?.wanted === 'running';
+      const runtime = ctx.deps.services?.runtime;
+      if (wasApart !== (workers.range !== null)) {
+        if (runs) note = note ? `${note}\n${WORKERS_MOVE_AT_RESTART}` : WORKERS_MOVE_AT_RESTART;
+      } else if (runtime && workers.range && workers.range.count !== workerRangeOf(app)?.count) {
+        await scaleWorkersSaying(runtime, app, (line) => ctx.deps.services?.logs.append(app.id, 'system', line));
+      }
+    }
     return { scale: scaleViewOf(ctx.deps, ctx.deps.store.apps.byId(app.id)!), ...(note ? { note } : {}) };
   });
 
@@ -163,6 +196,21 @@ export function instanceHandlers(router: HttpRouter<ApiContext>): void {
     await scaleSaying(runtime, app, (line) => ctx.deps.services?.logs.append(app.id, 'system', line));
     return { instances: count, running: runtime.instancesOf(app.id).length };
   });
+}
+
+/** As scaleSaying, for the app's worker instances. */
+async function scaleWorkersSaying(runtime: AppRuntime, app: AppRow, log: (line: string) => void): Promise<void> {
+  try {
+    await runtime.scaleWorkers(app, log);
+  } catch (error) {
+    if (error instanceof SlipwayError) throw error;
+    throw new SlipwayError(
+      502,
+      'instance_start_failed',
+      `The new count is kept, but a worker instance could not start: ${(error as Error).message}`,
+      'The worker instances running go on. See `slipway logs` for its output, then scale again to start what is missing.',
+    );
+  }
 }
 
 /**

@@ -20,7 +20,7 @@ export const instanceRoutes = {
     route: 'PUT /v1/apps/:app/scale',
     operationId: 'setScale',
     tag: 'Scaling',
-    summary: `Change the scaling: {"flavor"?, "buildFlavor"?, "instances"?, "minInstances"?, "maxInstances"?, "minFlavor"?, "maxFlavor"?, "autoscaling"?, "disk"?}; flavours (${FLAVORS.map((f) => f.name).join(', ')}; any case) apply at the next deployment or restart, the instance count at once; within a range of instances the autoscaler chooses the count`,
+    summary: `Change the scaling: {"flavor"?, "buildFlavor"?, "instances"?, "minInstances"?, "maxInstances"?, "minFlavor"?, "maxFlavor"?, "autoscaling"?, "workers"?, "minWorkers"?, "maxWorkers"?, "disk"?}; flavours (${FLAVORS.map((f) => f.name).join(', ')}; any case) apply at the next deployment or restart, the instance count at once; within a range of instances the autoscaler chooses the count`,
     params: APP_PARAM,
     body: obj(
       {
@@ -38,12 +38,35 @@ export const instanceRoutes = {
         autoscaling: str(
           "Overrides of the autoscaler's settings, `key=value,…` (cpu-out, cpu-in, inflight-out, mem-out, mem-in, out-after, in-after, cooldown, idle-after), or `default`",
         ),
+        workers: {
+          ...COUNT,
+          description:
+            'A fixed count of worker instances (each runs all the workers; the web instances then run none), 1 to 40, or "default": the workers run beside each instance again',
+        },
+        minWorkers: { ...COUNT, description: `${COUNT.description}: the fewest worker instances the autoscaler keeps` },
+        maxWorkers: {
+          ...COUNT,
+          description: `${COUNT.description}: the most worker instances the autoscaler starts (quotas count them as instances)`,
+        },
         disk: {
           type: ['integer', 'string'],
           description: 'Administrators: the disk budget, in bytes or as a size (512M, 4G); it only grows',
         },
       },
-      ['flavor', 'buildFlavor', 'instances', 'minInstances', 'maxInstances', 'minFlavor', 'maxFlavor', 'autoscaling', 'disk'],
+      [
+        'flavor',
+        'buildFlavor',
+        'instances',
+        'minInstances',
+        'maxInstances',
+        'minFlavor',
+        'maxFlavor',
+        'autoscaling',
+        'workers',
+        'minWorkers',
+        'maxWorkers',
+        'disk',
+      ],
     ),
     success: {
       status: 200,

@@ -26,15 +26,25 @@ export const scale = command({
     'Show or change the instance count and the flavours (memory, processes, CPU share) of instances and builds, and their autoscaling ranges',
   usage:
     'scale [--instances <n> | --min-instances <n> --max-instances <m>] [--flavor <name> | --min-flavor <name> --max-flavor <name>]\n' +
+    '      [--workers <n> | --min-workers <n> --max-workers <m> | --workers default]\n' +
     '      [--autoscaling <settings>] [--build-flavor <name>] [--disk <size>] [--app <app>] [--format json]\n' +
-    "  With no option, prints the current scaling: ranges, the count and flavour now, the autoscaler's settings, its last decisions.\n" +
+    "  With no option, prints the current scaling: ranges, the count and flavour now, the workers' range and count, the\n" +
+    "  autoscaler's settings, its last decisions.\n" +
     '  --instances n        a fixed number of instances (1 to 40); applies at once\n' +
     '  --min-instances n  --max-instances m\n' +
     '                       a range: the autoscaler starts instances when they are saturated (CPU, requests queued) and\n' +
     '                       stops them when the load stays low; quotas count the maximum. A bound given alone keeps the other.\n' +
     '                       --min-instances 0: the app sleeps (its instances stop) after idle-after without a request; the\n' +
     '                       router holds its next request until an instance passes its health check, then answers it.\n' +
-    '                       An app with workers never sleeps (they run in its instances); its cron jobs run as usual\n' +
+    '                       An app with workers never sleeps (they run in its instances) unless they have a range of their\n' +
+    '                       own (--min-workers): then only its web instances sleep. Its cron jobs run as usual\n' +
+    '  --min-workers n  --max-workers m\n' +
+    '                       the workers (CC_WORKER_COMMAND…) get worker instances of their own: each runs all of them, is\n' +
+    '                       never routed nor health-checked, and the web instances run none. The autoscaler keeps their\n' +
+    '                       count in the range from their own CPU. Quotas count the maximum as instances. Moving the workers\n' +
+    '                       (a range set or dropped) applies at the next deployment or `slipway restart`\n' +
+    '  --workers n          a fixed count of worker instances (1 to 40; applies at once);\n' +
+    '                       --workers default: no range, the workers run beside each instance again (the default)\n' +
     `  --flavor name        memory, process limit and CPU share of each instance (default ${defaultOf(DEFAULT_INSTANCE_FLAVOR)});\n` +
     '                       applies at the next deployment or `slipway restart`\n' +
     '  --min-flavor name  --max-flavor name\n' +
@@ -57,6 +67,17 @@ export const scale = command({
   options: {
     ...APP_OPTIONS,
     instances: { type: 'string', value: '<n>', description: 'A fixed number of instances (1 to 40); applies at once' },
+    workers: {
+      type: 'string',
+      value: '<n>',
+      description: 'A fixed count of worker instances (1 to 40), each running all the workers; "default": beside each instance',
+    },
+    'min-workers': { type: 'string', value: '<n>', description: 'The fewest worker instances the autoscaler keeps (1 to 40)' },
+    'max-workers': {
+      type: 'string',
+      value: '<n>',
+      description: 'The most worker instances the autoscaler starts (1 to 40); quotas count them as instances',
+    },
     'min-instances': {
       type: 'string',
       value: '<n>',
@@ -93,6 +114,8 @@ export const scale = command({
     'slipway scale',
     'slipway scale --min-instances 1 --max-instances 4',
     'slipway scale --autoscaling cpu-out=70,in-after=2m',
+    'slipway scale --min-workers 1 --max-workers 3',
+    'slipway scale --workers default',
     'slipway scale --flavor XS --build-flavor M',
     'slipway scale --instances 3',
     'slipway scale --disk 4G',

@@ -39,6 +39,8 @@ export function autoscaling(
     logs,
     instancesOf: (appId) => runtime.instancesOf(appId),
     scale: (app, appLog) => runtime.scale(app, appLog),
+    workerInstancesOf: (appId) => runtime.workerInstancesOf(appId),
+    scaleWorkers: (app, appLog) => runtime.scaleWorkers(app, appLog),
     restart,
     routerLoad: () => router.appLoad(),
     ...(runtime.canSleep()

@@ -66,7 +66,7 @@ export async function startEdge(input: {
   });
   lifecycle.on('instance restarted', ({ appId }) => traffic.metrics.instanceRestarted(appId));
   lifecycle.on('instance replaced', ({ appId }) => traffic.metrics.instanceReplaced(appId));
-  lifecycle.on('app scaled', ({ decision }) => traffic.metrics.appScaled(decision.appId, decision.direction));
+  lifecycle.on('app scaled', ({ decision }) => traffic.metrics.appScaled(decision.appId, decision.direction, decision.target));
   // A deleted app's access logs, charts and metrics go with it.
   lifecycle.on('app deleted', ({ appId }) => traffic.forgetApp(appId));
   return { traffic, acmeChallenges, acmeChallenge, router };

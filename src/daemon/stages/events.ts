@@ -85,7 +85,7 @@ export function platformEvents(store: Store): {
       const flavor = d.flavor ? `${d.flavor.from} → ${d.flavor.to}` : undefined;
       const how = flavor
         ? `scaled ${d.direction}: ${flavor}`
-        : `scaled ${d.direction === 'up' ? 'out' : 'in'}: ${d.from} → ${d.to} instances`;
+        : `scaled ${d.direction === 'up' ? 'out' : 'in'}: ${d.from} → ${d.to} ${d.target === 'workers' ? 'workers' : 'instances'}`;
       events.publish({
         type: d.direction === 'up' ? 'scaling.up' : 'scaling.down',
         appId: d.appId,
@@ -97,6 +97,7 @@ export function platformEvents(store: Store): {
           ...(d.flavor ? { from_flavor: d.flavor.from, to_flavor: d.flavor.to } : {}),
           reason: d.reason,
           outcome: d.outcome,
+          ...(d.target === 'workers' ? { target: 'workers' } : {}),
         },
       });
     },

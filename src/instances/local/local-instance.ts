@@ -238,6 +238,12 @@ export class LocalInstance implements Instance {
     return seconds === undefined ? undefined : { seconds };
   }
 
+  /** Its workers' CPU time: a worker restarted has a new sandbox, so the sum goes back and that interval has no rate. */
+  workerCpuTime(): CpuReading | undefined {
+    const readings = this.workers.map((w) => w.cpuSeconds()).filter((s): s is number => s !== undefined);
+    return readings.length === 0 ? undefined : { seconds: readings.reduce((a, b) => a + b, 0) };
+  }
+
   private onExit(group: Sandbox, exit: SandboxExit): void {
     if (this.stopping || this.detached || group !== this.group) return;
     const uptime = Date.now() - group.startedAt;

@@ -59,6 +59,11 @@ export class WorkerProcess {
     }
   }
 
+  /** CPU time of the worker's sandbox now running, in seconds; undefined between attempts. */
+  cpuSeconds(): number | undefined {
+    return this.current && !this.current.exited() ? this.current.cpuSeconds() : undefined;
+  }
+
   /** The daemon lets go: the worker's sandbox runs on and a later daemon supervises it. */
   detach(): void {
     this.stopping = true;

@@ -21,6 +21,7 @@ import * as m020 from './020-backup-object-sums.js';
 import * as m021 from './021-scaling-ranges.js';
 import * as m022 from './022-scaling-flavors.js';
 import * as m023 from './023-scale-to-zero.js';
+import * as m024 from './024-worker-ranges.js';
 
 /** Versioned schema changes, applied in order; never edit one that has shipped, add a new one. */
 export const migrations: ReadonlyArray<{ version: number; name: string; sql: string }> = [
@@ -47,4 +48,5 @@ export const migrations: ReadonlyArray<{ version: number; name: string; sql: str
   { version: 21, name: 'scaling-ranges', sql: m021.sql },
   { version: 22, name: 'scaling-flavors', sql: m022.sql },
   { version: 23, name: 'scale-to-zero', sql: m023.sql },
+  { version: 24, name: 'worker-ranges', sql: m024.sql },
 ];
