@@ -1,5 +1,5 @@
 import { ConflictError } from '../../core/errors.js';
-import { rangesOf } from '../../core/scaling-ranges.js';
+import { rangesOf, workerRangeOf } from '../../core/scaling-ranges.js';
 import type { AddonRow } from '../../store/addons.js';
 import type { AppRow } from '../../store/apps.js';
 import type { Store } from '../../store/store.js';
@@ -58,11 +58,14 @@ export function refuseExclusiveCreation(name: string, apps: readonly AppRow[]): 
   }
   for (const app of apps) {
     const { instances, maxInstances } = rangesOf(app);
-    const most = Math.max(instances, maxInstances);
+    // Worker instances of a range of workers mount the app's volumes too.
+    const most = Math.max(instances, maxInstances) + (workerRangeOf(app)?.max ?? 0);
     if (most > 1) {
       throw new ConflictError(
         `The application ${app.name} may run ${most} instances; the exclusive volume ${name} is mounted by one instance at a time.`,
-        `Scale it to one first (\`slipway scale --instances 1 --app ${app.name}\`), then link the volume.`,
+        workerRangeOf(app)
+          ? `Scale it to one instance with its workers beside it first (\`slipway scale --instances 1 --workers default --app ${app.name}\`), then link the volume.`
+          : `Scale it to one first (\`slipway scale --instances 1 --app ${app.name}\`), then link the volume.`,
       );
     }
   }

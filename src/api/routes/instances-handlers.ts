@@ -136,7 +136,10 @@ export function instanceHandlers(router: HttpRouter<ApiContext>): void {
       throw new ValidationError('Nothing to change.', `Give ${SCALE_FIELDS.join(', ')}.`);
     }
     if (scaling || workers) {
-      if (scaling) refuseScaleOverExclusive(ctx.deps.store, app, scaling.ranges.maxInstances);
+      // Worker instances mount the app's volumes as its web instances do.
+      const maxWeb = scaling?.ranges.maxInstances ?? rangesOf(app).maxInstances;
+      const maxWorkers = workers ? (workers.range?.max ?? 0) : (workerRangeOf(app)?.max ?? 0);
+      refuseScaleOverExclusive(ctx.deps.store, app, maxWeb + maxWorkers);
       // Quotas count the maxima: they are what the autoscaler may reach without asking.
       const before = rangesOf(app);
       quotasOf(ctx.deps).checkScale(orgOfApp(ctx.deps, app), app, {
