@@ -13,9 +13,12 @@ import { DEFAULT_PLAN_LIMITS, describeRedisLimits, type RedisPlanLimits } from '
 import { giveFolderTo } from './folder-owner.js';
 import { groupLimits, redisGroupName, runsInSandbox, sandboxedArgv, scratchGroupName } from './server-sandbox.js';
 import { RedisServerUsers } from './server-users.js';
-import { allocatePort, assertPortRange, type PortRange } from './port-allocation.js';
+import { allocatePort, assertPortRange, portIsFree, type PortRange } from './port-allocation.js';
 import { defaultUserRules, redisConf, redisServerArgv } from './redis-config.js';
 import { RespError, respExchange } from './resp.js';
+
+/** How many ports a new add-on tries when others are taken while its server starts. */
+const PORT_ATTEMPTS = 4;
 
 /** A control group for a throw-away server (RedisProvider.scratchGroup). */
 export interface ScratchGroup {
@@ -154,17 +157,26 @@ export class RedisProvider implements AddonProvider {
     return this.serialized(async () => {
       this.requireStarted();
       const taken = new Set([...this.ports.values(), ...(await this.portsOnDisk())]);
-      const port = await allocatePort(this.portRange, taken, bindAddresses(this.options.gatewayAddress));
-      const config = { port: String(port), password: randomPassword() };
-      try {
-        await this.launch(addon.id, config);
-      } catch (err) {
-        await rm(dir, { recursive: true, force: true });
-        this.removeGroup(addon.id);
-        await this.users.remove(addon.id).catch(() => undefined);
-        throw err;
+      const hosts = bindAddresses(this.options.gatewayAddress);
+      for (let attempt = 1; ; attempt++) {
+        const port = await allocatePort(this.portRange, taken, hosts);
+        const config = { port: String(port), password: randomPassword() };
+        try {
+          await this.launch(addon.id, config);
+          return { config };
+        } catch (err) {
+          await rm(dir, { recursive: true, force: true });
+          this.removeGroup(addon.id);
+          await this.users.remove(addon.id).catch(() => undefined);
+          // Another program (another daemon's add-on on loopback) took the port between the
+          // check and the server's bind: the next free one is tried.
+          if (attempt < PORT_ATTEMPTS && !(await portIsFree(port, hosts))) {
+            taken.add(port);
+            continue;
+          }
+          throw err;
+        }
       }
-      return { config };
     });
   }
 
