@@ -107,7 +107,8 @@ export class SwarmInstance implements Instance, Replica {
     for (;;) {
       if (this.stopping) throw new Error('instance stopped while starting');
       const slotTasks = (await this.release.tasks()).filter((t) => t.Slot === this.slot);
-      if (first) for (const t of slotTasks) if (!live(t) || t.DesiredState === 'shutdown') this.before.add(t.ID);
+      if (first)
+        for (const t of slotTasks) if (!live(t) || t.DesiredState === 'shutdown' || t.DesiredState === 'remove') this.before.add(t.ID);
       first = false;
       const tasks = slotTasks.filter((t) => !this.before.has(t.ID));
       for (const task of tasks) this.seen.add(task.ID);
@@ -123,7 +124,17 @@ export class SwarmInstance implements Instance, Replica {
       }
       const rejected = tasks.find((t) => t.Status.State === 'rejected');
       if (rejected) throw new Error(`Swarm could not start the instance: ${rejected.Status.Err ?? rejected.Status.Message ?? 'rejected'}.`);
-      const ended = tasks.find((t) => !live(t));
+      // A task of the slot that ended well before this instance saw it start the app is the slot's
+      // previous holder's (its app ended on SIGTERM, or a retired slot's "exit 0"): Swarm starts
+      // the slot's next task, which gets this instance's identity. Only this instance's own
+      // failures end its start.
+      for (const t of tasks) {
+        if (!live(t) && !this.started.has(t.ID) && t.Status.ContainerStatus?.ExitCode === 0) {
+          this.before.add(t.ID);
+          this.seen.delete(t.ID);
+        }
+      }
+      const ended = tasks.find((t) => !live(t) && !this.before.has(t.ID));
       if (ended) {
         // The marker of a failed before-start command comes through the logs: give it a moment.
         await new Promise((r) => setTimeout(r, LOG_SETTLE_MS));
