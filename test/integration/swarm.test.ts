@@ -388,6 +388,44 @@ describe('an app on a single-node Docker Swarm', { skip: missing ? `swarm: ${mis
     assert.equal(deleted.code, 0, deleted.stderr);
   });
 
+  test('with a range of their own, the workers run in worker instances whose count follows their CPU, read from Docker', async () => {
+    const workersDir = checkoutExample('node-hello');
+    // The first worker instance's worker burns a core for 20 s, then idles.
+    const workersApp = await createApp(daemon, workersDir, 'swarm-workers', {
+      CC_WORKER_COMMAND: 'if [ "$INSTANCE_NUMBER" = 0 ]; then timeout 20 sh -c "while :; do :; done"; fi; exec sleep 100000',
+    });
+    const ranged = await daemon.cli([
+      'scale',
+      '--app',
+      workersApp,
+      '--min-workers',
+      '1',
+      '--max-workers',
+      '2',
+      '--autoscaling',
+      'cpu-out=20,cpu-in=5,out-after=3s,in-after=4s,cooldown=2s',
+    ]);
+    assert.equal(ranged.code, 0, ranged.stderr);
+    const result = await pushAndWait(daemon, workersDir, workersApp, gitEnv);
+    assert.equal(result.state, 'OK', result.push);
+    type Decision = { direction: string; from: number; to: number; reason: string; target: string };
+    let up: Decision | undefined;
+    await waitUntil(
+      'the worker instances to scale out',
+      async () => {
+        const shown = await daemon.cli(['scale', '--app', workersApp, '--format', 'json']);
+        up = (JSON.parse(shown.stdout) as { decisions: Decision[] }).decisions.find((d) => d.target === 'workers' && d.direction === 'up');
+        return up !== undefined;
+      },
+      90_000,
+    );
+    assert.ok(up);
+    assert.deepEqual([up.from, up.to], [1, 2]);
+    assert.match(up.reason, /^CPU \d+% of 1 worker instance for \d+ s$/);
+    const deleted = await daemon.cli(['delete', '--app', workersApp, '--yes']);
+    assert.equal(deleted.code, 0, deleted.stderr);
+  });
+
   test('on a second node, tasks answer through the router with their own identities, reach their add-on on the control machine and no other port of it nor their neighbour nor the node, stop on SIGTERM through its Docker API, and slipway run runs there', async (t) => {
     const node = await secondNode;
     if (typeof node === 'string') {

@@ -95,6 +95,17 @@ export class SwarmInstance implements Instance, Replica {
     return this.currentState === 'running' ? this.cpu : undefined;
   }
 
+  /**
+   * Its workers' CPU time, summed over their running tasks as Docker last read them, and the latest
+   * of those reads: a worker instance is scaled on it. A task that ended takes its time out of the
+   * sum, which then goes back: the autoscaler gives that interval no rate.
+   */
+  workerCpuTime(): CpuReading | undefined {
+    const readings = this.workers.flatMap((w) => (w.cpu ? [w.cpu] : []));
+    if (readings.length === 0) return undefined;
+    return { seconds: readings.reduce((sum, r) => sum + r.seconds, 0), at: Math.max(...readings.map((r) => r.at)) };
+  }
+
   /** Adds a replica to the release's service, then waits until its task runs the app with an address. */
   async launch(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;

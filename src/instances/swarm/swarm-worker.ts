@@ -14,6 +14,8 @@ const live = (t: SwarmTask) => !TERMINAL_STATES.has(t.Status.State);
  */
 export class SwarmWorker implements Replica {
   slot: number | undefined;
+  /** Its running task's CPU time and when Docker read it, at the last look; undefined between tasks. */
+  cpu: { seconds: number; at: number } | undefined;
   private stopping = false;
   /** Set once the slot's earlier tasks are known. */
   private ready = false;
@@ -66,6 +68,11 @@ export class SwarmWorker implements Replica {
           : `worker ${this.spec.name} ${describeTaskEnd(task)}; not restarted (CC_WORKER_RESTART=${this.spec.restart})`,
       );
     }
+    // A worker instance is scaled on its workers' CPU (SwarmInstance.workerCpuTime).
+    const running = slotTasks.find(
+      (t) => t.Status.State === 'running' && !this.before.has(t.ID) && t.Status.ContainerStatus?.ContainerID !== undefined,
+    );
+    this.cpu = running && !this.stopping ? (await this.services.usage(running).catch(() => undefined))?.cpu : undefined;
   }
 
   /**
