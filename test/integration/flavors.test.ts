@@ -42,6 +42,7 @@ test('scale shows the defaults and changes flavours; unknown names are refused w
     max_flavor: 'nano',
     autoscaling: DEFAULT_AUTOSCALING,
     asleep_since: null,
+    workers: null,
     decisions: [],
   });
   const set = await daemon.cli(['scale', '--app', appId, '--flavor', 'Pico', '--build-flavor', 'xs']);

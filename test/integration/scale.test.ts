@@ -63,6 +63,7 @@ test('a new app shows the default flavours in scale, status and the API', async 
     max_flavor: 'nano',
     autoscaling: DEFAULT_AUTOSCALING,
     asleep_since: null,
+    workers: null,
     decisions: [],
   });
   const human = await daemon.cli(['scale'], { cwd: project });
@@ -111,6 +112,7 @@ test('scale sets both flavours in any case, prints them canonical and says when 
     max_flavor: 'pico',
     autoscaling: DEFAULT_AUTOSCALING,
     asleep_since: null,
+    workers: null,
     decisions: [],
   });
   assert.doesNotMatch(onlyBuild.stderr, /instance flavour/, 'only the flavour that changed is mentioned');
@@ -133,6 +135,7 @@ test('the API sets flavours through PUT /v1/apps/:app/scale and lists the route'
     max_flavor: 'XL',
     autoscaling: DEFAULT_AUTOSCALING,
     asleep_since: null,
+    workers: null,
     decisions: [],
   });
   const got = await api('GET', `/v1/apps/${appId}/scale`);
