@@ -9,6 +9,7 @@ import { decideFlavor } from './decide-flavor.js';
 import { flavorNamed } from '../core/flavors.js';
 import { effectiveSettings } from './settings.js';
 import { WorkerAutoscaler } from './worker-autoscaler.js';
+import { applyDecision } from './apply-decision.js';
 
 /** Every ~2 s: a load step is seen within a sample or two, and a sample is cheap (a few cgroup files, one stats line per app). */
 export const SAMPLE_MS = 2000;
@@ -412,35 +413,21 @@ export class Autoscaler {
 
   private async apply(app: AppRow, decision: ScalingDecision, serving: readonly Instance[]): Promise<void> {
     const { store, logs } = this.o;
-    const line = `${decision.from} → ${decision.to} instances: ${decision.reason}`;
-    const commit = store.deployments.byId(serving[0]?.spec.deploymentId ?? '')?.commit_sha ?? '';
     // The app's activity lists the change as a record of its own, with its log.
-    const record = store.deployments.create({ appId: app.id, commit, cause: AUTOSCALING_CAUSE, userId: null });
-    store.deployments.setPhase(record.id, 'run');
-    const log = (text: string) => {
-      logs.append(record.id, 'system', text);
-      logs.append(app.id, 'system', text);
-    };
-    log(`Autoscaling: ${line}`);
-    store.apps.setInstances(app.id, decision.to);
-    let outcome: 'done' | 'failed' = 'done';
-    let message = line;
-    try {
-      await this.o.scale(app, log);
-    } catch (error) {
-      outcome = 'failed';
-      // The count is what serves: the next decision starts from there.
-      const running = this.o.instancesOf(app.id).length;
-      if (store.apps.byId(app.id)) store.apps.setInstances(app.id, Math.max(1, running));
-      message = `${line} — failed: ${(error as Error).message}`;
-      log(`Autoscaling failed: ${(error as Error).message}`);
-    }
-    logs.finish(record.id);
-    // A deleted app took its activity and records with it.
-    if (!store.apps.byId(app.id)) return;
-    store.deployments.setPhase(record.id, 'done');
-    store.deployments.finish(record.id, outcome === 'done' ? 'OK' : 'FAIL', message);
-    this.record(app, decision, outcome);
+    const outcome = await applyDecision(
+      {
+        store,
+        logs,
+        app,
+        line: `${decision.from} → ${decision.to} instances: ${decision.reason}`,
+        serving,
+        setCount: (count) => store.apps.setInstances(app.id, count),
+        scale: (log) => this.o.scale(app, log),
+        runningCount: () => this.o.instancesOf(app.id).length,
+      },
+      decision.to,
+    );
+    if (outcome) this.record(app, decision, outcome);
   }
 
   /**

@@ -2,10 +2,11 @@ import type { Store } from '../store/store.js';
 import type { AppRow } from '../store/apps.js';
 import type { Instance } from '../instances/backend.js';
 import type { LogHub } from '../logs/log-hub.js';
-import { AUTOSCALING_CAUSE, workerRangeOf, type WorkerRange } from '../core/scaling-ranges.js';
+import { workerRangeOf, type WorkerRange } from '../core/scaling-ranges.js';
 import { CpuRates } from './cpu-rates.js';
 import { decide, type LoadSample, type ScalingDecision } from './decide.js';
 import { effectiveSettings, type AutoscalingSettings } from './settings.js';
+import { applyDecision } from './apply-decision.js';
 
 /** How reasons name what the worker decisions count. */
 const UNIT = 'worker instance';
@@ -143,33 +144,20 @@ export class WorkerAutoscaler {
 
   private async apply(app: AppRow, decision: ScalingDecision, serving: readonly Instance[]): Promise<void> {
     const { store, logs } = this.o;
-    const line = workerDecisionLine(decision);
-    const commit = store.deployments.byId(serving[0]?.spec.deploymentId ?? '')?.commit_sha ?? '';
-    const record = store.deployments.create({ appId: app.id, commit, cause: AUTOSCALING_CAUSE, userId: null });
-    store.deployments.setPhase(record.id, 'run');
-    const log = (text: string) => {
-      logs.append(record.id, 'system', text);
-      logs.append(app.id, 'system', text);
-    };
-    log(`Autoscaling: ${line}`);
-    store.apps.setWorkerInstances(app.id, decision.to);
-    let outcome: 'done' | 'failed' = 'done';
-    let message = line;
-    try {
-      await this.o.scaleWorkers(app, log);
-    } catch (error) {
-      outcome = 'failed';
-      // The count is what runs: the next decision starts from there.
-      const running = this.o.workerInstancesOf(app.id).length;
-      if (store.apps.byId(app.id)) store.apps.setWorkerInstances(app.id, Math.max(1, running));
-      message = `${line} — failed: ${(error as Error).message}`;
-      log(`Autoscaling failed: ${(error as Error).message}`);
-    }
-    logs.finish(record.id);
-    if (!store.apps.byId(app.id)) return;
-    store.deployments.setPhase(record.id, 'done');
-    store.deployments.finish(record.id, outcome === 'done' ? 'OK' : 'FAIL', message);
-    this.o.record(app, decision, outcome);
+    const outcome = await applyDecision(
+      {
+        store,
+        logs,
+        app,
+        line: workerDecisionLine(decision),
+        serving,
+        setCount: (count) => store.apps.setWorkerInstances(app.id, count),
+        scale: (log) => this.o.scaleWorkers(app, log),
+        runningCount: () => this.o.workerInstancesOf(app.id).length,
+      },
+      decision.to,
+    );
+    if (outcome) this.o.record(app, decision, outcome);
   }
 
   private reconcile(app: AppRow, watch: WorkerWatch, count: number): void {
