@@ -14,6 +14,7 @@ import { InstanceLauncher } from './instance-launch.js';
 import { InstanceReplacement } from './instance-replacement.js';
 import { ExclusiveHandover, type RequestHolds } from './exclusive-handover.js';
 import { WorkerPool } from './worker-pool.js';
+import { Turns } from './turns.js';
 
 export interface AppRuntimeOptions {
   store: Store;
@@ -71,7 +72,7 @@ export class AppRuntime {
   private readonly workers: WorkerPool;
   private liveness: LivenessMonitor | undefined;
   /** The scale under way for each app, the next one chained after it. */
-  private readonly scaling = new Map<string, Promise<void>>();
+  private readonly scaling = new Turns();
 
   constructor(private readonly options: AppRuntimeOptions) {
     this.table = new ServingTable(options);
@@ -226,15 +227,7 @@ export class AppRuntime {
 
   /** Runs `work` after the scale, sleep or wake of the app under way. */
   private inTurn(appId: string, work: () => Promise<void>): Promise<void> {
-    const previous = this.scaling.get(appId) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(work);
-    this.scaling.set(appId, next);
-    next
-      .finally(() => {
-        if (this.scaling.get(appId) === next) this.scaling.delete(appId);
-      })
-      .catch(() => undefined);
-    return next;
+    return this.scaling.run(appId, work);
   }
 
   /** Whether apps can sleep here (the router holds a sleeping app's requests). */

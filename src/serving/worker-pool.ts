@@ -9,6 +9,7 @@ import { workerRangeOf } from '../core/scaling-ranges.js';
 import { type ReleaseSpec, parseReleaseSpec } from './release-spec.js';
 import { workersFrom } from './workers.js';
 import type { InstanceLauncher } from './instance-launch.js';
+import { Turns } from './turns.js';
 
 /**
  * Worker instances are numbered from here (their INSTANCE_NUMBER is their place in the pool, from
@@ -51,7 +52,7 @@ export interface WorkerPoolOptions {
 export class WorkerPool {
   private readonly running = new Map<string, Instance[]>();
   /** The change under way for each app, the next one chained after it. */
-  private readonly turns = new Map<string, Promise<void>>();
+  private readonly turns = new Turns();
   /** Worker instances being stopped, and the app of each: an app's deletion and shutdown wait for them. */
   private readonly stopping = new Map<Promise<void>, string>();
 
@@ -129,7 +130,7 @@ export class WorkerPool {
 
   /** The app is being deleted: its worker instances stop, and those stopping already are waited for. */
   async end(appId: string, graceMs: number): Promise<void> {
-    await this.turns.get(appId)?.catch(() => undefined);
+    await this.turns.settled(appId);
     await this.stop(appId, graceMs);
     await this.drained(appId);
   }
@@ -217,15 +218,7 @@ export class WorkerPool {
   }
 
   private inTurn(appId: string, work: () => Promise<void>): Promise<void> {
-    const previous = this.turns.get(appId) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(work);
-    this.turns.set(appId, next);
-    next
-      .finally(() => {
-        if (this.turns.get(appId) === next) this.turns.delete(appId);
-      })
-      .catch(() => undefined);
-    return next;
+    return this.turns.run(appId, work);
   }
 }
 
