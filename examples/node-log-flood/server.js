@@ -1,8 +1,11 @@
 // Floods its standard output on request: GET /flood?lines=150000&ms=2000 prints that many
-// lines spread over that time, in batches every 50 ms, then "flood done <n>".
+// lines spread over that time, in batches every 50 ms, then "flood done <n>". GET /flood/status
+// says "flooding" or how many lines the last flood printed, so a reader can tell a line the
+// platform dropped from one not printed yet.
 const http = require('node:http');
 
 let flooding = false;
+let lastFlood = 0;
 
 function flood(total, ms) {
   flooding = true;
@@ -20,6 +23,7 @@ function flood(total, ms) {
       clearInterval(timer);
       console.log(`flood done ${total} in ${Date.now() - started} ms`);
       flooding = false;
+      lastFlood = printed;
     }
   }, 50);
 }
@@ -27,6 +31,10 @@ function flood(total, ms) {
 http
   .createServer((req, res) => {
     const url = new URL(req.url, 'http://app');
+    if (url.pathname === '/flood/status') {
+      res.end(flooding ? 'flooding\n' : `printed ${lastFlood}\n`);
+      return;
+    }
     if (url.pathname === '/flood') {
       if (flooding) {
         res.statusCode = 409;
