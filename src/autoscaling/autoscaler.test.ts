@@ -46,12 +46,12 @@ function harness(app: AppRow) {
           setCpuShare: (cpuShares: number) => shares.push([i.id, cpuShares]),
         }),
       ),
-    scale: (a, log) => p.runtime.scale(a, log),
+    scale: (a, log) => p.runtime.scaling.scale(a, log),
     restart,
     routerLoad: async () => new Map([[app.id, { sessions: 0, queued: load.queued, total: load.requests }]]),
-    sleep: (appId) => p.runtime.sleep(appId),
-    wake: (a, log) => p.runtime.wake(a, log),
-    wakeRequests: () => p.runtime.wakeRequests(),
+    sleep: (appId) => p.runtime.scaling.sleep(appId),
+    wake: (a, log) => p.runtime.scaling.wake(a, log),
+    wakeRequests: () => p.runtime.scaling.wakeRequests(),
     onDecision: (d) => {
       if (d.appId === app.id) decisions.push(d);
     },

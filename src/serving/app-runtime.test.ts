@@ -43,7 +43,7 @@ test('scaling up starts health-checked instances that join the table; scaling do
   const [first] = p.runtime.instancesOf(app.id);
 
   p.store.apps.setInstances(app.id, 3);
-  await p.runtime.scale(p.store.apps.byId(app.id)!, () => undefined);
+  await p.runtime.scaling.scale(p.store.apps.byId(app.id)!, () => undefined);
   const three = p.runtime.instancesOf(app.id);
   assert.equal(three.length, 3);
   assert.equal(three[0], first, 'the serving instance stays');
@@ -55,7 +55,7 @@ test('scaling up starts health-checked instances that join the table; scaling do
   assert.deepEqual(upstreamPorts(app.id), servingPorts(app.id));
 
   p.store.apps.setInstances(app.id, 1);
-  await p.runtime.scale(p.store.apps.byId(app.id)!, () => undefined);
+  await p.runtime.scaling.scale(p.store.apps.byId(app.id)!, () => undefined);
   await p.settle();
   assert.deepEqual(p.runtime.instancesOf(app.id), [first]);
   assert.deepEqual(upstreamPorts(app.id), [first!.port]);
@@ -68,7 +68,7 @@ test('two scales of one app at once run one after the other: the count stored is
   await p.settle();
   p.store.apps.setInstances(app.id, 3);
   const row = p.store.apps.byId(app.id)!;
-  await Promise.all([p.runtime.scale(row, () => undefined), p.runtime.scale(row, () => undefined)]);
+  await Promise.all([p.runtime.scaling.scale(row, () => undefined), p.runtime.scaling.scale(row, () => undefined)]);
   assert.deepEqual(
     p.runtime.instancesOf(app.id).map((i) => i.spec.instanceNumber),
     [0, 1, 2],
@@ -83,7 +83,7 @@ test('scaling up when one new instance fails its health check keeps the healthy 
   await p.settle();
   p.store.apps.setInstances(app.id, 3);
   await assert.rejects(
-    p.runtime.scale(p.store.apps.byId(app.id)!, () => undefined),
+    p.runtime.scaling.scale(p.store.apps.byId(app.id)!, () => undefined),
     /Health check failed/,
   );
   const serving = p.runtime.instancesOf(app.id);

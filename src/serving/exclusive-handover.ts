@@ -31,7 +31,7 @@ export class ExclusiveHandover {
     private readonly o: {
       store: Store;
       table: Pick<ServingTable, 'of' | 'serve' | 'applyRoutes'>;
-      launcher: Pick<InstanceLauncher, 'launch'>;
+      launcher: Pick<InstanceLauncher, 'launchNumbered'>;
       /** Absent (a router that cannot hold): requests meanwhile find no instance (503) instead of waiting. */
       holds?: RequestHolds;
       log(line: string): void;
@@ -122,10 +122,8 @@ export class ExclusiveHandover {
     if (!record) return;
     log('==> [handover] The new release did not start: the previous one starts again on the volume');
     const release = parseReleaseSpec(record.start_json);
-    const started = await Promise.allSettled(
-      previous.map((i) => this.o.launcher.launch(app, release, log, undefined, i.spec.instanceNumber)),
-    );
-    const back = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const numbers = previous.map((i) => i.spec.instanceNumber);
+    const { healthy: back } = await this.o.launcher.launchNumbered(app, release, log, numbers);
     this.o.table.serve(app.id, back);
     await this.o.table.applyRoutes();
     if (back.length < previous.length) log('==> [handover] The previous release did not start again either: the app serves nothing');

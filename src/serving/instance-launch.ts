@@ -84,6 +84,24 @@ export class InstanceLauncher {
   }
 
   /**
+   * Launches the instances numbered `numbers` at once. Resolves with the healthy ones and, when
+   * any failed, the first failure (the failed ones stopped themselves): a caller puts the healthy
+   * ones to use before it throws, so none is left running outside the serving table.
+   */
+  async launchNumbered(
+    app: AppRow,
+    release: ReleaseSpec,
+    log: (line: string) => void,
+    numbers: readonly number[],
+    cancel?: AbortSignal,
+  ): Promise<{ healthy: Instance[]; failure?: { reason: unknown } }> {
+    const started = await Promise.allSettled(numbers.map((n) => this.launch(app, release, log, cancel, n)));
+    const healthy = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    return failed ? { healthy, failure: { reason: failed.reason } } : { healthy };
+  }
+
+  /**
    * Starts an instance of a release and health-checks it. Resolves with a healthy instance
    * (not yet serving) or throws a PhaseError after stopping it.
    */

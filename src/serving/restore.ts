@@ -10,7 +10,7 @@ import { isWorkerInstance, type WorkerPool } from './worker-pool.js';
 /** What restoring acts on of AppRuntime's table: each app's serving instances, drains, the router. */
 export type RestoreTable = Pick<ServingTable, 'of' | 'serve' | 'drainInBackground' | 'takeOverRoutes'>;
 /** How restoring starts the missing instances, and follows the adopted ones' states. */
-export type RestoreLauncher = Pick<InstanceLauncher, 'launch' | 'stateChanged'>;
+export type RestoreLauncher = Pick<InstanceLauncher, 'launchNumbered' | 'stateChanged'>;
 
 /**
  * At daemon start: the instances an earlier daemon left running are adopted as they run when
@@ -72,16 +72,14 @@ export async function restoreReleases(o: {
     try {
       log(`Restoring release ${release.deploymentId} (commit ${release.commit.slice(0, 12)}) after a daemon start`);
       const numbers = [...missing, ...outdated.map((i) => i.spec.instanceNumber)];
-      const started = await Promise.allSettled(numbers.map((n) => launcher.launch(app, release, log, undefined, n)));
-      const healthy = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      const { healthy, failure } = await launcher.launchNumbered(app, release, log, numbers);
       const replaced = outdated.filter((i) => healthy.some((h) => h.spec.instanceNumber === i.spec.instanceNumber));
       table.serve(
         appId,
         [...table.of(appId).filter((i) => !replaced.includes(i)), ...healthy].sort((a, b) => a.spec.instanceNumber - b.spec.instanceNumber),
       );
       replacedOf.push([appId, replaced]);
-      const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) throw failed.reason;
+      if (failure) throw failure.reason;
       o.log(`Restored ${app.name} (${app.id}) from release ${release.deploymentId}`);
     } catch (error) {
       o.log(`Could not restore ${app.name} (${app.id}): ${(error as Error).message}`);

@@ -223,7 +223,7 @@ async function scaleWorkersSaying(runtime: AppRuntime, app: AppRow, log: (line: 
  */
 async function scaleSaying(runtime: AppRuntime, app: AppRow, log: (line: string) => void): Promise<void> {
   try {
-    await runtime.scale(app, log);
+    await runtime.scaling.scale(app, log);
   } catch (error) {
     if (error instanceof SlipwayError) throw error;
     throw new SlipwayError(

@@ -38,16 +38,16 @@ export function autoscaling(
     store,
     logs,
     instancesOf: (appId) => runtime.instancesOf(appId),
-    scale: (app, appLog) => runtime.scale(app, appLog),
+    scale: (app, appLog) => runtime.scaling.scale(app, appLog),
     workerInstancesOf: (appId) => runtime.workerInstancesOf(appId),
     scaleWorkers: (app, appLog) => runtime.scaleWorkers(app, appLog),
     restart,
     routerLoad: () => router.appLoad(),
-    ...(runtime.canSleep()
+    ...(runtime.scaling.canSleep()
       ? {
-          sleep: (appId: string) => runtime.sleep(appId),
-          wake: (app: AppRow, appLog: (line: string) => void) => runtime.wake(app, appLog),
-          wakeRequests: () => runtime.wakeRequests(),
+          sleep: (appId: string) => runtime.scaling.sleep(appId),
+          wake: (app: AppRow, appLog: (line: string) => void) => runtime.scaling.wake(app, appLog),
+          wakeRequests: () => runtime.scaling.wakeRequests(),
         }
       : {}),
     onDecision: (decision) => lifecycle.publish('app scaled', { decision }),
