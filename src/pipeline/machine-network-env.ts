@@ -15,14 +15,41 @@ const PASSED_THROUGH = [
   'SSL_CERT_DIR',
 ];
 
-async function npmConfig(key: string): Promise<string | undefined> {
+/** npm's settings that say how this machine reaches registries, carried into the builds' npmrc. */
+const NPM_KEYS = ['registry', 'cafile', 'strict-ssl', 'proxy', 'https-proxy', 'noproxy'];
+
+/**
+ * The values npm's configuration gives those keys, read with one `npm config get` (which prints
+ * `key=value` lines when asked for several): each call starts npm, which costs a fraction of a
+ * second of processor time at every daemon start. Unset values are left out; an npm that fails
+ * leaves them all out.
+ */
+export async function npmNetworkConfig(): Promise<Map<string, string>> {
+  const values = new Map<string, string>();
+  let stdout: string;
   try {
-    const { stdout } = await runChecked(['npm', 'config', 'get', key], { timeoutMs: 30_000 });
-    const value = stdout.trim();
-    return value === '' || value === 'undefined' || value === 'null' ? undefined : value;
+    ({ stdout } = await runChecked(['npm', 'config', 'get', ...NPM_KEYS], {
+      timeoutMs: 30_000,
+      env: { ...process.env, npm_config_update_notifier: 'false' },
+    }));
   } catch {
-    return undefined;
+    return values;
   }
+  return parseNpmConfigLines(stdout);
+}
+
+/** Reads `npm config get a b …` output; a value may itself hold `=`. */
+export function parseNpmConfigLines(stdout: string): Map<string, string> {
+  const values = new Map<string, string>();
+  for (const line of stdout.split('\n')) {
+    const at = line.indexOf('=');
+    if (at <= 0) continue;
+    const key = line.slice(0, at).trim();
+    const value = line.slice(at + 1).trim();
+    if (!NPM_KEYS.includes(key) || value === '' || value === 'undefined' || value === 'null') continue;
+    values.set(key, value);
+  }
+  return values;
 }
 
 /**
@@ -34,11 +61,7 @@ async function npmConfig(key: string): Promise<string | undefined> {
 export async function machineNetworkEnv(cacheDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Record<string, string>> {
   const result: Record<string, string> = {};
   for (const name of PASSED_THROUGH) if (env[name]) result[name] = env[name]!;
-  const lines: string[] = [];
-  for (const key of ['registry', 'cafile', 'strict-ssl', 'proxy', 'https-proxy', 'noproxy']) {
-    const value = await npmConfig(key);
-    if (value !== undefined && !(key === 'noproxy' && value === '')) lines.push(`${key}=${value}`);
-  }
+  const lines = [...(await npmNetworkConfig())].map(([key, value]) => `${key}=${value}`);
   const dir = join(cacheDir, 'machine');
   await mkdir(dir, { recursive: true, mode: 0o755 });
   const file = join(dir, 'npmrc');
