@@ -18,7 +18,7 @@ import {
   parseEgressAllow,
   parsePort,
 } from './options.js';
-import { DEFAULT_REGISTRY, DEFAULT_SWARM_SUBNET } from '../instances/swarm/start.js';
+import { DEFAULT_REGISTRY, DEFAULT_SWARM_SUBNET } from '../instances/swarm/swarm-defaults.js';
 import { DEFAULT_REGISTRY_PASSWORD_FILE, DEFAULT_REGISTRY_USER } from '../instances/swarm/registry.js';
 import { validateCidr } from '../router/validate.js';
 import { parseListenAddress } from '../metrics/metrics-server.js';

@@ -27,8 +27,7 @@ export interface SwarmOptions {
   bucketSftp?: string;
 }
 
-export const DEFAULT_SWARM_SUBNET = '172.31.0.0/16';
-export const DEFAULT_REGISTRY = '127.0.0.1:5000';
+import { DEFAULT_REGISTRY, DEFAULT_SWARM_SUBNET } from './swarm-defaults.js';
 
 export function swarmOptions(given: SwarmOptions | undefined): SwarmOptions {
   return given ?? { dockerSocket: '/var/run/docker.sock', registry: DEFAULT_REGISTRY, subnet: DEFAULT_SWARM_SUBNET };
