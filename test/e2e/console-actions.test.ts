@@ -150,13 +150,13 @@ uiTest('Scaling sets the instance count at once and the flavour for the next sta
   const count = page.getByLabel('Instance count');
   await count.fill('41');
   await count.press('Enter');
-  // 0 is accepted with an "up to" of 1 or more: the app sleeps when idle (scale to zero).
-  await page.getByText(/^The instance count is a whole number from 0 to 40 \(0 with an "up to" of 1 or more/).waitFor();
+  // A fixed count leaves "up to" empty; 0 is accepted with an "up to" of 1 or more (scale to zero).
+  await page.getByText(/^The instance count is a whole number from 1 to 40 \(0 with an "up to" of 1 or more/).waitFor();
   assert.equal(await count.getAttribute('aria-invalid'), 'true');
   assert.equal((await api('GET', `/v1/apps/${appId}/scale`)).body.scale.instances, 1, 'nothing was saved');
 
   await count.fill('2');
-  await page.getByLabel('Flavour of each instance').selectOption('pico');
+  await page.getByLabel('Flavour from').selectOption('pico');
   await page.getByRole('button', { name: 'Save scaling' }).click();
   await page
     .locator('.outcome')
@@ -186,6 +186,89 @@ uiTest('Scaling sets the instance count at once and the flavour for the next sta
   await page.locator('#autoscaling').getByText('A fixed count of 2.').waitFor();
   const fixed = (await api('GET', `/v1/apps/${appId}/scale`)).body.scale;
   assert.deepEqual([fixed.min_instances, fixed.max_instances, fixed.instances], [2, 2, 2]);
+});
+
+uiTest('Scaling sets a range of flavours; a "from" larger than its "up to" is refused in the form', async () => {
+  await opened(`#/apps/${appId}/scaling`, /Scaling$/);
+  const from = page.getByLabel('Flavour from');
+  const upTo = page.getByLabel('Flavour up to');
+  const save = page.getByRole('button', { name: 'Save scaling' });
+  await from.selectOption('S');
+  await upTo.selectOption('nano');
+  await save.click();
+  await page
+    .getByText(
+      '"Flavour from" (S) is larger than "Flavour up to" (nano): choose an "up to" of S or larger, or "The same" for a fixed flavour.',
+    )
+    .waitFor();
+  assert.equal(await upTo.getAttribute('aria-invalid'), 'true');
+  assert.equal((await api('GET', `/v1/apps/${appId}/scale`)).body.scale.max_flavor, 'pico', 'nothing was saved');
+
+  await from.selectOption('pico');
+  await upTo.selectOption('XS');
+  await save.click();
+  await page
+    .locator('.outcome')
+    .getByText(/^Saved: 2 instances of pico to XS, the autoscaler choosing from its measured load\. No deployment was started\.$/)
+    .waitFor();
+  await page.locator('#autoscaling').getByText('A fixed count of 2. Flavour pico now; the autoscaler chooses from pico to XS.').waitFor();
+  assert.equal(await upTo.getAttribute('aria-invalid'), null, 'the error went with the fix');
+  const { scale } = (await api('GET', `/v1/apps/${appId}/scale`)).body;
+  assert.deepEqual([scale.flavor, scale.min_flavor, scale.max_flavor], ['pico', 'pico', 'XS']);
+  const printed = await daemon.cli(['scale', '--app', appId]);
+  assert.equal(printed.code, 0, printed.stderr);
+  assert.match(printed.stdout, /^flavor\s+pico \(256 MiB\) \(the autoscaler chooses from pico to XS\)$/m);
+  await browser.screenshot('actions-flavour-range');
+
+  // "The same" is a fixed flavour again.
+  await upTo.selectOption({ label: 'The same (a fixed flavour)' });
+  await save.click();
+  await page
+    .locator('.outcome')
+    .getByText(/^Saved: 2 instances of pico\. No deployment was started\.$/)
+    .waitFor();
+  const fixed = (await api('GET', `/v1/apps/${appId}/scale`)).body.scale;
+  assert.deepEqual([fixed.flavor, fixed.min_flavor, fixed.max_flavor], ['pico', 'pico', 'pico']);
+});
+
+uiTest('Scaling gives the workers a range of worker instances of their own, which a restart starts', async () => {
+  const worker = await daemon.cli(['env', 'set', 'CC_WORKER_COMMAND', 'exec sleep 100000', '--app', appId]);
+  assert.equal(worker.code, 0, worker.stderr);
+  await opened(`#/apps/${appId}/scaling`, /Scaling$/);
+  const count = page.getByLabel('Worker instances');
+  const upTo = page.getByLabel('Workers up to');
+  const save = page.getByRole('button', { name: 'Save scaling' });
+  assert.equal(await count.isVisible(), false, 'no worker instance count while the workers run beside each instance');
+  await page.getByLabel('Workers run').selectOption({ label: 'In worker instances of their own' });
+  await count.fill('2');
+  await upTo.fill('1');
+  await save.click();
+  await page
+    .getByText(
+      '"Workers up to" (1) is under the number of worker instances (2): give 2 or more for the autoscaler to choose, or leave it empty for a fixed number.',
+    )
+    .waitFor();
+  assert.equal((await api('GET', `/v1/apps/${appId}/scale`)).body.scale.workers, null, 'nothing was saved');
+
+  await count.fill('1');
+  await upTo.fill('2');
+  await save.click();
+  // The workers move at the next start: the page says so, and its restart starts the worker instance.
+  await page
+    .locator('.outcome')
+    .getByText(
+      /^Saved: 2 instances of pico; the workers run in 1 to 2 worker instances of their own\. The workers move at the next deployment/,
+    )
+    .waitFor();
+  const ranged = (await api('GET', `/v1/apps/${appId}/scale`)).body.scale;
+  assert.deepEqual([ranged.workers.min, ranged.workers.max], [1, 2]);
+  await page.getByRole('button', { name: 'Restart to apply the flavour and workers' }).click();
+  await startedDeploymentEnded();
+  await page.locator('#autoscaling').getByText('Workers: 1 worker instance now, 1 running; the autoscaler chooses from 1 to 2.').waitFor();
+  const printed = await daemon.cli(['scale', '--app', appId]);
+  assert.equal(printed.code, 0, printed.stderr);
+  assert.match(printed.stdout, /^workers\s+1 worker instance \(the autoscaler chooses from 1 to 2\)$/m);
+  await browser.screenshot('actions-workers-range');
 });
 
 uiTest('the new pages are readable at 375px wide: nothing overflows horizontally', async () => {
