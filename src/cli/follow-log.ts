@@ -30,7 +30,7 @@ export async function followLog(
   const response = await ctx
     .client()
     .raw('GET', `${path}${path.includes('?') ? '&' : '?'}follow=${options.follow ? 1 : 0}`, undefined, abort.signal);
-  if (!response.ok || !response.body) {
+  if (!response.ok) {
     const text = await response.text();
     let message = `The daemon answered ${response.status}.`;
     try {
@@ -54,7 +54,7 @@ export async function followLog(
   const untilTimer =
     filter.until && options.follow ? setTimeout(() => abort.abort(), Math.max(0, Date.parse(filter.until) - Date.now())) : undefined;
   try {
-    for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
       for (const entry of records.push(decoder.decode(chunk, { stream: true }))) {
         if (entry.end) last = entry;
         else if (pastUntil(entry, filter)) {
@@ -65,7 +65,9 @@ export async function followLog(
       }
     }
   } catch (error) {
-    if ((error as Error).name !== 'AbortError') throw error;
+    // Ended on purpose (the caller learnt what it waited for, --until came): the cut stream says
+    // so in its own words ("aborted"), which are not an error here.
+    if (!abort.signal.aborted && (error as Error).name !== 'AbortError') throw error;
   } finally {
     clearTimeout(untilTimer);
   }

@@ -1,8 +1,6 @@
 import { createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { command } from '../../command.js';
 import { CliError } from '../../errors.js';
 import { addonPath } from '../../addon-types.js';
@@ -28,7 +26,7 @@ export const addonBackupDownload = command({
     const output = options.output;
     if (!output) throw new CliError('Say where to write the dump with --output <file>.');
     const response = await ctx.client().raw('GET', addonPath(ref, options.org, `/backups/${encodeURIComponent(id)}/dump`));
-    if (!response.ok || !response.body) {
+    if (!response.ok) {
       const text = await response.text();
       let error: { message?: string; hint?: string } | undefined;
       try {
@@ -39,7 +37,7 @@ export const addonBackupDownload = command({
       throw new CliError(error?.message ?? `The download failed (status ${response.status}).`, error?.hint);
     }
     try {
-      await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), createWriteStream(output, { flags: 'wx' }));
+      await pipeline(response.body, createWriteStream(output, { flags: 'wx' }));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw new CliError(`${output} exists already; choose a new file.`);
       await rm(output, { force: true });
