@@ -242,6 +242,7 @@ if (ci) {
 const checksStarted = performance.now();
 check('build', bin('tsc'), ['-p', 'tsconfig.json']);
 check('build', bin('tsc'), ['-p', 'tsconfig.console.json']);
+check('build', process.execPath, ['scripts/bundle-cli.mjs']);
 check('lint', bin('biome'), ['lint']);
 check('format check', bin('biome'), ['format']);
 // Beside the spec reporter, one that records what was skipped and when each file ended (scripts/run-record-reporter.mjs).

@@ -292,6 +292,7 @@ build() {
   log "building"
   npx tsc -p tsconfig.json
   npx tsc -p tsconfig.console.json
+  node scripts/bundle-cli.mjs
 }
 
 # What `./dev start` needs: the daemon on its embedded defaults, nothing only the tests use.

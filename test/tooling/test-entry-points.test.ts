@@ -25,6 +25,9 @@ test('the compiled module is the current source', async () => {
   const compiled = new URL('../dist/src/value.js', import.meta.url).href;
   const { value } = await import(compiled);
   assert.equal(source, \`export const value = '\${value}';\\n\`);
+  // The CLI runs from its bundle (scripts/bundle-cli.mjs), which must be as current.
+  const cli = await import(new URL('../dist/src/cli/main.bundle.js', import.meta.url).href);
+  assert.equal(await cli.main(), value);
 });
 `;
 
@@ -49,6 +52,7 @@ before(() => {
     'scripts/run-record-reporter.mjs',
     'scripts/unit-shard.mjs',
     'scripts/test-lanes.mjs',
+    'scripts/bundle-cli.mjs',
   ]) {
     mkdirSync(join(project, file, '..'), { recursive: true });
     copyFileSync(join(repo, file), join(project, file));
@@ -62,6 +66,13 @@ before(() => {
   mkdirSync(join(project, 'test'));
   writeFileSync(join(project, 'src/console/browser/page.ts'), 'export const page = 1;\n');
   writeFileSync(join(project, 'src/value.test.ts'), FRESHNESS_TEST);
+  // A CLI in the shape scripts/bundle-cli.mjs bundles: main.js, and the errors module it keeps apart.
+  mkdirSync(join(project, 'src/cli'));
+  writeFileSync(join(project, 'src/cli/errors.ts'), 'export class CliError extends Error {}\n');
+  writeFileSync(
+    join(project, 'src/cli/main.ts'),
+    "import { value } from '../value.js';\nimport { CliError } from './errors.js';\nexport async function main(): Promise<string> {\n  return new CliError(value).message;\n}\n",
+  );
   // Biome reads .gitignore through git, as in the real tree.
   writeFileSync(join(project, '.gitignore'), 'node_modules\ndist\n');
   assert.equal(run('git', ['init', '-q']).code, 0);
