@@ -8,12 +8,12 @@
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, commitAll, createApp, deploymentLog, getThroughRouter, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { startPrivateRegistry, REFUSAL, type PrivateRegistry } from '../support/private-registry.js';
+import { filesHoldingAny } from '../support/files-holding.js';
 
 const TOKEN = 'npm_SlipwayTestToken0123456789abcdef';
 const USER = 'deployer';
@@ -63,13 +63,6 @@ async function deploy(env: Record<string, string>, extraFiles: Record<string, st
   return { appId, deploymentId: result.id, state: result.state, log: await deploymentLog(daemon, appId, result.id) };
 }
 
-/** Files under the paths whose content holds the string (grep reads binary files too). */
-function filesContaining(paths: string | string[], value: string): string[] {
-  const grep = spawnSync('grep', ['-rlaF', '--', value, ...[paths].flat()], { encoding: 'utf8' });
-  assert.ok(grep.status === 0 || grep.status === 1, `grep failed: ${grep.stderr}`);
-  return grep.stdout.split('\n').filter(Boolean);
-}
-
 /**
  * The data folder as far as this app's build may have written to it: everything but the other
  * apps' filesystem images (sparse files of their whole budget, which grep reads to the last
@@ -92,21 +85,16 @@ async function assertNoSecretLeft(deployed: Deployed, secrets: string[]): Promis
   for (const secret of secrets) {
     assert.ok(!deployed.log.join('\n').includes(secret), `the deployment log shows a credential:\n${deployed.log.join('\n')}`);
     assert.ok(!`${activity.stdout}${activity.stderr}${activityJson.stdout}`.includes(secret), 'slipway activity shows a credential');
-    if (existsSync(releaseDir)) assert.deepEqual(filesContaining(releaseDir, secret), [], 'a file of the release holds a credential');
-    // Nor anywhere else the daemon writes (build folders, package caches, logs), except the
-    // store, which keeps the variable itself, and the definitions of the sandboxes running now
-    // (runc's state and bundles, and the records the next daemon adopts the instances by; all
-    // root's alone), which hold the environment of their processes as /proc does: the instance
-    // gets the app's variables, NPM_TOKEN among them.
-    const elsewhere = filesContaining(dataFolderOf(deployed.appId), secret).filter(
-      (path) =>
-        !/\.(db|sqlite)(-wal|-shm|-journal)?$/.test(path) &&
-        !path.startsWith(join(daemon.dataDir, 'runc') + '/') &&
-        !path.startsWith(join(daemon.dataDir, 'sandboxes') + '/') &&
-        !path.startsWith(join(daemon.dataDir, 'instances') + '/'),
-    );
-    assert.deepEqual(elsewhere, [], 'a file of the data folder holds a credential');
   }
+  if (existsSync(releaseDir)) assert.deepEqual(filesHoldingAny(releaseDir, secrets), [], 'a file of the release holds a credential');
+  const elsewhere = filesHoldingAny(dataFolderOf(deployed.appId), secrets).filter(
+    (path) =>
+      !/\.(db|sqlite)(-wal|-shm|-journal)?$/.test(path) &&
+      !path.startsWith(join(daemon.dataDir, 'runc') + '/') &&
+      !path.startsWith(join(daemon.dataDir, 'sandboxes') + '/') &&
+      !path.startsWith(join(daemon.dataDir, 'instances') + '/'),
+  );
+  assert.deepEqual(elsewhere, [], 'a file of the data folder holds a credential');
   if (existsSync(releaseDir)) {
     assert.equal(existsSync(join(releaseDir, '.slipway-cache/config/.npmrc')), false, 'the credentials file is not in the release');
     assert.equal(existsSync(join(releaseDir, '.yarnrc.slipway-build.yml')), false, 'the Yarn berry credentials file is not in the release');
