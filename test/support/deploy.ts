@@ -169,14 +169,20 @@ export function waitForDeploymentOf(
   commit: string,
   timeoutMs = 600_000,
 ): Promise<{ id: string; state: string; message: string | null }> {
+  // Polled through the API from this process, as a user's script would, rather than with a CLI
+  // process per look: a build of a minute is looked at a few hundred times, and a CLI process
+  // each time cost the whole suite minutes of processor time.
   return waitUntil(
     `the deployment of ${commit} to end`,
     async () => {
-      const list = await daemon.cli(['activity', '--app', appId, '--format', 'json', '--limit', '20']);
-      if (list.code !== 0) return undefined;
-      const found = (JSON.parse(list.stdout) as Array<{ id: string; commit: string; state: string; message: string | null }>).find(
-        (d) => d.commit === commit,
-      );
+      const response = await fetch(`${daemon.apiUrl}/v1/apps/${appId}/deployments?limit=20`, {
+        headers: { authorization: `Bearer ${daemon.adminToken}` },
+      });
+      if (!response.ok) return undefined;
+      const { deployments } = (await response.json()) as {
+        deployments: Array<{ id: string; commit: string; state: string; message: string | null }>;
+      };
+      const found = deployments.find((d) => d.commit === commit);
       return found && found.state !== 'WIP' ? found : undefined;
     },
     timeoutMs,
