@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { FairJobs, type FairLimits } from '../core/fair-share.js';
+import { FairJobs, type FairLimits } from '../shared/fair-share.js';
 import type { Readable } from 'node:stream';
 import { ConflictError, NotFoundError, SlipwayError, ValidationError } from '../core/errors.js';
 import type { DiskReserve } from '../storage/disk-reserve.js';

@@ -1,5 +1,5 @@
 import type { Store } from '../store/store.js';
-import { type FairLimits, fairPick } from '../core/fair-share.js';
+import { type FairLimits, fairPick } from '../shared/fair-share.js';
 import type { DeliveryRow } from '../store/notification-deliveries.js';
 import type { PlatformEvent } from '../core/platform-events.js';
 import type { PlatformEvents } from './platform-event-hub.js';
