@@ -130,10 +130,17 @@ export class AppDisks {
     if (bytes === current || !this.mounted(appId)) return bytes === current ? 'now' : 'at the next mount';
     const device = mountSourceOf(readFileSync('/proc/self/mountinfo', 'utf8'), this.o.layout.appFolder(appId));
     if (!device?.startsWith('/dev/loop')) return 'at the next mount';
+    const folder = this.o.layout.appFolder(appId);
+    const sizeBefore = await filesystemBytes(folder);
     await setLength(image, bytes);
-    await runChecked(['losetup', '-c', device], { cwd: '/', env: SYSTEM_TOOL_ENV });
     try {
-      await runChecked(['resize2fs', device], { cwd: '/', env: SYSTEM_TOOL_ENV, timeoutMs: 10 * 60_000 });
+      // Once more when the first pass left the filesystem as it was: on a loaded machine resize2fs
+      // has been seen to find nothing to do (exit 0) right after the device was told its new size.
+      for (let attempt = 1; (await filesystemBytes(folder)) <= sizeBefore; attempt++) {
+        if (attempt > 2) throw new Error('resize2fs left the mounted filesystem at its size');
+        await runChecked(['losetup', '-c', device], { cwd: '/', env: SYSTEM_TOOL_ENV });
+        await runChecked(['resize2fs', device], { cwd: '/', env: SYSTEM_TOOL_ENV, timeoutMs: 10 * 60_000 });
+      }
     } catch (error) {
       // The image goes back to the size of the filesystem in it, so the next mount sees it must grow.
       await setLength(image, current);
@@ -189,4 +196,10 @@ async function setLength(path: string, bytes: number): Promise<void> {
   } finally {
     await file.close();
   }
+}
+
+/** The size a mounted filesystem offers (its blocks after its own overhead). */
+async function filesystemBytes(folder: string): Promise<number> {
+  const s = await statfs(folder);
+  return s.blocks * s.bsize;
 }

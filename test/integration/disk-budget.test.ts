@@ -165,7 +165,11 @@ test('an administrator raises one app’s budget; shrinking it is refused with t
     assert.match(daemon.output(), /grew to its disk budget of 128 MiB/);
   }
   const size = execFileSync('findmnt', ['-n', '-o', 'SIZE', join(daemon.dataDir, 'apps', appId)], { encoding: 'utf8' }).trim();
-  assert.match(size, /^1[12]\d(\.\d)?M$/, `the mounted filesystem grew (${size})`);
+  assert.match(
+    size,
+    /^1[12]\d(\.\d)?M$/,
+    `the mounted filesystem grew (${size}); scale said: ${grown.stdout}${grown.stderr}; the daemon: ${daemon.output().split('\n').slice(-8).join(' | ')}`,
+  );
   assert.equal(await served(), 'small', 'the serving release is the same');
 });
 
