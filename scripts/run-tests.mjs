@@ -92,9 +92,10 @@ for (const file of notUnitTests) {
  * those that mostly wait (on the clock, on the API, on a small app's deploy) and hold no figure
  * that another daemon's build beside them would upset. They keep to their own ports, subnets and
  * names, as every test daemon does. What stays in the main lane: the heavy builds (Scala, the
- * example apps, private registries, the previous commit's build), the Docker Swarm, the console
- * in Chromium, and every file that measures latency, counts failed requests under load or
- * times a restart. The split keeps both lanes near the same length (the run prints both).
+ * example apps, private registries, the previous commit's build), the Docker Swarm, and every
+ * file that measures latency, counts failed requests under load or times a restart. The
+ * console's tests in Chromium go beside too (BESIDE_FILES): they wait on the page and measure
+ * nothing. The split keeps the lanes near the same length (the run prints each).
  */
 const BESIDE = [
   'acme',
@@ -147,6 +148,8 @@ const BESIDE = [
   'two-daemons',
   'workers',
 ].map((name) => `test/integration/${name}.test.ts`);
+/** Files beside the main lane outside test/integration (see BESIDE). */
+const BESIDE_FILES = ['test/e2e/console.test.ts', 'test/e2e/console-actions.test.ts'];
 /**
  * The files of the main lane's kind that run heavy builds (Scala, the example apps with every
  * package manager, private registries, a previous commit's build) and hold no latency figure:
@@ -169,7 +172,7 @@ const BESIDE_LANES = 2;
 // A name that names no file (a test renamed or removed) would move nothing beside: say so (in a
 // checkout that has the integration tests).
 const hasIntegrationTests = existsSync(join(root, 'test', 'integration'));
-for (const file of [...BESIDE, ...BUILDS]) {
+for (const file of [...BESIDE, ...BESIDE_FILES, ...BUILDS]) {
   if (hasIntegrationTests && !existsSync(join(root, file))) {
     console.error(`scripts/run-tests.mjs: BESIDE or BUILDS names ${file}, which does not exist; update the list.`);
     process.exit(1);
@@ -178,7 +181,7 @@ for (const file of [...BESIDE, ...BUILDS]) {
 
 /** Files that use the Docker Swarm run in the main lane: one swarm, one user at a time. */
 function runsBeside(file) {
-  if (BESIDE.includes(file)) return true;
+  if (BESIDE.includes(file) || BESIDE_FILES.includes(file)) return true;
   const unitFile = file.startsWith('src/') || file.startsWith('bench/');
   return unitFile && !MACHINE_TESTS.includes(file) && !file.startsWith('src/instances/swarm/');
 }
