@@ -186,7 +186,24 @@ export function waitForDeploymentOf(
       return found && found.state !== 'WIP' ? found : undefined;
     },
     timeoutMs,
-  );
+  ).then(async (deployment) => {
+    await deploymentLogEnded(daemon, appId, deployment.id);
+    return deployment;
+  });
+}
+
+/**
+ * Follows a deployment's log to its end through the API. The record says OK or FAIL before the
+ * deployment's last steps ran (CC_RUN_SUCCEEDED_HOOK or CC_RUN_FAILED_HOOK, the releases beyond
+ * the kept count leaving): its log ends after them, and a test reading the deployment then sees
+ * all it did.
+ */
+async function deploymentLogEnded(daemon: TestDaemon, appId: string, deploymentId: string): Promise<void> {
+  const response = await fetch(`${daemon.apiUrl}/v1/apps/${appId}/deployments/${encodeURIComponent(deploymentId)}/logs?follow=1&lines=1`, {
+    headers: { authorization: `Bearer ${daemon.adminToken}` },
+    signal: AbortSignal.timeout(600_000),
+  });
+  await response.text();
 }
 
 /** The deployment log as plain lines. */
