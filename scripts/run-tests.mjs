@@ -137,6 +137,7 @@ const BESIDE = [
   'rollback',
   'route-scopes',
   'run',
+  'scale-to-zero',
   'secrets-at-rest',
   'shared-postgresql-move',
   'start-process',
