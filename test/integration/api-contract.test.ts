@@ -122,7 +122,16 @@ function deploymentEnd(appId: string, deploymentId: string): Promise<{ state: st
 
 async function deployedOk(appId: string, deploymentId: string): Promise<void> {
   const end = await deploymentEnd(appId, deploymentId);
-  assert.equal(end.state, 'OK', `deployment ${deploymentId} ended ${end.state}`);
+  if (end.state === 'OK') return;
+  // Why it failed: the last lines of its log, as the API gives them.
+  const response = await fetch(`${daemon.apiUrl}/v1/apps/${appId}/deployments/${deploymentId}/logs?lines=30`, {
+    headers: { authorization: `Bearer ${daemon.adminToken}` },
+  });
+  const log = (await response.text())
+    .trim()
+    .split('\n')
+    .map((l) => (JSON.parse(l) as { line?: string }).line ?? l);
+  assert.equal(end.state, 'OK', `deployment ${deploymentId} ended ${end.state}:\n${log.join('\n')}`);
 }
 
 /** `slipway run`'s upgrade, answered 101 or refused. */
