@@ -25,17 +25,15 @@ const NPM_KEYS = ['registry', 'cafile', 'strict-ssl', 'proxy', 'https-proxy', 'n
  * leaves them all out.
  */
 export async function npmNetworkConfig(): Promise<Map<string, string>> {
-  const values = new Map<string, string>();
-  let stdout: string;
   try {
-    ({ stdout } = await runChecked(['npm', 'config', 'get', ...NPM_KEYS], {
+    const { stdout } = await runChecked(['npm', 'config', 'get', ...NPM_KEYS], {
       timeoutMs: 30_000,
       env: { ...process.env, npm_config_update_notifier: 'false' },
-    }));
+    });
+    return parseNpmConfigLines(stdout);
   } catch {
-    return values;
+    return new Map();
   }
-  return parseNpmConfigLines(stdout);
 }
 
 /** Reads `npm config get a b …` output; a value may itself hold `=`. */

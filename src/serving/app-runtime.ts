@@ -10,7 +10,7 @@ import { InstanceLauncher } from './instance-launch.js';
 import { InstanceReplacement } from './instance-replacement.js';
 import { ExclusiveHandover } from './exclusive-handover.js';
 import { WorkerPool } from './worker-pool.js';
-import { InstanceScaling } from './instance-scaling.js';
+import { InstanceScaling, storedInstanceCount } from './instance-scaling.js';
 
 /**
  * Owns the instances that serve each app and the routing table: new instances replace the old
@@ -113,8 +113,7 @@ export class AppRuntime {
    * all; resolves with healthy instances (not yet serving) or throws after stopping them.
    */
   async launchAll(app: AppRow, release: ReleaseSpec, deploymentLog: (line: string) => void, cancel?: AbortSignal): Promise<Instance[]> {
-    const count = Math.max(1, this.options.store.apps.byId(app.id)?.instances ?? 1);
-    const numbers = Array.from({ length: count }, (_, n) => n);
+    const numbers = Array.from({ length: storedInstanceCount(this.options.store, app.id) }, (_, n) => n);
     const { healthy, failure } = await this.launcher.launchNumbered(app, release, deploymentLog, numbers, cancel);
     if (failure) {
       await Promise.all(healthy.map((i) => i.stop(5000).catch(() => undefined)));

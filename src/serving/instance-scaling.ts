@@ -23,6 +23,11 @@ export interface InstanceScalingOptions {
   sleepHolds?: SleepHolds;
 }
 
+/** How many instances the app's release runs with when it serves: its stored count, at least one. */
+export function storedInstanceCount(store: Store, appId: string): number {
+  return Math.max(1, store.apps.byId(appId)?.instances ?? 1);
+}
+
 /**
  * Changes how many instances serve an app's current release, zero included (scale to zero). The
  * count is the one stored for the app. Changes of one app run one after the other (a person's
@@ -82,7 +87,7 @@ export class InstanceScaling {
       if (record && record.wanted === 'running' && table.of(app.id).length === 0) {
         // An exclusive volume has one writer at a time: the instance the sleep stopped is gone first.
         if (this.o.hasExclusiveVolume?.(app.id)) await table.drained(app.id);
-        const numbers = Array.from({ length: this.wantedCount(app.id) }, (_, n) => n);
+        const numbers = Array.from({ length: storedInstanceCount(this.o.store, app.id) }, (_, n) => n);
         const { healthy, failure } = await launcher.launchNumbered(app, parseReleaseSpec(record.start_json), log, numbers);
         if (healthy.length === 0) throw failure?.reason;
         table.serve(app.id, healthy);
@@ -92,13 +97,9 @@ export class InstanceScaling {
     });
   }
 
-  private wantedCount(appId: string): number {
-    return Math.max(1, this.o.store.apps.byId(appId)?.instances ?? 1);
-  }
-
   private async scaleNow(app: AppRow, log: (line: string) => void): Promise<void> {
     const { store, table, launcher } = this.o;
-    const wanted = this.wantedCount(app.id);
+    const wanted = storedInstanceCount(this.o.store, app.id);
     const current = table.of(app.id);
     const record = store.deployments.release(app.id);
     if (current.length === 0 || !record || record.wanted !== 'running') return;

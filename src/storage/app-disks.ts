@@ -128,9 +128,9 @@ export class AppDisks {
       );
     }
     if (bytes === current || !this.mounted(appId)) return bytes === current ? 'now' : 'at the next mount';
-    const device = mountSourceOf(readFileSync('/proc/self/mountinfo', 'utf8'), this.o.layout.appFolder(appId));
-    if (!device?.startsWith('/dev/loop')) return 'at the next mount';
     const folder = this.o.layout.appFolder(appId);
+    const device = mountSourceOf(readFileSync('/proc/self/mountinfo', 'utf8'), folder);
+    if (!device?.startsWith('/dev/loop')) return 'at the next mount';
     const sizeBefore = await filesystemBytes(folder);
     await setLength(image, bytes);
     try {
