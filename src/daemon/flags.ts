@@ -31,7 +31,7 @@ import {
   STORE_TARGET,
 } from './platform-backup-setup.js';
 import { namesStoredBackup } from '../backups/platform/manifest.js';
-import { parseSftpListen } from '../instances/swarm/bucket-sftp-config.js';
+import { addressOfSftpListen, parseBucketServerAddress } from '../instances/swarm/bucket-server-config.js';
 import {
   parseAcmeDirectory,
   parseAcmeEmail,
@@ -266,11 +266,16 @@ export const DAEMON_FLAGS: OptionSpec = {
     description: "CA of the swarm registry's TLS certificate (default the Docker engine's, /etc/docker/certs.d/<registry>/ca.crt)",
   },
   'swarm-subnet': { type: 'string', value: '<cidr>', description: `The swarm tasks' network, a /16 (default ${DEFAULT_SWARM_SUBNET})` },
+  'swarm-bucket-server': {
+    type: 'string',
+    value: '<address>',
+    description:
+      'Where the swarm nodes mount FS buckets from (GlusterFS, ports 24007 and 49152-49651): an address of this machine they reach (default $SLIPWAY_SWARM_BUCKET_SERVER; none: apps naming buckets do not start on Swarm)',
+  },
   'swarm-bucket-sftp': {
     type: 'string',
     value: '<address:port>',
-    description:
-      'Where the swarm nodes mount FS buckets over SFTP: an address of this machine they reach (default $SLIPWAY_SWARM_BUCKET_SFTP; none: apps naming buckets do not start on Swarm)',
+    description: 'Older name of --swarm-bucket-server: its address is used, its port no longer',
   },
   ...Object.fromEntries(
     (Object.keys(LOG_LIMIT_FLAGS) as LogLimitFlag[]).map((flag) => [
@@ -339,16 +344,19 @@ export function parseDaemonFlags(o: OptionValues, env: NodeJS.ProcessEnv): Daemo
       registryPasswordFile: text('registry-password-file') ?? env.SLIPWAY_REGISTRY_PASSWORD_FILE,
       registryCaFile: text('registry-ca'),
       subnet: text('swarm-subnet') ?? DEFAULT_SWARM_SUBNET,
-      ...optionalSftp(text('swarm-bucket-sftp') ?? env.SLIPWAY_SWARM_BUCKET_SFTP),
+      ...optionalBucketServer(
+        text('swarm-bucket-server') ?? env.SLIPWAY_SWARM_BUCKET_SERVER,
+        text('swarm-bucket-sftp') ?? env.SLIPWAY_SWARM_BUCKET_SFTP,
+      ),
     },
   };
 }
 
 /** Checked at parse time: a wrong address stops the start before anything runs. */
-function optionalSftp(value: string | undefined): { bucketSftp?: string } {
-  if (value === undefined || value === '') return {};
-  parseSftpListen(value);
-  return { bucketSftp: value };
+function optionalBucketServer(value: string | undefined, olderSftpValue: string | undefined): { bucketServer?: string } {
+  if (value !== undefined && value !== '') return { bucketServer: parseBucketServerAddress(value) };
+  if (olderSftpValue !== undefined && olderSftpValue !== '') return { bucketServer: addressOfSftpListen(olderSftpValue) };
+  return {};
 }
 
 function metricsListen(value: string | undefined): { host: string; port: number } | undefined {

@@ -1,15 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { baseImageTag, debianSuite, importBaseImage } from './base-image.js';
-import { bucketVolume, HOLDER_MOUNT, HOLDER_TMPFS, holderScript } from './bucket-sftp-config.js';
-import type { BucketExport } from './bucket-sftp.js';
+import { HOLDER_MOUNT, HOLDER_TMPFS, holderScript, nodeBucketVolume } from './bucket-server-config.js';
+import type { BucketExport } from './bucket-server.js';
 import { DockerApiError, type DockerApi } from './docker-api.js';
 import { imageExists, pullImage, pushImage } from './image-transfer.js';
 import { LogFrameReader } from './log-frames.js';
 import type { RegistryAccess } from './registry.js';
 import { LABEL_OWNER } from './service-spec.js';
 
-/** The holder's image: sshfs and the ssh client, from Debian, nothing else. */
-export const SSHFS_PACKAGES = ['sshfs', 'openssh-client'];
+/** The holder's image: GlusterFS's FUSE client, from Debian, nothing else. */
+export const HOLDER_PACKAGES = ['glusterfs-client'];
 const MOUNT_TIMEOUT_MS = 30_000;
 
 export interface NodeBucketMountsOptions {
@@ -20,10 +20,10 @@ export interface NodeBucketMountsOptions {
 }
 
 /**
- * The nodes' side of FS buckets on Swarm: on each node, a bucket is a Docker volume that a
- * holder container of the node fills with an sshfs mount of the control machine's SFTP account
- * (bucket-sftp.ts). The holder runs in the node's network namespace with CAP_SYS_ADMIN and
- * /dev/fuse only, binds the volume's folder rshared so its mount reaches the node (and the
+ * The nodes' side of FS buckets on Swarm: on each node, a bucket is a Docker volume per app that
+ * a holder container of the node fills with a GlusterFS mount of the control machine's volume
+ * (bucket-server.ts), as the app's tasks go through it (each app a client of its own). The holder
+ * runs in the node's network and process namespaces with CAP_SYS_ADMIN and /dev/fuse only, binds the volume's folder rshared so its mount reaches the node (and the
  * tasks that mount the volume), and is restarted by Docker (the node's reboot included). Tasks
  * themselves get no capability and no device: they mount the volume like any other.
  */
@@ -38,18 +38,18 @@ export class NodeBucketMounts {
   constructor(private readonly o: NodeBucketMountsOptions) {}
 
   /** The bucket mounted on the node (its holder running and its mount there); throws saying why not. */
-  ensure(nodeId: string, api: DockerApi, bucket: BucketExport): Promise<void> {
-    const key = `${nodeId}\n${bucket.account}`;
+  ensure(nodeId: string, api: DockerApi, bucket: BucketExport, uid: number): Promise<void> {
+    const key = `${nodeId}\n${bucket.volume}\n${uid}`;
     let pending = this.pending.get(key);
     if (!pending) {
-      pending = this.mount(nodeId, api, bucket).finally(() => this.pending.delete(key));
+      pending = this.mount(nodeId, api, bucket, uid).finally(() => this.pending.delete(key));
       this.pending.set(key, pending);
     }
     return pending;
   }
 
-  private async mount(nodeId: string, api: DockerApi, bucket: BucketExport): Promise<void> {
-    const volume = bucketVolume(this.o.owner, bucket.account);
+  private async mount(nodeId: string, api: DockerApi, bucket: BucketExport, uid: number): Promise<void> {
+    const volume = nodeBucketVolume(this.o.owner, bucket.volume, uid);
     const name = volume;
     try {
       const found = await api.json<{ State: { Running: boolean } }>({ path: `/containers/${name}/json`, what: 'inspect a bucket holder' });
@@ -75,14 +75,18 @@ export class NodeBucketMounts {
         Image: image,
         Cmd: ['/bin/sh', '-c', holderScript(marker)],
         Env: [
-          `SLIPWAY_SFTP_KEY=${bucket.privateKey.trim()}`,
-          `SLIPWAY_SFTP_KNOWN_HOST=${bucket.knownHost}`,
-          `SLIPWAY_SFTP_TARGET=${bucket.account}@${bucket.host}`,
-          `SLIPWAY_SFTP_PORT=${bucket.port}`,
+          `SLIPWAY_BUCKET_CERT=${bucket.cert.trim()}`,
+          `SLIPWAY_BUCKET_KEY=${bucket.key.trim()}`,
+          `SLIPWAY_BUCKET_CA=${bucket.ca.trim()}`,
+          `SLIPWAY_BUCKET_SERVER=${bucket.host}`,
+          `SLIPWAY_BUCKET_VOLUME=${bucket.volume}`,
         ],
         Labels: { [LABEL_OWNER]: this.o.owner, 'slipway.role': 'bucket-holder' },
         HostConfig: {
           NetworkMode: 'host',
+          // The client reads each caller's groups from /proc/<pid>/status (FUSE gives it the uid
+          // and gid only): it must see the tasks' processes, whose bucket group opens the bucket.
+          PidMode: 'host',
           CapDrop: ['ALL'],
           CapAdd: ['CAP_SYS_ADMIN'],
           Devices: [{ PathOnHost: '/dev/fuse', PathInContainer: '/dev/fuse', CgroupPermissions: 'rwm' }],
@@ -90,7 +94,7 @@ export class NodeBucketMounts {
           RestartPolicy: { Name: 'unless-stopped' },
           Mounts: [
             { Type: 'bind', Source: made.Mountpoint, Target: HOLDER_MOUNT, BindOptions: { Propagation: 'rshared' } },
-            { Type: 'tmpfs', Target: HOLDER_TMPFS, TmpfsOptions: { SizeBytes: 1024 * 1024, Mode: 0o700 } },
+            ...HOLDER_TMPFS.map((target) => ({ Type: 'tmpfs', Target: target, TmpfsOptions: { SizeBytes: 4 * 1024 * 1024, Mode: 0o700 } })),
           ],
         },
       },
@@ -98,7 +102,7 @@ export class NodeBucketMounts {
     });
     await api.json({ method: 'POST', path: `/containers/${id}/start`, what: `start the holder of an FS bucket on swarm node ${nodeId}` });
     await this.waitMounted(nodeId, api, id, marker);
-    this.o.log(`swarm node ${nodeId}: FS bucket ${bucket.account} mounted over SFTP in volume ${volume}`);
+    this.o.log(`swarm node ${nodeId}: FS bucket ${bucket.volume} mounted from GlusterFS in volume ${volume}`);
   }
 
   /** Stops the node's holders (their mounts go with them) and removes their volumes: the platform stops. */
@@ -139,7 +143,7 @@ export class NodeBucketMounts {
     }
   }
 
-  /** Waits for the holder's `mounted` line; an exit (sshfs refused, no /dev/fuse...) fails with what it printed. */
+  /** Waits for the holder's `mounted` line; an exit (the server refused, no /dev/fuse...) fails with what it printed. */
   private async waitMounted(nodeId: string, api: DockerApi, id: string, marker: string): Promise<void> {
     const deadline = Date.now() + MOUNT_TIMEOUT_MS;
     for (;;) {
@@ -154,7 +158,7 @@ export class NodeBucketMounts {
           .json({ method: 'DELETE', path: `/containers/${id}`, query: { force: true }, what: 'remove a bucket holder' })
           .catch(() => undefined);
         throw new Error(
-          `Swarm node ${nodeId} could not mount an FS bucket over SFTP (${state.State.Running ? 'no mount within 30 s' : `sshfs exited with ${state.State.ExitCode}`}: ${lines.join(' ').trim().slice(0, 300) || 'no output'}); check that the node reaches the address given to --swarm-bucket-sftp and has /dev/fuse (docs/swarm.md, "FS buckets").`,
+          `Swarm node ${nodeId} could not mount an FS bucket from GlusterFS (${state.State.Running ? 'no mount within 30 s' : `glusterfs exited with ${state.State.ExitCode}`}: ${lines.join(' ').trim().slice(-300) || 'no output'}); check that the node reaches the address given to --swarm-bucket-server (ports 24007 and 49152-49651) and has /dev/fuse (docs/swarm.md, "FS buckets").`,
         );
       }
       await new Promise((r) => setTimeout(r, 200));
@@ -177,10 +181,10 @@ export class NodeBucketMounts {
   /** Built once from Debian packages on the manager and pushed for the nodes to pull. */
   private ensureImage(): Promise<string> {
     this.image ??= (async () => {
-      const repository = `${this.o.registry.address}/slipway/sshfs`;
-      const tag = baseImageTag(debianSuite(), SSHFS_PACKAGES);
+      const repository = `${this.o.registry.address}/slipway/bucket-holder`;
+      const tag = baseImageTag(debianSuite(), HOLDER_PACKAGES);
       const name = `${repository}:${tag}`;
-      if (!(await imageExists(this.o.manager, name))) await importBaseImage(this.o.manager, repository, tag, this.o.log, SSHFS_PACKAGES);
+      if (!(await imageExists(this.o.manager, name))) await importBaseImage(this.o.manager, repository, tag, this.o.log, HOLDER_PACKAGES);
       await pushImage(this.o.manager, name, this.o.registry);
       return name;
     })();

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SandboxIdentity } from '../../sandbox/sandbox-identity.js';
 import { bucketMounts } from '../../sandbox/release-sandbox.js';
-import { taskBucketMount } from './bucket-sftp-config.js';
+import { taskBucketMount } from './bucket-server-config.js';
 
 export const LABEL_OWNER = 'slipway.owner';
 export const LABEL_INSTANCE = 'slipway.instance';
@@ -79,7 +79,9 @@ export function serviceSpec(i: ServiceSpecInput): Record<string, unknown> {
     : [];
   // FS buckets: each the node's volume of it (node-bucket-mounts.ts), with its group.
   const buckets = bucketMounts(i.workingDir, i.sandbox.buckets ?? []);
-  const bucketVolumes = (buckets.sharedFolders ?? []).map((f, n) => taskBucketMount(i.owner, i.sandbox.buckets![n]!.source, f.destination));
+  const bucketVolumes = (buckets.sharedFolders ?? []).map((f, n) =>
+    taskBucketMount(i.owner, i.sandbox.buckets![n]!.source, i.sandbox.user.uid, f.destination),
+  );
   return {
     Name: i.name,
     Labels: {

@@ -1,7 +1,7 @@
 import { Firewall } from '../../network/firewall.js';
 import type { SandboxNetworkEvents } from '../local/local-netns-backend.js';
 import { join } from 'node:path';
-import { parseSftpListen } from './bucket-sftp-config.js';
+import { parseBucketServerAddress } from './bucket-server-config.js';
 import { DockerApi } from './docker-api.js';
 import { SwarmBackend } from './swarm-backend.js';
 import { DEFAULT_REGISTRY_PASSWORD_FILE, DEFAULT_REGISTRY_USER, RegistryAccess, dockerCaFile } from './registry.js';
@@ -23,8 +23,8 @@ export interface SwarmOptions {
   registryCaFile?: string;
   /** The tasks' network, a /16 no node uses otherwise (default 172.31.0.0/16). */
   subnet: string;
-  /** `<address:port>` of this machine where the nodes mount FS buckets over SFTP; without it, apps naming buckets do not start. */
-  bucketSftp?: string;
+  /** The address of this machine where the nodes mount FS buckets from (GlusterFS); without it, apps naming buckets do not start. */
+  bucketServer?: string;
 }
 
 import { DEFAULT_REGISTRY, DEFAULT_SWARM_SUBNET } from './swarm-defaults.js';
@@ -99,11 +99,10 @@ export async function startSwarmBackend(
   log: (line: string) => void,
   /** Where tasks reach this machine's router and add-on servers (the sandboxes' gateway). */
   controlMachineAddress?: string,
-  /** The data folder: the FS buckets' SFTP keys live in it. */
+  /** The data folder: the FS buckets' server keeps its state and certificates in it. */
   dataDir?: string,
 ): Promise<SwarmBackend> {
   const registry = await checkedRegistry(swarm);
-  const sftp = swarm.bucketSftp && dataDir ? parseSftpListen(swarm.bucketSftp) : undefined;
   const backend = new SwarmBackend({
     api: new DockerApi(swarm.dockerSocket),
     registry,
@@ -113,15 +112,8 @@ export async function startSwarmBackend(
     controlMachineAddress,
     networkEvents,
     log,
-    ...(sftp && dataDir
-      ? {
-          bucketSftp: {
-            ...sftp,
-            stateDir: join(dataDir, 'fs-buckets', 'sftp'),
-            // sshd wants every folder up to a chroot root's and closed to others: not under the data folder, which may be in /tmp.
-            chrootRoot: `/run/slipway-bucket-sftp/${owner}`,
-          },
-        }
+    ...(swarm.bucketServer && dataDir
+      ? { bucketServer: { host: parseBucketServerAddress(swarm.bucketServer), stateDir: join(dataDir, 'fs-buckets', 'gluster') } }
       : {}),
   });
   const node = await backend.init();

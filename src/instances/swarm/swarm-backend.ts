@@ -29,8 +29,8 @@ import { TasksNetwork } from './tasks-network.js';
 import type { RegistryAccess } from './registry.js';
 import { randomBytes } from 'node:crypto';
 import { usedToolchainFolders } from './toolchain-folders.js';
-import type { SandboxBucket } from '../../sandbox/sandbox-identity.js';
-import { BucketSftp, type BucketSftpOptions } from './bucket-sftp.js';
+import type { SandboxIdentity } from '../../sandbox/sandbox-identity.js';
+import { BucketServer, type BucketServerOptions } from './bucket-server.js';
 import { NodeBucketMounts } from './node-bucket-mounts.js';
 
 export interface SwarmBackendOptions {
@@ -50,8 +50,8 @@ export interface SwarmBackendOptions {
   controlMachineAddress?: string;
   /** Told when an instance holds an address and when it gives it back (add-on access). */
   networkEvents?: SandboxNetworkEvents;
-  /** FS buckets: where this machine's SFTP server of them listens for the nodes, and its folders (bucket-sftp.ts). */
-  bucketSftp?: Omit<BucketSftpOptions, 'log'>;
+  /** FS buckets: where this machine's GlusterFS server of them listens for the nodes, and its folder (bucket-server.ts). */
+  bucketServer?: Omit<BucketServerOptions, 'log'>;
   /** How long a task may take to be scheduled, pull its image and run. */
   startTimeoutMs?: number;
   restartDelayMs?: number;
@@ -95,8 +95,8 @@ export class SwarmBackend implements InstanceBackend {
   private networkEvents: SandboxNetworkEvents | undefined;
   /** Filters the tasks' bridge of the other nodes, through their Docker APIs. */
   private readonly nodeFilter: NodeFilter;
-  /** FS buckets: this machine's SFTP server of them (when configured) and their mounts on the nodes. */
-  private readonly bucketSftp: BucketSftp | undefined;
+  /** FS buckets: this machine's GlusterFS server of them (when configured) and their mounts on the nodes. */
+  private readonly bucketServer: BucketServer | undefined;
   private readonly nodeBuckets: NodeBucketMounts;
   private readonly log: (line: string) => void;
 
@@ -120,7 +120,7 @@ export class SwarmBackend implements InstanceBackend {
       controlMachine: o.controlMachineAddress ?? this.network.gatewayAddress,
       log: this.log,
     });
-    this.bucketSftp = o.bucketSftp && new BucketSftp({ ...o.bucketSftp, log: this.log });
+    this.bucketServer = o.bucketServer && new BucketServer({ ...o.bucketServer, log: this.log });
     this.nodeBuckets = new NodeBucketMounts({ manager: o.api, registry: o.registry, owner: this.owner, log: this.log });
   }
 
@@ -185,7 +185,7 @@ export class SwarmBackend implements InstanceBackend {
     const id = spec.instanceId;
     if (this.instances.has(id)) throw new Error(`Instance ${id} is already running; stop it first or use a new instance id.`);
     if (spec.command.length === 0) throw new Error(`Instance ${id} has no command to run.`);
-    await this.mountBuckets(spec.sandbox.buckets);
+    await this.mountBuckets(spec.sandbox);
 
     const image = await this.imageOf(spec);
     void this.images.pruneApp().catch((e: Error) => this.log(`could not remove old release images: ${e.message}`));
@@ -263,7 +263,7 @@ export class SwarmBackend implements InstanceBackend {
   /** A one-off command as a Swarm job of the release's image (one-off-task.ts). */
   async runOnce(spec: OneOffSpec): Promise<Sandbox> {
     if (!this.node) throw new Error('SwarmBackend.init() must be called (and awaited) before use.');
-    await this.mountBuckets(spec.sandbox.buckets);
+    await this.mountBuckets(spec.sandbox);
     const image = await this.imageOf(spec);
     const name = serviceName(this.owner, 'o', `${spec.appId}\n${randomBytes(8).toString('hex')}`);
     const serviceId = await this.services.create(
@@ -302,20 +302,22 @@ export class SwarmBackend implements InstanceBackend {
   }
 
   /**
-   * The FS buckets a release names, reachable on every node a task may land on: exported over
-   * SFTP from this machine (bucket-sftp.ts) and mounted by a holder on each node, this one
-   * included (node-bucket-mounts.ts). A node that cannot mount one fails the start saying why.
+   * The FS buckets a release names, reachable on every node a task may land on: served by
+   * GlusterFS from this machine (bucket-server.ts) and mounted for the app by a holder on each
+   * node, this one included (node-bucket-mounts.ts). A node that cannot mount one fails the
+   * start saying why.
    */
-  private async mountBuckets(buckets: readonly SandboxBucket[] | undefined): Promise<void> {
+  private async mountBuckets(sandbox: SandboxIdentity): Promise<void> {
+    const buckets = sandbox.buckets;
     if (!buckets || buckets.length === 0) return;
-    if (!this.bucketSftp)
+    if (!this.bucketServer)
       throw new Error(
-        'FS buckets on the Swarm backend need an address the nodes reach this machine at: start the daemon with --swarm-bucket-sftp <address:port> (docs/swarm.md, "FS buckets").',
+        'FS buckets on the Swarm backend need an address the nodes reach this machine at: start the daemon with --swarm-bucket-server <address> (docs/swarm.md, "FS buckets").',
       );
     const nodes = [{ nodeId: this.node!.nodeId, api: this.o.api }, ...(await this.services.nodes.declared())];
     for (const bucket of buckets) {
-      const exported = await this.bucketSftp.ensure(bucket);
-      for (const { nodeId, api } of nodes) await this.nodeBuckets.ensure(nodeId, api, exported);
+      const exported = await this.bucketServer.ensure(bucket);
+      for (const { nodeId, api } of nodes) await this.nodeBuckets.ensure(nodeId, api, exported, sandbox.user.uid);
     }
   }
 
@@ -418,13 +420,13 @@ export class SwarmBackend implements InstanceBackend {
   async removeNetwork(): Promise<void> {
     if (this.instances.size > 0)
       throw new Error(`Cannot remove network ${this.network.name}: ${this.instances.size} instance(s) still running.`);
-    // The FS buckets' mounts on the nodes, then their SFTP server: the buckets unmount after this.
+    // The FS buckets' mounts on the nodes, then their server: the buckets unmount after this.
     const nodes = [{ nodeId: this.node?.nodeId ?? 'manager', api: this.o.api }, ...(await this.services.nodes.declared().catch(() => []))];
     for (const { nodeId, api } of nodes)
       await this.nodeBuckets
         .removeAll(nodeId, api)
         .catch((e: Error) => this.log(`could not remove the FS bucket mounts of swarm node ${nodeId}: ${e.message}`));
-    await this.bucketSftp?.stop();
+    await this.bucketServer?.stop();
     await this.network.remove();
   }
 

@@ -1,0 +1,278 @@
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SandboxBucket } from '../../sandbox/sandbox-identity.js';
+import { CommandFailedError, runChecked } from '../../executor/run-captured.js';
+import { launchDetached } from '../../executor/launch-detached.js';
+import { SYSTEM_TOOL_ENV } from '../../executor/system-tools.js';
+import { BucketCertificates } from './bucket-tls.js';
+import {
+  bucketVolumeName,
+  GLUSTERD_PORT,
+  glusterCli,
+  glusterdScript,
+  glusterdVolfile,
+  type GlusterFolders,
+  SERVER_CERT_NAME,
+  VOLUME_PREFIX,
+  volumeOptions,
+} from './bucket-server-config.js';
+
+const GLUSTERD = '/usr/sbin/glusterd';
+const READY_TIMEOUT_MS = 30_000;
+
+/** What a node needs to mount one bucket: the server, the volume, and the bucket's certificate. */
+export interface BucketExport {
+  volume: string;
+  host: string;
+  /** The bucket's certificate and key (PEM): handed to the nodes' holder containers only. */
+  cert: string;
+  key: string;
+  /** The CA the holder checks the server against. */
+  ca: string;
+}
+
+export interface BucketServerOptions {
+  /** The address of this machine the nodes reach: glusterd and the bricks listen there only. */
+  host: string;
+  /** Root-only folder of glusterd's state, logs, certificates and the CA (`<data>/fs-buckets/gluster`). */
+  stateDir: string;
+  log(line: string): void;
+}
+
+/**
+ * The control machine's side of FS buckets on Swarm: a GlusterFS server of the daemon's own on
+ * the address the nodes reach. Each bucket is a volume whose one brick is the bucket's mount
+ * (its ext4 image, unchanged: size, group, backups and restores are the bucket's own), served
+ * over TLS to the holder of its certificate only. glusterd runs in a mount namespace of its own,
+ * its folders bound over the fixed paths GlusterFS uses, so nothing of it is in the machine's
+ * /var/lib/glusterd or /usr/lib/ssl. glusterd and its bricks outlive the daemon, as the buckets'
+ * mounts do: the nodes keep their mounts across a daemon restart.
+ */
+export class BucketServer {
+  private server: Promise<number> | undefined;
+  private readonly exports = new Map<string, Promise<BucketExport>>();
+  private readonly certificates: BucketCertificates;
+
+  constructor(private readonly o: BucketServerOptions) {
+    this.certificates = new BucketCertificates(join(o.stateDir, 'ca'));
+  }
+
+  /** The bucket served (its volume made and started once), the server running. */
+  ensure(bucket: SandboxBucket): Promise<BucketExport> {
+    let pending = this.exports.get(bucket.source);
+    if (!pending) {
+      pending = this.ensureServer().then((pid) => this.exportBucket(pid, bucket));
+      this.exports.set(bucket.source, pending);
+      pending.catch(() => this.exports.delete(bucket.source));
+    }
+    return pending;
+  }
+
+  /**
+   * The platform stops (the nodes' holders are gone): the bricks stop, so the buckets' mounts can
+   * be let go, and glusterd ends. The volumes stay defined: the next start serves them again.
+   */
+  async stop(): Promise<void> {
+    const pid = this.runningPid();
+    if (pid) await this.removeDeleted(pid).catch((e: Error) => this.o.log(`FS buckets' server: ${e.message}`));
+    for (const [source, pending] of this.exports) {
+      this.exports.delete(source);
+      const exported = await pending.catch(() => undefined);
+      if (exported && pid) await this.gluster(pid, ['volume', 'stop', exported.volume]).catch(() => undefined);
+    }
+    if (pid) process.kill(pid, 'SIGTERM');
+    this.server = undefined;
+  }
+
+  private get folders(): GlusterFolders {
+    return {
+      state: join(this.o.stateDir, 'state'),
+      logs: join(this.o.stateDir, 'logs'),
+      run: join(this.o.stateDir, 'run'),
+      tls: join(this.o.stateDir, 'tls'),
+    };
+  }
+
+  private get volfile(): string {
+    return join(this.o.stateDir, 'glusterd.vol');
+  }
+
+  private get pidFile(): string {
+    return join(this.o.stateDir, 'glusterd.pid');
+  }
+
+  private gluster(pid: number, args: string[]) {
+    return runChecked(glusterCli(pid, args), { cwd: '/', env: SYSTEM_TOOL_ENV, timeoutMs: 60_000 });
+  }
+
+  private ensureServer(): Promise<number> {
+    this.server ??= (async () => {
+      if (!existsSync(GLUSTERD))
+        throw new Error(
+          `FS buckets on Swarm need ${GLUSTERD} on this machine (Debian package glusterfs-server; ./dev setup installs it): the nodes mount each bucket from it.`,
+        );
+      mkdirSync(this.o.stateDir, { recursive: true, mode: 0o700 });
+      for (const dir of Object.values(this.folders)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+      // The mount points of glusterd's namespace: the package makes them, an operator may have removed them.
+      for (const dir of ['/var/lib/glusterd', '/var/log/glusterfs', '/run/gluster']) mkdirSync(dir, { recursive: true, mode: 0o755 });
+      const { cert, key, ca } = await this.certificates.issue(SERVER_CERT_NAME);
+      writeFileSync(join(this.folders.tls, 'glusterfs.pem'), cert, { mode: 0o600 });
+      writeFileSync(join(this.folders.tls, 'glusterfs.key'), key, { mode: 0o600 });
+      writeFileSync(join(this.folders.tls, 'glusterfs.ca'), ca, { mode: 0o600 });
+      // TLS on glusterd's own port too: without a certificate of this CA nobody reads a volfile or probes it.
+      writeFileSync(join(this.folders.state, 'secure-access'), '', { mode: 0o600 });
+      const config = glusterdVolfile(this.o.host);
+      const previous = existsSync(this.volfile) ? readFileSync(this.volfile, 'utf8') : '';
+      writeFileSync(this.volfile, config, { mode: 0o600 });
+      const script = join(this.o.stateDir, 'glusterd.sh');
+      writeFileSync(script, glusterdScript(this.folders, this.volfile), { mode: 0o700 });
+      let pid = this.runningPid();
+      if (pid && previous !== config) {
+        // Another address: glusterd starts again there (its bricks follow it; the nodes' mounts reconnect).
+        process.kill(pid, 'SIGTERM');
+        pid = undefined;
+      }
+      if (!pid) {
+        const launched = await launchDetached({
+          argv: ['unshare', '--mount', '--propagation', 'private', '/bin/sh', script],
+          cwd: '/',
+          env: SYSTEM_TOOL_ENV,
+          settleMs: 1_000,
+        });
+        if (launched.state === 'exited')
+          throw new Error(
+            `The FS buckets' GlusterFS server did not start (glusterd exited ${launched.exitCode ?? launched.signal}); see ${this.folders.logs}/glusterd.log.`,
+          );
+        pid = launched.pid;
+        writeFileSync(this.pidFile, `${pid}\n`, { mode: 0o600 });
+        this.o.log(`the FS buckets' GlusterFS server listens on ${this.o.host}:${GLUSTERD_PORT} for the swarm nodes`);
+      }
+      await this.waitReady(pid);
+      await this.removeDeleted(pid);
+      return pid;
+    })();
+    this.server.catch(() => (this.server = undefined));
+    return this.server;
+  }
+
+  /** glusterd answers its command socket (a second or two after its start). */
+  private async waitReady(pid: number): Promise<void> {
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    for (;;) {
+      const failed = await this.gluster(pid, ['volume', 'list']).then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      if (!failed) return;
+      if (Date.now() > deadline || !this.runningPid())
+        throw new Error(
+          `The FS buckets' GlusterFS server does not answer (${commandError(failed)}); see ${this.folders.logs}/glusterd.log (is ${this.o.host} an address of this machine, and port ${GLUSTERD_PORT} free there?).`,
+        );
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  /**
+   * The volumes of buckets deleted since they were served: stopped and deleted, their mount in
+   * glusterd's namespace let go (the image's blocks with it). A bucket is deleted when its image
+   * is gone from the buckets' folder.
+   */
+  private async removeDeleted(pid: number): Promise<void> {
+    const listed = await this.gluster(pid, ['volume', 'list']);
+    for (const volume of listed.stdout.split('\n').map((l) => l.trim())) {
+      if (!volume.startsWith(VOLUME_PREFIX)) continue;
+      const info = await this.gluster(pid, ['volume', 'info', volume]);
+      const brick = /^Brick1: [^:]+:(\/.+)$/m.exec(info.stdout)?.[1];
+      if (!brick || existsSync(`${brick}.img`)) continue;
+      await this.gluster(pid, ['volume', 'stop', volume, 'force']).catch(() => undefined);
+      await this.gluster(pid, ['volume', 'delete', volume]);
+      await runChecked(['nsenter', '-t', String(pid), '-m', 'umount', '-l', brick], { cwd: '/', env: SYSTEM_TOOL_ENV }).catch(
+        () => undefined,
+      );
+      this.o.log(`the GlusterFS volume ${volume} of a deleted FS bucket is removed`);
+    }
+  }
+
+  /** The glusterd an earlier start left, when it is still this config's. */
+  private runningPid(): number | undefined {
+    try {
+      const pid = Number(readFileSync(this.pidFile, 'utf8').trim());
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      return cmdline.includes(this.volfile) ? pid : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async exportBucket(pid: number, bucket: SandboxBucket): Promise<BucketExport> {
+    const volume = bucketVolumeName(bucket.source);
+    const known = await this.gluster(pid, ['volume', 'info', volume]).then(
+      () => true,
+      () => false,
+    );
+    // The brick serves the bucket's filesystem, never the folder under it: mounted in glusterd's
+    // namespace first (again when the bucket got another image: a restore in place).
+    if (await this.showInNamespace(pid, bucket.source, known ? volume : undefined))
+      this.o.log(`the FS bucket ${volume} is mounted in the GlusterFS server's namespace`);
+    if (!known) {
+      // The brick is the bucket's mount itself (`force`: GlusterFS prefers a folder below a mount
+      // point); a copy restored --as another bucket carries its source's volume id, which this replaces.
+      await this.gluster(pid, ['volume', 'create', volume, `${this.o.host}:${bucket.source}`, 'force']);
+      for (const [option, value] of volumeOptions(volume)) await this.gluster(pid, ['volume', 'set', volume, option, value]);
+    }
+    // `force` starts a brick that is not running (after a reboot or a crash) and leaves a running one be.
+    await this.gluster(pid, ['volume', 'start', volume, 'force']).catch((e: Error) => {
+      throw new Error(`The FS bucket's GlusterFS volume ${volume} does not start (${commandError(e)}); see ${this.folders.logs}/bricks.`);
+    });
+    const { cert, key, ca } = await this.certificates.issue(volume);
+    return { volume, host: this.o.host, cert, key, ca };
+  }
+
+  /**
+   * glusterd's namespace is private: a bucket mounted on the host after it started is not there,
+   * and nothing mounted there reaches the host or the sandboxes. So the bucket's filesystem is
+   * mounted there too, from the host mount's own loop device (the same filesystem, not a copy);
+   * when the host's mount is another filesystem than the namespace's (a restore in place gave the
+   * bucket a new image), the volume stops, the old mount goes and the new one takes its place.
+   * True when it mounted.
+   */
+  private async showInNamespace(pid: number, source: string, volume: string | undefined): Promise<boolean> {
+    const device = hostMountDevice(source);
+    if (!device) throw new Error(`The FS bucket's filesystem is not mounted at ${source}: it cannot be served to the swarm nodes.`);
+    const inNamespace = (argv: string[]) =>
+      runChecked(['nsenter', '-t', String(pid), '-m', ...argv], { cwd: '/', env: SYSTEM_TOOL_ENV, timeoutMs: 60_000 });
+    const seen = await inNamespace(['stat', '-c', '%d', source]).then(
+      (r) => Number(r.stdout.trim()),
+      () => undefined,
+    );
+    if (seen === statSync(source).dev) return false;
+    const mounted = await inNamespace(['mountpoint', '-q', source]).then(
+      () => true,
+      () => false,
+    );
+    if (mounted) {
+      if (volume) await this.gluster(pid, ['volume', 'stop', volume, 'force']).catch(() => undefined);
+      await inNamespace(['umount', '-l', source]);
+    }
+    await inNamespace(['mount', '-t', 'ext4', '-o', 'nodev,nosuid,noatime,acl', device, source]);
+    return true;
+  }
+}
+
+/** The block device mounted at `path` in the daemon's namespace (a bucket's loop device), from the mount table. */
+function hostMountDevice(path: string): string | undefined {
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const fields = line.split(' ');
+    if (fields[4] !== path) continue;
+    const after = fields.indexOf('-');
+    const device = fields[after + 2];
+    if (after > 0 && device?.startsWith('/dev/loop')) return device;
+  }
+  return undefined;
+}
+
+/** What the gluster command said on failure (its own words, about glusterd's state: never a tenant's file). */
+function commandError(error: Error): string {
+  const said = error instanceof CommandFailedError ? `${error.stdout} ${error.stderr}` : error.message;
+  return said.trim().replace(/\s+/g, ' ').slice(0, 300) || error.message;
+}
