@@ -240,6 +240,32 @@ describe('FS buckets on a two-node Docker Swarm', { skip: missing ? `swarm: ${mi
     assert.equal((await call(appId, 'GET', '/read?path=uploads/b.txt')).body, 'from-b\n');
   });
 
+  test('a restore in place reaches the tasks of both nodes once the app restarted on it', { timeout: 600_000 }, async () => {
+    assert.equal((await call(appId, 'POST', '/write?path=uploads/backed-up.txt', 'in the backup')).status, 200);
+    const { id } = await cliJson<{ id: string }>(daemon, ['addon', 'backup', 'swarm-files-bucket']);
+    await waitUntil(
+      `the restore test of ${id}`,
+      async () => {
+        const listed = await cliJson<Array<{ id: string; verification: string }>>(daemon, ['addon', 'backups', 'swarm-files-bucket']);
+        const found = listed.find((b) => b.id === id);
+        return found && found.verification !== 'pending' ? found : undefined;
+      },
+      180_000,
+    );
+    assert.equal((await call(appId, 'POST', '/write?path=uploads/after-backup.txt', 'not in it')).status, 200);
+    const restored = await daemon.cli(['addon', 'restore', 'swarm-files-bucket', '--backup', id, '--yes'], { timeoutMs: 600_000 });
+    assert.equal(restored.code, 0, restored.stderr);
+    const tasks = await tasksOf(appId);
+    assert.deepEqual(new Set(tasks.map((t) => t.node)), new Set([manager, node.nodeId]), 'one task on each node');
+    for (const task of tasks) {
+      assert.equal(inTask(task, 'cat uploads/backed-up.txt'), 'in the backup');
+      assert.equal(inTask(task, 'test -e uploads/after-backup.txt && echo there || echo gone'), 'gone');
+      inTask(task, 'echo written-after-restore >> uploads/after-restore.txt');
+    }
+    const onHost = join(daemon.dataDir, 'fs-buckets', files.id);
+    assert.equal(readFileSync(join(onHost, 'after-restore.txt'), 'utf8'), 'written-after-restore\n'.repeat(2));
+  });
+
   test('an exclusive volume follows its instance to the other node on a deploy, with its data', { timeout: 300_000 }, async () => {
     const ledgerDir = checkoutFixture('bucket-app');
     const ledger = await createApp(daemon, ledgerDir, 'swarm-ledger');

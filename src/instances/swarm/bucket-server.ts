@@ -57,15 +57,31 @@ export class BucketServer {
     this.certificates = new BucketCertificates(join(o.stateDir, 'ca'));
   }
 
-  /** The bucket served (its volume made and started once), the server running. */
+  /**
+   * The bucket served (its volume made and started once), the server running, and the brick on
+   * the bucket's current filesystem: checked at every task start, since a restore in place gives
+   * the bucket a new image and the app's restart is what should serve it. One check at a time
+   * per bucket: the instances of a release start together.
+   */
   ensure(bucket: SandboxBucket): Promise<BucketExport> {
     let pending = this.exports.get(bucket.source);
     if (!pending) {
       pending = this.ensureServer().then((pid) => this.exportBucket(pid, bucket));
       this.exports.set(bucket.source, pending);
       pending.catch(() => this.exports.delete(bucket.source));
+      return pending;
     }
-    return pending;
+    const checked = pending.then(async (exported) => {
+      const pid = await this.ensureServer();
+      if (await this.showInNamespace(pid, bucket.source, exported.volume)) {
+        await this.gluster(pid, ['volume', 'start', exported.volume, 'force']);
+        this.o.log(`the FS bucket ${exported.volume} is served from its new filesystem`);
+      }
+      return exported;
+    });
+    this.exports.set(bucket.source, checked);
+    checked.catch(() => this.exports.delete(bucket.source));
+    return checked;
   }
 
   /**
