@@ -26,6 +26,7 @@ import { cliJson } from '../support/addon-cli.js';
 import { steadyLoad } from '../support/steady-load.js';
 import { freeSwarmSubnet, swarmBackendMissing } from '../support/swarm-backend.js';
 import { DockerApi } from '../../src/instances/swarm/docker-api.js';
+import { bucketVolumeName } from '../../src/instances/swarm/bucket-server-config.js';
 import { type SecondNode, startSecondSwarmNode, updateNode } from '../support/swarm-second-node.js';
 import type { AddonView } from '../../src/shared/api-types.js';
 
@@ -229,6 +230,38 @@ describe('FS buckets on a two-node Docker Swarm', { skip: missing ? `swarm: ${mi
     // The set-uid copy is inert: the mount is nosuid (checked above), and it stays the task's user's.
     const stat = JSON.parse((await call(appId, 'GET', '/stat?path=uploads/hostile/suid-id')).body) as { uid: number };
     assert.notEqual(stat.uid, 0);
+  });
+
+  test('a bucket server killed (its brick, then glusterd) is started again, and the tasks of both nodes read and write on', {
+    timeout: 180_000,
+  }, async () => {
+    const volume = bucketVolumeName(join(daemon.dataDir, 'fs-buckets', files.id));
+    const pidOf = (pattern: string) => execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim().split('\n').map(Number);
+    const [brick] = pidOf(`glusterfsd .*--volfile-id ${volume}\\.`);
+    process.kill(brick!, 'SIGKILL');
+    const [glusterd] = pidOf(`glusterd -N -f ${daemon.dataDir}/`);
+    process.kill(glusterd!, 'SIGKILL');
+    // A task whose health check failed meanwhile may have been replaced: the tasks are read again each time.
+    await waitUntil(
+      'a write through the restarted brick from the tasks of both nodes',
+      async () => {
+        const tasks = await tasksOf(appId);
+        if (new Set(tasks.map((t) => t.node)).size < 2) return false;
+        return tasks.every((task, n) => {
+          try {
+            return (
+              inTask(task, `echo after-the-kill > uploads/after-kill-${n}.txt && cat uploads/after-kill-${n}.txt`) === 'after-the-kill'
+            );
+          } catch {
+            return false;
+          }
+        });
+      },
+      90_000,
+    );
+    assert.notDeepEqual(pidOf(`glusterfsd .*--volfile-id ${volume}\\.`), [brick], 'a new brick serves');
+    assert.notDeepEqual(pidOf(`glusterd -N -f ${daemon.dataDir}/`), [glusterd], 'a new glusterd runs');
+    assert.equal(inTask((await tasksOf(appId))[0]!, 'cat uploads/a.txt'), 'from-a');
   });
 
   test("a write past the bucket's size fails in the task; the bucket keeps what it had", { timeout: 180_000 }, async () => {

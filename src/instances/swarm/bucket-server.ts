@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SandboxBucket } from '../../sandbox/sandbox-identity.js';
 import { CommandFailedError, runChecked } from '../../executor/run-captured.js';
@@ -19,6 +19,8 @@ import {
 
 const GLUSTERD = '/usr/sbin/glusterd';
 const READY_TIMEOUT_MS = 30_000;
+/** How often the server and the bricks of the buckets served are checked (and started again). */
+const WATCH_INTERVAL_MS = 3_000;
 
 /** What a node needs to mount one bucket: the server, the volume, and the bucket's certificate. */
 export interface BucketExport {
@@ -51,6 +53,8 @@ export interface BucketServerOptions {
 export class BucketServer {
   private server: Promise<number> | undefined;
   private readonly exports = new Map<string, Promise<BucketExport>>();
+  private watchTimer: NodeJS.Timeout | undefined;
+  private watching: Promise<void> | undefined;
   private readonly certificates: BucketCertificates;
 
   constructor(private readonly o: BucketServerOptions) {
@@ -64,6 +68,11 @@ export class BucketServer {
    * per bucket: the instances of a release start together.
    */
   ensure(bucket: SandboxBucket): Promise<BucketExport> {
+    this.watchTimer ??= setInterval(() => {
+      this.watching ??= this.keepServing()
+        .catch((e: Error) => this.o.log(`FS buckets' GlusterFS server: ${e.message}`))
+        .finally(() => (this.watching = undefined));
+    }, WATCH_INTERVAL_MS).unref();
     let pending = this.exports.get(bucket.source);
     if (!pending) {
       pending = this.ensureServer().then((pid) => this.exportBucket(pid, bucket));
@@ -89,6 +98,9 @@ export class BucketServer {
    * be let go, and glusterd ends. The volumes stay defined: the next start serves them again.
    */
   async stop(): Promise<void> {
+    clearInterval(this.watchTimer);
+    this.watchTimer = undefined;
+    await this.watching;
     const pid = this.runningPid();
     if (pid) await this.removeDeleted(pid).catch((e: Error) => this.o.log(`FS buckets' server: ${e.message}`));
     for (const [source, pending] of this.exports) {
@@ -206,6 +218,41 @@ export class BucketServer {
         () => undefined,
       );
       this.o.log(`the GlusterFS volume ${volume} of a deleted FS bucket is removed`);
+    }
+  }
+
+  /**
+   * The server is the daemon's to keep up, as an add-on server is: a glusterd that died is
+   * started again (it starts the bricks of the started volumes that are not running), and a
+   * brick that died is started again; the nodes' clients reconnect to it by themselves.
+   */
+  private async keepServing(): Promise<void> {
+    if (this.exports.size === 0) return;
+    if (!this.runningPid()) {
+      this.o.log("the FS buckets' GlusterFS server (glusterd) is not running; starting it again");
+      this.server = undefined;
+    }
+    const pid = await this.ensureServer();
+    for (const pending of [...this.exports.values()]) {
+      const exported = await pending.catch(() => undefined);
+      if (!exported || this.brickRunning(exported.volume)) continue;
+      this.o.log(`the brick of the FS bucket ${exported.volume} is not running; starting it again`);
+      await this.gluster(pid, ['volume', 'start', exported.volume, 'force']);
+    }
+  }
+
+  /** A brick's pid file (glusterd writes it in its run folder) names a live brick process. */
+  private brickRunning(volume: string): boolean {
+    const dir = join(this.folders.run, 'vols', volume);
+    try {
+      return readdirSync(dir)
+        .filter((name) => name.endsWith('.pid'))
+        .some((name) => {
+          const pid = Number(readFileSync(join(dir, name), 'utf8').trim());
+          return Number.isInteger(pid) && pid > 0 && readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('/usr/sbin/glusterfsd');
+        });
+    } catch {
+      return false;
     }
   }
 
