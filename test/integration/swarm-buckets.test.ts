@@ -85,7 +85,7 @@ describe('FS buckets on a two-node Docker Swarm', { skip: missing ? `swarm: ${mi
   /** A shell command in a task, as its user, through the Docker API of the node it runs on. */
   function inTask(task: { node: string; container: string }, script: string): string {
     const host = task.node === node.nodeId ? ['-H', `unix://${node.socket}`] : [];
-    return execFileSync('docker', [...host, 'exec', task.container, '/bin/sh', '-c', script], { encoding: 'utf8' }).trim();
+    return execFileSync('docker', [...host, 'exec', task.container, '/bin/sh', '-c', script], { encoding: 'utf8', stdio: 'pipe' }).trim();
   }
 
   before(async () => {

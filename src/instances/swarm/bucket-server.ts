@@ -101,14 +101,17 @@ export class BucketServer {
     clearInterval(this.watchTimer);
     this.watchTimer = undefined;
     await this.watching;
+    for (const pending of this.exports.values()) await pending.catch(() => undefined);
+    this.exports.clear();
     const pid = this.runningPid();
-    if (pid) await this.removeDeleted(pid).catch((e: Error) => this.o.log(`FS buckets' server: ${e.message}`));
-    for (const [source, pending] of this.exports) {
-      this.exports.delete(source);
-      const exported = await pending.catch(() => undefined);
-      if (exported && pid) await this.gluster(pid, ['volume', 'stop', exported.volume]).catch(() => undefined);
+    if (pid) {
+      await this.removeDeleted(pid).catch((e: Error) => this.o.log(`FS buckets' server: ${e.message}`));
+      // Every brick, those an earlier daemon's buckets started included: they hold the buckets' filesystems.
+      const listed = await this.gluster(pid, ['volume', 'list']).catch(() => undefined);
+      for (const volume of listed?.stdout.split('\n').map((l) => l.trim()) ?? [])
+        if (volume.startsWith(VOLUME_PREFIX)) await this.gluster(pid, ['volume', 'stop', volume]).catch(() => undefined);
+      process.kill(pid, 'SIGTERM');
     }
-    if (pid) process.kill(pid, 'SIGTERM');
     this.server = undefined;
   }
 
