@@ -288,7 +288,11 @@ describe('FS buckets on a two-node Docker Swarm', { skip: missing ? `swarm: ${mi
     assert.equal((await call(appId, 'POST', '/write?path=uploads/after-backup.txt', 'not in it')).status, 200);
     const restored = await daemon.cli(['addon', 'restore', 'swarm-files-bucket', '--backup', id, '--yes'], { timeoutMs: 600_000 });
     assert.equal(restored.code, 0, restored.stderr);
-    const tasks = await tasksOf(appId);
+    // The restart's new tasks serve; the old ones may still be draining a moment.
+    const tasks = await waitUntil('the old tasks gone after the restart', async () => {
+      const now = await tasksOf(appId);
+      return now.length === 2 ? now : undefined;
+    });
     assert.deepEqual(new Set(tasks.map((t) => t.node)), new Set([manager, node.nodeId]), 'one task on each node');
     for (const task of tasks) {
       assert.equal(inTask(task, 'cat uploads/backed-up.txt'), 'in the backup');
