@@ -22,6 +22,13 @@ export interface SandboxIdentity {
   buckets?: SandboxBucket[];
 }
 
+/**
+ * How a bucket's filesystem is mounted wherever it is (the host, a Swarm bucket server's
+ * namespace): a device node or set-uid file in it is inert, reading writes nothing, ACLs on
+ * (the bucket's default ACL keeps files shared between apps).
+ */
+export const BUCKET_MOUNT_OPTIONS = 'nodev,nosuid,noatime,acl';
+
 /** An FS bucket as a sandbox of a release sees it. */
 export interface SandboxBucket {
   /** Inside the app's folder, without a leading slash (`uploads`): checked by its parser, checked again here. */

@@ -3,6 +3,7 @@
  * (tested as arrays). None of them names a path inside the bucket: the image, the mount point
  * and the bucket's top folder are the platform's own.
  */
+import { BUCKET_MOUNT_OPTIONS } from '../../sandbox/sandbox-identity.js';
 
 /** ext4 in the image; no block reserved for root (the size is all the apps'); the top folder root's and the bucket group's. */
 export function mkfsArgv(image: string, gid: number): string[] {
@@ -15,7 +16,7 @@ export function mkfsArgv(image: string, gid: number): string[] {
  * once here): the top folder's default ACL is what keeps files shared.
  */
 export function mountArgv(image: string, folder: string): string[] {
-  return ['mount', '-t', 'ext4', '-o', 'loop,nodev,nosuid,noatime,acl', image, folder];
+  return ['mount', '-t', 'ext4', '-o', `loop,${BUCKET_MOUNT_OPTIONS}`, image, folder];
 }
 
 /**

@@ -8,6 +8,8 @@ import {
   glusterdScript,
   glusterdVolfile,
   glusterfsOptions,
+  inGlusterdNamespace,
+  namespaceMountArgv,
   holderScript,
   HOLDER_TMPFS,
   nodeBucketVolume,
@@ -54,6 +56,16 @@ test("glusterd's config: the given address only, its socket in its own run folde
   assert.match(script, /^mount --bind '\/d\/g\/state' \/var\/lib\/glusterd$/m);
   assert.match(script, /^mount --bind '\/d\/it'\\''s\/tls' \/usr\/lib\/ssl$/m);
   assert.match(script, /^exec glusterd -N -f '\/d\/g\/glusterd.vol'$/m);
+  assert.deepEqual(inGlusterdNamespace(42, ['mountpoint', '-q', '/d/b']), ['nsenter', '-t', '42', '-m', 'mountpoint', '-q', '/d/b']);
+  assert.deepEqual(namespaceMountArgv('/dev/loop7', '/d/b'), [
+    'mount',
+    '-t',
+    'ext4',
+    '-o',
+    'nodev,nosuid,noatime,acl',
+    '/dev/loop7',
+    '/d/b',
+  ]);
   assert.deepEqual(glusterCli(42, ['volume', 'list']), [
     'nsenter',
     '-t',

@@ -7,6 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
+import { BUCKET_MOUNT_OPTIONS } from '../../sandbox/sandbox-identity.js';
 
 /** glusterd's own port: its bricks find it there, so it cannot move (only its address can). */
 export const GLUSTERD_PORT = 24007;
@@ -103,9 +104,22 @@ export function glusterdScript(folders: GlusterFolders, volfile: string): string
   ].join('\n');
 }
 
+/** A command run inside glusterd's mount namespace. */
+export function inGlusterdNamespace(glusterdPid: number, argv: string[]): string[] {
+  return ['nsenter', '-t', String(glusterdPid), '-m', ...argv];
+}
+
+/**
+ * A bucket's filesystem mounted in glusterd's namespace from the loop device the host's mount is
+ * on (the same filesystem, not a copy), with the flags it has on the host.
+ */
+export function namespaceMountArgv(device: string, folder: string): string[] {
+  return ['mount', '-t', 'ext4', '-o', BUCKET_MOUNT_OPTIONS, device, folder];
+}
+
 /** The `gluster` command line, run inside glusterd's namespace, talking to its socket. */
 export function glusterCli(glusterdPid: number, args: string[]): string[] {
-  return ['nsenter', '-t', String(glusterdPid), '-m', 'gluster', '--mode=script', '--glusterd-sock=/run/gluster/glusterd.socket', ...args];
+  return inGlusterdNamespace(glusterdPid, ['gluster', '--mode=script', '--glusterd-sock=/run/gluster/glusterd.socket', ...args]);
 }
 
 /**

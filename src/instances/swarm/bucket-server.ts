@@ -4,6 +4,7 @@ import type { SandboxBucket } from '../../sandbox/sandbox-identity.js';
 import { CommandFailedError, runChecked } from '../../executor/run-captured.js';
 import { launchDetached } from '../../executor/launch-detached.js';
 import { SYSTEM_TOOL_ENV } from '../../executor/system-tools.js';
+import { mountSourceOf } from '../../storage/mount-table.js';
 import { BucketCertificates } from './bucket-tls.js';
 import {
   bucketVolumeName,
@@ -12,6 +13,8 @@ import {
   glusterdScript,
   glusterdVolfile,
   type GlusterFolders,
+  inGlusterdNamespace,
+  namespaceMountArgv,
   SERVER_CERT_NAME,
   VOLUME_PREFIX,
   volumeOptions,
@@ -107,9 +110,8 @@ export class BucketServer {
     if (pid) {
       await this.removeDeleted(pid).catch((e: Error) => this.o.log(`FS buckets' server: ${e.message}`));
       // Every brick, those an earlier daemon's buckets started included: they hold the buckets' filesystems.
-      const listed = await this.gluster(pid, ['volume', 'list']).catch(() => undefined);
-      for (const volume of listed?.stdout.split('\n').map((l) => l.trim()) ?? [])
-        if (volume.startsWith(VOLUME_PREFIX)) await this.gluster(pid, ['volume', 'stop', volume]).catch(() => undefined);
+      for (const volume of await this.bucketVolumes(pid).catch(() => []))
+        await this.gluster(pid, ['volume', 'stop', volume]).catch(() => undefined);
       process.kill(pid, 'SIGTERM');
     }
     this.server = undefined;
@@ -134,6 +136,19 @@ export class BucketServer {
 
   private gluster(pid: number, args: string[]) {
     return runChecked(glusterCli(pid, args), { cwd: '/', env: SYSTEM_TOOL_ENV, timeoutMs: 60_000 });
+  }
+
+  private inNamespace(pid: number, argv: string[]) {
+    return runChecked(inGlusterdNamespace(pid, argv), { cwd: '/', env: SYSTEM_TOOL_ENV, timeoutMs: 60_000 });
+  }
+
+  /** The volumes of buckets glusterd knows (this run's and earlier ones'). */
+  private async bucketVolumes(pid: number): Promise<string[]> {
+    const listed = await this.gluster(pid, ['volume', 'list']);
+    return listed.stdout
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((volume) => volume.startsWith(VOLUME_PREFIX));
   }
 
   private ensureServer(): Promise<number> {
@@ -209,17 +224,13 @@ export class BucketServer {
    * is gone from the buckets' folder.
    */
   private async removeDeleted(pid: number): Promise<void> {
-    const listed = await this.gluster(pid, ['volume', 'list']);
-    for (const volume of listed.stdout.split('\n').map((l) => l.trim())) {
-      if (!volume.startsWith(VOLUME_PREFIX)) continue;
+    for (const volume of await this.bucketVolumes(pid)) {
       const info = await this.gluster(pid, ['volume', 'info', volume]);
       const brick = /^Brick1: [^:]+:(\/.+)$/m.exec(info.stdout)?.[1];
       if (!brick || existsSync(`${brick}.img`)) continue;
       await this.gluster(pid, ['volume', 'stop', volume, 'force']).catch(() => undefined);
       await this.gluster(pid, ['volume', 'delete', volume]);
-      await runChecked(['nsenter', '-t', String(pid), '-m', 'umount', '-l', brick], { cwd: '/', env: SYSTEM_TOOL_ENV }).catch(
-        () => undefined,
-      );
+      await this.inNamespace(pid, ['umount', '-l', brick]).catch(() => undefined);
       this.o.log(`the GlusterFS volume ${volume} of a deleted FS bucket is removed`);
     }
   }
@@ -250,10 +261,7 @@ export class BucketServer {
     try {
       return readdirSync(dir)
         .filter((name) => name.endsWith('.pid'))
-        .some((name) => {
-          const pid = Number(readFileSync(join(dir, name), 'utf8').trim());
-          return Number.isInteger(pid) && pid > 0 && readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('/usr/sbin/glusterfsd');
-        });
+        .some((name) => processOfPidFile(join(dir, name))?.cmdline.startsWith('/usr/sbin/glusterfsd'));
     } catch {
       return false;
     }
@@ -261,13 +269,8 @@ export class BucketServer {
 
   /** The glusterd an earlier start left, when it is still this config's. */
   private runningPid(): number | undefined {
-    try {
-      const pid = Number(readFileSync(this.pidFile, 'utf8').trim());
-      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      return cmdline.includes(this.volfile) ? pid : undefined;
-    } catch {
-      return undefined;
-    }
+    const found = processOfPidFile(this.pidFile);
+    return found?.cmdline.includes(this.volfile) ? found.pid : undefined;
   }
 
   private async exportBucket(pid: number, bucket: SandboxBucket): Promise<BucketExport> {
@@ -303,38 +306,36 @@ export class BucketServer {
    * True when it mounted.
    */
   private async showInNamespace(pid: number, source: string, volume: string | undefined): Promise<boolean> {
-    const device = hostMountDevice(source);
-    if (!device) throw new Error(`The FS bucket's filesystem is not mounted at ${source}: it cannot be served to the swarm nodes.`);
-    const inNamespace = (argv: string[]) =>
-      runChecked(['nsenter', '-t', String(pid), '-m', ...argv], { cwd: '/', env: SYSTEM_TOOL_ENV, timeoutMs: 60_000 });
-    const seen = await inNamespace(['stat', '-c', '%d', source]).then(
+    const device = mountSourceOf(readFileSync('/proc/self/mountinfo', 'utf8'), source);
+    if (!device?.startsWith('/dev/loop'))
+      throw new Error(`The FS bucket's filesystem is not mounted at ${source}: it cannot be served to the swarm nodes.`);
+    const seen = await this.inNamespace(pid, ['stat', '-c', '%d', source]).then(
       (r) => Number(r.stdout.trim()),
       () => undefined,
     );
     if (seen === statSync(source).dev) return false;
-    const mounted = await inNamespace(['mountpoint', '-q', source]).then(
+    const mounted = await this.inNamespace(pid, ['mountpoint', '-q', source]).then(
       () => true,
       () => false,
     );
     if (mounted) {
       if (volume) await this.gluster(pid, ['volume', 'stop', volume, 'force']).catch(() => undefined);
-      await inNamespace(['umount', '-l', source]);
+      await this.inNamespace(pid, ['umount', '-l', source]);
     }
-    await inNamespace(['mount', '-t', 'ext4', '-o', 'nodev,nosuid,noatime,acl', device, source]);
+    await this.inNamespace(pid, namespaceMountArgv(device, source));
     return true;
   }
 }
 
-/** The block device mounted at `path` in the daemon's namespace (a bucket's loop device), from the mount table. */
-function hostMountDevice(path: string): string | undefined {
-  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
-    const fields = line.split(' ');
-    if (fields[4] !== path) continue;
-    const after = fields.indexOf('-');
-    const device = fields[after + 2];
-    if (after > 0 && device?.startsWith('/dev/loop')) return device;
+/** The live process a pid file names, with its command line; undefined when either is gone. */
+function processOfPidFile(path: string): { pid: number; cmdline: string } | undefined {
+  try {
+    const pid = Number(readFileSync(path, 'utf8').trim());
+    if (!Number.isInteger(pid) || pid <= 0) return undefined;
+    return { pid, cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8') };
+  } catch {
+    return undefined;
   }
-  return undefined;
 }
 
 /** What the gluster command said on failure (its own words, about glusterd's state: never a tenant's file). */
