@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Page, type Request } from 'playwright-core';
 
 /** Debian's chromium package; playwright-core drives it, it downloads no browser of its own. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -104,12 +104,29 @@ export async function gotoPage(page: Page, url: string): Promise<void> {
  * the focus.
  */
 export async function openConsolePage(page: Page, url: string): Promise<void> {
-  await gotoPage(page, 'about:blank');
-  await gotoPage(page, url);
-  await page.waitForFunction(() => {
-    const main = document.getElementById('main');
-    return main !== null && !main.hasAttribute('aria-busy') && main.querySelector('h1') !== null;
-  });
+  for (let attempt = 1; ; attempt++) {
+    // The page's own requests (its scripts, its API calls) are aborted the same way as a
+    // navigation when an interface changes while they run: the page then never renders.
+    let networkChanged = false;
+    const onFailure = (request: Request) => {
+      if (request.failure()?.errorText.includes('ERR_NETWORK_CHANGED')) networkChanged = true;
+    };
+    page.on('requestfailed', onFailure);
+    try {
+      await gotoPage(page, 'about:blank');
+      await gotoPage(page, url);
+      await page.waitForFunction(() => {
+        const main = document.getElementById('main');
+        return main !== null && !main.hasAttribute('aria-busy') && main.querySelector('h1') !== null;
+      });
+      // Rendered, perhaps around an aborted request (an error where data should be): load again.
+      if (!networkChanged || attempt === 3) return;
+    } catch (error) {
+      if (attempt === 3 || !networkChanged) throw error;
+    } finally {
+      page.off('requestfailed', onFailure);
+    }
+  }
 }
 
 /**

@@ -104,10 +104,15 @@ test("another local user of the host cannot open the add-on's port; root (the da
 });
 
 test("a backup and its verification pass, the throw-away copy running as the add-on's user in a group of its own", async () => {
-  await respExchange('127.0.0.1', Number(env.REDIS_PORT), [
-    ['AUTH', env.REDIS_PASSWORD!],
-    ['SET', 'greeting', 'hello'],
-  ]);
+  // Enough keys (300,000) that each throw-away server lives for a good part of a second loading
+  // them: the watch below samples /proc, and a server holding one key came and went between samples.
+  const batches = Array.from({ length: 30 }, (_, b) => ['MSET', ...Array.from({ length: 10_000 }, (_, k) => [`k${b}:${k}`, 'v']).flat()]);
+  await respExchange(
+    '127.0.0.1',
+    Number(env.REDIS_PORT),
+    [['AUTH', env.REDIS_PASSWORD!], ['SET', 'greeting', 'hello'], ...batches],
+    30_000,
+  );
   const livePid = Number(readFileSync(join(daemon.dataDir, 'redis', cacheId, 'redis.pid'), 'utf8'));
   const liveUid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${livePid}/status`, 'utf8'))?.[1]);
   assert.ok(liveUid > 0);

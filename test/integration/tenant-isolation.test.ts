@@ -108,6 +108,15 @@ function ip(args: string[]): string[] {
     .filter(Boolean);
 }
 
+/** `ip -o address show` lines in namespace `ns`; none when it went away since it was listed (other lanes' tests end). */
+function addressesIn(ns: string): string[] {
+  try {
+    return ip(['-n', ns, 'address', 'show']);
+  } catch {
+    return [];
+  }
+}
+
 /** The IPv6 link-local address (with its scope, as seen from inside a sandbox) in `lines` of `ip -o address`. */
 function linkLocalIn(lines: string[], scope: string): string | undefined {
   const m = lines.map((l) => /\sinet6 (fe80::[0-9a-f:]+)\/64 scope link/.exec(l)).find((x) => x !== null);
@@ -121,7 +130,7 @@ function linkLocalIn(lines: string[], scope: string): string | undefined {
  */
 function sideDoors(): { victimLinkLocal?: string; gatewayLinkLocal?: string; hostAddresses: string[] } {
   const namespaces = ip(['netns', 'list']).map((l) => l.split(' ')[0]!);
-  const victimNs = namespaces.find((ns) => ip(['-n', ns, 'address', 'show']).some((l) => l.includes(` inet ${victim.address}/`)));
+  const victimNs = namespaces.find((ns) => addressesIn(ns).some((l) => l.includes(` inet ${victim.address}/`)));
   const victimLinkLocal = victimNs ? linkLocalIn(ip(['-n', victimNs, 'address', 'show', 'dev', 'eth0']), 'eth0') : undefined;
   const bridge = ip(['-4', 'address', 'show'])
     .find((l) => l.includes(` inet ${gateway}/`))
