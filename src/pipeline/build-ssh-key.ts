@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { RefusedPathError, UntrustedTree } from '../sandbox/untrusted-tree.js';
 import { PhaseError } from '../core/phase-error.js';
 import { SSH_KEY_VARIABLE } from '../core/injected-env.js';
+import { shellQuote } from '../executor/shell-quote.js';
 
 /** Folder under the build HOME holding the key and the build's known_hosts. */
 export const BUILD_SSH_DIR = join('.ssh', 'slipway-build');
@@ -39,11 +40,6 @@ export function normalizePrivateKey(value: string): string {
     );
   }
   return `${lines.join('\n')}\n`;
-}
-
-/** Single-quotes a word for sh (git runs GIT_SSH_COMMAND through the shell). */
-function shellQuote(word: string): string {
-  return `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { binEntries, nodeWrapperScript, shellQuote } from './bin-links.js';
+import { binEntries, nodeWrapperScript } from './bin-links.js';
+import { shellQuote } from '../executor/shell-quote.js';
 import { shareableMode } from './file-modes.js';
 import { extractArgv } from './package-fetch.js';
 import { packageForTool, catalogPackagesForTool } from './tool-packages.js';

@@ -5,11 +5,7 @@
  */
 import { readFile, symlink, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, normalize, relative } from 'node:path';
-
-/** Quotes a string for /bin/sh: single quotes, with embedded ones closed and escaped. */
-export function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
+import { shellQuote } from '../executor/shell-quote.js';
 
 /** Script that runs a JavaScript entry point with the `node` first on PATH. */
 export function nodeWrapperScript(entryPoint: string, label: string): string {

@@ -6,6 +6,7 @@
 
 import type { HbaClient } from '../../network/addon-access.js';
 import { assertAddonIdentifier } from './provisioning-sql.js';
+import { shellQuote } from '../../executor/shell-quote.js';
 
 export const ADMIN_ROLE = 'slipway_admin';
 
@@ -89,13 +90,13 @@ export function postgresArgv(
  * copy and PostgreSQL's note of it) is copied again, same bytes.
  */
 export function archiveCommand(spoolDir: string): string {
-  const dir = shellQuote(spoolDir);
+  const dir = spoolWord(spoolDir);
   return `cp %p ${dir}/.%f.part && sync ${dir}/.%f.part && mv -f ${dir}/.%f.part ${dir}/%f && sync ${dir}`;
 }
 
-function shellQuote(path: string): string {
+function spoolWord(path: string): string {
   if (path.includes('%')) throw new Error(`The WAL spool folder ${path} contains a %, which archive_command would expand.`);
-  return `'${path.replace(/'/g, `'\\''`)}'`;
+  return shellQuote(path);
 }
 
 export interface HbaAccess {

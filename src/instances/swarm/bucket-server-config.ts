@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { basename } from 'node:path';
 import { BUCKET_MOUNT_OPTIONS } from '../../sandbox/sandbox-identity.js';
+import { shellQuote } from '../../executor/shell-quote.js';
 
 /** glusterd's own port: its bricks find it there, so it cannot move (only its address can). */
 export const GLUSTERD_PORT = 24007;
@@ -224,8 +225,4 @@ export function taskBucketMount(owner: string, source: string, uid: number, targ
       },
     },
   };
-}
-
-function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
 }

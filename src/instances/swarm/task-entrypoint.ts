@@ -11,6 +11,7 @@
  * out of the app's log: `<marker> before-start <n>`, `<marker> before-start-failed <n> <code>`
  * and `<marker> started`.
  */
+import { shellQuote } from '../../executor/shell-quote.js';
 
 /** Where a task finds its slot's identity file (a read-only bind mount of the node's folder). */
 export const IDENTITY_MOUNT = '/run/slipway-slot';
@@ -24,11 +25,6 @@ export const STARTED_SUFFIX = '.started';
 const IDENTITY_WAIT_TENTHS = 600;
 /** The exit code of a task that never got its identity (the backend gave up on the slot). */
 export const NO_IDENTITY_EXIT = 70;
-
-/** A word as the shell reads it: single quotes, with each quote spliced in. */
-export function shellQuote(word: string): string {
-  return `'${word.replace(/'/g, `'\\''`)}'`;
-}
 
 export interface EntrypointInput {
   /** A random word per service: the app cannot guess it before it runs. */
