@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { PostgresqlProvider } from './postgresql/postgresql-provider.js';
-import { readPidFile } from './server-process.js';
+import { readPidFile } from '../executor/pid-file.js';
 import { pidAlive } from '../executor/pid-alive.js';
 import { startInstanceNetwork, type TestInstanceNetwork } from '../../test/support/instance-network.js';
 

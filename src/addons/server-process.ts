@@ -1,4 +1,4 @@
-import { open, readFile, readlink } from 'node:fs/promises';
+import { open, readlink } from 'node:fs/promises';
 import { pidAlive } from '../executor/pid-alive.js';
 import { startServer } from '../executor/start-server.js';
 import { basename } from 'node:path';
@@ -128,17 +128,6 @@ export async function isOurServer(pid: number, exePrefix: string, cwd: string): 
     return basename(exe).startsWith(exePrefix) && dir === cwd;
   } catch {
     return false;
-  }
-}
-
-/** Reads a pid file's first line; undefined when missing or malformed. */
-export async function readPidFile(path: string): Promise<number | undefined> {
-  try {
-    const first = (await readFile(path, 'utf8')).split('\n')[0]!.trim();
-    const pid = Number(first);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
   }
 }
 

@@ -16,7 +16,7 @@ import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { createApp } from '../support/deploy.js';
 import { freePort } from '../support/free-port.js';
 import { waitUntil } from '../support/wait.js';
-import { readPidFile } from '../../src/addons/server-process.js';
+import { readPidFile } from '../../src/executor/pid-file.js';
 import { pidAlive } from '../../src/executor/pid-alive.js';
 import { respExchange } from '../../src/addons/redis/resp.js';
 

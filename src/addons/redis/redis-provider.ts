@@ -5,7 +5,8 @@ import type { AddonProvider, AddonRecord, ProvisionResult } from '../provider.js
 import { assertTraversable, ensureDir } from '../directories.js';
 import { assertAddressAssigned, bindAddresses } from '../gateway.js';
 import { randomPassword } from '../secrets.js';
-import { ServerProcess, isOurServer, logTail, readPidFile, waitUntilReady } from '../server-process.js';
+import { ServerProcess, isOurServer, logTail, waitUntilReady } from '../server-process.js';
+import { readPidFile } from '../../executor/pid-file.js';
 import { quietSupervision, SupervisedServer, type SupervisionEvents } from '../server-supervisor.js';
 import { ensureSystemUser, type SystemUser } from '../system-user.js';
 import { SandboxCgroups } from '../../sandbox/cgroups.js';

@@ -1,8 +1,10 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SandboxBucket } from '../../sandbox/sandbox-identity.js';
 import { CommandFailedError, runChecked } from '../../executor/run-captured.js';
 import { launchDetached } from '../../executor/launch-detached.js';
+import { readPidFile } from '../../executor/pid-file.js';
 import { SYSTEM_TOOL_ENV } from '../../executor/system-tools.js';
 import { mountSourceOf } from '../../storage/mount-table.js';
 import { BucketCertificates } from './bucket-tls.js';
@@ -106,7 +108,7 @@ export class BucketServer {
     await this.watching;
     for (const pending of this.exports.values()) await pending.catch(() => undefined);
     this.exports.clear();
-    const pid = this.runningPid();
+    const pid = await this.runningPid();
     if (pid) {
       await this.removeDeleted(pid).catch((e: Error) => this.o.log(`FS buckets' server: ${e.message}`));
       // Every brick, those an earlier daemon's buckets started included: they hold the buckets' filesystems.
@@ -172,7 +174,7 @@ export class BucketServer {
       writeFileSync(this.volfile, config, { mode: 0o600 });
       const script = join(this.o.stateDir, 'glusterd.sh');
       writeFileSync(script, glusterdScript(this.folders, this.volfile), { mode: 0o700 });
-      let pid = this.runningPid();
+      let pid = await this.runningPid();
       if (pid && previous !== config) {
         // Another address: glusterd starts again there (its bricks follow it; the nodes' mounts reconnect).
         process.kill(pid, 'SIGTERM');
@@ -210,7 +212,7 @@ export class BucketServer {
         (e: Error) => e,
       );
       if (!failed) return;
-      if (Date.now() > deadline || !this.runningPid())
+      if (Date.now() > deadline || !(await this.runningPid()))
         throw new Error(
           `The FS buckets' GlusterFS server does not answer (${commandError(failed)}); see ${this.folders.logs}/glusterd.log (is ${this.o.host} an address of this machine, and port ${GLUSTERD_PORT} free there?).`,
         );
@@ -242,34 +244,31 @@ export class BucketServer {
    */
   private async keepServing(): Promise<void> {
     if (this.exports.size === 0) return;
-    if (!this.runningPid()) {
+    if (!(await this.runningPid())) {
       this.o.log("the FS buckets' GlusterFS server (glusterd) is not running; starting it again");
       this.server = undefined;
     }
     const pid = await this.ensureServer();
     for (const pending of [...this.exports.values()]) {
       const exported = await pending.catch(() => undefined);
-      if (!exported || this.brickRunning(exported.volume)) continue;
+      if (!exported || (await this.brickRunning(exported.volume))) continue;
       this.o.log(`the brick of the FS bucket ${exported.volume} is not running; starting it again`);
       await this.gluster(pid, ['volume', 'start', exported.volume, 'force']);
     }
   }
 
   /** A brick's pid file (glusterd writes it in its run folder) names a live brick process. */
-  private brickRunning(volume: string): boolean {
+  private async brickRunning(volume: string): Promise<boolean> {
     const dir = join(this.folders.run, 'vols', volume);
-    try {
-      return readdirSync(dir)
-        .filter((name) => name.endsWith('.pid'))
-        .some((name) => processOfPidFile(join(dir, name))?.cmdline.startsWith('/usr/sbin/glusterfsd'));
-    } catch {
-      return false;
-    }
+    const names = await readdir(dir).catch(() => []);
+    for (const name of names.filter((n) => n.endsWith('.pid')))
+      if ((await processOfPidFile(join(dir, name)))?.cmdline.startsWith('/usr/sbin/glusterfsd')) return true;
+    return false;
   }
 
   /** The glusterd an earlier start left, when it is still this config's. */
-  private runningPid(): number | undefined {
-    const found = processOfPidFile(this.pidFile);
+  private async runningPid(): Promise<number | undefined> {
+    const found = await processOfPidFile(this.pidFile);
     return found?.cmdline.includes(this.volfile) ? found.pid : undefined;
   }
 
@@ -328,14 +327,13 @@ export class BucketServer {
 }
 
 /** The live process a pid file names, with its command line; undefined when either is gone. */
-function processOfPidFile(path: string): { pid: number; cmdline: string } | undefined {
-  try {
-    const pid = Number(readFileSync(path, 'utf8').trim());
-    if (!Number.isInteger(pid) || pid <= 0) return undefined;
-    return { pid, cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8') };
-  } catch {
-    return undefined;
-  }
+async function processOfPidFile(path: string): Promise<{ pid: number; cmdline: string } | undefined> {
+  const pid = await readPidFile(path);
+  if (pid === undefined) return undefined;
+  return readFile(`/proc/${pid}/cmdline`, 'utf8').then(
+    (cmdline) => ({ pid, cmdline }),
+    () => undefined,
+  );
 }
 
 /** What the gluster command said on failure (its own words, about glusterd's state: never a tenant's file). */
