@@ -78,24 +78,23 @@ export class BucketServer {
         .catch((e: Error) => this.o.log(`FS buckets' GlusterFS server: ${e.message}`))
         .finally(() => (this.watching = undefined));
     }, WATCH_INTERVAL_MS).unref();
-    let pending = this.exports.get(bucket.source);
-    if (!pending) {
-      pending = this.ensureServer().then((pid) => this.exportBucket(pid, bucket));
-      this.exports.set(bucket.source, pending);
-      pending.catch(() => this.exports.delete(bucket.source));
-      return pending;
+    const earlier = this.exports.get(bucket.source);
+    const pending = earlier
+      ? earlier.then((exported) => this.servedFromCurrentFilesystem(bucket, exported))
+      : this.ensureServer().then((pid) => this.exportBucket(pid, bucket));
+    this.exports.set(bucket.source, pending);
+    pending.catch(() => this.exports.delete(bucket.source));
+    return pending;
+  }
+
+  /** A bucket already served: its brick moved onto the bucket's filesystem if that changed. */
+  private async servedFromCurrentFilesystem(bucket: SandboxBucket, exported: BucketExport): Promise<BucketExport> {
+    const pid = await this.ensureServer();
+    if (await this.showInNamespace(pid, bucket.source, exported.volume)) {
+      await this.gluster(pid, ['volume', 'start', exported.volume, 'force']);
+      this.o.log(`the FS bucket ${exported.volume} is served from its new filesystem`);
     }
-    const checked = pending.then(async (exported) => {
-      const pid = await this.ensureServer();
-      if (await this.showInNamespace(pid, bucket.source, exported.volume)) {
-        await this.gluster(pid, ['volume', 'start', exported.volume, 'force']);
-        this.o.log(`the FS bucket ${exported.volume} is served from its new filesystem`);
-      }
-      return exported;
-    });
-    this.exports.set(bucket.source, checked);
-    checked.catch(() => this.exports.delete(bucket.source));
-    return checked;
+    return exported;
   }
 
   /**
