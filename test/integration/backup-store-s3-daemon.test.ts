@@ -20,6 +20,7 @@ import pg from 'pg';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, createApp, getThroughRouter, newRelease, pushAndWait, registerSshKey } from '../support/deploy.js';
 import { waitUntil } from '../support/wait.js';
+import { restoreTested } from '../support/addon-cli.js';
 import { seaweedfsBinary, startS3Server, type TestS3Server } from '../support/s3-server.js';
 
 const binary = seaweedfsBinary();
@@ -86,16 +87,7 @@ test('a backup goes to the S3 store encrypted, and is restore-tested from there'
   const taken = await daemon.cli(['addon', 'backup', 'db'], { timeoutMs: 600_000 });
   assert.equal(taken.code, 0, taken.stderr);
   backupId = taken.stdout.trim();
-  const backup = await waitUntil(
-    'the restore test',
-    async () => {
-      const found = (
-        await cliJson<Array<{ id: string; verification: string; verification_detail: string }>>(['addon', 'backups', 'db'])
-      ).find((b) => b.id === backupId);
-      return found && found.verification !== 'pending' ? found : undefined;
-    },
-    300_000,
-  );
+  const backup = await restoreTested(daemon, 'db', backupId);
   assert.equal(backup.verification, 'verified', backup.verification_detail);
   assert.match(backup.verification_detail, /1 table, 500 rows as counted/);
 
@@ -134,16 +126,7 @@ test('with another key the restore test fails saying so; with the right key it r
 test("an FS bucket's image goes to the S3 store encrypted, is restore-tested from there and restores --as", { skip }, async () => {
   const bucket = await cliJson<{ id: string }>(['addon', 'create', 'fs-bucket', 'files', '--plan', '16M']);
   const { id } = await cliJson<{ id: string }>(['addon', 'backup', 'files']);
-  const backup = await waitUntil(
-    'the restore test of the bucket',
-    async () => {
-      const found = (
-        await cliJson<Array<{ id: string; verification: string; verification_detail: string }>>(['addon', 'backups', 'files'])
-      ).find((b) => b.id === id);
-      return found && found.verification !== 'pending' ? found : undefined;
-    },
-    120_000,
-  );
+  const backup = await restoreTested(daemon, 'files', id, 120_000);
   assert.equal(backup.verification, 'verified', backup.verification_detail);
   assert.match(
     backup.verification_detail,

@@ -23,7 +23,7 @@ import {
   registerSshKey,
   requestThroughRouter,
 } from '../support/deploy.js';
-import { cliJson } from '../support/addon-cli.js';
+import { cliJson, restoreTested } from '../support/addon-cli.js';
 import { steadyLoad } from '../support/steady-load.js';
 import { waitUntil } from '../support/wait.js';
 import type { AddonView } from '../../src/shared/api-types.js';
@@ -65,14 +65,7 @@ const backups = (bucket: string) => cliJson<Backup[]>(daemon, ['addon', 'backups
 /** Takes a backup and waits for its restore test. */
 async function backUp(bucket: string): Promise<Backup> {
   const { id } = await cliJson<{ id: string }>(daemon, ['addon', 'backup', bucket]);
-  return waitUntil(
-    `the restore test of ${id}`,
-    async () => {
-      const found = (await backups(bucket)).find((b) => b.id === id);
-      return found && found.verification !== 'pending' ? found : undefined;
-    },
-    180_000,
-  );
+  return restoreTested<Backup>(daemon, bucket, id, 180_000);
 }
 
 /** A command of the app's release, in its sandbox (it mounts the buckets the app names at its start). */

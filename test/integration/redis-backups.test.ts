@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { respExchange, type RespReply } from '../../src/addons/redis/resp.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { createApp } from '../support/deploy.js';
-import { waitUntil } from '../support/wait.js';
+import { restoreTested } from '../support/addon-cli.js';
 
 interface Backup {
   id: string;
@@ -92,14 +92,7 @@ async function backups(addon = 'cache'): Promise<Backup[]> {
 }
 
 async function settled(id: string, addon = 'cache'): Promise<Backup> {
-  return waitUntil(
-    `backup ${id} to be restore-tested`,
-    async () => {
-      const backup = (await backups(addon)).find((b) => b.id === id);
-      return backup && backup.verification !== 'pending' ? backup : undefined;
-    },
-    300_000,
-  );
+  return restoreTested<Backup>(daemon, addon, id);
 }
 
 async function addonNames(): Promise<string[]> {

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { respExchange } from '../../src/addons/redis/resp.js';
 import { startDaemon, type TestDaemon } from '../support/daemon.js';
 import { checkoutExample, createApp, deploymentLog, pushAndWait, registerSshKey } from '../support/deploy.js';
-import { waitUntil } from '../support/wait.js';
+import { restoreTested } from '../support/addon-cli.js';
 
 let daemon: TestDaemon;
 let appId: string;
@@ -125,16 +125,7 @@ test("a backup and its verification pass, the throw-away copy running as the add
     const taken = await daemon.cli(['addon', 'backup', 'cache'], { timeoutMs: 600_000 });
     assert.equal(taken.code, 0, taken.stderr);
     const id = taken.stdout.trim();
-    const backup = await waitUntil(
-      `backup ${id} to be restore-tested`,
-      async () => {
-        const found = (
-          await cliJson<Array<{ id: string; verification: string; verification_detail: string }>>(['addon', 'backups', 'cache'])
-        ).find((b) => b.id === id);
-        return found && found.verification !== 'pending' ? found : undefined;
-      },
-      300_000,
-    );
+    const backup = await restoreTested(daemon, 'cache', id);
     assert.equal(backup.verification, 'verified', backup.verification_detail);
     const verify = await daemon.cli(['addon', 'backup', 'verify', 'cache', id], { timeoutMs: 600_000 });
     assert.equal(verify.code, 0, verify.stderr);

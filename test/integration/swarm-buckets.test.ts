@@ -22,7 +22,7 @@ import {
   registerSshKey,
   requestThroughRouter,
 } from '../support/deploy.js';
-import { cliJson } from '../support/addon-cli.js';
+import { cliJson, restoreTested } from '../support/addon-cli.js';
 import { steadyLoad } from '../support/steady-load.js';
 import { freeSwarmSubnet, swarmBackendMissing } from '../support/swarm-backend.js';
 import { DockerApi } from '../../src/instances/swarm/docker-api.js';
@@ -281,15 +281,7 @@ describe('FS buckets on a two-node Docker Swarm', { skip: missing ? `swarm: ${mi
     const before = await call(appId, 'POST', '/write?path=uploads/backed-up.txt', 'in the backup');
     assert.equal(before.status, 200, before.body);
     const { id } = await cliJson<{ id: string }>(daemon, ['addon', 'backup', 'swarm-files-bucket']);
-    await waitUntil(
-      `the restore test of ${id}`,
-      async () => {
-        const listed = await cliJson<Array<{ id: string; verification: string }>>(daemon, ['addon', 'backups', 'swarm-files-bucket']);
-        const found = listed.find((b) => b.id === id);
-        return found && found.verification !== 'pending' ? found : undefined;
-      },
-      180_000,
-    );
+    await restoreTested(daemon, 'swarm-files-bucket', id, 180_000);
     assert.equal((await call(appId, 'POST', '/write?path=uploads/after-backup.txt', 'not in it')).status, 200);
     const restored = await daemon.cli(['addon', 'restore', 'swarm-files-bucket', '--backup', id, '--yes'], { timeoutMs: 600_000 });
     assert.equal(restored.code, 0, restored.stderr);

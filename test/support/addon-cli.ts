@@ -42,19 +42,27 @@ export interface ListedBackup {
   verification_detail: string;
 }
 
+/** What every listed backup has; a test reading more of it (an engine's counts) names its own type. */
+type BackupListing = Pick<ListedBackup, 'id' | 'verification' | 'verification_detail'>;
+
 /** The add-on's backups as `slipway addon backups` lists them. */
-export function backupsOf(daemon: TestDaemon, addon: string): Promise<ListedBackup[]> {
-  return cliJson<ListedBackup[]>(daemon, ['addon', 'backups', addon]);
+export function backupsOf<T extends BackupListing = ListedBackup>(daemon: TestDaemon, addon: string): Promise<T[]> {
+  return cliJson<T[]>(daemon, ['addon', 'backups', addon]);
 }
 
 /** Waits until the backup's restore test is over (verified or failed) and returns it. */
-export function restoreTested(daemon: TestDaemon, addon: string, id: string): Promise<ListedBackup> {
+export function restoreTested<T extends BackupListing = ListedBackup>(
+  daemon: TestDaemon,
+  addon: string,
+  id: string,
+  timeoutMs = 300_000,
+): Promise<T> {
   return waitUntil(
-    `backup ${id} to be restore-tested`,
+    `backup ${id} of ${addon} to be restore-tested`,
     async () => {
-      const backup = (await backupsOf(daemon, addon)).find((b) => b.id === id);
+      const backup = (await backupsOf<T>(daemon, addon)).find((b) => b.id === id);
       return backup && backup.verification !== 'pending' ? backup : undefined;
     },
-    300_000,
+    timeoutMs,
   );
 }
