@@ -38,7 +38,14 @@ function run(command: string, args: string[]): { code: number | null; output: st
   // Without CI: the parts check under CI needs the suite's support files, which this small
   // project does not hold, and is not what these tests are about.
   const { NODE_TEST_CONTEXT: _outer, CI: _ci, ...env } = process.env;
-  const result = spawnSync(command, args, { cwd: project, env, encoding: 'utf8', timeout: 120_000 });
+  // A temporary folder of its own: the inner runner fails on test daemon folders that appear in
+  // it during its run, and the outer suite's other lanes start daemons in the machine's meanwhile.
+  const result = spawnSync(command, args, {
+    cwd: project,
+    env: { ...env, TMPDIR: join(project, 'tmp') },
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   return { code: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
@@ -64,6 +71,7 @@ before(() => {
   writeFileSync(join(project, 'tsconfig.json'), JSON.stringify(tsconfig));
   mkdirSync(join(project, 'src/console/browser'), { recursive: true });
   mkdirSync(join(project, 'test'));
+  mkdirSync(join(project, 'tmp'));
   writeFileSync(join(project, 'src/console/browser/page.ts'), 'export const page = 1;\n');
   writeFileSync(join(project, 'src/value.test.ts'), FRESHNESS_TEST);
   // A CLI in the shape scripts/bundle-cli.mjs bundles: main.js, and the errors module it keeps apart.
@@ -74,7 +82,7 @@ before(() => {
     "import { value } from '../value.js';\nimport { CliError } from './errors.js';\nexport async function main(): Promise<string> {\n  return new CliError(value).message;\n}\n",
   );
   // Biome reads .gitignore through git, as in the real tree.
-  writeFileSync(join(project, '.gitignore'), 'node_modules\ndist\n');
+  writeFileSync(join(project, '.gitignore'), 'node_modules\ndist\ntmp\n');
   assert.equal(run('git', ['init', '-q']).code, 0);
 });
 
