@@ -1,5 +1,5 @@
 /**
- * Unix users as the daemon sees them: looking one up through NSS, and the useradd argv of a
+ * Unix users as the daemon sees them: looking one (or a group) up through NSS, and the useradd argv of a
  * system account. Each application's own user is made by src/sandbox/app-users.ts (numbered from
  * a range, recorded in the store); the add-on servers' account by src/addons/system-user.ts.
  */
@@ -33,6 +33,25 @@ export function groupaddArgv(name: string, id: number): string[] {
 /** argv of useradd for a system user of a given uid, in the group of the same id, without login shell or home. */
 export function numberedUseraddArgv(name: string, id: number, comment: string): string[] {
   return ['useradd', '--system', '--no-log-init', '--uid', String(id), '--gid', String(id), ...withoutLogin(comment), name];
+}
+
+/** A group's number, looked up through NSS as users are; undefined when there is no such group. */
+export async function lookupGroupId(name: string): Promise<number | undefined> {
+  if (!USER_NAME.test(name)) throw new Error(`Invalid group name ${JSON.stringify(name)}.`);
+  const lines: string[] = [];
+  const r = await runCommand({
+    argv: ['getent', 'group', name],
+    cwd: '/',
+    env: { PATH: SYSTEM_PATH, LC_ALL: 'C' },
+    onLine: (stream, line) => stream === 'out' && lines.push(line),
+    timeoutMs: 10_000,
+  });
+  if (r.exitCode === 2) return undefined; // key not found
+  if (r.exitCode !== 0) throw new Error(`getent group ${name} failed (${r.exitCode ?? r.signal}); check NSS configuration.`);
+  const gid = Number((lines[0] ?? '').split(':')[2]);
+  if (!Number.isInteger(gid))
+    throw new Error(`Unexpected getent output for group ${JSON.stringify(name)}: ${JSON.stringify(lines[0] ?? '')}`);
+  return gid;
 }
 
 /** Looks a user up through NSS (so users from /etc/passwd and directory services both count). */

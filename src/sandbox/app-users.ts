@@ -8,7 +8,7 @@
  */
 import type { Store } from '../store/store.js';
 import { runCommand } from '../executor/run-command.js';
-import { groupaddArgv, lookupUser, numberedUseraddArgv } from '../executor/app-user.js';
+import { groupaddArgv, lookupGroupId, lookupUser, numberedUseraddArgv } from '../executor/app-user.js';
 import { endProcessesOfUser } from '../executor/user-processes.js';
 import { SYSTEM_TOOL_ENV } from '../executor/system-tools.js';
 
@@ -176,7 +176,15 @@ export class AppUsers {
    * creation (the group or the user then says the id is in use): the caller tries the next one.
    */
   private async create(name: string, id: number, appId: string): Promise<'created' | 'taken'> {
-    const group = await run(groupaddArgv(name, id));
+    let group = await run(groupaddArgv(name, id));
+    if (group.exitCode === NAME_IN_USE && (await lookupGroupId(name)) !== id) {
+      // The name follows from the app's id: a group of it with another number is this app's
+      // own, left by an attempt whose user was never made (a daemon stopped between groupadd
+      // and useradd, or a number taken by another daemon meanwhile). Taken as it is, useradd
+      // would find no group of this number; it goes, and the number is tried again.
+      await this.removeLeftGroup(name, id);
+      group = await run(groupaddArgv(name, id));
+    }
     if (group.exitCode === ID_IN_USE) return 'taken';
     if (group.exitCode !== 0 && group.exitCode !== NAME_IN_USE) {
       throw new Error(`Could not create the group ${name} (gid ${id}): ${group.stderr || `groupadd exit ${group.exitCode}`}.`);
@@ -192,6 +200,15 @@ export class AppUsers {
       );
     }
     return 'created';
+  }
+
+  private async removeLeftGroup(name: string, id: number): Promise<void> {
+    const removed = await run(['groupdel', name]);
+    if (removed.exitCode !== 0 && removed.exitCode !== NOT_THERE) {
+      throw new Error(
+        `A group named ${name} is left on this machine with another gid than ${id}, and groupdel could not remove it (${removed.stderr || `exit ${removed.exitCode}`}): remove it (groupdel ${name}) and deploy again.`,
+      );
+    }
   }
 }
 

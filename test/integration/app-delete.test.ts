@@ -18,6 +18,7 @@ import {
   registerSshKey,
 } from '../support/deploy.js';
 import { waitUntil } from '../support/wait.js';
+import { userNameFor } from '../../src/sandbox/app-users.js';
 
 let daemon: TestDaemon;
 let gitEnv: NodeJS.ProcessEnv;
@@ -190,5 +191,36 @@ test('deleting an app ends its cron run, one-off command, worker and drain withi
     oneOff.kill('SIGKILL');
     receiver.closeAllConnections();
     receiver.close();
+  }
+});
+
+/** The number of a group, from the machine's group database; undefined when there is none. */
+function gidOfGroup(name: string): number | undefined {
+  const found = spawnSync('getent', ['group', name], { encoding: 'utf8' });
+  return found.status === 0 ? Number(found.stdout.split(':')[2]) : undefined;
+}
+
+test("a group of the app's name left with another number (a daemon stopped between groupadd and useradd) is replaced: the push deploys", async () => {
+  const dir = checkoutExample('node-hello');
+  newRelease(dir, 'left-group');
+  const appId = await createApp(daemon, dir, 'left-group');
+  const name = userNameFor(appId);
+  // A number at the top of the apps' range that no user or group has: the daemon gives the lowest free one.
+  let leftGid = 2_099_999;
+  while (spawnSync('getent', ['group', String(leftGid)]).status === 0 || spawnSync('getent', ['passwd', String(leftGid)]).status === 0)
+    leftGid--;
+  assert.equal(spawnSync('groupadd', ['--system', '--gid', String(leftGid), name]).status, 0);
+  try {
+    const result = await pushAndWait(daemon, dir, appId, gitEnv);
+    assert.equal(result.state, 'OK', (await deploymentLog(daemon, appId, result.id)).join('\n'));
+    const user = userOf(appId);
+    assert.ok(user, 'the app has its user');
+    assert.notEqual(user.uid, leftGid);
+    assert.equal(gidOfGroup(name), user.uid, "the app's group has its user's number");
+    assert.equal(spawnSync('getent', ['group', String(leftGid)]).status, 2, 'the group left behind is gone');
+    assert.equal((await getThroughRouter(daemon, `${appId}.localhost`)).status, 200);
+  } finally {
+    if (gidOfGroup(name) === leftGid) spawnSync('groupdel', [name]);
+    await daemon.cli(['delete', '--app', appId, '--yes'], { cwd: dir });
   }
 });

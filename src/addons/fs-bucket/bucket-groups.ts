@@ -7,7 +7,7 @@
  * was reinstalled is made again (the next mount gives it the top folder).
  */
 import { runCommand } from '../../executor/run-command.js';
-import { groupaddArgv } from '../../executor/app-user.js';
+import { groupaddArgv, lookupGroupId } from '../../executor/app-user.js';
 import { firstFreeId, idsOf, type IdRange } from '../redis/server-users.js';
 import { bucketGroupName } from './bucket-names.js';
 import { SYSTEM_TOOL_ENV } from '../../executor/system-tools.js';
@@ -24,7 +24,7 @@ export class BucketGroups {
   ensure(addonId: string): Promise<number> {
     return this.serial(async () => {
       const name = bucketGroupName(addonId);
-      const existing = await gidOf(name);
+      const existing = await lookupGroupId(name);
       if (existing !== undefined) return existing;
       // Another daemon on this machine may take the same number meanwhile: then the next one.
       for (let attempt = 1; attempt <= 5; attempt++) {
@@ -38,7 +38,7 @@ export class BucketGroups {
           `Could not create the group ${name}: ${made.err.join(' ').trim() || `exit ${made.exitCode}`}. Check that the daemon runs as root.`,
         );
       }
-      const gid = await gidOf(name);
+      const gid = await lookupGroupId(name);
       if (gid === undefined) throw new Error(`groupadd reported success but ${name} is still unknown to getent group.`);
       return gid;
     });
@@ -46,14 +46,14 @@ export class BucketGroups {
 
   /** The group number when the group exists (no change made). */
   lookup(addonId: string): Promise<number | undefined> {
-    return gidOf(bucketGroupName(addonId));
+    return lookupGroupId(bucketGroupName(addonId));
   }
 
   /** Removes the bucket's group (the add-on was deleted); gone already is fine. */
   remove(addonId: string): Promise<void> {
     return this.serial(async () => {
       const name = bucketGroupName(addonId);
-      if ((await gidOf(name)) === undefined) return;
+      if ((await lookupGroupId(name)) === undefined) return;
       const removed = await run(['groupdel', name]);
       if (removed.exitCode !== 0)
         throw new Error(`Could not remove the group ${name}: ${removed.err.join(' ').trim() || `exit ${removed.exitCode}`}.`);
@@ -65,13 +65,6 @@ export class BucketGroups {
     this.queue = next.catch(() => undefined);
     return next;
   }
-}
-
-async function gidOf(name: string): Promise<number | undefined> {
-  const r = await run(['getent', 'group', name]);
-  if (r.exitCode !== 0) return undefined; // 2: no such group
-  const gid = Number(r.out[0]?.split(':')[2]);
-  return Number.isInteger(gid) ? gid : undefined;
 }
 
 async function getent(database: 'passwd' | 'group'): Promise<string[]> {
