@@ -37,41 +37,38 @@ export function numberedUseraddArgv(name: string, id: number, comment: string): 
 
 /** A group's number, looked up through NSS as users are; undefined when there is no such group. */
 export async function lookupGroupId(name: string): Promise<number | undefined> {
-  if (!USER_NAME.test(name)) throw new Error(`Invalid group name ${JSON.stringify(name)}.`);
-  const lines: string[] = [];
-  const r = await runCommand({
-    argv: ['getent', 'group', name],
-    cwd: '/',
-    env: { PATH: SYSTEM_PATH, LC_ALL: 'C' },
-    onLine: (stream, line) => stream === 'out' && lines.push(line),
-    timeoutMs: 10_000,
-  });
-  if (r.exitCode === 2) return undefined; // key not found
-  if (r.exitCode !== 0) throw new Error(`getent group ${name} failed (${r.exitCode ?? r.signal}); check NSS configuration.`);
-  const gid = Number((lines[0] ?? '').split(':')[2]);
-  if (!Number.isInteger(gid))
-    throw new Error(`Unexpected getent output for group ${JSON.stringify(name)}: ${JSON.stringify(lines[0] ?? '')}`);
+  const line = await getentLine('group', name);
+  if (line === undefined) return undefined;
+  const gid = Number(line.split(':')[2]);
+  if (!Number.isInteger(gid)) throw new Error(`Unexpected getent output for group ${JSON.stringify(name)}: ${JSON.stringify(line)}`);
   return gid;
 }
 
 /** Looks a user up through NSS (so users from /etc/passwd and directory services both count). */
 export async function lookupUser(name: string): Promise<UnixUser | undefined> {
-  if (!USER_NAME.test(name)) throw new Error(`Invalid user name ${JSON.stringify(name)}.`);
+  const line = await getentLine('passwd', name);
+  if (line === undefined) return undefined;
+  const fields = line.split(':');
+  const uid = Number(fields[2]);
+  const gid = Number(fields[3]);
+  if (fields[0] !== name || !Number.isInteger(uid) || !Number.isInteger(gid)) {
+    throw new Error(`Unexpected getent output for user ${JSON.stringify(name)}: ${JSON.stringify(line)}`);
+  }
+  return { uid, gid, name };
+}
+
+/** The entry of `name` in an NSS database, as getent prints it; undefined when there is none. */
+async function getentLine(database: 'passwd' | 'group', name: string): Promise<string | undefined> {
+  if (!USER_NAME.test(name)) throw new Error(`Invalid ${database === 'passwd' ? 'user' : 'group'} name ${JSON.stringify(name)}.`);
   const lines: string[] = [];
   const r = await runCommand({
-    argv: ['getent', 'passwd', name],
+    argv: ['getent', database, name],
     cwd: '/',
     env: { PATH: SYSTEM_PATH, LC_ALL: 'C' },
     onLine: (stream, line) => stream === 'out' && lines.push(line),
     timeoutMs: 10_000,
   });
   if (r.exitCode === 2) return undefined; // key not found
-  if (r.exitCode !== 0) throw new Error(`getent passwd ${name} failed (${r.exitCode ?? r.signal}); check NSS configuration.`);
-  const fields = (lines[0] ?? '').split(':');
-  const uid = Number(fields[2]);
-  const gid = Number(fields[3]);
-  if (fields[0] !== name || !Number.isInteger(uid) || !Number.isInteger(gid)) {
-    throw new Error(`Unexpected getent output for user ${JSON.stringify(name)}: ${JSON.stringify(lines[0] ?? '')}`);
-  }
-  return { uid, gid, name };
+  if (r.exitCode !== 0) throw new Error(`getent ${database} ${name} failed (${r.exitCode ?? r.signal}); check NSS configuration.`);
+  return lines[0] ?? '';
 }
